@@ -1,0 +1,120 @@
+# eventlog-socket
+#
+#   make          build/libeventlog-socket.a and build/fibber-c-main
+#   make check    every test: unit tests (plain and ASan/UBSan), symbol
+#                 check, integration tests against the real GHC
+#   make demo     run fibber-c-main on a Unix socket, request a heap census
+#                 from a client, and show what arrived
+#
+# Missing tools are installed first (scripts/ensure-deps.sh, apt-get).
+
+BUILD ?= build
+GHC ?= ghc
+CC ?= cc
+
+PUBLIC_TARGETS := all lib check unit-test integration-test symbols demo format format-check
+
+ifndef ES_DEPS_CHECKED
+# Install what is missing, then run the real target in a sub-make, so that
+# variables computed from ghc and pkg-config see the installed tools.
+.PHONY: $(PUBLIC_TARGETS) clean
+$(PUBLIC_TARGETS):
+	@scripts/ensure-deps.sh
+	@$(MAKE) --no-print-directory ES_DEPS_CHECKED=1 $@
+clean:
+	rm -rf $(BUILD)
+else
+
+GHC_LIBDIR := $(shell $(GHC) --print-libdir)
+UV_CFLAGS := $(shell pkg-config --cflags libuv)
+UV_LIBS := $(shell pkg-config --libs libuv)
+
+CFLAGS ?= -O2 -g
+WARN := -std=c11 -Wall -Wextra -Werror
+ES_CFLAGS := $(WARN) -D_DEFAULT_SOURCE -fvisibility=hidden -fPIC -Iinclude -Icbits $(UV_CFLAGS)
+# GHC's headers are included as system headers: their warnings are not ours.
+RTS_CFLAGS := $(ES_CFLAGS) -Irts-writer -isystem $(GHC_LIBDIR)/include
+
+CBITS_SRC := $(wildcard cbits/*.c)
+RTS_SRC := $(wildcard rts-writer/*.c)
+CBITS_OBJ := $(CBITS_SRC:%.c=$(BUILD)/obj/%.o)
+RTS_OBJ := $(RTS_SRC:%.c=$(BUILD)/obj/%.o)
+LIB := $(BUILD)/libeventlog-socket.a
+
+# -rtsopts has no effect with -no-hs-main: the C main sets rts_opts_enabled.
+GHC_FLAGS := -O -threaded -eventlog -no-hs-main -Iinclude
+FIBBER := $(BUILD)/fibber-c-main
+PROBE := $(BUILD)/probe
+CHECKER := $(BUILD)/eventlog-check
+
+UNIT_SRC := $(wildcard tests/unit/test_*.c)
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/unit/%)
+UNIT_ASAN_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/unit-asan/%)
+SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+
+.PHONY: $(PUBLIC_TARGETS)
+all: $(LIB) $(FIBBER)
+lib: $(LIB)
+
+$(BUILD)/obj/cbits/%.o: cbits/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ES_CFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/obj/rts-writer/%.o: rts-writer/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(RTS_CFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+
+# One relocatable object with every internal symbol made local: only the
+# public API is visible to the program that links the archive.
+$(LIB): $(CBITS_OBJ) $(RTS_OBJ)
+	ld -r -o $(BUILD)/obj/eventlog-socket.o $^
+	objcopy --localize-hidden $(BUILD)/obj/eventlog-socket.o
+	rm -f $@
+	ar rcs $@ $(BUILD)/obj/eventlog-socket.o
+
+$(FIBBER): examples/fibber-c-main/app/Main.hs examples/fibber-c-main/cbits/fibber-c-main.c $(LIB)
+	$(GHC) $(GHC_FLAGS) -outputdir $(BUILD)/hs/fibber -o $@ \
+	    examples/fibber-c-main/app/Main.hs examples/fibber-c-main/cbits/fibber-c-main.c \
+	    $(LIB) $(UV_LIBS)
+
+# The test program shares fibber's C main: it is exactly what a user writes.
+$(PROBE): tests/probe/Main.hs examples/fibber-c-main/cbits/fibber-c-main.c $(LIB)
+	$(GHC) $(GHC_FLAGS) -outputdir $(BUILD)/hs/probe -o $@ \
+	    tests/probe/Main.hs examples/fibber-c-main/cbits/fibber-c-main.c $(LIB) $(UV_LIBS)
+
+$(CHECKER): tests/checker/Main.hs
+	$(GHC) -O -Wall -outputdir $(BUILD)/hs/checker -o $@ $<
+
+# Unit tests build the cbits sources directly (no GHC, no RTS).
+$(BUILD)/unit/%: tests/unit/%.c tests/unit/tap.h $(CBITS_SRC)
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) -D_DEFAULT_SOURCE -O1 -g -Iinclude -Icbits $(UV_CFLAGS) -o $@ $< $(CBITS_SRC) $(UV_LIBS)
+
+$(BUILD)/unit-asan/%: tests/unit/%.c tests/unit/tap.h $(CBITS_SRC)
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) -D_DEFAULT_SOURCE $(SAN_FLAGS) -Iinclude -Icbits $(UV_CFLAGS) -o $@ $< $(CBITS_SRC) $(UV_LIBS)
+
+unit-test: $(UNIT_BIN) $(UNIT_ASAN_BIN)
+	@tests/run-unit.sh $(BUILD)
+
+symbols: $(LIB)
+	@tests/check-symbols.sh $(LIB)
+
+integration-test: $(FIBBER) $(PROBE) $(CHECKER)
+	@python3 tests/integration/run.py --build $(BUILD)
+
+check: $(LIB) $(FIBBER) $(PROBE) $(CHECKER) $(UNIT_BIN) $(UNIT_ASAN_BIN)
+	@tests/run-all.sh $(BUILD)
+
+demo: $(FIBBER)
+	@scripts/demo.sh $(BUILD)
+
+FORMAT_FILES := $(wildcard include/*.h cbits/*.[ch] rts-writer/*.[ch] tests/unit/*.[ch] examples/*/cbits/*.c)
+format:
+	clang-format -i $(FORMAT_FILES)
+format-check:
+	clang-format --dry-run --Werror $(FORMAT_FILES)
+
+-include $(CBITS_OBJ:.o=.d) $(RTS_OBJ:.o=.d)
+
+endif

@@ -1,0 +1,58 @@
+#include "es_config.h"
+
+#define EVENTLOG_SOCKET_NO_RTS
+#include "eventlog_socket.h"
+#include "es_log.h"
+
+#include <stdlib.h>
+#include <strings.h>
+
+int es_config_parse_bool(const char *value, bool *out) {
+    static const char *const yes[] = {"1", "true", "yes", "on"};
+    static const char *const no[] = {"0", "false", "no", "off", ""};
+    if (value == NULL) {
+        *out = false;
+        return 0;
+    }
+    for (unsigned i = 0; i < sizeof yes / sizeof yes[0]; i++)
+        if (strcasecmp(value, yes[i]) == 0) {
+            *out = true;
+            return 0;
+        }
+    for (unsigned i = 0; i < sizeof no / sizeof no[0]; i++)
+        if (strcasecmp(value, no[i]) == 0) {
+            *out = false;
+            return 0;
+        }
+    return EVENTLOG_SOCKET_EINVAL;
+}
+
+/* An unset and an empty variable mean the same: not configured. */
+static const char *env(const char *name) {
+    const char *v = getenv(name);
+    return (v != NULL && v[0] != '\0') ? v : NULL;
+}
+
+int es_config_from_env(struct es_env_config *out) {
+    out->unix_path = env("GHC_EVENTLOG_UNIX_PATH");
+    out->inet_host = env("GHC_EVENTLOG_INET_HOST");
+    out->inet_port = env("GHC_EVENTLOG_INET_PORT");
+    const char *wait = getenv("GHC_EVENTLOG_WAIT");
+    if (es_config_parse_bool(wait, &out->wait) != 0) {
+        es_log("GHC_EVENTLOG_WAIT=\"%s\" is not a yes/no value (use 1 or 0)", wait);
+        return EVENTLOG_SOCKET_EINVAL;
+    }
+    if (out->unix_path && (out->inet_port || out->inet_host)) {
+        es_log("both GHC_EVENTLOG_UNIX_PATH and GHC_EVENTLOG_INET_%s are set; set only one",
+               out->inet_port ? "PORT" : "HOST");
+        return EVENTLOG_SOCKET_EINVAL;
+    }
+    if (out->inet_host && !out->inet_port) {
+        es_log("GHC_EVENTLOG_INET_HOST is set but GHC_EVENTLOG_INET_PORT is not; set the port "
+               "(0 picks a free one)");
+        return EVENTLOG_SOCKET_EINVAL;
+    }
+    if (!out->unix_path && !out->inet_port)
+        return EVENTLOG_SOCKET_ENOTCONFIGURED;
+    return 0;
+}

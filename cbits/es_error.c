@@ -1,0 +1,39 @@
+/* eventlog_socket_strerror: descriptions of the library's error codes. */
+#define EVENTLOG_SOCKET_NO_RTS
+#include "eventlog_socket.h"
+
+#include <string.h>
+
+const char *eventlog_socket_strerror(int err) {
+    switch (err) {
+    case 0:
+        return "success";
+    case EVENTLOG_SOCKET_EINVAL:
+        return "invalid argument or configuration value";
+    case EVENTLOG_SOCKET_ENOMEM:
+        return "out of memory";
+    case EVENTLOG_SOCKET_ENAMETOOLONG:
+        return "Unix socket path is too long for a socket address (at most 107 bytes)";
+    case EVENTLOG_SOCKET_EADDRINUSE:
+        return "address already in use (another process is listening there)";
+    case EVENTLOG_SOCKET_EALREADY:
+        return "eventlog-socket is already serving; it can be started only once";
+    case EVENTLOG_SOCKET_ENOTSOCKET:
+        return "the path exists and is not a socket; it was left untouched (choose another path)";
+    case EVENTLOG_SOCKET_ENOTCONFIGURED:
+        return "no socket configured: set GHC_EVENTLOG_UNIX_PATH, or GHC_EVENTLOG_INET_PORT "
+               "(and optionally GHC_EVENTLOG_INET_HOST), or call eventlog_socket_init_*";
+    case EVENTLOG_SOCKET_ENOEVENTLOG:
+        return "the RTS could not start event logging (link with -eventlog on GHC < 9.4)";
+    case EVENTLOG_SOCKET_ESTOPPED:
+        return "the eventlog-socket server has stopped";
+    case EVENTLOG_SOCKET_ERESOLVE:
+        return "the TCP host name could not be resolved";
+    }
+    if (err < 0 && err > -4096) {
+        /* Negated errno from the operating system. glibc's strerror returns
+         * static strings for valid errno values, which is all we pass. */
+        return strerror(-err);
+    }
+    return "unknown eventlog-socket error";
+}

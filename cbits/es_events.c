@@ -1,0 +1,74 @@
+#include "es_events.h"
+
+#include <errno.h>
+#include <string.h>
+
+void es_event_iter_init(struct es_event_iter *it, const struct es_header *hdr,
+                        const uint8_t *buf, size_t len) {
+    it->hdr = hdr;
+    it->buf = buf;
+    it->len = len;
+    it->pos = 0;
+}
+
+int es_event_next(struct es_event_iter *it, struct es_event *ev) {
+    size_t left = it->len - it->pos;
+    if (left == 0)
+        return ES_WALK_DONE;
+    if (left < 2)
+        return -EINVAL;
+    const uint8_t *p = it->buf + it->pos;
+    uint16_t type = es_be16(p);
+    if (type == ES_EVENT_END_MARKER) {
+        it->pos += 2;
+        return ES_WALK_END;
+    }
+    if (type >= ES_MAX_EVENT_TYPES || it->hdr->size[type] == ES_SIZE_UNDECLARED)
+        return -EINVAL;
+    if (left < 10)
+        return -EINVAL;
+    size_t head = 10;
+    size_t payload_len = it->hdr->size[type];
+    if (payload_len == ES_SIZE_VARIABLE) {
+        if (left < 12)
+            return -EINVAL;
+        payload_len = es_be16(p + 10);
+        head = 12;
+    }
+    if (left - head < payload_len)
+        return -EINVAL;
+    ev->type = type;
+    ev->time = es_be64(p + 2);
+    ev->offset = it->pos;
+    ev->len = head + payload_len;
+    ev->payload = p + head;
+    ev->payload_len = payload_len;
+    it->pos += ev->len;
+    return ES_WALK_EVENT;
+}
+
+int es_chunk_inspect(const struct es_header *hdr, const uint8_t *buf, size_t len,
+                     struct es_chunk_info *info) {
+    memset(info, 0, sizeof *info);
+    struct es_event_iter it;
+    struct es_event ev;
+    es_event_iter_init(&it, hdr, buf, len);
+    for (;;) {
+        int r = es_event_next(&it, &ev);
+        if (r < 0)
+            return r;
+        if (r == ES_WALK_DONE)
+            return 0;
+        if (r == ES_WALK_END) {
+            info->has_end = true;
+            /* Nothing may follow the end-of-data marker. */
+            return it.pos == len ? 0 : -EINVAL;
+        }
+        if (info->events == 0 && ev.type == ES_EVENT_BLOCK_MARKER) {
+            info->is_block = true;
+            info->block_len = es_be32(ev.payload);
+            info->cap = es_be16(ev.payload + 12);
+        }
+        info->events++;
+    }
+}

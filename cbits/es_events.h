@@ -1,0 +1,58 @@
+/* Walker over the events of an eventlog chunk written after the header:
+ * a block marker followed by whole events, or GHC 9.0's bare end marker.
+ * Sizes come from the parsed header, because they differ between GHC
+ * versions (a fixed table would misparse newer or older streams). */
+#ifndef ES_EVENTS_H
+#define ES_EVENTS_H
+
+#include "es_header.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct es_event {
+    uint16_t type;
+    uint64_t time;
+    size_t offset;       /* of the event's first byte in the chunk */
+    size_t len;          /* of the whole event, type and time included */
+    const uint8_t *payload;
+    size_t payload_len;
+};
+
+struct es_event_iter {
+    const struct es_header *hdr;
+    const uint8_t *buf;
+    size_t len;
+    size_t pos;
+};
+
+enum {
+    ES_WALK_EVENT = 1, /* *ev holds the next event */
+    ES_WALK_DONE = 0,  /* the chunk ended on an event boundary */
+    ES_WALK_END = 2,   /* the end-of-data marker (FF FF) was reached */
+};
+
+void es_event_iter_init(struct es_event_iter *it, const struct es_header *hdr,
+                        const uint8_t *buf, size_t len);
+
+/* The next event. Returns ES_WALK_EVENT, ES_WALK_DONE, ES_WALK_END, or
+ * -EINVAL for a truncated event or an undeclared event type (it->pos then
+ * stays at the offending event). */
+int es_event_next(struct es_event_iter *it, struct es_event *ev);
+
+/* What a chunk is, as far as streaming is concerned. */
+struct es_chunk_info {
+    bool is_block;      /* starts with a block marker */
+    uint16_t cap;       /* the block's capability; 0xffff for the global buffer */
+    uint32_t block_len; /* block size from the marker, marker included */
+    size_t events;      /* events in the chunk, block marker included */
+    bool has_end;       /* the end-of-data marker is in the chunk */
+};
+
+/* Walk a whole chunk. Returns 0, or -EINVAL when it does not walk cleanly
+ * to its last byte. */
+int es_chunk_inspect(const struct es_header *hdr, const uint8_t *buf, size_t len,
+                     struct es_chunk_info *info);
+
+#endif

@@ -1,0 +1,56 @@
+/* Parser for the eventlog header, the first chunk the RTS writes after
+ * event logging starts: "hdrb" "hetb" (event type descriptions)* "hete"
+ * "hdre" "datb". All integers are big-endian. The header tells the size of
+ * every event type's payload, which the event walker needs. */
+#ifndef ES_HEADER_H
+#define ES_HEADER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Event type ids above this are not used by any GHC; a header that declares
+ * one is still accepted, but events of that type cannot be walked. */
+#define ES_MAX_EVENT_TYPES 1024
+/* Payload size of a variable-size event type (a u16 length follows the time). */
+#define ES_SIZE_VARIABLE 0xffffu
+/* Payload size of a type the header did not declare. */
+#define ES_SIZE_UNDECLARED 0xfffeu
+
+/* GHC's event type ids that this library looks at. */
+#define ES_EVENT_BLOCK_MARKER 18
+/* A block marker is: u16 type, u64 time, u32 block size, u64 end time, u16 cap. */
+#define ES_BLOCK_MARKER_LEN 24
+#define ES_EVENT_END_MARKER 0xffffu
+
+struct es_header {
+    /* Bytes before "hdrb" that must be discarded. GHC 9.0 puts a stale
+     * 24-byte block marker there when event logging is restarted. */
+    size_t skip;
+    /* Length of the header proper, from "hdrb" to the end of "datb". */
+    size_t len;
+    /* Number of event types the header declares. */
+    unsigned ntypes;
+    /* Payload size of every event type, ES_SIZE_VARIABLE or ES_SIZE_UNDECLARED. */
+    uint16_t size[ES_MAX_EVENT_TYPES];
+};
+
+/* Whether `buf` starts an eventlog header (possibly behind a stale block
+ * marker). Cheap: looks at the magic bytes only. */
+int es_header_detect(const uint8_t *buf, size_t len);
+
+/* Parse a complete header by its length fields. Returns 0, or
+ * -EINVAL when the bytes are not a well-formed header (out->len is then 0). */
+int es_header_parse(const uint8_t *buf, size_t len, struct es_header *out);
+
+/* Big-endian readers shared by the parsers. */
+static inline uint16_t es_be16(const uint8_t *p) {
+    return (uint16_t)((unsigned)p[0] << 8 | p[1]);
+}
+static inline uint32_t es_be32(const uint8_t *p) {
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+static inline uint64_t es_be64(const uint8_t *p) {
+    return (uint64_t)es_be32(p) << 32 | es_be32(p + 4);
+}
+
+#endif

@@ -1,0 +1,177 @@
+#include "es_listen.h"
+
+#define EVENTLOG_SOCKET_NO_RTS
+#include "eventlog_socket.h"
+#include "es_log.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#define ES_LISTEN_BACKLOG 128
+
+/* Whether a process is accepting connections on the socket file at `path`:
+ * 1 live, 0 stale (nobody listening), or a negated errno. */
+static int unix_socket_is_live(const struct sockaddr_un *addr) {
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0)
+        return -errno;
+    int r = connect(fd, (const struct sockaddr *)addr, sizeof *addr);
+    int err = errno;
+    close(fd);
+    if (r == 0 || err == EAGAIN || err == EINPROGRESS)
+        return 1; /* accepted, or a full backlog: someone is listening */
+    if (err == ECONNREFUSED)
+        return 0;
+    return -err;
+}
+
+int es_listen_unix(const char *path, struct es_listen_result *out) {
+    memset(out, 0, sizeof *out);
+    out->fd = -1;
+    out->port = -1;
+    if (path == NULL || path[0] == '\0')
+        return EVENTLOG_SOCKET_EINVAL;
+
+    struct sockaddr_un addr;
+    memset(&addr, 0, sizeof addr);
+    addr.sun_family = AF_UNIX;
+    if (strlen(path) >= sizeof addr.sun_path)
+        return EVENTLOG_SOCKET_ENAMETOOLONG;
+    memcpy(addr.sun_path, path, strlen(path) + 1);
+
+    struct stat st;
+    if (lstat(path, &st) == 0) {
+        if (!S_ISSOCK(st.st_mode))
+            return EVENTLOG_SOCKET_ENOTSOCKET;
+        int live = unix_socket_is_live(&addr);
+        if (live < 0)
+            return live;
+        if (live)
+            return EVENTLOG_SOCKET_EADDRINUSE;
+        /* A socket file nobody listens on is left over from a process that
+         * died; replacing it is what a restarted service needs. */
+        if (unlink(path) != 0 && errno != ENOENT)
+            return -errno;
+        es_log("replaced stale socket file %s", path);
+    } else if (errno != ENOENT) {
+        return -errno;
+    }
+
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0)
+        return -errno;
+    /* On Linux the socket file takes its mode from the socket's inode, so
+     * setting it before bind() means the file never exists with wider
+     * permissions (a later chmod would leave a window). */
+    if (fchmod(fd, 0600) != 0 || bind(fd, (struct sockaddr *)&addr, sizeof addr) != 0 ||
+        listen(fd, ES_LISTEN_BACKLOG) != 0) {
+        int err = -errno;
+        close(fd);
+        return err;
+    }
+    if (chmod(path, 0600) != 0 || lstat(path, &st) != 0) {
+        int err = -errno;
+        close(fd);
+        unlink(path);
+        return err;
+    }
+    out->fd = fd;
+    out->dev = st.st_dev;
+    out->ino = st.st_ino;
+    snprintf(out->desc, sizeof out->desc, "unix:%s", path);
+    return 0;
+}
+
+void es_listen_unlink_unix(const char *path, const struct es_listen_result *res) {
+    struct stat st;
+    if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode) && st.st_dev == res->dev &&
+        st.st_ino == res->ino)
+        unlink(path);
+}
+
+static int parse_port(const char *port) {
+    if (port == NULL || port[0] == '\0')
+        return -1;
+    char *end;
+    errno = 0;
+    long v = strtol(port, &end, 10);
+    if (errno != 0 || *end != '\0' || v < 0 || v > 65535 || port[0] == '-' || port[0] == '+')
+        return -1;
+    return (int)v;
+}
+
+static void describe(const struct sockaddr *sa, struct es_listen_result *out) {
+    char host[INET6_ADDRSTRLEN] = "?";
+    if (sa->sa_family == AF_INET6) {
+        const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)sa;
+        inet_ntop(AF_INET6, &s6->sin6_addr, host, sizeof host);
+        out->port = ntohs(s6->sin6_port);
+        snprintf(out->desc, sizeof out->desc, "[%s]:%d", host, out->port);
+    } else {
+        const struct sockaddr_in *s4 = (const struct sockaddr_in *)sa;
+        inet_ntop(AF_INET, &s4->sin_addr, host, sizeof host);
+        out->port = ntohs(s4->sin_port);
+        snprintf(out->desc, sizeof out->desc, "%s:%d", host, out->port);
+    }
+}
+
+int es_listen_tcp(const char *host, const char *port, struct es_listen_result *out) {
+    memset(out, 0, sizeof *out);
+    out->fd = -1;
+    out->port = -1;
+    if (parse_port(port) < 0) {
+        es_log("invalid TCP port \"%s\": expected a number from 0 to 65535", port ? port : "");
+        return EVENTLOG_SOCKET_EINVAL;
+    }
+    if (host == NULL || host[0] == '\0')
+        host = "127.0.0.1";
+
+    struct addrinfo hints, *res = NULL;
+    memset(&hints, 0, sizeof hints);
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_NUMERICSERV | AI_PASSIVE;
+    int gai = getaddrinfo(host, port, &hints, &res);
+    if (gai != 0) {
+        es_log("cannot resolve TCP host \"%s\": %s", host, gai_strerror(gai));
+        return EVENTLOG_SOCKET_ERESOLVE;
+    }
+    int err = EVENTLOG_SOCKET_ERESOLVE;
+    for (struct addrinfo *ai = res; ai != NULL; ai = ai->ai_next) {
+        int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
+                        ai->ai_protocol);
+        if (fd < 0) {
+            err = -errno;
+            continue;
+        }
+        int one = 1;
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+        if (bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || listen(fd, ES_LISTEN_BACKLOG) != 0) {
+            err = -errno;
+            close(fd);
+            continue;
+        }
+        struct sockaddr_storage ss;
+        socklen_t sslen = sizeof ss;
+        if (getsockname(fd, (struct sockaddr *)&ss, &sslen) != 0) {
+            err = -errno;
+            close(fd);
+            continue;
+        }
+        describe((struct sockaddr *)&ss, out);
+        out->fd = fd;
+        err = 0;
+        break;
+    }
+    freeaddrinfo(res);
+    return err;
+}

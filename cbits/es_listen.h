@@ -1,0 +1,32 @@
+/* Creating the listening socket, done carefully: a Unix socket path is
+ * checked before anything is removed, and TCP binds to loopback unless told
+ * otherwise. Runs on the thread that starts the server, before the loop
+ * thread exists, so every error reaches the caller synchronously. */
+#ifndef ES_LISTEN_H
+#define ES_LISTEN_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+struct es_listen_result {
+    int fd;             /* a bound, listening, non-blocking socket */
+    int port;           /* TCP port, or -1 for a Unix socket */
+    dev_t dev;          /* identity of the socket file we created, so that */
+    ino_t ino;          /* only that file is removed at exit */
+    char desc[160];     /* "unix:PATH" or "HOST:PORT", for log lines */
+};
+
+/* Listen on a Unix socket at `path` (mode 0600). Errors: EVENTLOG_SOCKET_
+ * EINVAL (empty path), ENAMETOOLONG, EADDRINUSE (a live listener is there),
+ * ENOTSOCKET (the path is not a socket; untouched), or a negated errno. */
+int es_listen_unix(const char *path, struct es_listen_result *out);
+
+/* Listen on TCP. `host` NULL or "" means 127.0.0.1. `port` must be a
+ * decimal number from 0 to 65535; 0 picks a free port. */
+int es_listen_tcp(const char *host, const char *port, struct es_listen_result *out);
+
+/* Remove the Unix socket file at `path` if it is still the one `res`
+ * describes (another process may have replaced it meanwhile). */
+void es_listen_unlink_unix(const char *path, const struct es_listen_result *res);
+
+#endif

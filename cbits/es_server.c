@@ -1,0 +1,324 @@
+#include "es_server.h"
+
+#define EVENTLOG_SOCKET_NO_RTS
+#include "eventlog_socket.h"
+#include "es_client.h"
+#include "es_events.h"
+#include "es_log.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+void es_server_config_defaults(struct es_server_config *cfg) {
+    cfg->retain_limit = (size_t)64 << 20;
+    cfg->client_limit = (size_t)64 << 20;
+    cfg->linger_ms = 2000;
+}
+
+void es_server_async_error(struct es_server *s, int err, const char *what) {
+    int expected = 0;
+    if (atomic_compare_exchange_strong(&s->last_error, &expected, err))
+        es_log("error while %s: %s (further errors are not logged)", what,
+               eventlog_socket_strerror(err));
+}
+
+/* ---- chunks from the RTS ---------------------------------------------- */
+
+/* Keep only the header proper: GHC 9.0 may put a stale block marker before
+ * it, which must never reach a client, and bytes after "datb" (none in
+ * practice) are ordinary data. */
+static void ingest_header(struct es_server *s, struct es_chunk *c) {
+    if (es_header_parse(c->data, c->len, &s->header) != 0) {
+        if (!s->bad_header_logged) {
+            s->bad_header_logged = true;
+            es_log("the RTS wrote a header that does not parse; passing it on unchanged");
+        }
+        s->header.skip = 0;
+        s->header.len = c->len;
+    }
+    s->have_header = true;
+    size_t rest = c->len - s->header.skip - s->header.len;
+    if (s->header.skip == 0 && rest == 0) {
+        es_store_set_header(&s->store, c);
+        return;
+    }
+    struct es_chunk *h = es_chunk_new(c->data + s->header.skip, s->header.len);
+    struct es_chunk *tail = rest ? es_chunk_new(c->data + c->len - rest, rest) : NULL;
+    es_chunk_free(c);
+    if (h == NULL || (rest && tail == NULL)) {
+        es_chunk_free(h);
+        es_chunk_free(tail);
+        es_server_async_error(s, UV_ENOMEM, "storing the eventlog header");
+        return;
+    }
+    es_store_set_header(&s->store, h);
+    if (tail)
+        es_store_append(&s->store, tail);
+}
+
+static void ingest(struct es_server *s, struct es_chunk *c) {
+    c->next = NULL;
+    if (es_header_detect(c->data, c->len)) {
+        ingest_header(s, c);
+        return;
+    }
+    if (!s->have_header) {
+        /* Data before any header cannot be parsed by a client. */
+        if (!s->orphan_logged) {
+            s->orphan_logged = true;
+            es_log("dropping eventlog data that arrived before the header");
+        }
+        es_chunk_free(c);
+        return;
+    }
+    struct es_chunk_info info;
+    if (es_chunk_inspect(&s->header, c->data, c->len, &info) != 0) {
+        if (!s->bad_chunk_logged) {
+            s->bad_chunk_logged = true;
+            es_log("a chunk from the RTS does not walk cleanly; passing it on unchanged");
+        }
+    } else if (info.has_end) {
+        c->flags |= ES_CHUNK_END;
+    }
+    es_store_append(&s->store, c);
+}
+
+static void begin_stop(struct es_server *s);
+
+static void on_wake(uv_async_t *h) {
+    struct es_server *s = h->data;
+    struct es_chunk *c = es_inbox_take(&s->inbox);
+    bool any = c != NULL;
+    while (c != NULL) {
+        struct es_chunk *next = c->next;
+        ingest(s, c);
+        c = next;
+    }
+    if (any) {
+        for (struct es_client *cl = s->clients, *next; cl != NULL; cl = next) {
+            next = cl->next;
+            es_client_check_lag(cl);
+            es_client_pump(cl);
+        }
+    }
+    if (atomic_load(&s->stop_requested) && !s->stopping)
+        begin_stop(s);
+}
+
+/* ---- stopping --------------------------------------------------------- */
+
+static void on_handle_closed(uv_handle_t *h) {
+    (void)h;
+}
+
+void es_server_maybe_finish(struct es_server *s) {
+    if (!s->stopping || s->finished || s->nclients > 0)
+        return;
+    s->finished = true;
+    uv_close((uv_handle_t *)&s->wake, on_handle_closed);
+    uv_close((uv_handle_t *)&s->linger, on_handle_closed);
+}
+
+static void on_linger_timeout(uv_timer_t *t) {
+    struct es_server *s = t->data;
+    if (s->nclients == 0)
+        return;
+    es_log("%u client(s) did not take the rest of the stream within %u ms; closing them",
+           s->nclients, s->cfg.linger_ms);
+    for (struct es_client *c = s->clients, *next; c != NULL; c = next) {
+        next = c->next;
+        es_client_close(c);
+    }
+}
+
+static void begin_stop(struct es_server *s) {
+    s->stopping = true;
+    /* Nothing more is accepted from the RTS; take what raced with us. */
+    es_inbox_close(&s->inbox);
+    for (struct es_chunk *c = es_inbox_take(&s->inbox), *next; c != NULL; c = next) {
+        next = c->next;
+        ingest(s, c);
+    }
+    uv_close(&s->listener.handle, on_handle_closed);
+    if (s->nclients > 0)
+        uv_timer_start(&s->linger, on_linger_timeout, s->cfg.linger_ms, 0);
+    for (struct es_client *c = s->clients, *next; c != NULL; c = next) {
+        next = c->next;
+        es_client_pump(c);
+    }
+    es_server_maybe_finish(s);
+}
+
+/* ---- the loop thread -------------------------------------------------- */
+
+static void on_connection(uv_stream_t *listener, int status) {
+    struct es_server *s = listener->data;
+    if (status < 0) {
+        es_server_async_error(s, status, "waiting for clients");
+        return;
+    }
+    es_client_accept(s);
+}
+
+static void loop_main(void *arg) {
+    struct es_server *s = arg;
+    uv_run(&s->loop, UV_RUN_DEFAULT);
+    if (s->is_unix)
+        es_listen_unlink_unix(s->unix_path, &s->addr);
+    uv_mutex_lock(&s->state_lock);
+    s->stopped = true;
+    uv_cond_broadcast(&s->state_cond);
+    uv_mutex_unlock(&s->state_lock);
+}
+
+/* Free a server whose loop was never initialised or has ended. */
+static void discard_server(struct es_server *s) {
+    es_store_destroy(&s->store);
+    es_inbox_destroy(&s->inbox);
+    uv_cond_destroy(&s->state_cond);
+    uv_mutex_destroy(&s->state_lock);
+    free(s->unix_path);
+    free(s);
+}
+
+static void free_server(struct es_server *s) {
+    uv_loop_close(&s->loop);
+    discard_server(s);
+}
+
+/* Finish construction once `s->addr` holds a listening socket. */
+static int start(struct es_server *s, struct es_server **out) {
+    int r = uv_loop_init(&s->loop);
+    if (r != 0) {
+        close(s->addr.fd);
+        return r;
+    }
+    s->wake.data = s->linger.data = s->listener.handle.data = s;
+    uv_async_init(&s->loop, &s->wake, on_wake);
+    uv_timer_init(&s->loop, &s->linger);
+    r = s->is_unix ? uv_pipe_init(&s->loop, &s->listener.pipe, 0)
+                   : uv_tcp_init(&s->loop, &s->listener.tcp);
+    if (r == 0) {
+        s->listener.handle.data = s;
+        r = s->is_unix ? uv_pipe_open(&s->listener.pipe, s->addr.fd)
+                       : uv_tcp_open(&s->listener.tcp, s->addr.fd);
+        if (r != 0)
+            close(s->addr.fd);
+        else
+            r = uv_listen(&s->listener.stream, 128, on_connection);
+    } else {
+        close(s->addr.fd);
+    }
+    if (r == 0) {
+        /* The loop thread must not take the program's signals (the RTS
+         * relies on its own threads getting SIGINT, SIGVTALRM, ...), and a
+         * write to a vanished client must fail with EPIPE, not raise SIGPIPE
+         * before the RTS has installed its handlers. */
+        sigset_t all, old;
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old);
+        r = uv_thread_create(&s->thread, loop_main, s);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+    }
+    if (r != 0) {
+        /* Close what was opened; the loop must run once to finish that. */
+        if (s->is_unix)
+            es_listen_unlink_unix(s->unix_path, &s->addr);
+        uv_close(&s->listener.handle, NULL);
+        uv_close((uv_handle_t *)&s->wake, NULL);
+        uv_close((uv_handle_t *)&s->linger, NULL);
+        uv_run(&s->loop, UV_RUN_DEFAULT);
+        free_server(s);
+        return r;
+    }
+    es_log("listening on %s", s->addr.desc);
+    *out = s;
+    return 0;
+}
+
+static struct es_server *alloc_server(const struct es_server_config *cfg, es_command_fn fn,
+                                      void *ctx) {
+    struct es_server *s = calloc(1, sizeof *s);
+    if (s == NULL)
+        return NULL;
+    if (cfg)
+        s->cfg = *cfg;
+    else
+        es_server_config_defaults(&s->cfg);
+    s->on_command = fn;
+    s->command_ctx = ctx;
+    s->pid = getpid();
+    atomic_init(&s->stop_requested, false);
+    atomic_init(&s->last_error, 0);
+    if (es_store_init(&s->store, s->cfg.retain_limit) != 0) {
+        free(s);
+        return NULL;
+    }
+    es_inbox_init(&s->inbox);
+    uv_mutex_init(&s->state_lock);
+    uv_cond_init(&s->state_cond);
+    return s;
+}
+
+int es_server_start_unix(struct es_server **out, const char *path,
+                         const struct es_server_config *cfg, es_command_fn fn, void *ctx) {
+    struct es_server *s = alloc_server(cfg, fn, ctx);
+    if (s == NULL)
+        return EVENTLOG_SOCKET_ENOMEM;
+    s->is_unix = true;
+    int r = es_listen_unix(path, &s->addr);
+    if (r == 0 && (s->unix_path = strdup(path)) == NULL) {
+        close(s->addr.fd);
+        unlink(path);
+        r = EVENTLOG_SOCKET_ENOMEM;
+    }
+    if (r != 0) {
+        discard_server(s);
+        return r;
+    }
+    return start(s, out);
+}
+
+int es_server_start_tcp(struct es_server **out, const char *host, const char *port,
+                        const struct es_server_config *cfg, es_command_fn fn, void *ctx) {
+    struct es_server *s = alloc_server(cfg, fn, ctx);
+    if (s == NULL)
+        return EVENTLOG_SOCKET_ENOMEM;
+    int r = es_listen_tcp(host, port, &s->addr);
+    if (r != 0) {
+        discard_server(s);
+        return r;
+    }
+    return start(s, out);
+}
+
+void es_server_submit(struct es_server *s, const void *buf, size_t len) {
+    es_inbox_push(&s->inbox, buf, len, &s->wake);
+}
+
+void es_server_stop(struct es_server *s) {
+    uv_mutex_lock(&s->state_lock);
+    bool already = s->stopped;
+    uv_mutex_unlock(&s->state_lock);
+    if (already || atomic_exchange(&s->stop_requested, true))
+        return;
+    /* The wake handle is still open: only the loop thread closes it, and
+     * only after seeing stop_requested. */
+    uv_async_send(&s->wake);
+    uv_thread_join(&s->thread);
+}
+
+void es_server_free(struct es_server *s) {
+    free_server(s);
+}
+
+int es_server_wait_client(struct es_server *s) {
+    uv_mutex_lock(&s->state_lock);
+    while (!s->first_client && !s->stopped)
+        uv_cond_wait(&s->state_cond, &s->state_lock);
+    int r = s->first_client ? 0 : EVENTLOG_SOCKET_ESTOPPED;
+    uv_mutex_unlock(&s->state_lock);
+    return r;
+}

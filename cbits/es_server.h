@@ -1,0 +1,105 @@
+/* The eventlog server: one libuv loop thread that owns the listening socket
+ * and every client. RTS threads only hand chunks over (es_server_submit);
+ * everything else happens on the loop thread. */
+#ifndef ES_SERVER_H
+#define ES_SERVER_H
+
+#include "es_chunk.h"
+#include "es_header.h"
+#include "es_inbox.h"
+#include "es_listen.h"
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <uv.h>
+
+struct es_client;
+
+struct es_server_config {
+    size_t retain_limit; /* bytes kept for the first client (default 64 MiB) */
+    size_t client_limit; /* unsent bytes after which a client is disconnected (64 MiB) */
+    unsigned linger_ms;  /* how long exit waits for slow clients (2000) */
+};
+
+void es_server_config_defaults(struct es_server_config *cfg);
+
+/* Called on the loop thread for every known control command a client sends. */
+typedef void (*es_command_fn)(uint8_t cmd, void *ctx);
+
+struct es_server {
+    struct es_server_config cfg;
+    uv_loop_t loop;
+    uv_async_t wake;
+    uv_timer_t linger;
+    union {
+        uv_handle_t handle;
+        uv_stream_t stream;
+        uv_pipe_t pipe;
+        uv_tcp_t tcp;
+    } listener;
+    bool is_unix;
+    char *unix_path;
+    struct es_listen_result addr;
+    pid_t pid; /* the process that started the server (a forked child is not it) */
+
+    es_command_fn on_command;
+    void *command_ctx;
+
+    struct es_inbox inbox;
+    struct es_store store;
+    struct es_header header;
+    bool have_header;
+    bool bad_header_logged, orphan_logged, bad_chunk_logged, retain_drop_logged;
+
+    struct es_client *clients; /* doubly linked list */
+    unsigned nclients;
+    uint64_t clients_accepted;
+    uint64_t clients_lagged; /* disconnected for falling too far behind */
+
+    uv_thread_t thread;
+    atomic_bool stop_requested;
+    bool stopping; /* loop thread: stop has begun */
+    bool finished; /* loop thread: handles are closing */
+    atomic_int last_error;
+
+    /* Guarded by state_lock: for threads waiting on the loop. */
+    uv_mutex_t state_lock;
+    uv_cond_t state_cond;
+    bool first_client;
+    bool stopped;
+};
+
+/* Create a server listening on a Unix socket or TCP, and start its loop
+ * thread. Errors are those of es_listen_*, or a negated errno. */
+int es_server_start_unix(struct es_server **out, const char *path,
+                         const struct es_server_config *cfg, es_command_fn fn, void *ctx);
+int es_server_start_tcp(struct es_server **out, const char *host, const char *port,
+                        const struct es_server_config *cfg, es_command_fn fn, void *ctx);
+
+/* Hand a chunk from the RTS to the server. Any thread; never blocks on
+ * clients. */
+void es_server_submit(struct es_server *s, const void *buf, size_t len);
+
+/* Deliver what is pending to every client (waiting at most linger_ms for
+ * slow ones), close them, remove the socket file and end the loop thread.
+ * Blocks the caller until then. Any thread except the loop thread. The
+ * server is not freed: an RTS thread that still calls es_server_submit
+ * finds it closed. */
+void es_server_stop(struct es_server *s);
+
+/* Free a stopped server. Only once no other thread can reach it. */
+void es_server_free(struct es_server *s);
+
+/* Block until the first client connects (0) or the server stops
+ * (EVENTLOG_SOCKET_ESTOPPED). */
+int es_server_wait_client(struct es_server *s);
+
+/* Record an error from the loop thread: the first one is kept and logged. */
+void es_server_async_error(struct es_server *s, int err, const char *what);
+
+/* Loop thread: the server is stopping and every client has gone. */
+void es_server_maybe_finish(struct es_server *s);
+
+#endif

@@ -1,0 +1,163 @@
+/*
+ * eventlog-socket: stream a GHC program's eventlog, live, over a Unix-domain
+ * or TCP socket to any number of clients.
+ *
+ * This is the library's only public header. Typical use from a custom C main
+ * (link the Haskell program with -no-hs-main):
+ *
+ *     #include <Rts.h>
+ *     #include <eventlog_socket.h>
+ *     extern StgClosure ZCMain_main_closure;
+ *
+ *     int main(int argc, char *argv[]) {
+ *         RtsConfig conf = defaultRtsConfig;
+ *         conf.rts_opts_enabled = RtsOptsAll;
+ *         conf.rts_opts = "-l";
+ *         conf.eventlog_writer = &SocketEventLogWriter;
+ *         int err = eventlog_socket_init_unix("/tmp/my-program.eventlog.sock");
+ *         if (err < 0)
+ *             fprintf(stderr, "%s\n", eventlog_socket_strerror(err));
+ *         return eventlog_socket_hs_main(argc, argv, conf, &ZCMain_main_closure);
+ *     }
+ *
+ * Every function that can fail returns 0 on success or a negative error code
+ * (one of the EVENTLOG_SOCKET_E* values below, or a negated errno value that
+ * the operating system reported). eventlog_socket_strerror() describes any
+ * of them. No function of this library calls abort() or exit().
+ *
+ * Define EVENTLOG_SOCKET_NO_RTS before including this header to get only the
+ * parts that do not need GHC's <Rts.h> (error codes, strerror, status). The
+ * library's RTS-independent modules and their unit tests do so.
+ */
+#ifndef EVENTLOG_SOCKET_H
+#define EVENTLOG_SOCKET_H
+
+#include <errno.h>
+#include <stdbool.h>
+
+#if !defined(EVENTLOG_SOCKET_NO_RTS)
+#include <Rts.h>
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The library is built with hidden visibility; only what is marked with this
+ * is exported. */
+#if defined(__GNUC__)
+#define EVENTLOG_SOCKET_API __attribute__((visibility("default")))
+#else
+#define EVENTLOG_SOCKET_API
+#endif
+
+/* Error codes. The first group are negated errno values, so that an error
+ * from the operating system and the library's own use of the same condition
+ * compare equal. The second group has no errno equivalent. */
+#define EVENTLOG_SOCKET_EINVAL (-EINVAL)
+#define EVENTLOG_SOCKET_ENOMEM (-ENOMEM)
+#define EVENTLOG_SOCKET_ENAMETOOLONG (-ENAMETOOLONG)
+#define EVENTLOG_SOCKET_EADDRINUSE (-EADDRINUSE)
+#define EVENTLOG_SOCKET_EALREADY (-EALREADY)
+/* The Unix socket path exists and is not a socket; it was left untouched. */
+#define EVENTLOG_SOCKET_ENOTSOCKET (-30001)
+/* No socket was configured (no init call, or no environment variable). */
+#define EVENTLOG_SOCKET_ENOTCONFIGURED (-30002)
+/* The RTS could not start event logging (no eventlog support linked in). */
+#define EVENTLOG_SOCKET_ENOEVENTLOG (-30003)
+/* The server has stopped (the program is exiting or the loop failed). */
+#define EVENTLOG_SOCKET_ESTOPPED (-30004)
+/* The TCP host name could not be resolved. */
+#define EVENTLOG_SOCKET_ERESOLVE (-30005)
+
+/* Control commands a client sends as the byte after the "GCTL" magic
+ * (see protocol.md). */
+#define EVENTLOG_SOCKET_CMD_START_HEAP_PROFILING 0x01
+#define EVENTLOG_SOCKET_CMD_STOP_HEAP_PROFILING 0x02
+#define EVENTLOG_SOCKET_CMD_REQUEST_HEAP_CENSUS 0x03
+
+/* A human-readable description of an error code returned by this library.
+ * Never returns NULL; unknown codes get a generic description.
+ * Thread-safe; the string is static. */
+EVENTLOG_SOCKET_API const char *eventlog_socket_strerror(int err);
+
+/* Start serving the eventlog on a Unix-domain socket at `path`.
+ * Call once, before hs_init_* (or use eventlog_socket_start_unix for an RTS
+ * that is already running). The socket file is created with mode 0600. A
+ * stale socket file (no process listening) is replaced; a live one gives
+ * EVENTLOG_SOCKET_EADDRINUSE; a path that exists and is not a socket gives
+ * EVENTLOG_SOCKET_ENOTSOCKET and is left untouched; a path longer than a
+ * socket address can hold gives EVENTLOG_SOCKET_ENAMETOOLONG. The socket file
+ * is removed when the program exits through hs_exit.
+ * Not thread-safe: call it from the main thread before the RTS starts. */
+EVENTLOG_SOCKET_API int eventlog_socket_init_unix(const char *path);
+
+/* Start serving the eventlog on TCP. `host` NULL or "" means 127.0.0.1 (never
+ * all interfaces: pass "0.0.0.0" or "::" explicitly for that). `port` "0"
+ * picks a free port; the chosen address is logged to stderr as
+ * "eventlog-socket: listening on HOST:PORT" and can be read back with
+ * eventlog_socket_tcp_port(). Same rules as eventlog_socket_init_unix. */
+EVENTLOG_SOCKET_API int eventlog_socket_init_tcp(const char *host, const char *port);
+
+/* Configure from the environment:
+ *   GHC_EVENTLOG_UNIX_PATH            serve on this Unix socket, or
+ *   GHC_EVENTLOG_INET_HOST / _PORT    serve on TCP (host defaults to 127.0.0.1)
+ *   GHC_EVENTLOG_WAIT                 1/true/yes: block until a client connects
+ *                                     0/false/no or unset: do not wait
+ * Returns EVENTLOG_SOCKET_ENOTCONFIGURED when neither a path nor a port is
+ * set, EVENTLOG_SOCKET_EINVAL (with a log line naming the variable) for an
+ * invalid value or when both a path and a port are set. */
+EVENTLOG_SOCKET_API int eventlog_socket_init_from_env(void);
+
+/* The TCP port the library listens on (useful after asking for port "0"),
+ * or a negative error code when it does not listen on TCP. Thread-safe. */
+EVENTLOG_SOCKET_API int eventlog_socket_tcp_port(void);
+
+/* Declare the RTS initialised: control commands (heap profiling start/stop,
+ * census requests) received before this call are held back, and applied now;
+ * later ones are applied as they arrive. eventlog_socket_hs_main calls it for
+ * you. Call it after hs_init_* returns. Thread-safe. */
+EVENTLOG_SOCKET_API void eventlog_socket_ready(void);
+
+/* Block the calling thread until the first client has connected. Returns 0,
+ * EVENTLOG_SOCKET_ENOTCONFIGURED when no server was started, or
+ * EVENTLOG_SOCKET_ESTOPPED when the server stopped first. Never call it from
+ * a thread that holds a capability (for instance from a Haskell foreign call
+ * marked unsafe). */
+EVENTLOG_SOCKET_API int eventlog_socket_wait(void);
+
+/* The first error that happened asynchronously on the library's socket
+ * thread (it is also logged to stderr once), or 0. Thread-safe. */
+EVENTLOG_SOCKET_API int eventlog_socket_last_error(void);
+
+#if !defined(EVENTLOG_SOCKET_NO_RTS)
+
+/* The writer to install as RtsConfig.eventlog_writer before hs_init_ghc.
+ * Its callbacks copy each chunk and return at once; they never block on a
+ * client and never call back into the RTS. */
+EVENTLOG_SOCKET_API extern const EventLogWriter SocketEventLogWriter;
+
+/* Switch an RTS that is already running to this library's writer and serve
+ * the eventlog on a Unix socket (or TCP). The previous writer (for instance
+ * the RTS's file writer) is stopped. With `wait`, block until the first
+ * client connects. Call from a thread that holds no capability.
+ * Returns the init_* errors, EVENTLOG_SOCKET_EALREADY when the library is
+ * already serving, or EVENTLOG_SOCKET_ENOEVENTLOG when the RTS refused. */
+EVENTLOG_SOCKET_API int eventlog_socket_start_unix(const char *path, bool wait);
+EVENTLOG_SOCKET_API int eventlog_socket_start_tcp(const char *host, const char *port, bool wait);
+
+/* Run a Haskell program from a custom C main: hs_init_ghc(&argc, &argv,
+ * conf), eventlog_socket_ready(), evaluate `main_closure` (normally
+ * &ZCMain_main_closure), then shut the RTS down and exit the process with
+ * the program's exit code, as GHC's own generated main does. It does not
+ * return. */
+EVENTLOG_SOCKET_API int eventlog_socket_hs_main(int argc, char *argv[], RtsConfig conf,
+                            StgClosure *main_closure);
+
+#endif /* !EVENTLOG_SOCKET_NO_RTS */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* EVENTLOG_SOCKET_H */

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Install what building and testing eventlog-socket needs, if it is missing.
+# Debian/Ubuntu only (apt-get); elsewhere it says what to install and fails.
+set -euo pipefail
+
+need=()
+command -v ghc >/dev/null 2>&1 || need+=(ghc)
+command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
+pkg-config --exists libuv 2>/dev/null || need+=(libuv1-dev)
+ghc-pkg --global list --simple-output ghc-events 2>/dev/null | grep -q ghc-events || need+=(libghc-ghc-events-dev)
+command -v ghc-events >/dev/null 2>&1 || need+=(libghc-ghc-events-dev)
+command -v nc >/dev/null 2>&1 || need+=(netcat-openbsd)
+command -v python3 >/dev/null 2>&1 || need+=(python3)
+command -v cc >/dev/null 2>&1 || need+=(gcc)
+command -v objcopy >/dev/null 2>&1 || need+=(binutils)
+
+[ ${#need[@]} -eq 0 ] && exit 0
+# De-duplicate while keeping the order.
+mapfile -t need < <(printf '%s\n' "${need[@]}" | awk '!seen[$0]++')
+
+if ! command -v apt-get >/dev/null 2>&1; then
+    echo "eventlog-socket needs: ${need[*]} (Debian package names)." >&2
+    echo "This is not a Debian/Ubuntu system: install GHC >= 9.0, libuv (with its" >&2
+    echo "pkg-config file), the ghc-events library and CLI, netcat and python3 yourself." >&2
+    exit 1
+fi
+sudo=()
+if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null 2>&1; then
+        sudo=(sudo)
+    else
+        echo "eventlog-socket needs: ${need[*]}; run as root or install sudo." >&2
+        exit 1
+    fi
+fi
+echo "Installing missing packages: ${need[*]}"
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -qq
+"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
