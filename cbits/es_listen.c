@@ -87,6 +87,7 @@ int es_listen_unix(const char *path, struct es_listen_result *out) {
     out->fd = fd;
     out->dev = st.st_dev;
     out->ino = st.st_ino;
+    out->ctime = st.st_ctim;
     snprintf(out->desc, sizeof out->desc, "unix:%s", path);
     return 0;
 }
@@ -94,7 +95,8 @@ int es_listen_unix(const char *path, struct es_listen_result *out) {
 void es_listen_unlink_unix(const char *path, const struct es_listen_result *res) {
     struct stat st;
     if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode) && st.st_dev == res->dev &&
-        st.st_ino == res->ino)
+        st.st_ino == res->ino && st.st_ctim.tv_sec == res->ctime.tv_sec &&
+        st.st_ctim.tv_nsec == res->ctime.tv_nsec)
         unlink(path);
 }
 

@@ -1,0 +1,73 @@
+/* A minimal TAP producer for the unit tests: `ok(cond, name...)` per check,
+ * `tap_done()` at the end prints the plan and returns the exit status. */
+#ifndef TAP_H
+#define TAP_H
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int tap_count, tap_failed;
+
+#define TAP_UNUSED __attribute__((unused))
+
+__attribute__((format(printf, 4, 5))) static int tap_ok(int pass, const char *file, int line,
+                                                         const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    printf("%sok %d - ", pass ? "" : "not ", ++tap_count);
+    vprintf(fmt, ap);
+    printf("\n");
+    va_end(ap);
+    if (!pass) {
+        tap_failed++;
+        printf("#   failed at %s:%d\n", file, line);
+    }
+    fflush(stdout);
+    return pass;
+}
+
+#define ok(cond, ...) tap_ok(!!(cond), __FILE__, __LINE__, __VA_ARGS__)
+
+static int tap_done(void) {
+    printf("1..%d\n", tap_count);
+    return tap_failed ? 1 : 0;
+}
+
+/* Read a whole file (tests/fixtures/...); exits the test on failure. */
+TAP_UNUSED static unsigned char *tap_read_file(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        printf("Bail out! cannot open %s\n", path);
+        exit(1);
+    }
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *buf = malloc((size_t)n + 1);
+    if (buf == NULL || fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        printf("Bail out! cannot read %s\n", path);
+        exit(1);
+    }
+    fclose(f);
+    *len = (size_t)n;
+    return buf;
+}
+
+/* The value of "KEY N" in a fixture's .expect file, or -1. */
+TAP_UNUSED static long tap_expect(const char *path, const char *key) {
+    FILE *f = fopen(path, "r");
+    char k[64];
+    long v;
+    long found = -1;
+    if (f == NULL)
+        return -1;
+    while (fscanf(f, "%63s %ld", k, &v) == 2)
+        if (strcmp(k, key) == 0)
+            found = v;
+    fclose(f);
+    return found;
+}
+
+#endif

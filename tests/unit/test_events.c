@@ -1,0 +1,106 @@
+/* The event walker over real recorded streams: it must find exactly the
+ * events and blocks that ghc-events found (the .expect files), and reject
+ * damaged input without reading past it. Argument: the fixture directory. */
+#include "es_events.h"
+#include "tap.h"
+
+#include <errno.h>
+#include <glob.h>
+#include <string.h>
+
+static void check_fixture(const char *path) {
+    char expect[512];
+    snprintf(expect, sizeof expect, "%.*s.expect", (int)(strlen(path) - 9), path);
+    size_t len;
+    unsigned char *buf = tap_read_file(path, &len);
+    struct es_header *h = malloc(sizeof *h);
+    es_header_parse(buf, len, h);
+    const unsigned char *data = buf + h->len;
+    size_t dlen = len - h->len;
+
+    /* Walk everything after the header in one go. */
+    struct es_event_iter it;
+    struct es_event ev;
+    long events = 0, blocks = 0, markers = 0;
+    int r;
+    es_event_iter_init(&it, h, data, dlen);
+    while ((r = es_event_next(&it, &ev)) == ES_WALK_EVENT) {
+        if (ev.type == ES_EVENT_BLOCK_MARKER)
+            blocks++;
+        else
+            events++;
+        if (ev.type == 58 /* user marker */)
+            markers++;
+    }
+    ok(r == ES_WALK_END && it.pos == dlen, "%s: walks to the end marker at the last byte", path);
+    ok(events == tap_expect(expect, "events"), "%s: %ld events, as ghc-events found", path,
+       events);
+    ok(blocks == tap_expect(expect, "blocks"), "%s: %ld blocks, as ghc-events found", path,
+       blocks);
+    ok(markers == tap_expect(expect, "UserMarker"), "%s: %ld user markers", path, markers);
+
+    /* Walk block by block, as chunks arrive from the RTS. */
+    size_t pos = 0, chunk_events = 0, bad = 0;
+    bool saw_end = false;
+    while (pos < dlen) {
+        struct es_chunk_info info;
+        size_t n = dlen - pos;
+        if (es_be16(data + pos) == ES_EVENT_BLOCK_MARKER) {
+            n = es_be32(data + pos + 10);
+            /* GHC >= 9.2 writes the end marker in the last block's chunk. */
+            if (pos + n + 2 == dlen)
+                n += 2;
+        }
+        if (es_chunk_inspect(h, data + pos, n, &info) != 0)
+            bad++;
+        chunk_events += info.events;
+        saw_end |= info.has_end;
+        pos += n;
+    }
+    ok(bad == 0 && saw_end, "%s: every block inspects cleanly, the last has the end", path);
+    ok((long)chunk_events == events + blocks, "%s: chunk walk counts the same events", path);
+
+    /* Every cut inside the first block is reported, never over-read. */
+    size_t first = es_be32(data + 10), wrong = 0;
+    for (size_t n = 1; n < first; n++) {
+        unsigned char *copy = malloc(n);
+        memcpy(copy, data, n);
+        struct es_chunk_info info;
+        es_event_iter_init(&it, h, copy, n);
+        int last;
+        while ((last = es_event_next(&it, &ev)) == ES_WALK_EVENT)
+            ;
+        /* A cut on an event boundary walks cleanly; anything else fails. */
+        if (last == ES_WALK_DONE) {
+            if (es_chunk_inspect(h, copy, n, &info) != 0)
+                wrong++;
+        } else if (last != -EINVAL) {
+            wrong++;
+        }
+        free(copy);
+    }
+    ok(wrong == 0, "%s: truncations of the first block are handled", path);
+
+    /* An event type the header does not declare stops the walk. */
+    unsigned char unknown[12] = {0x01, 0xf4};
+    es_event_iter_init(&it, h, unknown, sizeof unknown);
+    ok(es_event_next(&it, &ev) == -EINVAL && it.pos == 0, "%s: undeclared type rejected", path);
+    unsigned char trailing[4] = {0xff, 0xff, 0, 0};
+    struct es_chunk_info info;
+    ok(es_chunk_inspect(h, trailing, 4, &info) == -EINVAL,
+       "%s: bytes after the end marker rejected", path);
+    free(h);
+    free(buf);
+}
+
+int main(int argc, char **argv) {
+    const char *dir = argc > 1 ? argv[1] : "tests/fixtures";
+    char pattern[512];
+    snprintf(pattern, sizeof pattern, "%s/ghc-*.eventlog", dir);
+    glob_t g;
+    ok(glob(pattern, 0, NULL, &g) == 0 && g.gl_pathc > 0, "fixtures found in %s", dir);
+    for (size_t i = 0; i < g.gl_pathc; i++)
+        check_fixture(g.gl_pathv[i]);
+    globfree(&g);
+    return tap_done();
+}
