@@ -1,0 +1,275 @@
+"""Helpers for the integration tests: start the real programs (fibber-c-main,
+probe), connect real clients, and judge what they received with the
+ghc-events-based checker.
+
+Everything started here is registered with a Scope, which kills leftover
+processes, closes sockets and removes its temporary directory when the test
+ends, passed or failed."""
+
+import os
+import re
+import select
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+
+BUILD = os.environ.get("ES_BUILD", "build")
+
+
+class TestFailure(Exception):
+    pass
+
+
+def expect(cond, message):
+    if not cond:
+        raise TestFailure(message)
+
+
+class Scope:
+    """Owns a temporary directory and everything a test starts."""
+
+    def __init__(self):
+        self.dir = tempfile.mkdtemp(prefix="es-it-")
+        self.procs = []
+        self.clients = []
+
+    def path(self, name):
+        return os.path.join(self.dir, name)
+
+    def close(self):
+        for c in self.clients:
+            c.close()
+        for p in self.procs:
+            p.kill()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class Program:
+    """A program built with the library, talking over stdin/stdout."""
+
+    def __init__(self, scope, exe, args=(), env=None, rts=(), unix=None, tcp_port=None,
+                 wait=False, stdin=True):
+        self.scope = scope
+        full_env = {k: v for k, v in os.environ.items() if not k.startswith("GHC_EVENTLOG_")}
+        if unix is not None:
+            full_env["GHC_EVENTLOG_UNIX_PATH"] = unix
+        if tcp_port is not None:
+            full_env["GHC_EVENTLOG_INET_PORT"] = str(tcp_port)
+        if wait:
+            full_env["GHC_EVENTLOG_WAIT"] = "1"
+        full_env.update(env or {})
+        argv = [os.path.abspath(os.path.join(BUILD, exe)), *args]
+        if rts:
+            argv += ["+RTS", *rts, "-RTS"]
+        self.stderr_path = scope.path("%s-%d.stderr" % (exe, len(scope.procs)))
+        self.stderr_file = open(self.stderr_path, "wb")
+        self.proc = subprocess.Popen(argv, env=full_env, stdin=subprocess.PIPE if stdin else
+                                     subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                     stderr=self.stderr_file, start_new_session=True,
+                                     cwd=scope.dir)  # -h writes PROGRAM.hp in the cwd
+        self.out_buf = b""
+        scope.procs.append(self)
+
+    def stderr(self):
+        with open(self.stderr_path, "rb") as f:
+            return f.read().decode(errors="replace")
+
+    def wait_stderr(self, pattern, timeout=10.0):
+        """Wait until stderr matches `pattern`; return the match."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            m = re.search(pattern, self.stderr())
+            if m:
+                return m
+            if self.proc.poll() is not None:
+                m = re.search(pattern, self.stderr())
+                if m:
+                    return m
+                raise TestFailure("program exited (%s) before printing %r; stderr:\n%s"
+                                  % (self.proc.returncode, pattern, self.stderr()))
+            time.sleep(0.02)
+        raise TestFailure("no %r on stderr within %.0f s; stderr:\n%s"
+                          % (pattern, timeout, self.stderr()))
+
+    def tcp_port(self):
+        return int(self.wait_stderr(r"listening on 127\.0\.0\.1:(\d+)").group(1))
+
+    def wait_socket(self, path, timeout=10.0):
+        deadline = time.monotonic() + timeout
+        while not os.path.exists(path):
+            if time.monotonic() > deadline or self.proc.poll() is not None:
+                raise TestFailure("socket %s never appeared; stderr:\n%s" % (path, self.stderr()))
+            time.sleep(0.01)
+
+    def readline(self, timeout=30.0):
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self.out_buf:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TestFailure("no answer from the program within %.0f s" % timeout)
+            r, _, _ = select.select([self.proc.stdout], [], [], left)
+            if r:
+                chunk = os.read(self.proc.stdout.fileno(), 65536)
+                if not chunk:
+                    raise TestFailure("program closed stdout; stderr:\n%s" % self.stderr())
+                self.out_buf += chunk
+        line, self.out_buf = self.out_buf.split(b"\n", 1)
+        return line.decode()
+
+    def cmd(self, line, timeout=60.0):
+        """Send one probe command and wait for its "ok"."""
+        self.proc.stdin.write((line + "\n").encode())
+        self.proc.stdin.flush()
+        answer = self.readline(timeout)
+        expect(answer == "ok", "probe answered %r to %r" % (answer, line))
+
+    def finish(self, timeout=60.0):
+        """Close the program's stdin, wait for a normal exit; return stdout."""
+        try:
+            rest, _ = self.proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            raise TestFailure("program did not exit within %.0f s" % timeout)
+        return (self.out_buf + rest).decode(errors="replace")
+
+    def kill(self):
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.proc.wait()
+        self.stderr_file.close()
+
+
+class Client:
+    """A client that reads the stream to EOF in a thread, and can send."""
+
+    def __init__(self, scope, unix=None, tcp_port=None, connect_timeout=10.0):
+        self.data = bytearray()
+        self.eof = threading.Event()
+        self.error = None
+        deadline = time.monotonic() + connect_timeout
+        while True:
+            try:
+                if unix is not None:
+                    self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                    self.sock.connect(unix)
+                else:
+                    self.sock = socket.create_connection(("127.0.0.1", tcp_port))
+                break
+            except (FileNotFoundError, ConnectionRefusedError):
+                self.sock.close()
+                if time.monotonic() > deadline:
+                    raise TestFailure("cannot connect to %s" % (unix or tcp_port))
+                time.sleep(0.02)
+        self.lock = threading.Lock()
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+        scope.clients.append(self)
+
+    def _read(self):
+        try:
+            while True:
+                chunk = self.sock.recv(1 << 20)
+                if not chunk:
+                    break
+                with self.lock:
+                    self.data += chunk
+        except OSError as e:
+            self.error = e
+        self.eof.set()
+
+    def received(self):
+        with self.lock:
+            return bytes(self.data)
+
+    def wait_bytes(self, n, timeout=30.0):
+        deadline = time.monotonic() + timeout
+        while len(self.received()) < n:
+            if time.monotonic() > deadline or self.eof.is_set():
+                raise TestFailure("client got %d bytes, expected at least %d"
+                                  % (len(self.received()), n))
+            time.sleep(0.01)
+
+    def send(self, data, pieces=1):
+        step = max(1, (len(data) + pieces - 1) // pieces)
+        for i in range(0, len(data), step):
+            self.sock.sendall(data[i:i + step])
+
+    def wait_eof(self, timeout=60.0):
+        if not self.eof.wait(timeout):
+            raise TestFailure("stream did not end within %.0f s" % timeout)
+        return self.received()
+
+    def close(self):
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+
+
+class Summary:
+    """What the checker found in a stream."""
+
+    def __init__(self, text):
+        self.text = text
+        self.values = {}
+        self.counts = {}
+        self.markers = []
+        self.messages = []
+        self.samples = []
+        self.partial = False
+        for line in text.splitlines():
+            parts = line.split(" ", 2)
+            if parts[0] in ("events", "types", "blocks"):
+                self.values[parts[0]] = int(parts[1])
+            elif parts[0] == "count":
+                self.counts[parts[1]] = int(parts[2])
+            elif parts[0] == "marker":
+                self.markers.append((int(parts[1]), parts[2] if len(parts) > 2 else ""))
+            elif parts[0] == "message":
+                self.messages.append((int(parts[1]), parts[2] if len(parts) > 2 else ""))
+            elif parts[0] == "sample":
+                self.samples.append(int(parts[1]))
+            elif parts[0] == "partial":
+                self.partial = True
+
+    def marker_time(self, name):
+        for t, m in self.markers:
+            if m == name:
+                return t
+        raise TestFailure("marker %r not in the stream" % name)
+
+    def samples_between(self, a, b):
+        return sum(1 for t in self.samples if a <= t < b)
+
+    def tagged(self, tag):
+        """Indices i of user messages "TAG i"."""
+        prefix = tag + " "
+        return [int(m[len(prefix):]) for _, m in self.messages if m.startswith(prefix)]
+
+
+def check_stream(scope, data, name, partial=False):
+    """Judge a stream with the checker; fail the test if it does not parse."""
+    path = scope.path(name + ".eventlog")
+    with open(path, "wb") as f:
+        f.write(data)
+    argv = [os.path.abspath(os.path.join(BUILD, "eventlog-check"))] + (["--partial"] if partial else []) + [path]
+    res = subprocess.run(argv, capture_output=True, timeout=120)
+    out = res.stdout.decode(errors="replace")
+    if res.returncode != 0:
+        raise TestFailure("%s (%d bytes) does not parse: %s%s"
+                          % (name, len(data), out.splitlines()[0] if out else "",
+                             res.stderr.decode(errors="replace")))
+    return Summary(out)
+
+
+def ghc_version():
+    out = subprocess.run(["ghc", "--numeric-version"], capture_output=True, text=True).stdout
+    major, minor = out.strip().split(".")[:2]
+    return int(major), int(minor)

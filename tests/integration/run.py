@@ -1,0 +1,448 @@
+#!/usr/bin/env python3
+"""Integration tests: the real programs, built with the real GHC and this
+library, streaming to real clients over Unix and TCP sockets. Every stream
+is judged by the ghc-events-based checker.
+
+    python3 tests/integration/run.py [--build DIR] [TEST...]
+
+Each test runs in its own process with a timeout; the output is TAP, ending
+with "integration: N passed, N failed"."""
+
+import os
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+from harness import Client, Program, Scope, check_stream, expect  # noqa: E402
+
+TIMEOUT = 120  # seconds per test
+END_MARKER = b"\xff\xff"
+GCTL = b"GCTL"
+START, STOP, CENSUS = b"\x01", b"\x02", b"\x03"
+# Enough user messages to fill GHC 9.0's 2 MiB capability buffer more than
+# once, so chunks reach the library while the program runs.
+FLOOD = 120000
+
+TESTS = []
+
+
+def test(fn):
+    TESTS.append(fn)
+    return fn
+
+
+def fib_markers(summary):
+    return [m for _, m in summary.markers if m.startswith("fib ")]
+
+
+@test
+def full_stream_unix(s):
+    """A client connected from the start gets the whole run, end marker included."""
+    sock = s.path("fib.sock")
+    p = Program(s, "fibber-c-main", ["20", "21", "22"], unix=sock, wait=True, stdin=False)
+    p.wait_socket(sock)
+    mode = stat.S_IMODE(os.stat(sock).st_mode)
+    expect(mode == 0o600, "socket mode is %o, expected 600" % mode)
+    c = Client(s, unix=sock)
+    data = c.wait_eof()
+    out = p.finish()
+    expect(p.proc.returncode == 0, "fibber exited with %s" % p.proc.returncode)
+    expect(data.endswith(END_MARKER), "stream does not end with the end-of-data marker")
+    summ = check_stream(s, data, "full")
+    expect(fib_markers(summ) == ["fib 20 = 6765", "fib 21 = 10946", "fib 22 = 17711"],
+           "markers: %r" % fib_markers(summ))
+    expect("fib 22 = 17711" in out, "program output: %r" % out)
+    for ev in ("RtsIdentifier", "ProgramArgs", "CapsetCreate", "CapCreate", "WallClockTime"):
+        expect(summ.counts.get(ev, 0) >= 1, "no %s event" % ev)
+    expect(not os.path.exists(sock), "socket file left behind at exit")
+
+
+@test
+def full_stream_tcp(s):
+    """The same over TCP on a port picked by the system, on loopback."""
+    p = Program(s, "fibber-c-main", ["20", "21"], tcp_port=0, wait=True, stdin=False)
+    port = p.tcp_port()
+    c = Client(s, tcp_port=port)
+    data = c.wait_eof()
+    p.finish()
+    expect(p.proc.returncode == 0, "fibber exited with %s" % p.proc.returncode)
+    summ = check_stream(s, data, "tcp")
+    expect(fib_markers(summ) == ["fib 20 = 6765", "fib 21 = 10946"],
+           "markers: %r" % fib_markers(summ))
+
+
+@test
+def nc_client(s):
+    """`nc -U` as the client: what a user types from the README."""
+    sock = s.path("nc.sock")
+    out_path = s.path("nc.eventlog")
+    p = Program(s, "fibber-c-main", ["19", "20"], unix=sock, wait=True, stdin=False)
+    p.wait_socket(sock)
+    with open(out_path, "wb") as out:
+        nc = subprocess.run(["nc", "-U", sock], stdin=subprocess.DEVNULL, stdout=out,
+                            timeout=60)
+    p.finish()
+    expect(nc.returncode == 0, "nc exited with %d" % nc.returncode)
+    with open(out_path, "rb") as f:
+        summ = check_stream(s, f.read(), "nc")
+    expect(len(fib_markers(summ)) == 2, "markers: %r" % fib_markers(summ))
+
+
+@test
+def events_before_first_client(s):
+    """Nothing is lost before the first client: it gets what came before it."""
+    sock = s.path("early.sock")
+    p = Program(s, "probe", unix=sock)
+    p.wait_socket(sock)
+    p.cmd("marker early")
+    p.cmd("flood %d pre" % FLOOD)  # several MiB: chunks are written now
+    c = Client(s, unix=sock)
+    p.cmd("flood 1000 post")
+    p.cmd("quit")
+    p.finish()
+    summ = check_stream(s, c.wait_eof(), "early")
+    expect(summ.marker_time("early") > 0, "early marker present")
+    pre = summ.tagged("pre")
+    expect(pre == list(range(1, FLOOD + 1)), "got %d of %d early messages" % (len(pre), FLOOD))
+    expect(summ.tagged("post") == list(range(1, 1001)), "later messages complete")
+    expect(summ.counts.get("RtsIdentifier", 0) == 1, "start-up events present")
+
+
+@test
+def reconnect(s):
+    """A client leaves mid-run; a new one gets a complete, valid stream."""
+    sock = s.path("re.sock")
+    p = Program(s, "probe", unix=sock, wait=True)
+    p.wait_socket(sock)
+    a = Client(s, unix=sock)
+    p.cmd("flood %d first" % FLOOD)
+    a.wait_bytes(1 << 20)
+    a.close()
+    b = Client(s, unix=sock)
+    p.cmd("marker second-client")
+    p.cmd("flood %d second" % FLOOD)
+    p.cmd("quit")
+    p.finish()
+    expect(p.proc.returncode == 0, "probe exited with %s" % p.proc.returncode)
+    summ = check_stream(s, b.wait_eof(), "second")
+    expect(summ.tagged("second") == list(range(1, FLOOD + 1)), "second client has every message")
+    summ.marker_time("second-client")
+
+
+def many_clients(s, n):
+    sock = s.path("many.sock")
+    p = Program(s, "probe", unix=sock, wait=True)
+    p.wait_socket(sock)
+    clients = [Client(s, unix=sock) for _ in range(n)]
+    time.sleep(0.2)  # let every connection be accepted before the data
+    p.cmd("flood %d all" % FLOOD)
+    p.cmd("quit")
+    p.finish()
+    first = None
+    for i, c in enumerate(clients):
+        data = c.wait_eof()
+        summ = check_stream(s, data, "client%d" % i)
+        expect(summ.tagged("all") == list(range(1, FLOOD + 1)), "client %d misses messages" % i)
+        if first is None:
+            first = data
+        expect(data == first, "client %d got a different stream" % i)
+
+
+@test
+def two_clients(s):
+    """Two clients at once each get the full stream."""
+    many_clients(s, 2)
+
+
+@test
+def sixteen_clients(s):
+    """Sixteen clients at once each get the full, identical stream."""
+    many_clients(s, 16)
+
+
+@test
+def client_joins_mid_run(s):
+    """A client joining while another streams gets a valid stream from the
+    next chunk; the first client is undisturbed."""
+    sock = s.path("mid.sock")
+    p = Program(s, "probe", unix=sock, wait=True)
+    p.wait_socket(sock)
+    a = Client(s, unix=sock)
+    p.cmd("flood %d before" % FLOOD)
+    a.wait_bytes(1 << 20)
+    b = Client(s, unix=sock)
+    time.sleep(0.2)
+    p.cmd("flood %d after" % FLOOD)
+    p.cmd("quit")
+    p.finish()
+    sa = check_stream(s, a.wait_eof(), "first")
+    sb = check_stream(s, b.wait_eof(), "joiner")
+    expect(sa.tagged("before") == list(range(1, FLOOD + 1)), "first client misses early data")
+    expect(sa.tagged("after") == list(range(1, FLOOD + 1)), "first client misses late data")
+    expect(sb.tagged("after") == list(range(1, FLOOD + 1)), "joiner misses data after joining")
+    expect(len(sb.tagged("before")) < FLOOD, "joiner should not get the whole past")
+
+
+@test
+def client_vanishes(s):
+    """Clients that disconnect abruptly do not disturb the program."""
+    sock = s.path("gone.sock")
+    p = Program(s, "probe", unix=sock, wait=True)
+    p.wait_socket(sock)
+    keep = Client(s, unix=sock)
+    for i in range(5):
+        c = Client(s, unix=sock)
+        c.send(GCTL)  # half a frame, then gone
+        c.sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+        c.close()
+        p.cmd("flood 20000 x%d" % i)
+    p.cmd("quit")
+    p.finish()
+    expect(p.proc.returncode == 0, "probe exited with %s" % p.proc.returncode)
+    summ = check_stream(s, keep.wait_eof(), "kept")
+    expect(summ.tagged("x4") == list(range(1, 20001)), "remaining client got everything")
+
+
+def heap_run(s, frames_for, pieces=1, garbage=b""):
+    """Run the probe with -hT -i0.02, mark phases, send commands; return the
+    summary and the phase marker times."""
+    sock = s.path("heap.sock")
+    p = Program(s, "probe", ["--busy"], unix=sock, wait=True, rts=["-hT", "-i0.02"])
+    p.wait_socket(sock)
+    c = Client(s, unix=sock)
+    time.sleep(0.5)
+    p.cmd("marker A")
+    c.send(garbage + frames_for(STOP), pieces)
+    time.sleep(0.3)
+    p.cmd("marker B")
+    time.sleep(1.0)
+    p.cmd("marker C")
+    c.send(garbage + frames_for(CENSUS), pieces)
+    time.sleep(0.5)
+    p.cmd("marker D")
+    c.send(garbage + frames_for(START), pieces)
+    time.sleep(0.5)
+    p.cmd("marker E")
+    p.cmd("quit")
+    p.finish()
+    summ = check_stream(s, c.wait_eof(), "heap")
+    t = {k: summ.marker_time(k) for k in "ABCDE"}
+    return summ, t
+
+
+def check_heap_phases(summ, t):
+    before = summ.samples_between(0, t["A"])
+    stopped = summ.samples_between(t["B"], t["C"])
+    census = summ.samples_between(t["C"], t["D"])
+    resumed = summ.samples_between(t["D"], t["E"])
+    detail = "samples: before=%d stopped=%d census=%d resumed=%d" % (before, stopped, census,
+                                                                     resumed)
+    expect(before >= 3, "heap profiling was not sampling before the stop; " + detail)
+    expect(stopped == 0, "samples continued after 0x02; " + detail)
+    expect(census == 1, "0x03 should give exactly one sample; " + detail)
+    expect(resumed >= 3, "sampling did not resume after 0x01; " + detail)
+
+
+@test
+def heap_control(s):
+    """0x02 stops heap samples, 0x03 gives exactly one, 0x01 resumes them."""
+    summ, t = heap_run(s, lambda cmd: GCTL + cmd)
+    check_heap_phases(summ, t)
+
+
+@test
+def heap_control_garbage_and_split_frames(s):
+    """The same commands buried in garbage, behind a partial magic, sent
+    byte by byte: they still take effect, and nothing else does."""
+    junk = bytes((i * 7 + 3) % 256 for i in range(1 << 20)).replace(b"G", b"g")
+    summ, t = heap_run(s, lambda cmd: b"GCT" + GCTL + b"\x09" + GCTL + cmd, pieces=9,
+                       garbage=junk)
+    check_heap_phases(summ, t)
+
+
+@test
+def commands_without_heap_profiling(s):
+    """Without a -h mode the commands are harmless no-ops."""
+    sock = s.path("noprof.sock")
+    p = Program(s, "probe", ["--busy"], unix=sock, wait=True)
+    p.wait_socket(sock)
+    c = Client(s, unix=sock)
+    c.send(GCTL + STOP + GCTL + CENSUS + GCTL + START)
+    time.sleep(0.3)
+    p.cmd("marker still-alive")
+    p.cmd("quit")
+    p.finish()
+    expect(p.proc.returncode == 0, "probe exited with %s" % p.proc.returncode)
+    summ = check_stream(s, c.wait_eof(), "noprof")
+    expect(summ.samples == [], "samples without -h")
+    summ.marker_time("still-alive")
+
+
+@test
+def no_client_at_all(s):
+    """With nobody connecting, the program runs and exits normally."""
+    sock = s.path("alone.sock")
+    p = Program(s, "fibber-c-main", ["22"], unix=sock, stdin=False)
+    out = p.finish()
+    expect(p.proc.returncode == 0 and "fib 22 = 17711" in out, "program output %r" % out)
+    expect(not os.path.exists(sock), "socket file left behind")
+
+
+def config_error(s, env, args=("20",), expect_text=None):
+    p = Program(s, "fibber-c-main", list(args), env=env, stdin=False)
+    p.finish()
+    err = p.stderr()
+    expect(p.proc.returncode == 1, "exit status %s, stderr: %s" % (p.proc.returncode, err))
+    if expect_text:
+        expect(expect_text in err, "stderr lacks %r: %s" % (expect_text, err))
+    return err
+
+
+@test
+def bad_configuration(s):
+    """Every bad configuration is refused with a clear message, and a file in
+    the way stays intact."""
+    config_error(s, {}, expect_text="no socket configured")
+    config_error(s, {"GHC_EVENTLOG_UNIX_PATH": "/tmp/" + "x" * 200}, expect_text="too long")
+    precious = s.path("precious.txt")
+    with open(precious, "w") as f:
+        f.write("keep me")
+    config_error(s, {"GHC_EVENTLOG_UNIX_PATH": precious}, expect_text="not a socket")
+    with open(precious) as f:
+        expect(f.read() == "keep me", "the file in the way was changed")
+    config_error(s, {"GHC_EVENTLOG_UNIX_PATH": s.path("a.sock"), "GHC_EVENTLOG_INET_PORT": "1"},
+                 expect_text="set only one")
+    config_error(s, {"GHC_EVENTLOG_UNIX_PATH": s.path("a.sock"), "GHC_EVENTLOG_WAIT": "maybe"},
+                 expect_text="GHC_EVENTLOG_WAIT")
+    config_error(s, {"GHC_EVENTLOG_INET_PORT": "99999"}, expect_text="invalid TCP port")
+    config_error(s, {"GHC_EVENTLOG_INET_HOST": "127.0.0.1"}, expect_text="GHC_EVENTLOG_INET_PORT")
+
+
+@test
+def socket_in_use_and_stale(s):
+    """A live socket is refused without disturbing its owner; a stale one is
+    replaced."""
+    sock = s.path("shared.sock")
+    owner = Program(s, "probe", unix=sock, wait=True)
+    owner.wait_socket(sock)
+    config_error(s, {"GHC_EVENTLOG_UNIX_PATH": sock}, expect_text="already in use")
+    c = Client(s, unix=sock)
+    owner.cmd("marker owner-fine")
+    owner.cmd("quit")
+    owner.finish()
+    check_stream(s, c.wait_eof(), "owner").marker_time("owner-fine")
+
+    stale = s.path("stale.sock")
+    dead = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    dead.bind(stale)
+    dead.close()  # the file stays, nobody listens
+    p = Program(s, "fibber-c-main", ["20"], unix=stale, wait=True, stdin=False)
+    p.wait_stderr("replaced stale socket file")
+    c = Client(s, unix=stale)
+    p.finish()
+    expect(p.proc.returncode == 0, "fibber exited with %s" % p.proc.returncode)
+    check_stream(s, c.wait_eof(), "stale")
+
+
+@test
+def tcp_loopback_default(s):
+    """No host means 127.0.0.1, never all interfaces."""
+    p = Program(s, "fibber-c-main", ["20"], tcp_port=0, wait=True, stdin=False)
+    m = p.wait_stderr(r"listening on (\S+)")
+    expect(m.group(1).startswith("127.0.0.1:"), "listening on %s" % m.group(1))
+    c = Client(s, tcp_port=p.tcp_port())
+    p.finish()
+    check_stream(s, c.wait_eof(), "loopback")
+
+
+@test
+def data_arrives_at_buffer_fill(s):
+    """While the program runs, data reaches a client whenever the RTS hands a
+    buffer over (GHC 9.0: when a capability's 2 MiB buffer fills)."""
+    sock = s.path("fill.sock")
+    p = Program(s, "probe", unix=sock, wait=True)
+    p.wait_socket(sock)
+    c = Client(s, unix=sock)
+    p.cmd("flood %d fill" % FLOOD)
+    c.wait_bytes(2 << 20)  # before the program exits
+    partial = check_stream(s, c.received(), "live", partial=True)
+    expect(len(partial.tagged("fill")) > 0, "live data holds messages")
+    p.cmd("quit")
+    p.finish()
+    full = check_stream(s, c.wait_eof(), "fill")
+    expect(full.tagged("fill") == list(range(1, FLOOD + 1)), "all messages by exit")
+
+
+class Terminated(Exception):
+    pass
+
+
+def on_sigterm(signum, frame):
+    raise Terminated()
+
+
+def run_one(name):
+    fn = next(t for t in TESTS if t.__name__ == name)
+    # The runner sends SIGTERM on timeout: unwind, so the scope kills the
+    # programs this test started and removes its sockets.
+    signal.signal(signal.SIGTERM, on_sigterm)
+    scope = Scope()
+    try:
+        fn(scope)
+    except harness.TestFailure as e:
+        print("# " + str(e).replace("\n", "\n# "))
+        return 1
+    except Terminated:
+        print("# terminated (timeout)")
+        return 1
+    finally:
+        scope.close()
+    return 0
+
+
+def main(argv):
+    args = list(argv)
+    if "--build" in args:
+        i = args.index("--build")
+        os.environ["ES_BUILD"] = args[i + 1]
+        harness.BUILD = args[i + 1]
+        del args[i:i + 2]
+    if args and args[0] == "--one":
+        return run_one(args[1])
+    names = args or [t.__name__ for t in TESTS]
+    print("1..%d" % len(names))
+    passed = failed = 0
+    for i, name in enumerate(names, 1):
+        start = time.monotonic()
+        proc = subprocess.Popen([sys.executable, __file__, "--build", harness.BUILD, "--one",
+                                 name], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                text=True)
+        try:
+            out, _ = proc.communicate(timeout=TIMEOUT)
+            ok, detail = proc.returncode == 0, out
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                out, _ = proc.communicate(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                out, _ = proc.communicate()
+            ok, detail = False, "# timed out after %d s\n%s" % (TIMEOUT, out or "")
+        took = time.monotonic() - start
+        print("%sok %d - %s (%.1f s)" % ("" if ok else "not ", i, name, took))
+        if not ok:
+            print(detail.rstrip())
+        sys.stdout.flush()
+        passed += ok
+        failed += not ok
+    print("integration: %d passed, %d failed" % (passed, failed))
+    return 0 if failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# make check: every suite, then one closing line with the total, so a run
+# that executed nothing is visible.
+set -u
+build=${1:-build}
+pass=0 fail=0
+suite() {
+    local name=$1; shift
+    echo "=== $name"
+    local out rc
+    out=$("$@" 2>&1 | tee /dev/stderr)
+    rc=${PIPESTATUS[0]}
+    local p f
+    p=$(printf '%s\n' "$out" | grep -c '^ok ')
+    f=$(printf '%s\n' "$out" | grep -c '^not ok')
+    if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+    pass=$((pass + p)); fail=$((fail + f))
+}
+suite "unit tests (plain and ASan/UBSan)" tests/run-unit.sh "$build"
+suite "exported symbols" tests/check-symbols.sh "$build/libeventlog-socket.a"
+suite "integration tests (GHC $(ghc --numeric-version))" python3 tests/integration/run.py --build "$build"
+echo "check: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
