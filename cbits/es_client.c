@@ -143,8 +143,8 @@ static void dispatch_command(uint8_t cmd, void *ctx) {
 static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
     struct es_client *c = stream->data;
     if (nread > 0) {
-        es_control_feed(&c->control, (const uint8_t *)buf->base, (size_t)nread,
-                        dispatch_command, c->server);
+        es_control_feed(&c->control, (const uint8_t *)buf->base, (size_t)nread, dispatch_command,
+                        c->server);
     } else if (nread == UV_EOF) {
         /* The client has nothing more to say; it may still be reading, as
          * `nc` does after its standard input ends. */

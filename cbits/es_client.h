@@ -14,7 +14,7 @@ struct es_server;
 
 /* At most this much goes into one write, so one client cannot hold the
  * loop for long and the store can free memory behind it as it goes. */
-#define ES_CLIENT_MAX_BUFS 64
+#define ES_CLIENT_MAX_BUFS  64
 #define ES_CLIENT_MAX_WRITE (8u << 20)
 
 struct es_client {
@@ -28,10 +28,10 @@ struct es_client {
     struct es_client *prev, *next;
     uint64_t id;
 
-    struct es_chunk *cursor;   /* last chunk handed to the socket (a reference) */
+    struct es_chunk *cursor; /* last chunk handed to the socket (a reference) */
     bool header_sent;
-    uint64_t joined_at;        /* stream offset when it joined; backlog before it is
-                                * not counted against the client's limit */
+    uint64_t joined_at; /* stream offset when it joined; backlog before it is
+                         * not counted against the client's limit */
 
     uv_write_t wreq;
     bool writing;

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define ES_CONTROL_MAGIC "GCTL"
+#define ES_CONTROL_MAGIC     "GCTL"
 #define ES_CONTROL_MAGIC_LEN 4
 
 struct es_control_parser {

@@ -3,8 +3,8 @@
 #include <errno.h>
 #include <string.h>
 
-void es_event_iter_init(struct es_event_iter *it, const struct es_header *hdr,
-                        const uint8_t *buf, size_t len) {
+void es_event_iter_init(struct es_event_iter *it, const struct es_header *hdr, const uint8_t *buf,
+                        size_t len) {
     it->hdr = hdr;
     it->buf = buf;
     it->len = len;

@@ -14,8 +14,8 @@
 struct es_event {
     uint16_t type;
     uint64_t time;
-    size_t offset;       /* of the event's first byte in the chunk */
-    size_t len;          /* of the whole event, type and time included */
+    size_t offset; /* of the event's first byte in the chunk */
+    size_t len;    /* of the whole event, type and time included */
     const uint8_t *payload;
     size_t payload_len;
 };
@@ -33,8 +33,8 @@ enum {
     ES_WALK_END = 2,   /* the end-of-data marker (FF FF) was reached */
 };
 
-void es_event_iter_init(struct es_event_iter *it, const struct es_header *hdr,
-                        const uint8_t *buf, size_t len);
+void es_event_iter_init(struct es_event_iter *it, const struct es_header *hdr, const uint8_t *buf,
+                        size_t len);
 
 /* The next event. Returns ES_WALK_EVENT, ES_WALK_DONE, ES_WALK_END, or
  * -EINVAL for a truncated event or an undeclared event type (it->pos then

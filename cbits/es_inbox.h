@@ -13,9 +13,9 @@
 
 struct es_inbox {
     uv_mutex_t lock;
-    struct es_chunk *head, *tail; /* pending chunks, oldest first, linked by next */
-    bool open;                    /* false once the server stops accepting chunks */
-    uint64_t chunks_in, bytes_in; /* accepted from the RTS */
+    struct es_chunk *head, *tail;     /* pending chunks, oldest first, linked by next */
+    bool open;                        /* false once the server stops accepting chunks */
+    uint64_t chunks_in, bytes_in;     /* accepted from the RTS */
     uint64_t lost_chunks, lost_bytes; /* refused: out of memory, or closed */
 };
 

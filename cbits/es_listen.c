@@ -149,8 +149,8 @@ int es_listen_tcp(const char *host, const char *port, struct es_listen_result *o
     }
     int err = EVENTLOG_SOCKET_ERESOLVE;
     for (struct addrinfo *ai = res; ai != NULL; ai = ai->ai_next) {
-        int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
-                        ai->ai_protocol);
+        int fd =
+            socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol);
         if (fd < 0) {
             err = -errno;
             continue;

@@ -10,12 +10,12 @@
 #include <time.h>
 
 struct es_listen_result {
-    int fd;             /* a bound, listening, non-blocking socket */
-    int port;           /* TCP port, or -1 for a Unix socket */
-    dev_t dev;          /* identity of the socket file we created, so that */
-    ino_t ino;          /* only that file is removed at exit; inode numbers */
+    int fd;                /* a bound, listening, non-blocking socket */
+    int port;              /* TCP port, or -1 for a Unix socket */
+    dev_t dev;             /* identity of the socket file we created, so that */
+    ino_t ino;             /* only that file is removed at exit; inode numbers */
     struct timespec ctime; /* are reused, so the change time is compared too */
-    char desc[160];     /* "unix:PATH" or "HOST:PORT", for log lines */
+    char desc[160];        /* "unix:PATH" or "HOST:PORT", for log lines */
 };
 
 /* Listen on a Unix socket at `path` (mode 0600). Errors: EVENTLOG_SOCKET_

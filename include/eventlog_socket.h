@@ -54,11 +54,11 @@ extern "C" {
 /* Error codes. The first group are negated errno values, so that an error
  * from the operating system and the library's own use of the same condition
  * compare equal. The second group has no errno equivalent. */
-#define EVENTLOG_SOCKET_EINVAL (-EINVAL)
-#define EVENTLOG_SOCKET_ENOMEM (-ENOMEM)
+#define EVENTLOG_SOCKET_EINVAL       (-EINVAL)
+#define EVENTLOG_SOCKET_ENOMEM       (-ENOMEM)
 #define EVENTLOG_SOCKET_ENAMETOOLONG (-ENAMETOOLONG)
-#define EVENTLOG_SOCKET_EADDRINUSE (-EADDRINUSE)
-#define EVENTLOG_SOCKET_EALREADY (-EALREADY)
+#define EVENTLOG_SOCKET_EADDRINUSE   (-EADDRINUSE)
+#define EVENTLOG_SOCKET_EALREADY     (-EALREADY)
 /* The Unix socket path exists and is not a socket; it was left untouched. */
 #define EVENTLOG_SOCKET_ENOTSOCKET (-30001)
 /* No socket was configured (no init call, or no environment variable). */
@@ -73,8 +73,8 @@ extern "C" {
 /* Control commands a client sends as the byte after the "GCTL" magic
  * (see protocol.md). */
 #define EVENTLOG_SOCKET_CMD_START_HEAP_PROFILING 0x01
-#define EVENTLOG_SOCKET_CMD_STOP_HEAP_PROFILING 0x02
-#define EVENTLOG_SOCKET_CMD_REQUEST_HEAP_CENSUS 0x03
+#define EVENTLOG_SOCKET_CMD_STOP_HEAP_PROFILING  0x02
+#define EVENTLOG_SOCKET_CMD_REQUEST_HEAP_CENSUS  0x03
 
 /* A human-readable description of an error code returned by this library.
  * Never returns NULL; unknown codes get a generic description.
@@ -152,7 +152,7 @@ EVENTLOG_SOCKET_API int eventlog_socket_start_tcp(const char *host, const char *
  * the program's exit code, as GHC's own generated main does. It does not
  * return. */
 EVENTLOG_SOCKET_API int eventlog_socket_hs_main(int argc, char *argv[], RtsConfig conf,
-                            StgClosure *main_closure);
+                                                StgClosure *main_closure);
 
 #endif /* !EVENTLOG_SOCKET_NO_RTS */
 

@@ -2,8 +2,7 @@
  * library ready once the RTS is up, so a custom C main stays short. */
 #include "es_rts.h"
 
-int eventlog_socket_hs_main(int argc, char *argv[], RtsConfig conf,
-                            StgClosure *main_closure) {
+int eventlog_socket_hs_main(int argc, char *argv[], RtsConfig conf, StgClosure *main_closure) {
     hs_init_ghc(&argc, &argv, conf);
     eventlog_socket_ready();
 

@@ -18,6 +18,18 @@ suite() {
 }
 suite "unit tests (plain and ASan/UBSan)" tests/run-unit.sh "$build"
 suite "exported symbols" tests/check-symbols.sh "$build/libeventlog-socket.a"
+format_check() {
+    if command -v clang-format >/dev/null 2>&1; then
+        if make --no-print-directory ES_DEPS_CHECKED=1 format-check >/dev/null 2>&1; then
+            echo "ok 1 - C sources follow .clang-format"
+        else
+            echo "not ok 1 - C sources differ from .clang-format (run make format)"
+        fi
+    else
+        echo "ok 1 - # SKIP clang-format is not installed"
+    fi
+}
+suite "formatting" format_check
 suite "integration tests (GHC $(ghc --numeric-version))" python3 tests/integration/run.py --build "$build"
 echo "check: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

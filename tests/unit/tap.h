@@ -13,7 +13,7 @@ static int tap_count, tap_failed;
 #define TAP_UNUSED __attribute__((unused))
 
 __attribute__((format(printf, 4, 5))) static int tap_ok(int pass, const char *file, int line,
-                                                         const char *fmt, ...) {
+                                                        const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     printf("%sok %d - ", pass ? "" : "not ", ++tap_count);

@@ -25,8 +25,7 @@ static struct got feed(const char *buf, size_t len, size_t step) {
     if (step == 0)
         step = len ? len : 1;
     for (size_t i = 0; i < len; i += step)
-        es_control_feed(&p, (const uint8_t *)buf + i, len - i < step ? len - i : step, collect,
-                        &g);
+        es_control_feed(&p, (const uint8_t *)buf + i, len - i < step ? len - i : step, collect, &g);
     return g;
 }
 
@@ -62,8 +61,7 @@ int main(void) {
     ok(same(feed("hello GCTL\x01 world", 17, 2), "\x01", 1), "frame inside garbage");
     ok(same(feed("GCTL\x07GCTL\x02", 10, 0), "\x02", 1), "unknown command ignored");
     ok(same(feed("GCTL\x00GCTL\x03", 10, 0), "\x03", 1), "zero command byte ignored");
-    ok(same(feed("GCTLGCTL\x01", 9, 0), "", 0),
-       "the byte after a magic is the command, even a G");
+    ok(same(feed("GCTLGCTL\x01", 9, 0), "", 0), "the byte after a magic is the command, even a G");
     ok(same(feed("GCTL", 4, 0), "", 0), "magic alone gives nothing");
 
     struct es_control_parser p;

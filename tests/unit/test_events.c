@@ -33,10 +33,8 @@ static void check_fixture(const char *path) {
             markers++;
     }
     ok(r == ES_WALK_END && it.pos == dlen, "%s: walks to the end marker at the last byte", path);
-    ok(events == tap_expect(expect, "events"), "%s: %ld events, as ghc-events found", path,
-       events);
-    ok(blocks == tap_expect(expect, "blocks"), "%s: %ld blocks, as ghc-events found", path,
-       blocks);
+    ok(events == tap_expect(expect, "events"), "%s: %ld events, as ghc-events found", path, events);
+    ok(blocks == tap_expect(expect, "blocks"), "%s: %ld blocks, as ghc-events found", path, blocks);
     ok(markers == tap_expect(expect, "UserMarker"), "%s: %ld user markers", path, markers);
 
     /* Walk block by block, as chunks arrive from the RTS. */

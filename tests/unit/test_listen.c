@@ -47,8 +47,7 @@ int main(void) {
     fclose(f);
     unlink(file);
     free(file);
-    ok(es_listen_unix(path_in_dir(""), &r) == EVENTLOG_SOCKET_ENOTSOCKET,
-       "a directory is refused");
+    ok(es_listen_unix(path_in_dir(""), &r) == EVENTLOG_SOCKET_ENOTSOCKET, "a directory is refused");
 
     /* A fresh socket: mode 0600. */
     char *sock = strdup(path_in_dir("s.sock"));

@@ -99,7 +99,7 @@ int main(void) {
     es_header_parse(log, len, h);
     size_t hlen = h->len;
     size_t b1 = es_be32(log + hlen + 10); /* first block */
-    size_t rest = len - hlen - b1;         /* second block and the end marker */
+    size_t rest = len - hlen - b1;        /* second block and the end marker */
 
     struct es_server_config cfg;
     es_server_config_defaults(&cfg);
