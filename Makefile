@@ -45,6 +45,7 @@ LIB := $(BUILD)/libeventlog-socket.a
 GHC_FLAGS := -O -threaded -eventlog -no-hs-main -Iinclude
 FIBBER := $(BUILD)/fibber-c-main
 PROBE := $(BUILD)/probe
+PROBE_LATE := $(BUILD)/probe-late
 CHECKER := $(BUILD)/eventlog-check
 
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
@@ -82,6 +83,12 @@ $(PROBE): tests/probe/Main.hs examples/fibber-c-main/cbits/fibber-c-main.c $(LIB
 	$(GHC) $(GHC_FLAGS) -outputdir $(BUILD)/hs/probe -o $@ \
 	    tests/probe/Main.hs examples/fibber-c-main/cbits/fibber-c-main.c $(LIB) $(UV_LIBS)
 
+# The same program started with the RTS's own file writer, for
+# eventlog_socket_start_unix.
+$(PROBE_LATE): tests/probe/Main.hs tests/probe/late-main.c $(LIB)
+	$(GHC) $(GHC_FLAGS) -outputdir $(BUILD)/hs/probe-late -o $@ \
+	    tests/probe/Main.hs tests/probe/late-main.c $(LIB) $(UV_LIBS)
+
 $(CHECKER): tests/checker/Main.hs
 	$(GHC) -O -Wall -outputdir $(BUILD)/hs/checker -o $@ $<
 
@@ -100,10 +107,10 @@ unit-test: $(UNIT_BIN) $(UNIT_ASAN_BIN)
 symbols: $(LIB)
 	@tests/check-symbols.sh $(LIB)
 
-integration-test: $(FIBBER) $(PROBE) $(CHECKER)
+integration-test: $(FIBBER) $(PROBE) $(PROBE_LATE) $(CHECKER)
 	@python3 tests/integration/run.py --build $(BUILD)
 
-check: $(LIB) $(FIBBER) $(PROBE) $(CHECKER) $(UNIT_BIN) $(UNIT_ASAN_BIN)
+check: $(LIB) $(FIBBER) $(PROBE) $(PROBE_LATE) $(CHECKER) $(UNIT_BIN) $(UNIT_ASAN_BIN)
 	@tests/run-all.sh $(BUILD)
 
 demo: $(FIBBER)

@@ -4,15 +4,16 @@
 set -u
 build=${1:-build}
 pass=0 fail=0
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
 suite() {
     local name=$1; shift
     echo "=== $name"
-    local out rc
-    out=$("$@" 2>&1 | tee /dev/stderr)
-    rc=${PIPESTATUS[0]}
+    "$@" 2>&1 | tee "$out"
+    local rc=${PIPESTATUS[0]}
     local p f
-    p=$(printf '%s\n' "$out" | grep -c '^ok ')
-    f=$(printf '%s\n' "$out" | grep -c '^not ok')
+    p=$(grep -c '^ok ' "$out")
+    f=$(grep -c '^not ok' "$out")
     if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
     pass=$((pass + p)); fail=$((fail + f))
 }

@@ -386,6 +386,57 @@ def on_sigterm(signum, frame):
     raise Terminated()
 
 
+@test
+def start_on_running_rts(s):
+    """eventlog_socket_start_unix switches a running program from the RTS's
+    file writer to the socket; the client's stream parses (on GHC 9.0 the
+    restart puts a stale block marker before the header, which must not
+    reach the client)."""
+    sock = s.path("late.sock")
+    p = Program(s, "probe-late")
+    p.cmd("marker before-switch")
+    p.cmd("start-unix " + sock)
+    c = Client(s, unix=sock)
+    p.cmd("marker after-switch")
+    p.cmd("flood %d after" % FLOOD)
+    p.proc.stdin.write(("start-unix " + s.path("again.sock") + "\n").encode())
+    p.proc.stdin.flush()
+    again = p.readline()
+    expect(again.startswith("error ") and "already" in again, "second start: %r" % again)
+    p.cmd("quit")
+    p.finish()
+    expect(p.proc.returncode == 0, "probe exited with %s" % p.proc.returncode)
+    summ = check_stream(s, c.wait_eof(), "switched")
+    summ.marker_time("after-switch")
+    expect(summ.tagged("after") == list(range(1, FLOOD + 1)), "all messages after the switch")
+    with open(s.path("probe-late.eventlog"), "rb") as f:
+        file_part = check_stream(s, f.read(), "file-part")
+    file_part.marker_time("before-switch")
+
+
+@test
+def commands_before_ready(s):
+    """A stop sent the moment the client connects (before the RTS is up) is
+    applied when it is: no timed samples at all; a census still works."""
+    sock = s.path("early-cmd.sock")
+    p = Program(s, "probe", ["--busy"], unix=sock, wait=True, rts=["-hT", "-i0.02"])
+    p.wait_socket(sock)
+    c = Client(s, unix=sock)
+    c.send(GCTL + STOP)
+    time.sleep(1.0)
+    p.cmd("marker A")
+    c.send(GCTL + CENSUS)
+    time.sleep(0.5)
+    p.cmd("marker B")
+    p.cmd("quit")
+    p.finish()
+    summ = check_stream(s, c.wait_eof(), "early-cmd")
+    a, b = summ.marker_time("A"), summ.marker_time("B")
+    expect(summ.samples_between(0, a) == 0,
+           "%d timed samples despite the stop" % summ.samples_between(0, a))
+    expect(summ.samples_between(a, b) == 1, "census gave %d samples" % summ.samples_between(a, b))
+
+
 def run_one(name):
     fn = next(t for t in TESTS if t.__name__ == name)
     # The runner sends SIGTERM on timeout: unwind, so the scope kills the
