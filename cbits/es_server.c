@@ -82,7 +82,12 @@ static void ingest(struct es_server *s, struct es_chunk *c) {
     } else if (info.has_end) {
         c->flags |= ES_CHUNK_END;
     }
+    uint64_t dropped = s->store.retain_dropped_chunks;
     es_store_append(&s->store, c);
+    if (dropped == 0 && s->store.retain_dropped_chunks > 0)
+        es_log("no client yet and %.1f MiB retained: dropping the oldest chunks from now on "
+               "(the first client will miss them)",
+               (double)s->cfg.retain_limit / (1 << 20));
 }
 
 static void begin_stop(struct es_server *s);

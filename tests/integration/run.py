@@ -134,11 +134,22 @@ def reconnect(s):
     summ.marker_time("second-client")
 
 
-def many_clients(s, n):
-    sock = s.path("many.sock")
-    p = Program(s, "probe", unix=sock, wait=True)
+def serve(s, name, args=(), rts=(), tcp=False):
+    """Start the probe waiting for a client on a Unix socket or TCP; return
+    the program and a function that connects a client."""
+    if tcp:
+        p = Program(s, "probe", list(args), tcp_port=0, wait=True, rts=rts)
+        port = p.tcp_port()
+        return p, lambda: Client(s, tcp_port=port)
+    sock = s.path(name + ".sock")
+    p = Program(s, "probe", list(args), unix=sock, wait=True, rts=rts)
     p.wait_socket(sock)
-    clients = [Client(s, unix=sock) for _ in range(n)]
+    return p, lambda: Client(s, unix=sock)
+
+
+def many_clients(s, n, tcp=False):
+    p, connect = serve(s, "many", tcp=tcp)
+    clients = [connect() for _ in range(n)]
     time.sleep(0.2)  # let every connection be accepted before the data
     p.cmd("flood %d all" % FLOOD)
     p.cmd("quit")
@@ -163,6 +174,12 @@ def two_clients(s):
 def sixteen_clients(s):
     """Sixteen clients at once each get the full, identical stream."""
     many_clients(s, 16)
+
+
+@test
+def sixteen_clients_tcp(s):
+    """Sixteen TCP clients at once each get the full, identical stream."""
+    many_clients(s, 16, tcp=True)
 
 
 @test
@@ -208,13 +225,11 @@ def client_vanishes(s):
     expect(summ.tagged("x4") == list(range(1, 20001)), "remaining client got everything")
 
 
-def heap_run(s, frames_for, pieces=1, garbage=b""):
+def heap_run(s, frames_for, pieces=1, garbage=b"", tcp=False):
     """Run the probe with -hT -i0.02, mark phases, send commands; return the
     summary and the phase marker times."""
-    sock = s.path("heap.sock")
-    p = Program(s, "probe", ["--busy"], unix=sock, wait=True, rts=["-hT", "-i0.02"])
-    p.wait_socket(sock)
-    c = Client(s, unix=sock)
+    p, connect = serve(s, "heap", ["--busy"], rts=["-hT", "-i0.02"], tcp=tcp)
+    c = connect()
     time.sleep(0.5)
     p.cmd("marker A")
     c.send(garbage + frames_for(STOP), pieces)
@@ -252,6 +267,13 @@ def check_heap_phases(summ, t):
 def heap_control(s):
     """0x02 stops heap samples, 0x03 gives exactly one, 0x01 resumes them."""
     summ, t = heap_run(s, lambda cmd: GCTL + cmd)
+    check_heap_phases(summ, t)
+
+
+@test
+def heap_control_tcp(s):
+    """Heap control over a TCP connection."""
+    summ, t = heap_run(s, lambda cmd: GCTL + cmd, tcp=True)
     check_heap_phases(summ, t)
 
 
