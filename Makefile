@@ -5,14 +5,18 @@
 #                 check, integration tests against the real GHC
 #   make demo     run fibber-c-main on a Unix socket, request a heap census
 #                 from a client, and show what arrived
+#   make check-ghc GHC=9.6|9.10
+#                 the whole of `make check` with that GHC, in a Debian chroot
+#   make check-matrix
+#                 make check on the host's GHC, then 9.6 and 9.10
 #
 # Missing tools are installed first (scripts/ensure-deps.sh, apt-get).
 
 BUILD ?= build
-GHC ?= ghc
+HC ?= ghc
 CC ?= cc
 
-PUBLIC_TARGETS := all lib check unit-test integration-test symbols demo format format-check
+PUBLIC_TARGETS := all lib check unit-test integration-test symbols demo fixtures format format-check
 
 ifndef ES_DEPS_CHECKED
 # Install what is missing, then run the real target in a sub-make, so that
@@ -23,9 +27,20 @@ $(PUBLIC_TARGETS):
 	@$(MAKE) --no-print-directory ES_DEPS_CHECKED=1 $@
 clean:
 	rm -rf $(BUILD)
+
+# Other GHC versions run in chroots (scripts/ghc-chroot.sh; needs root).
+.PHONY: check-ghc check-matrix
+check-ghc:
+	@test -n "$(GHC)" || { echo "usage: make check-ghc GHC=9.6|9.10"; exit 2; }
+	@scripts/ghc-chroot.sh $(GHC) check
+check-matrix:
+	@scripts/check-matrix.sh
 else
 
-GHC_LIBDIR := $(shell $(GHC) --print-libdir)
+HC_PKG ?= ghc-pkg
+# The RTS headers: libdir/include up to 9.2, the rts package's own include
+# directory from 9.4 on; ghc-pkg knows in every version.
+RTS_INCLUDE := $(shell $(HC_PKG) field rts include-dirs --simple-output)
 UV_CFLAGS := $(shell pkg-config --cflags libuv)
 UV_LIBS := $(shell pkg-config --libs libuv)
 
@@ -33,7 +48,7 @@ CFLAGS ?= -O2 -g
 WARN := -std=c11 -Wall -Wextra -Werror
 ES_CFLAGS := $(WARN) -D_DEFAULT_SOURCE -fvisibility=hidden -fPIC -Iinclude -Icbits $(UV_CFLAGS)
 # GHC's headers are included as system headers: their warnings are not ours.
-RTS_CFLAGS := $(ES_CFLAGS) -Irts-writer -isystem $(GHC_LIBDIR)/include
+RTS_CFLAGS := $(ES_CFLAGS) -Irts-writer $(addprefix -isystem ,$(RTS_INCLUDE))
 
 CBITS_SRC := $(wildcard cbits/*.c)
 RTS_SRC := $(wildcard rts-writer/*.c)
@@ -41,8 +56,12 @@ CBITS_OBJ := $(CBITS_SRC:%.c=$(BUILD)/obj/%.o)
 RTS_OBJ := $(RTS_SRC:%.c=$(BUILD)/obj/%.o)
 LIB := $(BUILD)/libeventlog-socket.a
 
-# -rtsopts has no effect with -no-hs-main: the C main sets rts_opts_enabled.
-GHC_FLAGS := -O -threaded -eventlog -no-hs-main -Iinclude
+# GHC < 9.4 links an eventlog-capable RTS only with -eventlog; later versions
+# always do and warn about the flag. -rtsopts has no effect with
+# -no-hs-main: the C main sets rts_opts_enabled.
+HC_VERSION := $(shell $(HC) --numeric-version)
+EVENTLOG_FLAG := $(shell echo $(HC_VERSION) | awk -F. '{ if ($$1 * 100 + $$2 < 904) print "-eventlog" }')
+GHC_FLAGS := -O -threaded $(EVENTLOG_FLAG) -no-hs-main -Iinclude
 FIBBER := $(BUILD)/fibber-c-main
 PROBE := $(BUILD)/probe
 PROBE_LATE := $(BUILD)/probe-late
@@ -74,23 +93,27 @@ $(LIB): $(CBITS_OBJ) $(RTS_OBJ)
 	ar rcs $@ $(BUILD)/obj/eventlog-socket.o
 
 $(FIBBER): examples/fibber-c-main/app/Main.hs examples/fibber-c-main/cbits/fibber-c-main.c $(LIB)
-	$(GHC) $(GHC_FLAGS) -outputdir $(BUILD)/hs/fibber -o $@ \
+	@mkdir -p $(dir $@)
+	$(HC) $(GHC_FLAGS) -outputdir $(BUILD)/hs/fibber -o $@ \
 	    examples/fibber-c-main/app/Main.hs examples/fibber-c-main/cbits/fibber-c-main.c \
 	    $(LIB) $(UV_LIBS)
 
 # The test program shares fibber's C main: it is exactly what a user writes.
 $(PROBE): tests/probe/Main.hs examples/fibber-c-main/cbits/fibber-c-main.c $(LIB)
-	$(GHC) $(GHC_FLAGS) -outputdir $(BUILD)/hs/probe -o $@ \
+	@mkdir -p $(dir $@)
+	$(HC) $(GHC_FLAGS) -outputdir $(BUILD)/hs/probe -o $@ \
 	    tests/probe/Main.hs examples/fibber-c-main/cbits/fibber-c-main.c $(LIB) $(UV_LIBS)
 
 # The same program started with the RTS's own file writer, for
 # eventlog_socket_start_unix.
 $(PROBE_LATE): tests/probe/Main.hs tests/probe/late-main.c $(LIB)
-	$(GHC) $(GHC_FLAGS) -outputdir $(BUILD)/hs/probe-late -o $@ \
+	@mkdir -p $(dir $@)
+	$(HC) $(GHC_FLAGS) -outputdir $(BUILD)/hs/probe-late -o $@ \
 	    tests/probe/Main.hs tests/probe/late-main.c $(LIB) $(UV_LIBS)
 
 $(CHECKER): tests/checker/Main.hs
-	$(GHC) -O -Wall -outputdir $(BUILD)/hs/checker -o $@ $<
+	@mkdir -p $(dir $@)
+	$(HC) -O -Wall -outputdir $(BUILD)/hs/checker -o $@ $<
 
 # Unit tests build the cbits sources directly (no GHC, no RTS).
 $(BUILD)/unit/%: tests/unit/%.c tests/unit/tap.h $(CBITS_SRC)
@@ -112,6 +135,10 @@ integration-test: $(FIBBER) $(PROBE) $(PROBE_LATE) $(CHECKER)
 
 check: $(LIB) $(FIBBER) $(PROBE) $(PROBE_LATE) $(CHECKER) $(UNIT_BIN) $(UNIT_ASAN_BIN)
 	@tests/run-all.sh $(BUILD)
+
+# Record this GHC's eventlog fixture for the unit tests.
+fixtures: $(CHECKER)
+	tests/fixtures/make-fixtures.sh $(BUILD)
 
 demo: $(FIBBER)
 	@scripts/demo.sh $(BUILD)

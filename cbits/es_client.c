@@ -17,6 +17,7 @@ static void on_client_closed(uv_handle_t *h) {
     s->nclients--;
     es_store_unref(&s->store, c->cursor);
     free(c);
+    es_server_update_tick(s);
     es_server_maybe_finish(s);
 }
 
@@ -203,5 +204,6 @@ void es_client_accept(struct es_server *s) {
     s->first_client = true;
     uv_cond_broadcast(&s->state_cond);
     uv_mutex_unlock(&s->state_lock);
+    es_server_update_tick(s);
     es_client_pump(c);
 }

@@ -4,6 +4,7 @@
 #include "eventlog_socket.h"
 #include "es_log.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <strings.h>
 
@@ -27,6 +28,18 @@ int es_config_parse_bool(const char *value, bool *out) {
     return EVENTLOG_SOCKET_EINVAL;
 }
 
+int es_config_parse_ms(const char *value, int *out) {
+    if (value == NULL || value[0] < '0' || value[0] > '9')
+        return EVENTLOG_SOCKET_EINVAL;
+    char *end;
+    errno = 0;
+    long v = strtol(value, &end, 10);
+    if (errno != 0 || *end != '\0' || v > 60000)
+        return EVENTLOG_SOCKET_EINVAL;
+    *out = (int)v;
+    return 0;
+}
+
 /* An unset and an empty variable mean the same: not configured. */
 static const char *env(const char *name) {
     const char *v = getenv(name);
@@ -40,6 +53,14 @@ int es_config_from_env(struct es_env_config *out) {
     const char *wait = getenv("GHC_EVENTLOG_WAIT");
     if (es_config_parse_bool(wait, &out->wait) != 0) {
         es_log("GHC_EVENTLOG_WAIT=\"%s\" is not a yes/no value (use 1 or 0)", wait);
+        return EVENTLOG_SOCKET_EINVAL;
+    }
+    out->flush_ms = -1;
+    const char *flush = env("GHC_EVENTLOG_FLUSH_INTERVAL_MS");
+    if (flush && es_config_parse_ms(flush, &out->flush_ms) != 0) {
+        es_log("GHC_EVENTLOG_FLUSH_INTERVAL_MS=\"%s\" is not a number of milliseconds from 0 "
+               "(off) to 60000",
+               flush);
         return EVENTLOG_SOCKET_EINVAL;
     }
     if (out->unix_path && (out->inet_port || out->inet_host)) {

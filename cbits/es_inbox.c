@@ -46,6 +46,13 @@ bool es_inbox_push(struct es_inbox *in, const void *buf, size_t len, uv_async_t 
     return true;
 }
 
+void es_inbox_wake(struct es_inbox *in, uv_async_t *wake) {
+    uv_mutex_lock(&in->lock);
+    if (in->open)
+        uv_async_send(wake);
+    uv_mutex_unlock(&in->lock);
+}
+
 struct es_chunk *es_inbox_take(struct es_inbox *in) {
     uv_mutex_lock(&in->lock);
     struct es_chunk *c = in->head;

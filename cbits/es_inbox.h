@@ -27,6 +27,10 @@ void es_inbox_destroy(struct es_inbox *in);
  * or the inbox is closed); the loss is counted. */
 bool es_inbox_push(struct es_inbox *in, const void *buf, size_t len, uv_async_t *wake);
 
+/* Wake the loop through `wake` unless the inbox is closed (the loop may
+ * then have closed `wake`). Any thread. */
+void es_inbox_wake(struct es_inbox *in, uv_async_t *wake);
+
 /* Take all pending chunks, oldest first, linked by next. Loop thread. */
 struct es_chunk *es_inbox_take(struct es_inbox *in);
 

@@ -110,6 +110,44 @@ static void on_wake(uv_async_t *h) {
     }
     if (atomic_load(&s->stop_requested) && !s->stopping)
         begin_stop(s);
+    es_server_update_tick(s);
+}
+
+/* ---- periodic tick (the RTS flush on GHC >= 9.2) ------------------------ */
+
+static void on_tick(uv_timer_t *t) {
+    struct es_server *s = t->data;
+    uv_mutex_lock(&s->state_lock);
+    es_tick_fn fn = s->tick_fn;
+    void *ctx = s->tick_ctx;
+    uv_mutex_unlock(&s->state_lock);
+    if (fn != NULL && !s->stopping)
+        fn(ctx);
+}
+
+void es_server_update_tick(struct es_server *s) {
+    uv_mutex_lock(&s->state_lock);
+    bool want = s->tick_fn != NULL && s->tick_ms > 0;
+    unsigned ms = s->tick_ms;
+    uv_mutex_unlock(&s->state_lock);
+    want = want && s->nclients > 0 && !s->stopping;
+    if (want && !s->tick_active) {
+        uv_timer_start(&s->tick, on_tick, ms, ms);
+        s->tick_active = true;
+    } else if (!want && s->tick_active) {
+        uv_timer_stop(&s->tick);
+        s->tick_active = false;
+    }
+}
+
+void es_server_set_tick(struct es_server *s, es_tick_fn fn, void *ctx, unsigned interval_ms) {
+    uv_mutex_lock(&s->state_lock);
+    s->tick_fn = fn;
+    s->tick_ctx = ctx;
+    s->tick_ms = interval_ms;
+    uv_mutex_unlock(&s->state_lock);
+    /* The loop thread picks the change up when it wakes. */
+    es_inbox_wake(&s->inbox, &s->wake);
 }
 
 /* ---- stopping --------------------------------------------------------- */
@@ -124,6 +162,7 @@ void es_server_maybe_finish(struct es_server *s) {
     s->finished = true;
     uv_close((uv_handle_t *)&s->wake, on_handle_closed);
     uv_close((uv_handle_t *)&s->linger, on_handle_closed);
+    uv_close((uv_handle_t *)&s->tick, on_handle_closed);
 }
 
 static void on_linger_timeout(uv_timer_t *t) {
@@ -140,6 +179,7 @@ static void on_linger_timeout(uv_timer_t *t) {
 
 static void begin_stop(struct es_server *s) {
     s->stopping = true;
+    es_server_update_tick(s);
     /* Nothing more is accepted from the RTS; take what raced with us. */
     es_inbox_close(&s->inbox);
     for (struct es_chunk *c = es_inbox_take(&s->inbox), *next; c != NULL; c = next) {
@@ -200,9 +240,10 @@ static int start(struct es_server *s, struct es_server **out) {
         close(s->addr.fd);
         return r;
     }
-    s->wake.data = s->linger.data = s->listener.handle.data = s;
+    s->wake.data = s->linger.data = s->tick.data = s->listener.handle.data = s;
     uv_async_init(&s->loop, &s->wake, on_wake);
     uv_timer_init(&s->loop, &s->linger);
+    uv_timer_init(&s->loop, &s->tick);
     r = s->is_unix ? uv_pipe_init(&s->loop, &s->listener.pipe, 0)
                    : uv_tcp_init(&s->loop, &s->listener.tcp);
     if (r == 0) {
@@ -234,6 +275,7 @@ static int start(struct es_server *s, struct es_server **out) {
         uv_close(&s->listener.handle, NULL);
         uv_close((uv_handle_t *)&s->wake, NULL);
         uv_close((uv_handle_t *)&s->linger, NULL);
+        uv_close((uv_handle_t *)&s->tick, NULL);
         uv_run(&s->loop, UV_RUN_DEFAULT);
         free_server(s);
         return r;

@@ -28,11 +28,16 @@ void es_server_config_defaults(struct es_server_config *cfg);
 /* Called on the loop thread for every known control command a client sends. */
 typedef void (*es_command_fn)(uint8_t cmd, void *ctx);
 
+/* Called on the loop thread every interval while clients are connected. */
+typedef void (*es_tick_fn)(void *ctx);
+
 struct es_server {
     struct es_server_config cfg;
     uv_loop_t loop;
     uv_async_t wake;
     uv_timer_t linger;
+    uv_timer_t tick;
+    bool tick_active;
     union {
         uv_handle_t handle;
         uv_stream_t stream;
@@ -69,6 +74,9 @@ struct es_server {
     uv_cond_t state_cond;
     bool first_client;
     bool stopped;
+    es_tick_fn tick_fn;
+    void *tick_ctx;
+    unsigned tick_ms;
 };
 
 /* Create a server listening on a Unix socket or TCP, and start its loop
@@ -91,6 +99,13 @@ void es_server_stop(struct es_server *s);
 
 /* Free a stopped server. Only once no other thread can reach it. */
 void es_server_free(struct es_server *s);
+
+/* Call `fn` on the loop thread every `interval_ms` while at least one client
+ * is connected (0 or NULL: never). Any thread. */
+void es_server_set_tick(struct es_server *s, es_tick_fn fn, void *ctx, unsigned interval_ms);
+
+/* Loop thread: start or stop the tick timer to match the current state. */
+void es_server_update_tick(struct es_server *s);
 
 /* Block until the first client connects (0) or the server stops
  * (EVENTLOG_SOCKET_ESTOPPED). */

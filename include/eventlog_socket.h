@@ -59,6 +59,7 @@ extern "C" {
 #define EVENTLOG_SOCKET_ENAMETOOLONG (-ENAMETOOLONG)
 #define EVENTLOG_SOCKET_EADDRINUSE   (-EADDRINUSE)
 #define EVENTLOG_SOCKET_EALREADY     (-EALREADY)
+#define EVENTLOG_SOCKET_ENOTSUP      (-ENOTSUP)
 /* The Unix socket path exists and is not a socket; it was left untouched. */
 #define EVENTLOG_SOCKET_ENOTSOCKET (-30001)
 /* No socket was configured (no init call, or no environment variable). */
@@ -104,10 +105,20 @@ EVENTLOG_SOCKET_API int eventlog_socket_init_tcp(const char *host, const char *p
  *   GHC_EVENTLOG_INET_HOST / _PORT    serve on TCP (host defaults to 127.0.0.1)
  *   GHC_EVENTLOG_WAIT                 1/true/yes: block until a client connects
  *                                     0/false/no or unset: do not wait
+ *   GHC_EVENTLOG_FLUSH_INTERVAL_MS    see eventlog_socket_set_flush_interval_ms
  * Returns EVENTLOG_SOCKET_ENOTCONFIGURED when neither a path nor a port is
  * set, EVENTLOG_SOCKET_EINVAL (with a log line naming the variable) for an
  * invalid value or when both a path and a port are set. */
 EVENTLOG_SOCKET_API int eventlog_socket_init_from_env(void);
+
+/* How often the RTS's eventlog buffers are flushed while clients are
+ * connected, so that events reach them promptly even when the program is
+ * quiet: default 100 ms, 0 turns it off, at most 60000. GHC >= 9.2 only, and
+ * only for programs started through eventlog_socket_hs_main (which can stop
+ * flushing safely before shutdown); on GHC 9.0, which cannot flush, a
+ * non-zero value returns EVENTLOG_SOCKET_ENOTSUP. Thread-safe; takes effect
+ * at once. */
+EVENTLOG_SOCKET_API int eventlog_socket_set_flush_interval_ms(unsigned ms);
 
 /* The TCP port the library listens on (useful after asking for port "0"),
  * or a negative error code when it does not listen on TCP. Thread-safe. */

@@ -7,6 +7,8 @@
 
 struct es_rts es_rts = {
     .control_lock = PTHREAD_MUTEX_INITIALIZER,
+    .flush_lock = PTHREAD_MUTEX_INITIALIZER,
+    .flush_ms = -1,
 };
 
 void es_rts_on_command(uint8_t cmd, void *ctx) {
@@ -79,6 +81,9 @@ int eventlog_socket_init_from_env(void) {
     int r = es_config_from_env(&cfg);
     if (r < 0)
         return r;
+    if (cfg.flush_ms >= 0 &&
+        (r = eventlog_socket_set_flush_interval_ms((unsigned)cfg.flush_ms)) < 0)
+        return r;
     return init_and_wait(cfg.unix_path, cfg.inet_host, cfg.inet_port, cfg.wait);
 }
 
@@ -101,10 +106,30 @@ int eventlog_socket_last_error(void) {
     return s ? atomic_load(&s->last_error) : 0;
 }
 
+int eventlog_socket_set_flush_interval_ms(unsigned ms) {
+    if (ms > 60000)
+        return EVENTLOG_SOCKET_EINVAL;
+#if __GLASGOW_HASKELL__ < 902
+    if (ms > 0) {
+        es_log("GHC %d.%d cannot flush its eventlog buffers; events arrive when a buffer "
+               "fills and at exit",
+               __GLASGOW_HASKELL__ / 100, __GLASGOW_HASKELL__ % 100);
+        return EVENTLOG_SOCKET_ENOTSUP;
+    }
+#endif
+    pthread_mutex_lock(&es_rts.flush_lock);
+    es_rts.flush_ms = (int)ms;
+    pthread_mutex_unlock(&es_rts.flush_lock);
+    es_rts_flush_update();
+    return 0;
+}
+
 /* Switch a running RTS from its current writer (if any) to ours. */
 static int switch_writer(int r, bool wait) {
     if (r < 0)
         return r;
+    /* No periodic flush may run while event logging stops and starts. */
+    pthread_mutex_lock(&es_rts.flush_lock);
     if (eventLogStatus() == EVENTLOG_NOT_SUPPORTED) {
         r = EVENTLOG_SOCKET_ENOEVENTLOG;
     } else {
@@ -113,6 +138,7 @@ static int switch_writer(int r, bool wait) {
         if (!startEventLogging(&SocketEventLogWriter))
             r = EVENTLOG_SOCKET_ENOEVENTLOG;
     }
+    pthread_mutex_unlock(&es_rts.flush_lock);
     if (r < 0) {
         struct es_server *s = atomic_exchange(&es_rts.server, NULL);
         es_server_stop(s);

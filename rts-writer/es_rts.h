@@ -7,6 +7,13 @@
 #include "eventlog_socket.h"
 #include "es_server.h"
 
+/* Rts.h does not define the GHC version; without this header every
+ * `#if __GLASGOW_HASKELL__ >= 902` would silently take the 9.0 path. */
+#include <ghcversion.h>
+#if !defined(__GLASGOW_HASKELL__) || __GLASGOW_HASKELL__ < 900
+#error "eventlog-socket needs GHC >= 9.0's ghcversion.h"
+#endif
+
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -26,6 +33,13 @@ struct es_rts {
     bool ready;
     uint8_t pending_profiling; /* 0, or the last start/stop command */
     bool pending_census;
+
+    /* Periodic RTS flushes (GHC >= 9.2). flush_lock is held for the whole
+     * of each flush, so clearing flush_allowed under it also waits for a
+     * flush in progress to end. */
+    pthread_mutex_t flush_lock;
+    bool flush_allowed; /* from eventlog_socket_hs_main's start to hs_exit */
+    int flush_ms;       /* the interval; -1 for the default */
 };
 
 extern struct es_rts es_rts;
@@ -33,6 +47,18 @@ extern struct es_rts es_rts;
 /* Apply one control command to the RTS now (heap_control.c). Thread-safe;
  * without a heap profiling mode (-h) it does nothing. */
 void es_rts_heap_control(uint8_t cmd);
+
+/* Start flushing the RTS's buffers periodically while clients are connected
+ * (flush.c). Only eventlog_socket_hs_main calls it, because only it can
+ * guarantee that flushing stops before shutdown begins. No-op before 9.2. */
+void es_rts_flush_enable(void);
+
+/* Stop flushing; waits for a flush in progress. Any thread except the loop
+ * thread; must run before hs_exit shuts the RTS down. */
+void es_rts_flush_disable(void);
+
+/* Apply a new interval to a running flush timer. */
+void es_rts_flush_update(void);
 
 /* The loop thread's command callback (api.c). */
 void es_rts_on_command(uint8_t cmd, void *ctx);

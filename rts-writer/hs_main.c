@@ -2,9 +2,24 @@
  * library ready once the RTS is up, so a custom C main stays short. */
 #include "es_rts.h"
 
+/* The program's own exit hook, called after ours. */
+static void (*user_exit_hook)(void);
+
+/* The RTS calls this first thing in hs_exit, on every way out (main
+ * returning, exitWith, an uncaught exception): periodic flushing must end
+ * before the RTS starts shutting down. */
+static void exit_hook(void) {
+    es_rts_flush_disable();
+    if (user_exit_hook != NULL)
+        user_exit_hook();
+}
+
 int eventlog_socket_hs_main(int argc, char *argv[], RtsConfig conf, StgClosure *main_closure) {
+    user_exit_hook = conf.onExitHook;
+    conf.onExitHook = exit_hook;
     hs_init_ghc(&argc, &argv, conf);
     eventlog_socket_ready();
+    es_rts_flush_enable();
 
     Capability *cap = rts_lock();
     rts_evalLazyIO(&cap, main_closure, NULL);

@@ -3,7 +3,7 @@
 # that executed nothing is visible.
 set -u
 build=${1:-build}
-pass=0 fail=0
+pass=0 fail=0 skip=0
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 suite() {
@@ -11,11 +11,12 @@ suite() {
     echo "=== $name"
     "$@" 2>&1 | tee "$out"
     local rc=${PIPESTATUS[0]}
-    local p f
-    p=$(grep -c '^ok ' "$out")
+    local p f k
+    p=$(grep '^ok ' "$out" | grep -vc '# SKIP')
+    k=$(grep '^ok ' "$out" | grep -c '# SKIP')
     f=$(grep -c '^not ok' "$out")
     if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
-    pass=$((pass + p)); fail=$((fail + f))
+    pass=$((pass + p)); fail=$((fail + f)); skip=$((skip + k))
 }
 suite "unit tests (plain and ASan/UBSan)" tests/run-unit.sh "$build"
 suite "exported symbols" tests/check-symbols.sh "$build/libeventlog-socket.a"
@@ -32,5 +33,5 @@ format_check() {
 }
 suite "formatting" format_check
 suite "integration tests (GHC $(ghc --numeric-version))" python3 tests/integration/run.py --build "$build"
-echo "check: $pass passed, $fail failed"
+echo "check: $pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]

@@ -24,6 +24,15 @@ class TestFailure(Exception):
     pass
 
 
+class Skip(Exception):
+    """The test cannot apply here (for instance to this GHC version)."""
+
+
+def note(message):
+    """A diagnostic line shown with the test's result."""
+    print("# " + message, flush=True)
+
+
 def expect(cond, message):
     if not cond:
         raise TestFailure(message)

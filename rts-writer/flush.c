@@ -1,0 +1,61 @@
+/* Periodic RTS flushes, for a live stream on GHC >= 9.2.
+ *
+ * The RTS hands a capability's events to the writer only when its buffer
+ * fills, unless something flushes. The RTS's own --eventlog-flush-interval
+ * stops while the program is idle, exactly when a quiet program's last
+ * events are waiting; so while clients are connected the loop thread calls
+ * flushEventLog(NULL) itself, every flush interval.
+ *
+ * flushEventLog must never run inside a writer callback (it is called from
+ * the loop thread's timer, never from one), concurrently with
+ * startEventLogging/endEventLogging, or once hs_exit has begun (GHC #27082,
+ * #26573). Flushing is therefore only allowed between
+ * eventlog_socket_hs_main's start and the onExitHook it installs, which the
+ * RTS calls first thing in hs_exit; each flush runs under flush_lock, so
+ * disabling waits for a flush in progress. The thread calling hs_exit holds
+ * no capability then (a safe foreign call, or after rts_unlock), so the
+ * flush's stop-the-world can finish while it waits.
+ *
+ * GHC 9.0 has no public flush: nothing here does anything. */
+#include "es_rts.h"
+
+#include "es_config.h"
+
+#if __GLASGOW_HASKELL__ >= 902
+static void flush_tick(void *ctx) {
+    (void)ctx;
+    pthread_mutex_lock(&es_rts.flush_lock);
+    if (es_rts.flush_allowed)
+        flushEventLog(NULL);
+    pthread_mutex_unlock(&es_rts.flush_lock);
+}
+
+static unsigned interval_ms(void) {
+    return es_rts.flush_ms < 0 ? ES_DEFAULT_FLUSH_MS : (unsigned)es_rts.flush_ms;
+}
+#endif
+
+void es_rts_flush_update(void) {
+#if __GLASGOW_HASKELL__ >= 902
+    struct es_server *s = atomic_load(&es_rts.server);
+    pthread_mutex_lock(&es_rts.flush_lock);
+    bool allowed = es_rts.flush_allowed;
+    pthread_mutex_unlock(&es_rts.flush_lock);
+    if (s != NULL)
+        es_server_set_tick(s, allowed ? flush_tick : NULL, NULL, allowed ? interval_ms() : 0);
+#endif
+}
+
+void es_rts_flush_enable(void) {
+    pthread_mutex_lock(&es_rts.flush_lock);
+    es_rts.flush_allowed = true;
+    pthread_mutex_unlock(&es_rts.flush_lock);
+    es_rts_flush_update();
+}
+
+void es_rts_flush_disable(void) {
+    pthread_mutex_lock(&es_rts.flush_lock);
+    es_rts.flush_allowed = false;
+    pthread_mutex_unlock(&es_rts.flush_lock);
+    es_rts_flush_update();
+}

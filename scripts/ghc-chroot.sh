@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# Run make targets of this repository with another GHC, inside a Debian
+# chroot that has it:
+#
+#   scripts/ghc-chroot.sh 9.6  check     # Debian trixie: GHC 9.6.6
+#   scripts/ghc-chroot.sh 9.10 check     # Debian sid:    GHC 9.10.3
+#
+# The chroot is made with `debootstrap --variant=minbase`, then the
+# toolchain is installed inside it with apt-get. It is cached under
+# $ES_CHROOT_CACHE (default /var/cache/eventlog-socket), reused while it is
+# complete and fresh, and rebuilt when it is missing, half-built, older than
+# 14 days or made with another package list. The package mirror is the one
+# the host's apt uses. The repository is bind-mounted at /src, and the build
+# goes to build/ghc-VERSION, so host and chroot builds never mix. Every mount
+# is undone when this script ends, however it ends. Needs root.
+set -euo pipefail
+
+version=${1:?usage: ghc-chroot.sh 9.6|9.10 [make target...]}
+shift
+case "$version" in
+9.6) suite=trixie ;;
+9.10) suite=sid ;;
+*)
+    echo "ghc-chroot.sh: no Debian suite known for GHC $version (use 9.6 or 9.10)" >&2
+    exit 2
+    ;;
+esac
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=(check)
+
+if [ "$(id -u)" -ne 0 ]; then
+    echo "ghc-chroot.sh: needs root (debootstrap, chroot, mount)" >&2
+    exit 1
+fi
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+cache=${ES_CHROOT_CACHE:-/var/cache/eventlog-socket}
+root=$cache/ghc-$suite
+stamp=$root/.eventlog-socket-complete
+packages="ghc libuv1-dev libghc-ghc-events-dev netcat-openbsd pkg-config python3 make gcc binutils"
+max_age_days=14
+
+log() { echo "ghc-chroot[$version]: $*"; }
+
+# The host's Debian mirror, from apt's deb822 sources or the classic list.
+host_mirror() {
+    local uri
+    uri=$(awk '/^URIs:/ { print $2; exit }' /etc/apt/sources.list.d/*.sources 2>/dev/null |
+        grep -v security | head -n 1 || true)
+    if [ -z "$uri" ] && [ -f /etc/apt/sources.list ]; then
+        uri=$(awk '$1 == "deb" && $0 !~ /security/ { print ($2 ~ /^\[/ ? $3 : $2); exit }' \
+            /etc/apt/sources.list)
+    fi
+    if [ -z "$uri" ]; then
+        echo "ghc-chroot.sh: cannot find the host's Debian mirror in /etc/apt" >&2
+        exit 1
+    fi
+    echo "$uri"
+}
+
+fresh() {
+    [ -f "$stamp" ] || return 1
+    [ "$(head -n 1 "$stamp")" = "$suite $packages" ] || return 1
+    [ -z "$(find "$stamp" -mtime +"$max_age_days")" ] || return 1
+}
+
+mounts=()
+unmount_all() {
+    local i
+    for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do
+        umount -R "${mounts[$i]}" 2>/dev/null || umount -R -l "${mounts[$i]}" 2>/dev/null || true
+    done
+    mounts=()
+}
+trap unmount_all EXIT
+trap 'unmount_all; exit 130' INT TERM
+
+# Undo every mount under DIR, deepest first: a run that was killed leaves
+# its mounts behind.
+unmount_under() {
+    local m
+    for m in $(awk -v d="$1/" 'index($2, d) == 1 { print $2 }' /proc/self/mounts | sort -r); do
+        umount -R "$m" 2>/dev/null || umount -R -l "$m" 2>/dev/null || true
+    done
+}
+
+# Remove a chroot directory, never through a mount: removing through a bind
+# mount of the repository (or /dev) would destroy it.
+safe_remove() {
+    local dir=$1
+    [ -e "$dir" ] || return 0
+    unmount_under "$dir"
+    if awk -v d="$dir/" 'index($2, d) == 1 { found = 1 } END { exit !found }' /proc/self/mounts; then
+        echo "ghc-chroot.sh: $dir still has mounts inside; not removing it" >&2
+        exit 1
+    fi
+    rm -rf --one-file-system "$dir"
+}
+
+mount_into() { # mount_into ROOT
+    local r=$1
+    mount -t proc proc "$r/proc" && mounts+=("$r/proc")
+    mount --rbind /dev "$r/dev" && mount --make-rslave "$r/dev" && mounts+=("$r/dev")
+}
+
+in_chroot() { # in_chroot ROOT COMMAND
+    chroot "$1" /usr/bin/env -i HOME=/root PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 \
+        DEBIAN_FRONTEND=noninteractive CI="${CI:-}" bash -c "$2"
+}
+
+build_chroot() {
+    command -v debootstrap >/dev/null 2>&1 || {
+        log "installing debootstrap"
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null
+    }
+    local mirror new=$root.new
+    mirror=$(host_mirror)
+    log "building the $suite chroot in $root (mirror $mirror)"
+    safe_remove "$new"
+    mkdir -p "$cache"
+    debootstrap --variant=minbase "$suite" "$new" "$mirror" >"$cache/debootstrap-$suite.log" 2>&1 || {
+        echo "ghc-chroot.sh: debootstrap failed; see $cache/debootstrap-$suite.log" >&2
+        tail -n 5 "$cache/debootstrap-$suite.log" >&2
+        exit 1
+    }
+    cp /etc/resolv.conf "$new/etc/resolv.conf"
+    # The mirror may serve a frozen snapshot of the archive; sid's Release
+    # file carries a Valid-Until date that such a snapshot outlives.
+    echo 'Acquire::Check-Valid-Until "false";' >"$new/etc/apt/apt.conf.d/99eventlog-socket"
+    mount_into "$new"
+    in_chroot "$new" "apt-get update -qq && apt-get install -y -qq --no-install-recommends $packages" \
+        >"$cache/apt-$suite.log" 2>&1 || {
+        echo "ghc-chroot.sh: installing the toolchain failed; see $cache/apt-$suite.log" >&2
+        tail -n 5 "$cache/apt-$suite.log" >&2
+        exit 1
+    }
+    unmount_all
+    echo "$suite $packages" >"$new/.eventlog-socket-complete"
+    safe_remove "$root"
+    mv "$new" "$root"
+}
+
+mkdir -p "$cache"
+exec 9>"$cache/.lock-$suite"
+flock 9 # one build or run per chroot at a time
+if fresh; then
+    log "using the cached $suite chroot"
+else
+    started=$(date +%s)
+    build_chroot
+    log "chroot ready in $(($(date +%s) - started)) s"
+fi
+
+unmount_under "$root"
+mount_into "$root"
+mkdir -p "$root/src"
+mount --bind "$repo" "$root/src" && mounts+=("$root/src")
+log "GHC $(in_chroot "$root" 'ghc --numeric-version'): make ${targets[*]}"
+set +e
+in_chroot "$root" "cd /src && make ${targets[*]} BUILD=build/ghc-$version"
+rc=$?
+set -e
+exit $rc
