@@ -1,6 +1,5 @@
 #include "es_chunk.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,12 +7,12 @@ struct es_chunk *es_chunk_new(const void *data, size_t len) {
     struct es_chunk *c = malloc(sizeof *c + len);
     if (c == NULL)
         return NULL;
-    c->next = NULL;
+    c->next = c->prev = NULL;
     c->refs = 1;
     c->flags = 0;
     c->end_offset = 0;
     c->len = len;
-    if (len > 0)
+    if (data != NULL && len > 0)
         memcpy(c->data, data, len);
     return c;
 }
@@ -22,25 +21,28 @@ void es_chunk_free(struct es_chunk *c) {
     free(c);
 }
 
-int es_store_init(struct es_store *s, size_t retain_limit) {
+void es_store_init(struct es_store *s, size_t retain_limit) {
     memset(s, 0, sizeof *s);
-    s->tail = es_chunk_new(NULL, 0);
-    if (s->tail == NULL)
-        return -ENOMEM;
-    /* The sentinel is both the tail and the retention point. */
-    s->retained = es_store_ref(s->tail);
+    s->retaining = true;
     s->retain_limit = retain_limit;
-    return 0;
 }
 
 void es_store_destroy(struct es_store *s) {
-    if (s->retained)
-        es_store_unref(s, s->retained);
+    /* Whatever still holds chunks is going away with the store. */
+    for (struct es_chunk *c = s->head, *next; c != NULL; c = next) {
+        next = c->next;
+        free(c);
+    }
     if (s->header)
-        es_store_unref(s, s->header);
-    if (s->tail)
-        es_store_unref(s, s->tail);
-    s->retained = s->header = s->tail = NULL;
+        es_store_release(s, s->header);
+    s->head = s->tail = s->header = NULL;
+    s->bytes_held = s->linked_bytes = 0;
+}
+
+void es_store_adopt(struct es_store *s, const struct es_chunk *c) {
+    s->bytes_held += c->len;
+    if (s->bytes_held > s->peak_bytes)
+        s->peak_bytes = s->bytes_held;
 }
 
 struct es_chunk *es_store_ref(struct es_chunk *c) {
@@ -48,59 +50,78 @@ struct es_chunk *es_store_ref(struct es_chunk *c) {
     return c;
 }
 
-void es_store_unref(struct es_store *s, struct es_chunk *c) {
-    /* Iterative, so a long chain behind the last reference cannot overflow
-     * the stack. */
-    while (c != NULL && --c->refs == 0) {
+void es_store_release(struct es_store *s, struct es_chunk *c) {
+    if (c == NULL || --c->refs > 0)
+        return;
+    if (c->flags & ES_CHUNK_LINKED) {
+        if (c->prev)
+            c->prev->next = c->next;
+        else
+            s->head = c->next;
+        if (c->next)
+            c->next->prev = c->prev;
+        else
+            s->tail = c->prev;
+        s->linked_bytes -= c->len;
+    }
+    s->bytes_held -= c->len;
+    free(c);
+}
+
+void es_store_release_range(struct es_store *s, struct es_chunk *first, struct es_chunk *last) {
+    for (struct es_chunk *c = first;;) {
+        /* Read the successor first: releasing may free c. */
         struct es_chunk *next = c->next;
-        s->bytes_held -= c->len;
-        free(c);
+        bool done = c == last;
+        es_store_release(s, c);
+        if (done || next == NULL)
+            return;
         c = next;
     }
 }
 
-static void account(struct es_store *s, const struct es_chunk *c) {
-    s->bytes_held += c->len;
-    if (s->bytes_held > s->peak_bytes)
-        s->peak_bytes = s->bytes_held;
-}
-
 void es_store_set_header(struct es_store *s, struct es_chunk *c) {
-    account(s, c);
+    es_store_adopt(s, c);
     if (s->header)
-        es_store_unref(s, s->header);
+        es_store_release(s, s->header);
     s->header = c;
 }
 
-void es_store_append(struct es_store *s, struct es_chunk *c) {
-    struct es_chunk *old = s->tail;
-    c->end_offset = old->end_offset + c->len;
-    account(s, c);
-    old->next = c; /* the caller's reference moves to old->next */
-    s->tail = es_store_ref(c);
-    es_store_unref(s, old);
-
-    if (s->retained == NULL)
-        return;
-    /* Drop the oldest retained chunks while over the limit, but keep the
-     * newest chunk even if it alone exceeds it. The retention point is the
-     * chunk before the oldest kept one, so the store holds at most the limit
-     * plus that one chunk. */
-    while (es_store_behind(s, s->retained) > s->retain_limit && s->retained->next != s->tail) {
-        struct es_chunk *prev = s->retained;
-        struct es_chunk *gone = prev->next;
-        s->retain_dropped_chunks++;
-        s->retain_dropped_bytes += gone->len;
-        s->retained = es_store_ref(gone);
-        es_store_unref(s, prev);
+struct es_chunk *es_store_append(struct es_store *s, struct es_chunk *c, unsigned holders) {
+    s->end_offset += c->len;
+    c->end_offset = s->end_offset;
+    c->refs = holders + (s->retaining ? 1 : 0);
+    es_store_adopt(s, c);
+    if (c->refs == 0) {
+        s->bytes_held -= c->len;
+        free(c);
+        return NULL;
     }
+    c->flags |= ES_CHUNK_LINKED;
+    c->prev = s->tail;
+    c->next = NULL;
+    if (s->tail)
+        s->tail->next = c;
+    else
+        s->head = c;
+    s->tail = c;
+    s->linked_bytes += c->len;
+
+    /* Before any client: drop the oldest kept chunks beyond the limit, but
+     * keep the newest even if it alone exceeds it. (Before any client, the
+     * store is the only holder of every chunk.) */
+    while (s->retaining && s->linked_bytes > s->retain_limit && s->head != s->tail) {
+        s->retain_dropped_chunks++;
+        s->retain_dropped_bytes += s->head->len;
+        es_store_release(s, s->head);
+    }
+    return c;
 }
 
 struct es_chunk *es_store_join(struct es_store *s) {
-    if (s->retained != NULL) {
-        struct es_chunk *c = s->retained;
-        s->retained = NULL;
-        return c;
+    if (s->retaining) {
+        s->retaining = false;
+        return s->head; /* the store's references become the client's */
     }
-    return es_store_ref(s->tail);
+    return NULL;
 }

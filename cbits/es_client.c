@@ -3,7 +3,9 @@
 #include "es_log.h"
 #include "es_server.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static void on_client_closed(uv_handle_t *h) {
     struct es_client *c = h->data;
@@ -15,8 +17,12 @@ static void on_client_closed(uv_handle_t *h) {
     if (c->next)
         c->next->prev = c->prev;
     s->nclients--;
-    es_store_unref(&s->store, c->cursor);
+    atomic_store(&s->counters.clients_connected, s->nclients);
+    if (c->next_chunk)
+        es_store_release_range(&s->store, c->next_chunk, s->store.tail);
+    es_store_release(&s->store, c->defs);
     free(c);
+    es_server_publish(s);
     es_server_update_tick(s);
     es_server_maybe_finish(s);
 }
@@ -38,31 +44,82 @@ static void on_shutdown(uv_shutdown_t *req, int status) {
 /* Everything the client will ever get has been handed to the socket. */
 static bool caught_up(const struct es_client *c) {
     const struct es_store *st = &c->server->store;
-    return !c->writing && (c->header_sent || st->header == NULL) && c->cursor == st->tail;
+    return !c->writing && (c->header_sent || st->header == NULL) && c->defs == NULL &&
+           c->gap_chunks == 0 && c->next_chunk == NULL;
+}
+
+uint64_t es_client_droppable(const struct es_client *c) {
+    if (c->next_chunk == NULL)
+        return 0;
+    uint64_t from = es_chunk_start(c->next_chunk);
+    if (from < c->joined_at)
+        from = c->joined_at; /* a first client's backlog is not held against it */
+    uint64_t end = c->server->store.end_offset;
+    return end > from ? end - from : 0;
+}
+
+void es_client_on_append(struct es_client *c, struct es_chunk *chunk) {
+    if (c->next_chunk == NULL)
+        c->next_chunk = chunk;
 }
 
 static void on_write(uv_write_t *req, int status) {
     struct es_client *c = req->data;
-    struct es_store *st = &c->server->store;
+    struct es_server *s = c->server;
+    struct es_store *st = &s->store;
     c->writing = false;
-    if (c->write_header) {
-        es_store_unref(st, c->write_header);
-        c->write_header = NULL;
-        if (status == 0)
-            c->header_sent = true;
+    for (unsigned i = 0; i < 3; i++) {
+        es_store_release(st, c->write_extra[i]);
+        c->write_extra[i] = NULL;
     }
+    if (c->write_first)
+        es_store_release_range(st, c->write_first, c->write_last);
+    c->write_first = c->write_last = NULL;
+    if (status == 0) {
+        if (c->write_has_header)
+            c->header_sent = true;
+        atomic_fetch_add(&s->counters.bytes_sent, c->write_bytes);
+    }
+    c->write_has_header = false;
     if (status < 0) {
         /* The peer went away (EPIPE, ECONNRESET) or we closed it. */
         es_client_close(c);
         return;
     }
-    if (c->write_last) {
-        struct es_chunk *old = c->cursor;
-        c->cursor = es_store_ref(c->write_last);
-        c->write_last = NULL;
-        es_store_unref(st, old);
-    }
     es_client_pump(c);
+}
+
+static void put_be(uint8_t *p, uint64_t v, int n) {
+    for (int i = n - 1; i >= 0; i--, v >>= 8)
+        p[i] = (uint8_t)v;
+}
+
+/* A block of its own (global buffer) holding one USER_MSG event that tells
+ * the client how much it missed, stamped with the time of the gap. NULL if
+ * the header does not declare USER_MSG as variable-size (GHC always does). */
+static struct es_chunk *drop_notice(struct es_client *c) {
+    const struct es_server *s = c->server;
+    if (s->header.size[19] != ES_SIZE_VARIABLE)
+        return NULL;
+    char msg[128];
+    int n = snprintf(msg, sizeof msg, "eventlog-socket: dropped %llu chunks (%.1f MiB)",
+                     (unsigned long long)c->gap_chunks, (double)c->gap_bytes / (1 << 20));
+    size_t len = ES_BLOCK_MARKER_LEN + 12 + (size_t)n;
+    struct es_chunk *b = es_chunk_new(NULL, len);
+    if (b == NULL)
+        return NULL;
+    uint8_t *p = b->data;
+    put_be(p, ES_EVENT_BLOCK_MARKER, 2);
+    put_be(p + 2, c->gap_time, 8);
+    put_be(p + 10, len, 4);
+    put_be(p + 14, c->gap_time, 8);
+    put_be(p + 22, 0xffff, 2);
+    p += ES_BLOCK_MARKER_LEN;
+    put_be(p, 19, 2); /* USER_MSG */
+    put_be(p + 2, c->gap_time, 8);
+    put_be(p + 10, (uint64_t)n, 2);
+    memcpy(p + 12, msg, (size_t)n);
+    return b;
 }
 
 void es_client_pump(struct es_client *c) {
@@ -77,56 +134,110 @@ void es_client_pump(struct es_client *c) {
             es_client_close(c);
         return;
     }
+    /* No header yet: the RTS has not started. Data never precedes it. */
+    if (!c->header_sent && st->header == NULL)
+        return;
 
     uv_buf_t bufs[ES_CLIENT_MAX_BUFS];
-    unsigned n = 0;
+    unsigned n = 0, extra = 0;
     size_t bytes = 0;
+    struct es_chunk *first[3];
     if (!c->header_sent) {
-        /* No header yet: the RTS has not started. Data never precedes it. */
-        if (st->header == NULL)
-            return;
-        c->write_header = es_store_ref(st->header);
-        bufs[n++] = uv_buf_init((char *)st->header->data, (unsigned)st->header->len);
-        bytes += st->header->len;
+        first[extra++] = es_store_ref(st->header);
+        c->write_has_header = true;
     }
-    c->write_last = NULL;
-    for (struct es_chunk *ch = c->cursor->next;
-         ch != NULL && n < ES_CLIENT_MAX_BUFS && bytes < ES_CLIENT_MAX_WRITE; ch = ch->next) {
-        if (ch->len == 0)
-            continue;
+    if (c->defs) {
+        first[extra++] = c->defs; /* the reference moves to the write */
+        c->defs = NULL;
+    }
+    if (c->gap_chunks > 0) {
+        struct es_chunk *notice = drop_notice(c);
+        if (notice) {
+            es_store_adopt(st, notice);
+            first[extra++] = notice;
+        }
+        c->gap_chunks = c->gap_bytes = 0;
+    }
+    for (unsigned i = 0; i < extra; i++) {
+        c->write_extra[i] = first[i];
+        bufs[n++] = uv_buf_init((char *)first[i]->data, (unsigned)first[i]->len);
+        bytes += first[i]->len;
+    }
+    c->write_first = c->write_last = NULL;
+    for (struct es_chunk *ch = c->next_chunk;
+         ch != NULL && n < ES_CLIENT_MAX_BUFS && (bytes < ES_CLIENT_MAX_WRITE || n == extra);
+         ch = ch->next) {
         bufs[n++] = uv_buf_init((char *)ch->data, (unsigned)ch->len);
         bytes += ch->len;
+        if (c->write_first == NULL)
+            c->write_first = ch;
         c->write_last = ch;
     }
     if (n == 0)
         return;
+    if (c->write_last)
+        c->next_chunk = c->write_last->next;
     c->writing = true;
+    c->write_bytes = bytes;
     c->wreq.data = c;
     int r = uv_write(&c->wreq, &c->io.stream, bufs, n, on_write);
-    if (r != 0) {
-        c->writing = false;
-        if (c->write_header) {
-            es_store_unref(st, c->write_header);
-            c->write_header = NULL;
-        }
-        c->write_last = NULL;
-        es_client_close(c);
+    if (r != 0)
+        on_write(&c->wreq, r); /* releases what the write held, closes */
+}
+
+uint64_t es_client_drop(struct es_client *c, uint64_t target) {
+    struct es_server *s = c->server;
+    uint64_t n = 0, bytes = 0;
+    while (c->next_chunk != NULL && es_client_droppable(c) > target &&
+           !(c->next_chunk->flags & ES_CHUNK_END)) {
+        struct es_chunk *x = c->next_chunk;
+        c->next_chunk = x->next;
+        n++;
+        bytes += x->len;
+        /* The gap ends where the skipped block ended. */
+        if (x->len >= ES_BLOCK_MARKER_LEN && es_be16(x->data) == ES_EVENT_BLOCK_MARKER)
+            c->gap_time = es_be64(x->data + 14);
+        es_store_release(&s->store, x); /* freed unless another client needs it */
     }
+    if (n == 0)
+        return 0;
+    c->gap_chunks += n;
+    c->gap_bytes += bytes;
+    atomic_fetch_add(&s->counters.chunks_dropped, n);
+    atomic_fetch_add(&s->counters.bytes_dropped, bytes);
+    if (!s->drop_logged) {
+        s->drop_logged = true;
+        es_log("client %llu is too slow: skipping %.1f MiB of chunks for it (it gets a notice "
+               "in its stream; further drops are not logged)",
+               (unsigned long long)c->id, (double)bytes / (1 << 20));
+    }
+    return n;
+}
+
+void es_client_disconnect_lagging(struct es_client *c, uint64_t lag, const char *limit) {
+    struct es_server *s = c->server;
+    atomic_fetch_add(&s->counters.clients_lagged, 1);
+    es_log("client %llu fell %.1f MiB behind (%s); disconnecting it", (unsigned long long)c->id,
+           (double)lag / (1 << 20), limit);
+    es_client_close(c);
 }
 
 void es_client_check_lag(struct es_client *c) {
     struct es_server *s = c->server;
     if (c->closing)
         return;
-    uint64_t from = c->cursor->end_offset > c->joined_at ? c->cursor->end_offset : c->joined_at;
-    uint64_t lag = s->store.tail->end_offset - from;
+    uint64_t lag = es_client_droppable(c);
     if (lag <= s->cfg.client_limit)
         return;
-    s->clients_lagged++;
-    es_log("client %llu fell %.1f MiB behind (limit %.1f MiB); disconnecting it",
-           (unsigned long long)c->id, (double)lag / (1 << 20),
-           (double)s->cfg.client_limit / (1 << 20));
-    es_client_close(c);
+    if (s->cfg.drop_slow) {
+        /* Down to half the limit, so that a client that keeps falling
+         * behind gets a notice per several MiB, not one per chunk. */
+        es_client_drop(c, s->cfg.client_limit / 2);
+    } else {
+        char why[64];
+        snprintf(why, sizeof why, "limit %.1f MiB", (double)s->cfg.client_limit / (1 << 20));
+        es_client_disconnect_lagging(c, lag, why);
+    }
 }
 
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
@@ -169,15 +280,20 @@ void es_client_accept(struct es_server *s) {
     }
     c->server = s;
     c->io.handle.data = c;
-    c->id = ++s->clients_accepted;
-    c->cursor = es_store_join(&s->store);
-    c->joined_at = s->store.tail->end_offset;
+    c->id = atomic_fetch_add(&s->counters.clients_accepted, 1) + 1;
+    c->next_chunk = es_store_join(&s->store);
+    c->joined_at = s->store.end_offset;
+    /* Definitions from chunks this client will not get (all of them for a
+     * late joiner; none for a first client that gets everything). */
+    c->defs = es_defs_block(&s->defs, &s->store,
+                            c->next_chunk ? es_chunk_start(c->next_chunk) : s->store.end_offset);
     es_control_init(&c->control);
     c->next = s->clients;
     if (s->clients)
         s->clients->prev = c;
     s->clients = c;
     s->nclients++;
+    atomic_store(&s->counters.clients_connected, s->nclients);
 
     r = uv_accept(&s->listener.stream, &c->io.stream);
     if (r != 0) {
@@ -195,15 +311,16 @@ void es_client_accept(struct es_server *s) {
     if (s->store.retain_dropped_chunks > 0 && !s->retain_drop_logged) {
         s->retain_drop_logged = true;
         es_log("the first client missed %llu chunks (%.1f MiB) that arrived before it "
-               "connected: more than the retention limit of %.1f MiB",
+               "connected: more than the buffer limit of %.1f MiB",
                (unsigned long long)s->store.retain_dropped_chunks,
                (double)s->store.retain_dropped_bytes / (1 << 20),
-               (double)s->cfg.retain_limit / (1 << 20));
+               (double)s->cfg.max_buffer / (1 << 20));
     }
     uv_mutex_lock(&s->state_lock);
     s->first_client = true;
     uv_cond_broadcast(&s->state_cond);
     uv_mutex_unlock(&s->state_lock);
+    es_server_publish(s);
     es_server_update_tick(s);
     es_client_pump(c);
 }

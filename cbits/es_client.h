@@ -12,10 +12,11 @@
 
 struct es_server;
 
-/* At most this much goes into one write, so one client cannot hold the
- * loop for long and the store can free memory behind it as it goes. */
+/* At most this much goes into one write (but always at least one whole
+ * chunk), so one client cannot hold the loop for long, and a client that
+ * stops reading pins little memory in its unfinished write. */
 #define ES_CLIENT_MAX_BUFS  64
-#define ES_CLIENT_MAX_WRITE (8u << 20)
+#define ES_CLIENT_MAX_WRITE (2u << 20)
 
 struct es_client {
     union {
@@ -28,15 +29,27 @@ struct es_client {
     struct es_client *prev, *next;
     uint64_t id;
 
-    struct es_chunk *cursor; /* last chunk handed to the socket (a reference) */
+    /* The first chunk still to send, or NULL when everything has been
+     * handed to the socket. The client holds a reference on every chunk
+     * from it to the newest: each appended chunk counts every client. */
+    struct es_chunk *next_chunk;
     bool header_sent;
-    uint64_t joined_at; /* stream offset when it joined; backlog before it is
-                         * not counted against the client's limit */
+    struct es_chunk *defs; /* definitions block still to send (a reference) */
+    uint64_t joined_at;    /* stream offset when it joined; backlog before it is
+                            * not counted against the client's limit */
+
+    /* Chunks skipped since the last drop notice. */
+    uint64_t gap_chunks, gap_bytes, gap_time;
 
     uv_write_t wreq;
     bool writing;
-    struct es_chunk *write_header; /* header in the write in flight (a reference) */
-    struct es_chunk *write_last;   /* last chunk in the write in flight */
+    /* The chunks of the write in flight, first to last along the list; the
+     * client's references on them belong to the write until it ends. */
+    struct es_chunk *write_first, *write_last;
+    struct es_chunk *write_extra[3]; /* header, definitions, drop notice in
+                                      * the write (references), or NULL */
+    bool write_has_header;
+    size_t write_bytes;
     uv_shutdown_t sreq;
     bool finishing; /* shutdown requested: everything has been sent */
     bool closing;
@@ -48,12 +61,27 @@ struct es_client {
 /* Accept a pending connection on the server's listener. */
 void es_client_accept(struct es_server *s);
 
+/* A chunk was appended: a client that had sent everything starts there. */
+void es_client_on_append(struct es_client *c, struct es_chunk *chunk);
+
 /* Start the next write if the client is idle and has something to send;
  * while the server stops, a client that has everything is shut down. */
 void es_client_pump(struct es_client *c);
 
-/* Disconnect when more than the client limit is waiting for it. */
+/* Apply the slow-client policy when more than the client limit waits. */
 void es_client_check_lag(struct es_client *c);
+
+/* Bytes waiting for the client that are not yet in a write (it could skip
+ * them). */
+uint64_t es_client_droppable(const struct es_client *c);
+
+/* Skip whole chunks that are not yet in a write until at most `target`
+ * bytes wait; never the end-of-data chunk. The client is told with a drop
+ * notice before its next chunk. Returns the number of chunks skipped. */
+uint64_t es_client_drop(struct es_client *c, uint64_t target);
+
+/* Disconnect a client that fell `lag` bytes behind, with a log line. */
+void es_client_disconnect_lagging(struct es_client *c, uint64_t lag, const char *limit);
 
 /* Close the connection; the client is freed when libuv has closed it. */
 void es_client_close(struct es_client *c);

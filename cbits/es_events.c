@@ -48,7 +48,7 @@ int es_event_next(struct es_event_iter *it, struct es_event *ev) {
 }
 
 int es_chunk_inspect(const struct es_header *hdr, const uint8_t *buf, size_t len,
-                     struct es_chunk_info *info) {
+                     struct es_chunk_info *info, es_event_fn fn, void *ctx) {
     memset(info, 0, sizeof *info);
     struct es_event_iter it;
     struct es_event ev;
@@ -70,5 +70,7 @@ int es_chunk_inspect(const struct es_header *hdr, const uint8_t *buf, size_t len
             info->cap = es_be16(ev.payload + 12);
         }
         info->events++;
+        if (fn != NULL)
+            fn(&ev, ctx);
     }
 }

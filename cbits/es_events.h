@@ -50,9 +50,13 @@ struct es_chunk_info {
     bool has_end;       /* the end-of-data marker is in the chunk */
 };
 
-/* Walk a whole chunk. Returns 0, or -EINVAL when it does not walk cleanly
- * to its last byte. */
+/* Called for every event of a chunk, block marker included. */
+typedef void (*es_event_fn)(const struct es_event *ev, void *ctx);
+
+/* Walk a whole chunk, calling `fn` (if not NULL) for each event. Returns 0,
+ * or -EINVAL when it does not walk cleanly to its last byte (events before
+ * the fault have been passed to `fn`). */
 int es_chunk_inspect(const struct es_header *hdr, const uint8_t *buf, size_t len,
-                     struct es_chunk_info *info);
+                     struct es_chunk_info *info, es_event_fn fn, void *ctx);
 
 #endif

@@ -12,9 +12,22 @@
 #include <unistd.h>
 
 void es_server_config_defaults(struct es_server_config *cfg) {
-    cfg->retain_limit = (size_t)64 << 20;
+    cfg->max_buffer = (size_t)64 << 20;
     cfg->client_limit = (size_t)64 << 20;
+    cfg->drop_slow = true;
+    cfg->defs_limit = (size_t)16 << 20;
     cfg->linger_ms = 2000;
+}
+
+size_t es_server_held(const struct es_server *s) {
+    return s->store.bytes_held + s->defs.len;
+}
+
+void es_server_publish(struct es_server *s) {
+    size_t held = es_server_held(s);
+    atomic_store_explicit(&s->counters.bytes_held, held, memory_order_relaxed);
+    if (held > atomic_load_explicit(&s->counters.bytes_held_peak, memory_order_relaxed))
+        atomic_store_explicit(&s->counters.bytes_held_peak, held, memory_order_relaxed);
 }
 
 void es_server_async_error(struct es_server *s, int err, const char *what) {
@@ -29,6 +42,25 @@ void es_server_async_error(struct es_server *s, int err, const char *what) {
 /* Keep only the header proper: GHC 9.0 may put a stale block marker before
  * it, which must never reach a client, and bytes after "datb" (none in
  * practice) are ordinary data. */
+/* Append a data chunk for every connected client. */
+static void append(struct es_server *s, struct es_chunk *c) {
+    uint64_t dropped = s->store.retain_dropped_chunks;
+    uint64_t dropped_bytes = s->store.retain_dropped_bytes;
+    struct es_chunk *kept = es_store_append(&s->store, c, s->nclients);
+    es_defs_end_chunk(&s->defs, s->store.end_offset);
+    if (kept != NULL)
+        for (struct es_client *cl = s->clients; cl != NULL; cl = cl->next)
+            es_client_on_append(cl, kept);
+    if (s->store.retain_dropped_chunks > dropped) {
+        atomic_fetch_add(&s->counters.chunks_dropped, s->store.retain_dropped_chunks - dropped);
+        atomic_fetch_add(&s->counters.bytes_dropped, s->store.retain_dropped_bytes - dropped_bytes);
+        if (dropped == 0)
+            es_log("no client yet and %.1f MiB retained: dropping the oldest chunks from now "
+                   "on (the first client will miss them)",
+                   (double)s->cfg.max_buffer / (1 << 20));
+    }
+}
+
 static void ingest_header(struct es_server *s, struct es_chunk *c) {
     if (es_header_parse(c->data, c->len, &s->header) != 0) {
         if (!s->bad_header_logged) {
@@ -55,7 +87,20 @@ static void ingest_header(struct es_server *s, struct es_chunk *c) {
     }
     es_store_set_header(&s->store, h);
     if (tail)
-        es_store_append(&s->store, tail);
+        append(s, tail);
+}
+
+/* Every event of every chunk passes here once: keep the definitions. */
+static void on_chunk_event(const struct es_event *ev, void *ctx) {
+    struct es_server *s = ((void **)ctx)[0];
+    const uint8_t *chunk = ((void **)ctx)[1];
+    if (!es_defs_is_definition(ev->type) || es_defs_keep(&s->defs, ev, chunk) ||
+        s->defs_full_logged)
+        return;
+    s->defs_full_logged = true;
+    es_log("more than %.1f MiB of start-up definition events; clients joining later "
+           "will miss the rest",
+           (double)s->cfg.defs_limit / (1 << 20));
 }
 
 static void ingest(struct es_server *s, struct es_chunk *c) {
@@ -74,7 +119,8 @@ static void ingest(struct es_server *s, struct es_chunk *c) {
         return;
     }
     struct es_chunk_info info;
-    if (es_chunk_inspect(&s->header, c->data, c->len, &info) != 0) {
+    void *ctx[2] = {s, c->data};
+    if (es_chunk_inspect(&s->header, c->data, c->len, &info, on_chunk_event, ctx) != 0) {
         if (!s->bad_chunk_logged) {
             s->bad_chunk_logged = true;
             es_log("a chunk from the RTS does not walk cleanly; passing it on unchanged");
@@ -82,12 +128,37 @@ static void ingest(struct es_server *s, struct es_chunk *c) {
     } else if (info.has_end) {
         c->flags |= ES_CHUNK_END;
     }
-    uint64_t dropped = s->store.retain_dropped_chunks;
-    es_store_append(&s->store, c);
-    if (dropped == 0 && s->store.retain_dropped_chunks > 0)
-        es_log("no client yet and %.1f MiB retained: dropping the oldest chunks from now on "
-               "(the first client will miss them)",
-               (double)s->cfg.retain_limit / (1 << 20));
+    append(s, c);
+}
+
+/* Keep the memory held within max_buffer: the client furthest behind skips
+ * chunks (or is disconnected) until the chunks only it still needed are
+ * freed, then the next furthest. Chunks in a write in flight cannot be
+ * released, so a stalled client pins at most one write's worth
+ * (ES_CLIENT_MAX_WRITE, or one chunk). */
+static void enforce_bound(struct es_server *s) {
+    while (es_server_held(s) > s->cfg.max_buffer) {
+        struct es_client *worst = NULL;
+        uint64_t worst_lag = 0;
+        for (struct es_client *c = s->clients; c != NULL; c = c->next) {
+            uint64_t lag = es_client_droppable(c);
+            if (!c->closing && lag > worst_lag) {
+                worst = c;
+                worst_lag = lag;
+            }
+        }
+        if (worst == NULL)
+            return;
+        if (!s->cfg.drop_slow) {
+            /* Its memory comes back when the close completes; look again
+             * at the next wake-up rather than disconnect everyone now. */
+            es_client_disconnect_lagging(worst, worst_lag, "the global buffer limit");
+            return;
+        }
+        uint64_t excess = es_server_held(s) - s->cfg.max_buffer;
+        if (es_client_drop(worst, worst_lag > excess ? worst_lag - excess : 0) == 0)
+            return;
+    }
 }
 
 static void begin_stop(struct es_server *s);
@@ -105,8 +176,13 @@ static void on_wake(uv_async_t *h) {
         for (struct es_client *cl = s->clients, *next; cl != NULL; cl = next) {
             next = cl->next;
             es_client_check_lag(cl);
+        }
+        enforce_bound(s);
+        for (struct es_client *cl = s->clients, *next; cl != NULL; cl = next) {
+            next = cl->next;
             es_client_pump(cl);
         }
+        es_server_publish(s);
     }
     if (atomic_load(&s->stop_requested) && !s->stopping)
         begin_stop(s);
@@ -220,6 +296,7 @@ static void loop_main(void *arg) {
 
 /* Free a server whose loop was never initialised or has ended. */
 static void discard_server(struct es_server *s) {
+    es_defs_destroy(&s->defs, &s->store);
     es_store_destroy(&s->store);
     es_inbox_destroy(&s->inbox);
     uv_cond_destroy(&s->state_cond);
@@ -299,10 +376,8 @@ static struct es_server *alloc_server(const struct es_server_config *cfg, es_com
     s->pid = getpid();
     atomic_init(&s->stop_requested, false);
     atomic_init(&s->last_error, 0);
-    if (es_store_init(&s->store, s->cfg.retain_limit) != 0) {
-        free(s);
-        return NULL;
-    }
+    es_store_init(&s->store, s->cfg.max_buffer);
+    es_defs_init(&s->defs, s->cfg.defs_limit);
     es_inbox_init(&s->inbox);
     uv_mutex_init(&s->state_lock);
     uv_cond_init(&s->state_cond);

@@ -5,6 +5,7 @@
 #define ES_SERVER_H
 
 #include "es_chunk.h"
+#include "es_defs.h"
 #include "es_header.h"
 #include "es_inbox.h"
 #include "es_listen.h"
@@ -18,8 +19,12 @@
 struct es_client;
 
 struct es_server_config {
-    size_t retain_limit; /* bytes kept for the first client (default 64 MiB) */
-    size_t client_limit; /* unsent bytes after which a client is disconnected (64 MiB) */
+    size_t max_buffer;   /* bytes held for clients at most, and kept for the
+                          * first client before it connects (default 64 MiB) */
+    size_t client_limit; /* unsent bytes one client may fall behind (64 MiB) */
+    bool drop_slow;      /* past its limit a client skips chunks (default);
+                          * false: it is disconnected */
+    size_t defs_limit;   /* bytes of definition events kept (16 MiB) */
     unsigned linger_ms;  /* how long exit waits for slow clients (2000) */
 };
 
@@ -31,8 +36,22 @@ typedef void (*es_command_fn)(uint8_t cmd, void *ctx);
 /* Called on the loop thread every interval while clients are connected. */
 typedef void (*es_tick_fn)(void *ctx);
 
+/* Counters for eventlog_socket_stats: written by the loop thread, read by
+ * any thread. */
+struct es_counters {
+    atomic_uint_fast64_t clients_connected;
+    atomic_uint_fast64_t clients_accepted;
+    atomic_uint_fast64_t clients_lagged; /* disconnected for falling behind */
+    atomic_uint_fast64_t bytes_sent;
+    atomic_uint_fast64_t chunks_dropped; /* per client, plus lost before any client */
+    atomic_uint_fast64_t bytes_dropped;
+    atomic_uint_fast64_t bytes_held;
+    atomic_uint_fast64_t bytes_held_peak;
+};
+
 struct es_server {
     struct es_server_config cfg;
+    struct es_counters counters;
     uv_loop_t loop;
     uv_async_t wake;
     uv_timer_t linger;
@@ -56,12 +75,12 @@ struct es_server {
     struct es_store store;
     struct es_header header;
     bool have_header;
+    struct es_defs defs;
     bool bad_header_logged, orphan_logged, bad_chunk_logged, retain_drop_logged;
+    bool defs_full_logged, drop_logged;
 
     struct es_client *clients; /* doubly linked list */
     unsigned nclients;
-    uint64_t clients_accepted;
-    uint64_t clients_lagged; /* disconnected for falling too far behind */
 
     uv_thread_t thread;
     atomic_bool stop_requested;
@@ -116,5 +135,11 @@ void es_server_async_error(struct es_server *s, int err, const char *what);
 
 /* Loop thread: the server is stopping and every client has gone. */
 void es_server_maybe_finish(struct es_server *s);
+
+/* Loop thread: bytes held for clients (chunks, header, definitions). */
+size_t es_server_held(const struct es_server *s);
+
+/* Loop thread: refresh the held-bytes counters after memory changed. */
+void es_server_publish(struct es_server *s);
 
 #endif

@@ -1,5 +1,6 @@
 /* The shared chunk store: retention before the first client, joining,
- * reference counting, and that memory comes back. */
+ * per-chunk holder counts, freeing in the middle of the list, and that
+ * memory comes back. */
 #include "es_chunk.h"
 #include "tap.h"
 
@@ -13,77 +14,96 @@ static struct es_chunk *chunk_of(size_t len, char fill) {
     return c;
 }
 
-/* Move a client's cursor to the tail, as sending everything does. */
-static void send_all(struct es_store *s, struct es_chunk **cursor) {
-    struct es_chunk *old = *cursor;
-    *cursor = es_store_ref(s->tail);
-    es_store_unref(s, old);
-}
-
-static size_t count_after(const struct es_chunk *c) {
+static size_t list_length(const struct es_store *s) {
     size_t n = 0;
-    for (c = c->next; c; c = c->next)
+    for (const struct es_chunk *c = s->head; c; c = c->next)
         n++;
     return n;
 }
 
+/* What a client does when it has sent (or skipped) everything it holds. */
+static void send_all(struct es_store *s, struct es_chunk **next) {
+    if (*next)
+        es_store_release_range(s, *next, s->tail);
+    *next = NULL;
+}
+
 int main(void) {
     struct es_store s;
-    ok(es_store_init(&s, 1000) == 0, "store initialised");
+    es_store_init(&s, 1000);
     es_store_set_header(&s, chunk_of(50, 'h'));
     ok(s.bytes_held == 50, "header counted");
 
     /* Before any client: everything within the limit is retained. */
     for (int i = 0; i < 5; i++)
-        es_store_append(&s, chunk_of(100, (char)('a' + i)));
+        ok(es_store_append(&s, chunk_of(100, (char)('a' + i)), 0) != NULL, "kept %c", 'a' + i);
     ok(s.bytes_held == 550 && s.retain_dropped_chunks == 0, "500 bytes retained, none dropped");
 
     /* Past the limit, the oldest go first. */
     for (int i = 0; i < 10; i++)
-        es_store_append(&s, chunk_of(100, (char)('f' + i)));
+        es_store_append(&s, chunk_of(100, (char)('f' + i)), 0);
     ok(s.retain_dropped_chunks == 5 && s.retain_dropped_bytes == 500,
        "5 oldest chunks dropped past the limit (got %llu)",
        (unsigned long long)s.retain_dropped_chunks);
-    ok(es_store_behind(&s, s.retained) == 1000, "exactly the limit is retained for the client");
-    ok(s.retained->next->data[0] == 'f', "the oldest kept chunk is the 6th");
+    ok(s.linked_bytes == 1000 && list_length(&s) == 10, "exactly the limit is retained");
+    ok(s.head->data[0] == 'f', "the oldest kept chunk is the 6th");
+    ok(s.end_offset == 1500 && s.tail->end_offset == 1500, "offsets count every chunk");
 
     /* The first client gets the retained chunks; a second only new ones. */
     struct es_chunk *first = es_store_join(&s);
-    ok(s.retained == NULL, "retention ends with the first client");
-    ok(count_after(first) == 10, "first client has 10 chunks to send");
+    ok(first == s.head && !s.retaining, "first client starts at the oldest kept chunk");
     struct es_chunk *second = es_store_join(&s);
-    ok(count_after(second) == 0, "second client starts at the tail");
+    ok(second == NULL, "second client starts with the next chunk");
 
-    es_store_append(&s, chunk_of(100, 'x'));
-    ok(count_after(first) == 11 && count_after(second) == 1, "new chunk reaches both clients");
+    struct es_chunk *x = es_store_append(&s, chunk_of(100, 'x'), 2);
+    second = x;
+    ok(x->refs == 2 && list_length(&s) == 11, "new chunk held by both clients");
 
-    /* Once the first client sends everything, memory goes back to the
-     * newest chunk and the header. */
+    /* The first client sends everything: what only it held is freed, the
+     * chunk the second client still needs stays. */
     send_all(&s, &first);
-    ok(s.bytes_held == 50 + 100 + 100, "sent chunks freed (%zu bytes held)", s.bytes_held);
+    ok(s.bytes_held == 50 + 100 && list_length(&s) == 1 && s.head == x,
+       "sent chunks freed (%zu bytes held)", s.bytes_held);
     ok(s.peak_bytes >= 1150, "peak remembered (%zu)", s.peak_bytes);
 
-    /* A chunk held by a slow client survives until it has been sent. */
-    es_store_append(&s, chunk_of(100, 'y'));
-    send_all(&s, &first);
-    ok(second->next != NULL && second->next->data[0] == 'x', "slow client still has its chunk");
+    /* A chunk in the middle of the list can go while older and newer ones
+     * stay (a slow client skipping what others already sent). */
+    struct es_chunk *y = es_store_append(&s, chunk_of(100, 'y'), 2);
+    struct es_chunk *z = es_store_append(&s, chunk_of(100, 'z'), 2);
+    es_store_ref(y);         /* y is in a write in flight for the first client */
+    es_store_release(&s, y); /* ... and the second client skips it */
+    ok(list_length(&s) == 3, "a chunk in a write in flight survives a skip");
+    es_store_release(&s, x); /* the second client sends x */
+    es_store_release(&s, y); /* the first client's write of y ends */
+    ok(list_length(&s) == 2 && s.head == y && y->next == z, "x freed at the head");
+    es_store_release(&s, y);
+    ok(list_length(&s) == 1 && s.head == z && s.tail == z && z->prev == NULL,
+       "y freed, list relinked");
+    second = z; /* sent x, skipped y: z is what the second client has left */
     send_all(&s, &second);
-    ok(s.bytes_held == 50 + 100, "all but the tail freed after both sent");
+    es_store_release(&s, z); /* the first client sends z */
+    ok(s.head == NULL && s.tail == NULL && s.bytes_held == 50, "all data freed");
 
-    /* No clients, no retention: only the tail stays. */
-    es_store_unref(&s, first);
-    es_store_unref(&s, second);
-    for (int i = 0; i < 100; i++)
-        es_store_append(&s, chunk_of(1000, 'z'));
-    ok(s.bytes_held == 50 + 1000, "without clients only the newest chunk is held");
+    /* Without clients and without retention, nothing is kept. */
+    ok(es_store_append(&s, chunk_of(1000, 'q'), 0) == NULL && s.bytes_held == 50,
+       "a chunk nobody holds is freed at once");
 
-    /* A long chain freed at once does not recurse (ASan would catch a
-     * stack overflow with a million chunks). */
-    struct es_chunk *slow = es_store_join(&s);
-    for (int i = 0; i < 1000000; i++)
-        es_store_append(&s, chunk_of(1, 'c'));
-    es_store_unref(&s, slow);
-    ok(s.bytes_held == 50 + 1, "a million-chunk chain freed iteratively");
+    /* A long list released in one go. */
+    struct es_chunk *slow = NULL;
+    for (int i = 0; i < 1000000; i++) {
+        struct es_chunk *c = es_store_append(&s, chunk_of(1, 'c'), 1);
+        if (slow == NULL)
+            slow = c;
+    }
+    send_all(&s, &slow);
+    ok(s.bytes_held == 50 && s.head == NULL, "a million-chunk range released");
+
+    /* Adopted (synthesised) chunks are counted and uncounted. */
+    struct es_chunk *block = chunk_of(300, 'b');
+    es_store_adopt(&s, block);
+    ok(s.bytes_held == 350, "adopted block counted");
+    es_store_release(&s, block);
+    ok(s.bytes_held == 50, "and uncounted when released");
 
     es_store_destroy(&s);
     ok(s.bytes_held == 0, "destroy releases everything");

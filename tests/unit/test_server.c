@@ -1,7 +1,9 @@
 /* The whole server without GHC: real Unix sockets, real clients, chunks
  * from a recorded eventlog submitted as the RTS would. Runs under ASan. */
+#define _GNU_SOURCE
 #define EVENTLOG_SOCKET_NO_RTS
 #include "eventlog_socket.h"
+#include "es_client.h"
 #include "es_server.h"
 #include "tap.h"
 
@@ -60,6 +62,11 @@ static size_t read_all(int fd, unsigned char *buf, size_t cap) {
         n += keep;
     }
     return n;
+}
+
+static void *stop_thread(void *arg) {
+    es_server_stop(arg);
+    return NULL;
 }
 
 static void sleep_ms(long ms) {
@@ -144,18 +151,24 @@ int main(void) {
     size_t na = read_all(a, got, 2 * len);
     ok(na == len && memcmp(got, log, len) == 0,
        "first client got header + everything, stale marker removed (%zu of %zu)", na, len);
+    /* The later client missed the first block: it gets the header, the
+     * definitions from that block (checked in detail below), then only the
+     * later chunks. */
     size_t nb = read_all(b, got, 2 * len);
-    ok(nb == hlen + rest && memcmp(got, log, hlen) == 0 &&
-           memcmp(got + hlen, log + hlen + b1, rest) == 0,
-       "later client got header + later chunks only (%zu of %zu)", nb, hlen + rest);
+    size_t bdefs = nb > hlen + 24 ? es_be32(got + hlen + 10) : 0;
+    ok(nb == hlen + bdefs + rest && memcmp(got, log, hlen) == 0 &&
+           es_be16(got + hlen + 22) == 0xffff &&
+           memcmp(got + hlen + bdefs, log + hlen + b1, rest) == 0,
+       "later client got header + definitions + later chunks only (%zu bytes)", nb);
     close(a);
     close(b);
     ok(es_server_wait_client(s) == 0, "wait after stop still reports the client");
     es_server_free(s);
 
-    /* A client that never reads is disconnected when it falls behind its
-     * limit; stop then does not wait for it. */
+    /* With the disconnect policy, a client that never reads is disconnected
+     * when it falls behind its limit; stop then does not wait for it. */
     cfg.client_limit = 256 << 10;
+    cfg.drop_slow = false;
     ok(es_server_start_unix(&s, sock_path, &cfg, on_command, NULL) == 0, "server restarted");
     es_server_submit(s, log, hlen);
     int c = connect_unix(sock_path);
@@ -165,11 +178,122 @@ int main(void) {
     for (int i = 0; i < 16; i++)
         es_server_submit(s, block, blen);
     es_server_stop(s);
-    ok(s->clients_lagged == 1, "the stalled client was disconnected for lag");
+    ok(atomic_load(&s->counters.clients_lagged) == 1,
+       "the stalled client was disconnected for lag");
     ok(s->store.bytes_held == 0 || s->nclients == 0, "no client left at stop");
     size_t nc = read_all(c, got, 2 * len);
     ok(nc >= hlen && memcmp(got, log, hlen) == 0, "it had received the header first");
     close(c);
+    es_server_free(s);
+
+    /* With the drop policy, a client that stalls and then reads gets a
+     * parseable stream with a notice where chunks were skipped. */
+    cfg.drop_slow = true;
+    ok(es_server_start_unix(&s, sock_path, &cfg, on_command, NULL) == 0, "server restarted");
+    es_server_submit(s, log, hlen);
+    int e = connect_unix(sock_path);
+    es_server_wait_client(s);
+    for (int i = 0; i < 16; i++)
+        es_server_submit(s, block, blen);
+    es_server_submit(s, "\xff\xff", 2);
+    sleep_ms(300); /* the chunks reach the loop while e does not read */
+    uint64_t dropped = atomic_load(&s->counters.chunks_dropped);
+    ok(dropped > 0 && atomic_load(&s->counters.clients_lagged) == 0,
+       "chunks dropped for the stalled client (%llu), not disconnected",
+       (unsigned long long)dropped);
+    size_t cap = 32u << 20;
+    unsigned char *all = malloc(cap);
+    pthread_t stopper;
+    pthread_create(&stopper, NULL, stop_thread, s);
+    size_t ne = read_all(e, all, cap);
+    pthread_join(stopper, NULL);
+    struct es_chunk_info info;
+    ok(ne > hlen && memcmp(all, log, hlen) == 0 &&
+           es_chunk_inspect(h, all + hlen, ne - hlen, &info, NULL, NULL) == 0 && info.has_end,
+       "its stream walks cleanly to the end marker (%zu bytes)", ne);
+    /* The notices together account for every dropped chunk. */
+    unsigned long long noted = 0, k;
+    const char *tag = "eventlog-socket: dropped ";
+    for (unsigned char *p = all; (p = memmem(p, ne - (size_t)(p - all), tag, strlen(tag))); p++)
+        if (sscanf((const char *)p + strlen(tag), "%llu", &k) == 1)
+            noted += k;
+    ok(noted == dropped, "its notices count %llu dropped chunks, the server %llu", noted,
+       (unsigned long long)dropped);
+    /* Walk the blocks: data blocks (capability 0) and notices (global). */
+    size_t data_bytes = 0, notices = 0;
+    for (size_t pos = hlen; pos + 2 < ne;) {
+        size_t bl = es_be32(all + pos + 10);
+        if (es_be16(all + pos + 22) == 0xffff)
+            notices++;
+        else
+            data_bytes += bl;
+        pos += bl;
+    }
+    ok(notices >= 1 && data_bytes + atomic_load(&s->counters.bytes_dropped) == 16 * blen,
+       "delivered + dropped bytes = submitted (%zu notices)", notices);
+    close(e);
+    es_server_free(s);
+
+    /* The global bound: a stalled client with a generous own limit still
+     * cannot make the server hold more than max_buffer plus what its
+     * unfinished write pins. */
+    cfg.client_limit = 64u << 20;
+    cfg.max_buffer = 4u << 20;
+    ok(es_server_start_unix(&s, sock_path, &cfg, on_command, NULL) == 0, "server restarted");
+    es_server_submit(s, log, hlen);
+    int g = connect_unix(sock_path);
+    es_server_wait_client(s);
+    for (int i = 0; i < 64; i++)
+        es_server_submit(s, block, blen);
+    sleep_ms(300);
+    uint64_t peak = atomic_load(&s->counters.bytes_held_peak);
+    ok(peak <= cfg.max_buffer + ES_CLIENT_MAX_WRITE + 2 * blen,
+       "peak held %.1f MiB within the 4 MiB bound plus one write", (double)peak / (1 << 20));
+    ok(atomic_load(&s->counters.chunks_dropped) > 0, "by dropping chunks");
+    es_server_stop(s);
+    close(g);
+    es_server_free(s);
+    free(all);
+
+    /* A late joiner gets the definitions it missed, in one global block
+     * right after the header. */
+    es_server_config_defaults(&cfg);
+    cfg.linger_ms = 500;
+    ok(es_server_start_unix(&s, sock_path, &cfg, on_command, NULL) == 0, "server restarted");
+    int early = connect_unix(sock_path);
+    es_server_wait_client(s);
+    es_server_submit(s, log, hlen);
+    es_server_submit(s, log + hlen, b1);
+    sleep_ms(100);
+    int late = connect_unix(sock_path);
+    sleep_ms(100);
+    es_server_submit(s, log + hlen + b1, rest);
+    es_server_stop(s);
+    size_t nl = read_all(late, got, 2 * len);
+    ok(nl > hlen + 24 && memcmp(got, log, hlen) == 0 && es_be16(got + hlen) == 18 &&
+           es_be16(got + hlen + 22) == 0xffff,
+       "late joiner: header, then a global block");
+    size_t dlen = es_be32(got + hlen + 10);
+    /* The block holds exactly the fixture's definition events, in order. */
+    unsigned char *want_defs = malloc(len);
+    size_t nwant = 0;
+    struct es_event_iter it;
+    struct es_event ev;
+    es_event_iter_init(&it, h, log + hlen, b1);
+    while (es_event_next(&it, &ev) == ES_WALK_EVENT)
+        if (es_defs_is_definition(ev.type)) {
+            memcpy(want_defs + nwant, log + hlen + ev.offset, ev.len);
+            nwant += ev.len;
+        }
+    ok(nwant > 0 && dlen == 24 + nwant && memcmp(got + hlen + 24, want_defs, nwant) == 0,
+       "with the %zu bytes of definition events of the first block", nwant);
+    ok(nl == hlen + dlen + rest && memcmp(got + hlen + dlen, log + hlen + b1, rest) == 0,
+       "then the chunks after it joined");
+    size_t ne2 = read_all(early, got, 2 * len);
+    ok(ne2 == len && memcmp(got, log, len) == 0, "the early client got the plain stream");
+    free(want_defs);
+    close(late);
+    close(early);
     es_server_free(s);
 
     /* A client with a big limit that stalls: stop gives up after linger. */
@@ -181,7 +305,8 @@ int main(void) {
     for (int i = 0; i < 16; i++)
         es_server_submit(s, block, blen);
     es_server_stop(s);
-    ok(s->nclients == 0 && s->clients_lagged == 0, "stop returned after the linger time");
+    ok(s->nclients == 0 && atomic_load(&s->counters.clients_lagged) == 0,
+       "stop returned after the linger time");
     close(d);
     es_server_free(s);
 

@@ -1,0 +1,142 @@
+#include "es_defs.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void es_defs_init(struct es_defs *d, size_t limit) {
+    memset(d, 0, sizeof *d);
+    d->limit = limit;
+}
+
+void es_defs_destroy(struct es_defs *d, struct es_store *st) {
+    if (d->block)
+        es_store_release(st, d->block);
+    free(d->buf);
+    free(d->marks);
+    memset(d, 0, sizeof *d);
+}
+
+bool es_defs_is_definition(uint16_t type) {
+    switch (type) {
+    case 25:  /* CAPSET_CREATE */
+    case 26:  /* CAPSET_DELETE */
+    case 27:  /* CAPSET_ASSIGN_CAP */
+    case 28:  /* CAPSET_REMOVE_CAP */
+    case 29:  /* RTS_IDENTIFIER */
+    case 30:  /* PROGRAM_ARGS */
+    case 31:  /* PROGRAM_ENV */
+    case 32:  /* OSPROCESS_PID */
+    case 33:  /* OSPROCESS_PPID */
+    case 43:  /* WALL_CLOCK_TIME */
+    case 44:  /* THREAD_LABEL */
+    case 45:  /* CAP_CREATE */
+    case 46:  /* CAP_DELETE */
+    case 47:  /* CAP_DISABLE */
+    case 48:  /* CAP_ENABLE */
+    case 51:  /* HEAP_INFO_GHC */
+    case 160: /* HEAP_PROF_BEGIN */
+    case 161: /* HEAP_PROF_COST_CENTRE */
+    case 168: /* PROF_BEGIN */
+    case 169: /* IPE: info table provenance, GHC >= 9.2 */
+    case 210: /* TICKY_COUNTER_DEF, GHC >= 9.4 */
+        return true;
+    default:
+        return false;
+    }
+}
+
+static bool grow(void **p, size_t *cap, size_t need, size_t elem) {
+    if (need <= *cap)
+        return true;
+    size_t n = *cap ? *cap : 16;
+    while (n < need)
+        n *= 2;
+    void *q = realloc(*p, n * elem);
+    if (q == NULL)
+        return false;
+    *p = q;
+    *cap = n;
+    return true;
+}
+
+bool es_defs_keep(struct es_defs *d, const struct es_event *ev, const uint8_t *chunk) {
+    if (d->full || d->len + ev->len > d->limit) {
+        d->full = true;
+        return false;
+    }
+    /* One mark per chunk that keeps something; it stays open (offset
+     * unknown) until es_defs_end_chunk. */
+    bool open = d->nmarks > 0 && d->marks[d->nmarks - 1].end_offset == UINT64_MAX;
+    void *buf = d->buf;
+    void *marks = d->marks;
+    bool grown = grow(&buf, &d->cap, d->len + ev->len, 1);
+    d->buf = buf;
+    grown = grown && grow(&marks, &d->marks_cap, d->nmarks + 1, sizeof *d->marks);
+    d->marks = marks;
+    if (!grown) {
+        d->full = true;
+        return false;
+    }
+    if (d->len == 0)
+        d->first_time = ev->time;
+    memcpy(d->buf + d->len, chunk + ev->offset, ev->len);
+    d->len += ev->len;
+    if (!open)
+        d->marks[d->nmarks++].end_offset = UINT64_MAX;
+    d->marks[d->nmarks - 1].len = d->len;
+    d->marks[d->nmarks - 1].last_time = ev->time;
+    return true;
+}
+
+void es_defs_end_chunk(struct es_defs *d, uint64_t end_offset) {
+    /* The open mark (if this chunk kept anything) now has its offset. */
+    if (d->nmarks > 0 && d->marks[d->nmarks - 1].end_offset == UINT64_MAX)
+        d->marks[d->nmarks - 1].end_offset = end_offset;
+}
+
+static void put_be(uint8_t *p, uint64_t v, int n) {
+    for (int i = n - 1; i >= 0; i--, v >>= 8)
+        p[i] = (uint8_t)v;
+}
+
+static struct es_chunk *make_block(const struct es_defs *d, size_t len, uint64_t last_time) {
+    struct es_chunk *b = es_chunk_new(NULL, ES_BLOCK_MARKER_LEN + len);
+    if (b == NULL)
+        return NULL;
+    uint8_t *p = b->data;
+    put_be(p, ES_EVENT_BLOCK_MARKER, 2);
+    put_be(p + 2, d->first_time, 8);
+    put_be(p + 10, ES_BLOCK_MARKER_LEN + len, 4);
+    put_be(p + 14, last_time, 8);
+    put_be(p + 22, 0xffff, 2); /* the global buffer */
+    memcpy(p + ES_BLOCK_MARKER_LEN, d->buf, len);
+    return b;
+}
+
+struct es_chunk *es_defs_block(struct es_defs *d, struct es_store *st, uint64_t start_offset) {
+    /* The kept events from chunks that end at or before start_offset. */
+    size_t i = d->nmarks;
+    while (i > 0 && d->marks[i - 1].end_offset > start_offset)
+        i--;
+    if (i == 0)
+        return NULL;
+    const struct es_defs_mark *m = &d->marks[i - 1];
+    if (m->len == d->len) {
+        /* Everything: the common case, shared by all late joiners. */
+        if (d->block != NULL && d->block->len != ES_BLOCK_MARKER_LEN + d->len) {
+            es_store_release(st, d->block);
+            d->block = NULL;
+        }
+        if (d->block == NULL) {
+            d->block = make_block(d, d->len, m->last_time);
+            if (d->block == NULL)
+                return NULL;
+            es_store_adopt(st, d->block);
+        }
+        return es_store_ref(d->block);
+    }
+    struct es_chunk *b = make_block(d, m->len, m->last_time);
+    if (b != NULL)
+        es_store_adopt(st, b);
+    return b;
+}
