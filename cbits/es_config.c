@@ -5,6 +5,7 @@
 #include "es_log.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <strings.h>
 
@@ -40,6 +41,57 @@ int es_config_parse_ms(const char *value, int *out) {
     return 0;
 }
 
+int es_config_parse_size(const char *value, size_t *out) {
+    if (value == NULL || value[0] < '0' || value[0] > '9')
+        return EVENTLOG_SOCKET_EINVAL;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(value, &end, 10);
+    if (errno != 0)
+        return EVENTLOG_SOCKET_EINVAL;
+    unsigned shift = 0;
+    switch (*end) {
+    case 'k':
+    case 'K':
+        shift = 10;
+        break;
+    case 'm':
+    case 'M':
+        shift = 20;
+        break;
+    case 'g':
+    case 'G':
+        shift = 30;
+        break;
+    case '\0':
+        break;
+    default:
+        return EVENTLOG_SOCKET_EINVAL;
+    }
+    if (shift) {
+        end++;
+        if (strcasecmp(end, "") != 0 && strcasecmp(end, "B") != 0 && strcasecmp(end, "iB") != 0)
+            return EVENTLOG_SOCKET_EINVAL;
+    }
+    if (v > (SIZE_MAX >> shift))
+        return EVENTLOG_SOCKET_EINVAL;
+    *out = (size_t)v << shift;
+    return 0;
+}
+
+static int size_var(const char *name, size_t *out) {
+    const char *v = getenv(name);
+    *out = 0;
+    if (v == NULL || v[0] == '\0')
+        return 0;
+    if (es_config_parse_size(v, out) != 0 || *out < ES_MIN_BUFFER) {
+        es_log("%s=\"%s\" is not a size of at least 64K (bytes, or a number with K, M or G)", name,
+               v);
+        return EVENTLOG_SOCKET_EINVAL;
+    }
+    return 0;
+}
+
 /* An unset and an empty variable mean the same: not configured. */
 static const char *env(const char *name) {
     const char *v = getenv(name);
@@ -53,6 +105,19 @@ int es_config_from_env(struct es_env_config *out) {
     const char *wait = getenv("GHC_EVENTLOG_WAIT");
     if (es_config_parse_bool(wait, &out->wait) != 0) {
         es_log("GHC_EVENTLOG_WAIT=\"%s\" is not a yes/no value (use 1 or 0)", wait);
+        return EVENTLOG_SOCKET_EINVAL;
+    }
+    if (size_var("GHC_EVENTLOG_MAX_BUFFER", &out->max_buffer) != 0 ||
+        size_var("GHC_EVENTLOG_CLIENT_BUFFER", &out->client_buffer) != 0)
+        return EVENTLOG_SOCKET_EINVAL;
+    out->slow_client = -1;
+    const char *slow = env("GHC_EVENTLOG_SLOW_CLIENT");
+    if (slow && strcasecmp(slow, "drop") == 0) {
+        out->slow_client = EVENTLOG_SOCKET_SLOW_CLIENT_DROP;
+    } else if (slow && strcasecmp(slow, "disconnect") == 0) {
+        out->slow_client = EVENTLOG_SOCKET_SLOW_CLIENT_DISCONNECT;
+    } else if (slow) {
+        es_log("GHC_EVENTLOG_SLOW_CLIENT=\"%s\" is neither drop nor disconnect", slow);
         return EVENTLOG_SOCKET_EINVAL;
     }
     out->flush_ms = -1;

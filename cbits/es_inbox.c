@@ -53,6 +53,13 @@ void es_inbox_wake(struct es_inbox *in, uv_async_t *wake) {
     uv_mutex_unlock(&in->lock);
 }
 
+uint64_t es_inbox_bytes_in(struct es_inbox *in) {
+    uv_mutex_lock(&in->lock);
+    uint64_t n = in->bytes_in;
+    uv_mutex_unlock(&in->lock);
+    return n;
+}
+
 struct es_chunk *es_inbox_take(struct es_inbox *in) {
     uv_mutex_lock(&in->lock);
     struct es_chunk *c = in->head;

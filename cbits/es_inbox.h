@@ -31,6 +31,9 @@ bool es_inbox_push(struct es_inbox *in, const void *buf, size_t len, uv_async_t 
  * then have closed `wake`). Any thread. */
 void es_inbox_wake(struct es_inbox *in, uv_async_t *wake);
 
+/* Bytes accepted from the RTS so far. Any thread. */
+uint64_t es_inbox_bytes_in(struct es_inbox *in);
+
 /* Take all pending chunks, oldest first, linked by next. Loop thread. */
 struct es_chunk *es_inbox_take(struct es_inbox *in);
 

@@ -34,6 +34,8 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #if !defined(EVENTLOG_SOCKET_NO_RTS)
 #include <Rts.h>
@@ -77,6 +79,39 @@ extern "C" {
 #define EVENTLOG_SOCKET_CMD_STOP_HEAP_PROFILING  0x02
 #define EVENTLOG_SOCKET_CMD_REQUEST_HEAP_CENSUS  0x03
 
+/* Memory and slow-client settings. Fill with eventlog_socket_options_init,
+ * change fields, apply with eventlog_socket_set_options before init_*. */
+struct eventlog_socket_options {
+    /* Bytes held for clients at most (chunks, header, definitions), and
+     * kept for the first client before it connects. Default 64 MiB. */
+    size_t max_buffer;
+    /* Unsent bytes one client may fall behind before the slow-client
+     * policy applies. Default 64 MiB. */
+    size_t client_buffer;
+    /* EVENTLOG_SOCKET_SLOW_CLIENT_DROP (default): skip whole chunks for it
+     * and put a notice in its stream; _DISCONNECT: close its connection. */
+    int slow_client;
+    /* How long exit waits for slow clients to take the rest. Default 2000. */
+    unsigned linger_ms;
+};
+#define EVENTLOG_SOCKET_SLOW_CLIENT_DROP       0
+#define EVENTLOG_SOCKET_SLOW_CLIENT_DISCONNECT 1
+
+/* Counters, for monitoring the library itself. Dropped chunks are counted
+ * once per client that missed them, plus those lost before the first
+ * client connected. */
+struct eventlog_socket_stats {
+    uint64_t clients_connected; /* now */
+    uint64_t clients_accepted;  /* since start */
+    uint64_t clients_lagged;    /* disconnected because they fell behind */
+    uint64_t bytes_received;    /* handed over by the RTS */
+    uint64_t bytes_sent;        /* written to clients, all together */
+    uint64_t chunks_dropped;
+    uint64_t bytes_dropped;
+    uint64_t bytes_held;      /* memory held for clients now */
+    uint64_t bytes_held_peak; /* and at most so far */
+};
+
 /* A human-readable description of an error code returned by this library.
  * Never returns NULL; unknown codes get a generic description.
  * Thread-safe; the string is static. */
@@ -106,6 +141,9 @@ EVENTLOG_SOCKET_API int eventlog_socket_init_tcp(const char *host, const char *p
  *   GHC_EVENTLOG_WAIT                 1/true/yes: block until a client connects
  *                                     0/false/no or unset: do not wait
  *   GHC_EVENTLOG_FLUSH_INTERVAL_MS    see eventlog_socket_set_flush_interval_ms
+ *   GHC_EVENTLOG_MAX_BUFFER           see eventlog_socket_options.max_buffer;
+ *   GHC_EVENTLOG_CLIENT_BUFFER        bytes, with an optional K, M or G suffix
+ *   GHC_EVENTLOG_SLOW_CLIENT          drop or disconnect
  * Returns EVENTLOG_SOCKET_ENOTCONFIGURED when neither a path nor a port is
  * set, EVENTLOG_SOCKET_EINVAL (with a log line naming the variable) for an
  * invalid value or when both a path and a port are set. */
@@ -119,6 +157,20 @@ EVENTLOG_SOCKET_API int eventlog_socket_init_from_env(void);
  * non-zero value returns EVENTLOG_SOCKET_ENOTSUP. Thread-safe; takes effect
  * at once. */
 EVENTLOG_SOCKET_API int eventlog_socket_set_flush_interval_ms(unsigned ms);
+
+/* Fill `opts` with the defaults. */
+EVENTLOG_SOCKET_API void eventlog_socket_options_init(struct eventlog_socket_options *opts);
+
+/* Use these settings for the server that init_* starts. Call before it.
+ * Returns EVENTLOG_SOCKET_EINVAL for a buffer under 64 KiB or an unknown
+ * policy, EVENTLOG_SOCKET_EALREADY when the server is already running.
+ * The environment (GHC_EVENTLOG_MAX_BUFFER, _CLIENT_BUFFER, _SLOW_CLIENT)
+ * overrides them in eventlog_socket_init_from_env. Not thread-safe. */
+EVENTLOG_SOCKET_API int eventlog_socket_set_options(const struct eventlog_socket_options *opts);
+
+/* Current counters. Returns EVENTLOG_SOCKET_ENOTCONFIGURED (and zeros)
+ * when no server was started. Thread-safe, cheap, never blocks on clients. */
+EVENTLOG_SOCKET_API int eventlog_socket_stats(struct eventlog_socket_stats *out);
 
 /* The TCP port the library listens on (useful after asking for port "0"),
  * or a negative error code when it does not listen on TCP. Thread-safe. */

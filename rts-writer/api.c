@@ -5,6 +5,8 @@
 #include "es_config.h"
 #include "es_log.h"
 
+#include <string.h>
+
 struct es_rts es_rts = {
     .control_lock = PTHREAD_MUTEX_INITIALIZER,
     .flush_lock = PTHREAD_MUTEX_INITIALIZER,
@@ -38,6 +40,58 @@ void eventlog_socket_ready(void) {
     pthread_mutex_unlock(&es_rts.control_lock);
 }
 
+void eventlog_socket_options_init(struct eventlog_socket_options *opts) {
+    struct es_server_config d;
+    es_server_config_defaults(&d);
+    opts->max_buffer = d.max_buffer;
+    opts->client_buffer = d.client_limit;
+    opts->slow_client =
+        d.drop_slow ? EVENTLOG_SOCKET_SLOW_CLIENT_DROP : EVENTLOG_SOCKET_SLOW_CLIENT_DISCONNECT;
+    opts->linger_ms = d.linger_ms;
+}
+
+/* The configuration init_* uses: the defaults until set_options. */
+static struct es_server_config *config(void) {
+    if (!es_rts.cfg_set) {
+        es_server_config_defaults(&es_rts.cfg);
+        es_rts.cfg_set = true;
+    }
+    return &es_rts.cfg;
+}
+
+int eventlog_socket_set_options(const struct eventlog_socket_options *opts) {
+    if (atomic_load(&es_rts.server) != NULL)
+        return EVENTLOG_SOCKET_EALREADY;
+    if (opts == NULL || opts->max_buffer < ES_MIN_BUFFER || opts->client_buffer < ES_MIN_BUFFER ||
+        (opts->slow_client != EVENTLOG_SOCKET_SLOW_CLIENT_DROP &&
+         opts->slow_client != EVENTLOG_SOCKET_SLOW_CLIENT_DISCONNECT))
+        return EVENTLOG_SOCKET_EINVAL;
+    struct es_server_config *cfg = config();
+    cfg->max_buffer = opts->max_buffer;
+    cfg->client_limit = opts->client_buffer;
+    cfg->drop_slow = opts->slow_client == EVENTLOG_SOCKET_SLOW_CLIENT_DROP;
+    cfg->linger_ms = opts->linger_ms;
+    return 0;
+}
+
+int eventlog_socket_stats(struct eventlog_socket_stats *out) {
+    memset(out, 0, sizeof *out);
+    struct es_server *s = atomic_load(&es_rts.server);
+    if (s == NULL)
+        return EVENTLOG_SOCKET_ENOTCONFIGURED;
+    const struct es_counters *k = &s->counters;
+    out->clients_connected = atomic_load(&k->clients_connected);
+    out->clients_accepted = atomic_load(&k->clients_accepted);
+    out->clients_lagged = atomic_load(&k->clients_lagged);
+    out->bytes_sent = atomic_load(&k->bytes_sent);
+    out->chunks_dropped = atomic_load(&k->chunks_dropped);
+    out->bytes_dropped = atomic_load(&k->bytes_dropped);
+    out->bytes_held = atomic_load(&k->bytes_held);
+    out->bytes_held_peak = atomic_load(&k->bytes_held_peak);
+    out->bytes_received = es_inbox_bytes_in(&s->inbox);
+    return 0;
+}
+
 /* Publish a started server, unless one exists already. */
 static int install(int r, struct es_server *s) {
     if (r < 0)
@@ -55,7 +109,7 @@ int eventlog_socket_init_unix(const char *path) {
     if (atomic_load(&es_rts.server) != NULL)
         return EVENTLOG_SOCKET_EALREADY;
     struct es_server *s = NULL;
-    int r = es_server_start_unix(&s, path, NULL, es_rts_on_command, NULL);
+    int r = es_server_start_unix(&s, path, config(), es_rts_on_command, NULL);
     return install(r, s);
 }
 
@@ -63,7 +117,7 @@ int eventlog_socket_init_tcp(const char *host, const char *port) {
     if (atomic_load(&es_rts.server) != NULL)
         return EVENTLOG_SOCKET_EALREADY;
     struct es_server *s = NULL;
-    int r = es_server_start_tcp(&s, host, port, NULL, es_rts_on_command, NULL);
+    int r = es_server_start_tcp(&s, host, port, config(), es_rts_on_command, NULL);
     return install(r, s);
 }
 
@@ -81,6 +135,13 @@ int eventlog_socket_init_from_env(void) {
     int r = es_config_from_env(&cfg);
     if (r < 0)
         return r;
+    struct es_server_config *sc = config();
+    if (cfg.max_buffer)
+        sc->max_buffer = cfg.max_buffer;
+    if (cfg.client_buffer)
+        sc->client_limit = cfg.client_buffer;
+    if (cfg.slow_client >= 0)
+        sc->drop_slow = cfg.slow_client == EVENTLOG_SOCKET_SLOW_CLIENT_DROP;
     if (cfg.flush_ms >= 0 &&
         (r = eventlog_socket_set_flush_interval_ms((unsigned)cfg.flush_ms)) < 0)
         return r;

@@ -22,6 +22,9 @@
 struct es_rts {
     /* Set before the writer is started, read by every writer callback. */
     _Atomic(struct es_server *) server;
+    /* Settings for the server init_* starts (eventlog_socket_set_options). */
+    struct es_server_config cfg;
+    bool cfg_set;
     /* True in a forked child: the server's loop thread lives only in the
      * parent, so the child discards its eventlog. */
     atomic_bool forked;

@@ -8,7 +8,8 @@ exported=$(nm -g --defined-only "$lib" | awk 'NF == 3 { print $3 }' | sort)
 bad=$(printf '%s\n' "$exported" | grep -Ev '^(eventlog_socket_[a-z_]+|SocketEventLogWriter)$' | grep -v '^$')
 expected="SocketEventLogWriter eventlog_socket_hs_main eventlog_socket_init_from_env
 eventlog_socket_init_tcp eventlog_socket_init_unix eventlog_socket_last_error
-eventlog_socket_ready eventlog_socket_set_flush_interval_ms eventlog_socket_start_tcp eventlog_socket_start_unix
+eventlog_socket_ready eventlog_socket_set_flush_interval_ms eventlog_socket_start_tcp
+eventlog_socket_options_init eventlog_socket_set_options eventlog_socket_stats eventlog_socket_start_unix
 eventlog_socket_strerror eventlog_socket_tcp_port eventlog_socket_wait"
 missing=$(for s in $expected; do printf '%s\n' "$exported" | grep -qx "$s" || echo "$s"; done)
 echo "1..2"

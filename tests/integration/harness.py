@@ -129,6 +129,21 @@ class Program:
         line, self.out_buf = self.out_buf.split(b"\n", 1)
         return line.decode()
 
+    def query(self, line, timeout=60.0):
+        """Send a probe command that answers with a value; return the answer."""
+        self.proc.stdin.write((line + "\n").encode())
+        self.proc.stdin.flush()
+        return self.readline(timeout)
+
+    def stats(self):
+        """eventlog_socket_stats() of the running probe, as a dict."""
+        names = ["clients_connected", "clients_accepted", "clients_lagged", "bytes_received",
+                 "bytes_sent", "chunks_dropped", "bytes_dropped", "bytes_held",
+                 "bytes_held_peak"]
+        words = self.query("stats").split()
+        expect(words[0] == "stats" and len(words) == 10, "stats answer %r" % words)
+        return dict(zip(names, map(int, words[1:])))
+
     def cmd(self, line, timeout=60.0):
         """Send one probe command and wait for its "ok"."""
         self.proc.stdin.write((line + "\n").encode())
@@ -158,7 +173,7 @@ class Program:
 class Client:
     """A client that reads the stream to EOF in a thread, and can send."""
 
-    def __init__(self, scope, unix=None, tcp_port=None, connect_timeout=10.0):
+    def __init__(self, scope, unix=None, tcp_port=None, connect_timeout=10.0, read=True):
         self.data = bytearray()
         self.eof = threading.Event()
         self.error = None
@@ -178,8 +193,13 @@ class Client:
                 time.sleep(0.02)
         self.lock = threading.Lock()
         self.thread = threading.Thread(target=self._read, daemon=True)
-        self.thread.start()
+        if read:
+            self.thread.start()
         scope.clients.append(self)
+
+    def start_reading(self):
+        """For a client created with read=False: start reading now."""
+        self.thread.start()
 
     def _read(self):
         try:

@@ -348,6 +348,12 @@ def bad_configuration(s):
                  expect_text="GHC_EVENTLOG_WAIT")
     config_error(s, {"GHC_EVENTLOG_INET_PORT": "99999"}, expect_text="invalid TCP port")
     config_error(s, {"GHC_EVENTLOG_INET_HOST": "127.0.0.1"}, expect_text="GHC_EVENTLOG_INET_PORT")
+    sock = {"GHC_EVENTLOG_UNIX_PATH": s.path("b.sock")}
+    config_error(s, dict(sock, GHC_EVENTLOG_MAX_BUFFER="lots"), expect_text="GHC_EVENTLOG_MAX_BUFFER")
+    config_error(s, dict(sock, GHC_EVENTLOG_CLIENT_BUFFER="1K"),
+                 expect_text="GHC_EVENTLOG_CLIENT_BUFFER")
+    config_error(s, dict(sock, GHC_EVENTLOG_SLOW_CLIENT="maybe"),
+                 expect_text="GHC_EVENTLOG_SLOW_CLIENT")
 
 
 @test
@@ -558,6 +564,176 @@ def no_automatic_heap_samples(s):
     expect(summ.samples_between(0, a) == 0, "samples without a request; " + detail)
     expect(summ.samples_between(a, b) == 1, "0x03 should give one sample; " + detail)
     expect(summ.samples_between(b, cc) >= 3, "0x01 did not start sampling; " + detail)
+
+
+DEFINITIONS = ("RtsIdentifier", "ProgramArgs", "CapsetCreate", "CapCreate", "HeapProfBegin",
+               "CapsetAssignCap", "WallClockTime", "OsProcessPid", "HeapInfoGHC")
+
+
+@test
+def late_joiner_self_contained(s):
+    """A client joining after 5 s of a -hT run gets the start-up definitions
+    (RTS, program, capabilities, heap profile) in a block after the header,
+    and its heap samples decode."""
+    p, connect = serve(s, "late", ["--busy"], rts=["-hT", "-i0.1"])
+    early = connect()
+    p.cmd("flood %d before" % FLOOD)
+    time.sleep(5.0)
+    late = connect()
+    time.sleep(0.5)
+    p.cmd("flood 1000 after")
+    p.cmd("quit")
+    p.finish()
+    se = check_stream(s, early.wait_eof(), "early")
+    sl = check_stream(s, late.wait_eof(), "late")
+    for ev in DEFINITIONS:
+        expect(sl.counts.get(ev, 0) >= 1, "late joiner has no %s" % ev)
+        expect(sl.counts.get(ev, 0) == se.counts.get(ev, 0),
+               "%s: late joiner %d, early client %d" % (ev, sl.counts.get(ev, 0),
+                                                        se.counts.get(ev, 0)))
+    expect(len(sl.samples) > 0 and sl.counts.get("HeapProfSampleString", 0) > 0,
+           "late joiner's heap samples: %d" % len(sl.samples))
+    expect(len(sl.tagged("before")) < FLOOD, "late joiner should not get the whole past")
+    expect(sl.tagged("after") == list(range(1, 1001)), "late joiner gets what follows")
+
+
+@test
+def sixty_four_clients(s):
+    """64 concurrent clients, half of them joining late: every stream parses
+    and carries the definitions."""
+    p, connect = serve(s, "sixty-four")
+    early = [connect() for _ in range(32)]
+    p.cmd("flood %d one" % FLOOD)
+    time.sleep(0.3)
+    late = [connect() for _ in range(32)]
+    time.sleep(0.3)
+    p.cmd("flood %d two" % FLOOD)
+    st = p.stats()
+    expect(st["clients_connected"] == 64 and st["clients_accepted"] == 64, "stats %r" % st)
+    p.cmd("quit")
+    p.finish()
+    for i, c in enumerate(early + late):
+        summ = check_stream(s, c.wait_eof(), "c%d" % i)
+        expect(summ.tagged("two") == list(range(1, FLOOD + 1)), "client %d misses data" % i)
+        for ev in ("RtsIdentifier", "ProgramArgs", "CapsetCreate", "CapCreate"):
+            expect(summ.counts.get(ev, 0) >= 1, "client %d has no %s" % (i, ev))
+
+
+def gaps_have_notices(summ, tag):
+    """Walk the user messages in stream order: every jump in the sequence of
+    "TAG i" must come right after a drop notice. Returns (notices, chunks
+    they report)."""
+    last, noticed, notices, chunks = 0, False, 0, 0
+    for _, text in summ.messages:
+        if text.startswith("eventlog-socket: dropped "):
+            noticed = True
+            notices += 1
+            chunks += int(text.split()[2])
+        elif text.startswith(tag + " "):
+            seq = int(text.split()[1])
+            if seq != last + 1:
+                expect(noticed, "messages %d..%d missing without a notice" % (last + 1, seq - 1))
+            noticed = False
+            last = seq
+    return notices, chunks
+
+
+STALL_SECONDS = 10
+BOUND_MIB = 16
+
+
+def stalled_run(s, name, stalled):
+    """Flood for STALL_SECONDS with a client that reads (or not); return the
+    probe's peak RSS in KiB, its stats, and the client's stream summary."""
+    env = {"GHC_EVENTLOG_MAX_BUFFER": "%dM" % BOUND_MIB}
+    sock = s.path(name + ".sock")
+    p = Program(s, "probe", unix=sock, wait=True, env=env)
+    p.wait_socket(sock)
+    c = Client(s, unix=sock, read=not stalled)
+    answer = p.query("flood-for %d %s" % (STALL_SECONDS, name), timeout=STALL_SECONDS + 60)
+    expect(answer.startswith("ok "), "flood-for answered %r" % answer)
+    hwm = int(p.query("hwm").split()[1])
+    st = p.stats()
+    if stalled:
+        c.start_reading()
+    p.cmd("quit")
+    p.finish()
+    return hwm, st, check_stream(s, c.wait_eof(), name), int(answer.split()[1])
+
+
+@test
+def stalled_client_bounded(s):
+    """A client that never reads for 10 s under a flood: the program keeps
+    going, its peak RSS stays within the buffer bound (16 MiB) plus a small
+    constant over the same run with a reading client, and when the client
+    finally reads it gets a parseable stream with a notice at every gap."""
+    hwm_reading, _, _, posted_reading = stalled_run(s, "reading", stalled=False)
+    hwm_stalled, st, summ, posted = stalled_run(s, "stalled", stalled=True)
+    note("peak RSS: %d KiB with a reading client, %d KiB with a stalled one (bound %d MiB); "
+         "messages posted: %d and %d" % (hwm_reading, hwm_stalled, BOUND_MIB, posted_reading,
+                                          posted))
+    expect(st["bytes_held_peak"] <= (BOUND_MIB + 4) << 20,
+           "library held %d bytes at peak" % st["bytes_held_peak"])
+    expect(hwm_stalled - hwm_reading <= (BOUND_MIB + 16) * 1024,
+           "peak RSS grew by %d KiB" % (hwm_stalled - hwm_reading))
+    expect(st["chunks_dropped"] > 0, "nothing was dropped: %r" % st)
+    notices, chunks = gaps_have_notices(summ, "stalled")
+    expect(notices > 0, "no drop notice in the stalled client's stream")
+    expect(chunks == st["chunks_dropped"],
+           "notices report %d chunks, stats %d" % (chunks, st["chunks_dropped"]))
+
+
+@test
+def slow_client_disconnect_policy(s):
+    """GHC_EVENTLOG_SLOW_CLIENT=disconnect: a client that does not read is
+    disconnected once it falls behind; a reading client and the program are
+    unaffected."""
+    env = {"GHC_EVENTLOG_CLIENT_BUFFER": "4M", "GHC_EVENTLOG_SLOW_CLIENT": "disconnect"}
+    sock = s.path("disc.sock")
+    p = Program(s, "probe", unix=sock, wait=True, env=env)
+    p.wait_socket(sock)
+    good = Client(s, unix=sock)
+    bad = Client(s, unix=sock, read=False)
+    time.sleep(0.2)
+    p.cmd("flood %d x" % (4 * FLOOD))
+    st = p.stats()
+    p.wait_stderr("disconnecting it")
+    p.cmd("quit")
+    p.finish()
+    expect(p.proc.returncode == 0, "probe exited with %s" % p.proc.returncode)
+    expect(st["clients_lagged"] == 1 and st["chunks_dropped"] == 0, "stats %r" % st)
+    summ = check_stream(s, good.wait_eof(), "good")
+    expect(summ.tagged("x") == list(range(1, 4 * FLOOD + 1)), "reading client lost data")
+    bad.start_reading()
+    check_stream(s, bad.wait_eof(), "bad", partial=True)
+
+
+@test
+def stats_match_clients(s):
+    """The counters agree with what two clients actually received."""
+    p, connect = serve(s, "stats")
+    a, b = connect(), connect()
+    time.sleep(0.2)
+    p.cmd("flood %d s" % FLOOD)
+    # bytes_sent counts finished writes, so it equals what the clients read
+    # once the stream is quiet (on GHC >= 9.2 between two flushes).
+    deadline = time.monotonic() + 30
+    while True:
+        second = p.stats()
+        got = len(a.received()) + len(b.received())
+        if got == second["bytes_sent"] and got > FLOOD * 10:
+            break
+        expect(time.monotonic() < deadline,
+               "sent %d, received %d" % (second["bytes_sent"], got))
+        time.sleep(0.02)
+    expect(second["clients_connected"] == 2 and second["clients_accepted"] == 2,
+           "stats %r" % second)
+    expect(second["bytes_received"] >= FLOOD * 10, "bytes from the RTS: %r" % second)
+    expect(second["chunks_dropped"] == 0 and second["clients_lagged"] == 0, "stats %r" % second)
+    expect(0 < second["bytes_held_peak"] <= 64 << 20, "stats %r" % second)
+    p.cmd("quit")
+    p.finish()
+    check_stream(s, a.wait_eof(), "a")
 
 
 def run_one(name):

@@ -4,6 +4,12 @@
 --
 --   marker TEXT        post an eventlog marker (traceMarkerIO)
 --   flood N TAG        post N user messages "TAG i", i = 1..N (traceEventIO)
+--   flood-for S TAG    post user messages "TAG i" for S seconds, 1000 every
+--                      10 ms (about 3 MB/s of eventlog); answers "ok N" with
+--                      the number posted
+--   hwm                answer "hwm KB": the process's peak RSS (VmHWM)
+--   stats              answer "stats" and eventlog_socket_stats' counters
+--                      in declaration order
 --   gc                 perform a major GC
 --   start-unix PATH    switch the running RTS to eventlog-socket on PATH
 --                      (eventlog_socket_start_unix); answers "ok" or
@@ -16,12 +22,17 @@
 
 module Main (main) where
 
-import Control.Concurrent (forkIO)
+import Control.Concurrent (forkIO, threadDelay)
 import Control.Exception (evaluate)
 import Control.Monad (forM_, when)
 import Debug.Trace (traceEventIO, traceMarkerIO)
 import Foreign.C.String (CString, peekCString, withCString)
+import Data.Word (Word64)
 import Foreign.C.Types (CBool (..), CInt (..))
+import Foreign.Marshal.Alloc (allocaBytes)
+import Foreign.Ptr (Ptr)
+import Foreign.Storable (peekByteOff)
+import GHC.Clock (getMonotonicTime)
 import System.Environment (getArgs)
 import System.IO (hFlush, hIsEOF, hPutStrLn, stderr, stdin, stdout)
 import System.Mem (performMajorGC)
@@ -45,6 +56,34 @@ startUnix path = do
       err <- c_strerror r >>= peekCString
       putStrLn ("error " ++ err) >> hFlush stdout
 
+foreign import ccall unsafe "eventlog_socket_stats"
+  c_stats :: Ptr () -> IO CInt
+
+-- | The nine uint64_t counters of struct eventlog_socket_stats.
+stats :: IO [Word64]
+stats = allocaBytes (9 * 8) $ \p -> do
+  _ <- c_stats p
+  mapM (peekByteOff p . (* 8)) [0 .. 8]
+
+peakRssKb :: IO String
+peakRssKb = do
+  status <- readFile "/proc/self/status"
+  pure $ case [w | l <- lines status, (k : w : _) <- [words l], k == "VmHWM:"] of
+    (kb : _) -> kb
+    [] -> "0"
+
+-- | Post numbered messages, paced, until `seconds` have passed; return the
+-- count. Pacing keeps the volume one test can parse in seconds.
+floodFor :: Double -> String -> IO Int
+floodFor seconds tag = do
+  start <- getMonotonicTime
+  let go i = do
+        forM_ [i .. i + 999] $ \j -> traceEventIO (tag ++ " " ++ show j)
+        threadDelay 10000
+        now <- getMonotonicTime
+        if now - start < seconds then go (i + 1000) else pure (i + 999)
+  go 1
+
 busy :: Integer -> IO ()
 busy n = do
   k <- evaluate (length (show (product [1 .. 200 + n `mod` 50])))
@@ -65,6 +104,13 @@ loop = do
         ["flood", n, tag] -> do
           forM_ [1 .. read n :: Int] $ \i -> traceEventIO (tag ++ " " ++ show i)
           reply >> loop
+        ["flood-for", secs, tag] -> do
+          n <- floodFor (read secs) tag
+          putStrLn ("ok " ++ show n) >> hFlush stdout >> loop
+        ["hwm"] -> peakRssKb >>= \kb -> putStrLn ("hwm " ++ kb) >> hFlush stdout >> loop
+        ["stats"] -> do
+          counters <- stats
+          putStrLn (unwords ("stats" : map show counters)) >> hFlush stdout >> loop
         ["gc"] -> performMajorGC >> reply >> loop
         ["start-unix", path] -> startUnix path >> loop
         ["quit"] -> reply
