@@ -33,7 +33,7 @@ bool es_defs_is_definition(uint16_t type) {
     case 46:  /* CAP_DELETE */
     case 47:  /* CAP_DISABLE */
     case 48:  /* CAP_ENABLE */
-    case 51:  /* HEAP_INFO_GHC */
+    case 52:  /* HEAP_INFO_GHC (51 is HEAP_LIVE, a measurement) */
     case 160: /* HEAP_PROF_BEGIN */
     case 161: /* HEAP_PROF_COST_CENTRE */
     case 168: /* PROF_BEGIN */

@@ -166,7 +166,12 @@ def many_clients(s, n, tcp=False):
         # meanwhile: each gets the header, then a suffix of the first
         # client's stream, from a chunk boundary on.
         expect(data[:hlen] == first[:hlen], "client %d got another header" % i)
-        expect(first.endswith(data[hlen:]), "client %d's chunks are not the first client's" % i)
+        rest = data[hlen:]
+        if not first.endswith(rest) and rest[22:24] == b"\xff\xff":
+            # A client that missed start-up chunks gets their definition
+            # events first, in a block of their own (global buffer).
+            rest = rest[int.from_bytes(rest[10:14], "big"):]
+        expect(first.endswith(rest), "client %d's chunks are not the first client's" % i)
 
 
 @test
