@@ -7,6 +7,8 @@
 #                 from a client, and show what arrived
 #   make check-ghc GHC=9.6|9.10
 #                 the whole of `make check` with that GHC, in a Debian chroot
+#   make bench    the benchmarks (bench/run.py): overhead on a real program,
+#                 throughput, RTS-side cost, memory, latency, event walk
 #   make check-matrix
 #                 make check on the host's GHC, then 9.6 and 9.10
 #
@@ -16,7 +18,8 @@ BUILD ?= build
 HC ?= ghc
 CC ?= cc
 
-PUBLIC_TARGETS := all lib check unit-test integration-test symbols demo fixtures format format-check
+PUBLIC_TARGETS := all lib check unit-test integration-test symbols demo fixtures bench bench-programs \
+                  format format-check
 
 ifndef ES_DEPS_CHECKED
 # Install what is missing, then run the real target in a sub-make, so that
@@ -115,6 +118,37 @@ $(CHECKER): tests/checker/Main.hs
 	@mkdir -p $(dir $@)
 	$(HC) -O -Wall -outputdir $(BUILD)/hs/checker -o $@ $<
 
+# Benchmark programs (bench/). `make check` builds them so they cannot rot.
+BENCH := $(BUILD)/bench
+BENCH_PROGRAMS := $(BENCH)/workload $(BENCH)/drain $(BENCH)/throughput $(BENCH)/walk
+
+$(BENCH)/workload: bench/workload/Main.hs bench/cbits/bench-main.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(HC) $(GHC_FLAGS) -outputdir $(BUILD)/hs/workload -o $@ \
+	    bench/workload/Main.hs bench/cbits/bench-main.c $(LIB) $(UV_LIBS)
+
+# Linked by ghc for the RTS symbols the library refers to (the RTS is never
+# started); its C is built with our warnings.
+$(BENCH)/throughput: bench/throughput.c $(LIB)
+	@mkdir -p $(dir $@) $(BUILD)/hs/throughput
+	$(CC) $(WARN) -D_DEFAULT_SOURCE -O2 -Iinclude $(addprefix -isystem ,$(RTS_INCLUDE)) \
+	    -c $< -o $(BUILD)/hs/throughput/throughput.o
+	$(HC) -threaded $(EVENTLOG_FLAG) -no-hs-main -o $@ $(BUILD)/hs/throughput/throughput.o \
+	    $(LIB) $(UV_LIBS)
+
+$(BENCH)/drain: bench/drain.c
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) -O2 -o $@ $<
+
+$(BENCH)/walk: bench/walk.c $(CBITS_SRC)
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) -D_DEFAULT_SOURCE -O2 -Iinclude -Icbits $(UV_CFLAGS) -o $@ $< $(CBITS_SRC) $(UV_LIBS)
+
+bench-programs: $(BENCH_PROGRAMS) $(PROBE) $(CHECKER)
+
+bench: bench-programs
+	@python3 bench/run.py --build $(BUILD)
+
 # Unit tests build the cbits sources directly (no GHC, no RTS).
 $(BUILD)/unit/%: tests/unit/%.c tests/unit/tap.h $(CBITS_SRC)
 	@mkdir -p $(dir $@)
@@ -133,7 +167,8 @@ symbols: $(LIB)
 integration-test: $(FIBBER) $(PROBE) $(PROBE_LATE) $(CHECKER)
 	@python3 tests/integration/run.py --build $(BUILD)
 
-check: $(LIB) $(FIBBER) $(PROBE) $(PROBE_LATE) $(CHECKER) $(UNIT_BIN) $(UNIT_ASAN_BIN)
+check: $(LIB) $(FIBBER) $(PROBE) $(PROBE_LATE) $(CHECKER) $(UNIT_BIN) $(UNIT_ASAN_BIN) \
+       $(BENCH_PROGRAMS)
 	@tests/run-all.sh $(BUILD)
 
 # Record this GHC's eventlog fixture for the unit tests.
@@ -143,7 +178,8 @@ fixtures: $(CHECKER)
 demo: $(FIBBER)
 	@scripts/demo.sh $(BUILD)
 
-FORMAT_FILES := $(wildcard include/*.h cbits/*.[ch] rts-writer/*.[ch] tests/unit/*.[ch] examples/*/cbits/*.c)
+FORMAT_FILES := $(wildcard include/*.h cbits/*.[ch] rts-writer/*.[ch] tests/unit/*.[ch] \
+                  examples/*/cbits/*.c tests/probe/*.c bench/*.c bench/cbits/*.c)
 format:
 	clang-format -i $(FORMAT_FILES)
 format-check:

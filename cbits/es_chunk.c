@@ -1,12 +1,39 @@
 #include "es_chunk.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* Recently freed large buffers, shared by the RTS threads that allocate
+ * chunks and the loop thread that frees them. */
+static struct {
+    pthread_mutex_t lock;
+    struct es_chunk *free[ES_POOL_MAX];
+    unsigned n;
+} pool = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static struct es_chunk *pool_take(size_t len) {
+    struct es_chunk *c = NULL;
+    pthread_mutex_lock(&pool.lock);
+    for (unsigned i = 0; i < pool.n; i++)
+        /* Not much larger than needed, or small chunks would pin big buffers. */
+        if (pool.free[i]->cap >= len && pool.free[i]->cap <= 2 * len) {
+            c = pool.free[i];
+            pool.free[i] = pool.free[--pool.n];
+            break;
+        }
+    pthread_mutex_unlock(&pool.lock);
+    return c;
+}
+
 struct es_chunk *es_chunk_new(const void *data, size_t len) {
-    struct es_chunk *c = malloc(sizeof *c + len);
-    if (c == NULL)
-        return NULL;
+    struct es_chunk *c = len >= ES_POOL_MIN ? pool_take(len) : NULL;
+    if (c == NULL) {
+        c = malloc(sizeof *c + len);
+        if (c == NULL)
+            return NULL;
+        c->cap = len;
+    }
     c->next = c->prev = NULL;
     c->refs = 1;
     c->flags = 0;
@@ -18,6 +45,16 @@ struct es_chunk *es_chunk_new(const void *data, size_t len) {
 }
 
 void es_chunk_free(struct es_chunk *c) {
+    if (c == NULL)
+        return;
+    if (c->cap >= ES_POOL_MIN) {
+        pthread_mutex_lock(&pool.lock);
+        if (pool.n < ES_POOL_MAX) {
+            pool.free[pool.n++] = c;
+            c = NULL;
+        }
+        pthread_mutex_unlock(&pool.lock);
+    }
     free(c);
 }
 
@@ -31,7 +68,7 @@ void es_store_destroy(struct es_store *s) {
     /* Whatever still holds chunks is going away with the store. */
     for (struct es_chunk *c = s->head, *next; c != NULL; c = next) {
         next = c->next;
-        free(c);
+        es_chunk_free(c);
     }
     if (s->header)
         es_store_release(s, s->header);
@@ -65,7 +102,7 @@ void es_store_release(struct es_store *s, struct es_chunk *c) {
         s->linked_bytes -= c->len;
     }
     s->bytes_held -= c->len;
-    free(c);
+    es_chunk_free(c);
 }
 
 void es_store_release_range(struct es_store *s, struct es_chunk *first, struct es_chunk *last) {
@@ -94,7 +131,7 @@ struct es_chunk *es_store_append(struct es_store *s, struct es_chunk *c, unsigne
     es_store_adopt(s, c);
     if (c->refs == 0) {
         s->bytes_held -= c->len;
-        free(c);
+        es_chunk_free(c);
         return NULL;
     }
     c->flags |= ES_CHUNK_LINKED;

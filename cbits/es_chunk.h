@@ -25,8 +25,16 @@ struct es_chunk {
     uint32_t flags;
     uint64_t end_offset; /* stream offset just past this chunk (header excluded) */
     size_t len;
+    size_t cap; /* bytes allocated for data (a reused buffer may be larger) */
     uint8_t data[];
 };
+
+/* Freed chunk buffers of at least this size are kept for reuse, at most
+ * ES_POOL_MAX of them: a fresh 2 MiB allocation touches new pages, and
+ * those page faults cost the RTS thread calling writeEventLog far more
+ * than the copy itself. */
+#define ES_POOL_MIN ((size_t)256 << 10)
+#define ES_POOL_MAX 4
 
 #define ES_CHUNK_END    1u /* carries the end-of-data marker */
 #define ES_CHUNK_LINKED 2u /* is in the store's list */
@@ -48,7 +56,7 @@ struct es_store {
  * is NULL), with one reference owned by the caller; NULL when out of
  * memory. Safe on any thread. */
 struct es_chunk *es_chunk_new(const void *data, size_t len);
-/* Free a chunk that never entered a store. */
+/* Free a chunk (or keep its buffer for reuse). Safe on any thread. */
 void es_chunk_free(struct es_chunk *c);
 
 void es_store_init(struct es_store *s, size_t retain_limit);

@@ -75,10 +75,12 @@ static void on_write(uv_write_t *req, int status) {
     if (c->write_first)
         es_store_release_range(st, c->write_first, c->write_last);
     c->write_first = c->write_last = NULL;
+    es_server_publish(s); /* what the write held may be free now */
     if (status == 0) {
         if (c->write_has_header)
             c->header_sent = true;
         atomic_fetch_add(&s->counters.bytes_sent, c->write_bytes);
+        c->exit_moved_ms = uv_now(&s->loop);
     }
     c->write_has_header = false;
     if (status < 0) {
@@ -212,6 +214,24 @@ uint64_t es_client_drop(struct es_client *c, uint64_t target) {
                (unsigned long long)c->id, (double)bytes / (1 << 20));
     }
     return n;
+}
+
+void es_client_check_exit_stall(struct es_client *c, uint64_t now_ms) {
+    if (c->closing || !c->writing)
+        return;
+    /* Bytes leaving libuv's queue (or a write finishing, see on_write) mean
+     * the client reads, however slowly. */
+    size_t queued = uv_stream_get_write_queue_size(&c->io.stream);
+    if (queued != c->exit_queue) {
+        c->exit_queue = queued;
+        c->exit_moved_ms = now_ms;
+        return;
+    }
+    if (now_ms - c->exit_moved_ms < ES_EXIT_STALL_MS)
+        return;
+    es_log("client %llu stopped reading; closing it without the rest of the stream",
+           (unsigned long long)c->id);
+    es_client_close(c);
 }
 
 void es_client_disconnect_lagging(struct es_client *c, uint64_t lag, const char *limit) {

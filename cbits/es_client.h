@@ -50,6 +50,10 @@ struct es_client {
                                       * the write (references), or NULL */
     bool write_has_header;
     size_t write_bytes;
+    /* While the server stops: the write queue size last seen, and when the
+     * stream last moved. */
+    size_t exit_queue;
+    uint64_t exit_moved_ms;
     uv_shutdown_t sreq;
     bool finishing; /* shutdown requested: everything has been sent */
     bool closing;
@@ -82,6 +86,10 @@ uint64_t es_client_drop(struct es_client *c, uint64_t target);
 
 /* Disconnect a client that fell `lag` bytes behind, with a log line. */
 void es_client_disconnect_lagging(struct es_client *c, uint64_t lag, const char *limit);
+
+/* While the server stops: close the client if its stream has not moved
+ * for ES_EXIT_STALL_MS. */
+void es_client_check_exit_stall(struct es_client *c, uint64_t now_ms);
 
 /* Close the connection; the client is freed when libuv has closed it. */
 void es_client_close(struct es_client *c);

@@ -48,29 +48,49 @@ int es_event_next(struct es_event_iter *it, struct es_event *ev) {
 }
 
 int es_chunk_inspect(const struct es_header *hdr, const uint8_t *buf, size_t len,
-                     struct es_chunk_info *info, es_event_fn fn, void *ctx) {
+                     struct es_chunk_info *info, const bool *want, es_event_fn fn, void *ctx) {
     memset(info, 0, sizeof *info);
-    struct es_event_iter it;
-    struct es_event ev;
-    es_event_iter_init(&it, hdr, buf, len);
-    for (;;) {
-        int r = es_event_next(&it, &ev);
-        if (r < 0)
-            return r;
-        if (r == ES_WALK_DONE)
-            return 0;
-        if (r == ES_WALK_END) {
+    size_t pos = 0;
+    while (pos < len) {
+        size_t left = len - pos;
+        if (left < 2)
+            return -EINVAL;
+        const uint8_t *p = buf + pos;
+        uint16_t type = es_be16(p);
+        if (type == ES_EVENT_END_MARKER) {
             info->has_end = true;
             /* Nothing may follow the end-of-data marker. */
-            return it.pos == len ? 0 : -EINVAL;
+            return left == 2 ? 0 : -EINVAL;
         }
-        if (info->events == 0 && ev.type == ES_EVENT_BLOCK_MARKER) {
+        if (type >= ES_MAX_EVENT_TYPES)
+            return -EINVAL;
+        size_t head = 10, size = hdr->size[type];
+        if (size == ES_SIZE_UNDECLARED || left < 10)
+            return -EINVAL;
+        if (size == ES_SIZE_VARIABLE) {
+            if (left < 12)
+                return -EINVAL;
+            size = es_be16(p + 10);
+            head = 12;
+        }
+        if (left - head < size)
+            return -EINVAL;
+        if (info->events == 0 && type == ES_EVENT_BLOCK_MARKER) {
             info->is_block = true;
-            info->block_len = es_be32(ev.payload);
-            info->cap = es_be16(ev.payload + 12);
+            info->block_len = es_be32(p + 10);
+            info->cap = es_be16(p + 22);
+        }
+        if (want != NULL && want[type]) {
+            struct es_event ev = {.type = type,
+                                  .time = es_be64(p + 2),
+                                  .offset = pos,
+                                  .len = head + size,
+                                  .payload = p + head,
+                                  .payload_len = size};
+            fn(&ev, ctx);
         }
         info->events++;
-        if (fn != NULL)
-            fn(&ev, ctx);
+        pos += head + size;
     }
+    return 0;
 }

@@ -50,13 +50,16 @@ struct es_chunk_info {
     bool has_end;       /* the end-of-data marker is in the chunk */
 };
 
-/* Called for every event of a chunk, block marker included. */
+/* Called for the events of a chunk that a walk is asked to report. */
 typedef void (*es_event_fn)(const struct es_event *ev, void *ctx);
 
-/* Walk a whole chunk, calling `fn` (if not NULL) for each event. Returns 0,
- * or -EINVAL when it does not walk cleanly to its last byte (events before
- * the fault have been passed to `fn`). */
+/* Walk a whole chunk, calling `fn` for each event whose type is set in
+ * `want` (an array of ES_MAX_EVENT_TYPES flags; NULL: none). Returns 0, or
+ * -EINVAL when it does not walk cleanly to its last byte (events before the
+ * fault have been reported). This runs on the loop thread for every byte
+ * the RTS writes, so it is a tight loop of its own rather than a loop over
+ * es_event_next. */
 int es_chunk_inspect(const struct es_header *hdr, const uint8_t *buf, size_t len,
-                     struct es_chunk_info *info, es_event_fn fn, void *ctx);
+                     struct es_chunk_info *info, const bool *want, es_event_fn fn, void *ctx);
 
 #endif

@@ -90,12 +90,11 @@ static void ingest_header(struct es_server *s, struct es_chunk *c) {
         append(s, tail);
 }
 
-/* Every event of every chunk passes here once: keep the definitions. */
+/* Every definition event of every chunk passes here once: keep it. */
 static void on_chunk_event(const struct es_event *ev, void *ctx) {
     struct es_server *s = ((void **)ctx)[0];
     const uint8_t *chunk = ((void **)ctx)[1];
-    if (!es_defs_is_definition(ev->type) || es_defs_keep(&s->defs, ev, chunk) ||
-        s->defs_full_logged)
+    if (es_defs_keep(&s->defs, ev, chunk) || s->defs_full_logged)
         return;
     s->defs_full_logged = true;
     es_log("more than %.1f MiB of start-up definition events; clients joining later "
@@ -120,7 +119,8 @@ static void ingest(struct es_server *s, struct es_chunk *c) {
     }
     struct es_chunk_info info;
     void *ctx[2] = {s, c->data};
-    if (es_chunk_inspect(&s->header, c->data, c->len, &info, on_chunk_event, ctx) != 0) {
+    if (es_chunk_inspect(&s->header, c->data, c->len, &info, s->is_definition, on_chunk_event,
+                         ctx) != 0) {
         if (!s->bad_chunk_logged) {
             s->bad_chunk_logged = true;
             es_log("a chunk from the RTS does not walk cleanly; passing it on unchanged");
@@ -238,6 +238,7 @@ void es_server_maybe_finish(struct es_server *s) {
     s->finished = true;
     uv_close((uv_handle_t *)&s->wake, on_handle_closed);
     uv_close((uv_handle_t *)&s->linger, on_handle_closed);
+    uv_close((uv_handle_t *)&s->exit_check, on_handle_closed);
     uv_close((uv_handle_t *)&s->tick, on_handle_closed);
 }
 
@@ -253,6 +254,15 @@ static void on_linger_timeout(uv_timer_t *t) {
     }
 }
 
+static void on_exit_check(uv_timer_t *t) {
+    struct es_server *s = t->data;
+    uint64_t now = uv_now(&s->loop);
+    for (struct es_client *c = s->clients, *next; c != NULL; c = next) {
+        next = c->next;
+        es_client_check_exit_stall(c, now);
+    }
+}
+
 static void begin_stop(struct es_server *s) {
     s->stopping = true;
     es_server_update_tick(s);
@@ -263,8 +273,12 @@ static void begin_stop(struct es_server *s) {
         ingest(s, c);
     }
     uv_close(&s->listener.handle, on_handle_closed);
-    if (s->nclients > 0)
+    if (s->nclients > 0) {
         uv_timer_start(&s->linger, on_linger_timeout, s->cfg.linger_ms, 0);
+        uv_timer_start(&s->exit_check, on_exit_check, 50, 50);
+        for (struct es_client *c = s->clients; c != NULL; c = c->next)
+            c->exit_moved_ms = uv_now(&s->loop);
+    }
     for (struct es_client *c = s->clients, *next; c != NULL; c = next) {
         next = c->next;
         es_client_pump(c);
@@ -317,10 +331,12 @@ static int start(struct es_server *s, struct es_server **out) {
         close(s->addr.fd);
         return r;
     }
-    s->wake.data = s->linger.data = s->tick.data = s->listener.handle.data = s;
+    s->wake.data = s->linger.data = s->tick.data = s->exit_check.data = s;
+    s->listener.handle.data = s;
     uv_async_init(&s->loop, &s->wake, on_wake);
     uv_timer_init(&s->loop, &s->linger);
     uv_timer_init(&s->loop, &s->tick);
+    uv_timer_init(&s->loop, &s->exit_check);
     r = s->is_unix ? uv_pipe_init(&s->loop, &s->listener.pipe, 0)
                    : uv_tcp_init(&s->loop, &s->listener.tcp);
     if (r == 0) {
@@ -353,6 +369,7 @@ static int start(struct es_server *s, struct es_server **out) {
         uv_close((uv_handle_t *)&s->wake, NULL);
         uv_close((uv_handle_t *)&s->linger, NULL);
         uv_close((uv_handle_t *)&s->tick, NULL);
+        uv_close((uv_handle_t *)&s->exit_check, NULL);
         uv_run(&s->loop, UV_RUN_DEFAULT);
         free_server(s);
         return r;
@@ -378,6 +395,8 @@ static struct es_server *alloc_server(const struct es_server_config *cfg, es_com
     atomic_init(&s->last_error, 0);
     es_store_init(&s->store, s->cfg.max_buffer);
     es_defs_init(&s->defs, s->cfg.defs_limit);
+    for (unsigned t = 0; t < ES_MAX_EVENT_TYPES; t++)
+        s->is_definition[t] = es_defs_is_definition((uint16_t)t);
     es_inbox_init(&s->inbox);
     uv_mutex_init(&s->state_lock);
     uv_cond_init(&s->state_cond);

@@ -28,6 +28,11 @@ struct es_server_config {
     unsigned linger_ms;  /* how long exit waits for slow clients (2000) */
 };
 
+/* At exit, a client whose stream has not moved for this long is closed
+ * without waiting for the rest of the linger time: it is not slow, it has
+ * stopped reading, and the program should not wait for it. */
+#define ES_EXIT_STALL_MS 250
+
 void es_server_config_defaults(struct es_server_config *cfg);
 
 /* Called on the loop thread for every known control command a client sends. */
@@ -55,6 +60,7 @@ struct es_server {
     uv_loop_t loop;
     uv_async_t wake;
     uv_timer_t linger;
+    uv_timer_t exit_check; /* while stopping: closes clients that stopped reading */
     uv_timer_t tick;
     bool tick_active;
     union {
@@ -76,6 +82,7 @@ struct es_server {
     struct es_header header;
     bool have_header;
     struct es_defs defs;
+    bool is_definition[ES_MAX_EVENT_TYPES]; /* es_defs_is_definition, as a table */
     bool bad_header_logged, orphan_logged, bad_chunk_logged, retain_drop_logged;
     bool defs_full_logged, drop_logged;
 

@@ -49,7 +49,7 @@ static void check_fixture(const char *path) {
             if (pos + n + 2 == dlen)
                 n += 2;
         }
-        if (es_chunk_inspect(h, data + pos, n, &info, NULL, NULL) != 0)
+        if (es_chunk_inspect(h, data + pos, n, &info, NULL, NULL, NULL) != 0)
             bad++;
         chunk_events += info.events;
         saw_end |= info.has_end;
@@ -70,7 +70,7 @@ static void check_fixture(const char *path) {
             ;
         /* A cut on an event boundary walks cleanly; anything else fails. */
         if (last == ES_WALK_DONE) {
-            if (es_chunk_inspect(h, copy, n, &info, NULL, NULL) != 0)
+            if (es_chunk_inspect(h, copy, n, &info, NULL, NULL, NULL) != 0)
                 wrong++;
         } else if (last != -EINVAL) {
             wrong++;
@@ -85,7 +85,7 @@ static void check_fixture(const char *path) {
     ok(es_event_next(&it, &ev) == -EINVAL && it.pos == 0, "%s: undeclared type rejected", path);
     unsigned char trailing[4] = {0xff, 0xff, 0, 0};
     struct es_chunk_info info;
-    ok(es_chunk_inspect(h, trailing, 4, &info, NULL, NULL) == -EINVAL,
+    ok(es_chunk_inspect(h, trailing, 4, &info, NULL, NULL, NULL) == -EINVAL,
        "%s: bytes after the end marker rejected", path);
     free(h);
     free(buf);

@@ -1,0 +1,379 @@
+#!/usr/bin/env python3
+"""make bench: what does streaming cost a program? Every figure is the
+median (with min and max) of repeated runs, and every comparison is a ratio
+against a reference measured in the same run of this script, interleaved
+with it so that drift on a shared machine hits both alike.
+
+    python3 bench/run.py [--build DIR] [--reps N] [--quick]
+
+Prints a table and writes DIR/bench/results.json. Every process it starts
+has a timeout and is killed on the way out; sockets and recordings live in a
+temporary directory that is removed at the end."""
+
+import json
+import os
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+BUILD = "build"
+REPS = 5
+TIMEOUT = 120
+
+
+def median_min_max(values):
+    return {"median": statistics.median(values), "min": min(values), "max": max(values),
+            "runs": len(values)}
+
+
+class Bench:
+    def __init__(self):
+        self.dir = tempfile.mkdtemp(prefix="es-bench-", dir="/dev/shm" if os.path.isdir(
+            "/dev/shm") else None)
+        self.procs = []
+        self.results = {}
+
+    def exe(self, name):
+        return os.path.abspath(os.path.join(BUILD, name))
+
+    def path(self, name):
+        return os.path.join(self.dir, name)
+
+    def spawn(self, argv, env=None, **kw):
+        p = subprocess.Popen(argv, env=env, start_new_session=True, **kw)
+        self.procs.append(p)
+        return p
+
+    def cleanup(self):
+        for p in self.procs:
+            if p.poll() is None:
+                try:
+                    os.killpg(p.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                p.wait()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    # ---- 1. overhead on a real program -----------------------------------
+
+    def run_workload(self, args, config, sock):
+        """Run the workload once under `config`; return its wall time."""
+        env = {k: v for k, v in os.environ.items() if not k.startswith("GHC_EVENTLOG_")}
+        rts = ["+RTS", "-N2"]
+        clients = []
+        if config == "file":
+            rts += ["-l", "-ol" + self.path("file.eventlog")]
+        elif config.startswith("socket") or config == "stalled":
+            rts += ["-l"]
+            env["GHC_EVENTLOG_UNIX_PATH"] = sock
+            env["GHC_EVENTLOG_WAIT"] = "1"
+            n = 8 if config == "socket8" else 1
+            extra = ["--stall"] if config == "stalled" else []
+            for _ in range(n):
+                clients.append(self.spawn([self.exe("bench/drain"), sock] + extra,
+                                          stdout=subprocess.DEVNULL))
+        start = time.monotonic()
+        p = self.spawn([self.exe("bench/workload")] + args + rts + ["-RTS"], env=env,
+                       stderr=subprocess.DEVNULL)
+        rc = p.wait(timeout=TIMEOUT)
+        took = time.monotonic() - start
+        if rc != 0:
+            raise RuntimeError("workload %s under %s exited with %d" % (args, config, rc))
+        for c in clients:
+            if config == "stalled":
+                c.kill()
+            c.wait(timeout=TIMEOUT)
+        if os.path.exists(sock):
+            os.unlink(sock)
+        return took
+
+    def overhead(self):
+        workloads = {
+            "gc": ["gc", "8", "30"],
+            "trace": ["trace", "4", "400000"],
+        }
+        configs = ["none", "file", "socket1", "socket8", "stalled"]
+        out = {}
+        for wname, args in workloads.items():
+            times = {c: [] for c in configs}
+            self.run_workload(args, "file", self.path("w.sock"))  # warm caches
+            for _ in range(REPS):
+                for c in configs:  # interleaved
+                    times[c].append(self.run_workload(args, c, self.path("w.sock")))
+            ref = statistics.median(times["file"])
+            out[wname] = {c: dict(median_min_max(times[c]),
+                                  ratio_to_file=statistics.median(times[c]) / ref)
+                          for c in configs}
+        self.results["overhead"] = out
+
+    # ---- 2 and 3. throughput and RTS-side cost ---------------------------
+
+    def throughput_run(self, argv):
+        res = subprocess.run([self.exe("bench/throughput")] + argv, capture_output=True,
+                             text=True, timeout=TIMEOUT)
+        if res.returncode != 0:
+            raise RuntimeError("throughput %s failed: %s" % (argv, res.stderr))
+        return json.loads(res.stdout.strip().splitlines()[-1])
+
+    def throughput(self):
+        out = {}
+        cost = {"write_p50": [], "write_p99": [], "write_max": [], "copy_p50": [],
+                "copy_p99": [], "copy_max": []}
+        for clients, mib in ((1, 1024), (8, 256)):
+            ours, raw = [], []
+            for _ in range(REPS):
+                r = self.throughput_run(["socket", str(clients), str(mib), "2"])
+                ours.append(r["mib_per_s"])
+                raw.append(self.throughput_run(["raw", str(clients), str(mib)])["mib_per_s"])
+                if clients == 1:
+                    r = self.throughput_run(["cost", "512", "2"])
+                    for k in ("p50", "p99", "max"):
+                        cost["write_" + k].append(r["write"][k + "_us"])
+                        cost["copy_" + k].append(r["copy"][k + "_us"])
+            out["%d_clients" % clients] = {
+                "eventlog_socket_mib_per_s": median_min_max(ours),
+                "raw_socket_mib_per_s": median_min_max(raw),
+                "ratio": statistics.median(ours) / statistics.median(raw)}
+        self.results["throughput"] = out
+        stalled = {"write_p50": [], "write_p99": [], "write_max": [], "copy_p50": [],
+                   "copy_p99": [], "copy_max": [], "dropped": []}
+        for _ in range(REPS):
+            r = self.throughput_run(["stalled", "256", "2"])
+            for k in ("p50", "p99", "max"):
+                stalled["write_" + k].append(r["write"][k + "_us"])
+                stalled["copy_" + k].append(r["copy"][k + "_us"])
+            stalled["dropped"].append(r["chunks_dropped"])
+
+        def summary(d):
+            s = {k: median_min_max(v) for k, v in d.items()}
+            s["p50_ratio"] = s["write_p50"]["median"] / s["copy_p50"]["median"]
+            s["p99_ratio"] = s["write_p99"]["median"] / s["copy_p99"]["median"]
+            return s
+        self.results["rts_cost_us"] = {"draining_client": summary(cost),
+                                       "stalled_client": summary(stalled)}
+
+    # ---- 4. memory with a stalled client ---------------------------------
+
+    def peak_rss(self, stalled, seconds, bound):
+        sock = self.path("m.sock")
+        env = {k: v for k, v in os.environ.items() if not k.startswith("GHC_EVENTLOG_")}
+        env.update(GHC_EVENTLOG_UNIX_PATH=sock, GHC_EVENTLOG_WAIT="1",
+                   GHC_EVENTLOG_MAX_BUFFER=bound)
+        client = self.spawn([self.exe("bench/drain"), sock] + (["--stall"] if stalled else []),
+                            stdout=subprocess.DEVNULL)
+        p = self.spawn([self.exe("bench/workload"), "trace-for", str(seconds), "+RTS", "-l",
+                        "-RTS"], env=env, stderr=subprocess.DEVNULL)
+        hwm = 0
+        deadline = time.monotonic() + seconds + 60
+        while p.poll() is None and time.monotonic() < deadline:
+            try:
+                with open("/proc/%d/status" % p.pid) as f:
+                    for line in f:
+                        if line.startswith("VmHWM:"):
+                            hwm = max(hwm, int(line.split()[1]))
+            except (FileNotFoundError, ProcessLookupError, ValueError):
+                pass
+            time.sleep(0.05)
+        p.wait(timeout=TIMEOUT)
+        client.kill()
+        client.wait()
+        return hwm
+
+    def memory(self, seconds=10, bound_mib=16):
+        draining = self.peak_rss(False, seconds, "%dM" % bound_mib)
+        stalled = self.peak_rss(True, seconds, "%dM" % bound_mib)
+        self.results["memory"] = {
+            "seconds": seconds, "bound_mib": bound_mib,
+            "peak_rss_kib_draining": draining, "peak_rss_kib_stalled": stalled,
+            "growth_mib": (stalled - draining) / 1024.0,
+            "growth_over_bound": (stalled - draining) / 1024.0 / bound_mib}
+
+    # ---- 5. latency -------------------------------------------------------
+
+    def latency(self, markers=30):
+        ver = subprocess.run(["ghc", "--numeric-version"], capture_output=True,
+                             text=True).stdout.strip()
+        major, minor = map(int, ver.split(".")[:2])
+        if (major, minor) < (9, 2):
+            self.results["latency"] = {"skipped": "GHC %s cannot flush its eventlog buffers: "
+                                                  "events arrive when a 2 MiB buffer fills "
+                                                  "and at exit" % ver}
+            return
+        sock = self.path("l.sock")
+        env = {k: v for k, v in os.environ.items() if not k.startswith("GHC_EVENTLOG_")}
+        env.update(GHC_EVENTLOG_UNIX_PATH=sock, GHC_EVENTLOG_WAIT="1")
+        p = self.spawn([self.exe("probe")], env=env, stdin=subprocess.PIPE,
+                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        while not os.path.exists(sock):
+            time.sleep(0.005)
+        c = socket.socket(socket.AF_UNIX)
+        c.connect(sock)
+        c.setblocking(False)
+        data = bytearray()
+
+        def pump():
+            try:
+                while True:
+                    chunk = c.recv(1 << 20)
+                    if not chunk:
+                        return
+                    data.extend(chunk)
+            except BlockingIOError:
+                pass
+        time.sleep(0.5)
+        lat = []
+        for i in range(markers):
+            tag = ("bench-lat-%d." % i).encode()
+            start = time.monotonic()
+            p.stdin.write(b"marker " + tag + b"\n")
+            p.stdin.flush()
+            p.stdout.readline()
+            while tag not in data and time.monotonic() - start < 5:
+                pump()
+                time.sleep(0.001)
+            lat.append((time.monotonic() - start) * 1000)
+            time.sleep(0.137)  # an idle program, out of step with the flush timer
+        p.stdin.write(b"quit\n")
+        p.stdin.flush()
+        p.wait(timeout=TIMEOUT)
+        c.close()
+        lat.sort()
+        interval = 100.0
+        self.results["latency"] = {
+            "markers": markers, "flush_interval_ms": interval,
+            "ms": {"p50": lat[len(lat) // 2], "p90": lat[len(lat) * 9 // 10], "max": lat[-1],
+                   "min": lat[0]},
+            "p50_over_interval": lat[len(lat) // 2] / interval}
+
+    # ---- 6. event walk ------------------------------------------------------
+
+    def walk(self):
+        rec = self.path("walk.eventlog")
+        start = time.monotonic()
+        subprocess.run([self.exe("bench/workload"), "trace", "4", "400000", "+RTS", "-N2", "-l",
+                        "-ol" + rec, "-RTS"], check=True, timeout=TIMEOUT,
+                       stderr=subprocess.DEVNULL)
+        took = time.monotonic() - start
+        size = os.path.getsize(rec)
+        production = size / 1e6 / took
+        runs = []
+        for _ in range(REPS):
+            res = subprocess.run([self.exe("bench/walk"), rec, "5"], capture_output=True,
+                                 text=True, timeout=TIMEOUT, check=True)
+            runs.append(json.loads(res.stdout))
+        walk = [r["walk_mb_per_s"] for r in runs]
+        self.results["event_walk"] = {
+            "recording_mb": size / 1e6, "events": runs[0]["events"],
+            "walk_mb_per_s": median_min_max(walk),
+            "memchr_mb_per_s": median_min_max([r["memchr_mb_per_s"] for r in runs]),
+            "production_mb_per_s": production,
+            "walk_over_production": statistics.median(walk) / production}
+
+
+def fmt(m, unit="", digits=2):
+    return "%.*f%s (%.*f..%.*f)" % (digits, m["median"], unit, digits, m["min"], digits,
+                                     m["max"])
+
+
+def report(r):
+    lines = []
+    add = lines.append
+    add("eventlog-socket benchmarks: median (min..max) of %d runs; ratios of medians" % REPS)
+    if "overhead" in r:
+        add("")
+        add("1. Overhead on a real program (wall time, s; ratio to the RTS file writer on tmpfs)")
+        for w, cs in r["overhead"].items():
+            for c, m in cs.items():
+                add("   %-6s %-8s %s  x%.3f" % (w, c, fmt(m, "", 3), m["ratio_to_file"]))
+    if "throughput" in r:
+        add("")
+        add("2. Throughput, 2 MiB chunks from 2 writer threads over a Unix socket (MiB/s per client)")
+        for k, m in r["throughput"].items():
+            add("   %-10s eventlog-socket %s   raw socket %s   ratio %.2f" % (
+                k, fmt(m["eventlog_socket_mib_per_s"], "", 0), fmt(m["raw_socket_mib_per_s"], "", 0),
+                m["ratio"]))
+    if "rts_cost_us" in r:
+        add("")
+        add("3. RTS-side cost: time in writeEventLog per 2 MiB call vs malloc+memcpy of it, "
+            "same threads, same run (us)")
+        for k, m in r["rts_cost_us"].items():
+            add("   %-16s write p50 %s p99 %s max %s" % (k, fmt(m["write_p50"], "", 0),
+                                                          fmt(m["write_p99"], "", 0),
+                                                          fmt(m["write_max"], "", 0)))
+            add("   %-16s copy  p50 %s p99 %s max %s   p50 x%.2f  p99 x%.2f" % (
+                "", fmt(m["copy_p50"], "", 0), fmt(m["copy_p99"], "", 0),
+                fmt(m["copy_max"], "", 0), m["p50_ratio"], m["p99_ratio"]))
+    if "memory" in r:
+        m = r["memory"]
+        add("")
+        add("4. Memory: peak RSS over %d s of a tracing program, GHC_EVENTLOG_MAX_BUFFER=%dM" % (
+            m["seconds"], m["bound_mib"]))
+        add("   draining client %d KiB, stalled client %d KiB: +%.1f MiB = %.2f x the bound" % (
+            m["peak_rss_kib_draining"], m["peak_rss_kib_stalled"], m["growth_mib"],
+            m["growth_over_bound"]))
+    if "latency" in r:
+        m = r["latency"]
+        add("")
+        if "skipped" in m:
+            add("5. Latency: skipped: " + m["skipped"])
+        else:
+            add("5. Latency, marker in an idle program to client (ms, %d markers, flush every "
+                "%.0f ms)" % (m["markers"], m["flush_interval_ms"]))
+            add("   p50 %.1f  p90 %.1f  max %.1f  min %.1f   p50 / interval %.2f" % (
+                m["ms"]["p50"], m["ms"]["p90"], m["ms"]["max"], m["ms"]["min"],
+                m["p50_over_interval"]))
+    if "event_walk" in r:
+        m = r["event_walk"]
+        add("")
+        add("6. Event walk over a %.0f MB recording (%d events)" % (m["recording_mb"], m["events"]))
+        add("   walk %s MB/s, memchr %s MB/s; the program produced %.0f MB/s: walk is x%.0f" % (
+            fmt(m["walk_mb_per_s"], "", 0), fmt(m["memchr_mb_per_s"], "", 0),
+            m["production_mb_per_s"], m["walk_over_production"]))
+    return "\n".join(lines)
+
+
+def main(argv):
+    global BUILD, REPS
+    args = list(argv)
+    if "--build" in args:
+        i = args.index("--build")
+        BUILD = args[i + 1]
+        del args[i:i + 2]
+    if "--reps" in args:
+        i = args.index("--reps")
+        REPS = int(args[i + 1])
+        del args[i:i + 2]
+    quick = "--quick" in args
+    b = Bench()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    started = time.monotonic()
+    try:
+        ver = subprocess.run(["ghc", "--numeric-version"], capture_output=True,
+                             text=True).stdout.strip()
+        b.results["machine"] = {"ghc": ver, "cores": os.cpu_count(),
+                                "kernel": os.uname().release,
+                                "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+        b.overhead()
+        b.throughput()
+        b.memory(seconds=3 if quick else 10)
+        b.latency()
+        b.walk()
+    finally:
+        b.cleanup()
+    b.results["seconds"] = time.monotonic() - started
+    out = os.path.join(BUILD, "bench", "results.json")
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    with open(out, "w") as f:
+        json.dump(b.results, f, indent=2)
+    print(report(b.results))
+    print("\n(%.0f s; results in %s)" % (b.results["seconds"], out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,360 @@
+/* Throughput and RTS-side cost of the writer, without a Haskell program:
+ * threads call SocketEventLogWriter.writeEventLog directly with 2 MiB
+ * blocks, as capabilities do, and clients in this process read them over a
+ * Unix socket. References measured the same way in the same process: raw
+ * Unix-socket throughput (a writer writing the same blocks straight to the
+ * client sockets) and malloc+memcpy of a block (what a writer must at least
+ * do to keep the data).
+ *
+ *   throughput socket CLIENTS MIB WRITERS   through eventlog-socket
+ *   throughput cost MIB WRITERS             the same with one client, also
+ *                                           timing the reference copy
+ *   throughput stalled MIB WRITERS          one client that never reads
+ *   throughput raw CLIENTS MIB              straight to the sockets
+ *   throughput memcpy COUNT                 malloc+memcpy of a block
+ *
+ * In "socket" mode the writers keep at most WINDOW bytes in the library,
+ * received but not yet sent (they poll eventlog_socket_stats between
+ * calls): like the raw writer,
+ * which a full socket buffer holds back, they then measure sustained
+ * delivery, not how fast memory can fill. A real program produces far less
+ * than either. In "stalled" mode nothing holds them back.
+ *
+ * In "cost" and "stalled" modes each writer also times a plain
+ * malloc+memcpy+free of the same block right before each writeEventLog call,
+ * so the reference copy runs under exactly the same load (threads, cores,
+ * caches) as the call it is compared with. "socket" mode leaves it out: it
+ * would take as much CPU as the library's own copy.
+ *
+ * Prints one JSON object. Linked by ghc (-no-hs-main) for the RTS symbols
+ * the library refers to; the RTS itself is never started. */
+#define _GNU_SOURCE
+#include <Rts.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "eventlog_socket.h"
+
+#define BLOCK  (2u << 20)
+#define MSG    100
+#define WINDOW ((uint64_t)8 << 20)
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void put_be(uint8_t *p, uint64_t v, int n) {
+    for (int i = n - 1; i >= 0; i--, v >>= 8)
+        p[i] = (uint8_t)v;
+}
+
+/* A header declaring the block marker and user messages. */
+static size_t make_header(uint8_t *h) {
+    size_t n = 0;
+    memcpy(h + n, "hdrbhetb", 8), n += 8;
+    const struct {
+        uint16_t id, size;
+        const char *desc;
+    } types[] = {{18, 14, "Block marker"}, {19, 0xffff, "User message"}};
+    for (int i = 0; i < 2; i++) {
+        memcpy(h + n, "etb\0", 4), n += 4;
+        put_be(h + n, types[i].id, 2), n += 2;
+        put_be(h + n, types[i].size, 2), n += 2;
+        size_t d = strlen(types[i].desc);
+        put_be(h + n, d, 4), n += 4;
+        memcpy(h + n, types[i].desc, d), n += d;
+        put_be(h + n, 0, 4), n += 4;
+        memcpy(h + n, "ete\0", 4), n += 4;
+    }
+    memcpy(h + n, "hetehdredatb", 12), n += 12;
+    return n;
+}
+
+/* A block of user messages, exactly BLOCK bytes or just under. */
+static size_t make_block(uint8_t *b) {
+    size_t ev = 12 + MSG, count = (BLOCK - 24) / ev, len = 24 + count * ev;
+    put_be(b, 18, 2);
+    put_be(b + 2, 1000, 8);
+    put_be(b + 10, len, 4);
+    put_be(b + 14, 2000, 8);
+    put_be(b + 22, 0, 2);
+    for (size_t i = 0; i < count; i++) {
+        uint8_t *e = b + 24 + i * ev;
+        put_be(e, 19, 2);
+        put_be(e + 2, 1000 + i, 8);
+        put_be(e + 10, MSG, 2);
+        memset(e + 12, 'x', MSG);
+    }
+    return len;
+}
+
+static uint8_t header[256], *block;
+static size_t header_len, block_len;
+static char sock_path[64];
+
+/* ---- clients ----------------------------------------------------------- */
+
+struct client {
+    pthread_t thread;
+    int fd;
+    unsigned long long bytes;
+    double last;
+};
+
+static int connect_unix(void) {
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    strncpy(a.sun_path, sock_path, sizeof a.sun_path - 1);
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+        perror("connect");
+        exit(1);
+    }
+    return fd;
+}
+
+static void *client_main(void *arg) {
+    struct client *c = arg;
+    static __thread char buf[1 << 20];
+    for (;;) {
+        ssize_t n = read(c->fd, buf, sizeof buf);
+        if (n <= 0)
+            break;
+        c->bytes += (unsigned long long)n;
+        c->last = now();
+    }
+    return NULL;
+}
+
+/* ---- the writer side ---------------------------------------------------- */
+
+struct writer {
+    pthread_t thread;
+    size_t chunks;
+    int clients;    /* for pacing; 0: not paced */
+    bool reference; /* also time a plain copy before each call */
+    double *lat;    /* seconds per writeEventLog call */
+    double *copy;   /* seconds per reference malloc+memcpy+free */
+};
+
+/* Bytes handed to the library and not yet delivered to every client. */
+static uint64_t in_library(int clients) {
+    struct eventlog_socket_stats st;
+    eventlog_socket_stats(&st);
+    uint64_t sent = st.bytes_sent / (uint64_t)clients;
+    return st.bytes_received > sent ? st.bytes_received - sent : 0;
+}
+
+static void *writer_main(void *arg) {
+    struct writer *w = arg;
+    for (size_t i = 0; i < w->chunks; i++) {
+        /* Sleep, not spin: on two cores a spinning writer would take the
+         * loop thread's CPU, which the RTS's capabilities never do. */
+        while (w->clients && in_library(w->clients) > WINDOW)
+            nanosleep(&(struct timespec){0, 20000}, NULL);
+        double t0 = now();
+        if (w->reference) {
+            uint8_t *copy = malloc(block_len);
+            memcpy(copy, block, block_len);
+            __asm__ volatile("" : : "r"(copy) : "memory");
+            free(copy);
+        }
+        double t1 = now();
+        SocketEventLogWriter.writeEventLog(block, block_len);
+        w->lat[i] = now() - t1;
+        w->copy[i] = t1 - t0;
+    }
+    return NULL;
+}
+
+static int cmp(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Print "p50/p99/max" of latencies (seconds) in microseconds, as JSON. */
+static void print_dist(const char *name, double *v, size_t n) {
+    qsort(v, n, sizeof *v, cmp);
+    printf("\"%s\": {\"p50_us\": %.1f, \"p99_us\": %.1f, \"max_us\": %.1f}", name, v[n / 2] * 1e6,
+           v[n * 99 / 100] * 1e6, v[n - 1] * 1e6);
+}
+
+static void run_socket(int nclients, size_t mib, int nwriters, bool stall, bool reference) {
+    struct eventlog_socket_options o;
+    eventlog_socket_options_init(&o);
+    /* Measure throughput, not the drop policy: hold everything. A stalled
+     * client uses the defaults, as a user would have them. */
+    if (!stall) {
+        o.max_buffer = o.client_buffer = (size_t)8 << 30;
+        o.linger_ms = 600000;
+    } else {
+        o.linger_ms = 200;
+    }
+    if (eventlog_socket_set_options(&o) != 0 || eventlog_socket_init_unix(sock_path) != 0) {
+        fprintf(stderr, "throughput: cannot start eventlog-socket\n");
+        exit(1);
+    }
+    SocketEventLogWriter.initEventLogWriter();
+    SocketEventLogWriter.writeEventLog(header, header_len);
+    struct client *cs = calloc((size_t)nclients, sizeof *cs);
+    for (int i = 0; i < nclients; i++) {
+        cs[i].fd = connect_unix();
+        if (!stall)
+            pthread_create(&cs[i].thread, NULL, client_main, &cs[i]);
+    }
+    struct eventlog_socket_stats st;
+    do
+        eventlog_socket_stats(&st);
+    while (st.clients_connected < (uint64_t)nclients);
+
+    size_t chunks = mib * (1u << 20) / block_len;
+    struct writer *ws = calloc((size_t)nwriters, sizeof *ws);
+    double start = now();
+    for (int i = 0; i < nwriters; i++) {
+        ws[i].chunks = chunks / (size_t)nwriters;
+        ws[i].clients = stall ? 0 : nclients;
+        ws[i].reference = reference;
+        ws[i].lat = calloc(ws[i].chunks, sizeof(double));
+        ws[i].copy = calloc(ws[i].chunks, sizeof(double));
+        pthread_create(&ws[i].thread, NULL, writer_main, &ws[i]);
+    }
+    size_t calls = 0;
+    for (int i = 0; i < nwriters; i++) {
+        pthread_join(ws[i].thread, NULL);
+        calls += ws[i].chunks;
+    }
+    double written = now();
+    SocketEventLogWriter.writeEventLog((void *)"\xff\xff", 2);
+    SocketEventLogWriter.stopEventLogWriter(); /* delivers everything, then returns */
+    double last = 0;
+    unsigned long long bytes = 0;
+    for (int i = 0; i < nclients; i++) {
+        if (!stall)
+            pthread_join(cs[i].thread, NULL);
+        close(cs[i].fd);
+        bytes += cs[i].bytes;
+        if (cs[i].last > last)
+            last = cs[i].last;
+    }
+    eventlog_socket_stats(&st);
+    double *all = calloc(calls, sizeof(double)), *copies = calloc(calls, sizeof(double));
+    for (int i = 0, k = 0; i < nwriters; i++)
+        for (size_t j = 0; j < ws[i].chunks; j++, k++) {
+            all[k] = ws[i].lat[j];
+            copies[k] = ws[i].copy[j];
+        }
+    printf("{\"mode\": \"%s\", \"clients\": %d, \"writers\": %d, \"bytes\": %llu, ",
+           stall       ? "stalled"
+           : reference ? "cost"
+                       : "socket",
+           nclients, nwriters, bytes);
+    if (!stall)
+        printf("\"seconds\": %.4f, \"mib_per_s\": %.1f, ", last - start,
+               (double)bytes / nclients / (1 << 20) / (last - start));
+    printf("\"write_seconds\": %.4f, \"chunks_dropped\": %llu, \"bytes_held_peak\": %llu, ",
+           written - start, (unsigned long long)st.chunks_dropped,
+           (unsigned long long)st.bytes_held_peak);
+    print_dist("write", all, calls);
+    if (reference) {
+        printf(", ");
+        print_dist("copy", copies, calls);
+    }
+    printf("}\n");
+}
+
+static void run_raw(int nclients, size_t mib) {
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    strncpy(a.sun_path, sock_path, sizeof a.sun_path - 1);
+    int lfd = socket(AF_UNIX, SOCK_STREAM, 0);
+    if (bind(lfd, (struct sockaddr *)&a, sizeof a) != 0 || listen(lfd, 64) != 0) {
+        perror("raw listen");
+        exit(1);
+    }
+    struct client *cs = calloc((size_t)nclients, sizeof *cs);
+    int *server_fds = calloc((size_t)nclients, sizeof(int));
+    for (int i = 0; i < nclients; i++) {
+        cs[i].fd = connect_unix();
+        server_fds[i] = accept(lfd, NULL, NULL);
+        pthread_create(&cs[i].thread, NULL, client_main, &cs[i]);
+    }
+    size_t chunks = mib * (1u << 20) / block_len;
+    double start = now();
+    for (size_t k = 0; k <= chunks; k++) {
+        const uint8_t *p = k == 0 ? header : block;
+        size_t len = k == 0 ? header_len : block_len;
+        for (int i = 0; i < nclients; i++)
+            for (size_t off = 0; off < len;) {
+                ssize_t n = write(server_fds[i], p + off, len - off);
+                if (n < 0 && errno != EINTR) {
+                    perror("raw write");
+                    exit(1);
+                }
+                off += n > 0 ? (size_t)n : 0;
+            }
+    }
+    for (int i = 0; i < nclients; i++)
+        close(server_fds[i]);
+    double last = 0;
+    unsigned long long bytes = 0;
+    for (int i = 0; i < nclients; i++) {
+        pthread_join(cs[i].thread, NULL);
+        close(cs[i].fd);
+        bytes += cs[i].bytes;
+        if (cs[i].last > last)
+            last = cs[i].last;
+    }
+    close(lfd);
+    unlink(sock_path);
+    printf("{\"mode\": \"raw\", \"clients\": %d, \"bytes\": %llu, \"seconds\": %.4f, "
+           "\"mib_per_s\": %.1f}\n",
+           nclients, bytes, last - start, (double)bytes / nclients / (1 << 20) / (last - start));
+}
+
+static void run_memcpy(size_t count) {
+    double *lat = calloc(count, sizeof(double));
+    for (size_t i = 0; i < count; i++) {
+        double t = now();
+        uint8_t *copy = malloc(block_len);
+        memcpy(copy, block, block_len);
+        lat[i] = now() - t;
+        /* Keep the copy observable so the compiler cannot drop it. */
+        __asm__ volatile("" : : "r"(copy) : "memory");
+        free(copy);
+    }
+    printf("{\"mode\": \"memcpy\", ");
+    print_dist("copy", lat, count);
+    printf("}\n");
+}
+
+int main(int argc, char **argv) {
+    if (argc < 3) {
+        fprintf(stderr, "usage: throughput socket CLIENTS MIB WRITERS | stalled MIB WRITERS | "
+                        "raw CLIENTS MIB | memcpy COUNT\n");
+        return 2;
+    }
+    snprintf(sock_path, sizeof sock_path, "/tmp/es-bench-%d.sock", (int)getpid());
+    header_len = make_header(header);
+    block = malloc(BLOCK);
+    block_len = make_block(block);
+    if (strcmp(argv[1], "socket") == 0 && argc == 5)
+        run_socket(atoi(argv[2]), (size_t)atol(argv[3]), atoi(argv[4]), false, false);
+    else if (strcmp(argv[1], "cost") == 0 && argc == 4)
+        run_socket(1, (size_t)atol(argv[2]), atoi(argv[3]), false, true);
+    else if (strcmp(argv[1], "stalled") == 0 && argc == 4)
+        run_socket(1, (size_t)atol(argv[2]), atoi(argv[3]), true, true);
+    else if (strcmp(argv[1], "raw") == 0 && argc == 4)
+        run_raw(atoi(argv[2]), (size_t)atol(argv[3]));
+    else if (strcmp(argv[1], "memcpy") == 0)
+        run_memcpy((size_t)atol(argv[2]));
+    else
+        return 2;
+    return 0;
+}

@@ -1,0 +1,56 @@
+-- | The benchmark workload: an event-heavy Haskell program.
+--
+--   workload gc THREADS ROUNDS   THREADS threads each build and drop ROUNDS
+--                                maps: many allocations, many GCs, full -l
+--   workload trace THREADS N     THREADS threads post N traceEvent messages each
+--   workload trace-for SECONDS   one thread posts traceEvent messages for
+--                                SECONDS (paced: 1000 per millisecond)
+module Main (main) where
+
+import Control.Concurrent (forkIO, threadDelay)
+import Control.Concurrent.MVar (newEmptyMVar, putMVar, takeMVar)
+import Control.Exception (evaluate)
+import Control.Monad (forM, forM_)
+import qualified Data.Map.Strict as Map
+import Debug.Trace (traceEventIO)
+import GHC.Clock (getMonotonicTime)
+import System.Environment (getArgs)
+
+inThreads :: Int -> (Int -> IO ()) -> IO ()
+inThreads n body = do
+  done <- forM [1 .. n] $ \t -> do
+    v <- newEmptyMVar
+    _ <- forkIO (body t >> putMVar v ())
+    pure v
+  mapM_ takeMVar done
+
+gcWork :: Int -> Int -> IO ()
+gcWork threads rounds = inThreads threads $ \t ->
+  -- Each round's map depends on the round, so GHC cannot build it once.
+  forM_ [1 .. rounds] $ \r -> do
+    let m = Map.fromList [(i, show (i * t + r)) | i <- [1 .. 20000 :: Int]]
+    _ <- evaluate (Map.foldl' (\a s -> a + length s) 0 m)
+    pure ()
+
+traceWork :: Int -> Int -> IO ()
+traceWork threads n = inThreads threads $ \t ->
+  forM_ [1 .. n] $ \i -> traceEventIO ("bench " ++ show t ++ " " ++ show i)
+
+traceFor :: Double -> IO ()
+traceFor seconds = do
+  start <- getMonotonicTime
+  let go i = do
+        forM_ [i .. i + 999] $ \j -> traceEventIO ("bench " ++ show j)
+        threadDelay 1000
+        now <- getMonotonicTime
+        if now - start < seconds then go (i + 1000) else pure ()
+  go (1 :: Int)
+
+main :: IO ()
+main = do
+  args <- getArgs
+  case args of
+    ["gc", threads, rounds] -> gcWork (read threads) (read rounds)
+    ["trace", threads, n] -> traceWork (read threads) (read n)
+    ["trace-for", secs] -> traceFor (read secs)
+    _ -> error "usage: workload gc THREADS ROUNDS | trace THREADS N | trace-for SECONDS"
