@@ -19,6 +19,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 BUILD = "build"
@@ -80,8 +81,14 @@ class Bench:
         start = time.monotonic()
         p = self.spawn([self.exe("bench/workload")] + args + rts + ["-RTS"], env=env,
                        stderr=subprocess.DEVNULL)
-        rc = p.wait(timeout=TIMEOUT)
+        # A blocking wait: Popen.wait(timeout=...) polls with sleeps of up
+        # to 50 ms, which would quantise the times. The timer enforces the
+        # timeout instead.
+        killer = threading.Timer(TIMEOUT, p.kill)
+        killer.start()
+        rc = p.wait()
         took = time.monotonic() - start
+        killer.cancel()
         if rc != 0:
             raise RuntimeError("workload %s under %s exited with %d" % (args, config, rc))
         for c in clients:
