@@ -235,29 +235,35 @@ def client_vanishes(s):
     expect(summ.tagged("x4") == list(range(1, 20001)), "remaining client got everything")
 
 
-def heap_run(s, frames_for, pieces=1, garbage=b"", tcp=False):
-    """Run the probe with -hT -i0.02, mark phases, send commands; return the
-    summary and the phase marker times."""
-    p, connect = serve(s, "heap", ["--busy"], rts=["-hT", "-i0.02"], tcp=tcp)
+def heap_script(s, name, steps, rts=("-hT", "-i0.02"), tcp=False):
+    """Run the probe (busy, heap profiling) with a client connected from the
+    start, and play `steps`: a string is a marker to post, bytes are sent as
+    they are (or a (bytes, pieces) pair, split into that many sends), a number
+    is a pause in seconds. Returns the summary and every marker's time."""
+    p, connect = serve(s, name, ["--busy"], rts=list(rts), tcp=tcp)
     c = connect()
-    time.sleep(0.5)
-    p.cmd("marker A")
-    c.send(garbage + frames_for(STOP), pieces)
-    time.sleep(0.3)
-    p.cmd("marker B")
-    time.sleep(1.0)
-    p.cmd("marker C")
-    c.send(garbage + frames_for(CENSUS), pieces)
-    time.sleep(0.5)
-    p.cmd("marker D")
-    c.send(garbage + frames_for(START), pieces)
-    time.sleep(0.5)
-    p.cmd("marker E")
+    for step in steps:
+        if isinstance(step, str):
+            p.cmd("marker " + step)
+        elif isinstance(step, (int, float)):
+            time.sleep(step)
+        elif isinstance(step, tuple):
+            c.send(*step)
+        else:
+            c.send(step)
     p.cmd("quit")
     p.finish()
-    summ = check_stream(s, c.wait_eof(), "heap")
-    t = {k: summ.marker_time(k) for k in "ABCDE"}
-    return summ, t
+    summ = check_stream(s, c.wait_eof(), name)
+    return summ, {m: summ.marker_time(m) for m in steps if isinstance(m, str)}
+
+
+def heap_run(s, frames_for, pieces=1, garbage=b"", tcp=False):
+    """Heap profiling phases: sampling (until A), stopped (B..C), one census
+    (C..D), resumed (D..E)."""
+    return heap_script(s, "heap", [
+        0.5, "A", (garbage + frames_for(STOP), pieces), 0.3, "B", 1.0,
+        "C", (garbage + frames_for(CENSUS), pieces), 0.5,
+        "D", (garbage + frames_for(START), pieces), 0.5, "E"], tcp=tcp)
 
 
 def check_heap_phases(summ, t):
@@ -456,20 +462,8 @@ def start_on_running_rts(s):
 def commands_before_ready(s):
     """A stop sent the moment the client connects (before the RTS is up) is
     applied when it is: no timed samples at all; a census still works."""
-    sock = s.path("early-cmd.sock")
-    p = Program(s, "probe", ["--busy"], unix=sock, wait=True, rts=["-hT", "-i0.02"])
-    p.wait_socket(sock)
-    c = Client(s, unix=sock)
-    c.send(GCTL + STOP)
-    time.sleep(1.0)
-    p.cmd("marker A")
-    c.send(GCTL + CENSUS)
-    time.sleep(0.5)
-    p.cmd("marker B")
-    p.cmd("quit")
-    p.finish()
-    summ = check_stream(s, c.wait_eof(), "early-cmd")
-    a, b = summ.marker_time("A"), summ.marker_time("B")
+    summ, t = heap_script(s, "early-cmd", [GCTL + STOP, 1.0, "A", GCTL + CENSUS, 0.5, "B"])
+    a, b = t["A"], t["B"]
     expect(summ.samples_between(0, a) == 0,
            "%d timed samples despite the stop" % summ.samples_between(0, a))
     expect(summ.samples_between(a, b) == 1, "census gave %d samples" % summ.samples_between(a, b))
@@ -549,21 +543,10 @@ def no_automatic_heap_samples(s):
     major, minor = harness.ghc_version()
     if (major, minor) < (9, 2):
         raise Skip("--no-automatic-heap-samples needs GHC 9.2")
-    p, connect = serve(s, "noauto", ["--busy"],
-                       rts=["-hT", "-i0.02", "--no-automatic-heap-samples"])
-    c = connect()
-    time.sleep(0.5)
-    p.cmd("marker A")
-    c.send(GCTL + CENSUS)
-    time.sleep(0.5)
-    p.cmd("marker B")
-    c.send(GCTL + START)
-    time.sleep(0.5)
-    p.cmd("marker C")
-    p.cmd("quit")
-    p.finish()
-    summ = check_stream(s, c.wait_eof(), "noauto")
-    a, b, cc = (summ.marker_time(m) for m in "ABC")
+    summ, t = heap_script(s, "noauto", [0.5, "A", GCTL + CENSUS, 0.5, "B", GCTL + START, 0.5,
+                                        "C"],
+                          rts=("-hT", "-i0.02", "--no-automatic-heap-samples"))
+    a, b, cc = t["A"], t["B"], t["C"]
     detail = "samples: before=%d census=%d started=%d" % (
         summ.samples_between(0, a), summ.samples_between(a, b), summ.samples_between(b, cc))
     expect(summ.samples_between(0, a) == 0, "samples without a request; " + detail)

@@ -3,6 +3,7 @@
 #ifndef TAP_H
 #define TAP_H
 
+#include <glob.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,6 +69,18 @@ TAP_UNUSED static long tap_expect(const char *path, const char *key) {
             found = v;
     fclose(f);
     return found;
+}
+
+/* Run `check` on every recorded fixture (DIR/ghc-*.eventlog); one check
+ * that at least one exists. */
+TAP_UNUSED static void tap_each_fixture(const char *dir, void (*check)(const char *path)) {
+    char pattern[512];
+    snprintf(pattern, sizeof pattern, "%s/ghc-*.eventlog", dir);
+    glob_t g;
+    ok(glob(pattern, 0, NULL, &g) == 0 && g.gl_pathc > 0, "fixtures found in %s", dir);
+    for (size_t i = 0; i < g.gl_pathc; i++)
+        check(g.gl_pathv[i]);
+    globfree(&g);
 }
 
 #endif

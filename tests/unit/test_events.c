@@ -5,7 +5,6 @@
 #include "tap.h"
 
 #include <errno.h>
-#include <glob.h>
 #include <string.h>
 
 static void check_fixture(const char *path) {
@@ -92,13 +91,6 @@ static void check_fixture(const char *path) {
 }
 
 int main(int argc, char **argv) {
-    const char *dir = argc > 1 ? argv[1] : "tests/fixtures";
-    char pattern[512];
-    snprintf(pattern, sizeof pattern, "%s/ghc-*.eventlog", dir);
-    glob_t g;
-    ok(glob(pattern, 0, NULL, &g) == 0 && g.gl_pathc > 0, "fixtures found in %s", dir);
-    for (size_t i = 0; i < g.gl_pathc; i++)
-        check_fixture(g.gl_pathv[i]);
-    globfree(&g);
+    tap_each_fixture(argc > 1 ? argv[1] : "tests/fixtures", check_fixture);
     return tap_done();
 }
