@@ -39,9 +39,6 @@ void es_server_async_error(struct es_server *s, int err, const char *what) {
 
 /* ---- chunks from the RTS ---------------------------------------------- */
 
-/* Keep only the header proper: GHC 9.0 may put a stale block marker before
- * it, which must never reach a client, and bytes after "datb" (none in
- * practice) are ordinary data. */
 /* Append a data chunk for every connected client. */
 static void append(struct es_server *s, struct es_chunk *c) {
     uint64_t dropped = s->store.retain_dropped_chunks;
@@ -61,6 +58,9 @@ static void append(struct es_server *s, struct es_chunk *c) {
     }
 }
 
+/* Keep only the header proper: GHC 9.0 may put a stale block marker before
+ * it, which must never reach a client, and bytes after "datb" (none in
+ * practice) are ordinary data. */
 static void ingest_header(struct es_server *s, struct es_chunk *c) {
     if (es_header_parse(c->data, c->len, &s->header) != 0) {
         if (!s->bad_header_logged) {
