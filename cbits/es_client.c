@@ -80,7 +80,7 @@ static void on_write(uv_write_t *req, int status) {
         if (c->write_has_header)
             c->header_sent = true;
         atomic_fetch_add(&s->counters.bytes_sent, c->write_bytes);
-        c->exit_moved_ms = uv_now(&s->loop);
+        c->moved_ms = uv_now(&s->loop);
     }
     c->write_has_header = false;
     if (status < 0) {
@@ -216,18 +216,21 @@ uint64_t es_client_drop(struct es_client *c, uint64_t target) {
     return n;
 }
 
-void es_client_check_exit_stall(struct es_client *c, uint64_t now_ms) {
-    if (c->closing || !c->writing)
-        return;
+void es_client_note_progress(struct es_client *c, uint64_t now_ms) {
     /* Bytes leaving libuv's queue (or a write finishing, see on_write) mean
      * the client reads, however slowly. */
     size_t queued = uv_stream_get_write_queue_size(&c->io.stream);
-    if (queued != c->exit_queue) {
-        c->exit_queue = queued;
-        c->exit_moved_ms = now_ms;
-        return;
+    if (!c->writing || queued != c->seen_queue) {
+        c->seen_queue = queued;
+        c->moved_ms = now_ms;
     }
-    if (now_ms - c->exit_moved_ms < ES_EXIT_STALL_MS)
+}
+
+void es_client_check_exit_stall(struct es_client *c, uint64_t now_ms) {
+    if (c->closing)
+        return;
+    es_client_note_progress(c, now_ms);
+    if (now_ms - c->moved_ms < ES_EXIT_STALL_MS)
         return;
     es_log("client %llu stopped reading; closing it without the rest of the stream",
            (unsigned long long)c->id);
@@ -303,6 +306,7 @@ void es_client_accept(struct es_server *s) {
     c->id = atomic_fetch_add(&s->counters.clients_accepted, 1) + 1;
     c->next_chunk = es_store_join(&s->store);
     c->joined_at = s->store.end_offset;
+    c->moved_ms = uv_now(&s->loop);
     /* Definitions from chunks this client will not get (all of them for a
      * late joiner; none for a first client that gets everything). */
     c->defs = es_defs_block(&s->defs, &s->store,

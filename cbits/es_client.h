@@ -50,10 +50,11 @@ struct es_client {
                                       * the write (references), or NULL */
     bool write_has_header;
     size_t write_bytes;
-    /* While the server stops: the write queue size last seen, and when the
-     * stream last moved. */
-    size_t exit_queue;
-    uint64_t exit_moved_ms;
+    /* The write queue size last seen, and when the stream last moved (a
+     * write finished or bytes left libuv's queue): a client that has not
+     * moved for ES_EXIT_STALL_MS is not waited for at exit. */
+    size_t seen_queue;
+    uint64_t moved_ms;
     uv_shutdown_t sreq;
     bool finishing; /* shutdown requested: everything has been sent */
     bool closing;
@@ -86,6 +87,9 @@ uint64_t es_client_drop(struct es_client *c, uint64_t target);
 
 /* Disconnect a client that fell `lag` bytes behind, with a log line. */
 void es_client_disconnect_lagging(struct es_client *c, uint64_t lag, const char *limit);
+
+/* Note whether the client's stream moved since the last look. */
+void es_client_note_progress(struct es_client *c, uint64_t now_ms);
 
 /* While the server stops: close the client if its stream has not moved
  * for ES_EXIT_STALL_MS. */

@@ -173,8 +173,10 @@ static void on_wake(uv_async_t *h) {
         c = next;
     }
     if (any) {
+        uint64_t now = uv_now(&s->loop);
         for (struct es_client *cl = s->clients, *next; cl != NULL; cl = next) {
             next = cl->next;
+            es_client_note_progress(cl, now);
             es_client_check_lag(cl);
         }
         enforce_bound(s);
@@ -276,8 +278,9 @@ static void begin_stop(struct es_server *s) {
     if (s->nclients > 0) {
         uv_timer_start(&s->linger, on_linger_timeout, s->cfg.linger_ms, 0);
         uv_timer_start(&s->exit_check, on_exit_check, 50, 50);
-        for (struct es_client *c = s->clients; c != NULL; c = c->next)
-            c->exit_moved_ms = uv_now(&s->loop);
+        /* A client that was already stuck before the exit is not waited
+         * for at all. */
+        on_exit_check(&s->exit_check);
     }
     for (struct es_client *c = s->clients, *next; c != NULL; c = next) {
         next = c->next;
