@@ -3,9 +3,11 @@
 #include "es_log.h"
 #include "es_server.h"
 
+#include <linux/sockios.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 
 static void on_client_closed(uv_handle_t *h) {
     struct es_client *c = h->data;
@@ -216,14 +218,27 @@ uint64_t es_client_drop(struct es_client *c, uint64_t target) {
     return n;
 }
 
+/* Bytes written for the client that it has not read yet: those still in
+ * libuv's queue plus, on Linux, those in the socket's send queue (for a Unix
+ * socket, exactly the bytes the peer has not read). */
+static size_t unread(struct es_client *c) {
+    size_t n = uv_stream_get_write_queue_size(&c->io.stream);
+#ifdef SIOCOUTQ
+    uv_os_fd_t fd;
+    int outq = 0;
+    if (uv_fileno(&c->io.handle, &fd) == 0 && ioctl(fd, SIOCOUTQ, &outq) == 0 && outq > 0)
+        n += (size_t)outq;
+#endif
+    return n;
+}
+
 void es_client_note_progress(struct es_client *c, uint64_t now_ms) {
-    /* Bytes leaving libuv's queue (or a write finishing, see on_write) mean
-     * the client reads, however slowly. */
-    size_t queued = uv_stream_get_write_queue_size(&c->io.stream);
-    if (!c->writing || queued != c->seen_queue) {
-        c->seen_queue = queued;
+    /* The unread bytes shrinking (or a write finishing, see on_write) means
+     * the client reads, however slowly; nothing unread means it is idle. */
+    size_t pending = unread(c);
+    if (pending == 0 || pending < c->seen_queue)
         c->moved_ms = now_ms;
-    }
+    c->seen_queue = pending;
 }
 
 void es_client_check_exit_stall(struct es_client *c, uint64_t now_ms) {

@@ -50,9 +50,9 @@ struct es_client {
                                       * the write (references), or NULL */
     bool write_has_header;
     size_t write_bytes;
-    /* The write queue size last seen, and when the stream last moved (a
-     * write finished or bytes left libuv's queue): a client that has not
-     * moved for ES_EXIT_STALL_MS is not waited for at exit. */
+    /* The unread bytes last seen, and when the stream last moved (a write
+     * finished, or the client read): a client that has not moved for
+     * ES_EXIT_STALL_MS is not waited for at exit. */
     size_t seen_queue;
     uint64_t moved_ms;
     uv_shutdown_t sreq;
