@@ -236,6 +236,8 @@ void es_client_note_progress(struct es_client *c, uint64_t now_ms) {
     /* The unread bytes shrinking (or a write finishing, see on_write) means
      * the client reads, however slowly; nothing unread means it is idle. */
     size_t pending = unread(c);
+    if (pending < c->seen_queue)
+        c->ever_read = true;
     if (pending == 0 || pending < c->seen_queue)
         c->moved_ms = now_ms;
     c->seen_queue = pending;
@@ -245,7 +247,7 @@ void es_client_check_exit_stall(struct es_client *c, uint64_t now_ms) {
     if (c->closing)
         return;
     es_client_note_progress(c, now_ms);
-    if (now_ms - c->moved_ms < ES_EXIT_STALL_MS)
+    if (now_ms - c->moved_ms < es_exit_stall_ms(&c->server->cfg, c->ever_read))
         return;
     es_log("client %llu stopped reading; closing it without the rest of the stream",
            (unsigned long long)c->id);

@@ -52,9 +52,10 @@ struct es_client {
     size_t write_bytes;
     /* The unread bytes last seen, and when the stream last moved (a write
      * finished, or the client read): a client that has not moved for
-     * ES_EXIT_STALL_MS is not waited for at exit. */
+     * es_exit_stall_ms is not waited for at exit. */
     size_t seen_queue;
     uint64_t moved_ms;
+    bool ever_read; /* the unread bytes have gone down at least once */
     uv_shutdown_t sreq;
     bool finishing; /* shutdown requested: everything has been sent */
     bool closing;
@@ -92,7 +93,7 @@ void es_client_disconnect_lagging(struct es_client *c, uint64_t lag, const char 
 void es_client_note_progress(struct es_client *c, uint64_t now_ms);
 
 /* While the server stops: close the client if its stream has not moved
- * for ES_EXIT_STALL_MS. */
+ * for es_exit_stall_ms. */
 void es_client_check_exit_stall(struct es_client *c, uint64_t now_ms);
 
 /* Close the connection; the client is freed when libuv has closed it. */

@@ -28,10 +28,16 @@ struct es_server_config {
     unsigned linger_ms;  /* how long exit waits for slow clients (2000) */
 };
 
-/* At exit, a client whose stream has not moved for this long is closed
- * without waiting for the rest of the linger time: it is not slow, it has
- * stopped reading, and the program should not wait for it. */
-#define ES_EXIT_STALL_MS 250
+/* At exit the server does not wait for a client that has stopped reading:
+ * one that has never read a byte of its stream is closed once it has read
+ * nothing for ES_EXIT_NEVER_READ_MS (it was never going to); one that has
+ * been reading gets half the linger time (1 s by default) without progress
+ * before it is closed, so that a client that is merely slow (a busy
+ * machine, a collector pause) does not lose the end of its stream. */
+#define ES_EXIT_NEVER_READ_MS 250
+static inline unsigned es_exit_stall_ms(const struct es_server_config *cfg, bool ever_read) {
+    return ever_read ? cfg->linger_ms / 2 : ES_EXIT_NEVER_READ_MS;
+}
 
 void es_server_config_defaults(struct es_server_config *cfg);
 
