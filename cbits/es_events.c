@@ -11,6 +11,25 @@ void es_event_iter_init(struct es_event_iter *it, const struct es_header *hdr, c
     it->pos = 0;
 }
 
+/* The extent of the event at `p` with `left` bytes available: its head
+ * (type, time, and the length of a variable-size event) and payload sizes.
+ * Returns 0, or -EINVAL for an undeclared type or a truncated event. Shared
+ * by both walkers; inlined into the hot one. */
+static inline int event_extent(const struct es_header *hdr, const uint8_t *p, size_t left,
+                               uint16_t type, size_t *head, size_t *size) {
+    if (type >= ES_MAX_EVENT_TYPES || hdr->size[type] == ES_SIZE_UNDECLARED || left < 10)
+        return -EINVAL;
+    *head = 10;
+    *size = hdr->size[type];
+    if (*size == ES_SIZE_VARIABLE) {
+        if (left < 12)
+            return -EINVAL;
+        *size = es_be16(p + 10);
+        *head = 12;
+    }
+    return left - *head < *size ? -EINVAL : 0;
+}
+
 int es_event_next(struct es_event_iter *it, struct es_event *ev) {
     size_t left = it->len - it->pos;
     if (left == 0)
@@ -23,26 +42,15 @@ int es_event_next(struct es_event_iter *it, struct es_event *ev) {
         it->pos += 2;
         return ES_WALK_END;
     }
-    if (type >= ES_MAX_EVENT_TYPES || it->hdr->size[type] == ES_SIZE_UNDECLARED)
-        return -EINVAL;
-    if (left < 10)
-        return -EINVAL;
-    size_t head = 10;
-    size_t payload_len = it->hdr->size[type];
-    if (payload_len == ES_SIZE_VARIABLE) {
-        if (left < 12)
-            return -EINVAL;
-        payload_len = es_be16(p + 10);
-        head = 12;
-    }
-    if (left - head < payload_len)
+    size_t head, size;
+    if (event_extent(it->hdr, p, left, type, &head, &size) != 0)
         return -EINVAL;
     ev->type = type;
     ev->time = es_be64(p + 2);
     ev->offset = it->pos;
-    ev->len = head + payload_len;
+    ev->len = head + size;
     ev->payload = p + head;
-    ev->payload_len = payload_len;
+    ev->payload_len = size;
     it->pos += ev->len;
     return ES_WALK_EVENT;
 }
@@ -62,18 +70,8 @@ int es_chunk_inspect(const struct es_header *hdr, const uint8_t *buf, size_t len
             /* Nothing may follow the end-of-data marker. */
             return left == 2 ? 0 : -EINVAL;
         }
-        if (type >= ES_MAX_EVENT_TYPES)
-            return -EINVAL;
-        size_t head = 10, size = hdr->size[type];
-        if (size == ES_SIZE_UNDECLARED || left < 10)
-            return -EINVAL;
-        if (size == ES_SIZE_VARIABLE) {
-            if (left < 12)
-                return -EINVAL;
-            size = es_be16(p + 10);
-            head = 12;
-        }
-        if (left - head < size)
+        size_t head, size;
+        if (event_extent(hdr, p, left, type, &head, &size) != 0)
             return -EINVAL;
         if (info->events == 0 && type == ES_EVENT_BLOCK_MARKER) {
             info->is_block = true;
