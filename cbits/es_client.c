@@ -82,7 +82,7 @@ static void on_write(uv_write_t *req, int status) {
         if (c->write_has_header)
             c->header_sent = true;
         atomic_fetch_add(&s->counters.bytes_sent, c->write_bytes);
-        c->moved_ms = uv_now(&s->loop);
+        c->bytes_done += c->write_bytes;
     }
     c->write_has_header = false;
     if (status < 0) {
@@ -218,29 +218,34 @@ uint64_t es_client_drop(struct es_client *c, uint64_t target) {
     return n;
 }
 
-/* Bytes written for the client that it has not read yet: those still in
- * libuv's queue plus, on Linux, those in the socket's send queue (for a Unix
- * socket, exactly the bytes the peer has not read). */
-static size_t unread(struct es_client *c) {
-    size_t n = uv_stream_get_write_queue_size(&c->io.stream);
+/* Bytes still in the socket that the peer has not read (for a Unix socket
+ * exactly that; for TCP, not yet acknowledged). 0 where unknown. */
+static size_t socket_unread(struct es_client *c) {
 #ifdef SIOCOUTQ
     uv_os_fd_t fd;
     int outq = 0;
     if (uv_fileno(&c->io.handle, &fd) == 0 && ioctl(fd, SIOCOUTQ, &outq) == 0 && outq > 0)
-        n += (size_t)outq;
+        return (size_t)outq;
 #endif
-    return n;
+    (void)c;
+    return 0;
 }
 
 void es_client_note_progress(struct es_client *c, uint64_t now_ms) {
-    /* The unread bytes shrinking (or a write finishing, see on_write) means
-     * the client reads, however slowly; nothing unread means it is idle. */
-    size_t pending = unread(c);
-    if (pending < c->seen_queue)
+    /* What the kernel accepted (finished writes, and the written part of the
+     * one in flight) minus what is still unread in the socket: the bytes the
+     * client has consumed, which only grows while it reads, however slowly. */
+    size_t queued = c->writing ? uv_stream_get_write_queue_size(&c->io.stream) : 0;
+    uint64_t accepted = c->bytes_done + (c->writing ? c->write_bytes - queued : 0);
+    size_t unread = socket_unread(c);
+    uint64_t consumed = accepted > unread ? accepted - unread : 0;
+    if (consumed > c->consumed_seen) {
+        c->consumed_seen = consumed;
         c->ever_read = true;
-    if (pending == 0 || pending < c->seen_queue)
         c->moved_ms = now_ms;
-    c->seen_queue = pending;
+    } else if (queued == 0 && unread == 0) {
+        c->moved_ms = now_ms; /* idle: nothing waits for it */
+    }
 }
 
 void es_client_check_exit_stall(struct es_client *c, uint64_t now_ms) {

@@ -50,12 +50,14 @@ struct es_client {
                                       * the write (references), or NULL */
     bool write_has_header;
     size_t write_bytes;
-    /* The unread bytes last seen, and when the stream last moved (a write
-     * finished, or the client read): a client that has not moved for
-     * es_exit_stall_ms is not waited for at exit. */
-    size_t seen_queue;
+    /* Progress, for the exit rule (es_exit_stall_ms): bytes of finished
+     * writes, how many bytes the client had consumed at the last look, when
+     * that last grew (or the client had nothing left to read), and whether
+     * it ever consumed anything. */
+    uint64_t bytes_done;
+    uint64_t consumed_seen;
     uint64_t moved_ms;
-    bool ever_read; /* the unread bytes have gone down at least once */
+    bool ever_read;
     uv_shutdown_t sreq;
     bool finishing; /* shutdown requested: everything has been sent */
     bool closing;
