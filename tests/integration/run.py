@@ -116,14 +116,12 @@ def events_before_first_client(s):
 @test
 def reconnect(s):
     """A client leaves mid-run; a new one gets a complete, valid stream."""
-    sock = s.path("re.sock")
-    p = Program(s, "probe", unix=sock, wait=True)
-    p.wait_socket(sock)
-    a = Client(s, unix=sock)
+    p, connect = serve(s, "re")
+    a = connect()
     p.cmd("flood %d first" % FLOOD)
     a.wait_bytes(1 << 20)
     a.close()
-    b = Client(s, unix=sock)
+    b = connect()
     p.cmd("marker second-client")
     p.cmd("flood %d second" % FLOOD)
     p.cmd("quit")
@@ -196,13 +194,11 @@ def sixteen_clients_tcp(s):
 def client_joins_mid_run(s):
     """A client joining while another streams gets a valid stream from the
     next chunk; the first client is undisturbed."""
-    sock = s.path("mid.sock")
-    p = Program(s, "probe", unix=sock, wait=True)
-    p.wait_socket(sock)
-    a = Client(s, unix=sock)
+    p, connect = serve(s, "mid")
+    a = connect()
     p.cmd("flood %d before" % FLOOD)
     a.wait_bytes(1 << 20)
-    b = Client(s, unix=sock)
+    b = connect()
     time.sleep(0.2)
     p.cmd("flood %d after" % FLOOD)
     p.cmd("quit")
@@ -408,10 +404,8 @@ def tcp_loopback_default(s):
 def data_arrives_at_buffer_fill(s):
     """While the program runs, data reaches a client whenever the RTS hands a
     buffer over (GHC 9.0: when a capability's 2 MiB buffer fills)."""
-    sock = s.path("fill.sock")
-    p = Program(s, "probe", unix=sock, wait=True)
-    p.wait_socket(sock)
-    c = Client(s, unix=sock)
+    p, connect = serve(s, "fill")
+    c = connect()
     p.cmd("flood %d fill" % FLOOD)
     c.wait_bytes(2 << 20)  # before the program exits
     partial = check_stream(s, c.received(), "live", partial=True)
@@ -481,10 +475,8 @@ def live_latency(s):
     connected client promptly (the library flushes the RTS's buffers every
     100 ms while clients are connected): median of 10 under 250 ms."""
     needs_flush("events reach clients when a buffer fills or at exit")
-    sock = s.path("live.sock")
-    p = Program(s, "probe", unix=sock, wait=True)
-    p.wait_socket(sock)
-    c = Client(s, unix=sock)
+    p, connect = serve(s, "live")
+    c = connect()
     time.sleep(0.5)
     latencies = []
     for i in range(10):
