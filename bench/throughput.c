@@ -6,19 +6,25 @@
  * client sockets) and malloc+memcpy of a block (what a writer must at least
  * do to keep the data).
  *
- *   throughput socket CLIENTS MIB WRITERS   through eventlog-socket
+ *   throughput socket CLIENTS MIB WRITERS [WINDOW_MIB]
+ *                                           through eventlog-socket
  *   throughput cost MIB WRITERS             the same with one client, also
  *                                           timing the reference copy
- *   throughput stalled MIB WRITERS          one client that never reads
+ *   throughput stalled MIB WRITERS [MB_PER_S]
+ *                                           one client that never reads;
+ *                                           writers paced to MB_PER_S in all
  *   throughput raw CLIENTS MIB              straight to the sockets
  *   throughput memcpy COUNT                 malloc+memcpy of a block
  *
- * In "socket" mode the writers keep at most WINDOW bytes in the library,
- * received but not yet sent (they poll eventlog_socket_stats between
- * calls): like the raw writer,
- * which a full socket buffer holds back, they then measure sustained
- * delivery, not how fast memory can fill. A real program produces far less
- * than either. In "stalled" mode nothing holds them back.
+ * In "socket" mode a writer waits while more than WINDOW_MIB (default 4,
+ * two blocks) is in the library, received but not yet sent (they poll
+ * eventlog_socket_stats between calls): like the raw writer, which a full
+ * socket buffer holds back, they then measure sustained delivery, not how
+ * fast memory can fill. The default keeps both writers' blocks in flight
+ * with no backlog behind them, which is where a real program is: it
+ * produces far less than either. A larger window measures delivery from a
+ * backlog, e.g. after a client fell behind; the blocks in flight then no
+ * longer fit in the caches. In "stalled" mode nothing holds them back.
  *
  * In "cost" and "stalled" modes each writer also times a plain
  * malloc+memcpy+free of the same block right before each writeEventLog call,
@@ -42,14 +48,23 @@
 
 #include "eventlog_socket.h"
 
-#define BLOCK  (2u << 20)
-#define MSG    100
-#define WINDOW ((uint64_t)8 << 20)
+#define BLOCK (2u << 20)
+#define MSG   100
+
+static double clock_s(clockid_t id) {
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 
 static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+    return clock_s(CLOCK_MONOTONIC);
+}
+
+/* CPU time of the calling thread: what a call costs the thread itself,
+ * page faults included, without the time it spent preempted. */
+static double cpu_now(void) {
+    return clock_s(CLOCK_THREAD_CPUTIME_ID);
 }
 
 static void put_be(uint8_t *p, uint64_t v, int n) {
@@ -97,6 +112,8 @@ static size_t make_block(uint8_t *b) {
     return len;
 }
 
+static uint64_t window = (uint64_t)4 << 20;
+static double rate_mb_per_s; /* stalled mode: 0 floods */
 static uint8_t header[256], *block;
 static size_t header_len, block_len;
 static char sock_path[64];
@@ -139,10 +156,13 @@ static void *client_main(void *arg) {
 struct writer {
     pthread_t thread;
     size_t chunks;
-    int clients;    /* for pacing; 0: not paced */
-    bool reference; /* also time a plain copy before each call */
-    double *lat;    /* seconds per writeEventLog call */
-    double *copy;   /* seconds per reference malloc+memcpy+free */
+    int clients;                /* for pacing by the window; 0: not paced by it */
+    double period;              /* seconds between this writer's calls; 0: not paced */
+    double phase;               /* offset of its first call */
+    bool reference;             /* also time a plain copy before each call */
+    double *lat;                /* seconds per writeEventLog call */
+    double *copy;               /* seconds per reference malloc+memcpy+free */
+    double *lat_cpu, *copy_cpu; /* the same in thread CPU time */
 };
 
 /* Bytes handed to the library and not yet delivered to every client. */
@@ -155,22 +175,31 @@ static uint64_t in_library(int clients) {
 
 static void *writer_main(void *arg) {
     struct writer *w = arg;
+    double start = now();
     for (size_t i = 0; i < w->chunks; i++) {
+        if (w->period > 0) {
+            double at = start + w->phase + (double)i * w->period, wait = at - now();
+            if (wait > 0)
+                nanosleep(&(struct timespec){(time_t)wait, (long)((wait - (time_t)wait) * 1e9)},
+                          NULL);
+        }
         /* Sleep, not spin: on two cores a spinning writer would take the
          * loop thread's CPU, which the RTS's capabilities never do. */
-        while (w->clients && in_library(w->clients) > WINDOW)
+        while (w->clients && in_library(w->clients) > window)
             nanosleep(&(struct timespec){0, 20000}, NULL);
-        double t0 = now();
+        double t0 = now(), c0 = cpu_now();
         if (w->reference) {
             uint8_t *copy = malloc(block_len);
             memcpy(copy, block, block_len);
             __asm__ volatile("" : : "r"(copy) : "memory");
             free(copy);
         }
-        double t1 = now();
+        double t1 = now(), c1 = cpu_now();
         SocketEventLogWriter.writeEventLog(block, block_len);
         w->lat[i] = now() - t1;
+        w->lat_cpu[i] = cpu_now() - c1;
         w->copy[i] = t1 - t0;
+        w->copy_cpu[i] = c1 - c0;
     }
     return NULL;
 }
@@ -221,9 +250,15 @@ static void run_socket(int nclients, size_t mib, int nwriters, bool stall, bool 
     for (int i = 0; i < nwriters; i++) {
         ws[i].chunks = chunks / (size_t)nwriters;
         ws[i].clients = stall ? 0 : nclients;
+        if (stall && rate_mb_per_s > 0) {
+            ws[i].period = (double)block_len * nwriters / (rate_mb_per_s * 1e6);
+            ws[i].phase = ws[i].period * i / nwriters;
+        }
         ws[i].reference = reference;
         ws[i].lat = calloc(ws[i].chunks, sizeof(double));
         ws[i].copy = calloc(ws[i].chunks, sizeof(double));
+        ws[i].lat_cpu = calloc(ws[i].chunks, sizeof(double));
+        ws[i].copy_cpu = calloc(ws[i].chunks, sizeof(double));
         pthread_create(&ws[i].thread, NULL, writer_main, &ws[i]);
     }
     size_t calls = 0;
@@ -246,26 +281,36 @@ static void run_socket(int nclients, size_t mib, int nwriters, bool stall, bool 
     }
     eventlog_socket_stats(&st);
     double *all = calloc(calls, sizeof(double)), *copies = calloc(calls, sizeof(double));
+    double *all_cpu = calloc(calls, sizeof(double)), *copies_cpu = calloc(calls, sizeof(double));
     for (int i = 0, k = 0; i < nwriters; i++)
         for (size_t j = 0; j < ws[i].chunks; j++, k++) {
             all[k] = ws[i].lat[j];
             copies[k] = ws[i].copy[j];
+            all_cpu[k] = ws[i].lat_cpu[j];
+            copies_cpu[k] = ws[i].copy_cpu[j];
         }
-    printf("{\"mode\": \"%s\", \"clients\": %d, \"writers\": %d, \"bytes\": %llu, ",
+    printf("{\"mode\": \"%s\", \"clients\": %d, \"writers\": %d, \"window_mib\": %llu, "
+           "\"bytes\": %llu, ",
            stall       ? "stalled"
            : reference ? "cost"
                        : "socket",
-           nclients, nwriters, bytes);
-    if (!stall)
+           nclients, nwriters, (unsigned long long)(window >> 20), bytes);
+    if (stall)
+        printf("\"rate_mb_per_s\": %.0f, ", rate_mb_per_s);
+    else
         printf("\"seconds\": %.4f, \"mib_per_s\": %.1f, ", last - start,
                (double)bytes / nclients / (1 << 20) / (last - start));
     printf("\"write_seconds\": %.4f, \"chunks_dropped\": %llu, \"bytes_held_peak\": %llu, ",
            written - start, (unsigned long long)st.chunks_dropped,
            (unsigned long long)st.bytes_held_peak);
     print_dist("write", all, calls);
+    printf(", ");
+    print_dist("write_cpu", all_cpu, calls);
     if (reference) {
         printf(", ");
         print_dist("copy", copies, calls);
+        printf(", ");
+        print_dist("copy_cpu", copies_cpu, calls);
     }
     printf("}\n");
 }
@@ -336,21 +381,25 @@ static void run_memcpy(size_t count) {
 
 int main(int argc, char **argv) {
     if (argc < 3) {
-        fprintf(stderr, "usage: throughput socket CLIENTS MIB WRITERS | stalled MIB WRITERS | "
-                        "raw CLIENTS MIB | memcpy COUNT\n");
+        fprintf(stderr, "usage: throughput socket CLIENTS MIB WRITERS [WINDOW_MIB] | cost MIB "
+                        "WRITERS | stalled MIB WRITERS [MB_PER_S] | raw CLIENTS MIB | memcpy "
+                        "COUNT\n");
         return 2;
     }
     snprintf(sock_path, sizeof sock_path, "/tmp/es-bench-%d.sock", (int)getpid());
     header_len = make_header(header);
     block = malloc(BLOCK);
     block_len = make_block(block);
-    if (strcmp(argv[1], "socket") == 0 && argc == 5)
+    if (strcmp(argv[1], "socket") == 0 && argc == 6)
+        window = (uint64_t)atol(argv[5]) << 20;
+    if (strcmp(argv[1], "socket") == 0 && (argc == 5 || argc == 6))
         run_socket(atoi(argv[2]), (size_t)atol(argv[3]), atoi(argv[4]), false, false);
     else if (strcmp(argv[1], "cost") == 0 && argc == 4)
         run_socket(1, (size_t)atol(argv[2]), atoi(argv[3]), false, true);
-    else if (strcmp(argv[1], "stalled") == 0 && argc == 4)
+    else if (strcmp(argv[1], "stalled") == 0 && (argc == 4 || argc == 5)) {
+        rate_mb_per_s = argc == 5 ? atof(argv[4]) : 0;
         run_socket(1, (size_t)atol(argv[2]), atoi(argv[3]), true, true);
-    else if (strcmp(argv[1], "raw") == 0 && argc == 4)
+    } else if (strcmp(argv[1], "raw") == 0 && argc == 4)
         run_raw(atoi(argv[2]), (size_t)atol(argv[3]));
     else if (strcmp(argv[1], "memcpy") == 0)
         run_memcpy((size_t)atol(argv[2]));

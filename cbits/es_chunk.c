@@ -38,6 +38,8 @@ struct es_chunk *es_chunk_new(const void *data, size_t len) {
     c->refs = 1;
     c->flags = 0;
     c->end_offset = 0;
+    c->defs = NULL;
+    c->ndefs = c->defs_cap = 0;
     c->len = len;
     if (data != NULL && len > 0)
         memcpy(c->data, data, len);
@@ -47,6 +49,8 @@ struct es_chunk *es_chunk_new(const void *data, size_t len) {
 void es_chunk_free(struct es_chunk *c) {
     if (c == NULL)
         return;
+    free(c->defs);
+    c->defs = NULL;
     if (c->cap >= ES_POOL_MIN) {
         pthread_mutex_lock(&pool.lock);
         if (pool.n < ES_POOL_MAX) {

@@ -19,11 +19,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Where one event lies in a chunk. */
+struct es_span {
+    size_t offset, len;
+};
+
 struct es_chunk {
     struct es_chunk *next, *prev; /* list neighbours while linked */
     uint32_t refs;                /* holders */
     uint32_t flags;
     uint64_t end_offset; /* stream offset just past this chunk (header excluded) */
+    /* The chunk's definition events, found by the walker thread for the
+     * loop thread (es_walker.h); freed with the chunk. */
+    struct es_span *defs;
+    size_t ndefs, defs_cap;
     size_t len;
     size_t cap; /* bytes allocated for data (a reused buffer may be larger) */
     uint8_t data[];
@@ -36,8 +45,10 @@ struct es_chunk {
 #define ES_POOL_MIN ((size_t)256 << 10)
 #define ES_POOL_MAX 4
 
-#define ES_CHUNK_END    1u /* carries the end-of-data marker */
-#define ES_CHUNK_LINKED 2u /* is in the store's list */
+#define ES_CHUNK_END       1u /* carries the end-of-data marker */
+#define ES_CHUNK_LINKED    2u /* is in the store's list */
+#define ES_CHUNK_HEADER    4u /* is an eventlog header */
+#define ES_CHUNK_DEFS_LOST 8u /* defs is incomplete: out of memory while walking */
 
 struct es_store {
     struct es_chunk *head, *tail; /* the list, oldest first */

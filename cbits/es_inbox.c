@@ -5,7 +5,10 @@
 int es_inbox_init(struct es_inbox *in) {
     memset(in, 0, sizeof *in);
     in->open = true;
-    return uv_mutex_init(&in->lock);
+    int r = uv_mutex_init(&in->lock);
+    if (r == 0 && (r = uv_cond_init(&in->ready)) != 0)
+        uv_mutex_destroy(&in->lock);
+    return r;
 }
 
 void es_inbox_destroy(struct es_inbox *in) {
@@ -16,10 +19,11 @@ void es_inbox_destroy(struct es_inbox *in) {
         c = next;
     }
     in->head = in->tail = NULL;
+    uv_cond_destroy(&in->ready);
     uv_mutex_destroy(&in->lock);
 }
 
-bool es_inbox_push(struct es_inbox *in, const void *buf, size_t len, uv_async_t *wake) {
+bool es_inbox_push(struct es_inbox *in, const void *buf, size_t len) {
     /* Allocate and copy outside the lock, so concurrent writers only
      * serialise on a pointer append. */
     struct es_chunk *c = es_chunk_new(buf, len);
@@ -38,19 +42,11 @@ bool es_inbox_push(struct es_inbox *in, const void *buf, size_t len, uv_async_t 
     in->tail = c;
     in->chunks_in++;
     in->bytes_in += len;
-    /* uv_async_send only sets a flag and writes to an eventfd; it cannot
-     * block. Calling it under the lock keeps it ordered with
-     * es_inbox_close, after which the loop closes `wake`. */
-    uv_async_send(wake);
+    /* Under the lock: once it is released, the inbox may be closed and
+     * destroyed. Without a waiting consumer this costs no system call. */
+    uv_cond_signal(&in->ready);
     uv_mutex_unlock(&in->lock);
     return true;
-}
-
-void es_inbox_wake(struct es_inbox *in, uv_async_t *wake) {
-    uv_mutex_lock(&in->lock);
-    if (in->open)
-        uv_async_send(wake);
-    uv_mutex_unlock(&in->lock);
 }
 
 uint64_t es_inbox_bytes_in(struct es_inbox *in) {
@@ -60,8 +56,10 @@ uint64_t es_inbox_bytes_in(struct es_inbox *in) {
     return n;
 }
 
-struct es_chunk *es_inbox_take(struct es_inbox *in) {
+struct es_chunk *es_inbox_wait(struct es_inbox *in) {
     uv_mutex_lock(&in->lock);
+    while (in->head == NULL && in->open)
+        uv_cond_wait(&in->ready, &in->lock);
     struct es_chunk *c = in->head;
     in->head = in->tail = NULL;
     uv_mutex_unlock(&in->lock);
@@ -71,5 +69,6 @@ struct es_chunk *es_inbox_take(struct es_inbox *in) {
 void es_inbox_close(struct es_inbox *in) {
     uv_mutex_lock(&in->lock);
     in->open = false;
+    uv_cond_signal(&in->ready);
     uv_mutex_unlock(&in->lock);
 }

@@ -90,21 +90,32 @@ static void ingest_header(struct es_server *s, struct es_chunk *c) {
         append(s, tail);
 }
 
-/* Every definition event of every chunk passes here once: keep it. */
-static void on_chunk_event(const struct es_event *ev, void *ctx) {
-    struct es_server *s = ((void **)ctx)[0];
-    const uint8_t *chunk = ((void **)ctx)[1];
-    if (es_defs_keep(&s->defs, ev, chunk) || s->defs_full_logged)
-        return;
-    s->defs_full_logged = true;
-    es_log("more than %.1f MiB of start-up definition events; clients joining later "
-           "will miss the rest",
-           (double)s->cfg.defs_limit / (1 << 20));
+/* Keep the definition events the walker found in a chunk. Every one of
+ * every chunk passes here once. */
+static void keep_definitions(struct es_server *s, struct es_chunk *c) {
+    if (c->flags & ES_CHUNK_DEFS_LOST)
+        es_server_async_error(s, UV_ENOMEM, "noting definition events for late joiners");
+    for (size_t i = 0; i < c->ndefs; i++) {
+        const uint8_t *p = c->data + c->defs[i].offset;
+        struct es_event ev = {.type = es_be16(p),
+                              .time = es_be64(p + 2),
+                              .offset = c->defs[i].offset,
+                              .len = c->defs[i].len};
+        if (!es_defs_keep(&s->defs, &ev, c->data) && !s->defs_full_logged) {
+            s->defs_full_logged = true;
+            es_log("more than %.1f MiB of start-up definition events; clients joining later "
+                   "will miss the rest",
+                   (double)s->cfg.defs_limit / (1 << 20));
+        }
+    }
+    free(c->defs);
+    c->defs = NULL;
+    c->ndefs = c->defs_cap = 0;
 }
 
 static void ingest(struct es_server *s, struct es_chunk *c) {
     c->next = NULL;
-    if (es_header_detect(c->data, c->len)) {
+    if (c->flags & ES_CHUNK_HEADER) {
         ingest_header(s, c);
         return;
     }
@@ -117,17 +128,7 @@ static void ingest(struct es_server *s, struct es_chunk *c) {
         es_chunk_free(c);
         return;
     }
-    struct es_chunk_info info;
-    void *ctx[2] = {s, c->data};
-    if (es_chunk_inspect(&s->header, c->data, c->len, &info, s->is_definition, on_chunk_event,
-                         ctx) != 0) {
-        if (!s->bad_chunk_logged) {
-            s->bad_chunk_logged = true;
-            es_log("a chunk from the RTS does not walk cleanly; passing it on unchanged");
-        }
-    } else if (info.has_end) {
-        c->flags |= ES_CHUNK_END;
-    }
+    keep_definitions(s, c);
     append(s, c);
 }
 
@@ -165,7 +166,7 @@ static void begin_stop(struct es_server *s);
 
 static void on_wake(uv_async_t *h) {
     struct es_server *s = h->data;
-    struct es_chunk *c = es_inbox_take(&s->inbox);
+    struct es_chunk *c = es_walker_take(&s->walker);
     bool any = c != NULL;
     while (c != NULL) {
         struct es_chunk *next = c->next;
@@ -223,9 +224,11 @@ void es_server_set_tick(struct es_server *s, es_tick_fn fn, void *ctx, unsigned 
     s->tick_fn = fn;
     s->tick_ctx = ctx;
     s->tick_ms = interval_ms;
+    /* The loop thread picks the change up when it wakes. Under the lock,
+     * so that the loop cannot close `wake` in between. */
+    if (!s->wake_closed)
+        uv_async_send(&s->wake);
     uv_mutex_unlock(&s->state_lock);
-    /* The loop thread picks the change up when it wakes. */
-    es_inbox_wake(&s->inbox, &s->wake);
 }
 
 /* ---- stopping --------------------------------------------------------- */
@@ -238,6 +241,9 @@ void es_server_maybe_finish(struct es_server *s) {
     if (!s->stopping || s->finished || s->nclients > 0)
         return;
     s->finished = true;
+    uv_mutex_lock(&s->state_lock);
+    s->wake_closed = true;
+    uv_mutex_unlock(&s->state_lock);
     uv_close((uv_handle_t *)&s->wake, on_handle_closed);
     uv_close((uv_handle_t *)&s->linger, on_handle_closed);
     uv_close((uv_handle_t *)&s->exit_check, on_handle_closed);
@@ -268,9 +274,8 @@ static void on_exit_check(uv_timer_t *t) {
 static void begin_stop(struct es_server *s) {
     s->stopping = true;
     es_server_update_tick(s);
-    /* Nothing more is accepted from the RTS; take what raced with us. */
-    es_inbox_close(&s->inbox);
-    for (struct es_chunk *c = es_inbox_take(&s->inbox), *next; c != NULL; c = next) {
+    /* The walker has ended (es_server_stop): take what it handed over last. */
+    for (struct es_chunk *c = es_walker_take(&s->walker), *next; c != NULL; c = next) {
         next = c->next;
         ingest(s, c);
     }
@@ -315,6 +320,7 @@ static void loop_main(void *arg) {
 static void discard_server(struct es_server *s) {
     es_defs_destroy(&s->defs, &s->store);
     es_store_destroy(&s->store);
+    es_walker_destroy(&s->walker);
     es_inbox_destroy(&s->inbox);
     uv_cond_destroy(&s->state_cond);
     uv_mutex_destroy(&s->state_lock);
@@ -354,14 +360,18 @@ static int start(struct es_server *s, struct es_server **out) {
         close(s->addr.fd);
     }
     if (r == 0) {
-        /* The loop thread must not take the program's signals (the RTS
-         * relies on its own threads getting SIGINT, SIGVTALRM, ...), and a
-         * write to a vanished client must fail with EPIPE, not raise SIGPIPE
-         * before the RTS has installed its handlers. */
+        /* Our threads must not take the program's signals (the RTS relies
+         * on its own threads getting SIGINT, SIGVTALRM, ...), and a write to
+         * a vanished client must fail with EPIPE, not raise SIGPIPE before
+         * the RTS has installed its handlers. */
         sigset_t all, old;
         sigfillset(&all);
         pthread_sigmask(SIG_SETMASK, &all, &old);
-        r = uv_thread_create(&s->thread, loop_main, s);
+        r = es_walker_start(&s->walker);
+        if (r == 0 && (r = uv_thread_create(&s->thread, loop_main, s)) != 0) {
+            es_inbox_close(&s->inbox);
+            es_walker_join(&s->walker);
+        }
         pthread_sigmask(SIG_SETMASK, &old, NULL);
     }
     if (r != 0) {
@@ -382,6 +392,11 @@ static int start(struct es_server *s, struct es_server **out) {
     return 0;
 }
 
+static void wake_loop(void *ctx) {
+    struct es_server *s = ctx;
+    uv_async_send(&s->wake);
+}
+
 static struct es_server *alloc_server(const struct es_server_config *cfg, es_command_fn fn,
                                       void *ctx) {
     struct es_server *s = calloc(1, sizeof *s);
@@ -394,6 +409,7 @@ static struct es_server *alloc_server(const struct es_server_config *cfg, es_com
     s->on_command = fn;
     s->command_ctx = ctx;
     s->pid = getpid();
+    atomic_init(&s->stop_called, false);
     atomic_init(&s->stop_requested, false);
     atomic_init(&s->last_error, 0);
     es_store_init(&s->store, s->cfg.max_buffer);
@@ -401,6 +417,7 @@ static struct es_server *alloc_server(const struct es_server_config *cfg, es_com
     for (unsigned t = 0; t < ES_MAX_EVENT_TYPES; t++)
         s->is_definition[t] = es_defs_is_definition((uint16_t)t);
     es_inbox_init(&s->inbox);
+    es_walker_init(&s->walker, &s->inbox, s->is_definition, wake_loop, s);
     uv_mutex_init(&s->state_lock);
     uv_cond_init(&s->state_cond);
     return s;
@@ -439,17 +456,18 @@ int es_server_start_tcp(struct es_server **out, const char *host, const char *po
 }
 
 void es_server_submit(struct es_server *s, const void *buf, size_t len) {
-    es_inbox_push(&s->inbox, buf, len, &s->wake);
+    es_inbox_push(&s->inbox, buf, len);
 }
 
 void es_server_stop(struct es_server *s) {
-    uv_mutex_lock(&s->state_lock);
-    bool already = s->stopped;
-    uv_mutex_unlock(&s->state_lock);
-    if (already || atomic_exchange(&s->stop_requested, true))
+    if (atomic_exchange(&s->stop_called, true))
         return;
+    /* Refuse further chunks; the walker hands over the rest, then ends. */
+    es_inbox_close(&s->inbox);
+    es_walker_join(&s->walker);
     /* The wake handle is still open: only the loop thread closes it, and
      * only after seeing stop_requested. */
+    atomic_store(&s->stop_requested, true);
     uv_async_send(&s->wake);
     uv_thread_join(&s->thread);
 }

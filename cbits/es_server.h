@@ -9,6 +9,7 @@
 #include "es_header.h"
 #include "es_inbox.h"
 #include "es_listen.h"
+#include "es_walker.h"
 
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -83,22 +84,24 @@ struct es_server {
     es_command_fn on_command;
     void *command_ctx;
 
-    struct es_inbox inbox;
+    struct es_inbox inbox;   /* RTS threads to the walker */
+    struct es_walker walker; /* the walker to the loop thread */
     struct es_store store;
     struct es_header header;
     bool have_header;
     struct es_defs defs;
     bool is_definition[ES_MAX_EVENT_TYPES]; /* es_defs_is_definition, as a table */
-    bool bad_header_logged, orphan_logged, bad_chunk_logged, retain_drop_logged;
+    bool bad_header_logged, orphan_logged, retain_drop_logged;
     bool defs_full_logged, drop_logged;
 
     struct es_client *clients; /* doubly linked list */
     unsigned nclients;
 
     uv_thread_t thread;
-    atomic_bool stop_requested;
-    bool stopping; /* loop thread: stop has begun */
-    bool finished; /* loop thread: handles are closing */
+    atomic_bool stop_called;    /* es_server_stop has begun */
+    atomic_bool stop_requested; /* the walker has ended: the loop may stop */
+    bool stopping;              /* loop thread: stop has begun */
+    bool finished;              /* loop thread: handles are closing */
     atomic_int last_error;
 
     /* Guarded by state_lock: for threads waiting on the loop. */
@@ -106,6 +109,7 @@ struct es_server {
     uv_cond_t state_cond;
     bool first_client;
     bool stopped;
+    bool wake_closed; /* the loop has closed `wake` */
     es_tick_fn tick_fn;
     void *tick_ctx;
     unsigned tick_ms;

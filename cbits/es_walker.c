@@ -1,0 +1,102 @@
+#include "es_walker.h"
+
+#include "es_events.h"
+#include "es_log.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int es_walker_init(struct es_walker *w, struct es_inbox *in, const bool *want,
+                   es_walker_wake_fn wake, void *ctx) {
+    memset(w, 0, sizeof *w);
+    w->in = in;
+    w->want = want;
+    w->wake = wake;
+    w->wake_ctx = ctx;
+    return uv_mutex_init(&w->lock);
+}
+
+void es_walker_destroy(struct es_walker *w) {
+    for (struct es_chunk *c = w->head, *next; c != NULL; c = next) {
+        next = c->next;
+        es_chunk_free(c);
+    }
+    w->head = w->tail = NULL;
+    uv_mutex_destroy(&w->lock);
+}
+
+/* Record where a definition event lies; on failure the chunk says so. */
+static void note_definition(const struct es_event *ev, void *ctx) {
+    struct es_chunk *c = ctx;
+    if (c->ndefs == c->defs_cap) {
+        size_t cap = c->defs_cap ? 2 * c->defs_cap : 16;
+        struct es_span *d = realloc(c->defs, cap * sizeof *d);
+        if (d == NULL) {
+            c->flags |= ES_CHUNK_DEFS_LOST;
+            return;
+        }
+        c->defs = d;
+        c->defs_cap = cap;
+    }
+    c->defs[c->ndefs++] = (struct es_span){.offset = ev->offset, .len = ev->len};
+}
+
+void es_walker_walk(struct es_walker *w, struct es_chunk *c) {
+    if (es_header_detect(c->data, c->len)) {
+        c->flags |= ES_CHUNK_HEADER;
+        /* A header that does not parse is reported by the loop thread;
+         * chunks after it pass on unwalked. */
+        w->have_header = es_header_parse(c->data, c->len, &w->header) == 0;
+        return;
+    }
+    if (!w->have_header)
+        return;
+    struct es_chunk_info info;
+    if (es_chunk_inspect(&w->header, c->data, c->len, &info, w->want, note_definition, c) != 0) {
+        if (!w->bad_chunk_logged) {
+            w->bad_chunk_logged = true;
+            es_log("a chunk from the RTS does not walk cleanly; passing it on unchanged");
+        }
+    } else if (info.has_end) {
+        c->flags |= ES_CHUNK_END;
+    }
+}
+
+static void walker_main(void *arg) {
+    struct es_walker *w = arg;
+    struct es_chunk *c;
+    while ((c = es_inbox_wait(w->in)) != NULL) {
+        /* Hand each chunk over as soon as it is walked, so the loop can
+         * write one chunk while the next is walked. */
+        while (c != NULL) {
+            struct es_chunk *next = c->next;
+            c->next = NULL;
+            es_walker_walk(w, c);
+            uv_mutex_lock(&w->lock);
+            if (w->tail != NULL)
+                w->tail->next = c;
+            else
+                w->head = c;
+            w->tail = c;
+            uv_mutex_unlock(&w->lock);
+            w->wake(w->wake_ctx);
+            c = next;
+        }
+    }
+}
+
+int es_walker_start(struct es_walker *w) {
+    return uv_thread_create(&w->thread, walker_main, w);
+}
+
+void es_walker_join(struct es_walker *w) {
+    uv_thread_join(&w->thread);
+}
+
+struct es_chunk *es_walker_take(struct es_walker *w) {
+    uv_mutex_lock(&w->lock);
+    struct es_chunk *c = w->head;
+    w->head = w->tail = NULL;
+    uv_mutex_unlock(&w->lock);
+    return c;
+}

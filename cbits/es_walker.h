@@ -1,0 +1,59 @@
+/* The walker thread, between the RTS threads and the loop thread.
+ *
+ * Every chunk the RTS writes is walked once, event by event, before the loop
+ * thread stores and sends it: to learn whether it ends the stream (such a
+ * chunk is never skipped for a slow client) and where its definition events
+ * are (the loop keeps those for late joiners, es_defs.h). The walk reads
+ * every byte. On the loop thread it took the time the loop needs to write to
+ * clients: with the walk there, one client received 0.6 of raw Unix-socket
+ * throughput, without it 0.8-0.9 (BENCHMARKS.md). On a thread of its own it
+ * overlaps with the loop's writes instead.
+ *
+ * Chunks leave in the order they arrived. The walker parses its own copy of
+ * the header (chunks are walked with the sizes it declares) and marks header
+ * chunks ES_CHUNK_HEADER; the loop thread parses the header again for
+ * itself, which is cheap and keeps the two threads' state apart. */
+#ifndef ES_WALKER_H
+#define ES_WALKER_H
+
+#include "es_chunk.h"
+#include "es_header.h"
+#include "es_inbox.h"
+
+#include <stdbool.h>
+#include <uv.h>
+
+typedef void (*es_walker_wake_fn)(void *ctx);
+
+struct es_walker {
+    struct es_inbox *in;    /* where chunks come from */
+    const bool *want;       /* definition event types, ES_MAX_EVENT_TYPES flags */
+    es_walker_wake_fn wake; /* tells the loop thread that chunks are ready */
+    void *wake_ctx;
+    uv_thread_t thread;
+    struct es_header header; /* walker thread only */
+    bool have_header;        /* a header parsed: chunks can be walked */
+    bool bad_chunk_logged;
+    uv_mutex_t lock;              /* guards head and tail */
+    struct es_chunk *head, *tail; /* walked, not yet taken; oldest first */
+};
+
+int es_walker_init(struct es_walker *w, struct es_inbox *in, const bool *want,
+                   es_walker_wake_fn wake, void *ctx);
+/* Free chunks that were walked but never taken. */
+void es_walker_destroy(struct es_walker *w);
+
+/* Start the thread. It runs until the inbox is closed and drained. */
+int es_walker_start(struct es_walker *w);
+
+/* Wait for the thread to end; call after es_inbox_close. Every chunk pushed
+ * before the close has then been handed over (and `wake` called). */
+void es_walker_join(struct es_walker *w);
+
+/* Take the walked chunks, oldest first, linked by next. Loop thread. */
+struct es_chunk *es_walker_take(struct es_walker *w);
+
+/* Walk one chunk: what the thread does to each. Exposed for tests. */
+void es_walker_walk(struct es_walker *w, struct es_chunk *c);
+
+#endif

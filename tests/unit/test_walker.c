@@ -1,0 +1,121 @@
+/* The walker thread over real recorded streams: chunks pushed by "RTS
+ * threads" come out in order and unchanged, the header chunk is marked,
+ * exactly the last chunk is marked as ending the stream, and each chunk
+ * lists exactly its definition events (what late joiners are given).
+ * Argument: the fixture directory. */
+#include "es_defs.h"
+#include "es_walker.h"
+#include "tap.h"
+
+#include <stdatomic.h>
+
+static atomic_int wakes;
+
+static void count_wake(void *ctx) {
+    (void)ctx;
+    atomic_fetch_add(&wakes, 1);
+}
+
+/* The definition events of a chunk, found independently with the plain
+ * iterator: their offsets, in order. */
+static size_t definitions_of(const struct es_header *h, const uint8_t *p, size_t n, size_t *offsets,
+                             size_t max) {
+    struct es_event_iter it;
+    struct es_event ev;
+    size_t k = 0;
+    es_event_iter_init(&it, h, p, n);
+    while (es_event_next(&it, &ev) == ES_WALK_EVENT)
+        if (es_defs_is_definition(ev.type) && k < max)
+            offsets[k++] = ev.offset;
+    return k;
+}
+
+static void check_fixture(const char *path) {
+    size_t len;
+    unsigned char *buf = tap_read_file(path, &len);
+    struct es_header *h = malloc(sizeof *h);
+    es_header_parse(buf, len, h);
+    bool want[ES_MAX_EVENT_TYPES];
+    for (unsigned t = 0; t < ES_MAX_EVENT_TYPES; t++)
+        want[t] = es_defs_is_definition((uint16_t)t);
+
+    struct es_inbox in;
+    struct es_walker w;
+    es_inbox_init(&in);
+    es_walker_init(&w, &in, want, count_wake, NULL);
+    atomic_store(&wakes, 0);
+    /* A chunk before the header cannot be walked: it passes unmarked. */
+    static const uint8_t early[24] = {0, 18};
+    es_inbox_push(&in, early, sizeof early);
+    ok(es_walker_start(&w) == 0, "%s: walker started", path);
+
+    /* The header, then one chunk per block, as the RTS writes them. */
+    size_t nchunks = 0, pos = h->len, starts[4096], ends[4096];
+    es_inbox_push(&in, buf, h->len);
+    while (pos < len && nchunks < 4096) {
+        size_t n = len - pos;
+        if (es_be16(buf + pos) == ES_EVENT_BLOCK_MARKER) {
+            n = es_be32(buf + pos + 10);
+            if (pos + n + 2 == len)
+                n += 2;
+        }
+        starts[nchunks] = pos;
+        ends[nchunks++] = pos + n;
+        es_inbox_push(&in, buf + pos, n);
+        pos += n;
+    }
+    es_inbox_close(&in);
+    ok(!es_inbox_push(&in, buf, 16), "%s: a closed inbox refuses chunks", path);
+    es_walker_join(&w);
+
+    struct es_chunk *c = es_walker_take(&w);
+    ok(c != NULL && c->len == sizeof early && c->flags == 0 && c->ndefs == 0,
+       "%s: data before the header passes on unwalked", path);
+    struct es_chunk *next = c ? c->next : NULL;
+    es_chunk_free(c);
+    c = next;
+    ok(c != NULL && c->len == h->len && memcmp(c->data, buf, h->len) == 0 &&
+           (c->flags & ES_CHUNK_HEADER),
+       "%s: the header comes out first, marked as the header", path);
+    next = c ? c->next : NULL;
+    es_chunk_free(c);
+    c = next;
+
+    size_t i = 0, same = 0, marked_end = 0, end_at = 0, defs = 0, defs_right = 0, lost = 0;
+    size_t offsets[8192];
+    for (; c != NULL; c = next, i++) {
+        next = c->next;
+        if (i < nchunks && c->len == ends[i] - starts[i] &&
+            memcmp(c->data, buf + starts[i], c->len) == 0)
+            same++;
+        if (c->flags & ES_CHUNK_END) {
+            marked_end++;
+            end_at = i;
+        }
+        lost += (c->flags & ES_CHUNK_DEFS_LOST) != 0;
+        size_t k = definitions_of(h, c->data, c->len, offsets, 8192);
+        bool right = k == c->ndefs;
+        for (size_t j = 0; right && j < k; j++)
+            right = c->defs[j].offset == offsets[j] &&
+                    es_be16(c->data + offsets[j]) < ES_MAX_EVENT_TYPES &&
+                    want[es_be16(c->data + c->defs[j].offset)];
+        defs += c->ndefs;
+        defs_right += right;
+        es_chunk_free(c);
+    }
+    ok(i == nchunks && same == nchunks, "%s: all %zu chunks came out in order, unchanged", path,
+       nchunks);
+    ok(marked_end == 1 && end_at == nchunks - 1, "%s: only the last chunk ends the stream", path);
+    ok(defs > 0 && defs_right == nchunks && lost == 0,
+       "%s: every chunk lists exactly its %zu definition events", path, defs);
+    ok(atomic_load(&wakes) >= 1, "%s: the loop was woken (%d times)", path, atomic_load(&wakes));
+    es_walker_destroy(&w);
+    es_inbox_destroy(&in);
+    free(h);
+    free(buf);
+}
+
+int main(int argc, char **argv) {
+    tap_each_fixture(argc > 1 ? argv[1] : "tests/fixtures", check_fixture);
+    return tap_done();
+}
