@@ -1,3 +1,5 @@
+/* For SCHED_BATCH. */
+#define _GNU_SOURCE
 #include "es_server.h"
 
 #define EVENTLOG_SOCKET_NO_RTS
@@ -6,6 +8,8 @@
 #include "es_events.h"
 #include "es_log.h"
 
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -175,9 +179,14 @@ static void on_wake(uv_async_t *h) {
     }
     if (any) {
         uint64_t now = uv_now(&s->loop);
+        /* Each client gets to write what it can before its lag is judged:
+         * chunks can arrive many at a time (the loop thread was busy, or
+         * a client joined just before a burst), and that burst is not the
+         * client's fault. */
         for (struct es_client *cl = s->clients, *next; cl != NULL; cl = next) {
             next = cl->next;
             es_client_note_progress(cl, now);
+            es_client_pump(cl);
             es_client_check_lag(cl);
         }
         enforce_bound(s);
@@ -333,6 +342,21 @@ static void free_server(struct es_server *s) {
     discard_server(s);
 }
 
+/* Our threads get their fair share of the CPU, but waking one must not
+ * preempt the thread that woke it: that is usually an RTS thread still
+ * inside writeEventLog, and on a busy machine the call then took as long
+ * as the walk it triggered (p50 +40% on two cores, BENCHMARKS.md). Linux's
+ * SCHED_BATCH means exactly that; where it is missing or refused, the
+ * threads keep the default policy. */
+static void run_in_background(uv_thread_t t) {
+#ifdef SCHED_BATCH
+    struct sched_param p = {.sched_priority = 0};
+    pthread_setschedparam(t, SCHED_BATCH, &p);
+#else
+    (void)t;
+#endif
+}
+
 /* Finish construction once `s->addr` holds a listening socket. */
 static int start(struct es_server *s, struct es_server **out) {
     int r = uv_loop_init(&s->loop);
@@ -373,6 +397,10 @@ static int start(struct es_server *s, struct es_server **out) {
             es_walker_join(&s->walker);
         }
         pthread_sigmask(SIG_SETMASK, &old, NULL);
+        if (r == 0) {
+            run_in_background(s->walker.thread);
+            run_in_background(s->thread);
+        }
     }
     if (r != 0) {
         /* Close what was opened; the loop must run once to finish that. */

@@ -2,6 +2,8 @@
  * from a recorded eventlog submitted as the RTS would. Runs under ASan. */
 #define _GNU_SOURCE
 #define EVENTLOG_SOCKET_NO_RTS
+/* For SCHED_BATCH. */
+#define _GNU_SOURCE
 #include "eventlog_socket.h"
 #include "es_client.h"
 #include "es_server.h"
@@ -11,6 +13,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -113,6 +116,14 @@ int main(void) {
     cfg.linger_ms = 500;
     struct es_server *s = NULL;
     ok(es_server_start_unix(&s, sock_path, &cfg, on_command, NULL) == 0, "server started");
+#ifdef SCHED_BATCH
+    int wpol = -1, lpol = -1;
+    struct sched_param sp;
+    pthread_getschedparam(s->walker.thread, &wpol, &sp);
+    pthread_getschedparam(s->thread, &lpol, &sp);
+    ok(wpol == SCHED_BATCH && lpol == SCHED_BATCH,
+       "walker and loop threads run as SCHED_BATCH (%d, %d)", wpol, lpol);
+#endif
 
     /* Header and first block arrive before any client (a stale block
      * marker in front of the header must be removed). */
