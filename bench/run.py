@@ -24,6 +24,9 @@ import time
 
 BUILD = "build"
 REPS = 5
+# Throughput swings most on shared machines (one configuration moved by 2x
+# between runs minutes apart): it gets more runs than the rest.
+THROUGHPUT_REPS = 9
 TIMEOUT = 120
 
 
@@ -129,46 +132,55 @@ class Bench:
 
     def throughput(self):
         out = {}
-        cost = {"write_p50": [], "write_p99": [], "write_max": [], "copy_p50": [],
-                "copy_p99": [], "copy_max": []}
+        # RTS-side cost, per configuration: lists of per-run figures.
+        costs = {"draining_client": {}, "stalled_client_400_mb_s": {},
+                 "stalled_client_flood": {}}
+
+        def collect(name, r):
+            d = costs[name]
+            for kind in ("write", "write_cpu", "copy", "copy_cpu"):
+                for q in ("p50", "p99", "max"):
+                    d.setdefault("%s_%s" % (kind, q), []).append(r[kind][q + "_us"])
+            for k in ("write_max_after_first_us", "write_cpu_max_after_first_us"):
+                d.setdefault(k, []).append(r[k])
+            d.setdefault("chunks_dropped", []).append(r["chunks_dropped"])
+
         # Writers keep at most `window` MiB undelivered in the library: 4 is
         # two blocks in flight and no backlog (a program whose clients keep
         # up), 32 a backlog (a client that fell behind and catches up).
         for clients, mib, windows in ((1, 4096, (4, 32)), (8, 1024, (4,))):
             ours, raw = {w: [] for w in windows}, []
-            for _ in range(REPS):
+            for _ in range(max(REPS, THROUGHPUT_REPS)):
                 for w in windows:
                     r = self.throughput_run(["socket", str(clients), str(mib), "2", str(w)])
                     ours[w].append(r["mib_per_s"])
                 raw.append(self.throughput_run(["raw", str(clients), str(mib)])["mib_per_s"])
                 if clients == 1:
-                    r = self.throughput_run(["cost", "512", "2"])
-                    for k in ("p50", "p99", "max"):
-                        cost["write_" + k].append(r["write"][k + "_us"])
-                        cost["copy_" + k].append(r["copy"][k + "_us"])
+                    collect("draining_client", self.throughput_run(["cost", "512", "2"]))
             for w in windows:
                 out["%d_clients_window_%d_mib" % (clients, w)] = {
                     "clients": clients, "window_mib": w,
                     "eventlog_socket_mib_per_s": median_min_max(ours[w]),
                     "raw_socket_mib_per_s": median_min_max(raw),
-                    "ratio": statistics.median(ours[w]) / statistics.median(raw)}
+                    "ratio": statistics.median(ours[w]) / statistics.median(raw),
+                    # Each run against the raw run right after it.
+                    "pair_ratios": median_min_max([o / r for o, r in zip(ours[w], raw)])}
         self.results["throughput"] = out
-        stalled = {"write_p50": [], "write_p99": [], "write_max": [], "copy_p50": [],
-                   "copy_p99": [], "copy_max": [], "dropped": []}
+        # A stalled client, with writers paced to 400 MB/s (four times what
+        # the trace workload produces) and with writers as fast as they go.
         for _ in range(REPS):
-            r = self.throughput_run(["stalled", "256", "2"])
-            for k in ("p50", "p99", "max"):
-                stalled["write_" + k].append(r["write"][k + "_us"])
-                stalled["copy_" + k].append(r["copy"][k + "_us"])
-            stalled["dropped"].append(r["chunks_dropped"])
+            collect("stalled_client_400_mb_s",
+                    self.throughput_run(["stalled", "1024", "2", "400"]))
+            collect("stalled_client_flood", self.throughput_run(["stalled", "256", "2"]))
 
         def summary(d):
             s = {k: median_min_max(v) for k, v in d.items()}
-            s["p50_ratio"] = s["write_p50"]["median"] / s["copy_p50"]["median"]
-            s["p99_ratio"] = s["write_p99"]["median"] / s["copy_p99"]["median"]
+            for kind in ("", "_cpu"):
+                for q in ("p50", "p99"):
+                    s["%s%s_ratio" % (q, kind)] = (s["write%s_%s" % (kind, q)]["median"] /
+                                                   s["copy%s_%s" % (kind, q)]["median"])
             return s
-        self.results["rts_cost_us"] = {"draining_client": summary(cost),
-                                       "stalled_client": summary(stalled)}
+        self.results["rts_cost_us"] = {k: summary(v) for k, v in costs.items()}
 
     # ---- 4. memory with a stalled client ---------------------------------
 
@@ -305,22 +317,28 @@ def report(r):
                 add("   %-6s %-8s %s  x%.3f" % (w, c, fmt(m, "", 3), m["ratio_to_file"]))
     if "throughput" in r:
         add("")
-        add("2. Throughput, 2 MiB chunks from 2 writer threads over a Unix socket (MiB/s per client)")
+        add("2. Throughput, 2 MiB chunks from 2 writer threads over a Unix socket (MiB/s per "
+            "client; %d runs)" % max(REPS, THROUGHPUT_REPS))
         for k, m in r["throughput"].items():
             add("   %d client(s), window %2d MiB: eventlog-socket %s   raw socket %s   ratio %.2f" % (
                 m["clients"], m["window_mib"], fmt(m["eventlog_socket_mib_per_s"], "", 0),
                 fmt(m["raw_socket_mib_per_s"], "", 0), m["ratio"]))
+            add("   %26s pairs of runs: ratio %s" % ("", fmt(m["pair_ratios"])))
     if "rts_cost_us" in r:
         add("")
         add("3. RTS-side cost: time in writeEventLog per 2 MiB call vs malloc+memcpy of it, "
             "same threads, same run (us)")
         for k, m in r["rts_cost_us"].items():
-            add("   %-16s write p50 %s p99 %s max %s" % (k, fmt(m["write_p50"], "", 0),
-                                                          fmt(m["write_p99"], "", 0),
-                                                          fmt(m["write_max"], "", 0)))
-            add("   %-16s copy  p50 %s p99 %s max %s   p50 x%.2f  p99 x%.2f" % (
-                "", fmt(m["copy_p50"], "", 0), fmt(m["copy_p99"], "", 0),
-                fmt(m["copy_max"], "", 0), m["p50_ratio"], m["p99_ratio"]))
+            add("   " + k)
+            for kind, label in (("", "wall"), ("_cpu", "thread CPU")):
+                add("     %-10s write p50 %s p99 %s max %s (after each writer's first call %s)"
+                    % (label, fmt(m["write%s_p50" % kind], "", 0),
+                       fmt(m["write%s_p99" % kind], "", 0), fmt(m["write%s_max" % kind], "", 0),
+                       fmt(m["write%s_max_after_first_us" % kind], "", 0)))
+                add("     %-10s copy  p50 %s p99 %s max %s   p50 x%.2f  p99 x%.2f" % (
+                    "", fmt(m["copy%s_p50" % kind], "", 0), fmt(m["copy%s_p99" % kind], "", 0),
+                    fmt(m["copy%s_max" % kind], "", 0), m["p50%s_ratio" % kind],
+                    m["p99%s_ratio" % kind]))
     if "memory" in r:
         m = r["memory"]
         add("")
@@ -351,7 +369,7 @@ def report(r):
 
 
 def main(argv):
-    global BUILD, REPS
+    global BUILD, REPS, THROUGHPUT_REPS
     args = list(argv)
     if "--build" in args:
         i = args.index("--build")
@@ -360,6 +378,7 @@ def main(argv):
     if "--reps" in args:
         i = args.index("--reps")
         REPS = int(args[i + 1])
+        THROUGHPUT_REPS = REPS
         del args[i:i + 2]
     quick = "--quick" in args
     b = Bench()
@@ -371,6 +390,7 @@ def main(argv):
         b.results["machine"] = {"ghc": ver, "cores": os.cpu_count(),
                                 "kernel": os.uname().release,
                                 "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+        b.results["runs"] = {"default": REPS, "throughput": max(REPS, THROUGHPUT_REPS)}
         b.overhead()
         b.throughput()
         b.memory(seconds=3 if quick else 10)

@@ -56,7 +56,7 @@ typedef void (*es_event_fn)(const struct es_event *ev, void *ctx);
 /* Walk a whole chunk, calling `fn` for each event whose type is set in
  * `want` (an array of ES_MAX_EVENT_TYPES flags; NULL: none). Returns 0, or
  * -EINVAL when it does not walk cleanly to its last byte (events before the
- * fault have been reported). This runs on the loop thread for every byte
+ * fault have been reported). This runs on the walker thread for every byte
  * the RTS writes, so it is a tight loop of its own rather than a loop over
  * es_event_next. */
 int es_chunk_inspect(const struct es_header *hdr, const uint8_t *buf, size_t len,

@@ -345,7 +345,7 @@ static void free_server(struct es_server *s) {
 /* Our threads get their fair share of the CPU, but waking one must not
  * preempt the thread that woke it: that is usually an RTS thread still
  * inside writeEventLog, and on a busy machine the call then took as long
- * as the walk it triggered (p50 +40% on two cores, BENCHMARKS.md). Linux's
+ * as the walk it triggered (p50 +30% on two cores, BENCHMARKS.md). Linux's
  * SCHED_BATCH means exactly that; where it is missing or refused, the
  * threads keep the default policy. */
 static void run_in_background(uv_thread_t t) {
