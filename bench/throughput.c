@@ -184,7 +184,7 @@ static void *writer_main(void *arg) {
                           NULL);
         }
         /* Sleep, not spin: on two cores a spinning writer would take the
-         * loop thread's CPU, which the RTS's capabilities never do. */
+         * library threads' CPU, which the RTS's capabilities never do. */
         while (w->clients && in_library(w->clients) > window)
             nanosleep(&(struct timespec){0, 20000}, NULL);
         double t0 = now(), c0 = cpu_now();

@@ -1,4 +1,4 @@
-/* Event-walk throughput: how fast the loop thread's walk (the one that finds
+/* Event-walk throughput: how fast the walker thread's walk (the one that finds
  * end markers and keeps definition events) gets through a real recorded
  * eventlog. Walks every block of FILE with es_chunk_inspect, REPEAT times,
  * and prints one JSON object with MB/s, next to the speed of memchr over the
