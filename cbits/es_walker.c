@@ -41,7 +41,9 @@ static void note_definition(const struct es_event *ev, void *ctx) {
     c->defs[c->ndefs++] = (struct es_span){.offset = ev->offset, .len = ev->len};
 }
 
-void es_walker_walk(struct es_walker *w, struct es_chunk *c) {
+/* Walk one chunk: mark it as the header or as ending the stream, and list
+ * its definition events. */
+static void walk(struct es_walker *w, struct es_chunk *c) {
     if (es_header_detect(c->data, c->len)) {
         c->flags |= ES_CHUNK_HEADER;
         /* A header that does not parse is reported by the loop thread;
@@ -71,7 +73,7 @@ static void walker_main(void *arg) {
         while (c != NULL) {
             struct es_chunk *next = c->next;
             c->next = NULL;
-            es_walker_walk(w, c);
+            walk(w, c);
             uv_mutex_lock(&w->lock);
             if (w->tail != NULL)
                 w->tail->next = c;

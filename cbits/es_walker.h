@@ -53,7 +53,4 @@ void es_walker_join(struct es_walker *w);
 /* Take the walked chunks, oldest first, linked by next. Loop thread. */
 struct es_chunk *es_walker_take(struct es_walker *w);
 
-/* Walk one chunk: what the thread does to each. Exposed for tests. */
-void es_walker_walk(struct es_walker *w, struct es_chunk *c);
-
 #endif
