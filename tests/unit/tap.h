@@ -56,6 +56,11 @@ TAP_UNUSED static unsigned char *tap_read_file(const char *path, size_t *len) {
     return buf;
 }
 
+/* The .expect file next to a recorded fixture: "X.eventlog" -> "X.expect". */
+TAP_UNUSED static void tap_expect_path(const char *fixture, char *out, size_t size) {
+    snprintf(out, size, "%.*s.expect", (int)(strlen(fixture) - strlen(".eventlog")), fixture);
+}
+
 /* The value of "KEY N" in a fixture's .expect file, or -1. */
 TAP_UNUSED static long tap_expect(const char *path, const char *key) {
     FILE *f = fopen(path, "r");

@@ -9,7 +9,7 @@
 
 static void check_fixture(const char *path) {
     char expect[512];
-    snprintf(expect, sizeof expect, "%.*s.expect", (int)(strlen(path) - 9), path);
+    tap_expect_path(path, expect, sizeof expect);
     size_t len;
     unsigned char *buf = tap_read_file(path, &len);
     struct es_header *h = malloc(sizeof *h);
