@@ -1,5 +1,6 @@
 #include "es_chunk.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,12 +13,17 @@ static struct {
     unsigned n;
 } pool = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
+/* Whether a buffer of `cap` bytes may hold a chunk of `len`: not much
+ * larger than needed, or small chunks would pin big buffers. */
+static bool fits(size_t cap, size_t len) {
+    return cap >= len && cap <= 2 * len;
+}
+
 static struct es_chunk *pool_take(size_t len) {
     struct es_chunk *c = NULL;
     pthread_mutex_lock(&pool.lock);
     for (unsigned i = 0; i < pool.n; i++)
-        /* Not much larger than needed, or small chunks would pin big buffers. */
-        if (pool.free[i]->cap >= len && pool.free[i]->cap <= 2 * len) {
+        if (fits(pool.free[i]->cap, len)) {
             c = pool.free[i];
             pool.free[i] = pool.free[--pool.n];
             break;
@@ -26,14 +32,45 @@ static struct es_chunk *pool_take(size_t len) {
     return c;
 }
 
+/* Put a buffer back for reuse; false when the pool is full. */
+static bool pool_put(struct es_chunk *c) {
+    bool kept = false;
+    pthread_mutex_lock(&pool.lock);
+    if (pool.n < ES_POOL_MAX) {
+        pool.free[pool.n++] = c;
+        kept = true;
+    }
+    pthread_mutex_unlock(&pool.lock);
+    return kept;
+}
+
+/* How many pooled buffers a chunk of `len` bytes may take; ES_POOL_SPARE
+ * (enough) when the pool has no room for another. */
+static size_t pool_fitting(size_t len) {
+    pthread_mutex_lock(&pool.lock);
+    size_t n = 0;
+    for (unsigned i = 0; i < pool.n; i++)
+        n += fits(pool.free[i]->cap, len);
+    if (pool.n == ES_POOL_MAX && n < ES_POOL_SPARE)
+        n = ES_POOL_SPARE;
+    pthread_mutex_unlock(&pool.lock);
+    return n;
+}
+
+/* A chunk with a buffer of `len` bytes right after the struct, data
+ * uninitialised. */
+static struct es_chunk *chunk_alloc(size_t len) {
+    struct es_chunk *c = malloc(sizeof *c + len);
+    if (c == NULL)
+        return NULL;
+    c->cap = len;
+    return c;
+}
+
 struct es_chunk *es_chunk_new(const void *data, size_t len) {
     struct es_chunk *c = len >= ES_POOL_MIN ? pool_take(len) : NULL;
-    if (c == NULL) {
-        c = malloc(sizeof *c + len);
-        if (c == NULL)
-            return NULL;
-        c->cap = len;
-    }
+    if (c == NULL && (c = chunk_alloc(len)) == NULL)
+        return NULL;
     c->next = c->prev = NULL;
     c->refs = 1;
     c->flags = 0;
@@ -51,15 +88,36 @@ void es_chunk_free(struct es_chunk *c) {
         return;
     free(c->defs);
     c->defs = NULL;
-    if (c->cap >= ES_POOL_MIN) {
-        pthread_mutex_lock(&pool.lock);
-        if (pool.n < ES_POOL_MAX) {
-            pool.free[pool.n++] = c;
-            c = NULL;
-        }
-        pthread_mutex_unlock(&pool.lock);
-    }
+    if (c->cap >= ES_POOL_MIN && pool_put(c))
+        return;
     free(c);
+}
+
+int es_chunk_reserve(size_t len) {
+    if (len < ES_POOL_MIN)
+        return 0;
+    while (pool_fitting(len) < ES_POOL_SPARE) {
+        struct es_chunk *c = chunk_alloc(len);
+        if (c == NULL)
+            return -ENOMEM;
+        /* Fault every page in here, so that the RTS thread whose chunk
+         * lands in this buffer only copies. Every 4 KiB: the smallest page
+         * size. From malloc, like every chunk: freed beyond the pool, the
+         * buffer stays with the allocator, which hands it out again
+         * without faults (a mapping of its own would be unmapped). */
+        for (size_t off = 0; off < len; off += 4096)
+            c->data[off] = 0;
+        c->data[len - 1] = 0; /* the buffer need not start on a page */
+        if (!pool_put(c)) {
+            free(c);
+            return 0;
+        }
+    }
+    return 0;
+}
+
+size_t es_chunk_pool_fitting(size_t len) {
+    return pool_fitting(len);
 }
 
 void es_store_init(struct es_store *s, size_t retain_limit) {

@@ -39,11 +39,20 @@ struct es_chunk {
 };
 
 /* Freed chunk buffers of at least this size are kept for reuse, at most
- * ES_POOL_MAX of them: a fresh 2 MiB allocation touches new pages, and
- * those page faults cost the RTS thread calling writeEventLog far more
- * than the copy itself. */
+ * ES_POOL_MAX of them, and the walker keeps ES_POOL_SPARE ready before the
+ * RTS needs them (es_chunk_reserve): a fresh 2 MiB allocation touches new
+ * pages, and those page faults (about 1 ms) cost the RTS thread calling
+ * writeEventLog far more than the copy itself. */
 #define ES_POOL_MIN ((size_t)256 << 10)
 #define ES_POOL_MAX 4
+/* Buffers of a size the walker keeps ready: two, as two capabilities often
+ * fill their buffers together (with one, the second of them found none in a
+ * benchmark at 400 MB/s). */
+#define ES_POOL_SPARE 2
+
+/* The size of each capability's eventlog buffer in GHC 9.0-9.12, so the
+ * size of most chunks once a program is busy. */
+#define ES_RTS_BUFFER ((size_t)2 << 20)
 
 #define ES_CHUNK_END       1u /* carries the end-of-data marker */
 #define ES_CHUNK_LINKED    2u /* is in the store's list */
@@ -69,6 +78,15 @@ struct es_store {
 struct es_chunk *es_chunk_new(const void *data, size_t len);
 /* Free a chunk (or keep its buffer for reuse). Safe on any thread. */
 void es_chunk_free(struct es_chunk *c);
+/* Make sure the pool holds ES_POOL_SPARE buffers for chunks of `len` bytes,
+ * all of their pages faulted in, unless the pool is full or `len` is below
+ * ES_POOL_MIN.
+ * For the walker thread: a fresh 2 MiB buffer costs about a millisecond of
+ * page faults, which then falls on the walker instead of the RTS thread
+ * that calls writeEventLog next. Returns 0 or -ENOMEM. Safe on any thread. */
+int es_chunk_reserve(size_t len);
+/* How many pooled buffers a chunk of `len` bytes could take (tests). */
+size_t es_chunk_pool_fitting(size_t len);
 
 void es_store_init(struct es_store *s, size_t retain_limit);
 void es_store_destroy(struct es_store *s);

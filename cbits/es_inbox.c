@@ -56,6 +56,13 @@ uint64_t es_inbox_bytes_in(struct es_inbox *in) {
     return n;
 }
 
+bool es_inbox_empty(struct es_inbox *in) {
+    uv_mutex_lock(&in->lock);
+    bool empty = in->head == NULL;
+    uv_mutex_unlock(&in->lock);
+    return empty;
+}
+
 struct es_chunk *es_inbox_wait(struct es_inbox *in) {
     uv_mutex_lock(&in->lock);
     while (in->head == NULL && in->open)

@@ -31,6 +31,9 @@ bool es_inbox_push(struct es_inbox *in, const void *buf, size_t len);
 /* Bytes accepted from the RTS so far. Any thread. */
 uint64_t es_inbox_bytes_in(struct es_inbox *in);
 
+/* Whether no chunk is waiting to be taken. Any thread. */
+bool es_inbox_empty(struct es_inbox *in);
+
 /* Wait for pending chunks and take them all, oldest first, linked by next.
  * Returns NULL once the inbox is closed and empty. One consumer thread. */
 struct es_chunk *es_inbox_wait(struct es_inbox *in);

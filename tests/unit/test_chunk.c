@@ -4,6 +4,7 @@
 #include "es_chunk.h"
 #include "tap.h"
 
+#include <stdint.h>
 #include <string.h>
 
 static struct es_chunk *chunk_of(size_t len, char fill) {
@@ -26,6 +27,58 @@ static void send_all(struct es_store *s, struct es_chunk **next) {
     if (*next)
         es_store_release_range(s, *next, s->tail);
     *next = NULL;
+}
+
+/* Buffers the walker reserves: ES_POOL_SPARE of them, pre-faulted, taken
+ * by the next chunks that fit, topped up but never beyond, never for small
+ * chunks. The pool is empty on entry (every earlier chunk was below
+ * ES_POOL_MIN). */
+static void test_reserve(void) {
+    size_t full = ES_RTS_BUFFER - 24; /* a full block, as the RTS writes it */
+    char *src = malloc(full);
+    memset(src, 'r', full);
+    ok(es_chunk_pool_fitting(full) == 0, "the pool starts empty");
+
+    ok(es_chunk_reserve(full) == 0 && es_chunk_pool_fitting(full) == ES_POOL_SPARE,
+       "%d buffers reserved for full RTS buffers", ES_POOL_SPARE);
+    struct es_chunk *a = es_chunk_new(src, full);
+    ok(a != NULL && es_chunk_pool_fitting(full) == ES_POOL_SPARE - 1 &&
+           memcmp(a->data, src, full) == 0,
+       "the next full chunk takes one and holds the chunk's bytes");
+    ok(es_chunk_reserve(full) == 0 && es_chunk_pool_fitting(full) == ES_POOL_SPARE,
+       "reserving tops the pool up again");
+    ok(es_chunk_reserve(full) == 0 && es_chunk_pool_fitting(full) == ES_POOL_SPARE,
+       "but not beyond");
+    ok(es_chunk_pool_fitting(full / 3) == 0,
+       "a reserved buffer is not handed to a chunk of a third its size");
+
+    /* A full pool takes no more, and what is freed beyond it goes. */
+    struct es_chunk *more[ES_POOL_MAX];
+    for (int i = 0; i < ES_POOL_MAX; i++)
+        more[i] = es_chunk_new(src, full);
+    ok(es_chunk_pool_fitting(full) == 0, "taking %d chunks empties the pool", ES_POOL_MAX);
+    es_chunk_free(a);
+    for (int i = 0; i < ES_POOL_MAX; i++)
+        es_chunk_free(more[i]);
+    ok(es_chunk_pool_fitting(full) == ES_POOL_MAX && es_chunk_reserve(full) == 0 &&
+           es_chunk_pool_fitting(full) == ES_POOL_MAX,
+       "freeing %d fills the pool to %d; a reserve then adds nothing", ES_POOL_MAX + 1,
+       ES_POOL_MAX);
+    for (int i = 0; i < ES_POOL_MAX; i++)
+        more[i] = es_chunk_new(NULL, full);
+
+    size_t small = ES_POOL_MIN / 2;
+    ok(es_chunk_reserve(small) == 0 && es_chunk_pool_fitting(small) == 0,
+       "below ES_POOL_MIN nothing is reserved");
+    size_t odd = ES_RTS_BUFFER * 3 / 5;
+    ok(es_chunk_reserve(odd) == 0 && es_chunk_pool_fitting(odd) == ES_POOL_SPARE,
+       "other sizes are reserved at their own size");
+    struct es_chunk *f = es_chunk_new(src, odd);
+    ok(f->cap == odd && memcmp(f->data, src, odd) == 0, "and taken by a chunk of that size");
+    es_chunk_free(f);
+    for (int i = 0; i < ES_POOL_MAX; i++)
+        es_chunk_free(more[i]);
+    free(src);
 }
 
 int main(void) {
@@ -107,5 +160,6 @@ int main(void) {
 
     es_store_destroy(&s);
     ok(s.bytes_held == 0, "destroy releases everything");
+    test_reserve();
     return tap_done();
 }

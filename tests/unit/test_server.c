@@ -150,9 +150,12 @@ int main(void) {
     pthread_mutex_unlock(&cmd_lock);
 
     int b = connect_unix(sock_path);
-    /* Make sure B is accepted before the last chunk: A's commands went
-     * through the loop already, so give B's accept the same chance. */
-    sleep_ms(100);
+    /* B must be accepted before the last chunk, or it would get that chunk
+     * as part of its catch-up: wait for the loop to count it (a fixed sleep
+     * was too short once on a loaded machine). */
+    for (int i = 0; i < 500 && atomic_load(&s->counters.clients_accepted) < 2; i++)
+        sleep_ms(10);
+    ok(atomic_load(&s->counters.clients_accepted) == 2, "second client accepted");
     es_server_submit(s, log + hlen + b1, rest);
     es_server_stop(s);
     struct stat st;
