@@ -45,10 +45,10 @@ struct es_chunk {
  * writeEventLog far more than the copy itself. */
 #define ES_POOL_MIN ((size_t)256 << 10)
 #define ES_POOL_MAX 4
-/* Buffers of a size the walker keeps ready: two, as two capabilities often
- * fill their buffers together (with one, the second of them found none in a
- * benchmark at 400 MB/s). */
-#define ES_POOL_SPARE 2
+/* Buffers of a size the walker keeps ready. Two left no call faulting at
+ * 400 MB/s from two writers, but one did as well, and two added 4-11 MB to
+ * the peak RSS with a stalled client. */
+#define ES_POOL_SPARE 1
 
 /* The size of each capability's eventlog buffer in GHC 9.0-9.12, so the
  * size of most chunks once a program is busy. */

@@ -84,9 +84,9 @@ static void walker_main(void *arg) {
             w->tail = c;
             uv_mutex_unlock(&w->lock);
             w->wake(w->wake_ctx);
-            /* While the loop sends, have buffers ready for the RTS's next
-             * chunks of this size; after the header, for its first full
-             * buffers. Only when no chunk waits: when they come faster
+            /* While the loop sends, have a buffer ready for the RTS's next
+             * chunk of this size; after the header, for its first full
+             * buffer. Only when no chunk waits: when they come faster
              * than they are walked, freed chunks refill the pool anyway,
              * and faulting in more memory would only take CPU from the
              * RTS (in a flood of chunks, writeEventLog's p50 went from 0.16
