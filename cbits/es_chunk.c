@@ -44,17 +44,20 @@ static bool pool_put(struct es_chunk *c) {
     return kept;
 }
 
-/* How many pooled buffers a chunk of `len` bytes may take; ES_POOL_SPARE
- * (enough) when the pool has no room for another. */
-static size_t pool_fitting(size_t len) {
+size_t es_chunk_pool_fitting(size_t len) {
     pthread_mutex_lock(&pool.lock);
     size_t n = 0;
     for (unsigned i = 0; i < pool.n; i++)
         n += fits(pool.free[i]->cap, len);
-    if (pool.n == ES_POOL_MAX && n < ES_POOL_SPARE)
-        n = ES_POOL_SPARE;
     pthread_mutex_unlock(&pool.lock);
     return n;
+}
+
+static bool pool_full(void) {
+    pthread_mutex_lock(&pool.lock);
+    bool full = pool.n == ES_POOL_MAX;
+    pthread_mutex_unlock(&pool.lock);
+    return full;
 }
 
 /* A chunk with a buffer of `len` bytes right after the struct, data
@@ -96,7 +99,7 @@ void es_chunk_free(struct es_chunk *c) {
 int es_chunk_reserve(size_t len) {
     if (len < ES_POOL_MIN)
         return 0;
-    while (pool_fitting(len) < ES_POOL_SPARE) {
+    while (!pool_full() && es_chunk_pool_fitting(len) < ES_POOL_SPARE) {
         struct es_chunk *c = chunk_alloc(len);
         if (c == NULL)
             return -ENOMEM;
@@ -114,10 +117,6 @@ int es_chunk_reserve(size_t len) {
         }
     }
     return 0;
-}
-
-size_t es_chunk_pool_fitting(size_t len) {
-    return pool_fitting(len);
 }
 
 void es_store_init(struct es_store *s, size_t retain_limit) {

@@ -45,9 +45,9 @@ struct es_chunk {
  * writeEventLog far more than the copy itself. */
 #define ES_POOL_MIN ((size_t)256 << 10)
 #define ES_POOL_MAX 4
-/* Buffers of a size the walker keeps ready. Two left no call faulting at
- * 400 MB/s from two writers, but one did as well, and two added 4-11 MB to
- * the peak RSS with a stalled client. */
+/* Buffers of a size the walker keeps ready. One was enough for no call to
+ * fault at 400 MB/s from two writers; two did no better and added 4-11 MB
+ * to the peak RSS with a stalled client. */
 #define ES_POOL_SPARE 1
 
 /* The size of each capability's eventlog buffer in GHC 9.0-9.12, so the
