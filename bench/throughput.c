@@ -267,7 +267,11 @@ static void run_socket(int nclients, size_t mib, int nwriters, bool stall, bool 
         ws[i].clients = stall ? 0 : nclients;
         if (stall && rate_mb_per_s > 0) {
             ws[i].period = (double)block_len * nwriters / (rate_mb_per_s * 1e6);
-            ws[i].phase = ws[i].period * i / nwriters;
+            /* The first call one period after the header, not right
+             * after it: at this rate the RTS needs that long to fill its
+             * first buffer. (Calling at once raced the walker's reserve of
+             * a buffer for it, a race no program can produce.) */
+            ws[i].phase = ws[i].period * (i + 1) / nwriters;
         }
         ws[i].reference = reference;
         if (reference) {
