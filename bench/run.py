@@ -151,13 +151,23 @@ class Bench:
         # up), 32 a backlog (a client that fell behind and catches up).
         for clients, mib, windows in ((1, 4096, (4, 32)), (8, 1024, (4,))):
             ours, raw = {w: [] for w in windows}, []
+            # CPU seconds of the whole process per GiB delivered to each
+            # client: what the throughput ratio tends to when the cores are
+            # busy with other work, and no parallelism is left to exploit.
+            ours_cpu, raw_cpu = {w: [] for w in windows}, []
             for _ in range(max(REPS, THROUGHPUT_REPS)):
                 for w in windows:
                     r = self.throughput_run(["socket", str(clients), str(mib), "2", str(w)])
                     ours[w].append(r["mib_per_s"])
-                raw.append(self.throughput_run(["raw", str(clients), str(mib)])["mib_per_s"])
+                    ours_cpu[w].append(r["cpu_s_per_gib"])
+                r = self.throughput_run(["raw", str(clients), str(mib)])
+                raw.append(r["mib_per_s"])
+                raw_cpu.append(r["cpu_s_per_gib"])
                 if clients == 1:
-                    collect("draining_client", self.throughput_run(["cost", "512", "2"]))
+                    # 1024 calls: the p99 of a program that runs for a
+                    # while, not of its start, when each writer's first
+                    # call faults in a buffer (counted apart, see below).
+                    collect("draining_client", self.throughput_run(["cost", "2048", "2"]))
             for w in windows:
                 out["%d_clients_window_%d_mib" % (clients, w)] = {
                     "clients": clients, "window_mib": w,
@@ -165,7 +175,11 @@ class Bench:
                     "raw_socket_mib_per_s": median_min_max(raw),
                     "ratio": statistics.median(ours[w]) / statistics.median(raw),
                     # Each run against the raw run right after it.
-                    "pair_ratios": median_min_max([o / r for o, r in zip(ours[w], raw)])}
+                    "pair_ratios": median_min_max([o / r for o, r in zip(ours[w], raw)]),
+                    "eventlog_socket_cpu_s_per_gib": median_min_max(ours_cpu[w]),
+                    "raw_socket_cpu_s_per_gib": median_min_max(raw_cpu),
+                    # raw / ours: above 1 would mean ours takes less CPU.
+                    "cpu_ratio": statistics.median(raw_cpu) / statistics.median(ours_cpu[w])}
         self.results["throughput"] = out
         # A stalled client, with writers paced to 400 MB/s (four times what
         # the trace workload produces) and with writers as fast as they go.
@@ -325,6 +339,9 @@ def report(r):
                 m["clients"], m["window_mib"], fmt(m["eventlog_socket_mib_per_s"], "", 0),
                 fmt(m["raw_socket_mib_per_s"], "", 0), m["ratio"]))
             add("   %26s pairs of runs: ratio %s" % ("", fmt(m["pair_ratios"])))
+            add("   %26s CPU s per GiB: eventlog-socket %s   raw socket %s   raw/ours %.2f" % (
+                "", fmt(m["eventlog_socket_cpu_s_per_gib"], "", 3),
+                fmt(m["raw_socket_cpu_s_per_gib"], "", 3), m["cpu_ratio"]))
     if "rts_cost_us" in r:
         add("")
         add("3. RTS-side cost: time in writeEventLog per 2 MiB call vs memcpy of it, "

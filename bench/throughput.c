@@ -70,6 +70,12 @@ static double cpu_now(void) {
     return clock_s(CLOCK_THREAD_CPUTIME_ID);
 }
 
+/* CPU time of the whole process: every thread's, the library's, the
+ * clients' and the kernel's work on their behalf. */
+static double process_cpu_now(void) {
+    return clock_s(CLOCK_PROCESS_CPUTIME_ID);
+}
+
 /* Page faults taken by the calling thread so far: a slow call that took
  * none was preempted or slowed by the machine, not by touching memory. */
 static long faults_now(void) {
@@ -261,7 +267,7 @@ static void run_socket(int nclients, size_t mib, int nwriters, bool stall, bool 
 
     size_t chunks = mib * (1u << 20) / block_len;
     struct writer *ws = calloc((size_t)nwriters, sizeof *ws);
-    double start = now();
+    double start = now(), cpu_start = process_cpu_now();
     for (int i = 0; i < nwriters; i++) {
         ws[i].chunks = chunks / (size_t)nwriters;
         ws[i].clients = stall ? 0 : nclients;
@@ -303,6 +309,7 @@ static void run_socket(int nclients, size_t mib, int nwriters, bool stall, bool 
         if (cs[i].last > last)
             last = cs[i].last;
     }
+    double cpu = process_cpu_now() - cpu_start;
     eventlog_socket_stats(&st);
     double *all = calloc(calls, sizeof(double)), *copies = calloc(calls, sizeof(double));
     double *all_cpu = calloc(calls, sizeof(double)), *copies_cpu = calloc(calls, sizeof(double));
@@ -322,8 +329,9 @@ static void run_socket(int nclients, size_t mib, int nwriters, bool stall, bool 
     if (stall)
         printf("\"rate_mb_per_s\": %.0f, ", rate_mb_per_s);
     else
-        printf("\"seconds\": %.4f, \"mib_per_s\": %.1f, ", last - start,
-               (double)bytes / nclients / (1 << 20) / (last - start));
+        printf("\"seconds\": %.4f, \"mib_per_s\": %.1f, \"cpu_s_per_gib\": %.4f, ", last - start,
+               (double)bytes / nclients / (1 << 20) / (last - start),
+               cpu / ((double)bytes / nclients / (1 << 30)));
     printf("\"write_seconds\": %.4f, \"chunks_dropped\": %llu, \"bytes_held_peak\": %llu, ",
            written - start, (unsigned long long)st.chunks_dropped,
            (unsigned long long)st.bytes_held_peak);
@@ -380,7 +388,7 @@ static void run_raw(int nclients, size_t mib) {
         pthread_create(&cs[i].thread, NULL, client_main, &cs[i]);
     }
     size_t chunks = mib * (1u << 20) / block_len;
-    double start = now();
+    double start = now(), cpu_start = process_cpu_now();
     for (size_t k = 0; k <= chunks; k++) {
         const uint8_t *p = k == 0 ? header : block;
         size_t len = k == 0 ? header_len : block_len;
@@ -405,11 +413,13 @@ static void run_raw(int nclients, size_t mib) {
         if (cs[i].last > last)
             last = cs[i].last;
     }
+    double cpu = process_cpu_now() - cpu_start;
     close(lfd);
     unlink(sock_path);
     printf("{\"mode\": \"raw\", \"clients\": %d, \"bytes\": %llu, \"seconds\": %.4f, "
-           "\"mib_per_s\": %.1f}\n",
-           nclients, bytes, last - start, (double)bytes / nclients / (1 << 20) / (last - start));
+           "\"mib_per_s\": %.1f, \"cpu_s_per_gib\": %.4f}\n",
+           nclients, bytes, last - start, (double)bytes / nclients / (1 << 20) / (last - start),
+           cpu / ((double)bytes / nclients / (1 << 30)));
 }
 
 static void run_memcpy(size_t count) {
