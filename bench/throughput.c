@@ -18,8 +18,9 @@
  *   throughput memcpy COUNT                 memcpy of a block
  *
  * In "socket" mode a writer waits while more than WINDOW_MIB (default 4,
- * two blocks) is in the library, received but not yet sent (they poll
- * eventlog_socket_stats between calls): like the raw writer, which a full
+ * two blocks) is in the library, received but not yet sent (they read
+ * eventlog_socket_stats between calls; see wait_for_window): like the raw
+ * writer, which a full
  * socket buffer holds back, they then measure sustained delivery, not how
  * fast memory can fill. The default keeps both writers' blocks in flight
  * with no backlog behind them, which is where a real program is: it
