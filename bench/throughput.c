@@ -20,9 +20,9 @@
  * In "socket" mode a writer waits while more than WINDOW_MIB (default 4,
  * two blocks) is in the library, received but not yet sent (they read
  * eventlog_socket_stats between calls; see wait_for_window): like the raw
- * writer, which a full
- * socket buffer holds back, they then measure sustained delivery, not how
- * fast memory can fill. The default keeps both writers' blocks in flight
+ * writer, which a full socket buffer holds back, they then measure
+ * sustained delivery, not how fast memory can fill. The default keeps both
+ * writers' blocks in flight
  * with no backlog behind them, which is where a real program is: it
  * produces far less than either. A larger window measures delivery from a
  * backlog, e.g. after a client fell behind; the blocks in flight then no
