@@ -22,11 +22,11 @@
  * eventlog_socket_stats between calls; see wait_for_window): like the raw
  * writer, which a full socket buffer holds back, they then measure
  * sustained delivery, not how fast memory can fill. The default keeps both
- * writers' blocks in flight
- * with no backlog behind them, which is where a real program is: it
- * produces far less than either. A larger window measures delivery from a
- * backlog, e.g. after a client fell behind; the blocks in flight then no
- * longer fit in the caches. In "stalled" mode nothing holds them back.
+ * writers' blocks in flight with no backlog behind them, which is where a
+ * real program is: it produces far less than either. A larger window
+ * measures delivery from a backlog, e.g. after a client fell behind; the
+ * blocks in flight then no longer fit in the caches. In "stalled" mode
+ * nothing holds them back.
  *
  * In "cost" and "stalled" modes each writer also times a plain
  * memcpy of the same block right before each writeEventLog call, into a
