@@ -31,6 +31,10 @@ THROUGHPUT_REPS = 9
 # than the spread of single runs here (5-10%): more rounds, and each round's
 # own ratio to the file writer.
 OVERHEAD_REPS = 9
+# Then the target's own comparison alone: the file writer and one draining
+# client, alternating which goes first, so that neither inherits the
+# leftovers (exiting clients, a killed stalled client) of a heavier run.
+FOCUS_REPS = 15
 TIMEOUT = 120
 
 
@@ -126,7 +130,20 @@ class Bench:
                                   round_ratios=median_min_max(
                                       [t / f for t, f in zip(times[c], times["file"])]))
                           for c in configs}
+        focus = {}
+        for wname, args in workloads.items():
+            times = {"file": [], "socket1": []}
+            for i in range(max(REPS, FOCUS_REPS)):
+                for c in (("file", "socket1") if i % 2 == 0 else ("socket1", "file")):
+                    times[c].append(self.run_workload(args, c, self.path("w.sock")))
+            focus[wname] = {
+                "file": median_min_max(times["file"]),
+                "socket1": median_min_max(times["socket1"]),
+                "ratio": statistics.median(times["socket1"]) / statistics.median(times["file"]),
+                "round_ratios": median_min_max(
+                    [s / f for s, f in zip(times["socket1"], times["file"])])}
         self.results["overhead"] = out
+        self.results["overhead_one_client"] = focus
 
     # ---- 2 and 3. throughput and RTS-side cost ---------------------------
 
@@ -340,6 +357,13 @@ def report(r):
             for c, m in cs.items():
                 add("   %-6s %-8s %s  x%.3f  rounds x%s" % (
                     w, c, fmt(m, "", 3), m["ratio_to_file"], fmt(m["round_ratios"], "", 3)))
+    if "overhead_one_client" in r:
+        add("   one draining client against the file writer alone, alternating (%d rounds):" %
+            r["runs"].get("overhead_one_client", 0))
+        for w, m in r["overhead_one_client"].items():
+            add("   %-6s file %s  socket1 %s  x%.3f  rounds x%s" % (
+                w, fmt(m["file"], "", 3), fmt(m["socket1"], "", 3), m["ratio"],
+                fmt(m["round_ratios"], "", 3)))
     if "throughput" in r:
         add("")
         add("2. Throughput, 2 MiB chunks from 2 writer threads over a Unix socket (MiB/s per "
@@ -399,7 +423,7 @@ def report(r):
 
 
 def main(argv):
-    global BUILD, REPS, THROUGHPUT_REPS, OVERHEAD_REPS
+    global BUILD, REPS, THROUGHPUT_REPS, OVERHEAD_REPS, FOCUS_REPS
     args = list(argv)
     if "--build" in args:
         i = args.index("--build")
@@ -408,7 +432,7 @@ def main(argv):
     if "--reps" in args:
         i = args.index("--reps")
         REPS = int(args[i + 1])
-        THROUGHPUT_REPS = OVERHEAD_REPS = REPS
+        THROUGHPUT_REPS = OVERHEAD_REPS = FOCUS_REPS = REPS
         del args[i:i + 2]
     quick = "--quick" in args
     b = Bench()
@@ -421,7 +445,8 @@ def main(argv):
                                 "kernel": os.uname().release,
                                 "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
         b.results["runs"] = {"default": REPS, "throughput": max(REPS, THROUGHPUT_REPS),
-                             "overhead": max(REPS, OVERHEAD_REPS)}
+                             "overhead": max(REPS, OVERHEAD_REPS),
+                             "overhead_one_client": max(REPS, FOCUS_REPS)}
         b.overhead()
         b.throughput()
         b.memory(seconds=3 if quick else 10)
