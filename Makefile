@@ -9,6 +9,7 @@
 #                 the whole of `make check` with that GHC, in a Debian chroot
 #   make bench    the benchmarks (bench/run.py): overhead on a real program,
 #                 throughput, RTS-side cost, memory, latency, event walk
+#                 (BENCH_ONLY=overhead,... for some of them)
 #   make check-matrix
 #                 make check on the host's GHC, then 9.6 and 9.10
 #
@@ -146,8 +147,9 @@ $(BENCH)/walk: bench/walk.c $(CBITS_SRC)
 
 bench-programs: $(BENCH_PROGRAMS) $(PROBE) $(CHECKER)
 
+# BENCH_ONLY=overhead,walk runs some sections only (see bench/run.py).
 bench: bench-programs
-	@python3 bench/run.py --build $(BUILD)
+	@python3 bench/run.py --build $(BUILD) $(if $(BENCH_ONLY),--only $(BENCH_ONLY))
 
 # Unit tests build the cbits sources directly (no GHC, no RTS).
 $(BUILD)/unit/%: tests/unit/%.c tests/unit/tap.h $(CBITS_SRC)

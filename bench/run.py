@@ -4,9 +4,11 @@ median (with min and max) of repeated runs, and every comparison is a ratio
 against a reference measured in the same run of this script, interleaved
 with it so that drift on a shared machine hits both alike.
 
-    python3 bench/run.py [--build DIR] [--reps N] [--quick]
+    python3 bench/run.py [--build DIR] [--reps N] [--quick] [--only SECTIONS]
 
-Prints a table and writes DIR/bench/results.json. Every process it starts
+SECTIONS is a comma-separated list of overhead, throughput, memory, latency
+and walk (default: all). Prints a table and writes DIR/bench/results.json,
+or results-SECTIONS.json when --only picks some. Every process it starts
 has a timeout and is killed on the way out; sockets and recordings live in a
 temporary directory that is removed at the end."""
 
@@ -435,6 +437,18 @@ def main(argv):
         THROUGHPUT_REPS = OVERHEAD_REPS = FOCUS_REPS = REPS
         del args[i:i + 2]
     quick = "--quick" in args
+    sections = ["overhead", "throughput", "memory", "latency", "walk"]
+    only = sections
+    if "--only" in args:
+        i = args.index("--only")
+        only = args[i + 1].split(",")
+        del args[i:i + 2]
+        unknown = [x for x in only if x not in sections]
+        if unknown:
+            print("run.py: unknown section %s (known: %s)" % (", ".join(unknown),
+                                                            ", ".join(sections)),
+                  file=sys.stderr)
+            return 2
     b = Bench()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     started = time.monotonic()
@@ -447,15 +461,18 @@ def main(argv):
         b.results["runs"] = {"default": REPS, "throughput": max(REPS, THROUGHPUT_REPS),
                              "overhead": max(REPS, OVERHEAD_REPS),
                              "overhead_one_client": max(REPS, FOCUS_REPS)}
-        b.overhead()
-        b.throughput()
-        b.memory(seconds=3 if quick else 10)
-        b.latency()
-        b.walk()
+        for name in sections:
+            if name not in only:
+                continue
+            if name == "memory":
+                b.memory(seconds=3 if quick else 10)
+            else:
+                getattr(b, name)()
     finally:
         b.cleanup()
     b.results["seconds"] = time.monotonic() - started
-    out = os.path.join(BUILD, "bench", "results.json")
+    out = os.path.join(BUILD, "bench", "results.json" if only == sections else
+                       "results-%s.json" % "-".join(only))
     os.makedirs(os.path.dirname(out), exist_ok=True)
     with open(out, "w") as f:
         json.dump(b.results, f, indent=2)
