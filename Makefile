@@ -9,7 +9,8 @@
 #                 the whole of `make check` with that GHC, in a Debian chroot
 #   make bench    the benchmarks (bench/run.py): overhead on a real program,
 #                 throughput, RTS-side cost, memory, latency, event walk
-#                 (BENCH_ONLY=overhead,... for some of them)
+#                 (BENCH_ONLY=overhead,... for some of them, BENCH_REPS=N
+#                 for N runs of each figure)
 #   make check-matrix
 #                 make check on the host's GHC, then 9.6 and 9.10
 #
@@ -147,9 +148,11 @@ $(BENCH)/walk: bench/walk.c $(CBITS_SRC)
 
 bench-programs: $(BENCH_PROGRAMS) $(PROBE) $(CHECKER)
 
-# BENCH_ONLY=overhead,walk runs some sections only (see bench/run.py).
+# BENCH_ONLY=overhead,walk runs some sections only, BENCH_REPS=N makes every
+# figure the median of N runs (see bench/run.py).
 bench: bench-programs
-	@python3 bench/run.py --build $(BUILD) $(if $(BENCH_ONLY),--only $(BENCH_ONLY))
+	@python3 bench/run.py --build $(BUILD) $(if $(BENCH_ONLY),--only $(BENCH_ONLY)) \
+	    $(if $(BENCH_REPS),--reps $(BENCH_REPS))
 
 # Unit tests build the cbits sources directly (no GHC, no RTS).
 $(BUILD)/unit/%: tests/unit/%.c tests/unit/tap.h $(CBITS_SRC)
