@@ -45,6 +45,11 @@ def median_min_max(values):
             "runs": len(values)}
 
 
+def paired_ratios(values, refs):
+    """Each run against the reference run taken next to it."""
+    return median_min_max([v / r for v, r in zip(values, refs)])
+
+
 class Bench:
     def __init__(self):
         self.dir = tempfile.mkdtemp(prefix="es-bench-", dir="/dev/shm" if os.path.isdir(
@@ -129,8 +134,7 @@ class Bench:
             out[wname] = {c: dict(median_min_max(times[c]),
                                   ratio_to_file=statistics.median(times[c]) / ref,
                                   # Each run against the file run of its round.
-                                  round_ratios=median_min_max(
-                                      [t / f for t, f in zip(times[c], times["file"])]))
+                                  round_ratios=paired_ratios(times[c], times["file"]))
                           for c in configs}
         focus = {}
         for wname, args in workloads.items():
@@ -142,8 +146,7 @@ class Bench:
                 "file": median_min_max(times["file"]),
                 "socket1": median_min_max(times["socket1"]),
                 "ratio": statistics.median(times["socket1"]) / statistics.median(times["file"]),
-                "round_ratios": median_min_max(
-                    [s / f for s, f in zip(times["socket1"], times["file"])])}
+                "round_ratios": paired_ratios(times["socket1"], times["file"])}
         self.results["overhead"] = out
         self.results["overhead_one_client"] = focus
 
@@ -201,7 +204,7 @@ class Bench:
                     "raw_socket_mib_per_s": median_min_max(raw),
                     "ratio": statistics.median(ours[w]) / statistics.median(raw),
                     # Each run against the raw run right after it.
-                    "pair_ratios": median_min_max([o / r for o, r in zip(ours[w], raw)]),
+                    "pair_ratios": paired_ratios(ours[w], raw),
                     "eventlog_socket_cpu_s_per_gib": median_min_max(ours_cpu[w]),
                     "raw_socket_cpu_s_per_gib": median_min_max(raw_cpu),
                     # raw / ours: above 1 would mean ours takes less CPU.
