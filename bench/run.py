@@ -80,9 +80,14 @@ class Bench:
 
     # ---- 1. overhead on a real program -----------------------------------
 
-    def run_workload(self, args, config, sock):
-        """Run the workload once under `config`; return its wall time."""
+    def run_workload(self, args, config, sock, flushes=None):
+        """Run the workload once under `config`; return its wall time. With
+        eventlog-socket, append the number of RTS flushes the library made
+        to `flushes`."""
         env = {k: v for k, v in os.environ.items() if not k.startswith("GHC_EVENTLOG_")}
+        stats = self.path("stats.json")
+        if os.path.exists(stats):
+            os.unlink(stats)
         rts = ["+RTS", "-N2"]
         clients = []
         if config == "file":
@@ -91,6 +96,7 @@ class Bench:
             rts += ["-l"]
             env["GHC_EVENTLOG_UNIX_PATH"] = sock
             env["GHC_EVENTLOG_WAIT"] = "1"
+            env["BENCH_STATS"] = stats
             n = 8 if config == "socket8" else 1
             extra = ["--stall"] if config == "stalled" else []
             for _ in range(n):
@@ -115,6 +121,9 @@ class Bench:
             c.wait(timeout=TIMEOUT)
         if os.path.exists(sock):
             os.unlink(sock)
+        if flushes is not None and os.path.exists(stats):
+            with open(stats) as f:
+                flushes.append(json.load(f)["flushes"])
         return took
 
     def overhead(self):
@@ -126,16 +135,21 @@ class Bench:
         out = {}
         for wname, args in workloads.items():
             times = {c: [] for c in configs}
+            flushes = {c: [] for c in configs}
             self.run_workload(args, "file", self.path("w.sock"))  # warm caches
             for _ in range(max(REPS, OVERHEAD_REPS)):
                 for c in configs:  # interleaved
-                    times[c].append(self.run_workload(args, c, self.path("w.sock")))
+                    times[c].append(self.run_workload(args, c, self.path("w.sock"),
+                                                      flushes[c]))
             ref = statistics.median(times["file"])
             out[wname] = {c: dict(median_min_max(times[c]),
                                   ratio_to_file=statistics.median(times[c]) / ref,
                                   # Each run against the file run of its round.
                                   round_ratios=paired_ratios(times[c], times["file"]))
                           for c in configs}
+            for c in configs:
+                if flushes[c]:
+                    out[wname][c]["flushes"] = median_min_max(flushes[c])
         focus = {}
         for wname, args in workloads.items():
             times = {"file": [], "socket1": []}
@@ -360,8 +374,9 @@ def report(r):
             % max(REPS, OVERHEAD_REPS))
         for w, cs in r["overhead"].items():
             for c, m in cs.items():
-                add("   %-6s %-8s %s  x%.3f  rounds x%s" % (
-                    w, c, fmt(m, "", 3), m["ratio_to_file"], fmt(m["round_ratios"], "", 3)))
+                add("   %-6s %-8s %s  x%.3f  rounds x%s%s" % (
+                    w, c, fmt(m, "", 3), m["ratio_to_file"], fmt(m["round_ratios"], "", 3),
+                    "  flushes %s" % fmt(m["flushes"], "", 0) if "flushes" in m else ""))
     if "overhead_one_client" in r:
         add("   one draining client against the file writer alone, alternating (%d rounds):" %
             r["runs"].get("overhead_one_client", 0))

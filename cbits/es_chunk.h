@@ -33,6 +33,7 @@ struct es_chunk {
      * loop thread (es_walker.h); freed with the chunk. */
     struct es_span *defs;
     size_t ndefs, defs_cap;
+    uint64_t arrived; /* when the RTS handed it over (uv_hrtime), set by the inbox */
     size_t len;
     size_t cap; /* bytes allocated for data (a reused buffer may be larger) */
     uint8_t data[];

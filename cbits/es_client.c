@@ -117,7 +117,7 @@ static struct es_chunk *drop_notice(struct es_client *c) {
     put_be(p + 2, c->gap_time, 8);
     put_be(p + 10, len, 4);
     put_be(p + 14, c->gap_time, 8);
-    put_be(p + 22, 0xffff, 2);
+    put_be(p + 22, ES_GLOBAL_CAP, 2);
     p += ES_BLOCK_MARKER_LEN;
     put_be(p, 19, 2); /* USER_MSG */
     put_be(p + 2, c->gap_time, 8);

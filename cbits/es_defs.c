@@ -108,7 +108,7 @@ static struct es_chunk *make_block(const struct es_defs *d, size_t len, uint64_t
     put_be(p + 2, d->first_time, 8);
     put_be(p + 10, ES_BLOCK_MARKER_LEN + len, 4);
     put_be(p + 14, last_time, 8);
-    put_be(p + 22, 0xffff, 2); /* the global buffer */
+    put_be(p + 22, ES_GLOBAL_CAP, 2);
     memcpy(p + ES_BLOCK_MARKER_LEN, d->buf, len);
     return b;
 }

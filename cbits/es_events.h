@@ -42,9 +42,12 @@ void es_event_iter_init(struct es_event_iter *it, const struct es_header *hdr, c
 int es_event_next(struct es_event_iter *it, struct es_event *ev);
 
 /* What a chunk is, as far as streaming is concerned. */
+/* The capability number of blocks from the RTS's global buffer. */
+#define ES_GLOBAL_CAP 0xffff
+
 struct es_chunk_info {
     bool is_block;      /* starts with a block marker */
-    uint16_t cap;       /* the block's capability; 0xffff for the global buffer */
+    uint16_t cap;       /* the block's capability, or ES_GLOBAL_CAP */
     uint32_t block_len; /* block size from the marker, marker included */
     size_t events;      /* events in the chunk, block marker included */
     bool has_end;       /* the end-of-data marker is in the chunk */

@@ -27,6 +27,8 @@ bool es_inbox_push(struct es_inbox *in, const void *buf, size_t len) {
     /* Allocate and copy outside the lock, so concurrent writers only
      * serialise on a pointer append. */
     struct es_chunk *c = es_chunk_new(buf, len);
+    if (c != NULL)
+        c->arrived = uv_hrtime();
     uv_mutex_lock(&in->lock);
     if (c == NULL || !in->open) {
         in->lost_chunks++;

@@ -203,14 +203,45 @@ static void on_wake(uv_async_t *h) {
 
 /* ---- periodic tick (the RTS flush on GHC >= 9.2) ------------------------ */
 
+static void on_tick(uv_timer_t *t);
+
+/* Fire the tick at `due` (uv_hrtime), or at once if that has passed. */
+static void arm_tick(struct es_server *s, uint64_t due) {
+    uint64_t now = uv_hrtime();
+    uint64_t ms = due > now ? (due - now + ES_NS_PER_MS - 1) / ES_NS_PER_MS : 0;
+    uv_timer_start(&s->tick, on_tick, ms, 0);
+}
+
 static void on_tick(uv_timer_t *t) {
     struct es_server *s = t->data;
     uv_mutex_lock(&s->state_lock);
     es_tick_fn fn = s->tick_fn;
     void *ctx = s->tick_ctx;
+    uint64_t interval = (uint64_t)s->tick_ms * ES_NS_PER_MS;
+    bool paced = s->tick_paced;
     uv_mutex_unlock(&s->state_lock);
-    if (fn != NULL && !s->stopping)
-        fn(ctx);
+    if (fn == NULL || interval == 0 || s->stopping) {
+        s->tick_active = false; /* es_server_update_tick starts it again */
+        return;
+    }
+    uint64_t now = uv_hrtime();
+    /* The first time after the tick starts, there is no flush to pace
+     * from: capabilities that never handed a block over are unknown. */
+    if (paced && s->tick_flushed) {
+        uint64_t due = es_walker_next_flush(&s->walker, s->last_flush, interval);
+        /* The timer counts in milliseconds: within one, it is due now. */
+        if (due > now + ES_NS_PER_MS) {
+            arm_tick(s, due);
+            return;
+        }
+    }
+    /* Every buffer is emptied during the flush: from its start on, nothing
+     * older is left in one. */
+    s->last_flush = now;
+    s->tick_flushed = true;
+    if (fn(ctx))
+        atomic_fetch_add_explicit(&s->counters.flushes, 1, memory_order_relaxed);
+    arm_tick(s, s->last_flush + interval);
 }
 
 void es_server_update_tick(struct es_server *s) {
@@ -219,8 +250,15 @@ void es_server_update_tick(struct es_server *s) {
     unsigned ms = s->tick_ms;
     uv_mutex_unlock(&s->state_lock);
     want = want && s->nclients > 0 && !s->stopping;
-    if (want && !s->tick_active) {
-        uv_timer_start(&s->tick, on_tick, ms, ms);
+    if (want && (!s->tick_active || ms != s->tick_armed_ms)) {
+        if (!s->tick_active) {
+            s->last_flush = uv_hrtime();
+            s->tick_flushed = false;
+        }
+        /* A new interval counts from the last flush, so a shorter one may
+         * fire at once. */
+        s->tick_armed_ms = ms;
+        arm_tick(s, s->last_flush + (uint64_t)ms * ES_NS_PER_MS);
         s->tick_active = true;
     } else if (!want && s->tick_active) {
         uv_timer_stop(&s->tick);
@@ -228,11 +266,13 @@ void es_server_update_tick(struct es_server *s) {
     }
 }
 
-void es_server_set_tick(struct es_server *s, es_tick_fn fn, void *ctx, unsigned interval_ms) {
+void es_server_set_tick(struct es_server *s, es_tick_fn fn, void *ctx, unsigned interval_ms,
+                        bool paced) {
     uv_mutex_lock(&s->state_lock);
     s->tick_fn = fn;
     s->tick_ctx = ctx;
     s->tick_ms = interval_ms;
+    s->tick_paced = paced;
     /* The loop thread picks the change up when it wakes. Under the lock,
      * so that the loop cannot close `wake` in between. */
     if (!s->wake_closed)

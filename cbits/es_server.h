@@ -45,8 +45,11 @@ void es_server_config_defaults(struct es_server_config *cfg);
 /* Called on the loop thread for every known control command a client sends. */
 typedef void (*es_command_fn)(uint8_t cmd, void *ctx);
 
-/* Called on the loop thread every interval while clients are connected. */
-typedef void (*es_tick_fn)(void *ctx);
+/* Called on the loop thread every interval while clients are connected
+ * (es_server_set_tick); returns whether it flushed. */
+typedef bool (*es_tick_fn)(void *ctx);
+
+#define ES_NS_PER_MS UINT64_C(1000000)
 
 /* Counters for eventlog_socket_stats: written by the loop thread, read by
  * any thread. */
@@ -59,6 +62,7 @@ struct es_counters {
     atomic_uint_fast64_t bytes_dropped;
     atomic_uint_fast64_t bytes_held;
     atomic_uint_fast64_t bytes_held_peak;
+    atomic_uint_fast64_t flushes; /* tick calls that flushed */
 };
 
 struct es_server {
@@ -69,7 +73,10 @@ struct es_server {
     uv_timer_t linger;
     uv_timer_t exit_check; /* while stopping: closes clients that stopped reading */
     uv_timer_t tick;
-    bool tick_active;
+    bool tick_active;       /* the timer is armed */
+    unsigned tick_armed_ms; /* the interval it was armed with */
+    uint64_t last_flush;    /* uv_hrtime of the last tick call, or of the tick's start */
+    bool tick_flushed;      /* a tick call since the tick started */
     union {
         uv_handle_t handle;
         uv_stream_t stream;
@@ -113,6 +120,7 @@ struct es_server {
     es_tick_fn tick_fn;
     void *tick_ctx;
     unsigned tick_ms;
+    bool tick_paced;
 };
 
 /* Create a server listening on a Unix socket or TCP, and start its loop
@@ -136,9 +144,14 @@ void es_server_stop(struct es_server *s);
 /* Free a stopped server. Only once no other thread can reach it. */
 void es_server_free(struct es_server *s);
 
-/* Call `fn` on the loop thread every `interval_ms` while at least one client
- * is connected (0 or NULL: never). Any thread. */
-void es_server_set_tick(struct es_server *s, es_tick_fn fn, void *ctx, unsigned interval_ms);
+/* Call `fn` (the RTS flush) on the loop thread every `interval_ms` while at
+ * least one client is connected (0 or NULL: never). `paced`: only as often
+ * as es_walker_next_flush says, that is, skip calls while every capability
+ * hands its buffers over within the interval by itself (es_pace.h). The
+ * caller turns pacing off when events of the RTS's global buffer must stay
+ * live, as heap profile samples must. Any thread. */
+void es_server_set_tick(struct es_server *s, es_tick_fn fn, void *ctx, unsigned interval_ms,
+                        bool paced);
 
 /* Loop thread: start or stop the tick timer to match the current state. */
 void es_server_update_tick(struct es_server *s);

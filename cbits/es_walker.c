@@ -13,6 +13,7 @@ int es_walker_init(struct es_walker *w, struct es_inbox *in, const bool *want,
     w->want = want;
     w->wake = wake;
     w->wake_ctx = ctx;
+    es_pace_init(&w->pace);
     return uv_mutex_init(&w->lock);
 }
 
@@ -42,26 +43,28 @@ static void note_definition(const struct es_event *ev, void *ctx) {
 }
 
 /* Walk one chunk: mark it as the header or as ending the stream, and list
- * its definition events. */
-static void walk(struct es_walker *w, struct es_chunk *c) {
+ * its definition events. Returns the capability of a block, or -1. */
+static int walk(struct es_walker *w, struct es_chunk *c) {
     if (es_header_detect(c->data, c->len)) {
         c->flags |= ES_CHUNK_HEADER;
         /* A header that does not parse is reported by the loop thread;
          * chunks after it pass on unwalked. */
         w->have_header = es_header_parse(c->data, c->len, &w->header) == 0;
-        return;
+        return -1;
     }
     if (!w->have_header)
-        return;
+        return -1;
     struct es_chunk_info info;
     if (es_chunk_inspect(&w->header, c->data, c->len, &info, w->want, note_definition, c) != 0) {
         if (!w->bad_chunk_logged) {
             w->bad_chunk_logged = true;
             es_log("a chunk from the RTS does not walk cleanly; passing it on unchanged");
         }
-    } else if (info.has_end) {
-        c->flags |= ES_CHUNK_END;
+        return -1;
     }
+    if (info.has_end)
+        c->flags |= ES_CHUNK_END;
+    return info.is_block ? info.cap : -1;
 }
 
 static void walker_main(void *arg) {
@@ -73,10 +76,12 @@ static void walker_main(void *arg) {
         while (c != NULL) {
             struct es_chunk *next = c->next;
             c->next = NULL;
-            walk(w, c);
+            int cap = walk(w, c);
             /* Read before the hand-over: the loop may free the chunk. */
             size_t spare = c->flags & ES_CHUNK_HEADER ? ES_RTS_BUFFER : c->len;
             uv_mutex_lock(&w->lock);
+            if (cap >= 0)
+                es_pace_note_block(&w->pace, (uint16_t)cap, c->arrived);
             if (w->tail != NULL)
                 w->tail->next = c;
             else
@@ -113,4 +118,11 @@ struct es_chunk *es_walker_take(struct es_walker *w) {
     w->head = w->tail = NULL;
     uv_mutex_unlock(&w->lock);
     return c;
+}
+
+uint64_t es_walker_next_flush(struct es_walker *w, uint64_t last_flush, uint64_t interval) {
+    uv_mutex_lock(&w->lock);
+    uint64_t due = es_pace_next_flush(&w->pace, last_flush, interval);
+    uv_mutex_unlock(&w->lock);
+    return due;
 }

@@ -14,6 +14,9 @@
  * copies: with a stalled client at 400 MB/s, 33 of 256 calls took page
  * faults (p99 1.4-1.6 ms) before, one after (p99 0.3-0.4 ms).
  *
+ * It also notes when each capability's block arrived, which paces the RTS
+ * flushes on GHC >= 9.2 (es_pace.h).
+ *
  * Chunks leave in the order they arrived. The walker parses its own copy of
  * the header (chunks are walked with the sizes it declares) and marks header
  * chunks ES_CHUNK_HEADER; the loop thread parses the header again for
@@ -24,6 +27,7 @@
 #include "es_chunk.h"
 #include "es_header.h"
 #include "es_inbox.h"
+#include "es_pace.h"
 
 #include <stdbool.h>
 #include <uv.h>
@@ -39,8 +43,9 @@ struct es_walker {
     struct es_header header; /* walker thread only */
     bool have_header;        /* a header parsed: chunks can be walked */
     bool bad_chunk_logged;
-    uv_mutex_t lock;              /* guards head and tail */
+    uv_mutex_t lock;              /* guards head, tail and pace */
     struct es_chunk *head, *tail; /* walked, not yet taken; oldest first */
+    struct es_pace pace;          /* when each capability last handed a block over */
 };
 
 int es_walker_init(struct es_walker *w, struct es_inbox *in, const bool *want,
@@ -57,5 +62,9 @@ void es_walker_join(struct es_walker *w);
 
 /* Take the walked chunks, oldest first, linked by next. Loop thread. */
 struct es_chunk *es_walker_take(struct es_walker *w);
+
+/* When the RTS's buffers next need a flush, by the blocks walked so far
+ * (es_pace_next_flush; times from uv_hrtime). Any thread. */
+uint64_t es_walker_next_flush(struct es_walker *w, uint64_t last_flush, uint64_t interval);
 
 #endif

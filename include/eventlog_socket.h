@@ -110,6 +110,7 @@ struct eventlog_socket_stats {
     uint64_t bytes_dropped;
     uint64_t bytes_held;      /* memory held for clients now */
     uint64_t bytes_held_peak; /* and at most so far */
+    uint64_t flushes;         /* RTS buffer flushes the library made (GHC >= 9.2) */
 };
 
 /* A human-readable description of an error code returned by this library.
@@ -151,7 +152,10 @@ EVENTLOG_SOCKET_API int eventlog_socket_init_from_env(void);
 
 /* How often the RTS's eventlog buffers are flushed while clients are
  * connected, so that events reach them promptly even when the program is
- * quiet: default 100 ms, 0 turns it off, at most 60000. GHC >= 9.2 only, and
+ * quiet: default 100 ms, 0 turns it off, at most 60000. A flush stops the
+ * program briefly; it is skipped while every capability hands a full buffer
+ * over within the interval by itself (but made at least every ten intervals,
+ * and always without skipping under a heap profiling mode). GHC >= 9.2 only, and
  * only for programs started through eventlog_socket_hs_main (which can stop
  * flushing safely before shutdown); on GHC 9.0, which cannot flush, a
  * non-zero value returns EVENTLOG_SOCKET_ENOTSUP. Thread-safe; takes effect

@@ -88,6 +88,7 @@ int eventlog_socket_stats(struct eventlog_socket_stats *out) {
     out->bytes_dropped = atomic_load(&k->bytes_dropped);
     out->bytes_held = atomic_load(&k->bytes_held);
     out->bytes_held_peak = atomic_load(&k->bytes_held_peak);
+    out->flushes = atomic_load(&k->flushes);
     out->bytes_received = es_inbox_bytes_in(&s->inbox);
     return 0;
 }

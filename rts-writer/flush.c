@@ -4,7 +4,8 @@
  * fills, unless something flushes. The RTS's own --eventlog-flush-interval
  * stops while the program is idle, exactly when a quiet program's last
  * events are waiting; so while clients are connected the loop thread calls
- * flushEventLog(NULL) itself, every flush interval.
+ * flushEventLog(NULL) itself, every flush interval, or less often when
+ * every capability hands its buffers over by itself (es_pace.h).
  *
  * flushEventLog must never run inside a writer callback (it is called from
  * the loop thread's timer, never from one), concurrently with
@@ -22,16 +23,26 @@
 #include "es_config.h"
 
 #if __GLASGOW_HASKELL__ >= 902
-static void flush_tick(void *ctx) {
+static bool flush_tick(void *ctx) {
     (void)ctx;
     pthread_mutex_lock(&es_rts.flush_lock);
-    if (es_rts.flush_allowed)
+    bool allowed = es_rts.flush_allowed;
+    if (allowed)
         flushEventLog(NULL);
     pthread_mutex_unlock(&es_rts.flush_lock);
+    return allowed;
 }
 
 static unsigned interval_ms(void) {
     return es_rts.flush_ms < 0 ? ES_DEFAULT_FLUSH_MS : (unsigned)es_rts.flush_ms;
+}
+
+/* Heap profile samples go to the RTS's global buffer, which only a flush
+ * hands over: while the program samples its heap (a -h mode), every
+ * interval flushes, or the samples would arrive up to
+ * ES_PACE_MAX_INTERVALS late. */
+static bool paced(void) {
+    return RtsFlags.ProfFlags.doHeapProfile == 0;
 }
 #endif
 
@@ -42,7 +53,8 @@ void es_rts_flush_update(void) {
     bool allowed = es_rts.flush_allowed;
     pthread_mutex_unlock(&es_rts.flush_lock);
     if (s != NULL)
-        es_server_set_tick(s, allowed ? flush_tick : NULL, NULL, allowed ? interval_ms() : 0);
+        es_server_set_tick(s, allowed ? flush_tick : NULL, NULL, allowed ? interval_ms() : 0,
+                           paced());
 #endif
 }
 

@@ -10,6 +10,21 @@
 
 extern StgClosure ZCMain_main_closure;
 
+/* For make bench: the library's counters at exit, after hs_exit has
+ * delivered the rest of the stream, as JSON in the file $BENCH_STATS names. */
+static void write_stats(void) {
+    const char *path = getenv("BENCH_STATS");
+    struct eventlog_socket_stats st;
+    if (path == NULL || eventlog_socket_stats(&st) != 0)
+        return;
+    FILE *f = fopen(path, "w");
+    if (f == NULL)
+        return;
+    fprintf(f, "{\"flushes\": %llu, \"bytes_sent\": %llu}\n", (unsigned long long)st.flushes,
+            (unsigned long long)st.bytes_sent);
+    fclose(f);
+}
+
 int main(int argc, char *argv[]) {
     RtsConfig conf = defaultRtsConfig;
     conf.rts_opts_enabled = RtsOptsAll;
@@ -21,6 +36,7 @@ int main(int argc, char *argv[]) {
             return 1;
         }
         conf.eventlog_writer = &SocketEventLogWriter;
+        atexit(write_stats);
     }
     return eventlog_socket_hs_main(argc, argv, conf, &ZCMain_main_closure);
 }

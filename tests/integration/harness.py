@@ -139,9 +139,9 @@ class Program:
         """eventlog_socket_stats() of the running probe, as a dict."""
         names = ["clients_connected", "clients_accepted", "clients_lagged", "bytes_received",
                  "bytes_sent", "chunks_dropped", "bytes_dropped", "bytes_held",
-                 "bytes_held_peak"]
+                 "bytes_held_peak", "flushes"]
         words = self.query("stats").split()
-        expect(words[0] == "stats" and len(words) == 10, "stats answer %r" % words)
+        expect(words[0] == "stats" and len(words) == 1 + len(names), "stats answer %r" % words)
         return dict(zip(names, map(int, words[1:])))
 
     def cmd(self, line, timeout=60.0):

@@ -515,6 +515,53 @@ def flush_interval_off(s):
     check_stream(s, c.wait_eof(), "noflush").marker_time("quiet-marker")
 
 
+def flushes_during_flood(s, name, rts):
+    """Flushes while the probe fills its buffer faster than the flush
+    interval (200 ms), and how many intervals that flood lasted."""
+    sock = s.path(name + ".sock")
+    p = Program(s, "probe", unix=sock, wait=True, rts=rts,
+                env={"GHC_EVENTLOG_FLUSH_INTERVAL_MS": "200"})
+    p.wait_socket(sock)
+    c = Client(s, unix=sock)
+    time.sleep(0.5)
+    idle = p.stats()["flushes"]
+    expect(idle >= 1, "no flush in 0.5 s of an idle program")
+    start = time.monotonic()
+    # 8000 messages every 10 ms: a 2 MiB buffer fills in about 100 ms.
+    answer = p.query("flood-for 2 %s 8000" % name, timeout=60)
+    intervals = (time.monotonic() - start) / 0.2
+    expect(answer.startswith("ok "), "flood-for answered %r" % answer)
+    flushes = p.stats()["flushes"] - idle
+    p.cmd("quit")
+    p.finish()
+    data = c.wait_eof()
+    expect(data.endswith(END_MARKER), "stream does not end with the end-of-data marker")
+    note("%s: %d flushes in %.1f intervals of flooding" % (name, flushes, intervals))
+    return flushes, intervals
+
+
+@test
+def flushes_skipped_while_buffers_fill(s):
+    """GHC >= 9.2: while the program hands full buffers over faster than the
+    flush interval, the library skips the flushes (each stops the program),
+    keeping one every ten intervals for the global buffer; an idle program
+    is still flushed every interval."""
+    needs_flush("there is no flushing to skip")
+    flushes, intervals = flushes_during_flood(s, "paced", ())
+    expect(flushes <= intervals / 2,
+           "%d flushes in %.1f intervals of full buffers" % (flushes, intervals))
+
+
+@test
+def flushes_kept_while_heap_profiling(s):
+    """GHC >= 9.2: with a heap profiling mode every interval flushes even
+    while buffers fill, because heap samples wait in the global buffer."""
+    needs_flush("there is no flushing")
+    flushes, intervals = flushes_during_flood(s, "unpaced", ("-hT",))
+    expect(flushes >= intervals / 2,
+           "%d flushes in %.1f intervals with -hT" % (flushes, intervals))
+
+
 @test
 def flush_interval_rejected_on_ghc90(s):
     """GHC 9.0: asking for a flush interval is refused with a clear error."""

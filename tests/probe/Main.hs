@@ -4,9 +4,9 @@
 --
 --   marker TEXT        post an eventlog marker (traceMarkerIO)
 --   flood N TAG        post N user messages "TAG i", i = 1..N (traceEventIO)
---   flood-for S TAG    post user messages "TAG i" for S seconds, 1000 every
---                      10 ms (about 3 MB/s of eventlog); answers "ok N" with
---                      the number posted
+--   flood-for S TAG [K]  post user messages "TAG i" for S seconds, K (default
+--                      1000) every 10 ms (1000: about 3 MB/s of eventlog);
+--                      answers "ok N" with the number posted
 --   hwm                answer "hwm KB": the process's peak RSS (VmHWM)
 --   stats              answer "stats" and eventlog_socket_stats' counters
 --                      in declaration order
@@ -59,11 +59,11 @@ startUnix path = do
 foreign import ccall unsafe "eventlog_socket_stats"
   c_stats :: Ptr () -> IO CInt
 
--- | The nine uint64_t counters of struct eventlog_socket_stats.
+-- | The ten uint64_t counters of struct eventlog_socket_stats.
 stats :: IO [Word64]
-stats = allocaBytes (9 * 8) $ \p -> do
+stats = allocaBytes (10 * 8) $ \p -> do
   _ <- c_stats p
-  mapM (peekByteOff p . (* 8)) [0 .. 8]
+  mapM (peekByteOff p . (* 8)) [0 .. 9]
 
 peakRssKb :: IO String
 peakRssKb = do
@@ -72,16 +72,16 @@ peakRssKb = do
     (kb : _) -> kb
     [] -> "0"
 
--- | Post numbered messages, paced, until `seconds` have passed; return the
--- count. Pacing keeps the volume one test can parse in seconds.
-floodFor :: Double -> String -> IO Int
-floodFor seconds tag = do
+-- | Post numbered messages, `per` every 10 ms, until `seconds` have passed;
+-- return the count. Pacing keeps the volume one test can parse in seconds.
+floodFor :: Double -> Int -> String -> IO Int
+floodFor seconds per tag = do
   start <- getMonotonicTime
   let go i = do
-        forM_ [i .. i + 999] $ \j -> traceEventIO (tag ++ " " ++ show j)
+        forM_ [i .. i + per - 1] $ \j -> traceEventIO (tag ++ " " ++ show j)
         threadDelay 10000
         now <- getMonotonicTime
-        if now - start < seconds then go (i + 1000) else pure (i + 999)
+        if now - start < seconds then go (i + per) else pure (i + per - 1)
   go 1
 
 busy :: Integer -> IO ()
@@ -104,8 +104,8 @@ loop = do
         ["flood", n, tag] -> do
           forM_ [1 .. read n :: Int] $ \i -> traceEventIO (tag ++ " " ++ show i)
           reply >> loop
-        ["flood-for", secs, tag] -> do
-          n <- floodFor (read secs) tag
+        ("flood-for" : secs : tag : per) -> do
+          n <- floodFor (read secs) (case per of [k] -> read k; _ -> 1000) tag
           putStrLn ("ok " ++ show n) >> hFlush stdout >> loop
         ["hwm"] -> peakRssKb >>= \kb -> putStrLn ("hwm " ++ kb) >> hFlush stdout >> loop
         ["stats"] -> do

@@ -50,6 +50,7 @@ static void check_fixture(const char *path) {
     ok(es_walker_start(&w) == 0, "%s: walker started", path);
 
     /* The header, then one chunk per block, as the RTS writes them. */
+    uint64_t pushed_from = uv_hrtime();
     size_t nchunks = 0, pos = h->len, starts[4096], ends[4096];
     es_inbox_push(&in, buf, h->len);
     while (pos < len && nchunks < 4096) {
@@ -67,6 +68,15 @@ static void check_fixture(const char *path) {
     es_inbox_close(&in);
     ok(!es_inbox_push(&in, buf, 16), "%s: a closed inbox refuses chunks", path);
     es_walker_join(&w);
+    uint64_t pushed_to = uv_hrtime();
+
+    /* Every capability handed blocks over while they were pushed; without
+     * them the next flush would be due one interval after the last. */
+    const uint64_t interval = UINT64_C(100000000) /* 100 ms */,
+                   long_ago = pushed_from - 5 * interval;
+    uint64_t due = es_walker_next_flush(&w, long_ago, interval);
+    ok(due >= pushed_from + interval && due <= pushed_to + interval,
+       "%s: the next flush is due one interval after the capabilities' hand-overs", path);
 
     struct es_chunk *c = es_walker_take(&w);
     ok(c != NULL && c->len == sizeof early && c->flags == 0 && c->ndefs == 0,
