@@ -82,8 +82,8 @@ class Bench:
 
     def run_workload(self, args, config, sock, flushes=None):
         """Run the workload once under `config`; return its wall time. With
-        eventlog-socket, append the number of RTS flushes the library made
-        to `flushes`."""
+        eventlog-socket, append the library's counters at exit (its RTS
+        flushes and the time in them) to `flushes`."""
         env = {k: v for k, v in os.environ.items() if not k.startswith("GHC_EVENTLOG_")}
         stats = self.path("stats.json")
         if os.path.exists(stats):
@@ -123,7 +123,7 @@ class Bench:
             os.unlink(sock)
         if flushes is not None and os.path.exists(stats):
             with open(stats) as f:
-                flushes.append(json.load(f)["flushes"])
+                flushes.append(json.load(f))
         return took
 
     def overhead(self):
@@ -149,7 +149,9 @@ class Bench:
                           for c in configs}
             for c in configs:
                 if flushes[c]:
-                    out[wname][c]["flushes"] = median_min_max(flushes[c])
+                    out[wname][c]["flushes"] = median_min_max([f["flushes"] for f in flushes[c]])
+                    out[wname][c]["flush_ms"] = median_min_max(
+                        [f["flush_us"] / 1000 for f in flushes[c]])
         focus = {}
         for wname, args in workloads.items():
             times = {"file": [], "socket1": []}
@@ -376,7 +378,9 @@ def report(r):
             for c, m in cs.items():
                 add("   %-6s %-8s %s  x%.3f  rounds x%s%s" % (
                     w, c, fmt(m, "", 3), m["ratio_to_file"], fmt(m["round_ratios"], "", 3),
-                    "  flushes %s" % fmt(m["flushes"], "", 0) if "flushes" in m else ""))
+                    "  flushes %s taking %s ms" % (fmt(m["flushes"], "", 0),
+                                                    fmt(m["flush_ms"], "", 1))
+                    if "flushes" in m else ""))
     if "overhead_one_client" in r:
         add("   one draining client against the file writer alone, alternating (%d rounds):" %
             r["runs"].get("overhead_one_client", 0))

@@ -239,8 +239,11 @@ static void on_tick(uv_timer_t *t) {
      * older is left in one. */
     s->last_flush = now;
     s->tick_flushed = true;
-    if (fn(ctx))
+    if (fn(ctx)) {
         atomic_fetch_add_explicit(&s->counters.flushes, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&s->counters.flush_us, (uv_hrtime() - now) / 1000,
+                                  memory_order_relaxed);
+    }
     arm_tick(s, s->last_flush + interval);
 }
 

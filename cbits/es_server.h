@@ -62,7 +62,8 @@ struct es_counters {
     atomic_uint_fast64_t bytes_dropped;
     atomic_uint_fast64_t bytes_held;
     atomic_uint_fast64_t bytes_held_peak;
-    atomic_uint_fast64_t flushes; /* tick calls that flushed */
+    atomic_uint_fast64_t flushes;  /* tick calls that flushed */
+    atomic_uint_fast64_t flush_us; /* time in them */
 };
 
 struct es_server {

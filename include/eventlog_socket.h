@@ -111,6 +111,7 @@ struct eventlog_socket_stats {
     uint64_t bytes_held;      /* memory held for clients now */
     uint64_t bytes_held_peak; /* and at most so far */
     uint64_t flushes;         /* RTS buffer flushes the library made (GHC >= 9.2) */
+    uint64_t flush_us;        /* time spent in them; the program stops for part of it */
 };
 
 /* A human-readable description of an error code returned by this library.

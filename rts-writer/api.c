@@ -89,6 +89,7 @@ int eventlog_socket_stats(struct eventlog_socket_stats *out) {
     out->bytes_held = atomic_load(&k->bytes_held);
     out->bytes_held_peak = atomic_load(&k->bytes_held_peak);
     out->flushes = atomic_load(&k->flushes);
+    out->flush_us = atomic_load(&k->flush_us);
     out->bytes_received = es_inbox_bytes_in(&s->inbox);
     return 0;
 }

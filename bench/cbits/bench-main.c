@@ -20,7 +20,8 @@ static void write_stats(void) {
     FILE *f = fopen(path, "w");
     if (f == NULL)
         return;
-    fprintf(f, "{\"flushes\": %llu, \"bytes_sent\": %llu}\n", (unsigned long long)st.flushes,
+    fprintf(f, "{\"flushes\": %llu, \"flush_us\": %llu, \"bytes_sent\": %llu}\n",
+            (unsigned long long)st.flushes, (unsigned long long)st.flush_us,
             (unsigned long long)st.bytes_sent);
     fclose(f);
 }

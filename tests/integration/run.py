@@ -531,12 +531,15 @@ def flushes_during_flood(s, name, rts):
     answer = p.query("flood-for 2 %s 8000" % name, timeout=60)
     intervals = (time.monotonic() - start) / 0.2
     expect(answer.startswith("ok "), "flood-for answered %r" % answer)
-    flushes = p.stats()["flushes"] - idle
+    st = p.stats()
+    flushes = st["flushes"] - idle
     p.cmd("quit")
     p.finish()
     data = c.wait_eof()
     expect(data.endswith(END_MARKER), "stream does not end with the end-of-data marker")
-    note("%s: %d flushes in %.1f intervals of flooding" % (name, flushes, intervals))
+    note("%s: %d flushes in %.1f intervals of flooding; %.1f ms in all flushes"
+         % (name, flushes, intervals, st["flush_us"] / 1000))
+    expect(st["flush_us"] > 0, "%d flushes took no time: %r" % (st["flushes"], st))
     return flushes, intervals
 
 

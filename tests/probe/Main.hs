@@ -59,11 +59,11 @@ startUnix path = do
 foreign import ccall unsafe "eventlog_socket_stats"
   c_stats :: Ptr () -> IO CInt
 
--- | The ten uint64_t counters of struct eventlog_socket_stats.
+-- | The eleven uint64_t counters of struct eventlog_socket_stats.
 stats :: IO [Word64]
-stats = allocaBytes (10 * 8) $ \p -> do
+stats = allocaBytes (11 * 8) $ \p -> do
   _ <- c_stats p
-  mapM (peekByteOff p . (* 8)) [0 .. 9]
+  mapM (peekByteOff p . (* 8)) [0 .. 10]
 
 peakRssKb :: IO String
 peakRssKb = do
