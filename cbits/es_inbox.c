@@ -25,10 +25,12 @@ void es_inbox_destroy(struct es_inbox *in) {
 
 bool es_inbox_push(struct es_inbox *in, const void *buf, size_t len) {
     /* Allocate and copy outside the lock, so concurrent writers only
-     * serialise on a pointer append. */
+     * serialise on a pointer append. The time is taken before the copy:
+     * whatever the RTS posts to the buffer it is emptying is newer. */
+    uint64_t now = uv_hrtime();
     struct es_chunk *c = es_chunk_new(buf, len);
     if (c != NULL)
-        c->arrived = uv_hrtime();
+        c->arrived = now;
     uv_mutex_lock(&in->lock);
     if (c == NULL || !in->open) {
         in->lost_chunks++;
