@@ -41,10 +41,10 @@ void es_event_iter_init(struct es_event_iter *it, const struct es_header *hdr, c
  * stays at the offending event). */
 int es_event_next(struct es_event_iter *it, struct es_event *ev);
 
-/* What a chunk is, as far as streaming is concerned. */
 /* The capability number of blocks from the RTS's global buffer. */
 #define ES_GLOBAL_CAP 0xffff
 
+/* What a chunk is, as far as streaming is concerned. */
 struct es_chunk_info {
     bool is_block;      /* starts with a block marker */
     uint16_t cap;       /* the block's capability, or ES_GLOBAL_CAP */

@@ -203,6 +203,8 @@ static void on_wake(uv_async_t *h) {
 
 /* ---- periodic tick (the RTS flush on GHC >= 9.2) ------------------------ */
 
+#define ES_NS_PER_MS UINT64_C(1000000)
+
 static void on_tick(uv_timer_t *t);
 
 /* Fire the tick at `due` (uv_hrtime), or at once if that has passed. */

@@ -49,8 +49,6 @@ typedef void (*es_command_fn)(uint8_t cmd, void *ctx);
  * (es_server_set_tick); returns whether it flushed. */
 typedef bool (*es_tick_fn)(void *ctx);
 
-#define ES_NS_PER_MS UINT64_C(1000000)
-
 /* Counters for eventlog_socket_stats: written by the loop thread, read by
  * any thread. */
 struct es_counters {
