@@ -187,7 +187,8 @@ class Bench:
                 for q in ("p50", "p99", "max"):
                     d.setdefault("%s_%s" % (kind, q), []).append(r[kind][q + "_us"])
             for k in ("write_max_after_first_us", "write_cpu_max_after_first_us",
-                      "write_calls_faulting", "write_max_without_faults_us"):
+                      "write_calls_faulting", "write_calls_faulting_once_dropping",
+                      "write_max_without_faults_us"):
                 d.setdefault(k, []).append(r[k])
             d.setdefault("chunks_dropped", []).append(r["chunks_dropped"])
 
@@ -405,9 +406,11 @@ def report(r):
         add("3. RTS-side cost: time in writeEventLog per 2 MiB call vs memcpy of it, "
             "same threads, same run (us)")
         for k, m in r["rts_cost_us"].items():
-            add("   %s: calls that took page faults %s, slowest call without %s" % (
-                k, fmt(m["write_calls_faulting"], "", 0),
-                fmt(m["write_max_without_faults_us"], "", 0)))
+            add("   %s: calls that took page faults %s (%s once chunks were dropped), "
+                "slowest call without %s" % (
+                    k, fmt(m["write_calls_faulting"], "", 0),
+                    fmt(m["write_calls_faulting_once_dropping"], "", 0),
+                    fmt(m["write_max_without_faults_us"], "", 0)))
             for kind, label in (("", "wall"), ("_cpu", "thread CPU")):
                 add("     %-10s write p50 %s p99 %s max %s (after each writer's first call %s)"
                     % (label, fmt(m["write%s_p50" % kind], "", 0),

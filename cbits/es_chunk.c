@@ -6,11 +6,14 @@
 #include <string.h>
 
 /* Recently freed large buffers, shared by the RTS threads that allocate
- * chunks and the loop thread that frees them. */
+ * chunks and the loop thread that frees them, linked through `next`. The
+ * pool keeps ES_POOL_MAX of them, and `lent` more: as many as chunks
+ * skipped for a slow client have given back since (es_chunk_pool_lend). */
 static struct {
     pthread_mutex_t lock;
-    struct es_chunk *free[ES_POOL_MAX];
+    struct es_chunk *free;
     unsigned n;
+    unsigned lent;
 } pool = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* Whether a buffer of `cap` bytes may hold a chunk of `len`: not much
@@ -20,14 +23,18 @@ static bool fits(size_t cap, size_t len) {
 }
 
 static struct es_chunk *pool_take(size_t len) {
-    struct es_chunk *c = NULL;
     pthread_mutex_lock(&pool.lock);
-    for (unsigned i = 0; i < pool.n; i++)
-        if (fits(pool.free[i]->cap, len)) {
-            c = pool.free[i];
-            pool.free[i] = pool.free[--pool.n];
-            break;
-        }
+    struct es_chunk **link = &pool.free, *c;
+    while ((c = *link) != NULL && !fits(c->cap, len))
+        link = &c->next;
+    if (c != NULL) {
+        *link = c->next;
+        pool.n--;
+        /* A lent buffer back in use: the pool shrinks towards its usual
+         * size as the RTS writes, whichever buffer it took. */
+        if (pool.lent > 0)
+            pool.lent--;
+    }
     pthread_mutex_unlock(&pool.lock);
     return c;
 }
@@ -36,37 +43,60 @@ static struct es_chunk *pool_take(size_t len) {
 static bool pool_put(struct es_chunk *c) {
     bool kept = false;
     pthread_mutex_lock(&pool.lock);
-    if (pool.n < ES_POOL_MAX) {
-        pool.free[pool.n++] = c;
+    if (pool.n < ES_POOL_MAX + pool.lent) {
+        c->next = pool.free;
+        pool.free = c;
+        pool.n++;
         kept = true;
     }
     pthread_mutex_unlock(&pool.lock);
     return kept;
 }
 
+void es_chunk_pool_lend(unsigned n) {
+    pthread_mutex_lock(&pool.lock);
+    pool.lent = pool.lent + n > ES_POOL_LENT_MAX ? ES_POOL_LENT_MAX : pool.lent + n;
+    pthread_mutex_unlock(&pool.lock);
+}
+
 size_t es_chunk_pool_fitting(size_t len) {
     pthread_mutex_lock(&pool.lock);
     size_t n = 0;
-    for (unsigned i = 0; i < pool.n; i++)
-        n += fits(pool.free[i]->cap, len);
+    for (const struct es_chunk *c = pool.free; c != NULL; c = c->next)
+        n += fits(c->cap, len);
     pthread_mutex_unlock(&pool.lock);
     return n;
 }
 
 static bool pool_full(void) {
     pthread_mutex_lock(&pool.lock);
-    bool full = pool.n == ES_POOL_MAX;
+    bool full = pool.n >= ES_POOL_MAX + pool.lent;
     pthread_mutex_unlock(&pool.lock);
     return full;
 }
 
-/* A chunk with a buffer of `len` bytes right after the struct, data
- * uninitialised. */
+/* The buffer size for a chunk of `len` bytes. The RTS's full blocks differ
+ * by a few bytes (2097122 to 2097152 were seen, as the last event fits),
+ * so a pooled buffer sized for one exactly was too small for the next,
+ * and each such miss faulted a fresh buffer in: a block within an eighth
+ * of a full RTS buffer gets a whole one, and other poolable sizes are
+ * rounded up to a page. */
+static size_t buffer_size(size_t len) {
+    if (len < ES_POOL_MIN)
+        return len;
+    if (len > ES_RTS_BUFFER - ES_RTS_BUFFER / 8 && len <= ES_RTS_BUFFER)
+        return ES_RTS_BUFFER;
+    return (len + 4095) & ~(size_t)4095;
+}
+
+/* A chunk with a buffer for at least `len` bytes right after the struct,
+ * data uninitialised. */
 static struct es_chunk *chunk_alloc(size_t len) {
-    struct es_chunk *c = malloc(sizeof *c + len);
+    size_t cap = buffer_size(len);
+    struct es_chunk *c = malloc(sizeof *c + cap);
     if (c == NULL)
         return NULL;
-    c->cap = len;
+    c->cap = cap;
     return c;
 }
 
@@ -109,9 +139,9 @@ int es_chunk_reserve(size_t len) {
          * size. From malloc, like every chunk: freed beyond the pool, the
          * buffer stays with the allocator, which hands it out again
          * without faults (a mapping of its own would be unmapped). */
-        for (size_t off = 0; off < len; off += 4096)
+        for (size_t off = 0; off < c->cap; off += 4096)
             c->data[off] = 0;
-        c->data[len - 1] = 0; /* the buffer need not start on a page */
+        c->data[c->cap - 1] = 0; /* the buffer need not start on a page */
         if (!pool_put(c)) {
             free(c);
             return 0;

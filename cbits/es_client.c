@@ -201,6 +201,10 @@ uint64_t es_client_drop(struct es_client *c, uint64_t target) {
         /* The gap ends where the skipped block ended. */
         if (x->len >= ES_BLOCK_MARKER_LEN && es_be16(x->data) == ES_EVENT_BLOCK_MARKER)
             c->gap_time = es_be64(x->data + 14);
+        /* The RTS refills what is skipped here with chunks of the same
+         * size, soon: keep the buffer for them instead of giving it back. */
+        if (x->refs == 1 && x->cap >= ES_POOL_MIN)
+            es_chunk_pool_lend(1);
         es_store_release(&s->store, x); /* freed unless another client needs it */
     }
     if (n == 0)
