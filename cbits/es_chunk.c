@@ -6,9 +6,9 @@
 #include <string.h>
 
 /* Recently freed large buffers, shared by the RTS threads that allocate
- * chunks and the loop thread that frees them, linked through `next`. The
- * pool keeps ES_POOL_MAX of them, and `lent` more: as many as chunks
- * skipped for a slow client have given back since (es_chunk_pool_lend). */
+ * chunks and the loop thread that frees them, linked through `next`, most
+ * recently freed first. The pool keeps ES_POOL_MAX of them, and `lent`
+ * more after a slow client's chunks were skipped (es_chunk_pool_lend). */
 static struct {
     pthread_mutex_t lock;
     struct es_chunk *free;
@@ -30,27 +30,38 @@ static struct es_chunk *pool_take(size_t len) {
     if (c != NULL) {
         *link = c->next;
         pool.n--;
-        /* A lent buffer back in use: the pool shrinks towards its usual
-         * size as the RTS writes, whichever buffer it took. */
-        if (pool.lent > 0)
-            pool.lent--;
     }
+    /* Every buffer the RTS needs, pooled or not, pays back one lent: the
+     * pool shrinks to its usual size as the RTS refills the backlog. */
+    if (pool.lent > 0)
+        pool.lent--;
     pthread_mutex_unlock(&pool.lock);
     return c;
 }
 
-/* Put a buffer back for reuse; false when the pool is full. */
-static bool pool_put(struct es_chunk *c) {
-    bool kept = false;
+/* Keep a buffer for reuse. Beyond the pool's size the least recently
+ * freed ones go instead: their sizes are the least likely to fit what the
+ * RTS writes next. */
+static void pool_put(struct es_chunk *c) {
+    struct es_chunk *evicted = NULL;
     pthread_mutex_lock(&pool.lock);
-    if (pool.n < ES_POOL_MAX + pool.lent) {
-        c->next = pool.free;
-        pool.free = c;
-        pool.n++;
-        kept = true;
+    c->next = pool.free;
+    pool.free = c;
+    pool.n++;
+    if (pool.n > ES_POOL_MAX + pool.lent) {
+        struct es_chunk **link = &pool.free;
+        for (unsigned i = 0; i < ES_POOL_MAX + pool.lent; i++)
+            link = &(*link)->next;
+        evicted = *link;
+        *link = NULL;
+        pool.n = ES_POOL_MAX + pool.lent;
     }
     pthread_mutex_unlock(&pool.lock);
-    return kept;
+    while (evicted != NULL) {
+        struct es_chunk *next = evicted->next;
+        free(evicted);
+        evicted = next;
+    }
 }
 
 void es_chunk_pool_lend(unsigned n) {
@@ -68,25 +79,16 @@ size_t es_chunk_pool_fitting(size_t len) {
     return n;
 }
 
-static bool pool_full(void) {
-    pthread_mutex_lock(&pool.lock);
-    bool full = pool.n >= ES_POOL_MAX + pool.lent;
-    pthread_mutex_unlock(&pool.lock);
-    return full;
-}
-
-/* The buffer size for a chunk of `len` bytes. The RTS's full blocks differ
- * by a few bytes (2097122 to 2097152 were seen, as the last event fits),
- * so a pooled buffer sized for one exactly was too small for the next,
- * and each such miss faulted a fresh buffer in: a block within an eighth
- * of a full RTS buffer gets a whole one, and other poolable sizes are
- * rounded up to a page. */
+/* The buffer size for a chunk of `len` bytes: poolable sizes are rounded
+ * up to a multiple of ES_POOL_CLASS. The RTS's blocks differ by a few
+ * bytes even when full (2097122 to 2097152 were seen, as the last event
+ * fits), and flushed ones grow and shrink with the program's rate, so
+ * buffers sized exactly kept missing the next block by a few bytes, and
+ * each miss faulted a fresh buffer in. */
 static size_t buffer_size(size_t len) {
     if (len < ES_POOL_MIN)
         return len;
-    if (len > ES_RTS_BUFFER - ES_RTS_BUFFER / 8 && len <= ES_RTS_BUFFER)
-        return ES_RTS_BUFFER;
-    return (len + 4095) & ~(size_t)4095;
+    return (len + ES_POOL_CLASS - 1) / ES_POOL_CLASS * ES_POOL_CLASS;
 }
 
 /* A chunk with a buffer for at least `len` bytes right after the struct,
@@ -122,15 +124,16 @@ void es_chunk_free(struct es_chunk *c) {
         return;
     free(c->defs);
     c->defs = NULL;
-    if (c->cap >= ES_POOL_MIN && pool_put(c))
-        return;
-    free(c);
+    if (c->cap >= ES_POOL_MIN)
+        pool_put(c);
+    else
+        free(c);
 }
 
 int es_chunk_reserve(size_t len) {
     if (len < ES_POOL_MIN)
         return 0;
-    while (!pool_full() && es_chunk_pool_fitting(len) < ES_POOL_SPARE) {
+    while (es_chunk_pool_fitting(len) < ES_POOL_SPARE) {
         struct es_chunk *c = chunk_alloc(len);
         if (c == NULL)
             return -ENOMEM;
@@ -142,10 +145,7 @@ int es_chunk_reserve(size_t len) {
         for (size_t off = 0; off < c->cap; off += 4096)
             c->data[off] = 0;
         c->data[c->cap - 1] = 0; /* the buffer need not start on a page */
-        if (!pool_put(c)) {
-            free(c);
-            return 0;
-        }
+        pool_put(c);
     }
     return 0;
 }

@@ -44,16 +44,18 @@ struct es_chunk {
  * chunks, see ES_POOL_LENT_MAX), and the walker keeps ES_POOL_SPARE ready
  * before the RTS needs them (es_chunk_reserve): a fresh 2 MiB allocation
  * touches new pages, and those page faults (about 1 ms) cost the RTS
- * thread calling writeEventLog far more than the copy itself. A chunk of
- * nearly a full RTS buffer gets a buffer of ES_RTS_BUFFER bytes, so that
- * any pooled one fits the next. */
-#define ES_POOL_MIN ((size_t)256 << 10)
-#define ES_POOL_MAX 4
+ * thread calling writeEventLog far more than the copy itself. Their sizes
+ * are multiples of ES_POOL_CLASS, so that blocks of about the same size
+ * share buffers. */
+#define ES_POOL_MIN   ((size_t)256 << 10)
+#define ES_POOL_CLASS ((size_t)128 << 10)
+#define ES_POOL_MAX   4
 /* Buffers of chunks skipped for a slow client that the pool may keep on
- * top of ES_POOL_MAX, until the RTS takes as many again: a skip frees up to
- * half the buffer bound at once, which the RTS would otherwise have to
- * fault in afresh as it refills the backlog. Buffers lent plus bytes held
- * stay within the bound, so this moves memory rather than adding any. */
+ * top of ES_POOL_MAX, until the RTS has needed as many again: a skip frees
+ * up to half the buffer bound at once, which the RTS would otherwise have
+ * to fault in afresh as it refills the backlog. Buffers lent plus bytes
+ * held stay within the bound, so this moves memory rather than adding
+ * any. */
 #define ES_POOL_LENT_MAX 64
 /* Buffers of a size the walker keeps ready. One was enough for no call to
  * fault at 400 MB/s from two writers; two did no better and added 4-11 MB
@@ -89,16 +91,15 @@ struct es_chunk *es_chunk_new(const void *data, size_t len);
 /* Free a chunk (or keep its buffer for reuse). Safe on any thread. */
 void es_chunk_free(struct es_chunk *c);
 /* Make sure the pool holds ES_POOL_SPARE buffers for chunks of `len` bytes,
- * all of their pages faulted in, unless the pool is full or `len` is below
- * ES_POOL_MIN.
+ * all of their pages faulted in, unless `len` is below ES_POOL_MIN.
  * For the walker thread: a fresh 2 MiB buffer costs about a millisecond of
  * page faults, which then falls on the walker instead of the RTS thread
  * that calls writeEventLog next. Returns 0 or -ENOMEM. Safe on any thread. */
 int es_chunk_reserve(size_t len);
-/* Let the pool keep `n` more freed buffers than ES_POOL_MAX, for as long
- * as it takes the RTS to take `n` buffers out of it (at most
- * ES_POOL_LENT_MAX in all). For chunks about to be freed because a slow
- * client skips them. Safe on any thread. */
+/* Let the pool keep `n` more freed buffers than ES_POOL_MAX, until the
+ * RTS has needed `n` more buffers (at most ES_POOL_LENT_MAX in all). For
+ * chunks about to be freed because a slow client skips them. Safe on any
+ * thread. */
 void es_chunk_pool_lend(unsigned n);
 /* How many pooled buffers a chunk of `len` bytes could take (tests). */
 size_t es_chunk_pool_fitting(size_t len);

@@ -54,7 +54,7 @@ static void test_reserve(void) {
     /* The RTS's full blocks differ by a few bytes: one buffer fits them all. */
     struct es_chunk *shorter = es_chunk_new(NULL, ES_RTS_BUFFER - 30);
     ok(shorter->cap == ES_RTS_BUFFER && es_chunk_pool_fitting(full) == 0,
-       "a block 30 bytes short of a full buffer takes the reserved one");
+       "a block 30 bytes shorter takes the reserved one");
     es_chunk_free(shorter);
     ok(es_chunk_pool_fitting(ES_RTS_BUFFER) == ES_POOL_SPARE,
        "given back, it fits a block of the whole buffer");
@@ -71,6 +71,18 @@ static void test_reserve(void) {
            es_chunk_pool_fitting(full) == ES_POOL_MAX,
        "freeing %d fills the pool to %d; a reserve then adds nothing", ES_POOL_MAX + 1,
        ES_POOL_MAX);
+    /* A pool full of buffers of one size makes room for another: the
+     * least recently freed go. */
+    size_t mid = ES_RTS_BUFFER / 3;
+    ok(es_chunk_reserve(mid) == 0 && es_chunk_pool_fitting(mid) == ES_POOL_SPARE &&
+           es_chunk_pool_fitting(full) == ES_POOL_MAX - ES_POOL_SPARE,
+       "a reserve in a full pool replaces the oldest buffer");
+    struct es_chunk *m = es_chunk_new(NULL, mid);
+    ok(es_chunk_pool_fitting(mid) == 0, "and a chunk of that size takes it");
+    es_chunk_free(m);
+    ok(es_chunk_pool_fitting(mid) == 1 && es_chunk_pool_fitting(full) == ES_POOL_MAX - 1,
+       "given back, it stays, and the pool stays at %d", ES_POOL_MAX);
+    m = es_chunk_new(NULL, mid);
     for (int i = 0; i < ES_POOL_MAX; i++)
         more[i] = es_chunk_new(NULL, full);
 
@@ -81,9 +93,10 @@ static void test_reserve(void) {
     ok(es_chunk_reserve(odd) == 0 && es_chunk_pool_fitting(odd) == ES_POOL_SPARE,
        "other sizes are reserved at their own size");
     struct es_chunk *f = es_chunk_new(src, odd);
-    ok(f->cap >= odd && f->cap < odd + 4096 && memcmp(f->data, src, odd) == 0,
-       "and taken by a chunk of that size (rounded up to a page)");
+    ok(f->cap >= odd && f->cap < odd + ES_POOL_CLASS && memcmp(f->data, src, odd) == 0,
+       "and taken by a chunk of that size (rounded up to a size class)");
     es_chunk_free(f);
+    es_chunk_free(m);
     for (int i = 0; i < ES_POOL_MAX; i++)
         es_chunk_free(more[i]);
     free(src);
@@ -110,13 +123,24 @@ static void test_lend(void) {
         es_chunk_free(c[i]);
     ok(es_chunk_pool_fitting(full) == ES_POOL_MAX, "after that the pool keeps its usual %d again",
        ES_POOL_MAX);
+    /* Chunks that find nothing in the pool pay the loan back too. */
+    es_chunk_pool_lend(2);
+    struct es_chunk *small[2] = {es_chunk_new(NULL, ES_POOL_MIN), es_chunk_new(NULL, ES_POOL_MIN)};
+    es_chunk_free(small[0]);
+    es_chunk_free(small[1]);
+    ok(es_chunk_pool_fitting(full) == ES_POOL_MAX - 2 && es_chunk_pool_fitting(ES_POOL_MIN) == 2,
+       "2 lent, 2 chunks allocated anew: the 2 freed then replace the oldest buffers");
+    for (int i = 0; i < 2; i++)
+        free(es_chunk_new(NULL, ES_POOL_MIN)); /* out of the pool */
     for (int i = 0; i < ES_POOL_MAX; i++)
         c[i] = es_chunk_new(NULL, full); /* the pool is empty again */
-    es_chunk_pool_lend(1000000);
+    ok(es_chunk_pool_fitting(ES_POOL_MIN) == 0 && es_chunk_pool_fitting(full) == 0,
+       "every buffer kept can be taken");
     enum { BIG = ES_POOL_MAX + ES_POOL_LENT_MAX };
     struct es_chunk *big[BIG + 1];
     for (int i = 0; i <= BIG; i++)
         big[i] = es_chunk_new(NULL, ES_POOL_MIN);
+    es_chunk_pool_lend(1000000);
     for (int i = 0; i <= BIG; i++)
         es_chunk_free(big[i]);
     ok(es_chunk_pool_fitting(ES_POOL_MIN) == BIG, "lending is capped at %d buffers",
