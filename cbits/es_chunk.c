@@ -39,35 +39,53 @@ static struct es_chunk *pool_take(size_t len) {
     return c;
 }
 
+/* With the lock held: keep the `keep` most recently freed buffers and
+ * return the rest, as a list to free once the lock is released. */
+static struct es_chunk *pool_trim(unsigned keep) {
+    if (pool.n <= keep)
+        return NULL;
+    struct es_chunk **link = &pool.free;
+    for (unsigned i = 0; i < keep; i++)
+        link = &(*link)->next;
+    struct es_chunk *rest = *link;
+    *link = NULL;
+    pool.n = keep;
+    return rest;
+}
+
+static void free_list(struct es_chunk *c) {
+    while (c != NULL) {
+        struct es_chunk *next = c->next;
+        free(c);
+        c = next;
+    }
+}
+
 /* Keep a buffer for reuse. Beyond the pool's size the least recently
  * freed ones go instead: their sizes are the least likely to fit what the
  * RTS writes next. */
 static void pool_put(struct es_chunk *c) {
-    struct es_chunk *evicted = NULL;
     pthread_mutex_lock(&pool.lock);
     c->next = pool.free;
     pool.free = c;
     pool.n++;
-    if (pool.n > ES_POOL_MAX + pool.lent) {
-        struct es_chunk **link = &pool.free;
-        for (unsigned i = 0; i < ES_POOL_MAX + pool.lent; i++)
-            link = &(*link)->next;
-        evicted = *link;
-        *link = NULL;
-        pool.n = ES_POOL_MAX + pool.lent;
-    }
+    struct es_chunk *evicted = pool_trim(ES_POOL_MAX + pool.lent);
     pthread_mutex_unlock(&pool.lock);
-    while (evicted != NULL) {
-        struct es_chunk *next = evicted->next;
-        free(evicted);
-        evicted = next;
-    }
+    free_list(evicted);
 }
 
 void es_chunk_pool_lend(unsigned n) {
     pthread_mutex_lock(&pool.lock);
     pool.lent = pool.lent + n > ES_POOL_LENT_MAX ? ES_POOL_LENT_MAX : pool.lent + n;
     pthread_mutex_unlock(&pool.lock);
+}
+
+void es_chunk_pool_recall(void) {
+    pthread_mutex_lock(&pool.lock);
+    pool.lent = 0;
+    struct es_chunk *evicted = pool_trim(ES_POOL_MAX);
+    pthread_mutex_unlock(&pool.lock);
+    free_list(evicted);
 }
 
 size_t es_chunk_pool_fitting(size_t len) {

@@ -101,6 +101,11 @@ int es_chunk_reserve(size_t len);
  * chunks about to be freed because a slow client skips them. Safe on any
  * thread. */
 void es_chunk_pool_lend(unsigned n);
+/* End every loan: the pool gives what it holds beyond ES_POOL_MAX back to
+ * the allocator. For when the client that lagged has caught up or gone, so
+ * that a program that then goes quiet does not keep the buffers. Safe on
+ * any thread. */
+void es_chunk_pool_recall(void);
 /* How many pooled buffers a chunk of `len` bytes could take (tests). */
 size_t es_chunk_pool_fitting(size_t len);
 

@@ -99,6 +99,10 @@ struct es_server {
     bool is_definition[ES_MAX_EVENT_TYPES]; /* es_defs_is_definition, as a table */
     bool bad_header_logged, orphan_logged, retain_drop_logged;
     bool defs_full_logged, drop_logged;
+    /* Buffers of skipped chunks are lent to the chunk pool (es_client_drop)
+     * until what the library holds falls below lent_until. */
+    bool pool_lent;
+    size_t lent_until;
 
     struct es_client *clients; /* doubly linked list */
     unsigned nclients;

@@ -145,6 +145,14 @@ static void test_lend(void) {
         es_chunk_free(big[i]);
     ok(es_chunk_pool_fitting(ES_POOL_MIN) == BIG, "lending is capped at %d buffers",
        ES_POOL_LENT_MAX);
+    es_chunk_pool_recall();
+    ok(es_chunk_pool_fitting(ES_POOL_MIN) == ES_POOL_MAX,
+       "recalling the loan leaves the usual %d buffers", ES_POOL_MAX);
+    for (int i = 0; i < BIG; i++)
+        big[i] = es_chunk_new(NULL, ES_POOL_MIN);
+    es_chunk_pool_lend(ES_POOL_LENT_MAX);
+    for (int i = 0; i < BIG; i++)
+        es_chunk_free(big[i]);
     for (int i = 0; i < BIG; i++)
         big[i] = es_chunk_new(NULL, ES_POOL_MIN);
     ok(es_chunk_pool_fitting(ES_POOL_MIN) == 0, "and every buffer kept can be taken");

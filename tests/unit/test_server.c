@@ -233,6 +233,10 @@ int main(void) {
             noted += k;
     ok(noted == dropped, "its notices count %llu dropped chunks, the server %llu", noted,
        (unsigned long long)dropped);
+    /* The skipped chunks' buffers were lent to the pool for the RTS; once
+     * the client caught up, the pool gave the extra ones back. */
+    ok(es_chunk_pool_fitting(blen) <= ES_POOL_MAX, "the pool holds %zu buffers again (at most %d)",
+       es_chunk_pool_fitting(blen), ES_POOL_MAX);
     /* Walk the blocks: data blocks (capability 0) and notices (global). */
     size_t data_bytes = 0, notices = 0;
     for (size_t pos = hlen; pos + 2 < ne;) {
