@@ -149,10 +149,11 @@ $(BENCH)/walk: bench/walk.c $(CBITS_SRC)
 bench-programs: $(BENCH_PROGRAMS) $(PROBE) $(CHECKER)
 
 # BENCH_ONLY=overhead,walk runs some sections only, BENCH_REPS=N makes every
-# figure the median of N runs (see bench/run.py).
+# figure the median of N runs, BENCH_SAME_SESSION=1 starts programs and
+# clients in the harness's own session (see bench/run.py).
 bench: bench-programs
 	@python3 bench/run.py --build $(BUILD) $(if $(BENCH_ONLY),--only $(BENCH_ONLY)) \
-	    $(if $(BENCH_REPS),--reps $(BENCH_REPS))
+	    $(if $(BENCH_REPS),--reps $(BENCH_REPS)) $(if $(BENCH_SAME_SESSION),--same-session)
 
 # Unit tests build the cbits sources directly (no GHC, no RTS).
 $(BUILD)/unit/%: tests/unit/%.c tests/unit/tap.h $(CBITS_SRC)

@@ -5,12 +5,18 @@ against a reference measured in the same run of this script, interleaved
 with it so that drift on a shared machine hits both alike.
 
     python3 bench/run.py [--build DIR] [--reps N] [--quick] [--only SECTIONS]
+                         [--same-session]
 
 SECTIONS is a comma-separated list of overhead, throughput, memory, latency
 and walk (default: all). Prints a table and writes DIR/bench/results.json,
 or results-SECTIONS.json when --only picks some. Every process it starts
 has a timeout and is killed on the way out; sockets and recordings live in a
-temporary directory that is removed at the end."""
+temporary directory that is removed at the end.
+
+Programs and clients start in sessions of their own (as a client started in
+another terminal would be), which on Linux with autogrouping also gives each
+its own share of the CPU; --same-session keeps them in this script's, to
+compare."""
 
 import json
 import os
@@ -25,6 +31,7 @@ import threading
 import time
 
 BUILD = "build"
+SAME_SESSION = False
 REPS = 5
 # Throughput swings most on shared machines (one configuration moved by 2x
 # between runs minutes apart): it gets more runs than the rest.
@@ -64,7 +71,7 @@ class Bench:
         return os.path.join(self.dir, name)
 
     def spawn(self, argv, env=None, **kw):
-        p = subprocess.Popen(argv, env=env, start_new_session=True, **kw)
+        p = subprocess.Popen(argv, env=env, start_new_session=not SAME_SESSION, **kw)
         self.procs.append(p)
         return p
 
@@ -72,7 +79,10 @@ class Bench:
         for p in self.procs:
             if p.poll() is None:
                 try:
-                    os.killpg(p.pid, signal.SIGKILL)
+                    if SAME_SESSION:
+                        p.kill()
+                    else:
+                        os.killpg(p.pid, signal.SIGKILL)
                 except ProcessLookupError:
                     pass
                 p.wait()
@@ -450,7 +460,7 @@ def report(r):
 
 
 def main(argv):
-    global BUILD, REPS, THROUGHPUT_REPS, OVERHEAD_REPS, FOCUS_REPS
+    global BUILD, REPS, THROUGHPUT_REPS, OVERHEAD_REPS, FOCUS_REPS, SAME_SESSION
     args = list(argv)
     if "--build" in args:
         i = args.index("--build")
@@ -462,6 +472,7 @@ def main(argv):
         THROUGHPUT_REPS = OVERHEAD_REPS = FOCUS_REPS = REPS
         del args[i:i + 2]
     quick = "--quick" in args
+    SAME_SESSION = "--same-session" in args
     sections = ["overhead", "throughput", "memory", "latency", "walk"]
     only = sections
     if "--only" in args:
@@ -482,7 +493,8 @@ def main(argv):
                              text=True).stdout.strip()
         b.results["machine"] = {"ghc": ver, "cores": os.cpu_count(),
                                 "kernel": os.uname().release,
-                                "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+                                "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                                "same_session": SAME_SESSION}
         b.results["runs"] = {"default": REPS, "throughput": max(REPS, THROUGHPUT_REPS),
                              "overhead": max(REPS, OVERHEAD_REPS),
                              "overhead_one_client": max(REPS, FOCUS_REPS)}
