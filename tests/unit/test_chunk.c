@@ -103,8 +103,8 @@ static void test_reserve(void) {
 }
 
 /* Buffers lent to the pool for skipped chunks: kept beyond ES_POOL_MAX,
- * until the RTS has taken as many again; then the pool is back to its
- * usual size. The pool is empty on entry. */
+ * until the RTS has needed as many buffers again (pooled or not); then
+ * the pool is back to its usual size. The pool is empty on entry. */
 static void test_lend(void) {
     enum { LENT = 3, ALL = ES_POOL_MAX + LENT };
     size_t full = ES_RTS_BUFFER - 24;
