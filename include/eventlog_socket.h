@@ -83,7 +83,11 @@ extern "C" {
  * change fields, apply with eventlog_socket_set_options before init_*. */
 struct eventlog_socket_options {
     /* Bytes held for clients at most (chunks, header, definitions), and
-     * kept for the first client before it connects. Default 64 MiB. */
+     * kept for the first client before it connects. Default 64 MiB. The
+     * process uses more: up to 4 free chunk buffers (8 MiB) that the
+     * library keeps so that RTS threads copy into memory already faulted
+     * in, and after chunks were skipped for a slow client, the skipped
+     * chunks' buffers until new chunks take them. */
     size_t max_buffer;
     /* Unsent bytes one client may fall behind before the slow-client
      * policy applies. Default 64 MiB. */
