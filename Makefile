@@ -13,6 +13,9 @@
 #                 for N runs of each figure)
 #   make check-matrix
 #                 make check on the host's GHC, then 9.6 and 9.10
+#   make fuzz     libFuzzer on the parsers of what the RTS and clients
+#                 write (tests/fuzz/), FUZZ_SECONDS (60) per target; make
+#                 check runs the same targets on their starting inputs
 #
 # Missing tools are installed first (scripts/ensure-deps.sh, apt-get).
 
@@ -40,6 +43,10 @@ check-ghc:
 	@scripts/ghc-chroot.sh $(GHC) check
 check-matrix:
 	@scripts/check-matrix.sh
+.PHONY: fuzz
+fuzz:
+	@scripts/ensure-deps.sh --fuzz
+	@$(MAKE) --no-print-directory ES_DEPS_CHECKED=1 $@
 else
 
 HC_PKG ?= ghc-pkg
@@ -76,6 +83,12 @@ UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/unit/%)
 UNIT_ASAN_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/unit-asan/%)
 SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+# Fuzz targets: built with a replay main for make check (ASan/UBSan, run
+# like the unit tests), and with libFuzzer for make fuzz.
+FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_REPLAY_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/unit-asan/%)
+FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
+FUZZ_SECONDS ?= 60
 
 .PHONY: $(PUBLIC_TARGETS)
 all: $(LIB) $(FIBBER)
@@ -164,7 +177,21 @@ $(BUILD)/unit-asan/%: tests/unit/%.c tests/unit/tap.h $(CBITS_SRC)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(SAN_FLAGS) -Iinclude -Icbits $(UV_CFLAGS) -o $@ $< $(CBITS_SRC) $(UV_LIBS)
 
-unit-test: $(UNIT_BIN) $(UNIT_ASAN_BIN)
+$(BUILD)/unit-asan/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(CBITS_SRC)
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) -D_DEFAULT_SOURCE $(SAN_FLAGS) -Iinclude -Icbits $(UV_CFLAGS) -o $@ $< \
+	    tests/fuzz/replay.c $(CBITS_SRC) $(UV_LIBS)
+
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(CBITS_SRC)
+	@mkdir -p $(dir $@)
+	clang $(WARN) -D_DEFAULT_SOURCE -O1 -g -fsanitize=fuzzer,address,undefined \
+	    -fno-sanitize-recover=all -Iinclude -Icbits $(UV_CFLAGS) -o $@ $< $(CBITS_SRC) $(UV_LIBS)
+
+.PHONY: fuzz
+fuzz: $(FUZZ_BIN) $(FUZZ_REPLAY_BIN)
+	@scripts/fuzz.sh $(BUILD) $(FUZZ_SECONDS)
+
+unit-test: $(UNIT_BIN) $(UNIT_ASAN_BIN) $(FUZZ_REPLAY_BIN)
 	@tests/run-unit.sh $(BUILD)
 
 symbols: $(LIB)
@@ -174,7 +201,7 @@ integration-test: $(FIBBER) $(PROBE) $(PROBE_LATE) $(CHECKER)
 	@python3 tests/integration/run.py --build $(BUILD)
 
 check: $(LIB) $(FIBBER) $(PROBE) $(PROBE_LATE) $(CHECKER) $(UNIT_BIN) $(UNIT_ASAN_BIN) \
-       $(BENCH_PROGRAMS)
+       $(FUZZ_REPLAY_BIN) $(BENCH_PROGRAMS)
 	@tests/run-all.sh $(BUILD)
 
 # Record this GHC's eventlog fixture for the unit tests.
@@ -184,7 +211,7 @@ fixtures: $(CHECKER)
 demo: $(FIBBER)
 	@scripts/demo.sh $(BUILD)
 
-FORMAT_FILES := $(wildcard include/*.h cbits/*.[ch] rts-writer/*.[ch] tests/unit/*.[ch] \
+FORMAT_FILES := $(wildcard include/*.h cbits/*.[ch] rts-writer/*.[ch] tests/unit/*.[ch] tests/fuzz/*.c \
                   examples/*/cbits/*.c tests/probe/*.c bench/*.c bench/cbits/*.c)
 format:
 	clang-format -i $(FORMAT_FILES)

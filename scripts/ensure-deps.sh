@@ -13,6 +13,14 @@ command -v nc >/dev/null 2>&1 || need+=(netcat-openbsd)
 command -v python3 >/dev/null 2>&1 || need+=(python3)
 command -v cc >/dev/null 2>&1 || need+=(gcc)
 command -v objcopy >/dev/null 2>&1 || need+=(binutils)
+# `make fuzz` also needs clang with libFuzzer (Debian keeps its runtime in
+# libclang-rt-dev, which clang only recommends).
+if [ "${1:-}" = --fuzz ]; then
+    command -v clang >/dev/null 2>&1 || need+=(clang libclang-rt-dev)
+    command -v clang >/dev/null 2>&1 &&
+        ! echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return 0; }' |
+        clang -x c -fsanitize=fuzzer -o /dev/null - >/dev/null 2>&1 && need+=(libclang-rt-dev)
+fi
 
 [ ${#need[@]} -eq 0 ] && exit 0
 # De-duplicate while keeping the order.
