@@ -69,6 +69,10 @@ static void eventlog_inputs(const char *dir, const char *file) {
     static uint8_t d[1 << 20];
     size_t len = fread(d, 1, sizeof d, f);
     fclose(f);
+    if (len == sizeof d) {
+        fprintf(stderr, "replay: %s is larger than the %zu bytes this reads\n", path, sizeof d);
+        exit(1);
+    }
     run(file, d, len);
     size_t h = 0;
     while (h + 4 <= len && memcmp(d + h, "datb", 4) != 0)
