@@ -20,6 +20,7 @@ compare."""
 
 import json
 import os
+import resource
 import shutil
 import signal
 import socket
@@ -90,15 +91,18 @@ class Bench:
 
     # ---- 1. overhead on a real program -----------------------------------
 
-    def run_workload(self, args, config, sock, flushes=None):
-        """Run the workload once under `config`; return its wall time. With
-        eventlog-socket, append the library's counters at exit (its RTS
-        flushes and the time in them) to `flushes`."""
+    def run_workload(self, args, config, sock, flushes=None, caps=2, cpu=None):
+        """Run the workload once under `config` on `caps` capabilities;
+        return its wall time. With eventlog-socket, append the library's
+        counters at exit (its RTS flushes and the time in them) to
+        `flushes`. Append to `cpu` the CPU time of the program and its
+        clients together."""
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         env = {k: v for k, v in os.environ.items() if not k.startswith("GHC_EVENTLOG_")}
         stats = self.path("stats.json")
         if os.path.exists(stats):
             os.unlink(stats)
-        rts = ["+RTS", "-N2"]
+        rts = ["+RTS", "-N%d" % caps]
         clients = []
         if config == "file":
             rts += ["-l", "-ol" + self.path("file.eventlog")]
@@ -129,6 +133,9 @@ class Bench:
             if config == "stalled":
                 c.kill()
             c.wait(timeout=TIMEOUT)
+        if cpu is not None:
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
         if os.path.exists(sock):
             os.unlink(sock)
         if flushes is not None and os.path.exists(stats):
@@ -162,17 +169,26 @@ class Bench:
                     out[wname][c]["flushes"] = median_min_max([f["flushes"] for f in flushes[c]])
                     out[wname][c]["flush_ms"] = median_min_max(
                         [f["flush_us"] / 1000 for f in flushes[c]])
+        # The trace program on one capability too: on two, its capabilities
+        # contend for the RTS's event buffer descriptors (BENCHMARKS.md).
+        focus_runs = {"gc": (workloads["gc"], 2), "trace": (workloads["trace"], 2),
+                      "trace-N1": (workloads["trace"], 1)}
         focus = {}
-        for wname, args in workloads.items():
+        for wname, (args, caps) in focus_runs.items():
             times = {"file": [], "socket1": []}
+            cpu = {"file": [], "socket1": []}
             for i in range(max(REPS, FOCUS_REPS)):
                 for c in (("file", "socket1") if i % 2 == 0 else ("socket1", "file")):
-                    times[c].append(self.run_workload(args, c, self.path("w.sock")))
+                    times[c].append(self.run_workload(args, c, self.path("w.sock"), caps=caps,
+                                                      cpu=cpu[c]))
             focus[wname] = {
+                "caps": caps,
                 "file": median_min_max(times["file"]),
                 "socket1": median_min_max(times["socket1"]),
                 "ratio": statistics.median(times["socket1"]) / statistics.median(times["file"]),
-                "round_ratios": paired_ratios(times["socket1"], times["file"])}
+                "round_ratios": paired_ratios(times["socket1"], times["file"]),
+                "cpu_s": {c: median_min_max(cpu[c]) for c in cpu},
+                "cpu_ratio": statistics.median(cpu["socket1"]) / statistics.median(cpu["file"])}
         self.results["overhead"] = out
         self.results["overhead_one_client"] = focus
 
@@ -396,9 +412,13 @@ def report(r):
         add("   one draining client against the file writer alone, alternating (%d rounds):" %
             r["runs"].get("overhead_one_client", 0))
         for w, m in r["overhead_one_client"].items():
-            add("   %-6s file %s  socket1 %s  x%.3f  rounds x%s" % (
+            add("   %-8s file %s  socket1 %s  x%.3f  rounds x%s" % (
                 w, fmt(m["file"], "", 3), fmt(m["socket1"], "", 3), m["ratio"],
                 fmt(m["round_ratios"], "", 3)))
+            if "cpu_s" in m:
+                add("   %-8s CPU s, program and clients: file %s  socket1 %s  x%.3f" % (
+                    "", fmt(m["cpu_s"]["file"], "", 3), fmt(m["cpu_s"]["socket1"], "", 3),
+                    m["cpu_ratio"]))
     if "throughput" in r:
         add("")
         add("2. Throughput, 2 MiB chunks from 2 writer threads over a Unix socket (MiB/s per "
