@@ -177,12 +177,12 @@ $(BUILD)/unit-asan/%: tests/unit/%.c tests/unit/tap.h $(CBITS_SRC)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(SAN_FLAGS) -Iinclude -Icbits $(UV_CFLAGS) -o $@ $< $(CBITS_SRC) $(UV_LIBS)
 
-$(BUILD)/unit-asan/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(CBITS_SRC)
+$(BUILD)/unit-asan/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_check.h tests/fuzz/replay.c $(CBITS_SRC)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(SAN_FLAGS) -Iinclude -Icbits $(UV_CFLAGS) -o $@ $< \
 	    tests/fuzz/replay.c $(CBITS_SRC) $(UV_LIBS)
 
-$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(CBITS_SRC)
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_check.h $(CBITS_SRC)
 	@mkdir -p $(dir $@)
 	clang $(WARN) -D_DEFAULT_SOURCE -O1 -g -fsanitize=fuzzer,address,undefined \
 	    -fno-sanitize-recover=all -Iinclude -Icbits $(UV_CFLAGS) -o $@ $< $(CBITS_SRC) $(UV_LIBS)
@@ -211,7 +211,7 @@ fixtures: $(CHECKER)
 demo: $(FIBBER)
 	@scripts/demo.sh $(BUILD)
 
-FORMAT_FILES := $(wildcard include/*.h cbits/*.[ch] rts-writer/*.[ch] tests/unit/*.[ch] tests/fuzz/*.c \
+FORMAT_FILES := $(wildcard include/*.h cbits/*.[ch] rts-writer/*.[ch] tests/unit/*.[ch] tests/fuzz/*.[ch] \
                   examples/*/cbits/*.c tests/probe/*.c bench/*.c bench/cbits/*.c)
 format:
 	clang-format -i $(FORMAT_FILES)

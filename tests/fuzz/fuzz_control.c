@@ -8,6 +8,7 @@
  * bytes. Build and run with `make fuzz`. */
 #include "es_config.h"
 #include "es_control.h"
+#include "fuzz_check.h"
 
 #define EVENTLOG_SOCKET_NO_RTS
 #include "eventlog_socket.h"
@@ -15,14 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "fuzz_control: check failed: %s (line %d)\n", #cond, __LINE__);        \
-            abort();                                                                               \
-        }                                                                                          \
-    } while (0)
 
 struct seen {
     uint8_t cmds[4096];

@@ -12,19 +12,11 @@
 #include "es_defs.h"
 #include "es_events.h"
 #include "es_header.h"
+#include "fuzz_check.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* A disagreement between two readers is a bug: stop the fuzzer on it. */
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "fuzz_stream: check failed: %s (line %d)\n", #cond, __LINE__);         \
-            abort();                                                                               \
-        }                                                                                          \
-    } while (0)
 
 struct walk_ctx {
     struct es_defs *defs;
