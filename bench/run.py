@@ -169,8 +169,9 @@ class Bench:
                     out[wname][c]["flushes"] = median_min_max([f["flushes"] for f in flushes[c]])
                     out[wname][c]["flush_ms"] = median_min_max(
                         [f["flush_us"] / 1000 for f in flushes[c]])
-        # The trace program on one capability too: on two, its capabilities
-        # contend for the RTS's event buffer descriptors (BENCHMARKS.md).
+        # The trace program on one capability too: on two, part of what it
+        # costs may be its capabilities contending for the RTS's event buffer
+        # descriptors, not the library's work (BENCHMARKS.md, section 1).
         focus_runs = {"gc": (workloads["gc"], 2), "trace": (workloads["trace"], 2),
                       "trace-N1": (workloads["trace"], 1)}
         focus = {}
