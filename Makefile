@@ -169,20 +169,21 @@ bench: bench-programs
 	    $(if $(BENCH_REPS),--reps $(BENCH_REPS)) $(if $(BENCH_SAME_SESSION),--same-session)
 
 # Unit tests build the cbits sources directly (no GHC, no RTS).
-$(BUILD)/unit/%: tests/unit/%.c tests/unit/tap.h $(CBITS_SRC)
+$(BUILD)/unit/%: tests/unit/%.c tests/unit/tap.h tests/unit/control_ref.h $(CBITS_SRC)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE -O1 -g -Iinclude -Icbits $(UV_CFLAGS) -o $@ $< $(CBITS_SRC) $(UV_LIBS)
 
-$(BUILD)/unit-asan/%: tests/unit/%.c tests/unit/tap.h $(CBITS_SRC)
+$(BUILD)/unit-asan/%: tests/unit/%.c tests/unit/tap.h tests/unit/control_ref.h $(CBITS_SRC)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(SAN_FLAGS) -Iinclude -Icbits $(UV_CFLAGS) -o $@ $< $(CBITS_SRC) $(UV_LIBS)
 
-$(BUILD)/unit-asan/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_check.h tests/fuzz/replay.c $(CBITS_SRC)
+$(BUILD)/unit-asan/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_check.h tests/unit/control_ref.h \
+                           tests/fuzz/replay.c $(CBITS_SRC)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(SAN_FLAGS) -Iinclude -Icbits $(UV_CFLAGS) -o $@ $< \
 	    tests/fuzz/replay.c $(CBITS_SRC) $(UV_LIBS)
 
-$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_check.h $(CBITS_SRC)
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_check.h tests/unit/control_ref.h $(CBITS_SRC)
 	@mkdir -p $(dir $@)
 	clang $(WARN) -D_DEFAULT_SOURCE -O1 -g -fsanitize=fuzzer,address,undefined \
 	    -fno-sanitize-recover=all -Iinclude -Icbits $(UV_CFLAGS) -o $@ $< $(CBITS_SRC) $(UV_LIBS)

@@ -6,53 +6,13 @@
  *
  * Input: one byte that says where to cut the rest into pieces, then the
  * bytes. Build and run with `make fuzz`. */
+#include "../unit/control_ref.h"
 #include "es_config.h"
 #include "es_control.h"
 #include "fuzz_check.h"
 
-#define EVENTLOG_SOCKET_NO_RTS
-#include "eventlog_socket.h"
-
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-struct seen {
-    uint8_t cmds[4096];
-    size_t n;
-};
-
-static void on_command(uint8_t cmd, void *ctx) {
-    struct seen *s = ctx;
-    if (s->n < sizeof s->cmds)
-        s->cmds[s->n] = cmd;
-    s->n++;
-}
-
-static bool known(uint8_t cmd) {
-    return cmd == EVENTLOG_SOCKET_CMD_START_HEAP_PROFILING ||
-           cmd == EVENTLOG_SOCKET_CMD_STOP_HEAP_PROFILING ||
-           cmd == EVENTLOG_SOCKET_CMD_REQUEST_HEAP_CENSUS;
-}
-
-/* protocol.md's rule, read literally: every "GCTL" followed by a byte is a
- * frame, and the search goes on after that byte. */
-static void reference(const uint8_t *buf, size_t len, struct seen *out, uint64_t *unknown) {
-    out->n = 0;
-    *unknown = 0;
-    for (size_t i = 0; i + ES_CONTROL_MAGIC_LEN < len;) {
-        if (memcmp(buf + i, ES_CONTROL_MAGIC, ES_CONTROL_MAGIC_LEN) != 0) {
-            i++;
-            continue;
-        }
-        uint8_t cmd = buf[i + ES_CONTROL_MAGIC_LEN];
-        if (known(cmd))
-            on_command(cmd, out);
-        else
-            (*unknown)++;
-        i += ES_CONTROL_MAGIC_LEN + 1;
-    }
-}
 
 static void settings(const uint8_t *data, size_t size) {
     char *s = malloc(size + 1);
@@ -77,7 +37,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     size_t len = size - 1;
     settings(buf, len);
 
-    static struct seen got, want;
+    static struct control_got got;
     got.n = 0;
     struct es_control_parser p;
     es_control_init(&p);
@@ -87,14 +47,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         size_t n = (step + i * 7) % 16 + 1;
         if (n > len - off)
             n = len - off;
-        delivered += es_control_feed(&p, buf + off, n, on_command, &got);
+        delivered += es_control_feed(&p, buf + off, n, control_collect, &got);
         off += n;
     }
-    uint64_t unknown;
-    reference(buf, len, &want, &unknown);
+    uint8_t *want = malloc(len / 5 + 1);
+    uint64_t unknown = 0;
+    size_t nwant = control_reference(buf, len, want, &unknown);
     CHECK(delivered == got.n);
-    CHECK(got.n == want.n && p.unknown == unknown);
-    size_t kept = want.n < sizeof want.cmds ? want.n : sizeof want.cmds;
-    CHECK(memcmp(got.cmds, want.cmds, kept) == 0);
+    CHECK(got.n == nwant && p.unknown == unknown);
+    CHECK(memcmp(got.cmds, want, nwant < sizeof got.cmds ? nwant : sizeof got.cmds) == 0);
+    free(want);
     return 0;
 }

@@ -1,53 +1,26 @@
 /* The control-frame parser fed whole, split, overlapping and garbage input,
  * and checked against a naive reference scan on random data. */
+#include "control_ref.h"
 #include "es_control.h"
 #include "tap.h"
 
 #include <string.h>
 
-struct got {
-    uint8_t cmds[4096];
-    size_t n;
-};
-
-static void collect(uint8_t cmd, void *ctx) {
-    struct got *g = ctx;
-    if (g->n < sizeof g->cmds)
-        g->cmds[g->n] = cmd;
-    g->n++;
-}
-
 /* Feed `len` bytes in pieces of `step` bytes (0: all at once). */
-static struct got feed(const char *buf, size_t len, size_t step) {
+static struct control_got feed(const char *buf, size_t len, size_t step) {
     struct es_control_parser p;
-    struct got g = {.n = 0};
+    struct control_got g = {.n = 0};
     es_control_init(&p);
     if (step == 0)
         step = len ? len : 1;
     for (size_t i = 0; i < len; i += step)
-        es_control_feed(&p, (const uint8_t *)buf + i, len - i < step ? len - i : step, collect, &g);
+        es_control_feed(&p, (const uint8_t *)buf + i, len - i < step ? len - i : step,
+                        control_collect, &g);
     return g;
 }
 
-static int same(struct got g, const char *want, size_t n) {
+static int same(struct control_got g, const char *want, size_t n) {
     return g.n == n && memcmp(g.cmds, want, n) == 0;
-}
-
-/* Reference semantics: the magic anywhere, then the next byte is the
- * command; scanning continues after the command byte. */
-static size_t reference(const uint8_t *buf, size_t len, uint8_t *out) {
-    size_t n = 0, i = 0;
-    while (i + 4 < len) {
-        if (memcmp(buf + i, "GCTL", 4) == 0) {
-            uint8_t c = buf[i + 4];
-            if (c >= 1 && c <= 3)
-                out[n++] = c;
-            i += 5;
-        } else {
-            i++;
-        }
-    }
-    return n;
 }
 
 int main(void) {
@@ -65,21 +38,31 @@ int main(void) {
     ok(same(feed("GCTL", 4, 0), "", 0), "magic alone gives nothing");
 
     struct es_control_parser p;
-    struct got g = {.n = 0};
+    struct control_got g = {.n = 0};
     es_control_init(&p);
-    es_control_feed(&p, (const uint8_t *)"GCTL\x09", 5, collect, &g);
+    es_control_feed(&p, (const uint8_t *)"GCTL\x09", 5, control_collect, &g);
     ok(p.unknown == 1 && g.n == 0, "unknown commands are counted");
 
-    /* Megabytes of random garbage, fed in random pieces, must yield exactly
-     * the frames a naive scan finds (normally none or a few). */
+    /* Megabytes of random garbage with frames in it, fed in random pieces,
+     * must yield exactly the frames a naive scan finds. */
     size_t big = 8u << 20;
     uint8_t *junk = malloc(big);
     uint8_t *want = malloc(big / 5 + 1);
     srand(12345);
-    for (size_t i = 0; i < big; i++)
-        junk[i] = (uint8_t)(rand() % 8 == 0 ? "GCTL"[rand() % 4] : rand());
-    size_t nwant = reference(junk, big, want);
-    struct got *all = calloc(1, sizeof *all);
+    for (size_t i = 0; i < big;) {
+        /* Whole frames now and then (commands 0-4: some unknown), in
+         * bytes that are often pieces of the magic. */
+        if (rand() % 64 == 0 && big - i >= 5) {
+            memcpy(junk + i, "GCTL", 4);
+            junk[i + 4] = (uint8_t)(rand() % 5);
+            i += 5;
+        } else {
+            junk[i++] = (uint8_t)(rand() % 8 == 0 ? "GCTL"[rand() % 4] : rand());
+        }
+    }
+    uint64_t unknown = 0;
+    size_t nwant = control_reference(junk, big, want, &unknown);
+    struct control_got *all = calloc(1, sizeof *all);
     es_control_init(&p);
     size_t delivered = 0;
     for (size_t i = 0; i < big;) {
@@ -87,11 +70,12 @@ int main(void) {
         if (step > big - i)
             step = big - i;
         all->n = 0;
-        delivered += es_control_feed(&p, junk + i, step, collect, all);
+        delivered += es_control_feed(&p, junk + i, step, control_collect, all);
         i += step;
     }
-    ok(delivered == nwant, "8 MiB of garbage in random pieces: %zu commands, reference %zu",
-       delivered, nwant);
+    ok(delivered == nwant && p.unknown == unknown,
+       "8 MiB of garbage in random pieces: %zu commands and %llu unknown, reference %zu and %llu",
+       delivered, (unsigned long long)p.unknown, nwant, (unsigned long long)unknown);
     free(all);
     free(want);
     free(junk);
