@@ -11,25 +11,6 @@ void es_event_iter_init(struct es_event_iter *it, const struct es_header *hdr, c
     it->pos = 0;
 }
 
-/* The extent of the event at `p` with `left` bytes available: its head
- * (type, time, and the length of a variable-size event) and payload sizes.
- * Returns 0, or -EINVAL for an undeclared type or a truncated event. Shared
- * by both walkers; inlined into the hot one. */
-static inline int event_extent(const struct es_header *hdr, const uint8_t *p, size_t left,
-                               uint16_t type, size_t *head, size_t *size) {
-    if (type >= ES_MAX_EVENT_TYPES || hdr->size[type] == ES_SIZE_UNDECLARED || left < 10)
-        return -EINVAL;
-    *head = 10;
-    *size = hdr->size[type];
-    if (*size == ES_SIZE_VARIABLE) {
-        if (left < 12)
-            return -EINVAL;
-        *size = es_be16(p + 10);
-        *head = 12;
-    }
-    return left - *head < *size ? -EINVAL : 0;
-}
-
 int es_event_next(struct es_event_iter *it, struct es_event *ev) {
     size_t left = it->len - it->pos;
     if (left == 0)
@@ -43,7 +24,7 @@ int es_event_next(struct es_event_iter *it, struct es_event *ev) {
         return ES_WALK_END;
     }
     size_t head, size;
-    if (event_extent(it->hdr, p, left, type, &head, &size) != 0)
+    if (es_event_extent(it->hdr, p, left, &head, &size) != 0)
         return -EINVAL;
     ev->type = type;
     ev->time = es_be64(p + 2);
@@ -71,7 +52,7 @@ int es_chunk_inspect(const struct es_header *hdr, const uint8_t *buf, size_t len
             return left == 2 ? 0 : -EINVAL;
         }
         size_t head, size;
-        if (event_extent(hdr, p, left, type, &head, &size) != 0)
+        if (es_event_extent(hdr, p, left, &head, &size) != 0)
             return -EINVAL;
         if (info->events == 0 && type == ES_EVENT_BLOCK_MARKER) {
             info->is_block = true;

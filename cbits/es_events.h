@@ -7,6 +7,7 @@
 
 #include "es_header.h"
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -40,6 +41,30 @@ void es_event_iter_init(struct es_event_iter *it, const struct es_header *hdr, c
  * -EINVAL for a truncated event or an undeclared event type (it->pos then
  * stays at the offending event). */
 int es_event_next(struct es_event_iter *it, struct es_event *ev);
+
+/* The extent of the event at `p`, with `left` (at least 2) bytes
+ * available: its head (type, time, and the length of a variable-size
+ * event) and payload sizes. Returns 0, -EAGAIN when the bytes end inside
+ * it, or -EINVAL for a type the header did not declare. Shared by every
+ * walker; inline, because the walker thread runs it for every event the RTS
+ * writes. */
+static inline int es_event_extent(const struct es_header *hdr, const uint8_t *p, size_t left,
+                                  size_t *head, size_t *size) {
+    uint16_t type = es_be16(p);
+    if (type >= ES_MAX_EVENT_TYPES || hdr->size[type] == ES_SIZE_UNDECLARED)
+        return -EINVAL;
+    if (left < 10)
+        return -EAGAIN;
+    *head = 10;
+    *size = hdr->size[type];
+    if (*size == ES_SIZE_VARIABLE) {
+        if (left < 12)
+            return -EAGAIN;
+        *size = es_be16(p + 10);
+        *head = 12;
+    }
+    return left - *head < *size ? -EAGAIN : 0;
+}
 
 /* The capability number of blocks from the RTS's global buffer. */
 #define ES_GLOBAL_CAP 0xffff

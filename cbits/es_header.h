@@ -42,6 +42,11 @@ int es_header_detect(const uint8_t *buf, size_t len);
  * -EINVAL when the bytes are not a well-formed header (out->len is then 0). */
 int es_header_parse(const uint8_t *buf, size_t len, struct es_header *out);
 
+/* The same, telling a header cut short (-EAGAIN: the bytes so far are the
+ * start of a well-formed header) from bytes that cannot be one (-EINVAL).
+ * For readers that receive the header in pieces. */
+int es_header_scan(const uint8_t *buf, size_t len, struct es_header *out);
+
 /* Big-endian readers shared by the parsers. */
 static inline uint16_t es_be16(const uint8_t *p) {
     return (uint16_t)((unsigned)p[0] << 8 | p[1]);
