@@ -131,6 +131,7 @@ struct es_chunk *es_chunk_new(const void *data, size_t len) {
     c->defs = NULL;
     c->ndefs = c->defs_cap = 0;
     c->arrived = 0;
+    c->gap_chunks = c->gap_bytes = c->gap_time = 0;
     c->len = len;
     if (data != NULL && len > 0)
         memcpy(c->data, data, len);

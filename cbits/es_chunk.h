@@ -34,6 +34,9 @@ struct es_chunk {
     struct es_span *defs;
     size_t ndefs, defs_cap;
     uint64_t arrived; /* when the RTS handed it over (uv_hrtime), set by the inbox */
+    /* Chunks the hand-off dropped right before this one (es_inbox.h), their
+     * bytes, and the end time of the last of them; 0 when none. */
+    uint64_t gap_chunks, gap_bytes, gap_time;
     size_t len;
     size_t cap; /* bytes allocated for data (a reused buffer may be larger) */
     uint8_t data[];

@@ -1,6 +1,7 @@
 #include "es_client.h"
 
 #include "es_log.h"
+#include "es_notice.h"
 #include "es_server.h"
 
 #include <linux/sockios.h>
@@ -93,37 +94,9 @@ static void on_write(uv_write_t *req, int status) {
     es_client_pump(c);
 }
 
-static void put_be(uint8_t *p, uint64_t v, int n) {
-    for (int i = n - 1; i >= 0; i--, v >>= 8)
-        p[i] = (uint8_t)v;
-}
-
-/* A block of its own (global buffer) holding one USER_MSG event that tells
- * the client how much it missed, stamped with the time of the gap. NULL if
- * the header does not declare USER_MSG as variable-size (GHC always does). */
+/* The drop notice for what this client skipped since its last one. */
 static struct es_chunk *drop_notice(struct es_client *c) {
-    const struct es_server *s = c->server;
-    if (s->header.size[19] != ES_SIZE_VARIABLE)
-        return NULL;
-    char msg[128];
-    int n = snprintf(msg, sizeof msg, "eventlog-socket: dropped %llu chunks (%.1f MiB)",
-                     (unsigned long long)c->gap_chunks, (double)c->gap_bytes / (1 << 20));
-    size_t len = ES_BLOCK_MARKER_LEN + 12 + (size_t)n;
-    struct es_chunk *b = es_chunk_new(NULL, len);
-    if (b == NULL)
-        return NULL;
-    uint8_t *p = b->data;
-    put_be(p, ES_EVENT_BLOCK_MARKER, 2);
-    put_be(p + 2, c->gap_time, 8);
-    put_be(p + 10, len, 4);
-    put_be(p + 14, c->gap_time, 8);
-    put_be(p + 22, ES_GLOBAL_CAP, 2);
-    p += ES_BLOCK_MARKER_LEN;
-    put_be(p, 19, 2); /* USER_MSG */
-    put_be(p + 2, c->gap_time, 8);
-    put_be(p + 10, (uint64_t)n, 2);
-    memcpy(p + 12, msg, (size_t)n);
-    return b;
+    return es_notice_new(&c->server->header, c->gap_chunks, c->gap_bytes, c->gap_time);
 }
 
 void es_client_pump(struct es_client *c) {
@@ -222,12 +195,10 @@ uint64_t es_client_drop(struct es_client *c, uint64_t target) {
     c->gap_bytes += bytes;
     atomic_fetch_add(&s->counters.chunks_dropped, n);
     atomic_fetch_add(&s->counters.bytes_dropped, bytes);
-    if (!s->drop_logged) {
-        s->drop_logged = true;
-        es_log("client %llu is too slow: skipping %.1f MiB of chunks for it (it gets a notice "
-               "in its stream; further drops are not logged)",
-               (unsigned long long)c->id, (double)bytes / (1 << 20));
-    }
+    es_log_limited(&s->log_dropping, uv_now(&s->loop),
+                   "client %llu is too slow: skipping %.1f MiB of chunks for it (it gets a notice "
+                   "in its stream)",
+                   (unsigned long long)c->id, (double)bytes / (1 << 20));
     return n;
 }
 
@@ -267,16 +238,18 @@ void es_client_check_exit_stall(struct es_client *c, uint64_t now_ms) {
     es_client_note_progress(c, now_ms);
     if (now_ms - c->moved_ms < es_exit_stall_ms(&c->server->cfg, c->ever_read))
         return;
-    es_log("client %llu stopped reading; closing it without the rest of the stream",
-           (unsigned long long)c->id);
+    es_log_limited(&c->server->log_exit_stall, now_ms,
+                   "client %llu stopped reading; closing it without the rest of the stream",
+                   (unsigned long long)c->id);
     es_client_close(c);
 }
 
 void es_client_disconnect_lagging(struct es_client *c, uint64_t lag, const char *limit) {
     struct es_server *s = c->server;
     atomic_fetch_add(&s->counters.clients_lagged, 1);
-    es_log("client %llu fell %.1f MiB behind (%s); disconnecting it", (unsigned long long)c->id,
-           (double)lag / (1 << 20), limit);
+    es_log_limited(&s->log_lagging, uv_now(&s->loop),
+                   "client %llu fell %.1f MiB behind (%s); disconnecting it",
+                   (unsigned long long)c->id, (double)lag / (1 << 20), limit);
     es_client_close(c);
 }
 

@@ -94,22 +94,13 @@ void es_defs_end_chunk(struct es_defs *d, uint64_t end_offset) {
         d->marks[d->nmarks - 1].end_offset = end_offset;
 }
 
-static void put_be(uint8_t *p, uint64_t v, int n) {
-    for (int i = n - 1; i >= 0; i--, v >>= 8)
-        p[i] = (uint8_t)v;
-}
-
 static struct es_chunk *make_block(const struct es_defs *d, size_t len, uint64_t last_time) {
     struct es_chunk *b = es_chunk_new(NULL, ES_BLOCK_MARKER_LEN + len);
     if (b == NULL)
         return NULL;
-    uint8_t *p = b->data;
-    put_be(p, ES_EVENT_BLOCK_MARKER, 2);
-    put_be(p + 2, d->first_time, 8);
-    put_be(p + 10, ES_BLOCK_MARKER_LEN + len, 4);
-    put_be(p + 14, last_time, 8);
-    put_be(p + 22, ES_GLOBAL_CAP, 2);
-    memcpy(p + ES_BLOCK_MARKER_LEN, d->buf, len);
+    es_put_block_marker(b->data, d->first_time, (uint32_t)(ES_BLOCK_MARKER_LEN + len), last_time,
+                        ES_GLOBAL_CAP);
+    memcpy(b->data + ES_BLOCK_MARKER_LEN, d->buf, len);
     return b;
 }
 

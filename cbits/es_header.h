@@ -21,6 +21,8 @@
 /* A block marker is: u16 type, u64 time, u32 block size, u64 end time, u16 cap. */
 #define ES_BLOCK_MARKER_LEN 24
 #define ES_EVENT_END_MARKER 0xffffu
+/* USER_MSG (traceEvent): variable size, the message's bytes. */
+#define ES_EVENT_USER_MSG 19
 
 struct es_header {
     /* Bytes before "hdrb" that must be discarded. GHC 9.0 puts a stale
@@ -56,6 +58,25 @@ static inline uint32_t es_be32(const uint8_t *p) {
 }
 static inline uint64_t es_be64(const uint8_t *p) {
     return (uint64_t)es_be32(p) << 32 | es_be32(p + 4);
+}
+
+/* And the writer, for the blocks the library synthesises: the low `n`
+ * bytes of `v`, big-endian. */
+static inline void es_put_be(uint8_t *p, uint64_t v, int n) {
+    for (int i = n - 1; i >= 0; i--, v >>= 8)
+        p[i] = (uint8_t)v;
+}
+
+/* A block marker at `p` (ES_BLOCK_MARKER_LEN bytes): a block of `size`
+ * bytes, marker included, of capability `cap` (0xffff: the global buffer),
+ * spanning `time` to `end_time`. */
+static inline void es_put_block_marker(uint8_t *p, uint64_t time, uint32_t size, uint64_t end_time,
+                                       uint16_t cap) {
+    es_put_be(p, ES_EVENT_BLOCK_MARKER, 2);
+    es_put_be(p + 2, time, 8);
+    es_put_be(p + 10, size, 4);
+    es_put_be(p + 14, end_time, 8);
+    es_put_be(p + 22, cap, 2);
 }
 
 #endif

@@ -1,10 +1,14 @@
 #include "es_inbox.h"
 
+#include "es_header.h"
+
 #include <string.h>
 
-int es_inbox_init(struct es_inbox *in) {
+int es_inbox_init(struct es_inbox *in, size_t limit) {
     memset(in, 0, sizeof *in);
     in->open = true;
+    in->limit = limit;
+    atomic_init(&in->in_flight, 0);
     int r = uv_mutex_init(&in->lock);
     if (r == 0 && (r = uv_cond_init(&in->ready)) != 0)
         uv_mutex_destroy(&in->lock);
@@ -23,7 +27,37 @@ void es_inbox_destroy(struct es_inbox *in) {
     uv_mutex_destroy(&in->lock);
 }
 
+/* Whether a chunk may be dropped when the limit is reached: never the
+ * header (a stream without it cannot be parsed), never a chunk whose last
+ * two bytes could be the end-of-data marker (a block's last event may end
+ * in FF FF too; keeping such a chunk costs nothing), never a chunk too
+ * short to be a block. */
+static bool droppable(const uint8_t *p, size_t len) {
+    return len >= ES_BLOCK_MARKER_LEN && es_be16(p) == ES_EVENT_BLOCK_MARKER &&
+           !es_header_detect(p, len) && !(p[len - 2] == 0xff && p[len - 1] == 0xff);
+}
+
+/* Count a chunk dropped for the limit; the next accepted one carries the gap. */
+static void drop(struct es_inbox *in, const uint8_t *p, size_t len) {
+    uv_mutex_lock(&in->lock);
+    in->gap_chunks++;
+    in->gap_bytes += len;
+    in->gap_time = es_be64(p + 14); /* the block's end time */
+    in->dropped_chunks++;
+    in->dropped_bytes += len;
+    uv_mutex_unlock(&in->lock);
+}
+
 bool es_inbox_push(struct es_inbox *in, const void *buf, size_t len) {
+    /* Past the limit, drop before allocating anything. Racy by design:
+     * concurrent writers may overshoot it by a chunk each. One chunk is
+     * always let through, so a chunk larger than the limit is not lost
+     * for that alone. */
+    size_t flying = atomic_load_explicit(&in->in_flight, memory_order_relaxed);
+    if (in->limit > 0 && flying > 0 && flying + len > in->limit && droppable(buf, len)) {
+        drop(in, buf, len);
+        return false;
+    }
     /* Allocate and copy outside the lock, so concurrent writers only
      * serialise on a pointer append. The time is taken before the copy:
      * whatever the RTS posts to the buffer it is emptying is newer. */
@@ -39,6 +73,13 @@ bool es_inbox_push(struct es_inbox *in, const void *buf, size_t len) {
         es_chunk_free(c);
         return false;
     }
+    if (in->gap_chunks > 0) {
+        c->gap_chunks = in->gap_chunks;
+        c->gap_bytes = in->gap_bytes;
+        c->gap_time = in->gap_time;
+        in->gap_chunks = in->gap_bytes = in->gap_time = 0;
+    }
+    atomic_fetch_add_explicit(&in->in_flight, len, memory_order_relaxed);
     if (in->tail != NULL)
         in->tail->next = c;
     else
@@ -51,6 +92,17 @@ bool es_inbox_push(struct es_inbox *in, const void *buf, size_t len) {
     uv_cond_signal(&in->ready);
     uv_mutex_unlock(&in->lock);
     return true;
+}
+
+void es_inbox_release(struct es_inbox *in, size_t bytes) {
+    atomic_fetch_sub_explicit(&in->in_flight, bytes, memory_order_relaxed);
+}
+
+void es_inbox_dropped(struct es_inbox *in, uint64_t *chunks, uint64_t *bytes) {
+    uv_mutex_lock(&in->lock);
+    *chunks = in->dropped_chunks;
+    *bytes = in->dropped_bytes;
+    uv_mutex_unlock(&in->lock);
 }
 
 uint64_t es_inbox_bytes_in(struct es_inbox *in) {

@@ -1,13 +1,23 @@
 /* The hand-off from RTS threads to the walker thread. writeEventLog copies a
  * chunk, appends it here under a short lock and signals the walker; it
  * never waits for a client or for the walker. The walker takes everything
- * pending at once. */
+ * pending at once.
+ *
+ * What was handed over but not yet taken in by the loop thread (here, in
+ * the walker, between walker and loop) is bounded too: should those threads
+ * fall behind or get stuck, RTS threads would otherwise queue everything
+ * the program writes. Past `limit`, whole chunks are dropped here (never
+ * the header or a chunk that may end the stream), counted, and the next
+ * chunk that is accepted carries the gap (es_chunk.gap_*), so that the
+ * loop thread puts a drop notice where it is in every client's stream. */
 #ifndef ES_INBOX_H
 #define ES_INBOX_H
 
 #include "es_chunk.h"
 
+#include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <uv.h>
 
@@ -18,15 +28,27 @@ struct es_inbox {
     bool open;                        /* false once the server stops accepting chunks */
     uint64_t chunks_in, bytes_in;     /* accepted from the RTS */
     uint64_t lost_chunks, lost_bytes; /* refused: out of memory, or closed */
+    size_t limit;                     /* bytes in flight before chunks are dropped (0: none) */
+    atomic_size_t in_flight;          /* pushed, not yet released by the loop */
+    uint64_t gap_chunks, gap_bytes, gap_time; /* dropped since the last accepted chunk */
+    uint64_t dropped_chunks, dropped_bytes;   /* dropped for the limit, in all */
 };
 
-int es_inbox_init(struct es_inbox *in);
+/* `limit`: bytes in flight past which chunks are dropped; 0 for none. */
+int es_inbox_init(struct es_inbox *in, size_t limit);
 void es_inbox_destroy(struct es_inbox *in);
 
 /* Copy `len` bytes into a new pending chunk. Any thread. Returns false when
- * the chunk was lost (out of memory or the inbox is closed); the loss is
- * counted. */
+ * the chunk was lost (dropped for the limit, out of memory or the inbox is
+ * closed); the loss is counted. */
 bool es_inbox_push(struct es_inbox *in, const void *buf, size_t len);
+
+/* The loop thread has taken in `bytes` of the chunks it took (their
+ * original lengths): they no longer count as in flight. */
+void es_inbox_release(struct es_inbox *in, size_t bytes);
+
+/* Chunks and bytes dropped for the limit so far. Any thread. */
+void es_inbox_dropped(struct es_inbox *in, uint64_t *chunks, uint64_t *bytes);
 
 /* Bytes accepted from the RTS so far. Any thread. */
 uint64_t es_inbox_bytes_in(struct es_inbox *in);

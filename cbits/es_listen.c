@@ -16,8 +16,6 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#define ES_LISTEN_BACKLOG 128
-
 /* Whether a process is accepting connections on the socket file at `path`:
  * 1 live, 0 stale (nobody listening), or a negated errno. */
 static int unix_socket_is_live(const struct sockaddr_un *addr) {

@@ -7,12 +7,14 @@
 #include "es_client.h"
 #include "es_events.h"
 #include "es_log.h"
+#include "es_notice.h"
 
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 void es_server_config_defaults(struct es_server_config *cfg) {
@@ -122,8 +124,39 @@ static void keep_definitions(struct es_server *s, struct es_chunk *c) {
     c->ndefs = c->defs_cap = 0;
 }
 
+/* Chunks were dropped at the hand-off right before `c` (es_inbox.h): every
+ * client missed them. Under the drop policy each gets a notice where the
+ * gap is (one block for all, in the stream's order); under the disconnect
+ * policy, which promises a client no gap, each is disconnected. */
+static void handoff_gap(struct es_server *s, const struct es_chunk *c) {
+    uint64_t now = uv_now(&s->loop);
+    es_log_limited(&s->log_handoff, now,
+                   "the library's threads fell behind the program: dropped %llu chunks "
+                   "(%.1f MiB) before they reached any client (%s)",
+                   (unsigned long long)c->gap_chunks, (double)c->gap_bytes / (1 << 20),
+                   s->cfg.drop_slow ? "each gets a drop notice where the gap is"
+                                    : "clients connected are disconnected");
+    unsigned missed = s->nclients > 0 ? s->nclients : s->store.retaining ? 1 : 0;
+    atomic_fetch_add(&s->counters.chunks_dropped, c->gap_chunks * missed);
+    atomic_fetch_add(&s->counters.bytes_dropped, c->gap_bytes * missed);
+    if (!s->cfg.drop_slow) {
+        for (struct es_client *cl = s->clients, *next; cl != NULL; cl = next) {
+            next = cl->next;
+            if (!cl->closing)
+                es_client_disconnect_lagging(cl, c->gap_bytes, "chunks dropped at the hand-off");
+        }
+        if (!s->store.retaining)
+            return;
+    }
+    struct es_chunk *notice = es_notice_new(&s->header, c->gap_chunks, c->gap_bytes, c->gap_time);
+    if (notice != NULL)
+        append(s, notice);
+}
+
 static void ingest(struct es_server *s, struct es_chunk *c) {
     c->next = NULL;
+    if (c->gap_chunks > 0 && s->have_header)
+        handoff_gap(s, c);
     if (c->flags & ES_CHUNK_HEADER) {
         ingest_header(s, c);
         return;
@@ -173,15 +206,39 @@ static void enforce_bound(struct es_server *s) {
 
 static void begin_stop(struct es_server *s);
 
-static void on_wake(uv_async_t *h) {
-    struct es_server *s = h->data;
+/* Take in what the walker handed over; returns whether there was any. */
+static bool take_chunks(struct es_server *s) {
     struct es_chunk *c = es_walker_take(&s->walker);
     bool any = c != NULL;
+    size_t bytes = 0;
     while (c != NULL) {
         struct es_chunk *next = c->next;
+        bytes += c->len; /* before ingest, which may free or split it */
         ingest(s, c);
         c = next;
     }
+    es_inbox_release(&s->inbox, bytes);
+    return any;
+}
+
+/* Summaries of repeating causes whose one-second window has ended. */
+static void flush_logs(struct es_server *s, bool force) {
+    uint64_t now = uv_now(&s->loop);
+    es_log_limit_flush(&s->log_dropping, now, force);
+    es_log_limit_flush(&s->log_lagging, now, force);
+    es_log_limit_flush(&s->log_exit_stall, now, force);
+    es_log_limit_flush(&s->log_handoff, now, force);
+}
+
+static void on_wake(uv_async_t *h) {
+    struct es_server *s = h->data;
+    unsigned block = atomic_exchange(&s->debug_block_ms, 0);
+    if (block > 0) {
+        struct timespec ts = {block / 1000, (long)(block % 1000) * 1000000L};
+        nanosleep(&ts, NULL);
+        uv_update_time(&s->loop);
+    }
+    bool any = take_chunks(s);
     if (any) {
         uint64_t now = uv_now(&s->loop);
         /* Each client gets to write what it can before its lag is judged:
@@ -201,6 +258,7 @@ static void on_wake(uv_async_t *h) {
         }
         es_server_publish(s);
     }
+    flush_logs(s, false);
     if (atomic_load(&s->stop_requested) && !s->stopping)
         begin_stop(s);
     es_server_update_tick(s);
@@ -300,6 +358,7 @@ void es_server_maybe_finish(struct es_server *s) {
     if (!s->stopping || s->finished || s->nclients > 0)
         return;
     s->finished = true;
+    flush_logs(s, true);
     uv_mutex_lock(&s->state_lock);
     s->wake_closed = true;
     uv_mutex_unlock(&s->state_lock);
@@ -328,16 +387,14 @@ static void on_exit_check(uv_timer_t *t) {
         next = c->next;
         es_client_check_exit_stall(c, now);
     }
+    flush_logs(s, false);
 }
 
 static void begin_stop(struct es_server *s) {
     s->stopping = true;
     es_server_update_tick(s);
     /* The walker has ended (es_server_stop): take what it handed over last. */
-    for (struct es_chunk *c = es_walker_take(&s->walker), *next; c != NULL; c = next) {
-        next = c->next;
-        ingest(s, c);
-    }
+    take_chunks(s);
     uv_close(&s->listener.handle, on_handle_closed);
     if (s->nclients > 0) {
         uv_timer_start(&s->linger, on_linger_timeout, s->cfg.linger_ms, 0);
@@ -429,7 +486,7 @@ static int start(struct es_server *s, struct es_server **out) {
         if (r != 0)
             close(s->addr.fd);
         else
-            r = uv_listen(&s->listener.stream, 128, on_connection);
+            r = uv_listen(&s->listener.stream, ES_LISTEN_BACKLOG, on_connection);
     } else {
         close(s->addr.fd);
     }
@@ -494,7 +551,11 @@ static struct es_server *alloc_server(const struct es_server_config *cfg, es_com
     es_defs_init(&s->defs, s->cfg.defs_limit);
     for (unsigned t = 0; t < ES_MAX_EVENT_TYPES; t++)
         s->is_definition[t] = es_defs_is_definition((uint16_t)t);
-    es_inbox_init(&s->inbox);
+    s->log_dropping.what = "times chunks were skipped for slow clients";
+    s->log_lagging.what = "slow clients disconnected";
+    s->log_exit_stall.what = "clients that stopped reading closed at exit";
+    s->log_handoff.what = "times chunks were dropped at the hand-off";
+    es_inbox_init(&s->inbox, es_server_handoff_limit(&s->cfg));
     es_walker_init(&s->walker, &s->inbox, s->is_definition, wake_loop, s);
     uv_mutex_init(&s->state_lock);
     uv_cond_init(&s->state_cond);
@@ -537,21 +598,70 @@ void es_server_submit(struct es_server *s, const void *buf, size_t len) {
     es_inbox_push(&s->inbox, buf, len);
 }
 
-void es_server_stop(struct es_server *s) {
-    if (atomic_exchange(&s->stop_called, true))
-        return;
-    /* Refuse further chunks; the walker hands over the rest, then ends. */
-    es_inbox_close(&s->inbox);
+/* Wait for the loop thread to end, but not past `deadline` (uv_hrtime). */
+static int wait_stopped(struct es_server *s, uint64_t deadline) {
+    uv_mutex_lock(&s->state_lock);
+    while (!s->stopped) {
+        uint64_t now = uv_hrtime();
+        if (now >= deadline ||
+            uv_cond_timedwait(&s->state_cond, &s->state_lock, deadline - now) == UV_ETIMEDOUT)
+            break;
+    }
+    int r = s->stopped ? 0 : UV_ETIMEDOUT;
+    uv_mutex_unlock(&s->state_lock);
+    return r;
+}
+
+/* The walker has ended: let the loop thread begin its stop. */
+static void request_stop(struct es_server *s) {
     es_walker_join(&s->walker);
+    atomic_store(&s->stop_requested, true);
     /* The wake handle is still open: only the loop thread closes it, and
      * only after seeing stop_requested. */
-    atomic_store(&s->stop_requested, true);
     uv_async_send(&s->wake);
-    uv_thread_join(&s->thread);
+}
+
+int es_server_stop(struct es_server *s) {
+    if (atomic_exchange(&s->stop_called, true))
+        return 0;
+    uint64_t deadline =
+        uv_hrtime() + ((uint64_t)s->cfg.linger_ms + ES_STOP_MARGIN_MS) * ES_NS_PER_MS;
+    /* Refuse further chunks; the walker hands over the rest, then ends. */
+    es_inbox_close(&s->inbox);
+    int r = es_walker_wait(&s->walker, deadline);
+    if (r == 0) {
+        request_stop(s);
+        r = wait_stopped(s, deadline);
+    }
+    if (r == 0) {
+        uv_thread_join(&s->thread);
+        s->joined = true;
+        es_log_drain(100); /* the last lines, if stderr is being read */
+        return 0;
+    }
+    /* Something keeps the library's threads (a bug, or a machine too
+     * overloaded to run them): the program's exit must not wait for them. */
+    es_log("the library's threads did not finish within %u ms; the program exits without "
+           "them, and clients still connected lose the end of the stream",
+           s->cfg.linger_ms + ES_STOP_MARGIN_MS);
+    if (s->is_unix)
+        es_listen_unlink_unix(s->unix_path, &s->addr);
+    return r;
 }
 
 void es_server_free(struct es_server *s) {
+    if (!s->joined) {
+        /* A stop that gave up: wait for the threads now. */
+        if (!atomic_load(&s->stop_requested))
+            request_stop(s);
+        uv_thread_join(&s->thread);
+    }
     free_server(s);
+}
+
+void es_server_debug_block(struct es_server *s, unsigned ms) {
+    atomic_store(&s->debug_block_ms, ms);
+    uv_async_send(&s->wake);
 }
 
 int es_server_wait_client(struct es_server *s) {

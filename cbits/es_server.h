@@ -9,6 +9,7 @@
 #include "es_header.h"
 #include "es_inbox.h"
 #include "es_listen.h"
+#include "es_log.h"
 #include "es_walker.h"
 
 #include <stdatomic.h>
@@ -41,6 +42,17 @@ static inline unsigned es_exit_stall_ms(const struct es_server_config *cfg, bool
 }
 
 void es_server_config_defaults(struct es_server_config *cfg);
+
+/* Bytes RTS threads may have handed over that the library's threads have
+ * not yet taken in (es_inbox.h): normally next to nothing, as they take
+ * chunks in within a millisecond or two; this much when they are stuck.
+ * Half the bound, but at least four of the RTS's 2 MiB buffers, so that
+ * a burst of full buffers from several capabilities is never dropped while
+ * the walker reads the first of them. */
+static inline size_t es_server_handoff_limit(const struct es_server_config *cfg) {
+    size_t half = cfg->max_buffer / 2;
+    return half > 4 * ES_RTS_BUFFER ? half : 4 * ES_RTS_BUFFER;
+}
 
 /* Called on the loop thread for every known control command a client sends. */
 typedef void (*es_command_fn)(uint8_t cmd, void *ctx);
@@ -98,7 +110,13 @@ struct es_server {
     struct es_defs defs;
     bool is_definition[ES_MAX_EVENT_TYPES]; /* es_defs_is_definition, as a table */
     bool bad_header_logged, orphan_logged, retain_drop_logged;
-    bool defs_full_logged, drop_logged;
+    bool defs_full_logged;
+    /* Causes that repeat per client or per chunk, logged a few lines a
+     * second at most however many clients misbehave (es_log.h). */
+    struct es_log_limit log_dropping;   /* chunks skipped for a slow client */
+    struct es_log_limit log_lagging;    /* slow clients disconnected */
+    struct es_log_limit log_exit_stall; /* clients that stopped reading at exit */
+    struct es_log_limit log_handoff;    /* chunks dropped at the hand-off */
     /* Buffers of skipped chunks are lent to the chunk pool (es_client_drop)
      * until what the library holds falls below lent_until. */
     bool pool_lent;
@@ -109,6 +127,8 @@ struct es_server {
 
     uv_thread_t thread;
     atomic_bool stop_called;    /* es_server_stop has begun */
+    bool joined;                /* es_server_stop (or _free) joined the threads */
+    atomic_uint debug_block_ms; /* es_server_debug_block */
     atomic_bool stop_requested; /* the walker has ended: the loop may stop */
     bool stopping;              /* loop thread: stop has begun */
     bool finished;              /* loop thread: handles are closing */
@@ -139,13 +159,23 @@ void es_server_submit(struct es_server *s, const void *buf, size_t len);
 
 /* Deliver what is pending to every client (waiting at most linger_ms for
  * slow ones), close them, remove the socket file and end the loop thread.
- * Blocks the caller until then. Any thread except the loop thread. The
- * server is not freed: an RTS thread that still calls es_server_submit
- * finds it closed. */
-void es_server_stop(struct es_server *s);
+ * Blocks the caller until then, but never longer than linger_ms plus
+ * ES_STOP_MARGIN_MS, whatever state the library's threads are in: then it
+ * logs that it gave up on them, removes the socket file itself and returns
+ * UV_ETIMEDOUT, leaving the threads running (the program is exiting).
+ * Returns 0 otherwise. Any thread except the loop thread. The server is
+ * not freed: an RTS thread that still calls es_server_submit finds it
+ * closed. */
+#define ES_STOP_MARGIN_MS 500
+int es_server_stop(struct es_server *s);
 
-/* Free a stopped server. Only once no other thread can reach it. */
+/* Free a stopped server. Only once no other thread can reach it. After a
+ * stop that gave up on the threads, this waits for them to end. */
 void es_server_free(struct es_server *s);
+
+/* For tests: make the loop thread sleep `ms` at its next wake-up, as if it
+ * were stuck, while RTS threads go on writing. Any thread. */
+void es_server_debug_block(struct es_server *s, unsigned ms);
 
 /* Call `fn` (the RTS flush) on the loop thread every `interval_ms` while at
  * least one client is connected (0 or NULL: never). `paced`: only as often

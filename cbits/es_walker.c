@@ -14,7 +14,10 @@ int es_walker_init(struct es_walker *w, struct es_inbox *in, const bool *want,
     w->wake = wake;
     w->wake_ctx = ctx;
     es_pace_init(&w->pace);
-    return uv_mutex_init(&w->lock);
+    int r = uv_mutex_init(&w->lock);
+    if (r == 0 && (r = uv_cond_init(&w->done)) != 0)
+        uv_mutex_destroy(&w->lock);
+    return r;
 }
 
 void es_walker_destroy(struct es_walker *w) {
@@ -23,6 +26,7 @@ void es_walker_destroy(struct es_walker *w) {
         es_chunk_free(c);
     }
     w->head = w->tail = NULL;
+    uv_cond_destroy(&w->done);
     uv_mutex_destroy(&w->lock);
 }
 
@@ -102,6 +106,10 @@ static void walker_main(void *arg) {
             c = next;
         }
     }
+    uv_mutex_lock(&w->lock);
+    w->finished = true;
+    uv_cond_broadcast(&w->done);
+    uv_mutex_unlock(&w->lock);
 }
 
 int es_walker_start(struct es_walker *w) {
@@ -109,7 +117,25 @@ int es_walker_start(struct es_walker *w) {
 }
 
 void es_walker_join(struct es_walker *w) {
+    if (w->joined)
+        return;
+    w->joined = true;
     uv_thread_join(&w->thread);
+}
+
+int es_walker_wait(struct es_walker *w, uint64_t deadline) {
+    uv_mutex_lock(&w->lock);
+    int r = 0;
+    while (!w->finished) {
+        uint64_t now = uv_hrtime();
+        if (now >= deadline ||
+            uv_cond_timedwait(&w->done, &w->lock, deadline - now) == UV_ETIMEDOUT) {
+            r = w->finished ? 0 : UV_ETIMEDOUT;
+            break;
+        }
+    }
+    uv_mutex_unlock(&w->lock);
+    return r;
 }
 
 struct es_chunk *es_walker_take(struct es_walker *w) {

@@ -46,6 +46,9 @@ struct es_walker {
     uv_mutex_t lock;              /* guards head, tail and pace */
     struct es_chunk *head, *tail; /* walked, not yet taken; oldest first */
     struct es_pace pace;          /* when each capability last handed a block over */
+    bool finished;                /* the thread has handed everything over (lock) */
+    bool joined;
+    uv_cond_t done; /* signalled when it has */
 };
 
 int es_walker_init(struct es_walker *w, struct es_inbox *in, const bool *want,
@@ -56,9 +59,15 @@ void es_walker_destroy(struct es_walker *w);
 /* Start the thread. It runs until the inbox is closed and drained. */
 int es_walker_start(struct es_walker *w);
 
-/* Wait for the thread to end; call after es_inbox_close. Every chunk pushed
- * before the close has then been handed over (and `wake` called). */
+/* Wait for the thread to end (once; later calls return at once); call
+ * after es_inbox_close. Every chunk pushed before the close has then been
+ * handed over (and `wake` called). */
 void es_walker_join(struct es_walker *w);
+
+/* Wait until the thread has handed everything over, but not past
+ * `deadline` (uv_hrtime). Returns 0, or UV_ETIMEDOUT; then the thread is
+ * still running, and es_walker_join waits for it. */
+int es_walker_wait(struct es_walker *w, uint64_t deadline);
 
 /* Take the walked chunks, oldest first, linked by next. Loop thread. */
 struct es_chunk *es_walker_take(struct es_walker *w);

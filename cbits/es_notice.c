@@ -1,0 +1,26 @@
+#include "es_notice.h"
+
+#include "es_events.h"
+
+#include <stdio.h>
+#include <string.h>
+
+struct es_chunk *es_notice_new(const struct es_header *hdr, uint64_t chunks, uint64_t bytes,
+                               uint64_t time) {
+    if (hdr->size[ES_EVENT_USER_MSG] != ES_SIZE_VARIABLE)
+        return NULL;
+    char msg[128];
+    int n = snprintf(msg, sizeof msg, "eventlog-socket: dropped %llu chunks (%.1f MiB)",
+                     (unsigned long long)chunks, (double)bytes / (1 << 20));
+    size_t len = ES_BLOCK_MARKER_LEN + 12 + (size_t)n;
+    struct es_chunk *b = es_chunk_new(NULL, len);
+    if (b == NULL)
+        return NULL;
+    es_put_block_marker(b->data, time, (uint32_t)len, time, ES_GLOBAL_CAP);
+    uint8_t *p = b->data + ES_BLOCK_MARKER_LEN;
+    es_put_be(p, ES_EVENT_USER_MSG, 2);
+    es_put_be(p + 2, time, 8);
+    es_put_be(p + 10, (uint64_t)n, 2);
+    memcpy(p + 12, msg, (size_t)n);
+    return b;
+}

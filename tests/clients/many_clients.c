@@ -1,0 +1,205 @@
+/* many-clients: connect many clients to an eventlog-socket server at once,
+ * in C so that a test measures the server and not its clients.
+ *
+ *   many-clients (--unix PATH | --tcp PORT) [--readers N] [--stalled M]
+ *                [--timeout SECONDS] [--save FILE]
+ *
+ * Connects N reading clients, then M clients that never read, back to
+ * back. Each reader reads its stream to EOF, parsed as it arrives by the
+ * library's own stream reader (cbits/es_stream.h): it must start with the
+ * header and end with the end-of-data marker. --save writes the first
+ * reader's stream to FILE. Prints one line per failed client and a closing
+ * line; exit status 0 when every connect succeeded and every reader got a
+ * complete stream, 1 otherwise, 2 for a usage error. */
+#define _GNU_SOURCE
+#include "es_stream.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+struct reader {
+    int fd;
+    bool done;
+    int result; /* es_stream_finish */
+    uint64_t bytes, drop_notices;
+    struct es_stream stream;
+};
+
+static const char *unix_path;
+static int tcp_port = -1;
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* A blocking connect that gives up after 5 s (a full backlog makes a Unix
+ * connect wait; a dropped SYN makes TCP retry). -1 on failure. */
+static int connect_one(void) {
+    int fd = socket(unix_path ? AF_UNIX : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    struct timeval tv = {5, 0};
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    int r;
+    if (unix_path) {
+        struct sockaddr_un a = {.sun_family = AF_UNIX};
+        strncpy(a.sun_path, unix_path, sizeof a.sun_path - 1);
+        r = connect(fd, (struct sockaddr *)&a, sizeof a);
+    } else {
+        struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)tcp_port)};
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        r = connect(fd, (struct sockaddr *)&a, sizeof a);
+    }
+    if (r != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static void on_event(const struct es_event *ev, const uint8_t *base, void *ctx) {
+    (void)base;
+    struct reader *r = ctx;
+    static const char notice[] = "eventlog-socket: dropped ";
+    if (ev->type == 19 && ev->payload_len >= sizeof notice - 1 &&
+        memcmp(ev->payload, notice, sizeof notice - 1) == 0)
+        r->drop_notices++;
+}
+
+int main(int argc, char **argv) {
+    long nreaders = 1, nstalled = 0;
+    double timeout = 60;
+    const char *save = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (v == NULL)
+            goto usage;
+        if (strcmp(a, "--unix") == 0)
+            unix_path = v;
+        else if (strcmp(a, "--tcp") == 0)
+            tcp_port = atoi(v);
+        else if (strcmp(a, "--readers") == 0)
+            nreaders = atol(v);
+        else if (strcmp(a, "--stalled") == 0)
+            nstalled = atol(v);
+        else if (strcmp(a, "--timeout") == 0)
+            timeout = atof(v);
+        else if (strcmp(a, "--save") == 0)
+            save = v;
+        else
+            goto usage;
+        i++;
+    }
+    if ((unix_path == NULL) == (tcp_port < 0) || nreaders < 0 || nstalled < 0)
+        goto usage;
+
+    /* Two descriptors per client pair (ours and the server's) may exceed
+     * the usual soft limit of 1024. */
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+
+    double deadline = now_s() + timeout;
+    struct reader *readers = calloc((size_t)nreaders + 1, sizeof *readers);
+    int *stalled = calloc((size_t)nstalled + 1, sizeof *stalled);
+    long connect_failed = 0;
+    double t0 = now_s();
+    for (long i = 0; i < nreaders; i++) {
+        readers[i].fd = connect_one();
+        es_stream_init(&readers[i].stream);
+        if (readers[i].fd < 0) {
+            connect_failed++;
+            readers[i].done = true;
+            readers[i].result = -ECONNREFUSED;
+            printf("reader %ld: connect failed: %s\n", i, strerror(errno));
+        }
+    }
+    for (long i = 0; i < nstalled; i++) {
+        stalled[i] = connect_one();
+        if (stalled[i] < 0) {
+            connect_failed++;
+            printf("stalled client %ld: connect failed: %s\n", i, strerror(errno));
+        }
+    }
+    double t_connect = now_s() - t0;
+
+    int ep = epoll_create1(EPOLL_CLOEXEC);
+    long open_readers = 0;
+    for (long i = 0; i < nreaders; i++) {
+        if (readers[i].fd < 0)
+            continue;
+        struct epoll_event e = {.events = EPOLLIN, .data.ptr = &readers[i]};
+        epoll_ctl(ep, EPOLL_CTL_ADD, readers[i].fd, &e);
+        open_readers++;
+    }
+    FILE *out = save ? fopen(save, "wb") : NULL;
+    static uint8_t buf[1 << 18];
+    struct epoll_event evs[256];
+    while (open_readers > 0 && now_s() < deadline) {
+        int n = epoll_wait(ep, evs, 256, 200);
+        for (int k = 0; k < n; k++) {
+            struct reader *r = evs[k].data.ptr;
+            ssize_t got = read(r->fd, buf, sizeof buf);
+            if (got < 0 && (errno == EINTR || errno == EAGAIN))
+                continue;
+            if (got > 0) {
+                struct es_stream_callbacks cb = {NULL, on_event, r};
+                r->bytes += (uint64_t)got;
+                es_stream_feed(&r->stream, buf, (size_t)got, &cb);
+                if (out && r == &readers[0])
+                    fwrite(buf, 1, (size_t)got, out);
+                continue;
+            }
+            r->done = true;
+            r->result = es_stream_finish(&r->stream);
+            close(r->fd);
+            open_readers--;
+        }
+    }
+    if (out)
+        fclose(out);
+    long complete = 0, cut = 0, bad = 0, unfinished = 0;
+    uint64_t notices = 0;
+    for (long i = 0; i < nreaders; i++) {
+        struct reader *r = &readers[i];
+        if (!r->done) {
+            unfinished++;
+            printf("reader %ld: no EOF within %.0f s (%llu bytes so far)\n", i, timeout,
+                   (unsigned long long)r->bytes);
+        } else if (r->result == 0) {
+            complete++;
+        } else if (r->fd >= 0) {
+            *(r->result == -EPIPE ? &cut : &bad) += 1;
+            printf("reader %ld: %s at byte %llu\n", i, r->stream.error,
+                   (unsigned long long)r->stream.error_offset);
+        }
+        notices += r->drop_notices;
+        es_stream_destroy(&r->stream);
+    }
+    for (long i = 0; i < nstalled; i++)
+        if (stalled[i] >= 0)
+            close(stalled[i]);
+    printf("many-clients: %ld readers: %ld complete, %ld cut, %ld malformed, %ld unfinished; "
+           "%ld stalled; %ld connects failed; %llu drop notices; connecting took %.2f s\n",
+           nreaders, complete, cut, bad, unfinished, nstalled, connect_failed,
+           (unsigned long long)notices, t_connect);
+    return complete == nreaders && connect_failed == 0 ? 0 : 1;
+usage:
+    fprintf(stderr, "usage: many-clients (--unix PATH | --tcp PORT) [--readers N] [--stalled M] "
+                    "[--timeout SECONDS] [--save FILE]\n");
+    return 2;
+}
