@@ -78,6 +78,8 @@ FIBBER := $(BUILD)/fibber-c-main
 PROBE := $(BUILD)/probe
 PROBE_LATE := $(BUILD)/probe-late
 CHECKER := $(BUILD)/eventlog-check
+# Many C clients at once, each stream parsed by the library's reader.
+MANY_CLIENTS := $(BUILD)/many-clients
 
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/unit/%)
@@ -128,6 +130,11 @@ $(PROBE_LATE): tests/probe/Main.hs tests/probe/late-main.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(HC) $(GHC_FLAGS) -outputdir $(BUILD)/hs/probe-late -o $@ \
 	    tests/probe/Main.hs tests/probe/late-main.c $(LIB) $(UV_LIBS)
+
+$(MANY_CLIENTS): tests/clients/many_clients.c cbits/es_stream.c cbits/es_header.c cbits/es_events.c \
+                 $(wildcard cbits/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) -D_DEFAULT_SOURCE -O2 -Iinclude -Icbits -o $@ $(filter %.c,$^)
 
 $(CHECKER): tests/checker/Main.hs
 	@mkdir -p $(dir $@)
@@ -198,10 +205,10 @@ unit-test: $(UNIT_BIN) $(UNIT_ASAN_BIN) $(FUZZ_REPLAY_BIN)
 symbols: $(LIB)
 	@tests/check-symbols.sh $(LIB)
 
-integration-test: $(FIBBER) $(PROBE) $(PROBE_LATE) $(CHECKER)
+integration-test: $(FIBBER) $(PROBE) $(PROBE_LATE) $(CHECKER) $(MANY_CLIENTS)
 	@python3 tests/integration/run.py --build $(BUILD)
 
-check: $(LIB) $(FIBBER) $(PROBE) $(PROBE_LATE) $(CHECKER) $(UNIT_BIN) $(UNIT_ASAN_BIN) \
+check: $(LIB) $(FIBBER) $(PROBE) $(PROBE_LATE) $(CHECKER) $(MANY_CLIENTS) $(UNIT_BIN) $(UNIT_ASAN_BIN) \
        $(FUZZ_REPLAY_BIN) $(BENCH_PROGRAMS)
 	@tests/run-all.sh $(BUILD)
 
@@ -213,7 +220,7 @@ demo: $(FIBBER)
 	@scripts/demo.sh $(BUILD)
 
 FORMAT_FILES := $(wildcard include/*.h cbits/*.[ch] rts-writer/*.[ch] tests/unit/*.[ch] tests/fuzz/*.[ch] \
-                  examples/*/cbits/*.c tests/probe/*.c bench/*.c bench/cbits/*.c)
+                  examples/*/cbits/*.c tests/probe/*.c tests/clients/*.c bench/*.c bench/cbits/*.c)
 format:
 	clang-format -i $(FORMAT_FILES)
 format-check:

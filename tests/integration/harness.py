@@ -8,6 +8,7 @@ ends, passed or failed."""
 
 import os
 import re
+import resource
 import select
 import shutil
 import signal
@@ -57,11 +58,21 @@ class Scope:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
+def raise_nofile():
+    """In the child: as many descriptors as the hard limit allows, for the
+    tests that serve a thousand clients (the soft limit is often 1024)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < hard:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+
+
 class Program:
     """A program built with the library, talking over stdin/stdout."""
 
     def __init__(self, scope, exe, args=(), env=None, rts=(), unix=None, tcp_port=None,
-                 wait=False, stdin=True):
+                 wait=False, stdin=True, stderr_pipe=False):
+        """stderr_pipe: stderr is a pipe that nobody reads until the program
+        has exited (stderr_pipe_output then reads it)."""
         self.scope = scope
         full_env = {k: v for k, v in os.environ.items() if not k.startswith("GHC_EVENTLOG_")}
         if unix is not None:
@@ -78,7 +89,8 @@ class Program:
         self.stderr_file = open(self.stderr_path, "wb")
         self.proc = subprocess.Popen(argv, env=full_env, stdin=subprocess.PIPE if stdin else
                                      subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                     stderr=self.stderr_file, start_new_session=True,
+                                     stderr=subprocess.PIPE if stderr_pipe else self.stderr_file,
+                                     start_new_session=True, preexec_fn=raise_nofile,
                                      cwd=scope.dir)  # -h writes PROGRAM.hp in the cwd
         self.out_buf = b""
         scope.procs.append(self)
@@ -159,6 +171,23 @@ class Program:
             self.kill()
             raise TestFailure("program did not exit within %.0f s" % timeout)
         return (self.out_buf + rest).decode(errors="replace")
+
+    def wait_rusage(self, timeout=60.0):
+        """Wait for the program to exit without touching its pipes; return
+        (exit status, peak RSS in KiB). Fails the test on a timeout."""
+        deadline = time.monotonic() + timeout
+        while True:
+            pid, status, usage = os.wait4(self.proc.pid, os.WNOHANG)
+            if pid:
+                self.proc.returncode = os.waitstatus_to_exitcode(status)
+                return self.proc.returncode, usage.ru_maxrss
+            if time.monotonic() > deadline:
+                self.kill()
+                raise TestFailure("program did not exit within %.0f s" % timeout)
+            time.sleep(0.05)
+
+    def stderr_pipe_output(self):
+        return self.proc.stderr.read().decode(errors="replace")
 
     def kill(self):
         if self.proc.poll() is None:

@@ -9,6 +9,7 @@ Each test runs in its own process with a timeout; the output is TAP, ending
 with "integration: N passed, N failed"."""
 
 import os
+import resource
 import signal
 import socket
 import stat
@@ -647,6 +648,108 @@ def sixty_four_clients(s):
         expect(summ.tagged("two") == list(range(1, FLOOD + 1)), "client %d misses data" % i)
         for ev in ("RtsIdentifier", "ProgramArgs", "CapsetCreate", "CapCreate"):
             expect(summ.counts.get(ev, 0) >= 1, "client %d has no %s" % (i, ev))
+
+
+def many_clients_run(s, sock=None, port=None, readers=1, stalled=0, save=None):
+    """Start build/many-clients (C clients, each stream parsed as it
+    arrives); return the process."""
+    argv = [os.path.join(harness.BUILD, "many-clients"), "--readers", str(readers),
+            "--stalled", str(stalled), "--timeout", "90"]
+    argv += ["--unix", sock] if sock else ["--tcp", str(port)]
+    if save:
+        argv += ["--save", save]
+    return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def many_clients_result(proc):
+    out, _ = proc.communicate(timeout=120)
+    summary = [line for line in out.splitlines() if line.startswith("many-clients:")]
+    expect(summary, "many-clients printed no summary:\n%s" % out)
+    return proc.returncode, summary[0], out
+
+
+def enough_descriptors(n):
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard < n:
+        raise Skip("RLIMIT_NOFILE hard limit %d is below the %d descriptors needed" % (hard, n))
+
+
+def stderr_pipe_run(s, name, stalled, stderr_pipe):
+    """fibber-c-main (400 x fib 30) with 64 KiB per client and 1 MiB in all,
+    one reading client and `stalled` that never read; returns the exit
+    status, peak RSS (KiB), the reader's saved stream and the program."""
+    sock = s.path(name + ".sock")
+    env = {"GHC_EVENTLOG_CLIENT_BUFFER": "64K", "GHC_EVENTLOG_MAX_BUFFER": "1M"}
+    p = Program(s, "fibber-c-main", ["30"] * 400, unix=sock, wait=True, stdin=False, env=env,
+                rts=["-l"], stderr_pipe=stderr_pipe)
+    p.wait_socket(sock)
+    saved = s.path(name + ".eventlog")
+    c = many_clients_run(s, sock=sock, readers=1, stalled=stalled, save=saved)
+    status, rss = p.wait_rusage(timeout=60)
+    rc, summary, out = many_clients_result(c)
+    note("%s: %s" % (name, summary))
+    expect(rc == 0, "a client failed:\n%s" % out)
+    with open(saved, "rb") as f:
+        data = f.read()
+    return status, rss, data, p
+
+
+@test
+def stderr_pipe_never_read(s):
+    """stderr is a pipe nobody reads, 1000 clients never read: the library's
+    log lines cannot block it, so it keeps serving, the reading client's
+    stream is complete, memory stays bounded, and the program exits."""
+    enough_descriptors(2100)
+    status0, rss0, _, _ = stderr_pipe_run(s, "baseline", stalled=0, stderr_pipe=False)
+    status, rss, data, p = stderr_pipe_run(s, "stalled", stalled=1000, stderr_pipe=True)
+    expect(status == 0 and status0 == 0, "exit statuses %s, %s" % (status0, status))
+    summ = check_stream(s, data, "reader")
+    marks = fib_markers(summ)
+    expect(len(marks) == 400 and set(marks) == {"fib 30 = 832040"},
+           "the reader got %d of 400 markers" % len(marks))
+    lines = p.stderr_pipe_output().splitlines()
+    note("peak RSS %d KiB (baseline with one client: %d KiB); %d log lines" %
+         (rss, rss0, len(lines)))
+    # The bound (1 MiB), the free buffers kept for the RTS (8 MiB) and the
+    # hand-off's limit when the library's threads lag (8 MiB), README.
+    expect(rss - rss0 <= (1 + 8 + 8) * 1024, "peak RSS grew by %d KiB" % (rss - rss0))
+    expect(len(lines) <= 20, "%d log lines for 1000 clients:\n%s" % (len(lines),
+                                                                    "\n".join(lines[:40])))
+    expect(any("more clients that stopped reading" in line for line in lines),
+           "no summary line for the stalled clients:\n%s" % "\n".join(lines))
+
+
+def thousand_clients(s, tcp):
+    enough_descriptors(2100)
+    sock = None if tcp else s.path("thousand.sock")
+    p = Program(s, "fibber-c-main", ["30"] * 100, unix=sock, tcp_port=0 if tcp else None,
+                wait=True, stdin=False, rts=["-l"])
+    port = None
+    if tcp:
+        port = p.tcp_port()
+    else:
+        p.wait_socket(sock)
+    c = many_clients_run(s, sock=sock, port=port, readers=1000)
+    status, _ = p.wait_rusage(timeout=90)
+    rc, summary, out = many_clients_result(c)
+    note(summary)
+    expect(status == 0, "fibber exited with %s" % status)
+    expect(rc == 0 and " 1000 complete," in summary and "; 0 connects failed" in summary,
+           "not every client got a complete stream:\n%s" % out[-3000:])
+    expect("; 0 drop notices" in summary, "clients that kept up got drop notices: %s" % summary)
+
+
+@test
+def thousand_clients_unix(s):
+    """1000 C clients connect back to back over a Unix socket: every one is
+    accepted and gets a complete stream, header to end marker."""
+    thousand_clients(s, tcp=False)
+
+
+@test
+def thousand_clients_tcp(s):
+    """The same over TCP."""
+    thousand_clients(s, tcp=True)
 
 
 def gaps_have_notices(summ, tag):

@@ -41,7 +41,7 @@ static void check_fixture(const char *path) {
 
     struct es_inbox in;
     struct es_walker w;
-    es_inbox_init(&in);
+    es_inbox_init(&in, 0);
     es_walker_init(&w, &in, want, count_wake, NULL);
     atomic_store(&wakes, 0);
     /* A chunk before the header cannot be walked: it passes unmarked. */

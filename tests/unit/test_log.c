@@ -1,0 +1,125 @@
+/* Logging never blocks on a stderr that nobody reads, loses lines rather
+ * than wait (and says so once it can), and a repeating cause makes one
+ * line a second plus a summary, however often it happens. */
+#define _GNU_SOURCE
+#include "es_log.h"
+#include "tap.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <time.h>
+#include <unistd.h>
+
+static atomic_int logged;
+
+static void *flood(void *arg) {
+    (void)arg;
+    for (int i = 0; i < 5000; i++) {
+        es_log("line %d of a flood that nobody reads", i);
+        atomic_store(&logged, i + 1);
+    }
+    return NULL;
+}
+
+/* Everything in the pipe now, as a string. */
+static char *drain_pipe(int fd) {
+    static char all[1 << 20];
+    size_t n = 0;
+    ssize_t r;
+    while ((r = read(fd, all + n, sizeof all - 1 - n)) > 0)
+        n += (size_t)r;
+    all[n] = 0;
+    return all;
+}
+
+static size_t count(const char *s, const char *what) {
+    size_t n = 0;
+    for (const char *p = s; (p = strstr(p, what)) != NULL; p++)
+        n++;
+    return n;
+}
+
+int main(void) {
+    int saved = dup(STDERR_FILENO);
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) != 0) {
+        printf("Bail out! pipe\n");
+        return 1;
+    }
+    fcntl(p[1], F_SETPIPE_SZ, 4096);
+    fcntl(p[0], F_SETFL, O_NONBLOCK);
+    dup2(p[1], STDERR_FILENO);
+
+    /* 5000 lines into a 4 KiB pipe nobody reads: es_log must return. */
+    pthread_t t;
+    pthread_create(&t, NULL, flood, NULL);
+    for (int i = 0; i < 500 && atomic_load(&logged) < 5000; i++) {
+        struct timespec ms10 = {0, 10 * 1000000L};
+        nanosleep(&ms10, NULL);
+    }
+    int done = atomic_load(&logged);
+    if (!ok(done == 5000, "5000 lines logged into a full pipe without blocking (%d returned)",
+            done)) {
+        dup2(saved, STDERR_FILENO);
+        return tap_done(); /* the flooding thread is stuck: do not join it */
+    }
+    pthread_join(t, NULL);
+    ok(es_log_lost() > 0, "lines that found no room were lost (%llu), not waited for",
+       (unsigned long long)es_log_lost());
+    ok(!es_log_drain(100), "nothing drains while the pipe is full");
+
+    /* Once somebody reads, what was kept comes out, with the loss. */
+    char *out = NULL;
+    static char seen[1 << 20];
+    size_t seen_len = 0;
+    for (int i = 0; i < 200; i++) {
+        out = drain_pipe(p[0]);
+        size_t n = strlen(out);
+        if (seen_len + n < sizeof seen) {
+            memcpy(seen + seen_len, out, n);
+            seen_len += n;
+        }
+        seen[seen_len] = 0;
+        if (es_log_drain(10) && strstr(seen, "were lost") != NULL)
+            break;
+    }
+    seen[seen_len] = 0;
+    ok(strstr(seen, "eventlog-socket: line 0 of a flood") != NULL,
+       "the first line came out once the pipe was read");
+    unsigned long long reported = 0, n;
+    for (const char *q = seen; (q = strstr(q, "eventlog-socket: ")) != NULL; q++)
+        if (sscanf(q, "eventlog-socket: %llu log lines were lost: stderr was not being read", &n) ==
+            1)
+            reported += n;
+    ok(reported == es_log_lost(), "lines saying how many were lost add up to %llu", reported);
+    ok(count(seen, "of a flood") + es_log_lost() == 5000,
+       "lines written (%zu) + lines lost (%llu) = 5000", count(seen, "of a flood"),
+       (unsigned long long)es_log_lost());
+
+    /* The limiter: 1000 occurrences in one second make one line + a summary. */
+    struct es_log_limit lim = {.what = "clients too slow"};
+    for (uint64_t ms = 0; ms < 1000; ms++)
+        es_log_limited(&lim, 5000 + ms, "client %llu is too slow", (unsigned long long)ms);
+    es_log_limit_flush(&lim, 5999, false);
+    es_log_drain(1000);
+    out = drain_pipe(p[0]);
+    ok(count(out, "is too slow") == 1 && strstr(out, "client 0 is too slow") != NULL,
+       "1000 occurrences within a second: the first logged in full");
+    ok(strstr(out, "999 more") == NULL, "the summary waits for the window to end");
+    es_log_limited(&lim, 6000, "client %d is too slow", 1000);
+    es_log_drain(1000);
+    out = drain_pipe(p[0]);
+    ok(strstr(out, "999 more clients too slow in the last 1.0 s") != NULL &&
+           strstr(out, "client 1000 is too slow") != NULL,
+       "the next window begins with the summary of the last, then its first line");
+    es_log_limited(&lim, 6500, "client %d is too slow", 1001);
+    es_log_limit_flush(&lim, 6600, true);
+    es_log_drain(1000);
+    out = drain_pipe(p[0]);
+    ok(strstr(out, "1 more clients too slow") != NULL, "a forced flush summarises at once");
+
+    dup2(saved, STDERR_FILENO);
+    return tap_done();
+}

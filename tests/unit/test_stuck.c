@@ -1,0 +1,193 @@
+/* When the library's own threads are stuck (the loop thread made to sleep
+ * through a test hook, as a blocked write to stderr once made it), the
+ * program's side keeps going: the hand-off from RTS threads stays within
+ * its bound by dropping whole chunks, every client finds a drop notice
+ * where the gap is and still gets a valid stream to the end marker, and
+ * stopping the server never waits much longer than the linger time.
+ * Real Unix sockets, a recorded header; runs under ASan too. */
+#define _GNU_SOURCE
+#define EVENTLOG_SOCKET_NO_RTS
+#include "eventlog_socket.h"
+#include "es_server.h"
+#include "es_stream.h"
+#include "tap.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+static char dir[] = "/tmp/es-test-stuck-XXXXXX";
+static char sock_path[256];
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int connect_unix(const char *path) {
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    strncpy(a.sun_path, path, sizeof a.sun_path - 1);
+    if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* A valid block of `nevents` user messages of `len` bytes, at `time`. */
+static unsigned char *make_block(size_t nevents, size_t len, uint64_t time, size_t *out_len) {
+    size_t size = ES_BLOCK_MARKER_LEN + nevents * (12 + len);
+    unsigned char *b = calloc(1, size);
+    es_put_block_marker(b, time, (uint32_t)size, time + 1, 0);
+    unsigned char *e = b + ES_BLOCK_MARKER_LEN;
+    for (size_t i = 0; i < nevents; i++, e += 12 + len) {
+        es_put_be(e, ES_EVENT_USER_MSG, 2);
+        es_put_be(e + 2, time, 8);
+        es_put_be(e + 10, len, 2);
+        memset(e + 12, 'm', len);
+    }
+    *out_len = size;
+    return b;
+}
+
+/* The client: reads its stream to EOF, parsed as it arrives. */
+struct reader {
+    int fd;
+    struct es_stream stream;
+    int result;
+    uint64_t notices, noted_chunks;
+    pthread_t thread;
+};
+
+static void on_event(const struct es_event *ev, const uint8_t *base, void *ctx) {
+    (void)base;
+    struct reader *r = ctx;
+    unsigned long long n;
+    if (ev->type == ES_EVENT_USER_MSG && ev->payload_len > 25 &&
+        memcmp(ev->payload, "eventlog-socket: dropped ", 25) == 0) {
+        char text[128] = {0};
+        memcpy(text, ev->payload, ev->payload_len < 127 ? ev->payload_len : 127);
+        if (sscanf(text, "eventlog-socket: dropped %llu chunks", &n) == 1) {
+            r->notices++;
+            r->noted_chunks += n;
+        }
+    }
+}
+
+static void *read_thread(void *arg) {
+    struct reader *r = arg;
+    struct es_stream_callbacks cb = {NULL, on_event, r};
+    static unsigned char buf[1 << 16];
+    for (;;) {
+        struct pollfd p = {.fd = r->fd, .events = POLLIN};
+        if (poll(&p, 1, 20000) <= 0)
+            break;
+        ssize_t n = read(r->fd, buf, sizeof buf);
+        if (n <= 0)
+            break;
+        es_stream_feed(&r->stream, buf, (size_t)n, &cb);
+    }
+    r->result = es_stream_finish(&r->stream);
+    return NULL;
+}
+
+int main(void) {
+    if (mkdtemp(dir) == NULL) {
+        printf("Bail out! mkdtemp\n");
+        return 1;
+    }
+    snprintf(sock_path, sizeof sock_path, "%s/stuck.sock", dir);
+    size_t len;
+    unsigned char *log = tap_read_file("tests/fixtures/ghc-9.0.2.eventlog", &len);
+    struct es_header *h = malloc(sizeof *h);
+    es_header_parse(log, len, h);
+    size_t hlen = h->len;
+
+    /* 1. The loop thread sleeps for 1.5 s while 256 MiB are written. */
+    struct es_server_config cfg;
+    es_server_config_defaults(&cfg);
+    cfg.max_buffer = (size_t)16 << 20;
+    cfg.linger_ms = 1000;
+    size_t limit = es_server_handoff_limit(&cfg);
+    struct es_server *s = NULL;
+    ok(es_server_start_unix(&s, sock_path, &cfg, NULL, NULL) == 0, "server started");
+    es_server_submit(s, log, hlen);
+    struct reader r = {.fd = connect_unix(sock_path)};
+    es_stream_init(&r.stream);
+    ok(r.fd >= 0 && es_server_wait_client(s) == 0, "a reading client connected");
+    pthread_create(&r.thread, NULL, read_thread, &r);
+
+    size_t blen;
+    uint64_t t = 1000;
+    unsigned char *block = make_block(1000, 1036, t, &blen); /* about 1 MiB */
+    es_server_debug_block(s, 1500);
+    struct timespec pause = {0, 50 * 1000000L}; /* the hook takes effect */
+    nanosleep(&pause, NULL);
+    size_t peak = 0;
+    unsigned submitted = 0;
+    double start = now_s();
+    for (; submitted < 256; submitted++) {
+        es_put_be(block + 2, t, 8);
+        es_put_be(block + 14, t + 1, 8);
+        t += 2;
+        es_server_submit(s, block, blen);
+        size_t flying = atomic_load(&s->inbox.in_flight);
+        if (flying > peak)
+            peak = flying;
+    }
+    double took = now_s() - start;
+    uint64_t dropped, dropped_bytes;
+    es_inbox_dropped(&s->inbox, &dropped, &dropped_bytes);
+    ok(took < 1.0, "256 chunks handed over in %.3f s while the loop slept (never waiting)", took);
+    ok(peak <= limit + blen, "in flight at most %zu bytes, within the hand-off limit %zu + a chunk",
+       peak, limit);
+    ok(dropped > 0 && dropped < submitted,
+       "the hand-off dropped %llu of %u chunks rather than queue them", (unsigned long long)dropped,
+       submitted);
+
+    /* After the stall, the stream goes on and ends normally. */
+    es_server_submit(s, "\xff\xff", 2);
+    ok(es_server_stop(s) == 0, "the server stopped normally once the loop woke");
+    pthread_join(r.thread, NULL);
+    ok(r.result == 0, "the client's stream is complete: header to end marker (%s)",
+       r.result == 0 ? "ok" : r.stream.error);
+    ok(r.notices >= 1 && r.noted_chunks == dropped,
+       "its drop notices (%llu) count the %llu chunks dropped", (unsigned long long)r.notices,
+       (unsigned long long)dropped);
+    ok(atomic_load(&s->counters.chunks_dropped) == dropped,
+       "the stats count them once for the one client");
+    es_stream_destroy(&r.stream);
+    close(r.fd);
+    es_server_free(s);
+
+    /* 2. A loop thread stuck for longer than the exit may wait. */
+    cfg.linger_ms = 300;
+    ok(es_server_start_unix(&s, sock_path, &cfg, NULL, NULL) == 0, "server restarted");
+    es_server_submit(s, log, hlen);
+    int fd = connect_unix(sock_path);
+    ok(fd >= 0 && es_server_wait_client(s) == 0, "a client connected");
+    es_server_debug_block(s, 4000);
+    nanosleep(&pause, NULL);
+    es_server_submit(s, "\xff\xff", 2);
+    start = now_s();
+    int stop = es_server_stop(s);
+    took = now_s() - start;
+    ok(stop == UV_ETIMEDOUT && took < 2.5,
+       "stop gave up on the stuck loop after %.2f s (linger 0.3 s + margin 0.5 s; stuck for 4 s)",
+       took);
+    ok(access(sock_path, F_OK) != 0, "and removed the socket file itself");
+    es_server_free(s); /* waits for the threads, for the sanitizers' sake */
+    close(fd);
+
+    free(block);
+    free(h);
+    free(log);
+    rmdir(dir);
+    return tap_done();
+}
