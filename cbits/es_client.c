@@ -244,6 +244,22 @@ void es_client_check_exit_stall(struct es_client *c, uint64_t now_ms) {
     es_client_close(c);
 }
 
+bool es_client_stuck(const struct es_client *c, uint64_t now_ms, uint64_t *since,
+                     uint64_t *unique) {
+    if (c->closing || !c->writing ||
+        now_ms - c->moved_ms < es_exit_stall_ms(&c->server->cfg, c->ever_read))
+        return false;
+    *since = c->write_first ? es_chunk_start(c->write_first) : c->server->store.end_offset;
+    *unique = 0;
+    for (const struct es_chunk *ch = c->write_first; ch != NULL; ch = ch->next) {
+        if (ch->refs == 1)
+            *unique += ch->len;
+        if (ch == c->write_last)
+            break;
+    }
+    return true;
+}
+
 void es_client_disconnect_lagging(struct es_client *c, uint64_t lag, const char *limit) {
     struct es_server *s = c->server;
     atomic_fetch_add(&s->counters.clients_lagged, 1);

@@ -88,6 +88,18 @@ uint64_t es_client_droppable(const struct es_client *c);
  * notice before its next chunk. Returns the number of chunks skipped. */
 uint64_t es_client_drop(struct es_client *c, uint64_t target);
 
+/* A client whose write is unfinished and that has consumed nothing of its
+ * stream for a while is "stuck": what that write holds (up to
+ * ES_CLIENT_MAX_WRITE, or one chunk) cannot be skipped, only freed by
+ * closing the connection, which es_server.c's enforce_bound does when stuck
+ * clients pin more than the bound allows. A while is the exit rule's
+ * (es_exit_stall_ms): 250 ms for a client that never read anything, half
+ * the linger time for one that did. Returns whether the client is stuck at
+ * `now_ms`; if so, `*since` is the stream offset where its write begins
+ * and `*unique` the bytes that closing it would free (chunks only its
+ * write still holds). */
+bool es_client_stuck(const struct es_client *c, uint64_t now_ms, uint64_t *since, uint64_t *unique);
+
 /* Disconnect a client that fell `lag` bytes behind, with a log line. */
 void es_client_disconnect_lagging(struct es_client *c, uint64_t lag, const char *limit);
 

@@ -179,6 +179,38 @@ static void ingest(struct es_server *s, struct es_chunk *c) {
  * freed, then the next furthest. Chunks in a write in flight cannot be
  * released, so a stalled client pins at most one write's worth
  * (ES_CLIENT_MAX_WRITE, or one chunk). */
+/* Past the bound, with nothing left to skip, what remains is held by
+ * unfinished writes. One such write per client that has stopped reading
+ * may stay (ES_PINNED_SLACK), but clients that stop reading one after
+ * another, each at another place in the stream, would pin a chunk each
+ * without limit (200 of them joining a flood 30 ms apart held 88 MiB
+ * against a 16 MiB bound): then stuck clients (es_client_stuck), oldest
+ * write first, are disconnected, whatever the policy, until what closing
+ * them frees brings the library back within the bound. Their memory comes
+ * back when the closes complete. */
+#define ES_PINNED_SLACK (ES_CLIENT_MAX_WRITE + ES_RTS_BUFFER)
+
+static void close_stuck(struct es_server *s) {
+    size_t held = es_server_held(s);
+    uint64_t now = uv_now(&s->loop);
+    while (held > s->cfg.max_buffer + ES_PINNED_SLACK) {
+        uint64_t oldest = UINT64_MAX, freed = 0, since, unique;
+        struct es_client *victim = NULL;
+        for (struct es_client *c = s->clients; c != NULL; c = c->next)
+            if (es_client_stuck(c, now, &since, &unique) && since < oldest) {
+                oldest = since;
+                freed = unique;
+                victim = c;
+            }
+        if (victim == NULL)
+            return;
+        es_client_disconnect_lagging(victim, s->store.end_offset - oldest,
+                                     "it stopped reading, and the unsent data of clients like it "
+                                     "exceeds the buffer bound");
+        held -= freed < held ? freed : held;
+    }
+}
+
 static void enforce_bound(struct es_server *s) {
     while (es_server_held(s) > s->cfg.max_buffer) {
         struct es_client *worst = NULL;
@@ -190,8 +222,10 @@ static void enforce_bound(struct es_server *s) {
                 worst_lag = lag;
             }
         }
-        if (worst == NULL)
+        if (worst == NULL) {
+            close_stuck(s);
             return;
+        }
         if (!s->cfg.drop_slow) {
             /* Its memory comes back when the close completes; look again
              * at the next wake-up rather than disconnect everyone now. */

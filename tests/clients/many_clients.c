@@ -2,13 +2,15 @@
  * in C so that a test measures the server and not its clients.
  *
  *   many-clients (--unix PATH | --tcp PORT) [--readers N] [--stalled M]
- *                [--timeout SECONDS] [--save FILE]
+ *                [--timeout SECONDS] [--save FILE] [--stagger-ms MS]
  *
  * Connects N reading clients, then M clients that never read, back to
  * back. Each reader reads its stream to EOF, parsed as it arrives by the
  * library's own stream reader (cbits/es_stream.h): it must start with the
  * header and end with the end-of-data marker. --save writes the first
- * reader's stream to FILE. Prints one line per failed client and a closing
+ * reader's stream to FILE; --stagger-ms waits that long before each
+ * stalled client connects, so that they join at different places in the
+ * stream. Prints one line per failed client and a closing
  * line; exit status 0 when every connect succeeded and every reader got a
  * complete stream, 1 otherwise, 2 for a usage error. */
 #define _GNU_SOURCE
@@ -69,6 +71,14 @@ static int connect_one(void) {
     return fd;
 }
 
+static void connect_stalled(int *stalled, long i, long *failed) {
+    stalled[i] = connect_one();
+    if (stalled[i] < 0) {
+        (*failed)++;
+        printf("stalled client %ld: connect failed: %s\n", i, strerror(errno));
+    }
+}
+
 static void on_event(const struct es_event *ev, const uint8_t *base, void *ctx) {
     (void)base;
     struct reader *r = ctx;
@@ -82,6 +92,7 @@ int main(int argc, char **argv) {
     long nreaders = 1, nstalled = 0;
     double timeout = 60;
     const char *save = NULL;
+    long stagger_ms = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (v == NULL)
@@ -98,6 +109,8 @@ int main(int argc, char **argv) {
             timeout = atof(v);
         else if (strcmp(a, "--save") == 0)
             save = v;
+        else if (strcmp(a, "--stagger-ms") == 0)
+            stagger_ms = atol(v);
         else
             goto usage;
         i++;
@@ -128,14 +141,12 @@ int main(int argc, char **argv) {
             printf("reader %ld: connect failed: %s\n", i, strerror(errno));
         }
     }
-    for (long i = 0; i < nstalled; i++) {
-        stalled[i] = connect_one();
-        if (stalled[i] < 0) {
-            connect_failed++;
-            printf("stalled client %ld: connect failed: %s\n", i, strerror(errno));
-        }
-    }
-    double t_connect = now_s() - t0;
+    /* Stalled clients connect now, or one every stagger_ms while the
+     * readers read (below). */
+    long nconnected = 0;
+    while (stagger_ms == 0 && nconnected < nstalled)
+        connect_stalled(stalled, nconnected++, &connect_failed);
+    double t_connect = now_s() - t0, next_connect = now_s() + (double)stagger_ms / 1000;
 
     int ep = epoll_create1(EPOLL_CLOEXEC);
     long open_readers = 0;
@@ -149,8 +160,15 @@ int main(int argc, char **argv) {
     FILE *out = save ? fopen(save, "wb") : NULL;
     static uint8_t buf[1 << 18];
     struct epoll_event evs[256];
-    while (open_readers > 0 && now_s() < deadline) {
-        int n = epoll_wait(ep, evs, 256, 200);
+    while ((open_readers > 0 || nconnected < nstalled) && now_s() < deadline) {
+        if (nconnected < nstalled && now_s() >= next_connect) {
+            connect_stalled(stalled, nconnected++, &connect_failed);
+            next_connect += (double)stagger_ms / 1000;
+            if (nconnected == nstalled)
+                t_connect = now_s() - t0;
+        }
+        int wait_ms = nconnected < nstalled ? (int)stagger_ms : 200;
+        int n = epoll_wait(ep, evs, 256, wait_ms);
         for (int k = 0; k < n; k++) {
             struct reader *r = evs[k].data.ptr;
             ssize_t got = read(r->fd, buf, sizeof buf);
@@ -190,7 +208,7 @@ int main(int argc, char **argv) {
         notices += r->drop_notices;
         es_stream_destroy(&r->stream);
     }
-    for (long i = 0; i < nstalled; i++)
+    for (long i = 0; i < nconnected; i++)
         if (stalled[i] >= 0)
             close(stalled[i]);
     printf("many-clients: %ld readers: %ld complete, %ld cut, %ld malformed, %ld unfinished; "
@@ -200,6 +218,6 @@ int main(int argc, char **argv) {
     return complete == nreaders && connect_failed == 0 ? 0 : 1;
 usage:
     fprintf(stderr, "usage: many-clients (--unix PATH | --tcp PORT) [--readers N] [--stalled M] "
-                    "[--timeout SECONDS] [--save FILE]\n");
+                    "[--timeout SECONDS] [--save FILE] [--stagger-ms MS]\n");
     return 2;
 }

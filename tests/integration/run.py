@@ -719,6 +719,38 @@ def stderr_pipe_never_read(s):
            "no summary line for the stalled clients:\n%s" % "\n".join(lines))
 
 
+@test
+def stalled_clients_join_one_by_one(s):
+    """Clients that connect one after another during a flood and never read
+    each pin an unfinished write at another place in the stream; the library
+    disconnects such stuck clients rather than let them hold more than the
+    bound (16 MiB) plus one write's slack, and a reading client is unaffected."""
+    env = {"GHC_EVENTLOG_MAX_BUFFER": "%dM" % BOUND_MIB}
+    sock = s.path("pin.sock")
+    p = Program(s, "probe", unix=sock, wait=True, env=env)
+    p.wait_socket(sock)
+    saved = s.path("pin-reader.eventlog")
+    c = subprocess.Popen([os.path.join(harness.BUILD, "many-clients"), "--unix", sock,
+                          "--readers", "1", "--stalled", "150", "--stagger-ms", "30",
+                          "--timeout", "90", "--save", saved],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    answer = p.query("flood-for 6 pin 20000", timeout=60)
+    expect(answer.startswith("ok "), "flood-for answered %r" % answer)
+    st = p.stats()
+    p.cmd("quit")
+    p.finish()
+    rc, summary, out = many_clients_result(c)
+    note("%s; stats %r" % (summary, st))
+    expect(rc == 0, "the reading client's stream is not complete:\n%s" % out[-2000:])
+    # The bound, one stuck client's unfinished write (at most 4 MiB), and the
+    # chunk that arrives while closed clients' memory is coming back.
+    expect(st["bytes_held_peak"] <= (BOUND_MIB + 6) << 20,
+           "the library held %.1f MiB at peak" % (st["bytes_held_peak"] / 2**20))
+    expect(st["clients_lagged"] > 0, "no stuck client was disconnected: %r" % st)
+    expect(any("exceeds the buffer bound" in line for line in p.stderr().splitlines()),
+           "no log line says why clients were disconnected")
+
+
 def thousand_clients(s, tcp):
     enough_descriptors(2100)
     sock = None if tcp else s.path("thousand.sock")
