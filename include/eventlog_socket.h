@@ -87,7 +87,11 @@ struct eventlog_socket_options {
      * process uses more: up to 4 free chunk buffers (8 MiB) that the
      * library keeps so that RTS threads copy into memory already faulted
      * in, and after chunks were skipped for a slow client, the skipped
-     * chunks' buffers until new chunks take them. */
+     * chunks' buffers until new chunks take them; up to 4 MiB of
+     * unfinished writes of clients that stopped reading (beyond that they
+     * are disconnected); and, only while the library's own threads lag
+     * behind the program, chunks not yet taken in by them, at most half of
+     * this (at least 8 MiB; beyond that chunks are dropped and counted). */
     size_t max_buffer;
     /* Unsent bytes one client may fall behind before the slow-client
      * policy applies. Default 64 MiB. */
@@ -95,7 +99,8 @@ struct eventlog_socket_options {
     /* EVENTLOG_SOCKET_SLOW_CLIENT_DROP (default): skip whole chunks for it
      * and put a notice in its stream; _DISCONNECT: close its connection. */
     int slow_client;
-    /* How long exit waits for slow clients to take the rest. Default 2000. */
+    /* How long exit waits for slow clients to take the rest. Default 2000.
+     * Exit never waits for the library longer than this plus 500 ms. */
     unsigned linger_ms;
 };
 #define EVENTLOG_SOCKET_SLOW_CLIENT_DROP       0
@@ -103,11 +108,12 @@ struct eventlog_socket_options {
 
 /* Counters, for monitoring the library itself. Dropped chunks are counted
  * once per client that missed them, plus those lost before the first
- * client connected. */
+ * client connected (chunks dropped before reaching any client, because the
+ * library's threads fell behind, count once per client connected then). */
 struct eventlog_socket_stats {
     uint64_t clients_connected; /* now */
     uint64_t clients_accepted;  /* since start */
-    uint64_t clients_lagged;    /* disconnected because they fell behind */
+    uint64_t clients_lagged;    /* disconnected because they fell behind or stopped reading */
     uint64_t bytes_received;    /* handed over by the RTS */
     uint64_t bytes_sent;        /* written to clients, all together */
     uint64_t chunks_dropped;
