@@ -294,9 +294,7 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
 }
 
 static void dispatch_command(uint8_t cmd, void *ctx) {
-    struct es_server *s = ctx;
-    if (s->on_command)
-        s->on_command(cmd, s->command_ctx);
+    es_server_command(ctx, cmd);
 }
 
 static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {

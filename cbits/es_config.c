@@ -128,6 +128,14 @@ int es_config_from_env(struct es_env_config *out) {
                flush);
         return EVENTLOG_SOCKET_EINVAL;
     }
+    out->control_ms = -1;
+    const char *control = env("GHC_EVENTLOG_CONTROL_INTERVAL_MS");
+    if (control && es_config_parse_ms(control, &out->control_ms) != 0) {
+        es_log("GHC_EVENTLOG_CONTROL_INTERVAL_MS=\"%s\" is not a number of milliseconds from 0 "
+               "(no limit) to 60000",
+               control);
+        return EVENTLOG_SOCKET_EINVAL;
+    }
     if (out->unix_path && (out->inet_port || out->inet_host)) {
         es_log("both GHC_EVENTLOG_UNIX_PATH and GHC_EVENTLOG_INET_%s are set; set only one",
                out->inet_port ? "PORT" : "HOST");

@@ -23,6 +23,38 @@ void es_server_config_defaults(struct es_server_config *cfg) {
     cfg->drop_slow = true;
     cfg->defs_limit = (size_t)16 << 20;
     cfg->linger_ms = 2000;
+    cfg->control_interval_ms = ES_GATE_DEFAULT_MS;
+}
+
+/* ---- control commands ------------------------------------------------- */
+
+static void deliver_command(uint8_t cmd, void *ctx) {
+    struct es_server *s = ctx;
+    if (s->on_command)
+        s->on_command(cmd, s->command_ctx);
+}
+
+static void on_gate_timer(uv_timer_t *t);
+
+static void arm_gate(struct es_server *s) {
+    uint64_t due = es_gate_due(&s->gate);
+    if (due == UINT64_MAX || s->stopping)
+        return;
+    uint64_t now = uv_now(&s->loop);
+    uv_timer_start(&s->gate_timer, on_gate_timer, due > now ? due - now : 0, 0);
+}
+
+static void on_gate_timer(uv_timer_t *t) {
+    struct es_server *s = t->data;
+    if (s->stopping)
+        return;
+    es_gate_run(&s->gate, uv_now(&s->loop), deliver_command, s);
+    arm_gate(s);
+}
+
+void es_server_command(struct es_server *s, uint8_t cmd) {
+    es_gate_offer(&s->gate, cmd, uv_now(&s->loop), deliver_command, s);
+    arm_gate(s);
 }
 
 size_t es_server_held(const struct es_server *s) {
@@ -400,6 +432,7 @@ void es_server_maybe_finish(struct es_server *s) {
     uv_close((uv_handle_t *)&s->linger, on_handle_closed);
     uv_close((uv_handle_t *)&s->exit_check, on_handle_closed);
     uv_close((uv_handle_t *)&s->tick, on_handle_closed);
+    uv_close((uv_handle_t *)&s->gate_timer, on_handle_closed);
 }
 
 static void on_linger_timeout(uv_timer_t *t) {
@@ -427,6 +460,7 @@ static void on_exit_check(uv_timer_t *t) {
 static void begin_stop(struct es_server *s) {
     s->stopping = true;
     es_server_update_tick(s);
+    uv_timer_stop(&s->gate_timer); /* commands held back are moot now */
     /* The walker has ended (es_server_stop): take what it handed over last. */
     take_chunks(s);
     uv_close(&s->listener.handle, on_handle_closed);
@@ -505,12 +539,13 @@ static int start(struct es_server *s, struct es_server **out) {
         close(s->addr.fd);
         return r;
     }
-    s->wake.data = s->linger.data = s->tick.data = s->exit_check.data = s;
+    s->wake.data = s->linger.data = s->tick.data = s->exit_check.data = s->gate_timer.data = s;
     s->listener.handle.data = s;
     uv_async_init(&s->loop, &s->wake, on_wake);
     uv_timer_init(&s->loop, &s->linger);
     uv_timer_init(&s->loop, &s->tick);
     uv_timer_init(&s->loop, &s->exit_check);
+    uv_timer_init(&s->loop, &s->gate_timer);
     r = s->is_unix ? uv_pipe_init(&s->loop, &s->listener.pipe, 0)
                    : uv_tcp_init(&s->loop, &s->listener.tcp);
     if (r == 0) {
@@ -552,6 +587,7 @@ static int start(struct es_server *s, struct es_server **out) {
         uv_close((uv_handle_t *)&s->linger, NULL);
         uv_close((uv_handle_t *)&s->tick, NULL);
         uv_close((uv_handle_t *)&s->exit_check, NULL);
+        uv_close((uv_handle_t *)&s->gate_timer, NULL);
         uv_run(&s->loop, UV_RUN_DEFAULT);
         free_server(s);
         return r;
@@ -577,6 +613,7 @@ static struct es_server *alloc_server(const struct es_server_config *cfg, es_com
         es_server_config_defaults(&s->cfg);
     s->on_command = fn;
     s->command_ctx = ctx;
+    es_gate_init(&s->gate, s->cfg.control_interval_ms);
     s->pid = getpid();
     atomic_init(&s->stop_called, false);
     atomic_init(&s->stop_requested, false);

@@ -6,6 +6,7 @@
 
 #include "es_chunk.h"
 #include "es_defs.h"
+#include "es_gate.h"
 #include "es_header.h"
 #include "es_inbox.h"
 #include "es_listen.h"
@@ -21,13 +22,15 @@
 struct es_client;
 
 struct es_server_config {
-    size_t max_buffer;   /* bytes held for clients at most, and kept for the
-                          * first client before it connects (default 64 MiB) */
-    size_t client_limit; /* unsent bytes one client may fall behind (64 MiB) */
-    bool drop_slow;      /* past its limit a client skips chunks (default);
-                          * false: it is disconnected */
-    size_t defs_limit;   /* bytes of definition events kept (16 MiB) */
-    unsigned linger_ms;  /* how long exit waits for slow clients (2000) */
+    size_t max_buffer;            /* bytes held for clients at most, and kept for the
+                                   * first client before it connects (default 64 MiB) */
+    size_t client_limit;          /* unsent bytes one client may fall behind (64 MiB) */
+    bool drop_slow;               /* past its limit a client skips chunks (default);
+                                   * false: it is disconnected */
+    size_t defs_limit;            /* bytes of definition events kept (16 MiB) */
+    unsigned linger_ms;           /* how long exit waits for slow clients (2000) */
+    unsigned control_interval_ms; /* a census, or a start/stop, at most this
+                                   * often (es_gate.h; 1000, 0: no limit) */
 };
 
 /* At exit the server does not wait for a client that has stopped reading:
@@ -101,6 +104,8 @@ struct es_server {
 
     es_command_fn on_command;
     void *command_ctx;
+    struct es_gate gate;   /* the rate limit on commands */
+    uv_timer_t gate_timer; /* runs what the gate holds back */
 
     struct es_inbox inbox;   /* RTS threads to the walker */
     struct es_walker walker; /* the walker to the loop thread */
@@ -192,6 +197,9 @@ void es_server_update_tick(struct es_server *s);
 /* Block until the first client connects (0) or the server stops
  * (EVENTLOG_SOCKET_ESTOPPED). */
 int es_server_wait_client(struct es_server *s);
+
+/* Loop thread: a control command from a client, through the rate limit. */
+void es_server_command(struct es_server *s, uint8_t cmd);
 
 /* Record an error from the loop thread: the first one is kept and logged. */
 void es_server_async_error(struct es_server *s, int err, const char *what);

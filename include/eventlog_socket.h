@@ -102,6 +102,12 @@ struct eventlog_socket_options {
     /* How long exit waits for slow clients to take the rest. Default 2000.
      * Exit never waits for the library longer than this plus 500 ms. */
     unsigned linger_ms;
+    /* Control commands that cost the program (a heap census; start/stop of
+     * profiling) act at most once per this many milliseconds, each kind on
+     * its own, across all clients; requests in between are folded into
+     * one that acts when the interval has passed. Default 1000; 0: no
+     * limit. */
+    unsigned control_interval_ms;
 };
 #define EVENTLOG_SOCKET_SLOW_CLIENT_DROP       0
 #define EVENTLOG_SOCKET_SLOW_CLIENT_DISCONNECT 1
@@ -156,6 +162,7 @@ EVENTLOG_SOCKET_API int eventlog_socket_init_tcp(const char *host, const char *p
  *   GHC_EVENTLOG_MAX_BUFFER           see eventlog_socket_options.max_buffer;
  *   GHC_EVENTLOG_CLIENT_BUFFER        bytes, with an optional K, M or G suffix
  *   GHC_EVENTLOG_SLOW_CLIENT          drop or disconnect
+ *   GHC_EVENTLOG_CONTROL_INTERVAL_MS  see eventlog_socket_options.control_interval_ms
  * Returns EVENTLOG_SOCKET_ENOTCONFIGURED when neither a path nor a port is
  * set, EVENTLOG_SOCKET_EINVAL (with a log line naming the variable) for an
  * invalid value or when both a path and a port are set. */
@@ -177,9 +184,10 @@ EVENTLOG_SOCKET_API int eventlog_socket_set_flush_interval_ms(unsigned ms);
 EVENTLOG_SOCKET_API void eventlog_socket_options_init(struct eventlog_socket_options *opts);
 
 /* Use these settings for the server that init_* starts. Call before it.
- * Returns EVENTLOG_SOCKET_EINVAL for a buffer under 64 KiB or an unknown
- * policy, EVENTLOG_SOCKET_EALREADY when the server is already running.
- * The environment (GHC_EVENTLOG_MAX_BUFFER, _CLIENT_BUFFER, _SLOW_CLIENT)
+ * Returns EVENTLOG_SOCKET_EINVAL for a buffer under 64 KiB, an unknown
+ * policy or a control interval over 60000 ms, EVENTLOG_SOCKET_EALREADY when the server is already
+ * running. The environment (GHC_EVENTLOG_MAX_BUFFER, _CLIENT_BUFFER, _SLOW_CLIENT,
+ * _CONTROL_INTERVAL_MS)
  * overrides them in eventlog_socket_init_from_env. Not thread-safe. */
 EVENTLOG_SOCKET_API int eventlog_socket_set_options(const struct eventlog_socket_options *opts);
 

@@ -48,6 +48,7 @@ void eventlog_socket_options_init(struct eventlog_socket_options *opts) {
     opts->slow_client =
         d.drop_slow ? EVENTLOG_SOCKET_SLOW_CLIENT_DROP : EVENTLOG_SOCKET_SLOW_CLIENT_DISCONNECT;
     opts->linger_ms = d.linger_ms;
+    opts->control_interval_ms = d.control_interval_ms;
 }
 
 /* The configuration init_* uses: the defaults until set_options. */
@@ -64,13 +65,15 @@ int eventlog_socket_set_options(const struct eventlog_socket_options *opts) {
         return EVENTLOG_SOCKET_EALREADY;
     if (opts == NULL || opts->max_buffer < ES_MIN_BUFFER || opts->client_buffer < ES_MIN_BUFFER ||
         (opts->slow_client != EVENTLOG_SOCKET_SLOW_CLIENT_DROP &&
-         opts->slow_client != EVENTLOG_SOCKET_SLOW_CLIENT_DISCONNECT))
+         opts->slow_client != EVENTLOG_SOCKET_SLOW_CLIENT_DISCONNECT) ||
+        opts->control_interval_ms > 60000)
         return EVENTLOG_SOCKET_EINVAL;
     struct es_server_config *cfg = config();
     cfg->max_buffer = opts->max_buffer;
     cfg->client_limit = opts->client_buffer;
     cfg->drop_slow = opts->slow_client == EVENTLOG_SOCKET_SLOW_CLIENT_DROP;
     cfg->linger_ms = opts->linger_ms;
+    cfg->control_interval_ms = opts->control_interval_ms;
     return 0;
 }
 
@@ -144,6 +147,8 @@ int eventlog_socket_init_from_env(void) {
         sc->client_limit = cfg.client_buffer;
     if (cfg.slow_client >= 0)
         sc->drop_slow = cfg.slow_client == EVENTLOG_SOCKET_SLOW_CLIENT_DROP;
+    if (cfg.control_ms >= 0)
+        sc->control_interval_ms = (unsigned)cfg.control_ms;
     if (cfg.flush_ms >= 0 &&
         (r = eventlog_socket_set_flush_interval_ms((unsigned)cfg.flush_ms)) < 0)
         return r;

@@ -301,6 +301,33 @@ def heap_control_garbage_and_split_frames(s):
 
 
 @test
+def census_flood_rate_limited(s):
+    """A client sending census requests without pause for 3 s (300000 of
+    them) gets one census a second, not one each: the program is not made
+    to collect its heap thousands of times."""
+    p, connect = serve(s, "flood", ["--busy"], rts=["-hT", "-i100"])
+    c = connect()
+    time.sleep(0.3)
+    p.cmd("marker A")
+    for _ in range(30):
+        c.send((GCTL + CENSUS) * 10000)
+        time.sleep(0.1)
+    p.cmd("marker B")
+    time.sleep(1.5)  # the request folded last acts an interval after the one before
+    p.cmd("marker C")
+    p.cmd("quit")
+    p.finish()
+    summ = check_stream(s, c.wait_eof(), "flood")
+    during = summ.samples_between(summ.marker_time("A"), summ.marker_time("B"))
+    after = summ.samples_between(summ.marker_time("B"), summ.marker_time("C"))
+    note("censuses: %d during 3 s of requests, %d after them" % (during, after))
+    # One a second while requests come (3 or 4 in 3 s and a bit), and the
+    # request folded last, an interval after the census before it.
+    expect(3 <= during + after <= 6 and during >= 2,
+           "%d + %d censuses for 3 s of requests (expected about 4)" % (during, after))
+
+
+@test
 def commands_without_heap_profiling(s):
     """Without a -h mode the commands are harmless no-ops."""
     sock = s.path("noprof.sock")

@@ -1,0 +1,61 @@
+#include "es_gate.h"
+
+#define EVENTLOG_SOCKET_NO_RTS
+#include "eventlog_socket.h"
+
+static int kind_of(uint8_t cmd) {
+    switch (cmd) {
+    case EVENTLOG_SOCKET_CMD_REQUEST_HEAP_CENSUS:
+        return ES_GATE_CENSUS;
+    case EVENTLOG_SOCKET_CMD_START_HEAP_PROFILING:
+    case EVENTLOG_SOCKET_CMD_STOP_HEAP_PROFILING:
+        return ES_GATE_HEAP_PROFILE;
+    default:
+        return -1;
+    }
+}
+
+void es_gate_init(struct es_gate *g, unsigned interval_ms) {
+    *g = (struct es_gate){.interval_ms = interval_ms};
+}
+
+static uint64_t due_at(const struct es_gate *g, int k) {
+    return g->kind[k].last_ms + g->interval_ms;
+}
+
+static void act(struct es_gate *g, int k, uint8_t cmd, uint64_t now_ms, es_gate_fn fn, void *ctx) {
+    g->kind[k].acted = true;
+    g->kind[k].last_ms = now_ms;
+    g->kind[k].pending = false;
+    fn(cmd, ctx);
+}
+
+void es_gate_offer(struct es_gate *g, uint8_t cmd, uint64_t now_ms, es_gate_fn fn, void *ctx) {
+    int k = kind_of(cmd);
+    if (k < 0 || g->interval_ms == 0) {
+        fn(cmd, ctx);
+        return;
+    }
+    if (g->kind[k].pending || (g->kind[k].acted && now_ms < due_at(g, k))) {
+        if (g->kind[k].pending)
+            g->folded++;
+        g->kind[k].pending = true;
+        g->kind[k].cmd = cmd;
+        return;
+    }
+    act(g, k, cmd, now_ms, fn, ctx);
+}
+
+uint64_t es_gate_due(const struct es_gate *g) {
+    uint64_t due = UINT64_MAX;
+    for (int k = 0; k < ES_GATE_KINDS; k++)
+        if (g->kind[k].pending && due_at(g, k) < due)
+            due = due_at(g, k);
+    return due;
+}
+
+void es_gate_run(struct es_gate *g, uint64_t now_ms, es_gate_fn fn, void *ctx) {
+    for (int k = 0; k < ES_GATE_KINDS; k++)
+        if (g->kind[k].pending && now_ms >= due_at(g, k))
+            act(g, k, g->kind[k].cmd, now_ms, fn, ctx);
+}

@@ -1,0 +1,58 @@
+/* The rate limit on control commands that cost the program something.
+ *
+ * A heap census is a major GC plus a walk of the heap: a client that sent
+ * census requests without pause made a 5 s program take 197 s (4046
+ * censuses instead of 8). Nothing a client writes may slow the program
+ * (protocol.md, section 2), so each kind of command acts at most once per
+ * interval (default 1 s, across all clients): a request that comes sooner
+ * is folded into one that runs when the interval has passed. For a census
+ * that means one census for any number of requests; for start/stop, the
+ * last of them wins.
+ *
+ * Pure bookkeeping with times passed in, so that it can be tested without
+ * a clock; the server keeps one, and a timer for what is pending. Loop
+ * thread only. */
+#ifndef ES_GATE_H
+#define ES_GATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Kinds of command that are limited, each on its own. */
+enum es_gate_kind {
+    ES_GATE_CENSUS,       /* request a heap census */
+    ES_GATE_HEAP_PROFILE, /* start/stop heap profiling */
+    ES_GATE_KINDS,
+};
+
+/* The default interval (milliseconds). */
+#define ES_GATE_DEFAULT_MS 1000
+
+typedef void (*es_gate_fn)(uint8_t cmd, void *ctx);
+
+struct es_gate {
+    unsigned interval_ms; /* 0: no limit */
+    struct {
+        bool acted;       /* a command of this kind has acted */
+        uint64_t last_ms; /* when it last acted */
+        bool pending;     /* a command waits for the interval to pass */
+        uint8_t cmd;      /* which one */
+    } kind[ES_GATE_KINDS];
+    uint64_t folded; /* requests folded into another */
+};
+
+void es_gate_init(struct es_gate *g, unsigned interval_ms);
+
+/* A command (EVENTLOG_SOCKET_CMD_*) from a client at `now_ms`: `fn` is
+ * called with it now, unless its kind acted less than an interval ago;
+ * then it waits (es_gate_due, es_gate_run), replacing a command of its
+ * kind that was waiting already. Commands of no limited kind pass at once. */
+void es_gate_offer(struct es_gate *g, uint8_t cmd, uint64_t now_ms, es_gate_fn fn, void *ctx);
+
+/* When the first waiting command is due (ms), or UINT64_MAX if none waits. */
+uint64_t es_gate_due(const struct es_gate *g);
+
+/* Call `fn` for every waiting command that is due at `now_ms`. */
+void es_gate_run(struct es_gate *g, uint64_t now_ms, es_gate_fn fn, void *ctx);
+
+#endif

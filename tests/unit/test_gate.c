@@ -1,0 +1,84 @@
+/* The control-command rate limit: a flood of census requests makes one
+ * census per interval, start/stop toggling settles on the last command,
+ * other commands pass, and nothing asked for is forgotten. */
+#define EVENTLOG_SOCKET_NO_RTS
+#include "eventlog_socket.h"
+#include "es_gate.h"
+#include "tap.h"
+
+static uint8_t got[100000];
+static size_t ngot;
+
+static void record(uint8_t cmd, void *ctx) {
+    (void)ctx;
+    if (ngot < sizeof got)
+        got[ngot] = cmd;
+    ngot++;
+}
+
+static size_t count(uint8_t cmd) {
+    size_t n = 0;
+    for (size_t i = 0; i < ngot && i < sizeof got; i++)
+        n += got[i] == cmd;
+    return n;
+}
+
+/* Offer `cmd` every `step` ms from `from` to `to`, running the gate as a
+ * timer would. */
+static void flood(struct es_gate *g, uint8_t cmd, uint64_t from, uint64_t to, uint64_t step) {
+    for (uint64_t t = from; t < to; t += step) {
+        if (es_gate_due(g) <= t)
+            es_gate_run(g, t, record, NULL);
+        es_gate_offer(g, cmd, t, record, NULL);
+    }
+}
+
+int main(void) {
+    const uint8_t census = EVENTLOG_SOCKET_CMD_REQUEST_HEAP_CENSUS;
+    const uint8_t start = EVENTLOG_SOCKET_CMD_START_HEAP_PROFILING;
+    const uint8_t stop = EVENTLOG_SOCKET_CMD_STOP_HEAP_PROFILING;
+    struct es_gate g;
+
+    es_gate_init(&g, 1000);
+    es_gate_offer(&g, census, 5000, record, NULL);
+    ok(ngot == 1 && got[0] == census, "the first census request acts at once");
+    ok(es_gate_due(&g) == UINT64_MAX, "nothing waits after it");
+
+    /* 10 s of requests every millisecond: 10000 requests. */
+    ngot = 0;
+    flood(&g, census, 5001, 15001, 1);
+    ok(count(census) == 10, "10000 requests over 10 s: %zu censuses (one a second)", count(census));
+    ok(es_gate_due(&g) == 16000, "the last request waits for its turn (due %llu)",
+       (unsigned long long)es_gate_due(&g));
+    es_gate_run(&g, 15999, record, NULL);
+    ok(count(census) == 10, "not before it is due");
+    es_gate_run(&g, 16000, record, NULL);
+    ok(count(census) == 11 && es_gate_due(&g) == UINT64_MAX, "and then it acts: none is lost");
+    ok(g.folded > 9900, "%llu requests were folded into others", (unsigned long long)g.folded);
+
+    /* Toggling: the last of a burst wins, once the interval has passed. */
+    es_gate_init(&g, 1000);
+    ngot = 0;
+    es_gate_offer(&g, stop, 0, record, NULL);
+    for (uint64_t t = 1; t < 500; t++)
+        es_gate_offer(&g, t % 2 ? start : stop, t, record, NULL);
+    ok(ngot == 1 && got[0] == stop, "the first stop acts at once, the burst waits");
+    es_gate_run(&g, 1000, record, NULL);
+    ok(ngot == 2 && got[1] == start, "after the interval the burst's last command (start) acts");
+
+    /* Kinds are independent; unlimited commands pass. */
+    es_gate_init(&g, 1000);
+    ngot = 0;
+    es_gate_offer(&g, census, 0, record, NULL);
+    es_gate_offer(&g, start, 1, record, NULL);
+    es_gate_offer(&g, 0x7f, 2, record, NULL);
+    es_gate_offer(&g, 0x7f, 3, record, NULL);
+    ok(ngot == 4, "a census, a start and two unknown commands in 3 ms all pass");
+
+    /* Interval 0: no limit. */
+    es_gate_init(&g, 0);
+    ngot = 0;
+    flood(&g, census, 0, 100, 1);
+    ok(ngot == 100, "interval 0: every request acts (%zu)", ngot);
+    return tap_done();
+}
