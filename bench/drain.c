@@ -1,8 +1,10 @@
 /* A benchmark client: connect to a Unix socket (waiting for it to appear)
- * and read until EOF, or with --stall never read and wait to be killed.
- * Prints the number of bytes read. */
+ * and read until EOF, or with --stall never read and wait to be killed, or
+ * with --census-flood read while sending heap census requests ("GCTL\x03")
+ * as fast as the socket takes them. Prints the number of bytes read. */
 #define _DEFAULT_SOURCE
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -13,7 +15,7 @@
 
 int main(int argc, char **argv) {
     if (argc < 2) {
-        fprintf(stderr, "usage: drain SOCKET [--stall]\n");
+        fprintf(stderr, "usage: drain SOCKET [--stall | --census-flood]\n");
         return 2;
     }
     struct sockaddr_un a = {.sun_family = AF_UNIX};
@@ -38,6 +40,27 @@ int main(int argc, char **argv) {
     }
     static char buf[1 << 20];
     unsigned long long total = 0;
+    if (argc > 2 && strcmp(argv[2], "--census-flood") == 0) {
+        static char frames[5 * 4096];
+        for (size_t i = 0; i < sizeof frames; i += 5)
+            memcpy(frames + i, "GCTL\x03", 5);
+        for (;;) {
+            struct pollfd p = {.fd = fd, .events = POLLIN | POLLOUT};
+            if (poll(&p, 1, -1) < 0 && errno != EINTR)
+                break;
+            if (p.revents & POLLOUT)
+                (void)send(fd, frames, sizeof frames, MSG_DONTWAIT | MSG_NOSIGNAL);
+            if (p.revents & (POLLIN | POLLHUP | POLLERR)) {
+                ssize_t n = read(fd, buf, sizeof buf);
+                if (n > 0)
+                    total += (unsigned long long)n;
+                else if (n == 0 || errno != EINTR)
+                    break;
+            }
+        }
+        printf("%llu\n", total);
+        return 0;
+    }
     for (;;) {
         ssize_t n = read(fd, buf, sizeof buf);
         if (n > 0)

@@ -7,7 +7,7 @@ with it so that drift on a shared machine hits both alike.
     python3 bench/run.py [--build DIR] [--reps N] [--quick] [--only SECTIONS]
                          [--same-session]
 
-SECTIONS is a comma-separated list of overhead, throughput, memory, latency
+SECTIONS is a comma-separated list of overhead, control, throughput, memory, latency
 and walk (default: all). Prints a table and writes DIR/bench/results.json,
 or results-SECTIONS.json when --only picks some. Every process it starts
 has a timeout and is killed on the way out; sockets and recordings live in a
@@ -91,7 +91,7 @@ class Bench:
 
     # ---- 1. overhead on a real program -----------------------------------
 
-    def run_workload(self, args, config, sock, flushes=None, caps=2, cpu=None):
+    def run_workload(self, args, config, sock, flushes=None, caps=2, cpu=None, rts_extra=()):
         """Run the workload once under `config` on `caps` capabilities;
         return its wall time. With eventlog-socket, append the library's
         counters at exit (its RTS flushes and the time in them) to
@@ -102,7 +102,7 @@ class Bench:
         stats = self.path("stats.json")
         if os.path.exists(stats):
             os.unlink(stats)
-        rts = ["+RTS", "-N%d" % caps]
+        rts = ["+RTS", "-N%d" % caps] + list(rts_extra)
         clients = []
         if config == "file":
             rts += ["-l", "-ol" + self.path("file.eventlog")]
@@ -112,7 +112,8 @@ class Bench:
             env["GHC_EVENTLOG_WAIT"] = "1"
             env["BENCH_STATS"] = stats
             n = 8 if config == "socket8" else 1
-            extra = ["--stall"] if config == "stalled" else []
+            extra = {"stalled": ["--stall"], "socket-census-flood": ["--census-flood"]}.get(
+                config, [])
             for _ in range(n):
                 clients.append(self.spawn([self.exe("bench/drain"), sock] + extra,
                                           stdout=subprocess.DEVNULL))
@@ -192,6 +193,33 @@ class Bench:
                 "cpu_ratio": statistics.median(cpu["socket1"]) / statistics.median(cpu["file"])}
         self.results["overhead"] = out
         self.results["overhead_one_client"] = focus
+
+    # ---- 1b. a client flooding census requests -------------------------
+
+    def control(self):
+        """The heap-heavy workload with heap profiling on (-hT, no timed
+        samples) and one draining client, against the same with a client
+        that sends census requests as fast as it can: with the rate limit
+        (one census a second) the flood should cost the program next to
+        nothing."""
+        args = ["gc", "8", "30"]
+        rts = ["-hT", "-i100"]
+        times = {"socket1": [], "socket-census-flood": []}
+        cpu = {c: [] for c in times}
+        for i in range(max(REPS, 5)):
+            for c in (("socket1", "socket-census-flood") if i % 2 == 0 else
+                      ("socket-census-flood", "socket1")):
+                times[c].append(self.run_workload(args, c, self.path("w.sock"), cpu=cpu[c],
+                                                  rts_extra=rts))
+        self.results["control"] = {
+            "workload": " ".join(args + ["+RTS"] + rts + ["-RTS"]),
+            "socket1": median_min_max(times["socket1"]),
+            "census_flood": median_min_max(times["socket-census-flood"]),
+            "ratio": statistics.median(times["socket-census-flood"]) /
+            statistics.median(times["socket1"]),
+            "round_ratios": paired_ratios(times["socket-census-flood"], times["socket1"]),
+            "cpu_ratio": statistics.median(cpu["socket-census-flood"]) /
+            statistics.median(cpu["socket1"])}
 
     # ---- 2 and 3. throughput and RTS-side cost ---------------------------
 
@@ -409,6 +437,14 @@ def report(r):
                     "  flushes %s taking %s ms" % (fmt(m["flushes"], "", 0),
                                                     fmt(m["flush_ms"], "", 1))
                     if "flushes" in m else ""))
+    if "control" in r:
+        m = r["control"]
+        add("")
+        add("1b. A client flooding census requests (%s; wall s, alternating rounds)" %
+            m["workload"])
+        add("   draining only %s  flooding %s  x%.3f  rounds x%s  CPU x%.3f" % (
+            fmt(m["socket1"], "", 3), fmt(m["census_flood"], "", 3), m["ratio"],
+            fmt(m["round_ratios"], "", 3), m["cpu_ratio"]))
     if "overhead_one_client" in r:
         add("   one draining client against the file writer alone, alternating (%d rounds):" %
             r["runs"].get("overhead_one_client", 0))
@@ -494,7 +530,7 @@ def main(argv):
         del args[i:i + 2]
     quick = "--quick" in args
     SAME_SESSION = "--same-session" in args
-    sections = ["overhead", "throughput", "memory", "latency", "walk"]
+    sections = ["overhead", "control", "throughput", "memory", "latency", "walk"]
     only = sections
     if "--only" in args:
         i = args.index("--only")

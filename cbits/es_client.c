@@ -290,7 +290,7 @@ void es_client_check_lag(struct es_client *c) {
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
     (void)suggested;
     struct es_client *c = h->data;
-    *buf = uv_buf_init((char *)c->rbuf, sizeof c->rbuf);
+    *buf = uv_buf_init((char *)c->server->read_buf, sizeof c->server->read_buf);
 }
 
 static void dispatch_command(uint8_t cmd, void *ctx) {
@@ -302,13 +302,38 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
     if (nread > 0) {
         es_control_feed(&c->control, (const uint8_t *)buf->base, (size_t)nread, dispatch_command,
                         c->server);
+        uint64_t now = uv_now(&c->server->loop);
+        if (now - c->read_window_ms >= 1000) {
+            c->read_window_ms = now;
+            c->read_bytes = 0;
+        }
+        c->read_bytes += (size_t)nread;
+        if (c->read_bytes > ES_CLIENT_READ_BUDGET && !c->closing) {
+            uv_read_stop(stream);
+            c->read_paused = true;
+            es_server_reading_paused(c->server);
+        }
     } else if (nread == UV_EOF) {
         /* The client has nothing more to say; it may still be reading, as
          * `nc` does after its standard input ends. */
+        c->read_eof = true;
         uv_read_stop(stream);
     } else if (nread < 0) {
         es_client_close(c);
     }
+}
+
+bool es_client_resume_reading(struct es_client *c, uint64_t now_ms) {
+    if (!c->read_paused || c->closing || c->read_eof)
+        return false;
+    if (now_ms - c->read_window_ms < 1000)
+        return true;
+    c->read_paused = false;
+    c->read_window_ms = now_ms;
+    c->read_bytes = 0;
+    if (uv_read_start(&c->io.stream, on_alloc, on_read) != 0)
+        es_client_close(c);
+    return false;
 }
 
 void es_client_accept(struct es_server *s) {

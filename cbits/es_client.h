@@ -63,8 +63,23 @@ struct es_client {
     bool closing;
 
     struct es_control_parser control;
-    uint8_t rbuf[256];
+    /* What the client wrote in the current one-second window; past
+     * ES_CLIENT_READ_BUDGET its socket is not read until the window ends. */
+    uint64_t read_window_ms;
+    size_t read_bytes;
+    bool read_paused; /* reading stopped for the budget */
+    bool read_eof;    /* the client has shut down its writing side */
 };
+
+/* Bytes a client may write per second. Control frames are 5 bytes, and a
+ * client may bury them in megabytes of other bytes (protocol.md, section
+ * 2), but past this the server stops reading that client until the second
+ * is over, so that the kernel makes a client flooding the socket wait
+ * instead of the loop thread reading and parsing for it: a client writing
+ * census requests as fast as it could kept the loop thread busy on one of
+ * two cores and made the program 3 times slower. Reads go into one buffer
+ * of the server's (ES_SERVER_READ_BUF), 64 KiB at a time. */
+#define ES_CLIENT_READ_BUDGET ((size_t)4 << 20)
 
 /* Accept a pending connection on the server's listener. */
 void es_client_accept(struct es_server *s);
@@ -109,6 +124,10 @@ void es_client_note_progress(struct es_client *c, uint64_t now_ms);
 /* While the server stops: close the client if its stream has not moved
  * for es_exit_stall_ms. */
 void es_client_check_exit_stall(struct es_client *c, uint64_t now_ms);
+
+/* Resume reading a client whose budget window has ended (paused ones
+ * only). Returns whether it is still paused. */
+bool es_client_resume_reading(struct es_client *c, uint64_t now_ms);
 
 /* Close the connection; the client is freed when libuv has closed it. */
 void es_client_close(struct es_client *c);

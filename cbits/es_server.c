@@ -52,6 +52,23 @@ static void on_gate_timer(uv_timer_t *t) {
     arm_gate(s);
 }
 
+static void on_resume_timer(uv_timer_t *t) {
+    struct es_server *s = t->data;
+    bool any = false;
+    uint64_t now = uv_now(&s->loop);
+    for (struct es_client *c = s->clients, *next; c != NULL; c = next) {
+        next = c->next;
+        any |= es_client_resume_reading(c, now);
+    }
+    if (!any)
+        uv_timer_stop(&s->resume_timer);
+}
+
+void es_server_reading_paused(struct es_server *s) {
+    if (!uv_is_active((uv_handle_t *)&s->resume_timer))
+        uv_timer_start(&s->resume_timer, on_resume_timer, 100, 100);
+}
+
 void es_server_command(struct es_server *s, uint8_t cmd) {
     es_gate_offer(&s->gate, cmd, uv_now(&s->loop), deliver_command, s);
     arm_gate(s);
@@ -433,6 +450,7 @@ void es_server_maybe_finish(struct es_server *s) {
     uv_close((uv_handle_t *)&s->exit_check, on_handle_closed);
     uv_close((uv_handle_t *)&s->tick, on_handle_closed);
     uv_close((uv_handle_t *)&s->gate_timer, on_handle_closed);
+    uv_close((uv_handle_t *)&s->resume_timer, on_handle_closed);
 }
 
 static void on_linger_timeout(uv_timer_t *t) {
@@ -539,13 +557,15 @@ static int start(struct es_server *s, struct es_server **out) {
         close(s->addr.fd);
         return r;
     }
-    s->wake.data = s->linger.data = s->tick.data = s->exit_check.data = s->gate_timer.data = s;
+    s->wake.data = s->linger.data = s->tick.data = s->exit_check.data = s->gate_timer.data =
+        s->resume_timer.data = s;
     s->listener.handle.data = s;
     uv_async_init(&s->loop, &s->wake, on_wake);
     uv_timer_init(&s->loop, &s->linger);
     uv_timer_init(&s->loop, &s->tick);
     uv_timer_init(&s->loop, &s->exit_check);
     uv_timer_init(&s->loop, &s->gate_timer);
+    uv_timer_init(&s->loop, &s->resume_timer);
     r = s->is_unix ? uv_pipe_init(&s->loop, &s->listener.pipe, 0)
                    : uv_tcp_init(&s->loop, &s->listener.tcp);
     if (r == 0) {
@@ -588,6 +608,7 @@ static int start(struct es_server *s, struct es_server **out) {
         uv_close((uv_handle_t *)&s->tick, NULL);
         uv_close((uv_handle_t *)&s->exit_check, NULL);
         uv_close((uv_handle_t *)&s->gate_timer, NULL);
+        uv_close((uv_handle_t *)&s->resume_timer, NULL);
         uv_run(&s->loop, UV_RUN_DEFAULT);
         free_server(s);
         return r;

@@ -21,6 +21,8 @@
 
 struct es_client;
 
+#define ES_SERVER_READ_BUF 65536
+
 struct es_server_config {
     size_t max_buffer;            /* bytes held for clients at most, and kept for the
                                    * first client before it connects (default 64 MiB) */
@@ -106,6 +108,10 @@ struct es_server {
     void *command_ctx;
     struct es_gate gate;   /* the rate limit on commands */
     uv_timer_t gate_timer; /* runs what the gate holds back */
+    /* Where every client's reads land: each read is parsed before the
+     * next one begins, so one buffer serves them all. */
+    uint8_t read_buf[ES_SERVER_READ_BUF];
+    uv_timer_t resume_timer; /* resumes reading clients paused for their budget */
 
     struct es_inbox inbox;   /* RTS threads to the walker */
     struct es_walker walker; /* the walker to the loop thread */
@@ -197,6 +203,10 @@ void es_server_update_tick(struct es_server *s);
 /* Block until the first client connects (0) or the server stops
  * (EVENTLOG_SOCKET_ESTOPPED). */
 int es_server_wait_client(struct es_server *s);
+
+/* Loop thread: a client has stopped being read for its write budget
+ * (ES_CLIENT_READ_BUDGET); the server resumes it when its second is over. */
+void es_server_reading_paused(struct es_server *s);
 
 /* Loop thread: a control command from a client, through the rate limit. */
 void es_server_command(struct es_server *s, uint8_t cmd);

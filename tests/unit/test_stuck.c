@@ -1,4 +1,7 @@
-/* When the library's own threads are stuck (the loop thread made to sleep
+/* A client cannot keep the loop thread busy either: one writing without
+ * pause is read 4 MiB a second at most, and then the kernel makes it wait.
+ *
+ * When the library's own threads are stuck (the loop thread made to sleep
  * through a test hook, as a blocked write to stderr once made it), the
  * program's side keeps going: the hand-off from RTS threads stays within
  * its bound by dropping whole chunks, every client finds a drop notice
@@ -8,11 +11,13 @@
 #define _GNU_SOURCE
 #define EVENTLOG_SOCKET_NO_RTS
 #include "eventlog_socket.h"
+#include "es_client.h"
 #include "es_server.h"
 #include "es_stream.h"
 #include "tap.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sys/socket.h>
@@ -183,6 +188,39 @@ int main(void) {
        took);
     ok(access(sock_path, F_OK) != 0, "and removed the socket file itself");
     es_server_free(s); /* waits for the threads, for the sanitizers' sake */
+    close(fd);
+
+    /* 3. A client writing garbage without pause. */
+    cfg.linger_ms = 1000;
+    ok(es_server_start_unix(&s, sock_path, &cfg, NULL, NULL) == 0, "server restarted");
+    es_server_submit(s, log, hlen);
+    fd = connect_unix(sock_path);
+    ok(fd >= 0 && es_server_wait_client(s) == 0, "a flooding client connected");
+    fcntl(fd, F_SETFL, O_NONBLOCK);
+    static unsigned char junk[65536];
+    memset(junk, 'x', sizeof junk);
+    size_t sent = 0;
+    start = now_s();
+    struct timespec ms1 = {0, 1000000L};
+    while (now_s() - start < 1.5) {
+        ssize_t n = send(fd, junk, sizeof junk, MSG_NOSIGNAL);
+        if (n > 0)
+            sent += (size_t)n;
+        else
+            nanosleep(&ms1, NULL);
+    }
+    /* Unthrottled, a Unix socket takes gigabytes in that time. */
+    ok(sent >= ES_CLIENT_READ_BUDGET && sent < 2 * ES_CLIENT_READ_BUDGET + ((size_t)2 << 20),
+       "in 1.5 s it could write %.1f MiB: two seconds' budgets (4 MiB each) and the socket's "
+       "buffers at most",
+       (double)sent / (1 << 20));
+    struct timespec second = {1, 100 * 1000000L};
+    nanosleep(&second, NULL);
+    ssize_t more = send(fd, junk, sizeof junk, MSG_NOSIGNAL);
+    ok(more > 0, "a second later it is read again");
+    es_server_submit(s, "\xff\xff", 2);
+    ok(es_server_stop(s) == 0, "and the server stops normally");
+    es_server_free(s);
     close(fd);
 
     free(block);
