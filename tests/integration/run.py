@@ -411,6 +411,27 @@ def cost_centre_start_without_p(s):
 
 
 @test
+def cost_centre_commands_before_ready(s):
+    """A cost-centre stop and a heap stop sent the moment the client
+    connects (before the RTS is up) are both held and applied when it is:
+    no samples of either kind until the upstream start. (With -p the RTS
+    starts cost-centre sampling inside hs_init, so a few samples may come
+    before the library is told the RTS is ready; none after marker R.)"""
+    exe = profiled_probe(s)
+    summ, t = heap_script(s, "cc-early", [GCTL + CC_STOP + upstream(STOP), 0.3, "R", 0.7, "A",
+                                          upstream(CC_START), 0.3, "B", 0.5, "C"],
+                          rts=["-p", "-hc", "-i0.05"], exe=exe)
+    cc_init = summ.cc_samples_between(0, t["R"])
+    cc_held = summ.cc_samples_between(t["R"], t["A"])
+    heap_before = summ.samples_between(0, t["A"])
+    cc_after = summ.cc_samples_between(t["B"], t["C"])
+    detail = ("cost-centre samples during start-up=%d held stop=%d after start=%d, "
+              "heap samples before the start=%d" % (cc_init, cc_held, cc_after, heap_before))
+    note(detail)
+    expect(cc_held == 0 and heap_before == 0 and cc_after >= 3, detail)
+
+
+@test
 def commands_the_build_cannot_honour(s):
     """A program built without profiling and run without -h gets every
     command in both framings, many times: it keeps running, and says once
