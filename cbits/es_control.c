@@ -17,8 +17,8 @@ enum {
 
 enum { MAGIC_GCTL, MAGIC_UPSTREAM };
 
-static const uint8_t gctl_magic[4] = {'G', 'C', 'T', 'L'};
-static const uint8_t upstream_magic[4] = {0xF0, 0x9E, 0x97, 0x8C};
+static const uint8_t *const gctl_magic = (const uint8_t *)ES_CONTROL_MAGIC;
+static const uint8_t *const upstream_magic = (const uint8_t *)ES_CONTROL_UPSTREAM_MAGIC;
 
 void es_control_init(struct es_control_parser *p) {
     p->state = SCAN;
@@ -69,7 +69,7 @@ static bool search(struct es_control_parser *p, uint8_t b) {
     } else {
         p->matched = 0;
     }
-    if (p->matched < 4)
+    if (p->matched < ES_CONTROL_MAGIC_LEN)
         return false;
     p->matched = 0;
     p->state = p->magic == MAGIC_UPSTREAM ? U_VERSION : GCTL_CMD;

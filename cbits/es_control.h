@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Both magics are this long. */
 #define ES_CONTROL_MAGIC     "GCTL"
 #define ES_CONTROL_MAGIC_LEN 4
 
