@@ -3,37 +3,135 @@
 #define EVENTLOG_SOCKET_NO_RTS
 #include "eventlog_socket.h"
 
+#include <stdbool.h>
+#include <string.h>
+
+enum {
+    SCAN,      /* between frames, looking for a magic */
+    GCTL_CMD,  /* after "GCTL": the command byte */
+    U_VERSION, /* after the upstream magic: the version byte */
+    U_NS_LEN,  /* the namespace length */
+    U_NS,      /* the namespace bytes */
+    U_ID,      /* the command id */
+};
+
+enum { MAGIC_GCTL, MAGIC_UPSTREAM };
+
+static const uint8_t *const gctl_magic = (const uint8_t *)ES_CONTROL_MAGIC;
+static const uint8_t *const upstream_magic = (const uint8_t *)ES_CONTROL_UPSTREAM_MAGIC;
+
 void es_control_init(struct es_control_parser *p) {
+    p->state = SCAN;
+    p->magic = MAGIC_GCTL;
     p->matched = 0;
+    p->ns_len = 0;
+    p->ns_got = 0;
     p->unknown = 0;
 }
 
-static int known_command(uint8_t cmd) {
-    return cmd == EVENTLOG_SOCKET_CMD_START_HEAP_PROFILING ||
-           cmd == EVENTLOG_SOCKET_CMD_STOP_HEAP_PROFILING ||
-           cmd == EVENTLOG_SOCKET_CMD_REQUEST_HEAP_CENSUS;
+static bool known_gctl(uint8_t cmd) {
+    return cmd >= EVENTLOG_SOCKET_CMD_START_HEAP_PROFILING &&
+           cmd <= EVENTLOG_SOCKET_CMD_STOP_COST_CENTRE_PROFILING;
+}
+
+uint8_t es_control_upstream_command(const uint8_t *ns, size_t ns_len, uint8_t id) {
+    /* Upstream's command ids in its built-in namespace, in order 1 to 5. */
+    static const uint8_t builtin[] = {
+        EVENTLOG_SOCKET_CMD_START_COST_CENTRE_PROFILING,
+        EVENTLOG_SOCKET_CMD_STOP_COST_CENTRE_PROFILING,
+        EVENTLOG_SOCKET_CMD_START_HEAP_PROFILING,
+        EVENTLOG_SOCKET_CMD_STOP_HEAP_PROFILING,
+        EVENTLOG_SOCKET_CMD_REQUEST_HEAP_CENSUS,
+    };
+    static const char name[] = ES_CONTROL_UPSTREAM_NAMESPACE;
+    if (ns_len != sizeof name - 1 || memcmp(ns, name, ns_len) != 0)
+        return 0; /* the whole name, not a prefix of it */
+    if (id < 1 || id > sizeof builtin)
+        return 0;
+    return builtin[id - 1];
+}
+
+/* Advance the magic search by one byte. No byte occurs twice in the two
+ * magics together, so after a mismatch the only place a magic can restart
+ * is this byte itself, and one partial match at a time is enough. On a
+ * complete magic the parser moves to that framing's next field and true is
+ * returned. */
+static bool search(struct es_control_parser *p, uint8_t b) {
+    const uint8_t *m = p->magic == MAGIC_UPSTREAM ? upstream_magic : gctl_magic;
+    if (p->matched > 0 && b == m[p->matched]) {
+        p->matched++;
+    } else if (b == gctl_magic[0]) {
+        p->magic = MAGIC_GCTL;
+        p->matched = 1;
+    } else if (b == upstream_magic[0]) {
+        p->magic = MAGIC_UPSTREAM;
+        p->matched = 1;
+    } else {
+        p->matched = 0;
+    }
+    if (p->matched < ES_CONTROL_MAGIC_LEN)
+        return false;
+    p->matched = 0;
+    p->state = p->magic == MAGIC_UPSTREAM ? U_VERSION : GCTL_CMD;
+    return true;
 }
 
 size_t es_control_feed(struct es_control_parser *p, const uint8_t *buf, size_t len,
                        es_control_cb cb, void *ctx) {
-    static const uint8_t magic[ES_CONTROL_MAGIC_LEN] = {'G', 'C', 'T', 'L'};
     size_t delivered = 0;
     for (size_t i = 0; i < len; i++) {
         uint8_t b = buf[i];
-        if (p->matched == ES_CONTROL_MAGIC_LEN) {
+        uint8_t cmd = 0;
+        switch (p->state) {
+        case SCAN:
+            search(p, b);
+            continue;
+        case GCTL_CMD:
+            p->state = SCAN;
+            cmd = known_gctl(b) ? b : 0;
+            break;
+        case U_VERSION:
             p->matched = 0;
-            if (known_command(b)) {
-                cb(b, ctx);
-                delivered++;
+            if (b == ES_CONTROL_UPSTREAM_VERSION) {
+                p->state = U_NS_LEN;
             } else {
-                p->unknown++;
+                /* A frame we cannot read: this byte may begin the next. */
+                p->state = SCAN;
+                search(p, b);
             }
-        } else if (b == magic[p->matched]) {
-            p->matched++;
+            continue;
+        case U_NS_LEN:
+            if (b == 0) {
+                p->state = SCAN;
+                p->matched = 0;
+            } else {
+                p->ns_len = b;
+                p->ns_got = 0;
+                p->state = U_NS;
+                search(p, b); /* may begin a magic; one byte cannot end one */
+            }
+            continue;
+        case U_NS:
+            p->ns[p->ns_got++] = b;
+            /* A magic that ends here wins over the frame around it. */
+            if (!search(p, b) && p->ns_got == p->ns_len) {
+                p->state = U_ID;
+                p->matched = 0;
+            }
+            continue;
+        case U_ID:
+            p->state = SCAN;
+            cmd = es_control_upstream_command(p->ns, p->ns_len, b);
+            break;
+        default:
+            p->state = SCAN;
+            continue;
+        }
+        if (cmd != 0) {
+            cb(cmd, ctx);
+            delivered++;
         } else {
-            /* 'G' occurs only at the start of the magic, so after a mismatch
-             * the only possible restart is at this byte itself. */
-            p->matched = (b == magic[0]) ? 1 : 0;
+            p->unknown++;
         }
     }
     return delivered;

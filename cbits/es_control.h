@@ -1,33 +1,72 @@
-/* Incremental parser for control frames a client writes: the four magic
- * bytes "GCTL" followed by one command byte. Bytes outside frames are
- * skipped; after a mismatch the parser resynchronises on the next magic, so
- * "GCTGCTL\x03" still yields command 0x03. The byte after a complete magic is
- * always taken as the command byte. */
+/* Incremental parser for the control frames a client writes, in either of
+ * two framings, mixed freely on one connection (protocol.md section 2):
+ *
+ *   GCTL:     "GCTL" command                      (5 bytes)
+ *   upstream: F0 9E 97 8C, version 0x00, namespace length n (1-255),
+ *             n namespace bytes, command id        (upstream eventlog-socket)
+ *
+ * Bytes outside frames are skipped; after any mismatch the parser
+ * resynchronises on the next magic of either kind. The byte after a
+ * complete GCTL magic, and the byte after an upstream frame's namespace,
+ * are always taken as the command. A complete magic inside an upstream
+ * frame's length byte and namespace abandons that frame and starts a new
+ * one, so a wrong length byte cannot hide the frames that follow it.
+ *
+ * Thread ownership: a parser belongs to one connection and is used only by
+ * the thread that reads it (the server's loop thread); it has no locks. */
 #ifndef ES_CONTROL_H
 #define ES_CONTROL_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+/* Both magics are this long. */
 #define ES_CONTROL_MAGIC     "GCTL"
 #define ES_CONTROL_MAGIC_LEN 4
 
+/* The upstream framing: its magic (the UTF-8 encoding of U+1E5CC), the one
+ * version this parser reads, and the namespace of the built-in commands. */
+#define ES_CONTROL_UPSTREAM_MAGIC     "\xF0\x9E\x97\x8C"
+#define ES_CONTROL_UPSTREAM_VERSION   0x00
+#define ES_CONTROL_UPSTREAM_NAMESPACE "eventlog-socket"
+
 struct es_control_parser {
-    /* How many bytes of the magic have been matched (0..4); at 4 the next
-     * byte is the command. */
-    unsigned matched;
-    /* Frames whose command byte is unknown; they are ignored. */
+    /* Where in a frame the next byte goes (es_control.c's enum). */
+    uint8_t state;
+    /* A partly matched magic: which one (es_control.c's enum) and how many
+     * of its bytes (0-3). Tracked while scanning and inside an upstream
+     * frame's length byte and namespace. */
+    uint8_t magic;
+    uint8_t matched;
+    /* The upstream frame being read: its namespace length, how many
+     * namespace bytes have arrived, and the bytes. While the callback runs
+     * for an upstream frame, ns[0..ns_len) is that frame's namespace; a
+     * lookup of user-registered namespaces can read it there. */
+    uint8_t ns_len;
+    uint8_t ns_got;
+    uint8_t ns[255];
+    /* Whole frames that were ignored: an unknown GCTL command byte, or an
+     * upstream frame whose namespace or command id is not known. Junk (a
+     * wrong version byte, a zero length, a frame cut by another magic) is
+     * skipped without being counted. */
     uint64_t unknown;
 };
 
+/* Called once per frame with a known command, as EVENTLOG_SOCKET_CMD_*,
+ * whichever framing carried it. */
 typedef void (*es_control_cb)(uint8_t cmd, void *ctx);
 
 void es_control_init(struct es_control_parser *p);
 
-/* Feed received bytes; `cb` is called once per frame with a known command
- * byte (EVENTLOG_SOCKET_CMD_*), in order. Returns the number of commands
- * delivered. */
+/* Feed received bytes; `cb` is called once per frame with a known command,
+ * in order. Returns the number of commands delivered. */
 size_t es_control_feed(struct es_control_parser *p, const uint8_t *buf, size_t len,
                        es_control_cb cb, void *ctx);
+
+/* The command an upstream frame with namespace ns[0..ns_len) and command
+ * `id` means (EVENTLOG_SOCKET_CMD_*), or 0 when it is not a built-in one.
+ * In the namespace "eventlog-socket": 1 and 2 start and stop cost-centre
+ * profiling, 3 and 4 start and stop heap profiling, 5 requests a census. */
+uint8_t es_control_upstream_command(const uint8_t *ns, size_t ns_len, uint8_t id);
 
 #endif

@@ -10,6 +10,9 @@ static int kind_of(uint8_t cmd) {
     case EVENTLOG_SOCKET_CMD_START_HEAP_PROFILING:
     case EVENTLOG_SOCKET_CMD_STOP_HEAP_PROFILING:
         return ES_GATE_HEAP_PROFILE;
+    case EVENTLOG_SOCKET_CMD_START_COST_CENTRE_PROFILING:
+    case EVENTLOG_SOCKET_CMD_STOP_COST_CENTRE_PROFILING:
+        return ES_GATE_COST_CENTRE;
     default:
         return -1;
     }

@@ -22,6 +22,7 @@
 enum es_gate_kind {
     ES_GATE_CENSUS,       /* request a heap census */
     ES_GATE_HEAP_PROFILE, /* start/stop heap profiling */
+    ES_GATE_COST_CENTRE,  /* start/stop cost-centre profiling */
     ES_GATE_KINDS,
 };
 

@@ -73,11 +73,19 @@ extern "C" {
 /* The TCP host name could not be resolved. */
 #define EVENTLOG_SOCKET_ERESOLVE (-30005)
 
-/* Control commands a client sends as the byte after the "GCTL" magic
- * (see protocol.md). */
+/* Control commands a client sends as the byte after the "GCTL" magic, or
+ * as upstream eventlog-socket's frames in its namespace "eventlog-socket"
+ * (ids 3, 4, 5, 1, 2 in this order; see protocol.md section 2). Heap
+ * commands need a heap profiling mode (+RTS -h...), cost-centre commands a
+ * profiled program (ghc -prof); otherwise they are ignored, with one log
+ * line. */
 #define EVENTLOG_SOCKET_CMD_START_HEAP_PROFILING 0x01
 #define EVENTLOG_SOCKET_CMD_STOP_HEAP_PROFILING  0x02
 #define EVENTLOG_SOCKET_CMD_REQUEST_HEAP_CENSUS  0x03
+/* Cost-centre (time) profiling: the RTS's startProfTimer/stopProfTimer.
+ * Samples are PROF_SAMPLE_COST_CENTRE (167) events. */
+#define EVENTLOG_SOCKET_CMD_START_COST_CENTRE_PROFILING 0x04
+#define EVENTLOG_SOCKET_CMD_STOP_COST_CENTRE_PROFILING  0x05
 
 /* Memory and slow-client settings. Fill with eventlog_socket_options_init,
  * change fields, apply with eventlog_socket_set_options before init_*. */

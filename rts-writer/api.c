@@ -17,9 +17,12 @@ void es_rts_on_command(uint8_t cmd, void *ctx) {
     (void)ctx;
     pthread_mutex_lock(&es_rts.control_lock);
     if (es_rts.ready) {
-        es_rts_heap_control(cmd);
+        es_rts_control(cmd);
     } else if (cmd == EVENTLOG_SOCKET_CMD_REQUEST_HEAP_CENSUS) {
         es_rts.pending_census = true;
+    } else if (cmd == EVENTLOG_SOCKET_CMD_START_COST_CENTRE_PROFILING ||
+               cmd == EVENTLOG_SOCKET_CMD_STOP_COST_CENTRE_PROFILING) {
+        es_rts.pending_cost_centre = cmd;
     } else {
         es_rts.pending_profiling = cmd;
     }
@@ -31,11 +34,14 @@ void eventlog_socket_ready(void) {
     if (!es_rts.ready) {
         es_rts.ready = true;
         if (es_rts.pending_profiling)
-            es_rts_heap_control(es_rts.pending_profiling);
+            es_rts_control(es_rts.pending_profiling);
         if (es_rts.pending_census)
-            es_rts_heap_control(EVENTLOG_SOCKET_CMD_REQUEST_HEAP_CENSUS);
+            es_rts_control(EVENTLOG_SOCKET_CMD_REQUEST_HEAP_CENSUS);
+        if (es_rts.pending_cost_centre)
+            es_rts_control(es_rts.pending_cost_centre);
         es_rts.pending_profiling = 0;
         es_rts.pending_census = false;
+        es_rts.pending_cost_centre = 0;
     }
     pthread_mutex_unlock(&es_rts.control_lock);
 }

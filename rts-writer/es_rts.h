@@ -34,7 +34,8 @@ struct es_rts {
      * and whether a census was asked for) and applied then. */
     pthread_mutex_t control_lock;
     bool ready;
-    uint8_t pending_profiling; /* 0, or the last start/stop command */
+    uint8_t pending_profiling;   /* 0, or the last heap start/stop command */
+    uint8_t pending_cost_centre; /* 0, or the last cost-centre start/stop */
     bool pending_census;
 
     /* Periodic RTS flushes (GHC >= 9.2). flush_lock is held for the whole
@@ -47,9 +48,19 @@ struct es_rts {
 
 extern struct es_rts es_rts;
 
-/* Apply one control command to the RTS now (heap_control.c). Thread-safe;
- * without a heap profiling mode (-h) it does nothing. */
+/* Apply one control command (EVENTLOG_SOCKET_CMD_*) to the RTS now
+ * (prof_control.c): heap commands go to es_rts_heap_control, cost-centre
+ * commands to es_rts_cost_centre_control, others are ignored. Call with
+ * control_lock held. */
+void es_rts_control(uint8_t cmd);
+
+/* Heap profiling commands (heap_control.c). Without a heap profiling mode
+ * (-h) they do nothing, and the first one says so in a log line. */
 void es_rts_heap_control(uint8_t cmd);
+
+/* Cost-centre profiling commands (prof_control.c). In a program built
+ * without profiling they do nothing, and the first one says so. */
+void es_rts_cost_centre_control(uint8_t cmd);
 
 /* Start flushing the RTS's buffers periodically while clients are connected
  * (flush.c). Only eventlog_socket_hs_main calls it, because only it can

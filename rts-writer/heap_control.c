@@ -10,6 +10,7 @@
  * running each Haskell thread, which re-arms the timer whenever
  * RtsFlags.ProfFlags.heapProfileIntervalTicks is non-zero; a stop therefore
  * only sticks if the interval is zeroed first, and start restores it. */
+#include "es_log.h"
 #include "es_rts.h"
 
 #include <Rts.h>
@@ -30,8 +31,16 @@ static bool heap_profiling_enabled(void) {
 }
 
 void es_rts_heap_control(uint8_t cmd) {
-    if (!heap_profiling_enabled())
-        return; /* no -h mode: nothing to start, stop or sample */
+    /* Guarded by control_lock, which every caller holds. */
+    static bool told;
+    if (!heap_profiling_enabled()) {
+        /* No -h mode: nothing to start, stop or sample. */
+        if (!told)
+            es_log("heap profiling commands are ignored: the program runs without a heap "
+                   "profiling mode (+RTS -h...)");
+        told = true;
+        return;
+    }
     switch (cmd) {
     case EVENTLOG_SOCKET_CMD_START_HEAP_PROFILING:
 #if __GLASGOW_HASKELL__ < 902

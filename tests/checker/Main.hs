@@ -23,6 +23,7 @@
 --   marker TIME TEXT      every traceMarker, with its timestamp (ns)
 --   message TIME TEXT     every traceEvent / user message
 --   sample TIME           every heap profile sample (HeapProfSampleBegin)
+--   ccsample TIME         every cost-centre profiling sample (ProfSampleCostCentre)
 module Main (main) where
 
 import Data.Bits (shiftL, (.|.))
@@ -96,6 +97,7 @@ describe ev = case evSpec ev of
   UserMarker m -> ["marker " ++ show (evTime ev) ++ " " ++ T.unpack m]
   UserMessage m -> ["message " ++ show (evTime ev) ++ " " ++ T.unpack m]
   HeapProfSampleBegin {} -> ["sample " ++ show (evTime ev)]
+  ProfSampleCostCentre {} -> ["ccsample " ++ show (evTime ev)]
   _ -> []
 
 failWith :: String -> IO a

@@ -1,6 +1,6 @@
 /* A main for the fuzz targets without libFuzzer, so that `make check` runs
  * them (under ASan/UBSan) on inputs made from the recorded eventlogs and
- * on a few control-frame streams; and `make fuzz` takes the same inputs as
+ * on a few control-frame streams in both framings; and `make fuzz` takes the same inputs as
  * its starting corpus.
  *
  *   fuzz_TARGET FIXTURES_DIR            run every input, print TAP
@@ -123,7 +123,12 @@ int main(int argc, char **argv) {
         eventlog_inputs(argv[1], names[i]);
         free(names[i]);
     }
-    /* String literals: the length leaves out the terminating NUL. */
+    /* String literals: the length leaves out the terminating NUL. The
+     * upstream framing: magic, version 0, length, namespace, command id. */
+#define UMAGIC "\xF0\x9E\x97\x8C"
+#define UPSTREAM(id)                                                                               \
+    UMAGIC "\x00\x0f"                                                                              \
+           "eventlog-socket" id
 #define CONTROL(name, bytes)                                                                       \
     { name, bytes, sizeof bytes - 1 }
     static const struct {
@@ -134,8 +139,27 @@ int main(int argc, char **argv) {
         CONTROL("resynchronising", "\x05GCTGCTL\x03GGCTL\x01"),
         CONTROL("an unknown command and a cut frame", "\x0fGCTL\x09xyGCTL\x00GCT"),
         CONTROL("a magic at the very end", "\x02GCTL"),
+        CONTROL("every upstream command", "\x03" UPSTREAM("\x01") UPSTREAM("\x02") UPSTREAM("\x03")
+                                              UPSTREAM("\x04") UPSTREAM("\x05")),
+        CONTROL("both framings interleaved",
+                "\x07GCTL\x03" UPSTREAM("\x05") "GCT" UPSTREAM("\x04") "\xF0\x9EGCTL\x01"),
+        CONTROL("an upstream frame cut by a GCTL frame", "\x01" UMAGIC "\x00\x0f"
+                                                         "event"
+                                                         "GCTL\x03"),
+        CONTROL("a wrong version, a zero length",
+                "\x0b" UMAGIC "\x01\x0f"
+                "eventlog-socket\x05" UMAGIC "\x00\x00" UMAGIC "GCTL\x02"),
+        CONTROL("a length past the data", "\x04" UMAGIC "\x00\xff"
+                                          "eventlog-socket\x05" UPSTREAM("\x03") "GCTL\x02"),
+        CONTROL("unknown namespaces and ids", "\x09" UMAGIC "\x00\x03"
+                                              "foo\x01" UMAGIC "\x00\x08"
+                                              "eventlog\x05" UPSTREAM("\x06") UPSTREAM("\x00")),
+        CONTROL("an upstream frame at the very end", "\x00" UMAGIC "\x00\x0f"
+                                                     "eventlog-sock"),
     };
 #undef CONTROL
+#undef UPSTREAM
+#undef UMAGIC
     for (size_t i = 0; i < sizeof control / sizeof control[0]; i++)
         run(control[i].name, (const uint8_t *)control[i].bytes, control[i].len);
     if (write_dir == NULL)

@@ -281,6 +281,7 @@ class Summary:
         self.markers = []
         self.messages = []
         self.samples = []
+        self.cc_samples = []
         self.partial = False
         for line in text.splitlines():
             parts = line.split(" ", 2)
@@ -294,6 +295,8 @@ class Summary:
                 self.messages.append((int(parts[1]), parts[2] if len(parts) > 2 else ""))
             elif parts[0] == "sample":
                 self.samples.append(int(parts[1]))
+            elif parts[0] == "ccsample":
+                self.cc_samples.append(int(parts[1]))
             elif parts[0] == "partial":
                 self.partial = True
 
@@ -305,6 +308,10 @@ class Summary:
 
     def samples_between(self, a, b):
         return sum(1 for t in self.samples if a <= t < b)
+
+    def cc_samples_between(self, a, b):
+        """Cost-centre profiling samples (PROF_SAMPLE_COST_CENTRE) in [a, b)."""
+        return sum(1 for t in self.cc_samples if a <= t < b)
 
     def tagged(self, tag):
         """Indices i of user messages "TAG i"."""

@@ -25,6 +25,17 @@ TIMEOUT = 120  # seconds per test
 END_MARKER = b"\xff\xff"
 GCTL = b"GCTL"
 START, STOP, CENSUS = b"\x01", b"\x02", b"\x03"
+CC_START, CC_STOP = b"\x04", b"\x05"
+# Upstream eventlog-socket's framing: magic, version 0, namespace length,
+# namespace, command id; its built-in ids for our commands.
+UMAGIC = b"\xf0\x9e\x97\x8c"
+UPSTREAM_ID = {START: 3, STOP: 4, CENSUS: 5, CC_START: 1, CC_STOP: 2}
+
+
+def upstream(cmd, namespace=b"eventlog-socket"):
+    """The upstream frame for one of our command bytes (or an id, as int)."""
+    cid = cmd if isinstance(cmd, int) else UPSTREAM_ID[cmd]
+    return UMAGIC + b"\x00" + bytes([len(namespace)]) + namespace + bytes([cid])
 # Enough user messages to fill GHC 9.0's 2 MiB capability buffer more than
 # once, so chunks reach the library while the program runs.
 FLOOD = 120000
@@ -133,15 +144,15 @@ def reconnect(s):
     summ.marker_time("second-client")
 
 
-def serve(s, name, args=(), rts=(), tcp=False):
+def serve(s, name, args=(), rts=(), tcp=False, exe="probe"):
     """Start the probe waiting for a client on a Unix socket or TCP; return
     the program and a function that connects a client."""
     if tcp:
-        p = Program(s, "probe", list(args), tcp_port=0, wait=True, rts=rts)
+        p = Program(s, exe, list(args), tcp_port=0, wait=True, rts=rts)
         port = p.tcp_port()
         return p, lambda: Client(s, tcp_port=port)
     sock = s.path(name + ".sock")
-    p = Program(s, "probe", list(args), unix=sock, wait=True, rts=rts)
+    p = Program(s, exe, list(args), unix=sock, wait=True, rts=rts)
     p.wait_socket(sock)
     return p, lambda: Client(s, unix=sock)
 
@@ -232,12 +243,12 @@ def client_vanishes(s):
     expect(summ.tagged("x4") == list(range(1, 20001)), "remaining client got everything")
 
 
-def heap_script(s, name, steps, rts=("-hT", "-i0.02"), tcp=False):
+def heap_script(s, name, steps, rts=("-hT", "-i0.02"), tcp=False, exe="probe"):
     """Run the probe (busy, heap profiling) with a client connected from the
     start, and play `steps`: a string is a marker to post, bytes are sent as
     they are (or a (bytes, pieces) pair, split into that many sends), a number
     is a pause in seconds. Returns the summary and every marker's time."""
-    p, connect = serve(s, name, ["--busy"], rts=list(rts), tcp=tcp)
+    p, connect = serve(s, name, ["--busy"], rts=list(rts), tcp=tcp, exe=exe)
     c = connect()
     for step in steps:
         if isinstance(step, str):
@@ -325,6 +336,156 @@ def census_flood_rate_limited(s):
     # request folded last, an interval after the census before it.
     expect(3 <= during + after <= 6 and during >= 2,
            "%d + %d censuses for 3 s of requests (expected about 4)" % (during, after))
+
+
+@test
+def heap_control_upstream(s):
+    """The same phases driven by upstream eventlog-socket's frames (ids 4,
+    5, 3), as eventlog-live's control server writes them."""
+    summ, t = heap_run(s, upstream)
+    check_heap_phases(summ, t)
+
+
+@test
+def heap_control_mixed_framings_and_junk(s):
+    """Both framings on one connection, each command behind junk of both
+    kinds (a partial GCTL magic, a wrong version byte, an unknown namespace,
+    an unknown id, a length byte running past its namespace), sent in
+    pieces: each command takes effect exactly once, nothing else does."""
+    junk = bytes((i * 7 + 3) % 256 for i in range(1 << 16)).replace(b"G", b"g")
+    decoys = (b"GCT" + UMAGIC + b"\x01" + upstream(1, b"other") + upstream(6) + GCTL + b"\x09" +
+              UMAGIC + b"\x00\xff" + b"eventlog-socket")
+    framing = {STOP: upstream, CENSUS: lambda c: GCTL + c, START: upstream}
+    summ, t = heap_run(s, lambda cmd: decoys + framing[cmd](cmd), pieces=13, garbage=junk)
+    check_heap_phases(summ, t)
+
+
+def profiled_probe(s):
+    """Build the probe with profiling (ghc -prof) into the test's directory;
+    skip the test where this GHC has no profiling libraries."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    exe = s.path("probe-prof")
+    major, minor = harness.ghc_version()
+    uv = subprocess.run(["pkg-config", "--libs", "libuv"], capture_output=True, text=True)
+    argv = (["ghc", "-prof", "-O", "-threaded", "-no-hs-main"] +
+            (["-eventlog"] if (major, minor) < (9, 4) else []) +
+            ["-Iinclude", "-outputdir", s.path("hs-prof"), "-o", exe, "tests/probe/Main.hs",
+             "examples/fibber-c-main/cbits/fibber-c-main.c",
+             os.path.abspath(os.path.join(harness.BUILD, "libeventlog-socket.a"))] +
+            uv.stdout.split())
+    # Sources by relative path: GHC puts a C file's object under -outputdir
+    # only then (next to an absolute path's source otherwise).
+    res = subprocess.run(argv, capture_output=True, text=True, timeout=300, cwd=root)
+    if res.returncode != 0:
+        out = res.stdout + res.stderr
+        if "profiling libraries" in out:
+            raise Skip("GHC %d.%d has no profiling libraries (Debian: apt-get install ghc-prof)"
+                       % (major, minor))
+        raise harness.TestFailure("ghc -prof failed:\n" + out)
+    return exe
+
+
+def check_cc_phases(summ, t):
+    phases = [("before", 0, "A"), ("stopped", "B", "C"), ("started", "D", "E"),
+              ("stopped again", "F", "G"), ("started again", "H", "I")]
+    counts = [summ.cc_samples_between(t[a] if a else 0, t[b]) for _, a, b in phases]
+    detail = "cost-centre samples: " + ", ".join(
+        "%s=%d" % (name, n) for (name, _, _), n in zip(phases, counts))
+    note(detail)
+    expect(counts[0] >= 3, "no cost-centre samples before the stop; " + detail)
+    expect(counts[1] == 0, "samples continued after GCTL 0x05; " + detail)
+    expect(counts[2] >= 3, "upstream id 1 did not start sampling; " + detail)
+    expect(counts[3] == 0, "samples continued after upstream id 2; " + detail)
+    expect(counts[4] >= 3, "GCTL 0x04 did not start sampling; " + detail)
+
+
+def cc_script(s, rts):
+    exe = profiled_probe(s)
+    return heap_script(s, "cc", [
+        # A start or stop acts at most once a second (protocol.md, section 2).
+        0.5, "A", GCTL + CC_STOP, 0.3, "B", 1.0, "C", upstream(CC_START), 0.3, "D", 1.0, "E",
+        upstream(CC_STOP), 0.3, "F", 1.0, "G", GCTL + CC_START, 0.3, "H", 0.5, "I"],
+        rts=rts, exe=exe)
+
+
+@test
+def cost_centre_control(s):
+    """In a profiled program (+RTS -p), cost-centre samples stop and start
+    on GCTL 0x05/0x04 and on upstream ids 2/1."""
+    summ, t = cc_script(s, ["-p"])
+    check_cc_phases(summ, t)
+
+
+@test
+def cost_centre_control_with_hc(s):
+    """The same with heap profiling by cost centre (-hc -p), where heap
+    samples go on: the two kinds of profiling are controlled separately."""
+    summ, t = cc_script(s, ["-hc", "-i0.05", "-p"])
+    check_cc_phases(summ, t)
+    expect(summ.samples_between(t["B"], t["C"]) >= 3,
+           "heap samples stopped with cost-centre profiling: %d"
+           % summ.samples_between(t["B"], t["C"]))
+
+
+@test
+def cost_centre_start_without_p(s):
+    """A profiled program run without -p takes no samples until a start
+    command, then does."""
+    exe = profiled_probe(s)
+    summ, t = heap_script(s, "cc-nop", [0.5, "A", upstream(CC_START), 0.3, "B", 0.5, "C"], rts=[],
+                          exe=exe)
+    before, after = summ.cc_samples_between(0, t["A"]), summ.cc_samples_between(t["B"], t["C"])
+    note("cost-centre samples: before=%d after start=%d" % (before, after))
+    expect(before == 0 and after >= 3, "samples before=%d after=%d" % (before, after))
+
+
+@test
+def cost_centre_commands_before_ready(s):
+    """A cost-centre stop and a heap stop sent the moment the client
+    connects (before the RTS is up) are both held and applied when it is:
+    no samples of either kind until the upstream start. (With -p the RTS
+    starts cost-centre sampling inside hs_init, so a few samples may come
+    before the library is told the RTS is ready; none after marker R.)"""
+    exe = profiled_probe(s)
+    summ, t = heap_script(s, "cc-early", [GCTL + CC_STOP + upstream(STOP), 0.3, "R", 0.7, "A",
+                                          upstream(CC_START), 0.3, "B", 0.5, "C"],
+                          rts=["-p", "-hc", "-i0.05"], exe=exe)
+    cc_init = summ.cc_samples_between(0, t["R"])
+    cc_held = summ.cc_samples_between(t["R"], t["A"])
+    heap_before = summ.samples_between(0, t["A"])
+    cc_after = summ.cc_samples_between(t["B"], t["C"])
+    detail = ("cost-centre samples during start-up=%d held stop=%d after start=%d, "
+              "heap samples before the start=%d" % (cc_init, cc_held, cc_after, heap_before))
+    note(detail)
+    expect(cc_held == 0 and heap_before == 0 and cc_after >= 3, detail)
+
+
+@test
+def commands_the_build_cannot_honour(s):
+    """A program built without profiling and run without -h gets every
+    command in both framings, many times: it keeps running, and says once
+    per cause that it ignores them."""
+    sock = s.path("cannot.sock")
+    p = Program(s, "probe", ["--busy"], unix=sock, wait=True)
+    p.wait_socket(sock)
+    c = Client(s, unix=sock)
+    every = b"".join(GCTL + cmd + upstream(cmd) for cmd in (CC_START, CC_STOP, START, STOP, CENSUS))
+    c.send(every * 20)
+    p.cmd("marker sent")
+    time.sleep(0.3)
+    c.send(every)
+    p.cmd("marker still-alive")
+    p.cmd("quit")
+    p.finish()
+    expect(p.proc.returncode == 0, "probe exited with %s" % p.proc.returncode)
+    summ = check_stream(s, c.wait_eof(), "cannot")
+    summ.marker_time("still-alive")
+    expect(summ.samples == [] and summ.cc_samples == [], "samples in a plain run")
+    err = p.stderr()
+    for cause in ("cost-centre profiling commands are ignored",
+                  "heap profiling commands are ignored"):
+        n = err.count(cause)
+        expect(n == 1, "%d log lines %r; stderr:\n%s" % (n, cause, err))
 
 
 @test

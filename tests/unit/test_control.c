@@ -1,13 +1,29 @@
-/* The control-frame parser fed whole, split, overlapping and garbage input,
- * and checked against a naive reference scan on random data. */
+/* The control-frame parser fed both framings whole, split at every byte,
+ * interleaved and buried in junk, and checked against a literal reference
+ * scan (control_ref.h) on megabytes of random data holding frames. */
 #include "control_ref.h"
 #include "es_control.h"
 #include "tap.h"
 
+#define EVENTLOG_SOCKET_NO_RTS
+#include "eventlog_socket.h"
+
+#include <stdio.h>
 #include <string.h>
 
+/* Upstream frames as C strings: the magic, version 0, a length, a name. */
+#define UMAGIC      "\xF0\x9E\x97\x8C"
+#define UP(len, ns) UMAGIC "\x00" len ns
+#define BUILTIN(id) UP("\x0f", "eventlog-socket") id
+
+#define START_HEAP "\x01"
+#define STOP_HEAP  "\x02"
+#define CENSUS     "\x03"
+#define START_CC   "\x04"
+#define STOP_CC    "\x05"
+
 /* Feed `len` bytes in pieces of `step` bytes (0: all at once). */
-static struct control_got feed(const char *buf, size_t len, size_t step) {
+static struct control_got feed_n(const char *buf, size_t len, size_t step, uint64_t *unknown) {
     struct es_control_parser p;
     struct control_got g = {.n = 0};
     es_control_init(&p);
@@ -16,14 +32,118 @@ static struct control_got feed(const char *buf, size_t len, size_t step) {
     for (size_t i = 0; i < len; i += step)
         es_control_feed(&p, (const uint8_t *)buf + i, len - i < step ? len - i : step,
                         control_collect, &g);
+    if (unknown != NULL)
+        *unknown = p.unknown;
     return g;
+}
+
+static struct control_got feed(const char *buf, size_t len, size_t step) {
+    return feed_n(buf, len, step, NULL);
 }
 
 static int same(struct control_got g, const char *want, size_t n) {
     return g.n == n && memcmp(g.cmds, want, n) == 0;
 }
 
+/* The input gives the commands `want` and `unknown` ignored frames however
+ * it is cut: in one piece, in pieces of every size, and in two pieces at
+ * every byte. Returns 0 or the first failing cut, described in `why`. */
+static int every_cut(const char *buf, size_t len, const char *want, size_t n, uint64_t unknown,
+                     char *why, size_t why_len) {
+    for (size_t step = 0; step <= len; step++) {
+        uint64_t u;
+        struct control_got g = feed_n(buf, len, step, &u);
+        if (!same(g, want, n) || u != unknown) {
+            snprintf(why, why_len, "pieces of %zu: %zu commands, %llu unknown", step, g.n,
+                     (unsigned long long)u);
+            return -1;
+        }
+    }
+    for (size_t cut = 1; cut < len; cut++) {
+        struct es_control_parser p;
+        struct control_got g = {.n = 0};
+        es_control_init(&p);
+        es_control_feed(&p, (const uint8_t *)buf, cut, control_collect, &g);
+        es_control_feed(&p, (const uint8_t *)buf + cut, len - cut, control_collect, &g);
+        if (!same(g, want, n) || p.unknown != unknown) {
+            snprintf(why, why_len, "cut at byte %zu: %zu commands, %llu unknown", cut, g.n,
+                     (unsigned long long)p.unknown);
+            return -1;
+        }
+    }
+    snprintf(why, why_len, "every cut");
+    return 0;
+}
+
+#define CUTS(bytes, want, unknown, name)                                                           \
+    do {                                                                                           \
+        char why_[128];                                                                            \
+        ok(every_cut(bytes, sizeof bytes - 1, want, sizeof want - 1, unknown, why_,                \
+                     sizeof why_) == 0,                                                            \
+           "%s (%s)", name, why_);                                                                 \
+    } while (0)
+
+/* The namespace the parser holds while it delivers an upstream command. */
+struct seen_ns {
+    struct es_control_parser *p;
+    char ns[256];
+    size_t n;
+};
+
+static void remember_ns(uint8_t cmd, void *ctx) {
+    struct seen_ns *s = ctx;
+    (void)cmd;
+    memcpy(s->ns, s->p->ns, s->p->ns_len);
+    s->ns[s->p->ns_len] = '\0';
+    s->n++;
+}
+
+/* Random input: junk biased towards magic bytes, with whole and broken
+ * frames of both framings in it. */
+#define PIECE(bytes)                                                                               \
+    { bytes, sizeof bytes - 1 }
+static void random_input(uint8_t *buf, size_t size) {
+    static const struct {
+        const char *bytes;
+        size_t len;
+    } pieces[] = {
+        PIECE("GCTL"),
+        PIECE(UMAGIC),
+        PIECE(UMAGIC "\x00"),
+        PIECE(UMAGIC "\x01"),
+        PIECE(UMAGIC "\x00\x00"),
+        PIECE(UP("\x0f", "eventlog-sock")),
+        PIECE(UP("\xff", "")),
+        PIECE(UP("\x03", "abc")),
+        PIECE(UP("\x08", "eventlog")),
+        PIECE(UP("\x04", "GCTL")),
+    };
+    for (size_t i = 0; i < size;) {
+        int r = rand() % 64;
+        if (r == 0 && size - i >= 5) {
+            memcpy(buf + i, "GCTL", 4);
+            buf[i + 4] = (uint8_t)(rand() % 7);
+            i += 5;
+        } else if (r == 1 && size - i >= 22) {
+            memcpy(buf + i, BUILTIN(""), 21);
+            buf[i + 21] = (uint8_t)(rand() % 7);
+            i += 22;
+        } else if (r == 2) {
+            size_t k = (size_t)rand() % (sizeof pieces / sizeof pieces[0]);
+            size_t len = pieces[k].len < size - i ? pieces[k].len : size - i;
+            memcpy(buf + i, pieces[k].bytes, len);
+            i += len;
+        } else {
+            int k = rand() % 16;
+            buf[i++] = k == 0   ? (uint8_t) "GCTL"[rand() % 4]
+                       : k == 1 ? (uint8_t)UMAGIC[rand() % 4]
+                                : (uint8_t)rand();
+        }
+    }
+}
+
 int main(void) {
+    /* GCTL alone, as before. */
     ok(same(feed("GCTL\x01", 5, 0), "\x01", 1), "one whole frame");
     ok(same(feed("GCTL\x01GCTL\x02GCTL\x03", 15, 0), "\x01\x02\x03", 3), "three frames at once");
     ok(same(feed("GCTL\x01GCTL\x02GCTL\x03", 15, 1), "\x01\x02\x03", 3), "byte by byte");
@@ -36,6 +156,7 @@ int main(void) {
     ok(same(feed("GCTL\x00GCTL\x03", 10, 0), "\x03", 1), "zero command byte ignored");
     ok(same(feed("GCTLGCTL\x01", 9, 0), "", 0), "the byte after a magic is the command, even a G");
     ok(same(feed("GCTL", 4, 0), "", 0), "magic alone gives nothing");
+    CUTS("GCTL\x04GCTL\x05", START_CC STOP_CC, 0, "GCTL cost-centre commands 0x04 and 0x05");
 
     struct es_control_parser p;
     struct control_got g = {.n = 0};
@@ -43,39 +164,116 @@ int main(void) {
     es_control_feed(&p, (const uint8_t *)"GCTL\x09", 5, control_collect, &g);
     ok(p.unknown == 1 && g.n == 0, "unknown commands are counted");
 
-    /* Megabytes of random garbage with frames in it, fed in random pieces,
-     * must yield exactly the frames a naive scan finds. */
+    /* The upstream framing: every built-in command, and the mapping. */
+    CUTS(BUILTIN("\x01") BUILTIN("\x02") BUILTIN("\x03") BUILTIN("\x04") BUILTIN("\x05"),
+         START_CC STOP_CC START_HEAP STOP_HEAP CENSUS, 0,
+         "upstream ids 1-5 are start/stop cost-centre, start/stop heap, census");
+    ok(es_control_upstream_command((const uint8_t *)"eventlog-socket", 15, 5) ==
+               EVENTLOG_SOCKET_CMD_REQUEST_HEAP_CENSUS &&
+           es_control_upstream_command((const uint8_t *)"eventlog-socket", 15, 1) ==
+               EVENTLOG_SOCKET_CMD_START_COST_CENTRE_PROFILING &&
+           es_control_upstream_command((const uint8_t *)"eventlog-socket", 15, 6) == 0 &&
+           es_control_upstream_command((const uint8_t *)"eventlog", 8, 5) == 0,
+       "the upstream mapping, and nothing outside it");
+
+    /* Both framings interleaved, with junk between them. */
+    CUTS("GCTL\x03" BUILTIN("\x05") "xyGCTL\x01" BUILTIN("\x04") "\x8c\x97GCTL\x02",
+         CENSUS CENSUS START_HEAP STOP_HEAP STOP_HEAP, 0, "interleaved framings and junk");
+    CUTS("GCT" BUILTIN("\x05"), CENSUS, 0, "a partial GCTL magic then an upstream frame");
+    CUTS("\xF0\x9E\x97GCTL\x03", CENSUS, 0, "a partial upstream magic then a GCTL frame");
+    CUTS("\xF0\x9E" BUILTIN("\x03"), START_HEAP, 0, "a partial upstream magic then its frame");
+    CUTS(UP("\x0f", "event") "GCTL\x03", CENSUS, 0,
+         "an upstream frame cut in its namespace by a GCTL frame");
+    CUTS(UP("\x0f", "eventlog") BUILTIN("\x05"), CENSUS, 0,
+         "an upstream frame cut in its namespace by another upstream frame");
+    CUTS(UMAGIC "\x00"
+                "GCTL\x02",
+         STOP_HEAP, 0, "a GCTL magic starting at the length byte");
+    CUTS(UP("\x04", "GCTL") "\x03", CENSUS, 0,
+         "a GCTL magic filling the namespace wins over the frame");
+    CUTS(UP("\x02", "xG") "CTL\x01", "", 1,
+         "a magic completed by the id byte does not count: the id is taken");
+    CUTS(BUILTIN("G") "CTL\x01", "", 1, "the byte after the namespace is the id, even a G");
+
+    /* Wrong versions and lengths. */
+    CUTS(UMAGIC "\x01\x0f"
+                "eventlog-socket\x05"
+                "GCTL\x03",
+         CENSUS, 0, "a wrong version byte: the frame is skipped, the next one is found");
+    CUTS(UMAGIC "GCTL\x01", START_HEAP, 0, "a version byte that begins a GCTL magic");
+    CUTS(UMAGIC UMAGIC "\x00\x0f"
+                       "eventlog-socket\x02",
+         STOP_CC, 0, "a version byte that begins an upstream magic");
+    CUTS(UMAGIC "\x00\x00" BUILTIN("\x05"), CENSUS, 0, "a zero length is skipped");
+    CUTS(UMAGIC "\x00\xff"
+                "eventlog-socket\x05"
+                "GCTL\x03",
+         CENSUS, 0, "a length running past the data: the next GCTL frame is found");
+    CUTS(UMAGIC "\x00\xff"
+                "eventlog-socket\x05" BUILTIN("\x03"),
+         START_HEAP, 0, "a length running past the data: the next upstream frame is found");
+    CUTS(UMAGIC "\x00\x0e"
+                "eventlog-socket\x05",
+         "", 1, "a length one short: unknown namespace, the last byte taken as id");
+
+    /* Unknown namespaces and ids are whole frames: ignored and counted. */
+    CUTS(UP("\x03", "foo") "\x01"
+                           "GCTL\x02",
+         STOP_HEAP, 1, "an unknown namespace is ignored");
+    CUTS(UP("\x08", "eventlog") "\x05", "", 1, "a prefix of the namespace is not the namespace");
+    CUTS(UP("\x10", "eventlog-socketX") "\x05", "", 1, "nor is a longer name");
+    CUTS(UP("\x0f", "EVENTLOG-SOCKET") "\x05", "", 1, "names are compared byte for byte");
+    CUTS(BUILTIN("\x00") BUILTIN("\x06") BUILTIN("\xff") BUILTIN("\x05"), CENSUS, 3,
+         "unknown ids in the built-in namespace are ignored");
+
+    /* The longest namespace, then a frame. */
+    char longest[6 + 255 + 1 + 22];
+    memcpy(longest, UMAGIC "\x00\xff", 6);
+    memset(longest + 6, 'n', 255);
+    longest[261] = 0x05;
+    memcpy(longest + 262, BUILTIN("\x05"), 22);
+    uint64_t u;
+    ok(same(feed_n(longest, sizeof longest, 1, &u), CENSUS, 1) && u == 1,
+       "a 255-byte namespace is read whole and ignored");
+
+    /* While the callback runs, the namespace is available. */
+    struct seen_ns seen = {.p = &p, .n = 0};
+    es_control_init(&p);
+    es_control_feed(&p, (const uint8_t *)BUILTIN("\x05"), 22, remember_ns, &seen);
+    ok(seen.n == 1 && strcmp(seen.ns, "eventlog-socket") == 0,
+       "the namespace is in the parser during the callback");
+
+    /* Megabytes of random junk with frames of both framings in it, fed in
+     * random pieces, must yield exactly what the reference finds. */
     size_t big = 8u << 20;
     uint8_t *junk = malloc(big);
     uint8_t *want = malloc(big / 5 + 1);
     srand(12345);
-    for (size_t i = 0; i < big;) {
-        /* Whole frames now and then (commands 0-4: some unknown), in
-         * bytes that are often pieces of the magic. */
-        if (rand() % 64 == 0 && big - i >= 5) {
-            memcpy(junk + i, "GCTL", 4);
-            junk[i + 4] = (uint8_t)(rand() % 5);
-            i += 5;
-        } else {
-            junk[i++] = (uint8_t)(rand() % 8 == 0 ? "GCTL"[rand() % 4] : rand());
-        }
-    }
+    random_input(junk, big);
     uint64_t unknown = 0;
     size_t nwant = control_reference(junk, big, want, &unknown);
     struct control_got *all = calloc(1, sizeof *all);
     es_control_init(&p);
-    size_t delivered = 0;
+    size_t delivered = 0, agree = 1, pos = 0;
     for (size_t i = 0; i < big;) {
         size_t step = 1 + (size_t)rand() % 4096;
         if (step > big - i)
             step = big - i;
         all->n = 0;
         delivered += es_control_feed(&p, junk + i, step, control_collect, all);
+        for (size_t k = 0; k < all->n && k < sizeof all->cmds; k++)
+            agree &= pos < nwant && all->cmds[k] == want[pos++];
         i += step;
     }
-    ok(delivered == nwant && p.unknown == unknown,
-       "8 MiB of garbage in random pieces: %zu commands and %llu unknown, reference %zu and %llu",
-       delivered, (unsigned long long)p.unknown, nwant, (unsigned long long)unknown);
+    size_t kinds[6] = {0};
+    for (size_t k = 0; k < nwant; k++)
+        kinds[want[k] < 6 ? want[k] : 0]++;
+    ok(delivered == nwant && agree && p.unknown == unknown && kinds[1] && kinds[2] && kinds[3] &&
+           kinds[4] && kinds[5],
+       "8 MiB of junk in random pieces: %zu commands (%zu %zu %zu %zu %zu of 1-5) and %llu "
+       "unknown, reference %zu and %llu",
+       delivered, kinds[1], kinds[2], kinds[3], kinds[4], kinds[5], (unsigned long long)p.unknown,
+       nwant, (unsigned long long)unknown);
     free(all);
     free(want);
     free(junk);

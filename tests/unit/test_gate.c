@@ -71,9 +71,13 @@ int main(void) {
     ngot = 0;
     es_gate_offer(&g, census, 0, record, NULL);
     es_gate_offer(&g, start, 1, record, NULL);
-    es_gate_offer(&g, 0x7f, 2, record, NULL);
+    es_gate_offer(&g, EVENTLOG_SOCKET_CMD_STOP_COST_CENTRE_PROFILING, 2, record, NULL);
     es_gate_offer(&g, 0x7f, 3, record, NULL);
-    ok(ngot == 4, "a census, a start and two unknown commands in 3 ms all pass");
+    es_gate_offer(&g, 0x7f, 4, record, NULL);
+    ok(ngot == 5, "a census, a heap start, a cost-centre stop and two unknown commands in 4 ms "
+                  "all pass");
+    es_gate_offer(&g, EVENTLOG_SOCKET_CMD_START_COST_CENTRE_PROFILING, 5, record, NULL);
+    ok(ngot == 5, "a cost-centre start right after the stop waits");
 
     /* Interval 0: no limit. */
     es_gate_init(&g, 0);
