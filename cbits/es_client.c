@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 
 static void on_client_closed(uv_handle_t *h) {
     struct es_client *c = h->data;
@@ -336,6 +337,37 @@ bool es_client_resume_reading(struct es_client *c, uint64_t now_ms) {
     return false;
 }
 
+static void on_refused_closed(uv_handle_t *h) {
+    free(h->data);
+}
+
+/* Descriptors the program keeps for itself: the library refuses a client
+ * whose connection would take one of them (es_client_accept). */
+static unsigned fd_reserve(rlim_t limit) {
+    rlim_t r = limit / 8;
+    return (unsigned)(r < 32 ? 32 : r > 1024 ? 1024 : r);
+}
+
+/* Whether the accepted connection must be refused, and why. */
+static const char *refusal(const struct es_server *s, struct es_client *c, char *why, size_t n) {
+    if (s->nclients >= s->cfg.max_clients) {
+        snprintf(why, n, "%u clients are connected, the most allowed (GHC_EVENTLOG_MAX_CLIENTS)",
+                 s->nclients);
+        return why;
+    }
+    uv_os_fd_t fd;
+    struct rlimit rl;
+    if (uv_fileno(&c->io.handle, &fd) == 0 && getrlimit(RLIMIT_NOFILE, &rl) == 0 &&
+        rl.rlim_cur != RLIM_INFINITY && (rlim_t)fd + fd_reserve(rl.rlim_cur) >= rl.rlim_cur) {
+        snprintf(why, n,
+                 "the program has fewer than %u of its %llu file descriptors left, kept for "
+                 "its own use (raise ulimit -n)",
+                 fd_reserve(rl.rlim_cur), (unsigned long long)rl.rlim_cur);
+        return why;
+    }
+    return NULL;
+}
+
 void es_client_accept(struct es_server *s) {
     struct es_client *c = calloc(1, sizeof *c);
     if (c == NULL) {
@@ -346,6 +378,20 @@ void es_client_accept(struct es_server *s) {
     if (r != 0) {
         free(c);
         es_server_async_error(s, r, "accepting a client");
+        return;
+    }
+    c->io.handle.data = c;
+    r = uv_accept(&s->listener.stream, &c->io.stream);
+    char why[160];
+    const char *refused = r == 0 ? refusal(s, c, why, sizeof why) : NULL;
+    if (r != 0 || refused) {
+        if (r != 0)
+            es_server_async_error(s, r, "accepting a client");
+        if (refused) {
+            atomic_fetch_add(&s->counters.clients_refused, 1);
+            es_log_limited(&s->log_refused, uv_now(&s->loop), "refusing a client: %s", refused);
+        }
+        uv_close(&c->io.handle, on_refused_closed);
         return;
     }
     c->server = s;
@@ -366,12 +412,6 @@ void es_client_accept(struct es_server *s) {
     s->nclients++;
     atomic_store(&s->counters.clients_connected, s->nclients);
 
-    r = uv_accept(&s->listener.stream, &c->io.stream);
-    if (r != 0) {
-        es_server_async_error(s, r, "accepting a client");
-        es_client_close(c);
-        return;
-    }
     if (!s->is_unix)
         uv_tcp_nodelay(&c->io.tcp, 1);
     r = uv_read_start(&c->io.stream, on_alloc, on_read);

@@ -136,6 +136,20 @@ int es_config_from_env(struct es_env_config *out) {
                control);
         return EVENTLOG_SOCKET_EINVAL;
     }
+    out->max_clients = 0;
+    const char *clients = env("GHC_EVENTLOG_MAX_CLIENTS");
+    if (clients) {
+        char *end;
+        errno = 0;
+        unsigned long v = strtoul(clients, &end, 10);
+        if (clients[0] < '0' || clients[0] > '9' || *end != '\0' || errno != 0 || v == 0 ||
+            v > 1000000) {
+            es_log("GHC_EVENTLOG_MAX_CLIENTS=\"%s\" is not a number of clients from 1 to 1000000",
+                   clients);
+            return EVENTLOG_SOCKET_EINVAL;
+        }
+        out->max_clients = (unsigned)v;
+    }
     if (out->unix_path && (out->inet_port || out->inet_host)) {
         es_log("both GHC_EVENTLOG_UNIX_PATH and GHC_EVENTLOG_INET_%s are set; set only one",
                out->inet_port ? "PORT" : "HOST");

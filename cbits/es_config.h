@@ -16,6 +16,7 @@ struct es_env_config {
     size_t client_buffer; /* GHC_EVENTLOG_CLIENT_BUFFER, or 0 when not set */
     int slow_client;      /* GHC_EVENTLOG_SLOW_CLIENT, or -1 when not set */
     int control_ms;       /* GHC_EVENTLOG_CONTROL_INTERVAL_MS, or -1 when not set */
+    unsigned max_clients; /* GHC_EVENTLOG_MAX_CLIENTS, or 0 when not set */
 };
 
 /* The smallest buffer limit accepted. */

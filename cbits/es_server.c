@@ -24,6 +24,7 @@ void es_server_config_defaults(struct es_server_config *cfg) {
     cfg->defs_limit = (size_t)16 << 20;
     cfg->linger_ms = 2000;
     cfg->control_interval_ms = ES_GATE_DEFAULT_MS;
+    cfg->max_clients = 1024;
 }
 
 /* ---- control commands ------------------------------------------------- */
@@ -311,6 +312,7 @@ static void flush_logs(struct es_server *s, bool force) {
     es_log_limit_flush(&s->log_lagging, now, force);
     es_log_limit_flush(&s->log_exit_stall, now, force);
     es_log_limit_flush(&s->log_handoff, now, force);
+    es_log_limit_flush(&s->log_refused, now, force);
 }
 
 static void on_wake(uv_async_t *h) {
@@ -647,6 +649,7 @@ static struct es_server *alloc_server(const struct es_server_config *cfg, es_com
     s->log_lagging.what = "slow clients disconnected";
     s->log_exit_stall.what = "clients that stopped reading closed at exit";
     s->log_handoff.what = "times chunks were dropped at the hand-off";
+    s->log_refused.what = "clients refused";
     es_inbox_init(&s->inbox, es_server_handoff_limit(&s->cfg));
     es_walker_init(&s->walker, &s->inbox, s->is_definition, wake_loop, s);
     uv_mutex_init(&s->state_lock);

@@ -31,6 +31,7 @@ struct es_server_config {
                                    * false: it is disconnected */
     size_t defs_limit;            /* bytes of definition events kept (16 MiB) */
     unsigned linger_ms;           /* how long exit waits for slow clients (2000) */
+    unsigned max_clients;         /* connections served at once (1024) */
     unsigned control_interval_ms; /* a census, or a start/stop, at most this
                                    * often (es_gate.h; 1000, 0: no limit) */
 };
@@ -71,7 +72,8 @@ typedef bool (*es_tick_fn)(void *ctx);
 struct es_counters {
     atomic_uint_fast64_t clients_connected;
     atomic_uint_fast64_t clients_accepted;
-    atomic_uint_fast64_t clients_lagged; /* disconnected for falling behind */
+    atomic_uint_fast64_t clients_lagged;  /* disconnected for falling behind */
+    atomic_uint_fast64_t clients_refused; /* turned away at the limits */
     atomic_uint_fast64_t bytes_sent;
     atomic_uint_fast64_t chunks_dropped; /* per client, plus lost before any client */
     atomic_uint_fast64_t bytes_dropped;
@@ -128,6 +130,7 @@ struct es_server {
     struct es_log_limit log_lagging;    /* slow clients disconnected */
     struct es_log_limit log_exit_stall; /* clients that stopped reading at exit */
     struct es_log_limit log_handoff;    /* chunks dropped at the hand-off */
+    struct es_log_limit log_refused;    /* clients refused at the limits */
     /* Buffers of skipped chunks are lent to the chunk pool (es_client_drop)
      * until what the library holds falls below lent_until. */
     bool pool_lent;

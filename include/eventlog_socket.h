@@ -116,6 +116,12 @@ struct eventlog_socket_options {
      * one that acts when the interval has passed. Default 1000; 0: no
      * limit. */
     unsigned control_interval_ms;
+    /* Clients served at once; one more is refused (closed at once, with a
+     * log line). Default 1024. Whatever this says, a client is also
+     * refused when its connection would take one of the last descriptors
+     * of the program's RLIMIT_NOFILE (an eighth of it, 32 to 1024), so
+     * that the program's own open() and accept() never fail for them. */
+    unsigned max_clients;
 };
 #define EVENTLOG_SOCKET_SLOW_CLIENT_DROP       0
 #define EVENTLOG_SOCKET_SLOW_CLIENT_DISCONNECT 1
@@ -136,6 +142,7 @@ struct eventlog_socket_stats {
     uint64_t bytes_held_peak; /* and at most so far */
     uint64_t flushes;         /* RTS buffer flushes the library made (GHC >= 9.2) */
     uint64_t flush_us;        /* time spent in them; the program stops for part of it */
+    uint64_t clients_refused; /* turned away at max_clients or the descriptor reserve */
 };
 
 /* A human-readable description of an error code returned by this library.
@@ -171,6 +178,7 @@ EVENTLOG_SOCKET_API int eventlog_socket_init_tcp(const char *host, const char *p
  *   GHC_EVENTLOG_CLIENT_BUFFER        bytes, with an optional K, M or G suffix
  *   GHC_EVENTLOG_SLOW_CLIENT          drop or disconnect
  *   GHC_EVENTLOG_CONTROL_INTERVAL_MS  see eventlog_socket_options.control_interval_ms
+ *   GHC_EVENTLOG_MAX_CLIENTS          see eventlog_socket_options.max_clients
  * Returns EVENTLOG_SOCKET_ENOTCONFIGURED when neither a path nor a port is
  * set, EVENTLOG_SOCKET_EINVAL (with a log line naming the variable) for an
  * invalid value or when both a path and a port are set. */
@@ -193,10 +201,10 @@ EVENTLOG_SOCKET_API void eventlog_socket_options_init(struct eventlog_socket_opt
 
 /* Use these settings for the server that init_* starts. Call before it.
  * Returns EVENTLOG_SOCKET_EINVAL for a buffer under 64 KiB, an unknown
- * policy or a control interval over 60000 ms, EVENTLOG_SOCKET_EALREADY when the server is already
- * running. The environment (GHC_EVENTLOG_MAX_BUFFER, _CLIENT_BUFFER, _SLOW_CLIENT,
- * _CONTROL_INTERVAL_MS)
- * overrides them in eventlog_socket_init_from_env. Not thread-safe. */
+ * policy, a control interval over 60000 ms or max_clients 0, EVENTLOG_SOCKET_EALREADY when the
+ * server is already running. The environment (GHC_EVENTLOG_MAX_BUFFER, _CLIENT_BUFFER,
+ * _SLOW_CLIENT, _CONTROL_INTERVAL_MS, _MAX_CLIENTS) overrides them in
+ * eventlog_socket_init_from_env. Not thread-safe. */
 EVENTLOG_SOCKET_API int eventlog_socket_set_options(const struct eventlog_socket_options *opts);
 
 /* Current counters. Returns EVENTLOG_SOCKET_ENOTCONFIGURED (and zeros)

@@ -55,6 +55,7 @@ void eventlog_socket_options_init(struct eventlog_socket_options *opts) {
         d.drop_slow ? EVENTLOG_SOCKET_SLOW_CLIENT_DROP : EVENTLOG_SOCKET_SLOW_CLIENT_DISCONNECT;
     opts->linger_ms = d.linger_ms;
     opts->control_interval_ms = d.control_interval_ms;
+    opts->max_clients = d.max_clients;
 }
 
 /* The configuration init_* uses: the defaults until set_options. */
@@ -72,7 +73,7 @@ int eventlog_socket_set_options(const struct eventlog_socket_options *opts) {
     if (opts == NULL || opts->max_buffer < ES_MIN_BUFFER || opts->client_buffer < ES_MIN_BUFFER ||
         (opts->slow_client != EVENTLOG_SOCKET_SLOW_CLIENT_DROP &&
          opts->slow_client != EVENTLOG_SOCKET_SLOW_CLIENT_DISCONNECT) ||
-        opts->control_interval_ms > 60000)
+        opts->control_interval_ms > 60000 || opts->max_clients == 0)
         return EVENTLOG_SOCKET_EINVAL;
     struct es_server_config *cfg = config();
     cfg->max_buffer = opts->max_buffer;
@@ -80,6 +81,7 @@ int eventlog_socket_set_options(const struct eventlog_socket_options *opts) {
     cfg->drop_slow = opts->slow_client == EVENTLOG_SOCKET_SLOW_CLIENT_DROP;
     cfg->linger_ms = opts->linger_ms;
     cfg->control_interval_ms = opts->control_interval_ms;
+    cfg->max_clients = opts->max_clients;
     return 0;
 }
 
@@ -92,6 +94,7 @@ int eventlog_socket_stats(struct eventlog_socket_stats *out) {
     out->clients_connected = atomic_load(&k->clients_connected);
     out->clients_accepted = atomic_load(&k->clients_accepted);
     out->clients_lagged = atomic_load(&k->clients_lagged);
+    out->clients_refused = atomic_load(&k->clients_refused);
     out->bytes_sent = atomic_load(&k->bytes_sent);
     out->chunks_dropped = atomic_load(&k->chunks_dropped);
     out->bytes_dropped = atomic_load(&k->bytes_dropped);
@@ -155,6 +158,8 @@ int eventlog_socket_init_from_env(void) {
         sc->drop_slow = cfg.slow_client == EVENTLOG_SOCKET_SLOW_CLIENT_DROP;
     if (cfg.control_ms >= 0)
         sc->control_interval_ms = (unsigned)cfg.control_ms;
+    if (cfg.max_clients > 0)
+        sc->max_clients = cfg.max_clients;
     if (cfg.flush_ms >= 0 &&
         (r = eventlog_socket_set_flush_interval_ms((unsigned)cfg.flush_ms)) < 0)
         return r;

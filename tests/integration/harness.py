@@ -70,9 +70,10 @@ class Program:
     """A program built with the library, talking over stdin/stdout."""
 
     def __init__(self, scope, exe, args=(), env=None, rts=(), unix=None, tcp_port=None,
-                 wait=False, stdin=True, stderr_pipe=False):
+                 wait=False, stdin=True, stderr_pipe=False, nofile=None):
         """stderr_pipe: stderr is a pipe that nobody reads until the program
-        has exited (stderr_pipe_output then reads it)."""
+        has exited (stderr_pipe_output then reads it). nofile: the program's
+        RLIMIT_NOFILE (default: raised to the hard limit)."""
         self.scope = scope
         full_env = {k: v for k, v in os.environ.items() if not k.startswith("GHC_EVENTLOG_")}
         if unix is not None:
@@ -90,7 +91,10 @@ class Program:
         self.proc = subprocess.Popen(argv, env=full_env, stdin=subprocess.PIPE if stdin else
                                      subprocess.DEVNULL, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE if stderr_pipe else self.stderr_file,
-                                     start_new_session=True, preexec_fn=raise_nofile,
+                                     start_new_session=True,
+                                     preexec_fn=raise_nofile if nofile is None else
+                                     lambda: resource.setrlimit(resource.RLIMIT_NOFILE,
+                                                                (nofile, nofile)),
                                      cwd=scope.dir)  # -h writes PROGRAM.hp in the cwd
         self.out_buf = b""
         scope.procs.append(self)
@@ -151,7 +155,7 @@ class Program:
         """eventlog_socket_stats() of the running probe, as a dict."""
         names = ["clients_connected", "clients_accepted", "clients_lagged", "bytes_received",
                  "bytes_sent", "chunks_dropped", "bytes_dropped", "bytes_held",
-                 "bytes_held_peak", "flushes", "flush_us"]
+                 "bytes_held_peak", "flushes", "flush_us", "clients_refused"]
         words = self.query("stats").split()
         expect(words[0] == "stats" and len(words) == 1 + len(names), "stats answer %r" % words)
         return dict(zip(names, map(int, words[1:])))

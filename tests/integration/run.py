@@ -9,6 +9,7 @@ Each test runs in its own process with a timeout; the output is TAP, ending
 with "integration: N passed, N failed"."""
 
 import os
+import re
 import resource
 import signal
 import socket
@@ -937,6 +938,60 @@ def stalled_clients_join_one_by_one(s):
     expect(st["clients_lagged"] > 0, "no stuck client was disconnected: %r" % st)
     expect(any("exceeds the buffer bound" in line for line in p.stderr().splitlines()),
            "no log line says why clients were disconnected")
+
+
+@test
+def clients_refused_at_the_limit(s):
+    """GHC_EVENTLOG_MAX_CLIENTS=10 and 25 clients: 10 get complete streams,
+    15 are refused at once (EOF, nothing sent), counted, and logged in a
+    line and a summary, not 15 lines."""
+    sock = s.path("cap.sock")
+    p = Program(s, "probe", unix=sock, wait=True, env={"GHC_EVENTLOG_MAX_CLIENTS": "10"})
+    p.wait_socket(sock)
+    clients = [Client(s, unix=sock) for _ in range(25)]
+    time.sleep(0.3)
+    p.cmd("flood %d cap" % FLOOD)
+    st = p.stats()
+    p.cmd("quit")
+    p.finish()
+    got = [c.wait_eof() for c in clients]
+    served = [d for d in got if d]
+    expect(len(served) == 10 and sum(1 for d in got if not d) == 15,
+           "%d clients served, %d got nothing" % (len(served), len(got) - len(served)))
+    for i, d in enumerate(served):
+        summ = check_stream(s, d, "cap%d" % i)
+        expect(summ.tagged("cap") == list(range(1, FLOOD + 1)), "client %d misses data" % i)
+    expect(st["clients_refused"] == 15 and st["clients_connected"] == 10, "stats %r" % st)
+    lines = [line for line in p.stderr().splitlines() if "refus" in line]
+    expect(len(lines) == 2 and "10 clients are connected, the most allowed" in lines[0]
+           and "14 more clients refused" in lines[1], "log lines:\n%s" % "\n".join(lines))
+
+
+@test
+def descriptors_kept_for_the_program(s):
+    """With RLIMIT_NOFILE 128 and 200 clients, the library refuses those
+    that would take the program's last 32 descriptors: the program can
+    still open files (its own descriptors are never the ones exhausted),
+    and every client it served gets a complete stream."""
+    sock = s.path("fd.sock")
+    p = Program(s, "probe", unix=sock, wait=True, nofile=128)
+    p.wait_socket(sock)
+    c = many_clients_run(s, sock=sock, readers=200)
+    time.sleep(1.0)
+    answer = p.query("open-files 20")
+    p.cmd("flood 1000 fd")
+    st = p.stats()
+    p.cmd("quit")
+    p.finish()
+    rc, summary, out = many_clients_result(c)
+    note("%s; stats %r" % (summary, st))
+    expect(answer == "ok 20", "the program could not open its own files: %r" % answer)
+    # clients_accepted counts the clients served.
+    expect(st["clients_accepted"] <= 128 - 32 and
+           st["clients_refused"] == 200 - st["clients_accepted"], "stats %r" % st)
+    served = int(re.search(r"(\d+) complete", summary).group(1))
+    expect(served == st["clients_accepted"],
+           "%d complete streams for %d clients served" % (served, st["clients_accepted"]))
 
 
 def thousand_clients(s, tcp):

@@ -11,6 +11,8 @@
 --   stats              answer "stats" and eventlog_socket_stats' counters
 --                      in declaration order
 --   gc                 perform a major GC
+--   open-files N       open /dev/null N times at once, then close them all;
+--                      answers "ok K" with the number that could be opened
 --   start-unix PATH    switch the running RTS to eventlog-socket on PATH
 --                      (eventlog_socket_start_unix); answers "ok" or
 --                      "error MESSAGE"
@@ -23,7 +25,7 @@
 module Main (main) where
 
 import Control.Concurrent (forkIO, threadDelay)
-import Control.Exception (evaluate)
+import Control.Exception (IOException, evaluate, try)
 import Control.Monad (forM_, when)
 import Debug.Trace (traceEventIO, traceMarkerIO)
 import Foreign.C.String (CString, peekCString, withCString)
@@ -34,7 +36,7 @@ import Foreign.Ptr (Ptr)
 import Foreign.Storable (peekByteOff)
 import GHC.Clock (getMonotonicTime)
 import System.Environment (getArgs)
-import System.IO (hFlush, hIsEOF, hPutStrLn, stderr, stdin, stdout)
+import System.IO (Handle, IOMode (ReadMode), hClose, hFlush, hIsEOF, hPutStrLn, openFile, stderr, stdin, stdout)
 import System.Mem (performMajorGC)
 
 -- Each round depends on the last, so GHC cannot float the work out as a
@@ -59,11 +61,11 @@ startUnix path = do
 foreign import ccall unsafe "eventlog_socket_stats"
   c_stats :: Ptr () -> IO CInt
 
--- | The eleven uint64_t counters of struct eventlog_socket_stats.
+-- | The twelve uint64_t counters of struct eventlog_socket_stats.
 stats :: IO [Word64]
-stats = allocaBytes (11 * 8) $ \p -> do
+stats = allocaBytes (12 * 8) $ \p -> do
   _ <- c_stats p
-  mapM (peekByteOff p . (* 8)) [0 .. 10]
+  mapM (peekByteOff p . (* 8)) [0 .. 11]
 
 peakRssKb :: IO String
 peakRssKb = do
@@ -112,9 +114,25 @@ loop = do
           counters <- stats
           putStrLn (unwords ("stats" : map show counters)) >> hFlush stdout >> loop
         ["gc"] -> performMajorGC >> reply >> loop
+        ["open-files", n] -> do
+          opened <- openFiles (read n)
+          putStrLn ("ok " ++ show opened) >> hFlush stdout >> loop
         ["start-unix", path] -> startUnix path >> loop
         ["quit"] -> reply
         _ -> hPutStrLn stderr ("probe: unknown command: " ++ line) >> loop
+
+-- | Open /dev/null up to n times at once (stopping at the first failure),
+-- close them all, and return how many were open.
+openFiles :: Int -> IO Int
+openFiles n = go n []
+  where
+    go 0 hs = done hs
+    go k hs = do
+      r <- try (openFile "/dev/null" ReadMode) :: IO (Either IOException Handle)
+      case r of
+        Right h -> go (k - 1) (h : hs)
+        Left _ -> done hs
+    done hs = mapM_ hClose hs >> pure (length hs)
 
 main :: IO ()
 main = do
