@@ -107,6 +107,13 @@ int es_config_from_env(struct es_env_config *out) {
         es_log("GHC_EVENTLOG_WAIT=\"%s\" is not a yes/no value (use 1 or 0)", wait);
         return EVENTLOG_SOCKET_EINVAL;
     }
+    const char *term = getenv("GHC_EVENTLOG_GRACEFUL_SIGTERM");
+    if (es_config_parse_bool(term, &out->graceful_sigterm) != 0) {
+        es_log("GHC_EVENTLOG_GRACEFUL_SIGTERM=\"%s\" is not a yes/no value (1/true/yes/on or "
+               "0/false/no/off)",
+               term);
+        return EVENTLOG_SOCKET_EINVAL;
+    }
     if (size_var("GHC_EVENTLOG_MAX_BUFFER", &out->max_buffer) != 0 ||
         size_var("GHC_EVENTLOG_CLIENT_BUFFER", &out->client_buffer) != 0)
         return EVENTLOG_SOCKET_EINVAL;

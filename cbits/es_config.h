@@ -11,12 +11,13 @@ struct es_env_config {
     const char *inet_host; /* NULL when not set */
     const char *inet_port; /* NULL when not set */
     bool wait;
-    int flush_ms;         /* GHC_EVENTLOG_FLUSH_INTERVAL_MS, or -1 when not set */
-    size_t max_buffer;    /* GHC_EVENTLOG_MAX_BUFFER, or 0 when not set */
-    size_t client_buffer; /* GHC_EVENTLOG_CLIENT_BUFFER, or 0 when not set */
-    int slow_client;      /* GHC_EVENTLOG_SLOW_CLIENT, or -1 when not set */
-    int control_ms;       /* GHC_EVENTLOG_CONTROL_INTERVAL_MS, or -1 when not set */
-    unsigned max_clients; /* GHC_EVENTLOG_MAX_CLIENTS, or 0 when not set */
+    bool graceful_sigterm; /* GHC_EVENTLOG_GRACEFUL_SIGTERM */
+    int flush_ms;          /* GHC_EVENTLOG_FLUSH_INTERVAL_MS, or -1 when not set */
+    size_t max_buffer;     /* GHC_EVENTLOG_MAX_BUFFER, or 0 when not set */
+    size_t client_buffer;  /* GHC_EVENTLOG_CLIENT_BUFFER, or 0 when not set */
+    int slow_client;       /* GHC_EVENTLOG_SLOW_CLIENT, or -1 when not set */
+    int control_ms;        /* GHC_EVENTLOG_CONTROL_INTERVAL_MS, or -1 when not set */
+    unsigned max_clients;  /* GHC_EVENTLOG_MAX_CLIENTS, or 0 when not set */
 };
 
 /* The smallest buffer limit accepted. */

@@ -179,6 +179,9 @@ EVENTLOG_SOCKET_API int eventlog_socket_init_tcp(const char *host, const char *p
  *   GHC_EVENTLOG_SLOW_CLIENT          drop or disconnect
  *   GHC_EVENTLOG_CONTROL_INTERVAL_MS  see eventlog_socket_options.control_interval_ms
  *   GHC_EVENTLOG_MAX_CLIENTS          see eventlog_socket_options.max_clients
+ *   GHC_EVENTLOG_GRACEFUL_SIGTERM     1: eventlog_socket_hs_main makes SIGTERM
+ *                                     interrupt the program as SIGINT does,
+ *                                     so that it exits through hs_exit
  * Returns EVENTLOG_SOCKET_ENOTCONFIGURED when neither a path nor a port is
  * set, EVENTLOG_SOCKET_EINVAL (with a log line naming the variable) for an
  * invalid value or when both a path and a port are set. */

@@ -158,6 +158,7 @@ int eventlog_socket_init_from_env(void) {
         sc->drop_slow = cfg.slow_client == EVENTLOG_SOCKET_SLOW_CLIENT_DROP;
     if (cfg.control_ms >= 0)
         sc->control_interval_ms = (unsigned)cfg.control_ms;
+    es_rts.graceful_sigterm = cfg.graceful_sigterm;
     if (cfg.max_clients > 0)
         sc->max_clients = cfg.max_clients;
     if (cfg.flush_ms >= 0 &&

@@ -44,6 +44,10 @@ struct es_rts {
     pthread_mutex_t flush_lock;
     bool flush_allowed; /* from eventlog_socket_hs_main's start to hs_exit */
     int flush_ms;       /* the interval; -1 for the default */
+
+    /* GHC_EVENTLOG_GRACEFUL_SIGTERM: eventlog_socket_hs_main makes SIGTERM
+     * interrupt the program as SIGINT does (hs_main.c). */
+    bool graceful_sigterm;
 };
 
 extern struct es_rts es_rts;

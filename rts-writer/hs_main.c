@@ -2,6 +2,34 @@
  * library ready once the RTS is up, so a custom C main stays short. */
 #include "es_rts.h"
 
+#include "es_log.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include <signal.h>
+
+/* GHC_EVENTLOG_GRACEFUL_SIGTERM: SIGTERM (systemd, docker stop, Kubernetes)
+ * ends a program at once by default, bypassing hs_exit: every client's
+ * stream is cut without its end marker. The RTS already turns SIGINT into
+ * an orderly exit (the main thread gets UserInterrupt, hs_exit runs, a
+ * second SIGINT kills), so SIGTERM is made to raise SIGINT, which is
+ * async-signal-safe. Where the RTS installed no SIGINT handler
+ * (--install-signal-handlers=no) SIGINT, and so SIGTERM, still kills. */
+static void sigterm_as_sigint(int sig) {
+    (void)sig;
+    raise(SIGINT);
+}
+
+static void install_graceful_sigterm(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = sigterm_as_sigint;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGTERM, &sa, NULL) != 0)
+        es_log("cannot install the SIGTERM handler: %s", strerror(errno));
+}
+
 /* The program's own exit hook, called after ours. */
 static void (*user_exit_hook)(void);
 
@@ -18,6 +46,8 @@ int eventlog_socket_hs_main(int argc, char *argv[], RtsConfig conf, StgClosure *
     user_exit_hook = conf.onExitHook;
     conf.onExitHook = exit_hook;
     hs_init_ghc(&argc, &argv, conf);
+    if (es_rts.graceful_sigterm)
+        install_graceful_sigterm();
     eventlog_socket_ready();
     es_rts_flush_enable();
 

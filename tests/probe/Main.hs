@@ -18,13 +18,15 @@
 --                      "error MESSAGE"
 --   quit               exit normally (so does end of input)
 --
+-- With --sigterm-handler, SIGTERM makes the main thread exit with status 143
+-- through hs_exit (README, "Stopping a program"); without it, SIGTERM kills.
 -- With --busy a background thread allocates continuously, so the scheduler
 -- keeps running and heap profile samples keep coming.
 {-# LANGUAGE ForeignFunctionInterface #-}
 
 module Main (main) where
 
-import Control.Concurrent (forkIO, threadDelay)
+import Control.Concurrent (forkIO, myThreadId, threadDelay, throwTo)
 import Control.Exception (IOException, evaluate, try)
 import Control.Monad (forM_, when)
 import Debug.Trace (traceEventIO, traceMarkerIO)
@@ -37,7 +39,9 @@ import Foreign.Storable (peekByteOff)
 import GHC.Clock (getMonotonicTime)
 import System.Environment (getArgs)
 import System.IO (Handle, IOMode (ReadMode), hClose, hFlush, hIsEOF, hPutStrLn, openFile, stderr, stdin, stdout)
+import System.Exit (ExitCode (ExitFailure))
 import System.Mem (performMajorGC)
+import System.Posix.Signals (Handler (Catch), installHandler, sigTERM)
 
 -- Each round depends on the last, so GHC cannot float the work out as a
 -- constant, and Integer arithmetic allocates, so the thread yields to the
@@ -138,4 +142,7 @@ main :: IO ()
 main = do
   args <- getArgs
   when ("--busy" `elem` args) $ () <$ forkIO (busy 0)
+  when ("--sigterm-handler" `elem` args) $ do
+    main' <- myThreadId
+    () <$ installHandler sigTERM (Catch (throwTo main' (ExitFailure 143))) Nothing
   loop
