@@ -149,6 +149,11 @@ int main(void) {
     ok(ncmds == 2 && cmds[0] == 3 && cmds[1] == 1, "commands 3 then 1 arrived (%zu)", ncmds);
     pthread_mutex_unlock(&cmd_lock);
 
+    /* B must join after the first block reached the loop thread (through
+     * the walker), or it would get it as a later chunk: wait until nothing
+     * is in flight. */
+    for (int i = 0; i < 500 && atomic_load(&s->inbox.in_flight) > 0; i++)
+        sleep_ms(10);
     int b = connect_unix(sock_path);
     /* B must be accepted before the last chunk, or it would get that chunk
      * as part of its catch-up: wait for the loop to count it (a fixed sleep
