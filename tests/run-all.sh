@@ -32,6 +32,7 @@ format_check() {
     fi
 }
 suite "formatting" format_check
+suite "install (make install into a DESTDIR, the example built against it)" tests/install.sh "$build"
 suite "integration tests (GHC $(ghc --numeric-version))" python3 tests/integration/run.py --build "$build"
 echo "check: $pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]
