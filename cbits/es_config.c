@@ -104,7 +104,9 @@ int es_config_from_env(struct es_env_config *out) {
     out->inet_port = env("GHC_EVENTLOG_INET_PORT");
     const char *wait = getenv("GHC_EVENTLOG_WAIT");
     if (es_config_parse_bool(wait, &out->wait) != 0) {
-        es_log("GHC_EVENTLOG_WAIT=\"%s\" is not a yes/no value (use 1 or 0)", wait);
+        es_log("GHC_EVENTLOG_WAIT=\"%s\" is not a yes/no value: 1, true, yes or on waits for a "
+               "client; 0, false, no, off or empty does not (any case)",
+               wait);
         return EVENTLOG_SOCKET_EINVAL;
     }
     if (size_var("GHC_EVENTLOG_MAX_BUFFER", &out->max_buffer) != 0 ||

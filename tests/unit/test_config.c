@@ -4,6 +4,9 @@
 #include "es_config.h"
 #include "tap.h"
 
+#include <ctype.h>
+#include <unistd.h>
+
 static void clear(void) {
     unsetenv("GHC_EVENTLOG_MAX_BUFFER");
     unsetenv("GHC_EVENTLOG_CLIENT_BUFFER");
@@ -12,6 +15,78 @@ static void clear(void) {
     unsetenv("GHC_EVENTLOG_INET_HOST");
     unsetenv("GHC_EVENTLOG_INET_PORT");
     unsetenv("GHC_EVENTLOG_WAIT");
+}
+
+/* es_config_from_env with the library's stderr captured into `log`. */
+static int from_env_logged(struct es_env_config *c, char *log, size_t size) {
+    FILE *tmp = tmpfile();
+    int saved = dup(STDERR_FILENO);
+    if (tmp == NULL || saved < 0 || dup2(fileno(tmp), STDERR_FILENO) < 0) {
+        printf("Bail out! cannot capture stderr\n");
+        exit(1);
+    }
+    int r = es_config_from_env(c);
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    rewind(tmp);
+    size_t n = fread(log, 1, size - 1, tmp);
+    log[n] = '\0';
+    fclose(tmp);
+    return r;
+}
+
+/* `word` in lower case, upper case and capitalised: 0, 1 and 2. */
+static const char *spelled(const char *word, int style, char *buf, size_t size) {
+    snprintf(buf, size, "%s", word);
+    for (char *p = buf; *p; p++)
+        if (style == 1 || (style == 2 && p == buf))
+            *p = (char)toupper((unsigned char)*p);
+    return buf;
+}
+
+/* GHC_EVENTLOG_WAIT: every documented spelling in every case, and nonsense
+ * refused with a message that lists what is accepted. */
+static void wait_spellings(void) {
+    static const char *const yes[] = {"1", "true", "yes", "on"};
+    static const char *const no[] = {"0", "false", "no", "off", ""};
+    static const char *const nonsense[] = {"maybe", "2",    "-1",  "10", "y",       "n",
+                                           "t",     "f",    "tru", "of", "yess",    " 1",
+                                           "1 ",    "on\n", "1.0", "+1", "enabled", "disabled"};
+    struct es_env_config c;
+    char log[1024], word[32];
+    setenv("GHC_EVENTLOG_UNIX_PATH", "/tmp/x.sock", 1);
+    for (int answer = 0; answer < 2; answer++) {
+        const char *const *words = answer ? yes : no;
+        unsigned count = answer ? sizeof yes / sizeof yes[0] : sizeof no / sizeof no[0];
+        for (unsigned i = 0; i < count; i++)
+            for (int style = 0; style < 3; style++) {
+                spelled(words[i], style, word, sizeof word);
+                if (style > 0 && strcmp(word, words[i]) == 0)
+                    continue; /* no letters: one spelling only */
+                setenv("GHC_EVENTLOG_WAIT", word, 1);
+                c.wait = !answer;
+                int r = from_env_logged(&c, log, sizeof log);
+                ok(r == 0 && c.wait == (answer == 1) && log[0] == '\0',
+                   "GHC_EVENTLOG_WAIT=\"%s\" means %s, silently", word, answer ? "wait" : "don't");
+            }
+    }
+    for (unsigned i = 0; i < sizeof nonsense / sizeof nonsense[0]; i++) {
+        setenv("GHC_EVENTLOG_WAIT", nonsense[i], 1);
+        int r = from_env_logged(&c, log, sizeof log);
+        char named[64];
+        snprintf(named, sizeof named, "GHC_EVENTLOG_WAIT=\"%s\"", nonsense[i]);
+        char shown[64];
+        size_t k = 0;
+        for (const char *p = nonsense[i]; *p && k + 3 < sizeof shown; p++)
+            k += (size_t)snprintf(shown + k, sizeof shown - k, *p == '\n' ? "\\n" : "%c", *p);
+        if (!ok(r == EVENTLOG_SOCKET_EINVAL && strstr(log, named) &&
+                    strstr(log, "1, true, yes or on waits") &&
+                    strstr(log, "0, false, no, off or empty does not (any case)"),
+                "GHC_EVENTLOG_WAIT=\"%s\" is refused, naming the accepted spellings", shown))
+            printf("#   logged: %s", log);
+    }
+    unsetenv("GHC_EVENTLOG_WAIT");
+    unsetenv("GHC_EVENTLOG_UNIX_PATH");
 }
 
 int main(void) {
@@ -63,6 +138,8 @@ int main(void) {
     setenv("GHC_EVENTLOG_WAIT", "sometimes", 1);
     ok(es_config_from_env(&c) == EVENTLOG_SOCKET_EINVAL, "wait=sometimes rejected");
     unsetenv("GHC_EVENTLOG_WAIT");
+    wait_spellings();
+    setenv("GHC_EVENTLOG_UNIX_PATH", "/tmp/x.sock", 1);
 
     setenv("GHC_EVENTLOG_INET_PORT", "4242", 1);
     ok(es_config_from_env(&c) == EVENTLOG_SOCKET_EINVAL, "path and port both set rejected");
