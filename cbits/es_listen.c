@@ -98,14 +98,19 @@ void es_listen_unlink_unix(const char *path, const struct es_listen_result *res)
         unlink(path);
 }
 
+/* A port is decimal digits only: no sign, no spaces, no base prefix (strtol
+ * would skip leading white space and take a sign, so it is not used). */
 static int parse_port(const char *port) {
     if (port == NULL || port[0] == '\0')
         return -1;
-    char *end;
-    errno = 0;
-    long v = strtol(port, &end, 10);
-    if (errno != 0 || *end != '\0' || v < 0 || v > 65535 || port[0] == '-' || port[0] == '+')
-        return -1;
+    long v = 0;
+    for (const char *p = port; *p != '\0'; p++) {
+        if (*p < '0' || *p > '9')
+            return -1;
+        v = v * 10 + (*p - '0');
+        if (v > 65535)
+            return -1;
+    }
     return (int)v;
 }
 
@@ -129,7 +134,9 @@ int es_listen_tcp(const char *host, const char *port, struct es_listen_result *o
     out->fd = -1;
     out->port = -1;
     if (parse_port(port) < 0) {
-        es_log("invalid TCP port \"%s\": expected a number from 0 to 65535", port ? port : "");
+        es_log("invalid TCP port \"%s\": expected a number from 0 to 65535 in digits only (no "
+               "sign or spaces)",
+               port ? port : "");
         return EVENTLOG_SOCKET_EINVAL;
     }
     if (host == NULL || host[0] == '\0')

@@ -31,7 +31,8 @@ struct es_listen_result {
 int es_listen_unix(const char *path, struct es_listen_result *out);
 
 /* Listen on TCP. `host` NULL or "" means 127.0.0.1. `port` must be a
- * decimal number from 0 to 65535; 0 picks a free port. */
+ * decimal number from 0 to 65535 in digits only (no sign, no spaces); 0
+ * picks a free port. */
 int es_listen_tcp(const char *host, const char *port, struct es_listen_result *out);
 
 /* Remove the Unix socket file at `path` if it is still the one `res`

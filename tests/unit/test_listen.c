@@ -89,6 +89,23 @@ int main(void) {
     ok(es_listen_tcp("", "abc", &r) == EVENTLOG_SOCKET_EINVAL, "a non-numeric port is refused");
     ok(es_listen_tcp("", "70000", &r) == EVENTLOG_SOCKET_EINVAL, "port 70000 is refused");
     ok(es_listen_tcp("", "", &r) == EVENTLOG_SOCKET_EINVAL, "an empty port is refused");
+    /* Digits only: what strtol would skip or accept is refused, at either end. */
+    static const char *const bad_ports[] = {" 80",  "80 ", "\t80",  "80\n",
+                                            "8 0",  "+80", "-0",    "-80",
+                                            "0x50", "80a", "65536", "99999999999999999999"};
+    for (unsigned i = 0; i < sizeof bad_ports / sizeof bad_ports[0]; i++) {
+        char shown[64];
+        size_t k = 0;
+        for (const char *p = bad_ports[i]; *p && k + 3 < sizeof shown; p++)
+            k += (size_t)snprintf(shown + k, sizeof shown - k, "%s",
+                                  *p == '\t'   ? "\\t"
+                                  : *p == '\n' ? "\\n"
+                                               : (char[2]){*p, 0});
+        ok(es_listen_tcp("", bad_ports[i], &r) == EVENTLOG_SOCKET_EINVAL && r.fd == -1,
+           "port \"%s\" is refused", shown);
+    }
+    ok(es_listen_tcp(NULL, "000", &r) == 0 && r.port > 0, "leading zeros are digits (000 is 0)");
+    close(r.fd);
 
     rmdir(dir);
     return tap_done();
