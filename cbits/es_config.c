@@ -2,6 +2,7 @@
 
 #define EVENTLOG_SOCKET_NO_RTS
 #include "eventlog_socket.h"
+#include "es_listen.h"
 #include "es_log.h"
 
 #include <errno.h>
@@ -142,5 +143,9 @@ int es_config_from_env(struct es_env_config *out) {
     }
     if (!out->unix_path && !out->inet_port)
         return EVENTLOG_SOCKET_ENOTCONFIGURED;
+    /* A path that cannot work is reported here, where the message can name
+     * the variable; listening checks again (the file system may change). */
+    if (out->unix_path)
+        return es_listen_check_unix_path(out->unix_path, "GHC_EVENTLOG_UNIX_PATH=");
     return 0;
 }

@@ -5,7 +5,13 @@
 #include "tap.h"
 
 #include <ctype.h>
-#include <unistd.h>
+#include <errno.h>
+#include <sys/stat.h>
+
+/* A socket path in a fresh directory: the path is checked against the file
+ * system, so nothing already there may disturb the test. */
+static char dir[] = "/tmp/es-test-config-XXXXXX";
+static char sock[64];
 
 static void clear(void) {
     unsetenv("GHC_EVENTLOG_MAX_BUFFER");
@@ -19,19 +25,9 @@ static void clear(void) {
 
 /* es_config_from_env with the library's stderr captured into `log`. */
 static int from_env_logged(struct es_env_config *c, char *log, size_t size) {
-    FILE *tmp = tmpfile();
-    int saved = dup(STDERR_FILENO);
-    if (tmp == NULL || saved < 0 || dup2(fileno(tmp), STDERR_FILENO) < 0) {
-        printf("Bail out! cannot capture stderr\n");
-        exit(1);
-    }
+    tap_capture_begin();
     int r = es_config_from_env(c);
-    dup2(saved, STDERR_FILENO);
-    close(saved);
-    rewind(tmp);
-    size_t n = fread(log, 1, size - 1, tmp);
-    log[n] = '\0';
-    fclose(tmp);
+    tap_capture_end(log, size);
     return r;
 }
 
@@ -54,7 +50,7 @@ static void wait_spellings(void) {
                                            "1 ",    "on\n", "1.0", "+1", "enabled", "disabled"};
     struct es_env_config c;
     char log[1024], word[32];
-    setenv("GHC_EVENTLOG_UNIX_PATH", "/tmp/x.sock", 1);
+    setenv("GHC_EVENTLOG_UNIX_PATH", sock, 1);
     for (int answer = 0; answer < 2; answer++) {
         const char *const *words = answer ? yes : no;
         unsigned count = answer ? sizeof yes / sizeof yes[0] : sizeof no / sizeof no[0];
@@ -76,20 +72,63 @@ static void wait_spellings(void) {
         char named[64];
         snprintf(named, sizeof named, "GHC_EVENTLOG_WAIT=\"%s\"", nonsense[i]);
         char shown[64];
-        size_t k = 0;
-        for (const char *p = nonsense[i]; *p && k + 3 < sizeof shown; p++)
-            k += (size_t)snprintf(shown + k, sizeof shown - k, *p == '\n' ? "\\n" : "%c", *p);
         if (!ok(r == EVENTLOG_SOCKET_EINVAL && strstr(log, named) &&
                     strstr(log, "1, true, yes or on waits") &&
                     strstr(log, "0, false, no, off or empty does not (any case)"),
-                "GHC_EVENTLOG_WAIT=\"%s\" is refused, naming the accepted spellings", shown))
+                "GHC_EVENTLOG_WAIT=\"%s\" is refused, naming the accepted spellings",
+                tap_shown(nonsense[i], shown, sizeof shown)))
             printf("#   logged: %s", log);
     }
     unsetenv("GHC_EVENTLOG_WAIT");
     unsetenv("GHC_EVENTLOG_UNIX_PATH");
 }
 
+/* A GHC_EVENTLOG_UNIX_PATH that cannot work is refused before anything is
+ * created, with a message naming the variable, the path and what to do. */
+static void unix_path_checks(void) {
+    struct es_env_config c;
+    char log[1024], path[128], named[192];
+    struct {
+        const char *name; /* under dir */
+        int err;
+        const char *says;
+    } cases[] = {
+        {"missing/x.sock", -ENOENT, "does not exist: create it first (mkdir -p"},
+        {"x.sock/", EVENTLOG_SOCKET_EINVAL, "ends with '/': give the path of the socket file"},
+        {"sub", EVENTLOG_SOCKET_ENOTSOCKET, "is a directory: give the path of a socket file"},
+        {"file/x.sock", -ENOTDIR, "is a regular file, not a directory"},
+    };
+    snprintf(path, sizeof path, "%s/sub", dir);
+    mkdir(path, 0700);
+    snprintf(path, sizeof path, "%s/file", dir);
+    fclose(fopen(path, "w"));
+    clear();
+    for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, cases[i].name);
+        setenv("GHC_EVENTLOG_UNIX_PATH", path, 1);
+        int r = from_env_logged(&c, log, sizeof log);
+        snprintf(named, sizeof named, "GHC_EVENTLOG_UNIX_PATH=\"%s\"", path);
+        if (!ok(r == cases[i].err && strstr(log, named) && strstr(log, cases[i].says),
+                "GHC_EVENTLOG_UNIX_PATH=DIR/%s is refused with the variable and \"%s\"",
+                cases[i].name, cases[i].says))
+            printf("#   returned %d, logged: %s", r, log);
+    }
+    setenv("GHC_EVENTLOG_UNIX_PATH", sock, 1);
+    ok(from_env_logged(&c, log, sizeof log) == 0 && log[0] == '\0',
+       "a path in an existing directory passes silently");
+    clear();
+    snprintf(path, sizeof path, "%s/sub", dir);
+    rmdir(path);
+    snprintf(path, sizeof path, "%s/file", dir);
+    unlink(path);
+}
+
 int main(void) {
+    if (mkdtemp(dir) == NULL) {
+        printf("Bail out! mkdtemp\n");
+        return 1;
+    }
+    snprintf(sock, sizeof sock, "%s/x.sock", dir);
     struct es_env_config c;
     bool b;
     ok(es_config_parse_bool("1", &b) == 0 && b, "1 is yes");
@@ -112,7 +151,7 @@ int main(void) {
     ok(es_config_parse_size("", &z) == EVENTLOG_SOCKET_EINVAL, "empty rejected");
 
     clear();
-    setenv("GHC_EVENTLOG_UNIX_PATH", "/tmp/x.sock", 1);
+    setenv("GHC_EVENTLOG_UNIX_PATH", sock, 1);
     setenv("GHC_EVENTLOG_MAX_BUFFER", "32M", 1);
     setenv("GHC_EVENTLOG_SLOW_CLIENT", "Disconnect", 1);
     ok(es_config_from_env(&c) == 0 && c.max_buffer == 32u << 20 && c.client_buffer == 0 &&
@@ -131,7 +170,7 @@ int main(void) {
     setenv("GHC_EVENTLOG_UNIX_PATH", "", 1);
     ok(es_config_from_env(&c) == EVENTLOG_SOCKET_ENOTCONFIGURED, "empty path: not configured");
 
-    setenv("GHC_EVENTLOG_UNIX_PATH", "/tmp/x.sock", 1);
+    setenv("GHC_EVENTLOG_UNIX_PATH", sock, 1);
     ok(es_config_from_env(&c) == 0 && c.unix_path && !c.wait, "unix path");
     setenv("GHC_EVENTLOG_WAIT", "yes", 1);
     ok(es_config_from_env(&c) == 0 && c.wait, "wait=yes");
@@ -139,7 +178,7 @@ int main(void) {
     ok(es_config_from_env(&c) == EVENTLOG_SOCKET_EINVAL, "wait=sometimes rejected");
     unsetenv("GHC_EVENTLOG_WAIT");
     wait_spellings();
-    setenv("GHC_EVENTLOG_UNIX_PATH", "/tmp/x.sock", 1);
+    setenv("GHC_EVENTLOG_UNIX_PATH", sock, 1);
 
     setenv("GHC_EVENTLOG_INET_PORT", "4242", 1);
     ok(es_config_from_env(&c) == EVENTLOG_SOCKET_EINVAL, "path and port both set rejected");
@@ -149,5 +188,7 @@ int main(void) {
     setenv("GHC_EVENTLOG_INET_HOST", "localhost", 1);
     ok(es_config_from_env(&c) == EVENTLOG_SOCKET_EINVAL, "host without port rejected");
     clear();
+    unix_path_checks();
+    rmdir(dir);
     return tap_done();
 }

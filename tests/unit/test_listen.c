@@ -4,6 +4,7 @@
 #include "es_listen.h"
 #include "tap.h"
 
+#include <errno.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -17,6 +18,58 @@ static char *path_in_dir(const char *name) {
     static char buf[256];
     snprintf(buf, sizeof buf, "%s/%s", dir, name);
     return buf;
+}
+
+/* es_listen_unix with the library's log captured into `log`. */
+static int listen_logged(const char *path, struct es_listen_result *r, char *log, size_t size) {
+    tap_capture_begin();
+    int err = es_listen_unix(path, r);
+    tap_capture_end(log, size);
+    return err;
+}
+
+/* Paths that cannot work: each is refused with a message that names the
+ * path, says what is wrong and what to do, and nothing is created. */
+static void unix_path_problems(void) {
+    struct es_listen_result r;
+    struct stat st;
+    char log[1024], path[256], named[300];
+    struct {
+        const char *name; /* under dir */
+        int err;
+        const char *says;
+    } cases[] = {
+        {"missing/s.sock", -ENOENT, "/missing\" does not exist: create it first (mkdir -p"},
+        {"missing/deeper/s.sock", -ENOENT, "/missing/deeper\" does not exist"},
+        {"s.sock/", EVENTLOG_SOCKET_EINVAL, "ends with '/': give the path of the socket file"},
+        {"", EVENTLOG_SOCKET_EINVAL, "ends with '/'"}, /* the directory, with its slash */
+        {"sub", EVENTLOG_SOCKET_ENOTSOCKET, "is a directory: give the path of a socket file"},
+        {"file/s.sock", -ENOTDIR, "/file\" is a regular file, not a directory"},
+        {"file/deeper/s.sock", -ENOTDIR, "a part of"},
+        {"file", EVENTLOG_SOCKET_ENOTSOCKET, "is a regular file, not a socket; it was left"},
+    };
+    snprintf(path, sizeof path, "%s/sub", dir);
+    mkdir(path, 0700);
+    snprintf(path, sizeof path, "%s/file", dir);
+    fclose(fopen(path, "w"));
+    for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, cases[i].name);
+        int err = listen_logged(path, &r, log, sizeof log);
+        snprintf(named, sizeof named, "Unix socket path \"%s\"", path);
+        if (!ok(err == cases[i].err && r.fd == -1 && strstr(log, named) &&
+                    strstr(log, cases[i].says),
+                "DIR/%s is refused (%d) with the path and \"%s\"", cases[i].name, cases[i].err,
+                cases[i].says))
+            printf("#   returned %d, logged: %s", err, log);
+    }
+    snprintf(path, sizeof path, "%s/missing", dir);
+    ok(lstat(path, &st) != 0, "no missing directory was created");
+    snprintf(path, sizeof path, "%s/sub", dir);
+    ok(rmdir(path) == 0, "the directory in the way is left as it was (empty)");
+    snprintf(path, sizeof path, "%s/file", dir);
+    ok(lstat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0,
+       "the file in the way is left as it was");
+    unlink(path);
 }
 
 int main(void) {
@@ -47,7 +100,7 @@ int main(void) {
     fclose(f);
     unlink(file);
     free(file);
-    ok(es_listen_unix(path_in_dir(""), &r) == EVENTLOG_SOCKET_ENOTSOCKET, "a directory is refused");
+    unix_path_problems();
 
     /* A fresh socket: mode 0600. */
     char *sock = strdup(path_in_dir("s.sock"));
@@ -95,14 +148,8 @@ int main(void) {
                                             "0x50", "80a", "65536", "99999999999999999999"};
     for (unsigned i = 0; i < sizeof bad_ports / sizeof bad_ports[0]; i++) {
         char shown[64];
-        size_t k = 0;
-        for (const char *p = bad_ports[i]; *p && k + 3 < sizeof shown; p++)
-            k += (size_t)snprintf(shown + k, sizeof shown - k, "%s",
-                                  *p == '\t'   ? "\\t"
-                                  : *p == '\n' ? "\\n"
-                                               : (char[2]){*p, 0});
         ok(es_listen_tcp("", bad_ports[i], &r) == EVENTLOG_SOCKET_EINVAL && r.fd == -1,
-           "port \"%s\" is refused", shown);
+           "port \"%s\" is refused", tap_shown(bad_ports[i], shown, sizeof shown));
     }
     ok(es_listen_tcp(NULL, "000", &r) == 0 && r.port > 0, "leading zeros are digits (000 is 0)");
     close(r.fd);
