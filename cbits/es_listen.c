@@ -149,9 +149,11 @@ int es_listen_unix(const char *path, struct es_listen_result *out) {
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0)
         return -errno;
-    /* On Linux the socket file takes its mode from the socket's inode, so
-     * setting it before bind() means the file never exists with wider
-     * permissions (a later chmod would leave a window). */
+    /* On Linux the socket file takes its mode from the socket's inode
+     * (minus the umask), so setting it before bind() means the file is
+     * created 0600 and never exists with wider permissions. There is no
+     * chmod(path) afterwards: it would follow a symbolic link that someone
+     * put at the path after bind() and change the mode of its target. */
     if (fchmod(fd, 0600) != 0 || bind(fd, (struct sockaddr *)&addr, sizeof addr) != 0 ||
         listen(fd, ES_LISTEN_BACKLOG) != 0) {
         int err = errno;
@@ -159,11 +161,23 @@ int es_listen_unix(const char *path, struct es_listen_result *out) {
         close(fd);
         return -err;
     }
-    if (chmod(path, 0600) != 0 || lstat(path, &st) != 0) {
-        int err = -errno;
+    /* The file's identity, so that exit removes only our own file. If what
+     * is at the path now is not a socket, it was swapped in since bind():
+     * refuse, and leave it alone (it is not ours to remove). */
+    if (lstat(path, &st) != 0) {
+        int err = errno;
+        es_log("the socket file \"%s\" was removed right after it was created (%s); not "
+               "listening there",
+               path, strerror(err));
         close(fd);
-        unlink(path);
-        return err;
+        return -err;
+    }
+    if (!S_ISSOCK(st.st_mode)) {
+        es_log("the socket file \"%s\" was replaced by %s right after it was created; that "
+               "was left alone, and nothing listens there",
+               path, file_kind(st.st_mode));
+        close(fd);
+        return EVENTLOG_SOCKET_ENOTSOCKET;
     }
     out->fd = fd;
     out->dev = st.st_dev;

@@ -1,9 +1,11 @@
 /* Creating listening sockets safely, on the real file system and loopback. */
+#define _GNU_SOURCE /* RTLD_NEXT */
 #define EVENTLOG_SOCKET_NO_RTS
 #include "eventlog_socket.h"
 #include "es_listen.h"
 #include "tap.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -26,6 +28,88 @@ static int listen_logged(const char *path, struct es_listen_result *r, char *log
     int err = es_listen_unix(path, r);
     tap_capture_end(log, size);
     return err;
+}
+
+/* When set, bind() acts out an attack right after it succeeds: the new
+ * socket file is moved away and a symbolic link to `swap_target` is put at
+ * `swap_path`, between the library's bind() and whatever it does next. */
+static const char *swap_path, *swap_target;
+
+/* The library's calls to bind() come here (a definition in the program
+ * takes precedence over the C library's). */
+int bind(int fd, const struct sockaddr *addr, socklen_t len) {
+    static int (*real_bind)(int, const struct sockaddr *, socklen_t);
+    if (real_bind == NULL)
+        *(void **)&real_bind = dlsym(RTLD_NEXT, "bind");
+    int r = real_bind(fd, addr, len);
+    if (r == 0 && swap_path != NULL) {
+        char moved[300];
+        snprintf(moved, sizeof moved, "%s.moved", swap_path);
+        if (rename(swap_path, moved) != 0 || symlink(swap_target, swap_path) != 0) {
+            printf("Bail out! cannot swap in a symbolic link\n");
+            exit(1);
+        }
+        unlink(moved);
+        swap_path = NULL;
+    }
+    return r;
+}
+
+/* Mode bits and content of a file, to see that nothing changed them. */
+static int unchanged(const char *path, mode_t mode, const char *content) {
+    struct stat st;
+    char buf[64] = {0};
+    FILE *f = fopen(path, "r");
+    int same = f != NULL && lstat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+               (st.st_mode & 07777) == mode && fgets(buf, sizeof buf, f) != NULL &&
+               strcmp(buf, content) == 0;
+    if (f)
+        fclose(f);
+    return same;
+}
+
+/* A symbolic link at the socket path is never followed: not when it is there
+ * before, nor when it is swapped in right after bind(). */
+static void symlinks_not_followed(void) {
+    struct es_listen_result r;
+    struct stat st;
+    char log[1024], victim[256], link_path[256], nowhere[256];
+    snprintf(victim, sizeof victim, "%s/victim", dir);
+    FILE *f = fopen(victim, "w");
+    fputs("victim", f);
+    fclose(f);
+    chmod(victim, 0644);
+
+    snprintf(link_path, sizeof link_path, "%s/planted.sock", dir);
+    symlink(victim, link_path);
+    ok(listen_logged(link_path, &r, log, sizeof log) == EVENTLOG_SOCKET_ENOTSOCKET &&
+           strstr(log, "is a symbolic link, not a socket"),
+       "a symbolic link planted at the path is refused");
+    ok(unchanged(victim, 0644, "victim"), "its target keeps its mode and content");
+    ok(lstat(link_path, &st) == 0 && S_ISLNK(st.st_mode), "the link is left alone");
+    unlink(link_path);
+
+    snprintf(nowhere, sizeof nowhere, "%s/nowhere", dir);
+    snprintf(link_path, sizeof link_path, "%s/dangling.sock", dir);
+    symlink(nowhere, link_path);
+    ok(listen_logged(link_path, &r, log, sizeof log) == EVENTLOG_SOCKET_ENOTSOCKET,
+       "a dangling symbolic link at the path is refused");
+    ok(lstat(nowhere, &st) != 0, "nothing is created where it points");
+    unlink(link_path);
+
+    snprintf(link_path, sizeof link_path, "%s/swapped.sock", dir);
+    swap_path = link_path;
+    swap_target = victim;
+    int err = listen_logged(link_path, &r, log, sizeof log);
+    ok(swap_path == NULL, "the link was swapped in right after bind()");
+    ok(err == EVENTLOG_SOCKET_ENOTSOCKET && r.fd == -1 &&
+           strstr(log, "was replaced by a symbolic link right after it was created"),
+       "a link swapped in after bind() is refused (%d): %s", err, log[0] ? "logged" : "silently");
+    ok(unchanged(victim, 0644, "victim"), "the swapped-in link's target keeps mode 0644 (%o)",
+       lstat(victim, &st) == 0 ? (unsigned)(st.st_mode & 07777) : 0u);
+    ok(lstat(link_path, &st) == 0 && S_ISLNK(st.st_mode), "the swapped-in link is left alone");
+    unlink(link_path);
+    unlink(victim);
 }
 
 /* Paths that cannot work: each is refused with a message that names the
@@ -102,11 +186,17 @@ int main(void) {
     free(file);
     unix_path_problems();
 
-    /* A fresh socket: mode 0600. */
+    symlinks_not_followed();
+
+    /* A fresh socket: mode 0600, set on the socket before bind(), so even
+     * with a umask of 0 (which would leave a socket file 0777) and no chmod
+     * of the path afterwards. */
     char *sock = strdup(path_in_dir("s.sock"));
-    ok(es_listen_unix(sock, &r) == 0 && r.fd >= 0, "listening on a new path");
-    ok(lstat(sock, &st) == 0 && S_ISSOCK(st.st_mode) && (st.st_mode & 0777) == 0600,
-       "socket file has mode 0600 (got %o)", st.st_mode & 0777);
+    mode_t old_umask = umask(0);
+    ok(es_listen_unix(sock, &r) == 0 && r.fd >= 0, "listening on a new path (umask 0)");
+    umask(old_umask);
+    int got = lstat(sock, &st) == 0 && S_ISSOCK(st.st_mode) ? (int)(st.st_mode & 0777) : -1;
+    ok(got == 0600, "socket file has mode 0600 (got %o)", (unsigned)got);
     ok(strcmp(r.desc + 5, sock) == 0, "description names the path");
 
     /* Someone is listening: refuse, leave it alone. */
@@ -132,7 +222,8 @@ int main(void) {
     free(sock);
 
     /* TCP */
-    ok(es_listen_tcp(NULL, "0", &r) == 0 && r.port > 0, "port 0 picks a free port (%d)", r.port);
+    int listened = es_listen_tcp(NULL, "0", &r);
+    ok(listened == 0 && r.port > 0, "port 0 picks a free port (%d)", r.port);
     ok(strncmp(r.desc, "127.0.0.1:", 10) == 0, "no host means loopback (%s)", r.desc);
     char port[16];
     snprintf(port, sizeof port, "%d", r.port);
