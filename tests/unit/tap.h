@@ -104,8 +104,9 @@ TAP_UNUSED static const char *tap_shown(const char *s, char *buf, size_t size) {
     return buf;
 }
 
-/* Capture what the code under test writes to stderr (the library's log
- * lines): tap_capture_begin(), run it, then tap_capture_end() fills `out`. */
+/* Capture what the code under test writes to stderr: tap_capture_begin(),
+ * run it, then tap_capture_end() fills `out`. The library's log lines are
+ * written by its logging thread: drain them (es_log_drain) before each. */
 TAP_UNUSED static struct {
     FILE *file;
     int saved;
