@@ -16,6 +16,11 @@
 #   make fuzz     libFuzzer on the parsers of what the RTS and clients
 #                 write (tests/fuzz/), FUZZ_SECONDS (60) per target; make
 #                 check runs the same targets on their starting inputs
+#   make install  the archive, the header and eventlog-socket.pc under
+#                 PREFIX (/usr/local), staged under DESTDIR if set
+#                 (LIBDIR, INCLUDEDIR, PKGCONFIGDIR for other layouts)
+#   make uninstall
+#                 remove exactly those files (same PREFIX and DESTDIR)
 #
 # Missing tools are installed first (scripts/ensure-deps.sh, apt-get).
 
@@ -23,8 +28,22 @@ BUILD ?= build
 HC ?= ghc
 CC ?= cc
 
+# Installation directories (GNU conventions; DESTDIR stages a package).
+VERSION := 0.1.0
+PREFIX ?= /usr/local
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+INSTALLED := $(DESTDIR)$(LIBDIR)/libeventlog-socket.a $(DESTDIR)$(INCLUDEDIR)/eventlog_socket.h \
+             $(DESTDIR)$(PKGCONFIGDIR)/eventlog-socket.pc
+
+# Needs nothing built, so no dependency check either.
+.PHONY: uninstall
+uninstall:
+	rm -f $(INSTALLED)
+
 PUBLIC_TARGETS := all lib check unit-test integration-test symbols demo fixtures bench bench-programs \
-                  format format-check
+                  format format-check install
 
 ifndef ES_DEPS_CHECKED
 # Install what is missing, then run the real target in a sub-make, so that
@@ -218,6 +237,20 @@ fixtures: $(CHECKER)
 
 demo: $(FIBBER)
 	@scripts/demo.sh $(BUILD)
+
+# The .pc file is made at install time, so that it always names the PREFIX
+# the files go to. The archive is built for this GHC ($(HC_VERSION)), which
+# the .pc records as the variable ghc_version. libuv is in Requires, not
+# Requires.private: with only an archive installed, every link needs it.
+install: $(LIB)
+	@mkdir -p $(BUILD)
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
+	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' -e 's|@VERSION@|$(VERSION)|g' \
+	    -e 's|@GHC_VERSION@|$(HC_VERSION)|g' eventlog-socket.pc.in > $(BUILD)/eventlog-socket.pc
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR)
+	install -m 644 $(LIB) $(DESTDIR)$(LIBDIR)/libeventlog-socket.a
+	install -m 644 include/eventlog_socket.h $(DESTDIR)$(INCLUDEDIR)/eventlog_socket.h
+	install -m 644 $(BUILD)/eventlog-socket.pc $(DESTDIR)$(PKGCONFIGDIR)/eventlog-socket.pc
 
 FORMAT_FILES := $(wildcard include/*.h cbits/*.[ch] rts-writer/*.[ch] tests/unit/*.[ch] tests/fuzz/*.[ch] \
                   examples/*/cbits/*.c tests/probe/*.c tests/clients/*.c bench/*.c bench/cbits/*.c)

@@ -2,6 +2,7 @@
 
 #define EVENTLOG_SOCKET_NO_RTS
 #include "eventlog_socket.h"
+#include "es_listen.h"
 #include "es_log.h"
 
 #include <errno.h>
@@ -104,7 +105,9 @@ int es_config_from_env(struct es_env_config *out) {
     out->inet_port = env("GHC_EVENTLOG_INET_PORT");
     const char *wait = getenv("GHC_EVENTLOG_WAIT");
     if (es_config_parse_bool(wait, &out->wait) != 0) {
-        es_log("GHC_EVENTLOG_WAIT=\"%s\" is not a yes/no value (use 1 or 0)", wait);
+        es_log("GHC_EVENTLOG_WAIT=\"%s\" is not a yes/no value: 1, true, yes or on waits for a "
+               "client; 0, false, no, off or empty does not (any case)",
+               wait);
         return EVENTLOG_SOCKET_EINVAL;
     }
     const char *term = getenv("GHC_EVENTLOG_GRACEFUL_SIGTERM");
@@ -169,5 +172,9 @@ int es_config_from_env(struct es_env_config *out) {
     }
     if (!out->unix_path && !out->inet_port)
         return EVENTLOG_SOCKET_ENOTCONFIGURED;
+    /* A path that cannot work is reported here, where the message can name
+     * the variable; listening checks again (the file system may change). */
+    if (out->unix_path)
+        return es_listen_check_unix_path(out->unix_path, "GHC_EVENTLOG_UNIX_PATH=");
     return 0;
 }

@@ -38,8 +38,9 @@ int es_config_parse_ms(const char *value, int *out);
 int es_config_parse_size(const char *value, size_t *out);
 
 /* Read the environment. Returns 0, EVENTLOG_SOCKET_ENOTCONFIGURED when no
- * socket is configured, or EVENTLOG_SOCKET_EINVAL after logging which
- * variable is wrong and why. */
+ * socket is configured, EVENTLOG_SOCKET_EINVAL after logging which
+ * variable is wrong and why, or, for a GHC_EVENTLOG_UNIX_PATH that cannot
+ * work, the error of es_listen_check_unix_path (logged with the variable). */
 int es_config_from_env(struct es_env_config *out);
 
 #endif

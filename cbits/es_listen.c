@@ -32,29 +32,111 @@ static int unix_socket_is_live(const struct sockaddr_un *addr) {
     return -err;
 }
 
+/* What a file that is not a socket is, for a log line. */
+static const char *file_kind(mode_t mode) {
+    if (S_ISDIR(mode))
+        return "a directory";
+    if (S_ISREG(mode))
+        return "a regular file";
+    if (S_ISLNK(mode))
+        return "a symbolic link";
+    return "not a socket";
+}
+
+int es_listen_check_unix_path(const char *path, const char *origin) {
+    /* Every message names what was given, as `origin` plus the quoted path:
+     * GHC_EVENTLOG_UNIX_PATH="..." from the environment. */
+    const char *what = origin ? origin : "Unix socket path ";
+    if (path == NULL || path[0] == '\0') {
+        es_log("%s\"\" is empty: give the path of the socket file to create", what);
+        return EVENTLOG_SOCKET_EINVAL;
+    }
+    size_t len = strlen(path);
+    size_t max = sizeof((struct sockaddr_un *)0)->sun_path - 1;
+    if (len > max) {
+        es_log("%s\"%s\" is %zu bytes long; a Unix socket path holds at most %zu: choose a "
+               "shorter one",
+               what, path, len, max);
+        return EVENTLOG_SOCKET_ENAMETOOLONG;
+    }
+    if (path[len - 1] == '/') {
+        es_log("%s\"%s\" ends with '/': give the path of the socket file to create, e.g. "
+               "\"%seventlog.sock\"",
+               what, path, path);
+        return EVENTLOG_SOCKET_EINVAL;
+    }
+
+    /* The directory the socket file goes in must exist. */
+    char dir[sizeof((struct sockaddr_un *)0)->sun_path];
+    const char *slash = strrchr(path, '/');
+    if (slash == NULL)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == path)
+        snprintf(dir, sizeof dir, "/");
+    else
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    struct stat st;
+    if (stat(dir, &st) != 0) {
+        int err = errno;
+        if (err == ENOENT)
+            es_log("%s\"%s\": the directory \"%s\" does not exist: create it first (mkdir -p "
+                   "\"%s\") or choose a path in an existing directory",
+                   what, path, dir, dir);
+        else if (err == ENOTDIR)
+            es_log("%s\"%s\": a part of \"%s\" is not a directory: choose a path in an "
+                   "existing directory",
+                   what, path, dir);
+        else
+            es_log("%s\"%s\": cannot use the directory \"%s\": %s", what, path, dir, strerror(err));
+        return -err;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        es_log("%s\"%s\": \"%s\" is %s, not a directory: choose a path in an existing "
+               "directory",
+               what, path, dir, file_kind(st.st_mode));
+        return -ENOTDIR;
+    }
+
+    /* Something other than a socket at the path itself is never touched. */
+    if (lstat(path, &st) == 0 && !S_ISSOCK(st.st_mode)) {
+        if (S_ISDIR(st.st_mode))
+            es_log("%s\"%s\" is a directory: give the path of a socket file to create in it, "
+                   "e.g. \"%s/eventlog.sock\"",
+                   what, path, path);
+        else
+            es_log("%s\"%s\" exists and is %s, not a socket; it was left untouched: choose "
+                   "another path",
+                   what, path, file_kind(st.st_mode));
+        return EVENTLOG_SOCKET_ENOTSOCKET;
+    }
+    return 0;
+}
+
 int es_listen_unix(const char *path, struct es_listen_result *out) {
     memset(out, 0, sizeof *out);
     out->fd = -1;
     out->port = -1;
-    if (path == NULL || path[0] == '\0')
-        return EVENTLOG_SOCKET_EINVAL;
+    int checked = es_listen_check_unix_path(path, NULL);
+    if (checked != 0)
+        return checked;
 
     struct sockaddr_un addr;
     memset(&addr, 0, sizeof addr);
     addr.sun_family = AF_UNIX;
-    if (strlen(path) >= sizeof addr.sun_path)
-        return EVENTLOG_SOCKET_ENAMETOOLONG;
     memcpy(addr.sun_path, path, strlen(path) + 1);
 
     struct stat st;
     if (lstat(path, &st) == 0) {
         if (!S_ISSOCK(st.st_mode))
-            return EVENTLOG_SOCKET_ENOTSOCKET;
+            return EVENTLOG_SOCKET_ENOTSOCKET; /* it changed since the check */
         int live = unix_socket_is_live(&addr);
         if (live < 0)
             return live;
-        if (live)
+        if (live) {
+            es_log("\"%s\" is in use: another process is listening on it (it was left alone)",
+                   path);
             return EVENTLOG_SOCKET_EADDRINUSE;
+        }
         /* A socket file nobody listens on is left over from a process that
          * died; replacing it is what a restarted service needs. */
         if (unlink(path) != 0 && errno != ENOENT)
@@ -67,20 +149,35 @@ int es_listen_unix(const char *path, struct es_listen_result *out) {
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0)
         return -errno;
-    /* On Linux the socket file takes its mode from the socket's inode, so
-     * setting it before bind() means the file never exists with wider
-     * permissions (a later chmod would leave a window). */
+    /* On Linux the socket file takes its mode from the socket's inode
+     * (minus the umask), so setting it before bind() means the file is
+     * created 0600 and never exists with wider permissions. There is no
+     * chmod(path) afterwards: it would follow a symbolic link that someone
+     * put at the path after bind() and change the mode of its target. */
     if (fchmod(fd, 0600) != 0 || bind(fd, (struct sockaddr *)&addr, sizeof addr) != 0 ||
         listen(fd, ES_LISTEN_BACKLOG) != 0) {
-        int err = -errno;
+        int err = errno;
+        es_log("cannot create the socket file \"%s\": %s", path, strerror(err));
         close(fd);
-        return err;
+        return -err;
     }
-    if (chmod(path, 0600) != 0 || lstat(path, &st) != 0) {
-        int err = -errno;
+    /* The file's identity, so that exit removes only our own file. If what
+     * is at the path now is not a socket, it was swapped in since bind():
+     * refuse, and leave it alone (it is not ours to remove). */
+    if (lstat(path, &st) != 0) {
+        int err = errno;
+        es_log("the socket file \"%s\" was removed right after it was created (%s); not "
+               "listening there",
+               path, strerror(err));
         close(fd);
-        unlink(path);
-        return err;
+        return -err;
+    }
+    if (!S_ISSOCK(st.st_mode)) {
+        es_log("the socket file \"%s\" was replaced by %s right after it was created; that "
+               "was left alone, and nothing listens there",
+               path, file_kind(st.st_mode));
+        close(fd);
+        return EVENTLOG_SOCKET_ENOTSOCKET;
     }
     out->fd = fd;
     out->dev = st.st_dev;
@@ -98,14 +195,19 @@ void es_listen_unlink_unix(const char *path, const struct es_listen_result *res)
         unlink(path);
 }
 
+/* A port is decimal digits only: no sign, no spaces, no base prefix (strtol
+ * would skip leading white space and take a sign, so it is not used). */
 static int parse_port(const char *port) {
     if (port == NULL || port[0] == '\0')
         return -1;
-    char *end;
-    errno = 0;
-    long v = strtol(port, &end, 10);
-    if (errno != 0 || *end != '\0' || v < 0 || v > 65535 || port[0] == '-' || port[0] == '+')
-        return -1;
+    long v = 0;
+    for (const char *p = port; *p != '\0'; p++) {
+        if (*p < '0' || *p > '9')
+            return -1;
+        v = v * 10 + (*p - '0');
+        if (v > 65535)
+            return -1;
+    }
     return (int)v;
 }
 
@@ -129,7 +231,9 @@ int es_listen_tcp(const char *host, const char *port, struct es_listen_result *o
     out->fd = -1;
     out->port = -1;
     if (parse_port(port) < 0) {
-        es_log("invalid TCP port \"%s\": expected a number from 0 to 65535", port ? port : "");
+        es_log("invalid TCP port \"%s\": expected a number from 0 to 65535 in digits only (no "
+               "sign or spaces)",
+               port ? port : "");
         return EVENTLOG_SOCKET_EINVAL;
     }
     if (host == NULL || host[0] == '\0')

@@ -25,13 +25,24 @@ struct es_listen_result {
     char desc[160];        /* "unix:PATH" or "HOST:PORT", for log lines */
 };
 
-/* Listen on a Unix socket at `path` (mode 0600). Errors: EVENTLOG_SOCKET_
- * EINVAL (empty path), ENAMETOOLONG, EADDRINUSE (a live listener is there),
- * ENOTSOCKET (the path is not a socket; untouched), or a negated errno. */
+/* Check a Unix socket path before anything is created: not empty, short
+ * enough, not ending with '/', in an existing directory, and nothing but a
+ * socket there already. Logs what is wrong and what to do, naming the path
+ * after `origin` ("GHC_EVENTLOG_UNIX_PATH=" for the variable; NULL says
+ * "Unix socket path "). Returns 0 or the error es_listen_unix would. */
+int es_listen_check_unix_path(const char *path, const char *origin);
+
+/* Listen on a Unix socket at `path` (mode 0600), after the checks above.
+ * Errors: EVENTLOG_SOCKET_EINVAL (empty, or a trailing '/'), ENAMETOOLONG,
+ * EADDRINUSE (a live listener is there), ENOTSOCKET (the path is a
+ * directory or another file that is not a socket; untouched), -ENOENT (no
+ * such directory), -ENOTDIR, or another negated errno. Problems with the
+ * path are logged with the path. */
 int es_listen_unix(const char *path, struct es_listen_result *out);
 
 /* Listen on TCP. `host` NULL or "" means 127.0.0.1. `port` must be a
- * decimal number from 0 to 65535; 0 picks a free port. */
+ * decimal number from 0 to 65535 in digits only (no sign, no spaces); 0
+ * picks a free port. */
 int es_listen_tcp(const char *host, const char *port, struct es_listen_result *out);
 
 /* Remove the Unix socket file at `path` if it is still the one `res`

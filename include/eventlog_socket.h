@@ -171,8 +171,9 @@ EVENTLOG_SOCKET_API int eventlog_socket_init_tcp(const char *host, const char *p
 /* Configure from the environment:
  *   GHC_EVENTLOG_UNIX_PATH            serve on this Unix socket, or
  *   GHC_EVENTLOG_INET_HOST / _PORT    serve on TCP (host defaults to 127.0.0.1)
- *   GHC_EVENTLOG_WAIT                 1/true/yes: block until a client connects
- *                                     0/false/no or unset: do not wait
+ *   GHC_EVENTLOG_WAIT                 1/true/yes/on (any case): block until a
+ *                                     client connects; 0/false/no/off, empty or
+ *                                     unset: do not wait; anything else: EINVAL
  *   GHC_EVENTLOG_FLUSH_INTERVAL_MS    see eventlog_socket_set_flush_interval_ms
  *   GHC_EVENTLOG_MAX_BUFFER           see eventlog_socket_options.max_buffer;
  *   GHC_EVENTLOG_CLIENT_BUFFER        bytes, with an optional K, M or G suffix

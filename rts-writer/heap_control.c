@@ -10,6 +10,53 @@
  * running each Haskell thread, which re-arms the timer whenever
  * RtsFlags.ProfFlags.heapProfileIntervalTicks is non-zero; a stop therefore
  * only sticks if the interval is zeroed first, and start restores it. */
+
+/* Why the GHC 9.0 path may write RTS globals from the library's threads.
+ *
+ * On 9.0 the stores below come from the thread that runs a command (the
+ * library's loop thread, or the one calling eventlog_socket_ready), never a
+ * capability owner, with es_rts.control_lock held, so our own stores are
+ * serialised. RTS threads read the same variables without a lock. Checked
+ * against GHC's rts/Proftimer.c of that era and the machine code of the
+ * installed 9.0.2 libHSrts_thr_l.a (Proftimer, Schedule, Timer, Itimer):
+ *
+ * - The RTS itself writes these from a thread that owns no capability: its
+ *   ticker is a pthread (rts/posix/itimer/Pthread.c) whose handle_tick()
+ *   calls handleProfTick(), which reloads the countdown from
+ *   RtsFlags.ProfFlags.heapProfileIntervalTicks and sets
+ *   performHeapProfile = true with a plain store. Ours are the same kind of
+ *   access. The later public requestHeapCensus() (9.2+, for any thread) is
+ *   just RELAXED_STORE(&performHeapProfile, true), and the later timer code
+ *   uses relaxed accesses too: GHC needs them untorn, not ordered, and a
+ *   relaxed store of a bool is the same single byte store as ours.
+ * - Neither can tear: performHeapProfile is a bool (one-byte stores and
+ *   loads), heapProfileIntervalTicks an aligned uint32_t (RtsFlags+0x11c),
+ *   both single-copy atomic on every platform GHC 9.0 targets. Each RTS
+ *   reader loads once and acts on that value, the old one or ours. Both are
+ *   objects of another library, so the compiler emits each of our stores
+ *   exactly once.
+ * - A census request is a flag, not data: schedule() tests it after every
+ *   thread run (a memory load each time), and scheduleDoGC() samples it
+ *   once, runs the GC with the census, then clears it only if it had seen
+ *   it set. A request that lands between that sample and the clear is
+ *   folded into the census that has just run, as the ticker's own requests
+ *   are; none is lost otherwise.
+ * - A stop stores interval 0, then do_heap_prof_ticks = false
+ *   (stopHeapProfTimer). schedule() calls startHeapProfTimer() before and
+ *   stopHeapProfTimer() after every thread run, from each capability. A
+ *   start that loaded the old interval just before our store can set
+ *   do_heap_prof_ticks = true just after our stop; then the ticker, seeing
+ *   interval 0, requests a census on each tick, until the next return of
+ *   any capability to its scheduler (at the latest when a GC stops them
+ *   all), which clears the global do_heap_prof_ticks before the census is
+ *   taken; every later start sees interval 0 and stays off. Those requests
+ *   fold into one flag: at most one census follows a stop. The same single
+ *   extra census can come from a tick that falls between our two stores.
+ * - A start restores the interval, then sets do_heap_prof_ticks; a
+ *   scheduler's concurrent stop may clear it, and its next start re-arms it
+ *   because the interval is non-zero again: that is the RTS's own pattern.
+ * - Both variables are static storage, so a store after hs_exit is harmless.
+ */
 #include "es_log.h"
 #include "es_rts.h"
 

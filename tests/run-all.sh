@@ -32,6 +32,23 @@ format_check() {
     fi
 }
 suite "formatting" format_check
+# README's step 1 says it is the example's C main: keep that true.
+readme_example_check() {
+    python3 - <<'PY'
+import re
+readme = open("README.md").read()
+blocks = re.findall(r"```c\n(.*?)```", readme, re.S)
+code = open("examples/fibber-c-main/cbits/fibber-c-main.c").read()
+code = code[code.index("#include <Rts.h>"):]
+shown = ["\n".join(l[3:] for l in b.split("\n")) for b in blocks]
+if shown and shown[0].strip() == code.strip():
+    print("ok 1 - README's C main is examples/fibber-c-main/cbits/fibber-c-main.c")
+else:
+    print("not ok 1 - README's first C block differs from fibber-c-main.c (after its comment)")
+PY
+}
+suite "README example" readme_example_check
+suite "install (make install into a DESTDIR, the example built against it)" tests/install.sh "$build"
 suite "integration tests (GHC $(ghc --numeric-version))" python3 tests/integration/run.py --build "$build"
 echo "check: $pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]

@@ -539,6 +539,24 @@ def bad_configuration(s):
     config_error(s, {"GHC_EVENTLOG_UNIX_PATH": precious}, expect_text="not a socket")
     with open(precious) as f:
         expect(f.read() == "keep me", "the file in the way was changed")
+    # A path that cannot work: the message names the variable and the path,
+    # says what is wrong and what to do, and nothing is created.
+    missing_dir = s.path("no-such-dir")
+    missing = os.path.join(missing_dir, "a.sock")
+    err = config_error(s, {"GHC_EVENTLOG_UNIX_PATH": missing},
+                       expect_text='GHC_EVENTLOG_UNIX_PATH="%s": the directory "%s" does not exist'
+                       % (missing, missing_dir))
+    expect("mkdir -p" in err, "no remedy for a missing directory: %s" % err)
+    expect(not os.path.exists(missing_dir), "the missing directory was created")
+    config_error(s, {"GHC_EVENTLOG_UNIX_PATH": s.path("a.sock") + "/"},
+                 expect_text='GHC_EVENTLOG_UNIX_PATH="%s/" ends with \'/\'' % s.path("a.sock"))
+    a_dir = s.path("a-directory")
+    os.mkdir(a_dir)
+    config_error(s, {"GHC_EVENTLOG_UNIX_PATH": a_dir},
+                 expect_text='GHC_EVENTLOG_UNIX_PATH="%s" is a directory' % a_dir)
+    config_error(s, {"GHC_EVENTLOG_UNIX_PATH": os.path.join(precious, "a.sock")},
+                 expect_text='"%s" is a regular file, not a directory' % precious)
+    expect(os.listdir(a_dir) == [], "something was created in the directory in the way")
     config_error(s, {"GHC_EVENTLOG_UNIX_PATH": s.path("a.sock"), "GHC_EVENTLOG_INET_PORT": "1"},
                  expect_text="set only one")
     config_error(s, {"GHC_EVENTLOG_UNIX_PATH": s.path("a.sock"), "GHC_EVENTLOG_WAIT": "maybe"},

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int tap_count, tap_failed;
 
@@ -86,6 +87,49 @@ TAP_UNUSED static void tap_each_fixture(const char *dir, void (*check)(const cha
     for (size_t i = 0; i < g.gl_pathc; i++)
         check(g.gl_pathv[i]);
     globfree(&g);
+}
+
+/* `s` with tabs and newlines escaped, for a check's name. */
+TAP_UNUSED static const char *tap_shown(const char *s, char *buf, size_t size) {
+    size_t k = 0;
+    for (; *s && k + 3 < size; s++) {
+        if (*s == '\n' || *s == '\t') {
+            buf[k++] = '\\';
+            buf[k++] = *s == '\n' ? 'n' : 't';
+        } else {
+            buf[k++] = *s;
+        }
+    }
+    buf[k] = '\0';
+    return buf;
+}
+
+/* Capture what the code under test writes to stderr: tap_capture_begin(),
+ * run it, then tap_capture_end() fills `out`. The library's log lines are
+ * written by its logging thread: drain them (es_log_drain) before each. */
+TAP_UNUSED static struct {
+    FILE *file;
+    int saved;
+} tap_capture;
+
+TAP_UNUSED static void tap_capture_begin(void) {
+    tap_capture.file = tmpfile();
+    tap_capture.saved = dup(STDERR_FILENO);
+    if (tap_capture.file == NULL || tap_capture.saved < 0 ||
+        dup2(fileno(tap_capture.file), STDERR_FILENO) < 0) {
+        printf("Bail out! cannot capture stderr\n");
+        exit(1);
+    }
+}
+
+TAP_UNUSED static const char *tap_capture_end(char *out, size_t size) {
+    dup2(tap_capture.saved, STDERR_FILENO);
+    close(tap_capture.saved);
+    rewind(tap_capture.file);
+    size_t n = fread(out, 1, size - 1, tap_capture.file);
+    out[n] = '\0';
+    fclose(tap_capture.file);
+    return out;
 }
 
 #endif

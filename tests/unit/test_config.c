@@ -2,7 +2,17 @@
 #define EVENTLOG_SOCKET_NO_RTS
 #include "eventlog_socket.h"
 #include "es_config.h"
+#include "es_log.h"
 #include "tap.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <sys/stat.h>
+
+/* A socket path in a fresh directory: the path is checked against the file
+ * system, so nothing already there may disturb the test. */
+static char dir[] = "/tmp/es-test-config-XXXXXX";
+static char sock[64];
 
 static void clear(void) {
     unsetenv("GHC_EVENTLOG_MAX_BUFFER");
@@ -14,7 +24,114 @@ static void clear(void) {
     unsetenv("GHC_EVENTLOG_WAIT");
 }
 
+/* es_config_from_env with the library's stderr captured into `log`. */
+static int from_env_logged(struct es_env_config *c, char *log, size_t size) {
+    es_log_drain(5000); /* earlier lines are not this call's */
+    tap_capture_begin();
+    int r = es_config_from_env(c);
+    es_log_drain(5000); /* es_log only queues the line */
+    tap_capture_end(log, size);
+    return r;
+}
+
+/* `word` in lower case, upper case and capitalised: 0, 1 and 2. */
+static const char *spelled(const char *word, int style, char *buf, size_t size) {
+    snprintf(buf, size, "%s", word);
+    for (char *p = buf; *p; p++)
+        if (style == 1 || (style == 2 && p == buf))
+            *p = (char)toupper((unsigned char)*p);
+    return buf;
+}
+
+/* GHC_EVENTLOG_WAIT: every documented spelling in every case, and nonsense
+ * refused with a message that lists what is accepted. */
+static void wait_spellings(void) {
+    static const char *const yes[] = {"1", "true", "yes", "on"};
+    static const char *const no[] = {"0", "false", "no", "off", ""};
+    static const char *const nonsense[] = {"maybe", "2",    "-1",  "10", "y",       "n",
+                                           "t",     "f",    "tru", "of", "yess",    " 1",
+                                           "1 ",    "on\n", "1.0", "+1", "enabled", "disabled"};
+    struct es_env_config c;
+    char log[1024], word[32];
+    setenv("GHC_EVENTLOG_UNIX_PATH", sock, 1);
+    for (int answer = 0; answer < 2; answer++) {
+        const char *const *words = answer ? yes : no;
+        unsigned count = answer ? sizeof yes / sizeof yes[0] : sizeof no / sizeof no[0];
+        for (unsigned i = 0; i < count; i++)
+            for (int style = 0; style < 3; style++) {
+                spelled(words[i], style, word, sizeof word);
+                if (style > 0 && strcmp(word, words[i]) == 0)
+                    continue; /* no letters: one spelling only */
+                setenv("GHC_EVENTLOG_WAIT", word, 1);
+                c.wait = !answer;
+                int r = from_env_logged(&c, log, sizeof log);
+                ok(r == 0 && c.wait == (answer == 1) && log[0] == '\0',
+                   "GHC_EVENTLOG_WAIT=\"%s\" means %s, silently", word, answer ? "wait" : "don't");
+            }
+    }
+    for (unsigned i = 0; i < sizeof nonsense / sizeof nonsense[0]; i++) {
+        setenv("GHC_EVENTLOG_WAIT", nonsense[i], 1);
+        int r = from_env_logged(&c, log, sizeof log);
+        char named[64];
+        snprintf(named, sizeof named, "GHC_EVENTLOG_WAIT=\"%s\"", nonsense[i]);
+        char shown[64];
+        if (!ok(r == EVENTLOG_SOCKET_EINVAL && strstr(log, named) &&
+                    strstr(log, "1, true, yes or on waits") &&
+                    strstr(log, "0, false, no, off or empty does not (any case)"),
+                "GHC_EVENTLOG_WAIT=\"%s\" is refused, naming the accepted spellings",
+                tap_shown(nonsense[i], shown, sizeof shown)))
+            printf("#   logged: %s", log);
+    }
+    unsetenv("GHC_EVENTLOG_WAIT");
+    unsetenv("GHC_EVENTLOG_UNIX_PATH");
+}
+
+/* A GHC_EVENTLOG_UNIX_PATH that cannot work is refused before anything is
+ * created, with a message naming the variable, the path and what to do. */
+static void unix_path_checks(void) {
+    struct es_env_config c;
+    char log[1024], path[128], named[192];
+    struct {
+        const char *name; /* under dir */
+        int err;
+        const char *says;
+    } cases[] = {
+        {"missing/x.sock", -ENOENT, "does not exist: create it first (mkdir -p"},
+        {"x.sock/", EVENTLOG_SOCKET_EINVAL, "ends with '/': give the path of the socket file"},
+        {"sub", EVENTLOG_SOCKET_ENOTSOCKET, "is a directory: give the path of a socket file"},
+        {"file/x.sock", -ENOTDIR, "is a regular file, not a directory"},
+    };
+    snprintf(path, sizeof path, "%s/sub", dir);
+    mkdir(path, 0700);
+    snprintf(path, sizeof path, "%s/file", dir);
+    fclose(fopen(path, "w"));
+    clear();
+    for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, cases[i].name);
+        setenv("GHC_EVENTLOG_UNIX_PATH", path, 1);
+        int r = from_env_logged(&c, log, sizeof log);
+        snprintf(named, sizeof named, "GHC_EVENTLOG_UNIX_PATH=\"%s\"", path);
+        if (!ok(r == cases[i].err && strstr(log, named) && strstr(log, cases[i].says),
+                "GHC_EVENTLOG_UNIX_PATH=DIR/%s is refused with the variable and \"%s\"",
+                cases[i].name, cases[i].says))
+            printf("#   returned %d, logged: %s", r, log);
+    }
+    setenv("GHC_EVENTLOG_UNIX_PATH", sock, 1);
+    ok(from_env_logged(&c, log, sizeof log) == 0 && log[0] == '\0',
+       "a path in an existing directory passes silently");
+    clear();
+    snprintf(path, sizeof path, "%s/sub", dir);
+    rmdir(path);
+    snprintf(path, sizeof path, "%s/file", dir);
+    unlink(path);
+}
+
 int main(void) {
+    if (mkdtemp(dir) == NULL) {
+        printf("Bail out! mkdtemp\n");
+        return 1;
+    }
+    snprintf(sock, sizeof sock, "%s/x.sock", dir);
     struct es_env_config c;
     bool b;
     ok(es_config_parse_bool("1", &b) == 0 && b, "1 is yes");
@@ -37,7 +154,7 @@ int main(void) {
     ok(es_config_parse_size("", &z) == EVENTLOG_SOCKET_EINVAL, "empty rejected");
 
     clear();
-    setenv("GHC_EVENTLOG_UNIX_PATH", "/tmp/x.sock", 1);
+    setenv("GHC_EVENTLOG_UNIX_PATH", sock, 1);
     setenv("GHC_EVENTLOG_MAX_BUFFER", "32M", 1);
     setenv("GHC_EVENTLOG_SLOW_CLIENT", "Disconnect", 1);
     ok(es_config_from_env(&c) == 0 && c.max_buffer == 32u << 20 && c.client_buffer == 0 &&
@@ -56,13 +173,15 @@ int main(void) {
     setenv("GHC_EVENTLOG_UNIX_PATH", "", 1);
     ok(es_config_from_env(&c) == EVENTLOG_SOCKET_ENOTCONFIGURED, "empty path: not configured");
 
-    setenv("GHC_EVENTLOG_UNIX_PATH", "/tmp/x.sock", 1);
+    setenv("GHC_EVENTLOG_UNIX_PATH", sock, 1);
     ok(es_config_from_env(&c) == 0 && c.unix_path && !c.wait, "unix path");
     setenv("GHC_EVENTLOG_WAIT", "yes", 1);
     ok(es_config_from_env(&c) == 0 && c.wait, "wait=yes");
     setenv("GHC_EVENTLOG_WAIT", "sometimes", 1);
     ok(es_config_from_env(&c) == EVENTLOG_SOCKET_EINVAL, "wait=sometimes rejected");
     unsetenv("GHC_EVENTLOG_WAIT");
+    wait_spellings();
+    setenv("GHC_EVENTLOG_UNIX_PATH", sock, 1);
 
     setenv("GHC_EVENTLOG_INET_PORT", "4242", 1);
     ok(es_config_from_env(&c) == EVENTLOG_SOCKET_EINVAL, "path and port both set rejected");
@@ -72,5 +191,7 @@ int main(void) {
     setenv("GHC_EVENTLOG_INET_HOST", "localhost", 1);
     ok(es_config_from_env(&c) == EVENTLOG_SOCKET_EINVAL, "host without port rejected");
     clear();
+    unix_path_checks();
+    rmdir(dir);
     return tap_done();
 }

@@ -1,9 +1,13 @@
 /* Creating listening sockets safely, on the real file system and loopback. */
+#define _GNU_SOURCE /* RTLD_NEXT */
 #define EVENTLOG_SOCKET_NO_RTS
 #include "eventlog_socket.h"
 #include "es_listen.h"
+#include "es_log.h"
 #include "tap.h"
 
+#include <dlfcn.h>
+#include <errno.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -17,6 +21,142 @@ static char *path_in_dir(const char *name) {
     static char buf[256];
     snprintf(buf, sizeof buf, "%s/%s", dir, name);
     return buf;
+}
+
+/* es_listen_unix with the library's log captured into `log`. */
+static int listen_logged(const char *path, struct es_listen_result *r, char *log, size_t size) {
+    es_log_drain(5000); /* earlier lines are not this call's */
+    tap_capture_begin();
+    int err = es_listen_unix(path, r);
+    es_log_drain(5000); /* es_log only queues the line */
+    tap_capture_end(log, size);
+    return err;
+}
+
+/* When set, bind() acts out an attack right after it succeeds: the new
+ * socket file is moved away and a symbolic link to `swap_target` is put at
+ * `swap_path`, between the library's bind() and whatever it does next. */
+static const char *swap_path, *swap_target;
+
+/* The library's calls to bind() come here (a definition in the program
+ * takes precedence over the C library's). */
+int bind(int fd, const struct sockaddr *addr, socklen_t len) {
+    static int (*real_bind)(int, const struct sockaddr *, socklen_t);
+    if (real_bind == NULL)
+        *(void **)&real_bind = dlsym(RTLD_NEXT, "bind");
+    int r = real_bind(fd, addr, len);
+    if (r == 0 && swap_path != NULL) {
+        char moved[300];
+        snprintf(moved, sizeof moved, "%s.moved", swap_path);
+        if (rename(swap_path, moved) != 0 || symlink(swap_target, swap_path) != 0) {
+            printf("Bail out! cannot swap in a symbolic link\n");
+            exit(1);
+        }
+        unlink(moved);
+        swap_path = NULL;
+    }
+    return r;
+}
+
+/* Mode bits and content of a file, to see that nothing changed them. */
+static int unchanged(const char *path, mode_t mode, const char *content) {
+    struct stat st;
+    char buf[64] = {0};
+    FILE *f = fopen(path, "r");
+    int same = f != NULL && lstat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+               (st.st_mode & 07777) == mode && fgets(buf, sizeof buf, f) != NULL &&
+               strcmp(buf, content) == 0;
+    if (f)
+        fclose(f);
+    return same;
+}
+
+/* A symbolic link at the socket path is never followed: not when it is there
+ * before, nor when it is swapped in right after bind(). */
+static void symlinks_not_followed(void) {
+    struct es_listen_result r;
+    struct stat st;
+    char log[1024], victim[256], link_path[256], nowhere[256];
+    snprintf(victim, sizeof victim, "%s/victim", dir);
+    FILE *f = fopen(victim, "w");
+    fputs("victim", f);
+    fclose(f);
+    chmod(victim, 0644);
+
+    snprintf(link_path, sizeof link_path, "%s/planted.sock", dir);
+    symlink(victim, link_path);
+    ok(listen_logged(link_path, &r, log, sizeof log) == EVENTLOG_SOCKET_ENOTSOCKET &&
+           strstr(log, "is a symbolic link, not a socket"),
+       "a symbolic link planted at the path is refused");
+    ok(unchanged(victim, 0644, "victim"), "its target keeps its mode and content");
+    ok(lstat(link_path, &st) == 0 && S_ISLNK(st.st_mode), "the link is left alone");
+    unlink(link_path);
+
+    snprintf(nowhere, sizeof nowhere, "%s/nowhere", dir);
+    snprintf(link_path, sizeof link_path, "%s/dangling.sock", dir);
+    symlink(nowhere, link_path);
+    ok(listen_logged(link_path, &r, log, sizeof log) == EVENTLOG_SOCKET_ENOTSOCKET,
+       "a dangling symbolic link at the path is refused");
+    ok(lstat(nowhere, &st) != 0, "nothing is created where it points");
+    unlink(link_path);
+
+    snprintf(link_path, sizeof link_path, "%s/swapped.sock", dir);
+    swap_path = link_path;
+    swap_target = victim;
+    int err = listen_logged(link_path, &r, log, sizeof log);
+    ok(swap_path == NULL, "the link was swapped in right after bind()");
+    ok(err == EVENTLOG_SOCKET_ENOTSOCKET && r.fd == -1 &&
+           strstr(log, "was replaced by a symbolic link right after it was created"),
+       "a link swapped in after bind() is refused (%d): %s", err, log[0] ? "logged" : "silently");
+    ok(unchanged(victim, 0644, "victim"), "the swapped-in link's target keeps mode 0644 (%o)",
+       lstat(victim, &st) == 0 ? (unsigned)(st.st_mode & 07777) : 0u);
+    ok(lstat(link_path, &st) == 0 && S_ISLNK(st.st_mode), "the swapped-in link is left alone");
+    unlink(link_path);
+    unlink(victim);
+}
+
+/* Paths that cannot work: each is refused with a message that names the
+ * path, says what is wrong and what to do, and nothing is created. */
+static void unix_path_problems(void) {
+    struct es_listen_result r;
+    struct stat st;
+    char log[1024], path[256], named[300];
+    struct {
+        const char *name; /* under dir */
+        int err;
+        const char *says;
+    } cases[] = {
+        {"missing/s.sock", -ENOENT, "/missing\" does not exist: create it first (mkdir -p"},
+        {"missing/deeper/s.sock", -ENOENT, "/missing/deeper\" does not exist"},
+        {"s.sock/", EVENTLOG_SOCKET_EINVAL, "ends with '/': give the path of the socket file"},
+        {"", EVENTLOG_SOCKET_EINVAL, "ends with '/'"}, /* the directory, with its slash */
+        {"sub", EVENTLOG_SOCKET_ENOTSOCKET, "is a directory: give the path of a socket file"},
+        {"file/s.sock", -ENOTDIR, "/file\" is a regular file, not a directory"},
+        {"file/deeper/s.sock", -ENOTDIR, "a part of"},
+        {"file", EVENTLOG_SOCKET_ENOTSOCKET, "is a regular file, not a socket; it was left"},
+    };
+    snprintf(path, sizeof path, "%s/sub", dir);
+    mkdir(path, 0700);
+    snprintf(path, sizeof path, "%s/file", dir);
+    fclose(fopen(path, "w"));
+    for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, cases[i].name);
+        int err = listen_logged(path, &r, log, sizeof log);
+        snprintf(named, sizeof named, "Unix socket path \"%s\"", path);
+        if (!ok(err == cases[i].err && r.fd == -1 && strstr(log, named) &&
+                    strstr(log, cases[i].says),
+                "DIR/%s is refused (%d) with the path and \"%s\"", cases[i].name, cases[i].err,
+                cases[i].says))
+            printf("#   returned %d, logged: %s", err, log);
+    }
+    snprintf(path, sizeof path, "%s/missing", dir);
+    ok(lstat(path, &st) != 0, "no missing directory was created");
+    snprintf(path, sizeof path, "%s/sub", dir);
+    ok(rmdir(path) == 0, "the directory in the way is left as it was (empty)");
+    snprintf(path, sizeof path, "%s/file", dir);
+    ok(lstat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0,
+       "the file in the way is left as it was");
+    unlink(path);
 }
 
 int main(void) {
@@ -47,13 +187,19 @@ int main(void) {
     fclose(f);
     unlink(file);
     free(file);
-    ok(es_listen_unix(path_in_dir(""), &r) == EVENTLOG_SOCKET_ENOTSOCKET, "a directory is refused");
+    unix_path_problems();
 
-    /* A fresh socket: mode 0600. */
+    symlinks_not_followed();
+
+    /* A fresh socket: mode 0600, set on the socket before bind(), so even
+     * with a umask of 0 (which would leave a socket file 0777) and no chmod
+     * of the path afterwards. */
     char *sock = strdup(path_in_dir("s.sock"));
-    ok(es_listen_unix(sock, &r) == 0 && r.fd >= 0, "listening on a new path");
-    ok(lstat(sock, &st) == 0 && S_ISSOCK(st.st_mode) && (st.st_mode & 0777) == 0600,
-       "socket file has mode 0600 (got %o)", st.st_mode & 0777);
+    mode_t old_umask = umask(0);
+    ok(es_listen_unix(sock, &r) == 0 && r.fd >= 0, "listening on a new path (umask 0)");
+    umask(old_umask);
+    int got = lstat(sock, &st) == 0 && S_ISSOCK(st.st_mode) ? (int)(st.st_mode & 0777) : -1;
+    ok(got == 0600, "socket file has mode 0600 (got %o)", (unsigned)got);
     ok(strcmp(r.desc + 5, sock) == 0, "description names the path");
 
     /* Someone is listening: refuse, leave it alone. */
@@ -79,7 +225,8 @@ int main(void) {
     free(sock);
 
     /* TCP */
-    ok(es_listen_tcp(NULL, "0", &r) == 0 && r.port > 0, "port 0 picks a free port (%d)", r.port);
+    int listened = es_listen_tcp(NULL, "0", &r);
+    ok(listened == 0 && r.port > 0, "port 0 picks a free port (%d)", r.port);
     ok(strncmp(r.desc, "127.0.0.1:", 10) == 0, "no host means loopback (%s)", r.desc);
     char port[16];
     snprintf(port, sizeof port, "%d", r.port);
@@ -89,6 +236,17 @@ int main(void) {
     ok(es_listen_tcp("", "abc", &r) == EVENTLOG_SOCKET_EINVAL, "a non-numeric port is refused");
     ok(es_listen_tcp("", "70000", &r) == EVENTLOG_SOCKET_EINVAL, "port 70000 is refused");
     ok(es_listen_tcp("", "", &r) == EVENTLOG_SOCKET_EINVAL, "an empty port is refused");
+    /* Digits only: what strtol would skip or accept is refused, at either end. */
+    static const char *const bad_ports[] = {" 80",  "80 ", "\t80",  "80\n",
+                                            "8 0",  "+80", "-0",    "-80",
+                                            "0x50", "80a", "65536", "99999999999999999999"};
+    for (unsigned i = 0; i < sizeof bad_ports / sizeof bad_ports[0]; i++) {
+        char shown[64];
+        ok(es_listen_tcp("", bad_ports[i], &r) == EVENTLOG_SOCKET_EINVAL && r.fd == -1,
+           "port \"%s\" is refused", tap_shown(bad_ports[i], shown, sizeof shown));
+    }
+    ok(es_listen_tcp(NULL, "000", &r) == 0 && r.port > 0, "leading zeros are digits (000 is 0)");
+    close(r.fd);
 
     rmdir(dir);
     return tap_done();

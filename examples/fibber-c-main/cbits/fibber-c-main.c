@@ -15,11 +15,11 @@ int main(int argc, char *argv[]) {
     RtsConfig conf = defaultRtsConfig;
     conf.rts_opts_enabled = RtsOptsAll;
     conf.rts_opts_suggestions = true;
-    conf.rts_opts = "-l";
-    conf.rts_hs_main = true;
-    conf.eventlog_writer = &SocketEventLogWriter;
+    conf.rts_opts = "-l";                         /* event logging on */
+    conf.rts_hs_main = true;                      /* as GHC's own main sets it */
+    conf.eventlog_writer = &SocketEventLogWriter; /* ... through us */
 
-    int err = eventlog_socket_init_from_env();
+    int err = eventlog_socket_init_from_env(); /* or _init_unix / _init_tcp */
     if (err < 0) {
         fprintf(stderr, "%s: cannot stream the eventlog: %s\n", argv[0],
                 eventlog_socket_strerror(err));
