@@ -2,6 +2,7 @@
 
 #include "es_log.h"
 #include "es_notice.h"
+#include "es_peer.h"
 #include "es_server.h"
 
 #include <linux/sockios.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 static void on_client_closed(uv_handle_t *h) {
     struct es_client *c = h->data;
@@ -348,6 +350,35 @@ static unsigned fd_reserve(rlim_t limit) {
     return (unsigned)(r < 32 ? 32 : r > 1024 ? 1024 : r);
 }
 
+/* Whether a TCP client from this machine belongs to another user (root
+ * excepted, as for a Unix socket's 0600), or cannot be told apart from one;
+ * if so, `why` says so. Clients from other machines cannot be checked:
+ * binding a non-loopback address was asked for, and logged (es_server.c). */
+static bool other_user(int fd, char *why, size_t n) {
+    struct sockaddr_storage peer, local;
+    socklen_t plen = sizeof peer, llen = sizeof local;
+    if (getpeername(fd, (struct sockaddr *)&peer, &plen) != 0 ||
+        getsockname(fd, (struct sockaddr *)&local, &llen) != 0 ||
+        !es_peer_is_loopback((struct sockaddr *)&peer))
+        return false;
+    uid_t uid;
+    int r = es_peer_uid((struct sockaddr *)&peer, (struct sockaddr *)&local, &uid);
+    if (r != 0) {
+        snprintf(why, n,
+                 "cannot tell which user it belongs to (/proc/net/tcp: %s); "
+                 "GHC_EVENTLOG_ALLOW_OTHER_USERS=1 serves any user",
+                 strerror(-r));
+        return true;
+    }
+    if (uid == geteuid() || uid == 0)
+        return false;
+    snprintf(why, n,
+             "it belongs to uid %lu and the program runs as uid %lu "
+             "(GHC_EVENTLOG_ALLOW_OTHER_USERS=1 serves other users)",
+             (unsigned long)uid, (unsigned long)geteuid());
+    return true;
+}
+
 /* Whether the accepted connection must be refused, and why. */
 static const char *refusal(const struct es_server *s, struct es_client *c, char *why, size_t n) {
     if (s->nclients >= s->cfg.max_clients) {
@@ -357,6 +388,9 @@ static const char *refusal(const struct es_server *s, struct es_client *c, char 
     }
     uv_os_fd_t fd;
     struct rlimit rl;
+    if (!s->is_unix && !s->cfg.allow_other_users && uv_fileno(&c->io.handle, &fd) == 0)
+        if (other_user(fd, why, n))
+            return why;
     if (uv_fileno(&c->io.handle, &fd) == 0 && getrlimit(RLIMIT_NOFILE, &rl) == 0 &&
         rl.rlim_cur != RLIM_INFINITY && (rlim_t)fd + fd_reserve(rl.rlim_cur) >= rl.rlim_cur) {
         snprintf(why, n,
@@ -382,7 +416,7 @@ void es_client_accept(struct es_server *s) {
     }
     c->io.handle.data = c;
     r = uv_accept(&s->listener.stream, &c->io.stream);
-    char why[160];
+    char why[256];
     const char *refused = r == 0 ? refusal(s, c, why, sizeof why) : NULL;
     if (r != 0 || refused) {
         if (r != 0)

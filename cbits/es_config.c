@@ -117,6 +117,15 @@ int es_config_from_env(struct es_env_config *out) {
                term);
         return EVENTLOG_SOCKET_EINVAL;
     }
+    const char *others = getenv("GHC_EVENTLOG_ALLOW_OTHER_USERS");
+    bool allow = false;
+    if (es_config_parse_bool(others, &allow) != 0) {
+        es_log("GHC_EVENTLOG_ALLOW_OTHER_USERS=\"%s\" is not a yes/no value (1/true/yes/on or "
+               "0/false/no/off)",
+               others);
+        return EVENTLOG_SOCKET_EINVAL;
+    }
+    out->allow_other_users = others == NULL || others[0] == '\0' ? -1 : allow;
     if (size_var("GHC_EVENTLOG_MAX_BUFFER", &out->max_buffer) != 0 ||
         size_var("GHC_EVENTLOG_CLIENT_BUFFER", &out->client_buffer) != 0)
         return EVENTLOG_SOCKET_EINVAL;

@@ -12,6 +12,7 @@ struct es_env_config {
     const char *inet_port; /* NULL when not set */
     bool wait;
     bool graceful_sigterm; /* GHC_EVENTLOG_GRACEFUL_SIGTERM */
+    int allow_other_users; /* GHC_EVENTLOG_ALLOW_OTHER_USERS: 0, 1, or -1 when not set */
     int flush_ms;          /* GHC_EVENTLOG_FLUSH_INTERVAL_MS, or -1 when not set */
     size_t max_buffer;     /* GHC_EVENTLOG_MAX_BUFFER, or 0 when not set */
     size_t client_buffer;  /* GHC_EVENTLOG_CLIENT_BUFFER, or 0 when not set */

@@ -8,6 +8,7 @@
 #include "es_events.h"
 #include "es_log.h"
 #include "es_notice.h"
+#include "es_peer.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -616,6 +617,13 @@ static int start(struct es_server *s, struct es_server **out) {
         return r;
     }
     es_log("listening on %s", s->addr.desc);
+    struct sockaddr_storage bound;
+    socklen_t blen = sizeof bound;
+    if (!s->is_unix && getsockname(s->addr.fd, (struct sockaddr *)&bound, &blen) == 0 &&
+        !es_peer_is_loopback((struct sockaddr *)&bound))
+        es_log("%s is not a loopback address: anyone who can reach this port can read the "
+               "program's eventlog and send it control commands",
+               s->addr.desc);
     *out = s;
     return 0;
 }

@@ -32,6 +32,7 @@ struct es_server_config {
     size_t defs_limit;            /* bytes of definition events kept (16 MiB) */
     unsigned linger_ms;           /* how long exit waits for slow clients (2000) */
     unsigned max_clients;         /* connections served at once (1024) */
+    bool allow_other_users;       /* TCP: serve loopback clients of any user */
     unsigned control_interval_ms; /* a census, or a start/stop, at most this
                                    * often (es_gate.h; 1000, 0: no limit) */
 };

@@ -122,6 +122,12 @@ struct eventlog_socket_options {
      * of the program's RLIMIT_NOFILE (an eighth of it, 32 to 1024), so
      * that the program's own open() and accept() never fail for them. */
     unsigned max_clients;
+    /* TCP only. A client connecting from this machine is served only when
+     * its socket belongs to the user the program runs as (or root), as
+     * with the Unix socket's mode 0600; others are refused with a log
+     * line. Non-zero serves every user. Clients from other machines (when
+     * a non-loopback address is bound) cannot be checked. Default 0. */
+    int allow_other_users;
 };
 #define EVENTLOG_SOCKET_SLOW_CLIENT_DROP       0
 #define EVENTLOG_SOCKET_SLOW_CLIENT_DISCONNECT 1
@@ -180,6 +186,7 @@ EVENTLOG_SOCKET_API int eventlog_socket_init_tcp(const char *host, const char *p
  *   GHC_EVENTLOG_SLOW_CLIENT          drop or disconnect
  *   GHC_EVENTLOG_CONTROL_INTERVAL_MS  see eventlog_socket_options.control_interval_ms
  *   GHC_EVENTLOG_MAX_CLIENTS          see eventlog_socket_options.max_clients
+ *   GHC_EVENTLOG_ALLOW_OTHER_USERS    1: see eventlog_socket_options.allow_other_users
  *   GHC_EVENTLOG_GRACEFUL_SIGTERM     1: eventlog_socket_hs_main makes SIGTERM
  *                                     interrupt the program as SIGINT does,
  *                                     so that it exits through hs_exit

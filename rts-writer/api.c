@@ -56,6 +56,7 @@ void eventlog_socket_options_init(struct eventlog_socket_options *opts) {
     opts->linger_ms = d.linger_ms;
     opts->control_interval_ms = d.control_interval_ms;
     opts->max_clients = d.max_clients;
+    opts->allow_other_users = d.allow_other_users;
 }
 
 /* The configuration init_* uses: the defaults until set_options. */
@@ -82,6 +83,7 @@ int eventlog_socket_set_options(const struct eventlog_socket_options *opts) {
     cfg->linger_ms = opts->linger_ms;
     cfg->control_interval_ms = opts->control_interval_ms;
     cfg->max_clients = opts->max_clients;
+    cfg->allow_other_users = opts->allow_other_users != 0;
     return 0;
 }
 
@@ -159,6 +161,8 @@ int eventlog_socket_init_from_env(void) {
     if (cfg.control_ms >= 0)
         sc->control_interval_ms = (unsigned)cfg.control_ms;
     es_rts.graceful_sigterm = cfg.graceful_sigterm;
+    if (cfg.allow_other_users >= 0)
+        sc->allow_other_users = cfg.allow_other_users;
     if (cfg.max_clients > 0)
         sc->max_clients = cfg.max_clients;
     if (cfg.flush_ms >= 0 &&

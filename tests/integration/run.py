@@ -11,6 +11,7 @@ with "integration: N passed, N failed"."""
 import os
 import re
 import resource
+import shutil
 import signal
 import socket
 import stat
@@ -1010,6 +1011,69 @@ def descriptors_kept_for_the_program(s):
     served = int(re.search(r"(\d+) complete", summary).group(1))
     expect(served == st["clients_accepted"],
            "%d complete streams for %d clients served" % (served, st["clients_accepted"]))
+
+
+def as_nobody(argv):
+    """argv run as uid/gid 65534 (nobody) with setpriv; needs root."""
+    if os.geteuid() != 0 or shutil.which("setpriv") is None:
+        raise Skip("needs root and setpriv to run a client as another user")
+    return ["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups"] + argv
+
+
+def tcp_other_user_run(s, name, env=None, host=None):
+    """The probe on TCP; one client as nobody (nc), one as us. Returns what
+    each received, the stats and the program's stderr."""
+    env = dict(env or {})
+    if host:
+        env["GHC_EVENTLOG_INET_HOST"] = host
+    p = Program(s, "probe", tcp_port=0, env=env)
+    port = int(p.wait_stderr(r"listening on \S+:(\d+)").group(1))
+    nobody = subprocess.Popen(as_nobody(["nc", "-d", "127.0.0.1", str(port)]),
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    time.sleep(0.3)
+    me = Client(s, tcp_port=port)
+    time.sleep(0.2)
+    p.cmd("flood 1000 users")
+    st = p.stats()
+    p.cmd("quit")
+    p.finish()
+    theirs, _ = nobody.communicate(timeout=30)
+    return theirs, me.wait_eof(), st, p.stderr()
+
+
+@test
+def tcp_refuses_other_users(s):
+    """Over loopback TCP, a client run by another user (nobody, through
+    setpriv) is refused with a log line, as the Unix socket's mode 0600
+    refuses it; the program's own user is served."""
+    theirs, mine, st, err = tcp_other_user_run(s, "uid")
+    expect(theirs == b"", "the other user's client got %d bytes" % len(theirs))
+    expect(st["clients_refused"] == 1, "stats %r" % st)
+    expect("it belongs to uid 65534 and the program runs as uid 0" in err,
+           "no log line naming the user; stderr:\n%s" % err)
+    summ = check_stream(s, mine, "uid-mine")
+    expect(summ.tagged("users") == list(range(1, 1001)), "the owner's client misses data")
+
+
+@test
+def tcp_allow_other_users(s):
+    """GHC_EVENTLOG_ALLOW_OTHER_USERS=1 serves another user's client too."""
+    theirs, mine, st, err = tcp_other_user_run(s, "uid-allow",
+                                               env={"GHC_EVENTLOG_ALLOW_OTHER_USERS": "1"})
+    expect(st["clients_refused"] == 0, "stats %r" % st)
+    summ = check_stream(s, theirs, "uid-theirs")
+    expect(summ.tagged("users") == list(range(1, 1001)), "the other user's client misses data")
+
+
+@test
+def tcp_non_loopback_warns(s):
+    """Binding every interface (0.0.0.0) is logged as open to anyone who
+    can reach the port."""
+    p = Program(s, "probe", tcp_port=0, env={"GHC_EVENTLOG_INET_HOST": "0.0.0.0"})
+    p.wait_stderr(r"0\.0\.0\.0:\d+ is not a loopback address: anyone who can reach this port "
+                  r"can read the program's eventlog")
+    p.cmd("quit")
+    p.finish()
 
 
 def sigterm_run(s, name, args=(), env=None):
