@@ -71,6 +71,12 @@ void es_rts_cost_centre_control(uint8_t cmd);
  * guarantee that flushing stops before shutdown begins. No-op before 9.2. */
 void es_rts_flush_enable(void);
 
+/* Run a major GC now, so that a census just requested is taken at once
+ * even in an idle program (flush.c). Only while flushing is allowed (from
+ * eventlog_socket_hs_main's start to hs_exit); otherwise nothing. Any
+ * thread that holds no capability. */
+void es_rts_census_gc(void);
+
 /* Stop flushing; waits for a flush in progress. Any thread except the loop
  * thread; must run before hs_exit shuts the RTS down. */
 void es_rts_flush_disable(void);

@@ -58,6 +58,21 @@ void es_rts_flush_update(void) {
 #endif
 }
 
+/* A census is taken during a major GC, which an idle program (all its
+ * threads waiting) does not do until it wakes up: a census asked for at 2 s
+ * came at 5 s in a program sleeping in threadDelay. So the loop thread runs
+ * the major GC itself, right after the request, which the GC then serves.
+ * It costs nothing extra in a busy program: the census needed a major GC
+ * anyway, and the request is consumed by this one. Same rules as a flush:
+ * only between eventlog_socket_hs_main's start and hs_exit, never
+ * concurrently with starting or ending event logging. */
+void es_rts_census_gc(void) {
+    pthread_mutex_lock(&es_rts.flush_lock);
+    if (es_rts.flush_allowed)
+        hs_perform_gc();
+    pthread_mutex_unlock(&es_rts.flush_lock);
+}
+
 void es_rts_flush_enable(void) {
     pthread_mutex_lock(&es_rts.flush_lock);
     es_rts.flush_allowed = true;

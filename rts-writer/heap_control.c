@@ -110,6 +110,7 @@ void es_rts_heap_control(uint8_t cmd) {
 #else
         performHeapProfile = true;
 #endif
+        es_rts_census_gc();
         break;
     default:
         break;

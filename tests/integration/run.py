@@ -491,6 +491,22 @@ def commands_the_build_cannot_honour(s):
 
 
 @test
+def census_in_an_idle_program(s):
+    """A census asked of a program that is idle (its only thread waits for
+    input) is taken at once, not when the program next wakes up: the
+    library runs the major GC that a census needs itself."""
+    summ, t = heap_script(s, "idle-census", ["A", 1.0, GCTL + CENSUS, 1.5, "B"],
+                          rts=("-hT", "-i100"))
+    samples = [x for x in summ.samples if t["A"] <= x < t["B"]]
+    delays = [(x - t["A"]) / 1e9 for x in samples]
+    note("census taken %s s after marker A (requested about 1.0 s after it)" %
+         ", ".join("%.3f" % d for d in delays))
+    expect(len(samples) == 1, "%d samples between the markers" % len(samples))
+    expect(0.9 <= delays[0] < 1.4, "the census came %.3f s after A, asked at about 1.0 s"
+           % delays[0])
+
+
+@test
 def commands_without_heap_profiling(s):
     """Without a -h mode the commands are harmless no-ops."""
     sock = s.path("noprof.sock")
