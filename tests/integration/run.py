@@ -641,6 +641,35 @@ def data_arrives_at_buffer_fill(s):
     expect(full.tagged("fill") == list(range(1, FLOOD + 1)), "all messages by exit")
 
 
+@test
+def ghc90_global_buffer_arrives_at_exit(s):
+    """What GHC 9.0 delivers while the program runs: only its capabilities'
+    full 2 MiB buffers. The RTS's global buffer (start-up definitions, heap
+    samples) has no hand-over before it fills or the program exits, so a
+    client sees neither the capability sets nor any heap sample until then;
+    at exit it gets all of them (README, "GHC 9.0")."""
+    if harness.ghc_version() >= (9, 2):
+        raise Skip("GHC 9.2+ flushes the global buffer (the flush tests cover it)")
+    p, connect = serve(s, "global90", ["--busy"], rts=["-hT", "-i0.05"])
+    c = connect()
+    time.sleep(1.0)  # about 20 timed heap samples
+    p.cmd("flood %d g" % FLOOD)
+    c.wait_bytes(2 << 20)
+    live = check_stream(s, c.received(), "live90", partial=True)
+    p.cmd("marker end")
+    p.cmd("quit")
+    p.finish()
+    full = check_stream(s, c.wait_eof(), "global90")
+    note("while running: %d heap samples, %d capset events, %d messages; at exit: %d, %d, %d" %
+         (len(live.samples), live.counts.get("CapsetCreate", 0), len(live.tagged("g")),
+          len(full.samples), full.counts.get("CapsetCreate", 0), len(full.tagged("g"))))
+    expect(len(live.tagged("g")) > 0, "no capability buffer arrived while running")
+    expect(len(live.samples) == 0 and live.counts.get("CapsetCreate", 0) == 0,
+           "GHC 9.0 delivered global-buffer events while running: README needs updating")
+    expect(len(full.samples) >= 10 and full.counts.get("CapsetCreate", 0) >= 1,
+           "the global buffer's events did not arrive at exit")
+
+
 class Terminated(Exception):
     pass
 
