@@ -108,6 +108,16 @@ SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sa
 # like the unit tests), and with libFuzzer for make fuzz.
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_REPLAY_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/unit-asan/%)
+# The unit tests that run the library's threads, also under ThreadSanitizer.
+TSAN_UNITS := test_server test_stuck test_walker test_log
+UNIT_TSAN_BIN := $(TSAN_UNITS:%=$(BUILD)/unit-tsan/%)
+# The library built with ASan/UBSan and linked into the real GHC programs, for
+# a few core integration tests (tests/run-all.sh): what unit tests cannot
+# catch, such as the RTS calling the writer.
+SAN := $(BUILD)/san
+SAN_OBJ := $(CBITS_SRC:%.c=$(SAN)/obj/%.o) $(RTS_SRC:%.c=$(SAN)/obj/%.o)
+SAN_LIB := $(SAN)/libeventlog-socket.a
+SAN_PROGRAMS := $(SAN)/probe $(SAN)/fibber-c-main $(SAN)/eventlog-check $(SAN)/many-clients
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 FUZZ_SECONDS ?= 60
 
@@ -218,7 +228,43 @@ $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_check.h tests/unit/con
 fuzz: $(FUZZ_BIN) $(FUZZ_REPLAY_BIN)
 	@scripts/fuzz.sh $(BUILD) $(FUZZ_SECONDS)
 
-unit-test: $(UNIT_BIN) $(UNIT_ASAN_BIN) $(FUZZ_REPLAY_BIN)
+$(BUILD)/unit-tsan/%: tests/unit/%.c tests/unit/tap.h $(CBITS_SRC)
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) -D_DEFAULT_SOURCE -O1 -g -fsanitize=thread -Iinclude -Icbits $(UV_CFLAGS) -o $@ $< \
+	    $(CBITS_SRC) $(UV_LIBS)
+
+$(SAN)/obj/cbits/%.o: cbits/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ES_CFLAGS) $(SAN_FLAGS) -c $< -o $@
+
+$(SAN)/obj/rts-writer/%.o: rts-writer/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(RTS_CFLAGS) $(SAN_FLAGS) -c $< -o $@
+
+$(SAN_LIB): $(SAN_OBJ)
+	rm -f $@
+	ar rcs $@ $^
+
+$(SAN)/probe: tests/probe/Main.hs examples/fibber-c-main/cbits/fibber-c-main.c $(SAN_LIB)
+	$(HC) $(GHC_FLAGS) -outputdir $(SAN)/hs/probe -o $@ tests/probe/Main.hs \
+	    examples/fibber-c-main/cbits/fibber-c-main.c $(SAN_LIB) $(UV_LIBS) \
+	    -optl-fsanitize=address,undefined
+
+$(SAN)/fibber-c-main: examples/fibber-c-main/app/Main.hs examples/fibber-c-main/cbits/fibber-c-main.c \
+                      $(SAN_LIB)
+	$(HC) $(GHC_FLAGS) -outputdir $(SAN)/hs/fibber -o $@ examples/fibber-c-main/app/Main.hs \
+	    examples/fibber-c-main/cbits/fibber-c-main.c $(SAN_LIB) $(UV_LIBS) \
+	    -optl-fsanitize=address,undefined
+
+# The checker and the C clients are the test's, not under test.
+$(SAN)/eventlog-check: $(CHECKER)
+	@mkdir -p $(dir $@)
+	ln -sf ../eventlog-check $@
+$(SAN)/many-clients: $(MANY_CLIENTS)
+	@mkdir -p $(dir $@)
+	ln -sf ../many-clients $@
+
+unit-test: $(UNIT_BIN) $(UNIT_ASAN_BIN) $(UNIT_TSAN_BIN) $(FUZZ_REPLAY_BIN)
 	@tests/run-unit.sh $(BUILD)
 
 symbols: $(LIB)
@@ -228,6 +274,7 @@ integration-test: $(FIBBER) $(PROBE) $(PROBE_LATE) $(CHECKER) $(MANY_CLIENTS)
 	@python3 tests/integration/run.py --build $(BUILD)
 
 check: $(LIB) $(FIBBER) $(PROBE) $(PROBE_LATE) $(CHECKER) $(MANY_CLIENTS) $(UNIT_BIN) $(UNIT_ASAN_BIN) \
+       $(UNIT_TSAN_BIN) $(SAN_PROGRAMS) \
        $(FUZZ_REPLAY_BIN) $(BENCH_PROGRAMS)
 	@tests/run-all.sh $(BUILD)
 

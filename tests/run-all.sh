@@ -50,5 +50,15 @@ PY
 suite "README example" readme_example_check
 suite "install (make install into a DESTDIR, the example built against it)" tests/install.sh "$build"
 suite "integration tests (GHC $(ghc --numeric-version))" python3 tests/integration/run.py --build "$build"
+# Core tests again with the library built with ASan/UBSan inside the real
+# programs (make check builds them in BUILD/san). The RTS frees little at
+# exit by design, so leaks are not reported; any other error fails the test.
+suite "integration tests, library under ASan/UBSan (GHC $(ghc --numeric-version))" \
+    env ASAN_OPTIONS=detect_leaks=0:abort_on_error=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+    python3 tests/integration/run.py --build "$build/san" full_stream_unix full_stream_tcp \
+    events_before_first_client reconnect sixteen_clients client_joins_mid_run client_vanishes \
+    heap_control heap_control_mixed_framings_and_junk census_flood_rate_limited \
+    late_joiner_self_contained stalled_clients_join_one_by_one stderr_pipe_never_read \
+    thousand_clients_unix clients_refused_at_the_limit sigterm_graceful_setting
 echo "check: $pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]

@@ -6,7 +6,9 @@ build=${1:-build}
 pass=0 fail=0
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-for t in "$build"/unit/test_* "$build"/unit-asan/test_* "$build"/unit-asan/fuzz_*; do
+export TSAN_OPTIONS=halt_on_error=1
+for t in "$build"/unit/test_* "$build"/unit-asan/test_* "$build"/unit-tsan/test_* \
+    "$build"/unit-asan/fuzz_*; do
     [ -x "$t" ] || continue
     echo "# $t"
     out=$(timeout 120 "$t" tests/fixtures 2>&1)
