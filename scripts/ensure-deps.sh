@@ -13,6 +13,12 @@ command -v nc >/dev/null 2>&1 || need+=(netcat-openbsd)
 command -v python3 >/dev/null 2>&1 || need+=(python3)
 command -v cc >/dev/null 2>&1 || need+=(gcc)
 command -v objcopy >/dev/null 2>&1 || need+=(binutils)
+# Profiling libraries, for the cost-centre profiling tests (ghc -prof).
+if command -v ghc >/dev/null 2>&1; then
+    [ -e "$(ghc --print-libdir)/rts/libHSrts_thr_p.a" ] || need+=(ghc-prof)
+else
+    need+=(ghc-prof)
+fi
 # `make fuzz` also needs clang with libFuzzer (Debian keeps its runtime in
 # libclang-rt-dev, which clang only recommends).
 if [ "${1:-}" = --fuzz ]; then
