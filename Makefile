@@ -213,7 +213,7 @@ demo: $(FIBBER)
 	@scripts/demo.sh $(BUILD)
 
 FORMAT_FILES := $(wildcard include/*.h cbits/*.[ch] rts-writer/*.[ch] tests/unit/*.[ch] tests/fuzz/*.[ch] \
-                  examples/*/cbits/*.c tests/probe/*.c bench/*.c bench/cbits/*.c)
+                  examples/*/cbits/*.c tests/probe/*.c tests/cabal/tiny/*.c bench/*.c bench/cbits/*.c)
 format:
 	clang-format -i $(FORMAT_FILES)
 format-check:

@@ -72,6 +72,9 @@ extern "C" {
 #define EVENTLOG_SOCKET_ESTOPPED (-30004)
 /* The TCP host name could not be resolved. */
 #define EVENTLOG_SOCKET_ERESOLVE (-30005)
+/* eventlog_socket_start_*: event logging is off in this run (the program was
+ * started without +RTS -l), so the stream would hold no events. */
+#define EVENTLOG_SOCKET_EEVENTLOGOFF (-30006)
 
 /* Control commands a client sends as the byte after the "GCTL" magic
  * (see protocol.md). */
@@ -214,7 +217,10 @@ EVENTLOG_SOCKET_API extern const EventLogWriter SocketEventLogWriter;
  * the RTS's file writer) is stopped. With `wait`, block until the first
  * client connects. Call from a thread that holds no capability.
  * Returns the init_* errors, EVENTLOG_SOCKET_EALREADY when the library is
- * already serving, or EVENTLOG_SOCKET_ENOEVENTLOG when the RTS refused. */
+ * already serving, EVENTLOG_SOCKET_EEVENTLOGOFF when the program runs
+ * without +RTS -l (the RTS would write a header and no events), or
+ * EVENTLOG_SOCKET_ENOEVENTLOG when the RTS refused. Events the RTS wrote
+ * before the switch went to the previous writer, not to clients. */
 EVENTLOG_SOCKET_API int eventlog_socket_start_unix(const char *path, bool wait);
 EVENTLOG_SOCKET_API int eventlog_socket_start_tcp(const char *host, const char *port, bool wait);
 

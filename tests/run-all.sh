@@ -33,5 +33,6 @@ format_check() {
 }
 suite "formatting" format_check
 suite "integration tests (GHC $(ghc --numeric-version))" python3 tests/integration/run.py --build "$build"
+suite "cabal package (GHC $(ghc --numeric-version))" tests/cabal-package.sh "$build"
 echo "check: $pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]
