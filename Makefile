@@ -2,7 +2,8 @@
 #
 #   make          build/libeventlog-socket.a and build/fibber-c-main
 #   make check    every test: unit tests (plain and ASan/UBSan), symbol
-#                 check, integration tests against the real GHC
+#                 check, integration tests against the real GHC, the cabal
+#                 package (make cabal-test alone)
 #   make demo     run fibber-c-main on a Unix socket, request a heap census
 #                 from a client, and show what arrived
 #   make check-ghc GHC=9.6|9.10
@@ -23,7 +24,7 @@ BUILD ?= build
 HC ?= ghc
 CC ?= cc
 
-PUBLIC_TARGETS := all lib check unit-test integration-test symbols demo fixtures bench bench-programs \
+PUBLIC_TARGETS := all lib check unit-test integration-test cabal-test symbols demo fixtures bench bench-programs \
                   format format-check
 
 ifndef ES_DEPS_CHECKED
@@ -200,6 +201,11 @@ symbols: $(LIB)
 
 integration-test: $(FIBBER) $(PROBE) $(PROBE_LATE) $(CHECKER)
 	@python3 tests/integration/run.py --build $(BUILD)
+
+# The cabal package, built offline into a temporary directory by a project
+# that depends on it (tests/cabal-package.sh).
+cabal-test: $(CHECKER)
+	@tests/cabal-package.sh $(BUILD)
 
 check: $(LIB) $(FIBBER) $(PROBE) $(PROBE_LATE) $(CHECKER) $(UNIT_BIN) $(UNIT_ASAN_BIN) \
        $(FUZZ_REPLAY_BIN) $(BENCH_PROGRAMS)
