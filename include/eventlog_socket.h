@@ -164,8 +164,10 @@ EVENTLOG_SOCKET_API int eventlog_socket_init_from_env(void);
  * program briefly; it is skipped while every capability hands a full buffer
  * over within the interval by itself (but made at least every ten intervals,
  * and always without skipping under a heap profiling mode). GHC >= 9.2 only, and
- * only for programs started through eventlog_socket_hs_main (which can stop
- * flushing safely before shutdown); on GHC 9.0, which cannot flush, a
+ * only for programs started through eventlog_socket_hs_main or switched over
+ * by eventlog_socket_start_* in a statically linked program (flushing must
+ * stop safely before shutdown, through an exit hook that -dynamic cannot
+ * reach); on GHC 9.0, which cannot flush, a
  * non-zero value returns EVENTLOG_SOCKET_ENOTSUP. Thread-safe; takes effect
  * at once. */
 EVENTLOG_SOCKET_API int eventlog_socket_set_flush_interval_ms(unsigned ms);

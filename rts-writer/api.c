@@ -216,6 +216,11 @@ static int switch_writer(int r, bool wait) {
         return r;
     }
     eventlog_socket_ready();
+    /* Live streaming needs periodic flushes, which must stop before hs_exit
+     * shuts the RTS down: with GHC's own main that takes an exit hook put in
+     * after the fact. */
+    if (es_rts_install_exit_hook())
+        es_rts_flush_enable();
     return wait ? eventlog_socket_wait() : 0;
 }
 

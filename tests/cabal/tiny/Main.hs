@@ -1,10 +1,15 @@
 -- | tiny stream PATH N: serve on PATH, wait for a client, post N markers
 -- ("tiny 1".."tiny N"), print the library's counters.
+-- tiny live PATH GO: serve on PATH, wait for a client, post the marker
+-- "live 1", then wait (60 s at most) for the file GO, which the test creates
+-- once the marker reached the client; print "go" or "no go".
 -- tiny env: print what fromEnv makes of the environment.
 module Main (main) where
 
+import Control.Concurrent (threadDelay)
 import Control.Exception (try)
 import Control.Monad (forM_)
+import System.Directory (doesFileExist)
 import Debug.Trace (traceMarkerIO)
 import GHC.Eventlog.Socket
 import System.Environment (getArgs)
@@ -31,6 +36,7 @@ main = do
   args <- getArgs
   case args of
     ["stream", path, n] -> stream path (read n)
+    ["live", path, go] -> live path go
     ["env"] -> env
     _ -> exitWith (ExitFailure 2)
 
@@ -46,6 +52,18 @@ stream path n = do
   forM_ [1 .. n] $ \i -> traceMarkerIO ("tiny " ++ show i)
   Just s <- stats
   putStrLn ("clients accepted: " ++ show (statsClientsAccepted s))
+
+live :: FilePath -> FilePath -> IO ()
+live path go = do
+  startWith (EventlogSocketUnixAddr path) defaultEventlogSocketOpts {esoWait = True}
+  traceMarkerIO "live 1"
+  let poll :: Int -> IO Bool
+      poll 0 = pure False
+      poll k = do
+        there <- doesFileExist go
+        if there then pure True else threadDelay 50000 >> poll (k - 1)
+  seen <- poll 1200
+  putStrLn (if seen then "go" else "no go")
 
 env :: IO ()
 env = do
