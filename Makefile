@@ -4,6 +4,8 @@
 #   make check    every test: unit tests (plain and ASan/UBSan), symbol
 #                 check, integration tests against the real GHC, the cabal
 #                 package (make cabal-test alone)
+#   make cabal-build
+#                 the cabal package and the examples, offline (README)
 #   make demo     run fibber-c-main on a Unix socket, request a heap census
 #                 from a client, and show what arrived
 #   make check-ghc GHC=9.6|9.10
@@ -24,7 +26,7 @@ BUILD ?= build
 HC ?= ghc
 CC ?= cc
 
-PUBLIC_TARGETS := all lib check unit-test integration-test cabal-test symbols demo fixtures bench bench-programs \
+PUBLIC_TARGETS := all lib check unit-test integration-test cabal-build cabal-test symbols demo fixtures bench bench-programs \
                   format format-check
 
 ifndef ES_DEPS_CHECKED
@@ -201,6 +203,11 @@ symbols: $(LIB)
 
 integration-test: $(FIBBER) $(PROBE) $(PROBE_LATE) $(CHECKER)
 	@python3 tests/integration/run.py --build $(BUILD)
+
+# The cabal package and both examples, built with cabal offline exactly as
+# README says, into $(BUILD)/dist-newstyle so GHC versions never mix.
+cabal-build:
+	cabal --config-file=/dev/null build --offline --builddir=$(BUILD)/dist-newstyle all
 
 # The cabal package, built offline into a temporary directory by a project
 # that depends on it (tests/cabal-package.sh).
