@@ -2,7 +2,10 @@
 #
 #   make          build/libeventlog-socket.a and build/fibber-c-main
 #   make check    every test: unit tests (plain and ASan/UBSan), symbol
-#                 check, integration tests against the real GHC
+#                 check, integration tests against the real GHC, the cabal
+#                 package (make cabal-test alone)
+#   make cabal-build
+#                 the cabal package and the examples, offline (README)
 #   make demo     run fibber-c-main on a Unix socket, request a heap census
 #                 from a client, and show what arrived
 #   make check-ghc GHC=9.6|9.10
@@ -42,8 +45,8 @@ INSTALLED := $(DESTDIR)$(LIBDIR)/libeventlog-socket.a $(DESTDIR)$(INCLUDEDIR)/ev
 uninstall:
 	rm -f $(INSTALLED)
 
-PUBLIC_TARGETS := all lib check unit-test integration-test symbols demo fixtures bench bench-programs \
-                  format format-check install
+PUBLIC_TARGETS := all lib check unit-test integration-test cabal-build cabal-test symbols demo \
+                  fixtures bench bench-programs format format-check install
 
 ifndef ES_DEPS_CHECKED
 # Install what is missing, then run the real target in a sub-make, so that
@@ -273,6 +276,16 @@ symbols: $(LIB)
 integration-test: $(FIBBER) $(PROBE) $(PROBE_LATE) $(CHECKER) $(MANY_CLIENTS)
 	@python3 tests/integration/run.py --build $(BUILD)
 
+# The cabal package and both examples, built with cabal offline exactly as
+# README says, into $(BUILD)/dist-newstyle so GHC versions never mix.
+cabal-build:
+	cabal --config-file=/dev/null build --offline --builddir=$(BUILD)/dist-newstyle all
+
+# The cabal package, built offline into a temporary directory by a project
+# that depends on it (tests/cabal-package.sh).
+cabal-test: $(CHECKER)
+	@tests/cabal-package.sh $(BUILD)
+
 check: $(LIB) $(FIBBER) $(PROBE) $(PROBE_LATE) $(CHECKER) $(MANY_CLIENTS) $(UNIT_BIN) $(UNIT_ASAN_BIN) \
        $(UNIT_TSAN_BIN) $(SAN_PROGRAMS) \
        $(FUZZ_REPLAY_BIN) $(BENCH_PROGRAMS)
@@ -300,7 +313,8 @@ install: $(LIB)
 	install -m 644 $(BUILD)/eventlog-socket.pc $(DESTDIR)$(PKGCONFIGDIR)/eventlog-socket.pc
 
 FORMAT_FILES := $(wildcard include/*.h cbits/*.[ch] rts-writer/*.[ch] tests/unit/*.[ch] tests/fuzz/*.[ch] \
-                  examples/*/cbits/*.c tests/probe/*.c tests/clients/*.c bench/*.c bench/cbits/*.c)
+                  examples/*/cbits/*.c tests/probe/*.c tests/clients/*.c tests/cabal/tiny/*.c \
+                  bench/*.c bench/cbits/*.c)
 format:
 	clang-format -i $(FORMAT_FILES)
 format-check:

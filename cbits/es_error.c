@@ -31,6 +31,9 @@ const char *eventlog_socket_strerror(int err) {
         return "the eventlog-socket server has stopped";
     case EVENTLOG_SOCKET_ERESOLVE:
         return "the TCP host name could not be resolved";
+    case EVENTLOG_SOCKET_EEVENTLOGOFF:
+        return "event logging is off, so there would be no events to stream: run the program "
+               "with +RTS -l (link it with -rtsopts, or with -with-rtsopts=-l)";
     }
     if (err < 0 && err > -4096) {
         /* Negated errno from the operating system. glibc's strerror returns

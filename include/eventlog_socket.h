@@ -72,6 +72,9 @@ extern "C" {
 #define EVENTLOG_SOCKET_ESTOPPED (-30004)
 /* The TCP host name could not be resolved. */
 #define EVENTLOG_SOCKET_ERESOLVE (-30005)
+/* eventlog_socket_start_*: event logging is off in this run (the program was
+ * started without +RTS -l), so the stream would hold no events. */
+#define EVENTLOG_SOCKET_EEVENTLOGOFF (-30006)
 
 /* Control commands a client sends as the byte after the "GCTL" magic, or
  * as upstream eventlog-socket's frames in its namespace "eventlog-socket"
@@ -201,8 +204,10 @@ EVENTLOG_SOCKET_API int eventlog_socket_init_from_env(void);
  * program briefly; it is skipped while every capability hands a full buffer
  * over within the interval by itself (but made at least every ten intervals,
  * and always without skipping under a heap profiling mode). GHC >= 9.2 only, and
- * only for programs started through eventlog_socket_hs_main (which can stop
- * flushing safely before shutdown); on GHC 9.0, which cannot flush, a
+ * only for programs started through eventlog_socket_hs_main or switched over
+ * by eventlog_socket_start_* in a statically linked program (flushing must
+ * stop safely before shutdown, through an exit hook that -dynamic cannot
+ * reach); on GHC 9.0, which cannot flush, a
  * non-zero value returns EVENTLOG_SOCKET_ENOTSUP. Thread-safe; takes effect
  * at once. */
 EVENTLOG_SOCKET_API int eventlog_socket_set_flush_interval_ms(unsigned ms);
@@ -255,7 +260,10 @@ EVENTLOG_SOCKET_API extern const EventLogWriter SocketEventLogWriter;
  * the RTS's file writer) is stopped. With `wait`, block until the first
  * client connects. Call from a thread that holds no capability.
  * Returns the init_* errors, EVENTLOG_SOCKET_EALREADY when the library is
- * already serving, or EVENTLOG_SOCKET_ENOEVENTLOG when the RTS refused. */
+ * already serving, EVENTLOG_SOCKET_EEVENTLOGOFF when the program runs
+ * without +RTS -l (the RTS would write a header and no events), or
+ * EVENTLOG_SOCKET_ENOEVENTLOG when the RTS refused. Events the RTS wrote
+ * before the switch went to the previous writer, not to clients. */
 EVENTLOG_SOCKET_API int eventlog_socket_start_unix(const char *path, bool wait);
 EVENTLOG_SOCKET_API int eventlog_socket_start_tcp(const char *host, const char *port, bool wait);
 

@@ -216,6 +216,13 @@ static int switch_writer(int r, bool wait) {
     pthread_mutex_lock(&es_rts.flush_lock);
     if (eventLogStatus() == EVENTLOG_NOT_SUPPORTED) {
         r = EVENTLOG_SOCKET_ENOEVENTLOG;
+    } else if (eventLogStatus() != EVENTLOG_RUNNING &&
+               RtsFlags.TraceFlags.tracing != TRACE_EVENTLOG) {
+        /* Without -l no event class is enabled (they are chosen once, at
+         * start-up): startEventLogging would succeed and the clients would
+         * get a header and nothing else. A log stopped by the program
+         * itself after starting with -l may be restarted. */
+        r = EVENTLOG_SOCKET_EEVENTLOGOFF;
     } else {
         if (eventLogStatus() == EVENTLOG_RUNNING)
             endEventLogging();
@@ -230,6 +237,11 @@ static int switch_writer(int r, bool wait) {
         return r;
     }
     eventlog_socket_ready();
+    /* Live streaming needs periodic flushes, which must stop before hs_exit
+     * shuts the RTS down: with GHC's own main that takes an exit hook put in
+     * after the fact. */
+    if (es_rts_install_exit_hook())
+        es_rts_flush_enable();
     return wait ? eventlog_socket_wait() : 0;
 }
 

@@ -67,8 +67,9 @@ void es_rts_heap_control(uint8_t cmd);
 void es_rts_cost_centre_control(uint8_t cmd);
 
 /* Start flushing the RTS's buffers periodically while clients are connected
- * (flush.c). Only eventlog_socket_hs_main calls it, because only it can
- * guarantee that flushing stops before shutdown begins. No-op before 9.2. */
+ * (flush.c). Only call it once exit_hook is in place (eventlog_socket_hs_main,
+ * or es_rts_install_exit_hook returned true), because only that guarantees
+ * that flushing stops before shutdown begins. No-op before 9.2. */
 void es_rts_flush_enable(void);
 
 /* Run a major GC now, so that a census just requested is taken at once
@@ -76,6 +77,13 @@ void es_rts_flush_enable(void);
  * eventlog_socket_hs_main's start to hs_exit); otherwise nothing. Any
  * thread that holds no capability. */
 void es_rts_census_gc(void);
+
+/* For a program that GHC's own main started (eventlog_socket_start_*): put
+ * the hook that stops flushing first into hs_exit, ahead of the program's own
+ * (hs_main.c). Returns false when the RTS's configuration cannot be reached
+ * (a program linked with -dynamic); then there must be no periodic flushes.
+ * True at once when eventlog_socket_hs_main installed it already. */
+bool es_rts_install_exit_hook(void);
 
 /* Stop flushing; waits for a flush in progress. Any thread except the loop
  * thread; must run before hs_exit shuts the RTS down. */

@@ -11,8 +11,9 @@
  * the loop thread's timer, never from one), concurrently with
  * startEventLogging/endEventLogging, or once hs_exit has begun (GHC #27082,
  * #26573). Flushing is therefore only allowed between
- * eventlog_socket_hs_main's start and the onExitHook it installs, which the
- * RTS calls first thing in hs_exit; each flush runs under flush_lock, so
+ * eventlog_socket_hs_main's start (or a switch by eventlog_socket_start_*)
+ * and the onExitHook installed then, which the RTS calls first thing in
+ * hs_exit; each flush runs under flush_lock, so
  * disabling waits for a flush in progress. The thread calling hs_exit holds
  * no capability then (a safe foreign call, or after rts_unlock), so the
  * flush's stop-the-world can finish while it waits.

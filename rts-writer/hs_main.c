@@ -5,9 +5,9 @@
 #include "es_log.h"
 
 #include <errno.h>
-#include <string.h>
-
 #include <signal.h>
+#include <stdatomic.h>
+#include <string.h>
 
 /* GHC_EVENTLOG_GRACEFUL_SIGTERM: SIGTERM (systemd, docker stop, Kubernetes)
  * ends a program at once by default, bypassing hs_exit: every client's
@@ -33,6 +33,16 @@ static void install_graceful_sigterm(void) {
 /* The program's own exit hook, called after ours. */
 static void (*user_exit_hook)(void);
 
+/* Whether exit_hook is in place (set once). */
+static atomic_bool exit_hook_installed;
+
+/* The RTS's own copy of the RtsConfig that hs_init_ghc was given, whose
+ * onExitHook hs_exit calls. It is not in GHC's public headers: the static
+ * RTS defines it (hidden from 9.4 on, which a static link still resolves),
+ * the shared RTS does not export it. Weak, so that a program linked with
+ * -dynamic still links and runs, just without periodic flushes. */
+extern RtsConfig rtsConfig __attribute__((weak));
+
 /* The RTS calls this first thing in hs_exit, on every way out (main
  * returning, exitWith, an uncaught exception): periodic flushing must end
  * before the RTS starts shutting down. */
@@ -42,7 +52,20 @@ static void exit_hook(void) {
         user_exit_hook();
 }
 
+bool es_rts_install_exit_hook(void) {
+    if (atomic_load(&exit_hook_installed))
+        return true;
+    if (&rtsConfig == NULL)
+        return false;
+    if (atomic_exchange(&exit_hook_installed, true))
+        return true;
+    user_exit_hook = rtsConfig.onExitHook;
+    rtsConfig.onExitHook = exit_hook;
+    return true;
+}
+
 int eventlog_socket_hs_main(int argc, char *argv[], RtsConfig conf, StgClosure *main_closure) {
+    atomic_store(&exit_hook_installed, true);
     user_exit_hook = conf.onExitHook;
     conf.onExitHook = exit_hook;
     hs_init_ghc(&argc, &argv, conf);

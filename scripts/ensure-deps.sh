@@ -5,6 +5,7 @@ set -euo pipefail
 
 need=()
 command -v ghc >/dev/null 2>&1 || need+=(ghc)
+command -v cabal >/dev/null 2>&1 || need+=(cabal-install)
 command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
 pkg-config --exists libuv 2>/dev/null || need+=(libuv1-dev)
 ghc-pkg --global list --simple-output ghc-events 2>/dev/null | grep -q ghc-events || need+=(libghc-ghc-events-dev)

@@ -8,8 +8,9 @@
 # The chroot is made with `debootstrap --variant=minbase`, then the
 # toolchain is installed inside it with apt-get. It is cached under
 # $ES_CHROOT_CACHE (default /var/cache/eventlog-socket), reused while it is
-# complete and fresh, and rebuilt when it is missing, half-built, older than
-# 14 days or made with another package list. The package mirror is the one
+# complete and fresh, and rebuilt when it is missing, half-built or older
+# than 14 days; a chroot made with another package list gets the missing
+# packages installed in place (the stamp records the list). The package mirror is the one
 # the host's apt uses. The repository is bind-mounted at /src, and the build
 # goes to build/ghc-VERSION, so host and chroot builds never mix. Every mount
 # is undone when this script ends, however it ends. Needs root.
@@ -37,7 +38,7 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 cache=${ES_CHROOT_CACHE:-/var/cache/eventlog-socket}
 root=$cache/ghc-$suite
 stamp=$root/.eventlog-socket-complete
-packages="ghc libuv1-dev libghc-ghc-events-dev netcat-openbsd pkg-config python3 make gcc binutils"
+packages="ghc cabal-install libuv1-dev libghc-ghc-events-dev netcat-openbsd pkg-config python3 make gcc binutils"
 max_age_days=14
 
 log() { echo "ghc-chroot[$version]: $*"; }
@@ -62,6 +63,32 @@ fresh() {
     [ -f "$stamp" ] || return 1
     [ "$(head -n 1 "$stamp")" = "$suite $packages" ] || return 1
     [ -z "$(find "$stamp" -mtime +"$max_age_days")" ] || return 1
+}
+
+# A complete, recent chroot of this suite made with another package list:
+# installing what is missing is quicker than a new debootstrap.
+upgradable() {
+    [ -f "$stamp" ] || return 1
+    [ "$(head -n 1 "$stamp" | cut -d' ' -f1)" = "$suite" ] || return 1
+    [ -z "$(find "$stamp" -mtime +"$max_age_days")" ] || return 1
+}
+
+install_packages() {
+    log "installing the package list into the cached $suite chroot"
+    unmount_under "$root"
+    mount_into "$root"
+    in_chroot "$root" "apt-get update -qq && apt-get install -y -qq --no-install-recommends $packages" \
+        >"$cache/apt-$suite.log" 2>&1 || {
+        echo "ghc-chroot.sh: installing the toolchain failed; see $cache/apt-$suite.log" >&2
+        tail -n 5 "$cache/apt-$suite.log" >&2
+        exit 1
+    }
+    unmount_all
+    # Keep the stamp's date: the chroot's age is that of its debootstrap.
+    local when
+    when=$(stat -c %Y "$stamp")
+    echo "$suite $packages" >"$stamp"
+    touch -d "@$when" "$stamp"
 }
 
 mounts=()
@@ -145,6 +172,8 @@ exec 9>"$cache/.lock-$suite"
 flock 9 # one build or run per chroot at a time
 if fresh; then
     log "using the cached $suite chroot"
+elif upgradable; then
+    install_packages
 else
     started=$(date +%s)
     build_chroot

@@ -50,6 +50,7 @@ PY
 suite "README example" readme_example_check
 suite "install (make install into a DESTDIR, the example built against it)" tests/install.sh "$build"
 suite "integration tests (GHC $(ghc --numeric-version))" python3 tests/integration/run.py --build "$build"
+suite "cabal package (GHC $(ghc --numeric-version))" tests/cabal-package.sh "$build"
 # Core tests again with the library built with ASan/UBSan inside the real
 # programs (make check builds them in BUILD/san). The RTS frees little at
 # exit by design, so leaks are not reported; any other error fails the test.

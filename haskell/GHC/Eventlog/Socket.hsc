@@ -1,0 +1,404 @@
+{-# LANGUAGE CApiFFI #-}
+
+-- |
+-- Stream this program's eventlog, live, over a Unix-domain or TCP socket.
+--
+-- @
+-- import qualified GHC.Eventlog.Socket as Eventlog
+--
+-- main = do
+--     Eventlog.startFromEnv   -- GHC_EVENTLOG_UNIX_PATH=\/tmp\/app.sock ...
+--     ...
+-- @
+--
+-- Run the program with @+RTS -l@ (link it with @-rtsopts@ or
+-- @-with-rtsopts=-l@) and @-threaded@; before GHC 9.4 also link it with
+-- @-eventlog@. Starting from Haskell switches the running RTS over to this
+-- library's writer: the events written before the switch (start-up, and
+-- anything before the call) went to the RTS's own writer (the
+-- @PROGRAM.eventlog@ file), not to clients. A custom C main
+-- (@eventlog_socket.h@) streams from the first event instead.
+--
+-- The names and types follow the module of the same name in upstream
+-- eventlog-socket 0.1.3, so programs written against it compile unchanged,
+-- except for custom control commands and hooks ('registerNamespace',
+-- 'registerCommand', 'registerHook'), which this version does not offer.
+module GHC.Eventlog.Socket
+  ( -- * Starting
+    startWith,
+    EventlogSocketAddr (..),
+    EventlogSocketOpts
+      ( esoWait,
+        esoSndbuf,
+        esoLinger,
+        esoMaxBuffer,
+        esoClientBuffer,
+        esoSlowClient,
+        esoFlushIntervalMs
+      ),
+    SlowClientPolicy (..),
+    defaultEventlogSocketOpts,
+
+    -- * Configuration from the environment
+    startFromEnv,
+    fromEnv,
+    EventlogSocketAddrError (..),
+
+    -- * Monitoring
+    stats,
+    EventlogSocketStats (..),
+    tcpPort,
+    testWorkerStatus,
+    testControlStatus,
+
+    -- * The first API (a Unix socket path)
+    startWait,
+    start,
+    wait,
+  )
+where
+
+import Control.Exception (Exception (..), throwIO)
+import Control.Monad (when)
+import Data.Foldable (traverse_)
+import Data.Int (Int32)
+import Data.Word (Word64)
+import Foreign.C.String (CString, peekCString, withCString)
+import Foreign.C.Types (CBool (..), CInt (..), CSize (..), CUInt (..))
+import Foreign.Marshal.Alloc (allocaBytes)
+import Foreign.Ptr (Ptr, nullPtr)
+import Foreign.Storable (peekByteOff, pokeByteOff)
+import System.Environment (lookupEnv)
+import System.IO.Unsafe (unsafePerformIO)
+
+#include "eventlog_socket.h"
+#include "es_config.h"
+
+-- | Where to serve the eventlog.
+data EventlogSocketAddr
+  = -- | A Unix-domain socket at this path (at most 107 bytes), created with
+    -- mode 0600 and removed at exit.
+    EventlogSocketUnixAddr
+      { esaUnixPath :: FilePath
+      }
+  | -- | TCP. An empty host means 127.0.0.1; port @\"0\"@ picks a free port
+    -- (see 'tcpPort').
+    EventlogSocketInetAddr
+      { esaInetHost :: String,
+        esaInetPort :: String
+      }
+  deriving (Eq, Show)
+
+-- | What a client that falls behind by more than 'esoClientBuffer' gets.
+data SlowClientPolicy
+  = -- | Whole chunks are skipped for it, with a notice in its stream.
+    SlowClientDrop
+  | -- | Its connection is closed.
+    SlowClientDisconnect
+  deriving (Eq, Show)
+
+-- | Options; change the fields of 'defaultEventlogSocketOpts'.
+data EventlogSocketOpts = EventlogSocketOpts
+  { -- | Block 'startWith' until the first client connects.
+    esoWait :: Bool,
+    -- | Accepted for compatibility with upstream eventlog-socket and
+    -- ignored: the library keeps its own, bounded buffers per client.
+    esoSndbuf :: Maybe Int32,
+    -- | Seconds the program's exit waits at most for slow clients to take
+    -- the rest of the stream (default: 2).
+    esoLinger :: Maybe Int32,
+    -- | Bytes held for all clients together at most, and kept for the first
+    -- client before it connects (default 64 MiB, at least 64 KiB).
+    esoMaxBuffer :: Word64,
+    -- | Unsent bytes one client may fall behind (default 64 MiB).
+    esoClientBuffer :: Word64,
+    -- | What happens to a client that falls further behind.
+    esoSlowClient :: SlowClientPolicy,
+    -- | How often (milliseconds) the RTS's buffers are flushed while clients
+    -- are connected, GHC 9.2 and later; 'Nothing' for the default (100),
+    -- @Just 0@ for never. GHC 9.0 cannot flush: a non-zero value fails.
+    esoFlushIntervalMs :: Maybe Int
+  }
+  deriving (Eq, Show)
+
+-- | The library's defaults.
+defaultEventlogSocketOpts :: EventlogSocketOpts
+defaultEventlogSocketOpts = unsafePerformIO $
+  allocaBytes #{size struct eventlog_socket_options} $ \p -> do
+    c_options_init p
+    maxBuf <- #{peek struct eventlog_socket_options, max_buffer} p :: IO CSize
+    clientBuf <- #{peek struct eventlog_socket_options, client_buffer} p :: IO CSize
+    slow <- #{peek struct eventlog_socket_options, slow_client} p :: IO CInt
+    pure
+      EventlogSocketOpts
+        { esoWait = False,
+          esoSndbuf = Nothing,
+          esoLinger = Nothing,
+          esoMaxBuffer = fromIntegral maxBuf,
+          esoClientBuffer = fromIntegral clientBuf,
+          esoSlowClient =
+            if slow == #{const EVENTLOG_SOCKET_SLOW_CLIENT_DISCONNECT}
+              then SlowClientDisconnect
+              else SlowClientDrop,
+          esoFlushIntervalMs = Nothing
+        }
+{-# NOINLINE defaultEventlogSocketOpts #-}
+
+-- | Switch the running RTS over to this library's writer and serve the
+-- eventlog at the address; with 'esoWait', block until a client connects.
+-- Call it once, early in @main@. Throws an 'IOError' saying what is wrong
+-- when it cannot start: the program runs without @+RTS -l@, the socket
+-- cannot be made, the library is already serving, an option is invalid.
+startWith :: EventlogSocketAddr -> EventlogSocketOpts -> IO ()
+startWith addr opts = do
+  applyOptions opts
+  let waitFlag = if esoWait opts then 1 else 0
+  check =<< case addr of
+    EventlogSocketUnixAddr path ->
+      withCString path $ \cpath -> c_start_unix cpath waitFlag
+    EventlogSocketInetAddr host port ->
+      withCString host $ \chost ->
+        withCString port $ \cport -> c_start_tcp chost cport waitFlag
+
+applyOptions :: EventlogSocketOpts -> IO ()
+applyOptions opts = do
+  linger <- case esoLinger opts of
+    Nothing -> pure Nothing
+    Just s
+      | s < 0 -> invalid "esoLinger must not be negative"
+      | otherwise -> pure (Just (fromIntegral s * 1000 :: CUInt))
+  allocaBytes #{size struct eventlog_socket_options} $ \p -> do
+    c_options_init p
+    #{poke struct eventlog_socket_options, max_buffer} p
+      (fromIntegral (esoMaxBuffer opts) :: CSize)
+    #{poke struct eventlog_socket_options, client_buffer} p
+      (fromIntegral (esoClientBuffer opts) :: CSize)
+    #{poke struct eventlog_socket_options, slow_client} p
+      ( case esoSlowClient opts of
+          SlowClientDrop -> #{const EVENTLOG_SOCKET_SLOW_CLIENT_DROP}
+          SlowClientDisconnect -> #{const EVENTLOG_SOCKET_SLOW_CLIENT_DISCONNECT} ::
+            CInt
+      )
+    traverse_ (#{poke struct eventlog_socket_options, linger_ms} p) linger
+    check =<< c_set_options p
+  case esoFlushIntervalMs opts of
+    Nothing -> pure ()
+    Just ms
+      | ms < 0 -> invalid "esoFlushIntervalMs must not be negative"
+      | otherwise -> check =<< c_set_flush_interval_ms (fromIntegral ms)
+  where
+    invalid msg = ioError (userError ("eventlog-socket: " ++ msg))
+
+-- | 'fromEnv', then 'startWith' when a socket is configured; does nothing
+-- when none is.
+startFromEnv :: IO ()
+startFromEnv = fromEnv >>= traverse_ (uncurry startWith)
+
+-- | Read the configuration from the environment variables
+-- (@GHC_EVENTLOG_UNIX_PATH@, @GHC_EVENTLOG_INET_HOST@/@_PORT@,
+-- @GHC_EVENTLOG_WAIT@, @GHC_EVENTLOG_MAX_BUFFER@, @_CLIENT_BUFFER@,
+-- @_SLOW_CLIENT@, @_FLUSH_INTERVAL_MS@; see README.md). 'Nothing' when no
+-- socket is configured. Throws 'EventlogSocketAddrError' for a path that is
+-- too long or a host without a port, and an 'IOError' for any other invalid
+-- value (the message before it names the variable).
+fromEnv :: IO (Maybe (EventlogSocketAddr, EventlogSocketOpts))
+fromEnv = do
+  path <- nonEmpty <$> lookupEnv "GHC_EVENTLOG_UNIX_PATH"
+  host <- nonEmpty <$> lookupEnv "GHC_EVENTLOG_INET_HOST"
+  port <- nonEmpty <$> lookupEnv "GHC_EVENTLOG_INET_PORT"
+  case (path, host, port) of
+    (Just p, Nothing, Nothing)
+      | utf8Length p > 107 -> throwIO (EventlogSocketAddrUnixPathTooLong p)
+    (Nothing, Just h, Nothing) -> throwIO (EventlogSocketAddrInetPortMissing h)
+    _ -> pure ()
+  allocaBytes #{size struct es_env_config} $ \p -> do
+    r <- c_config_from_env p
+    if r == #{const EVENTLOG_SOCKET_ENOTCONFIGURED}
+      then pure Nothing
+      else do
+        check r
+        cpath <- #{peek struct es_env_config, unix_path} p
+        chost <- #{peek struct es_env_config, inet_host} p
+        cport <- #{peek struct es_env_config, inet_port} p
+        waitFlag <- #{peek struct es_env_config, wait} p :: IO CBool
+        flushMs <- #{peek struct es_env_config, flush_ms} p :: IO CInt
+        maxBuf <- #{peek struct es_env_config, max_buffer} p :: IO CSize
+        clientBuf <- #{peek struct es_env_config, client_buffer} p :: IO CSize
+        slow <- #{peek struct es_env_config, slow_client} p :: IO CInt
+        addr <-
+          if cpath /= nullPtr
+            then EventlogSocketUnixAddr <$> peekCString cpath
+            else EventlogSocketInetAddr <$> peekMaybe chost <*> peekMaybe cport
+        let d = defaultEventlogSocketOpts
+            slowPolicy
+              | slow == #{const EVENTLOG_SOCKET_SLOW_CLIENT_DROP} = SlowClientDrop
+              | slow == #{const EVENTLOG_SOCKET_SLOW_CLIENT_DISCONNECT} = SlowClientDisconnect
+              | otherwise = esoSlowClient d
+            opts =
+              d
+                { esoWait = waitFlag /= 0,
+                  esoMaxBuffer = if maxBuf == 0 then esoMaxBuffer d else fromIntegral maxBuf,
+                  esoClientBuffer =
+                    if clientBuf == 0 then esoClientBuffer d else fromIntegral clientBuf,
+                  esoSlowClient = slowPolicy,
+                  esoFlushIntervalMs = if flushMs < 0 then Nothing else Just (fromIntegral flushMs)
+                }
+        pure (Just (addr, opts))
+  where
+    nonEmpty (Just "") = Nothing
+    nonEmpty v = v
+    peekMaybe s = if s == nullPtr then pure "" else peekCString s
+    -- Socket paths are limited in bytes; FilePath is encoded as UTF-8 here.
+    utf8Length = sum . map charBytes
+    charBytes c
+      | c < '\x80' = 1
+      | c < '\x800' = 2
+      | c < '\x10000' = 3
+      | otherwise = 4 :: Int
+
+-- | Thrown by 'fromEnv'.
+data EventlogSocketAddrError
+  = -- | @GHC_EVENTLOG_UNIX_PATH@ is longer than a socket address holds.
+    EventlogSocketAddrUnixPathTooLong FilePath
+  | -- | Kept for compatibility with upstream; never thrown here, because
+    -- the host defaults to 127.0.0.1.
+    EventlogSocketAddrInetHostMissing String
+  | -- | @GHC_EVENTLOG_INET_HOST@ is set and @GHC_EVENTLOG_INET_PORT@ is not.
+    EventlogSocketAddrInetPortMissing String
+  deriving (Eq, Show)
+
+instance Exception EventlogSocketAddrError where
+  displayException e = case e of
+    EventlogSocketAddrUnixPathTooLong p ->
+      "GHC_EVENTLOG_UNIX_PATH is " ++ show (length p)
+        ++ " characters long; a Unix socket path holds at most 107 bytes: "
+        ++ p
+    EventlogSocketAddrInetHostMissing port ->
+      "GHC_EVENTLOG_INET_PORT is " ++ port ++ " and GHC_EVENTLOG_INET_HOST is not set"
+    EventlogSocketAddrInetPortMissing host ->
+      "GHC_EVENTLOG_INET_HOST is " ++ host
+        ++ " and GHC_EVENTLOG_INET_PORT is not set; set the port too"
+
+-- | The library's counters (see @eventlog_socket_stats@ in the C header).
+data EventlogSocketStats = EventlogSocketStats
+  { -- | Clients connected now.
+    statsClientsConnected :: Word64,
+    -- | Clients accepted since the start.
+    statsClientsAccepted :: Word64,
+    -- | Clients disconnected because they fell behind.
+    statsClientsLagged :: Word64,
+    -- | Eventlog bytes the RTS handed over.
+    statsBytesReceived :: Word64,
+    -- | Bytes written to all clients together.
+    statsBytesSent :: Word64,
+    -- | Chunks skipped, counted once per client that missed them.
+    statsChunksDropped :: Word64,
+    statsBytesDropped :: Word64,
+    -- | Memory held for clients now, and at most so far.
+    statsBytesHeld :: Word64,
+    statsBytesHeldPeak :: Word64,
+    -- | RTS buffer flushes the library made (GHC 9.2 and later), and the
+    -- microseconds spent in them.
+    statsFlushes :: Word64,
+    statsFlushMicros :: Word64
+  }
+  deriving (Eq, Show)
+
+-- | The counters now; 'Nothing' before the library was started. Cheap, from
+-- any thread.
+stats :: IO (Maybe EventlogSocketStats)
+stats = allocaBytes #{size struct eventlog_socket_stats} $ \p -> do
+  r <- c_stats p
+  if r /= 0
+    then pure Nothing
+    else
+      fmap Just $
+        EventlogSocketStats
+          <$> #{peek struct eventlog_socket_stats, clients_connected} p
+          <*> #{peek struct eventlog_socket_stats, clients_accepted} p
+          <*> #{peek struct eventlog_socket_stats, clients_lagged} p
+          <*> #{peek struct eventlog_socket_stats, bytes_received} p
+          <*> #{peek struct eventlog_socket_stats, bytes_sent} p
+          <*> #{peek struct eventlog_socket_stats, chunks_dropped} p
+          <*> #{peek struct eventlog_socket_stats, bytes_dropped} p
+          <*> #{peek struct eventlog_socket_stats, bytes_held} p
+          <*> #{peek struct eventlog_socket_stats, bytes_held_peak} p
+          <*> #{peek struct eventlog_socket_stats, flushes} p
+          <*> #{peek struct eventlog_socket_stats, flush_us} p
+
+-- | The TCP port the library listens on (useful after asking for port
+-- @\"0\"@), or 'Nothing' when it does not listen on TCP.
+tcpPort :: IO (Maybe Int)
+tcpPort = do
+  r <- c_tcp_port
+  pure (if r < 0 then Nothing else Just (fromIntegral r))
+
+-- | Throw an 'IOError' when the library's socket thread has failed (the
+-- error is also logged to stderr when it happens).
+testWorkerStatus :: IO ()
+testWorkerStatus = check =<< c_last_error
+
+-- | The same as 'testWorkerStatus': control commands are read on the same
+-- thread as the one that writes to clients.
+testControlStatus :: IO ()
+testControlStatus = testWorkerStatus
+
+-- | Serve on a Unix socket and block until the first client connects.
+startWait :: FilePath -> IO ()
+startWait path = startWith (EventlogSocketUnixAddr path) defaultEventlogSocketOpts {esoWait = True}
+
+-- | Serve on a Unix socket.
+start :: FilePath -> IO ()
+start path = startWith (EventlogSocketUnixAddr path) defaultEventlogSocketOpts
+
+-- | Block until the first client has connected (at once if one has).
+-- Throws an 'IOError' when the library was not started or has stopped.
+wait :: IO ()
+wait = check =<< c_wait
+
+check :: CInt -> IO ()
+check r = when (r < 0) $ do
+  msg <- peekCString =<< c_strerror r
+  ioError (userError ("eventlog-socket: " ++ msg))
+
+-- The options and stats structs are opaque here: hsc2hs gives their layout.
+data Options
+
+data Stats
+
+data EnvConfig
+
+foreign import ccall unsafe "eventlog_socket_strerror"
+  c_strerror :: CInt -> IO CString
+
+foreign import ccall unsafe "eventlog_socket_options_init"
+  c_options_init :: Ptr Options -> IO ()
+
+foreign import ccall safe "eventlog_socket_set_options"
+  c_set_options :: Ptr Options -> IO CInt
+
+foreign import ccall safe "eventlog_socket_set_flush_interval_ms"
+  c_set_flush_interval_ms :: CUInt -> IO CInt
+
+-- Safe calls: they stop and start event logging, and may wait for a client;
+-- the calling thread must not hold a capability meanwhile.
+foreign import capi safe "eventlog_socket.h eventlog_socket_start_unix"
+  c_start_unix :: CString -> CBool -> IO CInt
+
+foreign import capi safe "eventlog_socket.h eventlog_socket_start_tcp"
+  c_start_tcp :: CString -> CString -> CBool -> IO CInt
+
+foreign import ccall safe "eventlog_socket_wait"
+  c_wait :: IO CInt
+
+foreign import ccall unsafe "eventlog_socket_stats"
+  c_stats :: Ptr Stats -> IO CInt
+
+foreign import ccall unsafe "eventlog_socket_tcp_port"
+  c_tcp_port :: IO CInt
+
+foreign import ccall unsafe "eventlog_socket_last_error"
+  c_last_error :: IO CInt
+
+foreign import ccall safe "es_config_from_env"
+  c_config_from_env :: Ptr EnvConfig -> IO CInt

@@ -1,0 +1,175 @@
+#!/usr/bin/env bash
+# The cabal package as a user meets it: a tiny project (tests/cabal/tiny)
+# depends on eventlog-socket through a cabal.project, is built offline with a
+# fresh cabal directory (no ~/.cabal, no package index) and only GHC's boot
+# packages, then run with a reading client; the streams are judged by the
+# checker (ghc-events). Prints TAP.
+#
+#   tests/cabal-package.sh BUILD     (BUILD holds eventlog-check)
+set -u
+build=${1:-build}
+repo=$(cd "$(dirname "$0")/.." && pwd)
+checker=$(cd "$build" 2>/dev/null && pwd)/eventlog-check
+step_timeout=60
+build_timeout=900
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/es-cabal.XXXXXX")
+pids=()
+cleanup() {
+    local p
+    for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+    wait 2>/dev/null
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+n=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() {
+    n=$((n + 1))
+    echo "not ok $n - $1"
+    [ -n "${2:-}" ] && [ -f "$2" ] && sed 's/^/#   /' "$2" | tail -n 20
+}
+expect() { # expect DESCRIPTION LOG COMMAND...
+    local what=$1 log=$2
+    shift 2
+    if "$@"; then ok "$what"; else not_ok "$what" "$log"; fi
+}
+
+echo "1..9"
+if ! command -v cabal >/dev/null 2>&1; then
+    not_ok "cabal is installed (apt-get install cabal-install)"
+    exit 1
+fi
+if [ ! -x "$checker" ]; then
+    not_ok "the checker $checker is built (make check builds it)"
+    exit 1
+fi
+
+cp -r "$repo/tests/cabal/tiny" "$tmp/tiny"
+cat >"$tmp/cabal.project" <<EOF
+packages: $repo
+          tiny
+active-repositories: :none
+EOF
+
+# No user configuration and no package index: an empty config file (without
+# it cabal would try to download Hackage's root.json), a cabal directory of
+# our own, --offline.
+export CABAL_DIR="$tmp/cabal-dir"
+cabal_build() {
+    (cd "$tmp" && timeout "$build_timeout" cabal --config-file=/dev/null build --offline \
+        --builddir="$tmp/dist" "$@")
+}
+started=$(date +%s)
+if cabal_build all >"$tmp/build.log" 2>&1; then
+    ok "cabal build --offline of a project depending on eventlog-socket ($(($(date +%s) - started)) s, $(cabal --numeric-version), GHC $(ghc --numeric-version))"
+else
+    not_ok "cabal build --offline of a project depending on eventlog-socket" "$tmp/build.log"
+    exit 1
+fi
+tiny=$(cd "$tmp" && cabal --config-file=/dev/null list-bin --offline --builddir="$tmp/dist" exe:tiny 2>/dev/null | tail -n 1)
+tiny_c=$(cd "$tmp" && cabal --config-file=/dev/null list-bin --offline --builddir="$tmp/dist" exe:tiny-c-main 2>/dev/null | tail -n 1)
+
+# Wait until the socket file exists (the program is listening).
+await_socket() {
+    local i
+    for ((i = 0; i < step_timeout * 10; i++)); do
+        [ -S "$1" ] && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+# A Haskell main started through GHC.Eventlog.Socket.startWith (the
+# upstream API), run with +RTS -l, read by nc -U.
+sock=$tmp/tiny.sock
+(cd "$tmp" && exec timeout "$step_timeout" "$tiny" stream "$sock" 500 +RTS -l -RTS \
+    >"$tmp/tiny.out" 2>"$tmp/tiny.err") &
+prog=$!
+pids+=("$prog")
+if await_socket "$sock"; then
+    timeout "$step_timeout" nc -U "$sock" </dev/null >"$tmp/tiny.eventlog" 2>/dev/null &
+    pids+=($!)
+    client=$!
+fi
+wait "$prog"
+rc=$?
+[ -n "${client:-}" ] && wait "$client"
+expect "the Haskell-started program runs and exits 0 (rc $rc)" "$tmp/tiny.err" [ "$rc" -eq 0 ]
+"$checker" "$tmp/tiny.eventlog" >"$tmp/tiny.check" 2>&1
+crc=$?
+expect "its stream parses with ghc-events, whole blocks, end marker" "$tmp/tiny.check" \
+    [ "$crc" -eq 0 ]
+markers=$(grep -c '^marker [0-9]* tiny [0-9]*$' "$tmp/tiny.check")
+expect "every marker posted after the start arrives ($markers of 500)" "$tmp/tiny.check" \
+    [ "$markers" -eq 500 ]
+expect "stats: Nothing before the start, one client accepted after" "$tmp/tiny.out" \
+    grep -qz 'stats before start: none.*clients accepted: 1' "$tmp/tiny.out"
+
+# Without +RTS -l there would be nothing to stream: a clear error instead.
+(cd "$tmp" && timeout "$step_timeout" "$tiny" stream "$tmp/off.sock" 5 >"$tmp/off.out" 2>"$tmp/off.err")
+rc=$?
+expect "without +RTS -l, startWith fails saying to run with +RTS -l (rc $rc)" "$tmp/off.err" \
+    bash -c "[ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q 'run the program with +RTS -l' '$tmp/off.err' && [ ! -e '$tmp/off.sock' ]"
+
+# fromEnv reads the same variables as the C library.
+(cd "$tmp" && GHC_EVENTLOG_UNIX_PATH=/tmp/x.sock GHC_EVENTLOG_WAIT=yes GHC_EVENTLOG_MAX_BUFFER=1M \
+    GHC_EVENTLOG_SLOW_CLIENT=disconnect timeout "$step_timeout" "$tiny" env >"$tmp/env.out" 2>&1)
+(cd "$tmp" && GHC_EVENTLOG_INET_HOST=127.0.0.1 timeout "$step_timeout" "$tiny" env >>"$tmp/env.out" 2>&1)
+expect "fromEnv: path, wait, buffer and policy from the environment; a host without a port is an error" \
+    "$tmp/env.out" bash -c "grep -qx 'EventlogSocketUnixAddr {esaUnixPath = \"/tmp/x.sock\"} wait=True max=1048576 slow=SlowClientDisconnect' '$tmp/env.out' &&
+        grep -qx 'error: EventlogSocketAddrInetPortMissing \"127.0.0.1\"' '$tmp/env.out'"
+
+# A custom C main in the dependent project, against the installed header.
+csock=$tmp/c.sock
+(cd "$tmp" && GHC_EVENTLOG_UNIX_PATH=$csock GHC_EVENTLOG_WAIT=1 exec timeout "$step_timeout" \
+    "$tiny_c" 300 >"$tmp/c.out" 2>"$tmp/c.err") &
+prog=$!
+pids+=("$prog")
+client=
+if await_socket "$csock"; then
+    timeout "$step_timeout" nc -U "$csock" </dev/null >"$tmp/c.eventlog" 2>/dev/null &
+    pids+=($!)
+    client=$!
+fi
+wait "$prog"
+rc=$?
+[ -n "$client" ] && wait "$client"
+"$checker" "$tmp/c.eventlog" >"$tmp/c.check" 2>&1
+crc=$?
+markers=$(grep -c '^marker [0-9]* c [0-9]*$' "$tmp/c.check")
+expect "a C main built by cabal streams a whole eventlog (rc $rc, $markers of 300 markers)" \
+    "$tmp/c.check" bash -c "[ $rc -eq 0 ] && [ $crc -eq 0 ] && [ $markers -eq 300 ]"
+
+# Live: on GHC >= 9.2 the library flushes the RTS's buffers while a client is
+# connected, in a program that GHC's own main started too; the marker must
+# reach the client while the program still runs (it waits for us).
+if [ "$(ghc --numeric-version | awk -F. '{ print $1 * 100 + $2 }')" -lt 902 ]; then
+    ok "# SKIP GHC $(ghc --numeric-version) cannot flush its eventlog buffers"
+else
+    lsock=$tmp/live.sock
+    (cd "$tmp" && exec timeout "$step_timeout" "$tiny" live "$lsock" "$tmp/go" +RTS -l -RTS \
+        >"$tmp/live.out" 2>"$tmp/live.err") &
+    prog=$!
+    pids+=("$prog")
+    client=
+    if await_socket "$lsock"; then
+        timeout "$step_timeout" nc -U "$lsock" </dev/null >"$tmp/live.eventlog" 2>/dev/null &
+        pids+=($!)
+        client=$!
+        for ((i = 0; i < step_timeout * 10; i++)); do
+            grep -qa 'live 1' "$tmp/live.eventlog" && { touch "$tmp/go"; break; }
+            kill -0 "$prog" 2>/dev/null || break
+            sleep 0.1
+        done
+    fi
+    wait "$prog"
+    rc=$?
+    [ -n "$client" ] && wait "$client"
+    "$checker" "$tmp/live.eventlog" >"$tmp/live.check" 2>&1
+    crc=$?
+    expect "a quiet Haskell-started program's marker reaches the client while it runs, and it exits cleanly while flushing (rc $rc)" \
+        "$tmp/live.err" bash -c "grep -qx go '$tmp/live.out' && [ $rc -eq 0 ] && [ $crc -eq 0 ]"
+fi

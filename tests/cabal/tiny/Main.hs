@@ -1,0 +1,81 @@
+-- | tiny stream PATH N: serve on PATH, wait for a client, post N markers
+-- ("tiny 1".."tiny N"), print the library's counters.
+-- tiny live PATH GO: serve on PATH, wait for a client, post the marker
+-- "live 1", then wait (60 s at most) for the file GO, which the test creates
+-- once the marker reached the client; print "go" or "no go".
+-- tiny env: print what fromEnv makes of the environment.
+module Main (main) where
+
+import Control.Concurrent (threadDelay)
+import Control.Exception (try)
+import Control.Monad (forM_)
+import System.Directory (doesFileExist)
+import Debug.Trace (traceMarkerIO)
+import GHC.Eventlog.Socket
+import System.Environment (getArgs)
+import System.Exit (exitWith, ExitCode (..))
+
+-- Upstream 0.1.3's signatures: this only compiles if ours match.
+upstream ::
+  ( EventlogSocketAddr -> EventlogSocketOpts -> IO (),
+    FilePath -> IO (),
+    FilePath -> IO (),
+    IO (),
+    IO (),
+    IO (Maybe (EventlogSocketAddr, EventlogSocketOpts)),
+    EventlogSocketOpts,
+    IO (),
+    IO ()
+  )
+upstream =
+  (startWith, start, startWait, wait, startFromEnv, fromEnv, defaultEventlogSocketOpts,
+   testWorkerStatus, testControlStatus)
+
+main :: IO ()
+main = do
+  args <- getArgs
+  case args of
+    ["stream", path, n] -> stream path (read n)
+    ["live", path, go] -> live path go
+    ["env"] -> env
+    _ -> exitWith (ExitFailure 2)
+
+stream :: FilePath -> Int -> IO ()
+stream path n = do
+  before <- stats
+  putStrLn ("stats before start: " ++ maybe "none" (const "some") before)
+  let opts = defaultEventlogSocketOpts {esoWait = True, esoSndbuf = Just 65536, esoLinger = Just 2}
+  startWith (EventlogSocketUnixAddr {esaUnixPath = path}) opts
+  wait
+  testWorkerStatus
+  testControlStatus
+  forM_ [1 .. n] $ \i -> traceMarkerIO ("tiny " ++ show i)
+  Just s <- stats
+  putStrLn ("clients accepted: " ++ show (statsClientsAccepted s))
+
+live :: FilePath -> FilePath -> IO ()
+live path go = do
+  startWith (EventlogSocketUnixAddr path) defaultEventlogSocketOpts {esoWait = True}
+  traceMarkerIO "live 1"
+  let poll :: Int -> IO Bool
+      poll 0 = pure False
+      poll k = do
+        there <- doesFileExist go
+        if there then pure True else threadDelay 50000 >> poll (k - 1)
+  seen <- poll 1200
+  putStrLn (if seen then "go" else "no go")
+
+env :: IO ()
+env = do
+  r <- try fromEnv
+  case r of
+    Left e -> putStrLn ("error: " ++ show (e :: EventlogSocketAddrError))
+    Right Nothing -> putStrLn "not configured"
+    Right (Just (addr, opts)) ->
+      putStrLn
+        ( show addr ++ " wait=" ++ show (esoWait opts)
+            ++ " max=" ++ show (esoMaxBuffer opts)
+            ++ " slow=" ++ show (esoSlowClient opts)
+        )
+  let (_, _, _, _, _, _, d, _, _) = upstream
+  putStrLn ("default wait: " ++ show (esoWait d))
