@@ -3,6 +3,7 @@
 #include "es_log.h"
 #include "es_notice.h"
 #include "es_peer.h"
+#include "es_registry.h"
 #include "es_server.h"
 
 #include <linux/sockios.h>
@@ -439,6 +440,7 @@ void es_client_accept(struct es_server *s) {
     c->defs = es_defs_block(&s->defs, &s->store,
                             c->next_chunk ? es_chunk_start(c->next_chunk) : s->store.end_offset);
     es_control_init(&c->control);
+    c->control.custom = es_registry_dispatch;
     c->next = s->clients;
     if (s->clients)
         s->clients->prev = c;
@@ -468,4 +470,6 @@ void es_client_accept(struct es_server *s) {
     es_server_publish(s);
     es_server_update_tick(s);
     es_client_pump(c);
+    /* What POST_START hooks post now reaches this client (es_registry.h). */
+    es_registry_client_connected();
 }

@@ -27,6 +27,7 @@ void es_control_init(struct es_control_parser *p) {
     p->ns_len = 0;
     p->ns_got = 0;
     p->unknown = 0;
+    p->custom = NULL;
 }
 
 static bool known_gctl(uint8_t cmd) {
@@ -122,6 +123,10 @@ size_t es_control_feed(struct es_control_parser *p, const uint8_t *buf, size_t l
         case U_ID:
             p->state = SCAN;
             cmd = es_control_upstream_command(p->ns, p->ns_len, b);
+            if (cmd == 0 && p->custom != NULL && p->custom(p->ns, p->ns_len, b)) {
+                delivered++;
+                continue;
+            }
             break;
         default:
             p->state = SCAN;

@@ -17,6 +17,7 @@
 #ifndef ES_CONTROL_H
 #define ES_CONTROL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,6 +30,9 @@
 #define ES_CONTROL_UPSTREAM_MAGIC     "\xF0\x9E\x97\x8C"
 #define ES_CONTROL_UPSTREAM_VERSION   0x00
 #define ES_CONTROL_UPSTREAM_NAMESPACE "eventlog-socket"
+
+/* An upstream frame whose namespace is not the built-in one. */
+typedef bool (*es_control_custom_cb)(const uint8_t *ns, size_t ns_len, uint8_t id);
 
 struct es_control_parser {
     /* Where in a frame the next byte goes (es_control.c's enum). */
@@ -50,6 +54,10 @@ struct es_control_parser {
      * wrong version byte, a zero length, a frame cut by another magic) is
      * skipped without being counted. */
     uint64_t unknown;
+    /* Frames in other namespaces go here, when set (after es_control_init):
+     * it says whether the namespace and id are known (registered commands,
+     * es_registry.h); unknown ones count in `unknown`. */
+    es_control_custom_cb custom;
 };
 
 /* Called once per frame with a known command, as EVENTLOG_SOCKET_CMD_*,

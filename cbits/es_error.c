@@ -18,6 +18,8 @@ const char *eventlog_socket_strerror(int err) {
         return "address already in use (another process is listening there)";
     case EVENTLOG_SOCKET_EALREADY:
         return "eventlog-socket is already serving; it can be started only once";
+    case EVENTLOG_SOCKET_EEXIST:
+        return "already registered";
     case EVENTLOG_SOCKET_ENOTSUP:
         return "not supported by this GHC version";
     case EVENTLOG_SOCKET_ENOTSOCKET:

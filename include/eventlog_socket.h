@@ -61,6 +61,7 @@ extern "C" {
 #define EVENTLOG_SOCKET_ENAMETOOLONG (-ENAMETOOLONG)
 #define EVENTLOG_SOCKET_EADDRINUSE   (-EADDRINUSE)
 #define EVENTLOG_SOCKET_EALREADY     (-EALREADY)
+#define EVENTLOG_SOCKET_EEXIST       (-EEXIST)
 #define EVENTLOG_SOCKET_ENOTSUP      (-ENOTSUP)
 /* The Unix socket path exists and is not a socket; it was left untouched. */
 #define EVENTLOG_SOCKET_ENOTSOCKET (-30001)
@@ -89,6 +90,57 @@ extern "C" {
  * Samples are PROF_SAMPLE_COST_CENTRE (167) events. */
 #define EVENTLOG_SOCKET_CMD_START_COST_CENTRE_PROFILING 0x04
 #define EVENTLOG_SOCKET_CMD_STOP_COST_CENTRE_PROFILING  0x05
+
+/* Custom control commands. A program (or a library in it) registers a
+ * namespace and commands in it, numbered 1 to 255; a client sends one as an
+ * upstream-framed control frame (protocol.md, section 2) with that
+ * namespace and id, and the handler runs. Handlers run on a thread of the
+ * library's, one per namespace (so a slow handler holds up only its own
+ * namespace's commands, never the stream or other namespaces), that holds
+ * no capability: a handler may call into Haskell. They run only between
+ * the RTS's start (eventlog_socket_ready) and the beginning of hs_exit;
+ * commands that arrive earlier wait, at most 64 per namespace wait at any
+ * time. A handler must not call the library's start/stop functions.
+ * Registration is thread-safe and may happen before or after the server
+ * starts; nothing can be unregistered. */
+typedef struct eventlog_socket_namespace eventlog_socket_namespace;
+typedef void (*eventlog_socket_command_fn)(const eventlog_socket_namespace *ns, uint8_t command_id,
+                                           void *user_data);
+
+/* Register the namespace `name` (`len` bytes, 1 to 255, any bytes). Returns
+ * EVENTLOG_SOCKET_EINVAL for an empty or too long name or the reserved
+ * "eventlog-socket", EVENTLOG_SOCKET_EEXIST when it is registered already,
+ * EVENTLOG_SOCKET_ENOMEM. */
+EVENTLOG_SOCKET_API int eventlog_socket_register_namespace(const char *name, size_t len,
+                                                           eventlog_socket_namespace **out);
+
+/* Register command `command_id` (1 to 255) of `ns`. Returns
+ * EVENTLOG_SOCKET_EINVAL for id 0 or a NULL handler, EVENTLOG_SOCKET_EEXIST
+ * when that id is registered already. */
+EVENTLOG_SOCKET_API int eventlog_socket_register_command(eventlog_socket_namespace *ns,
+                                                         uint8_t command_id,
+                                                         eventlog_socket_command_fn fn,
+                                                         void *user_data);
+
+/* The namespace's name, NUL-terminated (valid for the program's life). */
+EVENTLOG_SOCKET_API const char *eventlog_socket_namespace_name(const eventlog_socket_namespace *ns);
+
+/* Lifecycle hooks, run in registration order:
+ * POST_START: once after event logging has started and the RTS is up (at
+ *   registration, for a hook registered later), and again each time a
+ *   client connects, on a thread of the library's that
+ *   holds no capability. What the hook posts to the eventlog then (a
+ *   library re-posting its own start-up messages, for instance) follows in
+ *   the stream of the client that just connected, so each client gets it
+ *   (the clients already connected get it again).
+ * PRE_END: at the beginning of hs_exit, on the thread that exits, while the
+ *   RTS still runs and clients still receive events.
+ * Returns EVENTLOG_SOCKET_EINVAL for an unknown hook or a NULL handler. */
+#define EVENTLOG_SOCKET_HOOK_POST_START_EVENT_LOGGING 0
+#define EVENTLOG_SOCKET_HOOK_PRE_END_EVENT_LOGGING    1
+typedef void (*eventlog_socket_hook_fn)(void *user_data);
+EVENTLOG_SOCKET_API int eventlog_socket_register_hook(int hook, eventlog_socket_hook_fn fn,
+                                                      void *user_data);
 
 /* Memory and slow-client settings. Fill with eventlog_socket_options_init,
  * change fields, apply with eventlog_socket_set_options before init_*. */

@@ -4,6 +4,7 @@
 
 #include "es_config.h"
 #include "es_log.h"
+#include "es_registry.h"
 
 #include <string.h>
 
@@ -44,6 +45,8 @@ void eventlog_socket_ready(void) {
         es_rts.pending_cost_centre = 0;
     }
     pthread_mutex_unlock(&es_rts.control_lock);
+    /* Custom command handlers and hooks may run from now on. */
+    es_registry_set_running(true);
 }
 
 void eventlog_socket_options_init(struct eventlog_socket_options *opts) {

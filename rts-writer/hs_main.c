@@ -3,6 +3,7 @@
 #include "es_rts.h"
 
 #include "es_log.h"
+#include "es_registry.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -47,6 +48,9 @@ extern RtsConfig rtsConfig __attribute__((weak));
  * returning, exitWith, an uncaught exception): periodic flushing must end
  * before the RTS starts shutting down. */
 static void exit_hook(void) {
+    /* PRE_END hooks first, while the stream still flows; then no custom
+     * handler may call into the RTS any more. */
+    es_registry_quiesce(1000);
     es_rts_flush_disable();
     if (user_exit_hook != NULL)
         user_exit_hook();

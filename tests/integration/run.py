@@ -507,6 +507,45 @@ def census_in_an_idle_program(s):
 
 
 @test
+def custom_commands_and_hooks(s):
+    """Commands a program registers (tests/probe --custom, through the C
+    API, handlers in Haskell) run when a client sends them in upstream
+    framing; a slow handler holds up only its own namespace, never the
+    stream or another namespace; POST_START runs at start and for each new
+    client, PRE_END at exit, and what they post reaches the clients."""
+    p, connect = serve(s, "custom", ["--custom"])
+    a = connect()
+    p.cmd("marker A")
+    a.send(upstream(2, b"probe") + upstream(1, b"probe") + upstream(1, b"other") +
+           upstream(1, b"nobody"))
+    time.sleep(0.5)
+    p.cmd("marker X")
+    time.sleep(2.5)
+    p.cmd("marker Y")
+    b = connect()
+    time.sleep(0.5)
+    p.cmd("marker Z")
+    p.cmd("quit")
+    p.finish()
+    sa = check_stream(s, a.wait_eof(), "custom-a")
+    sb = check_stream(s, b.wait_eof(), "custom-b")
+    t = {m: sa.marker_time(m) for m in ("A", "X", "Y", "Z")}
+    other = sa.marker_time("custom other 1")
+    done = sa.marker_time("custom probe 2 done")
+    one = sa.marker_time("custom probe 1")
+    expect(t["A"] < other < t["X"], "other/1 was held up by probe/2")
+    expect(t["X"] < done < t["Y"], "probe/2 did not take its 2 s")
+    expect(done <= one < t["Y"], "probe/1 did not run right after probe/2")
+    posts = [ts for ts, m in sa.markers if m == "hook post-start"]
+    # Registered after the start: it runs once then, and again for B.
+    expect(len(posts) >= 2, "POST_START ran %d times in A's stream" % len(posts))
+    expect(any(t["Y"] < ts < t["Z"] for ts, m in sb.markers if m == "hook post-start"),
+           "the client that joined later got no POST_START of its own")
+    for summ, name in ((sa, "A"), (sb, "B")):
+        expect(any(m == "hook pre-end" for _, m in summ.markers), "no PRE_END in %s" % name)
+
+
+@test
 def commands_without_heap_profiling(s):
     """Without a -h mode the commands are harmless no-ops."""
     sock = s.path("noprof.sock")

@@ -18,6 +18,10 @@
 --                      "error MESSAGE"
 --   quit               exit normally (so does end of input)
 --
+-- With --custom, custom commands and hooks are registered through the C API
+-- (namespace "probe": 1 posts the marker "custom probe 1", 2 sleeps 2 s and
+-- then posts "custom probe 2 done"; namespace "other": 1 posts "custom other
+-- 1"; hooks post "hook post-start" and "hook pre-end").
 -- With --sigterm-handler, SIGTERM makes the main thread exit with status 143
 -- through hs_exit (README, "Stopping a program"); without it, SIGTERM kills.
 -- With --busy a background thread allocates continuously, so the scheduler
@@ -31,10 +35,13 @@ import Control.Exception (IOException, evaluate, try)
 import Control.Monad (forM_, when)
 import Debug.Trace (traceEventIO, traceMarkerIO)
 import Foreign.C.String (CString, peekCString, withCString)
-import Data.Word (Word64)
+import Data.Word (Word64, Word8)
 import Foreign.C.Types (CBool (..), CInt (..))
 import Foreign.Marshal.Alloc (allocaBytes)
-import Foreign.Ptr (Ptr)
+import Foreign.C.Types (CSize (..))
+import Foreign.Marshal.Alloc (alloca)
+import Foreign.Ptr (FunPtr, Ptr, nullPtr)
+import Foreign.Storable (peek)
 import Foreign.Storable (peekByteOff)
 import GHC.Clock (getMonotonicTime)
 import System.Environment (getArgs)
@@ -138,10 +145,51 @@ openFiles n = go n []
         Left _ -> done hs
     done hs = mapM_ hClose hs >> pure (length hs)
 
+type CommandFn = Ptr () -> Word8 -> Ptr () -> IO ()
+
+type HookFn = Ptr () -> IO ()
+
+foreign import ccall safe "eventlog_socket_register_namespace"
+  c_register_namespace :: CString -> CSize -> Ptr (Ptr ()) -> IO CInt
+
+foreign import ccall safe "eventlog_socket_register_command"
+  c_register_command :: Ptr () -> Word8 -> FunPtr CommandFn -> Ptr () -> IO CInt
+
+foreign import ccall safe "eventlog_socket_register_hook"
+  c_register_hook :: CInt -> FunPtr HookFn -> Ptr () -> IO CInt
+
+foreign import ccall "wrapper" mkCommand :: CommandFn -> IO (FunPtr CommandFn)
+
+foreign import ccall "wrapper" mkHook :: HookFn -> IO (FunPtr HookFn)
+
+registerCustom :: IO ()
+registerCustom = do
+  probeNs <- namespace "probe"
+  otherNs <- namespace "other"
+  command probeNs 1 (traceMarkerIO "custom probe 1")
+  command probeNs 2 (threadDelay 2000000 >> traceMarkerIO "custom probe 2 done")
+  command otherNs 1 (traceMarkerIO "custom other 1")
+  hook 0 (traceMarkerIO "hook post-start")
+  hook 1 (traceMarkerIO "hook pre-end")
+  where
+    namespace name = withCString name $ \p -> alloca $ \out -> do
+      r <- c_register_namespace p (fromIntegral (length name)) out
+      when (r /= 0) $ fail ("register_namespace " ++ name ++ ": " ++ show r)
+      peek out
+    command ns i act = do
+      fp <- mkCommand (\_ _ _ -> act)
+      r <- c_register_command ns i fp nullPtr
+      when (r /= 0) $ fail ("register_command: " ++ show r)
+    hook h act = do
+      fp <- mkHook (\_ -> act)
+      r <- c_register_hook h fp nullPtr
+      when (r /= 0) $ fail ("register_hook: " ++ show r)
+
 main :: IO ()
 main = do
   args <- getArgs
   when ("--busy" `elem` args) $ () <$ forkIO (busy 0)
+  when ("--custom" `elem` args) registerCustom
   when ("--sigterm-handler" `elem` args) $ do
     main' <- myThreadId
     () <$ installHandler sigTERM (Catch (throwTo main' (ExitFailure 143))) Nothing

@@ -1,0 +1,338 @@
+/* For pthread_timedjoin_np-free waits with clock_gettime. */
+#define _GNU_SOURCE
+#include "es_registry.h"
+
+#include "es_control.h"
+#include "es_log.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct command {
+    eventlog_socket_command_fn fn;
+    void *data;
+};
+
+/* A queue of work for one thread: commands of one namespace, or hooks. */
+struct worker {
+    pthread_cond_t cond;
+    uint8_t items[ES_REGISTRY_QUEUE]; /* command ids (for hooks: the hook) */
+    unsigned head, count;
+    bool started, busy;
+    pthread_t thread;
+};
+
+struct eventlog_socket_namespace {
+    char name[256]; /* NUL-terminated */
+    uint8_t len;
+    struct command cmds[256];
+    struct worker worker;
+    struct eventlog_socket_namespace *next;
+};
+
+/* What the hook thread's queue holds: a hook (all its handlers), or
+ * HOOK_ONE + k: only the k-th POST_START handler. */
+#define HOOK_ONE 2
+
+struct hook {
+    eventlog_socket_hook_fn fn;
+    void *data;
+    struct hook *next;
+};
+
+/* One lock for everything: registrations are rare, dispatch is a lookup. */
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t idle; /* a handler finished */
+    struct eventlog_socket_namespace *namespaces;
+    struct hook *hooks[2];
+    struct worker hook_worker;
+    bool running, ever_running, quiesced;
+    uint64_t run, dropped;
+} reg = {
+    .lock = PTHREAD_MUTEX_INITIALIZER,
+    .idle = PTHREAD_COND_INITIALIZER,
+    .hook_worker = {.cond = PTHREAD_COND_INITIALIZER},
+};
+
+static struct eventlog_socket_namespace *find(const uint8_t *name, size_t len) {
+    for (struct eventlog_socket_namespace *n = reg.namespaces; n != NULL; n = n->next)
+        if (n->len == len && memcmp(n->name, name, len) == 0)
+            return n;
+    return NULL;
+}
+
+int eventlog_socket_register_namespace(const char *name, size_t len,
+                                       eventlog_socket_namespace **out) {
+    if (name == NULL || out == NULL || len == 0 || len > 255 ||
+        (len == strlen(ES_CONTROL_UPSTREAM_NAMESPACE) &&
+         memcmp(name, ES_CONTROL_UPSTREAM_NAMESPACE, len) == 0))
+        return EVENTLOG_SOCKET_EINVAL;
+    pthread_mutex_lock(&reg.lock);
+    int r = 0;
+    if (find((const uint8_t *)name, len) != NULL) {
+        r = EVENTLOG_SOCKET_EEXIST;
+    } else {
+        struct eventlog_socket_namespace *n = calloc(1, sizeof *n);
+        if (n == NULL) {
+            r = EVENTLOG_SOCKET_ENOMEM;
+        } else {
+            memcpy(n->name, name, len);
+            n->len = (uint8_t)len;
+            pthread_cond_init(&n->worker.cond, NULL);
+            n->next = reg.namespaces;
+            reg.namespaces = n;
+            *out = n;
+        }
+    }
+    pthread_mutex_unlock(&reg.lock);
+    return r;
+}
+
+int eventlog_socket_register_command(eventlog_socket_namespace *ns, uint8_t id,
+                                     eventlog_socket_command_fn fn, void *data) {
+    if (ns == NULL || id == 0 || fn == NULL)
+        return EVENTLOG_SOCKET_EINVAL;
+    pthread_mutex_lock(&reg.lock);
+    int r = 0;
+    if (ns->cmds[id].fn != NULL)
+        r = EVENTLOG_SOCKET_EEXIST;
+    else
+        ns->cmds[id] = (struct command){fn, data};
+    pthread_mutex_unlock(&reg.lock);
+    return r;
+}
+
+const char *eventlog_socket_namespace_name(const eventlog_socket_namespace *ns) {
+    return ns ? ns->name : "";
+}
+
+static bool enqueue(struct worker *w, uint8_t item, void *(*run)(void *), void *arg);
+static void *hook_thread(void *arg);
+
+int eventlog_socket_register_hook(int hook, eventlog_socket_hook_fn fn, void *data) {
+    if ((hook != EVENTLOG_SOCKET_HOOK_POST_START_EVENT_LOGGING &&
+         hook != EVENTLOG_SOCKET_HOOK_PRE_END_EVENT_LOGGING) ||
+        fn == NULL)
+        return EVENTLOG_SOCKET_EINVAL;
+    struct hook *h = malloc(sizeof *h);
+    if (h == NULL)
+        return EVENTLOG_SOCKET_ENOMEM;
+    h->fn = fn;
+    h->data = data;
+    h->next = NULL;
+    pthread_mutex_lock(&reg.lock);
+    /* In registration order. */
+    struct hook **link = &reg.hooks[hook];
+    unsigned index = 0;
+    while (*link != NULL) {
+        link = &(*link)->next;
+        index++;
+    }
+    *link = h;
+    /* Registered once event logging runs (from Haskell's main, typically):
+     * the start has passed, so this hook runs for it now, alone. */
+    if (hook == EVENTLOG_SOCKET_HOOK_POST_START_EVENT_LOGGING && reg.ever_running &&
+        index < 256 - HOOK_ONE)
+        enqueue(&reg.hook_worker, (uint8_t)(HOOK_ONE + index), hook_thread, NULL);
+    pthread_mutex_unlock(&reg.lock);
+    return 0;
+}
+
+/* ---- the threads -------------------------------------------------------- */
+
+/* With the lock held: wait for work that may run now; false once quiesced. */
+static bool next_item(struct worker *w, uint8_t *item) {
+    while (!reg.quiesced && (w->count == 0 || !reg.running))
+        pthread_cond_wait(&w->cond, &reg.lock);
+    if (reg.quiesced)
+        return false;
+    *item = w->items[w->head];
+    w->head = (w->head + 1) % ES_REGISTRY_QUEUE;
+    w->count--;
+    w->busy = true;
+    return true;
+}
+
+static void done_item(struct worker *w) {
+    w->busy = false;
+    reg.run++;
+    pthread_cond_broadcast(&reg.idle);
+}
+
+static void *namespace_thread(void *arg) {
+    struct eventlog_socket_namespace *n = arg;
+    pthread_mutex_lock(&reg.lock);
+    uint8_t id;
+    while (next_item(&n->worker, &id)) {
+        struct command c = n->cmds[id];
+        pthread_mutex_unlock(&reg.lock);
+        c.fn(n, id, c.data);
+        pthread_mutex_lock(&reg.lock);
+        done_item(&n->worker);
+    }
+    pthread_mutex_unlock(&reg.lock);
+    return NULL;
+}
+
+static void *hook_thread(void *arg) {
+    (void)arg;
+    pthread_mutex_lock(&reg.lock);
+    uint8_t item;
+    while (next_item(&reg.hook_worker, &item)) {
+        int hook = item < HOOK_ONE ? item : EVENTLOG_SOCKET_HOOK_POST_START_EVENT_LOGGING;
+        unsigned skip = item < HOOK_ONE ? 0 : item - HOOK_ONE;
+        for (struct hook *h = reg.hooks[hook]; h != NULL; h = h->next) {
+            if (skip > 0) {
+                skip--;
+                continue;
+            }
+            pthread_mutex_unlock(&reg.lock);
+            h->fn(h->data);
+            pthread_mutex_lock(&reg.lock);
+            if (reg.quiesced || item >= HOOK_ONE)
+                break;
+        }
+        done_item(&reg.hook_worker);
+    }
+    pthread_mutex_unlock(&reg.lock);
+    return NULL;
+}
+
+/* With the lock held: queue `item` for `w`, starting its thread the first
+ * time. Returns false (and counts a drop) when the queue is full. */
+static bool enqueue(struct worker *w, uint8_t item, void *(*run)(void *), void *arg) {
+    if (reg.quiesced || w->count == ES_REGISTRY_QUEUE) {
+        reg.dropped++;
+        return false;
+    }
+    if (!w->started) {
+        /* The library's threads never take the program's signals. */
+        sigset_t all, old;
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old);
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        int r = pthread_create(&w->thread, &attr, run, arg);
+        pthread_attr_destroy(&attr);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        if (r != 0) {
+            reg.dropped++;
+            return false;
+        }
+        w->started = true;
+    }
+    w->items[(w->head + w->count) % ES_REGISTRY_QUEUE] = item;
+    w->count++;
+    pthread_cond_signal(&w->cond);
+    return true;
+}
+
+static uint64_t now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+bool es_registry_dispatch(const uint8_t *ns, size_t ns_len, uint8_t id) {
+    static struct es_log_limit log_dropped = {.what = "custom commands dropped"};
+    pthread_mutex_lock(&reg.lock);
+    struct eventlog_socket_namespace *n = find(ns, ns_len);
+    bool known = n != NULL && n->cmds[id].fn != NULL;
+    bool dropped = known && !enqueue(&n->worker, id, namespace_thread, n) && !reg.quiesced;
+    pthread_mutex_unlock(&reg.lock);
+    /* The loop thread is the only caller: the limiter needs no lock. */
+    if (dropped)
+        es_log_limited(&log_dropped, now_ms(),
+                       "command %u of namespace \"%s\" dropped: %d are waiting for its handler "
+                       "already (a slow handler?)",
+                       (unsigned)id, n->name, ES_REGISTRY_QUEUE);
+    return known;
+}
+
+static void queue_hook(int hook) {
+    if (reg.hooks[hook] != NULL)
+        enqueue(&reg.hook_worker, (uint8_t)hook, hook_thread, NULL);
+}
+
+void es_registry_client_connected(void) {
+    pthread_mutex_lock(&reg.lock);
+    queue_hook(EVENTLOG_SOCKET_HOOK_POST_START_EVENT_LOGGING);
+    pthread_mutex_unlock(&reg.lock);
+}
+
+void es_registry_set_running(bool running) {
+    pthread_mutex_lock(&reg.lock);
+    reg.running = running && !reg.quiesced;
+    if (reg.running && !reg.ever_running) {
+        reg.ever_running = true;
+        queue_hook(EVENTLOG_SOCKET_HOOK_POST_START_EVENT_LOGGING);
+    }
+    for (struct eventlog_socket_namespace *n = reg.namespaces; n != NULL; n = n->next)
+        pthread_cond_signal(&n->worker.cond);
+    pthread_cond_signal(&reg.hook_worker.cond);
+    pthread_mutex_unlock(&reg.lock);
+}
+
+static bool any_busy(void) {
+    if (reg.hook_worker.busy)
+        return true;
+    for (struct eventlog_socket_namespace *n = reg.namespaces; n != NULL; n = n->next)
+        if (n->worker.busy)
+            return true;
+    return false;
+}
+
+void es_registry_quiesce(unsigned timeout_ms) {
+    pthread_mutex_lock(&reg.lock);
+    if (reg.quiesced) {
+        pthread_mutex_unlock(&reg.lock);
+        return;
+    }
+    struct hook *pre_end =
+        reg.running ? reg.hooks[EVENTLOG_SOCKET_HOOK_PRE_END_EVENT_LOGGING] : NULL;
+    pthread_mutex_unlock(&reg.lock);
+    /* The list only grows at its end, so walking it unlocked is safe. */
+    for (struct hook *h = pre_end; h != NULL; h = h->next)
+        h->fn(h->data);
+    pthread_mutex_lock(&reg.lock);
+    reg.quiesced = true;
+    reg.running = false;
+    for (struct eventlog_socket_namespace *n = reg.namespaces; n != NULL; n = n->next) {
+        reg.dropped += n->worker.count;
+        n->worker.count = 0;
+        pthread_cond_signal(&n->worker.cond);
+    }
+    reg.dropped += reg.hook_worker.count;
+    reg.hook_worker.count = 0;
+    pthread_cond_signal(&reg.hook_worker.cond);
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += timeout_ms / 1000;
+    until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    while (any_busy())
+        if (pthread_cond_timedwait(&reg.idle, &reg.lock, &until) != 0)
+            break;
+    bool stuck = any_busy();
+    pthread_mutex_unlock(&reg.lock);
+    if (stuck)
+        es_log("a command handler is still running after %u ms; the program exits without "
+               "waiting for it",
+               timeout_ms);
+}
+
+void es_registry_counts(uint64_t *run, uint64_t *dropped) {
+    pthread_mutex_lock(&reg.lock);
+    *run = reg.run;
+    *dropped = reg.dropped;
+    pthread_mutex_unlock(&reg.lock);
+}

@@ -1,0 +1,141 @@
+/* Custom commands and hooks without the RTS: registration rules (the
+ * reserved namespace, duplicates, many commands), commands waiting until
+ * the RTS is up, a slow handler holding up only its own namespace, the
+ * queue's bound, hooks, and a quiesce that runs PRE_END and stops all. */
+#define _GNU_SOURCE
+#define EVENTLOG_SOCKET_NO_RTS
+#include "eventlog_socket.h"
+#include "es_control.h"
+#include "es_registry.h"
+#include "tap.h"
+
+#include <stdatomic.h>
+#include <time.h>
+#include <unistd.h>
+
+static atomic_int ran[4][256];
+static atomic_int slow_started, hooks_post, hooks_pre;
+static atomic_bool release_slow;
+
+static void sleep_ms(long ms) {
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static void count(const eventlog_socket_namespace *ns, uint8_t id, void *data) {
+    (void)ns;
+    atomic_fetch_add(&ran[(intptr_t)data][id], 1);
+}
+
+static void slow(const eventlog_socket_namespace *ns, uint8_t id, void *data) {
+    atomic_store(&slow_started, 1);
+    while (!atomic_load(&release_slow))
+        sleep_ms(5);
+    count(ns, id, data);
+}
+
+static void post(void *data) {
+    (void)data;
+    atomic_fetch_add(&hooks_post, 1);
+}
+
+static void pre(void *data) {
+    (void)data;
+    atomic_fetch_add(&hooks_pre, 1);
+}
+
+/* Wait (at most 5 s) until *v reaches n. */
+static int wait_for(atomic_int *v, int n) {
+    for (int i = 0; i < 1000 && atomic_load(v) < n; i++)
+        sleep_ms(5);
+    return atomic_load(v);
+}
+
+static size_t feed(const char *ns, uint8_t id) {
+    uint8_t frame[300] = {0xF0, 0x9E, 0x97, 0x8C, 0x00};
+    size_t len = strlen(ns);
+    frame[5] = (uint8_t)len;
+    memcpy(frame + 6, ns, len);
+    frame[6 + len] = id;
+    struct es_control_parser p;
+    es_control_init(&p);
+    p.custom = es_registry_dispatch;
+    return es_control_feed(&p, frame, len + 7, NULL, NULL);
+}
+
+int main(void) {
+    eventlog_socket_namespace *a, *b, *x;
+    ok(eventlog_socket_register_namespace("eventlog-socket", 15, &x) == EVENTLOG_SOCKET_EINVAL,
+       "the built-in namespace is reserved");
+    ok(eventlog_socket_register_namespace("", 0, &x) == EVENTLOG_SOCKET_EINVAL &&
+           eventlog_socket_register_namespace("x", 256, &x) == EVENTLOG_SOCKET_EINVAL,
+       "empty and over-long names are refused");
+    ok(eventlog_socket_register_namespace("app", 3, &a) == 0, "namespace app registered");
+    ok(eventlog_socket_register_namespace("app", 3, &x) == EVENTLOG_SOCKET_EEXIST,
+       "registering it again is refused with EEXIST");
+    ok(strcmp(eventlog_socket_namespace_name(a), "app") == 0, "its name reads back");
+    ok(eventlog_socket_register_namespace("other", 5, &b) == 0, "namespace other registered");
+    int fails = 0;
+    for (int id = 1; id <= 255; id++)
+        fails += eventlog_socket_register_command(a, (uint8_t)id, id == 7 ? slow : count,
+                                                  (void *)0) != 0;
+    ok(fails == 0, "255 commands registered in one namespace (upstream hung on the third)");
+    ok(eventlog_socket_register_command(a, 3, count, NULL) == EVENTLOG_SOCKET_EEXIST,
+       "a duplicate command is refused with EEXIST");
+    ok(eventlog_socket_register_command(a, 0, count, NULL) == EVENTLOG_SOCKET_EINVAL,
+       "command id 0 is refused");
+    fails = 0;
+    for (int k = 0; k < 100; k++) {
+        char name[16];
+        int n = snprintf(name, sizeof name, "ns%d", k);
+        fails += eventlog_socket_register_namespace(name, (size_t)n, &x) != 0;
+    }
+    ok(fails == 0, "100 more namespaces registered");
+    ok(eventlog_socket_register_command(b, 1, count, (void *)1) == 0, "other/1 registered");
+    ok(eventlog_socket_register_hook(EVENTLOG_SOCKET_HOOK_POST_START_EVENT_LOGGING, post, NULL) ==
+               0 &&
+           eventlog_socket_register_hook(EVENTLOG_SOCKET_HOOK_PRE_END_EVENT_LOGGING, pre, NULL) ==
+               0 &&
+           eventlog_socket_register_hook(5, pre, NULL) == EVENTLOG_SOCKET_EINVAL,
+       "hooks registered; an unknown hook refused");
+
+    /* Before the RTS is up: commands are known, and wait. */
+    ok(feed("app", 1) == 1 && feed("nope", 1) == 0 && feed("app", 0) == 0 &&
+           feed("eventlog-socket", 99) == 0,
+       "frames for registered commands are known, others not");
+    sleep_ms(100);
+    ok(atomic_load(&ran[0][1]) == 0 && atomic_load(&hooks_post) == 0,
+       "nothing runs before the RTS is up");
+    es_registry_set_running(true);
+    ok(wait_for(&ran[0][1], 1) == 1, "app/1 ran once the RTS was up");
+    ok(wait_for(&hooks_post, 1) == 1, "POST_START ran once for the start");
+
+    /* A slow handler holds up its own namespace only. */
+    feed("app", 7);
+    wait_for(&slow_started, 1);
+    feed("app", 2);
+    feed("other", 1);
+    ok(wait_for(&ran[1][1], 1) == 1, "other/1 ran while app/7 was still running");
+    sleep_ms(50);
+    ok(atomic_load(&ran[0][2]) == 0, "app/2 waits behind app/7");
+    for (int i = 0; i < 80; i++)
+        feed("app", 9);
+    uint64_t run, dropped;
+    es_registry_counts(&run, &dropped);
+    ok(dropped == 80 - ES_REGISTRY_QUEUE + 1, "the queue holds %d: %llu of 80 more dropped",
+       ES_REGISTRY_QUEUE, (unsigned long long)dropped);
+    atomic_store(&release_slow, true);
+    ok(wait_for(&ran[0][2], 1) == 1 &&
+           wait_for(&ran[0][9], ES_REGISTRY_QUEUE - 1) == ES_REGISTRY_QUEUE - 1,
+       "once it returns, app/2 and the queued ones run");
+
+    es_registry_client_connected();
+    ok(wait_for(&hooks_post, 2) == 2, "POST_START ran again for a client that connected");
+
+    es_registry_quiesce(1000);
+    ok(atomic_load(&hooks_pre) == 1, "quiesce ran PRE_END");
+    ok(feed("app", 1) == 1, "after it, a frame is still recognised");
+    sleep_ms(100);
+    ok(atomic_load(&ran[0][1]) == 1, "but no handler runs any more");
+    return tap_done();
+}
