@@ -37,7 +37,7 @@ expect() { # expect DESCRIPTION LOG COMMAND...
     if "$@"; then ok "$what"; else not_ok "$what" "$log"; fi
 }
 
-echo "1..9"
+echo "1..11"
 if ! command -v cabal >/dev/null 2>&1; then
     not_ok "cabal is installed (apt-get install cabal-install)"
     exit 1
@@ -142,6 +142,36 @@ crc=$?
 markers=$(grep -c '^marker [0-9]* c [0-9]*$' "$tmp/c.check")
 expect "a C main built by cabal streams a whole eventlog (rc $rc, $markers of 300 markers)" \
     "$tmp/c.check" bash -c "[ $rc -eq 0 ] && [ $crc -eq 0 ] && [ $markers -eq 300 ]"
+
+# Custom commands and hooks through the Haskell API (upstream's names): a
+# client sends tiny/2 (its handler throws) and tiny/1 in upstream framing.
+usock=$tmp/custom.sock
+(cd "$tmp" && exec timeout "$step_timeout" "$tiny" custom "$usock" +RTS -l -RTS \
+    >"$tmp/custom.out" 2>"$tmp/custom.err") &
+prog=$!
+pids+=("$prog")
+client=
+if await_socket "$usock"; then
+    printf '\xf0\x9e\x97\x8c\x00\x04tiny\x02\xf0\x9e\x97\x8c\x00\x04tiny\x01' |
+        timeout "$step_timeout" nc -U "$usock" >"$tmp/custom.eventlog" 2>/dev/null &
+    pids+=($!)
+    client=$!
+fi
+wait "$prog"
+rc=$?
+[ -n "$client" ] && wait "$client"
+"$checker" "$tmp/custom.eventlog" >"$tmp/custom.check" 2>&1
+crc=$?
+expect "custom commands: a handler that throws is reported and the next command still runs; the program exits cleanly (rc $rc)" \
+    "$tmp/custom.out" bash -c "grep -qx 'command 1 ran' '$tmp/custom.out' && [ $rc -eq 0 ] && [ $crc -eq 0 ] &&
+        grep -q 'command tiny/2 failed: user error (boom)' '$tmp/custom.err' &&
+        grep -q 'marker [0-9]* tiny custom 1' '$tmp/custom.check' &&
+        grep -q 'marker [0-9]* tiny hook' '$tmp/custom.check'"
+expect "custom commands: 255 registered; a second namespace of the same name, the reserved namespace and a duplicate command are refused" \
+    "$tmp/custom.out" bash -c "grep -qx '255 commands registered' '$tmp/custom.out' &&
+        grep -q '^namespace again refused: EventlogSocketControlNamespaceExists' '$tmp/custom.out' &&
+        grep -q '^reserved namespace refused: EventlogSocketControlNamespaceExists' '$tmp/custom.out' &&
+        grep -q '^command again refused: EventlogSocketControlCommandExists' '$tmp/custom.out'"
 
 # Live: on GHC >= 9.2 the library flushes the RTS's buffers while a client is
 # connected, in a program that GHC's own main started too; the marker must

@@ -48,6 +48,19 @@ else:
 PY
 }
 suite "README example" readme_example_check
+# The cabal package compiles the C sources it lists: every one of them.
+cabal_sources_check() {
+    local missing
+    missing=$(for f in cbits/*.c rts-writer/*.c; do
+        grep -qx "    $f" eventlog-socket.cabal || echo "$f"
+    done)
+    if [ -z "$missing" ]; then
+        echo "ok 1 - eventlog-socket.cabal lists every C source of cbits/ and rts-writer/"
+    else
+        echo "not ok 1 - eventlog-socket.cabal's c-sources miss:" $missing
+    fi
+}
+suite "cabal package sources" cabal_sources_check
 suite "install (make install into a DESTDIR, the example built against it)" tests/install.sh "$build"
 suite "integration tests (GHC $(ghc --numeric-version))" python3 tests/integration/run.py --build "$build"
 suite "cabal package (GHC $(ghc --numeric-version))" tests/cabal-package.sh "$build"

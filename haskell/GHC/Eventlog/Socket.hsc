@@ -1,4 +1,5 @@
 {-# LANGUAGE CApiFFI #-}
+{-# LANGUAGE PatternSynonyms #-}
 
 -- |
 -- Stream this program's eventlog, live, over a Unix-domain or TCP socket.
@@ -21,8 +22,8 @@
 --
 -- The names and types follow the module of the same name in upstream
 -- eventlog-socket 0.1.3, so programs written against it compile unchanged,
--- except for custom control commands and hooks ('registerNamespace',
--- 'registerCommand', 'registerHook'), which this version does not offer.
+-- custom control commands and hooks ('registerNamespace',
+-- 'registerCommand', 'registerHook') included.
 module GHC.Eventlog.Socket
   ( -- * Starting
     startWith,
@@ -51,6 +52,22 @@ module GHC.Eventlog.Socket
     testWorkerStatus,
     testControlStatus,
 
+    -- * Custom control commands
+    Namespace,
+    CommandId (..),
+    CommandHandler,
+    namespaceName,
+    registerNamespace,
+    registerCommand,
+    EventlogSocketControlError (..),
+
+    -- * Hooks
+    EventlogSocketHook (..),
+    pattern EVENTLOG_SOCKET_HOOK_POST_START_EVENT_LOGGING,
+    pattern EVENTLOG_SOCKET_HOOK_PRE_END_EVENT_LOGGING,
+    HookHandler,
+    registerHook,
+
     -- * The first API (a Unix socket path)
     startWait,
     start,
@@ -58,11 +75,16 @@ module GHC.Eventlog.Socket
   )
 where
 
-import Control.Exception (Exception (..), throwIO)
+import Control.Exception (Exception (..), SomeException, catch, throwIO)
 import Control.Monad (when)
 import Data.Foldable (traverse_)
 import Data.Int (Int32)
-import Data.Word (Word64)
+import Data.Word (Word64, Word8)
+import Foreign.C.String (withCStringLen)
+import Foreign.Marshal.Alloc (alloca)
+import Foreign.Ptr (FunPtr, freeHaskellFunPtr)
+import Foreign.Storable (peek)
+import System.IO (hPutStrLn, stderr)
 import Foreign.C.String (CString, peekCString, withCString)
 import Foreign.C.Types (CBool (..), CInt (..), CSize (..), CUInt (..))
 import Foreign.Marshal.Alloc (allocaBytes)
@@ -367,6 +389,131 @@ data Options
 data Stats
 
 data EnvConfig
+
+-- ---------------------------------------------------------------------------
+-- Custom control commands and hooks
+
+-- | A namespace of control commands, from 'registerNamespace'.
+newtype Namespace = Namespace (Ptr ())
+
+-- | A command's id in its namespace, 1 to 255.
+newtype CommandId = CommandId Word8
+  deriving (Eq, Show)
+
+-- | What runs when a client sends the command. It runs on a thread of the
+-- library's (one per namespace, so a slow handler holds up only its own
+-- namespace's commands), never while the RTS is starting or exiting. An
+-- exception it throws is printed to stderr and otherwise ignored.
+type CommandHandler = IO ()
+
+-- | The errors of 'registerNamespace' and 'registerCommand'.
+data EventlogSocketControlError
+  = -- | The name, its length in bytes and the most allowed (255).
+    EventlogSocketControlNamespaceTooLong String Int Int
+  | -- | The name is registered already, or is the reserved
+    -- @eventlog-socket@.
+    EventlogSocketControlNamespaceExists String
+  | -- | The namespace's name and the id that is registered already.
+    EventlogSocketControlCommandExists String CommandId
+  | -- | Never thrown by this library (control commands are always
+    -- supported); kept for upstream's programs.
+    EventlogSocketControlUnsupported
+  deriving (Eq, Show)
+
+instance Exception EventlogSocketControlError
+
+-- | The name a namespace was registered with.
+namespaceName :: Namespace -> IO String
+namespaceName (Namespace p) = c_namespace_name p >>= peekCString
+
+-- | Register a namespace for control commands. Use your package's name, to
+-- stay clear of others.
+registerNamespace :: String -> IO Namespace
+registerNamespace name = withCStringLen name $ \(p, len) ->
+  if len > 255
+    then throwIO (EventlogSocketControlNamespaceTooLong name len 255)
+    else alloca $ \out -> do
+      r <- c_register_namespace p (fromIntegral len) out
+      case r of
+        0 -> Namespace <$> peek out
+        _
+          | r == #{const EVENTLOG_SOCKET_EEXIST} || name == "eventlog-socket" ->
+              throwIO (EventlogSocketControlNamespaceExists name)
+          | otherwise -> throwError "registerNamespace" r
+
+-- | Register a command of a namespace: a client sending (namespace, id) in
+-- upstream framing makes @handler@ run.
+registerCommand :: Namespace -> CommandId -> CommandHandler -> IO ()
+registerCommand ns@(Namespace p) cid@(CommandId i) handler = do
+  name <- namespaceName ns
+  let label = name ++ "/" ++ show i
+  fp <- mkCommandFn (\_ _ _ -> guarded ("command " ++ label) handler)
+  r <- c_register_command p i fp nullPtr
+  when (r /= 0) $ do
+    freeHaskellFunPtr fp
+    if r == #{const EVENTLOG_SOCKET_EEXIST}
+      then throwIO (EventlogSocketControlCommandExists name cid)
+      else throwError "registerCommand" r
+
+-- | When a hook runs (see 'registerHook').
+newtype EventlogSocketHook = EventlogSocketHook CInt
+  deriving (Eq, Show)
+
+-- | After event logging has started (at registration, when that has
+-- happened already, as it has for a Haskell @main@), and again each time a
+-- client connects: what the hook posts to the eventlog then (your own
+-- start-up messages, say) reaches the client that just connected.
+pattern EVENTLOG_SOCKET_HOOK_POST_START_EVENT_LOGGING :: EventlogSocketHook
+pattern EVENTLOG_SOCKET_HOOK_POST_START_EVENT_LOGGING =
+  EventlogSocketHook #{const EVENTLOG_SOCKET_HOOK_POST_START_EVENT_LOGGING}
+
+-- | At the beginning of the program's exit, while clients still receive
+-- events.
+pattern EVENTLOG_SOCKET_HOOK_PRE_END_EVENT_LOGGING :: EventlogSocketHook
+pattern EVENTLOG_SOCKET_HOOK_PRE_END_EVENT_LOGGING =
+  EventlogSocketHook #{const EVENTLOG_SOCKET_HOOK_PRE_END_EVENT_LOGGING}
+
+-- | What a hook runs; an exception it throws is printed and ignored.
+type HookHandler = IO ()
+
+-- | Run @handler@ at @hook@.
+registerHook :: EventlogSocketHook -> HookHandler -> IO ()
+registerHook hook@(EventlogSocketHook h) handler = do
+  fp <- mkHookFn (\_ -> guarded ("hook " ++ show hook) handler)
+  r <- c_register_hook h fp nullPtr
+  when (r /= 0) $ freeHaskellFunPtr fp >> throwError "registerHook" r
+
+-- | A handler's exception must not escape into the library's thread (the
+-- RTS would end the program): print it instead.
+guarded :: String -> IO () -> IO ()
+guarded what act =
+  act `catch` \e ->
+    hPutStrLn stderr ("eventlog-socket: " ++ what ++ " failed: " ++ show (e :: SomeException))
+
+throwError :: String -> CInt -> IO a
+throwError what r = do
+  msg <- c_strerror r >>= peekCString
+  ioError (userError (what ++ ": " ++ msg))
+
+type CommandFn = Ptr () -> Word8 -> Ptr () -> IO ()
+
+type HookFn = Ptr () -> IO ()
+
+foreign import ccall "wrapper" mkCommandFn :: CommandFn -> IO (FunPtr CommandFn)
+
+foreign import ccall "wrapper" mkHookFn :: HookFn -> IO (FunPtr HookFn)
+
+foreign import ccall safe "eventlog_socket_register_namespace"
+  c_register_namespace :: CString -> CSize -> Ptr (Ptr ()) -> IO CInt
+
+foreign import ccall safe "eventlog_socket_register_command"
+  c_register_command :: Ptr () -> Word8 -> FunPtr CommandFn -> Ptr () -> IO CInt
+
+foreign import ccall safe "eventlog_socket_register_hook"
+  c_register_hook :: CInt -> FunPtr HookFn -> Ptr () -> IO CInt
+
+foreign import ccall unsafe "eventlog_socket_namespace_name"
+  c_namespace_name :: Ptr () -> IO CString
 
 foreign import ccall unsafe "eventlog_socket_strerror"
   c_strerror :: CInt -> IO CString

@@ -4,9 +4,15 @@
 -- "live 1", then wait (60 s at most) for the file GO, which the test creates
 -- once the marker reached the client; print "go" or "no go".
 -- tiny env: print what fromEnv makes of the environment.
+-- tiny custom PATH: register the namespace "tiny" (command 1 posts "tiny
+-- custom 1" and lets the program end, command 2 throws) and a POST_START
+-- hook, try the registrations that must fail, serve on PATH and wait (30 s
+-- at most) for command 1.
 module Main (main) where
 
 import Control.Concurrent (threadDelay)
+import Control.Concurrent.MVar (newEmptyMVar, putMVar, tryTakeMVar)
+import Control.Exception (throwIO)
 import Control.Exception (try)
 import Control.Monad (forM_)
 import System.Directory (doesFileExist)
@@ -38,6 +44,7 @@ main = do
     ["stream", path, n] -> stream path (read n)
     ["live", path, go] -> live path go
     ["env"] -> env
+    ["custom", path] -> custom path
     _ -> exitWith (ExitFailure 2)
 
 stream :: FilePath -> Int -> IO ()
@@ -64,6 +71,44 @@ live path go = do
         if there then pure True else threadDelay 50000 >> poll (k - 1)
   seen <- poll 1200
   putStrLn (if seen then "go" else "no go")
+
+-- Upstream's signatures for commands and hooks.
+upstreamControl ::
+  ( String -> IO Namespace,
+    Namespace -> CommandId -> CommandHandler -> IO (),
+    Namespace -> IO String,
+    EventlogSocketHook -> HookHandler -> IO ()
+  )
+upstreamControl = (registerNamespace, registerCommand, namespaceName, registerHook)
+
+custom :: FilePath -> IO ()
+custom path = do
+  let (regNs, regCmd, nsName, regHook) = upstreamControl
+  done <- newEmptyMVar
+  ns <- regNs "tiny"
+  name <- nsName ns
+  putStrLn ("namespace " ++ name)
+  regCmd ns (CommandId 1) (traceMarkerIO "tiny custom 1" >> putMVar done ())
+  regCmd ns (CommandId 2) (throwIO (userError "boom"))
+  mapM_ (\i -> regCmd ns (CommandId i) (pure ())) [3 .. 255]
+  putStrLn "255 commands registered"
+  regHook EVENTLOG_SOCKET_HOOK_POST_START_EVENT_LOGGING (traceMarkerIO "tiny hook")
+  refused "namespace again" (regNs "tiny")
+  refused "reserved namespace" (regNs "eventlog-socket")
+  refused "command again" (regCmd ns (CommandId 1) (pure ()))
+  startWith (EventlogSocketUnixAddr path) defaultEventlogSocketOpts {esoWait = True}
+  let poll :: Int -> IO Bool
+      poll 0 = pure False
+      poll k = tryTakeMVar done >>= maybe (threadDelay 50000 >> poll (k - 1)) (const (pure True))
+  ran <- poll 600
+  putStrLn (if ran then "command 1 ran" else "command 1 never ran")
+  where
+    refused :: String -> IO a -> IO ()
+    refused what act = do
+      r <- try act
+      putStrLn $ case r of
+        Left e -> what ++ " refused: " ++ show (e :: EventlogSocketControlError)
+        Right _ -> what ++ " accepted"
 
 env :: IO ()
 env = do
