@@ -363,15 +363,22 @@ def heap_control_mixed_framings_and_junk(s):
 
 
 def profiled_probe(s):
-    """Build the probe with profiling (ghc -prof) into the test's directory;
-    skip the test where this GHC has no profiling libraries."""
+    """The probe built with profiling (ghc -prof), once per build directory
+    (BUILD/probe-prof, rebuilt when the library or the probe changed); skip
+    the test where this GHC has no profiling libraries."""
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    exe = s.path("probe-prof")
+    exe = os.path.abspath(os.path.join(harness.BUILD, "probe-prof"))
+    lib = os.path.abspath(os.path.join(harness.BUILD, "libeventlog-socket.a"))
+    sources = [lib, os.path.join(root, "tests/probe/Main.hs"),
+               os.path.join(root, "examples/fibber-c-main/cbits/fibber-c-main.c")]
+    if os.path.exists(exe) and all(os.path.getmtime(exe) > os.path.getmtime(f) for f in sources):
+        return exe
     major, minor = harness.ghc_version()
     uv = subprocess.run(["pkg-config", "--libs", "libuv"], capture_output=True, text=True)
     argv = (["ghc", "-prof", "-O", "-threaded", "-no-hs-main"] +
             (["-eventlog"] if (major, minor) < (9, 4) else []) +
-            ["-Iinclude", "-outputdir", s.path("hs-prof"), "-o", exe, "tests/probe/Main.hs",
+            ["-Iinclude", "-outputdir", os.path.join(harness.BUILD, "hs", "probe-prof"), "-o", exe,
+             "tests/probe/Main.hs",
              "examples/fibber-c-main/cbits/fibber-c-main.c",
              os.path.abspath(os.path.join(harness.BUILD, "libeventlog-socket.a"))] +
             uv.stdout.split())
