@@ -366,6 +366,14 @@ static void run_socket(int nclients, size_t mib, int nwriters, bool stall, bool 
     printf("\"write_seconds\": %.4f, \"chunks_dropped\": %llu, \"bytes_held_peak\": %llu, ",
            written - start, (unsigned long long)st.chunks_dropped,
            (unsigned long long)st.bytes_held_peak);
+    /* The library's own account of its CPU time (eventlog_socket_stats),
+     * per GiB the program wrote: writers' copies, walker, loop thread. */
+    printf("\"library_cpu_s_per_gib\": %.4f, \"library_cpu_s\": {\"writer\": %.4f, "
+           "\"walker\": %.4f, \"loop\": %.4f}, ",
+           (double)(st.cpu_ns_writer + st.cpu_ns_walker + st.cpu_ns_loop) / 1e9 /
+               ((double)st.bytes_received / (1 << 30)),
+           (double)st.cpu_ns_writer / 1e9, (double)st.cpu_ns_walker / 1e9,
+           (double)st.cpu_ns_loop / 1e9);
     /* A writer's first call copies into memory never touched before, and
      * pays for faulting in its pages (once per process): reported apart. */
     double later = 0, later_cpu = 0;

@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 #include <uv.h>
 
 struct es_client;
@@ -75,6 +76,9 @@ struct es_counters {
     atomic_uint_fast64_t clients_accepted;
     atomic_uint_fast64_t clients_lagged;  /* disconnected for falling behind */
     atomic_uint_fast64_t clients_refused; /* turned away at the limits */
+    atomic_uint_fast64_t cpu_writer_ns;   /* RTS threads inside es_server_submit */
+    atomic_uint_fast64_t cpu_walker_ns;   /* the threads' CPU clocks, last read */
+    atomic_uint_fast64_t cpu_loop_ns;
     atomic_uint_fast64_t bytes_sent;
     atomic_uint_fast64_t chunks_dropped; /* per client, plus lost before any client */
     atomic_uint_fast64_t bytes_dropped;
@@ -141,8 +145,11 @@ struct es_server {
     unsigned nclients;
 
     uv_thread_t thread;
-    atomic_bool stop_called;    /* es_server_stop has begun */
-    bool joined;                /* es_server_stop (or _free) joined the threads */
+    atomic_bool stop_called; /* es_server_stop has begun */
+    bool joined;             /* es_server_stop (or _free) joined the threads */
+    /* The walker's and the loop thread's CPU clocks (es_server_cpu). */
+    clockid_t walker_clock, loop_clock;
+    atomic_bool clocks_ok;
     atomic_uint debug_block_ms; /* es_server_debug_block */
     atomic_bool stop_requested; /* the walker has ended: the loop may stop */
     bool stopping;              /* loop thread: stop has begun */
@@ -187,6 +194,10 @@ int es_server_stop(struct es_server *s);
 /* Free a stopped server. Only once no other thread can reach it. After a
  * stop that gave up on the threads, this waits for them to end. */
 void es_server_free(struct es_server *s);
+
+/* CPU time (ns) so far of the RTS threads inside es_server_submit, the
+ * walker and the loop thread. Any thread. */
+void es_server_cpu(struct es_server *s, uint64_t *writer, uint64_t *walker, uint64_t *loop);
 
 /* For tests: make the loop thread sleep `ms` at its next wake-up, as if it
  * were stuck, while RTS threads go on writing. Any thread. */

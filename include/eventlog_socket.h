@@ -204,6 +204,14 @@ struct eventlog_socket_stats {
     uint64_t flushes;         /* RTS buffer flushes the library made (GHC >= 9.2) */
     uint64_t flush_us;        /* time spent in them; the program stops for part of it */
     uint64_t clients_refused; /* turned away at max_clients or the descriptor reserve */
+    /* What streaming costs the program, in CPU time (nanoseconds) by thread
+     * role: the program's own threads inside writeEventLog (the copy), the
+     * library's walker thread (reading each chunk once) and its loop thread
+     * (the sockets). Divide by bytes_received for a cost per byte, or take
+     * two readings for CPU time per second. */
+    uint64_t cpu_ns_writer;
+    uint64_t cpu_ns_walker;
+    uint64_t cpu_ns_loop;
 };
 
 /* A human-readable description of an error code returned by this library.

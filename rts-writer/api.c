@@ -100,6 +100,7 @@ int eventlog_socket_stats(struct eventlog_socket_stats *out) {
     out->clients_accepted = atomic_load(&k->clients_accepted);
     out->clients_lagged = atomic_load(&k->clients_lagged);
     out->clients_refused = atomic_load(&k->clients_refused);
+    es_server_cpu(s, &out->cpu_ns_writer, &out->cpu_ns_walker, &out->cpu_ns_loop);
     out->bytes_sent = atomic_load(&k->bytes_sent);
     out->chunks_dropped = atomic_load(&k->chunks_dropped);
     out->bytes_dropped = atomic_load(&k->bytes_dropped);

@@ -155,7 +155,8 @@ class Program:
         """eventlog_socket_stats() of the running probe, as a dict."""
         names = ["clients_connected", "clients_accepted", "clients_lagged", "bytes_received",
                  "bytes_sent", "chunks_dropped", "bytes_dropped", "bytes_held",
-                 "bytes_held_peak", "flushes", "flush_us", "clients_refused"]
+                 "bytes_held_peak", "flushes", "flush_us", "clients_refused", "cpu_ns_writer",
+                 "cpu_ns_walker", "cpu_ns_loop"]
         words = self.query("stats").split()
         expect(words[0] == "stats" and len(words) == 1 + len(names), "stats answer %r" % words)
         return dict(zip(names, map(int, words[1:])))

@@ -1386,6 +1386,42 @@ def stats_match_clients(s):
     check_stream(s, a.wait_eof(), "a")
 
 
+def process_cpu_ns(pid):
+    """utime + stime of a process, from /proc (clock ticks)."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * 1e9 / os.sysconf("SC_CLK_TCK")
+
+
+@test
+def streaming_cpu_counters(s):
+    """eventlog_socket_stats tells what streaming costs the program in CPU
+    time, by thread role: each counter grows with the stream, and together
+    they are part of the process's own CPU time."""
+    p, connect = serve(s, "cpu")
+    a, b = connect(), connect()
+    time.sleep(0.2)
+    first = p.stats()
+    for _ in range(4):
+        p.cmd("flood %d cpu" % FLOOD)
+    a.wait_bytes(4 * FLOOD * 10)
+    time.sleep(0.3)
+    second = p.stats()
+    total = process_cpu_ns(p.proc.pid)
+    lib = second["cpu_ns_writer"] + second["cpu_ns_walker"] + second["cpu_ns_loop"]
+    note("CPU ms: writer %.1f, walker %.1f, loop %.1f; process %.0f; %.1f MB received" % (
+        second["cpu_ns_writer"] / 1e6, second["cpu_ns_walker"] / 1e6, second["cpu_ns_loop"] / 1e6,
+        total / 1e6, second["bytes_received"] / 1e6))
+    for k in ("cpu_ns_writer", "cpu_ns_walker", "cpu_ns_loop"):
+        expect(second[k] > first[k], "%s did not grow: %r -> %r" % (k, first[k], second[k]))
+    # /proc counts in clock ticks (10 ms), read a little later.
+    expect(lib <= total + 20e6, "the library's CPU (%d ns) exceeds the process's (%d ns)"
+           % (lib, total))
+    p.cmd("quit")
+    p.finish()
+    check_stream(s, a.wait_eof(), "cpu")
+
+
 def run_one(name):
     fn = next(t for t in TESTS if t.__name__ == name)
     # The runner sends SIGTERM on timeout: unwind, so the scope kills the

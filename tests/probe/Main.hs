@@ -72,11 +72,11 @@ startUnix path = do
 foreign import ccall unsafe "eventlog_socket_stats"
   c_stats :: Ptr () -> IO CInt
 
--- | The twelve uint64_t counters of struct eventlog_socket_stats.
+-- | The fifteen uint64_t counters of struct eventlog_socket_stats.
 stats :: IO [Word64]
-stats = allocaBytes (12 * 8) $ \p -> do
+stats = allocaBytes (15 * 8) $ \p -> do
   _ <- c_stats p
-  mapM (peekByteOff p . (* 8)) [0 .. 11]
+  mapM (peekByteOff p . (* 8)) [0 .. 14]
 
 peakRssKb :: IO String
 peakRssKb = do
