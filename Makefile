@@ -54,7 +54,7 @@ ifndef ES_DEPS_CHECKED
 .PHONY: $(PUBLIC_TARGETS) clean
 $(PUBLIC_TARGETS):
 	@scripts/ensure-deps.sh
-	@$(MAKE) --no-print-directory ES_DEPS_CHECKED=1 $@
+	@$(MAKE) --no-print-directory -j$(shell nproc 2>/dev/null || echo 2) ES_DEPS_CHECKED=1 $@
 clean:
 	rm -rf $(BUILD)
 
@@ -68,7 +68,7 @@ check-matrix:
 .PHONY: fuzz
 fuzz:
 	@scripts/ensure-deps.sh --fuzz
-	@$(MAKE) --no-print-directory ES_DEPS_CHECKED=1 $@
+	@$(MAKE) --no-print-directory -j$(shell nproc 2>/dev/null || echo 2) ES_DEPS_CHECKED=1 $@
 else
 
 HC_PKG ?= ghc-pkg
@@ -207,20 +207,43 @@ bench: bench-programs
 	@python3 bench/run.py --build $(BUILD) $(if $(BENCH_ONLY),--only $(BENCH_ONLY)) \
 	    $(if $(BENCH_REPS),--reps $(BENCH_REPS)) $(if $(BENCH_SAME_SESSION),--same-session)
 
-# Unit tests build the cbits sources directly (no GHC, no RTS).
-$(BUILD)/unit/%: tests/unit/%.c tests/unit/tap.h tests/unit/control_ref.h $(CBITS_SRC)
-	@mkdir -p $(dir $@)
-	$(CC) $(WARN) -D_DEFAULT_SOURCE -O1 -g -Iinclude -Icbits $(UV_CFLAGS) -o $@ $< $(CBITS_SRC) $(UV_LIBS)
+# Unit tests link the cbits sources (no GHC, no RTS), compiled once per
+# flavour into an archive: plain, ASan/UBSan, TSan.
+CBITS_LIB_DIR := $(BUILD)/cbits-lib
+FLAVOUR_CFLAGS_plain := -O1 -g
+FLAVOUR_CFLAGS_asan := $(SAN_FLAGS)
+FLAVOUR_CFLAGS_tsan := -O1 -g -fsanitize=thread
+CBITS_LIB_plain := $(CBITS_LIB_DIR)/plain/libcbits.a
+CBITS_LIB_asan := $(CBITS_LIB_DIR)/asan/libcbits.a
+CBITS_LIB_tsan := $(CBITS_LIB_DIR)/tsan/libcbits.a
+CBITS_FLAVOUR_OBJ := $(foreach f,plain asan tsan,$(CBITS_SRC:cbits/%.c=$(CBITS_LIB_DIR)/$(f)/obj/%.o))
 
-$(BUILD)/unit-asan/%: tests/unit/%.c tests/unit/tap.h tests/unit/control_ref.h $(CBITS_SRC)
-	@mkdir -p $(dir $@)
-	$(CC) $(WARN) -D_DEFAULT_SOURCE $(SAN_FLAGS) -Iinclude -Icbits $(UV_CFLAGS) -o $@ $< $(CBITS_SRC) $(UV_LIBS)
+define cbits_flavour
+$(CBITS_LIB_DIR)/$(1)/obj/%.o: cbits/%.c
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(WARN) -D_DEFAULT_SOURCE $$(FLAVOUR_CFLAGS_$(1)) -Iinclude -Icbits $$(UV_CFLAGS) \
+	    -MMD -MP -c $$< -o $$@
+$(CBITS_LIB_DIR)/$(1)/libcbits.a: $(CBITS_SRC:cbits/%.c=$(CBITS_LIB_DIR)/$(1)/obj/%.o)
+	rm -f $$@
+	ar rcs $$@ $$^
+endef
+$(foreach f,plain asan tsan,$(eval $(call cbits_flavour,$(f))))
 
-$(BUILD)/unit-asan/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_check.h tests/unit/control_ref.h \
-                           tests/fuzz/replay.c $(CBITS_SRC)
+$(BUILD)/unit/%: tests/unit/%.c tests/unit/tap.h tests/unit/control_ref.h $(CBITS_LIB_plain)
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) -D_DEFAULT_SOURCE $(FLAVOUR_CFLAGS_plain) -Iinclude -Icbits $(UV_CFLAGS) -o $@ $< \
+	    $(CBITS_LIB_plain) $(UV_LIBS)
+
+$(BUILD)/unit-asan/%: tests/unit/%.c tests/unit/tap.h tests/unit/control_ref.h $(CBITS_LIB_asan)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(SAN_FLAGS) -Iinclude -Icbits $(UV_CFLAGS) -o $@ $< \
-	    tests/fuzz/replay.c $(CBITS_SRC) $(UV_LIBS)
+	    $(CBITS_LIB_asan) $(UV_LIBS)
+
+$(BUILD)/unit-asan/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_check.h tests/unit/control_ref.h \
+                           tests/fuzz/replay.c $(CBITS_LIB_asan)
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) -D_DEFAULT_SOURCE $(SAN_FLAGS) -Iinclude -Icbits $(UV_CFLAGS) -o $@ $< \
+	    tests/fuzz/replay.c $(CBITS_LIB_asan) $(UV_LIBS)
 
 $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_check.h tests/unit/control_ref.h $(CBITS_SRC)
 	@mkdir -p $(dir $@)
@@ -231,10 +254,10 @@ $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_check.h tests/unit/con
 fuzz: $(FUZZ_BIN) $(FUZZ_REPLAY_BIN)
 	@scripts/fuzz.sh $(BUILD) $(FUZZ_SECONDS)
 
-$(BUILD)/unit-tsan/%: tests/unit/%.c tests/unit/tap.h $(CBITS_SRC)
+$(BUILD)/unit-tsan/%: tests/unit/%.c tests/unit/tap.h $(CBITS_LIB_tsan)
 	@mkdir -p $(dir $@)
-	$(CC) $(WARN) -D_DEFAULT_SOURCE -O1 -g -fsanitize=thread -Iinclude -Icbits $(UV_CFLAGS) -o $@ $< \
-	    $(CBITS_SRC) $(UV_LIBS)
+	$(CC) $(WARN) -D_DEFAULT_SOURCE $(FLAVOUR_CFLAGS_tsan) -Iinclude -Icbits $(UV_CFLAGS) -o $@ $< \
+	    $(CBITS_LIB_tsan) $(UV_LIBS)
 
 $(SAN)/obj/cbits/%.o: cbits/%.c
 	@mkdir -p $(dir $@)
@@ -320,6 +343,6 @@ format:
 format-check:
 	clang-format --dry-run --Werror $(FORMAT_FILES)
 
--include $(CBITS_OBJ:.o=.d) $(RTS_OBJ:.o=.d)
+-include $(CBITS_OBJ:.o=.d) $(RTS_OBJ:.o=.d) $(CBITS_FLAVOUR_OBJ:.o=.d)
 
 endif
