@@ -229,12 +229,12 @@ $(CBITS_LIB_DIR)/$(1)/libcbits.a: $(CBITS_SRC:cbits/%.c=$(CBITS_LIB_DIR)/$(1)/ob
 endef
 $(foreach f,plain asan tsan,$(eval $(call cbits_flavour,$(f))))
 
-$(BUILD)/unit/%: tests/unit/%.c tests/unit/tap.h tests/unit/control_ref.h $(CBITS_LIB_plain)
+$(BUILD)/unit/%: tests/unit/%.c tests/unit/tap.h tests/unit/control_ref.h tests/unit/server_util.h $(CBITS_LIB_plain)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(FLAVOUR_CFLAGS_plain) -Iinclude -Icbits $(UV_CFLAGS) -o $@ $< \
 	    $(CBITS_LIB_plain) $(UV_LIBS)
 
-$(BUILD)/unit-asan/%: tests/unit/%.c tests/unit/tap.h tests/unit/control_ref.h $(CBITS_LIB_asan)
+$(BUILD)/unit-asan/%: tests/unit/%.c tests/unit/tap.h tests/unit/control_ref.h tests/unit/server_util.h $(CBITS_LIB_asan)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(SAN_FLAGS) -Iinclude -Icbits $(UV_CFLAGS) -o $@ $< \
 	    $(CBITS_LIB_asan) $(UV_LIBS)
@@ -254,7 +254,7 @@ $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_check.h tests/unit/con
 fuzz: $(FUZZ_BIN) $(FUZZ_REPLAY_BIN)
 	@scripts/fuzz.sh $(BUILD) $(FUZZ_SECONDS)
 
-$(BUILD)/unit-tsan/%: tests/unit/%.c tests/unit/tap.h $(CBITS_LIB_tsan)
+$(BUILD)/unit-tsan/%: tests/unit/%.c tests/unit/tap.h tests/unit/server_util.h $(CBITS_LIB_tsan)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(FLAVOUR_CFLAGS_tsan) -Iinclude -Icbits $(UV_CFLAGS) -o $@ $< \
 	    $(CBITS_LIB_tsan) $(UV_LIBS)

@@ -6,12 +6,21 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
+
+/* One read into `buf`, counted; returns false at EOF or on an error. */
+static bool read_some(int fd, char *buf, size_t size, unsigned long long *total) {
+    ssize_t n = read(fd, buf, size);
+    if (n > 0)
+        *total += (unsigned long long)n;
+    return n > 0 || (n < 0 && errno == EINTR);
+}
 
 int main(int argc, char **argv) {
     if (argc < 2) {
@@ -50,24 +59,15 @@ int main(int argc, char **argv) {
                 break;
             if (p.revents & POLLOUT)
                 (void)send(fd, frames, sizeof frames, MSG_DONTWAIT | MSG_NOSIGNAL);
-            if (p.revents & (POLLIN | POLLHUP | POLLERR)) {
-                ssize_t n = read(fd, buf, sizeof buf);
-                if (n > 0)
-                    total += (unsigned long long)n;
-                else if (n == 0 || errno != EINTR)
-                    break;
-            }
+            if ((p.revents & (POLLIN | POLLHUP | POLLERR)) &&
+                !read_some(fd, buf, sizeof buf, &total))
+                break;
         }
         printf("%llu\n", total);
         return 0;
     }
-    for (;;) {
-        ssize_t n = read(fd, buf, sizeof buf);
-        if (n > 0)
-            total += (unsigned long long)n;
-        else if (n == 0 || errno != EINTR)
-            break;
-    }
+    while (read_some(fd, buf, sizeof buf, &total))
+        ;
     printf("%llu\n", total);
     return 0;
 }

@@ -2,6 +2,8 @@
 #define _GNU_SOURCE
 #include "es_log.h"
 
+#include "es_time.h"
+
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -142,14 +144,7 @@ void es_log(const char *fmt, ...) {
 }
 
 bool es_log_drain(unsigned timeout_ms) {
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += timeout_ms / 1000;
-    until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
+    struct timespec until = es_realtime_in_ms(timeout_ms);
     pthread_mutex_lock(&lg.lock);
     bool done;
     while (!(done = lg.failed || !lg.started || (lg.len == 0 && lg.lost == 0 && !lg.writing)))

@@ -4,6 +4,7 @@
 
 #include "es_control.h"
 #include "es_log.h"
+#include "es_time.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -233,12 +234,6 @@ static bool enqueue(struct worker *w, uint8_t item, void *(*run)(void *), void *
     return true;
 }
 
-static uint64_t now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 bool es_registry_dispatch(const uint8_t *ns, size_t ns_len, uint8_t id) {
     static struct es_log_limit log_dropped = {.what = "custom commands dropped"};
     pthread_mutex_lock(&reg.lock);
@@ -248,7 +243,7 @@ bool es_registry_dispatch(const uint8_t *ns, size_t ns_len, uint8_t id) {
     pthread_mutex_unlock(&reg.lock);
     /* The loop thread is the only caller: the limiter needs no lock. */
     if (dropped)
-        es_log_limited(&log_dropped, now_ms(),
+        es_log_limited(&log_dropped, es_monotonic_ms(),
                        "command %u of namespace \"%s\" dropped: %d are waiting for its handler "
                        "already (a slow handler?)",
                        (unsigned)id, n->name, ES_REGISTRY_QUEUE);
@@ -311,14 +306,7 @@ void es_registry_quiesce(unsigned timeout_ms) {
     reg.dropped += reg.hook_worker.count;
     reg.hook_worker.count = 0;
     pthread_cond_signal(&reg.hook_worker.cond);
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += timeout_ms / 1000;
-    until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
+    struct timespec until = es_realtime_in_ms(timeout_ms);
     while (any_busy())
         if (pthread_cond_timedwait(&reg.idle, &reg.lock, &until) != 0)
             break;

@@ -7,6 +7,7 @@
 #include "eventlog_socket.h"
 #include "es_control.h"
 #include "es_registry.h"
+#include "server_util.h"
 #include "tap.h"
 
 #include <stdatomic.h>
@@ -16,11 +17,6 @@
 static atomic_int ran[4][256];
 static atomic_int slow_started, hooks_post, hooks_pre;
 static atomic_bool release_slow;
-
-static void sleep_ms(long ms) {
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
 
 static void count(const eventlog_socket_namespace *ns, uint8_t id, void *data) {
     (void)ns;

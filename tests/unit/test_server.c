@@ -7,6 +7,7 @@
 #include "eventlog_socket.h"
 #include "es_client.h"
 #include "es_server.h"
+#include "server_util.h"
 #include "tap.h"
 
 #include <errno.h>
@@ -37,17 +38,6 @@ static void on_command(uint8_t cmd, void *ctx) {
     pthread_mutex_unlock(&cmd_lock);
 }
 
-static int connect_unix(const char *path) {
-    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
-    struct sockaddr_un a = {.sun_family = AF_UNIX};
-    strncpy(a.sun_path, path, sizeof a.sun_path - 1);
-    if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
-        close(fd);
-        return -1;
-    }
-    return fd;
-}
-
 /* Read until EOF (or an error), at most `cap` bytes kept; bounded by a
  * 10 s poll timeout so a bug cannot hang the test. */
 static size_t read_all(int fd, unsigned char *buf, size_t cap) {
@@ -70,31 +60,6 @@ static size_t read_all(int fd, unsigned char *buf, size_t cap) {
 static void *stop_thread(void *arg) {
     es_server_stop(arg);
     return NULL;
-}
-
-static void sleep_ms(long ms) {
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
-/* A valid block of `nevents` user messages (type 19) of `len` bytes. */
-static unsigned char *make_block(size_t nevents, size_t len, size_t *out_len) {
-    size_t size = 24 + nevents * (12 + len);
-    unsigned char *b = calloc(1, size);
-    b[1] = 18;
-    b[10] = (unsigned char)(size >> 24);
-    b[11] = (unsigned char)(size >> 16);
-    b[12] = (unsigned char)(size >> 8);
-    b[13] = (unsigned char)size;
-    unsigned char *e = b + 24;
-    for (size_t i = 0; i < nevents; i++, e += 12 + len) {
-        e[1] = 19;
-        e[10] = (unsigned char)(len >> 8);
-        e[11] = (unsigned char)len;
-        memset(e + 12, 'm', len);
-    }
-    *out_len = size;
-    return b;
 }
 
 int main(void) {
@@ -193,7 +158,7 @@ int main(void) {
     int c = connect_unix(sock_path);
     es_server_wait_client(s);
     size_t blen;
-    unsigned char *block = make_block(1000, 1000, &blen); /* ~1 MiB */
+    unsigned char *block = make_block(1000, 1000, 0, &blen); /* ~1 MiB */
     for (int i = 0; i < 16; i++)
         es_server_submit(s, block, blen);
     es_server_stop(s);

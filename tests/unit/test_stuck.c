@@ -14,6 +14,7 @@
 #include "es_client.h"
 #include "es_server.h"
 #include "es_stream.h"
+#include "server_util.h"
 #include "tap.h"
 
 #include <errno.h>
@@ -32,33 +33,6 @@ static double now_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int connect_unix(const char *path) {
-    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
-    struct sockaddr_un a = {.sun_family = AF_UNIX};
-    strncpy(a.sun_path, path, sizeof a.sun_path - 1);
-    if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
-        close(fd);
-        return -1;
-    }
-    return fd;
-}
-
-/* A valid block of `nevents` user messages of `len` bytes, at `time`. */
-static unsigned char *make_block(size_t nevents, size_t len, uint64_t time, size_t *out_len) {
-    size_t size = ES_BLOCK_MARKER_LEN + nevents * (12 + len);
-    unsigned char *b = calloc(1, size);
-    es_put_block_marker(b, time, (uint32_t)size, time + 1, 0);
-    unsigned char *e = b + ES_BLOCK_MARKER_LEN;
-    for (size_t i = 0; i < nevents; i++, e += 12 + len) {
-        es_put_be(e, ES_EVENT_USER_MSG, 2);
-        es_put_be(e + 2, time, 8);
-        es_put_be(e + 10, len, 2);
-        memset(e + 12, 'm', len);
-    }
-    *out_len = size;
-    return b;
 }
 
 /* The client: reads its stream to EOF, parsed as it arrives. */
