@@ -502,8 +502,20 @@ def census_in_an_idle_program(s):
     """A census asked of a program that is idle (its only thread waits for
     input) is taken at once, not when the program next wakes up: the
     library runs the major GC that a census needs itself."""
-    summ, t = heap_script(s, "idle-census", ["A", 1.0, GCTL + CENSUS, 1.5, "B"],
-                          rts=("-hT", "-i100"))
+    p, connect = serve(s, "idle-census", rts=["-hT", "-i100"])
+    c = connect()
+    p.cmd("marker A")
+    # The program sleeps in threadDelay for 3 s, the census asked at 1 s.
+    p.proc.stdin.write(b"sleep 3\n")
+    p.proc.stdin.flush()
+    time.sleep(1.0)
+    c.send(GCTL + CENSUS)
+    expect(p.readline(timeout=30) == "ok", "the probe did not wake up")
+    p.cmd("marker B")
+    p.cmd("quit")
+    p.finish()
+    summ = check_stream(s, c.wait_eof(), "idle-census")
+    t = {m: summ.marker_time(m) for m in ("A", "B")}
     samples = [x for x in summ.samples if t["A"] <= x < t["B"]]
     delays = [(x - t["A"]) / 1e9 for x in samples]
     note("census taken %s s after marker A (requested about 1.0 s after it)" %

@@ -11,6 +11,7 @@
 --   stats              answer "stats" and eventlog_socket_stats' counters
 --                      in declaration order
 --   gc                 perform a major GC
+--   sleep S            wait S seconds in threadDelay (the program is idle)
 --   open-files N       open /dev/null N times at once, then close them all;
 --                      answers "ok K" with the number that could be opened
 --   start-unix PATH    switch the running RTS to eventlog-socket on PATH
@@ -125,6 +126,7 @@ loop = do
           counters <- stats
           putStrLn (unwords ("stats" : map show counters)) >> hFlush stdout >> loop
         ["gc"] -> performMajorGC >> reply >> loop
+        ["sleep", secs] -> threadDelay (round (read secs * 1e6 :: Double)) >> reply >> loop
         ["open-files", n] -> do
           opened <- openFiles (read n)
           putStrLn ("ok " ++ show opened) >> hFlush stdout >> loop
