@@ -225,11 +225,6 @@ static void ingest(struct es_server *s, struct es_chunk *c) {
     append(s, c);
 }
 
-/* Keep the memory held within max_buffer: the client furthest behind skips
- * chunks (or is disconnected) until the chunks only it still needed are
- * freed, then the next furthest. Chunks in a write in flight cannot be
- * released, so a stalled client pins at most one write's worth
- * (ES_CLIENT_MAX_WRITE, or one chunk). */
 /* Past the bound, with nothing left to skip, what remains is held by
  * unfinished writes. One such write per client that has stopped reading
  * may stay (ES_PINNED_SLACK), but clients that stop reading one after
@@ -262,6 +257,11 @@ static void close_stuck(struct es_server *s) {
     }
 }
 
+/* Keep the memory held within max_buffer: the client furthest behind skips
+ * chunks (or is disconnected) until the chunks only it still needed are
+ * freed, then the next furthest. Chunks in a write in flight cannot be
+ * released, so a stalled client pins at most one write's worth
+ * (ES_CLIENT_MAX_WRITE, or one chunk). */
 static void enforce_bound(struct es_server *s) {
     while (es_server_held(s) > s->cfg.max_buffer) {
         struct es_client *worst = NULL;
