@@ -99,33 +99,33 @@ static const char *env(const char *name) {
     return (v != NULL && v[0] != '\0') ? v : NULL;
 }
 
+/* A yes/no variable: *out is 1 or 0, or -1 when it is unset or empty. */
+static int bool_var(const char *name, const char *yes, int *out) {
+    const char *v = getenv(name);
+    bool b;
+    if (es_config_parse_bool(v, &b) != 0) {
+        es_log("%s=\"%s\" is not a yes/no value: 1, true, yes or on %s; 0, false, no, off or "
+               "empty does not (any case)",
+               name, v, yes);
+        return EVENTLOG_SOCKET_EINVAL;
+    }
+    *out = v == NULL || v[0] == '\0' ? -1 : b;
+    return 0;
+}
+
 int es_config_from_env(struct es_env_config *out) {
     out->unix_path = env("GHC_EVENTLOG_UNIX_PATH");
     out->inet_host = env("GHC_EVENTLOG_INET_HOST");
     out->inet_port = env("GHC_EVENTLOG_INET_PORT");
-    const char *wait = getenv("GHC_EVENTLOG_WAIT");
-    if (es_config_parse_bool(wait, &out->wait) != 0) {
-        es_log("GHC_EVENTLOG_WAIT=\"%s\" is not a yes/no value: 1, true, yes or on waits for a "
-               "client; 0, false, no, off or empty does not (any case)",
-               wait);
+    int wait, term;
+    if (bool_var("GHC_EVENTLOG_WAIT", "waits for a client", &wait) != 0 ||
+        bool_var("GHC_EVENTLOG_GRACEFUL_SIGTERM", "makes SIGTERM exit through hs_exit", &term) !=
+            0 ||
+        bool_var("GHC_EVENTLOG_ALLOW_OTHER_USERS", "serves every user over TCP",
+                 &out->allow_other_users) != 0)
         return EVENTLOG_SOCKET_EINVAL;
-    }
-    const char *term = getenv("GHC_EVENTLOG_GRACEFUL_SIGTERM");
-    if (es_config_parse_bool(term, &out->graceful_sigterm) != 0) {
-        es_log("GHC_EVENTLOG_GRACEFUL_SIGTERM=\"%s\" is not a yes/no value (1/true/yes/on or "
-               "0/false/no/off)",
-               term);
-        return EVENTLOG_SOCKET_EINVAL;
-    }
-    const char *others = getenv("GHC_EVENTLOG_ALLOW_OTHER_USERS");
-    bool allow = false;
-    if (es_config_parse_bool(others, &allow) != 0) {
-        es_log("GHC_EVENTLOG_ALLOW_OTHER_USERS=\"%s\" is not a yes/no value (1/true/yes/on or "
-               "0/false/no/off)",
-               others);
-        return EVENTLOG_SOCKET_EINVAL;
-    }
-    out->allow_other_users = others == NULL || others[0] == '\0' ? -1 : allow;
+    out->wait = wait == 1;
+    out->graceful_sigterm = term == 1;
     if (size_var("GHC_EVENTLOG_MAX_BUFFER", &out->max_buffer) != 0 ||
         size_var("GHC_EVENTLOG_CLIENT_BUFFER", &out->client_buffer) != 0)
         return EVENTLOG_SOCKET_EINVAL;
