@@ -23,7 +23,14 @@ void es_gate_init(struct es_gate *g, unsigned interval_ms) {
 }
 
 static uint64_t due_at(const struct es_gate *g, int k) {
-    return g->kind[k].last_ms + g->interval_ms;
+    uint64_t gap = g->kind[k].gap_ms > g->interval_ms ? g->kind[k].gap_ms : g->interval_ms;
+    return g->kind[k].last_ms + gap;
+}
+
+void es_gate_cost(struct es_gate *g, uint8_t cmd, uint64_t cost_ms) {
+    int k = kind_of(cmd);
+    if (k >= 0 && g->interval_ms > 0)
+        g->kind[k].gap_ms = cost_ms * ES_GATE_COST_FACTOR;
 }
 
 static void act(struct es_gate *g, int k, uint8_t cmd, uint64_t now_ms, es_gate_fn fn, void *ctx) {

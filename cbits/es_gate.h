@@ -28,6 +28,11 @@ enum es_gate_kind {
 
 /* The default interval (milliseconds). */
 #define ES_GATE_DEFAULT_MS 1000
+/* A command that took d ms to act (a census on a big heap: tens to
+ * hundreds of ms) is not acted on again before ES_GATE_COST_FACTOR * d ms:
+ * a flood of requests costs the program at most 1/ES_GATE_COST_FACTOR of its
+ * time (2%) whatever its heap, where a fixed 1 s interval measured 6-10%. */
+#define ES_GATE_COST_FACTOR 50
 
 typedef void (*es_gate_fn)(uint8_t cmd, void *ctx);
 
@@ -38,6 +43,8 @@ struct es_gate {
         uint64_t last_ms; /* when it last acted */
         bool pending;     /* a command waits for the interval to pass */
         uint8_t cmd;      /* which one */
+        uint64_t gap_ms;  /* the wait after the last action: the interval, or
+                           * ES_GATE_COST_FACTOR times what it cost */
     } kind[ES_GATE_KINDS];
     uint64_t folded; /* requests folded into another */
 };
@@ -49,6 +56,10 @@ void es_gate_init(struct es_gate *g, unsigned interval_ms);
  * then it waits (es_gate_due, es_gate_run), replacing a command of its
  * kind that was waiting already. Commands of no limited kind pass at once. */
 void es_gate_offer(struct es_gate *g, uint8_t cmd, uint64_t now_ms, es_gate_fn fn, void *ctx);
+
+/* The command `cmd` that just acted took `cost_ms` to do so: its kind waits
+ * at least ES_GATE_COST_FACTOR times that before acting again. */
+void es_gate_cost(struct es_gate *g, uint8_t cmd, uint64_t cost_ms);
 
 /* When the first waiting command is due (ms), or UINT64_MAX if none waits. */
 uint64_t es_gate_due(const struct es_gate *g);

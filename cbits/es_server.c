@@ -18,6 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#define ES_NS_PER_MS UINT64_C(1000000)
+
 void es_server_config_defaults(struct es_server_config *cfg) {
     cfg->max_buffer = (size_t)64 << 20;
     cfg->client_limit = (size_t)64 << 20;
@@ -32,8 +34,13 @@ void es_server_config_defaults(struct es_server_config *cfg) {
 
 static void deliver_command(uint8_t cmd, void *ctx) {
     struct es_server *s = ctx;
-    if (s->on_command)
-        s->on_command(cmd, s->command_ctx);
+    if (s->on_command == NULL)
+        return;
+    /* What acting took on this thread (a census is taken here, in the
+     * major GC the RTS runs for it): the gate spaces costly commands by it. */
+    uint64_t start = uv_hrtime();
+    s->on_command(cmd, s->command_ctx);
+    es_gate_cost(&s->gate, cmd, (uv_hrtime() - start) / ES_NS_PER_MS);
 }
 
 static void on_gate_timer(uv_timer_t *t);
@@ -351,8 +358,6 @@ static void on_wake(uv_async_t *h) {
 }
 
 /* ---- periodic tick (the RTS flush on GHC >= 9.2) ------------------------ */
-
-#define ES_NS_PER_MS UINT64_C(1000000)
 
 static void on_tick(uv_timer_t *t);
 

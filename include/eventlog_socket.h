@@ -167,9 +167,9 @@ struct eventlog_socket_options {
     unsigned linger_ms;
     /* Control commands that cost the program (a heap census; start/stop of
      * profiling) act at most once per this many milliseconds, each kind on
-     * its own, across all clients; requests in between are folded into
-     * one that acts when the interval has passed. Default 1000; 0: no
-     * limit. */
+     * its own, across all clients, and one that took d ms to act (a census
+     * of a big heap) not again before 50 d ms; requests in between are
+     * folded into one that acts when it may. Default 1000; 0: no limit. */
     unsigned control_interval_ms;
     /* Clients served at once; one more is refused (closed at once, with a
      * log line). Default 1024. Whatever this says, a client is also

@@ -79,6 +79,18 @@ int main(void) {
     es_gate_offer(&g, EVENTLOG_SOCKET_CMD_START_COST_CENTRE_PROFILING, 5, record, NULL);
     ok(ngot == 5, "a cost-centre start right after the stop waits");
 
+    /* A census that took 100 ms: the next waits 5 s, not 1 s. */
+    es_gate_init(&g, 1000);
+    ngot = 0;
+    es_gate_offer(&g, census, 0, record, NULL);
+    es_gate_cost(&g, census, 100);
+    flood(&g, census, 1, 10000, 10);
+    ok(count(census) == 2, "censuses that cost 100 ms: %zu in 10 s (every %d ms at most)",
+       count(census), 100 * ES_GATE_COST_FACTOR);
+    es_gate_cost(&g, census, 0);
+    ok(es_gate_due(&g) == 6001, "a cheap one brings the interval back to 1 s (due %llu)",
+       (unsigned long long)es_gate_due(&g));
+
     /* Interval 0: no limit. */
     es_gate_init(&g, 0);
     ngot = 0;
