@@ -73,17 +73,22 @@ upgradable() {
     [ -z "$(find "$stamp" -mtime +"$max_age_days")" ] || return 1
 }
 
-install_packages() {
-    log "installing the package list into the cached $suite chroot"
-    unmount_under "$root"
-    mount_into "$root"
-    in_chroot "$root" "apt-get update -qq && apt-get install -y -qq --no-install-recommends $packages" \
+# Install the package list into the chroot at DIR (mounted for the time).
+apt_install() {
+    mount_into "$1"
+    in_chroot "$1" "apt-get update -qq && apt-get install -y -qq --no-install-recommends $packages" \
         >"$cache/apt-$suite.log" 2>&1 || {
         echo "ghc-chroot.sh: installing the toolchain failed; see $cache/apt-$suite.log" >&2
         tail -n 5 "$cache/apt-$suite.log" >&2
         exit 1
     }
     unmount_all
+}
+
+install_packages() {
+    log "installing the package list into the cached $suite chroot"
+    unmount_under "$root"
+    apt_install "$root"
     # Keep the stamp's date: the chroot's age is that of its debootstrap.
     local when
     when=$(stat -c %Y "$stamp")
@@ -154,14 +159,7 @@ build_chroot() {
     # The mirror may serve a frozen snapshot of the archive; sid's Release
     # file carries a Valid-Until date that such a snapshot outlives.
     echo 'Acquire::Check-Valid-Until "false";' >"$new/etc/apt/apt.conf.d/99eventlog-socket"
-    mount_into "$new"
-    in_chroot "$new" "apt-get update -qq && apt-get install -y -qq --no-install-recommends $packages" \
-        >"$cache/apt-$suite.log" 2>&1 || {
-        echo "ghc-chroot.sh: installing the toolchain failed; see $cache/apt-$suite.log" >&2
-        tail -n 5 "$cache/apt-$suite.log" >&2
-        exit 1
-    }
-    unmount_all
+    apt_install "$new"
     echo "$suite $packages" >"$new/.eventlog-socket-complete"
     safe_remove "$root"
     mv "$new" "$root"
