@@ -18,27 +18,27 @@ void es_defs_destroy(struct es_defs *d, struct es_store *st) {
 
 bool es_defs_is_definition(uint16_t type) {
     switch (type) {
-    case 25:  /* CAPSET_CREATE */
-    case 26:  /* CAPSET_DELETE */
-    case 27:  /* CAPSET_ASSIGN_CAP */
-    case 28:  /* CAPSET_REMOVE_CAP */
-    case 29:  /* RTS_IDENTIFIER */
-    case 30:  /* PROGRAM_ARGS */
-    case 31:  /* PROGRAM_ENV */
-    case 32:  /* OSPROCESS_PID */
-    case 33:  /* OSPROCESS_PPID */
-    case 43:  /* WALL_CLOCK_TIME */
-    case 44:  /* THREAD_LABEL */
-    case 45:  /* CAP_CREATE */
-    case 46:  /* CAP_DELETE */
-    case 47:  /* CAP_DISABLE */
-    case 48:  /* CAP_ENABLE */
-    case 52:  /* HEAP_INFO_GHC (51 is HEAP_LIVE, a measurement) */
-    case 160: /* HEAP_PROF_BEGIN */
-    case 161: /* HEAP_PROF_COST_CENTRE */
-    case 168: /* PROF_BEGIN */
-    case 169: /* IPE: info table provenance, GHC >= 9.2 */
-    case 210: /* TICKY_COUNTER_DEF, GHC >= 9.4 */
+    case ES_EVENT_CAPSET_CREATE:
+    case ES_EVENT_CAPSET_DELETE:
+    case ES_EVENT_CAPSET_ASSIGN_CAP:
+    case ES_EVENT_CAPSET_REMOVE_CAP:
+    case ES_EVENT_RTS_IDENTIFIER:
+    case ES_EVENT_PROGRAM_ARGS:
+    case ES_EVENT_PROGRAM_ENV:
+    case ES_EVENT_OSPROCESS_PID:
+    case ES_EVENT_OSPROCESS_PPID:
+    case ES_EVENT_WALL_CLOCK_TIME:
+    case ES_EVENT_THREAD_LABEL:
+    case ES_EVENT_CAP_CREATE:
+    case ES_EVENT_CAP_DELETE:
+    case ES_EVENT_CAP_DISABLE:
+    case ES_EVENT_CAP_ENABLE:
+    case ES_EVENT_HEAP_INFO_GHC: /* (HEAP_LIVE, next to it, is a measurement) */
+    case ES_EVENT_HEAP_PROF_BEGIN:
+    case ES_EVENT_HEAP_PROF_COST_CENTRE:
+    case ES_EVENT_PROF_BEGIN:
+    case ES_EVENT_IPE:               /* info table provenance, GHC >= 9.2 */
+    case ES_EVENT_TICKY_COUNTER_DEF: /* GHC >= 9.4 */
         return true;
     default:
         return false;

@@ -5,6 +5,8 @@
 #ifndef ES_HEADER_H
 #define ES_HEADER_H
 
+#include "es_event_types.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -16,13 +18,8 @@
 /* Payload size of a type the header did not declare. */
 #define ES_SIZE_UNDECLARED 0xfffeu
 
-/* GHC's event type ids that this library looks at. */
-#define ES_EVENT_BLOCK_MARKER 18
 /* A block marker is: u16 type, u64 time, u32 block size, u64 end time, u16 cap. */
 #define ES_BLOCK_MARKER_LEN 24
-#define ES_EVENT_END_MARKER 0xffffu
-/* USER_MSG (traceEvent): variable size, the message's bytes. */
-#define ES_EVENT_USER_MSG 19
 
 struct es_header {
     /* Bytes before "hdrb" that must be discarded. GHC 9.0 puts a stale
