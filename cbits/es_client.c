@@ -3,6 +3,7 @@
 #include "es_log.h"
 #include "es_notice.h"
 #include "es_peer.h"
+#include "es_pool.h"
 #include "es_registry.h"
 #include "es_server.h"
 
@@ -169,7 +170,7 @@ void es_client_pump(struct es_client *c) {
 uint64_t es_client_drop(struct es_client *c, uint64_t target) {
     struct es_server *s = c->server;
     uint64_t n = 0, bytes = 0;
-    bool lent = false;
+    unsigned lent = 0;
     while (c->next_chunk != NULL && es_client_droppable(c) > target &&
            !(c->next_chunk->flags & ES_CHUNK_END)) {
         struct es_chunk *x = c->next_chunk;
@@ -181,20 +182,16 @@ uint64_t es_client_drop(struct es_client *c, uint64_t target) {
             c->gap_time = es_be64(x->data + 14);
         /* The RTS refills what is skipped here with chunks of the same
          * size, soon: keep the buffer for them instead of giving it back. */
-        if (x->refs == 1 && x->cap >= ES_POOL_MIN) {
-            es_chunk_pool_lend(1);
-            lent = true;
-        }
+        if (x->refs == 1 && x->cap >= ES_POOL_MIN)
+            lent++;
         es_store_release(&s->store, x); /* freed unless another client needs it */
     }
     if (n == 0)
         return 0;
-    /* Half of what remains after a skip: a client still stalled keeps the
-     * library above it; one that caught up or left takes it below. */
-    if (s->pool_lent || lent) {
-        s->pool_lent = true;
-        s->lent_until = es_server_held(s) / 2;
-    }
+    /* The loans end below half of what remains after a skip: a client
+     * still stalled keeps the library above it; one that caught up or left
+     * takes it below. */
+    es_pool_lend_until(lent, es_server_held(s) / 2);
     c->gap_chunks += n;
     c->gap_bytes += bytes;
     atomic_fetch_add(&s->counters.chunks_dropped, n);

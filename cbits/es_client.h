@@ -3,7 +3,7 @@
 #ifndef ES_CLIENT_H
 #define ES_CLIENT_H
 
-#include "es_chunk.h"
+#include "es_store.h"
 #include "es_control.h"
 
 #include <stdbool.h>

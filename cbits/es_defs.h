@@ -10,7 +10,7 @@
 #ifndef ES_DEFS_H
 #define ES_DEFS_H
 
-#include "es_chunk.h"
+#include "es_store.h"
 #include "es_events.h"
 
 #include <stdbool.h>

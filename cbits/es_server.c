@@ -9,6 +9,7 @@
 #include "es_log.h"
 #include "es_notice.h"
 #include "es_peer.h"
+#include "es_pool.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -89,11 +90,9 @@ size_t es_server_held(const struct es_server *s) {
 
 void es_server_publish(struct es_server *s) {
     size_t held = es_server_held(s);
-    if (s->pool_lent && held < s->lent_until) {
-        /* The lagging client caught up or left: no backlog to refill. */
-        es_chunk_pool_recall();
-        s->pool_lent = false;
-    }
+    /* A lagging client that caught up or left ends the pool's loans: no
+     * backlog to refill. */
+    es_pool_note_held(held);
     atomic_store_explicit(&s->counters.bytes_held, held, memory_order_relaxed);
     if (held > atomic_load_explicit(&s->counters.bytes_held_peak, memory_order_relaxed))
         atomic_store_explicit(&s->counters.bytes_held_peak, held, memory_order_relaxed);

@@ -4,7 +4,7 @@
 #ifndef ES_SERVER_H
 #define ES_SERVER_H
 
-#include "es_chunk.h"
+#include "es_store.h"
 #include "es_defs.h"
 #include "es_gate.h"
 #include "es_header.h"
@@ -136,10 +136,6 @@ struct es_server {
     struct es_log_limit log_exit_stall; /* clients that stopped reading at exit */
     struct es_log_limit log_handoff;    /* chunks dropped at the hand-off */
     struct es_log_limit log_refused;    /* clients refused at the limits */
-    /* Buffers of skipped chunks are lent to the chunk pool (es_client_drop)
-     * until what the library holds falls below lent_until. */
-    bool pool_lent;
-    size_t lent_until;
 
     struct es_client *clients; /* doubly linked list */
     unsigned nclients;

@@ -2,6 +2,7 @@
 
 #include "es_events.h"
 #include "es_log.h"
+#include "es_pool.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -102,7 +103,7 @@ static void walker_main(void *arg) {
              * to 1 ms). Out of memory here only means the RTS thread
              * allocates for itself. */
             if (next == NULL && es_inbox_empty(w->in))
-                (void)es_chunk_reserve(spare);
+                (void)es_pool_reserve(spare);
             c = next;
         }
     }

@@ -10,7 +10,7 @@
  * (BENCHMARKS.md, section 2).
  *
  * Between chunks, when none waits, the walker also faults in buffers for
- * the RTS's next chunks (es_chunk_reserve), so that writeEventLog only
+ * the RTS's next chunks (es_pool_reserve), so that writeEventLog only
  * copies: with a stalled client at 400 MB/s, 33 of 256 calls took page
  * faults (p99 1.4-1.6 ms) before, one after (p99 0.3-0.4 ms).
  *

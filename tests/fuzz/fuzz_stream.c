@@ -8,7 +8,8 @@
  * RTS is trusted to write well-formed eventlogs, but a bug in a GHC version
  * we have not seen, or in this library, must give "does not walk cleanly",
  * never a read out of bounds. Build and run with `make fuzz`. */
-#include "es_chunk.h"
+#include "es_pool.h"
+#include "es_store.h"
 #include "es_defs.h"
 #include "es_events.h"
 #include "es_header.h"

@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include "eventlog_socket.h"
 #include "es_client.h"
+#include "es_pool.h"
 #include "es_server.h"
 #include "server_util.h"
 #include "tap.h"
@@ -210,8 +211,8 @@ int main(void) {
        (unsigned long long)dropped);
     /* The skipped chunks' buffers were lent to the pool for the RTS; once
      * the client caught up, the pool gave the extra ones back. */
-    ok(es_chunk_pool_fitting(blen) <= ES_POOL_MAX, "the pool holds %zu buffers again (at most %d)",
-       es_chunk_pool_fitting(blen), ES_POOL_MAX);
+    ok(es_pool_fitting(blen) <= ES_POOL_MAX, "the pool holds %zu buffers again (at most %d)",
+       es_pool_fitting(blen), ES_POOL_MAX);
     /* Walk the blocks: data blocks (capability 0) and notices (global). */
     size_t data_bytes = 0, notices = 0;
     for (size_t pos = hlen; pos + 2 < ne;) {

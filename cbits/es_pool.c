@@ -1,0 +1,175 @@
+#include "es_pool.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Recently freed large buffers, shared by the RTS threads that allocate
+ * chunks and the loop thread that frees them, linked through `next`, most
+ * recently freed first. The pool keeps ES_POOL_MAX of them, and `lent`
+ * more after a slow client's chunks were skipped (es_pool_lend). */
+static struct {
+    pthread_mutex_t lock;
+    struct es_chunk *free;
+    unsigned n;
+    unsigned lent;
+    /* While loans are open: the bytes held (es_pool_note_held) below which
+     * they end, or 0 when none are open. */
+    size_t until;
+} pool = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* Whether a buffer of `cap` bytes may hold a chunk of `len`: not much
+ * larger than needed, or small chunks would pin big buffers. */
+static bool fits(size_t cap, size_t len) {
+    return cap >= len && cap <= 2 * len;
+}
+
+static struct es_chunk *pool_take(size_t len) {
+    pthread_mutex_lock(&pool.lock);
+    struct es_chunk **link = &pool.free, *c;
+    while ((c = *link) != NULL && !fits(c->cap, len))
+        link = &c->next;
+    if (c != NULL) {
+        *link = c->next;
+        pool.n--;
+    }
+    /* Every buffer the RTS needs, pooled or not, pays back one lent: the
+     * pool shrinks to its usual size as the RTS refills the backlog. */
+    if (pool.lent > 0)
+        pool.lent--;
+    pthread_mutex_unlock(&pool.lock);
+    return c;
+}
+
+/* With the lock held: keep the `keep` most recently freed buffers and
+ * return the rest, as a list to free once the lock is released. */
+static struct es_chunk *pool_trim(unsigned keep) {
+    if (pool.n <= keep)
+        return NULL;
+    struct es_chunk **link = &pool.free;
+    for (unsigned i = 0; i < keep; i++)
+        link = &(*link)->next;
+    struct es_chunk *rest = *link;
+    *link = NULL;
+    pool.n = keep;
+    return rest;
+}
+
+static void free_list(struct es_chunk *c) {
+    while (c != NULL) {
+        struct es_chunk *next = c->next;
+        free(c);
+        c = next;
+    }
+}
+
+/* Keep a buffer for reuse. Beyond the pool's size the least recently
+ * freed ones go instead: their sizes are the least likely to fit what the
+ * RTS writes next. */
+static void pool_keep(struct es_chunk *c) {
+    pthread_mutex_lock(&pool.lock);
+    c->next = pool.free;
+    pool.free = c;
+    pool.n++;
+    struct es_chunk *evicted = pool_trim(ES_POOL_MAX + pool.lent);
+    pthread_mutex_unlock(&pool.lock);
+    free_list(evicted);
+}
+
+void es_pool_lend(unsigned n) {
+    pthread_mutex_lock(&pool.lock);
+    pool.lent = pool.lent + n > ES_POOL_LENT_MAX ? ES_POOL_LENT_MAX : pool.lent + n;
+    pthread_mutex_unlock(&pool.lock);
+}
+
+void es_pool_lend_until(unsigned n, size_t held_below) {
+    if (n > 0)
+        es_pool_lend(n);
+    pthread_mutex_lock(&pool.lock);
+    bool open = n > 0 || pool.until > 0;
+    if (open)
+        pool.until = held_below > 0 ? held_below : 1;
+    pthread_mutex_unlock(&pool.lock);
+}
+
+void es_pool_note_held(size_t held) {
+    pthread_mutex_lock(&pool.lock);
+    bool recall = pool.until > 0 && held < pool.until;
+    pthread_mutex_unlock(&pool.lock);
+    if (recall)
+        es_pool_recall();
+}
+
+void es_pool_recall(void) {
+    pthread_mutex_lock(&pool.lock);
+    pool.lent = 0;
+    pool.until = 0;
+    struct es_chunk *evicted = pool_trim(ES_POOL_MAX);
+    pthread_mutex_unlock(&pool.lock);
+    free_list(evicted);
+}
+
+size_t es_pool_fitting(size_t len) {
+    pthread_mutex_lock(&pool.lock);
+    size_t n = 0;
+    for (const struct es_chunk *c = pool.free; c != NULL; c = c->next)
+        n += fits(c->cap, len);
+    pthread_mutex_unlock(&pool.lock);
+    return n;
+}
+
+/* The buffer size for a chunk of `len` bytes: poolable sizes are rounded
+ * up to a multiple of ES_POOL_CLASS. The RTS's blocks differ by a few
+ * bytes even when full (2097122 to 2097152 were seen, as the last event
+ * fits), and flushed ones grow and shrink with the program's rate, so
+ * buffers sized exactly kept missing the next block by a few bytes, and
+ * each miss faulted a fresh buffer in. */
+static size_t buffer_size(size_t len) {
+    if (len < ES_POOL_MIN)
+        return len;
+    return (len + ES_POOL_CLASS - 1) / ES_POOL_CLASS * ES_POOL_CLASS;
+}
+
+/* A chunk with a buffer for at least `len` bytes right after the struct,
+ * data uninitialised. */
+static struct es_chunk *chunk_alloc(size_t len) {
+    size_t cap = buffer_size(len);
+    struct es_chunk *c = malloc(sizeof *c + cap);
+    if (c == NULL)
+        return NULL;
+    c->cap = cap;
+    return c;
+}
+
+int es_pool_reserve(size_t len) {
+    if (len < ES_POOL_MIN)
+        return 0;
+    while (es_pool_fitting(len) < ES_POOL_SPARE) {
+        struct es_chunk *c = chunk_alloc(len);
+        if (c == NULL)
+            return -ENOMEM;
+        /* Fault every page in here, so that the RTS thread whose chunk
+         * lands in this buffer only copies. Every 4 KiB: the smallest page
+         * size. From malloc, like every chunk: freed beyond the pool, the
+         * buffer stays with the allocator, which hands it out again
+         * without faults (a mapping of its own would be unmapped). */
+        for (size_t off = 0; off < c->cap; off += 4096)
+            c->data[off] = 0;
+        c->data[c->cap - 1] = 0; /* the buffer need not start on a page */
+        pool_keep(c);
+    }
+    return 0;
+}
+
+struct es_chunk *es_pool_get(size_t len) {
+    struct es_chunk *c = len >= ES_POOL_MIN ? pool_take(len) : NULL;
+    return c != NULL ? c : chunk_alloc(len);
+}
+
+void es_pool_put(struct es_chunk *c) {
+    if (c->cap >= ES_POOL_MIN)
+        pool_keep(c);
+    else
+        free(c);
+}

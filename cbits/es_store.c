@@ -1,0 +1,108 @@
+#include "es_store.h"
+
+#include <string.h>
+
+void es_store_init(struct es_store *s, size_t retain_limit) {
+    memset(s, 0, sizeof *s);
+    s->retaining = true;
+    s->retain_limit = retain_limit;
+}
+
+void es_store_destroy(struct es_store *s) {
+    /* Whatever still holds chunks is going away with the store. */
+    for (struct es_chunk *c = s->head, *next; c != NULL; c = next) {
+        next = c->next;
+        es_chunk_free(c);
+    }
+    if (s->header)
+        es_store_release(s, s->header);
+    s->head = s->tail = s->header = NULL;
+    s->bytes_held = s->linked_bytes = 0;
+}
+
+void es_store_adopt(struct es_store *s, const struct es_chunk *c) {
+    s->bytes_held += c->len;
+    if (s->bytes_held > s->peak_bytes)
+        s->peak_bytes = s->bytes_held;
+}
+
+struct es_chunk *es_store_ref(struct es_chunk *c) {
+    c->refs++;
+    return c;
+}
+
+void es_store_release(struct es_store *s, struct es_chunk *c) {
+    if (c == NULL || --c->refs > 0)
+        return;
+    if (c->flags & ES_CHUNK_LINKED) {
+        if (c->prev)
+            c->prev->next = c->next;
+        else
+            s->head = c->next;
+        if (c->next)
+            c->next->prev = c->prev;
+        else
+            s->tail = c->prev;
+        s->linked_bytes -= c->len;
+    }
+    s->bytes_held -= c->len;
+    es_chunk_free(c);
+}
+
+void es_store_release_range(struct es_store *s, struct es_chunk *first, struct es_chunk *last) {
+    for (struct es_chunk *c = first;;) {
+        /* Read the successor first: releasing may free c. */
+        struct es_chunk *next = c->next;
+        bool done = c == last;
+        es_store_release(s, c);
+        if (done || next == NULL)
+            return;
+        c = next;
+    }
+}
+
+void es_store_set_header(struct es_store *s, struct es_chunk *c) {
+    es_store_adopt(s, c);
+    if (s->header)
+        es_store_release(s, s->header);
+    s->header = c;
+}
+
+struct es_chunk *es_store_append(struct es_store *s, struct es_chunk *c, unsigned holders) {
+    s->end_offset += c->len;
+    c->end_offset = s->end_offset;
+    c->refs = holders + (s->retaining ? 1 : 0);
+    es_store_adopt(s, c);
+    if (c->refs == 0) {
+        s->bytes_held -= c->len;
+        es_chunk_free(c);
+        return NULL;
+    }
+    c->flags |= ES_CHUNK_LINKED;
+    c->prev = s->tail;
+    c->next = NULL;
+    if (s->tail)
+        s->tail->next = c;
+    else
+        s->head = c;
+    s->tail = c;
+    s->linked_bytes += c->len;
+
+    /* Before any client: drop the oldest kept chunks beyond the limit, but
+     * keep the newest even if it alone exceeds it. (Before any client, the
+     * store is the only holder of every chunk.) */
+    while (s->retaining && s->linked_bytes > s->retain_limit && s->head != s->tail) {
+        s->retain_dropped_chunks++;
+        s->retain_dropped_bytes += s->head->len;
+        es_store_release(s, s->head);
+    }
+    return c;
+}
+
+struct es_chunk *es_store_join(struct es_store *s) {
+    if (s->retaining) {
+        s->retaining = false;
+        return s->head; /* the store's references become the client's */
+    }
+    return NULL;
+}

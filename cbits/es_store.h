@@ -1,0 +1,64 @@
+/* The chunk store: every chunk the RTS wrote, held once and shared by all
+ * clients (no per-client copies).
+ *
+ * Chunks form a doubly-linked list from oldest to newest. Each chunk counts
+ * its holders: every connected client that has yet to send it, every write
+ * in flight that contains it, and the store itself while it keeps chunks
+ * for a first client that has not connected yet. When the count reaches
+ * zero the chunk is unlinked and freed at once, wherever it is in the list,
+ * so skipping chunks for one slow client frees exactly what no other client
+ * still needs, even while that client's own write is stuck.
+ *
+ * Chunks outside the list (the header, synthesised blocks) use the same
+ * counting. Loop thread only. */
+#ifndef ES_STORE_H
+#define ES_STORE_H
+
+#include "es_chunk.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct es_store {
+    struct es_chunk *head, *tail; /* the list, oldest first */
+    struct es_chunk *header;      /* the current header (a reference), or NULL */
+    uint64_t end_offset;          /* stream offset after the newest chunk */
+    bool retaining;               /* no client has joined yet: keep chunks */
+    size_t retain_limit;          /* bytes of chunks kept for the first client */
+    size_t linked_bytes;          /* bytes of chunks in the list */
+    size_t bytes_held;            /* bytes of all live chunks of this store */
+    size_t peak_bytes;
+    uint64_t retain_dropped_chunks; /* dropped before the first client joined */
+    uint64_t retain_dropped_bytes;
+};
+
+void es_store_init(struct es_store *s, size_t retain_limit);
+void es_store_destroy(struct es_store *s);
+
+/* Count a chunk that lives outside the list (a synthesised block) in
+ * bytes_held; releasing its last reference uncounts it. */
+void es_store_adopt(struct es_store *s, const struct es_chunk *c);
+
+/* Replace the header; takes over the caller's reference to `c`. */
+void es_store_set_header(struct es_store *s, struct es_chunk *c);
+
+/* Append a chunk that `holders` clients will send; takes over the caller's
+ * reference. While no client has joined, the store holds it too, dropping
+ * the oldest kept chunks beyond retain_limit (never the newest). Returns
+ * the chunk, or NULL when nobody holds it and it was freed at once. */
+struct es_chunk *es_store_append(struct es_store *s, struct es_chunk *c, unsigned holders);
+
+/* The first chunk a joining client has to send: everything kept, for the
+ * first client ever (the store's references pass to it); NULL (nothing
+ * yet: it starts with the next chunk) for any later one. */
+struct es_chunk *es_store_join(struct es_store *s);
+
+struct es_chunk *es_store_ref(struct es_chunk *c);
+/* Drop one reference; the last one unlinks and frees the chunk. */
+void es_store_release(struct es_store *s, struct es_chunk *c);
+/* Release one reference on every chunk from `first` to `last` (inclusive,
+ * along the list). */
+void es_store_release_range(struct es_store *s, struct es_chunk *first, struct es_chunk *last);
+
+#endif
