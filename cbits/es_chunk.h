@@ -1,8 +1,8 @@
 /* A chunk: bytes the RTS handed over in one writeEventLog call (or one the
  * library made: a definitions block, a drop notice), with what the
- * library's threads learn about it on the way to the clients. Its buffer
- * comes from the pool (es_pool.h); the chunk store (es_store.h) counts its
- * holders. es_chunk_new and es_chunk_free are safe on any thread. */
+ * library's threads learn about it on the way to the clients. Chunks are
+ * made and freed by the pool (es_pool.h: es_chunk_new, es_chunk_free); the
+ * chunk store (es_store.h) counts their holders. */
 #ifndef ES_CHUNK_H
 #define ES_CHUNK_H
 
@@ -42,12 +42,6 @@ struct es_chunk {
 #define ES_CHUNK_HEADER    4u /* is an eventlog header */
 #define ES_CHUNK_DEFS_LOST 8u /* defs is incomplete: out of memory while walking */
 
-/* A new chunk holding a copy of `data` (or uninitialised bytes when `data`
- * is NULL), with one reference owned by the caller; NULL when out of
- * memory. Safe on any thread. */
-struct es_chunk *es_chunk_new(const void *data, size_t len);
-/* Free a chunk (or keep its buffer for reuse). Safe on any thread. */
-void es_chunk_free(struct es_chunk *c);
 /* Stream offset at which chunk `c` starts. */
 static inline uint64_t es_chunk_start(const struct es_chunk *c) {
     return c->end_offset - c->len;

@@ -1,22 +1,73 @@
-/* One connected client: its place in the chunk store, its outgoing write
- * and its control-frame parser. Loop thread only. */
+/* One connected client: its socket, its place in the chunk store, its
+ * outgoing write and its control-frame parser. It knows nothing of the
+ * server: what it needs of the stream and whom it tells what happened come
+ * in a struct es_client_env, filled in by the server (es_server.c); its
+ * place in the list of clients belongs to es_fanout.h, and the decisions
+ * about slow clients to es_bound.h. Loop thread only. */
 #ifndef ES_CLIENT_H
 #define ES_CLIENT_H
 
-#include "es_store.h"
 #include "es_control.h"
+#include "es_counters.h"
+#include "es_header.h"
+#include "es_store.h"
 
 #include <stdbool.h>
 #include <stdint.h>
 #include <uv.h>
-
-struct es_server;
 
 /* At most this much goes into one write (but always at least one whole
  * chunk), so one client cannot hold the loop for long, and a client that
  * stops reading pins little memory in its unfinished write. */
 #define ES_CLIENT_MAX_BUFS  64
 #define ES_CLIENT_MAX_WRITE (2u << 20)
+
+/* Bytes a client may write per second. Control frames are 5 bytes, and a
+ * client may bury them in megabytes of other bytes (protocol.md, section
+ * 2), but past this the client is not read until the second is over, so
+ * that the kernel makes a client flooding the socket wait instead of the
+ * loop thread reading and parsing for it: a client writing census requests
+ * as fast as it could kept the loop thread busy on one of two cores and
+ * made the program 3 times slower. */
+#define ES_CLIENT_READ_BUDGET ((size_t)4 << 20)
+
+/* At exit the server does not wait for a client that has stopped reading:
+ * one that has never read a byte of its stream is closed once it has read
+ * nothing for ES_EXIT_NEVER_READ_MS (it was never going to); one that has
+ * been reading gets half the linger time (1 s by default) without progress
+ * before it is closed, so that a client that is merely slow (a busy
+ * machine, a collector pause) does not lose the end of its stream. The
+ * same "while" tells a stuck client (es_client_stuck). */
+#define ES_EXIT_NEVER_READ_MS 250
+
+struct es_client;
+
+/* What every client is given. The pointers stay valid as long as any
+ * client lives. */
+struct es_client_env {
+    uv_loop_t *loop;
+    struct es_store *store;         /* the chunks, and the header to send first */
+    const struct es_header *header; /* the parsed header, for drop notices */
+    const bool *stopping;           /* the server is stopping: a client that has
+                                     * everything is shut down */
+    unsigned linger_ms;             /* how long exit waits for slow clients */
+    struct es_counters *counters;   /* bytes_sent */
+    /* Where every client's reads land: each read is parsed before the next
+     * one begins, so one buffer serves them all. */
+    uint8_t *read_buf;
+    size_t read_buf_len;
+    /* A known control command arrived (custom ones go to es_registry). */
+    void (*on_command)(uint8_t cmd, void *ctx);
+    /* The client stopped being read for its budget: call es_client_resume
+     * from a timer until it returns false. */
+    void (*on_reading_paused)(void *ctx);
+    /* A write ended and released its chunks: what the library holds may
+     * have fallen. */
+    void (*on_released)(void *ctx);
+    /* The connection is closed: unlink the client; it is freed after. */
+    void (*on_closed)(struct es_client *c, void *ctx);
+    void *ctx;
+};
 
 struct es_client {
     union {
@@ -25,8 +76,8 @@ struct es_client {
         uv_pipe_t pipe;
         uv_tcp_t tcp;
     } io;
-    struct es_server *server;
-    struct es_client *prev, *next;
+    const struct es_client_env *env;
+    struct es_client *prev, *next; /* es_fanout's list of clients */
     uint64_t id;
 
     /* The first chunk still to send, or NULL when everything has been
@@ -50,10 +101,10 @@ struct es_client {
                                       * the write (references), or NULL */
     bool write_has_header;
     size_t write_bytes;
-    /* Progress, for the exit rule (es_exit_stall_ms): bytes of finished
-     * writes, how many bytes the client had consumed at the last look, when
-     * that last grew (or the client had nothing left to read), and whether
-     * it ever consumed anything. */
+    /* Progress, for the exit rule (ES_EXIT_NEVER_READ_MS): bytes of
+     * finished writes, how many bytes the client had consumed at the last
+     * look, when that last grew (or the client had nothing left to read),
+     * and whether it ever consumed anything. */
     uint64_t bytes_done;
     uint64_t consumed_seen;
     uint64_t moved_ms;
@@ -61,6 +112,7 @@ struct es_client {
     uv_shutdown_t sreq;
     bool finishing; /* shutdown requested: everything has been sent */
     bool closing;
+    bool started; /* es_client_start ran: on_closed is due at the close */
 
     struct es_control_parser control;
     /* What the client wrote in the current one-second window; past
@@ -71,18 +123,21 @@ struct es_client {
     bool read_eof;    /* the client has shut down its writing side */
 };
 
-/* Bytes a client may write per second. Control frames are 5 bytes, and a
- * client may bury them in megabytes of other bytes (protocol.md, section
- * 2), but past this the server stops reading that client until the second
- * is over, so that the kernel makes a client flooding the socket wait
- * instead of the loop thread reading and parsing for it: a client writing
- * census requests as fast as it could kept the loop thread busy on one of
- * two cores and made the program 3 times slower. Reads go into one buffer
- * of the server's (ES_SERVER_READ_BUF), 64 KiB at a time. */
-#define ES_CLIENT_READ_BUDGET ((size_t)4 << 20)
+/* A client whose socket is ready for uv_accept (es_client_stream), or NULL
+ * with *err set. */
+struct es_client *es_client_new(const struct es_client_env *env, bool is_unix, int *err);
 
-/* Accept a pending connection on the server's listener. */
-void es_client_accept(struct es_server *s);
+static inline uv_stream_t *es_client_stream(struct es_client *c) {
+    return &c->io.stream;
+}
+
+/* Close a client that was never started (refused, or accept failed). */
+void es_client_discard(struct es_client *c);
+
+/* Begin serving an accepted client that es_fanout_join placed in the
+ * stream: start reading its control frames and send what it has. Returns 0
+ * or a libuv error (the client is then closing). */
+int es_client_start(struct es_client *c);
 
 /* A chunk was appended: a client that had sent everything starts there. */
 void es_client_on_append(struct es_client *c, struct es_chunk *chunk);
@@ -91,39 +146,36 @@ void es_client_on_append(struct es_client *c, struct es_chunk *chunk);
  * while the server stops, a client that has everything is shut down. */
 void es_client_pump(struct es_client *c);
 
-/* Apply the slow-client policy when more than the client limit waits. */
-void es_client_check_lag(struct es_client *c);
-
 /* Bytes waiting for the client that are not yet in a write (it could skip
  * them). */
 uint64_t es_client_droppable(const struct es_client *c);
 
+/* What es_client_drop skipped. */
+struct es_skipped {
+    uint64_t chunks, bytes;
+    unsigned reusable; /* buffers freed that the pool may keep (es_pool_lend) */
+};
+
 /* Skip whole chunks that are not yet in a write until at most `target`
  * bytes wait; never the end-of-data chunk. The client is told with a drop
- * notice before its next chunk. Returns the number of chunks skipped. */
-uint64_t es_client_drop(struct es_client *c, uint64_t target);
+ * notice before its next chunk. */
+struct es_skipped es_client_drop(struct es_client *c, uint64_t target);
 
 /* A client whose write is unfinished and that has consumed nothing of its
- * stream for a while is "stuck": what that write holds (up to
- * ES_CLIENT_MAX_WRITE, or one chunk) cannot be skipped, only freed by
- * closing the connection, which es_server.c's enforce_bound does when stuck
- * clients pin more than the bound allows. A while is the exit rule's
- * (es_exit_stall_ms): 250 ms for a client that never read anything, half
- * the linger time for one that did. Returns whether the client is stuck at
- * `now_ms`; if so, `*since` is the stream offset where its write begins
- * and `*unique` the bytes that closing it would free (chunks only its
- * write still holds). */
+ * stream for a while (the exit rule's, ES_EXIT_NEVER_READ_MS) is "stuck":
+ * what that write holds (up to ES_CLIENT_MAX_WRITE, or one chunk) cannot
+ * be skipped, only freed by closing the connection (es_bound.h). Returns
+ * whether the client is stuck at `now_ms`; if so, `*since` is the stream
+ * offset where its write begins and `*unique` the bytes that closing it
+ * would free (chunks only its write still holds). */
 bool es_client_stuck(const struct es_client *c, uint64_t now_ms, uint64_t *since, uint64_t *unique);
-
-/* Disconnect a client that fell `lag` bytes behind, with a log line. */
-void es_client_disconnect_lagging(struct es_client *c, uint64_t lag, const char *limit);
 
 /* Note whether the client's stream moved since the last look. */
 void es_client_note_progress(struct es_client *c, uint64_t now_ms);
 
-/* While the server stops: close the client if its stream has not moved
- * for es_exit_stall_ms. */
-void es_client_check_exit_stall(struct es_client *c, uint64_t now_ms);
+/* Whether the client's stream has not moved for the exit rule's while (it
+ * has stopped reading). */
+bool es_client_stalled(struct es_client *c, uint64_t now_ms);
 
 /* Resume reading a client whose budget window has ended (paused ones
  * only). Returns whether it is still paused. */

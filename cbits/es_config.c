@@ -10,6 +10,63 @@
 #include <stdlib.h>
 #include <strings.h>
 
+void es_config_defaults(struct es_config *cfg) {
+    *cfg = (struct es_config){
+        .flush_ms = -1,
+        .max_buffer = (size_t)64 << 20,
+        .client_limit = (size_t)64 << 20,
+        .slow_client = EVENTLOG_SOCKET_SLOW_CLIENT_DROP,
+        .defs_limit = (size_t)16 << 20,
+        .linger_ms = 2000,
+        .max_clients = 1024,
+        .control_interval_ms = 1000,
+    };
+}
+
+const char *es_config_invalid(const struct es_config *cfg) {
+    if (cfg->max_buffer < ES_MIN_BUFFER)
+        return "GHC_EVENTLOG_MAX_BUFFER must be at least 64K";
+    if (cfg->client_limit < ES_MIN_BUFFER)
+        return "GHC_EVENTLOG_CLIENT_BUFFER must be at least 64K";
+    if (cfg->slow_client != EVENTLOG_SOCKET_SLOW_CLIENT_DROP &&
+        cfg->slow_client != EVENTLOG_SOCKET_SLOW_CLIENT_DISCONNECT)
+        return "GHC_EVENTLOG_SLOW_CLIENT must be drop or disconnect";
+    if (cfg->control_interval_ms > ES_MAX_MS)
+        return "GHC_EVENTLOG_CONTROL_INTERVAL_MS must be at most 60000";
+    if (cfg->flush_ms > (int)ES_MAX_MS)
+        return "GHC_EVENTLOG_FLUSH_INTERVAL_MS must be at most 60000";
+    if (cfg->max_clients == 0 || cfg->max_clients > ES_MAX_CLIENTS)
+        return "GHC_EVENTLOG_MAX_CLIENTS must be from 1 to 1000000";
+    return NULL;
+}
+
+int es_config_from_options(struct es_config *cfg, const struct eventlog_socket_options *opts) {
+    if (opts == NULL)
+        return EVENTLOG_SOCKET_EINVAL;
+    struct es_config next = *cfg;
+    next.max_buffer = opts->max_buffer;
+    next.client_limit = opts->client_buffer;
+    next.slow_client = opts->slow_client;
+    next.linger_ms = opts->linger_ms;
+    next.control_interval_ms = opts->control_interval_ms;
+    next.max_clients = opts->max_clients;
+    next.allow_other_users = opts->allow_other_users != 0;
+    if (es_config_invalid(&next) != NULL)
+        return EVENTLOG_SOCKET_EINVAL;
+    *cfg = next;
+    return 0;
+}
+
+void es_config_to_options(const struct es_config *cfg, struct eventlog_socket_options *opts) {
+    opts->max_buffer = cfg->max_buffer;
+    opts->client_buffer = cfg->client_limit;
+    opts->slow_client = cfg->slow_client;
+    opts->linger_ms = cfg->linger_ms;
+    opts->control_interval_ms = cfg->control_interval_ms;
+    opts->max_clients = cfg->max_clients;
+    opts->allow_other_users = cfg->allow_other_users;
+}
+
 int es_config_parse_bool(const char *value, bool *out) {
     static const char *const yes[] = {"1", "true", "yes", "on"};
     static const char *const no[] = {"0", "false", "no", "off", ""};
@@ -36,7 +93,7 @@ int es_config_parse_ms(const char *value, int *out) {
     char *end;
     errno = 0;
     long v = strtol(value, &end, 10);
-    if (errno != 0 || *end != '\0' || v > 60000)
+    if (errno != 0 || *end != '\0' || v > ES_MAX_MS)
         return EVENTLOG_SOCKET_EINVAL;
     *out = (int)v;
     return 0;
@@ -80,12 +137,12 @@ int es_config_parse_size(const char *value, size_t *out) {
     return 0;
 }
 
+/* A size variable, into *out when set; the limits are es_config_invalid's. */
 static int size_var(const char *name, size_t *out) {
     const char *v = getenv(name);
-    *out = 0;
     if (v == NULL || v[0] == '\0')
         return 0;
-    if (es_config_parse_size(v, out) != 0 || *out < ES_MIN_BUFFER) {
+    if (es_config_parse_size(v, out) != 0) {
         es_log("%s=\"%s\" is not a size of at least 64K (bytes, or a number with K, M or G)", name,
                v);
         return EVENTLOG_SOCKET_EINVAL;
@@ -113,23 +170,24 @@ static int bool_var(const char *name, const char *yes, int *out) {
     return 0;
 }
 
-int es_config_from_env(struct es_env_config *out) {
+/* es_config_from_env into `out`, which the caller discards on an error. */
+static int read_env(struct es_config *out) {
     out->unix_path = env("GHC_EVENTLOG_UNIX_PATH");
     out->inet_host = env("GHC_EVENTLOG_INET_HOST");
     out->inet_port = env("GHC_EVENTLOG_INET_PORT");
-    int wait, term;
+    int wait, term, others;
     if (bool_var("GHC_EVENTLOG_WAIT", "waits for a client", &wait) != 0 ||
         bool_var("GHC_EVENTLOG_GRACEFUL_SIGTERM", "makes SIGTERM exit through hs_exit", &term) !=
             0 ||
-        bool_var("GHC_EVENTLOG_ALLOW_OTHER_USERS", "serves every user over TCP",
-                 &out->allow_other_users) != 0)
+        bool_var("GHC_EVENTLOG_ALLOW_OTHER_USERS", "serves every user over TCP", &others) != 0)
         return EVENTLOG_SOCKET_EINVAL;
     out->wait = wait == 1;
     out->graceful_sigterm = term == 1;
+    if (others >= 0)
+        out->allow_other_users = others == 1;
     if (size_var("GHC_EVENTLOG_MAX_BUFFER", &out->max_buffer) != 0 ||
-        size_var("GHC_EVENTLOG_CLIENT_BUFFER", &out->client_buffer) != 0)
+        size_var("GHC_EVENTLOG_CLIENT_BUFFER", &out->client_limit) != 0)
         return EVENTLOG_SOCKET_EINVAL;
-    out->slow_client = -1;
     const char *slow = env("GHC_EVENTLOG_SLOW_CLIENT");
     if (slow && strcasecmp(slow, "drop") == 0) {
         out->slow_client = EVENTLOG_SOCKET_SLOW_CLIENT_DROP;
@@ -139,7 +197,6 @@ int es_config_from_env(struct es_env_config *out) {
         es_log("GHC_EVENTLOG_SLOW_CLIENT=\"%s\" is neither drop nor disconnect", slow);
         return EVENTLOG_SOCKET_EINVAL;
     }
-    out->flush_ms = -1;
     const char *flush = env("GHC_EVENTLOG_FLUSH_INTERVAL_MS");
     if (flush && es_config_parse_ms(flush, &out->flush_ms) != 0) {
         es_log("GHC_EVENTLOG_FLUSH_INTERVAL_MS=\"%s\" is not a number of milliseconds from 0 "
@@ -147,27 +204,33 @@ int es_config_from_env(struct es_env_config *out) {
                flush);
         return EVENTLOG_SOCKET_EINVAL;
     }
-    out->control_ms = -1;
     const char *control = env("GHC_EVENTLOG_CONTROL_INTERVAL_MS");
-    if (control && es_config_parse_ms(control, &out->control_ms) != 0) {
+    int control_ms;
+    if (control && es_config_parse_ms(control, &control_ms) != 0) {
         es_log("GHC_EVENTLOG_CONTROL_INTERVAL_MS=\"%s\" is not a number of milliseconds from 0 "
                "(no limit) to 60000",
                control);
         return EVENTLOG_SOCKET_EINVAL;
     }
-    out->max_clients = 0;
+    if (control)
+        out->control_interval_ms = (unsigned)control_ms;
     const char *clients = env("GHC_EVENTLOG_MAX_CLIENTS");
     if (clients) {
         char *end;
         errno = 0;
         unsigned long v = strtoul(clients, &end, 10);
         if (clients[0] < '0' || clients[0] > '9' || *end != '\0' || errno != 0 || v == 0 ||
-            v > 1000000) {
+            v > ES_MAX_CLIENTS) {
             es_log("GHC_EVENTLOG_MAX_CLIENTS=\"%s\" is not a number of clients from 1 to 1000000",
                    clients);
             return EVENTLOG_SOCKET_EINVAL;
         }
         out->max_clients = (unsigned)v;
+    }
+    const char *invalid = es_config_invalid(out);
+    if (invalid != NULL) {
+        es_log("%s", invalid);
+        return EVENTLOG_SOCKET_EINVAL;
     }
     if (out->unix_path && (out->inet_port || out->inet_host)) {
         es_log("both GHC_EVENTLOG_UNIX_PATH and GHC_EVENTLOG_INET_%s are set; set only one",
@@ -186,4 +249,12 @@ int es_config_from_env(struct es_env_config *out) {
     if (out->unix_path)
         return es_listen_check_unix_path(out->unix_path, "GHC_EVENTLOG_UNIX_PATH=");
     return 0;
+}
+
+int es_config_from_env(struct es_config *cfg) {
+    struct es_config next = *cfg;
+    int r = read_env(&next);
+    if (r == 0)
+        *cfg = next;
+    return r;
 }

@@ -1,28 +1,47 @@
-/* Reading the GHC_EVENTLOG_* environment variables into a configuration,
- * with an error that names the offending variable. */
+/* The library's one configuration: what eventlog_socket_set_options and
+ * the GHC_EVENTLOG_* environment variables set, with the defaults, the
+ * limits every setting must meet (checked in one place, es_config_invalid),
+ * and the translation from the public struct eventlog_socket_options. The
+ * server, the memory bound and the command gate read their settings from
+ * it. Not thread-safe: set up before the server starts, read-only after. */
 #ifndef ES_CONFIG_H
 #define ES_CONFIG_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
-struct es_env_config {
-    const char *unix_path; /* NULL when not set */
-    const char *inet_host; /* NULL when not set */
-    const char *inet_port; /* NULL when not set */
-    bool wait;
+struct eventlog_socket_options;
+
+struct es_config {
+    /* Where to listen, from the environment; NULL when not set (the
+     * strings are the environment's). */
+    const char *unix_path;
+    const char *inet_host;
+    const char *inet_port;
+    bool wait;             /* GHC_EVENTLOG_WAIT: wait for a first client */
     bool graceful_sigterm; /* GHC_EVENTLOG_GRACEFUL_SIGTERM */
-    int allow_other_users; /* GHC_EVENTLOG_ALLOW_OTHER_USERS: 0, 1, or -1 when not set */
-    int flush_ms;          /* GHC_EVENTLOG_FLUSH_INTERVAL_MS, or -1 when not set */
-    size_t max_buffer;     /* GHC_EVENTLOG_MAX_BUFFER, or 0 when not set */
-    size_t client_buffer;  /* GHC_EVENTLOG_CLIENT_BUFFER, or 0 when not set */
-    int slow_client;       /* GHC_EVENTLOG_SLOW_CLIENT, or -1 when not set */
-    int control_ms;        /* GHC_EVENTLOG_CONTROL_INTERVAL_MS, or -1 when not set */
-    unsigned max_clients;  /* GHC_EVENTLOG_MAX_CLIENTS, or 0 when not set */
+    int flush_ms;          /* the flush interval; -1 for the default */
+
+    size_t max_buffer;            /* bytes held for clients at most, and kept for the
+                                   * first client before it connects (64 MiB) */
+    size_t client_limit;          /* unsent bytes one client may fall behind (64 MiB) */
+    int slow_client;              /* EVENTLOG_SOCKET_SLOW_CLIENT_*: past its limit a
+                                   * client skips chunks (DROP, default) or is
+                                   * disconnected */
+    size_t defs_limit;            /* bytes of definition events kept (16 MiB) */
+    unsigned linger_ms;           /* how long exit waits for slow clients (2000) */
+    unsigned max_clients;         /* connections served at once (1024) */
+    bool allow_other_users;       /* TCP: serve loopback clients of any user */
+    unsigned control_interval_ms; /* a census, or a start/stop, at most this
+                                   * often (es_gate.h; 1000, 0: no limit) */
 };
 
 /* The smallest buffer limit accepted. */
 #define ES_MIN_BUFFER ((size_t)64 << 10)
+/* The longest interval accepted (flush, control), in milliseconds. */
+#define ES_MAX_MS 60000u
+/* The most clients that may be allowed at once. */
+#define ES_MAX_CLIENTS 1000000u
 
 /* The default flush interval on GHC >= 9.2 (milliseconds). */
 #define ES_DEFAULT_FLUSH_MS 100
@@ -38,10 +57,25 @@ int es_config_parse_ms(const char *value, int *out);
  * of 1024; "MiB", "M" and "MB" mean the same). Returns 0 or -EINVAL. */
 int es_config_parse_size(const char *value, size_t *out);
 
-/* Read the environment. Returns 0, EVENTLOG_SOCKET_ENOTCONFIGURED when no
- * socket is configured, EVENTLOG_SOCKET_EINVAL after logging which
- * variable is wrong and why, or, for a GHC_EVENTLOG_UNIX_PATH that cannot
- * work, the error of es_listen_check_unix_path (logged with the variable). */
-int es_config_from_env(struct es_env_config *out);
+/* The defaults. */
+void es_config_defaults(struct es_config *cfg);
+
+/* The limits every configuration meets, whoever set it: NULL when it does,
+ * else what is wrong, naming the setting as the environment does (for
+ * example "GHC_EVENTLOG_MAX_BUFFER must be at least 64K"). */
+const char *es_config_invalid(const struct es_config *cfg);
+
+/* The public options into `cfg` (the socket and the environment-only
+ * settings untouched). Returns 0, or EVENTLOG_SOCKET_EINVAL when they break
+ * a limit (`cfg` is then unchanged). */
+int es_config_from_options(struct es_config *cfg, const struct eventlog_socket_options *opts);
+void es_config_to_options(const struct es_config *cfg, struct eventlog_socket_options *opts);
+
+/* Apply the environment on top of `cfg` (what is not set stays; on an
+ * error nothing changes). Returns 0, EVENTLOG_SOCKET_ENOTCONFIGURED when no socket is configured,
+ * EVENTLOG_SOCKET_EINVAL after logging which variable is wrong and why, or,
+ * for a GHC_EVENTLOG_UNIX_PATH that cannot work, the error of
+ * es_listen_check_unix_path (logged with the variable). */
+int es_config_from_env(struct es_config *cfg);
 
 #endif

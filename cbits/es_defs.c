@@ -1,11 +1,34 @@
 #include "es_defs.h"
 
+#include "es_pool.h"
+
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 void es_defs_init(struct es_defs *d, size_t limit) {
     memset(d, 0, sizeof *d);
     d->limit = limit;
+    for (unsigned t = 0; t < ES_MAX_EVENT_TYPES; t++)
+        d->types[t] = es_defs_is_definition((uint16_t)t);
+}
+
+int es_defs_take_chunk(struct es_defs *d, struct es_chunk *c) {
+    int r = c->flags & ES_CHUNK_DEFS_LOST ? -ENOMEM : 0;
+    bool was_full = d->full;
+    for (size_t i = 0; i < c->ndefs; i++) {
+        const uint8_t *p = c->data + c->defs[i].offset;
+        struct es_event ev = {.type = es_be16(p),
+                              .time = es_be64(p + 2),
+                              .offset = c->defs[i].offset,
+                              .len = c->defs[i].len};
+        if (!es_defs_keep(d, &ev, c->data) && !was_full && r == 0)
+            r = -ENOSPC;
+    }
+    free(c->defs);
+    c->defs = NULL;
+    c->ndefs = c->defs_cap = 0;
+    return r;
 }
 
 void es_defs_destroy(struct es_defs *d, struct es_store *st) {

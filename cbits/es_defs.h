@@ -34,6 +34,10 @@ struct es_defs {
     struct es_defs_mark *marks;
     size_t nmarks, marks_cap;
     struct es_chunk *block; /* cached block of all kept events, or NULL */
+    /* es_defs_is_definition as a table, for the walker thread, which finds
+     * the definition events of each chunk (es_walker.h); read-only after
+     * es_defs_init. */
+    bool types[ES_MAX_EVENT_TYPES];
 };
 
 void es_defs_init(struct es_defs *d, size_t limit);
@@ -41,6 +45,12 @@ void es_defs_destroy(struct es_defs *d, struct es_store *st);
 
 /* Whether events of this type are kept. */
 bool es_defs_is_definition(uint16_t type);
+
+/* Keep the definition events the walker found in chunk `c` (its `defs`
+ * spans, which this frees). Returns 0, -ENOSPC the first time the limit
+ * stops one (later ones are dropped silently), or -ENOMEM when the walker
+ * could not note them all. */
+int es_defs_take_chunk(struct es_defs *d, struct es_chunk *c);
 
 /* Keep the definition event `ev` from a chunk; returns false when the limit
  * stopped it. */

@@ -1,5 +1,7 @@
 #include "es_inbox.h"
 
+#include "es_pool.h"
+
 #include "es_header.h"
 
 #include <string.h>

@@ -1,5 +1,7 @@
 #include "es_notice.h"
 
+#include "es_pool.h"
+
 #include "es_events.h"
 
 #include <stdio.h>

@@ -34,6 +34,12 @@
  * to the peak RSS with a stalled client. */
 #define ES_POOL_SPARE 1
 
+/* A new chunk holding a copy of `data` (or uninitialised bytes when `data`
+ * is NULL), with one reference owned by the caller; NULL when out of
+ * memory. Safe on any thread. */
+struct es_chunk *es_chunk_new(const void *data, size_t len);
+/* Free a chunk (or keep its buffer for reuse). Safe on any thread. */
+void es_chunk_free(struct es_chunk *c);
 /* A buffer for a chunk of `len` bytes (`cap` set, nothing else): a pooled
  * one that fits, or a fresh one. NULL when out of memory. */
 struct es_chunk *es_pool_get(size_t len);

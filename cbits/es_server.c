@@ -4,12 +4,18 @@
 
 #define EVENTLOG_SOCKET_NO_RTS
 #include "eventlog_socket.h"
+#include "es_admit.h"
+#include "es_bound.h"
 #include "es_client.h"
-#include "es_events.h"
+#include "es_fanout.h"
+#include "es_flush_timer.h"
+#include "es_gate.h"
+#include "es_inbox.h"
+#include "es_listen.h"
 #include "es_log.h"
-#include "es_notice.h"
 #include "es_peer.h"
 #include "es_pool.h"
+#include "es_walker.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -21,15 +27,66 @@
 
 #define ES_NS_PER_MS UINT64_C(1000000)
 
-void es_server_config_defaults(struct es_server_config *cfg) {
-    cfg->max_buffer = (size_t)64 << 20;
-    cfg->client_limit = (size_t)64 << 20;
-    cfg->drop_slow = true;
-    cfg->defs_limit = (size_t)16 << 20;
-    cfg->linger_ms = 2000;
-    cfg->control_interval_ms = ES_GATE_DEFAULT_MS;
-    cfg->max_clients = 1024;
-}
+/* Where every client's reads land (es_client_env.read_buf). */
+#define ES_SERVER_READ_BUF 65536
+
+/* The server owns the lifecycle: the listening socket, the library's two
+ * threads, accepting clients, stopping; the stream itself is es_fanout's,
+ * the memory bound es_bound's, the flush timer es_flush_timer's. */
+struct es_server {
+    struct es_config cfg;
+    struct es_counters counters;
+    uv_loop_t loop;
+    uv_async_t wake;
+    uv_timer_t linger;
+    uv_timer_t exit_check; /* while stopping: closes clients that stopped reading */
+    struct es_flush_timer flush;
+    union {
+        uv_handle_t handle;
+        uv_stream_t stream;
+        uv_pipe_t pipe;
+        uv_tcp_t tcp;
+    } listener;
+    bool is_unix;
+    char *unix_path;
+    struct es_listen_result addr;
+    pid_t pid; /* the process that started the server (a forked child is not it) */
+
+    es_command_fn on_command;
+    void *command_ctx;
+    struct es_gate gate;     /* the rate limit on commands */
+    uv_timer_t gate_timer;   /* runs what the gate holds back */
+    uv_timer_t resume_timer; /* resumes reading clients paused for their budget */
+    uint8_t read_buf[ES_SERVER_READ_BUF];
+    struct es_client_env client_env;
+    struct es_admit_rules admit;
+
+    struct es_inbox inbox;              /* RTS threads to the walker */
+    struct es_walker walker;            /* the walker to the loop thread */
+    struct es_fanout fan;               /* the stream and its clients */
+    struct es_bound bound;              /* the memory bound */
+    struct es_log_limit log_exit_stall; /* clients that stopped reading at exit */
+    struct es_log_limit log_refused;    /* clients refused at the limits */
+
+    uv_thread_t thread;
+    atomic_bool stop_called; /* es_server_stop has begun */
+    bool joined;             /* es_server_stop (or _free) joined the threads */
+    /* The walker's and the loop thread's CPU clocks (es_server_cpu). */
+    clockid_t walker_clock, loop_clock;
+    atomic_bool clocks_ok;
+    atomic_uint debug_block_ms; /* es_server_debug_block */
+    atomic_bool stop_requested; /* the walker has ended: the loop may stop */
+    bool stopping;              /* loop thread: stop has begun */
+    bool finished;              /* loop thread: handles are closing */
+    atomic_int last_error;
+
+    /* Guarded by state_lock: for threads waiting on the loop. */
+    uv_mutex_t state_lock;
+    uv_cond_t state_cond;
+    bool first_client;
+    bool stopped;
+    bool wake_closed; /* the loop has closed `wake` */
+};
 
 /* ---- control commands ------------------------------------------------- */
 
@@ -66,30 +123,27 @@ static void on_resume_timer(uv_timer_t *t) {
     struct es_server *s = t->data;
     bool any = false;
     uint64_t now = uv_now(&s->loop);
-    for (struct es_client *c = s->clients, *next; c != NULL; c = next) {
-        next = c->next;
-        any |= es_client_resume_reading(c, now);
-    }
+    es_fanout_each(&s->fan, c, next) any |= es_client_resume_reading(c, now);
     if (!any)
         uv_timer_stop(&s->resume_timer);
 }
 
-void es_server_reading_paused(struct es_server *s) {
+static void reading_paused(void *ctx) {
+    struct es_server *s = ctx;
     if (!uv_is_active((uv_handle_t *)&s->resume_timer))
         uv_timer_start(&s->resume_timer, on_resume_timer, 100, 100);
 }
 
-void es_server_command(struct es_server *s, uint8_t cmd) {
+/* A control command from a client, through the rate limit. */
+static void command(uint8_t cmd, void *ctx) {
+    struct es_server *s = ctx;
     es_gate_offer(&s->gate, cmd, uv_now(&s->loop), deliver_command, s);
     arm_gate(s);
 }
 
-size_t es_server_held(const struct es_server *s) {
-    return s->store.bytes_held + s->defs.len;
-}
-
-void es_server_publish(struct es_server *s) {
-    size_t held = es_server_held(s);
+/* Refresh the held-bytes counters after memory changed. */
+static void publish(struct es_server *s) {
+    size_t held = es_fanout_held(&s->fan);
     /* A lagging client that caught up or left ends the pool's loans: no
      * backlog to refill. */
     es_pool_note_held(held);
@@ -98,7 +152,8 @@ void es_server_publish(struct es_server *s) {
         atomic_store_explicit(&s->counters.bytes_held_peak, held, memory_order_relaxed);
 }
 
-void es_server_async_error(struct es_server *s, int err, const char *what) {
+/* Record an error from the loop thread: the first one is kept and logged. */
+static void async_error(struct es_server *s, int err, const char *what) {
     int expected = 0;
     if (atomic_compare_exchange_strong(&s->last_error, &expected, err))
         es_log("error while %s: %s (further errors are not logged)", what,
@@ -107,195 +162,12 @@ void es_server_async_error(struct es_server *s, int err, const char *what) {
 
 /* ---- chunks from the RTS ---------------------------------------------- */
 
-/* Append a data chunk for every connected client. */
-static void append(struct es_server *s, struct es_chunk *c) {
-    uint64_t dropped = s->store.retain_dropped_chunks;
-    uint64_t dropped_bytes = s->store.retain_dropped_bytes;
-    struct es_chunk *kept = es_store_append(&s->store, c, s->nclients);
-    es_defs_end_chunk(&s->defs, s->store.end_offset);
-    if (kept != NULL)
-        for (struct es_client *cl = s->clients; cl != NULL; cl = cl->next)
-            es_client_on_append(cl, kept);
-    if (s->store.retain_dropped_chunks > dropped) {
-        atomic_fetch_add(&s->counters.chunks_dropped, s->store.retain_dropped_chunks - dropped);
-        atomic_fetch_add(&s->counters.bytes_dropped, s->store.retain_dropped_bytes - dropped_bytes);
-        if (dropped == 0)
-            es_log("no client yet and %.1f MiB retained: dropping the oldest chunks from now "
-                   "on (the first client will miss them)",
-                   (double)s->cfg.max_buffer / (1 << 20));
-    }
-}
-
-/* Keep only the header proper: GHC 9.0 may put a stale block marker before
- * it, which must never reach a client, and bytes after "datb" (none in
- * practice) are ordinary data. */
-static void ingest_header(struct es_server *s, struct es_chunk *c) {
-    if (es_header_parse(c->data, c->len, &s->header) != 0) {
-        if (!s->bad_header_logged) {
-            s->bad_header_logged = true;
-            es_log("the RTS wrote a header that does not parse; passing it on unchanged");
-        }
-        s->header.skip = 0;
-        s->header.len = c->len;
-    }
-    s->have_header = true;
-    size_t rest = c->len - s->header.skip - s->header.len;
-    if (s->header.skip == 0 && rest == 0) {
-        es_store_set_header(&s->store, c);
-        return;
-    }
-    struct es_chunk *h = es_chunk_new(c->data + s->header.skip, s->header.len);
-    struct es_chunk *tail = rest ? es_chunk_new(c->data + c->len - rest, rest) : NULL;
-    es_chunk_free(c);
-    if (h == NULL || (rest && tail == NULL)) {
-        es_chunk_free(h);
-        es_chunk_free(tail);
-        es_server_async_error(s, UV_ENOMEM, "storing the eventlog header");
-        return;
-    }
-    es_store_set_header(&s->store, h);
-    if (tail)
-        append(s, tail);
-}
-
-/* Keep the definition events the walker found in a chunk. Every one of
- * every chunk passes here once. */
-static void keep_definitions(struct es_server *s, struct es_chunk *c) {
-    if (c->flags & ES_CHUNK_DEFS_LOST)
-        es_server_async_error(s, UV_ENOMEM, "noting definition events for late joiners");
-    for (size_t i = 0; i < c->ndefs; i++) {
-        const uint8_t *p = c->data + c->defs[i].offset;
-        struct es_event ev = {.type = es_be16(p),
-                              .time = es_be64(p + 2),
-                              .offset = c->defs[i].offset,
-                              .len = c->defs[i].len};
-        if (!es_defs_keep(&s->defs, &ev, c->data) && !s->defs_full_logged) {
-            s->defs_full_logged = true;
-            es_log("more than %.1f MiB of start-up definition events; clients joining later "
-                   "will miss the rest",
-                   (double)s->cfg.defs_limit / (1 << 20));
-        }
-    }
-    free(c->defs);
-    c->defs = NULL;
-    c->ndefs = c->defs_cap = 0;
-}
-
-/* Chunks were dropped at the hand-off right before `c` (es_inbox.h): every
- * client missed them. Under the drop policy each gets a notice where the
- * gap is (one block for all, in the stream's order); under the disconnect
- * policy, which promises a client no gap, each is disconnected. */
-static void handoff_gap(struct es_server *s, const struct es_chunk *c) {
-    uint64_t now = uv_now(&s->loop);
-    es_log_limited(&s->log_handoff, now,
-                   "the library's threads fell behind the program: dropped %llu chunks "
-                   "(%.1f MiB) before they reached any client (%s)",
-                   (unsigned long long)c->gap_chunks, (double)c->gap_bytes / (1 << 20),
-                   s->cfg.drop_slow ? "each gets a drop notice where the gap is"
-                                    : "clients connected are disconnected");
-    unsigned missed = s->nclients > 0 ? s->nclients : s->store.retaining ? 1 : 0;
-    atomic_fetch_add(&s->counters.chunks_dropped, c->gap_chunks * missed);
-    atomic_fetch_add(&s->counters.bytes_dropped, c->gap_bytes * missed);
-    if (!s->cfg.drop_slow) {
-        for (struct es_client *cl = s->clients, *next; cl != NULL; cl = next) {
-            next = cl->next;
-            if (!cl->closing)
-                es_client_disconnect_lagging(cl, c->gap_bytes, "chunks dropped at the hand-off");
-        }
-        if (!s->store.retaining)
-            return;
-    }
-    struct es_chunk *notice = es_notice_new(&s->header, c->gap_chunks, c->gap_bytes, c->gap_time);
-    if (notice != NULL)
-        append(s, notice);
-}
-
-static void ingest(struct es_server *s, struct es_chunk *c) {
-    c->next = NULL;
-    if (c->gap_chunks > 0 && s->have_header)
-        handoff_gap(s, c);
-    if (c->flags & ES_CHUNK_HEADER) {
-        ingest_header(s, c);
-        return;
-    }
-    if (!s->have_header) {
-        /* Data before any header cannot be parsed by a client. */
-        if (!s->orphan_logged) {
-            s->orphan_logged = true;
-            es_log("dropping eventlog data that arrived before the header");
-        }
-        es_chunk_free(c);
-        return;
-    }
-    keep_definitions(s, c);
-    append(s, c);
-}
-
-/* Past the bound, with nothing left to skip, what remains is held by
- * unfinished writes. One such write per client that has stopped reading
- * may stay (ES_PINNED_SLACK), but clients that stop reading one after
- * another, each at another place in the stream, would pin a chunk each
- * without limit (200 of them joining a flood 30 ms apart held 88 MiB
- * against a 16 MiB bound): then stuck clients (es_client_stuck), oldest
- * write first, are disconnected, whatever the policy, until what closing
- * them frees brings the library back within the bound. Their memory comes
- * back when the closes complete. */
-#define ES_PINNED_SLACK (ES_CLIENT_MAX_WRITE + ES_RTS_BUFFER)
-
-static void close_stuck(struct es_server *s) {
-    size_t held = es_server_held(s);
-    uint64_t now = uv_now(&s->loop);
-    while (held > s->cfg.max_buffer + ES_PINNED_SLACK) {
-        uint64_t oldest = UINT64_MAX, freed = 0, since, unique;
-        struct es_client *victim = NULL;
-        for (struct es_client *c = s->clients; c != NULL; c = c->next)
-            if (es_client_stuck(c, now, &since, &unique) && since < oldest) {
-                oldest = since;
-                freed = unique;
-                victim = c;
-            }
-        if (victim == NULL)
-            return;
-        es_client_disconnect_lagging(victim, s->store.end_offset - oldest,
-                                     "it stopped reading, and the unsent data of clients like it "
-                                     "exceeds the buffer bound");
-        held -= freed < held ? freed : held;
-    }
-}
-
-/* Keep the memory held within max_buffer: the client furthest behind skips
- * chunks (or is disconnected) until the chunks only it still needed are
- * freed, then the next furthest. Chunks in a write in flight cannot be
- * released, so a stalled client pins at most one write's worth
- * (ES_CLIENT_MAX_WRITE, or one chunk). */
-static void enforce_bound(struct es_server *s) {
-    while (es_server_held(s) > s->cfg.max_buffer) {
-        struct es_client *worst = NULL;
-        uint64_t worst_lag = 0;
-        for (struct es_client *c = s->clients; c != NULL; c = c->next) {
-            uint64_t lag = es_client_droppable(c);
-            if (!c->closing && lag > worst_lag) {
-                worst = c;
-                worst_lag = lag;
-            }
-        }
-        if (worst == NULL) {
-            close_stuck(s);
-            return;
-        }
-        if (!s->cfg.drop_slow) {
-            /* Its memory comes back when the close completes; look again
-             * at the next wake-up rather than disconnect everyone now. */
-            es_client_disconnect_lagging(worst, worst_lag, "the global buffer limit");
-            return;
-        }
-        uint64_t excess = es_server_held(s) - s->cfg.max_buffer;
-        if (es_client_drop(worst, worst_lag > excess ? worst_lag - excess : 0) == 0)
-            return;
-    }
+static void released(void *ctx) {
+    publish(ctx);
 }
 
 static void begin_stop(struct es_server *s);
+static void update_flush(struct es_server *s);
 
 /* Take in what the walker handed over; returns whether there was any. */
 static bool take_chunks(struct es_server *s) {
@@ -305,7 +177,10 @@ static bool take_chunks(struct es_server *s) {
     while (c != NULL) {
         struct es_chunk *next = c->next;
         bytes += c->len; /* before ingest, which may free or split it */
-        ingest(s, c);
+        if (c->gap_chunks > 0 && s->fan.have_header)
+            es_bound_handoff_gap(&s->bound, c);
+        if (es_fanout_ingest(&s->fan, c) != 0)
+            async_error(s, UV_ENOMEM, "keeping a chunk for the clients");
         c = next;
     }
     es_inbox_release(&s->inbox, bytes);
@@ -315,10 +190,8 @@ static bool take_chunks(struct es_server *s) {
 /* Summaries of repeating causes whose one-second window has ended. */
 static void flush_logs(struct es_server *s, bool force) {
     uint64_t now = uv_now(&s->loop);
-    es_log_limit_flush(&s->log_dropping, now, force);
-    es_log_limit_flush(&s->log_lagging, now, force);
+    es_bound_flush_logs(&s->bound, now, force);
     es_log_limit_flush(&s->log_exit_stall, now, force);
-    es_log_limit_flush(&s->log_handoff, now, force);
     es_log_limit_flush(&s->log_refused, now, force);
 }
 
@@ -337,102 +210,33 @@ static void on_wake(uv_async_t *h) {
          * chunks can arrive many at a time (the loop thread was busy, or
          * a client joined just before a burst), and that burst is not the
          * client's fault. */
-        for (struct es_client *cl = s->clients, *next; cl != NULL; cl = next) {
-            next = cl->next;
+        es_fanout_each(&s->fan, cl, next) {
             es_client_note_progress(cl, now);
             es_client_pump(cl);
-            es_client_check_lag(cl);
+            es_bound_check_client(&s->bound, cl);
         }
-        enforce_bound(s);
-        for (struct es_client *cl = s->clients, *next; cl != NULL; cl = next) {
-            next = cl->next;
-            es_client_pump(cl);
-        }
-        es_server_publish(s);
+        es_bound_enforce(&s->bound);
+        es_fanout_each(&s->fan, cl, next) es_client_pump(cl);
+        publish(s);
     }
     flush_logs(s, false);
     if (atomic_load(&s->stop_requested) && !s->stopping)
         begin_stop(s);
-    es_server_update_tick(s);
+    update_flush(s);
 }
 
-/* ---- periodic tick (the RTS flush on GHC >= 9.2) ------------------------ */
+/* ---- the flush timer (the RTS flush on GHC >= 9.2) ---------------------- */
 
-static void on_tick(uv_timer_t *t);
-
-/* Fire the tick at `due` (uv_hrtime), or at once if that has passed. */
-static void arm_tick(struct es_server *s, uint64_t due) {
-    uint64_t now = uv_hrtime();
-    uint64_t ms = due > now ? (due - now + ES_NS_PER_MS - 1) / ES_NS_PER_MS : 0;
-    uv_timer_start(&s->tick, on_tick, ms, 0);
+static void update_flush(struct es_server *s) {
+    es_flush_timer_update(&s->flush, s->fan.nclients > 0 && !s->stopping);
 }
 
-static void on_tick(uv_timer_t *t) {
-    struct es_server *s = t->data;
-    uv_mutex_lock(&s->state_lock);
-    es_tick_fn fn = s->tick_fn;
-    void *ctx = s->tick_ctx;
-    uint64_t interval = (uint64_t)s->tick_ms * ES_NS_PER_MS;
-    bool paced = s->tick_paced;
-    uv_mutex_unlock(&s->state_lock);
-    if (fn == NULL || interval == 0 || s->stopping) {
-        s->tick_active = false; /* es_server_update_tick starts it again */
-        return;
-    }
-    uint64_t now = uv_hrtime();
-    /* The first time after the tick starts, there is no flush to pace
-     * from: capabilities that never handed a block over are unknown. */
-    if (paced && s->tick_flushed) {
-        uint64_t due = es_walker_next_flush(&s->walker, s->last_flush, interval);
-        /* The timer counts in milliseconds: within one, it is due now. */
-        if (due > now + ES_NS_PER_MS) {
-            arm_tick(s, due);
-            return;
-        }
-    }
-    /* Every buffer is emptied during the flush: from its start on, nothing
-     * older is left in one. */
-    s->last_flush = now;
-    s->tick_flushed = true;
-    if (fn(ctx)) {
-        atomic_fetch_add_explicit(&s->counters.flushes, 1, memory_order_relaxed);
-        atomic_fetch_add_explicit(&s->counters.flush_us, (uv_hrtime() - now) / 1000,
-                                  memory_order_relaxed);
-    }
-    arm_tick(s, s->last_flush + interval);
-}
-
-void es_server_update_tick(struct es_server *s) {
-    uv_mutex_lock(&s->state_lock);
-    bool want = s->tick_fn != NULL && s->tick_ms > 0;
-    unsigned ms = s->tick_ms;
-    uv_mutex_unlock(&s->state_lock);
-    want = want && s->nclients > 0 && !s->stopping;
-    if (want && (!s->tick_active || ms != s->tick_armed_ms)) {
-        if (!s->tick_active) {
-            s->last_flush = uv_hrtime();
-            s->tick_flushed = false;
-        }
-        /* A new interval counts from the last flush, so a shorter one may
-         * fire at once. */
-        s->tick_armed_ms = ms;
-        arm_tick(s, s->last_flush + (uint64_t)ms * ES_NS_PER_MS);
-        s->tick_active = true;
-    } else if (!want && s->tick_active) {
-        uv_timer_stop(&s->tick);
-        s->tick_active = false;
-    }
-}
-
-void es_server_set_tick(struct es_server *s, es_tick_fn fn, void *ctx, unsigned interval_ms,
-                        bool paced) {
-    uv_mutex_lock(&s->state_lock);
-    s->tick_fn = fn;
-    s->tick_ctx = ctx;
-    s->tick_ms = interval_ms;
-    s->tick_paced = paced;
+void es_server_set_flush(struct es_server *s, es_flush_fn fn, void *ctx, unsigned interval_ms,
+                         bool paced) {
+    es_flush_timer_set(&s->flush, fn, ctx, interval_ms, paced);
     /* The loop thread picks the change up when it wakes. Under the lock,
      * so that the loop cannot close `wake` in between. */
+    uv_mutex_lock(&s->state_lock);
     if (!s->wake_closed)
         uv_async_send(&s->wake);
     uv_mutex_unlock(&s->state_lock);
@@ -444,8 +248,9 @@ static void on_handle_closed(uv_handle_t *h) {
     (void)h;
 }
 
-void es_server_maybe_finish(struct es_server *s) {
-    if (!s->stopping || s->finished || s->nclients > 0)
+/* The server is stopping and every client has gone: close the handles. */
+static void maybe_finish(struct es_server *s) {
+    if (!s->stopping || s->finished || s->fan.nclients > 0)
         return;
     s->finished = true;
     flush_logs(s, true);
@@ -455,63 +260,99 @@ void es_server_maybe_finish(struct es_server *s) {
     uv_close((uv_handle_t *)&s->wake, on_handle_closed);
     uv_close((uv_handle_t *)&s->linger, on_handle_closed);
     uv_close((uv_handle_t *)&s->exit_check, on_handle_closed);
-    uv_close((uv_handle_t *)&s->tick, on_handle_closed);
+    uv_close(es_flush_timer_handle(&s->flush), on_handle_closed);
     uv_close((uv_handle_t *)&s->gate_timer, on_handle_closed);
     uv_close((uv_handle_t *)&s->resume_timer, on_handle_closed);
 }
 
 static void on_linger_timeout(uv_timer_t *t) {
     struct es_server *s = t->data;
-    if (s->nclients == 0)
+    if (s->fan.nclients == 0)
         return;
     es_log("%u client(s) did not take the rest of the stream within %u ms; closing them",
-           s->nclients, s->cfg.linger_ms);
-    for (struct es_client *c = s->clients, *next; c != NULL; c = next) {
-        next = c->next;
-        es_client_close(c);
-    }
+           s->fan.nclients, s->cfg.linger_ms);
+    es_fanout_each(&s->fan, c, next) es_client_close(c);
 }
 
 static void on_exit_check(uv_timer_t *t) {
     struct es_server *s = t->data;
     uint64_t now = uv_now(&s->loop);
-    for (struct es_client *c = s->clients, *next; c != NULL; c = next) {
-        next = c->next;
-        es_client_check_exit_stall(c, now);
+    es_fanout_each(&s->fan, c, next) {
+        if (!c->closing && es_client_stalled(c, now)) {
+            es_log_limited(&s->log_exit_stall, now,
+                           "client %llu stopped reading; closing it without the rest of the "
+                           "stream",
+                           (unsigned long long)c->id);
+            es_client_close(c);
+        }
     }
     flush_logs(s, false);
 }
 
 static void begin_stop(struct es_server *s) {
     s->stopping = true;
-    es_server_update_tick(s);
+    update_flush(s);
     uv_timer_stop(&s->gate_timer); /* commands held back are moot now */
     /* The walker has ended (es_server_stop): take what it handed over last. */
     take_chunks(s);
     uv_close(&s->listener.handle, on_handle_closed);
-    if (s->nclients > 0) {
+    if (s->fan.nclients > 0) {
         uv_timer_start(&s->linger, on_linger_timeout, s->cfg.linger_ms, 0);
         uv_timer_start(&s->exit_check, on_exit_check, 50, 50);
         /* A client that was already stuck before the exit is not waited
          * for at all. */
         on_exit_check(&s->exit_check);
     }
-    for (struct es_client *c = s->clients, *next; c != NULL; c = next) {
-        next = c->next;
-        es_client_pump(c);
-    }
-    es_server_maybe_finish(s);
+    es_fanout_each(&s->fan, c, next) es_client_pump(c);
+    maybe_finish(s);
 }
 
 /* ---- the loop thread -------------------------------------------------- */
 
+static void client_closed(struct es_client *c, void *ctx) {
+    struct es_server *s = ctx;
+    es_fanout_leave(&s->fan, c);
+    publish(s);
+    update_flush(s);
+    maybe_finish(s);
+}
+
 static void on_connection(uv_stream_t *listener, int status) {
     struct es_server *s = listener->data;
     if (status < 0) {
-        es_server_async_error(s, status, "waiting for clients");
+        async_error(s, status, "waiting for clients");
         return;
     }
-    es_client_accept(s);
+    int r;
+    struct es_client *c = es_client_new(&s->client_env, s->is_unix, &r);
+    if (c == NULL) {
+        async_error(s, r, "accepting a client");
+        return;
+    }
+    r = uv_accept(&s->listener.stream, es_client_stream(c));
+    char why[256];
+    uv_os_fd_t fd;
+    const char *refused = NULL;
+    if (r == 0 && uv_fileno((uv_handle_t *)es_client_stream(c), &fd) == 0)
+        refused = es_admit_refusal(&s->admit, fd, s->fan.nclients, why, sizeof why);
+    if (r != 0 || refused) {
+        if (r != 0)
+            async_error(s, r, "accepting a client");
+        if (refused) {
+            atomic_fetch_add(&s->counters.clients_refused, 1);
+            es_log_limited(&s->log_refused, uv_now(&s->loop), "refusing a client: %s", refused);
+        }
+        es_client_discard(c);
+        return;
+    }
+    es_fanout_join(&s->fan, c);
+    uv_mutex_lock(&s->state_lock);
+    s->first_client = true;
+    uv_cond_broadcast(&s->state_cond);
+    uv_mutex_unlock(&s->state_lock);
+    publish(s);
+    update_flush(s);
+    es_client_start(c);
 }
 
 static void loop_main(void *arg) {
@@ -527,10 +368,10 @@ static void loop_main(void *arg) {
 
 /* Free a server whose loop was never initialised or has ended. */
 static void discard_server(struct es_server *s) {
-    es_defs_destroy(&s->defs, &s->store);
-    es_store_destroy(&s->store);
+    es_fanout_destroy(&s->fan);
     es_walker_destroy(&s->walker);
     es_inbox_destroy(&s->inbox);
+    es_flush_timer_destroy(&s->flush);
     uv_cond_destroy(&s->state_cond);
     uv_mutex_destroy(&s->state_lock);
     free(s->unix_path);
@@ -564,12 +405,12 @@ static int start(struct es_server *s, struct es_server **out) {
         close(s->addr.fd);
         return r;
     }
-    s->wake.data = s->linger.data = s->tick.data = s->exit_check.data = s->gate_timer.data =
-        s->resume_timer.data = s;
+    s->wake.data = s->linger.data = s->exit_check.data = s->gate_timer.data = s->resume_timer.data =
+        s;
     s->listener.handle.data = s;
     uv_async_init(&s->loop, &s->wake, on_wake);
     uv_timer_init(&s->loop, &s->linger);
-    uv_timer_init(&s->loop, &s->tick);
+    es_flush_timer_open(&s->flush, &s->loop);
     uv_timer_init(&s->loop, &s->exit_check);
     uv_timer_init(&s->loop, &s->gate_timer);
     uv_timer_init(&s->loop, &s->resume_timer);
@@ -615,7 +456,7 @@ static int start(struct es_server *s, struct es_server **out) {
         uv_close(&s->listener.handle, NULL);
         uv_close((uv_handle_t *)&s->wake, NULL);
         uv_close((uv_handle_t *)&s->linger, NULL);
-        uv_close((uv_handle_t *)&s->tick, NULL);
+        uv_close(es_flush_timer_handle(&s->flush), NULL);
         uv_close((uv_handle_t *)&s->exit_check, NULL);
         uv_close((uv_handle_t *)&s->gate_timer, NULL);
         uv_close((uv_handle_t *)&s->resume_timer, NULL);
@@ -640,15 +481,14 @@ static void wake_loop(void *ctx) {
     uv_async_send(&s->wake);
 }
 
-static struct es_server *alloc_server(const struct es_server_config *cfg, es_command_fn fn,
-                                      void *ctx) {
+static struct es_server *alloc_server(const struct es_config *cfg, es_command_fn fn, void *ctx) {
     struct es_server *s = calloc(1, sizeof *s);
     if (s == NULL)
         return NULL;
     if (cfg)
         s->cfg = *cfg;
     else
-        es_server_config_defaults(&s->cfg);
+        es_config_defaults(&s->cfg);
     s->on_command = fn;
     s->command_ctx = ctx;
     es_gate_init(&s->gate, s->cfg.control_interval_ms);
@@ -656,28 +496,41 @@ static struct es_server *alloc_server(const struct es_server_config *cfg, es_com
     atomic_init(&s->stop_called, false);
     atomic_init(&s->stop_requested, false);
     atomic_init(&s->last_error, 0);
-    es_store_init(&s->store, s->cfg.max_buffer);
-    es_defs_init(&s->defs, s->cfg.defs_limit);
-    for (unsigned t = 0; t < ES_MAX_EVENT_TYPES; t++)
-        s->is_definition[t] = es_defs_is_definition((uint16_t)t);
-    s->log_dropping.what = "times chunks were skipped for slow clients";
-    s->log_lagging.what = "slow clients disconnected";
+    es_fanout_init(&s->fan, &s->counters, s->cfg.max_buffer, s->cfg.defs_limit);
+    es_bound_init(&s->bound, s->cfg.max_buffer, s->cfg.client_limit,
+                  s->cfg.slow_client == EVENTLOG_SOCKET_SLOW_CLIENT_DROP, &s->loop, &s->fan,
+                  &s->counters);
     s->log_exit_stall.what = "clients that stopped reading closed at exit";
-    s->log_handoff.what = "times chunks were dropped at the hand-off";
     s->log_refused.what = "clients refused";
     es_inbox_init(&s->inbox, es_server_handoff_limit(&s->cfg));
-    es_walker_init(&s->walker, &s->inbox, s->is_definition, wake_loop, s);
+    es_walker_init(&s->walker, &s->inbox, s->fan.defs.types, wake_loop, s);
+    es_flush_timer_init(&s->flush, &s->walker, &s->counters);
+    s->client_env = (struct es_client_env){.loop = &s->loop,
+                                           .store = &s->fan.store,
+                                           .header = &s->fan.header,
+                                           .stopping = &s->stopping,
+                                           .linger_ms = s->cfg.linger_ms,
+                                           .counters = &s->counters,
+                                           .read_buf = s->read_buf,
+                                           .read_buf_len = sizeof s->read_buf,
+                                           .on_command = command,
+                                           .on_reading_paused = reading_paused,
+                                           .on_released = released,
+                                           .on_closed = client_closed,
+                                           .ctx = s};
+    s->admit = (struct es_admit_rules){.max_clients = s->cfg.max_clients,
+                                       .allow_other_users = s->cfg.allow_other_users};
     uv_mutex_init(&s->state_lock);
     uv_cond_init(&s->state_cond);
     return s;
 }
 
-int es_server_start_unix(struct es_server **out, const char *path,
-                         const struct es_server_config *cfg, es_command_fn fn, void *ctx) {
+int es_server_start_unix(struct es_server **out, const char *path, const struct es_config *cfg,
+                         es_command_fn fn, void *ctx) {
     struct es_server *s = alloc_server(cfg, fn, ctx);
     if (s == NULL)
         return EVENTLOG_SOCKET_ENOMEM;
-    s->is_unix = true;
+    s->is_unix = s->admit.is_unix = true;
     int r = es_listen_unix(path, &s->addr);
     if (r == 0 && (s->unix_path = strdup(path)) == NULL) {
         close(s->addr.fd);
@@ -692,7 +545,7 @@ int es_server_start_unix(struct es_server **out, const char *path,
 }
 
 int es_server_start_tcp(struct es_server **out, const char *host, const char *port,
-                        const struct es_server_config *cfg, es_command_fn fn, void *ctx) {
+                        const struct es_config *cfg, es_command_fn fn, void *ctx) {
     struct es_server *s = alloc_server(cfg, fn, ctx);
     if (s == NULL)
         return EVENTLOG_SOCKET_ENOMEM;
@@ -812,4 +665,37 @@ int es_server_wait_client(struct es_server *s) {
     int r = s->first_client ? 0 : EVENTLOG_SOCKET_ESTOPPED;
     uv_mutex_unlock(&s->state_lock);
     return r;
+}
+
+const struct es_counters *es_server_counters(const struct es_server *s) {
+    return &s->counters;
+}
+
+uint64_t es_server_bytes_received(const struct es_server *s) {
+    return es_inbox_bytes_in((struct es_inbox *)&s->inbox);
+}
+
+int es_server_last_error(const struct es_server *s) {
+    return atomic_load(&s->last_error);
+}
+
+int es_server_tcp_port(const struct es_server *s) {
+    return s->is_unix ? -1 : s->addr.port;
+}
+
+pid_t es_server_pid(const struct es_server *s) {
+    return s->pid;
+}
+
+size_t es_server_in_flight(struct es_server *s) {
+    return atomic_load(&s->inbox.in_flight);
+}
+
+void es_server_handoff_dropped(struct es_server *s, uint64_t *chunks, uint64_t *bytes) {
+    es_inbox_dropped(&s->inbox, chunks, bytes);
+}
+
+void es_server_threads(struct es_server *s, uv_thread_t *walker, uv_thread_t *loop) {
+    *walker = s->walker.thread;
+    *loop = s->thread;
 }

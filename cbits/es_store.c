@@ -1,5 +1,7 @@
 #include "es_store.h"
 
+#include "es_pool.h"
+
 #include <string.h>
 
 void es_store_init(struct es_store *s, size_t retain_limit) {

@@ -1,8 +1,9 @@
-/* The public configuration API: starting the server, readiness, waiting,
- * and switching a running RTS over to this library's writer. */
+/* The public API that needs the RTS: readiness, the flush interval, and
+ * switching a running RTS over to this library's writer; and the hooks the
+ * RTS-free rest of it (cbits/es_instance.c) calls. */
 #include "es_rts.h"
 
-#include "es_config.h"
+#include "es_instance.h"
 #include "es_log.h"
 #include "es_registry.h"
 
@@ -49,151 +50,6 @@ void eventlog_socket_ready(void) {
     es_registry_set_running(true);
 }
 
-void eventlog_socket_options_init(struct eventlog_socket_options *opts) {
-    struct es_server_config d;
-    es_server_config_defaults(&d);
-    opts->max_buffer = d.max_buffer;
-    opts->client_buffer = d.client_limit;
-    opts->slow_client =
-        d.drop_slow ? EVENTLOG_SOCKET_SLOW_CLIENT_DROP : EVENTLOG_SOCKET_SLOW_CLIENT_DISCONNECT;
-    opts->linger_ms = d.linger_ms;
-    opts->control_interval_ms = d.control_interval_ms;
-    opts->max_clients = d.max_clients;
-    opts->allow_other_users = d.allow_other_users;
-}
-
-/* The configuration init_* uses: the defaults until set_options. */
-static struct es_server_config *config(void) {
-    if (!es_rts.cfg_set) {
-        es_server_config_defaults(&es_rts.cfg);
-        es_rts.cfg_set = true;
-    }
-    return &es_rts.cfg;
-}
-
-int eventlog_socket_set_options(const struct eventlog_socket_options *opts) {
-    if (atomic_load(&es_rts.server) != NULL)
-        return EVENTLOG_SOCKET_EALREADY;
-    if (opts == NULL || opts->max_buffer < ES_MIN_BUFFER || opts->client_buffer < ES_MIN_BUFFER ||
-        (opts->slow_client != EVENTLOG_SOCKET_SLOW_CLIENT_DROP &&
-         opts->slow_client != EVENTLOG_SOCKET_SLOW_CLIENT_DISCONNECT) ||
-        opts->control_interval_ms > 60000 || opts->max_clients == 0)
-        return EVENTLOG_SOCKET_EINVAL;
-    struct es_server_config *cfg = config();
-    cfg->max_buffer = opts->max_buffer;
-    cfg->client_limit = opts->client_buffer;
-    cfg->drop_slow = opts->slow_client == EVENTLOG_SOCKET_SLOW_CLIENT_DROP;
-    cfg->linger_ms = opts->linger_ms;
-    cfg->control_interval_ms = opts->control_interval_ms;
-    cfg->max_clients = opts->max_clients;
-    cfg->allow_other_users = opts->allow_other_users != 0;
-    return 0;
-}
-
-int eventlog_socket_stats(struct eventlog_socket_stats *out) {
-    memset(out, 0, sizeof *out);
-    struct es_server *s = atomic_load(&es_rts.server);
-    if (s == NULL)
-        return EVENTLOG_SOCKET_ENOTCONFIGURED;
-    const struct es_counters *k = &s->counters;
-    out->clients_connected = atomic_load(&k->clients_connected);
-    out->clients_accepted = atomic_load(&k->clients_accepted);
-    out->clients_lagged = atomic_load(&k->clients_lagged);
-    out->clients_refused = atomic_load(&k->clients_refused);
-    es_server_cpu(s, &out->cpu_ns_writer, &out->cpu_ns_walker, &out->cpu_ns_loop);
-    out->bytes_sent = atomic_load(&k->bytes_sent);
-    out->chunks_dropped = atomic_load(&k->chunks_dropped);
-    out->bytes_dropped = atomic_load(&k->bytes_dropped);
-    out->bytes_held = atomic_load(&k->bytes_held);
-    out->bytes_held_peak = atomic_load(&k->bytes_held_peak);
-    out->flushes = atomic_load(&k->flushes);
-    out->flush_us = atomic_load(&k->flush_us);
-    out->bytes_received = es_inbox_bytes_in(&s->inbox);
-    return 0;
-}
-
-/* Publish a started server, unless one exists already. */
-static int install(int r, struct es_server *s) {
-    if (r < 0)
-        return r;
-    struct es_server *none = NULL;
-    if (!atomic_compare_exchange_strong(&es_rts.server, &none, s)) {
-        es_server_stop(s);
-        es_server_free(s);
-        return EVENTLOG_SOCKET_EALREADY;
-    }
-    return 0;
-}
-
-int eventlog_socket_init_unix(const char *path) {
-    if (atomic_load(&es_rts.server) != NULL)
-        return EVENTLOG_SOCKET_EALREADY;
-    struct es_server *s = NULL;
-    int r = es_server_start_unix(&s, path, config(), es_rts_on_command, NULL);
-    return install(r, s);
-}
-
-int eventlog_socket_init_tcp(const char *host, const char *port) {
-    if (atomic_load(&es_rts.server) != NULL)
-        return EVENTLOG_SOCKET_EALREADY;
-    struct es_server *s = NULL;
-    int r = es_server_start_tcp(&s, host, port, config(), es_rts_on_command, NULL);
-    return install(r, s);
-}
-
-static int init_and_wait(const char *path, const char *host, const char *port, bool wait) {
-    int r = path ? eventlog_socket_init_unix(path) : eventlog_socket_init_tcp(host, port);
-    if (r == 0 && wait) {
-        es_log("waiting for a client to connect");
-        r = eventlog_socket_wait();
-    }
-    return r;
-}
-
-int eventlog_socket_init_from_env(void) {
-    struct es_env_config cfg;
-    int r = es_config_from_env(&cfg);
-    if (r < 0)
-        return r;
-    struct es_server_config *sc = config();
-    if (cfg.max_buffer)
-        sc->max_buffer = cfg.max_buffer;
-    if (cfg.client_buffer)
-        sc->client_limit = cfg.client_buffer;
-    if (cfg.slow_client >= 0)
-        sc->drop_slow = cfg.slow_client == EVENTLOG_SOCKET_SLOW_CLIENT_DROP;
-    if (cfg.control_ms >= 0)
-        sc->control_interval_ms = (unsigned)cfg.control_ms;
-    es_rts.graceful_sigterm = cfg.graceful_sigterm;
-    if (cfg.allow_other_users >= 0)
-        sc->allow_other_users = cfg.allow_other_users;
-    if (cfg.max_clients > 0)
-        sc->max_clients = cfg.max_clients;
-    if (cfg.flush_ms >= 0 &&
-        (r = eventlog_socket_set_flush_interval_ms((unsigned)cfg.flush_ms)) < 0)
-        return r;
-    return init_and_wait(cfg.unix_path, cfg.inet_host, cfg.inet_port, cfg.wait);
-}
-
-int eventlog_socket_tcp_port(void) {
-    struct es_server *s = atomic_load(&es_rts.server);
-    if (s == NULL || s->is_unix)
-        return EVENTLOG_SOCKET_ENOTCONFIGURED;
-    return s->addr.port;
-}
-
-int eventlog_socket_wait(void) {
-    struct es_server *s = atomic_load(&es_rts.server);
-    if (s == NULL)
-        return EVENTLOG_SOCKET_ENOTCONFIGURED;
-    return es_server_wait_client(s);
-}
-
-int eventlog_socket_last_error(void) {
-    struct es_server *s = atomic_load(&es_rts.server);
-    return s ? atomic_load(&s->last_error) : 0;
-}
-
 int eventlog_socket_set_flush_interval_ms(unsigned ms) {
     if (ms > 60000)
         return EVENTLOG_SOCKET_EINVAL;
@@ -235,7 +91,7 @@ static int switch_writer(int r, bool wait) {
     }
     pthread_mutex_unlock(&es_rts.flush_lock);
     if (r < 0) {
-        struct es_server *s = atomic_exchange(&es_rts.server, NULL);
+        struct es_server *s = es_instance_detach();
         es_server_stop(s);
         es_server_free(s);
         return r;
@@ -256,3 +112,13 @@ int eventlog_socket_start_unix(const char *path, bool wait) {
 int eventlog_socket_start_tcp(const char *host, const char *port, bool wait) {
     return switch_writer(eventlog_socket_init_tcp(host, port), wait);
 }
+
+static void set_graceful_sigterm(bool on) {
+    es_rts.graceful_sigterm = on;
+}
+
+const struct es_instance_hooks es_instance_hooks = {
+    .on_command = es_rts_on_command,
+    .set_flush_interval_ms = eventlog_socket_set_flush_interval_ms,
+    .set_graceful_sigterm = set_graceful_sigterm,
+};

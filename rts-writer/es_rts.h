@@ -1,11 +1,11 @@
 /* State shared by the modules that run on RTS threads or call the RTS. The
- * writer callbacks have no context argument, so the library's one server
- * is reached through this struct. */
+ * writer callbacks have no context argument: the library's one server is
+ * reached through es_instance_server(). */
 #ifndef ES_RTS_H
 #define ES_RTS_H
 
 #include "eventlog_socket.h"
-#include "es_server.h"
+#include "es_instance.h"
 
 /* Rts.h does not define the GHC version; without this header every
  * `#if __GLASGOW_HASKELL__ >= 902` would silently take the 9.0 path. */
@@ -20,11 +20,6 @@
 #include <stdint.h>
 
 struct es_rts {
-    /* Set before the writer is started, read by every writer callback. */
-    _Atomic(struct es_server *) server;
-    /* Settings for the server init_* starts (eventlog_socket_set_options). */
-    struct es_server_config cfg;
-    bool cfg_set;
     /* True in a forked child: the server's loop thread lives only in the
      * parent, so the child discards its eventlog. */
     atomic_bool forked;

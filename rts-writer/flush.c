@@ -24,7 +24,7 @@
 #include "es_config.h"
 
 #if __GLASGOW_HASKELL__ >= 902
-static bool flush_tick(void *ctx) {
+static bool on_flush_timer(void *ctx) {
     (void)ctx;
     pthread_mutex_lock(&es_rts.flush_lock);
     bool allowed = es_rts.flush_allowed;
@@ -49,13 +49,13 @@ static bool paced(void) {
 
 void es_rts_flush_update(void) {
 #if __GLASGOW_HASKELL__ >= 902
-    struct es_server *s = atomic_load(&es_rts.server);
+    struct es_server *s = es_instance_server();
     pthread_mutex_lock(&es_rts.flush_lock);
     bool allowed = es_rts.flush_allowed;
     pthread_mutex_unlock(&es_rts.flush_lock);
     if (s != NULL)
-        es_server_set_tick(s, allowed ? flush_tick : NULL, NULL, allowed ? interval_ms() : 0,
-                           paced());
+        es_server_set_flush(s, allowed ? on_flush_timer : NULL, NULL, allowed ? interval_ms() : 0,
+                            paced());
 #endif
 }
 

@@ -10,19 +10,19 @@
 #include <unistd.h>
 
 static void writer_init(void) {
-    struct es_server *s = atomic_load(&es_rts.server);
+    struct es_server *s = es_instance_server();
     if (s == NULL) {
         es_log("SocketEventLogWriter is installed but no socket is configured (call "
                "eventlog_socket_init_* before hs_init_ghc); the eventlog is discarded");
         return;
     }
-    if (s->pid != getpid() && !atomic_exchange(&es_rts.forked, true))
+    if (es_server_pid(s) != getpid() && !atomic_exchange(&es_rts.forked, true))
         es_log("event logging restarted in forked child %ld; its eventlog is not streamed",
                (long)getpid());
 }
 
 static bool writer_write(void *buf, size_t size) {
-    struct es_server *s = atomic_load_explicit(&es_rts.server, memory_order_acquire);
+    struct es_server *s = es_instance_server();
     if (s != NULL && !atomic_load_explicit(&es_rts.forked, memory_order_relaxed))
         es_server_submit(s, buf, size);
     return true;
@@ -36,7 +36,7 @@ static void writer_flush(void) {
 /* Runs on the thread that ends event logging (hs_exit): deliver the rest,
  * end marker included, to every client within the linger time. */
 static void writer_stop(void) {
-    struct es_server *s = atomic_load(&es_rts.server);
+    struct es_server *s = es_instance_server();
     if (s != NULL && !atomic_load(&es_rts.forked))
         es_server_stop(s);
 }

@@ -2,12 +2,23 @@
 #define EVENTLOG_SOCKET_NO_RTS
 #include "eventlog_socket.h"
 #include "es_config.h"
+#include "es_instance.h"
 #include "es_log.h"
 #include "tap.h"
 
 #include <ctype.h>
 #include <errno.h>
 #include <sys/stat.h>
+
+/* The RTS side of the library is not linked here: no server is started. */
+static int no_flush(unsigned ms) {
+    (void)ms;
+    return 0;
+}
+static void no_sigterm(bool on) {
+    (void)on;
+}
+const struct es_instance_hooks es_instance_hooks = {NULL, no_flush, no_sigterm};
 
 /* A socket path in a fresh directory: the path is checked against the file
  * system, so nothing already there may disturb the test. */
@@ -25,9 +36,10 @@ static void clear(void) {
 }
 
 /* es_config_from_env with the library's stderr captured into `log`. */
-static int from_env_logged(struct es_env_config *c, char *log, size_t size) {
+static int from_env_logged(struct es_config *c, char *log, size_t size) {
     es_log_drain(5000); /* earlier lines are not this call's */
     tap_capture_begin();
+    es_config_defaults(c);
     int r = es_config_from_env(c);
     es_log_drain(5000); /* es_log only queues the line */
     tap_capture_end(log, size);
@@ -51,7 +63,8 @@ static void wait_spellings(void) {
     static const char *const nonsense[] = {"maybe", "2",    "-1",  "10", "y",       "n",
                                            "t",     "f",    "tru", "of", "yess",    " 1",
                                            "1 ",    "on\n", "1.0", "+1", "enabled", "disabled"};
-    struct es_env_config c;
+    struct es_config c;
+    es_config_defaults(&c);
     char log[1024], word[32];
     setenv("GHC_EVENTLOG_UNIX_PATH", sock, 1);
     for (int answer = 0; answer < 2; answer++) {
@@ -89,7 +102,8 @@ static void wait_spellings(void) {
 /* A GHC_EVENTLOG_UNIX_PATH that cannot work is refused before anything is
  * created, with a message naming the variable, the path and what to do. */
 static void unix_path_checks(void) {
-    struct es_env_config c;
+    struct es_config c;
+    es_config_defaults(&c);
     char log[1024], path[128], named[192];
     struct {
         const char *name; /* under dir */
@@ -126,13 +140,51 @@ static void unix_path_checks(void) {
     unlink(path);
 }
 
+/* One validation for the public options and the environment. */
+static void options_translate(void) {
+    struct es_config c;
+    struct eventlog_socket_options o;
+    es_config_defaults(&c);
+    eventlog_socket_options_init(&o);
+    ok(o.max_buffer == c.max_buffer && o.client_buffer == c.client_limit &&
+           o.slow_client == EVENTLOG_SOCKET_SLOW_CLIENT_DROP && o.max_clients == 1024,
+       "options_init gives the defaults");
+    o.client_buffer = 1 << 20;
+    o.slow_client = EVENTLOG_SOCKET_SLOW_CLIENT_DISCONNECT;
+    ok(es_config_from_options(&c, &o) == 0 && c.client_limit == 1u << 20 &&
+           c.slow_client == EVENTLOG_SOCKET_SLOW_CLIENT_DISCONNECT,
+       "options are translated into the configuration");
+    struct es_config before = c;
+    o.max_buffer = 1024;
+    ok(es_config_from_options(&c, &o) == EVENTLOG_SOCKET_EINVAL &&
+           c.max_buffer == before.max_buffer,
+       "a buffer under 64K in the options is refused and changes nothing");
+    o.max_buffer = 64 << 20;
+    o.max_clients = 0;
+    ok(es_config_from_options(&c, &o) == EVENTLOG_SOCKET_EINVAL, "max_clients 0 is refused");
+    o.max_clients = 10;
+    o.control_interval_ms = 60001;
+    ok(es_config_from_options(&c, &o) == EVENTLOG_SOCKET_EINVAL,
+       "a control interval over 60 s is refused");
+    o.control_interval_ms = 0;
+    o.slow_client = 7;
+    ok(es_config_from_options(&c, &o) == EVENTLOG_SOCKET_EINVAL, "an unknown policy is refused");
+    ok(es_config_from_options(&c, NULL) == EVENTLOG_SOCKET_EINVAL, "no options are refused");
+    es_config_defaults(&c);
+    c.client_limit = 1000;
+    const char *why = es_config_invalid(&c);
+    ok(why && strstr(why, "GHC_EVENTLOG_CLIENT_BUFFER") && strstr(why, "64K"),
+       "the reason names the setting and its limit: %s", why ? why : "(none)");
+}
+
 int main(void) {
     if (mkdtemp(dir) == NULL) {
         printf("Bail out! mkdtemp\n");
         return 1;
     }
     snprintf(sock, sizeof sock, "%s/x.sock", dir);
-    struct es_env_config c;
+    struct es_config c;
+    es_config_defaults(&c);
     bool b;
     ok(es_config_parse_bool("1", &b) == 0 && b, "1 is yes");
     ok(es_config_parse_bool("TRUE", &b) == 0 && b, "TRUE is yes");
@@ -157,7 +209,7 @@ int main(void) {
     setenv("GHC_EVENTLOG_UNIX_PATH", sock, 1);
     setenv("GHC_EVENTLOG_MAX_BUFFER", "32M", 1);
     setenv("GHC_EVENTLOG_SLOW_CLIENT", "Disconnect", 1);
-    ok(es_config_from_env(&c) == 0 && c.max_buffer == 32u << 20 && c.client_buffer == 0 &&
+    ok(es_config_from_env(&c) == 0 && c.max_buffer == 32u << 20 && c.client_limit == 64u << 20 &&
            c.slow_client == EVENTLOG_SOCKET_SLOW_CLIENT_DISCONNECT,
        "buffer and policy from the environment");
     setenv("GHC_EVENTLOG_CLIENT_BUFFER", "1K", 1);
@@ -192,6 +244,7 @@ int main(void) {
     ok(es_config_from_env(&c) == EVENTLOG_SOCKET_EINVAL, "host without port rejected");
     clear();
     unix_path_checks();
+    options_translate();
     rmdir(dir);
     return tap_done();
 }

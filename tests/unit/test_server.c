@@ -6,6 +6,8 @@
 #define _GNU_SOURCE
 #include "eventlog_socket.h"
 #include "es_client.h"
+#include "es_defs.h"
+#include "es_events.h"
 #include "es_pool.h"
 #include "es_server.h"
 #include "server_util.h"
@@ -77,16 +79,18 @@ int main(void) {
     size_t b1 = es_be32(log + hlen + 10); /* first block */
     size_t rest = len - hlen - b1;        /* second block and the end marker */
 
-    struct es_server_config cfg;
-    es_server_config_defaults(&cfg);
+    struct es_config cfg;
+    es_config_defaults(&cfg);
     cfg.linger_ms = 500;
     struct es_server *s = NULL;
     ok(es_server_start_unix(&s, sock_path, &cfg, on_command, NULL) == 0, "server started");
 #ifdef SCHED_BATCH
     int wpol = -1, lpol = -1;
     struct sched_param sp;
-    pthread_getschedparam(s->walker.thread, &wpol, &sp);
-    pthread_getschedparam(s->thread, &lpol, &sp);
+    uv_thread_t walker, loop;
+    es_server_threads(s, &walker, &loop);
+    pthread_getschedparam(walker, &wpol, &sp);
+    pthread_getschedparam(loop, &lpol, &sp);
     ok(wpol == SCHED_BATCH && lpol == SCHED_BATCH,
        "walker and loop threads run as SCHED_BATCH (%d, %d)", wpol, lpol);
 #endif
@@ -118,15 +122,15 @@ int main(void) {
     /* B must join after the first block reached the loop thread (through
      * the walker), or it would get it as a later chunk: wait until nothing
      * is in flight. */
-    for (int i = 0; i < 500 && atomic_load(&s->inbox.in_flight) > 0; i++)
+    for (int i = 0; i < 500 && es_server_in_flight(s) > 0; i++)
         sleep_ms(10);
     int b = connect_unix(sock_path);
     /* B must be accepted before the last chunk, or it would get that chunk
      * as part of its catch-up: wait for the loop to count it (a fixed sleep
      * was too short once on a loaded machine). */
-    for (int i = 0; i < 500 && atomic_load(&s->counters.clients_accepted) < 2; i++)
+    for (int i = 0; i < 500 && atomic_load(&es_server_counters(s)->clients_accepted) < 2; i++)
         sleep_ms(10);
-    ok(atomic_load(&s->counters.clients_accepted) == 2, "second client accepted");
+    ok(atomic_load(&es_server_counters(s)->clients_accepted) == 2, "second client accepted");
     es_server_submit(s, log + hlen + b1, rest);
     es_server_stop(s);
     struct stat st;
@@ -153,7 +157,7 @@ int main(void) {
     /* With the disconnect policy, a client that never reads is disconnected
      * when it falls behind its limit; stop then does not wait for it. */
     cfg.client_limit = 256 << 10;
-    cfg.drop_slow = false;
+    cfg.slow_client = EVENTLOG_SOCKET_SLOW_CLIENT_DISCONNECT;
     ok(es_server_start_unix(&s, sock_path, &cfg, on_command, NULL) == 0, "server restarted");
     es_server_submit(s, log, hlen);
     int c = connect_unix(sock_path);
@@ -163,9 +167,9 @@ int main(void) {
     for (int i = 0; i < 16; i++)
         es_server_submit(s, block, blen);
     es_server_stop(s);
-    ok(atomic_load(&s->counters.clients_lagged) == 1,
+    ok(atomic_load(&es_server_counters(s)->clients_lagged) == 1,
        "the stalled client was disconnected for lag");
-    ok(s->store.bytes_held == 0 || s->nclients == 0, "no client left at stop");
+    ok(atomic_load(&es_server_counters(s)->clients_connected) == 0, "no client left at stop");
     size_t nc = read_all(c, got, 2 * len);
     ok(nc >= hlen && memcmp(got, log, hlen) == 0, "it had received the header first");
     close(c);
@@ -173,7 +177,7 @@ int main(void) {
 
     /* With the drop policy, a client that stalls and then reads gets a
      * parseable stream with a notice where chunks were skipped. */
-    cfg.drop_slow = true;
+    cfg.slow_client = EVENTLOG_SOCKET_SLOW_CLIENT_DROP;
     ok(es_server_start_unix(&s, sock_path, &cfg, on_command, NULL) == 0, "server restarted");
     es_server_submit(s, log, hlen);
     int e = connect_unix(sock_path);
@@ -182,8 +186,8 @@ int main(void) {
         es_server_submit(s, block, blen);
     es_server_submit(s, "\xff\xff", 2);
     sleep_ms(300); /* the chunks reach the loop while e does not read */
-    uint64_t dropped = atomic_load(&s->counters.chunks_dropped);
-    ok(dropped > 0 && atomic_load(&s->counters.clients_lagged) == 0,
+    uint64_t dropped = atomic_load(&es_server_counters(s)->chunks_dropped);
+    ok(dropped > 0 && atomic_load(&es_server_counters(s)->clients_lagged) == 0,
        "chunks dropped for the stalled client (%llu), not disconnected",
        (unsigned long long)dropped);
     size_t cap = 32u << 20;
@@ -223,7 +227,7 @@ int main(void) {
             data_bytes += bl;
         pos += bl;
     }
-    ok(notices >= 1 && data_bytes + atomic_load(&s->counters.bytes_dropped) == 16 * blen,
+    ok(notices >= 1 && data_bytes + atomic_load(&es_server_counters(s)->bytes_dropped) == 16 * blen,
        "delivered + dropped bytes = submitted (%zu notices)", notices);
     close(e);
     es_server_free(s);
@@ -240,10 +244,10 @@ int main(void) {
     for (int i = 0; i < 64; i++)
         es_server_submit(s, block, blen);
     sleep_ms(300);
-    uint64_t peak = atomic_load(&s->counters.bytes_held_peak);
+    uint64_t peak = atomic_load(&es_server_counters(s)->bytes_held_peak);
     ok(peak <= cfg.max_buffer + ES_CLIENT_MAX_WRITE + 2 * blen,
        "peak held %.1f MiB within the 4 MiB bound plus one write", (double)peak / (1 << 20));
-    ok(atomic_load(&s->counters.chunks_dropped) > 0, "by dropping chunks");
+    ok(atomic_load(&es_server_counters(s)->chunks_dropped) > 0, "by dropping chunks");
     es_server_stop(s);
     close(g);
     es_server_free(s);
@@ -251,7 +255,7 @@ int main(void) {
 
     /* A late joiner gets the definitions it missed, in one global block
      * right after the header. */
-    es_server_config_defaults(&cfg);
+    es_config_defaults(&cfg);
     cfg.linger_ms = 500;
     ok(es_server_start_unix(&s, sock_path, &cfg, on_command, NULL) == 0, "server restarted");
     int early = connect_unix(sock_path);
@@ -299,7 +303,8 @@ int main(void) {
     for (int i = 0; i < 16; i++)
         es_server_submit(s, block, blen);
     es_server_stop(s);
-    ok(s->nclients == 0 && atomic_load(&s->counters.clients_lagged) == 0,
+    ok(atomic_load(&es_server_counters(s)->clients_connected) == 0 &&
+           atomic_load(&es_server_counters(s)->clients_lagged) == 0,
        "stop did not wait for the client that stopped reading");
     close(d);
     es_server_free(s);

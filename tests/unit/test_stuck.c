@@ -89,8 +89,8 @@ int main(void) {
     size_t hlen = h->len;
 
     /* 1. The loop thread sleeps for 1.5 s while 256 MiB are written. */
-    struct es_server_config cfg;
-    es_server_config_defaults(&cfg);
+    struct es_config cfg;
+    es_config_defaults(&cfg);
     cfg.max_buffer = (size_t)16 << 20;
     cfg.linger_ms = 1000;
     size_t limit = es_server_handoff_limit(&cfg);
@@ -116,13 +116,13 @@ int main(void) {
         es_put_be(block + 14, t + 1, 8);
         t += 2;
         es_server_submit(s, block, blen);
-        size_t flying = atomic_load(&s->inbox.in_flight);
+        size_t flying = es_server_in_flight(s);
         if (flying > peak)
             peak = flying;
     }
     double took = now_s() - start;
     uint64_t dropped, dropped_bytes;
-    es_inbox_dropped(&s->inbox, &dropped, &dropped_bytes);
+    es_server_handoff_dropped(s, &dropped, &dropped_bytes);
     ok(took < 1.0, "256 chunks handed over in %.3f s while the loop slept (never waiting)", took);
     ok(peak <= limit + blen, "in flight at most %zu bytes, within the hand-off limit %zu + a chunk",
        peak, limit);
@@ -139,7 +139,7 @@ int main(void) {
     ok(r.notices >= 1 && r.noted_chunks == dropped,
        "its drop notices (%llu) count the %llu chunks dropped", (unsigned long long)r.notices,
        (unsigned long long)dropped);
-    ok(atomic_load(&s->counters.chunks_dropped) == dropped,
+    ok(atomic_load(&es_server_counters(s)->chunks_dropped) == dropped,
        "the stats count them once for the one client");
     es_stream_destroy(&r.stream);
     close(r.fd);

@@ -4,6 +4,7 @@
  * lists exactly its definition events (what late joiners are given).
  * Argument: the fixture directory. */
 #include "es_defs.h"
+#include "es_pool.h"
 #include "es_walker.h"
 #include "tap.h"
 

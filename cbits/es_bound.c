@@ -1,0 +1,155 @@
+#include "es_bound.h"
+
+#include "es_notice.h"
+#include "es_pool.h"
+
+#include <stdio.h>
+
+void es_bound_init(struct es_bound *b, size_t max_buffer, size_t client_limit, bool drop_slow,
+                   uv_loop_t *loop, struct es_fanout *fan, struct es_counters *counters) {
+    *b = (struct es_bound){.max_buffer = max_buffer,
+                           .client_limit = client_limit,
+                           .drop_slow = drop_slow,
+                           .loop = loop,
+                           .fan = fan,
+                           .counters = counters};
+    b->log_dropping.what = "times chunks were skipped for slow clients";
+    b->log_lagging.what = "slow clients disconnected";
+    b->log_handoff.what = "times chunks were dropped at the hand-off";
+}
+
+void es_bound_flush_logs(struct es_bound *b, uint64_t now_ms, bool force) {
+    es_log_limit_flush(&b->log_dropping, now_ms, force);
+    es_log_limit_flush(&b->log_lagging, now_ms, force);
+    es_log_limit_flush(&b->log_handoff, now_ms, force);
+}
+
+static void disconnect(struct es_bound *b, struct es_client *c, uint64_t lag, const char *limit) {
+    atomic_fetch_add(&b->counters->clients_lagged, 1);
+    es_log_limited(&b->log_lagging, uv_now(b->loop),
+                   "client %llu fell %.1f MiB behind (%s); disconnecting it",
+                   (unsigned long long)c->id, (double)lag / (1 << 20), limit);
+    es_client_close(c);
+}
+
+/* Skip chunks for `c` down to `target` bytes; returns how many. */
+static uint64_t skip(struct es_bound *b, struct es_client *c, uint64_t target) {
+    struct es_skipped k = es_client_drop(c, target);
+    if (k.chunks == 0)
+        return 0;
+    /* The RTS refills what was skipped with chunks of the same size, soon:
+     * the pool keeps those buffers for them. The loans end below half of
+     * what remains after the skip: a client still stalled keeps the library
+     * above it; one that caught up or left takes it below. */
+    es_pool_lend_until(k.reusable, es_fanout_held(b->fan) / 2);
+    atomic_fetch_add(&b->counters->chunks_dropped, k.chunks);
+    atomic_fetch_add(&b->counters->bytes_dropped, k.bytes);
+    es_log_limited(&b->log_dropping, uv_now(b->loop),
+                   "client %llu is too slow: skipping %.1f MiB of chunks for it (it gets a notice "
+                   "in its stream)",
+                   (unsigned long long)c->id, (double)k.bytes / (1 << 20));
+    return k.chunks;
+}
+
+void es_bound_check_client(struct es_bound *b, struct es_client *c) {
+    if (c->closing)
+        return;
+    uint64_t lag = es_client_droppable(c);
+    if (lag <= b->client_limit)
+        return;
+    if (b->drop_slow) {
+        /* Down to half the limit, so that a client that keeps falling
+         * behind gets a notice per several MiB, not one per chunk. */
+        skip(b, c, b->client_limit / 2);
+    } else {
+        char why[64];
+        snprintf(why, sizeof why, "limit %.1f MiB", (double)b->client_limit / (1 << 20));
+        disconnect(b, c, lag, why);
+    }
+}
+
+/* Past the bound, with nothing left to skip, what remains is held by
+ * unfinished writes. One such write per client that has stopped reading
+ * may stay (ES_PINNED_SLACK), but clients that stop reading one after
+ * another, each at another place in the stream, would pin a chunk each
+ * without limit (200 of them joining a flood 30 ms apart held 88 MiB
+ * against a 16 MiB bound): then stuck clients (es_client_stuck), oldest
+ * write first, are disconnected, whatever the policy, until what closing
+ * them frees brings the library back within the bound. Their memory comes
+ * back when the closes complete. */
+#define ES_PINNED_SLACK (ES_CLIENT_MAX_WRITE + ES_RTS_BUFFER)
+
+static void close_stuck(struct es_bound *b) {
+    size_t held = es_fanout_held(b->fan);
+    uint64_t now = uv_now(b->loop);
+    while (held > b->max_buffer + ES_PINNED_SLACK) {
+        uint64_t oldest = UINT64_MAX, freed = 0, since, unique;
+        struct es_client *victim = NULL;
+        es_fanout_each(b->fan, c, next) {
+            if (es_client_stuck(c, now, &since, &unique) && since < oldest) {
+                oldest = since;
+                freed = unique;
+                victim = c;
+            }
+        }
+        if (victim == NULL)
+            return;
+        disconnect(b, victim, b->fan->store.end_offset - oldest,
+                   "it stopped reading, and the unsent data of clients like it exceeds the "
+                   "buffer bound");
+        held -= freed < held ? freed : held;
+    }
+}
+
+/* Chunks in a write in flight cannot be released, so a stalled client pins
+ * at most one write's worth (ES_CLIENT_MAX_WRITE, or one chunk). */
+void es_bound_enforce(struct es_bound *b) {
+    while (es_fanout_held(b->fan) > b->max_buffer) {
+        struct es_client *worst = NULL;
+        uint64_t worst_lag = 0;
+        es_fanout_each(b->fan, c, next) {
+            uint64_t lag = es_client_droppable(c);
+            if (!c->closing && lag > worst_lag) {
+                worst = c;
+                worst_lag = lag;
+            }
+        }
+        if (worst == NULL) {
+            close_stuck(b);
+            return;
+        }
+        if (!b->drop_slow) {
+            /* Its memory comes back when the close completes; look again
+             * at the next wake-up rather than disconnect everyone now. */
+            disconnect(b, worst, worst_lag, "the global buffer limit");
+            return;
+        }
+        uint64_t excess = es_fanout_held(b->fan) - b->max_buffer;
+        if (skip(b, worst, worst_lag > excess ? worst_lag - excess : 0) == 0)
+            return;
+    }
+}
+
+void es_bound_handoff_gap(struct es_bound *b, const struct es_chunk *c) {
+    struct es_fanout *f = b->fan;
+    es_log_limited(&b->log_handoff, uv_now(b->loop),
+                   "the library's threads fell behind the program: dropped %llu chunks "
+                   "(%.1f MiB) before they reached any client (%s)",
+                   (unsigned long long)c->gap_chunks, (double)c->gap_bytes / (1 << 20),
+                   b->drop_slow ? "each gets a drop notice where the gap is"
+                                : "clients connected are disconnected");
+    unsigned missed = f->nclients > 0 ? f->nclients : f->store.retaining ? 1 : 0;
+    atomic_fetch_add(&b->counters->chunks_dropped, c->gap_chunks * missed);
+    atomic_fetch_add(&b->counters->bytes_dropped, c->gap_bytes * missed);
+    if (!b->drop_slow) {
+        es_fanout_each(f, cl, next) {
+            if (!cl->closing)
+                disconnect(b, cl, c->gap_bytes, "chunks dropped at the hand-off");
+        }
+        if (!f->store.retaining)
+            return;
+    }
+    struct es_chunk *notice = es_notice_new(&f->header, c->gap_chunks, c->gap_bytes, c->gap_time);
+    if (notice != NULL)
+        es_fanout_append(f, notice);
+}

@@ -1,0 +1,134 @@
+#include "es_fanout.h"
+
+#include "es_pool.h"
+
+#include "es_log.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+void es_fanout_init(struct es_fanout *f, struct es_counters *counters, size_t max_buffer,
+                    size_t defs_limit) {
+    *f = (struct es_fanout){.counters = counters, .max_buffer = max_buffer};
+    es_store_init(&f->store, max_buffer);
+    es_defs_init(&f->defs, defs_limit);
+}
+
+void es_fanout_destroy(struct es_fanout *f) {
+    es_defs_destroy(&f->defs, &f->store);
+    es_store_destroy(&f->store);
+}
+
+void es_fanout_append(struct es_fanout *f, struct es_chunk *c) {
+    struct es_store *st = &f->store;
+    uint64_t dropped = st->retain_dropped_chunks;
+    uint64_t dropped_bytes = st->retain_dropped_bytes;
+    struct es_chunk *kept = es_store_append(st, c, f->nclients);
+    es_defs_end_chunk(&f->defs, st->end_offset);
+    if (kept != NULL)
+        es_fanout_each(f, cl, next) es_client_on_append(cl, kept);
+    if (st->retain_dropped_chunks > dropped) {
+        atomic_fetch_add(&f->counters->chunks_dropped, st->retain_dropped_chunks - dropped);
+        atomic_fetch_add(&f->counters->bytes_dropped, st->retain_dropped_bytes - dropped_bytes);
+        if (dropped == 0)
+            es_log("no client yet and %.1f MiB retained: dropping the oldest chunks from now "
+                   "on (the first client will miss them)",
+                   (double)f->max_buffer / (1 << 20));
+    }
+}
+
+/* Keep only the header proper: GHC 9.0 may put a stale block marker before
+ * it, which must never reach a client, and bytes after "datb" (none in
+ * practice) are ordinary data. */
+static int ingest_header(struct es_fanout *f, struct es_chunk *c) {
+    if (es_header_parse(c->data, c->len, &f->header) != 0) {
+        if (!f->bad_header_logged) {
+            f->bad_header_logged = true;
+            es_log("the RTS wrote a header that does not parse; passing it on unchanged");
+        }
+        f->header.skip = 0;
+        f->header.len = c->len;
+    }
+    f->have_header = true;
+    size_t rest = c->len - f->header.skip - f->header.len;
+    if (f->header.skip == 0 && rest == 0) {
+        es_store_set_header(&f->store, c);
+        return 0;
+    }
+    struct es_chunk *h = es_chunk_new(c->data + f->header.skip, f->header.len);
+    struct es_chunk *tail = rest ? es_chunk_new(c->data + c->len - rest, rest) : NULL;
+    es_chunk_free(c);
+    if (h == NULL || (rest && tail == NULL)) {
+        es_chunk_free(h);
+        es_chunk_free(tail);
+        return -ENOMEM;
+    }
+    es_store_set_header(&f->store, h);
+    if (tail)
+        es_fanout_append(f, tail);
+    return 0;
+}
+
+int es_fanout_ingest(struct es_fanout *f, struct es_chunk *c) {
+    c->next = NULL;
+    if (c->flags & ES_CHUNK_HEADER)
+        return ingest_header(f, c);
+    if (!f->have_header) {
+        /* Data before any header cannot be parsed by a client. */
+        if (!f->orphan_logged) {
+            f->orphan_logged = true;
+            es_log("dropping eventlog data that arrived before the header");
+        }
+        es_chunk_free(c);
+        return 0;
+    }
+    int r = es_defs_take_chunk(&f->defs, c);
+    if (r == -ENOSPC) {
+        if (!f->defs_full_logged) {
+            f->defs_full_logged = true;
+            es_log("more than %.1f MiB of start-up definition events; clients joining later "
+                   "will miss the rest",
+                   (double)f->defs.limit / (1 << 20));
+        }
+        r = 0;
+    }
+    es_fanout_append(f, c);
+    return r;
+}
+
+void es_fanout_join(struct es_fanout *f, struct es_client *c) {
+    struct es_store *st = &f->store;
+    c->id = atomic_fetch_add(&f->counters->clients_accepted, 1) + 1;
+    c->next_chunk = es_store_join(st);
+    c->joined_at = st->end_offset;
+    /* Definitions from chunks this client will not get (all of them for a
+     * late joiner; none for a first client that gets everything). */
+    c->defs =
+        es_defs_block(&f->defs, st, c->next_chunk ? es_chunk_start(c->next_chunk) : st->end_offset);
+    c->prev = NULL;
+    c->next = f->clients;
+    if (f->clients)
+        f->clients->prev = c;
+    f->clients = c;
+    f->nclients++;
+    atomic_store(&f->counters->clients_connected, f->nclients);
+    if (st->retain_dropped_chunks > 0 && !f->retain_drop_logged) {
+        f->retain_drop_logged = true;
+        es_log("the first client missed %llu chunks (%.1f MiB) that arrived before it "
+               "connected: more than the buffer limit of %.1f MiB",
+               (unsigned long long)st->retain_dropped_chunks,
+               (double)st->retain_dropped_bytes / (1 << 20), (double)f->max_buffer / (1 << 20));
+    }
+}
+
+void es_fanout_leave(struct es_fanout *f, struct es_client *c) {
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        f->clients = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    c->prev = c->next = NULL;
+    f->nclients--;
+    atomic_store(&f->counters->clients_connected, f->nclients);
+}

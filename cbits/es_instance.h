@@ -1,0 +1,37 @@
+/* The library's one server and its configuration, behind the public
+ * configuration API (eventlog_socket_set_options, _init_*, _stats, _wait,
+ * ...), which is implemented here because it needs no RTS. What does need
+ * it comes through a small hook struct that rts-writer/ defines
+ * (es_instance_hooks): the command callback, the flush interval, and the
+ * SIGTERM setting. Unit tests define their own.
+ *
+ * The server pointer may be read from any thread (es_instance_server); the
+ * configuration is set before the server starts and not thread-safe, as
+ * the public API says. */
+#ifndef ES_INSTANCE_H
+#define ES_INSTANCE_H
+
+#include "es_server.h"
+
+#include <stdbool.h>
+
+struct es_instance_hooks {
+    /* A control command from a client (the loop thread). */
+    es_command_fn on_command;
+    /* eventlog_socket_set_flush_interval_ms, for GHC_EVENTLOG_FLUSH_INTERVAL_MS. */
+    int (*set_flush_interval_ms)(unsigned ms);
+    /* GHC_EVENTLOG_GRACEFUL_SIGTERM was read. */
+    void (*set_graceful_sigterm)(bool on);
+};
+
+/* Defined by rts-writer/api.c (or a test). */
+extern const struct es_instance_hooks es_instance_hooks;
+
+/* The running server, or NULL. Any thread. */
+struct es_server *es_instance_server(void);
+
+/* Take the server out of the instance (to stop and free it after its
+ * writer could not be installed); NULL when there is none. */
+struct es_server *es_instance_detach(void);
+
+#endif
