@@ -52,7 +52,7 @@ static uint64_t skip(struct es_bound *b, struct es_client *c, uint64_t target) {
 }
 
 void es_bound_check_client(struct es_bound *b, struct es_client *c) {
-    if (c->closing)
+    if (c->closing || c->lossless)
         return;
     uint64_t lag = es_client_droppable(c);
     if (lag <= b->client_limit)
@@ -109,7 +109,7 @@ void es_bound_enforce(struct es_bound *b) {
         uint64_t worst_lag = 0;
         es_fanout_each(b->fan, c, next) {
             uint64_t lag = es_client_droppable(c);
-            if (!c->closing && lag > worst_lag) {
+            if (!c->closing && !c->lossless && lag > worst_lag) {
                 worst = c;
                 worst_lag = lag;
             }

@@ -2,7 +2,9 @@
  * client may fall behind (the client limit), how much the library holds
  * for all of them (the global bound), and what happens past either: the
  * client skips chunks and gets a drop notice (the drop policy, default) or
- * is disconnected (the disconnect policy). Clients that stopped reading
+ * is disconnected (the disconnect policy). Lossless clients are exempt:
+ * the program waits for them instead (es_wait.h), so the library may hold
+ * up to their limit beyond the bound. Clients that stopped reading
  * with a write in flight, and chunks lost at the hand-off before any client
  * saw them, are handled here too. Loop thread only. */
 #ifndef ES_BOUND_H

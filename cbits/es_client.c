@@ -4,6 +4,9 @@
 #include "es_pool.h"
 #include "es_registry.h"
 
+#define EVENTLOG_SOCKET_NO_RTS
+#include "eventlog_socket.h"
+
 #include <linux/sockios.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
@@ -211,7 +214,7 @@ bool es_client_stalled(struct es_client *c, uint64_t now_ms) {
 
 bool es_client_stuck(const struct es_client *c, uint64_t now_ms, uint64_t *since,
                      uint64_t *unique) {
-    if (c->closing || !c->writing || now_ms - c->moved_ms < stall_ms(c))
+    if (c->closing || c->lossless || !c->writing || now_ms - c->moved_ms < stall_ms(c))
         return false;
     *since = c->write_first ? es_chunk_start(c->write_first) : c->env->store->end_offset;
     *unique = 0;
@@ -230,11 +233,28 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
     *buf = uv_buf_init((char *)c->env->read_buf, (unsigned)c->env->read_buf_len);
 }
 
+uint64_t es_client_unsent(const struct es_client *c) {
+    const struct es_chunk *from = c->writing && c->write_first ? c->write_first : c->next_chunk;
+    uint64_t end = c->env->store->end_offset;
+    return from != NULL && end > es_chunk_start(from) ? end - es_chunk_start(from) : 0;
+}
+
+/* A command from this client: lossless delivery is the client's own
+ * business; everything else goes to the server. */
+static void on_command(uint8_t cmd, void *ctx) {
+    struct es_client *c = ctx;
+    if (cmd != EVENTLOG_SOCKET_CMD_LOSSLESS) {
+        c->env->on_command(cmd, c->env->ctx);
+    } else if (!c->lossless) {
+        c->lossless = true;
+        c->env->on_lossless(c, c->env->ctx);
+    }
+}
+
 static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
     struct es_client *c = stream->data;
     if (nread > 0) {
-        es_control_feed(&c->control, (const uint8_t *)buf->base, (size_t)nread, c->env->on_command,
-                        c->env->ctx);
+        es_control_feed(&c->control, (const uint8_t *)buf->base, (size_t)nread, on_command, c);
         uint64_t now = uv_now(c->env->loop);
         if (now - c->read_window_ms >= 1000) {
             c->read_window_ms = now;

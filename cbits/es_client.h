@@ -64,6 +64,9 @@ struct es_client_env {
     /* A write ended and released its chunks: what the library holds may
      * have fallen. */
     void (*on_released)(void *ctx);
+    /* The client asked for lossless delivery (EVENTLOG_SOCKET_CMD_LOSSLESS);
+     * `lossless` is set. */
+    void (*on_lossless)(struct es_client *c, void *ctx);
     /* The connection is closed: unlink the client; it is freed after. */
     void (*on_closed)(struct es_client *c, void *ctx);
     void *ctx;
@@ -112,7 +115,9 @@ struct es_client {
     uv_shutdown_t sreq;
     bool finishing; /* shutdown requested: everything has been sent */
     bool closing;
-    bool started; /* es_client_start ran: on_closed is due at the close */
+    bool started;  /* es_client_start ran: on_closed is due at the close */
+    bool lossless; /* never skipped or disconnected for lag: the program
+                    * waits for it instead (es_wait.h) */
 
     struct es_control_parser control;
     /* What the client wrote in the current one-second window; past
@@ -155,6 +160,10 @@ struct es_skipped {
     uint64_t chunks, bytes;
     unsigned reusable; /* buffers freed that the pool may keep (es_pool_lend) */
 };
+
+/* Bytes of the stream the client has not received: from its write in
+ * flight, or its next chunk, to the newest chunk. */
+uint64_t es_client_unsent(const struct es_client *c);
 
 /* Skip whole chunks that are not yet in a write until at most `target`
  * bytes wait; never the end-of-data chunk. The client is told with a drop

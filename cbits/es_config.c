@@ -29,8 +29,9 @@ const char *es_config_invalid(const struct es_config *cfg) {
     if (cfg->client_limit < ES_MIN_BUFFER)
         return "GHC_EVENTLOG_CLIENT_BUFFER must be at least 64K";
     if (cfg->slow_client != EVENTLOG_SOCKET_SLOW_CLIENT_DROP &&
-        cfg->slow_client != EVENTLOG_SOCKET_SLOW_CLIENT_DISCONNECT)
-        return "GHC_EVENTLOG_SLOW_CLIENT must be drop or disconnect";
+        cfg->slow_client != EVENTLOG_SOCKET_SLOW_CLIENT_DISCONNECT &&
+        cfg->slow_client != EVENTLOG_SOCKET_SLOW_CLIENT_WAIT)
+        return "GHC_EVENTLOG_SLOW_CLIENT must be drop, disconnect or wait";
     if (cfg->control_interval_ms > ES_MAX_MS)
         return "GHC_EVENTLOG_CONTROL_INTERVAL_MS must be at most 60000";
     if (cfg->flush_ms > (int)ES_MAX_MS)
@@ -193,8 +194,10 @@ static int read_env(struct es_config *out) {
         out->slow_client = EVENTLOG_SOCKET_SLOW_CLIENT_DROP;
     } else if (slow && strcasecmp(slow, "disconnect") == 0) {
         out->slow_client = EVENTLOG_SOCKET_SLOW_CLIENT_DISCONNECT;
+    } else if (slow && strcasecmp(slow, "wait") == 0) {
+        out->slow_client = EVENTLOG_SOCKET_SLOW_CLIENT_WAIT;
     } else if (slow) {
-        es_log("GHC_EVENTLOG_SLOW_CLIENT=\"%s\" is neither drop nor disconnect", slow);
+        es_log("GHC_EVENTLOG_SLOW_CLIENT=\"%s\" is none of drop, disconnect and wait", slow);
         return EVENTLOG_SOCKET_EINVAL;
     }
     const char *flush = env("GHC_EVENTLOG_FLUSH_INTERVAL_MS");

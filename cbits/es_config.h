@@ -26,8 +26,8 @@ struct es_config {
                                    * first client before it connects (64 MiB) */
     size_t client_limit;          /* unsent bytes one client may fall behind (64 MiB) */
     int slow_client;              /* EVENTLOG_SOCKET_SLOW_CLIENT_*: past its limit a
-                                   * client skips chunks (DROP, default) or is
-                                   * disconnected */
+                                   * client skips chunks (DROP, default), is
+                                   * disconnected, or the program waits (WAIT) */
     size_t defs_limit;            /* bytes of definition events kept (16 MiB) */
     unsigned linger_ms;           /* how long exit waits for slow clients (2000) */
     unsigned max_clients;         /* connections served at once (1024) */

@@ -9,10 +9,11 @@
 struct es_counters {
     atomic_uint_fast64_t clients_connected;
     atomic_uint_fast64_t clients_accepted;
-    atomic_uint_fast64_t clients_lagged;  /* disconnected for falling behind */
-    atomic_uint_fast64_t clients_refused; /* turned away at the limits */
-    atomic_uint_fast64_t cpu_writer_ns;   /* RTS threads inside es_server_submit */
-    atomic_uint_fast64_t cpu_walker_ns;   /* the threads' CPU clocks, last read */
+    atomic_uint_fast64_t clients_lagged;   /* disconnected for falling behind */
+    atomic_uint_fast64_t clients_refused;  /* turned away at the limits */
+    atomic_uint_fast64_t clients_lossless; /* connected now (es_wait.h) */
+    atomic_uint_fast64_t cpu_writer_ns;    /* RTS threads inside es_server_submit */
+    atomic_uint_fast64_t cpu_walker_ns;    /* the threads' CPU clocks, last read */
     atomic_uint_fast64_t cpu_loop_ns;
     atomic_uint_fast64_t bytes_sent;
     atomic_uint_fast64_t chunks_dropped; /* per client, plus lost before any client */

@@ -50,13 +50,14 @@ static void drop(struct es_inbox *in, const uint8_t *p, size_t len) {
     uv_mutex_unlock(&in->lock);
 }
 
-bool es_inbox_push(struct es_inbox *in, const void *buf, size_t len) {
+bool es_inbox_push(struct es_inbox *in, const void *buf, size_t len, bool may_drop) {
     /* Past the limit, drop before allocating anything. Racy by design:
      * concurrent writers may overshoot it by a chunk each. One chunk is
      * always let through, so a chunk larger than the limit is not lost
      * for that alone. */
     size_t flying = atomic_load_explicit(&in->in_flight, memory_order_relaxed);
-    if (in->limit > 0 && flying > 0 && flying + len > in->limit && droppable(buf, len)) {
+    if (may_drop && in->limit > 0 && flying > 0 && flying + len > in->limit &&
+        droppable(buf, len)) {
         drop(in, buf, len);
         return false;
     }

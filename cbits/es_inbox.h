@@ -40,8 +40,10 @@ void es_inbox_destroy(struct es_inbox *in);
 
 /* Copy `len` bytes into a new pending chunk. Any thread. Returns false when
  * the chunk was lost (dropped for the limit, out of memory or the inbox is
- * closed); the loss is counted. */
-bool es_inbox_push(struct es_inbox *in, const void *buf, size_t len);
+ * closed); the loss is counted. With `may_drop` false the limit does not
+ * apply: a lossless client is connected (es_wait.h), and the caller has
+ * waited for room instead. */
+bool es_inbox_push(struct es_inbox *in, const void *buf, size_t len, bool may_drop);
 
 /* The loop thread has taken in `bytes` of the chunks it took (their
  * original lengths): they no longer count as in flight. */

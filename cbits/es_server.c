@@ -15,6 +15,7 @@
 #include "es_log.h"
 #include "es_peer.h"
 #include "es_pool.h"
+#include "es_wait.h"
 #include "es_walker.h"
 
 #include <pthread.h>
@@ -61,10 +62,14 @@ struct es_server {
     struct es_client_env client_env;
     struct es_admit_rules admit;
 
-    struct es_inbox inbox;              /* RTS threads to the walker */
-    struct es_walker walker;            /* the walker to the loop thread */
-    struct es_fanout fan;               /* the stream and its clients */
-    struct es_bound bound;              /* the memory bound */
+    struct es_inbox inbox;   /* RTS threads to the walker */
+    struct es_walker walker; /* the walker to the loop thread */
+    struct es_fanout fan;    /* the stream and its clients */
+    struct es_bound bound;   /* the memory bound */
+    struct es_wait wait;     /* RTS threads waiting for lossless clients */
+    unsigned nlossless;      /* loop thread: lossless clients connected */
+    es_flush_fn flush_fn;    /* the RTS flush (es_server_set_flush) */
+    void *flush_ctx;
     struct es_log_limit log_exit_stall; /* clients that stopped reading at exit */
     struct es_log_limit log_refused;    /* clients refused at the limits */
 
@@ -97,8 +102,53 @@ static void deliver_command(uint8_t cmd, void *ctx) {
     /* What acting took on this thread (a census is taken here, in the
      * major GC the RTS runs for it): the gate spaces costly commands by it. */
     uint64_t start = uv_hrtime();
+    /* A census runs a GC here, which stops every capability: no RTS
+     * thread may be waiting for this thread meanwhile (es_wait.h). */
+    es_wait_rts_call(&s->wait, true);
     s->on_command(cmd, s->command_ctx);
+    es_wait_rts_call(&s->wait, false);
     es_gate_cost(&s->gate, cmd, (uv_hrtime() - start) / ES_NS_PER_MS);
+}
+
+/* The RTS flush, from the flush timer: it stops every capability too. */
+static bool flush_rts(void *ctx) {
+    struct es_server *s = ctx;
+    uv_mutex_lock(&s->state_lock);
+    es_flush_fn fn = s->flush_fn;
+    void *fctx = s->flush_ctx;
+    uv_mutex_unlock(&s->state_lock);
+    if (fn == NULL)
+        return false;
+    es_wait_rts_call(&s->wait, true);
+    bool flushed = fn(fctx);
+    es_wait_rts_call(&s->wait, false);
+    return flushed;
+}
+
+/* Tell waiting RTS threads how far behind the lossless clients are. */
+static void publish_wait(struct es_server *s) {
+    atomic_store_explicit(&s->counters.clients_lossless, s->nlossless, memory_order_relaxed);
+    if (s->nlossless == 0) {
+        es_wait_publish(&s->wait, false, 0);
+        return;
+    }
+    uint64_t backlog = 0;
+    es_fanout_each(&s->fan, c, next) {
+        if (c->lossless && !c->closing) {
+            uint64_t u = es_client_unsent(c);
+            backlog = u > backlog ? u : backlog;
+        }
+    }
+    es_wait_publish(&s->wait, true, backlog);
+}
+
+static void lossless(struct es_client *c, void *ctx) {
+    struct es_server *s = ctx;
+    s->nlossless++;
+    es_log("client %llu asked for lossless delivery: the program waits for it when it falls "
+           "behind",
+           (unsigned long long)c->id);
+    publish_wait(s);
 }
 
 static void on_gate_timer(uv_timer_t *t);
@@ -164,6 +214,7 @@ static void async_error(struct es_server *s, int err, const char *what) {
 
 static void released(void *ctx) {
     publish(ctx);
+    publish_wait(ctx);
 }
 
 static void begin_stop(struct es_server *s);
@@ -218,6 +269,7 @@ static void on_wake(uv_async_t *h) {
         es_bound_enforce(&s->bound);
         es_fanout_each(&s->fan, cl, next) es_client_pump(cl);
         publish(s);
+        publish_wait(s);
     }
     flush_logs(s, false);
     if (atomic_load(&s->stop_requested) && !s->stopping)
@@ -233,10 +285,12 @@ static void update_flush(struct es_server *s) {
 
 void es_server_set_flush(struct es_server *s, es_flush_fn fn, void *ctx, unsigned interval_ms,
                          bool paced) {
-    es_flush_timer_set(&s->flush, fn, ctx, interval_ms, paced);
     /* The loop thread picks the change up when it wakes. Under the lock,
      * so that the loop cannot close `wake` in between. */
     uv_mutex_lock(&s->state_lock);
+    s->flush_fn = fn;
+    s->flush_ctx = ctx;
+    es_flush_timer_set(&s->flush, fn ? flush_rts : NULL, s, interval_ms, paced);
     if (!s->wake_closed)
         uv_async_send(&s->wake);
     uv_mutex_unlock(&s->state_lock);
@@ -312,6 +366,9 @@ static void begin_stop(struct es_server *s) {
 static void client_closed(struct es_client *c, void *ctx) {
     struct es_server *s = ctx;
     es_fanout_leave(&s->fan, c);
+    if (c->lossless)
+        s->nlossless--;
+    publish_wait(s);
     publish(s);
     update_flush(s);
     maybe_finish(s);
@@ -346,6 +403,10 @@ static void on_connection(uv_stream_t *listener, int status) {
         return;
     }
     es_fanout_join(&s->fan, c);
+    if (s->cfg.slow_client == EVENTLOG_SOCKET_SLOW_CLIENT_WAIT) {
+        c->lossless = true;
+        s->nlossless++;
+    }
     uv_mutex_lock(&s->state_lock);
     s->first_client = true;
     uv_cond_broadcast(&s->state_cond);
@@ -368,6 +429,7 @@ static void loop_main(void *arg) {
 
 /* Free a server whose loop was never initialised or has ended. */
 static void discard_server(struct es_server *s) {
+    es_wait_destroy(&s->wait);
     es_fanout_destroy(&s->fan);
     es_walker_destroy(&s->walker);
     es_inbox_destroy(&s->inbox);
@@ -505,6 +567,7 @@ static struct es_server *alloc_server(const struct es_config *cfg, es_command_fn
     es_inbox_init(&s->inbox, es_server_handoff_limit(&s->cfg));
     es_walker_init(&s->walker, &s->inbox, s->fan.defs.types, wake_loop, s);
     es_flush_timer_init(&s->flush, &s->walker, &s->counters);
+    es_wait_init(&s->wait, s->cfg.client_limit);
     s->client_env = (struct es_client_env){.loop = &s->loop,
                                            .store = &s->fan.store,
                                            .header = &s->fan.header,
@@ -516,6 +579,7 @@ static struct es_server *alloc_server(const struct es_config *cfg, es_command_fn
                                            .on_command = command,
                                            .on_reading_paused = reading_paused,
                                            .on_released = released,
+                                           .on_lossless = lossless,
                                            .on_closed = client_closed,
                                            .ctx = s};
     s->admit = (struct es_admit_rules){.max_clients = s->cfg.max_clients,
@@ -566,7 +630,10 @@ void es_server_submit(struct es_server *s, const void *buf, size_t len) {
      * own threads (two clock reads per chunk, a chunk being up to 2 MiB). */
     struct timespec a, b;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
-    es_inbox_push(&s->inbox, buf, len);
+    /* A lossless client without room makes this thread wait (es_wait.h);
+     * while one is connected, nothing is dropped at the hand-off. */
+    bool lossless = es_wait_for_room(&s->wait, len, &s->inbox.in_flight);
+    es_inbox_push(&s->inbox, buf, len, !lossless);
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
     atomic_fetch_add_explicit(&s->counters.cpu_writer_ns, ns_of(&b) - ns_of(&a),
                               memory_order_relaxed);
@@ -621,6 +688,7 @@ int es_server_stop(struct es_server *s) {
     uint64_t deadline =
         uv_hrtime() + ((uint64_t)s->cfg.linger_ms + ES_STOP_MARGIN_MS) * ES_NS_PER_MS;
     /* Refuse further chunks; the walker hands over the rest, then ends. */
+    es_wait_shutdown(&s->wait); /* no RTS thread waits for a client any more */
     es_inbox_close(&s->inbox);
     int r = es_walker_wait(&s->walker, deadline);
     if (r == 0) {
@@ -698,4 +766,14 @@ void es_server_handoff_dropped(struct es_server *s, uint64_t *chunks, uint64_t *
 void es_server_threads(struct es_server *s, uv_thread_t *walker, uv_thread_t *loop) {
     *walker = s->walker.thread;
     *loop = s->thread;
+}
+
+void es_server_exiting(struct es_server *s) {
+    es_wait_exiting(&s->wait, s->cfg.linger_ms);
+}
+
+void es_server_wait_stats(struct es_server *s, uint64_t *waits, uint64_t *ns, uint64_t *max_ns) {
+    *waits = atomic_load(&s->wait.waits);
+    *ns = atomic_load(&s->wait.wait_ns);
+    *max_ns = atomic_load(&s->wait.wait_max_ns);
 }

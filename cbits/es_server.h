@@ -86,6 +86,14 @@ int es_server_tcp_port(const struct es_server *s);
 /* The process that started the server: a forked child is not it. */
 pid_t es_server_pid(const struct es_server *s);
 
+/* The program has begun to exit: RTS threads wait for lossless clients
+ * at most the linger time from now (es_wait.h). Any thread. */
+void es_server_exiting(struct es_server *s);
+
+/* How often RTS threads waited for lossless clients, for how long in all
+ * and at most (nanoseconds). Any thread. */
+void es_server_wait_stats(struct es_server *s, uint64_t *waits, uint64_t *ns, uint64_t *max_ns);
+
 /* For tests: bytes handed over and not yet taken in, chunks and bytes the
  * hand-off dropped, and the library's two threads. Any thread. */
 size_t es_server_in_flight(struct es_server *s);

@@ -90,6 +90,11 @@ extern "C" {
  * Samples are PROF_SAMPLE_COST_CENTRE (167) events. */
 #define EVENTLOG_SOCKET_CMD_START_COST_CENTRE_PROFILING 0x04
 #define EVENTLOG_SOCKET_CMD_STOP_COST_CENTRE_PROFILING  0x05
+/* Lossless delivery for the connection that sends it (upstream id 6): the
+ * server never skips chunks for it or disconnects it for falling behind;
+ * the program waits for it instead (see EVENTLOG_SOCKET_SLOW_CLIENT_WAIT).
+ * Other connections keep the program's policy. */
+#define EVENTLOG_SOCKET_CMD_LOSSLESS 0x06
 
 /* Custom control commands. A program (or a library in it) registers a
  * namespace and commands in it, numbered 1 to 255; a client sends one as an
@@ -186,6 +191,13 @@ struct eventlog_socket_options {
 };
 #define EVENTLOG_SOCKET_SLOW_CLIENT_DROP       0
 #define EVENTLOG_SOCKET_SLOW_CLIENT_DISCONNECT 1
+/* Lose nothing: every client is lossless (EVENTLOG_SOCKET_CMD_LOSSLESS).
+ * When one has more than client_buffer unsent, the program thread handing
+ * over the next buffer waits until there is room, as it would for a slow
+ * disk: the program runs at the pace of its slowest client, and a client
+ * that stops reading stops the program until it reads again or
+ * disconnects. At exit no wait lasts beyond linger_ms. */
+#define EVENTLOG_SOCKET_SLOW_CLIENT_WAIT 2
 
 /* Counters, for monitoring the library itself. Dropped chunks are counted
  * once per client that missed them, plus those lost before the first
@@ -212,6 +224,13 @@ struct eventlog_socket_stats {
     uint64_t cpu_ns_writer;
     uint64_t cpu_ns_walker;
     uint64_t cpu_ns_loop;
+    /* What lossless delivery cost the program: lossless clients connected
+     * now, how often a program thread waited for one to make room, the
+     * time spent waiting in all (nanoseconds) and the longest wait. */
+    uint64_t clients_lossless;
+    uint64_t lossless_waits;
+    uint64_t lossless_wait_ns;
+    uint64_t lossless_wait_max_ns;
 };
 
 /* A human-readable description of an error code returned by this library.

@@ -48,6 +48,11 @@ extern RtsConfig rtsConfig __attribute__((weak));
  * returning, exitWith, an uncaught exception): periodic flushing must end
  * before the RTS starts shutting down. */
 static void exit_hook(void) {
+    /* From now on no program thread waits for a lossless client longer
+     * than the linger time: exit must not hang on a client. */
+    struct es_server *s = es_instance_server();
+    if (s != NULL)
+        es_server_exiting(s);
     /* PRE_END hooks first, while the stream still flows; then no custom
      * handler may call into the RTS any more. */
     es_registry_quiesce(1000);

@@ -122,11 +122,11 @@ static void random_input(uint8_t *buf, size_t size) {
         int r = rand() % 64;
         if (r == 0 && size - i >= 5) {
             memcpy(buf + i, "GCTL", 4);
-            buf[i + 4] = (uint8_t)(rand() % 7);
+            buf[i + 4] = (uint8_t)(rand() % 8);
             i += 5;
         } else if (r == 1 && size - i >= 22) {
             memcpy(buf + i, BUILTIN(""), 21);
-            buf[i + 21] = (uint8_t)(rand() % 7);
+            buf[i + 21] = (uint8_t)(rand() % 8);
             i += 22;
         } else if (r == 2) {
             size_t k = (size_t)rand() % (sizeof pieces / sizeof pieces[0]);
@@ -172,7 +172,9 @@ int main(void) {
                EVENTLOG_SOCKET_CMD_REQUEST_HEAP_CENSUS &&
            es_control_upstream_command((const uint8_t *)"eventlog-socket", 15, 1) ==
                EVENTLOG_SOCKET_CMD_START_COST_CENTRE_PROFILING &&
-           es_control_upstream_command((const uint8_t *)"eventlog-socket", 15, 6) == 0 &&
+           es_control_upstream_command((const uint8_t *)"eventlog-socket", 15, 6) ==
+               EVENTLOG_SOCKET_CMD_LOSSLESS &&
+           es_control_upstream_command((const uint8_t *)"eventlog-socket", 15, 7) == 0 &&
            es_control_upstream_command((const uint8_t *)"eventlog", 8, 5) == 0,
        "the upstream mapping, and nothing outside it");
 
@@ -223,7 +225,7 @@ int main(void) {
     CUTS(UP("\x08", "eventlog") "\x05", "", 1, "a prefix of the namespace is not the namespace");
     CUTS(UP("\x10", "eventlog-socketX") "\x05", "", 1, "nor is a longer name");
     CUTS(UP("\x0f", "EVENTLOG-SOCKET") "\x05", "", 1, "names are compared byte for byte");
-    CUTS(BUILTIN("\x00") BUILTIN("\x06") BUILTIN("\xff") BUILTIN("\x05"), CENSUS, 3,
+    CUTS(BUILTIN("\x00") BUILTIN("\x07") BUILTIN("\xff") BUILTIN("\x05"), CENSUS, 3,
          "unknown ids in the built-in namespace are ignored");
 
     /* The longest namespace, then a frame. */
@@ -265,15 +267,15 @@ int main(void) {
             agree &= pos < nwant && all->cmds[k] == want[pos++];
         i += step;
     }
-    size_t kinds[6] = {0};
+    size_t kinds[7] = {0};
     for (size_t k = 0; k < nwant; k++)
-        kinds[want[k] < 6 ? want[k] : 0]++;
+        kinds[want[k] < 7 ? want[k] : 0]++;
     ok(delivered == nwant && agree && p.unknown == unknown && kinds[1] && kinds[2] && kinds[3] &&
-           kinds[4] && kinds[5],
-       "8 MiB of junk in random pieces: %zu commands (%zu %zu %zu %zu %zu of 1-5) and %llu "
+           kinds[4] && kinds[5] && kinds[6],
+       "8 MiB of junk in random pieces: %zu commands (%zu %zu %zu %zu %zu %zu of 1-6) and %llu "
        "unknown, reference %zu and %llu",
-       delivered, kinds[1], kinds[2], kinds[3], kinds[4], kinds[5], (unsigned long long)p.unknown,
-       nwant, (unsigned long long)unknown);
+       delivered, kinds[1], kinds[2], kinds[3], kinds[4], kinds[5], kinds[6],
+       (unsigned long long)p.unknown, nwant, (unsigned long long)unknown);
     free(all);
     free(want);
     free(junk);

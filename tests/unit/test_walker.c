@@ -47,13 +47,13 @@ static void check_fixture(const char *path) {
     atomic_store(&wakes, 0);
     /* A chunk before the header cannot be walked: it passes unmarked. */
     static const uint8_t early[24] = {0, 18};
-    es_inbox_push(&in, early, sizeof early);
+    es_inbox_push(&in, early, sizeof early, true);
     ok(es_walker_start(&w) == 0, "%s: walker started", path);
 
     /* The header, then one chunk per block, as the RTS writes them. */
     uint64_t pushed_from = uv_hrtime();
     size_t nchunks = 0, pos = h->len, starts[4096], ends[4096];
-    es_inbox_push(&in, buf, h->len);
+    es_inbox_push(&in, buf, h->len, true);
     while (pos < len && nchunks < 4096) {
         size_t n = len - pos;
         if (es_be16(buf + pos) == ES_EVENT_BLOCK_MARKER) {
@@ -63,11 +63,11 @@ static void check_fixture(const char *path) {
         }
         starts[nchunks] = pos;
         ends[nchunks++] = pos + n;
-        es_inbox_push(&in, buf + pos, n);
+        es_inbox_push(&in, buf + pos, n, true);
         pos += n;
     }
     es_inbox_close(&in);
-    ok(!es_inbox_push(&in, buf, 16), "%s: a closed inbox refuses chunks", path);
+    ok(!es_inbox_push(&in, buf, 16, true), "%s: a closed inbox refuses chunks", path);
     es_walker_join(&w);
     uint64_t pushed_to = uv_hrtime();
 

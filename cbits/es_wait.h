@@ -1,0 +1,73 @@
+/* The lossless choice: RTS threads wait for lossless clients.
+ *
+ * A client is lossless when the program runs with the slow-client policy
+ * `wait` (GHC_EVENTLOG_SLOW_CLIENT=wait), or when it asked for it on its
+ * connection (EVENTLOG_SOCKET_CMD_LOSSLESS). Such a client is never skipped
+ * or disconnected for falling behind; instead, once one of them has more
+ * than the client limit unsent, the RTS thread handing over the next chunk
+ * waits here until there is room, as it would for a slow disk. The program
+ * then runs at the pace of its slowest lossless client, and nothing is
+ * dropped for anyone who asked for everything.
+ *
+ * Waiting where the RTS calls the writer is safe only because the thread
+ * that makes room, the loop thread, never needs the RTS: except when it
+ * calls into it itself (the periodic flush, a heap census's GC), which
+ * stops every capability, including the one a waiting thread may hold.
+ * So before any such call the loop thread releases every waiter, and no
+ * thread waits until the call has returned (es_wait_rts_call). Waits also
+ * end for good when the server stops, and at exit they are bounded by the
+ * linger time (es_wait_exiting), so that exit never hangs on a client.
+ *
+ * Thread ownership: es_wait_for_room runs on RTS threads; es_wait_publish,
+ * es_wait_rts_call on the loop thread; es_wait_exiting, es_wait_shutdown on
+ * any thread. The state is under one mutex, with an atomic fast path for
+ * the common case of no lossless client. */
+#ifndef ES_WAIT_H
+#define ES_WAIT_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+struct es_wait {
+    size_t limit;       /* unsent bytes a lossless client may have */
+    atomic_bool active; /* some lossless client is connected */
+    uv_mutex_t lock;
+    uv_cond_t room;    /* broadcast whenever what follows changes */
+    uint64_t backlog;  /* the largest unsent backlog of a lossless client */
+    bool in_rts_call;  /* the loop thread is calling into the RTS */
+    bool shut;         /* the server stops: nobody waits any more */
+    uint64_t deadline; /* exiting: no wait past this (uv_hrtime), or 0 */
+    unsigned waiters;  /* RTS threads waiting now */
+    /* What waiting cost the program, for eventlog_socket_stats. */
+    atomic_uint_fast64_t waits, wait_ns, wait_max_ns;
+};
+
+int es_wait_init(struct es_wait *w, size_t limit);
+void es_wait_destroy(struct es_wait *w);
+
+/* RTS thread, before handing over `len` bytes while `*in_flight` bytes
+ * handed over earlier have not reached the clients yet (es_inbox.h): wait
+ * while a lossless client has no room for them. Returns whether a lossless
+ * client is connected (then nothing may be dropped at the hand-off
+ * either). */
+bool es_wait_for_room(struct es_wait *w, size_t len, const atomic_size_t *in_flight);
+
+/* Loop thread: whether lossless clients are connected, and the largest
+ * backlog among them, after anything that may have changed it. */
+void es_wait_publish(struct es_wait *w, bool active, uint64_t backlog);
+
+/* Loop thread: around a call into the RTS (`calling` true before it, false
+ * after). */
+void es_wait_rts_call(struct es_wait *w, bool calling);
+
+/* The program has begun to exit: no wait lasts beyond `linger_ms` from
+ * now. Any thread. */
+void es_wait_exiting(struct es_wait *w, unsigned linger_ms);
+
+/* The server stops: release every waiter, and wait no more. Any thread. */
+void es_wait_shutdown(struct es_wait *w);
+
+#endif
