@@ -1,6 +1,20 @@
-"""Helpers for the integration tests: start the real programs (fibber-c-main,
-probe), connect real clients, and judge what they received with the
-ghc-events-based checker.
+"""The integration tests' harness: the test registry, the wire constants,
+and helpers that start the real programs (fibber-c-main, probe), connect
+real clients, and judge what they received with the ghc-events-based
+checker.
+
+A test module (tests/integration/test_*.py, imported by run.py) is written
+
+    from harness import test, Program, Client, Scope, expect, note, Skip, check_stream
+
+    @test
+    def name(s):
+        '''What a user would notice, in a sentence.'''
+        ...
+
+where `s` is the test's Scope. @test(serial=True) marks a test that must
+not run alongside others under run.py -j (one that measures time or memory).
+Test names are unique across modules.
 
 Everything started here is registered with a Scope, which kills leftover
 processes, closes sockets and removes its temporary directory when the test
@@ -10,15 +24,53 @@ import os
 import re
 import resource
 import select
-import shutil
-import signal
 import socket
 import subprocess
-import tempfile
+import sys
 import threading
 import time
 
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "scripts", "pylib"))
+import esproc  # noqa: E402
+
 BUILD = os.environ.get("ES_BUILD", "build")
+# The Haskell compiler, as the Makefile's HC (tests/run-all.sh passes it on).
+HC = os.environ.get("HC", "ghc")
+
+END_MARKER = b"\xff\xff"
+GCTL = b"GCTL"
+START, STOP, CENSUS = b"\x01", b"\x02", b"\x03"
+CC_START, CC_STOP = b"\x04", b"\x05"
+# Upstream eventlog-socket's framing: magic, version 0, namespace length,
+# namespace, command id; its built-in ids for our commands.
+UMAGIC = b"\xf0\x9e\x97\x8c"
+UPSTREAM_ID = {START: 3, STOP: 4, CENSUS: 5, CC_START: 1, CC_STOP: 2}
+
+
+def upstream(cmd, namespace=b"eventlog-socket"):
+    """The upstream frame for one of our command bytes (or an id, as int)."""
+    cid = cmd if isinstance(cmd, int) else UPSTREAM_ID[cmd]
+    return UMAGIC + b"\x00" + bytes([len(namespace)]) + namespace + bytes([cid])
+
+
+# Enough user messages to fill GHC 9.0's 2 MiB capability buffer more than
+# once, so chunks reach the library while the program runs.
+FLOOD = 120000
+
+TESTS = []  # every test, in registration (and report) order
+
+
+def test(fn=None, *, serial=False):
+    """Register a test: @test, or @test(serial=True) for one that runs alone
+    under run.py -j."""
+    def register(f):
+        if any(t.__name__ == f.__name__ for t in TESTS):
+            raise ValueError("two tests are named %s" % f.__name__)
+        f.serial = serial
+        TESTS.append(f)
+        return f
+    return register(fn) if fn is not None else register
 
 
 class TestFailure(Exception):
@@ -39,23 +91,22 @@ def expect(cond, message):
         raise TestFailure(message)
 
 
-class Scope:
-    """Owns a temporary directory and everything a test starts."""
+class Scope(esproc.Group):
+    """Owns a temporary directory and everything a test starts: programs
+    (each in a session of its own, killed with its process group), other
+    processes (spawn), and clients."""
 
     def __init__(self):
-        self.dir = tempfile.mkdtemp(prefix="es-it-")
-        self.procs = []
+        super().__init__("es-it-")
+        self.procs = []  # the Programs
         self.clients = []
-
-    def path(self, name):
-        return os.path.join(self.dir, name)
 
     def close(self):
         for c in self.clients:
             c.close()
         for p in self.procs:
             p.kill()
-        shutil.rmtree(self.dir, ignore_errors=True)
+        super().close()
 
 
 def raise_nofile():
@@ -88,14 +139,13 @@ class Program:
             argv += ["+RTS", *rts, "-RTS"]
         self.stderr_path = scope.path("%s-%d.stderr" % (exe, len(scope.procs)))
         self.stderr_file = open(self.stderr_path, "wb")
-        self.proc = subprocess.Popen(argv, env=full_env, stdin=subprocess.PIPE if stdin else
-                                     subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE if stderr_pipe else self.stderr_file,
-                                     start_new_session=True,
-                                     preexec_fn=raise_nofile if nofile is None else
-                                     lambda: resource.setrlimit(resource.RLIMIT_NOFILE,
-                                                                (nofile, nofile)),
-                                     cwd=scope.dir)  # -h writes PROGRAM.hp in the cwd
+        self.proc = scope.spawn(argv, env=full_env, stdin=subprocess.PIPE if stdin else
+                                subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE if stderr_pipe else self.stderr_file,
+                                preexec_fn=raise_nofile if nofile is None else
+                                lambda: resource.setrlimit(resource.RLIMIT_NOFILE,
+                                                           (nofile, nofile)),
+                                cwd=scope.dir)  # -h writes PROGRAM.hp in the cwd
         self.out_buf = b""
         scope.procs.append(self)
 
@@ -195,12 +245,7 @@ class Program:
         return self.proc.stderr.read().decode(errors="replace")
 
     def kill(self):
-        if self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            self.proc.wait()
+        self.scope.kill(self.proc)
         self.stderr_file.close()
 
 
@@ -340,6 +385,47 @@ def check_stream(scope, data, name, partial=False):
 
 
 def ghc_version():
-    out = subprocess.run(["ghc", "--numeric-version"], capture_output=True, text=True).stdout
+    out = subprocess.run([HC, "--numeric-version"], capture_output=True, text=True).stdout
     major, minor = out.strip().split(".")[:2]
     return int(major), int(minor)
+
+
+def fib_markers(summary):
+    return [m for _, m in summary.markers if m.startswith("fib ")]
+
+
+def serve(s, name, args=(), rts=(), tcp=False, exe="probe"):
+    """Start the probe waiting for a client on a Unix socket or TCP; return
+    the program and a function that connects a client."""
+    if tcp:
+        p = Program(s, exe, list(args), tcp_port=0, wait=True, rts=rts)
+        port = p.tcp_port()
+        return p, lambda: Client(s, tcp_port=port)
+    sock = s.path(name + ".sock")
+    p = Program(s, exe, list(args), unix=sock, wait=True, rts=rts)
+    p.wait_socket(sock)
+    return p, lambda: Client(s, unix=sock)
+
+
+def many_clients_run(s, sock=None, port=None, readers=1, stalled=0, save=None):
+    """Start build/many-clients (C clients, each stream parsed as it
+    arrives), killed at the end of the test; return the process."""
+    argv = [os.path.join(BUILD, "many-clients"), "--readers", str(readers),
+            "--stalled", str(stalled), "--timeout", "90"]
+    argv += ["--unix", sock] if sock else ["--tcp", str(port)]
+    if save:
+        argv += ["--save", save]
+    return s.spawn(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def many_clients_result(proc):
+    out, _ = proc.communicate(timeout=120)
+    summary = [line for line in out.splitlines() if line.startswith("many-clients:")]
+    expect(summary, "many-clients printed no summary:\n%s" % out)
+    return proc.returncode, summary[0], out
+
+
+def enough_descriptors(n):
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard < n:
+        raise Skip("RLIMIT_NOFILE hard limit %d is below the %d descriptors needed" % (hard, n))
