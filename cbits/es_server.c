@@ -117,7 +117,7 @@ static bool flush_rts(void *ctx) {
     es_flush_fn fn = s->flush_fn;
     void *fctx = s->flush_ctx;
     uv_mutex_unlock(&s->state_lock);
-    if (fn == NULL)
+    if (fn == NULL || es_wait_full(&s->wait, atomic_load(&s->inbox.in_flight)))
         return false;
     es_wait_rts_call(&s->wait, true);
     bool flushed = fn(fctx);

@@ -1,5 +1,7 @@
 #include "es_wait.h"
 
+#include "es_log.h"
+
 int es_wait_init(struct es_wait *w, size_t limit) {
     *w = (struct es_wait){.limit = limit};
     atomic_init(&w->active, false);
@@ -51,7 +53,13 @@ bool es_wait_for_room(struct es_wait *w, size_t len, const atomic_size_t *in_fli
         now = uv_hrtime();
     }
     bool active = atomic_load(&w->active);
+    bool timed_out = waited && w->deadline != 0 && now >= w->deadline && !w->exit_logged;
+    if (timed_out)
+        w->exit_logged = true;
     uv_mutex_unlock(&w->lock);
+    if (timed_out)
+        es_log("a lossless client did not take the end of the stream within the linger time; "
+               "the program exits without waiting for it any longer");
     if (waited) {
         uint64_t ns = now - start;
         atomic_fetch_add_explicit(&w->waits, 1, memory_order_relaxed);
@@ -73,6 +81,15 @@ void es_wait_publish(struct es_wait *w, bool active, uint64_t backlog) {
     if (w->waiters > 0)
         uv_cond_broadcast(&w->room);
     uv_mutex_unlock(&w->lock);
+}
+
+bool es_wait_full(struct es_wait *w, size_t in_flight) {
+    if (!atomic_load(&w->active))
+        return false;
+    uv_mutex_lock(&w->lock);
+    bool full = w->backlog + in_flight > w->limit;
+    uv_mutex_unlock(&w->lock);
+    return full;
 }
 
 void es_wait_rts_call(struct es_wait *w, bool calling) {

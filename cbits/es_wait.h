@@ -41,6 +41,7 @@ struct es_wait {
     bool shut;         /* the server stops: nobody waits any more */
     uint64_t deadline; /* exiting: no wait past this (uv_hrtime), or 0 */
     unsigned waiters;  /* RTS threads waiting now */
+    bool exit_logged;  /* a wait at exit ran out of time (logged once) */
     /* What waiting cost the program, for eventlog_socket_stats. */
     atomic_uint_fast64_t waits, wait_ns, wait_max_ns;
 };
@@ -58,6 +59,14 @@ bool es_wait_for_room(struct es_wait *w, size_t len, const atomic_size_t *in_fli
 /* Loop thread: whether lossless clients are connected, and the largest
  * backlog among them, after anything that may have changed it. */
 void es_wait_publish(struct es_wait *w, bool active, uint64_t backlog);
+
+/* Loop thread: whether a lossless client has no room left, so that the
+ * periodic flush must wait too: the flush hands the RTS's buffers over on
+ * the loop thread itself, which must never wait, so without this a
+ * program that never fills a buffer between two flushes would never wait,
+ * and the library would hold without limit what a stalled lossless client
+ * has not read. */
+bool es_wait_full(struct es_wait *w, size_t in_flight);
 
 /* Loop thread: around a call into the RTS (`calling` true before it, false
  * after). */

@@ -1,8 +1,9 @@
 /* many-clients: connect many clients to an eventlog-socket server at once,
  * in C so that a test measures the server and not its clients.
  *
- *   many-clients (--unix PATH | --tcp PORT) [--readers N] [--stalled M]
- *                [--timeout SECONDS] [--save FILE] [--stagger-ms MS]
+ *   many-clients (--unix PATH | --tcp PORT | --file PATH) [--readers N]
+ *                [--stalled M] [--timeout SECONDS] [--save FILE]
+ *                [--stagger-ms MS] [--lossless] [--read-mbps R] [--tag TAG]
  *
  * Connects N reading clients, then M clients that never read, back to
  * back. Each reader reads its stream to EOF, parsed as it arrives by the
@@ -10,7 +11,12 @@
  * header and end with the end-of-data marker. --save writes the first
  * reader's stream to FILE; --stagger-ms waits that long before each
  * stalled client connects, so that they join at different places in the
- * stream. Prints one line per failed client and a closing
+ * stream. --lossless makes each reader ask for lossless delivery (the
+ * control frame GCTL 0x06) as it connects; --read-mbps makes each reader
+ * read at most R MB/s, like a client that parses slowly; --tag counts the
+ * user messages (traceEvent) that begin with TAG in each reader's stream;
+ * --file reads a recorded eventlog as one reader would. Prints one line per
+ * failed client, a line per reader with its counts, and a closing
  * line; exit status 0 when every connect succeeded and every reader got a
  * complete stream, 1 otherwise, 2 for a usage error. */
 #define _GNU_SOURCE
@@ -33,11 +39,12 @@ struct reader {
     int fd;
     bool done;
     int result; /* es_stream_finish */
-    uint64_t bytes, drop_notices;
+    uint64_t bytes, drop_notices, tagged;
     struct es_stream stream;
 };
 
-static const char *unix_path;
+static const char *unix_path, *file_path, *tag = "";
+static size_t tag_len;
 static int tcp_port = -1;
 
 static double now_s(void) {
@@ -83,9 +90,12 @@ static void on_event(const struct es_event *ev, const uint8_t *base, void *ctx) 
     (void)base;
     struct reader *r = ctx;
     static const char notice[] = "eventlog-socket: dropped ";
-    if (ev->type == 19 && ev->payload_len >= sizeof notice - 1 &&
-        memcmp(ev->payload, notice, sizeof notice - 1) == 0)
+    if (ev->type != ES_EVENT_USER_MSG)
+        return;
+    if (ev->payload_len >= sizeof notice - 1 && memcmp(ev->payload, notice, sizeof notice - 1) == 0)
         r->drop_notices++;
+    else if (tag_len > 0 && ev->payload_len >= tag_len && memcmp(ev->payload, tag, tag_len) == 0)
+        r->tagged++;
 }
 
 int main(int argc, char **argv) {
@@ -93,8 +103,14 @@ int main(int argc, char **argv) {
     double timeout = 60;
     const char *save = NULL;
     long stagger_ms = 0;
+    bool lossless = false;
+    double read_mbps = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--lossless") == 0) {
+            lossless = true;
+            continue;
+        }
         if (v == NULL)
             goto usage;
         if (strcmp(a, "--unix") == 0)
@@ -111,12 +127,24 @@ int main(int argc, char **argv) {
             save = v;
         else if (strcmp(a, "--stagger-ms") == 0)
             stagger_ms = atol(v);
+        else if (strcmp(a, "--read-mbps") == 0)
+            read_mbps = atof(v);
+        else if (strcmp(a, "--tag") == 0)
+            tag = v;
+        else if (strcmp(a, "--file") == 0)
+            file_path = v;
         else
             goto usage;
         i++;
     }
-    if ((unix_path == NULL) == (tcp_port < 0) || nreaders < 0 || nstalled < 0)
+    tag_len = strlen(tag);
+    if ((unix_path != NULL) + (tcp_port >= 0) + (file_path != NULL) != 1 || nreaders < 0 ||
+        nstalled < 0)
         goto usage;
+    if (file_path != NULL) {
+        nreaders = 1;
+        nstalled = 0;
+    }
 
     /* Two descriptors per client pair (ours and the server's) may exceed
      * the usual soft limit of 1024. */
@@ -132,8 +160,12 @@ int main(int argc, char **argv) {
     long connect_failed = 0;
     double t0 = now_s();
     for (long i = 0; i < nreaders; i++) {
-        readers[i].fd = connect_one();
+        readers[i].fd = file_path ? open(file_path, O_RDONLY | O_CLOEXEC) : connect_one();
         es_stream_init(&readers[i].stream);
+        if (lossless && readers[i].fd >= 0 && write(readers[i].fd, "GCTL\x06", 5) != 5) {
+            close(readers[i].fd);
+            readers[i].fd = -1;
+        }
         if (readers[i].fd < 0) {
             connect_failed++;
             readers[i].done = true;
@@ -154,7 +186,8 @@ int main(int argc, char **argv) {
         if (readers[i].fd < 0)
             continue;
         struct epoll_event e = {.events = EPOLLIN, .data.ptr = &readers[i]};
-        epoll_ctl(ep, EPOLL_CTL_ADD, readers[i].fd, &e);
+        if (file_path == NULL)
+            epoll_ctl(ep, EPOLL_CTL_ADD, readers[i].fd, &e);
         open_readers++;
     }
     FILE *out = save ? fopen(save, "wb") : NULL;
@@ -168,10 +201,31 @@ int main(int argc, char **argv) {
                 t_connect = now_s() - t0;
         }
         int wait_ms = nconnected < nstalled ? (int)stagger_ms : 200;
-        int n = epoll_wait(ep, evs, 256, wait_ms);
+        int n;
+        if (file_path != NULL) {
+            /* A regular file is always readable: no epoll for it. */
+            evs[0].data.ptr = &readers[0];
+            n = 1;
+        } else {
+            n = epoll_wait(ep, evs, 256, wait_ms);
+        }
         for (int k = 0; k < n; k++) {
             struct reader *r = evs[k].data.ptr;
-            ssize_t got = read(r->fd, buf, sizeof buf);
+            /* A slow reader: no more than read_mbps on average since it
+             * began, which is how a client that parses slowly reads. */
+            double ahead =
+                read_mbps > 0 ? (double)r->bytes / (read_mbps * 1e6) - (now_s() - t0) : 0;
+            if (ahead > 0) {
+                struct timespec ts = {(time_t)ahead, (long)((ahead - (double)(time_t)ahead) * 1e9)};
+                if (ahead > 0.05)
+                    ts = (struct timespec){0, 50000000L};
+                nanosleep(&ts, NULL);
+                continue;
+            }
+            size_t want = sizeof buf;
+            if (read_mbps > 0 && want > 65536)
+                want = 65536;
+            ssize_t got = read(r->fd, buf, want);
             if (got < 0 && (errno == EINTR || errno == EAGAIN))
                 continue;
             if (got > 0) {
@@ -206,6 +260,9 @@ int main(int argc, char **argv) {
                    (unsigned long long)r->stream.error_offset);
         }
         notices += r->drop_notices;
+        printf("reader %ld: %llu bytes, %llu drop notices, %llu tagged\n", i,
+               (unsigned long long)r->bytes, (unsigned long long)r->drop_notices,
+               (unsigned long long)r->tagged);
         es_stream_destroy(&r->stream);
     }
     for (long i = 0; i < nconnected; i++)
@@ -217,7 +274,8 @@ int main(int argc, char **argv) {
            (unsigned long long)notices, t_connect);
     return complete == nreaders && connect_failed == 0 ? 0 : 1;
 usage:
-    fprintf(stderr, "usage: many-clients (--unix PATH | --tcp PORT) [--readers N] [--stalled M] "
-                    "[--timeout SECONDS] [--save FILE] [--stagger-ms MS]\n");
+    fprintf(stderr, "usage: many-clients (--unix PATH | --tcp PORT | --file PATH) [--readers N] "
+                    "[--stalled M] [--timeout SECONDS] [--save FILE] [--stagger-ms MS] "
+                    "[--lossless] [--read-mbps R] [--tag TAG]\n");
     return 2;
 }

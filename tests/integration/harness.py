@@ -42,10 +42,11 @@ END_MARKER = b"\xff\xff"
 GCTL = b"GCTL"
 START, STOP, CENSUS = b"\x01", b"\x02", b"\x03"
 CC_START, CC_STOP = b"\x04", b"\x05"
+LOSSLESS = b"\x06"
 # Upstream eventlog-socket's framing: magic, version 0, namespace length,
 # namespace, command id; its built-in ids for our commands.
 UMAGIC = b"\xf0\x9e\x97\x8c"
-UPSTREAM_ID = {START: 3, STOP: 4, CENSUS: 5, CC_START: 1, CC_STOP: 2}
+UPSTREAM_ID = {START: 3, STOP: 4, CENSUS: 5, CC_START: 1, CC_STOP: 2, LOSSLESS: 6}
 
 
 def upstream(cmd, namespace=b"eventlog-socket"):
@@ -206,7 +207,8 @@ class Program:
         names = ["clients_connected", "clients_accepted", "clients_lagged", "bytes_received",
                  "bytes_sent", "chunks_dropped", "bytes_dropped", "bytes_held",
                  "bytes_held_peak", "flushes", "flush_us", "clients_refused", "cpu_ns_writer",
-                 "cpu_ns_walker", "cpu_ns_loop"]
+                 "cpu_ns_walker", "cpu_ns_loop", "clients_lossless", "lossless_waits",
+                 "lossless_wait_ns", "lossless_wait_max_ns"]
         words = self.query("stats").split()
         expect(words[0] == "stats" and len(words) == 1 + len(names), "stats answer %r" % words)
         return dict(zip(names, map(int, words[1:])))
@@ -407,19 +409,21 @@ def serve(s, name, args=(), rts=(), tcp=False, exe="probe"):
     return p, lambda: Client(s, unix=sock)
 
 
-def many_clients_run(s, sock=None, port=None, readers=1, stalled=0, save=None):
+def many_clients_run(s, sock=None, port=None, readers=1, stalled=0, save=None, extra=(),
+                     timeout=90):
     """Start build/many-clients (C clients, each stream parsed as it
-    arrives), killed at the end of the test; return the process."""
+    arrives), killed at the end of the test; return the process. `extra`:
+    more options (--lossless, --read-mbps R, --tag TAG)."""
     argv = [os.path.join(BUILD, "many-clients"), "--readers", str(readers),
-            "--stalled", str(stalled), "--timeout", "90"]
+            "--stalled", str(stalled), "--timeout", str(timeout), *extra]
     argv += ["--unix", sock] if sock else ["--tcp", str(port)]
     if save:
         argv += ["--save", save]
     return s.spawn(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
-def many_clients_result(proc):
-    out, _ = proc.communicate(timeout=120)
+def many_clients_result(proc, timeout=120):
+    out, _ = proc.communicate(timeout=timeout)
     summary = [line for line in out.splitlines() if line.startswith("many-clients:")]
     expect(summary, "many-clients printed no summary:\n%s" % out)
     return proc.returncode, summary[0], out

@@ -73,11 +73,11 @@ startUnix path = do
 foreign import ccall unsafe "eventlog_socket_stats"
   c_stats :: Ptr () -> IO CInt
 
--- | The fifteen uint64_t counters of struct eventlog_socket_stats.
+-- | The nineteen uint64_t counters of struct eventlog_socket_stats.
 stats :: IO [Word64]
-stats = allocaBytes (15 * 8) $ \p -> do
+stats = allocaBytes (19 * 8) $ \p -> do
   _ <- c_stats p
-  mapM (peekByteOff p . (* 8)) [0 .. 14]
+  mapM (peekByteOff p . (* 8)) [0 .. 18]
 
 peakRssKb :: IO String
 peakRssKb = do

@@ -1,0 +1,224 @@
+"""The lossless choice: a client that asks for every byte gets every byte,
+and the program waits for it as it would for a slow disk; other clients
+keep the drop policy; a lossless client that stops reading stalls the
+program until it disconnects, and never the program's exit."""
+
+import os
+import re
+import select
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+from harness import (GCTL, LOSSLESS, Client, Program, TestFailure, expect, many_clients_result,
+                     many_clients_run, note, test, upstream)
+import harness
+
+# About 1.1 GB of eventlog: 50 million user messages "x N" of 12 to 20 bytes.
+BIG_FLOOD = 50_000_000
+
+
+class Closer:
+    """A raw socket in the Scope's list of clients, closed with the test."""
+
+    def __init__(self, sock):
+        self.sock = sock
+
+    def close(self):
+        self.sock.close()
+
+
+def reader_counts(out, i=0):
+    """bytes, drop notices and tagged messages of many-clients' reader i."""
+    m = re.search(r"^reader %d: (\d+) bytes, (\d+) drop notices, (\d+) tagged$" % i, out, re.M)
+    expect(m, "no counts for reader %d:\n%s" % (i, out))
+    return tuple(int(x) for x in m.groups())
+
+
+@test(serial=True)
+def lossless_flood_every_byte(s):
+    """GHC_EVENTLOG_SLOW_CLIENT=wait, over a gigabyte of eventlog and a
+    client that parses every event and reads slower than the program writes:
+    the client gets every message, with the end marker and no drop notice,
+    exactly as many as the RTS's own file writer records for the same run;
+    the program waited for it (stats count the waits)."""
+    sock = s.path("wait.sock")
+    p = Program(s, "probe", unix=sock, wait=True, env={"GHC_EVENTLOG_SLOW_CLIENT": "wait"})
+    p.wait_socket(sock)
+    c = many_clients_run(s, sock=sock, extra=["--tag", "x ", "--read-mbps", "150"], timeout=300)
+    p.cmd("flood %d x" % BIG_FLOOD, timeout=280)
+    st = p.stats()
+    p.finish(timeout=120)
+    rc, summary, out = many_clients_result(c, timeout=300)
+    nbytes, notices, tagged = reader_counts(out)
+    note("socket: %.2f GB, %d messages, %d drop notices; the program waited %d times, %.1f s in "
+         "all, %.0f ms at most" % (nbytes / 1e9, tagged, notices, st["lossless_waits"],
+                                   st["lossless_wait_ns"] / 1e9, st["lossless_wait_max_ns"] / 1e6))
+    expect(rc == 0, "the client's stream is not complete (end marker):\n%s" % out)
+    expect(nbytes >= 1 << 30, "only %d bytes of eventlog" % nbytes)
+    expect(notices == 0 and st["chunks_dropped"] == 0,
+           "%d drop notices, %d chunks dropped" % (notices, st["chunks_dropped"]))
+    expect(tagged == BIG_FLOOD, "the client got %d of %d messages" % (tagged, BIG_FLOOD))
+    expect(st["lossless_waits"] > 0 and st["clients_lossless"] == 1,
+           "the program never waited for the slow client: %r" % st)
+    # The same run with the RTS's file writer: the same messages.
+    f = Program(s, "probe-late")
+    f.cmd("flood %d x" % BIG_FLOOD, timeout=280)
+    f.finish(timeout=120)
+    path = s.path("probe-late.eventlog")
+    r = subprocess.run([os.path.join(harness.BUILD, "many-clients"), "--file", path, "--tag", "x "],
+                       capture_output=True, text=True, timeout=300)
+    fbytes, _, ftagged = reader_counts(r.stdout)
+    os.unlink(path)
+    note("file writer: %.2f GB, %d messages" % (fbytes / 1e9, ftagged))
+    expect(r.returncode == 0 and ftagged == tagged,
+           "the file writer recorded %d messages, the client %d" % (ftagged, tagged))
+
+
+@test
+def lossless_beside_a_slow_dropping_client(s):
+    """One client asks for lossless delivery, another reads slowly under the
+    default drop policy: the first gets every message, the second gets drop
+    notices and a valid stream, and the memory held stays within the bound
+    plus the lossless client's own limit."""
+    sock = s.path("mixed.sock")
+    env = {"GHC_EVENTLOG_CLIENT_BUFFER": "2M", "GHC_EVENTLOG_MAX_BUFFER": "4M"}
+    p = Program(s, "probe", unix=sock, wait=True, env=env)
+    p.wait_socket(sock)
+    fast = many_clients_run(s, sock=sock, extra=["--lossless", "--tag", "y "])
+    time.sleep(0.3)
+    slow = many_clients_run(s, sock=sock, extra=["--tag", "y ", "--read-mbps", "5"])
+    n = 4_000_000
+    p.cmd("flood %d y" % n, timeout=120)
+    st = p.stats()
+    p.finish(timeout=60)
+    rc1, _, out1 = many_clients_result(fast)
+    rc2, _, out2 = many_clients_result(slow)
+    _, notices1, tagged1 = reader_counts(out1)
+    _, notices2, tagged2 = reader_counts(out2)
+    note("lossless: %d messages, %d notices; dropping: %d messages, %d notices; peak held %.1f MiB"
+         % (tagged1, notices1, tagged2, notices2, st["bytes_held_peak"] / 2**20))
+    expect(rc1 == 0 and rc2 == 0, "a stream is not complete:\n%s\n%s" % (out1, out2))
+    expect(tagged1 == n and notices1 == 0, "the lossless client got %d of %d messages, %d notices"
+           % (tagged1, n, notices1))
+    expect(notices2 > 0 and tagged2 < n, "the slow client got no drop notice (%d messages)" % tagged2)
+    expect(st["bytes_held_peak"] <= (4 + 2 + 8) << 20,
+           "%.1f MiB held at the peak" % (st["bytes_held_peak"] / 2**20))
+
+
+def stalled_lossless_client(s, name, framing):
+    """The probe flooding, with one lossless client that has stopped reading:
+    returns the program (its flood blocked) and the client."""
+    sock = s.path(name + ".sock")
+    p = Program(s, "probe", unix=sock, wait=True, env={"GHC_EVENTLOG_CLIENT_BUFFER": "1M"})
+    p.wait_socket(sock)
+    c = Client(s, unix=sock, read=False)
+    c.send(framing)
+    p.proc.stdin.write(b"flood 2000000 z\n")
+    p.proc.stdin.flush()
+    try:
+        answer = p.readline(timeout=3)
+        raise TestFailure("the flood finished (%r) although the lossless client read nothing"
+                          % answer)
+    except TestFailure as e:
+        if "no answer" not in str(e):
+            raise
+    return p, c
+
+
+@test
+def lossless_client_that_stops_reading_stalls_until_it_leaves(s):
+    """A client that asked for lossless delivery (GCTL framing) and stops
+    reading stops the program; when it disconnects, the program goes on at
+    once and its stats show what waiting cost."""
+    p, c = stalled_lossless_client(s, "stall", GCTL + LOSSLESS)
+    c.close()
+    expect(p.readline(timeout=30) == "ok", "the flood did not finish after the client left")
+    st = p.stats()
+    note("waited %d times, %.1f s in all, %.1f s at most" % (
+        st["lossless_waits"], st["lossless_wait_ns"] / 1e9, st["lossless_wait_max_ns"] / 1e9))
+    expect(st["lossless_waits"] >= 1 and st["lossless_wait_max_ns"] >= 1e9,
+           "stats show no wait: %r" % st)
+    p.finish(timeout=30)
+    expect(p.proc.returncode == 0, "exit status %s" % p.proc.returncode)
+
+
+@test
+def lossless_client_killed_releases_the_program(s):
+    """The same with upstream framing, and a client process that is killed
+    (SIGKILL) instead of closing its socket."""
+    sock = s.path("killed.sock")
+    p = Program(s, "probe", unix=sock, wait=True, env={"GHC_EVENTLOG_CLIENT_BUFFER": "1M"})
+    p.wait_socket(sock)
+    frame = upstream(LOSSLESS)
+    code = ("import socket,sys,time\nc=socket.socket(socket.AF_UNIX)\nc.connect(sys.argv[1])\n"
+            "c.sendall(bytes.fromhex(sys.argv[2]))\nprint('connected',flush=True)\ntime.sleep(600)\n")
+    k = s.spawn([sys.executable, "-c", code, sock, frame.hex()], stdout=subprocess.PIPE, text=True)
+    expect(k.stdout.readline().strip() == "connected", "the client did not connect")
+    p.proc.stdin.write(b"flood 2000000 z\n")
+    p.proc.stdin.flush()
+    try:
+        p.readline(timeout=3)
+        raise TestFailure("the flood finished although the lossless client read nothing")
+    except TestFailure as e:
+        if "no answer" not in str(e):
+            raise
+    k.kill()
+    expect(p.readline(timeout=30) == "ok", "the flood did not finish after the client was killed")
+    p.finish(timeout=30)
+    expect(p.proc.returncode == 0, "exit status %s" % p.proc.returncode)
+
+
+@test
+def lossless_client_never_hangs_exit(s):
+    """A lossless client that stops reading just before the program exits
+    cannot keep it from exiting: at exit no wait lasts beyond the linger
+    time, and the library says so."""
+    sock = s.path("exit.sock")
+    p = Program(s, "probe", unix=sock, wait=True, env={"GHC_EVENTLOG_CLIENT_BUFFER": "64K"})
+    p.wait_socket(sock)
+    c = socket.socket(socket.AF_UNIX)
+    c.connect(sock)
+    s.clients.append(Closer(c))
+    c.sendall(GCTL + LOSSLESS)
+    got = [0]
+    reading = threading.Event()
+    reading.set()
+
+    def read():
+        while reading.is_set():
+            if select.select([c], [], [], 0.05)[0]:
+                chunk = c.recv(1 << 16)
+                if not chunk:
+                    return
+                got[0] += len(chunk)
+
+    t = threading.Thread(target=read, daemon=True)
+    t.start()
+    p.cmd("flood 200000 a", timeout=60)  # read as it comes
+    # Stop reading once everything sent so far has been read, so that the
+    # client holds nothing back when the program goes on.
+    deadline = time.monotonic() + 30
+    while got[0] < p.stats()["bytes_sent"] and time.monotonic() < deadline:
+        time.sleep(0.05)
+    reading.clear()
+    t.join()
+    expect(got[0] > 0 and got[0] == p.stats()["bytes_sent"],
+           "the client read %d bytes of %d" % (got[0], p.stats()["bytes_sent"]))
+    # What the RTS writes at exit must find no room, and nothing before:
+    # GHC 9.0 writes only full buffers, and its buffer holds what the client
+    # has not been sent yet, which it writes at exit before the end marker;
+    # later GHCs are flushed every 100 ms (until the client is full), so they
+    # get less than a buffer more.
+    if harness.ghc_version() >= (9, 2):
+        p.cmd("flood 50000 b", timeout=60)
+    p.proc.stdin.close()
+    start = time.monotonic()
+    status, _ = p.wait_rusage(timeout=60)
+    took = time.monotonic() - start
+    note("exited %.1f s after its input ended" % took)
+    expect(status == 0, "exit status %s" % status)
+    expect("did not take the end of the stream within the linger time" in p.stderr(),
+           "no wait at exit was cut short:\n%s" % p.stderr())
