@@ -117,6 +117,10 @@ data SlowClientPolicy
     SlowClientDrop
   | -- | Its connection is closed.
     SlowClientDisconnect
+  | -- | Nothing is lost: the program waits for the client, as it would for a
+    -- slow disk, and a client that stops reading stops the program until it
+    -- reads or disconnects (README, \"Losing nothing\").
+    SlowClientWait
   deriving (Eq, Show)
 
 -- | Options; change the fields of 'defaultEventlogSocketOpts'.
@@ -161,7 +165,10 @@ defaultEventlogSocketOpts = unsafePerformIO $
           esoSlowClient =
             if slow == #{const EVENTLOG_SOCKET_SLOW_CLIENT_DISCONNECT}
               then SlowClientDisconnect
-              else SlowClientDrop,
+              else
+                if slow == #{const EVENTLOG_SOCKET_SLOW_CLIENT_WAIT}
+                  then SlowClientWait
+                  else SlowClientDrop,
           esoFlushIntervalMs = Nothing
         }
 {-# NOINLINE defaultEventlogSocketOpts #-}
@@ -198,6 +205,7 @@ applyOptions opts = do
     #{poke struct eventlog_socket_options, slow_client} p
       ( case esoSlowClient opts of
           SlowClientDrop -> #{const EVENTLOG_SOCKET_SLOW_CLIENT_DROP}
+          SlowClientWait -> #{const EVENTLOG_SOCKET_SLOW_CLIENT_WAIT}
           SlowClientDisconnect -> #{const EVENTLOG_SOCKET_SLOW_CLIENT_DISCONNECT} ::
             CInt
       )
@@ -322,7 +330,13 @@ data EventlogSocketStats = EventlogSocketStats
     -- | RTS buffer flushes the library made (GHC 9.2 and later), and the
     -- microseconds spent in them.
     statsFlushes :: Word64,
-    statsFlushMicros :: Word64
+    statsFlushMicros :: Word64,
+    -- | Lossless clients connected now; how often a program thread waited
+    -- for one, the nanoseconds spent waiting in all, and the longest wait.
+    statsClientsLossless :: Word64,
+    statsLosslessWaits :: Word64,
+    statsLosslessWaitNanos :: Word64,
+    statsLosslessWaitMaxNanos :: Word64
   }
   deriving (Eq, Show)
 
@@ -347,6 +361,10 @@ stats = allocaBytes #{size struct eventlog_socket_stats} $ \p -> do
           <*> #{peek struct eventlog_socket_stats, bytes_held_peak} p
           <*> #{peek struct eventlog_socket_stats, flushes} p
           <*> #{peek struct eventlog_socket_stats, flush_us} p
+          <*> #{peek struct eventlog_socket_stats, clients_lossless} p
+          <*> #{peek struct eventlog_socket_stats, lossless_waits} p
+          <*> #{peek struct eventlog_socket_stats, lossless_wait_ns} p
+          <*> #{peek struct eventlog_socket_stats, lossless_wait_max_ns} p
 
 -- | The TCP port the library listens on (useful after asking for port
 -- @\"0\"@), or 'Nothing' when it does not listen on TCP.
