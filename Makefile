@@ -239,6 +239,20 @@ $(BUILD)/unit-asan/%: tests/unit/%.c tests/unit/tap.h tests/unit/control_ref.h t
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(SAN_FLAGS) -Iinclude -Icbits $(UV_CFLAGS) -o $@ $< \
 	    $(CBITS_LIB_asan) $(UV_LIBS)
 
+# The client's model (client/model.c) is pure C like cbits/: unit-tested
+# the same way, linked with its source.
+$(BUILD)/unit/test_model: tests/unit/test_model.c tests/unit/tap.h client/model.c client/model.h \
+                          $(CBITS_LIB_plain)
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) -D_DEFAULT_SOURCE $(FLAVOUR_CFLAGS_plain) -Iinclude -Icbits -Iclient -o $@ $< \
+	    client/model.c $(CBITS_LIB_plain) -lm
+
+$(BUILD)/unit-asan/test_model: tests/unit/test_model.c tests/unit/tap.h client/model.c \
+                               client/model.h $(CBITS_LIB_asan)
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) -D_DEFAULT_SOURCE $(SAN_FLAGS) -Iinclude -Icbits -Iclient -o $@ $< client/model.c \
+	    $(CBITS_LIB_asan) -lm
+
 $(BUILD)/unit-asan/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_check.h tests/unit/control_ref.h \
                            tests/fuzz/replay.c $(CBITS_LIB_asan)
 	@mkdir -p $(dir $@)
