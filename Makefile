@@ -336,7 +336,7 @@ symbols: $(LIB)
 	@tests/check-symbols.sh $(LIB)
 
 integration-test: $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(CHECKER) $(MANY_CLIENTS)
-	@python3 tests/integration/run.py --build $(BUILD)
+	@HC=$(HC) python3 tests/integration/run.py --build $(BUILD)
 
 # The cabal package and both examples, built with cabal offline exactly as
 # README says, into $(BUILD)/dist-newstyle so GHC versions never mix.
@@ -351,7 +351,7 @@ cabal-test: $(CHECKER)
 check: $(LIB) $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(CHECKER) $(MANY_CLIENTS) $(UNIT_BIN) $(UNIT_ASAN_BIN) \
        $(UNIT_TSAN_BIN) $(SAN_PROGRAMS) \
        $(FUZZ_REPLAY_BIN) $(BENCH_PROGRAMS)
-	@tests/run-all.sh $(BUILD)
+	@HC=$(HC) tests/run-all.sh $(BUILD)
 
 # Record this GHC's eventlog fixture for the unit tests.
 fixtures: $(CHECKER)
