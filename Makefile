@@ -1,6 +1,7 @@
 # eventlog-socket
 #
-#   make          build/libeventlog-socket.a and build/fibber-c-main
+#   make          build/libeventlog-socket.a, build/fibber-c-main and the
+#                 build/eventlog-socket command (client/)
 #   make check    every test: unit tests (plain and ASan/UBSan), symbol
 #                 check, integration tests against the real GHC, the cabal
 #                 package (make cabal-test alone)
@@ -102,6 +103,12 @@ PROBE_LATE := $(BUILD)/probe-late
 CHECKER := $(BUILD)/eventlog-check
 # Many C clients at once, each stream parsed by the library's reader.
 MANY_CLIENTS := $(BUILD)/many-clients
+# The eventlog-socket command (client/): C on libuv and the library's own
+# stream reader. CLIENT_LIB_SRC is what unit tests and fuzz targets link.
+CLIENT := $(BUILD)/eventlog-socket
+CLIENT_SRC := $(wildcard client/*.c)
+CLIENT_LIB_SRC := client/addr.c client/conn.c client/blocks.c
+CLIENT_CBITS := cbits/es_stream.c cbits/es_header.c cbits/es_events.c
 
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/unit/%)
@@ -125,7 +132,7 @@ FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 FUZZ_SECONDS ?= 60
 
 .PHONY: $(PUBLIC_TARGETS)
-all: $(LIB) $(FIBBER)
+all: $(LIB) $(FIBBER) $(CLIENT)
 lib: $(LIB)
 
 $(BUILD)/obj/cbits/%.o: cbits/%.c
@@ -167,6 +174,11 @@ $(MANY_CLIENTS): tests/clients/many_clients.c cbits/es_stream.c cbits/es_header.
                  $(wildcard cbits/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE -O2 -Iinclude -Icbits -o $@ $(filter %.c,$^)
+
+$(CLIENT): $(CLIENT_SRC) $(wildcard client/*.h) $(CLIENT_CBITS) $(wildcard cbits/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) -D_DEFAULT_SOURCE $(CFLAGS) -Iinclude -Icbits -Iclient $(UV_CFLAGS) -o $@ \
+	    $(CLIENT_SRC) $(CLIENT_CBITS) $(UV_LIBS)
 
 $(CHECKER): tests/checker/Main.hs
 	@mkdir -p $(dir $@)
@@ -253,6 +265,33 @@ $(BUILD)/unit-asan/test_model: tests/unit/test_model.c tests/unit/tap.h client/m
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(SAN_FLAGS) -Iinclude -Icbits -Iclient -o $@ $< client/model.c \
 	    $(CBITS_LIB_asan) -lm
 
+# Unit tests of the command's parts (tests/unit/test_client_*.c) link them too.
+$(BUILD)/unit/test_client_%: tests/unit/test_client_%.c tests/unit/tap.h $(CLIENT_LIB_SRC) \
+                             $(wildcard client/*.h) $(CBITS_LIB_plain)
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) -D_DEFAULT_SOURCE $(FLAVOUR_CFLAGS_plain) -Iinclude -Icbits -Iclient $(UV_CFLAGS) \
+	    -o $@ $< $(CLIENT_LIB_SRC) $(CBITS_LIB_plain) $(UV_LIBS)
+
+$(BUILD)/unit-asan/test_client_%: tests/unit/test_client_%.c tests/unit/tap.h $(CLIENT_LIB_SRC) \
+                                  $(wildcard client/*.h) $(CBITS_LIB_asan)
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) -D_DEFAULT_SOURCE $(SAN_FLAGS) -Iinclude -Icbits -Iclient $(UV_CFLAGS) -o $@ $< \
+	    $(CLIENT_LIB_SRC) $(CBITS_LIB_asan) $(UV_LIBS)
+
+# The client's fuzz target links the command's parts as well.
+$(BUILD)/unit-asan/fuzz_client: tests/fuzz/fuzz_client.c tests/fuzz/fuzz_check.h tests/fuzz/replay.c \
+                                $(CLIENT_LIB_SRC) $(wildcard client/*.h) $(CBITS_LIB_asan)
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) -D_DEFAULT_SOURCE $(SAN_FLAGS) -Iinclude -Icbits -Iclient $(UV_CFLAGS) -o $@ $< \
+	    tests/fuzz/replay.c $(CLIENT_LIB_SRC) $(CBITS_LIB_asan) $(UV_LIBS)
+
+$(BUILD)/fuzz/fuzz_client: tests/fuzz/fuzz_client.c tests/fuzz/fuzz_check.h $(CLIENT_LIB_SRC) \
+                           $(wildcard client/*.h) $(CBITS_SRC)
+	@mkdir -p $(dir $@)
+	clang $(WARN) -D_DEFAULT_SOURCE -O1 -g -fsanitize=fuzzer,address,undefined \
+	    -fno-sanitize-recover=all -Iinclude -Icbits -Iclient $(UV_CFLAGS) -o $@ $< $(CLIENT_LIB_SRC) \
+	    $(CBITS_SRC) $(UV_LIBS)
+
 $(BUILD)/unit-asan/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_check.h tests/unit/control_ref.h \
                            tests/fuzz/replay.c $(CBITS_LIB_asan)
 	@mkdir -p $(dir $@)
@@ -310,8 +349,8 @@ unit-test: $(UNIT_BIN) $(UNIT_ASAN_BIN) $(UNIT_TSAN_BIN) $(FUZZ_REPLAY_BIN)
 symbols: $(LIB)
 	@tests/check-symbols.sh $(LIB)
 
-integration-test: $(FIBBER) $(PROBE) $(PROBE_LATE) $(CHECKER) $(MANY_CLIENTS)
-	@python3 tests/integration/run.py --build $(BUILD)
+integration-test: $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(CHECKER) $(MANY_CLIENTS)
+	@HC=$(HC) python3 tests/integration/run.py --build $(BUILD)
 
 # The cabal package and both examples, built with cabal offline exactly as
 # README says, into $(BUILD)/dist-newstyle so GHC versions never mix.
@@ -323,10 +362,10 @@ cabal-build:
 cabal-test: $(CHECKER)
 	@tests/cabal-package.sh $(BUILD)
 
-check: $(LIB) $(FIBBER) $(PROBE) $(PROBE_LATE) $(CHECKER) $(MANY_CLIENTS) $(UNIT_BIN) $(UNIT_ASAN_BIN) \
+check: $(LIB) $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(CHECKER) $(MANY_CLIENTS) $(UNIT_BIN) $(UNIT_ASAN_BIN) \
        $(UNIT_TSAN_BIN) $(SAN_PROGRAMS) \
        $(FUZZ_REPLAY_BIN) $(BENCH_PROGRAMS)
-	@tests/run-all.sh $(BUILD)
+	@HC=$(HC) tests/run-all.sh $(BUILD)
 
 # Record this GHC's eventlog fixture for the unit tests.
 fixtures: $(CHECKER)
@@ -351,7 +390,7 @@ install: $(LIB)
 
 FORMAT_FILES := $(wildcard include/*.h cbits/*.[ch] rts-writer/*.[ch] tests/unit/*.[ch] tests/fuzz/*.[ch] \
                   examples/*/cbits/*.c tests/probe/*.c tests/clients/*.c tests/cabal/tiny/*.c \
-                  bench/*.c bench/cbits/*.c)
+                  bench/*.c bench/cbits/*.c client/*.[ch])
 format:
 	clang-format -i $(FORMAT_FILES)
 format-check:

@@ -3,6 +3,9 @@
 # that executed nothing is visible.
 set -u
 build=${1:-build}
+# The Haskell compiler: the Makefile passes its HC; the tests use it too.
+export HC=${HC:-ghc}
+ghc_version=$("$HC" --numeric-version)
 pass=0 fail=0 skip=0
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
@@ -62,12 +65,14 @@ cabal_sources_check() {
 }
 suite "cabal package sources" cabal_sources_check
 suite "install (make install into a DESTDIR, the example built against it)" tests/install.sh "$build"
-suite "integration tests (GHC $(ghc --numeric-version))" python3 tests/integration/run.py --build "$build"
-suite "cabal package (GHC $(ghc --numeric-version))" tests/cabal-package.sh "$build"
+# Two tests at a time: each is its own process with its own sockets, and
+# the few that measure time or memory are marked to run alone.
+suite "integration tests (GHC $ghc_version)" python3 tests/integration/run.py -j2 --build "$build"
+suite "cabal package (GHC $ghc_version)" tests/cabal-package.sh "$build"
 # Core tests again with the library built with ASan/UBSan inside the real
 # programs (make check builds them in BUILD/san). The RTS frees little at
 # exit by design, so leaks are not reported; any other error fails the test.
-suite "integration tests, library under ASan/UBSan (GHC $(ghc --numeric-version))" \
+suite "integration tests, library under ASan/UBSan (GHC $ghc_version)" \
     env ASAN_OPTIONS=detect_leaks=0:abort_on_error=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     python3 tests/integration/run.py --build "$build/san" full_stream_unix full_stream_tcp \
     events_before_first_client reconnect sixteen_clients client_joins_mid_run client_vanishes \

@@ -1,6 +1,20 @@
-"""Helpers for the integration tests: start the real programs (fibber-c-main,
-probe), connect real clients, and judge what they received with the
-ghc-events-based checker.
+"""The integration tests' harness: the test registry, the wire constants,
+and helpers that start the real programs (fibber-c-main, probe), connect
+real clients, and judge what they received with the ghc-events-based
+checker.
+
+A test module (tests/integration/test_*.py, imported by run.py) is written
+
+    from harness import test, Program, Client, Scope, expect, note, Skip, check_stream
+
+    @test
+    def name(s):
+        '''What a user would notice, in a sentence.'''
+        ...
+
+where `s` is the test's Scope. @test(serial=True) marks a test that must
+not run alongside others under run.py -j (one that measures time or memory).
+Test names are unique across modules.
 
 Everything started here is registered with a Scope, which kills leftover
 processes, closes sockets and removes its temporary directory when the test
@@ -19,6 +33,42 @@ import threading
 import time
 
 BUILD = os.environ.get("ES_BUILD", "build")
+# The Haskell compiler, as the Makefile's HC (tests/run-all.sh passes it on).
+HC = os.environ.get("HC", "ghc")
+
+END_MARKER = b"\xff\xff"
+GCTL = b"GCTL"
+START, STOP, CENSUS = b"\x01", b"\x02", b"\x03"
+CC_START, CC_STOP = b"\x04", b"\x05"
+# Upstream eventlog-socket's framing: magic, version 0, namespace length,
+# namespace, command id; its built-in ids for our commands.
+UMAGIC = b"\xf0\x9e\x97\x8c"
+UPSTREAM_ID = {START: 3, STOP: 4, CENSUS: 5, CC_START: 1, CC_STOP: 2}
+
+
+def upstream(cmd, namespace=b"eventlog-socket"):
+    """The upstream frame for one of our command bytes (or an id, as int)."""
+    cid = cmd if isinstance(cmd, int) else UPSTREAM_ID[cmd]
+    return UMAGIC + b"\x00" + bytes([len(namespace)]) + namespace + bytes([cid])
+
+
+# Enough user messages to fill GHC 9.0's 2 MiB capability buffer more than
+# once, so chunks reach the library while the program runs.
+FLOOD = 120000
+
+TESTS = []  # every test, in registration (and report) order
+
+
+def test(fn=None, *, serial=False):
+    """Register a test: @test, or @test(serial=True) for one that runs alone
+    under run.py -j."""
+    def register(f):
+        if any(t.__name__ == f.__name__ for t in TESTS):
+            raise ValueError("two tests are named %s" % f.__name__)
+        f.serial = serial
+        TESTS.append(f)
+        return f
+    return register(fn) if fn is not None else register
 
 
 class TestFailure(Exception):
@@ -340,6 +390,47 @@ def check_stream(scope, data, name, partial=False):
 
 
 def ghc_version():
-    out = subprocess.run(["ghc", "--numeric-version"], capture_output=True, text=True).stdout
+    out = subprocess.run([HC, "--numeric-version"], capture_output=True, text=True).stdout
     major, minor = out.strip().split(".")[:2]
     return int(major), int(minor)
+
+
+def fib_markers(summary):
+    return [m for _, m in summary.markers if m.startswith("fib ")]
+
+
+def serve(s, name, args=(), rts=(), tcp=False, exe="probe"):
+    """Start the probe waiting for a client on a Unix socket or TCP; return
+    the program and a function that connects a client."""
+    if tcp:
+        p = Program(s, exe, list(args), tcp_port=0, wait=True, rts=rts)
+        port = p.tcp_port()
+        return p, lambda: Client(s, tcp_port=port)
+    sock = s.path(name + ".sock")
+    p = Program(s, exe, list(args), unix=sock, wait=True, rts=rts)
+    p.wait_socket(sock)
+    return p, lambda: Client(s, unix=sock)
+
+
+def many_clients_run(s, sock=None, port=None, readers=1, stalled=0, save=None):
+    """Start build/many-clients (C clients, each stream parsed as it
+    arrives); return the process."""
+    argv = [os.path.join(BUILD, "many-clients"), "--readers", str(readers),
+            "--stalled", str(stalled), "--timeout", "90"]
+    argv += ["--unix", sock] if sock else ["--tcp", str(port)]
+    if save:
+        argv += ["--save", save]
+    return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def many_clients_result(proc):
+    out, _ = proc.communicate(timeout=120)
+    summary = [line for line in out.splitlines() if line.startswith("many-clients:")]
+    expect(summary, "many-clients printed no summary:\n%s" % out)
+    return proc.returncode, summary[0], out
+
+
+def enough_descriptors(n):
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard < n:
+        raise Skip("RLIMIT_NOFILE hard limit %d is below the %d descriptors needed" % (hard, n))

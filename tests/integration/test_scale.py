@@ -1,0 +1,166 @@
+"""Many clients at once: identical streams for each, a thousand clients,
+the client limit and the descriptors kept for the program."""
+
+import re
+import time
+
+from harness import (Client, FLOOD, Program, check_stream, enough_descriptors, expect,
+                     many_clients_result, many_clients_run, note, serve, test)
+
+
+def many_clients(s, n, tcp=False):
+    p, connect = serve(s, "many", tcp=tcp)
+    clients = [connect() for _ in range(n)]
+    time.sleep(0.2)  # let every connection be accepted before the data
+    p.cmd("flood %d all" % FLOOD)
+    p.cmd("quit")
+    p.finish()
+    first = None
+    for i, c in enumerate(clients):
+        data = c.wait_eof()
+        summ = check_stream(s, data, "client%d" % i)
+        expect(summ.tagged("all") == list(range(1, FLOOD + 1)), "client %d misses messages" % i)
+        if first is None:
+            first = data
+            hlen = first.index(b"datb") + 4
+        # Clients connect one after another, and on GHC >= 9.2 chunks flow
+        # meanwhile: each gets the header, then a suffix of the first
+        # client's stream, from a chunk boundary on.
+        expect(data[:hlen] == first[:hlen], "client %d got another header" % i)
+        rest = data[hlen:]
+        if not first.endswith(rest) and rest[22:24] == b"\xff\xff":
+            # A client that missed start-up chunks gets their definition
+            # events first, in a block of their own (global buffer).
+            rest = rest[int.from_bytes(rest[10:14], "big"):]
+        expect(first.endswith(rest), "client %d's chunks are not the first client's" % i)
+
+
+@test
+def two_clients(s):
+    """Two clients at once each get the full stream."""
+    many_clients(s, 2)
+
+
+@test
+def sixteen_clients(s):
+    """Sixteen clients at once each get the full, identical stream."""
+    many_clients(s, 16)
+
+
+@test
+def sixteen_clients_tcp(s):
+    """Sixteen TCP clients at once each get the full, identical stream."""
+    many_clients(s, 16, tcp=True)
+
+
+@test
+def sixty_four_clients(s):
+    """64 concurrent clients, half of them joining late: every stream parses
+    and carries the definitions."""
+    p, connect = serve(s, "sixty-four")
+    early = [connect() for _ in range(32)]
+    p.cmd("flood %d one" % FLOOD)
+    time.sleep(0.3)
+    late = [connect() for _ in range(32)]
+    time.sleep(0.3)
+    p.cmd("flood %d two" % FLOOD)
+    st = p.stats()
+    expect(st["clients_connected"] == 64 and st["clients_accepted"] == 64, "stats %r" % st)
+    p.cmd("quit")
+    p.finish()
+    for i, c in enumerate(early + late):
+        summ = check_stream(s, c.wait_eof(), "c%d" % i)
+        expect(summ.tagged("two") == list(range(1, FLOOD + 1)), "client %d misses data" % i)
+        for ev in ("RtsIdentifier", "ProgramArgs", "CapsetCreate", "CapCreate"):
+            expect(summ.counts.get(ev, 0) >= 1, "client %d has no %s" % (i, ev))
+
+
+@test
+def clients_refused_at_the_limit(s):
+    """GHC_EVENTLOG_MAX_CLIENTS=10 and 25 clients: 10 get complete streams,
+    15 are refused at once (EOF, nothing sent), counted, and logged in a
+    line and a summary, not 15 lines."""
+    sock = s.path("cap.sock")
+    p = Program(s, "probe", unix=sock, wait=True, env={"GHC_EVENTLOG_MAX_CLIENTS": "10"})
+    p.wait_socket(sock)
+    clients = [Client(s, unix=sock) for _ in range(25)]
+    time.sleep(0.3)
+    p.cmd("flood %d cap" % FLOOD)
+    st = p.stats()
+    p.cmd("quit")
+    p.finish()
+    got = [c.wait_eof() for c in clients]
+    served = [d for d in got if d]
+    expect(len(served) == 10 and sum(1 for d in got if not d) == 15,
+           "%d clients served, %d got nothing" % (len(served), len(got) - len(served)))
+    for i, d in enumerate(served):
+        summ = check_stream(s, d, "cap%d" % i)
+        expect(summ.tagged("cap") == list(range(1, FLOOD + 1)), "client %d misses data" % i)
+    expect(st["clients_refused"] == 15 and st["clients_connected"] == 10, "stats %r" % st)
+    lines = [line for line in p.stderr().splitlines() if "refus" in line]
+    expect(len(lines) == 2 and "10 clients are connected, the most allowed" in lines[0]
+           and "14 more clients refused" in lines[1], "log lines:\n%s" % "\n".join(lines))
+
+
+@test
+def descriptors_kept_for_the_program(s):
+    """With RLIMIT_NOFILE 128 and 200 clients, the library refuses those
+    that would take the program's last 32 descriptors: the program can
+    still open files (its own descriptors are never the ones exhausted),
+    and every client it served gets a complete stream."""
+    sock = s.path("fd.sock")
+    p = Program(s, "probe", unix=sock, wait=True, nofile=128)
+    p.wait_socket(sock)
+    c = many_clients_run(s, sock=sock, readers=200)
+    time.sleep(1.0)
+    answer = p.query("open-files 20")
+    p.cmd("flood 1000 fd")
+    st = p.stats()
+    p.cmd("quit")
+    p.finish()
+    rc, summary, out = many_clients_result(c)
+    note("%s; stats %r" % (summary, st))
+    expect(answer == "ok 20", "the program could not open its own files: %r" % answer)
+    # clients_accepted counts the clients served.
+    expect(st["clients_accepted"] <= 128 - 32 and
+           st["clients_refused"] == 200 - st["clients_accepted"], "stats %r" % st)
+    served = int(re.search(r"(\d+) complete", summary).group(1))
+    expect(served == st["clients_accepted"],
+           "%d complete streams for %d clients served" % (served, st["clients_accepted"]))
+
+
+def thousand_clients(s, tcp):
+    enough_descriptors(2100)
+    p, _ = serve(s, "thousand", tcp=tcp)
+    port = p.tcp_port() if tcp else None
+    c = many_clients_run(s, sock=None if tcp else s.path("thousand.sock"), port=port,
+                         readers=1000)
+    # Every client connected before the program writes: each gets the
+    # same, whole run (and the test's reader, one process for a thousand
+    # sockets, has little to read even on a busy machine).
+    deadline = time.monotonic() + 30
+    while p.stats()["clients_connected"] < 1000:
+        expect(time.monotonic() < deadline, "clients connected: %r" % p.stats())
+        time.sleep(0.05)
+    p.cmd("flood 1000 thousand")
+    p.cmd("quit")
+    p.finish()
+    rc, summary, out = many_clients_result(c)
+    note(summary)
+    expect(p.proc.returncode == 0, "probe exited with %s" % p.proc.returncode)
+    expect(rc == 0 and " 1000 complete," in summary and "; 0 connects failed" in summary,
+           "not every client got a complete stream:\n%s" % out[-3000:])
+    expect("; 0 drop notices" in summary, "clients that kept up got drop notices: %s" % summary)
+
+
+@test
+def thousand_clients_unix(s):
+    """1000 C clients connect back to back over a Unix socket: every one is
+    accepted and gets a complete stream, header to end marker."""
+    thousand_clients(s, tcp=False)
+
+
+@test
+def thousand_clients_tcp(s):
+    """The same over TCP."""
+    thousand_clients(s, tcp=True)

@@ -1,0 +1,71 @@
+"""eventlog_socket_stats(): counters that agree with what clients received,
+and the CPU time streaming costs."""
+
+import os
+import time
+
+from harness import FLOOD, check_stream, expect, note, serve, test
+
+
+@test
+def stats_match_clients(s):
+    """The counters agree with what two clients actually received."""
+    p, connect = serve(s, "stats")
+    a, b = connect(), connect()
+    time.sleep(0.2)
+    p.cmd("flood %d s" % FLOOD)
+    # bytes_sent counts finished writes, so it equals what the clients read
+    # once the stream is quiet (on GHC >= 9.2 between two flushes).
+    deadline = time.monotonic() + 30
+    while True:
+        second = p.stats()
+        got = len(a.received()) + len(b.received())
+        if got == second["bytes_sent"] and got > FLOOD * 10:
+            break
+        expect(time.monotonic() < deadline,
+               "sent %d, received %d" % (second["bytes_sent"], got))
+        time.sleep(0.02)
+    expect(second["clients_connected"] == 2 and second["clients_accepted"] == 2,
+           "stats %r" % second)
+    expect(second["bytes_received"] >= FLOOD * 10, "bytes from the RTS: %r" % second)
+    expect(second["chunks_dropped"] == 0 and second["clients_lagged"] == 0, "stats %r" % second)
+    expect(0 < second["bytes_held_peak"] <= 64 << 20, "stats %r" % second)
+    p.cmd("quit")
+    p.finish()
+    check_stream(s, a.wait_eof(), "a")
+
+
+def process_cpu_ns(pid):
+    """utime + stime of a process, from /proc (clock ticks)."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * 1e9 / os.sysconf("SC_CLK_TCK")
+
+
+@test
+def streaming_cpu_counters(s):
+    """eventlog_socket_stats tells what streaming costs the program in CPU
+    time, by thread role: each counter grows with the stream, and together
+    they are part of the process's own CPU time."""
+    p, connect = serve(s, "cpu")
+    a, b = connect(), connect()
+    time.sleep(0.2)
+    first = p.stats()
+    for _ in range(4):
+        p.cmd("flood %d cpu" % FLOOD)
+    a.wait_bytes(4 * FLOOD * 10)
+    time.sleep(0.3)
+    second = p.stats()
+    total = process_cpu_ns(p.proc.pid)
+    lib = second["cpu_ns_writer"] + second["cpu_ns_walker"] + second["cpu_ns_loop"]
+    note("CPU ms: writer %.1f, walker %.1f, loop %.1f; process %.0f; %.1f MB received" % (
+        second["cpu_ns_writer"] / 1e6, second["cpu_ns_walker"] / 1e6, second["cpu_ns_loop"] / 1e6,
+        total / 1e6, second["bytes_received"] / 1e6))
+    for k in ("cpu_ns_writer", "cpu_ns_walker", "cpu_ns_loop"):
+        expect(second[k] > first[k], "%s did not grow: %r -> %r" % (k, first[k], second[k]))
+    # /proc counts in clock ticks (10 ms), read a little later.
+    expect(lib <= total + 20e6, "the library's CPU (%d ns) exceeds the process's (%d ns)"
+           % (lib, total))
+    p.cmd("quit")
+    p.finish()
+    check_stream(s, a.wait_eof(), "cpu")
