@@ -175,10 +175,13 @@ $(MANY_CLIENTS): tests/clients/many_clients.c cbits/es_stream.c cbits/es_header.
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE -O2 -Iinclude -Icbits -o $@ $(filter %.c,$^)
 
+# `top` draws with ncurses (wide-character build, for its sparklines).
+NCURSES_CFLAGS := $(shell pkg-config --cflags ncursesw)
+NCURSES_LIBS := $(shell pkg-config --libs ncursesw)
 $(CLIENT): $(CLIENT_SRC) $(wildcard client/*.h) $(CLIENT_CBITS) $(wildcard cbits/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(WARN) -D_DEFAULT_SOURCE $(CFLAGS) -Iinclude -Icbits -Iclient $(UV_CFLAGS) -o $@ \
-	    $(CLIENT_SRC) $(CLIENT_CBITS) $(UV_LIBS)
+	$(CC) $(WARN) -D_DEFAULT_SOURCE $(CFLAGS) -Iinclude -Icbits -Iclient $(UV_CFLAGS) \
+	    $(NCURSES_CFLAGS) -o $@ $(CLIENT_SRC) $(CLIENT_CBITS) $(UV_LIBS) $(NCURSES_LIBS) -lm
 
 $(CHECKER): tests/checker/Main.hs
 	@mkdir -p $(dir $@)

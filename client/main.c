@@ -12,6 +12,8 @@
 
 int es_record_main(int argc, char **argv);
 int es_control_main(int argc, char **argv);
+int es_heap_main(int argc, char **argv);
+int es_top_main(int argc, char **argv);
 
 static const struct subcommand {
     const char *name;
@@ -22,6 +24,9 @@ static const struct subcommand {
      "record ADDR [-o FILE] [--duration S]    save the live eventlog to a file"},
     {"control", es_control_main,
      "control ADDR start|stop|census [--wait] start/stop heap profiling, ask for a census"},
+    {"heap", es_heap_main,
+     "heap ADDR|FILE (--hp OUT.hp | --csv OUT.csv) the heap profile, in .hp or CSV"},
+    {"top", es_top_main, "top ADDR [--retry]                      watch the program live"},
 };
 
 static void usage(FILE *out) {
