@@ -306,7 +306,9 @@ static int draw_census(struct top *t, int y, int rows) {
     char tot[32], when[32];
     put(y, 0, A_BOLD, "Census");
     if (!m->heap_prof && m->censuses == 0) {
-        put(y, 8, A_DIM, "no heap profile: run the program with +RTS -hT (or another -h mode)");
+        put(y, 8, A_DIM,
+            "no heap profile in the stream yet: run the program with +RTS -hT (GHC 9.0 sends "
+            "censuses only at exit)");
         return y + 1;
     }
     if (m->censuses == 0) {
@@ -372,27 +374,41 @@ static int draw_notes(struct top *t, int y, int rows) {
     return y;
 }
 
+/* The final summary, on the two lines above the key line, wrapped at a
+ * space. */
 static void draw_summary(struct top *t, int y) {
     const struct es_model *m = t->model;
-    char run[32], live[32], size[32], alloc[32], mx[32];
+    char run[32], live[32], size[32], alloc[32], mx[32], text[600];
     fmt_duration(run, sizeof run, m->now);
     fmt_bytes(live, sizeof live, (double)m->max_heap_live);
     fmt_bytes(size, sizeof size, (double)m->max_heap_size);
     fmt_bytes(alloc, sizeof alloc, (double)m->allocated);
     fmt_ns(mx, sizeof mx, m->pause_max);
+    snprintf(text, sizeof text,
+             "ran %s; allocated %s; peak live %s, peak heap %s; %llu GCs (%llu major), %.1f%% "
+             "in GC, longest pause %s; %llu censuses; %llu drop notices",
+             run, alloc, live, size, (unsigned long long)m->gcs, (unsigned long long)m->major_gcs,
+             100 * es_model_gc_share(m, 0), mx, (unsigned long long)m->censuses,
+             (unsigned long long)m->drops);
     put(y, 0, A_BOLD | A_STANDOUT, " program exited ");
-    put(y, 17, A_BOLD,
-        "ran %s; allocated %s; peak live %s, peak heap %s; %llu GCs (%llu major), %.1f%% in GC, "
-        "longest pause %s; %llu censuses; %llu drop notices",
-        run, alloc, live, size, (unsigned long long)m->gcs, (unsigned long long)m->major_gcs,
-        100 * es_model_gc_share(m, 0), mx, (unsigned long long)m->censuses,
-        (unsigned long long)m->drops);
+    int x = 17, width = COLS - x;
+    size_t len = strlen(text), cut = len;
+    if (width > 0 && len > (size_t)width) {
+        cut = (size_t)width;
+        while (cut > 0 && text[cut] != ' ')
+            cut--;
+        if (cut == 0)
+            cut = (size_t)width;
+    }
+    put(y, x, A_BOLD, "%.*s", (int)cut, text);
+    if (cut < len)
+        put(y + 1, x, A_BOLD, "%s", text + cut + (text[cut] == ' '));
 }
 
 static void draw(struct top *t) {
     erase();
     if (LINES < 12 || COLS < 40) {
-        put(0, 0, A_BOLD, "eventlog-socket top: the terminal is too small (%dx%d)", COLS, LINES);
+        put(0, 0, A_BOLD, "terminal too small: %dx%d", COLS, LINES);
         refresh();
         return;
     }
@@ -401,7 +417,7 @@ static void draw(struct top *t) {
     y = draw_gc(t, y);
     y = draw_caps(t, y);
     /* What is left: the census gets two thirds, markers the rest. */
-    int footer = 2;
+    int footer = 3;
     int left = LINES - y - 1 - footer;
     int note_rows = left / 3 < 3 ? 3 : left / 3;
     if (note_rows > 8)
@@ -411,7 +427,7 @@ static void draw(struct top *t) {
     y = draw_notes(t, LINES - footer - note_rows - 1, note_rows);
     (void)y;
     if (t->state == EXITED)
-        draw_summary(t, LINES - 2);
+        draw_summary(t, LINES - 3);
     else if (t->state == LOST)
         put(LINES - 2, 0, A_STANDOUT, " connection lost: %s ", t->lost);
     if (t->said[0] && uv_now(t->loop) - t->said_ms < 5000)
