@@ -64,6 +64,8 @@ static int mark_end(struct es_blocks *b) {
 }
 
 static int keep(struct es_blocks *b, const uint8_t *data, size_t n) {
+    if (n == 0)
+        return 0;
     if (b->len + n > b->cap) {
         size_t cap = b->cap ? b->cap : 1 << 16;
         while (cap < b->len + n)

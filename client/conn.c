@@ -191,6 +191,11 @@ int es_conn_feed(struct es_conn *c, const uint8_t *data, size_t n) {
         snprintf(c->error, sizeof c->error, "out of memory");
         return -1;
     }
+    /* The bytes go to on_bytes even when the parse failed in them: the
+     * events before the fault were reported, and a whole-block writer
+     * keeps what they complete. */
+    if (r != -ENOMEM && c->cb.on_bytes)
+        c->cb.on_bytes(c, data, n, c->cb.ctx);
     if (r != 0) {
         if (in_header && c->stream.state == ES_STREAM_ERROR && c->stream.error_offset == 0)
             snprintf(c->error, sizeof c->error,
@@ -201,8 +206,6 @@ int es_conn_feed(struct es_conn *c, const uint8_t *data, size_t n) {
                      (unsigned long long)c->stream.error_offset, c->stream.error);
         return -1;
     }
-    if (c->cb.on_bytes)
-        c->cb.on_bytes(c, data, n, c->cb.ctx);
     return 0;
 }
 

@@ -62,7 +62,9 @@ struct es_conn_callbacks {
     void (*on_header)(struct es_conn *c, void *ctx);
     /* An event, at stream offset `offset` (from the header's first byte). */
     void (*on_event)(struct es_conn *c, const struct es_event *ev, uint64_t offset, void *ctx);
-    /* Raw bytes, after their events have been reported. */
+    /* Raw bytes, after their events have been reported; also the bytes in
+     * which the stream turned out malformed (the events before the fault
+     * have been reported), just before on_end. */
     void (*on_bytes)(struct es_conn *c, const uint8_t *data, size_t n, void *ctx);
     /* Once, at the end; c->error says why for ES_CONN_FAILED and ES_CONN_CUT. */
     void (*on_end)(struct es_conn *c, enum es_conn_end how, void *ctx);

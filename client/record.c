@@ -27,7 +27,8 @@ struct record {
     const char *out; /* -o, or NULL for PROGRAM-PID.eventlog */
     char path[512];  /* the file being written */
     bool opened;
-    double duration; /* seconds, 0: until the program ends */
+    bool have_header; /* the stream's header has arrived */
+    double duration;  /* seconds, 0: until the program ends */
     uv_signal_t sigint, sigterm;
     uv_timer_t duration_timer, progress_timer, name_timer;
     bool progress;       /* stderr is a terminal */
@@ -143,7 +144,7 @@ static void human_size(char *out, size_t size, uint64_t bytes) {
 static void stop(struct record *r, int status, const char *why) {
     if (r->stopped)
         return;
-    bool have_header = r->conn.stream.state != ES_STREAM_HEADER;
+    bool have_header = r->have_header;
     struct es_conn_info info = r->conn.info;
     bool complete = status == 0;
     if (!r->opened && have_header)
@@ -178,8 +179,9 @@ static void stop(struct record *r, int status, const char *why) {
     char size[32], drops[96] = "";
     human_size(size, sizeof size, r->blocks.base);
     if (info.drop_notices > 0)
-        snprintf(drops, sizeof drops, ", %llu drop notices (%llu chunks missing)",
-                 (unsigned long long)info.drop_notices, (unsigned long long)info.dropped_chunks);
+        snprintf(drops, sizeof drops, ", %llu drop notice%s (%llu chunks missing)",
+                 (unsigned long long)info.drop_notices, info.drop_notices == 1 ? "" : "s",
+                 (unsigned long long)info.dropped_chunks);
     if (complete)
         fprintf(stderr,
                 "eventlog-socket: recorded %s (%s, %llu events%s): complete, the program's end "
@@ -194,6 +196,7 @@ static void stop(struct record *r, int status, const char *why) {
 
 static void on_header(struct es_conn *c, void *ctx) {
     struct record *r = ctx;
+    r->have_header = true;
     es_blocks_header(&r->blocks, c->stream.header.len);
     if (r->out != NULL)
         open_file(r);
