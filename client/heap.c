@@ -166,9 +166,11 @@ static void stop(struct heap *h, int status, const char *why) {
             h->status = 1;
         return;
     }
-    fprintf(stderr, "eventlog-socket: %s: %llu heap samples%s%s%s%s: %s\n", h->conn.name,
-            (unsigned long long)h->written, h->hp_path ? " to " : "", h->hp_path ? h->hp_path : "",
-            h->csv_path ? " and " : "", h->csv_path ? h->csv_path : "", why);
+    char to[1100];
+    snprintf(to, sizeof to, "%s%s%s", h->hp_path ? h->hp_path : "",
+             h->hp_path && h->csv_path ? " and " : "", h->csv_path ? h->csv_path : "");
+    fprintf(stderr, "eventlog-socket: %s: %llu heap samples to %s: %s\n", h->conn.name,
+            (unsigned long long)h->written, to, why);
 }
 
 static void on_header(struct es_conn *c, void *ctx) {

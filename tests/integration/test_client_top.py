@@ -154,3 +154,21 @@ def top_retry_reconnects(s):
             time.sleep(0.05)
     t.keys("q")
     t.wait(r"TOP-EXIT=0", what="exit status 0")
+
+
+@test
+def top_no_program(s):
+    """top where no program listens: a one-line error and exit status 2,
+    the terminal given back; without a terminal it refuses at once."""
+    sock = s.path("nobody.sock")
+    t = Tmux(s, top_command(sock, "--connect-timeout 1"), width=100, height=30)
+    m = t.wait(r"TOP-EXIT=(\d+)", what="top exiting")
+    text = t.screen()
+    errors = [l for l in text.splitlines() if l.startswith("eventlog-socket:")]
+    expect(m.group(1) == "2" and len(errors) == 1 and "nobody.sock" in errors[0],
+           "top without a program: exit %s, screen:\n%s" % (m.group(1), text))
+    exe = os.path.abspath(os.path.join(harness.BUILD, "eventlog-socket"))
+    res = subprocess.run([exe, "top", "unix:" + sock], stdin=subprocess.DEVNULL,
+                         capture_output=True, text=True, timeout=30)
+    expect(res.returncode == 2 and "terminal" in res.stderr,
+           "top without a terminal: exit %d, %r" % (res.returncode, res.stderr))
