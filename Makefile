@@ -219,7 +219,7 @@ bench-programs: $(BENCH_PROGRAMS) $(PROBE) $(CHECKER)
 # figure the median of N runs, BENCH_SAME_SESSION=1 starts programs and
 # clients in the harness's own session (see bench/run.py).
 bench: bench-programs
-	@python3 bench/run.py --build $(BUILD) $(if $(BENCH_ONLY),--only $(BENCH_ONLY)) \
+	@HC=$(HC) python3 bench/run.py --build $(BUILD) $(if $(BENCH_ONLY),--only $(BENCH_ONLY)) \
 	    $(if $(BENCH_REPS),--reps $(BENCH_REPS)) $(if $(BENCH_SAME_SESSION),--same-session)
 
 # Unit tests link the cbits sources (no GHC, no RTS), compiled once per
@@ -358,12 +358,12 @@ integration-test: $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(CHECKER) $(MANY_C
 # The cabal package and both examples, built with cabal offline exactly as
 # README says, into $(BUILD)/dist-newstyle so GHC versions never mix.
 cabal-build:
-	cabal --config-file=/dev/null build --offline --builddir=$(BUILD)/dist-newstyle all
+	cabal --config-file=/dev/null build --offline -w $(HC) --builddir=$(BUILD)/dist-newstyle all
 
 # The cabal package, built offline into a temporary directory by a project
 # that depends on it (tests/cabal-package.sh).
 cabal-test: $(CHECKER)
-	@tests/cabal-package.sh $(BUILD)
+	@HC=$(HC) tests/cabal-package.sh $(BUILD)
 
 check: $(LIB) $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(CHECKER) $(MANY_CLIENTS) $(UNIT_BIN) $(UNIT_ASAN_BIN) \
        $(UNIT_TSAN_BIN) $(SAN_PROGRAMS) \
@@ -372,7 +372,7 @@ check: $(LIB) $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(CHECKER) $(MANY_CLIEN
 
 # Record this GHC's eventlog fixture for the unit tests.
 fixtures: $(CHECKER)
-	tests/fixtures/make-fixtures.sh $(BUILD)
+	HC=$(HC) tests/fixtures/make-fixtures.sh $(BUILD)
 
 demo: $(FIBBER)
 	@scripts/demo.sh $(BUILD)

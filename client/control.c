@@ -27,7 +27,7 @@ struct control {
     uv_timer_t timer;
     uv_signal_t sigint;
     bool sent;
-    uint64_t sent_ms;        /* loop time of the request */
+    uint64_t sent_ns;        /* uv_hrtime() of the request */
     uint64_t sent_wall_ns;   /* wall-clock time of the request */
     uint64_t latest_at_send; /* program time seen when the request went out */
     bool have_wall;          /* a WALL_CLOCK_TIME event: program time <-> wall clock */
@@ -90,7 +90,7 @@ static void judge(struct control *k) {
         return;
     uint64_t req = request_time(k);
     const struct es_conn_info *in = &k->conn.info;
-    double waited = (double)(uv_now(k->loop) - k->sent_ms) / 1000;
+    double waited = (double)(uv_hrtime() - k->sent_ns) / 1e9;
     if (k->what != STOP) {
         if (k->first_after == 0)
             return;
@@ -132,7 +132,7 @@ static void on_header(struct es_conn *c, void *ctx) {
         return;
     }
     k->sent = true;
-    k->sent_ms = uv_now(k->loop);
+    k->sent_ns = uv_hrtime();
     k->sent_wall_ns = wall_ns();
     k->latest_at_send = c->info.latest_time;
 }

@@ -28,7 +28,7 @@ part() { # part LABEL COMMAND...
     summary+=("$(printf '%-24s %4d passed, %d failed, %d skipped, %4d s' "$label" "$p" "$f" "$k" \
         $((SECONDS - start)))")
 }
-part "GHC $(ghc --numeric-version 2>/dev/null || echo '(host)') (host)" make check
+part "GHC $("${HC:-ghc}" --numeric-version 2>/dev/null || echo '(host)') (host)" make check
 part "GHC 9.6 (Debian trixie)" scripts/ghc-chroot.sh 9.6 check
 part "GHC 9.10 (Debian sid)" scripts/ghc-chroot.sh 9.10 check
 echo

@@ -8,6 +8,8 @@
 #   tests/cabal-package.sh BUILD     (BUILD holds eventlog-check)
 set -u
 build=${1:-build}
+# The Haskell compiler (the Makefile's HC), for cabal too (-w).
+hc=${HC:-ghc}
 repo=$(cd "$(dirname "$0")/.." && pwd)
 checker=$(cd "$build" 2>/dev/null && pwd)/eventlog-check
 step_timeout=60
@@ -60,17 +62,17 @@ EOF
 export CABAL_DIR="$tmp/cabal-dir"
 cabal_build() {
     (cd "$tmp" && timeout "$build_timeout" cabal --config-file=/dev/null build --offline \
-        --builddir="$tmp/dist" "$@")
+        -w "$hc" --builddir="$tmp/dist" "$@")
 }
 started=$(date +%s)
 if cabal_build all >"$tmp/build.log" 2>&1; then
-    ok "cabal build --offline of a project depending on eventlog-socket ($(($(date +%s) - started)) s, $(cabal --numeric-version), GHC $(ghc --numeric-version))"
+    ok "cabal build --offline of a project depending on eventlog-socket ($(($(date +%s) - started)) s, $(cabal --numeric-version), GHC $("$hc" --numeric-version))"
 else
     not_ok "cabal build --offline of a project depending on eventlog-socket" "$tmp/build.log"
     exit 1
 fi
-tiny=$(cd "$tmp" && cabal --config-file=/dev/null list-bin --offline --builddir="$tmp/dist" exe:tiny 2>/dev/null | tail -n 1)
-tiny_c=$(cd "$tmp" && cabal --config-file=/dev/null list-bin --offline --builddir="$tmp/dist" exe:tiny-c-main 2>/dev/null | tail -n 1)
+tiny=$(cd "$tmp" && cabal --config-file=/dev/null list-bin --offline -w "$hc" --builddir="$tmp/dist" exe:tiny 2>/dev/null | tail -n 1)
+tiny_c=$(cd "$tmp" && cabal --config-file=/dev/null list-bin --offline -w "$hc" --builddir="$tmp/dist" exe:tiny-c-main 2>/dev/null | tail -n 1)
 
 # Wait until the socket file exists (the program is listening).
 await_socket() {
@@ -176,8 +178,8 @@ expect "custom commands: 255 registered; a second namespace of the same name, th
 # Live: on GHC >= 9.2 the library flushes the RTS's buffers while a client is
 # connected, in a program that GHC's own main started too; the marker must
 # reach the client while the program still runs (it waits for us).
-if [ "$(ghc --numeric-version | awk -F. '{ print $1 * 100 + $2 }')" -lt 902 ]; then
-    ok "# SKIP GHC $(ghc --numeric-version) cannot flush its eventlog buffers"
+if [ "$("$hc" --numeric-version | awk -F. '{ print $1 * 100 + $2 }')" -lt 902 ]; then
+    ok "# SKIP GHC $("$hc" --numeric-version) cannot flush its eventlog buffers"
 else
     lsock=$tmp/live.sock
     (cd "$tmp" && exec timeout "$step_timeout" "$tiny" live "$lsock" "$tmp/go" +RTS -l -RTS \

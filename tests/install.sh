@@ -67,7 +67,8 @@ ok $rc "no flag points into the repository"
 static_flags=$(pkg-config --static --libs eventlog-socket)
 case " $static_flags " in *" -leventlog-socket "*"-luv "*) rc=0 ;; *) rc=1 ;; esac
 ok $rc "pkg-config --static --libs: $static_flags"
-ghc_version=$(ghc --numeric-version)
+hc=${HC:-ghc}  # the Makefile's HC
+ghc_version=$("$hc" --numeric-version)
 [ "$(pkg-config --variable=ghc_version eventlog-socket)" = "$ghc_version" ]
 ok $? "the .pc records the GHC the archive was built with ($ghc_version)"
 
@@ -77,7 +78,7 @@ mkdir -p "$tmp/src" "$tmp/obj"
 cp "$repo/examples/fibber-c-main/app/Main.hs" "$repo/examples/fibber-c-main/cbits/fibber-c-main.c" "$tmp/src/"
 eventlog_flag=$(echo "$ghc_version" | awk -F. '{ if ($1 * 100 + $2 < 904) print "-eventlog" }')
 # shellcheck disable=SC2086 # the flags are words
-(cd "$tmp/src" && timeout 600 ghc -O -threaded $eventlog_flag -no-hs-main -outputdir "$tmp/obj" \
+(cd "$tmp/src" && timeout 600 "$hc" -O -threaded $eventlog_flag -no-hs-main -outputdir "$tmp/obj" \
     -o "$tmp/fibber" Main.hs fibber-c-main.c $flags) >"$tmp/ghc.log" 2>&1
 rc=$?
 ok $rc "ghc builds fibber-c-main with \$(pkg-config --cflags --libs eventlog-socket)"

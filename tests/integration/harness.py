@@ -24,13 +24,15 @@ import os
 import re
 import resource
 import select
-import shutil
-import signal
 import socket
 import subprocess
-import tempfile
+import sys
 import threading
 import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "scripts", "pylib"))
+import esproc  # noqa: E402
 
 BUILD = os.environ.get("ES_BUILD", "build")
 # The Haskell compiler, as the Makefile's HC (tests/run-all.sh passes it on).
@@ -89,23 +91,22 @@ def expect(cond, message):
         raise TestFailure(message)
 
 
-class Scope:
-    """Owns a temporary directory and everything a test starts."""
+class Scope(esproc.Group):
+    """Owns a temporary directory and everything a test starts: programs
+    (each in a session of its own, killed with its process group), other
+    processes (spawn), and clients."""
 
     def __init__(self):
-        self.dir = tempfile.mkdtemp(prefix="es-it-")
-        self.procs = []
+        super().__init__("es-it-")
+        self.procs = []  # the Programs
         self.clients = []
-
-    def path(self, name):
-        return os.path.join(self.dir, name)
 
     def close(self):
         for c in self.clients:
             c.close()
         for p in self.procs:
             p.kill()
-        shutil.rmtree(self.dir, ignore_errors=True)
+        super().close()
 
 
 def raise_nofile():
@@ -138,14 +139,13 @@ class Program:
             argv += ["+RTS", *rts, "-RTS"]
         self.stderr_path = scope.path("%s-%d.stderr" % (exe, len(scope.procs)))
         self.stderr_file = open(self.stderr_path, "wb")
-        self.proc = subprocess.Popen(argv, env=full_env, stdin=subprocess.PIPE if stdin else
-                                     subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE if stderr_pipe else self.stderr_file,
-                                     start_new_session=True,
-                                     preexec_fn=raise_nofile if nofile is None else
-                                     lambda: resource.setrlimit(resource.RLIMIT_NOFILE,
-                                                                (nofile, nofile)),
-                                     cwd=scope.dir)  # -h writes PROGRAM.hp in the cwd
+        self.proc = scope.spawn(argv, env=full_env, stdin=subprocess.PIPE if stdin else
+                                subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE if stderr_pipe else self.stderr_file,
+                                preexec_fn=raise_nofile if nofile is None else
+                                lambda: resource.setrlimit(resource.RLIMIT_NOFILE,
+                                                           (nofile, nofile)),
+                                cwd=scope.dir)  # -h writes PROGRAM.hp in the cwd
         self.out_buf = b""
         scope.procs.append(self)
 
@@ -245,12 +245,7 @@ class Program:
         return self.proc.stderr.read().decode(errors="replace")
 
     def kill(self):
-        if self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            self.proc.wait()
+        self.scope.kill(self.proc)
         self.stderr_file.close()
 
 
@@ -414,13 +409,13 @@ def serve(s, name, args=(), rts=(), tcp=False, exe="probe"):
 
 def many_clients_run(s, sock=None, port=None, readers=1, stalled=0, save=None):
     """Start build/many-clients (C clients, each stream parsed as it
-    arrives); return the process."""
+    arrives), killed at the end of the test; return the process."""
     argv = [os.path.join(BUILD, "many-clients"), "--readers", str(readers),
             "--stalled", str(stalled), "--timeout", "90"]
     argv += ["--unix", sock] if sock else ["--tcp", str(port)]
     if save:
         argv += ["--save", save]
-    return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return s.spawn(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
 def many_clients_result(proc):

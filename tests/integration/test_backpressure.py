@@ -66,10 +66,10 @@ def stalled_clients_join_one_by_one(s):
     p = Program(s, "probe", unix=sock, wait=True, env=env)
     p.wait_socket(sock)
     saved = s.path("pin-reader.eventlog")
-    c = subprocess.Popen([os.path.join(harness.BUILD, "many-clients"), "--unix", sock,
-                          "--readers", "1", "--stalled", "150", "--stagger-ms", "30",
-                          "--timeout", "90", "--save", saved],
-                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    c = s.spawn([os.path.join(harness.BUILD, "many-clients"), "--unix", sock,
+                 "--readers", "1", "--stalled", "150", "--stagger-ms", "30",
+                 "--timeout", "90", "--save", saved],
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     answer = p.query("flood-for 6 pin 20000", timeout=60)
     expect(answer.startswith("ok "), "flood-for answered %r" % answer)
     st = p.stats()

@@ -116,8 +116,8 @@ def tcp_other_user_run(s, name, env=None, host=None):
         env["GHC_EVENTLOG_INET_HOST"] = host
     p = Program(s, "probe", tcp_port=0, env=env)
     port = int(p.wait_stderr(r"listening on \S+:(\d+)").group(1))
-    nobody = subprocess.Popen(as_nobody(["nc", "-d", "127.0.0.1", str(port)]),
-                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    nobody = s.spawn(as_nobody(["nc", "-d", "127.0.0.1", str(port)]),
+                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     time.sleep(0.3)
     me = Client(s, tcp_port=port)
     time.sleep(0.2)

@@ -79,7 +79,7 @@ def heap_control_garbage_and_split_frames(s):
     check_heap_phases(summ, t)
 
 
-@test
+@test(serial=True)  # measures time: alone under -j
 def census_flood_rate_limited(s):
     """A client sending census requests without pause for 3 s (300000 of
     them) gets one census a second, not one each: the program is not made
@@ -263,7 +263,7 @@ def commands_the_build_cannot_honour(s):
         expect(n == 1, "%d log lines %r; stderr:\n%s" % (n, cause, err))
 
 
-@test
+@test(serial=True)  # measures time: alone under -j
 def census_in_an_idle_program(s):
     """A census asked of a program that is idle (its only thread waits for
     input) is taken at once, not when the program next wakes up: the

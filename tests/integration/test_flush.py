@@ -59,7 +59,7 @@ def needs_flush(what):
         raise Skip("GHC %d.%d cannot flush its eventlog buffers: %s" % (major, minor, what))
 
 
-@test
+@test(serial=True)  # measures time: alone under -j
 def live_latency(s):
     """GHC >= 9.2: a marker from an otherwise quiet program reaches a
     connected client promptly (the library flushes the RTS's buffers every
@@ -133,7 +133,7 @@ def flushes_during_flood(s, name, rts):
     return flushes, intervals
 
 
-@test
+@test(serial=True)  # measures time: alone under -j
 def flushes_skipped_while_buffers_fill(s):
     """GHC >= 9.2: while the program hands full buffers over faster than the
     flush interval, the library skips the flushes (each stops the program),
@@ -145,7 +145,7 @@ def flushes_skipped_while_buffers_fill(s):
            "%d flushes in %.1f intervals of full buffers" % (flushes, intervals))
 
 
-@test
+@test(serial=True)  # measures time: alone under -j
 def flushes_kept_while_heap_profiling(s):
     """GHC >= 9.2: with a heap profiling mode every interval flushes even
     while buffers fill, because heap samples wait in the global buffer."""

@@ -1,0 +1,122 @@
+"""What the benchmark sections (bench/bench_<section>.py) share: the
+settings bench/run.py sets from its options, the statistics, the run's
+processes and scratch directory (an esproc.Group), and one run of the
+workload program under a configuration (sections overhead and control).
+
+A section module has NAME (its --only name), run(b) that measures and
+stores its figures in b.results, and report(r, add) that adds its lines of
+the table for the results r, when they hold its figures."""
+
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "scripts", "pylib"))
+import esproc  # noqa: E402
+
+# Set by bench/run.py from its options.
+BUILD = "build"
+SAME_SESSION = False
+QUICK = False
+REPS = 5
+# Throughput swings most on shared machines (one configuration moved by 2x
+# between runs minutes apart): it gets more runs than the rest.
+THROUGHPUT_REPS = 9
+# The overhead target (one client within 2% of the file writer) is smaller
+# than the spread of single runs here (5-10%): more rounds, and each round's
+# own ratio to the file writer.
+OVERHEAD_REPS = 9
+# Then the target's own comparison alone: the file writer and one draining
+# client, alternating which goes first, so that neither inherits the
+# leftovers (exiting clients, a killed stalled client) of a heavier run.
+FOCUS_REPS = 15
+TIMEOUT = 120
+# The Haskell compiler, as the Makefile's HC.
+HC = os.environ.get("HC", "ghc")
+
+
+def ghc_version():
+    """The version of HC, as a string ("9.0.2")."""
+    return subprocess.run([HC, "--numeric-version"], capture_output=True,
+                          text=True).stdout.strip()
+
+
+def median_min_max(values):
+    return {"median": statistics.median(values), "min": min(values), "max": max(values),
+            "runs": len(values)}
+
+
+def paired_ratios(values, refs):
+    """Each run against the reference run taken next to it."""
+    return median_min_max([v / r for v, r in zip(values, refs)])
+
+
+def fmt(m, unit="", digits=2):
+    return "%.*f%s (%.*f..%.*f)" % (digits, m["median"], unit, digits, m["min"], digits,
+                                     m["max"])
+
+
+class Bench(esproc.Group):
+    """One benchmark run: its processes, its scratch directory (on tmpfs
+    where there is one) and the results so far."""
+
+    def __init__(self):
+        super().__init__("es-bench-", own_session=not SAME_SESSION,
+                         tmp_parent="/dev/shm" if os.path.isdir("/dev/shm") else None)
+        self.results = {}
+
+    def exe(self, name):
+        return os.path.abspath(os.path.join(BUILD, name))
+
+
+def run_workload(b, args, config, sock, flushes=None, caps=2, cpu=None, rts_extra=()):
+    """Run the workload once under `config` on `caps` capabilities;
+    return its wall time. With eventlog-socket, append the library's
+    counters at exit (its RTS flushes and the time in them) to
+    `flushes`. Append to `cpu` the CPU time of the program and its
+    clients together."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GHC_EVENTLOG_")}
+    stats = b.path("stats.json")
+    if os.path.exists(stats):
+        os.unlink(stats)
+    rts = ["+RTS", "-N%d" % caps] + list(rts_extra)
+    clients = []
+    if config == "file":
+        rts += ["-l", "-ol" + b.path("file.eventlog")]
+    elif config.startswith("socket") or config == "stalled":
+        rts += ["-l"]
+        env["GHC_EVENTLOG_UNIX_PATH"] = sock
+        env["GHC_EVENTLOG_WAIT"] = "1"
+        env["BENCH_STATS"] = stats
+        n = 8 if config == "socket8" else 1
+        extra = {"stalled": ["--stall"], "socket-census-flood": ["--census-flood"]}.get(
+            config, [])
+        for _ in range(n):
+            clients.append(b.spawn([b.exe("bench/drain"), sock] + extra,
+                                   stdout=subprocess.DEVNULL))
+    start = time.monotonic()
+    p = b.spawn([b.exe("bench/workload")] + args + rts + ["-RTS"], env=env,
+                stderr=subprocess.DEVNULL)
+    rc = b.wait(p, TIMEOUT)
+    took = time.monotonic() - start
+    if rc != 0:
+        raise RuntimeError("workload %s under %s exited with %d" % (args, config, rc))
+    for c in clients:
+        if config == "stalled":
+            c.kill()
+        c.wait(timeout=TIMEOUT)
+    if cpu is not None:
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+    if os.path.exists(sock):
+        os.unlink(sock)
+    if flushes is not None and os.path.exists(stats):
+        with open(stats) as f:
+            flushes.append(json.load(f))
+    return took
