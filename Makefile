@@ -295,6 +295,20 @@ $(BUILD)/fuzz/fuzz_client: tests/fuzz/fuzz_client.c tests/fuzz/fuzz_check.h $(CL
 	    -fno-sanitize-recover=all -Iinclude -Icbits -Iclient $(UV_CFLAGS) -o $@ $< $(CLIENT_LIB_SRC) \
 	    $(CBITS_SRC) $(UV_LIBS)
 
+# The model's fuzz target links client/model.c as well.
+$(BUILD)/unit-asan/fuzz_model: tests/fuzz/fuzz_model.c tests/fuzz/fuzz_check.h tests/fuzz/replay.c \
+                               client/model.c client/model.h $(CBITS_LIB_asan)
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) -D_DEFAULT_SOURCE $(SAN_FLAGS) -Iinclude -Icbits -Iclient -o $@ $< \
+	    tests/fuzz/replay.c client/model.c $(CBITS_LIB_asan) -lm
+
+$(BUILD)/fuzz/fuzz_model: tests/fuzz/fuzz_model.c tests/fuzz/fuzz_check.h client/model.c \
+                          client/model.h $(CBITS_SRC)
+	@mkdir -p $(dir $@)
+	clang $(WARN) -D_DEFAULT_SOURCE -O1 -g -fsanitize=fuzzer,address,undefined \
+	    -fno-sanitize-recover=all -Iinclude -Icbits -Iclient $(UV_CFLAGS) -o $@ $< client/model.c \
+	    $(CBITS_SRC) $(UV_LIBS) -lm
+
 $(BUILD)/unit-asan/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_check.h tests/unit/control_ref.h \
                            tests/fuzz/replay.c $(CBITS_LIB_asan)
 	@mkdir -p $(dir $@)
