@@ -388,98 +388,114 @@ static unsigned pause_bucket(uint64_t d) {
     return b >= ES_MODEL_PAUSE_BUCKETS - 1 ? ES_MODEL_PAUSE_BUCKETS - 1 : (unsigned)b;
 }
 
-/* Record a GC interval of one capability. The capabilities of a parallel
- * GC each post their own start and end, so an interval that overlaps a
- * recent pause widens that pause instead of counting again. */
-static void gc_interval(struct es_model *m, uint64_t start, uint64_t end) {
+/* The value a bucket stands for: its geometric middle. */
+static uint64_t bucket_value(unsigned b) {
+    return b == 0 ? 500 : (uint64_t)(1000.0 * exp2((b + 0.5) / 8.0));
+}
+
+/* Count (sign +1) or uncount (-1) a pause that ended at `end` in the
+ * histograms: since start, and its second's if that is recent. */
+static void pause_count(struct es_model *m, uint64_t end, uint64_t d, int sign) {
+    unsigned b = pause_bucket(d);
+    m->pause_hist[b] += (uint64_t)(int64_t)sign;
+    uint64_t sec = end / NS_PER_S, now = m->now / NS_PER_S;
+    if (sec + ES_MODEL_SECONDS <= now)
+        return; /* older than every slot */
+    struct es_model_second *slot = &m->secs[sec % ES_MODEL_SECONDS];
+    if (slot->sec != sec + 1) {
+        if (sign < 0 || slot->sec > sec + 1)
+            return; /* the slot holds a later second now */
+        memset(slot, 0, sizeof *slot);
+        slot->sec = sec + 1;
+    }
+    slot->hist[b] += (uint32_t)sign;
+    slot->gc_ns += (uint64_t)(int64_t)sign * d;
+    if (sign > 0 && d > slot->max)
+        slot->max = d;
+}
+
+/* Count a GC pause. The capabilities of a parallel GC each post their own
+ * GC_START and GC_END, but only the one that led it posts GC_STATS_GHC, in
+ * its own block next to its interval (just before or after its GC_END): its
+ * interval is the pause. Blocks of capabilities arrive in any order, so
+ * the pairing is per capability. */
+static void gc_pause(struct es_model *m, uint64_t start, uint64_t end) {
     if (end < start)
         return;
-    uint64_t kept = m->pause_n < ES_MODEL_PAUSES ? m->pause_n : ES_MODEL_PAUSES;
-    uint64_t look = kept < 64 ? kept : 64;
-    for (uint64_t i = 0; i < look; i++) {
-        size_t k = (size_t)((m->pause_n - 1 - i) % ES_MODEL_PAUSES);
-        uint64_t pe = m->pause_t[k], ps = pe - m->pause_d[k];
-        if (start <= pe && end >= ps) {
-            uint64_t ns = start < ps ? start : ps, ne = end > pe ? end : pe;
-            m->pause_hist[pause_bucket(m->pause_d[k])]--;
-            m->gc_ns += (ne - ns) - m->pause_d[k];
-            m->pause_t[k] = ne;
-            m->pause_d[k] = ne - ns;
-            m->pause_hist[pause_bucket(ne - ns)]++;
-            if (ne - ns > m->pause_max)
-                m->pause_max = ne - ns;
-            return;
-        }
-    }
-    size_t k = (size_t)(m->pause_n % ES_MODEL_PAUSES);
-    m->pause_t[k] = end;
-    m->pause_d[k] = end - start;
     m->pause_n++;
-    m->pause_hist[pause_bucket(end - start)]++;
+    pause_count(m, end, end - start, +1);
     m->gc_ns += end - start;
     if (end - start > m->pause_max)
         m->pause_max = end - start;
 }
 
-/* The pauses of the ring that ended within `window_ns` of now, into a new
- * array (the caller frees); *n their number. */
-static uint64_t *recent_pauses(const struct es_model *m, uint64_t window_ns, size_t *n) {
-    uint64_t kept = m->pause_n < ES_MODEL_PAUSES ? m->pause_n : ES_MODEL_PAUSES;
-    uint64_t *d = malloc((kept ? kept : 1) * sizeof *d);
-    *n = 0;
-    if (d == NULL)
-        return NULL;
-    uint64_t since = m->now > window_ns ? m->now - window_ns : 0;
-    for (uint64_t i = 0; i < kept; i++) {
-        size_t k = (size_t)((m->pause_n - 1 - i) % ES_MODEL_PAUSES);
-        if (m->pause_t[k] >= since)
-            d[(*n)++] = m->pause_d[k];
-    }
-    return d;
+/* How many seconds, the current one included, a window covers. */
+static unsigned window_secs(uint64_t window_ns) {
+    uint64_t n = (window_ns + NS_PER_S - 1) / NS_PER_S;
+    return n == 0 ? 1 : n > ES_MODEL_SECONDS ? ES_MODEL_SECONDS : (unsigned)n;
 }
 
-static int cmp_u64(const void *a, const void *b) {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
+/* The slot of the second `i` seconds before the current one, if it holds
+ * that second. */
+static const struct es_model_second *slot_in_window(const struct es_model *m, unsigned i) {
+    uint64_t now = m->now / NS_PER_S;
+    if (i > now)
+        return NULL;
+    uint64_t sec = now - i;
+    const struct es_model_second *slot = &m->secs[sec % ES_MODEL_SECONDS];
+    return slot->sec == sec + 1 ? slot : NULL;
+}
+
+static uint64_t hist_pct(const uint64_t *hist, uint64_t n, double p, uint64_t max) {
+    if (n == 0)
+        return 0;
+    uint64_t rank = (uint64_t)ceil(p * (double)n), seen = 0;
+    if (rank == 0)
+        rank = 1;
+    for (unsigned b = 0; b < ES_MODEL_PAUSE_BUCKETS; b++) {
+        seen += hist[b];
+        if (seen >= rank) {
+            uint64_t v = bucket_value(b);
+            return v < max ? v : max;
+        }
+    }
+    return max;
 }
 
 uint64_t es_model_pause_pct(const struct es_model *m, double p, uint64_t window_ns) {
-    if (m->pause_n == 0)
-        return 0;
     if (window_ns == 0) {
-        uint64_t rank = (uint64_t)ceil(p * (double)m->pause_n), seen = 0;
+        uint64_t n = 0;
+        for (unsigned b = 0; b < ES_MODEL_PAUSE_BUCKETS; b++)
+            n += m->pause_hist[b];
+        return hist_pct(m->pause_hist, n, p, m->pause_max);
+    }
+    uint64_t hist[ES_MODEL_PAUSE_BUCKETS] = {0}, n = 0, max = 0;
+    unsigned w = window_secs(window_ns);
+    for (unsigned i = 0; i < w; i++) {
+        const struct es_model_second *slot = slot_in_window(m, i);
+        if (slot == NULL)
+            continue;
         for (unsigned b = 0; b < ES_MODEL_PAUSE_BUCKETS; b++) {
-            seen += m->pause_hist[b];
-            if (seen >= rank && seen > 0) {
-                /* The bucket's geometric middle, never above the maximum. */
-                uint64_t v = b == 0 ? 500 : (uint64_t)(1000.0 * exp2((b + 0.5) / 8.0));
-                return v < m->pause_max ? v : m->pause_max;
-            }
+            hist[b] += slot->hist[b];
+            n += slot->hist[b];
         }
-        return m->pause_max;
+        if (slot->max > max)
+            max = slot->max;
     }
-    size_t n;
-    uint64_t *d = recent_pauses(m, window_ns, &n);
-    uint64_t v = 0;
-    if (d && n) {
-        qsort(d, n, sizeof *d, cmp_u64);
-        size_t rank = (size_t)ceil(p * (double)n);
-        v = d[rank ? rank - 1 : 0];
-    }
-    free(d);
-    return v;
+    return hist_pct(hist, n, p, max);
 }
 
 uint64_t es_model_pause_max(const struct es_model *m, uint64_t window_ns) {
     if (window_ns == 0)
         return m->pause_max;
-    size_t n;
-    uint64_t *d = recent_pauses(m, window_ns, &n), v = 0;
-    for (size_t i = 0; d && i < n; i++)
-        if (d[i] > v)
-            v = d[i];
-    free(d);
-    return v;
+    uint64_t max = 0;
+    unsigned w = window_secs(window_ns);
+    for (unsigned i = 0; i < w; i++) {
+        const struct es_model_second *slot = slot_in_window(m, i);
+        if (slot && slot->max > max)
+            max = slot->max;
+    }
+    return max;
 }
 
 double es_model_gc_share(const struct es_model *m, uint64_t window_ns) {
@@ -487,15 +503,22 @@ double es_model_gc_share(const struct es_model *m, uint64_t window_ns) {
     if (span == 0 || m->events == 0)
         return 0;
     double share;
-    if (window_ns == 0 || window_ns >= span) {
+    unsigned w = window_secs(window_ns);
+    /* The window's seconds: whole ones, and the current one so far. */
+    uint64_t now_sec = m->now / NS_PER_S;
+    uint64_t from = now_sec + 1 >= w ? (now_sec + 1 - w) * NS_PER_S : 0;
+    if (from < m->first_time)
+        from = m->first_time;
+    if (window_ns == 0 || m->now <= from) {
         share = (double)m->gc_ns / (double)span;
     } else {
-        size_t n;
-        uint64_t *d = recent_pauses(m, window_ns, &n), sum = 0;
-        for (size_t i = 0; d && i < n; i++)
-            sum += d[i];
-        free(d);
-        share = (double)sum / (double)window_ns;
+        uint64_t sum = 0;
+        for (unsigned i = 0; i < w; i++) {
+            const struct es_model_second *slot = slot_in_window(m, i);
+            if (slot)
+                sum += slot->gc_ns;
+        }
+        share = (double)sum / (double)(m->now - from);
     }
     return share > 1 ? 1 : share;
 }
@@ -736,13 +759,22 @@ void es_model_event(struct es_model *m, const struct es_event *ev) {
         break;
     }
     case ES_EVENT_GC_START:
-        if (cap)
+        if (cap) {
             cap->gc_since = t ? t : 1;
+            cap->gc_stats = false;
+            cap->gc_end = 0;
+        }
         break;
     case ES_EVENT_GC_END:
         if (cap && cap->gc_since) {
-            gc_interval(m, cap->gc_since, t);
+            if (cap->gc_stats) {
+                gc_pause(m, cap->gc_since, t);
+            } else {
+                cap->gc_start = cap->gc_since;
+                cap->gc_end = t;
+            }
             cap->gc_since = 0;
+            cap->gc_stats = false;
         }
         break;
     case ES_EVENT_GC_STATS_GHC: {
@@ -757,6 +789,13 @@ void es_model_event(struct es_model *m, const struct es_event *ev) {
         else
             m->minor_gcs++;
         m->last_copied = copied;
+        /* This capability led the GC: its interval is the pause. */
+        if (cap && cap->gc_since) {
+            cap->gc_stats = true;
+        } else if (cap && cap->gc_end) {
+            gc_pause(m, cap->gc_start, cap->gc_end);
+            cap->gc_end = 0;
+        }
         break;
     }
     case ES_EVENT_HEAP_INFO_GHC: {

@@ -28,11 +28,12 @@
 #define ES_MODEL_MAX_CAPS 256
 /* Points of each history series: one per second, the last two minutes. */
 #define ES_MODEL_SERIES 120
-/* GC pauses kept one by one, for percentiles over the last minute. */
-#define ES_MODEL_PAUSES 8192
-/* Buckets of the since-start pause histogram: eight per power of two, from
- * 1 us up (about 1.3 % resolution of a percentile's value). */
+/* Pause histograms: eight buckets per power of two from 1 us up (a
+ * percentile is within about 4.5 % of the true value), one since the start
+ * and one per second of the last ES_MODEL_SECONDS, so percentiles over the
+ * last minute hold however many GCs there are. */
 #define ES_MODEL_PAUSE_BUCKETS 320
+#define ES_MODEL_SECONDS       64
 /* Markers and messages kept, newest last. */
 #define ES_MODEL_NOTES    32
 #define ES_MODEL_NOTE_LEN 160
@@ -73,10 +74,12 @@ struct es_model_note {
 };
 
 struct es_model_cap {
-    uint64_t running_since; /* time of its RUN_THREAD, 0 when not running */
-    uint64_t busy_ns;       /* time spent running Haskell threads, closed runs */
-    uint64_t gc_since;      /* time of its GC_START, 0 outside a GC */
-    uint64_t allocated;     /* its last HEAP_ALLOCATED total */
+    uint64_t running_since;    /* time of its RUN_THREAD, 0 when not running */
+    uint64_t busy_ns;          /* time spent running Haskell threads, closed runs */
+    uint64_t gc_since;         /* time of its GC_START, 0 outside a GC */
+    uint64_t gc_start, gc_end; /* its last GC interval not yet counted as a pause */
+    bool gc_stats;             /* GC_STATS_GHC came within its current GC */
+    uint64_t allocated;        /* its last HEAP_ALLOCATED total */
     bool seen;
 };
 
@@ -107,9 +110,14 @@ struct es_model {
     uint64_t gc_ns; /* sum of pauses */
     uint64_t pause_max;
     uint64_t pause_n; /* pauses recorded (pauses since start) */
-    uint64_t pause_t[ES_MODEL_PAUSES], pause_d[ES_MODEL_PAUSES]; /* ring: end time, length */
     uint64_t pause_hist[ES_MODEL_PAUSE_BUCKETS];
-    uint64_t last_copied; /* bytes copied by the latest GC (GC_STATS_GHC) */
+    struct es_model_second {
+        uint64_t sec;   /* the second of stream time this slot holds (+1; 0: empty) */
+        uint64_t gc_ns; /* pauses that ended in it */
+        uint64_t max;
+        uint32_t hist[ES_MODEL_PAUSE_BUCKETS];
+    } secs[ES_MODEL_SECONDS]; /* slot sec % ES_MODEL_SECONDS */
+    uint64_t last_copied;     /* bytes copied by the latest GC (GC_STATS_GHC) */
 
     /* Capabilities: running share from RUN_THREAD/STOP_THREAD. */
     unsigned ncaps; /* highest capability seen + 1 */
@@ -170,14 +178,14 @@ int64_t es_model_prev_bytes(const struct es_model *m, uint32_t i);
  * `out`, returns how many. */
 size_t es_model_top_entries(const struct es_model *m, size_t *out, size_t n);
 
-/* Pause percentiles (0 < p <= 1), in ns: over the last `window_ns` of
- * stream time (window_ns 0: since start; then from the histogram, within
- * its 1.3 %). 0 when there were no pauses. */
+/* Pause percentiles (0 < p <= 1), in ns, from the histograms: over the
+ * last `window_ns` of stream time in whole seconds, at most
+ * ES_MODEL_SECONDS (window_ns 0: since start). 0 when there were none. */
 uint64_t es_model_pause_pct(const struct es_model *m, double p, uint64_t window_ns);
 /* The largest pause in the last `window_ns` (0: since start). */
 uint64_t es_model_pause_max(const struct es_model *m, uint64_t window_ns);
-/* Share of stream time spent in GC, 0..1, over the last `window_ns`
- * (0: since the first event). */
+/* Share of stream time spent in GC, 0..1, over the last `window_ns` (whole
+ * seconds, at most ES_MODEL_SECONDS; 0: since the first event). */
 double es_model_gc_share(const struct es_model *m, uint64_t window_ns);
 /* Share of time capability `cap` ran Haskell code over about the last
  * `window_ns` (whole seconds; 0: since the first event), 0..1. */
