@@ -82,11 +82,11 @@ static void fmt_bytes(char *out, size_t size, double b) {
 
 static void fmt_ns(char *out, size_t size, uint64_t ns) {
     if (ns < 1000000)
-        snprintf(out, size, "%.0f us", (double)ns / 1e3);
+        snprintf(out, size, "%.0fus", (double)ns / 1e3);
     else if (ns < 10000000000ull)
-        snprintf(out, size, "%.1f ms", (double)ns / 1e6);
+        snprintf(out, size, "%.1fms", (double)ns / 1e6);
     else
-        snprintf(out, size, "%.1f s", (double)ns / 1e9);
+        snprintf(out, size, "%.1fs", (double)ns / 1e9);
 }
 
 static void fmt_duration(char *out, size_t size, uint64_t ns) {
@@ -265,8 +265,7 @@ static int draw_gc(struct top *t, int y) {
         (unsigned long long)m->major_gcs, 100 * es_model_gc_share(m, 0),
         100 * es_model_gc_share(m, MINUTE_NS));
     y++;
-    put(y, 6, A_NORMAL,
-        "pause  last min p50 %s  p99 %s  max %s   since start p50 %s  p99 %s  max %s", p50, p99, mx,
+    put(y, 6, A_NORMAL, "pause p50/p99/max  last min %s/%s/%s  since start %s/%s/%s", p50, p99, mx,
         s50, s99, smx);
     return y + 1;
 }
@@ -307,8 +306,7 @@ static int draw_census(struct top *t, int y, int rows) {
     put(y, 0, A_BOLD, "Census");
     if (!m->heap_prof && m->censuses == 0) {
         put(y, 8, A_DIM,
-            "no heap profile in the stream yet: run the program with +RTS -hT (GHC 9.0 sends "
-            "censuses only at exit)");
+            "none yet: run the program with +RTS -hT (GHC 9.0: censuses come at exit)");
         return y + 1;
     }
     if (m->censuses == 0) {
@@ -374,9 +372,31 @@ static int draw_notes(struct top *t, int y, int rows) {
     return y;
 }
 
-/* The final summary, on the two lines above the key line, wrapped at a
- * space. */
-static void draw_summary(struct top *t, int y) {
+/* `text` from (y, x) on, wrapped at spaces onto at most `lines` lines,
+ * continuation lines starting at column `x2`. */
+static void put_wrapped(int y, int x, int x2, int lines, attr_t a, const char *text) {
+    size_t len = strlen(text), pos = 0;
+    for (int l = 0; l < lines && pos < len; l++, y++) {
+        int width = COLS - (l ? x2 : x);
+        if (width <= 0)
+            return;
+        size_t cut = len - pos;
+        if (cut > (size_t)width) {
+            cut = (size_t)width;
+            while (cut > 0 && text[pos + cut] != ' ')
+                cut--;
+            if (cut == 0)
+                cut = (size_t)width;
+        }
+        put(y, l ? x2 : x, a, "%.*s", (int)cut, text + pos);
+        pos += cut;
+        while (text[pos] == ' ')
+            pos++;
+    }
+}
+
+/* The final summary, on the lines above the key line. */
+static void draw_summary(struct top *t, int y, int lines) {
     const struct es_model *m = t->model;
     char run[32], live[32], size[32], alloc[32], mx[32], text[600];
     fmt_duration(run, sizeof run, m->now);
@@ -385,24 +405,13 @@ static void draw_summary(struct top *t, int y) {
     fmt_bytes(alloc, sizeof alloc, (double)m->allocated);
     fmt_ns(mx, sizeof mx, m->pause_max);
     snprintf(text, sizeof text,
-             "ran %s; allocated %s; peak live %s, peak heap %s; %llu GCs (%llu major), %.1f%% "
+             "ran %s, allocated %s, peak live %s, peak heap %s; %llu GCs (%llu major), %.1f%% "
              "in GC, longest pause %s; %llu censuses; %llu drop notices",
              run, alloc, live, size, (unsigned long long)m->gcs, (unsigned long long)m->major_gcs,
              100 * es_model_gc_share(m, 0), mx, (unsigned long long)m->censuses,
              (unsigned long long)m->drops);
     put(y, 0, A_BOLD | A_STANDOUT, " program exited ");
-    int x = 17, width = COLS - x;
-    size_t len = strlen(text), cut = len;
-    if (width > 0 && len > (size_t)width) {
-        cut = (size_t)width;
-        while (cut > 0 && text[cut] != ' ')
-            cut--;
-        if (cut == 0)
-            cut = (size_t)width;
-    }
-    put(y, x, A_BOLD, "%.*s", (int)cut, text);
-    if (cut < len)
-        put(y + 1, x, A_BOLD, "%s", text + cut + (text[cut] == ' '));
+    put_wrapped(y, 17, 2, lines, A_BOLD, text);
 }
 
 static void draw(struct top *t) {
@@ -417,7 +426,7 @@ static void draw(struct top *t) {
     y = draw_gc(t, y);
     y = draw_caps(t, y);
     /* What is left: the census gets two thirds, markers the rest. */
-    int footer = 3;
+    int footer = 4;
     int left = LINES - y - 1 - footer;
     int note_rows = left / 3 < 3 ? 3 : left / 3;
     if (note_rows > 8)
@@ -427,9 +436,12 @@ static void draw(struct top *t) {
     y = draw_notes(t, LINES - footer - note_rows - 1, note_rows);
     (void)y;
     if (t->state == EXITED)
-        draw_summary(t, LINES - 3);
-    else if (t->state == LOST)
-        put(LINES - 2, 0, A_STANDOUT, " connection lost: %s ", t->lost);
+        draw_summary(t, LINES - footer, footer - 1);
+    else if (t->state == LOST) {
+        char lost[700];
+        snprintf(lost, sizeof lost, "connection lost: %s", t->lost);
+        put_wrapped(LINES - footer, 0, 2, footer - 1, A_STANDOUT, lost);
+    }
     if (t->said[0] && uv_now(t->loop) - t->said_ms < 5000)
         put(LINES - 1, 0, A_BOLD, "%s", t->said);
     else

@@ -172,3 +172,20 @@ def top_no_program(s):
                          capture_output=True, text=True, timeout=30)
     expect(res.returncode == 2 and "terminal" in res.stderr,
            "top without a terminal: exit %d, %r" % (res.returncode, res.stderr))
+
+
+@test
+def top_program_killed(s):
+    """A program killed mid-stream: top says the connection was lost (the
+    stream has no end marker), keeps the last figures, and q quits."""
+    p, _ = serve(s, "killed", ["--busy"], rts=["-hT", "-i100"])
+    t = Tmux(s, top_command(s.path("killed.sock")), width=100, height=30)
+    t.wait(r"^ probe \(pid \d+\).*live", what="the program live")
+    p.cmd("marker before the kill")
+    t.wait(r"^GC\s+[1-9]\d* collections", timeout=40, what="GC figures")
+    p.kill()
+    t.wait(r"connection lost: .*end", what='"connection lost"')
+    expect(re.search(r"^GC\s+[1-9]\d* collections", t.screen(), re.M),
+           "the last figures are gone:\n" + t.screen())
+    t.keys("q")
+    t.wait(r"TOP-EXIT=0", what="exit status 0")
