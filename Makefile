@@ -12,7 +12,8 @@
 #   make check-ghc GHC=9.6|9.10
 #                 the whole of `make check` with that GHC, in a Debian chroot
 #   make bench    the benchmarks (bench/run.py): overhead on a real program,
-#                 throughput, RTS-side cost, memory, latency, event walk
+#                 throughput, RTS-side cost, memory, latency, event walk,
+#                 eventlog-socket record against a plain client
 #                 (BENCH_ONLY=overhead,... for some of them, BENCH_REPS=N
 #                 for N runs of each figure)
 #   make check-matrix
@@ -213,7 +214,7 @@ $(BENCH)/walk: bench/walk.c $(CBITS_SRC)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE -O2 -Iinclude -Icbits $(UV_CFLAGS) -o $@ $< $(CBITS_SRC) $(UV_LIBS)
 
-bench-programs: $(BENCH_PROGRAMS) $(PROBE) $(CHECKER)
+bench-programs: $(BENCH_PROGRAMS) $(CLIENT) $(PROBE) $(CHECKER)
 
 # BENCH_ONLY=overhead,walk runs some sections only, BENCH_REPS=N makes every
 # figure the median of N runs, BENCH_SAME_SESSION=1 starts programs and

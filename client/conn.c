@@ -163,6 +163,8 @@ static void stream_event(const struct es_event *ev, const uint8_t *base, void *c
     struct es_conn *c = ctx;
     c->info.events++;
     note_event(&c->info, ev);
+    if (c->ended)
+        return; /* closed by an earlier callback of this same read */
     /* The reader's `offset` is the stream offset of the buffer the event's
      * offset is relative to (its pending bytes, or the new input). */
     if (c->cb.on_event)
@@ -186,16 +188,24 @@ int es_conn_feed(struct es_conn *c, const uint8_t *data, size_t n) {
     struct es_stream_callbacks scb = {
         .on_header = stream_header, .on_event = stream_event, .ctx = c};
     c->info.bytes += n;
+    /* A callback may close the connection: the reader is freed only once
+     * it has returned (es_conn_close). */
+    c->feeding = true;
     int r = es_stream_feed(&c->stream, data, n, &scb);
+    /* The bytes go to on_bytes even when the parse failed in them: the
+     * events before the fault were reported, and a whole-block writer
+     * keeps what they complete. */
+    if (r != -ENOMEM && c->cb.on_bytes && !c->ended)
+        c->cb.on_bytes(c, data, n, c->cb.ctx);
+    c->feeding = false;
+    if (c->destroy_pending) {
+        c->destroy_pending = false;
+        es_conn_destroy_parser(c);
+    }
     if (r == -ENOMEM) {
         snprintf(c->error, sizeof c->error, "out of memory");
         return -1;
     }
-    /* The bytes go to on_bytes even when the parse failed in them: the
-     * events before the fault were reported, and a whole-block writer
-     * keeps what they complete. */
-    if (r != -ENOMEM && c->cb.on_bytes)
-        c->cb.on_bytes(c, data, n, c->cb.ctx);
     if (r != 0) {
         if (in_header && c->stream.state == ES_STREAM_ERROR && c->stream.error_offset == 0)
             snprintf(c->error, sizeof c->error,
@@ -531,5 +541,8 @@ void es_conn_close(struct es_conn *c) {
         close(c->file_fd);
         c->file_fd = -1;
     }
-    es_conn_destroy_parser(c);
+    if (c->feeding)
+        c->destroy_pending = true;
+    else
+        es_conn_destroy_parser(c);
 }

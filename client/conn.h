@@ -98,6 +98,8 @@ struct es_conn {
     bool idle_open;
     int file_fd;
     bool said_waiting;
+    bool feeding;         /* inside es_conn_feed */
+    bool destroy_pending; /* closed meanwhile: free the reader on the way out */
 };
 
 /* Fill in defaults (5 s, no retry, no files). */
