@@ -13,7 +13,7 @@
 #                 the whole of `make check` with that GHC, in a Debian chroot
 #   make bench    the benchmarks (bench/run.py): overhead on a real program,
 #                 throughput, RTS-side cost, memory, latency, event walk,
-#                 eventlog-socket record against a plain client
+#                 eventlog-socket record and top against a plain client
 #                 (BENCH_ONLY=overhead,... for some of them, BENCH_REPS=N
 #                 for N runs of each figure)
 #   make check-matrix
