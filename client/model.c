@@ -675,26 +675,25 @@ static void heap_allocated(struct es_model *m, uint64_t t, uint64_t total) {
     struct es_model_cap *c = cap_of(m);
     if (c == NULL)
         return;
-    /* Each capability posts its own running total. */
+    /* Each capability posts its own running total. A capability's first
+     * figure is all it allocated before (a client that joined late sees
+     * hours of it): it counts in the total, not in the rate or history. */
     uint64_t delta = total > c->allocated ? total - c->allocated : 0;
     bool first = c->allocated == 0;
     c->allocated = total;
     m->allocated += delta;
-    if (first && m->s_alloc.n == 0) {
-        /* The first figure is everything since the start: no rate yet. */
-        series_put(&m->s_alloc, t, 0, true);
-    } else {
-        series_put(&m->s_alloc, t, (double)delta, true);
-    }
+    if (!first)
+        m->alloc_rated += delta;
+    series_put(&m->s_alloc, t, first ? 0 : (double)delta, true);
     /* The rate over at least a tenth of a second of figures. */
     if (m->alloc_rate_time == 0) {
         m->alloc_rate_time = t;
-        m->alloc_rate_bytes = m->allocated;
+        m->alloc_rate_bytes = m->alloc_rated;
     } else if (t > m->alloc_rate_time + NS_PER_S / 10) {
         m->alloc_rate =
-            (double)(m->allocated - m->alloc_rate_bytes) * 1e9 / (double)(t - m->alloc_rate_time);
+            (double)(m->alloc_rated - m->alloc_rate_bytes) * 1e9 / (double)(t - m->alloc_rate_time);
         m->alloc_rate_time = t;
-        m->alloc_rate_bytes = m->allocated;
+        m->alloc_rate_bytes = m->alloc_rated;
     }
 }
 

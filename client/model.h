@@ -100,7 +100,8 @@ struct es_model {
     /* Heap, from HEAP_SIZE / HEAP_LIVE / HEAP_ALLOCATED / HEAP_INFO_GHC. */
     uint64_t heap_size, heap_live, allocated; /* latest; allocated summed over caps */
     uint64_t max_heap_size, max_heap_live;
-    double alloc_rate; /* bytes/s between the two latest allocation figures */
+    double alloc_rate;    /* bytes/s between the two latest allocation figures */
+    uint64_t alloc_rated; /* allocated, less each capability's first figure */
     uint64_t alloc_rate_time, alloc_rate_bytes;
     struct es_model_series s_size, s_live, s_alloc; /* s_alloc: bytes allocated per second */
     unsigned generations;                           /* from HEAP_INFO_GHC (default 2) */
