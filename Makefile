@@ -128,7 +128,7 @@ UNIT_TSAN_BIN := $(TSAN_UNITS:%=$(BUILD)/unit-tsan/%)
 SAN := $(BUILD)/san
 SAN_OBJ := $(CBITS_SRC:%.c=$(SAN)/obj/%.o) $(RTS_SRC:%.c=$(SAN)/obj/%.o)
 SAN_LIB := $(SAN)/libeventlog-socket.a
-SAN_PROGRAMS := $(SAN)/probe $(SAN)/fibber-c-main $(SAN)/eventlog-check $(SAN)/many-clients
+SAN_PROGRAMS := $(SAN)/probe $(SAN)/fibber-c-main $(SAN)/eventlog-check $(SAN)/many-clients $(SAN)/eventlog-socket
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 FUZZ_SECONDS ?= 60
 
@@ -352,6 +352,12 @@ $(SAN)/fibber-c-main: examples/fibber-c-main/app/Main.hs examples/fibber-c-main/
 	$(HC) $(GHC_FLAGS) -outputdir $(SAN)/hs/fibber -o $@ examples/fibber-c-main/app/Main.hs \
 	    examples/fibber-c-main/cbits/fibber-c-main.c $(SAN_LIB) $(UV_LIBS) \
 	    -optl-fsanitize=address,undefined
+
+# The eventlog-socket command under ASan/UBSan, for its tests in the same run.
+$(SAN)/eventlog-socket: $(CLIENT_SRC) $(wildcard client/*.h) $(CLIENT_CBITS) $(wildcard cbits/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) -D_DEFAULT_SOURCE $(SAN_FLAGS) -Iinclude -Icbits -Iclient $(UV_CFLAGS) -o $@ \
+	    $(CLIENT_SRC) $(CLIENT_CBITS) $(UV_LIBS)
 
 # The checker and the C clients are the test's, not under test.
 $(SAN)/eventlog-check: $(CHECKER)

@@ -234,8 +234,12 @@ static void on_end(struct es_conn *c, enum es_conn_end how, void *ctx) {
         stop(r, 0, "complete");
         break;
     case ES_CONN_CUT:
-        snprintf(why, sizeof why, "the program's stream ended without its end marker (%s)",
-                 c->error);
+        /* The reader says where it stopped; the usual story is a program
+         * that ended without hs_exit (README, "Stopping a program"). */
+        snprintf(why, sizeof why,
+                 "the program's stream ended without its end marker (%s: killed, or an exit "
+                 "that bypassed hs_exit?)",
+                 strstr(c->error, "inside an event") ? "inside an event" : "between blocks");
         stop(r, 1, why);
         break;
     case ES_CONN_FAILED:
