@@ -697,6 +697,20 @@ static void heap_allocated(struct es_model *m, uint64_t t, uint64_t total) {
     }
 }
 
+/* Once per second of stream time (checked without a division, since it
+ * runs for every event): the capabilities' snapshot, and the heap series
+ * carried through quiet seconds. */
+static void second_passed(struct es_model *m) {
+    if (m->now < m->next_second)
+        return;
+    uint64_t sec = m->now / NS_PER_S;
+    m->next_second = (sec + 1) * NS_PER_S;
+    snapshot(m);
+    series_extend(&m->s_size, sec, true);
+    series_extend(&m->s_live, sec, true);
+    series_extend(&m->s_alloc, sec, false);
+}
+
 void es_model_event(struct es_model *m, const struct es_event *ev) {
     struct rd r = {ev->payload, ev->payload_len, false};
     uint64_t t = ev->time;
@@ -714,7 +728,7 @@ void es_model_event(struct es_model *m, const struct es_event *ev) {
         m->block_left = size > ev->len ? size - ev->len : 0;
         if (!r.bad && cap != ES_GLOBAL_CAP)
             see_cap(m, cap);
-        snapshot(m);
+        second_passed(m);
         return;
     }
     if (m->block_left >= ev->len) {
@@ -916,11 +930,7 @@ void es_model_event(struct es_model *m, const struct es_event *ev) {
     default:
         break;
     }
-    snapshot(m);
-    /* Keep the heap series running through quiet seconds. */
-    series_extend(&m->s_size, m->now / NS_PER_S, true);
-    series_extend(&m->s_live, m->now / NS_PER_S, true);
-    series_extend(&m->s_alloc, m->now / NS_PER_S, false);
+    second_passed(m);
 }
 
 void es_model_header(struct es_model *m, const struct es_header *hdr) {

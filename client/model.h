@@ -95,6 +95,7 @@ struct es_model {
     /* Stream time. */
     uint64_t first_time, now; /* first event's time and the latest time seen */
     uint64_t events;          /* events fed, block markers included */
+    uint64_t next_second;     /* stream time at which the next second starts */
     bool ended;               /* the end-of-data marker arrived */
 
     /* Heap, from HEAP_SIZE / HEAP_LIVE / HEAP_ALLOCATED / HEAP_INFO_GHC. */
