@@ -147,8 +147,11 @@ static void stop(struct record *r, int status, const char *why) {
     bool have_header = r->have_header;
     struct es_conn_info info = r->conn.info;
     bool complete = status == 0;
-    if (!r->opened && have_header)
+    if (!r->opened && have_header) {
         open_file(r);
+        if (r->stopped)
+            return; /* it could not: that stop said so */
+    }
     r->stopped = true;
     r->status = status;
     clear_progress(r);
