@@ -429,7 +429,7 @@ static void draw_summary(struct top *t, int y, int lines) {
 
 static void draw(struct top *t) {
     erase();
-    if (LINES < 12 || COLS < 40) {
+    if (LINES < 18 || COLS < 50) {
         put(0, 0, A_BOLD, "terminal too small: %dx%d", COLS, LINES);
         refresh();
         return;
