@@ -69,7 +69,8 @@ def control_stop_start_wait(s):
     p, sock = busy(s, "stopstart", ["-hT", "-i0.1"])
     time.sleep(0.5)
     rc, out, err = run(s, ["control", sock, "stop", "--wait", "--timeout", "15"], timeout=30)
-    expect(rc == 0 and "stopped" in out, "stop: exit %d, %r %r" % (rc, out, err))
+    expect(rc == 0 and "no heap sample after the request" in out,
+           "stop: exit %d, %r %r" % (rc, out, err))
     note(out.strip())
     rc, out, err = run(s, ["control", sock, "start", "--wait", "--timeout", "15"], timeout=30)
     expect(rc == 0 and "heap sample" in out, "start: exit %d, %r %r" % (rc, out, err))
