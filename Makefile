@@ -13,7 +13,7 @@
 #                 the whole of `make check` with that GHC, in a Debian chroot
 #   make bench    the benchmarks (bench/run.py): overhead on a real program,
 #                 throughput, RTS-side cost, memory, latency, event walk,
-#                 eventlog-socket record against a plain client
+#                 eventlog-socket record and top against a plain client
 #                 (BENCH_ONLY=overhead,... for some of them, BENCH_REPS=N
 #                 for N runs of each figure)
 #   make check-matrix
@@ -128,7 +128,8 @@ UNIT_TSAN_BIN := $(TSAN_UNITS:%=$(BUILD)/unit-tsan/%)
 SAN := $(BUILD)/san
 SAN_OBJ := $(CBITS_SRC:%.c=$(SAN)/obj/%.o) $(RTS_SRC:%.c=$(SAN)/obj/%.o)
 SAN_LIB := $(SAN)/libeventlog-socket.a
-SAN_PROGRAMS := $(SAN)/probe $(SAN)/fibber-c-main $(SAN)/eventlog-check $(SAN)/many-clients
+SAN_PROGRAMS := $(SAN)/probe $(SAN)/fibber-c-main $(SAN)/eventlog-check $(SAN)/many-clients $(SAN)/eventlog-socket \
+                $(SAN)/probe-late
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 FUZZ_SECONDS ?= 60
 
@@ -370,10 +371,20 @@ $(SAN)/fibber-c-main: examples/fibber-c-main/app/Main.hs examples/fibber-c-main/
 	    examples/fibber-c-main/cbits/fibber-c-main.c $(SAN_LIB) $(UV_LIBS) \
 	    -optl-fsanitize=address,undefined
 
+# The eventlog-socket command under ASan/UBSan, for its tests in the same run.
+$(SAN)/eventlog-socket: $(CLIENT_SRC) $(wildcard client/*.h) $(CLIENT_CBITS) $(wildcard cbits/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) -D_DEFAULT_SOURCE $(SAN_FLAGS) -Iinclude -Icbits -Iclient $(UV_CFLAGS) \
+	    $(NCURSES_CFLAGS) -o $@ $(CLIENT_SRC) $(CLIENT_CBITS) $(UV_LIBS) $(NCURSES_LIBS) -lm
+
 # The checker and the C clients are the test's, not under test.
 $(SAN)/eventlog-check: $(CHECKER)
 	@mkdir -p $(dir $@)
 	ln -sf ../eventlog-check $@
+# The heap tests' reference: the RTS's own file writer writes its eventlog.
+$(SAN)/probe-late: $(PROBE_LATE)
+	@mkdir -p $(dir $@)
+	ln -sf ../probe-late $@
 $(SAN)/many-clients: $(MANY_CLIENTS)
 	@mkdir -p $(dir $@)
 	ln -sf ../many-clients $@

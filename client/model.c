@@ -856,29 +856,42 @@ static void heap_allocated(struct es_model *m, uint64_t t, uint64_t total) {
     struct es_model_cap *c = cap_of(m);
     if (c == NULL)
         return;
-    /* Each capability posts its own running total. */
+    /* Each capability posts its own running total. A capability's first
+     * figure is all it allocated before (a client that joined late sees
+     * hours of it): it counts in the total, not in the rate or history. */
     uint64_t delta = total > c->allocated ? total - c->allocated : 0;
     bool first = c->allocated == 0;
     c->allocated = total;
     m->allocated += delta;
-    if (!first)
+    if (!first) {
+        m->alloc_rated += delta;
         tl_at(m, t)->allocated += (double)delta;
-    if (first && m->s_alloc.n == 0) {
-        /* The first figure is everything since the start: no rate yet. */
-        series_put(&m->s_alloc, t, 0, true);
-    } else {
-        series_put(&m->s_alloc, t, (double)delta, true);
     }
+    series_put(&m->s_alloc, t, first ? 0 : (double)delta, true);
     /* The rate over at least a tenth of a second of figures. */
     if (m->alloc_rate_time == 0) {
         m->alloc_rate_time = t;
-        m->alloc_rate_bytes = m->allocated;
+        m->alloc_rate_bytes = m->alloc_rated;
     } else if (t > m->alloc_rate_time + NS_PER_S / 10) {
         m->alloc_rate =
-            (double)(m->allocated - m->alloc_rate_bytes) * 1e9 / (double)(t - m->alloc_rate_time);
+            (double)(m->alloc_rated - m->alloc_rate_bytes) * 1e9 / (double)(t - m->alloc_rate_time);
         m->alloc_rate_time = t;
-        m->alloc_rate_bytes = m->allocated;
+        m->alloc_rate_bytes = m->alloc_rated;
     }
+}
+
+/* Once per second of stream time (checked without a division, since it
+ * runs for every event): the capabilities' snapshot, and the heap series
+ * carried through quiet seconds. */
+static void second_passed(struct es_model *m) {
+    if (m->now < m->next_second)
+        return;
+    uint64_t sec = m->now / NS_PER_S;
+    m->next_second = (sec + 1) * NS_PER_S;
+    snapshot(m);
+    series_extend(&m->s_size, sec, true);
+    series_extend(&m->s_live, sec, true);
+    series_extend(&m->s_alloc, sec, false);
 }
 
 void es_model_event(struct es_model *m, const struct es_event *ev) {
@@ -898,7 +911,7 @@ void es_model_event(struct es_model *m, const struct es_event *ev) {
         m->block_left = size > ev->len ? size - ev->len : 0;
         if (!r.bad && cap != ES_GLOBAL_CAP)
             see_cap(m, cap);
-        snapshot(m);
+        second_passed(m);
         return;
     }
     if (m->block_left >= ev->len) {
@@ -1112,11 +1125,7 @@ void es_model_event(struct es_model *m, const struct es_event *ev) {
     default:
         break;
     }
-    snapshot(m);
-    /* Keep the heap series running through quiet seconds. */
-    series_extend(&m->s_size, m->now / NS_PER_S, true);
-    series_extend(&m->s_live, m->now / NS_PER_S, true);
-    series_extend(&m->s_alloc, m->now / NS_PER_S, false);
+    second_passed(m);
 }
 
 void es_model_header(struct es_model *m, const struct es_header *hdr) {

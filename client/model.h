@@ -165,12 +165,14 @@ struct es_model {
     /* Stream time. */
     uint64_t first_time, now; /* first event's time and the latest time seen */
     uint64_t events;          /* events fed, block markers included */
+    uint64_t next_second;     /* stream time at which the next second starts */
     bool ended;               /* the end-of-data marker arrived */
 
     /* Heap, from HEAP_SIZE / HEAP_LIVE / HEAP_ALLOCATED / HEAP_INFO_GHC. */
     uint64_t heap_size, heap_live, allocated; /* latest; allocated summed over caps */
     uint64_t max_heap_size, max_heap_live;
-    double alloc_rate; /* bytes/s between the two latest allocation figures */
+    double alloc_rate;    /* bytes/s between the two latest allocation figures */
+    uint64_t alloc_rated; /* allocated, less each capability's first figure */
     uint64_t alloc_rate_time, alloc_rate_bytes;
     struct es_model_series s_size, s_live, s_alloc; /* s_alloc: bytes allocated per second */
     unsigned generations;                           /* from HEAP_INFO_GHC (default 2) */

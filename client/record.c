@@ -147,8 +147,11 @@ static void stop(struct record *r, int status, const char *why) {
     bool have_header = r->have_header;
     struct es_conn_info info = r->conn.info;
     bool complete = status == 0;
-    if (!r->opened && have_header)
+    if (!r->opened && have_header) {
         open_file(r);
+        if (r->stopped)
+            return; /* it could not: that stop said so */
+    }
     r->stopped = true;
     r->status = status;
     clear_progress(r);
@@ -234,8 +237,12 @@ static void on_end(struct es_conn *c, enum es_conn_end how, void *ctx) {
         stop(r, 0, "complete");
         break;
     case ES_CONN_CUT:
-        snprintf(why, sizeof why, "the program's stream ended without its end marker (%s)",
-                 c->error);
+        /* The reader says where it stopped; the usual story is a program
+         * that ended without hs_exit (README, "Stopping a program"). */
+        snprintf(why, sizeof why,
+                 "the program's stream ended without its end marker (%s: killed, or an exit "
+                 "that bypassed hs_exit?)",
+                 strstr(c->error, "inside an event") ? "inside an event" : "between blocks");
         stop(r, 1, why);
         break;
     case ES_CONN_FAILED:

@@ -20,6 +20,8 @@
 #include <unistd.h>
 
 #define REFRESH_MS 250
+/* With --retry, the pause before connecting again after a session ended. */
+#define RECONNECT_MS 200
 /* GCTL command bytes (protocol.md section 2; CMD_* in
  * include/eventlog_socket.h, which needs the RTS's headers). */
 #define CMD_START_HEAP_PROFILING 0x01
@@ -35,7 +37,17 @@ struct top {
                                 finish closing while the other is in use */
     int cur;
     struct es_conn *conn;
+    bool conn_open; /* conn was opened and not closed yet */
     struct es_model *model;
+    /* After a program exited, a new session is read into `next` until it
+     * shows it is another program (another pid, or a second of life): a
+     * reconnection can still reach the exiting program, whose last
+     * moments must not replace its final screen. */
+    struct es_model *next;
+    bool pending;
+    uint64_t pending_ms;
+    int exited_peer_pid;
+    uv_timer_t reconnect;
     uv_timer_t timer;
     uv_poll_t keys;
     uv_signal_t sigint, sigterm;
@@ -194,7 +206,8 @@ static const char *state_text(const struct top *t) {
     case LIVE:
         return "live";
     case EXITED:
-        return "program exited";
+        return t->opt.retry ? "program exited (--retry: waiting for the next run)"
+                            : "program exited";
     case LOST:
         return "connection lost";
     }
@@ -416,7 +429,7 @@ static void draw_summary(struct top *t, int y, int lines) {
 
 static void draw(struct top *t) {
     erase();
-    if (LINES < 12 || COLS < 40) {
+    if (LINES < 18 || COLS < 50) {
         put(0, 0, A_BOLD, "terminal too small: %dx%d", COLS, LINES);
         refresh();
         return;
@@ -453,17 +466,15 @@ static void draw(struct top *t) {
 /* ---- Connection. */
 
 static void open_conn(struct top *t);
+static void draw(struct top *t);
 
 static void say(struct top *t, const char *msg) {
     snprintf(t->said, sizeof t->said, "%s", msg);
     t->said_ms = uv_now(t->loop);
 }
 
-static void on_header(struct es_conn *c, void *ctx) {
-    struct top *t = ctx;
-    /* A new program (or the first): forget the last one. */
-    es_model_reset(t->model);
-    es_model_header(t->model, &c->stream.header);
+/* A session whose program is now on screen. */
+static void become_live(struct top *t, struct es_conn *c) {
     t->state = LIVE;
     t->sessions++;
     t->prof_paused = false;
@@ -483,18 +494,59 @@ static void on_header(struct es_conn *c, void *ctx) {
     }
 }
 
+static void promote(struct top *t, struct es_conn *c) {
+    struct es_model *old = t->model;
+    t->model = t->next;
+    t->next = old;
+    t->pending = false;
+    become_live(t, c);
+}
+
+static void on_header(struct es_conn *c, void *ctx) {
+    struct top *t = ctx;
+    if (t->state == EXITED) {
+        t->pending = true;
+        t->pending_ms = uv_now(t->loop);
+        es_model_reset(t->next);
+        es_model_header(t->next, &c->stream.header);
+        return;
+    }
+    /* The first program, or one after a lost connection: start afresh. */
+    es_model_reset(t->model);
+    es_model_header(t->model, &c->stream.header);
+    become_live(t, c);
+}
+
 static void on_event(struct es_conn *c, const struct es_event *ev, uint64_t offset, void *ctx) {
-    (void)c;
     (void)offset;
-    es_model_event(((struct top *)ctx)->model, ev);
+    struct top *t = ctx;
+    if (!t->pending) {
+        es_model_event(t->model, ev);
+        return;
+    }
+    es_model_event(t->next, ev);
+    uint32_t now_pid = t->next->pid ? t->next->pid : (uint32_t)(c->peer_pid > 0 ? c->peer_pid : 0);
+    uint32_t old_pid = t->model->pid ? t->model->pid : (uint32_t)t->exited_peer_pid;
+    if ((now_pid && old_pid && now_pid != old_pid) || uv_now(t->loop) - t->pending_ms >= 1000)
+        promote(t, c);
+}
+
+static void on_reconnect(uv_timer_t *timer) {
+    struct top *t = timer->data;
+    if (!t->quitting)
+        open_conn(t);
 }
 
 static void on_end(struct es_conn *c, enum es_conn_end how, void *ctx) {
     struct top *t = ctx;
     bool had_header = c->stream.state != ES_STREAM_HEADER;
-    if (how == ES_CONN_COMPLETE) {
+    if (t->pending) {
+        /* The exiting program's last moments: keep its final screen. */
+        t->pending = false;
+    } else if (how == ES_CONN_COMPLETE) {
         es_model_end(t->model);
         t->state = EXITED;
+        t->exited_peer_pid = c->peer_pid;
     } else if (how == ES_CONN_FAILED && !had_header && t->sessions == 0 && !t->opt.retry) {
         /* Nothing to show at all: say why on the terminal and stop. */
         snprintf(t->lost, sizeof t->lost, "%s", c->error);
@@ -504,16 +556,17 @@ static void on_end(struct es_conn *c, enum es_conn_end how, void *ctx) {
         return;
     } else {
         snprintf(t->lost, sizeof t->lost, "%s", c->error);
-        t->state = LOST;
+        t->state = t->opt.retry ? WAITING : LOST;
+        t->exited_peer_pid = c->peer_pid;
     }
     if (t->opt.retry) {
         /* The program may be restarted: keep its last screen until a new
-         * one appears. */
+         * one appears. A moment's pause lets an exiting program go. */
         es_conn_close(c);
+        t->conn_open = false;
         t->cur ^= 1;
-        open_conn(t);
-        if (t->state == LOST)
-            t->state = WAITING;
+        t->conn = &t->conns[t->cur];
+        uv_timer_start(&t->reconnect, on_reconnect, RECONNECT_MS, 0);
     }
     draw(t);
 }
@@ -529,6 +582,7 @@ static void open_conn(struct top *t) {
         uv_stop(t->loop);
         return;
     }
+    t->conn_open = true;
     /* The screen is ours: no "waiting" line on stderr. */
     t->conn->said_waiting = true;
     t->last_bytes = 0;
@@ -603,6 +657,8 @@ static void on_tick(uv_timer_t *timer) {
     t->last_bytes = bytes;
     if (t->state == CONNECTING && t->opt.retry && t->sessions == 0)
         t->state = WAITING;
+    if (t->pending && now - t->pending_ms >= 1000)
+        promote(t, t->conn);
     /* A resize is reported by getch (ncurses catches SIGWINCH). */
     handle_keys(t);
     if (!t->quitting)
@@ -648,12 +704,16 @@ int es_top_main(int argc, char **argv) {
         return 2;
     }
     t->model = malloc(sizeof *t->model);
-    if (t->model == NULL) {
+    t->next = malloc(sizeof *t->next);
+    if (t->model == NULL || t->next == NULL) {
         fprintf(stderr, "eventlog-socket top: out of memory\n");
         return 2;
     }
     es_model_init(t->model);
+    es_model_init(t->next);
     t->loop = uv_default_loop();
+    uv_timer_init(t->loop, &t->reconnect);
+    t->reconnect.data = t;
     t->state = CONNECTING;
     open_conn(t);
     if (t->quitting) {
@@ -687,8 +747,10 @@ int es_top_main(int argc, char **argv) {
     endwin();
 
     /* Close everything and let the loop finish the closing. */
-    es_conn_close(t->conn);
+    if (t->conn_open)
+        es_conn_close(t->conn);
     uv_close((uv_handle_t *)&t->timer, NULL);
+    uv_close((uv_handle_t *)&t->reconnect, NULL);
     uv_close((uv_handle_t *)&t->keys, NULL);
     uv_close((uv_handle_t *)&t->sigint, NULL);
     uv_close((uv_handle_t *)&t->sigterm, NULL);
@@ -702,5 +764,7 @@ int es_top_main(int argc, char **argv) {
                 (unsigned long long)t->model->gcs, (unsigned long long)t->model->censuses);
     es_model_destroy(t->model);
     free(t->model);
+    es_model_destroy(t->next);
+    free(t->next);
     return t->status;
 }

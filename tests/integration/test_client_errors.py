@@ -3,6 +3,7 @@ every case is one line on stderr and exit status 2, never a hang (each run
 has a deadline); and --retry finds a program started after the client."""
 
 import os
+import signal
 import socket
 import threading
 import time
@@ -173,3 +174,22 @@ def client_retry_finds_late_program(s):
     with open(out, "rb") as f:
         summ = check_stream(s, f.read(), "late")
     expect(summ.tagged("late") == list(range(1, 1001)), "messages missing")
+
+
+@test
+def client_file_cannot_be_written(s):
+    """A recording whose file cannot be created (-o in a missing directory,
+    or the default name in a directory nobody can write, /proc): one line,
+    exit 2, whether the file is opened at the header or at the end."""
+    sock = s.path("nowrite.sock")
+    p = Program(s, "probe", unix=sock)
+    p.wait_socket(sock)
+    one_line_error(s, ["record", sock, "-o", s.path("missing/dir.eventlog")], ["cannot create"])
+    # Named when the stream names the program, or at the interrupt.
+    rec = Cmd(s, ["record", sock], cwd="/proc")
+    time.sleep(0.5)
+    rec.signal(signal.SIGINT)
+    rc, _, err = rec.wait()
+    lines = err.strip().splitlines()
+    expect(rc == 2 and len(lines) == 1 and "cannot create" in lines[0],
+           "exit %d: %r" % (rc, err))

@@ -148,6 +148,12 @@ def top_retry_reconnects(s):
         p.finish()
         t.wait(r"marker\s+round %d" % round, what="marker of round %d" % round)
         t.wait(r"program exited", what="program %d exited" % round)
+        # Reconnecting may reach the exiting program once more: its final
+        # screen stays.
+        time.sleep(1.5)
+        text = t.screen()
+        expect("program exited" in text and re.search(r"marker\s+round %d" % round, text),
+               "the final screen of program %d was replaced:\n%s" % (round, text))
         # The socket is removed at exit; the next program creates it again.
         deadline = time.monotonic() + 10
         while os.path.exists(sock) and time.monotonic() < deadline:

@@ -326,6 +326,15 @@ static void check_gc(void) {
     ok(m->heap_size == 300u << 20 && m->heap_live == 300u << 10 && m->allocated == 300000000 &&
            fabs(m->alloc_rate - 1e6) < 1,
        "heap size, live, allocated; allocation rate %.0f B/s", m->alloc_rate);
+    /* A capability first seen late: its first figure (all it allocated
+     * before) counts in the total, not in the rate or the history. */
+    put(m, u(u(u(mk(&mark, ES_EVENT_BLOCK_MARKER, 0), 0xffffffff, 4), 0, 8), 1, 2));
+    put(m, u(u(mk(&b, ES_EVENT_HEAP_ALLOCATED, 299000000004ull), 0, 4), 5000000000ull, 8));
+    put(m, u(u(u(mk(&mark, ES_EVENT_BLOCK_MARKER, 0), 0xffffffff, 4), 0, 8), 0, 2));
+    ok(m->allocated == 5300000000ull && fabs(m->alloc_rate - 1e6) < 1 &&
+           es_model_series_at(&m->s_alloc, ES_MODEL_SERIES - 1) == 1e6,
+       "a capability's first allocation figure: in the total (%llu), not in the rate",
+       (unsigned long long)m->allocated);
     ok(m->s_size.n == ES_MODEL_SERIES &&
            es_model_series_at(&m->s_size, ES_MODEL_SERIES - 1) == 300u << 20 &&
            es_model_series_at(&m->s_size, 0) == (300u - ES_MODEL_SERIES + 1) << 20 &&
