@@ -87,6 +87,9 @@ ES_CFLAGS := $(WARN) -D_DEFAULT_SOURCE -fvisibility=hidden -fPIC -Iinclude -Icbi
 RTS_CFLAGS := $(ES_CFLAGS) -Irts-writer $(addprefix -isystem ,$(RTS_INCLUDE))
 
 CBITS_SRC := $(wildcard cbits/*.c)
+# The sources a program without the RTS side links whole (bench, fuzz):
+# es_instance needs the hooks rts-writer/ defines.
+CBITS_NO_INSTANCE := $(filter-out cbits/es_instance.c,$(CBITS_SRC))
 RTS_SRC := $(wildcard rts-writer/*.c)
 CBITS_OBJ := $(CBITS_SRC:%.c=$(BUILD)/obj/%.o)
 RTS_OBJ := $(RTS_SRC:%.c=$(BUILD)/obj/%.o)
@@ -230,9 +233,10 @@ $(BENCH)/drain: bench/drain.c
 
 $(BENCH)/walk: bench/walk.c $(CBITS_SRC)
 	@mkdir -p $(dir $@)
-	$(CC) $(WARN) -D_DEFAULT_SOURCE -O2 -Iinclude -Icbits $(UV_CFLAGS) -o $@ $< $(CBITS_SRC) $(UV_LIBS)
+	$(CC) $(WARN) -D_DEFAULT_SOURCE -O2 -Iinclude -Icbits $(UV_CFLAGS) -o $@ $< $(CBITS_NO_INSTANCE) \
+	    $(UV_LIBS)
 
-bench-programs: $(BENCH_PROGRAMS) $(CLIENT) $(PROBE) $(CHECKER)
+bench-programs: $(BENCH_PROGRAMS) $(CLIENT) $(PROBE) $(CHECKER) $(MANY_CLIENTS)
 
 # BENCH_ONLY=overhead,walk runs some sections only, BENCH_REPS=N makes every
 # figure the median of N runs, BENCH_SAME_SESSION=1 starts programs and
@@ -337,7 +341,7 @@ $(BUILD)/unit-asan/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_check.h tests/uni
 $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_check.h tests/unit/control_ref.h $(CBITS_SRC)
 	@mkdir -p $(dir $@)
 	clang $(WARN) -D_DEFAULT_SOURCE -O1 -g -fsanitize=fuzzer,address,undefined \
-	    -fno-sanitize-recover=all -Iinclude -Icbits $(UV_CFLAGS) -o $@ $< $(CBITS_SRC) $(UV_LIBS)
+	    -fno-sanitize-recover=all -Iinclude -Icbits $(UV_CFLAGS) -o $@ $< $(CBITS_NO_INSTANCE) $(UV_LIBS)
 
 .PHONY: fuzz
 fuzz: $(FUZZ_BIN) $(FUZZ_REPLAY_BIN)

@@ -2,6 +2,9 @@
  * live eventlog to a file that is a valid eventlog whenever the recording
  * stops (es_blocks writes whole blocks only and ends with an end marker).
  * Runs on one thread, the libuv loop's. */
+#define EVENTLOG_SOCKET_NO_RTS
+#include "eventlog_socket.h"
+
 #include "blocks.h"
 #include "conn.h"
 
@@ -29,6 +32,7 @@ struct record {
     bool opened;
     bool have_header; /* the stream's header has arrived */
     double duration;  /* seconds, 0: until the program ends */
+    bool lossless;    /* --lossless: ask the server for every byte */
     uv_signal_t sigint, sigterm;
     uv_timer_t duration_timer, progress_timer, name_timer;
     bool progress;       /* stderr is a terminal */
@@ -41,12 +45,14 @@ struct record {
 };
 
 static void record_usage(FILE *f) {
-    fprintf(f, "usage: eventlog-socket record ADDR [-o FILE] [--duration SECONDS]\n"
+    fprintf(f, "usage: eventlog-socket record ADDR [-o FILE] [--duration SECONDS] [--lossless]\n"
                "                              [--connect-timeout S] [--retry]\n"
                "Writes the program's eventlog to FILE (default PROGRAM-PID.eventlog, from the\n"
                "stream; - for stdout) until the program exits, --duration passes, or Ctrl-C.\n"
                "The file is a valid eventlog whenever it stops. Exit status 0 when the\n"
-               "program's end marker arrived, 1 when the recording was cut, 2 on errors.\n");
+               "program's end marker arrived, 1 when the recording was cut, 2 on errors.\n"
+               "--lossless asks the program for every byte: it waits for this recording when\n"
+               "it falls behind instead of skipping chunks (README, \"Losing nothing\").\n");
 }
 
 static void clear_progress(struct record *r) {
@@ -200,6 +206,10 @@ static void stop(struct record *r, int status, const char *why) {
 static void on_header(struct es_conn *c, void *ctx) {
     struct record *r = ctx;
     r->have_header = true;
+    /* As early as the server can read it: from here on nothing is skipped
+     * for this connection (the backlog of a first client was kept anyway). */
+    if (r->lossless)
+        es_conn_send_command(c, EVENTLOG_SOCKET_CMD_LOSSLESS);
     es_blocks_header(&r->blocks, c->stream.header.len);
     if (r->out != NULL)
         open_file(r);
@@ -321,6 +331,8 @@ int es_record_main(int argc, char **argv) {
                 return 2;
             }
             r->out = argv[++i];
+        } else if (strcmp(argv[i], "--lossless") == 0) {
+            r->lossless = true;
         } else if (strcmp(argv[i], "--duration") == 0) {
             if (i + 1 >= argc || parse_seconds("--duration", argv[i + 1], &r->duration) != 0) {
                 if (i + 1 >= argc)
