@@ -221,7 +221,8 @@
     text('heap-live', bytes(S.info.heap_live));
     var kinds = {1: 'cost centre', 2: 'module', 3: 'closure description', 4: 'type description',
                  5: 'retainer', 6: 'biography', 7: 'closure type', 8: 'info table'};
-    text('breakdown', S.info.heap_prof ? (kinds[S.info.breakdown] || 'label') : 'label (no heap profiling: run with +RTS -hT)');
+    text('breakdown', S.info.heap_prof ? (kinds[S.info.breakdown] || 'label') :
+         'label (no heap profile seen yet: run the program with +RTS -hT; GHC 9.0 sends it at exit)');
     // Every census kept, as text.
     var tb = $('census-table').tBodies[0], html = '';
     for (i = 0; i < census.length; i++) {
