@@ -50,6 +50,11 @@ class Tmux:
     def close(self):
         subprocess.run(["tmux", "-L", self.server, "kill-server"], capture_output=True,
                        timeout=10)
+        # tmux leaves its socket file behind.
+        sock = os.path.join(os.environ.get("TMUX_TMPDIR", "/tmp"), "tmux-%d" % os.getuid(),
+                            self.server)
+        if os.path.exists(sock):
+            os.unlink(sock)
 
 
 def top_command(sock, extra=""):
