@@ -183,10 +183,27 @@ $(MANY_CLIENTS): tests/clients/many_clients.c cbits/es_stream.c cbits/es_header.
 # `top` draws with ncurses (wide-character build, for its sparklines).
 NCURSES_CFLAGS := $(shell pkg-config --cflags ncursesw)
 NCURSES_LIBS := $(shell pkg-config --libs ncursesw)
-$(CLIENT): $(CLIENT_SRC) $(wildcard client/*.h) $(CLIENT_CBITS) $(wildcard cbits/*.h)
+# `serve` and `report` (issue 15): libmicrohttpd serves the page, whose files
+# (client/web/ and Debian's dygraphs) are embedded at build time.
+MHD_CFLAGS := $(shell pkg-config --cflags libmicrohttpd)
+MHD_LIBS := $(shell pkg-config --libs libmicrohttpd)
+DYGRAPHS_DIR ?= /usr/share/javascript/dygraphs
+WEB_ASSETS := page.html=client/web/page.html=text/html \
+              app.js=client/web/app.js=text/javascript \
+              style.css=client/web/style.css=text/css \
+              dygraph.js=$(DYGRAPHS_DIR)/dygraph.min.js=text/javascript \
+              dygraph.css=$(DYGRAPHS_DIR)/dygraph.min.css=text/css
+WEB_GEN := $(BUILD)/gen/web_assets.c
+$(WEB_GEN): scripts/embed-web.sh $(wildcard client/web/*) $(DYGRAPHS_DIR)/dygraph.min.js \
+            $(DYGRAPHS_DIR)/dygraph.min.css
+	@mkdir -p $(dir $@)
+	scripts/embed-web.sh $@ $(WEB_ASSETS)
+
+$(CLIENT): $(CLIENT_SRC) $(wildcard client/*.h) $(CLIENT_CBITS) $(wildcard cbits/*.h) $(WEB_GEN)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(CFLAGS) -Iinclude -Icbits -Iclient $(UV_CFLAGS) \
-	    $(NCURSES_CFLAGS) -o $@ $(CLIENT_SRC) $(CLIENT_CBITS) $(UV_LIBS) $(NCURSES_LIBS) -lm
+	    $(NCURSES_CFLAGS) $(MHD_CFLAGS) -o $@ $(CLIENT_SRC) $(WEB_GEN) $(CLIENT_CBITS) $(UV_LIBS) \
+	    $(NCURSES_LIBS) $(MHD_LIBS) -lpthread -lm
 
 $(CHECKER): tests/checker/Main.hs
 	@mkdir -p $(dir $@)
@@ -359,10 +376,12 @@ $(SAN)/fibber-c-main: examples/fibber-c-main/app/Main.hs examples/fibber-c-main/
 	    -optl-fsanitize=address,undefined
 
 # The eventlog-socket command under ASan/UBSan, for its tests in the same run.
-$(SAN)/eventlog-socket: $(CLIENT_SRC) $(wildcard client/*.h) $(CLIENT_CBITS) $(wildcard cbits/*.h)
+$(SAN)/eventlog-socket: $(CLIENT_SRC) $(wildcard client/*.h) $(CLIENT_CBITS) $(wildcard cbits/*.h) \
+                        $(WEB_GEN)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(SAN_FLAGS) -Iinclude -Icbits -Iclient $(UV_CFLAGS) \
-	    $(NCURSES_CFLAGS) -o $@ $(CLIENT_SRC) $(CLIENT_CBITS) $(UV_LIBS) $(NCURSES_LIBS) -lm
+	    $(NCURSES_CFLAGS) $(MHD_CFLAGS) -o $@ $(CLIENT_SRC) $(WEB_GEN) $(CLIENT_CBITS) $(UV_LIBS) \
+	    $(NCURSES_LIBS) $(MHD_LIBS) -lpthread -lm
 
 # The checker and the C clients are the test's, not under test.
 $(SAN)/eventlog-check: $(CHECKER)

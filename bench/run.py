@@ -8,7 +8,7 @@ with it so that drift on a shared machine hits both alike.
                          [--same-session]
 
 SECTIONS is a comma-separated list of overhead, control, throughput, memory, latency,
-walk, record, top and lossless (default: all), each measured by bench/bench_<section>.py (what
+walk, record, top, serve and lossless (default: all), each measured by bench/bench_<section>.py (what
 they share is in bench/benchlib.py). Prints a table and writes
 DIR/bench/results.json, or results-SECTIONS.json when --only picks some.
 Every process it starts has a timeout and is killed on the way out;
@@ -35,13 +35,14 @@ import bench_lossless  # noqa: E402
 import bench_memory  # noqa: E402
 import bench_overhead  # noqa: E402
 import bench_record  # noqa: E402
+import bench_serve  # noqa: E402
 import bench_throughput  # noqa: E402
 import bench_top  # noqa: E402
 import bench_walk  # noqa: E402
 
 # In the order they run and are reported.
 SECTIONS = [bench_overhead, bench_control, bench_throughput, bench_memory, bench_latency,
-            bench_walk, bench_record, bench_top, bench_lossless]
+            bench_walk, bench_record, bench_top, bench_serve, bench_lossless]
 NAMES = [s.NAME for s in SECTIONS]
 
 

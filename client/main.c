@@ -14,6 +14,8 @@ int es_record_main(int argc, char **argv);
 int es_control_main(int argc, char **argv);
 int es_heap_main(int argc, char **argv);
 int es_top_main(int argc, char **argv);
+int es_serve_main(int argc, char **argv);
+int es_report_main(int argc, char **argv);
 
 static const struct subcommand {
     const char *name;
@@ -27,6 +29,10 @@ static const struct subcommand {
     {"heap", es_heap_main,
      "heap ADDR|FILE (--hp OUT.hp | --csv OUT.csv) the heap profile, in .hp or CSV"},
     {"top", es_top_main, "top ADDR [--retry]                      watch the program live"},
+    {"serve", es_serve_main,
+     "serve ADDR [--http HOST:PORT]           a live web page of the program"},
+    {"report", es_report_main,
+     "report FILE -o OUT.html                 the same page from a recording"},
 };
 
 static void usage(FILE *out) {

@@ -223,6 +223,8 @@ static void census_add(struct es_model *m, const char *label, uint64_t bytes) {
     c->total += bytes;
 }
 
+static void hist_census(struct es_model *m);
+
 static void census_end(struct es_model *m) {
     /* prev_bytes: the old `cur` becomes the previous census. */
     for (size_t k = 0; k < m->prev.n; k++)
@@ -237,6 +239,7 @@ static void census_end(struct es_model *m) {
     m->building.total = 0;
     m->in_census = false;
     m->censuses++;
+    hist_census(m);
 }
 
 struct ranked {
@@ -312,6 +315,176 @@ static void sample_cost_centre(struct es_model *m, struct rd *r) {
     if (r->bad)
         return;
     census_add(m, depth ? label : "MAIN", bytes);
+}
+
+/* ---- The whole run, downsampled (struct es_model_history). */
+
+static const struct es_model_bucket empty_bucket = {-1, -1, 0, 0, 0, 0};
+
+static double max_d(double a, double b) {
+    return a > b ? a : b;
+}
+
+/* Halve the timeline: bucket pairs become one bucket twice as wide. */
+static void tl_merge(struct es_model_history *h) {
+    unsigned half = (h->n + 1) / 2;
+    for (unsigned i = 0; i < half; i++) {
+        struct es_model_bucket a = h->tl[2 * i];
+        struct es_model_bucket b = 2 * i + 1 < h->n ? h->tl[2 * i + 1] : empty_bucket;
+        h->tl[i] = (struct es_model_bucket){max_d(a.heap_size, b.heap_size),
+                                            max_d(a.heap_live, b.heap_live),
+                                            a.allocated + b.allocated,
+                                            a.gc_ns + b.gc_ns,
+                                            a.minor + b.minor,
+                                            a.major + b.major};
+    }
+    for (unsigned i = half; i < ES_MODEL_TL_BUCKETS; i++)
+        h->tl[i] = empty_bucket;
+    for (unsigned c = 0; c < ES_MODEL_MAX_CAPS; c++) {
+        uint64_t *v = h->cap_ns[c];
+        if (v == NULL)
+            continue;
+        for (unsigned i = 0; i < ES_MODEL_TL_BUCKETS / 2; i++) {
+            v[2 * i] = v[4 * i] + v[4 * i + 2];
+            v[2 * i + 1] = v[4 * i + 1] + v[4 * i + 3];
+        }
+        memset(v + ES_MODEL_TL_BUCKETS, 0, ES_MODEL_TL_BUCKETS * sizeof *v);
+    }
+    h->n = half;
+    h->width *= 2;
+    h->generation++;
+}
+
+/* The bucket of time `t`, the timeline widened and extended as needed. */
+static struct es_model_bucket *tl_at(struct es_model *m, uint64_t t) {
+    struct es_model_history *h = &m->h;
+    while (t / h->width >= ES_MODEL_TL_BUCKETS)
+        tl_merge(h);
+    unsigned i = (unsigned)(t / h->width);
+    while (h->n <= i)
+        h->tl[h->n++] = empty_bucket;
+    return &h->tl[i];
+}
+
+/* Capability `c` ran Haskell code (kind 0) or collected garbage (kind 1)
+ * from `a` to `b`: spread over the buckets it covers. */
+static void tl_interval(struct es_model *m, unsigned c, int kind, uint64_t a, uint64_t b) {
+    struct es_model_history *h = &m->h;
+    if (b <= a || c >= ES_MODEL_MAX_CAPS)
+        return;
+    tl_at(m, b - 1);
+    if (h->cap_ns[c] == NULL) {
+        h->cap_ns[c] = calloc(2 * ES_MODEL_TL_BUCKETS, sizeof *h->cap_ns[c]);
+        if (h->cap_ns[c] == NULL) {
+            m->oom = true;
+            return;
+        }
+    }
+    uint64_t w = h->width;
+    for (uint64_t i = a / w; i <= (b - 1) / w; i++) {
+        uint64_t lo = a > i * w ? a : i * w, hi = b < (i + 1) * w ? b : (i + 1) * w;
+        h->cap_ns[c][2 * i + (uint64_t)kind] += hi - lo;
+    }
+}
+
+/* A pause for the history: once the list is full, each point stands for
+ * twice as many pauses as before, the longest of them. */
+static void hist_pause(struct es_model *m, uint64_t start, uint64_t dur, bool major) {
+    struct es_model_history *h = &m->h;
+    if (h->pauses == NULL) {
+        h->pauses = malloc(ES_MODEL_HIST_PAUSES * sizeof *h->pauses);
+        if (h->pauses == NULL) {
+            m->oom = true;
+            return;
+        }
+    }
+    if (h->pause_pending == 0 || dur > h->pending.dur)
+        h->pending = (struct es_model_pause){start, dur, major};
+    if (++h->pause_pending < h->pause_group)
+        return;
+    if (h->npauses == ES_MODEL_HIST_PAUSES) {
+        for (size_t i = 0; i < ES_MODEL_HIST_PAUSES / 2; i++) {
+            struct es_model_pause *a = &h->pauses[2 * i], *b = &h->pauses[2 * i + 1];
+            h->pauses[i] = b->dur > a->dur ? *b : *a;
+        }
+        h->npauses = ES_MODEL_HIST_PAUSES / 2;
+        h->pause_group *= 2;
+        h->generation++;
+    }
+    h->pauses[h->npauses++] = h->pending;
+    h->pause_pending = 0;
+}
+
+/* The census just completed (m->cur) for the history: once the list is
+ * full, every other one is dropped and only every second one after. */
+static void hist_census(struct es_model *m) {
+    struct es_model_history *h = &m->h;
+    if (h->censuses == NULL) {
+        h->censuses = calloc(ES_MODEL_HIST_CENSUSES, sizeof *h->censuses);
+        if (h->censuses == NULL) {
+            m->oom = true;
+            return;
+        }
+    }
+    if (h->census_seen++ % h->census_stride != 0)
+        return;
+    if (h->ncensuses == ES_MODEL_HIST_CENSUSES) {
+        for (size_t i = 0; i < ES_MODEL_HIST_CENSUSES / 2; i++) {
+            free(h->censuses[2 * i + 1].e);
+            h->censuses[i] = h->censuses[2 * i];
+        }
+        memset(h->censuses + ES_MODEL_HIST_CENSUSES / 2, 0,
+               ES_MODEL_HIST_CENSUSES / 2 * sizeof *h->censuses);
+        h->ncensuses = ES_MODEL_HIST_CENSUSES / 2;
+        h->census_stride *= 2;
+        h->generation++;
+    }
+    const struct es_model_census *c = &m->cur;
+    size_t rows = c->n <= ES_MODEL_HIST_CENSUS_ROWS ? c->n : ES_MODEL_HIST_CENSUS_ROWS;
+    struct es_model_census_pt pt = {c->time, c->total, 0, malloc((rows ? rows : 1) * sizeof *pt.e)};
+    size_t *order = c->n > rows ? malloc(c->n * sizeof *order) : NULL;
+    if (pt.e == NULL || (c->n > rows && order == NULL)) {
+        free(pt.e);
+        free(order);
+        m->oom = true;
+        return;
+    }
+    if (order == NULL) {
+        memcpy(pt.e, c->e, rows * sizeof *pt.e);
+        pt.n = (uint32_t)rows;
+    } else {
+        /* The largest rows - 1 labels, and the rest as one. */
+        es_model_top_entries(m, order, c->n);
+        uint64_t rest = c->total;
+        for (size_t i = 0; i + 1 < rows; i++) {
+            pt.e[i] = c->e[order[i]];
+            rest -= pt.e[i].bytes;
+        }
+        uint32_t other = intern(m, OTHER_LABEL);
+        pt.n = (uint32_t)rows - 1;
+        if (other != UINT32_MAX)
+            pt.e[pt.n++] = (struct es_model_entry){other, rest};
+        free(order);
+    }
+    h->censuses[h->ncensuses++] = pt;
+}
+
+size_t es_model_marks_kept(const struct es_model *m) {
+    return m->h.marks_n < ES_MODEL_HIST_MARKS ? (size_t)m->h.marks_n : ES_MODEL_HIST_MARKS;
+}
+
+const struct es_model_mark *es_model_mark_at(const struct es_model *m, size_t i) {
+    uint64_t first = m->h.marks_n - es_model_marks_kept(m);
+    return &m->h.marks[(first + i) % ES_MODEL_HIST_MARKS];
+}
+
+size_t es_model_drops_kept(const struct es_model *m) {
+    return m->h.drops_n < ES_MODEL_HIST_DROPS ? (size_t)m->h.drops_n : ES_MODEL_HIST_DROPS;
+}
+
+const struct es_model_drop *es_model_drop_at(const struct es_model *m, size_t i) {
+    uint64_t first = m->h.drops_n - es_model_drops_kept(m);
+    return &m->h.drops[(first + i) % ES_MODEL_HIST_DROPS];
 }
 
 /* ---- Threads: an open-addressing set of live thread ids. */
@@ -419,9 +592,11 @@ static void pause_count(struct es_model *m, uint64_t end, uint64_t d, int sign) 
  * its own block next to its interval (just before or after its GC_END): its
  * interval is the pause. Blocks of capabilities arrive in any order, so
  * the pairing is per capability. */
-static void gc_pause(struct es_model *m, uint64_t start, uint64_t end) {
+static void gc_pause(struct es_model *m, uint64_t start, uint64_t end, bool major) {
     if (end < start)
         return;
+    hist_pause(m, start, end - start, major);
+    tl_at(m, end)->gc_ns += end - start;
     m->pause_n++;
     pause_count(m, end, end - start, +1);
     m->gc_ns += end - start;
@@ -595,6 +770,11 @@ static void note(struct es_model *m, enum es_model_note_kind kind, uint64_t t, s
     n->text[k] = '\0';
     clean(n->text);
     m->notes_n++;
+    if (kind == ES_NOTE_MARKER) {
+        struct es_model_mark *h = &m->h.marks[m->h.marks_n++ % ES_MODEL_HIST_MARKS];
+        h->time = t;
+        memcpy(h->text, n->text, sizeof h->text);
+    }
 }
 
 /* The library's drop notice (cbits/es_notice.c): "eventlog-socket: dropped
@@ -615,6 +795,7 @@ static bool drop_notice(struct es_model *m, uint64_t t, const struct rd *r) {
     m->dropped_chunks += chunks;
     m->dropped_mib += mib;
     m->last_drop_time = t;
+    m->h.drops[m->h.drops_n++ % ES_MODEL_HIST_DROPS] = (struct es_model_drop){t, chunks};
     return true;
 }
 
@@ -682,8 +863,10 @@ static void heap_allocated(struct es_model *m, uint64_t t, uint64_t total) {
     bool first = c->allocated == 0;
     c->allocated = total;
     m->allocated += delta;
-    if (!first)
+    if (!first) {
         m->alloc_rated += delta;
+        tl_at(m, t)->allocated += (double)delta;
+    }
     series_put(&m->s_alloc, t, first ? 0 : (double)delta, true);
     /* The rate over at least a tenth of a second of figures. */
     if (m->alloc_rate_time == 0) {
@@ -765,6 +948,7 @@ void es_model_event(struct es_model *m, const struct es_event *ev) {
         if (cap && cap->running_since) {
             if (t > cap->running_since)
                 cap->busy_ns += t - cap->running_since;
+            tl_interval(m, (unsigned)(cap - m->caps), 0, cap->running_since, t);
             cap->running_since = 0;
         }
         if (status == THREAD_FINISHED)
@@ -780,8 +964,9 @@ void es_model_event(struct es_model *m, const struct es_event *ev) {
         break;
     case ES_EVENT_GC_END:
         if (cap && cap->gc_since) {
+            tl_interval(m, (unsigned)(cap - m->caps), 1, cap->gc_since, t);
             if (cap->gc_stats) {
-                gc_pause(m, cap->gc_since, t);
+                gc_pause(m, cap->gc_since, t, cap->gc_major);
             } else {
                 cap->gc_start = cap->gc_since;
                 cap->gc_end = t;
@@ -797,16 +982,22 @@ void es_model_event(struct es_model *m, const struct es_event *ev) {
         if (r.bad)
             break;
         m->gcs++;
-        if (gen + 1 >= m->generations && gen > 0)
+        bool major = gen + 1 >= m->generations && gen > 0;
+        if (major)
             m->major_gcs++;
         else
             m->minor_gcs++;
+        if (major)
+            tl_at(m, t)->major++;
+        else
+            tl_at(m, t)->minor++;
         m->last_copied = copied;
         /* This capability led the GC: its interval is the pause. */
         if (cap && cap->gc_since) {
             cap->gc_stats = true;
+            cap->gc_major = major;
         } else if (cap && cap->gc_end) {
-            gc_pause(m, cap->gc_start, cap->gc_end);
+            gc_pause(m, cap->gc_start, cap->gc_end, major);
             cap->gc_end = 0;
         }
         break;
@@ -826,6 +1017,8 @@ void es_model_event(struct es_model *m, const struct es_event *ev) {
         m->heap_size = v;
         if (v > m->max_heap_size)
             m->max_heap_size = v;
+        struct es_model_bucket *bk = tl_at(m, t);
+        bk->heap_size = max_d(bk->heap_size, (double)v);
         series_put(&m->s_size, t, (double)v, false);
         break;
     }
@@ -837,6 +1030,8 @@ void es_model_event(struct es_model *m, const struct es_event *ev) {
         m->heap_live = v;
         if (v > m->max_heap_live)
             m->max_heap_live = v;
+        struct es_model_bucket *bk = tl_at(m, t);
+        bk->heap_live = max_d(bk->heap_live, (double)v);
         series_put(&m->s_live, t, (double)v, false);
         break;
     }
@@ -945,6 +1140,7 @@ void es_model_end(struct es_model *m) {
         if (cp->running_since) {
             if (m->now > cp->running_since)
                 cp->busy_ns += m->now - cp->running_since;
+            tl_interval(m, c, 0, cp->running_since, m->now);
             cp->running_since = 0;
         }
     }
@@ -955,6 +1151,9 @@ void es_model_init(struct es_model *m) {
     memset(m, 0, sizeof *m);
     m->generations = 2;
     m->block_cap = ES_GLOBAL_CAP;
+    m->h.width = ES_MODEL_TL_WIDTH0;
+    m->h.pause_group = 1;
+    m->h.census_stride = 1;
 }
 
 void es_model_destroy(struct es_model *m) {
@@ -970,6 +1169,12 @@ void es_model_destroy(struct es_model *m) {
         free(m->cc_label[i]);
     free(m->cc_label);
     free(m->threads);
+    for (unsigned c = 0; c < ES_MODEL_MAX_CAPS; c++)
+        free(m->h.cap_ns[c]);
+    free(m->h.pauses);
+    for (size_t i = 0; i < m->h.ncensuses; i++)
+        free(m->h.censuses[i].e);
+    free(m->h.censuses);
     memset(m, 0, sizeof *m);
 }
 

@@ -40,6 +40,16 @@
 /* Distinct census labels (closure types, cost-centre stacks...) kept; more
  * are summed under "(other labels)". */
 #define ES_MODEL_MAX_LABELS 65536
+/* The whole run, downsampled (struct es_model_history): timeline buckets,
+ * starting 10 ms wide and doubling in width whenever the run outgrows
+ * them; GC pauses, censuses, markers and drop notices as points. */
+#define ES_MODEL_TL_BUCKETS       512
+#define ES_MODEL_TL_WIDTH0        10000000ull
+#define ES_MODEL_HIST_PAUSES      4096
+#define ES_MODEL_HIST_CENSUSES    512
+#define ES_MODEL_HIST_CENSUS_ROWS 256
+#define ES_MODEL_HIST_MARKS       1024
+#define ES_MODEL_HIST_DROPS       256
 /* Live threads followed; beyond this the count saturates. */
 #define ES_MODEL_MAX_THREADS (1u << 20)
 
@@ -73,12 +83,72 @@ struct es_model_note {
     char text[ES_MODEL_NOTE_LEN]; /* cut to fit, always NUL-terminated */
 };
 
+/* A stretch of the run (es_model_history.tl). */
+struct es_model_bucket {
+    double heap_size, heap_live; /* the largest figure in it, -1: none */
+    double allocated;            /* bytes allocated in it */
+    uint64_t gc_ns;              /* pause time that ended in it */
+    uint32_t minor, major;       /* collections in it */
+};
+
+/* A GC pause; after downsampling, the longest of the pauses it stands for. */
+struct es_model_pause {
+    uint64_t start, dur;
+    bool major;
+};
+
+/* A census kept for the history: its largest labels (the rest summed under
+ * "(other labels)"), bytes exact. */
+struct es_model_census_pt {
+    uint64_t time, total;
+    uint32_t n;
+    struct es_model_entry *e;
+};
+
+struct es_model_mark {
+    uint64_t time;
+    char text[ES_MODEL_NOTE_LEN];
+};
+
+struct es_model_drop {
+    uint64_t time, chunks;
+};
+
+/* The run since its start in bounded memory, for charts over the whole run
+ * (the web view). Every list only grows, except when it is full: then its
+ * points are halved (bucket pairs merged, every other census kept, pause
+ * pairs reduced to the longer one) and `generation` increases, so a reader
+ * that copies the lists incrementally knows to start over. */
+struct es_model_history {
+    uint64_t generation;
+    uint64_t width; /* ns per bucket; bucket i covers [i * width, (i + 1) * width) */
+    unsigned n;     /* buckets in use */
+    struct es_model_bucket tl[ES_MODEL_TL_BUCKETS];
+    /* Per capability, NULL until seen: 2 * ES_MODEL_TL_BUCKETS figures,
+     * [2i] ns running Haskell code and [2i + 1] ns in GC in bucket i. */
+    uint64_t *cap_ns[ES_MODEL_MAX_CAPS];
+    struct es_model_pause *pauses; /* ES_MODEL_HIST_PAUSES */
+    size_t npauses;
+    uint64_t pause_group; /* pauses each new point stands for (a power of 2) */
+    uint64_t pause_pending;
+    struct es_model_pause pending;
+    struct es_model_census_pt *censuses; /* ES_MODEL_HIST_CENSUSES */
+    size_t ncensuses;
+    uint64_t census_stride; /* keep every census_stride-th census */
+    uint64_t census_seen;
+    struct es_model_mark marks[ES_MODEL_HIST_MARKS]; /* a ring: marks_n % size */
+    uint64_t marks_n;
+    struct es_model_drop drops[ES_MODEL_HIST_DROPS]; /* a ring: drops_n % size */
+    uint64_t drops_n;
+};
+
 struct es_model_cap {
     uint64_t running_since;    /* time of its RUN_THREAD, 0 when not running */
     uint64_t busy_ns;          /* time spent running Haskell threads, closed runs */
     uint64_t gc_since;         /* time of its GC_START, 0 outside a GC */
     uint64_t gc_start, gc_end; /* its last GC interval not yet counted as a pause */
     bool gc_stats;             /* GC_STATS_GHC came within its current GC */
+    bool gc_major;             /* and said it was a major one */
     uint64_t allocated;        /* its last HEAP_ALLOCATED total */
     bool seen;
 };
@@ -159,6 +229,9 @@ struct es_model {
     double dropped_mib;
     uint64_t last_drop_time;
 
+    /* The whole run, downsampled. */
+    struct es_model_history h;
+
     bool oom; /* some label or thread could not be kept for lack of memory */
 };
 
@@ -194,6 +267,13 @@ double es_model_gc_share(const struct es_model *m, uint64_t window_ns);
 double es_model_cap_share(const struct es_model *m, unsigned cap, uint64_t window_ns);
 /* Live threads (created or seen running, not finished). */
 size_t es_model_threads(const struct es_model *m);
+
+/* Mark `i` (0 = oldest kept) and drop notice `i` of the history's rings,
+ * and how many each holds. */
+size_t es_model_marks_kept(const struct es_model *m);
+const struct es_model_mark *es_model_mark_at(const struct es_model *m, size_t i);
+size_t es_model_drops_kept(const struct es_model *m);
+const struct es_model_drop *es_model_drop_at(const struct es_model *m, size_t i);
 
 /* Point `i` (0 = oldest) of a series. */
 double es_model_series_at(const struct es_model_series *s, unsigned i);

@@ -11,6 +11,11 @@ pkg-config --exists libuv 2>/dev/null || need+=(libuv1-dev)
 # The eventlog-socket command's `top` (ncurses), and its test (tmux).
 pkg-config --exists ncursesw 2>/dev/null || need+=(libncurses-dev)
 command -v tmux >/dev/null 2>&1 || need+=(tmux)
+# `serve` and `report`: libmicrohttpd serves the page, dygraphs draws its
+# charts (embedded at build time), and the tests drive headless Chromium.
+pkg-config --exists libmicrohttpd 2>/dev/null || need+=(libmicrohttpd-dev)
+[ -e /usr/share/javascript/dygraphs/dygraph.min.js ] || need+=(libjs-dygraphs)
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
 ghc-pkg --global list --simple-output ghc-events 2>/dev/null | grep -q ghc-events || need+=(libghc-ghc-events-dev)
 command -v ghc-events >/dev/null 2>&1 || need+=(libghc-ghc-events-dev)
 command -v nc >/dev/null 2>&1 || need+=(netcat-openbsd)

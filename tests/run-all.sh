@@ -81,6 +81,7 @@ suite "integration tests, library under ASan/UBSan (GHC $ghc_version)" \
     thousand_clients_unix clients_refused_at_the_limit sigterm_graceful_setting \
     record_equals_plain_client record_counts_drop_notices client_header_then_garbage \
     client_peer_not_eventlog_socket control_wait_judgement \
-    heap_hp_equals_ghc heap_live_hp heap_cut_file top_live_screen top_retry_reconnects
+    heap_hp_equals_ghc heap_live_hp heap_cut_file top_live_screen top_retry_reconnects \
+    web_serve_live web_report_files
 echo "check: $pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]

@@ -400,10 +400,150 @@ static void check_notes(void) {
     free(m);
 }
 
+/* ---- The history of the whole run (struct es_model_history). */
+
+static double cap_hist(const struct es_model *m, unsigned c, int kind) {
+    double sum = 0;
+    if (m->h.cap_ns[c] != NULL)
+        for (unsigned i = 0; i < m->h.n; i++)
+            sum += (double)m->h.cap_ns[c][2 * i + (unsigned)kind];
+    return sum;
+}
+
+/* Every census point's rows add up to its total. */
+static bool census_points_whole(const struct es_model *m) {
+    for (size_t i = 0; i < m->h.ncensuses; i++) {
+        uint64_t sum = 0;
+        for (uint32_t k = 0; k < m->h.censuses[i].n; k++)
+            sum += m->h.censuses[i].e[k].bytes;
+        if (sum != m->h.censuses[i].total ||
+            (i && m->h.censuses[i].time <= m->h.censuses[i - 1].time))
+            return false;
+    }
+    return true;
+}
+
+static void check_history(void) {
+    struct es_model *m = malloc(sizeof *m);
+    es_model_init(m);
+    struct ev b, mark;
+    put(m, u(u(u(mk(&mark, ES_EVENT_BLOCK_MARKER, 0), 0xffffffff, 4), 0, 8), 0, 2));
+    /* An hour of heap figures, one a second: the timeline widens, keeps
+     * the peak and every allocated byte. */
+    double alloc = 0;
+    for (uint64_t s = 0; s < 3600; s++) {
+        uint64_t size = (s == 1234 ? 999 : s % 7 + 1) << 20;
+        put(m, u(u(mk(&b, ES_EVENT_HEAP_SIZE, s * 1000000000 + 1), 0, 4), size, 8));
+        put(m, u(u(mk(&b, ES_EVENT_HEAP_LIVE, s * 1000000000 + 2), 0, 4), 1 << 20, 8));
+        put(m, u(u(mk(&b, ES_EVENT_HEAP_ALLOCATED, s * 1000000000 + 3), 0, 4), (s + 1) * 1000, 8));
+        alloc += s ? 1000 : 0;
+    }
+    double peak = 0, hist_alloc = 0;
+    for (unsigned i = 0; i < m->h.n; i++) {
+        peak = m->h.tl[i].heap_size > peak ? m->h.tl[i].heap_size : peak;
+        hist_alloc += m->h.tl[i].allocated;
+    }
+    ok(m->h.n <= ES_MODEL_TL_BUCKETS && m->h.width * m->h.n >= 3599000000000ull &&
+           m->h.width < 2 * 3600000000000ull / ES_MODEL_TL_BUCKETS && peak == 999u << 20 &&
+           hist_alloc == alloc && m->h.generation > 0,
+       "history: an hour in %u buckets of %.2f s, peak heap kept, %.0f bytes allocated in them",
+       m->h.n, (double)m->h.width / 1e9, hist_alloc);
+
+    /* Capability activity: cap 1 runs half of every 10 ms, GCs a tenth. */
+    es_model_reset(m);
+    put(m, u(u(u(mk(&mark, ES_EVENT_BLOCK_MARKER, 0), 0xffffffff, 4), 0, 8), 1, 2));
+    for (uint64_t i = 0; i < 2000; i++) {
+        uint64_t t = (i + 1) * 10000000;
+        put(m, u(mk(&b, ES_EVENT_RUN_THREAD, t), 1, 4));
+        put(m, u(u(u(mk(&b, ES_EVENT_STOP_THREAD, t + 5000000), 1, 4), 3, 2), 0, 4));
+        put(m, mk(&b, ES_EVENT_GC_START, t + 6000000));
+        put(m, u(u(u(u(mk(&b, ES_EVENT_GC_STATS_GHC, t + 6000000), 0, 4), i % 4 == 3, 2), 0, 8), 0,
+                 40));
+        put(m, mk(&b, ES_EVENT_GC_END, t + 7000000));
+    }
+    ok(cap_hist(m, 1, 0) == 2000 * 5e6 && cap_hist(m, 1, 1) == 2000 * 1e6 && m->h.cap_ns[0] == NULL,
+       "capability 1: %.1f s running and %.1f s in GC in the timeline, as fed",
+       cap_hist(m, 1, 0) / 1e9, cap_hist(m, 1, 1) / 1e9);
+    size_t majors = 0;
+    for (size_t i = 0; i < m->h.npauses; i++)
+        majors += m->h.pauses[i].major && m->h.pauses[i].dur == 1000000;
+    ok(m->h.npauses == 2000 && majors == 500 && m->h.pauses[3].start == 46000000,
+       "2000 pauses as points: 500 major, times kept");
+    /* A million pauses: the points stay bounded and keep the longest. */
+    for (uint64_t i = 0; i < 1000000; i++) {
+        uint64_t t = 30000000000ull + i * 1000000, d = i == 777777 ? 900000 : 1000;
+        put(m, mk(&b, ES_EVENT_GC_START, t));
+        put(m, u(u(u(u(mk(&b, ES_EVENT_GC_STATS_GHC, t), 0, 4), 0, 2), 0, 8), 0, 40));
+        put(m, mk(&b, ES_EVENT_GC_END, t + d));
+    }
+    uint64_t longest = 0;
+    for (size_t i = 0; i < m->h.npauses; i++)
+        longest = m->h.pauses[i].dur > longest ? m->h.pauses[i].dur : longest;
+    ok(m->h.npauses <= ES_MODEL_HIST_PAUSES && m->h.npauses >= ES_MODEL_HIST_PAUSES / 2 &&
+           longest == 1000000 && m->h.pause_group >= 256,
+       "1002000 pauses: %zu points (one per %llu), the longest kept", m->h.npauses,
+       (unsigned long long)m->h.pause_group);
+
+    /* Censuses: all kept up to the bound, then every other; totals exact. */
+    es_model_reset(m);
+    const char *l[] = {"THUNK", "ARR_WORDS"};
+    for (uint64_t i = 0; i < 100; i++) {
+        const uint64_t bytes[] = {i * 10, 5};
+        sample(m, i * 1000000 + 1, l, bytes, 2);
+    }
+    ok(m->h.ncensuses == 100 && m->h.censuses[42].total == 425 && census_points_whole(m),
+       "100 censuses: all in the history, totals as sampled");
+    for (uint64_t i = 100; i < 5000; i++) {
+        const uint64_t bytes[] = {i * 10, 5};
+        sample(m, i * 1000000 + 1, l, bytes, 2);
+    }
+    ok(m->h.ncensuses <= ES_MODEL_HIST_CENSUSES && m->h.ncensuses >= ES_MODEL_HIST_CENSUSES / 2 &&
+           m->h.censuses[0].time == 1 && m->h.censuses[1].total == m->h.census_stride * 10 + 5 &&
+           census_points_whole(m),
+       "5000 censuses: %zu kept (every %llu-th), totals exact", m->h.ncensuses,
+       (unsigned long long)m->h.census_stride);
+    /* A census of 1000 labels: its 255 largest and the rest as one. */
+    es_model_reset(m);
+    const char *many[1000];
+    uint64_t mb[1000];
+    char names[1000][16];
+    for (int i = 0; i < 1000; i++) {
+        snprintf(names[i], sizeof names[i], "T%d", i);
+        many[i] = names[i];
+        mb[i] = (uint64_t)i + 1;
+    }
+    sample(m, 5, many, mb, 1000);
+    const struct es_model_census_pt *pt = &m->h.censuses[0];
+    ok(m->h.ncensuses == 1 && pt->n == ES_MODEL_HIST_CENSUS_ROWS && pt->total == 500500 &&
+           strcmp(es_model_label(m, pt->e[0].label), "T999") == 0 &&
+           strcmp(es_model_label(m, pt->e[pt->n - 1].label), "(other labels)") == 0 &&
+           census_points_whole(m),
+       "a census of 1000 labels: %u rows, the largest first, the rest summed", pt->n);
+
+    /* Markers and drops: rings of the newest. */
+    for (int i = 0; i < 3000; i++) {
+        char text[32];
+        snprintf(text, sizeof text, "m%d", i);
+        put(m, str(mk(&b, ES_EVENT_USER_MARKER, (uint64_t)i), text, false));
+    }
+    put(m,
+        str(mk(&b, ES_EVENT_USER_MSG, 9000), "eventlog-socket: dropped 7 chunks (1.0 MiB)", false));
+    ok(es_model_marks_kept(m) == ES_MODEL_HIST_MARKS &&
+           strcmp(es_model_mark_at(m, 0)->text, "m1976") == 0 &&
+           strcmp(es_model_mark_at(m, ES_MODEL_HIST_MARKS - 1)->text, "m2999") == 0 &&
+           es_model_drops_kept(m) == 1 && es_model_drop_at(m, 0)->chunks == 7 &&
+           es_model_drop_at(m, 0)->time == 9000,
+       "3000 markers: the newest %d kept in order; a drop notice with its time",
+       ES_MODEL_HIST_MARKS);
+    es_model_destroy(m);
+    free(m);
+}
+
 int main(int argc, char **argv) {
     tap_each_fixture(argc > 1 ? argv[1] : "tests/fixtures", check_fixture);
     check_census();
     check_gc();
     check_notes();
+    check_history();
     return tap_done();
 }

@@ -1,0 +1,224 @@
+#include "webjson.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NS_PER_S 1000000000ull
+
+void es_webbuf_free(struct es_webbuf *b) {
+    free(b->p);
+    memset(b, 0, sizeof *b);
+}
+
+static bool reserve(struct es_webbuf *b, size_t more) {
+    if (b->oom)
+        return false;
+    if (b->len + more + 1 <= b->cap)
+        return true;
+    size_t ncap = b->cap ? b->cap : 4096;
+    while (ncap < b->len + more + 1)
+        ncap *= 2;
+    char *np = realloc(b->p, ncap);
+    if (np == NULL) {
+        b->oom = true;
+        return false;
+    }
+    b->p = np;
+    b->cap = ncap;
+    return true;
+}
+
+void es_webbuf_add(struct es_webbuf *b, const char *s, size_t n) {
+    if (!reserve(b, n))
+        return;
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = '\0';
+}
+
+void es_webbuf_printf(struct es_webbuf *b, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0 || !reserve(b, (size_t)n))
+        return;
+    va_start(ap, fmt);
+    vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+}
+
+void es_webbuf_json_str(struct es_webbuf *b, const char *s) {
+    ES_WEBBUF_ADD(b, "\"");
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        /* '<', '>' and '&' escaped too: the text may end up in a <script>. */
+        if (*p < 0x20 || *p == '"' || *p == '\\' || *p == '<' || *p == '>' || *p == '&' ||
+            *p == 0x7f)
+            es_webbuf_printf(b, "\\u%04x", *p);
+        else
+            es_webbuf_add(b, (const char *)p, 1);
+    }
+    ES_WEBBUF_ADD(b, "\"");
+}
+
+/* A number, or null for a missing figure (negative). */
+static void num_or_null(struct es_webbuf *b, double v) {
+    if (v < 0)
+        ES_WEBBUF_ADD(b, "null");
+    else
+        es_webbuf_printf(b, "%.0f", v);
+}
+
+static void info(struct es_webbuf *b, const struct es_model *m,
+                 const struct es_webjson_status *st) {
+    ES_WEBBUF_ADD(b, "\"info\":{\"program\":");
+    es_webbuf_json_str(b, m->program[0] || st->program == NULL ? m->program : st->program);
+    ES_WEBBUF_ADD(b, ",\"args\":");
+    es_webbuf_json_str(b, m->args);
+    ES_WEBBUF_ADD(b, ",\"ghc\":");
+    es_webbuf_json_str(b, m->ghc_version);
+    ES_WEBBUF_ADD(b, ",\"rts\":");
+    es_webbuf_json_str(b, m->rts_id);
+    ES_WEBBUF_ADD(b, ",\"state\":");
+    es_webbuf_json_str(b, st->state);
+    ES_WEBBUF_ADD(b, ",\"source\":");
+    es_webbuf_json_str(b, st->source);
+    ES_WEBBUF_ADD(b, ",\"error\":");
+    es_webbuf_json_str(b, st->error ? st->error : "");
+    es_webbuf_printf(
+        b,
+        ",\"pid\":%u,\"wall_start\":%llu,\"first\":%llu,\"now\":%llu,\"ended\":%s,"
+        "\"recording\":%s,\"control\":%s,\"bytes\":%llu,\"events\":%llu,"
+        "\"heap_prof\":%s,\"breakdown\":%u,\"interval\":%llu,\"censuses\":%llu,"
+        "\"heap_size\":%llu,\"heap_live\":%llu,\"max_heap_size\":%llu,\"max_heap_live\":%llu,"
+        "\"allocated\":%llu,\"alloc_rate\":%.0f,\"gcs\":%llu,\"minor\":%llu,\"major\":%llu,"
+        "\"gc_ns\":%llu,\"pause_max\":%llu,\"p50\":%llu,\"p99\":%llu,\"gc_share\":%.4f,"
+        "\"threads\":%zu,\"ncaps\":%u,\"drops\":%llu,\"dropped_chunks\":%llu,\"width\":%llu,"
+        "\"cap_share\":[",
+        m->pid ? m->pid : st->pid, (unsigned long long)m->wall_start_s,
+        (unsigned long long)m->first_time, (unsigned long long)m->now, m->ended ? "true" : "false",
+        st->recording ? "true" : "false", st->can_control ? "true" : "false",
+        (unsigned long long)st->bytes, (unsigned long long)m->events,
+        m->heap_prof ? "true" : "false", m->breakdown, (unsigned long long)m->heap_interval_ns,
+        (unsigned long long)m->censuses, (unsigned long long)m->heap_size,
+        (unsigned long long)m->heap_live, (unsigned long long)m->max_heap_size,
+        (unsigned long long)m->max_heap_live, (unsigned long long)m->allocated, m->alloc_rate,
+        (unsigned long long)m->gcs, (unsigned long long)m->minor_gcs,
+        (unsigned long long)m->major_gcs, (unsigned long long)m->gc_ns,
+        (unsigned long long)m->pause_max, (unsigned long long)es_model_pause_pct(m, 0.5, 0),
+        (unsigned long long)es_model_pause_pct(m, 0.99, 0), es_model_gc_share(m, 0),
+        es_model_threads(m), m->ncaps, (unsigned long long)m->drops,
+        (unsigned long long)m->dropped_chunks, (unsigned long long)m->h.width);
+    for (unsigned c = 0; c < m->ncaps && c < ES_MODEL_MAX_CAPS; c++)
+        es_webbuf_printf(b, "%s%.3f", c ? "," : "", es_model_cap_share(m, c, 0));
+    ES_WEBBUF_ADD(b, "]}");
+}
+
+void es_webjson_state(struct es_webbuf *out, const struct es_model *m,
+                      const struct es_webjson_status *st, struct es_webjson_cursor *cur) {
+    const struct es_model_history *h = &m->h;
+    struct es_webjson_cursor none = {0};
+    bool full = cur == NULL || !cur->started || cur->generation != h->generation;
+    if (cur == NULL)
+        cur = &none;
+    if (full) {
+        memset(cur, 0, sizeof *cur);
+        cur->started = true;
+        cur->generation = h->generation;
+    }
+    es_webbuf_printf(out, "{\"full\":%s,", full ? "true" : "false");
+    info(out, m, st);
+
+    /* The timeline: the last buckets are written again, since events of a
+     * capability's block arrive late (up to a few seconds). */
+    uint64_t again = 2 * NS_PER_S / h->width + 1;
+    if (again < 4)
+        again = 4;
+    unsigned from = cur->tl_sent > h->n ? h->n : cur->tl_sent;
+    from = from > again ? from - (unsigned)again : 0;
+    es_webbuf_printf(out, ",\"tl_from\":%u,\"tl\":[", from);
+    for (unsigned i = from; i < h->n; i++) {
+        const struct es_model_bucket *k = &h->tl[i];
+        es_webbuf_add(out, i > from ? ",[" : "[", i > from ? 2u : 1u);
+        num_or_null(out, k->heap_size);
+        ES_WEBBUF_ADD(out, ",");
+        num_or_null(out, k->heap_live);
+        es_webbuf_printf(out, ",%.0f,%llu,%u,%u]", k->allocated, (unsigned long long)k->gc_ns,
+                         k->minor, k->major);
+    }
+    /* Capabilities: shares of each bucket running Haskell code and in GC. */
+    ES_WEBBUF_ADD(out, "],\"caps\":[");
+    for (unsigned c = 0; c < m->ncaps && c < ES_MODEL_MAX_CAPS; c++) {
+        es_webbuf_add(out, c ? ",[" : "[", c ? 2 : 1);
+        const uint64_t *v = h->cap_ns[c];
+        for (unsigned i = from; v != NULL && i < h->n; i++)
+            es_webbuf_printf(out, "%s%.3f,%.3f", i > from ? "," : "",
+                             (double)v[2 * i] / (double)h->width,
+                             (double)v[2 * i + 1] / (double)h->width);
+        ES_WEBBUF_ADD(out, "]");
+    }
+    cur->tl_sent = h->n;
+
+    /* Census labels, only ever added to. */
+    es_webbuf_printf(out, "],\"labels_from\":%zu,\"labels\":[", cur->labels);
+    for (size_t i = cur->labels; i < m->nlabels; i++) {
+        if (i > cur->labels)
+            ES_WEBBUF_ADD(out, ",");
+        es_webbuf_json_str(out, es_model_label(m, (uint32_t)i));
+    }
+    cur->labels = m->nlabels;
+
+    /* Censuses: [time, total, [label, bytes, label, bytes...]]. */
+    es_webbuf_printf(out, "],\"census_from\":%zu,\"census\":[", cur->censuses);
+    for (size_t i = cur->censuses; i < h->ncensuses; i++) {
+        const struct es_model_census_pt *p = &h->censuses[i];
+        es_webbuf_printf(out, "%s[%llu,%llu,[", i > cur->censuses ? "," : "",
+                         (unsigned long long)p->time, (unsigned long long)p->total);
+        for (uint32_t k = 0; k < p->n; k++)
+            es_webbuf_printf(out, "%s%u,%llu", k ? "," : "", p->e[k].label,
+                             (unsigned long long)p->e[k].bytes);
+        ES_WEBBUF_ADD(out, "]]");
+    }
+    cur->censuses = h->ncensuses;
+
+    /* Pauses: [start, duration, major]. */
+    es_webbuf_printf(out, "],\"pause_from\":%zu,\"pauses\":[", cur->pauses);
+    for (size_t i = cur->pauses; i < h->npauses; i++)
+        es_webbuf_printf(out, "%s[%llu,%llu,%d]", i > cur->pauses ? "," : "",
+                         (unsigned long long)h->pauses[i].start,
+                         (unsigned long long)h->pauses[i].dur, h->pauses[i].major);
+    cur->pauses = h->npauses;
+
+    /* Markers and drop notices written since the cursor (those still kept). */
+    ES_WEBBUF_ADD(out, "],\"marks\":[");
+    size_t kept = es_model_marks_kept(m);
+    uint64_t first = h->marks_n - kept;
+    bool any = false;
+    for (size_t i = 0; i < kept; i++) {
+        if (first + i < cur->marks)
+            continue;
+        const struct es_model_mark *k = es_model_mark_at(m, i);
+        es_webbuf_printf(out, "%s[%llu,", any ? "," : "", (unsigned long long)k->time);
+        es_webbuf_json_str(out, k->text);
+        ES_WEBBUF_ADD(out, "]");
+        any = true;
+    }
+    cur->marks = h->marks_n;
+    ES_WEBBUF_ADD(out, "],\"drops\":[");
+    kept = es_model_drops_kept(m);
+    first = h->drops_n - kept;
+    any = false;
+    for (size_t i = 0; i < kept; i++) {
+        if (first + i < cur->drops)
+            continue;
+        const struct es_model_drop *d = es_model_drop_at(m, i);
+        es_webbuf_printf(out, "%s[%llu,%llu]", any ? "," : "", (unsigned long long)d->time,
+                         (unsigned long long)d->chunks);
+        any = true;
+    }
+    cur->drops = h->drops_n;
+    ES_WEBBUF_ADD(out, "]}");
+}

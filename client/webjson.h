@@ -1,0 +1,69 @@
+/* The web view's data: the model (client/model.h) written out as one JSON
+ * object, for the page that `eventlog-socket serve` pushes to browsers and
+ * that `eventlog-socket report` inlines into a file. A cursor remembers
+ * what was already written, so `serve` sends a browser the whole state once
+ * and then only what changed (a "delta"): new censuses, pauses, markers,
+ * drop notices and labels, and the last buckets of the timeline, which may
+ * still change. When the model downsampled its history the cursor starts
+ * over with a whole state. The page (client/web/app.js) reads both forms.
+ *
+ * Strings are escaped so that the JSON can sit inside an HTML <script>
+ * element ('<', '>' and '&' as \u escapes). Pure: no I/O; used by the
+ * thread that owns the model (the loop thread of serve, report's only
+ * thread). */
+#ifndef ES_WEBJSON_H
+#define ES_WEBJSON_H
+
+#include "model.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* A growing text buffer; `oom` once an append failed (the text is then
+ * incomplete and must not be used). */
+struct es_webbuf {
+    char *p;
+    size_t len, cap;
+    bool oom;
+};
+
+void es_webbuf_free(struct es_webbuf *b);
+void es_webbuf_add(struct es_webbuf *b, const char *s, size_t n);
+void es_webbuf_printf(struct es_webbuf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Append a string literal. */
+#define ES_WEBBUF_ADD(b, lit) es_webbuf_add((b), (lit), sizeof(lit) - 1)
+/* A JSON string literal of `s` (quotes included). */
+void es_webbuf_json_str(struct es_webbuf *b, const char *s);
+
+/* What the page shows about the connection, besides the model. */
+struct es_webjson_status {
+    const char *state;  /* "connecting", "connected", "exited", "lost", "file" */
+    const char *source; /* the address or file */
+    const char *error;  /* why the connection was lost, "" */
+    uint64_t bytes;     /* bytes received */
+    bool recording;     /* a recording can be downloaded */
+    bool can_control;   /* the buttons can send control frames */
+    /* The program's name and pid when the stream has not told them yet
+     * (GHC 9.0 sends them at exit): from the server's process, or ""/0. */
+    const char *program;
+    uint32_t pid;
+};
+
+struct es_webjson_cursor {
+    bool started;
+    uint64_t generation; /* the model's history generation when written */
+    unsigned tl_sent;    /* timeline buckets written */
+    size_t labels, censuses, pauses;
+    uint64_t marks, drops;
+};
+
+/* Append the state to `out`: everything when `cur` is NULL, has not
+ * started, or the model's history was downsampled since; otherwise what
+ * changed since the cursor. The cursor (if any) then covers what was
+ * written. */
+void es_webjson_state(struct es_webbuf *out, const struct es_model *m,
+                      const struct es_webjson_status *st, struct es_webjson_cursor *cur);
+
+#endif

@@ -1,0 +1,326 @@
+"""`eventlog-socket serve` and `report` in a real browser: headless Chromium,
+driven over the DevTools protocol (cdp.py), against serve on a running
+probe with +RTS -hT, and on report's files opened from file://. What the
+page shows is compared with what ghc-events finds in the same eventlog.
+Also bad HTTP input (slow, huge, garbage, many connections, a reader that
+vanishes) while a tab keeps updating."""
+
+import glob
+import os
+import re
+import signal
+import socket
+import subprocess
+import threading
+import time
+import urllib.request
+
+import harness
+from cdp import Browser, chromium_path
+from client_cmd import Cmd
+from harness import Skip, check_stream, expect, ghc_version, note, serve, test
+
+FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures")
+NON_LABELS = ("heap size", "live bytes", "other")
+
+
+def need_chromium():
+    if chromium_path() is None:
+        raise Skip("Chromium is not installed (scripts/ensure-deps.sh installs it)")
+
+
+def start_serve(s, sock, extra=()):
+    """serve on a free port; return (command, base URL)."""
+    c = Cmd(s, ["serve", "unix:" + sock, "--http", "127.0.0.1:0", *extra])
+    deadline = time.monotonic() + 20
+    while True:
+        m = re.search(r"http://127\.0\.0\.1:(\d+)/", c.stdout())
+        if m:
+            return c, "http://127.0.0.1:%s/" % m.group(1)
+        if c.proc.poll() is not None or time.monotonic() > deadline:
+            raise harness.TestFailure("serve did not start: %s %s" % (c.stdout(), c.stderr()))
+        time.sleep(0.05)
+
+
+def ghc_censuses(path):
+    """[(time, total, {label: bytes})] of every heap sample, by ghc-events."""
+    out = subprocess.run(["ghc-events", "show", path], capture_output=True, text=True,
+                         timeout=120).stdout
+    censuses = []
+    for line in out.splitlines():
+        m = re.match(r"\s*(\d+): start heap prof sample", line)
+        if m:
+            censuses.append([int(m.group(1)), 0, {}])
+            continue
+        m = re.match(r"\s*\d+: heap prof sample \d+, residency (\d+), label (.*)$", line)
+        if m and censuses:
+            censuses[-1][1] += int(m.group(1))
+            censuses[-1][2][m.group(2)] = int(m.group(1))
+    return censuses
+
+
+def page_series(b):
+    return b.js("Array.from(document.querySelectorAll('#heap-legend tbody tr'))"
+                ".map(r => r.dataset.series)")
+
+
+def page_census_totals(b):
+    return b.js("Array.from(document.querySelectorAll('#census-table tbody td.total'))"
+                ".map(td => Number(td.textContent))")
+
+
+def check_page_against(b, path, what):
+    """The page's heap series are labels of the eventlog's censuses (the
+    largest of the last one among them), and its census totals are the
+    samples' sums."""
+    censuses = ghc_censuses(path)
+    totals = page_census_totals(b)
+    want = [c[1] for c in censuses]
+    expect(totals == want, "%s: census totals on the page %s, in the eventlog %s"
+           % (what, totals[:10], want[:10]))
+    series = page_series(b)
+    expect("heap size" in series and "live bytes" in series,
+           "%s: no heap size / live bytes series: %s" % (what, series))
+    labels = set()
+    for c in censuses:
+        labels.update(c[2])
+    named = [x for x in series if x not in NON_LABELS]
+    expect(all(x in labels for x in named),
+           "%s: series not among the eventlog's census labels: %s"
+           % (what, [x for x in named if x not in labels]))
+    if censuses:
+        last = censuses[-1][2]
+        biggest = max(last, key=last.get) if last else None
+        expect(named and (biggest is None or biggest in named),
+               "%s: the largest label of the last census (%s) is not a series: %s"
+               % (what, biggest, series))
+    return named, censuses
+
+
+def http_get(url, timeout=30):
+    with urllib.request.urlopen(url, timeout=timeout) as r:
+        return r.status, r.read()
+
+
+@test
+def web_serve_live(s):
+    """serve on a running probe (-hT): the page loads without console
+    errors, names the program, its charts grow while it runs, the census
+    button adds exactly one sample to the stream, the page shows the exit,
+    and its heap series are closure types ghc-events finds in the same
+    run's censuses (the recording the page offers for download)."""
+    need_chromium()
+    # -i100: no timed census during the test, so the one between the two
+    # markers is the button's.
+    p, _ = serve(s, "web", ["--busy"], rts=["-hT", "-i100"])
+    srv, url = start_serve(s, s.path("web.sock"))
+    b = Browser(s)
+    b.goto(url)
+    b.wait_js("document.getElementById('program').textContent === 'probe'",
+              what="the program's name")
+    b.wait_js("document.getElementById('state').textContent === 'connected'", what="connected")
+    rows1 = int(b.wait_js("+document.getElementById('heap-chart').dataset.rows",
+                          what="heap chart rows"))
+    rows2 = int(b.wait_js("+document.getElementById('heap-chart').dataset.rows > %d && "
+                          "+document.getElementById('heap-chart').dataset.rows" % rows1,
+                          timeout=60, what="the heap chart growing"))
+    note("heap chart rows %d, then %d" % (rows1, rows2))
+
+    p.cmd("marker before-census")
+    gcs = int(b.js("+document.querySelector('#gc-legend tr[data-series=\"minor GCs\"] td.v')"
+                   ".dataset.value"))
+    b.js("document.getElementById('btn-census').click()")
+    b.wait_js("document.getElementById('control-result').textContent === 'census: sent'",
+              what="the census request sent")
+    if ghc_version() >= (9, 2):
+        b.wait_js("+document.getElementById('census-count').textContent >= 1", timeout=60,
+                  what="the census on the page")
+    else:
+        # GHC 9.0 sends heap samples at exit; the census happens at the
+        # next GC once the request arrives: wait for many more GCs.
+        b.wait_js("+document.querySelector('#gc-legend tr[data-series=\"minor GCs\"] td.v')"
+                  ".dataset.value > %d" % (gcs + 50), timeout=60, what="50 more GCs")
+    p.cmd("marker after-census")
+    b.screenshot(os.path.join(harness.BUILD, "web-serve-live.png"))
+    p.cmd("quit")
+    p.finish()
+    b.wait_js("document.getElementById('state').textContent === 'program exited' && "
+              "!document.getElementById('exited').hidden", timeout=60, what="program exited")
+
+    status, data = http_get(url + "recording.eventlog")
+    summary = check_stream(s, data, "web-recording")
+    between = summary.samples_between(summary.marker_time("before-census"),
+                                      summary.marker_time("after-census"))
+    expect(between == 1, "%d heap samples between the markers around the button, not 1"
+           % between)
+    rec = s.path("web-recording.eventlog")
+    b.wait_js("+document.getElementById('census-count').textContent === %d"
+              % len(summary.samples), what="every census on the page")
+    named, censuses = check_page_against(b, rec, "serve")
+    expect(any(x in named for x in ("ARR_WORDS", "THUNK", "STACK", "TSO")),
+           "no closure type among the series: %s" % named)
+    errors = b.errors()
+    expect(not errors, "console errors: %s" % errors[:5])
+    b.screenshot(os.path.join(harness.BUILD, "web-serve-exited.png"))
+    note("series %s; %d censuses; screenshots build/web-serve-*.png" % (named, len(censuses)))
+    srv.signal(signal.SIGTERM)
+    rc, _, err = srv.wait(30)
+    expect(rc == 0, "serve exited %d after SIGTERM: %s" % (rc, err))
+
+
+@test
+def web_report_files(s):
+    """report of each GHC fixture and of a recording with censuses: one HTML
+    file that opens from file:// in Chromium without errors and without the
+    network, showing the program, the eventlog's census totals and series
+    among its labels."""
+    need_chromium()
+    p, _ = serve(s, "rep", ["--busy"], rts=["-hT", "-i0.05"])
+    rec = s.path("recorded.eventlog")
+    r = Cmd(s, ["record", "unix:" + s.path("rep.sock"), "-o", rec])
+    p.cmd("marker recorded")
+    time.sleep(1.0)  # a second of the program's run, not an assertion
+    p.cmd("quit")
+    p.finish()
+    rc, _, err = r.wait(60)
+    expect(rc == 0, "record: %d %s" % (rc, err))
+    files = sorted(glob.glob(os.path.join(FIXTURES, "*.eventlog"))) + [rec]
+    b = Browser(s)
+    for path in files:
+        out = s.path(os.path.basename(path) + ".html")
+        rc, _, err = Cmd(s, ["report", path, "-o", out]).wait(60)
+        expect(rc == 0 and os.path.exists(out), "report %s: %d %s" % (path, rc, err))
+        html = open(out, encoding="utf-8").read()
+        expect(not re.search(r"""(src|href)=["']?(https?:)?//""", html),
+               "%s: the report refers to the network" % out)
+        b.goto("file://" + out)
+        b.wait_js("+document.body.dataset.drawn >= 1", what="the report drawn")
+        prog = b.js("document.getElementById('program').textContent")
+        expect(prog in ("fibber-file", "probe"), "%s: program %r" % (path, prog))
+        named, censuses = check_page_against(b, path, os.path.basename(path))
+        note("%s: %d censuses, series %s" % (os.path.basename(path), len(censuses), named[:5]))
+        if path == rec:
+            expect(len(censuses) >= 2 and named, "the recording has %d censuses" % len(censuses))
+            b.screenshot(os.path.join(harness.BUILD, "web-report.png"))
+    errors = b.errors()
+    expect(not errors, "console errors: %s" % errors[:5])
+
+
+def rss_kib(pid):
+    with open("/proc/%d/status" % pid) as f:
+        return int(re.search(r"VmRSS:\s+(\d+)", f.read()).group(1))
+
+
+@test
+def web_bad_http(s):
+    """Malformed, huge and slow requests, 100 event streams at once, and a
+    reader that vanishes mid-stream: serve stays up, its memory bounded, and
+    a tab opened before keeps updating."""
+    need_chromium()
+    p, _ = serve(s, "bad", ["--busy"], rts=["-hT", "-i100"])
+    srv, url = start_serve(s, s.path("bad.sock"))
+    port = int(url.rsplit(":", 1)[1].strip("/"))
+    b = Browser(s)
+    b.goto(url)
+    b.wait_js("document.getElementById('state').textContent === 'connected'", what="connected")
+    rss0 = rss_kib(srv.proc.pid)
+
+    def connect():
+        c = socket.create_connection(("127.0.0.1", port), timeout=30)
+        s.clients.append(c)
+        return c
+
+    # Slow: one byte a second, in the background for the whole test.
+    stop = threading.Event()
+
+    def slowloris():
+        c = connect()
+        try:
+            for ch in b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: " + b"a" * 60:
+                if stop.wait(1.0):
+                    break
+                c.sendall(bytes([ch]))
+        except OSError:
+            pass
+    slow = threading.Thread(target=slowloris, daemon=True)
+    slow.start()
+
+    # Huge: a 10 MB header is refused (431), not buffered. The sender runs
+    # aside: the server stops reading once it has refused.
+    c = connect()
+
+    def send_big():
+        try:
+            c.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ")
+            c.sendall(b"x" * (10 << 20))
+        except OSError:
+            pass
+    threading.Thread(target=send_big, daemon=True).start()
+    try:
+        reply = c.recv(200)
+    except OSError:
+        reply = b""
+    expect(re.match(rb"HTTP/1\.[01] 431", reply), "a 10 MB header got %r" % reply[:80])
+
+    # Garbage, all at once: a 4xx answer, or the connection closed (at the
+    # latest by the server's 10 s inactivity timeout).
+    junks = (b"\x00\xff\xfe garbage\r\n\r\n", b"GET\r\n\r\n",
+             b"POST /api/census HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+             b"Content-Length: 99999999999999999999\r\n\r\n")
+    conns = []
+    for junk in junks:
+        conns.append(connect())
+        conns[-1].sendall(junk)
+    for junk, c in zip(junks, conns):
+        try:
+            reply = c.recv(200)
+        except OSError:
+            reply = b""
+        expect(not reply or re.match(rb"HTTP/1\.[01] 4\d\d", reply),
+               "garbage %r got %r" % (junk[:20], reply[:80]))
+        c.close()
+
+    # 100 event streams at once, each gets the state; half vanish mid-stream.
+    streams = []
+    for i in range(100):
+        c = connect()
+        c.sendall(b"GET /events HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n" % port)
+        streams.append(c)
+    got = 0
+    for c in streams:
+        data = b""
+        while b"event: state" not in data:
+            chunk = c.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+        got += b"event: state" in data
+    expect(got == 100, "%d of 100 event streams got the state" % got)
+    for c in streams[:50]:
+        c.close()
+    # The other 50 stop reading (stalled tabs) while the program runs on.
+    drawn = int(b.js("+document.body.dataset.drawn"))
+    uptime = b.js("document.getElementById('uptime').textContent")
+    b.wait_js("+document.body.dataset.drawn > %d + 4 && "
+              "document.getElementById('uptime').textContent !== %r" % (drawn, uptime),
+              timeout=60, what="the first tab updating")
+    # A second tab opened now gets the history so far.
+    tab = b.new_tab()
+    b.goto(url, session=tab)
+    b.wait_js("+document.getElementById('heap-chart').dataset.rows > 0", session=tab,
+              what="history in a late tab")
+    status, _ = http_get(url)
+    expect(status == 200, "page status %d" % status)
+    rss1 = rss_kib(srv.proc.pid)
+    note("serve RSS %d KiB before, %d KiB after" % (rss0, rss1))
+    expect(rss1 < rss0 + 64 * 1024, "serve grew from %d to %d KiB" % (rss0, rss1))
+    stop.set()
+    for c in streams[50:]:
+        c.close()
+    errors = b.errors()
+    expect(not errors, "console errors: %s" % errors[:5])
+    p.cmd("quit")
+    p.finish()
+    srv.signal(signal.SIGINT)
+    rc, _, err = srv.wait(30)
+    expect(rc == 0, "serve exited %d after SIGINT: %s" % (rc, err))
