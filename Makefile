@@ -174,12 +174,19 @@ $(CHECKER): tests/checker/Main.hs
 
 # Benchmark programs (bench/). `make check` builds them so they cannot rot.
 BENCH := $(BUILD)/bench
-BENCH_PROGRAMS := $(BENCH)/workload $(BENCH)/drain $(BENCH)/throughput $(BENCH)/walk
+BENCH_PROGRAMS := $(BENCH)/workload $(BENCH)/fibber $(BENCH)/drain $(BENCH)/throughput $(BENCH)/walk
 
 $(BENCH)/workload: bench/workload/Main.hs bench/cbits/bench-main.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(HC) $(GHC_FLAGS) -outputdir $(BUILD)/hs/workload -o $@ \
 	    bench/workload/Main.hs bench/cbits/bench-main.c $(LIB) $(UV_LIBS)
+
+# fibber-c-main's program with the workload's C main, so that one binary
+# runs with the RTS's file writer or ours (issue 18's no-client case).
+$(BENCH)/fibber: examples/fibber-c-main/app/Main.hs bench/cbits/bench-main.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(HC) $(GHC_FLAGS) -outputdir $(BUILD)/hs/bench-fibber -o $@ \
+	    examples/fibber-c-main/app/Main.hs bench/cbits/bench-main.c $(LIB) $(UV_LIBS)
 
 # Linked by ghc for the RTS symbols the library refers to (the RTS is never
 # started); its C is built with our warnings.
