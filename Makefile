@@ -1,6 +1,7 @@
 # eventlog-socket
 #
-#   make          build/libeventlog-socket.a and build/fibber-c-main
+#   make          build/libeventlog-socket.a, build/fibber-c-main and the
+#                 build/eventlog-socket command (client/)
 #   make check    every test: unit tests (plain and ASan/UBSan), symbol
 #                 check, integration tests against the real GHC, the cabal
 #                 package (make cabal-test alone)
@@ -11,7 +12,8 @@
 #   make check-ghc GHC=9.6|9.10
 #                 the whole of `make check` with that GHC, in a Debian chroot
 #   make bench    the benchmarks (bench/run.py): overhead on a real program,
-#                 throughput, RTS-side cost, memory, latency, event walk
+#                 throughput, RTS-side cost, memory, latency, event walk,
+#                 eventlog-socket record and top against a plain client
 #                 (BENCH_ONLY=overhead,... for some of them, BENCH_REPS=N
 #                 for N runs of each figure)
 #   make check-matrix
@@ -85,6 +87,9 @@ ES_CFLAGS := $(WARN) -D_DEFAULT_SOURCE -fvisibility=hidden -fPIC -Iinclude -Icbi
 RTS_CFLAGS := $(ES_CFLAGS) -Irts-writer $(addprefix -isystem ,$(RTS_INCLUDE))
 
 CBITS_SRC := $(wildcard cbits/*.c)
+# The sources a program without the RTS side links whole (bench, fuzz):
+# es_instance needs the hooks rts-writer/ defines.
+CBITS_NO_INSTANCE := $(filter-out cbits/es_instance.c,$(CBITS_SRC))
 RTS_SRC := $(wildcard rts-writer/*.c)
 CBITS_OBJ := $(CBITS_SRC:%.c=$(BUILD)/obj/%.o)
 RTS_OBJ := $(RTS_SRC:%.c=$(BUILD)/obj/%.o)
@@ -102,6 +107,12 @@ PROBE_LATE := $(BUILD)/probe-late
 CHECKER := $(BUILD)/eventlog-check
 # Many C clients at once, each stream parsed by the library's reader.
 MANY_CLIENTS := $(BUILD)/many-clients
+# The eventlog-socket command (client/): C on libuv and the library's own
+# stream reader. CLIENT_LIB_SRC is what unit tests and fuzz targets link.
+CLIENT := $(BUILD)/eventlog-socket
+CLIENT_SRC := $(wildcard client/*.c)
+CLIENT_LIB_SRC := client/addr.c client/conn.c client/blocks.c
+CLIENT_CBITS := cbits/es_stream.c cbits/es_header.c cbits/es_events.c
 
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/unit/%)
@@ -120,12 +131,13 @@ UNIT_TSAN_BIN := $(TSAN_UNITS:%=$(BUILD)/unit-tsan/%)
 SAN := $(BUILD)/san
 SAN_OBJ := $(CBITS_SRC:%.c=$(SAN)/obj/%.o) $(RTS_SRC:%.c=$(SAN)/obj/%.o)
 SAN_LIB := $(SAN)/libeventlog-socket.a
-SAN_PROGRAMS := $(SAN)/probe $(SAN)/fibber-c-main $(SAN)/eventlog-check $(SAN)/many-clients
+SAN_PROGRAMS := $(SAN)/probe $(SAN)/fibber-c-main $(SAN)/eventlog-check $(SAN)/many-clients $(SAN)/eventlog-socket \
+                $(SAN)/probe-late
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 FUZZ_SECONDS ?= 60
 
 .PHONY: $(PUBLIC_TARGETS)
-all: $(LIB) $(FIBBER)
+all: $(LIB) $(FIBBER) $(CLIENT)
 lib: $(LIB)
 
 $(BUILD)/obj/cbits/%.o: cbits/%.c
@@ -168,6 +180,14 @@ $(MANY_CLIENTS): tests/clients/many_clients.c cbits/es_stream.c cbits/es_header.
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE -O2 -Iinclude -Icbits -o $@ $(filter %.c,$^)
 
+# `top` draws with ncurses (wide-character build, for its sparklines).
+NCURSES_CFLAGS := $(shell pkg-config --cflags ncursesw)
+NCURSES_LIBS := $(shell pkg-config --libs ncursesw)
+$(CLIENT): $(CLIENT_SRC) $(wildcard client/*.h) $(CLIENT_CBITS) $(wildcard cbits/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) -D_DEFAULT_SOURCE $(CFLAGS) -Iinclude -Icbits -Iclient $(UV_CFLAGS) \
+	    $(NCURSES_CFLAGS) -o $@ $(CLIENT_SRC) $(CLIENT_CBITS) $(UV_LIBS) $(NCURSES_LIBS) -lm
+
 $(CHECKER): tests/checker/Main.hs
 	@mkdir -p $(dir $@)
 	$(HC) -O -Wall -outputdir $(BUILD)/hs/checker -o $@ $<
@@ -201,14 +221,12 @@ $(BENCH)/drain: bench/drain.c
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -O2 -o $@ $<
 
-# Without es_instance.c: the public API's hooks live in rts-writer/, and the
-# walk needs neither.
-WALK_SRC := $(filter-out cbits/es_instance.c,$(CBITS_SRC))
-$(BENCH)/walk: bench/walk.c $(WALK_SRC)
+$(BENCH)/walk: bench/walk.c $(CBITS_SRC)
 	@mkdir -p $(dir $@)
-	$(CC) $(WARN) -D_DEFAULT_SOURCE -O2 -Iinclude -Icbits $(UV_CFLAGS) -o $@ $< $(WALK_SRC) $(UV_LIBS)
+	$(CC) $(WARN) -D_DEFAULT_SOURCE -O2 -Iinclude -Icbits $(UV_CFLAGS) -o $@ $< $(CBITS_NO_INSTANCE) \
+	    $(UV_LIBS)
 
-bench-programs: $(BENCH_PROGRAMS) $(PROBE) $(CHECKER)
+bench-programs: $(BENCH_PROGRAMS) $(CLIENT) $(PROBE) $(CHECKER) $(MANY_CLIENTS)
 
 # BENCH_ONLY=overhead,walk runs some sections only, BENCH_REPS=N makes every
 # figure the median of N runs, BENCH_SAME_SESSION=1 starts programs and
@@ -249,6 +267,61 @@ $(BUILD)/unit-asan/%: tests/unit/%.c tests/unit/tap.h tests/unit/control_ref.h t
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(SAN_FLAGS) -Iinclude -Icbits $(UV_CFLAGS) -o $@ $< \
 	    $(CBITS_LIB_asan) $(UV_LIBS)
 
+# The client's model (client/model.c) is pure C like cbits/: unit-tested
+# the same way, linked with its source.
+$(BUILD)/unit/test_model: tests/unit/test_model.c tests/unit/tap.h client/model.c client/model.h \
+                          $(CBITS_LIB_plain)
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) -D_DEFAULT_SOURCE $(FLAVOUR_CFLAGS_plain) -Iinclude -Icbits -Iclient -o $@ $< \
+	    client/model.c $(CBITS_LIB_plain) -lm
+
+$(BUILD)/unit-asan/test_model: tests/unit/test_model.c tests/unit/tap.h client/model.c \
+                               client/model.h $(CBITS_LIB_asan)
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) -D_DEFAULT_SOURCE $(SAN_FLAGS) -Iinclude -Icbits -Iclient -o $@ $< client/model.c \
+	    $(CBITS_LIB_asan) -lm
+
+# Unit tests of the command's parts (tests/unit/test_client_*.c) link them too.
+$(BUILD)/unit/test_client_%: tests/unit/test_client_%.c tests/unit/tap.h $(CLIENT_LIB_SRC) \
+                             $(wildcard client/*.h) $(CBITS_LIB_plain)
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) -D_DEFAULT_SOURCE $(FLAVOUR_CFLAGS_plain) -Iinclude -Icbits -Iclient $(UV_CFLAGS) \
+	    -o $@ $< $(CLIENT_LIB_SRC) $(CBITS_LIB_plain) $(UV_LIBS)
+
+$(BUILD)/unit-asan/test_client_%: tests/unit/test_client_%.c tests/unit/tap.h $(CLIENT_LIB_SRC) \
+                                  $(wildcard client/*.h) $(CBITS_LIB_asan)
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) -D_DEFAULT_SOURCE $(SAN_FLAGS) -Iinclude -Icbits -Iclient $(UV_CFLAGS) -o $@ $< \
+	    $(CLIENT_LIB_SRC) $(CBITS_LIB_asan) $(UV_LIBS)
+
+# The client's fuzz target links the command's parts as well.
+$(BUILD)/unit-asan/fuzz_client: tests/fuzz/fuzz_client.c tests/fuzz/fuzz_check.h tests/fuzz/replay.c \
+                                $(CLIENT_LIB_SRC) $(wildcard client/*.h) $(CBITS_LIB_asan)
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) -D_DEFAULT_SOURCE $(SAN_FLAGS) -Iinclude -Icbits -Iclient $(UV_CFLAGS) -o $@ $< \
+	    tests/fuzz/replay.c $(CLIENT_LIB_SRC) $(CBITS_LIB_asan) $(UV_LIBS)
+
+$(BUILD)/fuzz/fuzz_client: tests/fuzz/fuzz_client.c tests/fuzz/fuzz_check.h $(CLIENT_LIB_SRC) \
+                           $(wildcard client/*.h) $(CBITS_SRC)
+	@mkdir -p $(dir $@)
+	clang $(WARN) -D_DEFAULT_SOURCE -O1 -g -fsanitize=fuzzer,address,undefined \
+	    -fno-sanitize-recover=all -Iinclude -Icbits -Iclient $(UV_CFLAGS) -o $@ $< $(CLIENT_LIB_SRC) \
+	    $(CBITS_SRC) $(UV_LIBS)
+
+# The model's fuzz target links client/model.c as well.
+$(BUILD)/unit-asan/fuzz_model: tests/fuzz/fuzz_model.c tests/fuzz/fuzz_check.h tests/fuzz/replay.c \
+                               client/model.c client/model.h $(CBITS_LIB_asan)
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) -D_DEFAULT_SOURCE $(SAN_FLAGS) -Iinclude -Icbits -Iclient -o $@ $< \
+	    tests/fuzz/replay.c client/model.c $(CBITS_LIB_asan) -lm
+
+$(BUILD)/fuzz/fuzz_model: tests/fuzz/fuzz_model.c tests/fuzz/fuzz_check.h client/model.c \
+                          client/model.h $(CBITS_SRC)
+	@mkdir -p $(dir $@)
+	clang $(WARN) -D_DEFAULT_SOURCE -O1 -g -fsanitize=fuzzer,address,undefined \
+	    -fno-sanitize-recover=all -Iinclude -Icbits -Iclient $(UV_CFLAGS) -o $@ $< client/model.c \
+	    $(CBITS_SRC) $(UV_LIBS) -lm
+
 $(BUILD)/unit-asan/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_check.h tests/unit/control_ref.h \
                            tests/fuzz/replay.c $(CBITS_LIB_asan)
 	@mkdir -p $(dir $@)
@@ -258,7 +331,7 @@ $(BUILD)/unit-asan/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_check.h tests/uni
 $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_check.h tests/unit/control_ref.h $(CBITS_SRC)
 	@mkdir -p $(dir $@)
 	clang $(WARN) -D_DEFAULT_SOURCE -O1 -g -fsanitize=fuzzer,address,undefined \
-	    -fno-sanitize-recover=all -Iinclude -Icbits $(UV_CFLAGS) -o $@ $< $(CBITS_SRC) $(UV_LIBS)
+	    -fno-sanitize-recover=all -Iinclude -Icbits $(UV_CFLAGS) -o $@ $< $(CBITS_NO_INSTANCE) $(UV_LIBS)
 
 .PHONY: fuzz
 fuzz: $(FUZZ_BIN) $(FUZZ_REPLAY_BIN)
@@ -292,10 +365,20 @@ $(SAN)/fibber-c-main: examples/fibber-c-main/app/Main.hs examples/fibber-c-main/
 	    examples/fibber-c-main/cbits/fibber-c-main.c $(SAN_LIB) $(UV_LIBS) \
 	    -optl-fsanitize=address,undefined
 
+# The eventlog-socket command under ASan/UBSan, for its tests in the same run.
+$(SAN)/eventlog-socket: $(CLIENT_SRC) $(wildcard client/*.h) $(CLIENT_CBITS) $(wildcard cbits/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) -D_DEFAULT_SOURCE $(SAN_FLAGS) -Iinclude -Icbits -Iclient $(UV_CFLAGS) \
+	    $(NCURSES_CFLAGS) -o $@ $(CLIENT_SRC) $(CLIENT_CBITS) $(UV_LIBS) $(NCURSES_LIBS) -lm
+
 # The checker and the C clients are the test's, not under test.
 $(SAN)/eventlog-check: $(CHECKER)
 	@mkdir -p $(dir $@)
 	ln -sf ../eventlog-check $@
+# The heap tests' reference: the RTS's own file writer writes its eventlog.
+$(SAN)/probe-late: $(PROBE_LATE)
+	@mkdir -p $(dir $@)
+	ln -sf ../probe-late $@
 $(SAN)/many-clients: $(MANY_CLIENTS)
 	@mkdir -p $(dir $@)
 	ln -sf ../many-clients $@
@@ -306,7 +389,7 @@ unit-test: $(UNIT_BIN) $(UNIT_ASAN_BIN) $(UNIT_TSAN_BIN) $(FUZZ_REPLAY_BIN)
 symbols: $(LIB)
 	@tests/check-symbols.sh $(LIB)
 
-integration-test: $(FIBBER) $(PROBE) $(PROBE_LATE) $(CHECKER) $(MANY_CLIENTS)
+integration-test: $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(CHECKER) $(MANY_CLIENTS)
 	@HC=$(HC) python3 tests/integration/run.py --build $(BUILD)
 
 # The cabal package and both examples, built with cabal offline exactly as
@@ -319,7 +402,7 @@ cabal-build:
 cabal-test: $(CHECKER)
 	@HC=$(HC) tests/cabal-package.sh $(BUILD)
 
-check: $(LIB) $(FIBBER) $(PROBE) $(PROBE_LATE) $(CHECKER) $(MANY_CLIENTS) $(UNIT_BIN) $(UNIT_ASAN_BIN) \
+check: $(LIB) $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(CHECKER) $(MANY_CLIENTS) $(UNIT_BIN) $(UNIT_ASAN_BIN) \
        $(UNIT_TSAN_BIN) $(SAN_PROGRAMS) \
        $(FUZZ_REPLAY_BIN) $(BENCH_PROGRAMS)
 	@HC=$(HC) tests/run-all.sh $(BUILD)
@@ -347,7 +430,7 @@ install: $(LIB)
 
 FORMAT_FILES := $(wildcard include/*.h cbits/*.[ch] rts-writer/*.[ch] tests/unit/*.[ch] tests/fuzz/*.[ch] \
                   examples/*/cbits/*.c tests/probe/*.c tests/clients/*.c tests/cabal/tiny/*.c \
-                  bench/*.c bench/cbits/*.c)
+                  bench/*.c bench/cbits/*.c client/*.[ch])
 format:
 	clang-format -i $(FORMAT_FILES)
 format-check:

@@ -9,6 +9,7 @@ the table for the results r, when they hold its figures."""
 
 import json
 import os
+import re
 import resource
 import statistics
 import subprocess
@@ -94,6 +95,18 @@ def run_workload(b, args, config, sock, flushes=None, caps=2, cpu=None, rts_extr
     clients = []
     if config == "file":
         rts += ["-l", "-ol" + b.path("file.eventlog")]
+    elif config in ("parse", "lossless"):
+        # One client that parses every event as it reads (many-clients,
+        # on the library's own reader), under the default drop policy or
+        # asking for every byte.
+        rts += ["-l"]
+        env["GHC_EVENTLOG_UNIX_PATH"] = sock
+        env["GHC_EVENTLOG_WAIT"] = "1"
+        env["BENCH_STATS"] = stats
+        if config == "lossless":
+            env["GHC_EVENTLOG_SLOW_CLIENT"] = "wait"
+        clients.append(b.spawn([b.exe("many-clients"), "--unix", sock, "--timeout", "300"],
+                               stdout=subprocess.PIPE, text=True))
     elif config.startswith("socket") or config == "stalled":
         rts += ["-l"]
         env["GHC_EVENTLOG_UNIX_PATH"] = sock
@@ -120,6 +133,11 @@ def run_workload(b, args, config, sock, flushes=None, caps=2, cpu=None, rts_extr
     for c in clients:
         if config == "stalled":
             c.kill()
+        if config in ("parse", "lossless"):
+            out, _ = c.communicate(timeout=TIMEOUT)
+            if flushes is not None:
+                m = re.search(r"(\d+) drop notices", out)
+                b.last_drop_notices = int(m.group(1)) if m else -1
         c.wait(timeout=TIMEOUT)
     if cpu is not None:
         after = resource.getrusage(resource.RUSAGE_CHILDREN)

@@ -23,6 +23,7 @@ struct es_fanout {
     struct es_store store;
     struct es_header header;
     bool have_header;
+    uint64_t last_time; /* end time of the newest block, for notices */
     struct es_defs defs;
     struct es_client *clients; /* doubly linked through prev/next */
     unsigned nclients;

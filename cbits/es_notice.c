@@ -7,13 +7,10 @@
 #include <stdio.h>
 #include <string.h>
 
-struct es_chunk *es_notice_new(const struct es_header *hdr, uint64_t chunks, uint64_t bytes,
-                               uint64_t time) {
-    if (hdr->size[ES_EVENT_USER_MSG] != ES_SIZE_VARIABLE)
+/* A block holding the one message `msg` (`n` bytes). */
+static struct es_chunk *notice(const struct es_header *hdr, uint64_t time, const char *msg, int n) {
+    if (hdr->size[ES_EVENT_USER_MSG] != ES_SIZE_VARIABLE || n <= 0)
         return NULL;
-    char msg[128];
-    int n = snprintf(msg, sizeof msg, "eventlog-socket: dropped %llu chunks (%.1f MiB)",
-                     (unsigned long long)chunks, (double)bytes / (1 << 20));
     size_t len = ES_BLOCK_MARKER_LEN + 12 + (size_t)n;
     struct es_chunk *b = es_chunk_new(NULL, len);
     if (b == NULL)
@@ -25,4 +22,22 @@ struct es_chunk *es_notice_new(const struct es_header *hdr, uint64_t chunks, uin
     es_put_be(p + 10, (uint64_t)n, 2);
     memcpy(p + 12, msg, (size_t)n);
     return b;
+}
+
+struct es_chunk *es_notice_new(const struct es_header *hdr, uint64_t chunks, uint64_t bytes,
+                               uint64_t time) {
+    char msg[128];
+    int n = snprintf(msg, sizeof msg, "eventlog-socket: dropped %llu chunks (%.1f MiB)",
+                     (unsigned long long)chunks, (double)bytes / (1 << 20));
+    return notice(hdr, time, msg, n);
+}
+
+struct es_chunk *es_notice_wait(const struct es_header *hdr, uint64_t time, uint64_t waits,
+                                uint64_t wait_ns, uint64_t period_ms) {
+    char msg[160];
+    int n = snprintf(msg, sizeof msg,
+                     "eventlog-socket: the program waited %.1f ms (%llu times) for lossless "
+                     "clients in the last %.1f s",
+                     (double)wait_ns / 1e6, (unsigned long long)waits, (double)period_ms / 1000);
+    return notice(hdr, time, msg, n);
 }

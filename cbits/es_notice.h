@@ -1,6 +1,8 @@
-/* The drop notice: a block the server synthesises where chunks were
- * skipped, so that a client sees the gap in its own stream (protocol.md,
- * 1.3). Safe on any thread; the loop thread is the one that sends them. */
+/* Notices: blocks the server synthesises into the stream, so that a client
+ * sees in its own stream what the library did (protocol.md, 1.3): where
+ * chunks were skipped (the drop notice), and what lossless clients cost
+ * the program (the wait notice). Safe on any thread; the loop thread is the
+ * one that sends them. */
 #ifndef ES_NOTICE_H
 #define ES_NOTICE_H
 
@@ -15,5 +17,10 @@
  * header does not declare USER_MSG as variable-size (GHC always does). */
 struct es_chunk *es_notice_new(const struct es_header *hdr, uint64_t chunks, uint64_t bytes,
                                uint64_t time);
+
+/* The wait notice: "eventlog-socket: the program waited X ms (N times)
+ * for lossless clients in the last S s", stamped `time`. */
+struct es_chunk *es_notice_wait(const struct es_header *hdr, uint64_t time, uint64_t waits,
+                                uint64_t wait_ns, uint64_t period_ms);
 
 #endif

@@ -13,6 +13,7 @@
 #include "es_inbox.h"
 #include "es_listen.h"
 #include "es_log.h"
+#include "es_notice.h"
 #include "es_peer.h"
 #include "es_pool.h"
 #include "es_wait.h"
@@ -62,13 +63,15 @@ struct es_server {
     struct es_client_env client_env;
     struct es_admit_rules admit;
 
-    struct es_inbox inbox;   /* RTS threads to the walker */
-    struct es_walker walker; /* the walker to the loop thread */
-    struct es_fanout fan;    /* the stream and its clients */
-    struct es_bound bound;   /* the memory bound */
-    struct es_wait wait;     /* RTS threads waiting for lossless clients */
-    unsigned nlossless;      /* loop thread: lossless clients connected */
-    es_flush_fn flush_fn;    /* the RTS flush (es_server_set_flush) */
+    struct es_inbox inbox;              /* RTS threads to the walker */
+    struct es_walker walker;            /* the walker to the loop thread */
+    struct es_fanout fan;               /* the stream and its clients */
+    struct es_bound bound;              /* the memory bound */
+    struct es_wait wait;                /* RTS threads waiting for lossless clients */
+    unsigned nlossless;                 /* loop thread: lossless clients connected */
+    uint64_t notice_ms;                 /* loop thread: when the last wait notice went out */
+    uint64_t noticed_waits, noticed_ns; /* the wait counters then */
+    es_flush_fn flush_fn;               /* the RTS flush (es_server_set_flush) */
     void *flush_ctx;
     struct es_log_limit log_exit_stall; /* clients that stopped reading at exit */
     struct es_log_limit log_refused;    /* clients refused at the limits */
@@ -123,6 +126,28 @@ static bool flush_rts(void *ctx) {
     bool flushed = fn(fctx);
     es_wait_rts_call(&s->wait, false);
     return flushed;
+}
+
+/* At most once a second, while program threads have waited for lossless
+ * clients, every client gets a wait notice saying how long: what losing
+ * nothing costs the program, visible in the stream itself. */
+#define ES_WAIT_NOTICE_MS 1000
+
+static void wait_notice(struct es_server *s) {
+    uint64_t now = uv_now(&s->loop);
+    if (!s->fan.have_header || now - s->notice_ms < ES_WAIT_NOTICE_MS)
+        return;
+    uint64_t waits = atomic_load(&s->wait.waits), ns = atomic_load(&s->wait.wait_ns);
+    if (waits > s->noticed_waits) {
+        struct es_chunk *n = es_notice_wait(&s->fan.header, s->fan.last_time,
+                                            waits - s->noticed_waits, ns - s->noticed_ns,
+                                            s->notice_ms ? now - s->notice_ms : ES_WAIT_NOTICE_MS);
+        if (n != NULL)
+            es_fanout_append(&s->fan, n);
+    }
+    s->notice_ms = now;
+    s->noticed_waits = waits;
+    s->noticed_ns = ns;
 }
 
 /* Tell waiting RTS threads how far behind the lossless clients are. */
@@ -267,6 +292,7 @@ static void on_wake(uv_async_t *h) {
             es_bound_check_client(&s->bound, cl);
         }
         es_bound_enforce(&s->bound);
+        wait_notice(s);
         es_fanout_each(&s->fan, cl, next) es_client_pump(cl);
         publish(s);
         publish_wait(s);

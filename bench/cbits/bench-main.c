@@ -20,9 +20,11 @@ static void write_stats(void) {
     FILE *f = fopen(path, "w");
     if (f == NULL)
         return;
-    fprintf(f, "{\"flushes\": %llu, \"flush_us\": %llu, \"bytes_sent\": %llu}\n",
+    fprintf(f,
+            "{\"flushes\": %llu, \"flush_us\": %llu, \"bytes_sent\": %llu, "
+            "\"lossless_wait_ns\": %llu}\n",
             (unsigned long long)st.flushes, (unsigned long long)st.flush_us,
-            (unsigned long long)st.bytes_sent);
+            (unsigned long long)st.bytes_sent, (unsigned long long)st.lossless_wait_ns);
     fclose(f);
 }
 

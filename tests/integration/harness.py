@@ -62,13 +62,14 @@ FLOOD = 120000
 TESTS = []  # every test, in registration (and report) order
 
 
-def test(fn=None, *, serial=False):
+def test(fn=None, *, serial=False, timeout=120):
     """Register a test: @test, or @test(serial=True) for one that runs alone
-    under run.py -j."""
+    under run.py -j; `timeout`: seconds it may take (run.py kills it then)."""
     def register(f):
         if any(t.__name__ == f.__name__ for t in TESTS):
             raise ValueError("two tests are named %s" % f.__name__)
         f.serial = serial
+        f.timeout = timeout
         TESTS.append(f)
         return f
     return register(fn) if fn is not None else register

@@ -66,14 +66,14 @@ def run_one(fn):
     return 0
 
 
-def run_child(name):
-    """In the runner: one test in its own process, with TIMEOUT. Returns
-    (ok, output, seconds)."""
+def run_child(name, timeout=TIMEOUT):
+    """In the runner: one test in its own process, with its timeout.
+    Returns (ok, output, seconds)."""
     start = time.monotonic()
     proc = subprocess.Popen([sys.executable, __file__, "--build", harness.BUILD, "--one", name],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
-        out, _ = proc.communicate(timeout=TIMEOUT)
+        out, _ = proc.communicate(timeout=timeout)
         ok = proc.returncode in (0, 77)
     except subprocess.TimeoutExpired:
         proc.send_signal(signal.SIGTERM)
@@ -82,7 +82,7 @@ def run_child(name):
         except subprocess.TimeoutExpired:
             proc.kill()
             out, _ = proc.communicate()
-        ok, out = False, "# timed out after %d s\n%s" % (TIMEOUT, out or "")
+        ok, out = False, "# timed out after %d s\n%s" % (timeout, out or "")
     return ok, out, time.monotonic() - start
 
 
@@ -94,7 +94,7 @@ def run_all(tests, jobs):
     cond = threading.Condition()
 
     def work(i):
-        res = run_child(tests[i].__name__)
+        res = run_child(tests[i].__name__, tests[i].timeout)
         with cond:
             results[i] = res
             running.discard(i)

@@ -21,7 +21,9 @@ def stderr_pipe_run(s, name, stalled, stderr_pipe):
     p.wait_socket(sock)
     saved = s.path(name + ".eventlog")
     c = many_clients_run(s, sock=sock, readers=1, stalled=stalled, save=saved)
+    start = time.monotonic()
     status, rss = p.wait_rusage(timeout=60)
+    p.seconds = time.monotonic() - start
     rc, summary, out = many_clients_result(c)
     note("%s: %s" % (name, summary))
     expect(rc == 0, "a client failed:\n%s" % out)
@@ -44,13 +46,17 @@ def stderr_pipe_never_read(s):
     expect(len(marks) == 400 and set(marks) == {"fib 30 = 832040"},
            "the reader got %d of 400 markers" % len(marks))
     lines = p.stderr_pipe_output().splitlines()
-    note("peak RSS %d KiB (baseline with one client: %d KiB); %d log lines" %
-         (rss, rss0, len(lines)))
+    note("peak RSS %d KiB (baseline with one client: %d KiB); %d log lines in %.1f s" %
+         (rss, rss0, len(lines), p.seconds))
     # The bound (1 MiB), the free buffers kept for the RTS (8 MiB) and the
     # hand-off's limit when the library's threads lag (8 MiB), README.
     expect(rss - rss0 <= (1 + 8 + 8) * 1024, "peak RSS grew by %d KiB" % (rss - rss0))
-    expect(len(lines) <= 20, "%d log lines for 1000 clients:\n%s" % (len(lines),
-                                                                    "\n".join(lines[:40])))
+    # A few lines at start and exit, then per cause at most one line and one
+    # summary a second, however many clients misbehave (a loaded machine
+    # makes the run, and so the seconds, longer).
+    most = 10 + 4 * int(p.seconds + 1)
+    expect(len(lines) <= most, "%d log lines for 1000 clients in %.1f s (at most %d):\n%s"
+           % (len(lines), p.seconds, most, "\n".join(lines[:40])))
     expect(any("more clients that stopped reading" in line for line in lines),
            "no summary line for the stalled clients:\n%s" % "\n".join(lines))
 

@@ -2,6 +2,7 @@
 framings, among junk and in pieces; cost-centre profiling in a profiled
 build; commands a program registers, and hooks."""
 
+import fcntl
 import os
 import subprocess
 import time
@@ -134,6 +135,15 @@ def profiled_probe(s):
     the test where this GHC has no profiling libraries."""
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     exe = os.path.abspath(os.path.join(harness.BUILD, "probe-prof"))
+    # Tests run side by side (run.py -j): one builds it at a time, into a
+    # temporary name renamed into place, so that no test runs a half-written
+    # binary or writes over one that another test runs.
+    with open(exe + ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return build_profiled_probe(root, exe)
+
+
+def build_profiled_probe(root, exe):
     lib = os.path.abspath(os.path.join(harness.BUILD, "libeventlog-socket.a"))
     sources = [lib, os.path.join(root, "tests/probe/Main.hs"),
                os.path.join(root, "examples/fibber-c-main/cbits/fibber-c-main.c")]
@@ -143,7 +153,8 @@ def profiled_probe(s):
     uv = subprocess.run(["pkg-config", "--libs", "libuv"], capture_output=True, text=True)
     argv = ([harness.HC, "-prof", "-O", "-threaded", "-no-hs-main"] +
             (["-eventlog"] if (major, minor) < (9, 4) else []) +
-            ["-Iinclude", "-outputdir", os.path.join(harness.BUILD, "hs", "probe-prof"), "-o", exe,
+            ["-Iinclude", "-outputdir", os.path.join(harness.BUILD, "hs", "probe-prof"), "-o",
+             exe + ".new",
              "tests/probe/Main.hs",
              "examples/fibber-c-main/cbits/fibber-c-main.c",
              os.path.abspath(os.path.join(harness.BUILD, "libeventlog-socket.a"))] +
@@ -157,6 +168,7 @@ def profiled_probe(s):
             raise Skip("GHC %d.%d has no profiling libraries (Debian: apt-get install ghc-prof)"
                        % (major, minor))
         raise harness.TestFailure("ghc -prof failed:\n" + out)
+    os.rename(exe + ".new", exe)
     return exe
 
 

@@ -117,6 +117,10 @@ data SlowClientPolicy
     SlowClientDrop
   | -- | Its connection is closed.
     SlowClientDisconnect
+  | -- | Nothing is lost: the program waits for the client, as it would for a
+    -- slow disk, and a client that stops reading stops the program until it
+    -- reads or disconnects (README, \"Losing nothing\").
+    SlowClientWait
   deriving (Eq, Show)
 
 -- | Options; change the fields of 'defaultEventlogSocketOpts'.
@@ -161,7 +165,10 @@ defaultEventlogSocketOpts = unsafePerformIO $
           esoSlowClient =
             if slow == #{const EVENTLOG_SOCKET_SLOW_CLIENT_DISCONNECT}
               then SlowClientDisconnect
-              else SlowClientDrop,
+              else
+                if slow == #{const EVENTLOG_SOCKET_SLOW_CLIENT_WAIT}
+                  then SlowClientWait
+                  else SlowClientDrop,
           esoFlushIntervalMs = Nothing
         }
 {-# NOINLINE defaultEventlogSocketOpts #-}
@@ -198,6 +205,7 @@ applyOptions opts = do
     #{poke struct eventlog_socket_options, slow_client} p
       ( case esoSlowClient opts of
           SlowClientDrop -> #{const EVENTLOG_SOCKET_SLOW_CLIENT_DROP}
+          SlowClientWait -> #{const EVENTLOG_SOCKET_SLOW_CLIENT_WAIT}
           SlowClientDisconnect -> #{const EVENTLOG_SOCKET_SLOW_CLIENT_DISCONNECT} ::
             CInt
       )
@@ -233,20 +241,21 @@ fromEnv = do
       | utf8Length p > 107 -> throwIO (EventlogSocketAddrUnixPathTooLong p)
     (Nothing, Just h, Nothing) -> throwIO (EventlogSocketAddrInetPortMissing h)
     _ -> pure ()
-  allocaBytes #{size struct es_env_config} $ \p -> do
+  allocaBytes #{size struct es_config} $ \p -> do
+    c_config_defaults p
     r <- c_config_from_env p
     if r == #{const EVENTLOG_SOCKET_ENOTCONFIGURED}
       then pure Nothing
       else do
         check r
-        cpath <- #{peek struct es_env_config, unix_path} p
-        chost <- #{peek struct es_env_config, inet_host} p
-        cport <- #{peek struct es_env_config, inet_port} p
-        waitFlag <- #{peek struct es_env_config, wait} p :: IO CBool
-        flushMs <- #{peek struct es_env_config, flush_ms} p :: IO CInt
-        maxBuf <- #{peek struct es_env_config, max_buffer} p :: IO CSize
-        clientBuf <- #{peek struct es_env_config, client_buffer} p :: IO CSize
-        slow <- #{peek struct es_env_config, slow_client} p :: IO CInt
+        cpath <- #{peek struct es_config, unix_path} p
+        chost <- #{peek struct es_config, inet_host} p
+        cport <- #{peek struct es_config, inet_port} p
+        waitFlag <- #{peek struct es_config, wait} p :: IO CBool
+        flushMs <- #{peek struct es_config, flush_ms} p :: IO CInt
+        maxBuf <- #{peek struct es_config, max_buffer} p :: IO CSize
+        clientBuf <- #{peek struct es_config, client_limit} p :: IO CSize
+        slow <- #{peek struct es_config, slow_client} p :: IO CInt
         addr <-
           if cpath /= nullPtr
             then EventlogSocketUnixAddr <$> peekCString cpath
@@ -255,13 +264,13 @@ fromEnv = do
             slowPolicy
               | slow == #{const EVENTLOG_SOCKET_SLOW_CLIENT_DROP} = SlowClientDrop
               | slow == #{const EVENTLOG_SOCKET_SLOW_CLIENT_DISCONNECT} = SlowClientDisconnect
+              | slow == #{const EVENTLOG_SOCKET_SLOW_CLIENT_WAIT} = SlowClientWait
               | otherwise = esoSlowClient d
             opts =
               d
                 { esoWait = waitFlag /= 0,
-                  esoMaxBuffer = if maxBuf == 0 then esoMaxBuffer d else fromIntegral maxBuf,
-                  esoClientBuffer =
-                    if clientBuf == 0 then esoClientBuffer d else fromIntegral clientBuf,
+                  esoMaxBuffer = fromIntegral maxBuf,
+                  esoClientBuffer = fromIntegral clientBuf,
                   esoSlowClient = slowPolicy,
                   esoFlushIntervalMs = if flushMs < 0 then Nothing else Just (fromIntegral flushMs)
                 }
@@ -322,7 +331,13 @@ data EventlogSocketStats = EventlogSocketStats
     -- | RTS buffer flushes the library made (GHC 9.2 and later), and the
     -- microseconds spent in them.
     statsFlushes :: Word64,
-    statsFlushMicros :: Word64
+    statsFlushMicros :: Word64,
+    -- | Lossless clients connected now; how often a program thread waited
+    -- for one, the nanoseconds spent waiting in all, and the longest wait.
+    statsClientsLossless :: Word64,
+    statsLosslessWaits :: Word64,
+    statsLosslessWaitNanos :: Word64,
+    statsLosslessWaitMaxNanos :: Word64
   }
   deriving (Eq, Show)
 
@@ -347,6 +362,10 @@ stats = allocaBytes #{size struct eventlog_socket_stats} $ \p -> do
           <*> #{peek struct eventlog_socket_stats, bytes_held_peak} p
           <*> #{peek struct eventlog_socket_stats, flushes} p
           <*> #{peek struct eventlog_socket_stats, flush_us} p
+          <*> #{peek struct eventlog_socket_stats, clients_lossless} p
+          <*> #{peek struct eventlog_socket_stats, lossless_waits} p
+          <*> #{peek struct eventlog_socket_stats, lossless_wait_ns} p
+          <*> #{peek struct eventlog_socket_stats, lossless_wait_max_ns} p
 
 -- | The TCP port the library listens on (useful after asking for port
 -- @\"0\"@), or 'Nothing' when it does not listen on TCP.
@@ -546,6 +565,11 @@ foreign import ccall unsafe "eventlog_socket_tcp_port"
 
 foreign import ccall unsafe "eventlog_socket_last_error"
   c_last_error :: IO CInt
+
+-- The library's own configuration reader (cbits/es_config.h): the defaults,
+-- then the environment on top, with the same messages as the C API.
+foreign import ccall unsafe "es_config_defaults"
+  c_config_defaults :: Ptr EnvConfig -> IO ()
 
 foreign import ccall safe "es_config_from_env"
   c_config_from_env :: Ptr EnvConfig -> IO CInt

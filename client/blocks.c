@@ -1,0 +1,158 @@
+#include "blocks.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const uint8_t end_marker[2] = {0xff, 0xff};
+
+void es_blocks_init(struct es_blocks *b) {
+    memset(b, 0, sizeof *b);
+    b->fd = -1;
+}
+
+void es_blocks_destroy(struct es_blocks *b) {
+    free(b->buf);
+    b->buf = NULL;
+    b->len = b->cap = 0;
+}
+
+void es_blocks_header(struct es_blocks *b, uint64_t header_len) {
+    b->boundary = header_len;
+}
+
+void es_blocks_event(struct es_blocks *b, const struct es_event *ev, uint64_t offset) {
+    if (ev->type == ES_EVENT_BLOCK_MARKER) {
+        /* Everything before a block marker is whole blocks. The marker's
+         * payload: u32 block size (marker included), u64 end time, u16 cap. */
+        b->boundary = offset;
+        b->block_end = ev->payload_len >= 4 ? offset + es_be32(ev->payload) : 0;
+    }
+    /* A block is whole when an event ends exactly where its marker said:
+     * no need to wait for the next block to write it. */
+    if (b->block_end != 0 && offset + ev->len == b->block_end)
+        b->boundary = b->block_end;
+}
+
+void es_blocks_end_marker(struct es_blocks *b, uint64_t after) {
+    b->boundary = after;
+    b->complete = true;
+}
+
+static int write_all(int fd, const uint8_t *p, size_t n) {
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* After whole blocks were written: an end marker after them, which the
+ * next write overwrites (the file position stays before it). */
+static int mark_end(struct es_blocks *b) {
+    if (!b->seekable || b->complete)
+        return 0;
+    return pwrite(b->fd, end_marker, 2, (off_t)b->base) == 2 ? 0 : -errno;
+}
+
+static int keep(struct es_blocks *b, const uint8_t *data, size_t n) {
+    if (n == 0)
+        return 0;
+    if (b->len + n > b->cap) {
+        size_t cap = b->cap ? b->cap : 1 << 16;
+        while (cap < b->len + n)
+            cap *= 2;
+        uint8_t *p = realloc(b->buf, cap);
+        if (p == NULL)
+            return -ENOMEM;
+        b->buf = p;
+        b->cap = cap;
+    }
+    memcpy(b->buf + b->len, data, n);
+    b->len += n;
+    return 0;
+}
+
+/* Write the whole bytes held. The boundary can lie past the bytes held
+ * when the reader saw events in bytes it then refused (a malformed read). */
+static int flush(struct es_blocks *b) {
+    if (b->fd < 0 || b->error)
+        return -b->error;
+    uint64_t whole = b->boundary < b->base + b->len ? b->boundary : b->base + b->len;
+    if (whole <= b->base)
+        return 0;
+    size_t n = (size_t)(whole - b->base);
+    int r = write_all(b->fd, b->buf, n);
+    if (r != 0) {
+        b->error = -r;
+        return r;
+    }
+    b->base += n;
+    b->len -= n;
+    memmove(b->buf, b->buf + n, b->len);
+    r = mark_end(b);
+    if (r != 0)
+        b->error = -r;
+    return r;
+}
+
+int es_blocks_append(struct es_blocks *b, const uint8_t *data, size_t n) {
+    if (b->finished)
+        return 0;
+    b->received += n;
+    if (b->fd >= 0 && b->len == 0 && !b->error) {
+        /* The common case: nothing held, so write the whole part straight
+         * from the reader's buffer and keep only the unfinished block. */
+        uint64_t whole = b->boundary < b->received ? b->boundary : b->received;
+        size_t direct = whole > b->base ? (size_t)(whole - b->base) : 0;
+        if (direct > 0) {
+            int r = write_all(b->fd, data, direct);
+            if (r != 0) {
+                b->error = -r;
+                return r;
+            }
+            b->base += direct;
+            if ((r = mark_end(b)) != 0) {
+                b->error = -r;
+                return r;
+            }
+        }
+        return keep(b, data + direct, n - direct);
+    }
+    int r = keep(b, data, n);
+    if (r != 0)
+        return r;
+    return flush(b);
+}
+
+int es_blocks_set_fd(struct es_blocks *b, int fd) {
+    struct stat st;
+    b->fd = fd;
+    b->seekable = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+    return flush(b);
+}
+
+int es_blocks_finish(struct es_blocks *b) {
+    if (b->finished)
+        return -b->error;
+    b->finished = true;
+    int r = flush(b);
+    if (r != 0)
+        return r;
+    /* An unfinished block is left out: the file ends after the last whole one. */
+    b->len = 0;
+    if (!b->complete && b->base > 0) {
+        r = write_all(b->fd, end_marker, 2);
+        if (r != 0)
+            b->error = -r;
+    }
+    return r;
+}

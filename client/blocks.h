@@ -1,0 +1,63 @@
+/* The whole-block writer behind `eventlog-socket record`: it receives the
+ * raw bytes of a stream together with the reader's event boundaries
+ * (es_conn's callbacks) and writes out only the header and whole blocks,
+ * holding back a block that has not fully arrived. So the file is always a
+ * prefix of the stream that ends between blocks; at the end it gets an end
+ * marker unless the stream's own arrived. On a regular file an end marker
+ * is also kept after the last block while recording (and overwritten by the
+ * next block), so that even a recorder killed outright leaves a file that
+ * parses.
+ *
+ * Until a file descriptor is given (the file's name may come from events
+ * further on), everything is kept in memory. One writer per recording,
+ * used by the loop thread only. */
+#ifndef ES_BLOCKS_H
+#define ES_BLOCKS_H
+
+#include "es_events.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct es_blocks {
+    int fd;        /* -1 until es_blocks_set_fd */
+    bool seekable; /* a regular file: keep a trailing end marker */
+    uint8_t *buf;  /* received bytes not yet written, from stream offset `base` */
+    size_t len, cap;
+    uint64_t base;      /* stream offset of buf[0] (= bytes written so far) */
+    uint64_t received;  /* stream offset after the last byte received */
+    uint64_t boundary;  /* bytes before this offset are the header and whole blocks */
+    uint64_t block_end; /* where the current block ends by its marker's size, 0: none */
+    bool complete;      /* the stream's end marker is before `boundary` */
+    bool finished;      /* es_blocks_finish has written the end */
+    int error;          /* errno of a failed write, 0 */
+};
+
+void es_blocks_init(struct es_blocks *b);
+void es_blocks_destroy(struct es_blocks *b);
+
+/* The reader's boundaries: the header's length, each event (with its stream
+ * offset), and the end-of-data marker (the stream offset just after it). */
+void es_blocks_header(struct es_blocks *b, uint64_t header_len);
+void es_blocks_event(struct es_blocks *b, const struct es_event *ev, uint64_t offset);
+void es_blocks_end_marker(struct es_blocks *b, uint64_t after);
+
+/* The next received bytes. Writes what has become whole when a file is
+ * set. Returns 0, -ENOMEM, or -errno of a failed write. */
+int es_blocks_append(struct es_blocks *b, const uint8_t *data, size_t n);
+
+/* Start writing to `fd` (everything whole so far goes out now). */
+int es_blocks_set_fd(struct es_blocks *b, int fd);
+
+/* The end: write what is whole, then an end marker unless the stream's own
+ * is among it. Bytes of an unfinished block are dropped. Returns 0 or
+ * -errno. */
+int es_blocks_finish(struct es_blocks *b);
+
+/* Bytes held in memory. */
+static inline size_t es_blocks_held(const struct es_blocks *b) {
+    return b->len;
+}
+
+#endif

@@ -1,0 +1,140 @@
+/* A source of eventlog bytes for the `eventlog-socket` command: a
+ * connection to a running program's eventlog-socket server (Unix or TCP,
+ * with a connect timeout and optional retrying until the program appears),
+ * or a FILE read from disk, both on a libuv loop and both delivering the
+ * same callbacks: the header, every event with its stream offset, the raw
+ * bytes, and how the stream ended. The first bytes must be a GHC eventlog
+ * header; anything else ends the source with a one-line error. It also
+ * sends control frames (protocol.md section 2, our GCTL framing), and
+ * keeps what the stream tells about the program (struct es_conn_info).
+ *
+ * The parsing half (es_conn_feed, es_conn_finish) does no I/O, so tests and
+ * fuzz targets can drive it without a loop. Everything runs on the thread
+ * that runs the loop; no locking. */
+#ifndef ES_CONN_H
+#define ES_CONN_H
+
+#include "addr.h"
+#include "es_events.h"
+#include "es_stream.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+/* How a source ended (es_conn_callbacks.on_end). */
+enum es_conn_end {
+    ES_CONN_COMPLETE, /* the end-of-data marker arrived (the program exited through hs_exit) */
+    ES_CONN_CUT,      /* the stream stopped after the header, without the end marker */
+    ES_CONN_FAILED,   /* no eventlog: cannot connect, not an eventlog-socket peer, malformed */
+};
+
+struct es_conn_options {
+    double connect_timeout; /* seconds to connect and receive the header (default 5) */
+    bool retry;             /* keep trying while nothing listens at the address */
+    bool allow_file;        /* an existing regular file is read as a recorded eventlog */
+};
+
+/* What the stream has told about the program so far. */
+struct es_conn_info {
+    char program[256]; /* basename of argv[0] (PROGRAM_ARGS); "" until seen */
+    char args[1024];   /* the arguments, space-separated, RTS options included */
+    bool have_args;
+    uint32_t pid; /* OSPROCESS_PID */
+    bool have_pid;
+    char rts_ident[128];     /* RTS_IDENTIFIER, such as "GHC-9.6.6 rts_thr" */
+    bool heap_prof;          /* a HEAP_PROF_BEGIN arrived: the program has a heap profiling mode */
+    uint64_t heap_period_ns; /* its sampling interval */
+    uint64_t heap_samples;   /* HEAP_PROF_SAMPLE_BEGIN events */
+    uint64_t last_sample_time; /* program time of the latest one */
+    uint64_t drop_notices;     /* drop notices the server inserted (protocol.md 1.3) */
+    uint64_t dropped_chunks;   /* the chunks they say were skipped */
+    uint64_t bytes;            /* bytes received */
+    uint64_t events;           /* events read, block markers included */
+    uint64_t latest_time;      /* the latest event time seen (program time, ns) */
+};
+
+struct es_conn;
+
+struct es_conn_callbacks {
+    /* The header has been read (c->stream.header). */
+    void (*on_header)(struct es_conn *c, void *ctx);
+    /* An event, at stream offset `offset` (from the header's first byte). */
+    void (*on_event)(struct es_conn *c, const struct es_event *ev, uint64_t offset, void *ctx);
+    /* Raw bytes, after their events have been reported; also the bytes in
+     * which the stream turned out malformed (the events before the fault
+     * have been reported), just before on_end. */
+    void (*on_bytes)(struct es_conn *c, const uint8_t *data, size_t n, void *ctx);
+    /* Once, at the end; c->error says why for ES_CONN_FAILED and ES_CONN_CUT. */
+    void (*on_end)(struct es_conn *c, enum es_conn_end how, void *ctx);
+    /* A write of es_conn_send has completed (0) or failed (a libuv error). */
+    void (*on_sent)(struct es_conn *c, int status, void *ctx);
+    void *ctx;
+};
+
+struct es_conn_attempt;
+
+struct es_conn {
+    /* Read-only for users. */
+    struct es_stream stream;
+    struct es_conn_info info;
+    char name[300];  /* the address (unix:..., tcp:...) or the file's path, for messages */
+    char error[512]; /* why it ended, one line without the name */
+    bool is_file;
+    bool is_unix;
+    bool ended;
+    int peer_pid; /* the server's pid from SO_PEERCRED (Unix sockets), 0 when unknown */
+
+    /* Private. */
+    uv_loop_t *loop;
+    struct es_conn_options opt;
+    struct es_conn_callbacks cb;
+    struct es_addr addr;
+    struct es_conn_attempt *attempt; /* the current connection */
+    uv_timer_t timer;                /* the connect timeout, and the pause between retries */
+    bool timer_open;
+    uv_idle_t idle; /* reads a file */
+    bool idle_open;
+    int file_fd;
+    bool said_waiting;
+    bool feeding;         /* inside es_conn_feed */
+    bool destroy_pending; /* closed meanwhile: free the reader on the way out */
+};
+
+/* Fill in defaults (5 s, no retry, no files). */
+void es_conn_default_options(struct es_conn_options *o);
+
+/* A common option of every subcommand at argv[*i] (--connect-timeout S,
+ * --retry): returns 1 when it was one (and *i points at its last word), 0
+ * when it is not, -1 after printing a usage error. */
+int es_conn_parse_option(struct es_conn_options *o, int argc, char **argv, int *i);
+
+/* Start reading `source` (an address, or a file when allowed). Returns 0,
+ * or -EINVAL for an argument that is no address (c->error says why; then
+ * no callback is made). Otherwise on_end is called exactly once. */
+int es_conn_open(struct es_conn *c, uv_loop_t *loop, const char *source,
+                 const struct es_conn_options *opt, const struct es_conn_callbacks *cb);
+
+/* Send `n` bytes to the server (control frames). Returns 0 or a negative
+ * libuv error; the bytes are copied. */
+int es_conn_send(struct es_conn *c, const void *data, size_t n);
+
+/* Send one GCTL frame ("GCTL" and the command byte). */
+int es_conn_send_command(struct es_conn *c, uint8_t command);
+
+/* Stop reading and close every handle (no further callbacks). The loop
+ * then runs dry once the caller's own handles are closed. */
+void es_conn_close(struct es_conn *c);
+
+/* The loop-free half: set up `c` for parsing only (no source). */
+void es_conn_init_parser(struct es_conn *c, const struct es_conn_callbacks *cb);
+/* Parse received bytes; returns 0, or -1 after the stream was found not
+ * to be an eventlog or malformed (c->error says why; on_end not called). */
+int es_conn_feed(struct es_conn *c, const uint8_t *data, size_t n);
+/* The bytes have ended: what kind of end it is (c->error set unless complete). */
+enum es_conn_end es_conn_finish(struct es_conn *c);
+/* Free what the parser holds. */
+void es_conn_destroy_parser(struct es_conn *c);
+
+#endif

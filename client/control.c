@@ -1,0 +1,316 @@
+/* `eventlog-socket control ADDR start|stop|census [--wait] [--timeout S]`:
+ * send one control frame (protocol.md section 2) and, with --wait, read the
+ * stream until its effect shows: a heap sample after the request (census,
+ * start), or heap samples no longer coming (stop). Runs on one thread, the
+ * libuv loop's. */
+#include "conn.h"
+#include "es_header.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* What "samples stopped" means: no heap sample for this long in program
+ * time after the request, or three sampling intervals if longer. */
+#define STOP_QUIET_NS 500000000ull
+
+enum what { CENSUS, START, STOP };
+
+struct control {
+    uv_loop_t *loop;
+    struct es_conn conn;
+    enum what what;
+    const char *word;
+    bool wait;
+    double timeout;
+    uv_timer_t timer;
+    uv_signal_t sigint;
+    bool sent;
+    uint64_t sent_ns;        /* uv_hrtime() of the request */
+    uint64_t sent_wall_ns;   /* wall-clock time of the request */
+    uint64_t latest_at_send; /* program time seen when the request went out */
+    bool have_wall;          /* a WALL_CLOCK_TIME event: program time <-> wall clock */
+    uint64_t wall_event_time, wall_event_ns;
+    uint64_t first_after; /* program time of the first sample after the request, 0 */
+    uint64_t last_after;  /* of the latest one */
+    bool done;
+    int status;
+};
+
+static void control_usage(FILE *f) {
+    fprintf(f, "usage: eventlog-socket control ADDR start|stop|census [--wait] [--timeout S]\n"
+               "                               [--connect-timeout S] [--retry]\n"
+               "Sends a heap profiling command: start or stop timed heap samples, or one heap\n"
+               "census now. With --wait, reads the program's eventlog until the effect shows\n"
+               "and prints when (exit 1 if it does not within --timeout, default 10 s).\n");
+}
+
+static uint64_t wall_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The program time of the request: from the wall clock when the stream
+ * has told how its clock maps to it, else the latest program time seen when
+ * it went out (which, for a client reading an old backlog, is too early). */
+static uint64_t request_time(const struct control *k) {
+    if (k->have_wall) {
+        int64_t t =
+            (int64_t)k->wall_event_time + ((int64_t)k->sent_wall_ns - (int64_t)k->wall_event_ns);
+        return t > 0 ? (uint64_t)t : 0;
+    }
+    return k->latest_at_send;
+}
+
+static void close_all(struct control *k) {
+    es_conn_close(&k->conn);
+    if (!uv_is_closing((uv_handle_t *)&k->timer))
+        uv_close((uv_handle_t *)&k->timer, NULL);
+    if (!uv_is_closing((uv_handle_t *)&k->sigint))
+        uv_close((uv_handle_t *)&k->sigint, NULL);
+}
+
+static void finish(struct control *k, int status) {
+    if (k->done)
+        return;
+    k->done = true;
+    k->status = status;
+    close_all(k);
+}
+
+static double secs(uint64_t ns) {
+    return (double)ns / 1e9;
+}
+
+/* Has the effect shown? Prints the line and finishes when it has. */
+static void judge(struct control *k) {
+    if (!k->sent || k->done || !k->wait)
+        return;
+    uint64_t req = request_time(k);
+    const struct es_conn_info *in = &k->conn.info;
+    double waited = (double)(uv_hrtime() - k->sent_ns) / 1e9;
+    if (k->what != STOP) {
+        if (k->first_after == 0)
+            return;
+        printf("%s: heap sample at program time %.3f s, %.3f s after the request (seen after "
+               "%.3f s)\n",
+               k->word, secs(k->first_after), secs(k->first_after > req ? k->first_after - req : 0),
+               waited);
+        finish(k, 0);
+        return;
+    }
+    uint64_t quiet =
+        in->heap_period_ns * 3 > STOP_QUIET_NS ? in->heap_period_ns * 3 : STOP_QUIET_NS;
+    uint64_t from = k->last_after > req ? k->last_after : req;
+    if (in->latest_time < from + quiet)
+        return;
+    if (k->last_after != 0)
+        printf("stop: heap samples stopped, the last at program time %.3f s (%.3f s after the "
+               "request; none for %.3f s since; seen after %.3f s)\n",
+               secs(k->last_after), secs(k->last_after - req),
+               secs(in->latest_time - k->last_after), waited);
+    else
+        printf("stop: no heap sample after the request (program time %.3f s; none for %.3f s "
+               "since; seen after %.3f s)\n",
+               secs(req), secs(in->latest_time - req), waited);
+    finish(k, 0);
+}
+
+static void on_header(struct es_conn *c, void *ctx) {
+    struct control *k = ctx;
+    static const uint8_t command[] = {
+        [CENSUS] = 0x03, /* EVENTLOG_SOCKET_CMD_REQUEST_HEAP_CENSUS */
+        [START] = 0x01,  /* EVENTLOG_SOCKET_CMD_START_HEAP_PROFILING */
+        [STOP] = 0x02,   /* EVENTLOG_SOCKET_CMD_STOP_HEAP_PROFILING */
+    };
+    int r = es_conn_send_command(c, command[k->what]);
+    if (r < 0) {
+        fprintf(stderr, "eventlog-socket: %s: cannot send: %s\n", c->name, uv_strerror(r));
+        finish(k, 2);
+        return;
+    }
+    k->sent = true;
+    k->sent_ns = uv_hrtime();
+    k->sent_wall_ns = wall_ns();
+    k->latest_at_send = c->info.latest_time;
+}
+
+static void on_event(struct es_conn *c, const struct es_event *ev, uint64_t offset, void *ctx) {
+    (void)offset;
+    (void)c;
+    struct control *k = ctx;
+    if (ev->type == ES_EVENT_WALL_CLOCK_TIME && ev->payload_len >= 16 && !k->have_wall) {
+        /* u32 capset, u64 seconds, u32 nanoseconds: the wall clock at the
+         * event's program time. */
+        k->have_wall = true;
+        k->wall_event_time = ev->time;
+        k->wall_event_ns = es_be64(ev->payload + 4) * 1000000000ull + es_be32(ev->payload + 12);
+    }
+    if (ev->type == ES_EVENT_HEAP_PROF_SAMPLE_BEGIN && k->sent) {
+        /* A census is stamped when it is taken, after the request. */
+        if (ev->time > request_time(k)) {
+            if (k->first_after == 0)
+                k->first_after = ev->time;
+            if (ev->time > k->last_after)
+                k->last_after = ev->time;
+        }
+    }
+}
+
+static void on_bytes(struct es_conn *c, const uint8_t *data, size_t n, void *ctx) {
+    (void)c;
+    (void)data;
+    (void)n;
+    judge(ctx);
+}
+
+static void on_timeout(uv_timer_t *t);
+
+static void on_sent(struct es_conn *c, int status, void *ctx) {
+    struct control *k = ctx;
+    if (status < 0) {
+        fprintf(stderr, "eventlog-socket: %s: cannot send: %s\n", c->name, uv_strerror(status));
+        finish(k, 2);
+        return;
+    }
+    if (!k->wait) {
+        printf("%s: sent to %s\n", k->word, c->name);
+        finish(k, 0);
+        return;
+    }
+    uv_timer_start(&k->timer, on_timeout, (uint64_t)(k->timeout * 1000 + 0.5), 0);
+    judge(k);
+}
+
+/* Why nothing showed, when the stream can tell. */
+static void hint(struct control *k) {
+    const struct es_conn_info *in = &k->conn.info;
+    const struct es_header *h = &k->conn.stream.header;
+    if (k->conn.stream.state != ES_STREAM_HEADER && h->size[ES_EVENT_IPE] == ES_SIZE_UNDECLARED)
+        fprintf(stderr,
+                "hint: the program's GHC is older than 9.2 (its eventlog declares no IPE "
+                "events): GHC 9.0 hands heap samples over only when the RTS's global buffer "
+                "fills or at exit, so they cannot be seen live (README, \"GHC 9.0 cannot "
+                "flush\")\n");
+    else if (in->have_args && !in->heap_prof)
+        fprintf(stderr, "hint: the program runs without a heap profiling mode, so heap "
+                        "commands are ignored: start it with +RTS -hT (or another -h mode)\n");
+    else if (!in->have_args)
+        fprintf(stderr, "hint: the stream has not yet said how the program was started; is it "
+                        "running with a heap profiling mode (+RTS -hT)?\n");
+}
+
+static void on_timeout(uv_timer_t *t) {
+    struct control *k = t->data;
+    if (k->done)
+        return;
+    fprintf(stderr, "eventlog-socket: %s: %s: %s within %g s\n", k->conn.name, k->word,
+            k->what == STOP ? "heap samples did not stop" : "no heap sample arrived", k->timeout);
+    hint(k);
+    finish(k, 1);
+}
+
+static void on_end(struct es_conn *c, enum es_conn_end how, void *ctx) {
+    struct control *k = ctx;
+    if (k->done)
+        return;
+    if (how == ES_CONN_FAILED) {
+        fprintf(stderr, "eventlog-socket: %s: %s\n", c->name, c->error);
+        finish(k, 2);
+        return;
+    }
+    judge(k);
+    if (k->done)
+        return;
+    fprintf(stderr,
+            "eventlog-socket: %s: %s: the program's stream ended (%s) before the effect "
+            "showed\n",
+            c->name, k->word, how == ES_CONN_COMPLETE ? "it exited" : c->error);
+    hint(k);
+    finish(k, 1);
+}
+
+static void on_signal(uv_signal_t *s, int signum) {
+    (void)signum;
+    struct control *k = s->data;
+    fprintf(stderr, "eventlog-socket: %s: %s: interrupted\n", k->conn.name, k->word);
+    finish(k, 1);
+}
+
+int es_control_main(int argc, char **argv) {
+    static struct control ctl;
+    struct control *k = &ctl;
+    struct es_conn_options opt;
+    es_conn_default_options(&opt);
+    const char *addr = NULL;
+    k->timeout = 10;
+    for (int i = 1; i < argc; i++) {
+        int r = es_conn_parse_option(&opt, argc, argv, &i);
+        if (r < 0)
+            return 2;
+        if (r > 0)
+            continue;
+        const char *a = argv[i];
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            control_usage(stdout);
+            return 0;
+        } else if (strcmp(a, "--wait") == 0) {
+            k->wait = true;
+        } else if (strcmp(a, "--timeout") == 0) {
+            char *end = NULL;
+            double v = i + 1 < argc ? strtod(argv[i + 1], &end) : 0;
+            if (i + 1 >= argc || end == argv[i + 1] || *end != '\0' || !(v > 0) || v > 1e7) {
+                fprintf(stderr, "eventlog-socket control: --timeout needs a number of seconds\n");
+                return 2;
+            }
+            k->timeout = v;
+            i++;
+        } else if (a[0] == '-' && a[1] != '\0') {
+            fprintf(stderr, "eventlog-socket control: unknown option %s\n", a);
+            control_usage(stderr);
+            return 2;
+        } else if (addr == NULL) {
+            addr = a;
+        } else if (k->word == NULL) {
+            k->word = a;
+        } else {
+            fprintf(stderr, "eventlog-socket control: unexpected argument %s\n", a);
+            return 2;
+        }
+    }
+    if (addr == NULL || k->word == NULL) {
+        control_usage(stderr);
+        return 2;
+    }
+    if (strcmp(k->word, "census") == 0)
+        k->what = CENSUS;
+    else if (strcmp(k->word, "start") == 0)
+        k->what = START;
+    else if (strcmp(k->word, "stop") == 0)
+        k->what = STOP;
+    else {
+        fprintf(stderr, "eventlog-socket control: %s is not start, stop or census\n", k->word);
+        return 2;
+    }
+    k->loop = uv_default_loop();
+    struct es_conn_callbacks cb = {.on_header = on_header,
+                                   .on_event = on_event,
+                                   .on_bytes = on_bytes,
+                                   .on_end = on_end,
+                                   .on_sent = on_sent,
+                                   .ctx = k};
+    if (es_conn_open(&k->conn, k->loop, addr, &opt, &cb) != 0) {
+        fprintf(stderr, "eventlog-socket: %s: %s\n", k->conn.name, k->conn.error);
+        return 2;
+    }
+    uv_timer_init(k->loop, &k->timer);
+    k->timer.data = k;
+    uv_signal_init(k->loop, &k->sigint);
+    k->sigint.data = k;
+    uv_signal_start(&k->sigint, on_signal, SIGINT);
+    uv_run(k->loop, UV_RUN_DEFAULT);
+    uv_loop_close(k->loop);
+    return k->status;
+}

@@ -1,0 +1,297 @@
+/* `eventlog-socket heap ADDR|FILE (--hp OUT.hp | --csv OUT.csv)`: the heap
+ * profile out of an eventlog, live or recorded: the censuses
+ * (HEAP_PROF_SAMPLE_*) in the RTS's classic .hp format, which hp2ps and
+ * hp2pretty read, and/or as CSV rows (time, label, bytes). Each census is
+ * written and flushed as soon as it is complete, and the .hp file is ended
+ * properly however the run stops (end of stream, Ctrl-C), so it is usable
+ * at any moment. Runs on one thread, the libuv loop's. */
+#include "conn.h"
+#include "model.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct heap {
+    uv_loop_t *loop;
+    struct es_conn conn;
+    struct es_model *model;
+    const char *hp_path, *csv_path;
+    FILE *hp, *csv;
+    bool hp_started;
+    uint64_t written; /* censuses written */
+    uint64_t last_time;
+    uv_signal_t sigint, sigterm;
+    bool stopped;
+    int status;
+};
+
+static void heap_usage(FILE *f) {
+    fprintf(f, "usage: eventlog-socket heap ADDR|FILE (--hp OUT.hp | --csv OUT.csv)\n"
+               "                            [--connect-timeout S] [--retry]\n"
+               "Writes the heap profile (the censuses of a program run with +RTS -hT, or\n"
+               "another -h mode) from a live program or a recorded eventlog: --hp in the\n"
+               "RTS's .hp format (for hp2ps, hp2pretty), --csv one row per (time_s, label,\n"
+               "bytes); - for stdout. Times are seconds since the program started. Exit\n"
+               "status 0 when the stream was complete, 1 when it was cut or had no heap\n"
+               "profile, 2 on errors.\n");
+}
+
+/* Text for a quoted .hp field: no quotes or line breaks inside. */
+static void hp_text(char *s) {
+    for (; *s; s++)
+        if (*s == '"')
+            *s = '\'';
+        else if (*s == '\n' || *s == '\r' || *s == '\t')
+            *s = ' ';
+}
+
+static void hp_start(struct heap *h) {
+    if (h->hp == NULL || h->hp_started)
+        return;
+    const struct es_model *m = h->model;
+    /* JOB: the program and its arguments, as the RTS writes it. */
+    char job[1300];
+    const char *rest = strchr(m->args, ' ');
+    snprintf(job, sizeof job, "%s%s", m->program[0] ? m->program : "program", rest ? rest : "");
+    hp_text(job);
+    char date[64] = "";
+    time_t start = m->wall_start_s ? (time_t)m->wall_start_s : time(NULL);
+    struct tm tm;
+    if (localtime_r(&start, &tm) != NULL)
+        strftime(date, sizeof date, "%a %b %d %H:%M %Y", &tm);
+    fprintf(h->hp,
+            "JOB \"%s\"\nDATE \"%s\"\nSAMPLE_UNIT \"seconds\"\nVALUE_UNIT \"bytes\"\n"
+            "BEGIN_SAMPLE 0.000000\nEND_SAMPLE 0.000000\n",
+            job, date);
+    h->hp_started = true;
+}
+
+/* A CSV field, quoted when it must be (RFC 4180). */
+static void csv_field(FILE *f, const char *s) {
+    if (strpbrk(s, ",\"\n\r") == NULL) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+static void write_census(struct heap *h) {
+    const struct es_model *m = h->model;
+    const struct es_model_census *c = &m->cur;
+    double t = (double)c->time / 1e9;
+    if (h->hp) {
+        hp_start(h);
+        fprintf(h->hp, "BEGIN_SAMPLE %f\n", t);
+        for (size_t i = 0; i < c->n; i++) {
+            char label[600];
+            snprintf(label, sizeof label, "%s", es_model_label(m, c->e[i].label));
+            for (char *p = label; *p; p++)
+                if (*p == '\n' || *p == '\t')
+                    *p = ' ';
+            fprintf(h->hp, "%s\t%llu\n", label, (unsigned long long)c->e[i].bytes);
+        }
+        fprintf(h->hp, "END_SAMPLE %f\n", t);
+        fflush(h->hp);
+    }
+    if (h->csv) {
+        for (size_t i = 0; i < c->n; i++) {
+            fprintf(h->csv, "%f,", t);
+            csv_field(h->csv, es_model_label(m, c->e[i].label));
+            fprintf(h->csv, ",%llu\n", (unsigned long long)c->e[i].bytes);
+        }
+        fflush(h->csv);
+    }
+    if (c->time > h->last_time)
+        h->last_time = c->time;
+    h->written++;
+}
+
+static void close_handle(uv_handle_t *h) {
+    if (!uv_is_closing(h))
+        uv_close(h, NULL);
+}
+
+static void stop(struct heap *h, int status, const char *why) {
+    if (h->stopped)
+        return;
+    h->stopped = true;
+    h->status = status;
+    es_conn_close(&h->conn);
+    close_handle((uv_handle_t *)&h->sigint);
+    close_handle((uv_handle_t *)&h->sigterm);
+    bool have_header = h->conn.stream.state != ES_STREAM_HEADER;
+    if (!have_header) {
+        fprintf(stderr, "eventlog-socket: %s: %s\n", h->conn.name, why);
+        return;
+    }
+    /* The .hp file ends like the RTS ends it: an empty sample at the end. */
+    if (h->hp) {
+        hp_start(h);
+        uint64_t end = h->model->now > h->last_time ? h->model->now : h->last_time;
+        fprintf(h->hp, "BEGIN_SAMPLE %f\nEND_SAMPLE %f\n", (double)end / 1e9, (double)end / 1e9);
+    }
+    int werr = 0;
+    FILE *files[2] = {h->hp, h->csv};
+    for (int i = 0; i < 2; i++)
+        if (files[i] && (fflush(files[i]) != 0 || ferror(files[i])) && werr == 0)
+            werr = errno ? errno : EIO;
+    if (h->hp && h->hp != stdout && fclose(h->hp) != 0 && werr == 0)
+        werr = errno;
+    if (h->csv && h->csv != stdout && fclose(h->csv) != 0 && werr == 0)
+        werr = errno;
+    h->hp = h->csv = NULL;
+    if (werr) {
+        fprintf(stderr, "eventlog-socket: %s: cannot write the heap profile: %s\n", h->conn.name,
+                strerror(werr));
+        h->status = 2;
+        return;
+    }
+    const struct es_model *m = h->model;
+    if (!m->heap_prof && h->written == 0) {
+        fprintf(stderr,
+                "eventlog-socket: %s: no heap profile in the stream (%s): run the program with "
+                "+RTS -hT (or another -h mode)\n",
+                h->conn.name, why);
+        if (h->status == 0)
+            h->status = 1;
+        return;
+    }
+    char to[1100];
+    snprintf(to, sizeof to, "%s%s%s", h->hp_path ? h->hp_path : "",
+             h->hp_path && h->csv_path ? " and " : "", h->csv_path ? h->csv_path : "");
+    fprintf(stderr, "eventlog-socket: %s: %llu heap samples to %s: %s\n", h->conn.name,
+            (unsigned long long)h->written, to, why);
+}
+
+static void on_header(struct es_conn *c, void *ctx) {
+    struct heap *h = ctx;
+    es_model_header(h->model, &c->stream.header);
+}
+
+static void on_event(struct es_conn *c, const struct es_event *ev, uint64_t offset, void *ctx) {
+    (void)c;
+    (void)offset;
+    struct heap *h = ctx;
+    uint64_t before = h->model->censuses;
+    es_model_event(h->model, ev);
+    if (h->model->censuses != before)
+        write_census(h);
+}
+
+static void on_end(struct es_conn *c, enum es_conn_end how, void *ctx) {
+    struct heap *h = ctx;
+    char why[700];
+    switch (how) {
+    case ES_CONN_COMPLETE:
+        es_model_end(h->model);
+        stop(h, 0, "complete, the program's end marker arrived");
+        break;
+    case ES_CONN_CUT:
+        snprintf(why, sizeof why, "cut: the stream ended without its end marker (%s)", c->error);
+        stop(h, 1, why);
+        break;
+    case ES_CONN_FAILED:
+        stop(h, 2, c->error);
+        break;
+    }
+}
+
+static void on_signal(uv_signal_t *s, int signum) {
+    struct heap *h = s->data;
+    stop(h, 1, signum == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)");
+}
+
+static FILE *open_out(const char *path) {
+    if (strcmp(path, "-") == 0)
+        return stdout;
+    FILE *f = fopen(path, "w");
+    if (f == NULL)
+        fprintf(stderr, "eventlog-socket heap: cannot create %s: %s\n", path, strerror(errno));
+    return f;
+}
+
+int es_heap_main(int argc, char **argv) {
+    static struct heap heap;
+    struct heap *h = &heap;
+    struct es_conn_options opt;
+    es_conn_default_options(&opt);
+    opt.allow_file = true;
+    const char *src = NULL;
+    for (int i = 1; i < argc; i++) {
+        int k = es_conn_parse_option(&opt, argc, argv, &i);
+        if (k < 0)
+            return 2;
+        if (k > 0)
+            continue;
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            heap_usage(stdout);
+            return 0;
+        } else if (strcmp(argv[i], "--hp") == 0 || strcmp(argv[i], "--csv") == 0) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "eventlog-socket heap: %s needs a file name\n", argv[i]);
+                return 2;
+            }
+            if (argv[i][2] == 'h')
+                h->hp_path = argv[++i];
+            else
+                h->csv_path = argv[++i];
+        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+            fprintf(stderr, "eventlog-socket heap: unknown option %s\n", argv[i]);
+            heap_usage(stderr);
+            return 2;
+        } else if (src == NULL) {
+            src = argv[i];
+        } else {
+            fprintf(stderr, "eventlog-socket heap: one source only (%s, then %s)\n", src, argv[i]);
+            return 2;
+        }
+    }
+    if (src == NULL || (h->hp_path == NULL && h->csv_path == NULL)) {
+        heap_usage(stderr);
+        return 2;
+    }
+    if (h->hp_path && h->csv_path && strcmp(h->hp_path, "-") == 0 &&
+        strcmp(h->csv_path, "-") == 0) {
+        fprintf(stderr, "eventlog-socket heap: --hp and --csv cannot both be stdout\n");
+        return 2;
+    }
+    h->model = malloc(sizeof *h->model);
+    if (h->model == NULL) {
+        fprintf(stderr, "eventlog-socket heap: out of memory\n");
+        return 2;
+    }
+    es_model_init(h->model);
+    if ((h->hp_path && (h->hp = open_out(h->hp_path)) == NULL) ||
+        (h->csv_path && (h->csv = open_out(h->csv_path)) == NULL))
+        return 2;
+    if (h->csv)
+        fprintf(h->csv, "time_s,label,bytes\n");
+
+    h->loop = uv_default_loop();
+    struct es_conn_callbacks cb = {
+        .on_header = on_header, .on_event = on_event, .on_end = on_end, .ctx = h};
+    if (es_conn_open(&h->conn, h->loop, src, &opt, &cb) != 0) {
+        fprintf(stderr, "eventlog-socket: %s: %s\n", h->conn.name, h->conn.error);
+        return 2;
+    }
+    uv_signal_init(h->loop, &h->sigint);
+    uv_signal_init(h->loop, &h->sigterm);
+    h->sigint.data = h->sigterm.data = h;
+    uv_signal_start(&h->sigint, on_signal, SIGINT);
+    uv_signal_start(&h->sigterm, on_signal, SIGTERM);
+    uv_run(h->loop, UV_RUN_DEFAULT);
+    uv_loop_close(h->loop);
+    es_model_destroy(h->model);
+    free(h->model);
+    return h->status;
+}

@@ -1,0 +1,65 @@
+/* The `eventlog-socket` command: one subcommand per verb, dispatched by
+ * name from the table below. Each subcommand gets argv from its own name on
+ * and returns the process's exit status: 0 success, 1 a result the user
+ * should know about (a recording cut, a --wait that timed out), 2 a usage
+ * error or no eventlog to work with (see README, "The eventlog-socket
+ * command"). */
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#define ES_CLIENT_VERSION "0.1.0"
+
+int es_record_main(int argc, char **argv);
+int es_control_main(int argc, char **argv);
+int es_heap_main(int argc, char **argv);
+int es_top_main(int argc, char **argv);
+
+static const struct subcommand {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+    const char *help;
+} subcommands[] = {
+    {"record", es_record_main,
+     "record ADDR [-o FILE] [--duration S]    save the live eventlog to a file"},
+    {"control", es_control_main,
+     "control ADDR start|stop|census [--wait] start/stop heap profiling, ask for a census"},
+    {"heap", es_heap_main,
+     "heap ADDR|FILE (--hp OUT.hp | --csv OUT.csv) the heap profile, in .hp or CSV"},
+    {"top", es_top_main, "top ADDR [--retry]                      watch the program live"},
+};
+
+static void usage(FILE *out) {
+    fprintf(out, "usage: eventlog-socket SUBCOMMAND ARGS...\n\nsubcommands:\n");
+    for (size_t i = 0; i < sizeof subcommands / sizeof *subcommands; i++)
+        fprintf(out, "  %s\n", subcommands[i].help);
+    fprintf(out, "\nADDR is unix:/path, a path containing '/', tcp:HOST:PORT, HOST:PORT or :PORT.\n"
+                 "Every subcommand takes --connect-timeout S (default 5) and --retry (wait\n"
+                 "for the program to appear). `eventlog-socket SUBCOMMAND --help` tells more.\n"
+                 "Exit status: 0 done, 1 cut or timed out, 2 usage error or no eventlog.\n");
+}
+
+int main(int argc, char **argv) {
+    /* A server that goes away while a control frame is being written is
+     * an error to report, not a reason to die silently. */
+    signal(SIGPIPE, SIG_IGN);
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+        strcmp(argv[1], "help") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("eventlog-socket %s\n", ES_CLIENT_VERSION);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof subcommands / sizeof *subcommands; i++)
+        if (strcmp(argv[1], subcommands[i].name) == 0)
+            return subcommands[i].fn(argc - 1, argv + 1);
+    fprintf(stderr, "eventlog-socket: no subcommand %s (eventlog-socket --help lists them)\n",
+            argv[1]);
+    return 2;
+}

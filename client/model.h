@@ -1,0 +1,201 @@
+/* The model of a running program that the `eventlog-socket` command builds
+ * from its eventlog, fed one event at a time: who the program is, its heap
+ * and GC figures with a short history, what its capabilities do, its heap
+ * censuses, its user markers and messages, and the drop notices the
+ * library put in the stream. Pure: no I/O, no clock, no UI; time is the
+ * stream's own (nanoseconds since the RTS started). Every figure is kept in
+ * bounded memory, so a model can follow a program for any length of time.
+ *
+ * Fed by es_stream (cbits/es_stream.h): call es_model_header once with the
+ * parsed header, es_model_event for every event (block markers included:
+ * they say which capability the following events belong to), and
+ * es_model_end when the end-of-data marker arrived. `top` and `heap` read
+ * the fields and the es_model_* queries between events.
+ *
+ * One model per stream, used by one thread at a time; no locking. */
+#ifndef ES_MODEL_H
+#define ES_MODEL_H
+
+#include "es_events.h"
+#include "es_header.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Capabilities followed one by one; events of higher ones count in totals
+ * only. */
+#define ES_MODEL_MAX_CAPS 256
+/* Points of each history series: one per second, the last two minutes. */
+#define ES_MODEL_SERIES 120
+/* Pause histograms: eight buckets per power of two from 1 us up (a
+ * percentile is within about 4.5 % of the true value), one since the start
+ * and one per second of the last ES_MODEL_SECONDS, so percentiles over the
+ * last minute hold however many GCs there are. */
+#define ES_MODEL_PAUSE_BUCKETS 320
+#define ES_MODEL_SECONDS       64
+/* Markers and messages kept, newest last. */
+#define ES_MODEL_NOTES    32
+#define ES_MODEL_NOTE_LEN 160
+/* Distinct census labels (closure types, cost-centre stacks...) kept; more
+ * are summed under "(other labels)". */
+#define ES_MODEL_MAX_LABELS 65536
+/* Live threads followed; beyond this the count saturates. */
+#define ES_MODEL_MAX_THREADS (1u << 20)
+
+/* A value per second: v[i] belongs to second `first + i` of the stream. */
+struct es_model_series {
+    uint64_t first; /* the second of v[0] */
+    unsigned n;     /* points held, at most ES_MODEL_SERIES */
+    unsigned head;  /* index of the oldest point in the ring */
+    double v[ES_MODEL_SERIES];
+};
+
+/* One line of a census: a label and its live bytes. */
+struct es_model_entry {
+    uint32_t label; /* index into the model's labels */
+    uint64_t bytes;
+};
+
+struct es_model_census {
+    uint64_t time;  /* of its HEAP_PROF_SAMPLE_BEGIN */
+    uint64_t era;   /* the RTS's census number */
+    uint64_t total; /* sum of the entries' bytes */
+    struct es_model_entry *e;
+    size_t n, cap;
+};
+
+enum es_model_note_kind { ES_NOTE_MARKER, ES_NOTE_MESSAGE };
+
+struct es_model_note {
+    uint64_t time;
+    enum es_model_note_kind kind;
+    char text[ES_MODEL_NOTE_LEN]; /* cut to fit, always NUL-terminated */
+};
+
+struct es_model_cap {
+    uint64_t running_since;    /* time of its RUN_THREAD, 0 when not running */
+    uint64_t busy_ns;          /* time spent running Haskell threads, closed runs */
+    uint64_t gc_since;         /* time of its GC_START, 0 outside a GC */
+    uint64_t gc_start, gc_end; /* its last GC interval not yet counted as a pause */
+    bool gc_stats;             /* GC_STATS_GHC came within its current GC */
+    uint64_t allocated;        /* its last HEAP_ALLOCATED total */
+    bool seen;
+};
+
+struct es_model {
+    /* Who the program is (empty until the events arrive). */
+    char program[256];     /* program name: basename of argv[0] */
+    char args[1024];       /* the whole command line, space-separated */
+    char rts_id[128];      /* RTS_IDENTIFIER, e.g. "GHC-9.6.6 rts_thr" */
+    char ghc_version[32];  /* from it, e.g. "9.6.6" */
+    uint32_t pid;          /* 0 until OSPROCESS_PID */
+    uint64_t wall_start_s; /* WALL_CLOCK_TIME at the RTS's time 0 (0: unknown) */
+
+    /* Stream time. */
+    uint64_t first_time, now; /* first event's time and the latest time seen */
+    uint64_t events;          /* events fed, block markers included */
+    uint64_t next_second;     /* stream time at which the next second starts */
+    bool ended;               /* the end-of-data marker arrived */
+
+    /* Heap, from HEAP_SIZE / HEAP_LIVE / HEAP_ALLOCATED / HEAP_INFO_GHC. */
+    uint64_t heap_size, heap_live, allocated; /* latest; allocated summed over caps */
+    uint64_t max_heap_size, max_heap_live;
+    double alloc_rate;    /* bytes/s between the two latest allocation figures */
+    uint64_t alloc_rated; /* allocated, less each capability's first figure */
+    uint64_t alloc_rate_time, alloc_rate_bytes;
+    struct es_model_series s_size, s_live, s_alloc; /* s_alloc: bytes allocated per second */
+    unsigned generations;                           /* from HEAP_INFO_GHC (default 2) */
+
+    /* GC. */
+    uint64_t gcs, minor_gcs, major_gcs;
+    uint64_t gc_ns; /* sum of pauses */
+    uint64_t pause_max;
+    uint64_t pause_n; /* pauses recorded (pauses since start) */
+    uint64_t pause_hist[ES_MODEL_PAUSE_BUCKETS];
+    struct es_model_second {
+        uint64_t sec;   /* the second of stream time this slot holds (+1; 0: empty) */
+        uint64_t gc_ns; /* pauses that ended in it */
+        uint64_t max;
+        uint32_t hist[ES_MODEL_PAUSE_BUCKETS];
+    } secs[ES_MODEL_SECONDS]; /* slot sec % ES_MODEL_SECONDS */
+    uint64_t last_copied;     /* bytes copied by the latest GC (GC_STATS_GHC) */
+
+    /* Capabilities: running share from RUN_THREAD/STOP_THREAD. */
+    unsigned ncaps; /* highest capability seen + 1 */
+    struct es_model_cap caps[ES_MODEL_MAX_CAPS];
+    uint16_t block_cap;  /* capability of the current block, ES_GLOBAL_CAP: global */
+    uint64_t block_left; /* bytes of the current block not yet fed */
+    uint64_t snap_t[8];  /* once-a-second snapshots of every busy_ns, */
+    uint64_t snap_busy[8][ES_MODEL_MAX_CAPS]; /* running runs included */
+    unsigned snap_n;
+
+    /* Threads: the ids seen alive (created or run, not yet finished). */
+    uint32_t *threads; /* open addressing, 0 = empty slot (GHC ids start at 1) */
+    size_t threads_cap, threads_n;
+    bool threads_saturated;
+    uint64_t threads_created;
+
+    /* Heap profile. */
+    bool heap_prof;            /* a HEAP_PROF_BEGIN arrived */
+    uint32_t breakdown;        /* its breakdown (1 cost centre ... 7 closure type, 8 info table) */
+    uint64_t heap_interval_ns; /* its sampling period */
+    char **labels;             /* interned census labels */
+    uint32_t *label_hash;      /* open addressing: label index + 1, 0 = empty */
+    size_t nlabels, labels_hash_cap;
+    uint64_t *prev_bytes; /* by label: bytes in the previous census (trend) */
+    struct es_model_census cur, prev, building;
+    bool in_census;
+    uint64_t censuses; /* censuses completed: a change tells a reader a new one is in `cur` */
+    char **cc_label;   /* cost centre labels by id (HEAP_PROF_COST_CENTRE) */
+    size_t ncc;
+
+    /* Markers and messages: a ring, ES_MODEL_NOTES newest. */
+    struct es_model_note notes[ES_MODEL_NOTES];
+    uint64_t notes_n; /* notes ever seen */
+
+    /* Drop notices from the library (protocol.md 1.3). */
+    uint64_t drops, dropped_chunks;
+    double dropped_mib;
+    uint64_t last_drop_time;
+
+    bool oom; /* some label or thread could not be kept for lack of memory */
+};
+
+void es_model_init(struct es_model *m);
+void es_model_destroy(struct es_model *m);
+/* Forget the program (a new connection to a restarted one): as after init. */
+void es_model_reset(struct es_model *m);
+
+void es_model_header(struct es_model *m, const struct es_header *hdr);
+void es_model_event(struct es_model *m, const struct es_event *ev);
+void es_model_end(struct es_model *m);
+
+/* The text of label `i` of a census entry. */
+const char *es_model_label(const struct es_model *m, uint32_t i);
+/* Bytes of label `i` in the census before `cur`, or -1 when it was absent
+ * (or there was none). */
+int64_t es_model_prev_bytes(const struct es_model *m, uint32_t i);
+/* Indices of `cur`'s entries by bytes, largest first: fills up to `n` of
+ * `out`, returns how many. */
+size_t es_model_top_entries(const struct es_model *m, size_t *out, size_t n);
+
+/* Pause percentiles (0 < p <= 1), in ns, from the histograms: over the
+ * last `window_ns` of stream time in whole seconds, at most
+ * ES_MODEL_SECONDS (window_ns 0: since start). 0 when there were none. */
+uint64_t es_model_pause_pct(const struct es_model *m, double p, uint64_t window_ns);
+/* The largest pause in the last `window_ns` (0: since start). */
+uint64_t es_model_pause_max(const struct es_model *m, uint64_t window_ns);
+/* Share of stream time spent in GC, 0..1, over the last `window_ns` (whole
+ * seconds, at most ES_MODEL_SECONDS; 0: since the first event). */
+double es_model_gc_share(const struct es_model *m, uint64_t window_ns);
+/* Share of time capability `cap` ran Haskell code over about the last
+ * `window_ns` (whole seconds; 0: since the first event), 0..1. */
+double es_model_cap_share(const struct es_model *m, unsigned cap, uint64_t window_ns);
+/* Live threads (created or seen running, not finished). */
+size_t es_model_threads(const struct es_model *m);
+
+/* Point `i` (0 = oldest) of a series. */
+double es_model_series_at(const struct es_model_series *s, unsigned i);
+
+#endif

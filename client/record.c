@@ -1,0 +1,389 @@
+/* `eventlog-socket record ADDR [-o FILE] [--duration S]`: save a program's
+ * live eventlog to a file that is a valid eventlog whenever the recording
+ * stops (es_blocks writes whole blocks only and ends with an end marker).
+ * Runs on one thread, the libuv loop's. */
+#define EVENTLOG_SOCKET_NO_RTS
+#include "eventlog_socket.h"
+
+#include "blocks.h"
+#include "conn.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* How long to wait for the stream to name the program (PROGRAM_ARGS and
+ * OSPROCESS_PID arrive in the RTS's global buffer: within about a second on
+ * GHC 9.2+, only at exit on 9.0), and how much to hold meanwhile, before
+ * naming the file from the server's process instead. */
+#define NAME_WAIT_MS    2000
+#define NAME_WAIT_BYTES ((size_t)64 << 20)
+
+struct record {
+    uv_loop_t *loop;
+    struct es_conn conn;
+    struct es_blocks blocks;
+    const char *out; /* -o, or NULL for PROGRAM-PID.eventlog */
+    char path[512];  /* the file being written */
+    bool opened;
+    bool have_header; /* the stream's header has arrived */
+    double duration;  /* seconds, 0: until the program ends */
+    bool lossless;    /* --lossless: ask the server for every byte */
+    uv_signal_t sigint, sigterm;
+    uv_timer_t duration_timer, progress_timer, name_timer;
+    bool progress;       /* stderr is a terminal */
+    bool progress_shown; /* a progress line is on the screen */
+    uint64_t start_ms;
+    uint64_t last_ms, last_bytes, last_events;
+    double mib_s, events_s;
+    bool stopped;
+    int status;
+};
+
+static void record_usage(FILE *f) {
+    fprintf(f, "usage: eventlog-socket record ADDR [-o FILE] [--duration SECONDS] [--lossless]\n"
+               "                              [--connect-timeout S] [--retry]\n"
+               "Writes the program's eventlog to FILE (default PROGRAM-PID.eventlog, from the\n"
+               "stream; - for stdout) until the program exits, --duration passes, or Ctrl-C.\n"
+               "The file is a valid eventlog whenever it stops. Exit status 0 when the\n"
+               "program's end marker arrived, 1 when the recording was cut, 2 on errors.\n"
+               "--lossless asks the program for every byte: it waits for this recording when\n"
+               "it falls behind instead of skipping chunks (README, \"Losing nothing\").\n");
+}
+
+static void clear_progress(struct record *r) {
+    if (r->progress_shown) {
+        fprintf(stderr, "\r\033[K");
+        r->progress_shown = false;
+    }
+}
+
+/* Keep a file name to characters that need no quoting. */
+static void safe_name(char *s) {
+    for (; *s; s++)
+        if (*s == '/' || *s < ' ' || *s == ' ')
+            *s = '_';
+}
+
+/* The program's name and pid from the stream, else from the server's
+ * process (Unix sockets: SO_PEERCRED and /proc), else the time. */
+static void default_name(struct record *r, char *out, size_t size) {
+    const struct es_conn_info *in = &r->conn.info;
+    char prog[256] = "";
+    unsigned long pid = in->have_pid ? in->pid : (unsigned long)r->conn.peer_pid;
+    if (in->have_args && in->program[0] != '\0') {
+        snprintf(prog, sizeof prog, "%s", in->program);
+    } else if (r->conn.peer_pid > 0) {
+        char proc[64];
+        snprintf(proc, sizeof proc, "/proc/%d/cmdline", r->conn.peer_pid);
+        FILE *f = fopen(proc, "rb");
+        if (f != NULL) {
+            char arg0[256];
+            size_t n = fread(arg0, 1, sizeof arg0 - 1, f);
+            fclose(f);
+            arg0[n] = '\0';
+            const char *slash = strrchr(arg0, '/');
+            snprintf(prog, sizeof prog, "%s", slash ? slash + 1 : arg0);
+        }
+    }
+    safe_name(prog);
+    if (prog[0] != '\0' && pid != 0) {
+        snprintf(out, size, "%s-%lu.eventlog", prog, pid);
+        return;
+    }
+    char stamp[32];
+    time_t now = time(NULL);
+    strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", localtime(&now));
+    snprintf(out, size, "%s-%s.eventlog", prog[0] ? prog : "eventlog-socket", stamp);
+}
+
+static void stop(struct record *r, int status, const char *why);
+
+static void open_file(struct record *r) {
+    if (r->opened || r->stopped)
+        return;
+    int fd;
+    if (r->out != NULL && strcmp(r->out, "-") == 0) {
+        snprintf(r->path, sizeof r->path, "(stdout)");
+        fd = 1;
+    } else {
+        if (r->out != NULL)
+            snprintf(r->path, sizeof r->path, "%s", r->out);
+        else
+            default_name(r, r->path, sizeof r->path);
+        fd = open(r->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    }
+    r->opened = true;
+    uv_timer_stop(&r->name_timer);
+    if (fd < 0) {
+        char msg[600];
+        snprintf(msg, sizeof msg, "cannot create %s: %s", r->path, strerror(errno));
+        stop(r, 2, msg);
+        return;
+    }
+    if (es_blocks_set_fd(&r->blocks, fd) != 0) {
+        char msg[600];
+        snprintf(msg, sizeof msg, "cannot write %s: %s", r->path, strerror(r->blocks.error));
+        stop(r, 2, msg);
+    }
+}
+
+static void on_name_timer(uv_timer_t *t) {
+    open_file(t->data);
+}
+
+static void close_handle(uv_handle_t *h) {
+    if (!uv_is_closing(h))
+        uv_close(h, NULL);
+}
+
+static void human_size(char *out, size_t size, uint64_t bytes) {
+    snprintf(out, size, "%.1f MiB", (double)bytes / (1 << 20));
+}
+
+/* The end, whatever caused it: write the file's end, close everything so
+ * that the loop returns, and print the last line. */
+static void stop(struct record *r, int status, const char *why) {
+    if (r->stopped)
+        return;
+    bool have_header = r->have_header;
+    struct es_conn_info info = r->conn.info;
+    bool complete = status == 0;
+    if (!r->opened && have_header) {
+        open_file(r);
+        if (r->stopped)
+            return; /* it could not: that stop said so */
+    }
+    r->stopped = true;
+    r->status = status;
+    clear_progress(r);
+    es_conn_close(&r->conn);
+    close_handle((uv_handle_t *)&r->sigint);
+    close_handle((uv_handle_t *)&r->sigterm);
+    close_handle((uv_handle_t *)&r->duration_timer);
+    close_handle((uv_handle_t *)&r->progress_timer);
+    close_handle((uv_handle_t *)&r->name_timer);
+    int werr = 0;
+    if (r->opened && r->blocks.fd >= 0) {
+        werr = -es_blocks_finish(&r->blocks);
+        if (r->blocks.fd != 1 && close(r->blocks.fd) != 0 && werr == 0)
+            werr = errno;
+    }
+    if (werr != 0) {
+        fprintf(stderr, "eventlog-socket: %s: cannot write %s: %s\n", r->conn.name, r->path,
+                strerror(werr));
+        r->status = 2;
+        return;
+    }
+    if (!r->opened || r->blocks.fd < 0) {
+        /* No file: the reason is the whole story. */
+        fprintf(stderr, "eventlog-socket: %s: %s%s\n", r->conn.name,
+                have_header || status == 2 ? "" : "nothing recorded: ", why);
+        return;
+    }
+    char size[32], drops[96] = "";
+    human_size(size, sizeof size, r->blocks.base);
+    if (info.drop_notices > 0)
+        snprintf(drops, sizeof drops, ", %llu drop notice%s (%llu chunks missing)",
+                 (unsigned long long)info.drop_notices, info.drop_notices == 1 ? "" : "s",
+                 (unsigned long long)info.dropped_chunks);
+    if (complete)
+        fprintf(stderr,
+                "eventlog-socket: recorded %s (%s, %llu events%s): complete, the program's end "
+                "marker arrived\n",
+                r->path, size, (unsigned long long)info.events, drops);
+    else
+        fprintf(stderr,
+                "eventlog-socket: recorded %s (%s, %llu events%s): cut, %s; the file ends with "
+                "an end marker after the last whole block\n",
+                r->path, size, (unsigned long long)info.events, drops, why);
+}
+
+static void on_header(struct es_conn *c, void *ctx) {
+    struct record *r = ctx;
+    r->have_header = true;
+    /* As early as the server can read it: from here on nothing is skipped
+     * for this connection (the backlog of a first client was kept anyway). */
+    if (r->lossless)
+        es_conn_send_command(c, EVENTLOG_SOCKET_CMD_LOSSLESS);
+    es_blocks_header(&r->blocks, c->stream.header.len);
+    if (r->out != NULL)
+        open_file(r);
+    else
+        uv_timer_start(&r->name_timer, on_name_timer, NAME_WAIT_MS, 0);
+}
+
+static void on_event(struct es_conn *c, const struct es_event *ev, uint64_t offset, void *ctx) {
+    struct record *r = ctx;
+    es_blocks_event(&r->blocks, ev, offset);
+    if (!r->opened && c->info.have_args && c->info.have_pid && c->info.program[0] != '\0')
+        open_file(r);
+}
+
+static void on_bytes(struct es_conn *c, const uint8_t *data, size_t n, void *ctx) {
+    struct record *r = ctx;
+    if (c->stream.state == ES_STREAM_END)
+        es_blocks_end_marker(&r->blocks, c->stream.offset);
+    int e = es_blocks_append(&r->blocks, data, n);
+    if (e != 0) {
+        char msg[600];
+        snprintf(msg, sizeof msg, "cannot write %s: %s", r->path, strerror(-e));
+        stop(r, 2, msg);
+        return;
+    }
+    if (!r->opened && es_blocks_held(&r->blocks) > NAME_WAIT_BYTES)
+        open_file(r);
+}
+
+static void on_end(struct es_conn *c, enum es_conn_end how, void *ctx) {
+    struct record *r = ctx;
+    char why[700];
+    switch (how) {
+    case ES_CONN_COMPLETE:
+        stop(r, 0, "complete");
+        break;
+    case ES_CONN_CUT:
+        /* The reader says where it stopped; the usual story is a program
+         * that ended without hs_exit (README, "Stopping a program"). */
+        snprintf(why, sizeof why,
+                 "the program's stream ended without its end marker (%s: killed, or an exit "
+                 "that bypassed hs_exit?)",
+                 strstr(c->error, "inside an event") ? "inside an event" : "between blocks");
+        stop(r, 1, why);
+        break;
+    case ES_CONN_FAILED:
+        /* After the header, what arrived whole before the fault is kept. */
+        stop(r, 2, c->error);
+        break;
+    }
+}
+
+static void on_signal(uv_signal_t *s, int signum) {
+    struct record *r = s->data;
+    stop(r, 1, signum == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)");
+}
+
+static void on_duration(uv_timer_t *t) {
+    struct record *r = t->data;
+    char why[64];
+    snprintf(why, sizeof why, "stopped after --duration %g s", r->duration);
+    stop(r, 1, why);
+}
+
+static void on_progress(uv_timer_t *t) {
+    struct record *r = t->data;
+    uint64_t now = uv_now(r->loop);
+    const struct es_conn_info *in = &r->conn.info;
+    double dt = (double)(now - r->last_ms) / 1000;
+    if (dt <= 0)
+        return;
+    /* Rates over about the last second, smoothed, so that the line reads
+     * steadily while blocks arrive in bursts. */
+    double mib_s = (double)(in->bytes - r->last_bytes) / (1 << 20) / dt;
+    double events_s = (double)(in->events - r->last_events) / dt;
+    double k = dt > 1 ? 1 : dt;
+    r->mib_s += (mib_s - r->mib_s) * k;
+    r->events_s += (events_s - r->events_s) * k;
+    r->last_ms = now;
+    r->last_bytes = in->bytes;
+    r->last_events = in->events;
+    fprintf(stderr, "\r%s%.1f s  %.1f MiB  %.1f MiB/s  %.0f events/s  %llu drop notices\033[K",
+            r->conn.stream.state == ES_STREAM_HEADER ? "connecting...  " : "",
+            (double)(now - r->start_ms) / 1000, (double)in->bytes / (1 << 20), r->mib_s,
+            r->events_s, (unsigned long long)in->drop_notices);
+    fflush(stderr);
+    r->progress_shown = true;
+}
+
+static int parse_seconds(const char *opt, const char *text, double *out) {
+    char *end;
+    double v = strtod(text, &end);
+    if (end == text || *end != '\0' || !(v > 0) || v > 1e7) {
+        fprintf(stderr, "eventlog-socket record: %s: not a number of seconds: %s\n", opt, text);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int es_record_main(int argc, char **argv) {
+    static struct record rec;
+    struct record *r = &rec;
+    struct es_conn_options opt;
+    es_conn_default_options(&opt);
+    const char *addr = NULL;
+    for (int i = 1; i < argc; i++) {
+        int k = es_conn_parse_option(&opt, argc, argv, &i);
+        if (k < 0)
+            return 2;
+        if (k > 0)
+            continue;
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            record_usage(stdout);
+            return 0;
+        } else if (strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "eventlog-socket record: -o needs a file name\n");
+                return 2;
+            }
+            r->out = argv[++i];
+        } else if (strcmp(argv[i], "--lossless") == 0) {
+            r->lossless = true;
+        } else if (strcmp(argv[i], "--duration") == 0) {
+            if (i + 1 >= argc || parse_seconds("--duration", argv[i + 1], &r->duration) != 0) {
+                if (i + 1 >= argc)
+                    fprintf(stderr, "eventlog-socket record: --duration needs seconds\n");
+                return 2;
+            }
+            i++;
+        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+            fprintf(stderr, "eventlog-socket record: unknown option %s\n", argv[i]);
+            record_usage(stderr);
+            return 2;
+        } else if (addr == NULL) {
+            addr = argv[i];
+        } else {
+            fprintf(stderr, "eventlog-socket record: one address only (%s, then %s)\n", addr,
+                    argv[i]);
+            return 2;
+        }
+    }
+    if (addr == NULL) {
+        record_usage(stderr);
+        return 2;
+    }
+    r->loop = uv_default_loop();
+    es_blocks_init(&r->blocks);
+    struct es_conn_callbacks cb = {.on_header = on_header,
+                                   .on_event = on_event,
+                                   .on_bytes = on_bytes,
+                                   .on_end = on_end,
+                                   .ctx = r};
+    if (es_conn_open(&r->conn, r->loop, addr, &opt, &cb) != 0) {
+        fprintf(stderr, "eventlog-socket: %s: %s\n", r->conn.name, r->conn.error);
+        return 2;
+    }
+    uv_signal_init(r->loop, &r->sigint);
+    uv_signal_init(r->loop, &r->sigterm);
+    r->sigint.data = r->sigterm.data = r;
+    uv_signal_start(&r->sigint, on_signal, SIGINT);
+    uv_signal_start(&r->sigterm, on_signal, SIGTERM);
+    uv_timer_init(r->loop, &r->duration_timer);
+    uv_timer_init(r->loop, &r->progress_timer);
+    uv_timer_init(r->loop, &r->name_timer);
+    r->duration_timer.data = r->progress_timer.data = r->name_timer.data = r;
+    if (r->duration > 0)
+        uv_timer_start(&r->duration_timer, on_duration, (uint64_t)(r->duration * 1000 + 0.5), 0);
+    r->start_ms = r->last_ms = uv_now(r->loop);
+    r->progress = isatty(2);
+    if (r->progress)
+        uv_timer_start(&r->progress_timer, on_progress, 250, 250);
+    uv_run(r->loop, UV_RUN_DEFAULT);
+    es_blocks_destroy(&r->blocks);
+    uv_loop_close(r->loop);
+    return r->status;
+}

@@ -1,0 +1,100 @@
+/* libFuzzer target: arbitrary bytes as the stream `heap` and `top` read,
+ * through the library's stream reader into the client's model of the
+ * program (client/model.c), then every query `top` makes. Whatever the
+ * events say, the model keeps its invariants: figures within their bounds,
+ * shares between 0 and 1, censuses whose totals are their entries' sum,
+ * bounded tables, text without control characters.
+ *
+ * Input: the stream's bytes, fed in pieces whose sizes follow from the
+ * input's length. Build and run with `make fuzz`; `make check` replays the
+ * starting inputs. */
+#include "es_stream.h"
+#include "fuzz_check.h"
+#include "model.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void on_header(const struct es_header *h, void *ctx) {
+    es_model_header(ctx, h);
+}
+
+static void on_event(const struct es_event *ev, const uint8_t *base, void *ctx) {
+    (void)base;
+    es_model_event(ctx, ev);
+}
+
+static void check_text(const char *s, size_t size) {
+    CHECK(memchr(s, 0, size) != NULL);
+    for (; *s; s++)
+        CHECK((unsigned char)*s >= 0x20 && *s != 0x7f);
+}
+
+static void check_census(const struct es_model *m, const struct es_model_census *c) {
+    uint64_t sum = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        CHECK(c->e[i].label < m->nlabels);
+        sum += c->e[i].bytes;
+    }
+    CHECK(sum == c->total);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    static struct es_model *m;
+    if (m == NULL)
+        m = malloc(sizeof *m);
+    CHECK(m != NULL);
+    es_model_init(m);
+    struct es_stream s;
+    struct es_stream_callbacks cb = {on_header, on_event, m};
+    es_stream_init(&s);
+    size_t pos = 0, step = size % 251 + 1;
+    while (pos < size) {
+        size_t n = step < size - pos ? step : size - pos;
+        /* A copy of exactly the piece, so a read past it is caught. */
+        uint8_t *piece = malloc(n);
+        memcpy(piece, data + pos, n);
+        int r = es_stream_feed(&s, piece, n, &cb);
+        free(piece);
+        if (r != 0)
+            break;
+        pos += n;
+        step = step * 5 % 4093 + 1;
+    }
+    if (es_stream_finish(&s) == 0)
+        es_model_end(m);
+    es_stream_destroy(&s);
+
+    CHECK(m->minor_gcs + m->major_gcs == m->gcs);
+    CHECK(m->ncaps <= ES_MODEL_MAX_CAPS && m->nlabels <= ES_MODEL_MAX_LABELS);
+    CHECK(m->threads_n <= m->threads_cap / 2 + 1 && m->threads_n == es_model_threads(m));
+    CHECK(m->s_size.n <= ES_MODEL_SERIES && m->s_live.n <= ES_MODEL_SERIES &&
+          m->s_alloc.n <= ES_MODEL_SERIES);
+    CHECK(m->now >= m->first_time);
+    check_census(m, &m->cur);
+    check_census(m, &m->prev);
+    check_text(m->program, sizeof m->program);
+    check_text(m->args, sizeof m->args);
+    check_text(m->rts_id, sizeof m->rts_id);
+    check_text(m->ghc_version, sizeof m->ghc_version);
+    for (unsigned i = 0; i < ES_MODEL_NOTES; i++)
+        check_text(m->notes[i].text, sizeof m->notes[i].text);
+    for (uint64_t w = 0; w <= 60000000000ull; w += 60000000000ull) {
+        uint64_t p50 = es_model_pause_pct(m, 0.5, w), p99 = es_model_pause_pct(m, 0.99, w);
+        CHECK(p50 <= p99 && p99 <= m->pause_max && es_model_pause_max(m, w) <= m->pause_max);
+        double g = es_model_gc_share(m, w);
+        CHECK(g >= 0 && g <= 1);
+        for (unsigned c = 0; c < m->ncaps + 1 && c < ES_MODEL_MAX_CAPS; c++) {
+            double share = es_model_cap_share(m, c, w);
+            CHECK(share >= 0 && share <= 1);
+        }
+    }
+    size_t idx[16];
+    size_t k = es_model_top_entries(m, idx, 16);
+    for (size_t i = 0; i + 1 < k; i++)
+        CHECK(m->cur.e[idx[i]].bytes >= m->cur.e[idx[i + 1]].bytes);
+    es_model_destroy(m);
+    return 0;
+}

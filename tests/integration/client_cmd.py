@@ -1,0 +1,71 @@
+"""Running build/eventlog-socket from the integration tests: a process with
+its stdout and stderr kept, killed by the test's Scope if still running."""
+
+import os
+import signal
+import subprocess
+
+import harness
+from harness import TestFailure
+
+
+class Cmd:
+    """`eventlog-socket ARGS...` started now (cwd: the test's directory)."""
+
+    def __init__(self, scope, args, cwd=None, stderr=None):
+        exe = os.path.abspath(os.path.join(harness.BUILD, "eventlog-socket"))
+        self.args = list(args)
+        self.out_path = scope.path("cmd-%d.out" % len(scope.procs))
+        self.err_path = scope.path("cmd-%d.err" % len(scope.procs))
+        self.out_file = open(self.out_path, "wb")
+        self.err_file = open(self.err_path, "wb") if stderr is None else None
+        self.proc = subprocess.Popen([exe, *self.args], stdin=subprocess.DEVNULL,
+                                     stdout=self.out_file,
+                                     stderr=self.err_file if stderr is None else stderr,
+                                     cwd=cwd or scope.dir, start_new_session=True)
+        scope.procs.append(self)
+
+    def signal(self, sig):
+        self.proc.send_signal(sig)
+
+    def wait(self, timeout=30.0):
+        """Wait for the exit; return (status, stdout, stderr). Fails the test
+        (and kills the command) when it does not exit in time: no hangs."""
+        try:
+            rc = self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            raise TestFailure("eventlog-socket %s did not exit within %.0f s"
+                              % (" ".join(self.args), timeout))
+        return rc, self.stdout(), self.stderr()
+
+    def stdout(self):
+        with open(self.out_path, "rb") as f:
+            return f.read().decode(errors="replace")
+
+    def stderr(self):
+        if self.err_file is None:
+            return ""
+        with open(self.err_path, "rb") as f:
+            return f.read().decode(errors="replace")
+
+    def kill(self):
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.proc.wait()
+        self.out_file.close()
+        if self.err_file is not None:
+            self.err_file.close()
+
+
+def run(scope, args, timeout=20.0):
+    """Run to the end; return (status, stdout, stderr)."""
+    return Cmd(scope, args).wait(timeout)
+
+
+def last_line(text):
+    lines = [l for l in text.splitlines() if l.strip()]
+    return lines[-1] if lines else ""

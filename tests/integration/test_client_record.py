@@ -1,0 +1,216 @@
+"""`eventlog-socket record`: a recording is what a plain client receives,
+a valid eventlog wherever it stops, named after the program, and says how
+it ended (issue 14)."""
+
+import os
+import pty
+import random
+import signal
+import time
+
+from client_cmd import Cmd, last_line
+from harness import (END_MARKER, FLOOD, Client, Program, check_stream, expect, ghc_version, note,
+                     test)
+
+
+def quiet_env():
+    """No periodic flushing on GHC 9.2+ (9.0 has none and refuses the
+    setting), so that no chunk is written before the test floods: every
+    client connected by then gets the same stream from its first chunk."""
+    return {} if ghc_version() < (9, 2) else {"GHC_EVENTLOG_FLUSH_INTERVAL_MS": "0"}
+
+
+def wait_clients(p, n):
+    deadline = time.monotonic() + 20
+    while p.stats()["clients_connected"] < n:
+        expect(time.monotonic() < deadline, "the program never saw %d clients" % n)
+        time.sleep(0.05)
+
+
+@test
+def record_equals_plain_client(s):
+    """A recording of a whole run is byte for byte what a plain client
+    connected at the same time receives; exit 0, and the last line says the
+    program's end marker arrived."""
+    sock = s.path("rec.sock")
+    p = Program(s, "probe", unix=sock, wait=True, env=quiet_env())
+    p.wait_socket(sock)
+    out = s.path("run.eventlog")
+    rec = Cmd(s, ["record", sock, "-o", out])
+    c = Client(s, unix=sock)
+    wait_clients(p, 2)
+    p.cmd("flood %d rec" % FLOOD)
+    p.cmd("marker recorded")
+    p.cmd("quit")
+    p.finish()
+    plain = c.wait_eof()
+    rc, _, err = rec.wait()
+    expect(rc == 0, "record exited %d: %s" % (rc, err))
+    expect("complete" in last_line(err) and "end marker arrived" in last_line(err),
+           "last line: %r" % last_line(err))
+    expect(len(err.strip().splitlines()) == 1, "stderr is not a terminal, yet: %r" % err)
+    with open(out, "rb") as f:
+        data = f.read()
+    expect(data == plain, "the recording (%d bytes) differs from the plain client's stream "
+           "(%d bytes)" % (len(data), len(plain)))
+    summ = check_stream(s, data, "recorded")
+    expect(summ.tagged("rec") == list(range(1, FLOOD + 1)), "messages missing")
+    expect(data.endswith(END_MARKER), "no end marker")
+    note("%d bytes, identical" % len(data))
+
+
+@test
+def record_over_tcp_names_the_file(s):
+    """Without -o, over TCP, the file is PROGRAM-PID.eventlog from the
+    stream's own events, in the current directory."""
+    p = Program(s, "probe", tcp_port=0, wait=True)
+    port = p.tcp_port()
+    rec = Cmd(s, ["record", ":%d" % port])
+    p.cmd("flood 1000 named")
+    p.cmd("quit")
+    p.finish()
+    rc, _, err = rec.wait()
+    expect(rc == 0, "record exited %d: %s" % (rc, err))
+    name = "probe-%d.eventlog" % p.proc.pid
+    expect(name in last_line(err), "last line %r does not name %s" % (last_line(err), name))
+    with open(s.path(name), "rb") as f:
+        summ = check_stream(s, f.read(), "named")
+    expect(summ.tagged("named") == list(range(1, 1001)), "messages missing")
+
+
+@test
+def record_cut_by_sigint_twenty_times(s):
+    """Twenty recordings of a busy program, each stopped by SIGINT at a
+    random moment (one by SIGTERM): every file parses with ghc-events and
+    ends with an end marker; exit 1, and the last line says it was cut."""
+    sock = s.path("busy.sock")
+    p = Program(s, "probe", unix=sock)
+    p.wait_socket(sock)
+    # About 6 MB/s of user messages for a minute; the answer is not awaited.
+    p.proc.stdin.write(b"flood-for 60 busy 2000\n")
+    p.proc.stdin.flush()
+    seed = random.randrange(1 << 30)
+    rnd = random.Random(seed)
+    note("seed %d" % seed)
+    sizes = []
+    for i in range(21):
+        out = s.path("cut%d.eventlog" % i)
+        rec = Cmd(s, ["record", sock, "-o", out])
+        time.sleep(rnd.uniform(0.05, 1.2))
+        sig = signal.SIGTERM if i == 20 else signal.SIGINT
+        rec.signal(sig)
+        rc, _, err = rec.wait()
+        expect(rc == 1, "recording %d exited %d: %s" % (i, rc, err))
+        expect("cut" in last_line(err) and
+               ("SIGINT" if sig == signal.SIGINT else "SIGTERM") in last_line(err),
+               "recording %d, last line: %r" % (i, last_line(err)))
+        with open(out, "rb") as f:
+            data = f.read()
+        expect(data.endswith(END_MARKER), "recording %d does not end with an end marker" % i)
+        check_stream(s, data, "cut%d" % i)
+        sizes.append(len(data))
+        os.unlink(out)
+    note("sizes %d..%d bytes" % (min(sizes), max(sizes)))
+
+
+@test
+def record_duration(s):
+    """--duration stops the recording: a valid eventlog, exit 1, the last
+    line says why."""
+    sock = s.path("dur.sock")
+    p = Program(s, "probe", unix=sock)
+    p.wait_socket(sock)
+    p.proc.stdin.write(b"flood-for 30 dur 2000\n")
+    p.proc.stdin.flush()
+    out = s.path("dur.eventlog")
+    rc, _, err = Cmd(s, ["record", sock, "-o", out, "--duration", "1.5"]).wait()
+    expect(rc == 1 and "--duration" in last_line(err), "exit %d, %r" % (rc, err))
+    with open(out, "rb") as f:
+        data = f.read()
+    expect(data.endswith(END_MARKER), "no end marker")
+    check_stream(s, data, "dur")
+
+
+@test
+def record_cut_when_program_killed(s):
+    """A program killed outright (no end marker from it) leaves a recording
+    that still parses; exit 1 and the last line says the stream was cut."""
+    sock = s.path("kill.sock")
+    p = Program(s, "probe", unix=sock, wait=True)
+    p.wait_socket(sock)
+    out = s.path("killed.eventlog")
+    rec = Cmd(s, ["record", sock, "-o", out])
+    p.cmd("flood %d k" % FLOOD)
+    p.kill()
+    rc, _, err = rec.wait()
+    expect(rc == 1 and "without its end marker" in last_line(err), "exit %d, %r" % (rc, err))
+    with open(out, "rb") as f:
+        data = f.read()
+    expect(data.endswith(END_MARKER), "no end marker")
+    check_stream(s, data, "killed")
+
+
+@test
+def record_progress_on_a_terminal(s):
+    """On a terminal, a progress line (MiB, MiB/s, events/s, drop notices)
+    is redrawn on stderr; the final line follows it."""
+    sock = s.path("tty.sock")
+    p = Program(s, "probe", unix=sock, wait=True)
+    p.wait_socket(sock)
+    master, slave = pty.openpty()
+    try:
+        rec = Cmd(s, ["record", sock, "-o", s.path("tty.eventlog")], stderr=slave)
+        os.close(slave)
+        slave = None
+        p.cmd("flood 1000 t")
+        p.cmd("sleep 1")
+        p.cmd("quit")
+        p.finish()
+        rc, _, _ = rec.wait()
+        seen = b""
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen += chunk
+    finally:
+        os.close(master)
+        if slave is not None:
+            os.close(slave)
+    text = seen.decode(errors="replace")
+    expect(rc == 0, "exit %d: %r" % (rc, text))
+    expect("\r" in text and "MiB/s" in text and "events/s" in text and "drop notices" in text,
+           "no progress line: %r" % text)
+    expect("complete" in last_line(text.replace("\r", "\n")), "final line: %r" % text)
+
+
+@test
+def record_counts_drop_notices(s):
+    """A recorder that stops reading (SIGSTOP) falls behind; the server
+    skips chunks for it and says so in the stream: the final line counts
+    the drop notices, and the file still parses."""
+    sock = s.path("drop.sock")
+    p = Program(s, "probe", unix=sock, wait=True,
+                env={"GHC_EVENTLOG_CLIENT_BUFFER": "1M"})
+    p.wait_socket(sock)
+    out = s.path("drop.eventlog")
+    rec = Cmd(s, ["record", sock, "-o", out])
+    p.cmd("flood 1000 before")
+    rec.signal(signal.SIGSTOP)
+    p.cmd("flood %d during" % (FLOOD * 3))
+    rec.signal(signal.SIGCONT)
+    p.cmd("flood 1000 after")
+    p.cmd("quit")
+    p.finish()
+    rc, _, err = rec.wait()
+    expect(rc == 0, "exit %d: %s" % (rc, err))
+    expect("drop notice" in last_line(err), "no drop notices counted: %r" % last_line(err))
+    with open(out, "rb") as f:
+        summ = check_stream(s, f.read(), "dropped")
+    notices = [m for _, m in summ.messages if m.startswith("eventlog-socket: dropped")]
+    expect(notices and (" %d drop notice" % len(notices)) in last_line(err),
+           "the stream has %d notices, the line says %r" % (len(notices), last_line(err)))
+    note(last_line(err))

@@ -1,0 +1,197 @@
+"""`eventlog-socket top` in a real terminal: tmux runs it against a running
+program, the test reads the screen (capture-pane) and presses keys
+(send-keys). A private tmux server (-L) per test, always killed."""
+
+import os
+import re
+import shutil
+import subprocess
+import time
+
+import harness
+from harness import Skip, expect, ghc_version, note, serve, test
+
+
+class Tmux:
+    """One detached tmux session on a private server, running `cmd`."""
+
+    def __init__(self, s, cmd, width=120, height=40):
+        if shutil.which("tmux") is None:
+            raise Skip("tmux is not installed")
+        self.server = "es-top-%d-%d" % (os.getpid(), int(time.monotonic() * 1000))
+        # tmux's server would keep running after the test: the scope's
+        # cleanup list gets a closer that kills it.
+        s.clients.append(self)
+        self.run("new-session", "-d", "-s", "top", "-x", str(width), "-y", str(height), cmd)
+
+    def run(self, *args):
+        return subprocess.run(["tmux", "-L", self.server, "-f", "/dev/null", *args],
+                              capture_output=True, text=True, timeout=10)
+
+    def screen(self):
+        return self.run("capture-pane", "-p", "-t", "top").stdout
+
+    def keys(self, *keys):
+        self.run("send-keys", "-t", "top", *keys)
+
+    def wait(self, pattern, timeout=15.0, what=None):
+        """Wait until the screen matches `pattern`; return the match."""
+        deadline = time.monotonic() + timeout
+        while True:
+            text = self.screen()
+            m = re.search(pattern, text, re.M)
+            if m:
+                return m
+            if time.monotonic() > deadline:
+                raise harness.TestFailure("the screen never showed %s; it shows:\n%s"
+                                          % (what or repr(pattern), text))
+            time.sleep(0.1)
+
+    def close(self):
+        subprocess.run(["tmux", "-L", self.server, "kill-server"], capture_output=True,
+                       timeout=10)
+
+
+def top_command(sock, extra=""):
+    exe = os.path.abspath(os.path.join(harness.BUILD, "eventlog-socket"))
+    # The pane stays after top exits, with its exit status on screen.
+    return ("env LANG=C.UTF-8 TERM=xterm-256color %s top unix:%s %s; echo TOP-EXIT=$?; "
+            "sleep 600" % (exe, sock, extra))
+
+
+def alloc_total(text):
+    m = re.search(r"^\s+alloc .* tot (\S+ \S+)", text, re.M)
+    return m.group(1) if m else None
+
+
+def gc_count(text):
+    m = re.search(r"^GC\s+(\d+) collections", text, re.M)
+    return int(m.group(1)) if m else None
+
+
+@test
+def top_live_screen(s):
+    """top shows the program's name, heap and GC figures that move, a
+    census's closure types after `c`, survives resizes, and says "program
+    exited" with a summary at the end; q quits with status 0."""
+    # -i100: no timed census during the test, so closure types on screen
+    # come from the census `c` asks for.
+    p, _ = serve(s, "top", ["--busy"], rts=["-hT", "-i100"])
+    sock = s.path("top.sock")
+    t = Tmux(s, top_command(sock))
+    t.wait(r"^ probe \(pid \d+\)", what="the program's name")
+    t.wait(r"^GC\s+[1-9]\d* collections", what="GC figures")
+    first = t.screen()
+    n1, tot1 = gc_count(first), alloc_total(first)
+    # The figures move as the program's event buffers arrive: continuously
+    # on GHC 9.2+ (the library flushes them), each time one fills on 9.0.
+    deadline = time.monotonic() + 40
+    while True:
+        time.sleep(0.5)
+        second = t.screen()
+        n2, tot2 = gc_count(second), alloc_total(second)
+        if n2 > n1 and tot2 != tot1 or time.monotonic() > deadline:
+            break
+    note("GC count %s then %s; allocated %s then %s" % (n1, n2, tot1, tot2))
+    expect(n2 > n1 and tot2 != tot1, "the GC and heap figures did not move:\n" + second)
+    expect(re.search(r"^Caps\s+threads \d+\s+0 ", second, re.M),
+           "no capability line:\n" + second)
+
+    # A census on request.
+    t.keys("c")
+    t.wait(r"census: sent", what="the census request acknowledged")
+    live_census = ghc_version() >= (9, 2)
+    if live_census:
+        t.wait(r"^\s+[\d.]+ [KMG]?i?B\s+\S*\s+(ARR_WORDS|THUNK|STACK)", what="closure types")
+    # Pause and resume heap profiling.
+    t.keys("p")
+    t.wait(r"pause heap profiling: sent", what="pause acknowledged")
+    t.keys("p")
+    t.wait(r"resume heap profiling: sent", what="resume acknowledged")
+
+    # Resizes: smaller, tiny, larger; the view follows each.
+    for w, h in ((60, 20), (30, 8), (100, 30)):
+        t.run("resize-window", "-t", "top", "-x", str(w), "-y", str(h))
+        if w >= 40:
+            m = t.wait(r"^ probe \(pid", what="the title after resizing to %dx%d" % (w, h))
+            lines = t.screen().splitlines()
+            expect(all(len(line) <= w for line in lines), "a line wider than %d" % w)
+        else:
+            t.wait(r"too small", what="the too-small notice at %dx%d" % (w, h))
+
+    p.cmd("quit")
+    p.finish()
+    end = t.wait(r"program exited", what='"program exited"')
+    final = t.wait(r"program exited\s+ran [\d.]+", what="the final summary").string
+    if not live_census:
+        # GHC 9.0 sends heap samples at exit: the census shows then.
+        t.wait(r"^\s+[\d.]+ [KMG]?i?B\s+\S*\s+(ARR_WORDS|THUNK|STACK)",
+               what="closure types at exit (GHC 9.0)")
+    expect(re.search(r"GHC \d+\.\d+", final), "no GHC version on the final screen:\n" + final)
+    expect(end, "no end")
+    t.keys("q")
+    t.wait(r"TOP-EXIT=0", what="top exiting with status 0 after q")
+
+
+@test
+def top_retry_reconnects(s):
+    """top --retry waits for a program that is not there yet, shows it when
+    it starts, and shows the next one after a restart."""
+    sock = s.path("retry.sock")
+    t = Tmux(s, top_command(sock, "--retry"), width=100, height=30)
+    t.wait(r"waiting for the program", what="waiting")
+    for round in (1, 2):
+        p = harness.Program(s, "probe", ["--busy"], unix=sock, rts=["-hT", "-i100"])
+        t.wait(r"^ probe \(pid %d\).*live" % p.proc.pid, what="program %d live" % round)
+        p.cmd("marker round %d" % round)
+        p.cmd("quit")
+        p.finish()
+        t.wait(r"marker\s+round %d" % round, what="marker of round %d" % round)
+        t.wait(r"program exited", what="program %d exited" % round)
+        # Reconnecting may reach the exiting program once more: its final
+        # screen stays.
+        time.sleep(1.5)
+        text = t.screen()
+        expect("program exited" in text and re.search(r"marker\s+round %d" % round, text),
+               "the final screen of program %d was replaced:\n%s" % (round, text))
+        # The socket is removed at exit; the next program creates it again.
+        deadline = time.monotonic() + 10
+        while os.path.exists(sock) and time.monotonic() < deadline:
+            time.sleep(0.05)
+    t.keys("q")
+    t.wait(r"TOP-EXIT=0", what="exit status 0")
+
+
+@test
+def top_no_program(s):
+    """top where no program listens: a one-line error and exit status 2,
+    the terminal given back; without a terminal it refuses at once."""
+    sock = s.path("nobody.sock")
+    t = Tmux(s, top_command(sock, "--connect-timeout 1"), width=100, height=30)
+    m = t.wait(r"TOP-EXIT=(\d+)", what="top exiting")
+    text = t.screen()
+    errors = [l for l in text.splitlines() if l.startswith("eventlog-socket:")]
+    expect(m.group(1) == "2" and len(errors) == 1 and "nobody.sock" in errors[0],
+           "top without a program: exit %s, screen:\n%s" % (m.group(1), text))
+    exe = os.path.abspath(os.path.join(harness.BUILD, "eventlog-socket"))
+    res = subprocess.run([exe, "top", "unix:" + sock], stdin=subprocess.DEVNULL,
+                         capture_output=True, text=True, timeout=30)
+    expect(res.returncode == 2 and "terminal" in res.stderr,
+           "top without a terminal: exit %d, %r" % (res.returncode, res.stderr))
+
+
+@test
+def top_program_killed(s):
+    """A program killed mid-stream: top says the connection was lost (the
+    stream has no end marker), keeps the last figures, and q quits."""
+    p, _ = serve(s, "killed", ["--busy"], rts=["-hT", "-i100"])
+    t = Tmux(s, top_command(s.path("killed.sock")), width=100, height=30)
+    t.wait(r"^ probe \(pid \d+\).*live", what="the program live")
+    p.cmd("marker before the kill")
+    t.wait(r"^GC\s+[1-9]\d* collections", timeout=40, what="GC figures")
+    p.kill()
+    t.wait(r"connection lost: .*end", what='"connection lost"')
+    expect(re.search(r"^GC\s+[1-9]\d* collections", t.screen(), re.M),
+           "the last figures are gone:\n" + t.screen())
+    t.keys("q")
+    t.wait(r"TOP-EXIT=0", what="exit status 0")

@@ -1,0 +1,186 @@
+/* The parsing half of the eventlog-socket command (client/conn.c) and the
+ * whole-block writer behind `record` (client/blocks.c), on the recorded
+ * fixtures: a recording of a whole stream is the stream byte for byte,
+ * whatever pieces it arrives in; a recording cut anywhere is a prefix of
+ * the stream ending between blocks, plus an end marker, and parses to
+ * the end; the program's name and pid come out of the stream. */
+#include "blocks.h"
+#include "conn.h"
+#include "tap.h"
+
+#include <stdio.h>
+
+struct rec {
+    struct es_blocks blocks;
+};
+
+static void on_header(struct es_conn *c, void *ctx) {
+    struct rec *r = ctx;
+    es_blocks_header(&r->blocks, c->stream.header.len);
+}
+
+static void on_event(struct es_conn *c, const struct es_event *ev, uint64_t offset, void *ctx) {
+    (void)c;
+    struct rec *r = ctx;
+    es_blocks_event(&r->blocks, ev, offset);
+}
+
+static void on_bytes(struct es_conn *c, const uint8_t *data, size_t n, void *ctx) {
+    struct rec *r = ctx;
+    if (c->stream.state == ES_STREAM_END)
+        es_blocks_end_marker(&r->blocks, c->stream.offset);
+    es_blocks_append(&r->blocks, data, n);
+}
+
+/* Record `len` bytes of `data`, fed in pieces of `piece` bytes (0: varied),
+ * into a temporary file; returns its contents (malloc'd) and length. */
+static uint8_t *record(const uint8_t *data, size_t len, size_t piece, size_t *out_len,
+                       struct es_conn_info *info) {
+    struct rec r;
+    struct es_conn c;
+    struct es_conn_callbacks cb = {
+        .on_header = on_header, .on_event = on_event, .on_bytes = on_bytes, .ctx = &r};
+    es_blocks_init(&r.blocks);
+    es_conn_init_parser(&c, &cb);
+    FILE *f = tmpfile();
+    es_blocks_set_fd(&r.blocks, fileno(f));
+    size_t pos = 0, k = 1;
+    while (pos < len) {
+        size_t n = piece ? piece : (k = k * 7 % 5003 + 1);
+        if (n > len - pos)
+            n = len - pos;
+        if (es_conn_feed(&c, data + pos, n) != 0)
+            break;
+        pos += n;
+    }
+    es_blocks_finish(&r.blocks);
+    if (info)
+        *info = c.info;
+    es_conn_destroy_parser(&c);
+    es_blocks_destroy(&r.blocks);
+    fflush(f);
+    long size = ftell(f);
+    uint8_t *out = malloc((size_t)size + 1);
+    rewind(f);
+    *out_len = fread(out, 1, (size_t)size, f);
+    fclose(f);
+    return out;
+}
+
+/* Whether `buf` parses with the library's reader to its end marker. */
+static bool parses(const uint8_t *buf, size_t len) {
+    struct es_stream s;
+    es_stream_init(&s);
+    int r = es_stream_feed(&s, buf, len, NULL);
+    bool good = r == 0 && es_stream_finish(&s) == 0;
+    es_stream_destroy(&s);
+    return good;
+}
+
+static void check_fixture(const char *path) {
+    size_t len;
+    uint8_t *data = tap_read_file(path, &len);
+    const char *name = strrchr(path, '/') + 1;
+    size_t pieces[] = {len, 1, 4096, 0};
+    for (size_t i = 0; i < sizeof pieces / sizeof *pieces; i++) {
+        size_t out_len;
+        struct es_conn_info info;
+        uint8_t *out = record(data, len, pieces[i], &out_len, &info);
+        ok(out_len == len && memcmp(out, data, len) == 0,
+           "%s: a whole stream fed in pieces of %zu bytes (0: varied) is recorded byte for byte",
+           name, pieces[i]);
+        if (i == 0) {
+            ok(info.have_args && info.program[0] != '\0' && info.have_pid && info.pid > 0,
+               "%s: the program's name (%s) and pid (%u) come from the stream", name, info.program,
+               info.pid);
+            ok(info.drop_notices == 0, "%s: no drop notices", name);
+        }
+        free(out);
+    }
+    /* Cut at every byte offset:
+     * the longest prefix of the stream that ends between blocks, and an end
+     * marker. */
+    size_t bad = 0, cuts = 0, longest = 0;
+    struct es_header hdr;
+    es_header_parse(data, len, &hdr);
+    for (size_t cut = 0; cut < len; cut++) {
+        /* The longest prefix of whole blocks (by their markers' sizes). */
+        size_t whole = hdr.len;
+        for (size_t p = hdr.len; p + 24 <= len && es_be16(data + p) == ES_EVENT_BLOCK_MARKER;) {
+            size_t size = es_be32(data + p + 10);
+            if (size < 24 || p + size > cut)
+                break;
+            whole = p += size;
+        }
+        size_t out_len;
+        uint8_t *out = record(data, cut, 0, &out_len, NULL);
+        cuts++;
+        bool good;
+        if (cut < hdr.len)
+            good = out_len == 0;
+        else
+            good = out_len == whole + 2 && memcmp(out, data, out_len - 2) == 0 &&
+                   out[out_len - 2] == 0xff && out[out_len - 1] == 0xff && parses(out, out_len);
+        if (good && out_len > longest)
+            longest = out_len;
+        bad += !good;
+        free(out);
+    }
+    ok(bad == 0,
+       "%s: %zu recordings cut short: each the longest prefix of whole blocks "
+       "and an end marker, and parses (%zu not)",
+       name, cuts, bad);
+    free(data);
+}
+
+/* A drop notice as the library writes it (cbits/es_notice.c) is counted. */
+static void drop_notice(const char *dir) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/ghc-9.6.6.eventlog", dir);
+    size_t len;
+    uint8_t *data = tap_read_file(path, &len);
+    struct es_header hdr;
+    es_header_parse(data, len, &hdr);
+    static const char msg[] = "eventlog-socket: dropped 7 chunks (3.5 MiB)";
+    size_t n = sizeof msg - 1, blen = ES_BLOCK_MARKER_LEN + 12 + n;
+    uint8_t *s = malloc(hdr.len + blen + 2);
+    memcpy(s, data, hdr.len);
+    uint8_t *b = s + hdr.len;
+    es_put_block_marker(b, 5, (uint32_t)blen, 5, ES_GLOBAL_CAP);
+    es_put_be(b + 24, ES_EVENT_USER_MSG, 2);
+    es_put_be(b + 26, 5, 8);
+    es_put_be(b + 34, n, 2);
+    memcpy(b + 36, msg, n);
+    s[hdr.len + blen] = s[hdr.len + blen + 1] = 0xff;
+    size_t out_len;
+    struct es_conn_info info;
+    uint8_t *out = record(s, hdr.len + blen + 2, 0, &out_len, &info);
+    ok(info.drop_notices == 1 && info.dropped_chunks == 7,
+       "a drop notice is counted, with its chunks (%llu, %llu)",
+       (unsigned long long)info.drop_notices, (unsigned long long)info.dropped_chunks);
+    ok(out_len == hdr.len + blen + 2 && memcmp(out, s, out_len) == 0, "and recorded as it came");
+    free(out);
+    free(s);
+    free(data);
+}
+
+/* Garbage instead of a header: no file content, a one-line reason. */
+static void not_an_eventlog(void) {
+    struct es_conn c;
+    es_conn_init_parser(&c, NULL);
+    int r = es_conn_feed(&c, (const uint8_t *)"HTTP/1.1 200 OK\r\n", 17);
+    ok(r != 0 && strstr(c.error, "not an eventlog-socket server") != NULL &&
+           strchr(c.error, '\n') == NULL,
+       "an HTTP reply is not an eventlog-socket server (%s)", c.error);
+    es_conn_destroy_parser(&c);
+}
+
+static const char *fixtures;
+
+int main(int argc, char **argv) {
+    fixtures = argc > 1 ? argv[1] : "tests/fixtures";
+    tap_each_fixture(fixtures, check_fixture);
+    drop_notice(fixtures);
+    not_an_eventlog();
+    return tap_done();
+}

@@ -1,0 +1,409 @@
+/* The client's model of a program (client/model.c), fed by the library's
+ * stream reader: on the recorded fixtures it finds the program, GHC
+ * version, threads, GCs and markers that ghc-events found (the .expect
+ * files); censuses, trends, pause percentiles and drop notices on
+ * hand-made events; memory stays bounded however many labels, pauses and
+ * threads come; cut streams and garbled payloads never crash it.
+ * Argument: the fixture directory. */
+#include "es_stream.h"
+#include "model.h"
+#include "tap.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static long expect_or_zero(const char *expect, const char *key) {
+    long v = tap_expect(expect, key);
+    return v < 0 ? 0 : v;
+}
+
+static void on_header(const struct es_header *h, void *ctx) {
+    es_model_header(ctx, h);
+}
+
+static void on_event(const struct es_event *ev, const uint8_t *base, void *ctx) {
+    (void)base;
+    es_model_event(ctx, ev);
+}
+
+/* Feed `len` bytes in pieces of `piece`; returns the reader's state. */
+static int feed(struct es_model *m, const uint8_t *buf, size_t len, size_t piece) {
+    struct es_stream s;
+    struct es_stream_callbacks cb = {on_header, on_event, m};
+    es_stream_init(&s);
+    for (size_t pos = 0; pos < len; pos += piece)
+        if (es_stream_feed(&s, buf + pos, len - pos < piece ? len - pos : piece, &cb) < 0)
+            break;
+    int r = es_stream_finish(&s);
+    if (s.state == ES_STREAM_END)
+        es_model_end(m);
+    es_stream_destroy(&s);
+    return r;
+}
+
+static void check_fixture(const char *path) {
+    char expect[512];
+    tap_expect_path(path, expect, sizeof expect);
+    size_t len;
+    uint8_t *buf = tap_read_file(path, &len);
+    /* "ghc-9.6.6.eventlog" -> "9.6.6" */
+    char version[32];
+    const char *v = strrchr(path, '/');
+    v = strstr(v ? v : path, "ghc-") + 4;
+    snprintf(version, sizeof version, "%.*s", (int)(strlen(v) - strlen(".eventlog")), v);
+
+    static const size_t pieces[] = {1, 7, 4096, (size_t)1 << 30};
+    for (unsigned i = 0; i < sizeof pieces / sizeof pieces[0]; i++) {
+        struct es_model *m = malloc(sizeof *m);
+        es_model_init(m);
+        int r = feed(m, buf, len, pieces[i]);
+        ok(r == 0 && m->ended, "%s (pieces of %zu): complete stream, model ended", path, pieces[i]);
+        /* make-fixtures.sh records the program as fibber-file. */
+        ok(strcmp(m->program, "fibber-file") == 0 &&
+               strstr(m->args, "fibber-file 18 19 20") != NULL,
+           "%s: program name %s (args %s)", path, m->program, m->args);
+        ok(strcmp(m->ghc_version, version) == 0 && m->pid > 0,
+           "%s: GHC version %s from \"%s\", pid %u", path, m->ghc_version, m->rts_id, m->pid);
+        ok((long)m->threads_created == expect_or_zero(expect, "CreateThread"),
+           "%s: %llu threads created, as ghc-events counted", path,
+           (unsigned long long)m->threads_created);
+        ok((long)m->gcs == expect_or_zero(expect, "GCStatsGHC") &&
+               m->minor_gcs + m->major_gcs == m->gcs,
+           "%s: %llu GCs (%llu minor, %llu major), as ghc-events counted", path,
+           (unsigned long long)m->gcs, (unsigned long long)m->minor_gcs,
+           (unsigned long long)m->major_gcs);
+        ok(m->pause_n == (uint64_t)expect_or_zero(expect, "GCStatsGHC") && m->pause_max > 0 &&
+               m->gc_ns >= m->pause_max && es_model_pause_pct(m, 0.5, 0) <= m->pause_max,
+           "%s: %llu pauses, max %llu ns, p50 %llu ns", path, (unsigned long long)m->pause_n,
+           (unsigned long long)m->pause_max, (unsigned long long)es_model_pause_pct(m, 0.5, 0));
+        ok(m->heap_size > 0 && m->heap_live > 0 && m->heap_live <= m->heap_size && m->allocated > 0,
+           "%s: heap size %llu, live %llu, allocated %llu", path, (unsigned long long)m->heap_size,
+           (unsigned long long)m->heap_live, (unsigned long long)m->allocated);
+        ok(m->heap_prof == (expect_or_zero(expect, "HeapProfBegin") > 0) &&
+               (long)m->censuses == expect_or_zero(expect, "HeapProfSampleBegin"),
+           "%s: heap profiling %d (breakdown %u), %llu censuses", path, m->heap_prof, m->breakdown,
+           (unsigned long long)m->censuses);
+        long markers = expect_or_zero(expect, "UserMarker");
+        bool texts = m->notes_n == (uint64_t)markers;
+        /* fibber posts "fib N = F(N)" for 18, 19, 20. */
+        for (uint64_t k = 0; texts && k < m->notes_n; k++) {
+            char want[64];
+            static const int fib[] = {2584, 4181, 6765};
+            snprintf(want, sizeof want, "fib %d = %d", 18 + (int)k, fib[k % 3]);
+            texts = m->notes[k].kind == ES_NOTE_MARKER && strcmp(m->notes[k].text, want) == 0;
+        }
+        ok(texts, "%s: %llu markers with fibber's texts (ghc-events: %ld)", path,
+           (unsigned long long)m->notes_n, markers);
+        double share = es_model_cap_share(m, 0, 0);
+        ok(m->ncaps >= 1 && share > 0 && share <= 1 && es_model_threads(m) <= m->threads_created,
+           "%s: %u capabilities, cap 0 ran Haskell %.0f%% of the time; %zu threads alive", path,
+           m->ncaps, 100 * share, es_model_threads(m));
+        ok(m->drops == 0 && !m->oom, "%s: no drop notice", path);
+        es_model_destroy(m);
+        free(m);
+    }
+
+    /* Cut at every offset: the model never crashes, and ends only when the
+     * stream did. */
+    size_t ended = 0;
+    for (size_t cut = 0; cut < len; cut++) {
+        struct es_model *m = malloc(sizeof *m);
+        es_model_init(m);
+        feed(m, buf, cut, 4096);
+        ended += m->ended;
+        es_model_destroy(m);
+        free(m);
+    }
+    ok(ended == 0, "%s: cut at each of %zu offsets: never ended", path, len);
+    free(buf);
+}
+
+/* ---- Hand-made events. */
+
+struct ev {
+    struct es_event e;
+    uint8_t p[600];
+    size_t n;
+};
+
+static struct ev *mk(struct ev *b, uint16_t type, uint64_t time) {
+    memset(b, 0, sizeof *b);
+    b->e.type = type;
+    b->e.time = time;
+    return b;
+}
+static struct ev *u(struct ev *b, uint64_t v, int n) {
+    es_put_be(b->p + b->n, v, n);
+    b->n += (size_t)n;
+    return b;
+}
+static struct ev *str(struct ev *b, const char *s, bool nul) {
+    size_t l = strlen(s) + nul;
+    memcpy(b->p + b->n, s, l);
+    b->n += l;
+    return b;
+}
+static void put(struct es_model *m, struct ev *b) {
+    b->e.payload = b->p;
+    b->e.payload_len = b->n;
+    b->e.len = 10 + b->n;
+    es_model_event(m, &b->e);
+}
+
+static void sample(struct es_model *m, uint64_t t, const char *const *labels, const uint64_t *bytes,
+                   size_t n) {
+    struct ev b;
+    put(m, u(mk(&b, ES_EVENT_HEAP_PROF_SAMPLE_BEGIN, t), 1, 8));
+    for (size_t i = 0; i < n; i++)
+        put(m, str(u(u(mk(&b, ES_EVENT_HEAP_PROF_SAMPLE_STRING, t), 0, 1), bytes[i], 8), labels[i],
+                   true));
+    put(m, u(mk(&b, ES_EVENT_HEAP_PROF_SAMPLE_END, t), 1, 8));
+}
+
+static int64_t bytes_of(const struct es_model *m, const char *label) {
+    for (size_t k = 0; k < m->cur.n; k++)
+        if (strcmp(es_model_label(m, m->cur.e[k].label), label) == 0)
+            return (int64_t)m->cur.e[k].bytes;
+    return -1;
+}
+
+static void check_census(void) {
+    struct es_model *m = malloc(sizeof *m);
+    es_model_init(m);
+    struct ev b;
+    put(m, u(u(u(mk(&b, ES_EVENT_HEAP_PROF_BEGIN, 1), 0, 1), 100000000, 8), 7, 4));
+    ok(m->heap_prof && m->breakdown == 7 && m->heap_interval_ns == 100000000,
+       "HEAP_PROF_BEGIN: breakdown 7 (closure type), interval 0.1 s");
+    const char *l1[] = {"THUNK", "ARR_WORDS", "ghc-prim:GHC.Types.:"};
+    const uint64_t b1[] = {4000, 9000, 100};
+    sample(m, 1000000000, l1, b1, 3);
+    ok(m->censuses == 1 && m->cur.n == 3 && m->cur.total == 13100 && bytes_of(m, "THUNK") == 4000,
+       "one census: 3 labels, 13100 bytes");
+    const char *l2[] = {"ARR_WORDS", "THUNK", "MUT_VAR_CLEAN"};
+    const uint64_t b2[] = {12000, 1000, 48};
+    sample(m, 2000000000, l2, b2, 3);
+    size_t top[8];
+    size_t k = es_model_top_entries(m, top, 8);
+    ok(k == 3 && strcmp(es_model_label(m, m->cur.e[top[0]].label), "ARR_WORDS") == 0 &&
+           strcmp(es_model_label(m, m->cur.e[top[1]].label), "THUNK") == 0,
+       "top entries by bytes: ARR_WORDS, THUNK, ...");
+    ok(es_model_prev_bytes(m, m->cur.e[top[0]].label) == 9000 &&
+           es_model_prev_bytes(m, m->cur.e[top[1]].label) == 4000 &&
+           es_model_prev_bytes(m, m->cur.e[top[2]].label) == -1 && m->prev.total == 13100,
+       "trends: the previous census's bytes per label, -1 for a new label");
+    /* A sample without its end is not a census. */
+    put(m, u(mk(&b, ES_EVENT_HEAP_PROF_SAMPLE_BEGIN, 3000000000), 3, 8));
+    put(m, str(u(u(mk(&b, ES_EVENT_HEAP_PROF_SAMPLE_STRING, 3000000000), 0, 1), 5, 8), "X", true));
+    ok(m->censuses == 2 && bytes_of(m, "X") == -1, "a census in progress is not shown");
+    es_model_end(m);
+
+    /* Cost-centre stacks: labels from the cost centre definitions. */
+    es_model_reset(m);
+    put(m, u(str(str(str(u(mk(&b, ES_EVENT_HEAP_PROF_COST_CENTRE, 1), 1, 4), "main", true), "Main",
+                     true),
+                 "Main.hs:3:1", true),
+             0, 1));
+    put(m, u(str(str(str(u(mk(&b, ES_EVENT_HEAP_PROF_COST_CENTRE, 1), 2, 4), "go", true), "Main",
+                     true),
+                 "Main.hs:9:1", true),
+             0, 1));
+    put(m, u(mk(&b, ES_EVENT_HEAP_PROF_SAMPLE_BEGIN, 5), 0, 8));
+    put(m, u(u(u(u(u(mk(&b, ES_EVENT_HEAP_PROF_SAMPLE_COST_CENTRE, 5), 0, 1), 777, 8), 2, 1), 2, 4),
+             1, 4));
+    put(m, u(mk(&b, ES_EVENT_HEAP_PROF_SAMPLE_END, 5), 0, 8));
+    ok(m->censuses == 1 && bytes_of(m, "go/main") == 777,
+       "a cost-centre stack sample is labelled go/main");
+
+    /* Bounded: a million distinct labels keep at most ES_MODEL_MAX_LABELS. */
+    es_model_reset(m);
+    char label[32];
+    const char *lp[1] = {label};
+    for (unsigned i = 0; i < 200000; i++) {
+        uint64_t one = 8;
+        snprintf(label, sizeof label, "L%u", i);
+        sample(m, (uint64_t)i * 1000, lp, &one, 1);
+    }
+    ok(m->nlabels == ES_MODEL_MAX_LABELS && m->censuses == 200000 &&
+           bytes_of(m, "(other labels)") == 8,
+       "200000 distinct labels: %zu kept, later ones under (other labels)", m->nlabels);
+    es_model_destroy(m);
+    free(m);
+}
+
+static void check_gc(void) {
+    struct es_model *m = malloc(sizeof *m);
+    es_model_init(m);
+    struct ev b;
+    put(m, u(u(u(u(u(u(mk(&b, ES_EVENT_HEAP_INFO_GHC, 0), 0, 4), 2, 2), 0, 8), 1 << 20, 8), 1 << 20,
+               8),
+             4096, 8));
+    /* 100000 GCs, 2 ms apart, pauses of 1..1000 us (i % 1000 + 1), every
+     * tenth a major one; one block of capability 0 holds them. */
+    struct ev mark;
+    put(m, u(u(u(mk(&mark, ES_EVENT_BLOCK_MARKER, 0), 0xffffffff, 4), 0, 8), 0, 2));
+    uint64_t total = 0;
+    for (uint64_t i = 0; i < 100000; i++) {
+        uint64_t t = 2000000 * (i + 1), d = 1000 * (i % 1000 + 1);
+        /* The RTS posts the leader's GC_STATS_GHC just before its GC_END;
+         * either order counts. */
+        put(m, mk(&b, ES_EVENT_GC_START, t));
+        if (i % 2)
+            put(m, mk(&b, ES_EVENT_GC_END, t + d));
+        put(m, u(u(u(u(mk(&b, ES_EVENT_GC_STATS_GHC, t + d), 0, 4), i % 10 == 9, 2), 0, 8), 0, 40));
+        if (i % 2 == 0)
+            put(m, mk(&b, ES_EVENT_GC_END, t + d));
+        total += d;
+    }
+    ok(m->gcs == 100000 && m->major_gcs == 10000 && m->minor_gcs == 90000,
+       "100000 GCs: 90000 minor, 10000 major (generation from GC_STATS_GHC)");
+    ok(m->pause_n == 100000 && m->gc_ns == total && m->pause_max == 1000000,
+       "pauses: %llu, total %llu ns, max %llu ns", (unsigned long long)m->pause_n,
+       (unsigned long long)m->gc_ns, (unsigned long long)m->pause_max);
+    uint64_t p50 = es_model_pause_pct(m, 0.5, 0), p99 = es_model_pause_pct(m, 0.99, 0);
+    ok(fabs((double)p50 - 500000) < 0.05 * 500000 && fabs((double)p99 - 990000) < 0.05 * 990000,
+       "since start: p50 %llu ns (500 us), p99 %llu ns (990 us), within 5%%",
+       (unsigned long long)p50, (unsigned long long)p99);
+    /* The last minute: the last 30000 GCs (pauses 1..1000 us cycling). */
+    uint64_t w50 = es_model_pause_pct(m, 0.5, 60000000000ull);
+    uint64_t w99 = es_model_pause_pct(m, 0.99, 60000000000ull);
+    ok(fabs((double)w50 - 500000) < 0.05 * 500000 && fabs((double)w99 - 990000) < 0.05 * 990000 &&
+           es_model_pause_max(m, 60000000000ull) == 1000000,
+       "last minute: p50 %llu ns, p99 %llu ns, max 1 ms", (unsigned long long)w50,
+       (unsigned long long)w99);
+    double wshare = es_model_gc_share(m, 60000000000ull);
+    ok(fabs(wshare - 0.25) < 0.01, "time in GC over the last minute: %.1f%%", 100 * wshare);
+    double share = es_model_gc_share(m, 0);
+    ok(fabs(share - (double)total / (double)(m->now - m->first_time)) < 1e-9 && share > 0.2 &&
+           share < 0.3,
+       "time in GC: %.1f%% of wall time", 100 * share);
+    /* A parallel GC: capability 1's interval (without GC_STATS_GHC) is part
+     * of capability 0's pause, whichever block comes first. */
+    uint64_t n = m->pause_n, t = m->now + 1000000;
+    put(m, u(u(u(mk(&mark, ES_EVENT_BLOCK_MARKER, t), 1000, 4), 0, 8), 1, 2));
+    put(m, mk(&b, ES_EVENT_GC_START, t + 1000));
+    put(m, mk(&b, ES_EVENT_GC_END, t + 2000000));
+    put(m, u(u(u(mk(&mark, ES_EVENT_BLOCK_MARKER, t), 1000, 4), 0, 8), 0, 2));
+    put(m, mk(&b, ES_EVENT_GC_START, t));
+    put(m, u(u(u(u(mk(&b, ES_EVENT_GC_STATS_GHC, t), 0, 4), 0, 2), 0, 8), 0, 40));
+    put(m, mk(&b, ES_EVENT_GC_END, t + 3000000));
+    ok(m->pause_n == n + 1 && m->pause_max == 3000000 && m->ncaps == 2 && m->gcs == 100001,
+       "a parallel GC on 2 capabilities is one pause of 3 ms");
+
+    /* Capabilities: cap 0 runs a thread half of every 10 ms for 10 s. */
+    es_model_reset(m);
+    put(m, u(u(u(mk(&mark, ES_EVENT_BLOCK_MARKER, 0), 0xffffffff, 4), 0, 8), 0, 2));
+    for (uint64_t i = 0; i < 1000; i++) {
+        put(m, u(mk(&b, ES_EVENT_RUN_THREAD, i * 10000000), 1, 4));
+        put(m, u(u(u(mk(&b, ES_EVENT_STOP_THREAD, i * 10000000 + 5000000), 1, 4), 3, 2), 0, 4));
+    }
+    put(m, u(mk(&b, ES_EVENT_RUN_THREAD, 10000000000ull), 1, 4));
+    put(m, u(u(u(mk(&b, ES_EVENT_STOP_THREAD, 10005000000ull), 1, 4), 3, 2), 0, 4));
+    double all = es_model_cap_share(m, 0, 0), recent = es_model_cap_share(m, 0, 2000000000);
+    ok(fabs(all - 0.5) < 0.01 && fabs(recent - 0.5) < 0.01 && es_model_threads(m) == 1,
+       "cap 0 ran Haskell %.1f%% since start, %.1f%% over the last 2 s; 1 thread", 100 * all,
+       100 * recent);
+
+    /* Threads: two million created and finished leave none; memory bounded. */
+    for (uint32_t i = 2; i < 2000002; i++) {
+        put(m, u(mk(&b, ES_EVENT_CREATE_THREAD, 1), i, 4));
+        if (i % 1000 != 0)
+            put(m, u(u(u(mk(&b, ES_EVENT_STOP_THREAD, 1), i, 4), 5, 2), 0, 4));
+    }
+    ok(es_model_threads(m) == 2000 + 1 && m->threads_cap <= 2 * ES_MODEL_MAX_THREADS,
+       "2000000 threads created, all but 2000 finished: %zu alive (table %zu)", es_model_threads(m),
+       m->threads_cap);
+
+    /* Heap figures and their per-second history. */
+    es_model_reset(m);
+    put(m, u(u(u(mk(&mark, ES_EVENT_BLOCK_MARKER, 0), 0xffffffff, 4), 0, 8), 0, 2));
+    for (uint64_t s = 0; s < 300; s++) {
+        put(m, u(u(mk(&b, ES_EVENT_HEAP_SIZE, s * 1000000000 + 1), 0, 4), (s + 1) << 20, 8));
+        put(m, u(u(mk(&b, ES_EVENT_HEAP_LIVE, s * 1000000000 + 2), 0, 4), (s + 1) << 10, 8));
+        put(m,
+            u(u(mk(&b, ES_EVENT_HEAP_ALLOCATED, s * 1000000000 + 3), 0, 4), (s + 1) * 1000000, 8));
+    }
+    ok(m->heap_size == 300u << 20 && m->heap_live == 300u << 10 && m->allocated == 300000000 &&
+           fabs(m->alloc_rate - 1e6) < 1,
+       "heap size, live, allocated; allocation rate %.0f B/s", m->alloc_rate);
+    /* A capability first seen late: its first figure (all it allocated
+     * before) counts in the total, not in the rate or the history. */
+    put(m, u(u(u(mk(&mark, ES_EVENT_BLOCK_MARKER, 0), 0xffffffff, 4), 0, 8), 1, 2));
+    put(m, u(u(mk(&b, ES_EVENT_HEAP_ALLOCATED, 299000000004ull), 0, 4), 5000000000ull, 8));
+    put(m, u(u(u(mk(&mark, ES_EVENT_BLOCK_MARKER, 0), 0xffffffff, 4), 0, 8), 0, 2));
+    ok(m->allocated == 5300000000ull && fabs(m->alloc_rate - 1e6) < 1 &&
+           es_model_series_at(&m->s_alloc, ES_MODEL_SERIES - 1) == 1e6,
+       "a capability's first allocation figure: in the total (%llu), not in the rate",
+       (unsigned long long)m->allocated);
+    ok(m->s_size.n == ES_MODEL_SERIES &&
+           es_model_series_at(&m->s_size, ES_MODEL_SERIES - 1) == 300u << 20 &&
+           es_model_series_at(&m->s_size, 0) == (300u - ES_MODEL_SERIES + 1) << 20 &&
+           es_model_series_at(&m->s_alloc, ES_MODEL_SERIES - 1) == 1e6,
+       "history: the last %d seconds, one point each", ES_MODEL_SERIES);
+    es_model_destroy(m);
+    free(m);
+}
+
+static void check_notes(void) {
+    struct es_model *m = malloc(sizeof *m);
+    es_model_init(m);
+    struct ev b;
+    for (int i = 0; i < 100; i++) {
+        char text[32];
+        snprintf(text, sizeof text, "step %d\n", i);
+        put(m, str(mk(&b, i % 2 ? ES_EVENT_USER_MSG : ES_EVENT_USER_MARKER, (uint64_t)i), text,
+                   false));
+    }
+    struct es_model_note *last = &m->notes[(m->notes_n - 1) % ES_MODEL_NOTES];
+    ok(m->notes_n == 100 && strcmp(last->text, "step 99 ") == 0 && last->kind == ES_NOTE_MESSAGE,
+       "100 markers and messages: the newest %d kept, control characters blanked", ES_MODEL_NOTES);
+    put(m,
+        str(mk(&b, ES_EVENT_USER_MSG, 200), "eventlog-socket: dropped 12 chunks (3.5 MiB)", false));
+    put(m,
+        str(mk(&b, ES_EVENT_USER_MSG, 300), "eventlog-socket: dropped 1 chunks (0.1 MiB)", false));
+    ok(m->drops == 2 && m->dropped_chunks == 13 && fabs(m->dropped_mib - 3.6) < 1e-9 &&
+           m->last_drop_time == 300 && m->notes_n == 100,
+       "drop notices counted (13 chunks, 3.6 MiB), not shown as messages");
+    char big[700];
+    memset(big, 'x', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    struct ev *e = mk(&b, ES_EVENT_PROGRAM_ARGS, 1);
+    u(e, 0, 4);
+    str(e, "/usr/local/bin/my-server", true);
+    str(e, "--port", true);
+    str(e, "8080", true);
+    put(m, e);
+    put(m, str(u(mk(&b, ES_EVENT_RTS_IDENTIFIER, 1), 0, 4), "GHC-9.10.3 rts_thr", true));
+    put(m, u(u(mk(&b, ES_EVENT_OSPROCESS_PID, 1), 0, 4), 4242, 4));
+    ok(strcmp(m->program, "my-server") == 0 &&
+           strcmp(m->args, "/usr/local/bin/my-server --port 8080") == 0 &&
+           strcmp(m->ghc_version, "9.10.3") == 0 && m->pid == 4242,
+       "program my-server (%s), GHC %s, pid 4242", m->args, m->ghc_version);
+
+    /* Every event type with payloads of every length up to 40 bytes of
+     * noise: nothing is read past a payload (ASan), nothing crashes. */
+    uint8_t noise[40];
+    for (unsigned i = 0; i < sizeof noise; i++)
+        noise[i] = (uint8_t)(i * 37 + 11);
+    for (unsigned type = 0; type < 256; type++)
+        for (size_t n = 0; n <= sizeof noise; n++) {
+            struct es_event ev = {.type = (uint16_t)type, .time = 5, .len = 10 + n};
+            uint8_t *p = malloc(n ? n : 1);
+            memcpy(p, noise, n);
+            ev.payload = p;
+            ev.payload_len = n;
+            es_model_event(m, &ev);
+            free(p);
+        }
+    ok(1, "every event type with garbled payloads of 0..40 bytes: no crash");
+    es_model_destroy(m);
+    free(m);
+}
+
+int main(int argc, char **argv) {
+    tap_each_fixture(argc > 1 ? argv[1] : "tests/fixtures", check_fixture);
+    check_census();
+    check_gc();
+    check_notes();
+    return tap_done();
+}
