@@ -84,8 +84,9 @@ def run_workload(b, args, config, sock, flushes=None, caps=2, cpu=None, rts_extr
     clients together, to `prog_cpu` the program's alone. `wrap` is a
     command that runs the program (valgrind ...), `timeout` replaces
     TIMEOUT for it. `program` is another build of the same C main
-    (bench/fibber). Configurations: none, file, socket1, socket8, stalled,
-    socket-census-flood, and socket0 (our writer, no client connected)."""
+    (bench/fibber). Configurations: none, file, parse, lossless, socket1,
+    socket8, stalled, socket-census-flood, and socket0 (our writer, no
+    client connected)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     env = {k: v for k, v in os.environ.items() if not k.startswith("GHC_EVENTLOG_")}
     stats = b.path("stats.json")
