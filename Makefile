@@ -342,13 +342,15 @@ $(BUILD)/unit-tsan/%: tests/unit/%.c tests/unit/tap.h tests/unit/server_util.h $
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(FLAVOUR_CFLAGS_tsan) -Iinclude -Icbits $(UV_CFLAGS) -o $@ $< \
 	    $(CBITS_LIB_tsan) $(UV_LIBS)
 
+# With -MMD like every object: a header change (a struct that grew) must
+# rebuild these too, or the sanitized programs mix layouts.
 $(SAN)/obj/cbits/%.o: cbits/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ES_CFLAGS) $(SAN_FLAGS) -c $< -o $@
+	$(CC) $(ES_CFLAGS) $(SAN_FLAGS) -MMD -MP -c $< -o $@
 
 $(SAN)/obj/rts-writer/%.o: rts-writer/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(RTS_CFLAGS) $(SAN_FLAGS) -c $< -o $@
+	$(CC) $(RTS_CFLAGS) $(SAN_FLAGS) -MMD -MP -c $< -o $@
 
 $(SAN_LIB): $(SAN_OBJ)
 	rm -f $@
@@ -436,6 +438,6 @@ format:
 format-check:
 	clang-format --dry-run --Werror $(FORMAT_FILES)
 
--include $(CBITS_OBJ:.o=.d) $(RTS_OBJ:.o=.d) $(CBITS_FLAVOUR_OBJ:.o=.d)
+-include $(CBITS_OBJ:.o=.d) $(RTS_OBJ:.o=.d) $(CBITS_FLAVOUR_OBJ:.o=.d) $(SAN_OBJ:.o=.d)
 
 endif
