@@ -211,12 +211,19 @@ $(CHECKER): tests/checker/Main.hs
 
 # Benchmark programs (bench/). `make check` builds them so they cannot rot.
 BENCH := $(BUILD)/bench
-BENCH_PROGRAMS := $(BENCH)/workload $(BENCH)/drain $(BENCH)/throughput $(BENCH)/walk
+BENCH_PROGRAMS := $(BENCH)/workload $(BENCH)/fibber $(BENCH)/drain $(BENCH)/throughput $(BENCH)/walk
 
 $(BENCH)/workload: bench/workload/Main.hs bench/cbits/bench-main.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(HC) $(GHC_FLAGS) -outputdir $(BUILD)/hs/workload -o $@ \
 	    bench/workload/Main.hs bench/cbits/bench-main.c $(LIB) $(UV_LIBS)
+
+# fibber-c-main's program with the workload's C main, so that one binary
+# runs with the RTS's file writer or ours (issue 18's no-client case).
+$(BENCH)/fibber: examples/fibber-c-main/app/Main.hs bench/cbits/bench-main.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(HC) $(GHC_FLAGS) -outputdir $(BUILD)/hs/bench-fibber -o $@ \
+	    examples/fibber-c-main/app/Main.hs bench/cbits/bench-main.c $(LIB) $(UV_LIBS)
 
 # Linked by ghc for the RTS symbols the library refers to (the RTS is never
 # started); its C is built with our warnings.
@@ -352,13 +359,15 @@ $(BUILD)/unit-tsan/%: tests/unit/%.c tests/unit/tap.h tests/unit/server_util.h $
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(FLAVOUR_CFLAGS_tsan) -Iinclude -Icbits $(UV_CFLAGS) -o $@ $< \
 	    $(CBITS_LIB_tsan) $(UV_LIBS)
 
+# With -MMD like every object: a header change (a struct that grew) must
+# rebuild these too, or the sanitized programs mix layouts.
 $(SAN)/obj/cbits/%.o: cbits/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ES_CFLAGS) $(SAN_FLAGS) -c $< -o $@
+	$(CC) $(ES_CFLAGS) $(SAN_FLAGS) -MMD -MP -c $< -o $@
 
 $(SAN)/obj/rts-writer/%.o: rts-writer/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(RTS_CFLAGS) $(SAN_FLAGS) -c $< -o $@
+	$(CC) $(RTS_CFLAGS) $(SAN_FLAGS) -MMD -MP -c $< -o $@
 
 $(SAN_LIB): $(SAN_OBJ)
 	rm -f $@
@@ -448,6 +457,6 @@ format:
 format-check:
 	clang-format --dry-run --Werror $(FORMAT_FILES)
 
--include $(CBITS_OBJ:.o=.d) $(RTS_OBJ:.o=.d) $(CBITS_FLAVOUR_OBJ:.o=.d)
+-include $(CBITS_OBJ:.o=.d) $(RTS_OBJ:.o=.d) $(CBITS_FLAVOUR_OBJ:.o=.d) $(SAN_OBJ:.o=.d)
 
 endif

@@ -75,12 +75,18 @@ class Bench(esproc.Group):
         return os.path.abspath(os.path.join(BUILD, name))
 
 
-def run_workload(b, args, config, sock, flushes=None, caps=2, cpu=None, rts_extra=()):
+def run_workload(b, args, config, sock, flushes=None, caps=2, cpu=None, rts_extra=(),
+                 prog_cpu=None, wrap=(), timeout=None, program="bench/workload"):
     """Run the workload once under `config` on `caps` capabilities;
     return its wall time. With eventlog-socket, append the library's
     counters at exit (its RTS flushes and the time in them) to
     `flushes`. Append to `cpu` the CPU time of the program and its
-    clients together."""
+    clients together, to `prog_cpu` the program's alone. `wrap` is a
+    command that runs the program (valgrind ...), `timeout` replaces
+    TIMEOUT for it. `program` is another build of the same C main
+    (bench/fibber). Configurations: none, file, parse, lossless, socket1,
+    socket8, stalled, socket-census-flood, and socket0 (our writer, no
+    client connected)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     env = {k: v for k, v in os.environ.items() if not k.startswith("GHC_EVENTLOG_")}
     stats = b.path("stats.json")
@@ -105,19 +111,24 @@ def run_workload(b, args, config, sock, flushes=None, caps=2, cpu=None, rts_extr
     elif config.startswith("socket") or config == "stalled":
         rts += ["-l"]
         env["GHC_EVENTLOG_UNIX_PATH"] = sock
-        env["GHC_EVENTLOG_WAIT"] = "1"
+        if config != "socket0":
+            env["GHC_EVENTLOG_WAIT"] = "1"
         env["BENCH_STATS"] = stats
-        n = 8 if config == "socket8" else 1
+        n = {"socket8": 8, "socket0": 0}.get(config, 1)
         extra = {"stalled": ["--stall"], "socket-census-flood": ["--census-flood"]}.get(
             config, [])
         for _ in range(n):
             clients.append(b.spawn([b.exe("bench/drain"), sock] + extra,
                                    stdout=subprocess.DEVNULL))
     start = time.monotonic()
-    p = b.spawn([b.exe("bench/workload")] + args + rts + ["-RTS"], env=env,
-                stderr=subprocess.DEVNULL)
-    rc = b.wait(p, TIMEOUT)
+    p = b.spawn(list(wrap) + [b.exe(program)] + args + rts + ["-RTS"], env=env,
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    rc = b.wait(p, timeout or TIMEOUT)
     took = time.monotonic() - start
+    # Only the program has been reaped yet: its clients are waited for below.
+    mid = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if prog_cpu is not None:
+        prog_cpu.append(mid.ru_utime + mid.ru_stime - before.ru_utime - before.ru_stime)
     if rc != 0:
         raise RuntimeError("workload %s under %s exited with %d" % (args, config, rc))
     for c in clients:

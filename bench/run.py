@@ -7,10 +7,11 @@ with it so that drift on a shared machine hits both alike.
     python3 bench/run.py [--build DIR] [--reps N] [--quick] [--only SECTIONS]
                          [--same-session]
 
-SECTIONS is a comma-separated list of overhead, control, throughput, memory, latency,
-walk, record, top, serve and lossless (default: all), each measured by bench/bench_<section>.py (what
-they share is in bench/benchlib.py). Prints a table and writes
-DIR/bench/results.json, or results-SECTIONS.json when --only picks some.
+SECTIONS is a comma-separated list of overhead, instructions, control,
+throughput, memory, latency, walk, record, top, serve and lossless (default:
+all), each measured by bench/bench_<section>.py (what they share is in
+bench/benchlib.py). Prints a table and writes DIR/bench/results.json, or
+results-SECTIONS.json when --only picks some.
 Every process it starts has a timeout and is killed on the way out;
 sockets and recordings live in a temporary directory that is removed at
 the end (scripts/pylib/esproc.py).
@@ -30,6 +31,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib  # noqa: E402
 import bench_control  # noqa: E402
+import bench_instructions  # noqa: E402
 import bench_latency  # noqa: E402
 import bench_lossless  # noqa: E402
 import bench_memory  # noqa: E402
@@ -41,8 +43,8 @@ import bench_top  # noqa: E402
 import bench_walk  # noqa: E402
 
 # In the order they run and are reported.
-SECTIONS = [bench_overhead, bench_control, bench_throughput, bench_memory, bench_latency,
-            bench_walk, bench_record, bench_top, bench_serve, bench_lossless]
+SECTIONS = [bench_overhead, bench_instructions, bench_control, bench_throughput, bench_memory,
+            bench_latency, bench_walk, bench_record, bench_top, bench_serve, bench_lossless]
 NAMES = [s.NAME for s in SECTIONS]
 
 

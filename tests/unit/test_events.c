@@ -37,12 +37,13 @@ static void check_fixture(const char *path) {
     ok(markers == tap_expect(expect, "UserMarker"), "%s: %ld user markers", path, markers);
 
     /* Walk block by block, as chunks arrive from the RTS. */
-    size_t pos = 0, chunk_events = 0, bad = 0;
+    size_t pos = 0, chunk_events = 0, bad = 0, marker_wrong = 0;
     bool saw_end = false;
     while (pos < dlen) {
         struct es_chunk_info info;
         size_t n = dlen - pos;
-        if (es_be16(data + pos) == ES_EVENT_BLOCK_MARKER) {
+        bool block = es_be16(data + pos) == ES_EVENT_BLOCK_MARKER;
+        if (block) {
             n = es_be32(data + pos + 10);
             /* GHC >= 9.2 writes the end marker in the last block's chunk. */
             if (pos + n + 2 == dlen)
@@ -50,12 +51,17 @@ static void check_fixture(const char *path) {
         }
         if (es_chunk_inspect(h, data + pos, n, &info, NULL, NULL, NULL) != 0)
             bad++;
+        /* The block's own size and capability, read from its marker. */
+        if (info.is_block != block || (block && (info.block_len != es_be32(data + pos + 10) ||
+                                                 info.cap != es_be16(data + pos + 22))))
+            marker_wrong++;
         chunk_events += info.events;
         saw_end |= info.has_end;
         pos += n;
     }
     ok(bad == 0 && saw_end, "%s: every block inspects cleanly, the last has the end", path);
     ok((long)chunk_events == events + blocks, "%s: chunk walk counts the same events", path);
+    ok(marker_wrong == 0, "%s: every block's marker is reported, and only those", path);
 
     /* Every cut inside the first block is reported, never over-read. */
     size_t first = es_be32(data + 10), wrong = 0;
@@ -71,7 +77,8 @@ static void check_fixture(const char *path) {
         if (last == ES_WALK_DONE) {
             if (es_chunk_inspect(h, copy, n, &info, NULL, NULL, NULL) != 0)
                 wrong++;
-        } else if (last != -EINVAL) {
+        } else if (last != -EINVAL ||
+                   es_chunk_inspect(h, copy, n, &info, NULL, NULL, NULL) != -EINVAL) {
             wrong++;
         }
         free(copy);
