@@ -46,7 +46,7 @@ def report(r, add):
     if "lossless" not in r:
         return
     add("")
-    add("9. Lossless: the trace workload with one event-parsing client (wall time, s; ratio of "
+    add("10. Lossless: the trace workload with one event-parsing client (wall time, s; ratio of "
         "medians to the RTS file writer; median (min..max) of each round's ratio)")
     for c, m in r["lossless"].items():
         extra = ""

@@ -22,6 +22,8 @@ command -v nc >/dev/null 2>&1 || need+=(netcat-openbsd)
 command -v python3 >/dev/null 2>&1 || need+=(python3)
 command -v cc >/dev/null 2>&1 || need+=(gcc)
 command -v objcopy >/dev/null 2>&1 || need+=(binutils)
+# The formatting check of make check (it is skipped without clang-format).
+command -v clang-format >/dev/null 2>&1 || need+=(clang-format)
 # Profiling libraries, for the cost-centre profiling tests (ghc -prof).
 if command -v ghc >/dev/null 2>&1; then
     [ -e "$(ghc --print-libdir)/rts/libHSrts_thr_p.a" ] || need+=(ghc-prof)
