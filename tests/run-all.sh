@@ -24,7 +24,13 @@ suite() {
 suite "unit tests (plain and ASan/UBSan)" tests/run-unit.sh "$build"
 suite "exported symbols" tests/check-symbols.sh "$build/libeventlog-socket.a"
 format_check() {
-    if command -v clang-format >/dev/null 2>&1; then
+    # .clang-format is kept with Debian bookworm's clang-format 14; other
+    # versions lay some constructs out differently, so only 14 judges.
+    local v
+    v=$(clang-format --version 2>/dev/null | sed -n 's/.*version \([0-9]*\)\..*/\1/p')
+    if [ -n "$v" ] && [ "$v" != 14 ]; then
+        echo "ok 1 - # SKIP clang-format $v is not the version 14 this tree is formatted with"
+    elif command -v clang-format >/dev/null 2>&1; then
         if make --no-print-directory ES_DEPS_CHECKED=1 format-check >/dev/null 2>&1; then
             echo "ok 1 - C sources follow .clang-format"
         else

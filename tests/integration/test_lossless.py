@@ -210,8 +210,9 @@ def lossless_client_never_hangs_exit(s):
         time.sleep(0.05)
     reading.clear()
     t.join()
-    expect(got[0] > 0 and got[0] == p.stats()["bytes_sent"],
-           "the client read %d bytes of %d" % (got[0], p.stats()["bytes_sent"]))
+    # (On GHC 9.2+ the periodic flush goes on sending meanwhile, and a write
+    # counts as sent only once complete: read is not compared with sent.)
+    expect(got[0] > 0, "the client read nothing")
     # What the RTS writes at exit must find no room, and nothing before:
     # GHC 9.0 writes only full buffers, and its buffer holds what the client
     # has not been sent yet, which it writes at exit before the end marker;
