@@ -2,6 +2,8 @@
 #
 #   make          build/libeventlog-socket.a, build/fibber-c-main and the
 #                 build/eventlog-socket command (client/)
+#   make integration-test [INTEGRATION_TESTS="name ..."]
+#                 the integration tests (some of them)
 #   make check    every test: unit tests (plain and ASan/UBSan), symbol
 #                 check, integration tests against the real GHC, the cabal
 #                 package (make cabal-test alone)
@@ -411,7 +413,7 @@ symbols: $(LIB)
 	@tests/check-symbols.sh $(LIB)
 
 integration-test: $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(CHECKER) $(MANY_CLIENTS)
-	@HC=$(HC) python3 tests/integration/run.py --build $(BUILD)
+	@HC=$(HC) python3 tests/integration/run.py --build $(BUILD) $(INTEGRATION_TESTS)
 
 # The cabal package and both examples, built with cabal offline exactly as
 # README says, into $(BUILD)/dist-newstyle so GHC versions never mix.
