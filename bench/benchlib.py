@@ -76,7 +76,8 @@ class Bench(esproc.Group):
 
 
 def run_workload(b, args, config, sock, flushes=None, caps=2, cpu=None, rts_extra=(),
-                 prog_cpu=None, wrap=(), timeout=None, program="bench/workload"):
+                 prog_cpu=None, wrap=(), timeout=None, program="bench/workload",
+                 client_mbps=0, env_extra=None):
     """Run the workload once under `config` on `caps` capabilities;
     return its wall time. With eventlog-socket, append the library's
     counters at exit (its RTS flushes and the time in them) to
@@ -84,11 +85,14 @@ def run_workload(b, args, config, sock, flushes=None, caps=2, cpu=None, rts_extr
     clients together, to `prog_cpu` the program's alone. `wrap` is a
     command that runs the program (valgrind ...), `timeout` replaces
     TIMEOUT for it. `program` is another build of the same C main
-    (bench/fibber). Configurations: none, file, parse, lossless, socket1,
+    (bench/fibber). `client_mbps` makes the parse/lossless client read at
+    most that many MB/s; `env_extra` adds variables to the program's
+    environment. Configurations: none, file, parse, lossless, socket1,
     socket8, stalled, socket-census-flood, and socket0 (our writer, no
     client connected)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     env = {k: v for k, v in os.environ.items() if not k.startswith("GHC_EVENTLOG_")}
+    env.update(env_extra or {})
     stats = b.path("stats.json")
     if os.path.exists(stats):
         os.unlink(stats)
@@ -106,8 +110,6 @@ def run_workload(b, args, config, sock, flushes=None, caps=2, cpu=None, rts_extr
         env["BENCH_STATS"] = stats
         if config == "lossless":
             env["GHC_EVENTLOG_SLOW_CLIENT"] = "wait"
-        clients.append(b.spawn([b.exe("many-clients"), "--unix", sock, "--timeout", "300"],
-                               stdout=subprocess.PIPE, text=True))
     elif config.startswith("socket") or config == "stalled":
         rts += ["-l"]
         env["GHC_EVENTLOG_UNIX_PATH"] = sock
@@ -123,6 +125,17 @@ def run_workload(b, args, config, sock, flushes=None, caps=2, cpu=None, rts_extr
     start = time.monotonic()
     p = b.spawn(list(wrap) + [b.exe(program)] + args + rts + ["-RTS"], env=env,
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    if config in ("parse", "lossless"):
+        # many-clients connects once and does not retry, so it starts when
+        # the program's socket is there (the program waits for it:
+        # GHC_EVENTLOG_WAIT=1).
+        waited = 0.0
+        while not os.path.exists(sock) and p.poll() is None and waited < TIMEOUT:
+            time.sleep(0.005)
+            waited += 0.005
+        rate = ["--read-mbps", str(client_mbps)] if client_mbps else []
+        clients.append(b.spawn([b.exe("many-clients"), "--unix", sock, "--timeout", "300"] + rate,
+                               stdout=subprocess.PIPE, text=True))
     rc = b.wait(p, timeout or TIMEOUT)
     took = time.monotonic() - start
     # Only the program has been reaped yet: its clients are waited for below.
