@@ -799,6 +799,27 @@ static bool drop_notice(struct es_model *m, uint64_t t, const struct rd *r) {
     return true;
 }
 
+/* The library's wait notice (cbits/es_notice.c): "eventlog-socket: the
+ * program waited X ms (N times) for lossless clients in the last S s". */
+static bool wait_notice(struct es_model *m, uint64_t t, const struct rd *r) {
+    static const char prefix[] = "eventlog-socket: the program waited ";
+    char text[160];
+    if (r->left >= sizeof text || r->left < sizeof prefix - 1 ||
+        memcmp(r->p, prefix, sizeof prefix - 1) != 0)
+        return false;
+    memcpy(text, r->p, r->left);
+    text[r->left] = '\0';
+    double ms;
+    unsigned long long times;
+    if (sscanf(text + sizeof prefix - 1, "%lf ms (%llu times)", &ms, &times) != 2 || ms < 0)
+        return false;
+    m->wait_notices++;
+    m->lossless_waits += times;
+    m->lossless_wait_ms += ms;
+    m->last_wait_time = t;
+    return true;
+}
+
 static void program_args(struct es_model *m, struct rd *r) {
     rd_n(r, 4); /* capset */
     if (r->bad)
@@ -1076,8 +1097,12 @@ void es_model_event(struct es_model *m, const struct es_event *ev) {
         note(m, ES_NOTE_MARKER, t, &r);
         break;
     case ES_EVENT_USER_MSG:
-        if (!drop_notice(m, t, &r))
+        /* A wait notice is also kept as a message: when and how long the
+         * program waited is worth reading in the list. */
+        if (!drop_notice(m, t, &r)) {
+            wait_notice(m, t, &r);
             note(m, ES_NOTE_MESSAGE, t, &r);
+        }
         break;
     case ES_EVENT_HEAP_PROF_BEGIN: {
         rd_n(&r, 1); /* profile id */

@@ -228,6 +228,11 @@ struct es_model {
     uint64_t drops, dropped_chunks;
     double dropped_mib;
     uint64_t last_drop_time;
+    /* Wait notices (protocol.md 1.3): the program waited for lossless
+     * clients; summed over the notices. */
+    uint64_t wait_notices, lossless_waits;
+    double lossless_wait_ms;
+    uint64_t last_wait_time;
 
     /* The whole run, downsampled. */
     struct es_model_history h;

@@ -372,6 +372,16 @@ static int draw_notes(struct top *t, int y, int rows) {
     else
         put(y, 22, A_DIM, "no drop notice");
     y++;
+    /* What losing nothing cost the program (GHC_EVENTLOG_SLOW_CLIENT=wait
+     * or a client's lossless request), from the library's wait notices. */
+    if (m->wait_notices) {
+        put(y++, 2, A_BOLD,
+            "the program waited %.1f ms for lossless clients (%llu times), last at %.1f s",
+            m->lossless_wait_ms, (unsigned long long)m->lossless_waits,
+            (double)m->last_wait_time / 1e9);
+        if (rows > 0)
+            rows--;
+    }
     uint64_t n = m->notes_n < ES_MODEL_NOTES ? m->notes_n : ES_MODEL_NOTES;
     if ((uint64_t)rows < n)
         n = (uint64_t)rows;
@@ -419,10 +429,11 @@ static void draw_summary(struct top *t, int y, int lines) {
     fmt_ns(mx, sizeof mx, m->pause_max);
     snprintf(text, sizeof text,
              "ran %s, allocated %s, peak live %s, peak heap %s; %llu GCs (%llu major), %.1f%% "
-             "in GC, longest pause %s; %llu censuses; %llu drop notices",
+             "in GC, longest pause %s; %llu censuses; %llu drop notices; waited %.1f ms for "
+             "lossless clients",
              run, alloc, live, size, (unsigned long long)m->gcs, (unsigned long long)m->major_gcs,
              100 * es_model_gc_share(m, 0), mx, (unsigned long long)m->censuses,
-             (unsigned long long)m->drops);
+             (unsigned long long)m->drops, m->lossless_wait_ms);
     put(y, 0, A_BOLD | A_STANDOUT, " program exited ");
     put_wrapped(y, 17, 2, lines, A_BOLD, text);
 }

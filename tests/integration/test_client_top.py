@@ -200,3 +200,38 @@ def top_program_killed(s):
            "the last figures are gone:\n" + t.screen())
     t.keys("q")
     t.wait(r"TOP-EXIT=0", what="exit status 0")
+
+
+@test
+def top_shows_lossless_waits(s):
+    """A lossless client that stops reading holds the program up; `top`,
+    watching beside it, shows how long the program waited (from the
+    library's wait notices), while it runs and in the final summary."""
+    sock = s.path("waits.sock")
+    p = harness.Program(s, "probe", unix=sock, wait=True,
+                        env={"GHC_EVENTLOG_CLIENT_BUFFER": "1M"})
+    p.wait_socket(sock)
+    t = Tmux(s, top_command(sock))
+    t.wait(r"^ probe \(pid \d+\)", what="the program's name")
+    c = harness.Client(s, unix=sock, read=False)
+    c.send(b"GCTL\x06")  # lossless, for this client only
+    p.proc.stdin.write(b"flood 2000000 z\n")
+    p.proc.stdin.flush()
+    try:
+        p.readline(timeout=3)
+        raise harness.TestFailure("the flood finished although the lossless client read nothing")
+    except harness.TestFailure as e:
+        if "no answer" not in str(e):
+            raise
+    c.close()
+    expect(p.readline(timeout=30) == "ok", "the flood did not finish after the client left")
+    m = t.wait(r"the program waited ([\d.]+) ms for lossless clients \((\d+) times\)",
+               what="the wait line")
+    note(m.group(0))
+    expect(float(m.group(1)) >= 1000 and int(m.group(2)) >= 1,
+           "a stall of 3 s shown as %s" % m.group(0))
+    p.cmd("quit")
+    p.finish(timeout=30)
+    final = t.wait(r"program exited\s+ran [\d.]+", what="the final summary").string
+    expect(re.search(r"waited\s+[\d.]+\s+ms\s+for\s+lossless\s+clients", final),
+           "no wait figure in the summary:\n" + final)

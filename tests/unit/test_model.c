@@ -364,6 +364,19 @@ static void check_notes(void) {
     ok(m->drops == 2 && m->dropped_chunks == 13 && fabs(m->dropped_mib - 3.6) < 1e-9 &&
            m->last_drop_time == 300 && m->notes_n == 100,
        "drop notices counted (13 chunks, 3.6 MiB), not shown as messages");
+    put(m, str(mk(&b, ES_EVENT_USER_MSG, 400),
+               "eventlog-socket: the program waited 12.5 ms (3 times) for lossless clients in "
+               "the last 1.0 s",
+               false));
+    put(m, str(mk(&b, ES_EVENT_USER_MSG, 500),
+               "eventlog-socket: the program waited 0.5 ms (1 times) for lossless clients in "
+               "the last 2.0 s",
+               false));
+    put(m, str(mk(&b, ES_EVENT_USER_MSG, 600), "eventlog-socket: the program waited much", false));
+    ok(m->wait_notices == 2 && m->lossless_waits == 4 && fabs(m->lossless_wait_ms - 13.0) < 1e-9 &&
+           m->last_wait_time == 500 && m->notes_n == 103,
+       "wait notices summed (4 waits, 13.0 ms) and kept as messages; a look-alike is only a "
+       "message");
     char big[700];
     memset(big, 'x', sizeof big - 1);
     big[sizeof big - 1] = '\0';
