@@ -112,32 +112,6 @@ int es_listen_check_unix_path(const char *path, const char *origin) {
     return 0;
 }
 
-/* Bind `fd` so that the socket file appears at `path` only once connecting
- * to it works. bind() creates the file before listen() makes the socket
- * accept connections, and a client that sees the file in between (a script
- * polling for it, then running nc) would be refused. So the socket is bound
- * at a private name next to `path`, listens, and then gets its real name
- * from link(), which never replaces anything at the path; the private name
- * is removed. 0 when listening at `path`; 1 when this cannot be done here
- * (the longer name does not fit in sun_path, the private name is taken, or
- * the file system has no hard links) and `fd` is still unbound; otherwise
- * a negative errno, `fd` unusable. */
-static int bind_listen_privately(int fd, const char *path) {
-    struct sockaddr_un tmp;
-    memset(&tmp, 0, sizeof tmp);
-    tmp.sun_family = AF_UNIX;
-    int n = snprintf(tmp.sun_path, sizeof tmp.sun_path, "%s.%ld.new", path, (long)getpid());
-    if (n < 0 || (size_t)n >= sizeof tmp.sun_path)
-        return 1;
-    if (bind(fd, (struct sockaddr *)&tmp, sizeof tmp) != 0)
-        return errno == EADDRINUSE ? 1 : -errno;
-    int err = 0;
-    if (listen(fd, ES_LISTEN_BACKLOG) != 0 || link(tmp.sun_path, path) != 0)
-        err = errno;
-    unlink(tmp.sun_path);
-    return -err;
-}
-
 int es_listen_unix(const char *path, struct es_listen_result *out) {
     memset(out, 0, sizeof *out);
     out->fd = -1;
@@ -180,28 +154,12 @@ int es_listen_unix(const char *path, struct es_listen_result *out) {
      * created 0600 and never exists with wider permissions. There is no
      * chmod(path) afterwards: it would follow a symbolic link that someone
      * put at the path after bind() and change the mode of its target. */
-    int err = fchmod(fd, 0600) != 0 ? -errno : bind_listen_privately(fd, path);
-    if (err < 0 && err != -EADDRINUSE && err != -EEXIST) {
-        /* Most likely a file system without hard links: a new socket, bound
-         * at the path directly (the file then exists a moment before
-         * connecting to it works). */
+    if (fchmod(fd, 0600) != 0 || bind(fd, (struct sockaddr *)&addr, sizeof addr) != 0 ||
+        listen(fd, ES_LISTEN_BACKLOG) != 0) {
+        int err = errno;
+        es_log("cannot create the socket file \"%s\": %s", path, strerror(err));
         close(fd);
-        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-        if (fd < 0)
-            return -errno;
-        err = fchmod(fd, 0600) != 0 ? -errno : 1;
-    }
-    if (err == 1)
-        err = bind(fd, (struct sockaddr *)&addr, sizeof addr) != 0 ||
-                      listen(fd, ES_LISTEN_BACKLOG) != 0
-                  ? -errno
-                  : 0;
-    if (err == -EEXIST)
-        err = -EADDRINUSE; /* something appeared at the path since the check */
-    if (err != 0) {
-        es_log("cannot create the socket file \"%s\": %s", path, strerror(-err));
-        close(fd);
-        return err;
+        return -err;
     }
     /* The file's identity, so that exit removes only our own file. If what
      * is at the path now is not a socket, it was swapped in since bind():
