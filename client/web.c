@@ -45,7 +45,11 @@
  * MHD's inactivity timeout see it alive. */
 #define KEEPALIVE_S 3
 /* HTTP limits (libmicrohttpd options). */
-#define HTTP_TIMEOUT_S    10
+#define HTTP_TIMEOUT_S 10
+/* A whole request (headers and any body) must arrive within this long of
+ * the connection's opening or of the previous response's end, however it
+ * trickles in: libmicrohttpd's timeout above fires on silence only. */
+#define HTTP_REQUEST_S    10
 #define HTTP_MEMORY_LIMIT (64 * 1024)
 #define HTTP_MAX_CONNS    256
 #define HTTP_MAX_PER_IP   160
@@ -83,6 +87,17 @@ struct shared {
     /* What the Host header may say (DNS rebinding): set when bound to loopback. */
     bool loopback;
     unsigned port;
+    /* Every open HTTP connection, for the request deadline. */
+    struct watch *watches;
+};
+
+/* One HTTP connection (its MHD socket context): the time by which its
+ * current request must have arrived whole, 0 while none is awaited (a
+ * response, such as an event stream, is being sent). */
+struct watch {
+    struct watch *prev, *next;
+    int fd;
+    uint64_t deadline_ms;
 };
 
 struct serve {
@@ -407,6 +422,85 @@ static enum MHD_Result serve_control(struct shared *sh, struct MHD_Connection *c
     return respond_text(c, MHD_HTTP_ACCEPTED, "sent\n");
 }
 
+/* ---- The request deadline (HTTP_REQUEST_S). MHD calls the two notify
+ * functions in its threads; the loop thread's tick cuts the late
+ * connections. A cut is shutdown(2) of the socket: the connection's thread
+ * sees the end of its input and MHD closes and frees the connection as it
+ * does for any client that leaves. MHD reports the closing (removing the
+ * watch under `mu`) before it closes the socket, so a descriptor is never
+ * shut down after it was closed and reused. */
+
+static uint64_t now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
+}
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code) {
+    struct shared *sh = cls;
+    struct watch *w = *socket_context;
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        w = ci ? calloc(1, sizeof *w) : NULL;
+        *socket_context = w;
+        if (w == NULL)
+            return; /* this connection has the inactivity timeout only */
+        w->fd = ci->connect_fd;
+        w->deadline_ms = now_ms() + HTTP_REQUEST_S * 1000;
+        pthread_mutex_lock(&sh->mu);
+        w->next = sh->watches;
+        if (w->next)
+            w->next->prev = w;
+        sh->watches = w;
+        pthread_mutex_unlock(&sh->mu);
+    } else if (w != NULL) {
+        pthread_mutex_lock(&sh->mu);
+        if (w->prev)
+            w->prev->next = w->next;
+        else
+            sh->watches = w->next;
+        if (w->next)
+            w->next->prev = w->prev;
+        pthread_mutex_unlock(&sh->mu);
+        free(w);
+        *socket_context = NULL;
+    }
+}
+
+/* The request arrived whole (deadline 0), or a response ended and the
+ * next request on the connection has HTTP_REQUEST_S to arrive. */
+static void set_deadline(struct shared *sh, struct MHD_Connection *c, uint64_t when) {
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    struct watch *w = ci ? ci->socket_context : NULL;
+    if (w == NULL)
+        return;
+    pthread_mutex_lock(&sh->mu);
+    w->deadline_ms = when;
+    pthread_mutex_unlock(&sh->mu);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **state,
+                         enum MHD_RequestTerminationCode code) {
+    (void)state;
+    (void)code;
+    set_deadline(cls, c, now_ms() + HTTP_REQUEST_S * 1000);
+}
+
+/* The loop thread: cut the connections whose request is late. */
+static void cut_late(struct shared *sh) {
+    uint64_t now = now_ms();
+    pthread_mutex_lock(&sh->mu);
+    for (struct watch *w = sh->watches; w != NULL; w = w->next)
+        if (w->deadline_ms != 0 && w->deadline_ms <= now) {
+            shutdown(w->fd, SHUT_RDWR);
+            w->deadline_ms = 0;
+        }
+    pthread_mutex_unlock(&sh->mu);
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version, const char *upload_data,
                                   size_t *upload_size, void **state) {
@@ -426,6 +520,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
             return MHD_YES;
         }
     }
+    set_deadline(sh, c, 0);
     if (!host_ok(sh, c))
         return respond_text(c, MHD_HTTP_MISDIRECTED_REQUEST, "wrong Host\n");
     if (post) {
@@ -528,7 +623,9 @@ static void publish(struct serve *s, bool force) {
 }
 
 static void on_tick(uv_timer_t *t) {
-    publish(t->data, false);
+    struct serve *s = t->data;
+    cut_late(&s->sh);
+    publish(s, false);
 }
 
 static void on_async(uv_async_t *a) {
@@ -785,7 +882,8 @@ int es_serve_main(int argc, char **argv) {
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_TIMEOUT_S, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
         (size_t)HTTP_MEMORY_LIMIT, MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_MAX_CONNS,
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)HTTP_MAX_PER_IP, MHD_OPTION_THREAD_STACK_SIZE,
-        (size_t)HTTP_THREAD_STACK, MHD_OPTION_END);
+        (size_t)HTTP_THREAD_STACK, MHD_OPTION_NOTIFY_CONNECTION, on_connection, sh,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, sh, MHD_OPTION_END);
     if (s->daemon == NULL) {
         fprintf(stderr, "eventlog-socket serve: cannot serve HTTP on %s: %s\n", s->http,
                 strerror(errno ? errno : EADDRINUSE));

@@ -8,6 +8,7 @@ vanishes) while a tab keeps updating."""
 import glob
 import os
 import re
+import select
 import signal
 import socket
 import subprocess
@@ -215,7 +216,9 @@ def rss_kib(pid):
 def web_bad_http(s):
     """Malformed, huge and slow requests, 100 event streams at once, and a
     reader that vanishes mid-stream: serve stays up, its memory bounded, and
-    a tab opened before keeps updating."""
+    a tab opened before keeps updating. Requests that trickle in a byte a
+    second (headers, a POST's body, a second request on a kept-alive
+    connection) are cut once 10 s late, before they are whole."""
     need_chromium()
     p, _ = serve(s, "bad", ["--busy"], rts=["-hT", "-i100"])
     srv, url = start_serve(s, s.path("bad.sock"))
@@ -230,20 +233,41 @@ def web_bad_http(s):
         s.clients.append(c)
         return c
 
-    # Slow: one byte a second, in the background for the whole test.
+    # Slow: clients that trickle a request a byte a second, in the
+    # background for the whole test. Each byte keeps libmicrohttpd's
+    # inactivity timeout from firing; serve cuts each one once its request
+    # is HTTP_REQUEST_S (10 s) late, long before it could finish (60 s).
+    # One sends whole headers and trickles a POST's body.
     stop = threading.Event()
+    trickles = [(b"", b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: " + b"a" * 60),
+                (b"", b"GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: " + b"b" * 60),
+                (b"", b"GET /recording.eventlog HTTP/1.1\r\nHost: 127.0.0.1\r\nX: " + b"c" * 60),
+                (b"POST /api/census HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Eventlog-Socket: 1\r\n"
+                 b"Content-Length: 60\r\n\r\n", b"d" * 60)]
+    cuts = [None] * len(trickles)
 
-    def slowloris():
+    def slowloris(i, headers, slow):
         c = connect()
+        k, start = 0, time.monotonic()
         try:
-            for ch in b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: " + b"a" * 60:
+            c.sendall(headers)
+            start = time.monotonic()
+            for k, ch in enumerate(slow):
+                r, _, _ = select.select([c], [], [], 0)
+                if r and not c.recv(4096):
+                    cuts[i] = (k, time.monotonic() - start)
+                    return
                 if stop.wait(1.0):
-                    break
+                    cuts[i] = "test ended first"
+                    return
                 c.sendall(bytes([ch]))
-        except OSError:
-            pass
-    slow = threading.Thread(target=slowloris, daemon=True)
-    slow.start()
+            cuts[i] = "never cut: sent all %d bytes" % len(slow)
+        except OSError as e:
+            cuts[i] = (k, time.monotonic() - start, str(e))
+    slow_threads = [threading.Thread(target=slowloris, args=(i, w, sl), daemon=True)
+                    for i, (w, sl) in enumerate(trickles)]
+    for t in slow_threads:
+        t.start()
 
     # Huge: a 10 MB header is refused (431), not buffered. The sender runs
     # aside: the server stops reading once it has refused.
@@ -314,7 +338,16 @@ def web_bad_http(s):
     rss1 = rss_kib(srv.proc.pid)
     note("serve RSS %d KiB before, %d KiB after" % (rss0, rss1))
     expect(rss1 < rss0 + 64 * 1024, "serve grew from %d to %d KiB" % (rss0, rss1))
+    for t in slow_threads:
+        t.join(90)
     stop.set()
+    note("trickling requests cut after (bytes, seconds): %s" % (cuts,))
+    expect(all(isinstance(c, tuple) and c[0] < 60 for c in cuts),
+           "trickling requests not cut before they were whole: %s" % (cuts,))
+    # The first tab still updates after the cuts.
+    drawn = int(b.js("+document.body.dataset.drawn"))
+    b.wait_js("+document.body.dataset.drawn > %d" % drawn, timeout=60,
+              what="the first tab updating after the cuts")
     for c in streams[50:]:
         c.close()
     errors = b.errors()
