@@ -795,7 +795,7 @@ static bool drop_notice(struct es_model *m, uint64_t t, const struct rd *r) {
     m->dropped_chunks += chunks;
     m->dropped_mib += mib;
     m->last_drop_time = t;
-    m->h.drops[m->h.drops_n++ % ES_MODEL_HIST_DROPS] = (struct es_model_drop){t, chunks};
+    m->h.drops[m->h.drops_n++ % ES_MODEL_HIST_DROPS] = (struct es_model_drop){t, chunks, mib};
     return true;
 }
 

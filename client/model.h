@@ -112,6 +112,7 @@ struct es_model_mark {
 
 struct es_model_drop {
     uint64_t time, chunks;
+    double mib; /* the notice's figure: the size of the chunks lost */
 };
 
 /* The run since its start in bounded memory, for charts over the whole run

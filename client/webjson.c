@@ -96,7 +96,8 @@ static void info(struct es_webbuf *b, const struct es_model *m,
         "\"heap_size\":%llu,\"heap_live\":%llu,\"max_heap_size\":%llu,\"max_heap_live\":%llu,"
         "\"allocated\":%llu,\"alloc_rate\":%.0f,\"gcs\":%llu,\"minor\":%llu,\"major\":%llu,"
         "\"gc_ns\":%llu,\"pause_max\":%llu,\"p50\":%llu,\"p99\":%llu,\"gc_share\":%.4f,"
-        "\"threads\":%zu,\"ncaps\":%u,\"drops\":%llu,\"dropped_chunks\":%llu,\"width\":%llu,"
+        "\"threads\":%zu,\"ncaps\":%u,\"drops\":%llu,\"dropped_chunks\":%llu,\"dropped_mib\":%.1f,"
+        "\"width\":%llu,"
         "\"cap_share\":[",
         m->pid ? m->pid : st->pid, (unsigned long long)m->wall_start_s,
         (unsigned long long)m->first_time, (unsigned long long)m->now, m->ended ? "true" : "false",
@@ -111,7 +112,7 @@ static void info(struct es_webbuf *b, const struct es_model *m,
         (unsigned long long)m->pause_max, (unsigned long long)es_model_pause_pct(m, 0.5, 0),
         (unsigned long long)es_model_pause_pct(m, 0.99, 0), es_model_gc_share(m, 0),
         es_model_threads(m), m->ncaps, (unsigned long long)m->drops,
-        (unsigned long long)m->dropped_chunks, (unsigned long long)m->h.width);
+        (unsigned long long)m->dropped_chunks, m->dropped_mib, (unsigned long long)m->h.width);
     for (unsigned c = 0; c < m->ncaps && c < ES_MODEL_MAX_CAPS; c++)
         es_webbuf_printf(b, "%s%.3f", c ? "," : "", es_model_cap_share(m, c, 0));
     ES_WEBBUF_ADD(b, "]}");
@@ -215,8 +216,8 @@ void es_webjson_state(struct es_webbuf *out, const struct es_model *m,
         if (first + i < cur->drops)
             continue;
         const struct es_model_drop *d = es_model_drop_at(m, i);
-        es_webbuf_printf(out, "%s[%llu,%llu]", any ? "," : "", (unsigned long long)d->time,
-                         (unsigned long long)d->chunks);
+        es_webbuf_printf(out, "%s[%llu,%llu,%.1f]", any ? "," : "", (unsigned long long)d->time,
+                         (unsigned long long)d->chunks, d->mib);
         any = true;
     }
     cur->drops = h->drops_n;

@@ -79,12 +79,16 @@
     if (!S) return;
     ctx.save();
     ctx.font = '10px sans-serif';
+    var bands = 0;
     for (var i = 0; i < S.drops.length; i++) {
       var x = g.toDomXCoord(S.drops[i][0] / 1e9);
       if (x < area.x || x > area.x + area.w) continue;
       ctx.fillStyle = 'rgba(200,0,0,0.25)';
       ctx.fillRect(x - 3, area.y, 6, area.h);
+      bands++;
     }
+    // What was painted, also as text (tests, and whoever inspects the page).
+    if (g.maindiv_) g.maindiv_.setAttribute('data-drop-bands', String(bands));
     ctx.strokeStyle = 'rgba(90,90,90,0.6)';
     ctx.fillStyle = '#555';
     for (var j = 0; j < S.marks.length; j++) {
@@ -103,6 +107,14 @@
   function chart(id, data, opts) {
     var el = $(id);
     el.setAttribute('data-rows', String(data.length));
+    // Rows that are gaps (every value NaN: a drop notice's time).
+    var gaps = 0;
+    for (var i = 0; i < data.length; i++) {
+      var all = data[i].length > 1;
+      for (var k = 1; k < data[i].length && all; k++) all = data[i][k] !== data[i][k];
+      if (all) gaps++;
+    }
+    el.setAttribute('data-gaps', String(gaps));
     if (!data.length) return;
     opts.underlayCallback = underlay;
     opts.legend = 'never';
@@ -304,7 +316,8 @@
     var html = '', items = [];
     S.marks.forEach(function (m) { items.push([m[0], '', 'marker: ' + m[1]]); });
     S.drops.forEach(function (d) {
-      items.push([d[0], 'drop', 'drop notice: ' + d[1] + ' chunks lost (a gap in every chart)']);
+      items.push([d[0], 'drop', 'drop notice: ' + d[1] + ' chunks (' + d[2].toFixed(1) + ' MiB) of the stream ' +
+                 'lost here (a gap in every chart)']);
     });
     items.sort(function (a, b) { return a[0] - b[0]; });
     items.slice(-200).forEach(function (it) {
@@ -324,6 +337,10 @@
     text('pid', I.pid ? String(I.pid) : '?');
     text('uptime', uptime(I.now > I.first ? I.now : 0));
     text('bytes', bytes(I.bytes));
+    text('dropped', I.drops ? I.dropped_chunks + ' chunks (' + I.dropped_mib.toFixed(1) + ' MiB) in ' +
+         I.drops + (I.drops === 1 ? ' drop notice' : ' drop notices') : 'nothing');
+    $('dropped').dataset.notices = String(I.drops);
+    $('dropped').className = I.drops ? 'lost-data' : '';
     document.title = (I.program || 'eventlog-socket') + ' - eventlog-socket';
     $('exited').hidden = I.state !== 'exited';
     $('lost').hidden = I.state !== 'lost';

@@ -19,7 +19,7 @@ import urllib.request
 import harness
 from cdp import Browser, chromium_path
 from client_cmd import Cmd
-from harness import Skip, check_stream, expect, ghc_version, note, serve, test
+from harness import FLOOD, Program, Skip, check_stream, expect, ghc_version, note, serve, test
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures")
 NON_LABELS = ("heap size", "live bytes", "other")
@@ -205,6 +205,70 @@ def web_report_files(s):
             b.screenshot(os.path.join(harness.BUILD, "web-report.png"))
     errors = b.errors()
     expect(not errors, "console errors: %s" % errors[:5])
+
+
+@test
+def web_drop_notices(s):
+    """serve falls behind (SIGSTOP) while the program floods with a 1 MiB
+    limit per client: the library skips chunks and says so with drop
+    notices in serve's stream. The page lists each notice, with its time,
+    chunks and MiB as in the stream (serve's own recording, read by the
+    checker), counts them in the header, and marks the gap in the charts
+    (NaN rows, red bands)."""
+    need_chromium()
+    sock = s.path("drop.sock")
+    p = Program(s, "probe", [], unix=sock, wait=True, rts=["-hT", "-i0.2"],
+                env={"GHC_EVENTLOG_CLIENT_BUFFER": "1M"})
+    p.wait_socket(sock)
+    srv, url = start_serve(s, sock)
+    b = Browser(s)
+    b.goto(url)
+    b.wait_js("document.getElementById('state').textContent === 'connected'", what="connected")
+    p.cmd("flood 1000 before")
+    srv.signal(signal.SIGSTOP)
+    try:
+        p.cmd("flood %d during" % (FLOOD * 3))
+    finally:
+        srv.signal(signal.SIGCONT)
+    p.cmd("flood 1000 after")
+    b.wait_js("+document.getElementById('dropped').dataset.notices > 0", timeout=60,
+              what="drop notices on the page")
+    p.cmd("quit")
+    p.finish()
+    b.wait_js("document.getElementById('state').textContent === 'program exited'", timeout=60,
+              what="program exited")
+    status, data = http_get(url + "recording.eventlog")
+    summary = check_stream(s, data, "web-drops")
+    notices = []
+    for t, m in summary.messages:
+        g = re.match(r"eventlog-socket: dropped (\d+) chunks \(([\d.]+) MiB\)$", m)
+        if g:
+            notices.append((t, int(g.group(1)), g.group(2)))
+    expect(notices, "no drop notice in serve's stream: the test did not make it fall behind")
+    items = b.js("Array.from(document.querySelectorAll('#marks li.drop')).map(li => li.textContent)")
+    want = ["%.3f s: drop notice: %d chunks (%s MiB) of the stream lost here (a gap in every chart)"
+            % (t / 1e9, n, mib) for t, n, mib in notices]
+    expect(items == want, "the page lists %s, the stream has %s" % (items, want))
+    header = b.js("document.getElementById('dropped').textContent")
+    chunks = sum(n for _, n, _ in notices)
+    expect(header.startswith("%d chunks (" % chunks) and
+           header.endswith(" in %d drop notice%s" % (len(notices), "" if len(notices) == 1 else "s")),
+           "header says %r; the stream has %d notices of %d chunks" % (header, len(notices), chunks))
+    for chart in ("heap-chart", "alloc-chart"):
+        gaps = int(b.js("+document.getElementById(%r).dataset.gaps" % chart))
+        bands = int(b.js("+(document.getElementById(%r).dataset.dropBands || 0)" % chart))
+        expect(gaps == len(notices) and bands == len(notices),
+               "%s: %d gap rows and %d red bands for %d drop notices"
+               % (chart, gaps, bands, len(notices)))
+    errors = b.errors()
+    expect(not errors, "console errors: %s" % errors[:5])
+    b.js("document.getElementById('notes').scrollIntoView()")
+    b.screenshot(os.path.join(harness.BUILD, "web-drop-notices.png"))
+    note("%d drop notices, %d chunks: %s; screenshot build/web-drop-notices.png"
+         % (len(notices), chunks, header))
+    srv.signal(signal.SIGTERM)
+    rc, _, err = srv.wait(30)
+    expect(rc == 0, "serve exited %d after SIGTERM: %s" % (rc, err))
 
 
 def rss_kib(pid):
