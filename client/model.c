@@ -1133,6 +1133,11 @@ void es_model_header(struct es_model *m, const struct es_header *hdr) {
     m->block_cap = ES_GLOBAL_CAP;
 }
 
+void es_model_extend_to_now(struct es_model *m) {
+    if (m->events > 0)
+        tl_at(m, m->now);
+}
+
 void es_model_end(struct es_model *m) {
     /* Threads still running at the end ran until the last event. */
     for (unsigned c = 0; c < m->ncaps; c++) {

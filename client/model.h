@@ -245,6 +245,13 @@ void es_model_header(struct es_model *m, const struct es_header *hdr);
 void es_model_event(struct es_model *m, const struct es_event *ev);
 void es_model_end(struct es_model *m);
 
+/* Extend the timeline to the latest event's time (m->now), so that charts
+ * over it, and the runs and GCs still in progress (es_model_cap's
+ * running_since and gc_since), reach "now". Events extend it only as far
+ * as the time of those that fill a bucket; a caller that shows the
+ * timeline live calls this before it does. */
+void es_model_extend_to_now(struct es_model *m);
+
 /* The text of label `i` of a census entry. */
 const char *es_model_label(const struct es_model *m, uint32_t i);
 /* Bytes of label `i` in the census before `cur`, or -1 when it was absent

@@ -590,6 +590,7 @@ static void publish(struct serve *s, bool force) {
         s->cursor.started = false;
     struct es_webjson_status st;
     status_of(s, &st);
+    es_model_extend_to_now(s->model);
     struct es_webbuf b = {0};
     bool full = !s->cursor.started || s->cursor.generation != s->model->h.generation;
     es_webbuf_printf(&b, "event: %s\ndata: ", full ? "state" : "delta");
@@ -1050,6 +1051,7 @@ int es_report_main(int argc, char **argv) {
             .bytes = r.conn.info.bytes,
         };
         struct es_webbuf json = {0}, html = {0};
+        es_model_extend_to_now(r.model);
         es_webjson_state(&json, r.model, &st, NULL);
         page(&html, emit_inline, &json);
         FILE *f = json.oom || html.oom ? NULL : fopen(out, "wb");

@@ -57,6 +57,10 @@ struct es_webjson_cursor {
     unsigned tl_sent;    /* timeline buckets written */
     size_t labels, censuses, pauses;
     uint64_t marks, drops;
+    /* Runs and GCs in progress were painted from this bucket on (their
+     * figures there were partial), so the next message writes them again. */
+    bool open_painted;
+    unsigned open_from;
 };
 
 /* Append the state to `out`: everything when `cur` is NULL, has not

@@ -289,6 +289,8 @@
     ctx.fillStyle = '#e6e6e6';
     ctx.fillRect(0, 0, cv.width, cv.height);
     var nb = S.tl.length, end = Math.max(nb, 1);
+    cv.setAttribute('data-buckets', String(nb));
+    cv.setAttribute('data-bucket-ns', String(S.info.width));
     for (var c = 0; c < S.caps.length; c++) {
       var a = S.caps[c];
       for (var i = 0; 2 * i + 1 < a.length; i++) {
@@ -304,12 +306,17 @@
         }
       }
     }
-    var rows = [];
+    // Each capability's share, and what it is doing as of the latest event
+    // (a run or GC in progress is painted up to then).
+    var html = '', what = ['idle', 'running', 'in GC'];
     for (c = 0; c < S.info.ncaps; c++) {
-      var sh = S.info.cap_share[c] || 0;
-      rows.push({name: 'capability ' + c, value: (100 * sh).toFixed(1) + ' %', raw: sh});
+      var sh = S.info.cap_share[c] || 0, now = (S.info.cap_now || [])[c] || [0, 0];
+      html += '<tr data-series="capability ' + c + '" data-now="' + what[now[0]] + '"><td>capability ' + c +
+              '</td><td class="v" data-value="' + sh + '">' + (100 * sh).toFixed(1) + ' %</td><td class="now">' +
+              what[now[0]] + (now[0] ? ' since ' + (now[1] / 1e9).toFixed(3) + ' s' : '') + '</td></tr>';
     }
-    legend('cap-legend', rows);
+    var body = $('cap-legend').tBodies[0];
+    if (body.innerHTML !== html) body.innerHTML = html;
   }
 
   function drawNotes() {

@@ -11,6 +11,7 @@ import re
 import select
 import signal
 import socket
+import struct
 import subprocess
 import threading
 import time
@@ -266,6 +267,145 @@ def web_drop_notices(s):
     b.screenshot(os.path.join(harness.BUILD, "web-drop-notices.png"))
     note("%d drop notices, %d chunks: %s; screenshot build/web-drop-notices.png"
          % (len(notices), chunks, header))
+    srv.signal(signal.SIGTERM)
+    rc, _, err = srv.wait(30)
+    expect(rc == 0, "serve exited %d after SIGTERM: %s" % (rc, err))
+
+
+class SyntheticProgram:
+    """A Unix socket that serves an eventlog written here, part by part,
+    the way a program does (header, then whole blocks, then the end
+    marker), so that the test decides which runs are in progress when.
+    Real programs close their runs within milliseconds (every context
+    switch, GC and, on GHC 9.2+, every flush), too soon for a test to
+    catch one open."""
+
+    RUN, STOP, GC_START, GC_END, BLOCK, MARKER = 1, 2, 9, 10, 18, 58
+    SIZES = {RUN: 4, STOP: 10, GC_START: 0, GC_END: 0, BLOCK: 14, MARKER: -1}
+
+    def __init__(self, s, path):
+        self.srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.srv.bind(path)
+        self.srv.listen(1)
+        s.clients.append(self.srv)
+        self.conn = None
+        self.s = s
+
+    def header(self):
+        out = b"hdrb" + b"hetb"
+        for k, size in self.SIZES.items():
+            desc = b"type %d" % k
+            out += (b"etb\0" + struct.pack(">Hh", k, size) + struct.pack(">I", len(desc)) + desc
+                    + struct.pack(">I", 0) + b"ete\0")
+        return out + b"hete" + b"hdre" + b"datb"
+
+    def event(self, kind, ms, payload=b""):
+        head = struct.pack(">HQ", kind, ms * 1000000)
+        if self.SIZES[kind] < 0:
+            head += struct.pack(">H", len(payload))
+        return head + payload
+
+    def block(self, cap, events):
+        """events: [(kind, ms, payload)] of one capability (None: global)."""
+        body = b"".join(self.event(*e) for e in events)
+        marker = struct.pack(">HQIQH", self.BLOCK, events[0][1] * 1000000, 24 + len(body),
+                             events[-1][1] * 1000000, 0xFFFF if cap is None else cap)
+        return marker + body
+
+    def send(self, data):
+        if self.conn is None:
+            self.srv.settimeout(30)
+            self.conn, _ = self.srv.accept()
+            self.s.clients.append(self.conn)
+            self.conn.sendall(self.header())
+        self.conn.sendall(data)
+
+    def run(self, tid):
+        return struct.pack(">I", tid)
+
+    def stop(self, tid):
+        return struct.pack(">IHI", tid, 1, 0)  # status 1: heap overflow (it yields)
+
+
+def strip_pixel(b, cap, ms, gc):
+    """[r, g, b] of the capability strip at time `ms`, in capability `cap`'s
+    row: its upper half (GC) or lower half (running Haskell code)."""
+    return b.js("""(() => {
+        const cv = document.getElementById('cap-strip');
+        const nb = +cv.dataset.buckets, w = +cv.dataset.bucketNs;
+        const x = Math.floor((%d * 1e6 / w) * cv.width / nb);
+        const y = %d * 16 + (%s ? 4 : 12);
+        return Array.from(cv.getContext('2d').getImageData(x, y, 1, 1).data.slice(0, 3));
+    })()""" % (ms, cap, "true" if gc else "false"))
+
+
+def painted(px):
+    """What a strip pixel shows: the green of a run, the orange of a GC, or
+    the grey of idle time."""
+    r, g, b = px
+    if g > r + 30 and g > b + 30:
+        return "running"
+    if r > b + 60:
+        return "gc"
+    if abs(r - g) < 12 and abs(g - b) < 12:
+        return "idle"
+    return "?%s" % (px,)
+
+
+@test
+def web_live_cap_strip(s):
+    """The capability strip shows runs and GCs in progress up to the latest
+    event, live, not only once they end: capability 0 running since 0.5 s
+    and capability 1 in a GC since 2.5 s, the latest event at 3 s: the page
+    says so as text and paints both up to 3 s; once they end (3.2 s, 3.1 s)
+    and time goes on to 4 s, both are idle at the end and the run stays
+    painted where it was."""
+    need_chromium()
+    sock = s.path("synthetic.sock")
+    prog = SyntheticProgram(s, sock)
+    srv, url = start_serve(s, sock)
+    P = prog
+    prog.send(P.block(0, [(P.RUN, 100, P.run(1)), (P.STOP, 300, P.stop(1)),
+                          (P.RUN, 500, P.run(2))]) +
+              P.block(1, [(P.RUN, 150, P.run(3)), (P.STOP, 250, P.stop(3)),
+                          (P.GC_START, 2500)]) +
+              P.block(None, [(P.MARKER, 1000, b"one"), (P.MARKER, 3000, b"three")]))
+    b = Browser(s)
+    b.goto(url)
+    b.wait_js("Array.from(document.querySelectorAll('#marks li')).length === 2 && "
+              "document.querySelectorAll('#cap-legend tbody tr').length === 2",
+              what="the first part on the page")
+    now = b.wait_js("Array.from(document.querySelectorAll('#cap-legend td.now'))"
+                    ".map(td => td.textContent)", what="what the capabilities do now")
+    expect(now == ["running since 0.500 s", "in GC since 2.500 s"],
+           "the page says the capabilities are: %s" % now)
+    seen = {(cap, ms, gc): painted(strip_pixel(b, cap, ms, gc))
+            for cap, ms, gc in ((0, 2000, False), (0, 2950, False), (1, 2950, True),
+                                (1, 2950, False), (0, 400, False), (1, 1500, True))}
+    want = {(0, 2000, False): "running", (0, 2950, False): "running", (1, 2950, True): "gc",
+            (1, 2950, False): "idle", (0, 400, False): "idle", (1, 1500, True): "idle"}
+    expect(seen == want, "the strip while capability 0 runs and 1 collects: %s, not %s"
+           % (seen, want))
+    b.screenshot(os.path.join(harness.BUILD, "web-live-caps.png"))
+
+    prog.send(P.block(1, [(P.GC_END, 3100)]) + P.block(0, [(P.STOP, 3200, P.stop(2))]) +
+              P.block(None, [(P.MARKER, 4000, b"four")]))
+    b.wait_js("Array.from(document.querySelectorAll('#cap-legend td.now'))"
+              ".every(td => td.textContent === 'idle') && "
+              "document.querySelectorAll('#marks li').length === 3",
+              what="both capabilities idle after the second part")
+    seen = {(cap, ms, gc): painted(strip_pixel(b, cap, ms, gc))
+            for cap, ms, gc in ((0, 2000, False), (0, 3900, False), (1, 3900, True),
+                                (1, 3000, True))}
+    want = {(0, 2000, False): "running", (0, 3900, False): "idle", (1, 3900, True): "idle",
+            (1, 3000, True): "gc"}
+    expect(seen == want, "the strip after both ended: %s, not %s" % (seen, want))
+    prog.send(b"\xff\xff")
+    prog.conn.close()
+    b.wait_js("document.getElementById('state').textContent === 'program exited'",
+              what="program exited")
+    errors = b.errors()
+    expect(not errors, "console errors: %s" % errors[:5])
     srv.signal(signal.SIGTERM)
     rc, _, err = srv.wait(30)
     expect(rc == 0, "serve exited %d after SIGTERM: %s" % (rc, err))
