@@ -55,6 +55,8 @@
 #define HTTP_MAX_PER_IP   160
 #define HTTP_THREAD_STACK (512 * 1024)
 #define COMMAND_QUEUE     16
+/* --retry: the pause before connecting again after a run ended. */
+#define RECONNECT_MS 500
 
 static const uint8_t end_marker[2] = {0xff, 0xff};
 
@@ -102,7 +104,19 @@ struct watch {
 
 struct serve {
     uv_loop_t *loop;
-    struct es_conn conn;
+    /* With --retry, a connection is opened again after each end; the two
+     * alternate, since a closed one is released by the loop later. */
+    struct es_conn conns[2];
+    struct es_conn *conn; /* the one open now */
+    unsigned cur;
+    uv_timer_t reconnect;
+    unsigned run;       /* runs shown so far (sessions with a header, not ignored) */
+    int run_pid;        /* the shown run's server process (SO_PEERCRED), 0: unknown */
+    bool run_exited;    /* the shown run ended with its end marker */
+    uint64_t run_bytes; /* bytes of the shown run, once it ended */
+    char run_source[300];
+    bool ignoring;   /* this session reached the exited run's program again */
+    bool said_retry; /* a session without a header was reported on stderr */
     struct es_conn_options opt;
     struct es_model *model;
     struct es_blocks blocks;
@@ -547,11 +561,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 
 /* The server's process name on a Unix socket (SO_PEERCRED and /proc). */
 static void peer_program(struct serve *s) {
-    if (s->peer_looked || s->conn.peer_pid <= 0)
+    if (s->peer_looked || s->run_pid <= 0)
         return;
     s->peer_looked = true;
     char path[64], arg0[256];
-    snprintf(path, sizeof path, "/proc/%d/cmdline", s->conn.peer_pid);
+    snprintf(path, sizeof path, "/proc/%d/cmdline", s->run_pid);
     FILE *f = fopen(path, "rb");
     if (f == NULL)
         return;
@@ -565,13 +579,15 @@ static void peer_program(struct serve *s) {
 static void status_of(struct serve *s, struct es_webjson_status *st) {
     peer_program(s);
     st->program = s->peer_program;
-    st->pid = s->conn.peer_pid > 0 ? (uint32_t)s->conn.peer_pid : 0;
+    st->pid = s->run_pid > 0 ? (uint32_t)s->run_pid : 0;
     st->state = s->state;
-    st->source = s->conn.name[0] ? s->conn.name : s->source;
+    st->source = s->run_source[0] ? s->run_source : s->source;
     st->error = s->error;
-    st->bytes = s->conn.info.bytes;
+    st->bytes = s->ended || s->run == 0 ? s->run_bytes : s->conn->info.bytes;
     st->recording = s->header;
-    st->can_control = !s->ended && s->header && !s->conn.is_file;
+    st->can_control = !s->ended && s->header;
+    st->run = s->run;
+    st->retry = s->opt.retry;
 }
 
 /* Write what changed as the next message (or a whole state, when the tabs
@@ -640,13 +656,51 @@ static void on_async(uv_async_t *a) {
     pthread_mutex_unlock(&sh->mu);
     for (unsigned i = 0; i < n; i++)
         if (!s->ended)
-            es_conn_send_command(&s->conn, cmds[i]);
+            es_conn_send_command(s->conn, cmds[i]);
 }
 
 static void rec_name(struct serve *s);
+static int open_recording(struct serve *s);
+
+/* --retry: a new run replaces the one shown (the page's history and
+ * download start afresh; with --record FILE the earlier runs' files stay,
+ * run N going to FILE.N). */
+static void new_run(struct serve *s) {
+    if (s->blocks.fd >= 0 && !s->blocks.finished)
+        es_blocks_finish(&s->blocks);
+    es_blocks_destroy(&s->blocks);
+    es_blocks_init(&s->blocks);
+    pthread_mutex_lock(&s->sh.mu);
+    s->sh.rec_fd = -1;
+    s->sh.rec_len = 0;
+    s->sh.rec_ended = false;
+    pthread_mutex_unlock(&s->sh.mu);
+    if (s->rec_fd >= 0)
+        close(s->rec_fd);
+    s->rec_fd = -1;
+    open_recording(s); /* on failure the download link says so; the page goes on */
+    es_model_reset(s->model);
+    s->cursor.started = false;
+    s->error[0] = '\0';
+    s->peer_program[0] = '\0';
+    s->peer_looked = false;
+}
 
 static void on_header(struct es_conn *c, void *ctx) {
     struct serve *s = ctx;
+    /* Reconnecting right after the program's end may reach it once more
+     * on its way out: that is not a new run. */
+    if (s->run > 0 && s->run_exited && c->peer_pid > 0 && c->peer_pid == s->run_pid) {
+        s->ignoring = true;
+        return;
+    }
+    if (s->run > 0)
+        new_run(s);
+    s->run++;
+    s->ended = false;
+    s->run_exited = false;
+    s->run_pid = c->peer_pid;
+    snprintf(s->run_source, sizeof s->run_source, "%s", c->name);
     s->header = true;
     s->state = "connected";
     es_model_header(s->model, &c->stream.header);
@@ -658,12 +712,16 @@ static void on_header(struct es_conn *c, void *ctx) {
 static void on_event(struct es_conn *c, const struct es_event *ev, uint64_t offset, void *ctx) {
     (void)c;
     struct serve *s = ctx;
+    if (s->ignoring)
+        return;
     es_model_event(s->model, ev);
     es_blocks_event(&s->blocks, ev, offset);
 }
 
 static void on_bytes(struct es_conn *c, const uint8_t *data, size_t n, void *ctx) {
     struct serve *s = ctx;
+    if (s->ignoring || s->ended)
+        return;
     if (c->stream.state == ES_STREAM_END)
         es_blocks_end_marker(&s->blocks, c->stream.offset);
     if (s->blocks.error == 0 && es_blocks_append(&s->blocks, data, n) != 0)
@@ -683,8 +741,7 @@ static void rec_name(struct serve *s) {
         if (*p == '"' || *p == '/' || *p == '\\' || (unsigned char)*p < 0x20 ||
             (unsigned char)*p >= 0x7f)
             *p = '_';
-    uint32_t pid =
-        s->model->pid ? s->model->pid : (uint32_t)(s->conn.peer_pid > 0 ? s->conn.peer_pid : 0);
+    uint32_t pid = s->model->pid ? s->model->pid : (uint32_t)(s->run_pid > 0 ? s->run_pid : 0);
     if (pid)
         snprintf(sh->rec_name, sizeof sh->rec_name, "%s-%u.eventlog", safe, pid);
     else
@@ -692,12 +749,40 @@ static void rec_name(struct serve *s) {
     pthread_mutex_unlock(&sh->mu);
 }
 
+static void open_conn(struct serve *s);
+
+static void on_reconnect(uv_timer_t *t) {
+    open_conn(t->data);
+}
+
+/* --retry: connect again in a moment (the program may be restarted). */
+static void retry_later(struct serve *s) {
+    es_conn_close(s->conn);
+    s->cur ^= 1;
+    s->conn = &s->conns[s->cur];
+    uv_timer_start(&s->reconnect, on_reconnect, RECONNECT_MS, 0);
+}
+
 static void on_end(struct es_conn *c, enum es_conn_end how, void *ctx) {
     struct serve *s = ctx;
+    if (s->ignoring || (s->opt.retry && (s->ended || s->run == 0))) {
+        /* The exited program once more, or a session that ended before
+         * its header: nothing to show; wait for the next run. */
+        if (!s->ignoring && !s->said_retry) {
+            fprintf(stderr, "eventlog-socket serve: %s: %s (--retry: trying again)\n", c->name,
+                    c->error);
+            s->said_retry = true;
+        }
+        s->ignoring = false;
+        retry_later(s);
+        return;
+    }
     s->ended = true;
+    s->run_bytes = c->info.bytes;
     if (how == ES_CONN_COMPLETE) {
         es_model_end(s->model);
         s->state = "exited";
+        s->run_exited = true;
     } else {
         snprintf(s->error, sizeof s->error, "%s", c->error);
         s->state = "lost";
@@ -719,8 +804,11 @@ static void on_end(struct es_conn *c, enum es_conn_end how, void *ctx) {
     pthread_mutex_unlock(&s->sh.mu);
     rec_name(s);
     publish(s, true);
-    fprintf(stderr, "eventlog-socket serve: %s: %s; still serving the page (Ctrl-C stops)\n",
-            c->name, how == ES_CONN_COMPLETE ? "the program exited" : "the connection was lost");
+    fprintf(stderr, "eventlog-socket serve: %s: %s; still serving the page%s (Ctrl-C stops)\n",
+            c->name, how == ES_CONN_COMPLETE ? "the program exited" : "the connection was lost",
+            s->opt.retry ? ", waiting for the next run (--retry)" : "");
+    if (s->opt.retry)
+        retry_later(s);
 }
 
 static void on_signal(uv_signal_t *sig, int signum) {
@@ -736,7 +824,9 @@ static void serve_usage(FILE *f) {
                "(default 127.0.0.1:8080; port 0 picks a free one; the URL is printed).\n"
                "Binds loopback unless another HOST is given. --record keeps the eventlog\n"
                "received (the page's download link) in FILE; otherwise in a temporary file.\n"
-               "Runs until Ctrl-C, also after the program exits.\n");
+               "Runs until Ctrl-C, also after the program exits. --retry waits for the\n"
+               "program, and after it ends for its next run, which the page then shows\n"
+               "(with --record, run N is kept in FILE.N).\n");
 }
 
 /* "HOST:PORT", "[V6]:PORT" or ":PORT" into a socket address. */
@@ -779,8 +869,13 @@ static int http_address(const char *spec, struct sockaddr_storage *out, socklen_
 
 static int open_recording(struct serve *s) {
     int fd;
+    char path[600];
     if (s->rec_path != NULL) {
-        fd = open(s->rec_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (s->run > 0)
+            snprintf(path, sizeof path, "%s.%u", s->rec_path, s->run + 1);
+        else
+            snprintf(path, sizeof path, "%s", s->rec_path);
+        fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     } else {
         const char *dir = getenv("TMPDIR");
         snprintf(s->tmp_path, sizeof s->tmp_path, "%s/eventlog-socket-serve-XXXXXX",
@@ -791,13 +886,33 @@ static int open_recording(struct serve *s) {
     }
     if (fd < 0) {
         fprintf(stderr, "eventlog-socket serve: cannot create the recording %s: %s\n",
-                s->rec_path ? s->rec_path : s->tmp_path, strerror(errno));
+                s->rec_path ? path : s->tmp_path, strerror(errno));
         return -1;
     }
     s->rec_fd = fd;
+    pthread_mutex_lock(&s->sh.mu);
     s->sh.rec_fd = fd;
+    pthread_mutex_unlock(&s->sh.mu);
     es_blocks_set_fd(&s->blocks, fd);
     return 0;
+}
+
+static void open_conn(struct serve *s) {
+    struct es_conn_callbacks cb = {.on_header = on_header,
+                                   .on_event = on_event,
+                                   .on_bytes = on_bytes,
+                                   .on_end = on_end,
+                                   .ctx = s};
+    s->conn = &s->conns[s->cur];
+    if (es_conn_open(s->conn, s->loop, s->source, &s->opt, &cb) != 0) {
+        fprintf(stderr, "eventlog-socket serve: %s\n", s->conn->error);
+        s->status = 2;
+        uv_stop(s->loop);
+        return;
+    }
+    /* After the first run, say nothing more of waiting on stderr. */
+    if (s->run > 0)
+        s->conn->said_waiting = true;
 }
 
 static void close_handle(uv_handle_t *h) {
@@ -899,16 +1014,12 @@ int es_serve_main(int argc, char **argv) {
     printf("eventlog-socket serve: http://%s:%u/\n", host[0] ? host : "127.0.0.1", sh->port);
     fflush(stdout);
 
-    struct es_conn_callbacks cb = {.on_header = on_header,
-                                   .on_event = on_event,
-                                   .on_bytes = on_bytes,
-                                   .on_end = on_end,
-                                   .ctx = s};
-    if (es_conn_open(&s->conn, s->loop, s->source, &s->opt, &cb) != 0) {
-        fprintf(stderr, "eventlog-socket serve: %s\n", s->conn.error);
-        s->status = 2;
+    s->conn = &s->conns[0];
+    open_conn(s);
+    if (s->status != 0)
         goto out;
-    }
+    uv_timer_init(s->loop, &s->reconnect);
+    s->reconnect.data = s;
     uv_timer_init(s->loop, &s->tick);
     s->tick.data = s;
     uv_timer_start(&s->tick, on_tick, TICK_MS, TICK_MS);
@@ -919,7 +1030,8 @@ int es_serve_main(int argc, char **argv) {
     uv_signal_start(&s->sigterm, on_signal, SIGTERM);
     publish(s, true);
     uv_run(s->loop, UV_RUN_DEFAULT);
-    es_conn_close(&s->conn);
+    es_conn_close(s->conn);
+    close_handle((uv_handle_t *)&s->reconnect);
     close_handle((uv_handle_t *)&s->tick);
     close_handle((uv_handle_t *)&s->sigint);
     close_handle((uv_handle_t *)&s->sigterm);

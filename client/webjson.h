@@ -49,6 +49,8 @@ struct es_webjson_status {
      * (GHC 9.0 sends them at exit): from the server's process, or ""/0. */
     const char *program;
     uint32_t pid;
+    unsigned run; /* serve --retry: the run shown, 1 for the first (0: none yet) */
+    bool retry;   /* serve --retry: a next run will be shown when it starts */
 };
 
 struct es_webjson_cursor {

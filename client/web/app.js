@@ -338,7 +338,7 @@
     var I = S.info;
     text('program', I.program || '(program not named yet)');
     text('ghc', I.ghc ? 'GHC ' + I.ghc : '');
-    text('state', {connecting: 'connecting', connected: 'connected', exited: 'program exited',
+    text('state', {connecting: I.retry ? 'waiting for the program (--retry)' : 'connecting', connected: 'connected', exited: 'program exited',
                    lost: 'connection lost', file: 'recording'}[I.state] || I.state);
     text('source', I.source);
     text('pid', I.pid ? String(I.pid) : '?');
@@ -350,8 +350,12 @@
     $('dropped').className = I.drops ? 'lost-data' : '';
     document.title = (I.program || 'eventlog-socket') + ' - eventlog-socket';
     $('exited').hidden = I.state !== 'exited';
+    text('exited', 'The program exited.' + (I.retry ? ' Waiting for its next run (--retry).' : ''));
+    text('run', String(I.run));
+    $('run-fact').hidden = !(I.run > 1);
     $('lost').hidden = I.state !== 'lost';
-    if (I.state === 'lost') text('lost', 'Connection lost: ' + I.error);
+    if (I.state === 'lost')
+      text('lost', 'Connection lost: ' + I.error + (I.retry ? ' Waiting for the program (--retry).' : ''));
     var live = !document.body.classList.contains('report');
     ['btn-census', 'btn-start', 'btn-stop'].forEach(function (id) { $(id).disabled = !I.control; });
     $('download').hidden = !(live && I.recording);

@@ -411,6 +411,73 @@ def web_live_cap_strip(s):
     expect(rc == 0, "serve exited %d after SIGTERM: %s" % (rc, err))
 
 
+def marks(b):
+    return b.js("Array.from(document.querySelectorAll('#marks li')).map(li => li.textContent)")
+
+
+@test
+def web_serve_retry(s):
+    """serve --retry started before the program: the page says it waits,
+    shows the program, its exit (waiting for the next run), then the
+    restarted program as a new run: its pid, "run 2", its own markers and
+    not the first run's; the download serves the new run, and --record
+    FILE kept the first run in FILE and the second in FILE.2."""
+    need_chromium()
+    sock = s.path("retry.sock")
+    rec = s.path("retry.eventlog")
+    srv, url = start_serve(s, sock, ["--retry", "--record", rec])
+    b = Browser(s)
+    b.goto(url)
+    b.wait_js("document.getElementById('state').textContent === "
+              "'waiting for the program (--retry)'", what="waiting for the program")
+    for round in (1, 2):
+        p = Program(s, "probe", ["--busy"], unix=sock, rts=["-hT", "-i100"])
+        b.wait_js("document.getElementById('state').textContent === 'connected' && "
+                  "document.getElementById('pid').textContent === '%d'" % p.proc.pid,
+                  timeout=60, what="program %d connected" % round)
+        b.wait_js("document.getElementById('run').textContent === '%d' && "
+                  "document.getElementById('run-fact').hidden === %s"
+                  % (round, "true" if round == 1 else "false"), what="run %d" % round)
+        p.cmd("marker round %d" % round)
+        p.cmd("quit")
+        p.finish()
+        b.wait_js("document.getElementById('state').textContent === 'program exited' && "
+                  "document.getElementById('exited').textContent.includes('next run')",
+                  timeout=60, what="program %d exited, waiting for the next run" % round)
+        b.wait_js("Array.from(document.querySelectorAll('#marks li'))"
+                  ".some(li => li.textContent.endsWith('marker: round %d'))" % round,
+                  what="the marker of round %d" % round)
+        # Reconnecting may reach the exiting program once more: the page
+        # must keep its final state (a pause to let that happen, not an
+        # assertion on time).
+        time.sleep(1.5)
+        m = marks(b)
+        state = b.js("document.getElementById('state').textContent")
+        expect(state == "program exited" and any(x.endswith("marker: round %d" % round) for x in m),
+               "after program %d exited the page shows %r, %s" % (round, state, m))
+        if round == 2:
+            expect(not any(x.endswith("marker: round 1") for x in m),
+                   "the second run's page lists the first run's marker: %s" % m)
+            b.screenshot(os.path.join(harness.BUILD, "web-serve-retry.png"))
+        deadline = time.monotonic() + 10
+        while os.path.exists(sock) and time.monotonic() < deadline:
+            time.sleep(0.05)
+    status, data = http_get(url + "recording.eventlog")
+    summary = check_stream(s, data, "web-retry-download")
+    got = [m for _, m in summary.markers if m.startswith("round")]
+    expect(got == ["round 2"], "the download (run 2) has the markers %s" % got)
+    for path, want in ((rec, ["round 1"]), (rec + ".2", ["round 2"])):
+        with open(path, "rb") as f:
+            summary = check_stream(s, f.read(), os.path.basename(path))
+        got = [m for _, m in summary.markers if m.startswith("round")]
+        expect(got == want, "%s has the markers %s, not %s" % (path, got, want))
+    errors = b.errors()
+    expect(not errors, "console errors: %s" % errors[:5])
+    srv.signal(signal.SIGTERM)
+    rc, _, err = srv.wait(30)
+    expect(rc == 0, "serve exited %d after SIGTERM: %s" % (rc, err))
+
+
 def rss_kib(pid):
     with open("/proc/%d/status" % pid) as f:
         return int(re.search(r"VmRSS:\s+(\d+)", f.read()).group(1))
