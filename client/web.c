@@ -17,6 +17,7 @@
  * no larger than it). */
 #include "blocks.h"
 #include "conn.h"
+#include "opts.h"
 #include "model.h"
 #include "web.h"
 #include "webjson.h"
@@ -926,38 +927,20 @@ int es_serve_main(int argc, char **argv) {
     es_conn_default_options(&s->opt);
     s->http = "127.0.0.1:8080";
     s->rec_fd = -1;
-    for (int i = 1; i < argc; i++) {
-        int k = es_conn_parse_option(&s->opt, argc, argv, &i);
-        if (k < 0)
-            return 2;
-        if (k > 0)
-            continue;
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            serve_usage(stdout);
-            return 0;
-        } else if ((strcmp(argv[i], "--http") == 0 || strcmp(argv[i], "--record") == 0) &&
-                   i + 1 < argc) {
-            if (argv[i][2] == 'h')
-                s->http = argv[++i];
-            else
-                s->rec_path = argv[++i];
-        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            fprintf(stderr, "eventlog-socket serve: unknown option or missing value: %s\n",
-                    argv[i]);
-            serve_usage(stderr);
-            return 2;
-        } else if (s->source == NULL) {
-            s->source = argv[i];
-        } else {
-            fprintf(stderr, "eventlog-socket serve: one address only (%s, then %s)\n", s->source,
-                    argv[i]);
-            return 2;
-        }
-    }
-    if (s->source == NULL) {
-        serve_usage(stderr);
-        return 2;
-    }
+    const struct es_opt opts[] = {{"--http", NULL, ES_OPT_VALUE, &s->http, 0, NULL, NULL},
+                                  {"--record", NULL, ES_OPT_VALUE, &s->rec_path, 0, NULL, NULL},
+                                  {0}};
+    const struct es_opts_spec spec = {.cmd = "serve",
+                                      .opts = opts,
+                                      .conn = &s->opt,
+                                      .usage = serve_usage,
+                                      .unknown = "unknown option or missing value: %s",
+                                      .pos = &s->source,
+                                      .npos = 1,
+                                      .required = 1};
+    int status = es_opts_parse(&spec, argc, argv);
+    if (status >= 0)
+        return status;
     struct sockaddr_storage sa;
     socklen_t salen;
     bool loopback = false;
@@ -1104,29 +1087,19 @@ int es_report_main(int argc, char **argv) {
     struct es_conn_options opt;
     es_conn_default_options(&opt);
     opt.allow_file = true;
-    for (int i = 1; i < argc; i++) {
-        int k = es_conn_parse_option(&opt, argc, argv, &i);
-        if (k < 0)
-            return 2;
-        if (k > 0)
-            continue;
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            report_usage(stdout);
-            return 0;
-        } else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
-            out = argv[++i];
-        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            fprintf(stderr, "eventlog-socket report: unknown option or missing value: %s\n",
-                    argv[i]);
-            report_usage(stderr);
-            return 2;
-        } else if (in == NULL) {
-            in = argv[i];
-        } else {
-            fprintf(stderr, "eventlog-socket report: one input only (%s, then %s)\n", in, argv[i]);
-            return 2;
-        }
-    }
+    const struct es_opt opts[] = {{"-o", NULL, ES_OPT_VALUE, &out, 0, NULL, NULL}, {0}};
+    const struct es_opts_spec spec = {.cmd = "report",
+                                      .opts = opts,
+                                      .conn = &opt,
+                                      .usage = report_usage,
+                                      .unknown = "unknown option or missing value: %s",
+                                      .pos = &in,
+                                      .npos = 1,
+                                      .too_many = "one input only (%s, then %s)",
+                                      .pos_first = true};
+    int parsed = es_opts_parse(&spec, argc, argv);
+    if (parsed >= 0)
+        return parsed;
     if (in == NULL || out == NULL) {
         report_usage(stderr);
         return 2;
