@@ -108,7 +108,8 @@ struct serve {
     /* With --retry, a connection is opened again after each end; the two
      * alternate, since a closed one is released by the loop later. */
     struct es_conn conns[2];
-    struct es_conn *conn; /* the one open now */
+    struct es_conn *conn; /* the one open now, or next */
+    bool conn_open;       /* conn was opened and not closed yet */
     unsigned cur;
     uv_timer_t reconnect;
     unsigned run;       /* runs shown so far (sessions with a header, not ignored) */
@@ -759,6 +760,7 @@ static void on_reconnect(uv_timer_t *t) {
 /* --retry: connect again in a moment (the program may be restarted). */
 static void retry_later(struct serve *s) {
     es_conn_close(s->conn);
+    s->conn_open = false;
     s->cur ^= 1;
     s->conn = &s->conns[s->cur];
     uv_timer_start(&s->reconnect, on_reconnect, RECONNECT_MS, 0);
@@ -911,6 +913,7 @@ static void open_conn(struct serve *s) {
         uv_stop(s->loop);
         return;
     }
+    s->conn_open = true;
     /* After the first run, say nothing more of waiting on stderr. */
     if (s->run > 0)
         s->conn->said_waiting = true;
@@ -1013,7 +1016,8 @@ int es_serve_main(int argc, char **argv) {
     uv_signal_start(&s->sigterm, on_signal, SIGTERM);
     publish(s, true);
     uv_run(s->loop, UV_RUN_DEFAULT);
-    es_conn_close(s->conn);
+    if (s->conn_open)
+        es_conn_close(s->conn);
     close_handle((uv_handle_t *)&s->reconnect);
     close_handle((uv_handle_t *)&s->tick);
     close_handle((uv_handle_t *)&s->sigint);
