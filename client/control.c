@@ -4,6 +4,7 @@
  * start), or heap samples no longer coming (stop). Runs on one thread, the
  * libuv loop's. */
 #include "conn.h"
+#include "opts.h"
 #include "es_header.h"
 
 #include <stdio.h>
@@ -244,46 +245,25 @@ int es_control_main(int argc, char **argv) {
     struct control *k = &ctl;
     struct es_conn_options opt;
     es_conn_default_options(&opt);
-    const char *addr = NULL;
     k->timeout = 10;
-    for (int i = 1; i < argc; i++) {
-        int r = es_conn_parse_option(&opt, argc, argv, &i);
-        if (r < 0)
-            return 2;
-        if (r > 0)
-            continue;
-        const char *a = argv[i];
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            control_usage(stdout);
-            return 0;
-        } else if (strcmp(a, "--wait") == 0) {
-            k->wait = true;
-        } else if (strcmp(a, "--timeout") == 0) {
-            char *end = NULL;
-            double v = i + 1 < argc ? strtod(argv[i + 1], &end) : 0;
-            if (i + 1 >= argc || end == argv[i + 1] || *end != '\0' || !(v > 0) || v > 1e7) {
-                fprintf(stderr, "eventlog-socket control: --timeout needs a number of seconds\n");
-                return 2;
-            }
-            k->timeout = v;
-            i++;
-        } else if (a[0] == '-' && a[1] != '\0') {
-            fprintf(stderr, "eventlog-socket control: unknown option %s\n", a);
-            control_usage(stderr);
-            return 2;
-        } else if (addr == NULL) {
-            addr = a;
-        } else if (k->word == NULL) {
-            k->word = a;
-        } else {
-            fprintf(stderr, "eventlog-socket control: unexpected argument %s\n", a);
-            return 2;
-        }
-    }
-    if (addr == NULL || k->word == NULL) {
-        control_usage(stderr);
-        return 2;
-    }
+    const char *pos[2] = {NULL, NULL};
+    const struct es_opt opts[] = {{"--wait", NULL, ES_OPT_FLAG, &k->wait, 0, NULL, NULL},
+                                  {"--timeout", NULL, ES_OPT_SECONDS, &k->timeout, 1e7,
+                                   "--timeout needs a number of seconds", NULL},
+                                  {0}};
+    const struct es_opts_spec spec = {.cmd = "control",
+                                      .opts = opts,
+                                      .conn = &opt,
+                                      .usage = control_usage,
+                                      .pos = pos,
+                                      .npos = 2,
+                                      .required = 2,
+                                      .too_many = "unexpected argument %s"};
+    int status = es_opts_parse(&spec, argc, argv);
+    if (status >= 0)
+        return status;
+    const char *addr = pos[0];
+    k->word = pos[1];
     if (strcmp(k->word, "census") == 0)
         k->what = CENSUS;
     else if (strcmp(k->word, "start") == 0)

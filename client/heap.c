@@ -6,6 +6,7 @@
  * properly however the run stops (end of stream, Ctrl-C), so it is usable
  * at any moment. Runs on one thread, the libuv loop's. */
 #include "conn.h"
+#include "opts.h"
 #include "model.h"
 
 #include <errno.h>
@@ -227,35 +228,21 @@ int es_heap_main(int argc, char **argv) {
     es_conn_default_options(&opt);
     opt.allow_file = true;
     const char *src = NULL;
-    for (int i = 1; i < argc; i++) {
-        int k = es_conn_parse_option(&opt, argc, argv, &i);
-        if (k < 0)
-            return 2;
-        if (k > 0)
-            continue;
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            heap_usage(stdout);
-            return 0;
-        } else if (strcmp(argv[i], "--hp") == 0 || strcmp(argv[i], "--csv") == 0) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "eventlog-socket heap: %s needs a file name\n", argv[i]);
-                return 2;
-            }
-            if (argv[i][2] == 'h')
-                h->hp_path = argv[++i];
-            else
-                h->csv_path = argv[++i];
-        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            fprintf(stderr, "eventlog-socket heap: unknown option %s\n", argv[i]);
-            heap_usage(stderr);
-            return 2;
-        } else if (src == NULL) {
-            src = argv[i];
-        } else {
-            fprintf(stderr, "eventlog-socket heap: one source only (%s, then %s)\n", src, argv[i]);
-            return 2;
-        }
-    }
+    const struct es_opt opts[] = {
+        {"--hp", NULL, ES_OPT_VALUE, &h->hp_path, 0, "%s needs a file name", NULL},
+        {"--csv", NULL, ES_OPT_VALUE, &h->csv_path, 0, "%s needs a file name", NULL},
+        {0}};
+    const struct es_opts_spec spec = {.cmd = "heap",
+                                      .opts = opts,
+                                      .conn = &opt,
+                                      .usage = heap_usage,
+                                      .pos = &src,
+                                      .npos = 1,
+                                      .too_many = "one source only (%s, then %s)",
+                                      .pos_first = true};
+    int status = es_opts_parse(&spec, argc, argv);
+    if (status >= 0)
+        return status;
     if (src == NULL || (h->hp_path == NULL && h->csv_path == NULL)) {
         heap_usage(stderr);
         return 2;

@@ -795,7 +795,7 @@ static bool drop_notice(struct es_model *m, uint64_t t, const struct rd *r) {
     m->dropped_chunks += chunks;
     m->dropped_mib += mib;
     m->last_drop_time = t;
-    m->h.drops[m->h.drops_n++ % ES_MODEL_HIST_DROPS] = (struct es_model_drop){t, chunks};
+    m->h.drops[m->h.drops_n++ % ES_MODEL_HIST_DROPS] = (struct es_model_drop){t, chunks, mib};
     return true;
 }
 
@@ -1156,6 +1156,11 @@ void es_model_event(struct es_model *m, const struct es_event *ev) {
 void es_model_header(struct es_model *m, const struct es_header *hdr) {
     (void)hdr; /* the sizes were used by the reader; nothing else is needed */
     m->block_cap = ES_GLOBAL_CAP;
+}
+
+void es_model_extend_to_now(struct es_model *m) {
+    if (m->events > 0)
+        tl_at(m, m->now);
 }
 
 void es_model_end(struct es_model *m) {

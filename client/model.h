@@ -112,6 +112,7 @@ struct es_model_mark {
 
 struct es_model_drop {
     uint64_t time, chunks;
+    double mib; /* the notice's figure: the size of the chunks lost */
 };
 
 /* The run since its start in bounded memory, for charts over the whole run
@@ -248,6 +249,13 @@ void es_model_reset(struct es_model *m);
 void es_model_header(struct es_model *m, const struct es_header *hdr);
 void es_model_event(struct es_model *m, const struct es_event *ev);
 void es_model_end(struct es_model *m);
+
+/* Extend the timeline to the latest event's time (m->now), so that charts
+ * over it, and the runs and GCs still in progress (es_model_cap's
+ * running_since and gc_since), reach "now". Events extend it only as far
+ * as the time of those that fill a bucket; a caller that shows the
+ * timeline live calls this before it does. */
+void es_model_extend_to_now(struct es_model *m);
 
 /* The text of label `i` of a census entry. */
 const char *es_model_label(const struct es_model *m, uint32_t i);

@@ -7,6 +7,7 @@
 
 #include "blocks.h"
 #include "conn.h"
+#include "opts.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -299,63 +300,28 @@ static void on_progress(uv_timer_t *t) {
     r->progress_shown = true;
 }
 
-static int parse_seconds(const char *opt, const char *text, double *out) {
-    char *end;
-    double v = strtod(text, &end);
-    if (end == text || *end != '\0' || !(v > 0) || v > 1e7) {
-        fprintf(stderr, "eventlog-socket record: %s: not a number of seconds: %s\n", opt, text);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
 int es_record_main(int argc, char **argv) {
     static struct record rec;
     struct record *r = &rec;
     struct es_conn_options opt;
     es_conn_default_options(&opt);
     const char *addr = NULL;
-    for (int i = 1; i < argc; i++) {
-        int k = es_conn_parse_option(&opt, argc, argv, &i);
-        if (k < 0)
-            return 2;
-        if (k > 0)
-            continue;
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            record_usage(stdout);
-            return 0;
-        } else if (strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "eventlog-socket record: -o needs a file name\n");
-                return 2;
-            }
-            r->out = argv[++i];
-        } else if (strcmp(argv[i], "--lossless") == 0) {
-            r->lossless = true;
-        } else if (strcmp(argv[i], "--duration") == 0) {
-            if (i + 1 >= argc || parse_seconds("--duration", argv[i + 1], &r->duration) != 0) {
-                if (i + 1 >= argc)
-                    fprintf(stderr, "eventlog-socket record: --duration needs seconds\n");
-                return 2;
-            }
-            i++;
-        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            fprintf(stderr, "eventlog-socket record: unknown option %s\n", argv[i]);
-            record_usage(stderr);
-            return 2;
-        } else if (addr == NULL) {
-            addr = argv[i];
-        } else {
-            fprintf(stderr, "eventlog-socket record: one address only (%s, then %s)\n", addr,
-                    argv[i]);
-            return 2;
-        }
-    }
-    if (addr == NULL) {
-        record_usage(stderr);
-        return 2;
-    }
+    const struct es_opt opts[] = {
+        {"-o", "--output", ES_OPT_VALUE, &r->out, 0, "-o needs a file name", NULL},
+        {"--lossless", NULL, ES_OPT_FLAG, &r->lossless, 0, NULL, NULL},
+        {"--duration", NULL, ES_OPT_SECONDS, &r->duration, 1e7, "--duration needs seconds",
+         "%s: not a number of seconds: %s"},
+        {0}};
+    const struct es_opts_spec spec = {.cmd = "record",
+                                      .opts = opts,
+                                      .conn = &opt,
+                                      .usage = record_usage,
+                                      .pos = &addr,
+                                      .npos = 1,
+                                      .required = 1};
+    int status = es_opts_parse(&spec, argc, argv);
+    if (status >= 0)
+        return status;
     r->loop = uv_default_loop();
     es_blocks_init(&r->blocks);
     struct es_conn_callbacks cb = {.on_header = on_header,

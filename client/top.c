@@ -7,6 +7,7 @@
  * (model.h) is fed as bytes arrive, the screen only reads it. Runs on one
  * thread, the libuv loop's. */
 #include "conn.h"
+#include "opts.h"
 #include "model.h"
 
 #include <curses.h>
@@ -684,31 +685,15 @@ static void on_signal(uv_signal_t *s, int signum) {
 int es_top_main(int argc, char **argv) {
     struct top *t = &the_top;
     es_conn_default_options(&t->opt);
-    for (int i = 1; i < argc; i++) {
-        int k = es_conn_parse_option(&t->opt, argc, argv, &i);
-        if (k < 0)
-            return 2;
-        if (k > 0)
-            continue;
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            top_usage(stdout);
-            return 0;
-        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            fprintf(stderr, "eventlog-socket top: unknown option %s\n", argv[i]);
-            top_usage(stderr);
-            return 2;
-        } else if (t->addr == NULL) {
-            t->addr = argv[i];
-        } else {
-            fprintf(stderr, "eventlog-socket top: one address only (%s, then %s)\n", t->addr,
-                    argv[i]);
-            return 2;
-        }
-    }
-    if (t->addr == NULL) {
-        top_usage(stderr);
-        return 2;
-    }
+    const struct es_opts_spec spec = {.cmd = "top",
+                                      .conn = &t->opt,
+                                      .usage = top_usage,
+                                      .pos = &t->addr,
+                                      .npos = 1,
+                                      .required = 1};
+    int status = es_opts_parse(&spec, argc, argv);
+    if (status >= 0)
+        return status;
     if (!isatty(0) || !isatty(1)) {
         fprintf(stderr, "eventlog-socket top: needs a terminal (for a file, use `heap` or "
                         "`record`)\n");

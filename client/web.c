@@ -17,6 +17,7 @@
  * no larger than it). */
 #include "blocks.h"
 #include "conn.h"
+#include "opts.h"
 #include "model.h"
 #include "web.h"
 #include "webjson.h"
@@ -45,12 +46,18 @@
  * MHD's inactivity timeout see it alive. */
 #define KEEPALIVE_S 3
 /* HTTP limits (libmicrohttpd options). */
-#define HTTP_TIMEOUT_S    10
+#define HTTP_TIMEOUT_S 10
+/* A whole request (headers and any body) must arrive within this long of
+ * the connection's opening or of the previous response's end, however it
+ * trickles in: libmicrohttpd's timeout above fires on silence only. */
+#define HTTP_REQUEST_S    10
 #define HTTP_MEMORY_LIMIT (64 * 1024)
 #define HTTP_MAX_CONNS    256
 #define HTTP_MAX_PER_IP   160
 #define HTTP_THREAD_STACK (512 * 1024)
 #define COMMAND_QUEUE     16
+/* --retry: the pause before connecting again after a run ended. */
+#define RECONNECT_MS 500
 
 static const uint8_t end_marker[2] = {0xff, 0xff};
 
@@ -83,11 +90,35 @@ struct shared {
     /* What the Host header may say (DNS rebinding): set when bound to loopback. */
     bool loopback;
     unsigned port;
+    /* Every open HTTP connection, for the request deadline. */
+    struct watch *watches;
+};
+
+/* One HTTP connection (its MHD socket context): the time by which its
+ * current request must have arrived whole, 0 while none is awaited (a
+ * response, such as an event stream, is being sent). */
+struct watch {
+    struct watch *prev, *next;
+    int fd;
+    uint64_t deadline_ms;
 };
 
 struct serve {
     uv_loop_t *loop;
-    struct es_conn conn;
+    /* With --retry, a connection is opened again after each end; the two
+     * alternate, since a closed one is released by the loop later. */
+    struct es_conn conns[2];
+    struct es_conn *conn; /* the one open now, or next */
+    bool conn_open;       /* conn was opened and not closed yet */
+    unsigned cur;
+    uv_timer_t reconnect;
+    unsigned run;       /* runs shown so far (sessions with a header, not ignored) */
+    int run_pid;        /* the shown run's server process (SO_PEERCRED), 0: unknown */
+    bool run_exited;    /* the shown run ended with its end marker */
+    uint64_t run_bytes; /* bytes of the shown run, once it ended */
+    char run_source[300];
+    bool ignoring;   /* this session reached the exited run's program again */
+    bool said_retry; /* a session without a header was reported on stderr */
     struct es_conn_options opt;
     struct es_model *model;
     struct es_blocks blocks;
@@ -407,6 +438,85 @@ static enum MHD_Result serve_control(struct shared *sh, struct MHD_Connection *c
     return respond_text(c, MHD_HTTP_ACCEPTED, "sent\n");
 }
 
+/* ---- The request deadline (HTTP_REQUEST_S). MHD calls the two notify
+ * functions in its threads; the loop thread's tick cuts the late
+ * connections. A cut is shutdown(2) of the socket: the connection's thread
+ * sees the end of its input and MHD closes and frees the connection as it
+ * does for any client that leaves. MHD reports the closing (removing the
+ * watch under `mu`) before it closes the socket, so a descriptor is never
+ * shut down after it was closed and reused. */
+
+static uint64_t now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
+}
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code) {
+    struct shared *sh = cls;
+    struct watch *w = *socket_context;
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        w = ci ? calloc(1, sizeof *w) : NULL;
+        *socket_context = w;
+        if (w == NULL)
+            return; /* this connection has the inactivity timeout only */
+        w->fd = ci->connect_fd;
+        w->deadline_ms = now_ms() + HTTP_REQUEST_S * 1000;
+        pthread_mutex_lock(&sh->mu);
+        w->next = sh->watches;
+        if (w->next)
+            w->next->prev = w;
+        sh->watches = w;
+        pthread_mutex_unlock(&sh->mu);
+    } else if (w != NULL) {
+        pthread_mutex_lock(&sh->mu);
+        if (w->prev)
+            w->prev->next = w->next;
+        else
+            sh->watches = w->next;
+        if (w->next)
+            w->next->prev = w->prev;
+        pthread_mutex_unlock(&sh->mu);
+        free(w);
+        *socket_context = NULL;
+    }
+}
+
+/* The request arrived whole (deadline 0), or a response ended and the
+ * next request on the connection has HTTP_REQUEST_S to arrive. */
+static void set_deadline(struct shared *sh, struct MHD_Connection *c, uint64_t when) {
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    struct watch *w = ci ? ci->socket_context : NULL;
+    if (w == NULL)
+        return;
+    pthread_mutex_lock(&sh->mu);
+    w->deadline_ms = when;
+    pthread_mutex_unlock(&sh->mu);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **state,
+                         enum MHD_RequestTerminationCode code) {
+    (void)state;
+    (void)code;
+    set_deadline(cls, c, now_ms() + HTTP_REQUEST_S * 1000);
+}
+
+/* The loop thread: cut the connections whose request is late. */
+static void cut_late(struct shared *sh) {
+    uint64_t now = now_ms();
+    pthread_mutex_lock(&sh->mu);
+    for (struct watch *w = sh->watches; w != NULL; w = w->next)
+        if (w->deadline_ms != 0 && w->deadline_ms <= now) {
+            shutdown(w->fd, SHUT_RDWR);
+            w->deadline_ms = 0;
+        }
+    pthread_mutex_unlock(&sh->mu);
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version, const char *upload_data,
                                   size_t *upload_size, void **state) {
@@ -426,6 +536,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
             return MHD_YES;
         }
     }
+    set_deadline(sh, c, 0);
     if (!host_ok(sh, c))
         return respond_text(c, MHD_HTTP_MISDIRECTED_REQUEST, "wrong Host\n");
     if (post) {
@@ -452,11 +563,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 
 /* The server's process name on a Unix socket (SO_PEERCRED and /proc). */
 static void peer_program(struct serve *s) {
-    if (s->peer_looked || s->conn.peer_pid <= 0)
+    if (s->peer_looked || s->run_pid <= 0)
         return;
     s->peer_looked = true;
     char path[64], arg0[256];
-    snprintf(path, sizeof path, "/proc/%d/cmdline", s->conn.peer_pid);
+    snprintf(path, sizeof path, "/proc/%d/cmdline", s->run_pid);
     FILE *f = fopen(path, "rb");
     if (f == NULL)
         return;
@@ -470,13 +581,15 @@ static void peer_program(struct serve *s) {
 static void status_of(struct serve *s, struct es_webjson_status *st) {
     peer_program(s);
     st->program = s->peer_program;
-    st->pid = s->conn.peer_pid > 0 ? (uint32_t)s->conn.peer_pid : 0;
+    st->pid = s->run_pid > 0 ? (uint32_t)s->run_pid : 0;
     st->state = s->state;
-    st->source = s->conn.name[0] ? s->conn.name : s->source;
+    st->source = s->run_source[0] ? s->run_source : s->source;
     st->error = s->error;
-    st->bytes = s->conn.info.bytes;
+    st->bytes = s->ended || s->run == 0 ? s->run_bytes : s->conn->info.bytes;
     st->recording = s->header;
-    st->can_control = !s->ended && s->header && !s->conn.is_file;
+    st->can_control = !s->ended && s->header;
+    st->run = s->run;
+    st->retry = s->opt.retry;
 }
 
 /* Write what changed as the next message (or a whole state, when the tabs
@@ -495,6 +608,7 @@ static void publish(struct serve *s, bool force) {
         s->cursor.started = false;
     struct es_webjson_status st;
     status_of(s, &st);
+    es_model_extend_to_now(s->model);
     struct es_webbuf b = {0};
     bool full = !s->cursor.started || s->cursor.generation != s->model->h.generation;
     es_webbuf_printf(&b, "event: %s\ndata: ", full ? "state" : "delta");
@@ -528,7 +642,9 @@ static void publish(struct serve *s, bool force) {
 }
 
 static void on_tick(uv_timer_t *t) {
-    publish(t->data, false);
+    struct serve *s = t->data;
+    cut_late(&s->sh);
+    publish(s, false);
 }
 
 static void on_async(uv_async_t *a) {
@@ -542,13 +658,51 @@ static void on_async(uv_async_t *a) {
     pthread_mutex_unlock(&sh->mu);
     for (unsigned i = 0; i < n; i++)
         if (!s->ended)
-            es_conn_send_command(&s->conn, cmds[i]);
+            es_conn_send_command(s->conn, cmds[i]);
 }
 
 static void rec_name(struct serve *s);
+static int open_recording(struct serve *s);
+
+/* --retry: a new run replaces the one shown (the page's history and
+ * download start afresh; with --record FILE the earlier runs' files stay,
+ * run N going to FILE.N). */
+static void new_run(struct serve *s) {
+    if (s->blocks.fd >= 0 && !s->blocks.finished)
+        es_blocks_finish(&s->blocks);
+    es_blocks_destroy(&s->blocks);
+    es_blocks_init(&s->blocks);
+    pthread_mutex_lock(&s->sh.mu);
+    s->sh.rec_fd = -1;
+    s->sh.rec_len = 0;
+    s->sh.rec_ended = false;
+    pthread_mutex_unlock(&s->sh.mu);
+    if (s->rec_fd >= 0)
+        close(s->rec_fd);
+    s->rec_fd = -1;
+    open_recording(s); /* on failure the download link says so; the page goes on */
+    es_model_reset(s->model);
+    s->cursor.started = false;
+    s->error[0] = '\0';
+    s->peer_program[0] = '\0';
+    s->peer_looked = false;
+}
 
 static void on_header(struct es_conn *c, void *ctx) {
     struct serve *s = ctx;
+    /* Reconnecting right after the program's end may reach it once more
+     * on its way out: that is not a new run. */
+    if (s->run > 0 && s->run_exited && c->peer_pid > 0 && c->peer_pid == s->run_pid) {
+        s->ignoring = true;
+        return;
+    }
+    if (s->run > 0)
+        new_run(s);
+    s->run++;
+    s->ended = false;
+    s->run_exited = false;
+    s->run_pid = c->peer_pid;
+    snprintf(s->run_source, sizeof s->run_source, "%s", c->name);
     s->header = true;
     s->state = "connected";
     es_model_header(s->model, &c->stream.header);
@@ -560,12 +714,16 @@ static void on_header(struct es_conn *c, void *ctx) {
 static void on_event(struct es_conn *c, const struct es_event *ev, uint64_t offset, void *ctx) {
     (void)c;
     struct serve *s = ctx;
+    if (s->ignoring)
+        return;
     es_model_event(s->model, ev);
     es_blocks_event(&s->blocks, ev, offset);
 }
 
 static void on_bytes(struct es_conn *c, const uint8_t *data, size_t n, void *ctx) {
     struct serve *s = ctx;
+    if (s->ignoring || s->ended)
+        return;
     if (c->stream.state == ES_STREAM_END)
         es_blocks_end_marker(&s->blocks, c->stream.offset);
     if (s->blocks.error == 0 && es_blocks_append(&s->blocks, data, n) != 0)
@@ -585,8 +743,7 @@ static void rec_name(struct serve *s) {
         if (*p == '"' || *p == '/' || *p == '\\' || (unsigned char)*p < 0x20 ||
             (unsigned char)*p >= 0x7f)
             *p = '_';
-    uint32_t pid =
-        s->model->pid ? s->model->pid : (uint32_t)(s->conn.peer_pid > 0 ? s->conn.peer_pid : 0);
+    uint32_t pid = s->model->pid ? s->model->pid : (uint32_t)(s->run_pid > 0 ? s->run_pid : 0);
     if (pid)
         snprintf(sh->rec_name, sizeof sh->rec_name, "%s-%u.eventlog", safe, pid);
     else
@@ -594,12 +751,41 @@ static void rec_name(struct serve *s) {
     pthread_mutex_unlock(&sh->mu);
 }
 
+static void open_conn(struct serve *s);
+
+static void on_reconnect(uv_timer_t *t) {
+    open_conn(t->data);
+}
+
+/* --retry: connect again in a moment (the program may be restarted). */
+static void retry_later(struct serve *s) {
+    es_conn_close(s->conn);
+    s->conn_open = false;
+    s->cur ^= 1;
+    s->conn = &s->conns[s->cur];
+    uv_timer_start(&s->reconnect, on_reconnect, RECONNECT_MS, 0);
+}
+
 static void on_end(struct es_conn *c, enum es_conn_end how, void *ctx) {
     struct serve *s = ctx;
+    if (s->ignoring || (s->opt.retry && (s->ended || s->run == 0))) {
+        /* The exited program once more, or a session that ended before
+         * its header: nothing to show; wait for the next run. */
+        if (!s->ignoring && !s->said_retry) {
+            fprintf(stderr, "eventlog-socket serve: %s: %s (--retry: trying again)\n", c->name,
+                    c->error);
+            s->said_retry = true;
+        }
+        s->ignoring = false;
+        retry_later(s);
+        return;
+    }
     s->ended = true;
+    s->run_bytes = c->info.bytes;
     if (how == ES_CONN_COMPLETE) {
         es_model_end(s->model);
         s->state = "exited";
+        s->run_exited = true;
     } else {
         snprintf(s->error, sizeof s->error, "%s", c->error);
         s->state = "lost";
@@ -621,8 +807,11 @@ static void on_end(struct es_conn *c, enum es_conn_end how, void *ctx) {
     pthread_mutex_unlock(&s->sh.mu);
     rec_name(s);
     publish(s, true);
-    fprintf(stderr, "eventlog-socket serve: %s: %s; still serving the page (Ctrl-C stops)\n",
-            c->name, how == ES_CONN_COMPLETE ? "the program exited" : "the connection was lost");
+    fprintf(stderr, "eventlog-socket serve: %s: %s; still serving the page%s (Ctrl-C stops)\n",
+            c->name, how == ES_CONN_COMPLETE ? "the program exited" : "the connection was lost",
+            s->opt.retry ? ", waiting for the next run (--retry)" : "");
+    if (s->opt.retry)
+        retry_later(s);
 }
 
 static void on_signal(uv_signal_t *sig, int signum) {
@@ -638,7 +827,9 @@ static void serve_usage(FILE *f) {
                "(default 127.0.0.1:8080; port 0 picks a free one; the URL is printed).\n"
                "Binds loopback unless another HOST is given. --record keeps the eventlog\n"
                "received (the page's download link) in FILE; otherwise in a temporary file.\n"
-               "Runs until Ctrl-C, also after the program exits.\n");
+               "Runs until Ctrl-C, also after the program exits. --retry waits for the\n"
+               "program, and after it ends for its next run, which the page then shows\n"
+               "(with --record, run N is kept in FILE.N).\n");
 }
 
 /* "HOST:PORT", "[V6]:PORT" or ":PORT" into a socket address. */
@@ -681,8 +872,13 @@ static int http_address(const char *spec, struct sockaddr_storage *out, socklen_
 
 static int open_recording(struct serve *s) {
     int fd;
+    char path[600];
     if (s->rec_path != NULL) {
-        fd = open(s->rec_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (s->run > 0)
+            snprintf(path, sizeof path, "%s.%u", s->rec_path, s->run + 1);
+        else
+            snprintf(path, sizeof path, "%s", s->rec_path);
+        fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     } else {
         const char *dir = getenv("TMPDIR");
         snprintf(s->tmp_path, sizeof s->tmp_path, "%s/eventlog-socket-serve-XXXXXX",
@@ -693,13 +889,34 @@ static int open_recording(struct serve *s) {
     }
     if (fd < 0) {
         fprintf(stderr, "eventlog-socket serve: cannot create the recording %s: %s\n",
-                s->rec_path ? s->rec_path : s->tmp_path, strerror(errno));
+                s->rec_path ? path : s->tmp_path, strerror(errno));
         return -1;
     }
     s->rec_fd = fd;
+    pthread_mutex_lock(&s->sh.mu);
     s->sh.rec_fd = fd;
+    pthread_mutex_unlock(&s->sh.mu);
     es_blocks_set_fd(&s->blocks, fd);
     return 0;
+}
+
+static void open_conn(struct serve *s) {
+    struct es_conn_callbacks cb = {.on_header = on_header,
+                                   .on_event = on_event,
+                                   .on_bytes = on_bytes,
+                                   .on_end = on_end,
+                                   .ctx = s};
+    s->conn = &s->conns[s->cur];
+    if (es_conn_open(s->conn, s->loop, s->source, &s->opt, &cb) != 0) {
+        fprintf(stderr, "eventlog-socket serve: %s\n", s->conn->error);
+        s->status = 2;
+        uv_stop(s->loop);
+        return;
+    }
+    s->conn_open = true;
+    /* After the first run, say nothing more of waiting on stderr. */
+    if (s->run > 0)
+        s->conn->said_waiting = true;
 }
 
 static void close_handle(uv_handle_t *h) {
@@ -713,38 +930,20 @@ int es_serve_main(int argc, char **argv) {
     es_conn_default_options(&s->opt);
     s->http = "127.0.0.1:8080";
     s->rec_fd = -1;
-    for (int i = 1; i < argc; i++) {
-        int k = es_conn_parse_option(&s->opt, argc, argv, &i);
-        if (k < 0)
-            return 2;
-        if (k > 0)
-            continue;
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            serve_usage(stdout);
-            return 0;
-        } else if ((strcmp(argv[i], "--http") == 0 || strcmp(argv[i], "--record") == 0) &&
-                   i + 1 < argc) {
-            if (argv[i][2] == 'h')
-                s->http = argv[++i];
-            else
-                s->rec_path = argv[++i];
-        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            fprintf(stderr, "eventlog-socket serve: unknown option or missing value: %s\n",
-                    argv[i]);
-            serve_usage(stderr);
-            return 2;
-        } else if (s->source == NULL) {
-            s->source = argv[i];
-        } else {
-            fprintf(stderr, "eventlog-socket serve: one address only (%s, then %s)\n", s->source,
-                    argv[i]);
-            return 2;
-        }
-    }
-    if (s->source == NULL) {
-        serve_usage(stderr);
-        return 2;
-    }
+    const struct es_opt opts[] = {{"--http", NULL, ES_OPT_VALUE, &s->http, 0, NULL, NULL},
+                                  {"--record", NULL, ES_OPT_VALUE, &s->rec_path, 0, NULL, NULL},
+                                  {0}};
+    const struct es_opts_spec spec = {.cmd = "serve",
+                                      .opts = opts,
+                                      .conn = &s->opt,
+                                      .usage = serve_usage,
+                                      .unknown = "unknown option or missing value: %s",
+                                      .pos = &s->source,
+                                      .npos = 1,
+                                      .required = 1};
+    int status = es_opts_parse(&spec, argc, argv);
+    if (status >= 0)
+        return status;
     struct sockaddr_storage sa;
     socklen_t salen;
     bool loopback = false;
@@ -785,7 +984,8 @@ int es_serve_main(int argc, char **argv) {
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_TIMEOUT_S, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
         (size_t)HTTP_MEMORY_LIMIT, MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_MAX_CONNS,
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)HTTP_MAX_PER_IP, MHD_OPTION_THREAD_STACK_SIZE,
-        (size_t)HTTP_THREAD_STACK, MHD_OPTION_END);
+        (size_t)HTTP_THREAD_STACK, MHD_OPTION_NOTIFY_CONNECTION, on_connection, sh,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, sh, MHD_OPTION_END);
     if (s->daemon == NULL) {
         fprintf(stderr, "eventlog-socket serve: cannot serve HTTP on %s: %s\n", s->http,
                 strerror(errno ? errno : EADDRINUSE));
@@ -800,16 +1000,12 @@ int es_serve_main(int argc, char **argv) {
     printf("eventlog-socket serve: http://%s:%u/\n", host[0] ? host : "127.0.0.1", sh->port);
     fflush(stdout);
 
-    struct es_conn_callbacks cb = {.on_header = on_header,
-                                   .on_event = on_event,
-                                   .on_bytes = on_bytes,
-                                   .on_end = on_end,
-                                   .ctx = s};
-    if (es_conn_open(&s->conn, s->loop, s->source, &s->opt, &cb) != 0) {
-        fprintf(stderr, "eventlog-socket serve: %s\n", s->conn.error);
-        s->status = 2;
+    s->conn = &s->conns[0];
+    open_conn(s);
+    if (s->status != 0)
         goto out;
-    }
+    uv_timer_init(s->loop, &s->reconnect);
+    s->reconnect.data = s;
     uv_timer_init(s->loop, &s->tick);
     s->tick.data = s;
     uv_timer_start(&s->tick, on_tick, TICK_MS, TICK_MS);
@@ -820,7 +1016,9 @@ int es_serve_main(int argc, char **argv) {
     uv_signal_start(&s->sigterm, on_signal, SIGTERM);
     publish(s, true);
     uv_run(s->loop, UV_RUN_DEFAULT);
-    es_conn_close(&s->conn);
+    if (s->conn_open)
+        es_conn_close(s->conn);
+    close_handle((uv_handle_t *)&s->reconnect);
     close_handle((uv_handle_t *)&s->tick);
     close_handle((uv_handle_t *)&s->sigint);
     close_handle((uv_handle_t *)&s->sigterm);
@@ -893,29 +1091,19 @@ int es_report_main(int argc, char **argv) {
     struct es_conn_options opt;
     es_conn_default_options(&opt);
     opt.allow_file = true;
-    for (int i = 1; i < argc; i++) {
-        int k = es_conn_parse_option(&opt, argc, argv, &i);
-        if (k < 0)
-            return 2;
-        if (k > 0)
-            continue;
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            report_usage(stdout);
-            return 0;
-        } else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
-            out = argv[++i];
-        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            fprintf(stderr, "eventlog-socket report: unknown option or missing value: %s\n",
-                    argv[i]);
-            report_usage(stderr);
-            return 2;
-        } else if (in == NULL) {
-            in = argv[i];
-        } else {
-            fprintf(stderr, "eventlog-socket report: one input only (%s, then %s)\n", in, argv[i]);
-            return 2;
-        }
-    }
+    const struct es_opt opts[] = {{"-o", NULL, ES_OPT_VALUE, &out, 0, NULL, NULL}, {0}};
+    const struct es_opts_spec spec = {.cmd = "report",
+                                      .opts = opts,
+                                      .conn = &opt,
+                                      .usage = report_usage,
+                                      .unknown = "unknown option or missing value: %s",
+                                      .pos = &in,
+                                      .npos = 1,
+                                      .too_many = "one input only (%s, then %s)",
+                                      .pos_first = true};
+    int parsed = es_opts_parse(&spec, argc, argv);
+    if (parsed >= 0)
+        return parsed;
     if (in == NULL || out == NULL) {
         report_usage(stderr);
         return 2;
@@ -952,6 +1140,7 @@ int es_report_main(int argc, char **argv) {
             .bytes = r.conn.info.bytes,
         };
         struct es_webbuf json = {0}, html = {0};
+        es_model_extend_to_now(r.model);
         es_webjson_state(&json, r.model, &st, NULL);
         page(&html, emit_inline, &json);
         FILE *f = json.oom || html.oom ? NULL : fopen(out, "wb");

@@ -88,6 +88,7 @@ static void info(struct es_webbuf *b, const struct es_model *m,
     es_webbuf_json_str(b, st->source);
     ES_WEBBUF_ADD(b, ",\"error\":");
     es_webbuf_json_str(b, st->error ? st->error : "");
+    es_webbuf_printf(b, ",\"run\":%u,\"retry\":%s", st->run, st->retry ? "true" : "false");
     es_webbuf_printf(
         b,
         ",\"pid\":%u,\"wall_start\":%llu,\"first\":%llu,\"now\":%llu,\"ended\":%s,"
@@ -96,7 +97,8 @@ static void info(struct es_webbuf *b, const struct es_model *m,
         "\"heap_size\":%llu,\"heap_live\":%llu,\"max_heap_size\":%llu,\"max_heap_live\":%llu,"
         "\"allocated\":%llu,\"alloc_rate\":%.0f,\"gcs\":%llu,\"minor\":%llu,\"major\":%llu,"
         "\"gc_ns\":%llu,\"pause_max\":%llu,\"p50\":%llu,\"p99\":%llu,\"gc_share\":%.4f,"
-        "\"threads\":%zu,\"ncaps\":%u,\"drops\":%llu,\"dropped_chunks\":%llu,\"width\":%llu,"
+        "\"threads\":%zu,\"ncaps\":%u,\"drops\":%llu,\"dropped_chunks\":%llu,\"dropped_mib\":%.1f,"
+        "\"width\":%llu,"
         "\"cap_share\":[",
         m->pid ? m->pid : st->pid, (unsigned long long)m->wall_start_s,
         (unsigned long long)m->first_time, (unsigned long long)m->now, m->ended ? "true" : "false",
@@ -111,10 +113,29 @@ static void info(struct es_webbuf *b, const struct es_model *m,
         (unsigned long long)m->pause_max, (unsigned long long)es_model_pause_pct(m, 0.5, 0),
         (unsigned long long)es_model_pause_pct(m, 0.99, 0), es_model_gc_share(m, 0),
         es_model_threads(m), m->ncaps, (unsigned long long)m->drops,
-        (unsigned long long)m->dropped_chunks, (unsigned long long)m->h.width);
+        (unsigned long long)m->dropped_chunks, m->dropped_mib, (unsigned long long)m->h.width);
     for (unsigned c = 0; c < m->ncaps && c < ES_MODEL_MAX_CAPS; c++)
         es_webbuf_printf(b, "%s%.3f", c ? "," : "", es_model_cap_share(m, c, 0));
+    /* What each capability is doing as of the latest event: [what, since],
+     * what 0 idle, 1 running Haskell code, 2 in GC. */
+    ES_WEBBUF_ADD(b, "],\"cap_now\":[");
+    for (unsigned c = 0; c < m->ncaps && c < ES_MODEL_MAX_CAPS; c++) {
+        const struct es_model_cap *cp = &m->caps[c];
+        int what = cp->gc_since ? 2 : cp->running_since ? 1 : 0;
+        uint64_t since = cp->gc_since ? cp->gc_since : cp->running_since;
+        es_webbuf_printf(b, "%s[%d,%llu]", c ? "," : "", what, (unsigned long long)since);
+    }
     ES_WEBBUF_ADD(b, "]}");
+}
+
+/* The part of timeline bucket i spent so far in a run or GC that began at
+ * `since` (0: none) and has not ended: up to the latest event (m->now). */
+static uint64_t open_ns(const struct es_model *m, uint64_t since, unsigned i) {
+    uint64_t w = m->h.width, lo = (uint64_t)i * w, hi = lo + w;
+    if (since == 0)
+        return 0;
+    uint64_t a = since > lo ? since : lo, b = m->now < hi ? m->now : hi;
+    return b > a ? b - a : 0;
 }
 
 void es_webjson_state(struct es_webbuf *out, const struct es_model *m,
@@ -139,6 +160,8 @@ void es_webjson_state(struct es_webbuf *out, const struct es_model *m,
         again = 4;
     unsigned from = cur->tl_sent > h->n ? h->n : cur->tl_sent;
     from = from > again ? from - (unsigned)again : 0;
+    if (cur->open_painted && cur->open_from < from)
+        from = cur->open_from;
     es_webbuf_printf(out, ",\"tl_from\":%u,\"tl\":[", from);
     for (unsigned i = from; i < h->n; i++) {
         const struct es_model_bucket *k = &h->tl[i];
@@ -151,14 +174,27 @@ void es_webjson_state(struct es_webbuf *out, const struct es_model *m,
     }
     /* Capabilities: shares of each bucket running Haskell code and in GC. */
     ES_WEBBUF_ADD(out, "],\"caps\":[");
+    cur->open_painted = false;
     for (unsigned c = 0; c < m->ncaps && c < ES_MODEL_MAX_CAPS; c++) {
         es_webbuf_add(out, c ? ",[" : "[", c ? 2 : 1);
         const uint64_t *v = h->cap_ns[c];
-        for (unsigned i = from; v != NULL && i < h->n; i++)
+        const struct es_model_cap *cp = &m->caps[c];
+        bool open = cp->running_since != 0 || cp->gc_since != 0;
+        for (unsigned i = from; (v != NULL || open) && i < h->n; i++) {
+            uint64_t run = (v ? v[2 * i] : 0) + open_ns(m, cp->running_since, i);
+            uint64_t gc = (v ? v[2 * i + 1] : 0) + open_ns(m, cp->gc_since, i);
             es_webbuf_printf(out, "%s%.3f,%.3f", i > from ? "," : "",
-                             (double)v[2 * i] / (double)h->width,
-                             (double)v[2 * i + 1] / (double)h->width);
+                             (double)run / (double)h->width, (double)gc / (double)h->width);
+        }
         ES_WEBBUF_ADD(out, "]");
+        for (int k = 0; k < 2; k++) {
+            uint64_t since = k ? cp->gc_since : cp->running_since;
+            unsigned b = since ? (unsigned)(since / h->width) : 0;
+            if (since != 0 && b < h->n && (!cur->open_painted || b < cur->open_from)) {
+                cur->open_painted = true;
+                cur->open_from = b;
+            }
+        }
     }
     cur->tl_sent = h->n;
 
@@ -215,8 +251,8 @@ void es_webjson_state(struct es_webbuf *out, const struct es_model *m,
         if (first + i < cur->drops)
             continue;
         const struct es_model_drop *d = es_model_drop_at(m, i);
-        es_webbuf_printf(out, "%s[%llu,%llu]", any ? "," : "", (unsigned long long)d->time,
-                         (unsigned long long)d->chunks);
+        es_webbuf_printf(out, "%s[%llu,%llu,%.1f]", any ? "," : "", (unsigned long long)d->time,
+                         (unsigned long long)d->chunks, d->mib);
         any = true;
     }
     cur->drops = h->drops_n;

@@ -49,6 +49,8 @@ struct es_webjson_status {
      * (GHC 9.0 sends them at exit): from the server's process, or ""/0. */
     const char *program;
     uint32_t pid;
+    unsigned run; /* serve --retry: the run shown, 1 for the first (0: none yet) */
+    bool retry;   /* serve --retry: a next run will be shown when it starts */
 };
 
 struct es_webjson_cursor {
@@ -57,6 +59,10 @@ struct es_webjson_cursor {
     unsigned tl_sent;    /* timeline buckets written */
     size_t labels, censuses, pauses;
     uint64_t marks, drops;
+    /* Runs and GCs in progress were painted from this bucket on (their
+     * figures there were partial), so the next message writes them again. */
+    bool open_painted;
+    unsigned open_from;
 };
 
 /* Append the state to `out`: everything when `cur` is NULL, has not

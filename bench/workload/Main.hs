@@ -5,6 +5,17 @@
 --   workload trace THREADS N     THREADS threads post N traceEvent messages each
 --   workload trace-for SECONDS   one thread posts traceEvent messages for
 --                                SECONDS (paced: 1000 per millisecond)
+--   workload big-for SECONDS MB_PER_S SIZE
+--                                after a 1 s pause (for every client started
+--                                with the program to connect), one thread
+--                                posts SIZE-byte user messages for
+--                                SECONDS, paced to MB_PER_S (10^6 bytes
+--                                of message text a second; the stream adds
+--                                14 bytes an event); the text is encoded
+--                                once, so the program can write several
+--                                hundred MB/s, where traceEventIO's
+--                                encoding of a String holds it to tens
+{-# LANGUAGE MagicHash, UnboxedTuples #-}
 module Main (main) where
 
 import Control.Concurrent (forkIO, threadDelay)
@@ -13,7 +24,11 @@ import Control.Exception (evaluate)
 import Control.Monad (forM, forM_)
 import qualified Data.Map.Strict as Map
 import Debug.Trace (traceEventIO)
+import Foreign.C.String (newCString)
 import GHC.Clock (getMonotonicTime)
+import GHC.Exts (traceEvent#)
+import GHC.IO (IO (..))
+import GHC.Ptr (Ptr (..))
 import System.Environment (getArgs)
 
 inThreads :: Int -> (Int -> IO ()) -> IO ()
@@ -46,6 +61,20 @@ traceFor seconds = do
         if now - start < seconds then go (i + 1000) else pure ()
   go (1 :: Int)
 
+bigFor :: Double -> Double -> Int -> IO ()
+bigFor seconds mbPerS size = do
+  Ptr text <- newCString (take size (cycle "bench big message "))
+  threadDelay 1000000
+  let post = IO (\s -> (# traceEvent# text s, () #))
+      perMs = mbPerS * 1000 / fromIntegral size -- messages a millisecond
+  start <- getMonotonicTime
+  let go sent = do
+        now <- getMonotonicTime
+        let due = floor ((now - start) * 1000 * perMs) :: Int
+        forM_ [sent + 1 .. due] $ \_ -> post
+        if now - start < seconds then threadDelay 1000 >> go (max sent due) else pure ()
+  go 0
+
 main :: IO ()
 main = do
   args <- getArgs
@@ -53,4 +82,6 @@ main = do
     ["gc", threads, rounds] -> gcWork (read threads) (read rounds)
     ["trace", threads, n] -> traceWork (read threads) (read n)
     ["trace-for", secs] -> traceFor (read secs)
-    _ -> error "usage: workload gc THREADS ROUNDS | trace THREADS N | trace-for SECONDS"
+    ["big-for", secs, rate, size] -> bigFor (read secs) (read rate) (read size)
+    _ -> error ("usage: workload gc THREADS ROUNDS | trace THREADS N | trace-for SECONDS"
+                ++ " | big-for SECONDS MB_PER_S SIZE")

@@ -79,12 +79,16 @@
     if (!S) return;
     ctx.save();
     ctx.font = '10px sans-serif';
+    var bands = 0;
     for (var i = 0; i < S.drops.length; i++) {
       var x = g.toDomXCoord(S.drops[i][0] / 1e9);
       if (x < area.x || x > area.x + area.w) continue;
       ctx.fillStyle = 'rgba(200,0,0,0.25)';
       ctx.fillRect(x - 3, area.y, 6, area.h);
+      bands++;
     }
+    // What was painted, also as text (tests, and whoever inspects the page).
+    if (g.maindiv_) g.maindiv_.setAttribute('data-drop-bands', String(bands));
     ctx.strokeStyle = 'rgba(90,90,90,0.6)';
     ctx.fillStyle = '#555';
     for (var j = 0; j < S.marks.length; j++) {
@@ -103,6 +107,14 @@
   function chart(id, data, opts) {
     var el = $(id);
     el.setAttribute('data-rows', String(data.length));
+    // Rows that are gaps (every value NaN: a drop notice's time).
+    var gaps = 0;
+    for (var i = 0; i < data.length; i++) {
+      var all = data[i].length > 1;
+      for (var k = 1; k < data[i].length && all; k++) all = data[i][k] !== data[i][k];
+      if (all) gaps++;
+    }
+    el.setAttribute('data-gaps', String(gaps));
     if (!data.length) return;
     opts.underlayCallback = underlay;
     opts.legend = 'never';
@@ -277,6 +289,8 @@
     ctx.fillStyle = '#e6e6e6';
     ctx.fillRect(0, 0, cv.width, cv.height);
     var nb = S.tl.length, end = Math.max(nb, 1);
+    cv.setAttribute('data-buckets', String(nb));
+    cv.setAttribute('data-bucket-ns', String(S.info.width));
     for (var c = 0; c < S.caps.length; c++) {
       var a = S.caps[c];
       for (var i = 0; 2 * i + 1 < a.length; i++) {
@@ -292,19 +306,25 @@
         }
       }
     }
-    var rows = [];
+    // Each capability's share, and what it is doing as of the latest event
+    // (a run or GC in progress is painted up to then).
+    var html = '', what = ['idle', 'running', 'in GC'];
     for (c = 0; c < S.info.ncaps; c++) {
-      var sh = S.info.cap_share[c] || 0;
-      rows.push({name: 'capability ' + c, value: (100 * sh).toFixed(1) + ' %', raw: sh});
+      var sh = S.info.cap_share[c] || 0, now = (S.info.cap_now || [])[c] || [0, 0];
+      html += '<tr data-series="capability ' + c + '" data-now="' + what[now[0]] + '"><td>capability ' + c +
+              '</td><td class="v" data-value="' + sh + '">' + (100 * sh).toFixed(1) + ' %</td><td class="now">' +
+              what[now[0]] + (now[0] ? ' since ' + (now[1] / 1e9).toFixed(3) + ' s' : '') + '</td></tr>';
     }
-    legend('cap-legend', rows);
+    var body = $('cap-legend').tBodies[0];
+    if (body.innerHTML !== html) body.innerHTML = html;
   }
 
   function drawNotes() {
     var html = '', items = [];
     S.marks.forEach(function (m) { items.push([m[0], '', 'marker: ' + m[1]]); });
     S.drops.forEach(function (d) {
-      items.push([d[0], 'drop', 'drop notice: ' + d[1] + ' chunks lost (a gap in every chart)']);
+      items.push([d[0], 'drop', 'drop notice: ' + d[1] + ' chunks (' + d[2].toFixed(1) + ' MiB) of the stream ' +
+                 'lost here (a gap in every chart)']);
     });
     items.sort(function (a, b) { return a[0] - b[0]; });
     items.slice(-200).forEach(function (it) {
@@ -318,16 +338,24 @@
     var I = S.info;
     text('program', I.program || '(program not named yet)');
     text('ghc', I.ghc ? 'GHC ' + I.ghc : '');
-    text('state', {connecting: 'connecting', connected: 'connected', exited: 'program exited',
+    text('state', {connecting: I.retry ? 'waiting for the program (--retry)' : 'connecting', connected: 'connected', exited: 'program exited',
                    lost: 'connection lost', file: 'recording'}[I.state] || I.state);
     text('source', I.source);
     text('pid', I.pid ? String(I.pid) : '?');
     text('uptime', uptime(I.now > I.first ? I.now : 0));
     text('bytes', bytes(I.bytes));
+    text('dropped', I.drops ? I.dropped_chunks + ' chunks (' + I.dropped_mib.toFixed(1) + ' MiB) in ' +
+         I.drops + (I.drops === 1 ? ' drop notice' : ' drop notices') : 'nothing');
+    $('dropped').dataset.notices = String(I.drops);
+    $('dropped').className = I.drops ? 'lost-data' : '';
     document.title = (I.program || 'eventlog-socket') + ' - eventlog-socket';
     $('exited').hidden = I.state !== 'exited';
+    text('exited', 'The program exited.' + (I.retry ? ' Waiting for its next run (--retry).' : ''));
+    text('run', String(I.run));
+    $('run-fact').hidden = !(I.run > 1);
     $('lost').hidden = I.state !== 'lost';
-    if (I.state === 'lost') text('lost', 'Connection lost: ' + I.error);
+    if (I.state === 'lost')
+      text('lost', 'Connection lost: ' + I.error + (I.retry ? ' Waiting for the program (--retry).' : ''));
     var live = !document.body.classList.contains('report');
     ['btn-census', 'btn-start', 'btn-stop'].forEach(function (id) { $(id).disabled = !I.control; });
     $('download').hidden = !(live && I.recording);

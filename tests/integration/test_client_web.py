@@ -8,8 +8,10 @@ vanishes) while a tab keeps updating."""
 import glob
 import os
 import re
+import select
 import signal
 import socket
+import struct
 import subprocess
 import threading
 import time
@@ -18,7 +20,7 @@ import urllib.request
 import harness
 from cdp import Browser, chromium_path
 from client_cmd import Cmd
-from harness import Skip, check_stream, expect, ghc_version, note, serve, test
+from harness import FLOOD, Program, Skip, check_stream, expect, ghc_version, note, serve, test
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures")
 NON_LABELS = ("heap size", "live bytes", "other")
@@ -206,6 +208,276 @@ def web_report_files(s):
     expect(not errors, "console errors: %s" % errors[:5])
 
 
+@test
+def web_drop_notices(s):
+    """serve falls behind (SIGSTOP) while the program floods with a 1 MiB
+    limit per client: the library skips chunks and says so with drop
+    notices in serve's stream. The page lists each notice, with its time,
+    chunks and MiB as in the stream (serve's own recording, read by the
+    checker), counts them in the header, and marks the gap in the charts
+    (NaN rows, red bands)."""
+    need_chromium()
+    sock = s.path("drop.sock")
+    p = Program(s, "probe", [], unix=sock, wait=True, rts=["-hT", "-i0.2"],
+                env={"GHC_EVENTLOG_CLIENT_BUFFER": "1M"})
+    p.wait_socket(sock)
+    srv, url = start_serve(s, sock)
+    b = Browser(s)
+    b.goto(url)
+    b.wait_js("document.getElementById('state').textContent === 'connected'", what="connected")
+    p.cmd("flood 1000 before")
+    srv.signal(signal.SIGSTOP)
+    try:
+        p.cmd("flood %d during" % (FLOOD * 3))
+    finally:
+        srv.signal(signal.SIGCONT)
+    p.cmd("flood 1000 after")
+    b.wait_js("+document.getElementById('dropped').dataset.notices > 0", timeout=60,
+              what="drop notices on the page")
+    p.cmd("quit")
+    p.finish()
+    b.wait_js("document.getElementById('state').textContent === 'program exited'", timeout=60,
+              what="program exited")
+    status, data = http_get(url + "recording.eventlog")
+    summary = check_stream(s, data, "web-drops")
+    notices = []
+    for t, m in summary.messages:
+        g = re.match(r"eventlog-socket: dropped (\d+) chunks \(([\d.]+) MiB\)$", m)
+        if g:
+            notices.append((t, int(g.group(1)), g.group(2)))
+    expect(notices, "no drop notice in serve's stream: the test did not make it fall behind")
+    items = b.js("Array.from(document.querySelectorAll('#marks li.drop')).map(li => li.textContent)")
+    want = ["%.3f s: drop notice: %d chunks (%s MiB) of the stream lost here (a gap in every chart)"
+            % (t / 1e9, n, mib) for t, n, mib in notices]
+    expect(items == want, "the page lists %s, the stream has %s" % (items, want))
+    header = b.js("document.getElementById('dropped').textContent")
+    chunks = sum(n for _, n, _ in notices)
+    expect(header.startswith("%d chunks (" % chunks) and
+           header.endswith(" in %d drop notice%s" % (len(notices), "" if len(notices) == 1 else "s")),
+           "header says %r; the stream has %d notices of %d chunks" % (header, len(notices), chunks))
+    for chart in ("heap-chart", "alloc-chart"):
+        gaps = int(b.js("+document.getElementById(%r).dataset.gaps" % chart))
+        bands = int(b.js("+(document.getElementById(%r).dataset.dropBands || 0)" % chart))
+        expect(gaps == len(notices) and bands == len(notices),
+               "%s: %d gap rows and %d red bands for %d drop notices"
+               % (chart, gaps, bands, len(notices)))
+    errors = b.errors()
+    expect(not errors, "console errors: %s" % errors[:5])
+    b.js("document.getElementById('notes').scrollIntoView()")
+    b.screenshot(os.path.join(harness.BUILD, "web-drop-notices.png"))
+    note("%d drop notices, %d chunks: %s; screenshot build/web-drop-notices.png"
+         % (len(notices), chunks, header))
+    srv.signal(signal.SIGTERM)
+    rc, _, err = srv.wait(30)
+    expect(rc == 0, "serve exited %d after SIGTERM: %s" % (rc, err))
+
+
+class SyntheticProgram:
+    """A Unix socket that serves an eventlog written here, part by part,
+    the way a program does (header, then whole blocks, then the end
+    marker), so that the test decides which runs are in progress when.
+    Real programs close their runs within milliseconds (every context
+    switch, GC and, on GHC 9.2+, every flush), too soon for a test to
+    catch one open."""
+
+    RUN, STOP, GC_START, GC_END, BLOCK, MARKER = 1, 2, 9, 10, 18, 58
+    SIZES = {RUN: 4, STOP: 10, GC_START: 0, GC_END: 0, BLOCK: 14, MARKER: -1}
+
+    def __init__(self, s, path):
+        self.srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.srv.bind(path)
+        self.srv.listen(1)
+        s.clients.append(self.srv)
+        self.conn = None
+        self.s = s
+
+    def header(self):
+        out = b"hdrb" + b"hetb"
+        for k, size in self.SIZES.items():
+            desc = b"type %d" % k
+            out += (b"etb\0" + struct.pack(">Hh", k, size) + struct.pack(">I", len(desc)) + desc
+                    + struct.pack(">I", 0) + b"ete\0")
+        return out + b"hete" + b"hdre" + b"datb"
+
+    def event(self, kind, ms, payload=b""):
+        head = struct.pack(">HQ", kind, ms * 1000000)
+        if self.SIZES[kind] < 0:
+            head += struct.pack(">H", len(payload))
+        return head + payload
+
+    def block(self, cap, events):
+        """events: [(kind, ms, payload)] of one capability (None: global)."""
+        body = b"".join(self.event(*e) for e in events)
+        marker = struct.pack(">HQIQH", self.BLOCK, events[0][1] * 1000000, 24 + len(body),
+                             events[-1][1] * 1000000, 0xFFFF if cap is None else cap)
+        return marker + body
+
+    def send(self, data):
+        if self.conn is None:
+            self.srv.settimeout(30)
+            self.conn, _ = self.srv.accept()
+            self.s.clients.append(self.conn)
+            self.conn.sendall(self.header())
+        self.conn.sendall(data)
+
+    def run(self, tid):
+        return struct.pack(">I", tid)
+
+    def stop(self, tid):
+        return struct.pack(">IHI", tid, 1, 0)  # status 1: heap overflow (it yields)
+
+
+def strip_pixel(b, cap, ms, gc):
+    """[r, g, b] of the capability strip at time `ms`, in capability `cap`'s
+    row: its upper half (GC) or lower half (running Haskell code)."""
+    return b.js("""(() => {
+        const cv = document.getElementById('cap-strip');
+        const nb = +cv.dataset.buckets, w = +cv.dataset.bucketNs;
+        const x = Math.floor((%d * 1e6 / w) * cv.width / nb);
+        const y = %d * 16 + (%s ? 4 : 12);
+        return Array.from(cv.getContext('2d').getImageData(x, y, 1, 1).data.slice(0, 3));
+    })()""" % (ms, cap, "true" if gc else "false"))
+
+
+def painted(px):
+    """What a strip pixel shows: the green of a run, the orange of a GC, or
+    the grey of idle time."""
+    r, g, b = px
+    if g > r + 30 and g > b + 30:
+        return "running"
+    if r > b + 60:
+        return "gc"
+    if abs(r - g) < 12 and abs(g - b) < 12:
+        return "idle"
+    return "?%s" % (px,)
+
+
+@test
+def web_live_cap_strip(s):
+    """The capability strip shows runs and GCs in progress up to the latest
+    event, live, not only once they end: capability 0 running since 0.5 s
+    and capability 1 in a GC since 2.5 s, the latest event at 3 s: the page
+    says so as text and paints both up to 3 s; once they end (3.2 s, 3.1 s)
+    and time goes on to 4 s, both are idle at the end and the run stays
+    painted where it was."""
+    need_chromium()
+    sock = s.path("synthetic.sock")
+    prog = SyntheticProgram(s, sock)
+    srv, url = start_serve(s, sock)
+    P = prog
+    prog.send(P.block(0, [(P.RUN, 100, P.run(1)), (P.STOP, 300, P.stop(1)),
+                          (P.RUN, 500, P.run(2))]) +
+              P.block(1, [(P.RUN, 150, P.run(3)), (P.STOP, 250, P.stop(3)),
+                          (P.GC_START, 2500)]) +
+              P.block(None, [(P.MARKER, 1000, b"one"), (P.MARKER, 3000, b"three")]))
+    b = Browser(s)
+    b.goto(url)
+    b.wait_js("Array.from(document.querySelectorAll('#marks li')).length === 2 && "
+              "document.querySelectorAll('#cap-legend tbody tr').length === 2",
+              what="the first part on the page")
+    now = b.wait_js("Array.from(document.querySelectorAll('#cap-legend td.now'))"
+                    ".map(td => td.textContent)", what="what the capabilities do now")
+    expect(now == ["running since 0.500 s", "in GC since 2.500 s"],
+           "the page says the capabilities are: %s" % now)
+    seen = {(cap, ms, gc): painted(strip_pixel(b, cap, ms, gc))
+            for cap, ms, gc in ((0, 2000, False), (0, 2950, False), (1, 2950, True),
+                                (1, 2950, False), (0, 400, False), (1, 1500, True))}
+    want = {(0, 2000, False): "running", (0, 2950, False): "running", (1, 2950, True): "gc",
+            (1, 2950, False): "idle", (0, 400, False): "idle", (1, 1500, True): "idle"}
+    expect(seen == want, "the strip while capability 0 runs and 1 collects: %s, not %s"
+           % (seen, want))
+    b.screenshot(os.path.join(harness.BUILD, "web-live-caps.png"))
+
+    prog.send(P.block(1, [(P.GC_END, 3100)]) + P.block(0, [(P.STOP, 3200, P.stop(2))]) +
+              P.block(None, [(P.MARKER, 4000, b"four")]))
+    b.wait_js("Array.from(document.querySelectorAll('#cap-legend td.now'))"
+              ".every(td => td.textContent === 'idle') && "
+              "document.querySelectorAll('#marks li').length === 3",
+              what="both capabilities idle after the second part")
+    seen = {(cap, ms, gc): painted(strip_pixel(b, cap, ms, gc))
+            for cap, ms, gc in ((0, 2000, False), (0, 3900, False), (1, 3900, True),
+                                (1, 3000, True))}
+    want = {(0, 2000, False): "running", (0, 3900, False): "idle", (1, 3900, True): "idle",
+            (1, 3000, True): "gc"}
+    expect(seen == want, "the strip after both ended: %s, not %s" % (seen, want))
+    prog.send(b"\xff\xff")
+    prog.conn.close()
+    b.wait_js("document.getElementById('state').textContent === 'program exited'",
+              what="program exited")
+    errors = b.errors()
+    expect(not errors, "console errors: %s" % errors[:5])
+    srv.signal(signal.SIGTERM)
+    rc, _, err = srv.wait(30)
+    expect(rc == 0, "serve exited %d after SIGTERM: %s" % (rc, err))
+
+
+def marks(b):
+    return b.js("Array.from(document.querySelectorAll('#marks li')).map(li => li.textContent)")
+
+
+@test
+def web_serve_retry(s):
+    """serve --retry started before the program: the page says it waits,
+    shows the program, its exit (waiting for the next run), then the
+    restarted program as a new run: its pid, "run 2", its own markers and
+    not the first run's; the download serves the new run, and --record
+    FILE kept the first run in FILE and the second in FILE.2."""
+    need_chromium()
+    sock = s.path("retry.sock")
+    rec = s.path("retry.eventlog")
+    srv, url = start_serve(s, sock, ["--retry", "--record", rec])
+    b = Browser(s)
+    b.goto(url)
+    b.wait_js("document.getElementById('state').textContent === "
+              "'waiting for the program (--retry)'", what="waiting for the program")
+    for round in (1, 2):
+        p = Program(s, "probe", ["--busy"], unix=sock, rts=["-hT", "-i100"])
+        b.wait_js("document.getElementById('state').textContent === 'connected' && "
+                  "document.getElementById('pid').textContent === '%d'" % p.proc.pid,
+                  timeout=60, what="program %d connected" % round)
+        b.wait_js("document.getElementById('run').textContent === '%d' && "
+                  "document.getElementById('run-fact').hidden === %s"
+                  % (round, "true" if round == 1 else "false"), what="run %d" % round)
+        p.cmd("marker round %d" % round)
+        p.cmd("quit")
+        p.finish()
+        b.wait_js("document.getElementById('state').textContent === 'program exited' && "
+                  "document.getElementById('exited').textContent.includes('next run')",
+                  timeout=60, what="program %d exited, waiting for the next run" % round)
+        b.wait_js("Array.from(document.querySelectorAll('#marks li'))"
+                  ".some(li => li.textContent.endsWith('marker: round %d'))" % round,
+                  what="the marker of round %d" % round)
+        # Reconnecting may reach the exiting program once more: the page
+        # must keep its final state (a pause to let that happen, not an
+        # assertion on time).
+        time.sleep(1.5)
+        m = marks(b)
+        state = b.js("document.getElementById('state').textContent")
+        expect(state == "program exited" and any(x.endswith("marker: round %d" % round) for x in m),
+               "after program %d exited the page shows %r, %s" % (round, state, m))
+        if round == 2:
+            expect(not any(x.endswith("marker: round 1") for x in m),
+                   "the second run's page lists the first run's marker: %s" % m)
+            b.screenshot(os.path.join(harness.BUILD, "web-serve-retry.png"))
+        deadline = time.monotonic() + 10
+        while os.path.exists(sock) and time.monotonic() < deadline:
+            time.sleep(0.05)
+    status, data = http_get(url + "recording.eventlog")
+    summary = check_stream(s, data, "web-retry-download")
+    got = [m for _, m in summary.markers if m.startswith("round")]
+    expect(got == ["round 2"], "the download (run 2) has the markers %s" % got)
+    for path, want in ((rec, ["round 1"]), (rec + ".2", ["round 2"])):
+        with open(path, "rb") as f:
+            summary = check_stream(s, f.read(), os.path.basename(path))
+        got = [m for _, m in summary.markers if m.startswith("round")]
+        expect(got == want, "%s has the markers %s, not %s" % (path, got, want))
+    errors = b.errors()
+    expect(not errors, "console errors: %s" % errors[:5])
+    srv.signal(signal.SIGTERM)
+    rc, _, err = srv.wait(30)
+    expect(rc == 0, "serve exited %d after SIGTERM: %s" % (rc, err))
+
+
 def rss_kib(pid):
     with open("/proc/%d/status" % pid) as f:
         return int(re.search(r"VmRSS:\s+(\d+)", f.read()).group(1))
@@ -215,7 +487,9 @@ def rss_kib(pid):
 def web_bad_http(s):
     """Malformed, huge and slow requests, 100 event streams at once, and a
     reader that vanishes mid-stream: serve stays up, its memory bounded, and
-    a tab opened before keeps updating."""
+    a tab opened before keeps updating. Requests that trickle in a byte a
+    second (headers, a POST's body, a second request on a kept-alive
+    connection) are cut once 10 s late, before they are whole."""
     need_chromium()
     p, _ = serve(s, "bad", ["--busy"], rts=["-hT", "-i100"])
     srv, url = start_serve(s, s.path("bad.sock"))
@@ -230,20 +504,41 @@ def web_bad_http(s):
         s.clients.append(c)
         return c
 
-    # Slow: one byte a second, in the background for the whole test.
+    # Slow: clients that trickle a request a byte a second, in the
+    # background for the whole test. Each byte keeps libmicrohttpd's
+    # inactivity timeout from firing; serve cuts each one once its request
+    # is HTTP_REQUEST_S (10 s) late, long before it could finish (60 s).
+    # One sends whole headers and trickles a POST's body.
     stop = threading.Event()
+    trickles = [(b"", b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: " + b"a" * 60),
+                (b"", b"GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: " + b"b" * 60),
+                (b"", b"GET /recording.eventlog HTTP/1.1\r\nHost: 127.0.0.1\r\nX: " + b"c" * 60),
+                (b"POST /api/census HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Eventlog-Socket: 1\r\n"
+                 b"Content-Length: 60\r\n\r\n", b"d" * 60)]
+    cuts = [None] * len(trickles)
 
-    def slowloris():
+    def slowloris(i, headers, slow):
         c = connect()
+        k, start = 0, time.monotonic()
         try:
-            for ch in b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: " + b"a" * 60:
+            c.sendall(headers)
+            start = time.monotonic()
+            for k, ch in enumerate(slow):
+                r, _, _ = select.select([c], [], [], 0)
+                if r and not c.recv(4096):
+                    cuts[i] = (k, time.monotonic() - start)
+                    return
                 if stop.wait(1.0):
-                    break
+                    cuts[i] = "test ended first"
+                    return
                 c.sendall(bytes([ch]))
-        except OSError:
-            pass
-    slow = threading.Thread(target=slowloris, daemon=True)
-    slow.start()
+            cuts[i] = "never cut: sent all %d bytes" % len(slow)
+        except OSError as e:
+            cuts[i] = (k, time.monotonic() - start, str(e))
+    slow_threads = [threading.Thread(target=slowloris, args=(i, w, sl), daemon=True)
+                    for i, (w, sl) in enumerate(trickles)]
+    for t in slow_threads:
+        t.start()
 
     # Huge: a 10 MB header is refused (431), not buffered. The sender runs
     # aside: the server stops reading once it has refused.
@@ -314,7 +609,16 @@ def web_bad_http(s):
     rss1 = rss_kib(srv.proc.pid)
     note("serve RSS %d KiB before, %d KiB after" % (rss0, rss1))
     expect(rss1 < rss0 + 64 * 1024, "serve grew from %d to %d KiB" % (rss0, rss1))
+    for t in slow_threads:
+        t.join(90)
     stop.set()
+    note("trickling requests cut after (bytes, seconds): %s" % (cuts,))
+    expect(all(isinstance(c, tuple) and c[0] < 60 for c in cuts),
+           "trickling requests not cut before they were whole: %s" % (cuts,))
+    # The first tab still updates after the cuts.
+    drawn = int(b.js("+document.body.dataset.drawn"))
+    b.wait_js("+document.body.dataset.drawn > %d" % drawn, timeout=60,
+              what="the first tab updating after the cuts")
     for c in streams[50:]:
         c.close()
     errors = b.errors()

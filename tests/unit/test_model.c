@@ -545,7 +545,7 @@ static void check_history(void) {
            strcmp(es_model_mark_at(m, 0)->text, "m1976") == 0 &&
            strcmp(es_model_mark_at(m, ES_MODEL_HIST_MARKS - 1)->text, "m2999") == 0 &&
            es_model_drops_kept(m) == 1 && es_model_drop_at(m, 0)->chunks == 7 &&
-           es_model_drop_at(m, 0)->time == 9000,
+           es_model_drop_at(m, 0)->time == 9000 && es_model_drop_at(m, 0)->mib == 1.0,
        "3000 markers: the newest %d kept in order; a drop notice with its time",
        ES_MODEL_HIST_MARKS);
     es_model_destroy(m);
