@@ -348,6 +348,11 @@
          I.drops + (I.drops === 1 ? ' drop notice' : ' drop notices') : 'nothing');
     $('dropped').dataset.notices = String(I.drops);
     $('dropped').className = I.drops ? 'lost-data' : '';
+    // What losing nothing cost the program (the library's wait notices).
+    $('waited-fact').hidden = !I.wait_notices;
+    text('waited', I.lossless_wait_ms.toFixed(1) + ' ms (' + I.lossless_waits +
+         (I.lossless_waits === 1 ? ' wait)' : ' waits)'));
+    $('waited').dataset.ms = I.lossless_wait_ms.toFixed(1);
     document.title = (I.program || 'eventlog-socket') + ' - eventlog-socket';
     $('exited').hidden = I.state !== 'exited';
     text('exited', 'The program exited.' + (I.retry ? ' Waiting for its next run (--retry).' : ''));

@@ -628,3 +628,45 @@ def web_bad_http(s):
     srv.signal(signal.SIGINT)
     rc, _, err = srv.wait(30)
     expect(rc == 0, "serve exited %d after SIGINT: %s" % (rc, err))
+
+
+@test
+def web_lossless_waits(s):
+    """A lossless client that stops reading holds the program up; the page
+    of `serve`, watching beside it, says how long the program waited (the
+    library's wait notices), and says nothing of it before."""
+    need_chromium()
+    sock = s.path("waits.sock")
+    p = Program(s, "probe", [], unix=sock, wait=True, env={"GHC_EVENTLOG_CLIENT_BUFFER": "1M"})
+    p.wait_socket(sock)
+    srv, url = start_serve(s, sock)
+    b = Browser(s)
+    b.goto(url)
+    b.wait_js("document.getElementById('state').textContent === 'connected'", what="connected")
+    expect(b.js("document.getElementById('waited-fact').hidden"),
+           "a wait figure before any lossless client")
+    c = harness.Client(s, unix=sock, read=False)
+    c.send(b"GCTL\x06")  # lossless, for this client only
+    p.proc.stdin.write(b"flood 2000000 z\n")
+    p.proc.stdin.flush()
+    try:
+        p.readline(timeout=3)
+        raise harness.TestFailure("the flood finished although the lossless client read nothing")
+    except harness.TestFailure as e:
+        if "no answer" not in str(e):
+            raise
+    c.close()
+    expect(p.readline(timeout=30) == "ok", "the flood did not finish after the client left")
+    b.wait_js("!document.getElementById('waited-fact').hidden", timeout=30,
+              what="the wait figure on the page")
+    text = b.js("document.getElementById('waited-fact').textContent")
+    ms = float(b.js("document.getElementById('waited').dataset.ms"))
+    note(text)
+    expect(ms >= 1000 and re.search(r"waited for lossless clients: [\d.]+ ms \(\d+ waits?\)", text),
+           "a stall of 3 s shown as %r" % text)
+    errors = b.errors()
+    expect(not errors, "console errors: %s" % errors[:5])
+    p.cmd("quit")
+    p.finish()
+    srv.signal(signal.SIGTERM)
+    srv.wait(30)
