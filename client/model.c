@@ -791,6 +791,8 @@ static bool drop_notice(struct es_model *m, uint64_t t, const struct rd *r) {
     double mib;
     if (sscanf(text + sizeof prefix - 1, "%llu chunks (%lf MiB)", &chunks, &mib) != 2)
         return false;
+    for (unsigned c = 0; c < ES_MODEL_MAX_CAPS; c++)
+        m->caps[c].after_gap = true;
     m->drops++;
     m->dropped_chunks += chunks;
     m->dropped_mib += mib;
@@ -881,7 +883,11 @@ static void heap_allocated(struct es_model *m, uint64_t t, uint64_t total) {
      * figure is all it allocated before (a client that joined late sees
      * hours of it): it counts in the total, not in the rate or history. */
     uint64_t delta = total > c->allocated ? total - c->allocated : 0;
-    bool first = c->allocated == 0;
+    /* Likewise the first figure after a drop notice: what it adds was
+     * allocated over the lost stretch, which would show as a spike of the
+     * rate in the one place it lands. */
+    bool first = c->allocated == 0 || c->after_gap;
+    c->after_gap = false;
     c->allocated = total;
     m->allocated += delta;
     if (!first) {

@@ -151,6 +151,7 @@ struct es_model_cap {
     bool gc_stats;             /* GC_STATS_GHC came within its current GC */
     bool gc_major;             /* and said it was a major one */
     uint64_t allocated;        /* its last HEAP_ALLOCATED total */
+    bool after_gap;            /* a drop notice came since that total */
     bool seen;
 };
 

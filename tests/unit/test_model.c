@@ -340,6 +340,18 @@ static void check_gc(void) {
            es_model_series_at(&m->s_size, 0) == (300u - ES_MODEL_SERIES + 1) << 20 &&
            es_model_series_at(&m->s_alloc, ES_MODEL_SERIES - 1) == 1e6,
        "history: the last %d seconds, one point each", ES_MODEL_SERIES);
+    /* After a drop notice, a capability's next figure spans the lost
+     * stretch: in the total, not as a spike in the rate or the history. */
+    put(m, str(mk(&b, ES_EVENT_USER_MSG, 300000000000ull),
+               "eventlog-socket: dropped 9 chunks (4.0 MiB)", false));
+    put(m, u(u(mk(&b, ES_EVENT_HEAP_ALLOCATED, 300000000003ull), 0, 4), 10300000000ull, 8));
+    put(m, u(u(mk(&b, ES_EVENT_HEAP_ALLOCATED, 301000000003ull), 0, 4), 10301000000ull, 8));
+    ok(m->allocated == 15301000000ull &&
+           es_model_series_at(&m->s_alloc, ES_MODEL_SERIES - 1) == 1e6 && m->alloc_rate < 2e6,
+       "the figure after a drop notice: in the total (%llu), not a spike (last second %.0f B, "
+       "rate %.0f B/s)",
+       (unsigned long long)m->allocated, es_model_series_at(&m->s_alloc, ES_MODEL_SERIES - 1),
+       m->alloc_rate);
     es_model_destroy(m);
     free(m);
 }
