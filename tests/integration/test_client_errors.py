@@ -193,3 +193,44 @@ def client_file_cannot_be_written(s):
     lines = err.strip().splitlines()
     expect(rc == 2 and len(lines) == 1 and "cannot create" in lines[0],
            "exit %d: %r" % (rc, err))
+
+
+@test
+def client_usage_errors(s):
+    """Each subcommand's command line, through the one option parser:
+    --help prints the usage on stdout and exits 0; a missing address, an
+    unknown option, an option without its value, a bad number of seconds
+    or an extra argument exits 2 with a message on stderr that names the
+    word at fault, before any connection is tried (the address below
+    does not exist, and no "no such socket" may appear)."""
+    sock = s.path("never.sock")
+    cmds = ["record", "control", "heap", "top", "serve", "report"]
+    for cmd in cmds:
+        rc, out, err = run(s, [cmd, "--help"])
+        expect(rc == 0 and out.startswith("usage: eventlog-socket " + cmd) and not err,
+               "%s --help: exit %d, %r %r" % (cmd, rc, out[:80], err))
+        rc, out, err = run(s, [cmd])
+        expect(rc == 2 and err.startswith("usage: eventlog-socket " + cmd) and not out,
+               "%s without an address: exit %d, %r" % (cmd, rc, err[:80]))
+    cases = [
+        (["record", sock, "--bogus"], ["unknown option --bogus", "usage:"]),
+        (["record", sock, "-o"], ["-o needs a file name"]),
+        (["record", sock, "--duration", "abc"], ["--duration", "abc"]),
+        (["record", sock, "--duration", "-1"], ["--duration", "-1"]),
+        (["record", sock, "--connect-timeout", "nan"], ["--connect-timeout", "nan"]),
+        (["record", sock, "other"], ["one address only", "other"]),
+        (["control", sock, "start", "--timeout", "0"], ["--timeout"]),
+        (["control", sock, "explode"], ["explode"]),
+        (["heap", sock], ["--hp", "--csv"]),
+        (["top", sock, "extra"], ["one address only", "extra"]),
+        (["serve", sock, "--http"], ["--http"]),
+        (["report", sock, "-o"], ["-o"]),
+        (["bogus"], ["no subcommand bogus"]),
+    ]
+    for args, words in cases:
+        rc, out, err = run(s, args)
+        expect(rc == 2, "%s: exit %d (expected 2): %r" % (args, rc, err))
+        for w in words:
+            expect(w in err, "%s: %r does not say %r" % (args, err, w))
+        expect("no such socket" not in err, "%s: tried to connect: %r" % (args, err))
+    note("%d subcommands' --help and missing address, %d bad command lines" % (len(cmds), len(cases)))
