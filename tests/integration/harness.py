@@ -291,7 +291,11 @@ class Program:
 class Client:
     """A client that reads the stream to EOF in a thread, and can send."""
 
-    def __init__(self, scope, unix=None, tcp_port=None, connect_timeout=10.0, read=True):
+    def __init__(self, scope, unix=None, tcp_port=None, connect_timeout=10.0, read=True,
+                 keep=True):
+        """keep=False: keep only the last 64 KiB of what arrives (received()
+        then returns that tail), for a stream of hundreds of MB."""
+        self.keep = keep
         self.data = bytearray()
         self.eof = threading.Event()
         self.error = None
@@ -327,6 +331,8 @@ class Client:
                     break
                 with self.lock:
                     self.data += chunk
+                    if not self.keep and len(self.data) > 1 << 16:
+                        del self.data[:-(1 << 16)]
         except OSError as e:
             self.error = e
         self.eof.set()
