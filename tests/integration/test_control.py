@@ -320,7 +320,8 @@ def custom_commands_and_hooks(s):
     time.sleep(2.5)
     p.cmd("marker Y")
     b = connect()
-    time.sleep(0.5)
+    p.wait_clients(2)
+    time.sleep(0.5)  # its POST_START hook runs on a thread of the library's
     p.cmd("marker Z")
     p.cmd("quit")
     p.finish()
