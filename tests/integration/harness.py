@@ -20,13 +20,16 @@ Everything started here is registered with a Scope, which kills leftover
 processes, closes sockets and removes its temporary directory when the test
 ends, passed or failed."""
 
+import fcntl
 import os
 import re
 import resource
 import select
 import socket
+import struct
 import subprocess
 import sys
+import termios
 import threading
 import time
 
@@ -363,6 +366,23 @@ class Client:
         step = max(1, (len(data) + pieces - 1) // pieces)
         for i in range(0, len(data), step):
             self.sock.sendall(data[i:i + step])
+
+    def wait_consumed(self, timeout=60.0):
+        """Wait until the program has read everything this client sent. On
+        a Unix socket what the peer has not read yet stays charged to the
+        sender, and SIOCOUTQ tells how much; the library reads each client
+        at most 4 MiB a second, so a megabyte of junk before a command takes
+        a quarter of a second to get through, more on a busy machine. (Over
+        TCP SIOCOUTQ only says what the peer's kernel has not taken yet.)"""
+        deadline = time.monotonic() + timeout
+        while True:
+            left = struct.unpack("i", fcntl.ioctl(self.sock.fileno(), termios.TIOCOUTQ,
+                                                  b"\0\0\0\0"))[0]
+            if left == 0:
+                return
+            if time.monotonic() > deadline:
+                raise TestFailure("the program left %d bytes unread for %.0f s" % (left, timeout))
+            time.sleep(0.01)
 
     def wait_eof(self, timeout=60.0):
         if not self.eof.wait(timeout):

@@ -16,13 +16,15 @@ def heap_script(s, name, steps, rts=("-hT", "-i0.02"), tcp=False, exe="probe"):
     """Run the probe (busy, heap profiling) with a client connected from the
     start, and play `steps`: a string is a marker to post, bytes are sent as
     they are (or a (bytes, pieces) pair, split into that many sends), a number
-    is a pause in seconds. Returns the summary and every marker's time."""
+    is a pause in seconds, counted from when the program has read all that
+    was sent. Returns the summary and every marker's time."""
     p, connect = serve(s, name, ["--busy"], rts=list(rts), tcp=tcp, exe=exe)
     c = connect()
     for step in steps:
         if isinstance(step, str):
             p.cmd("marker " + step)
         elif isinstance(step, (int, float)):
+            c.wait_consumed()
             time.sleep(step)
         elif isinstance(step, tuple):
             c.send(*step)
@@ -283,8 +285,8 @@ def census_in_an_idle_program(s):
     p, connect = serve(s, "idle-census", rts=["-hT", "-i100"])
     c = connect()
     p.cmd("marker A")
-    # The program sleeps in threadDelay for 3 s, the census asked at 1 s.
-    p.proc.stdin.write(b"sleep 3\n")
+    # The program sleeps in threadDelay for 6 s, the census asked at 1 s.
+    p.proc.stdin.write(b"sleep 6\n")
     p.proc.stdin.flush()
     time.sleep(1.0)
     c.send(GCTL + CENSUS)
@@ -299,8 +301,10 @@ def census_in_an_idle_program(s):
     note("census taken %s s after marker A (requested about 1.0 s after it)" %
          ", ".join("%.3f" % d for d in delays))
     expect(len(samples) == 1, "%d samples between the markers" % len(samples))
-    expect(0.9 <= delays[0] < 1.4, "the census came %.3f s after A, asked at about 1.0 s"
-           % delays[0])
+    # Taken when asked, not when the program woke up 6 s after A; the
+    # bound is loose, as a busy machine delays the library's threads.
+    expect(0.9 <= delays[0] < 4.0, "the census came %.3f s after A, asked at about 1.0 s; "
+           "the program woke up at 6 s" % delays[0])
 
 
 @test
