@@ -110,9 +110,14 @@ int main(void) {
     size_t blen;
     uint64_t t = 1000;
     unsigned char *block = make_block(1000, 1036, t, &blen); /* about 1 MiB */
-    es_server_debug_block(s, 1500);
-    struct timespec pause = {0, 50 * 1000000L}; /* the hook takes effect */
-    nanosleep(&pause, NULL);
+    /* The loop sleeps until released (60 s at most) from its next wake-up
+     * on: wait until it does, so that every chunk below meets it stuck,
+     * however slowly this thread or the loop thread gets the CPU. */
+    es_server_debug_block(s, 60000);
+    struct timespec ms1 = {0, 1000000L};
+    for (double t0 = now_s(); !es_server_debug_blocked(s) && now_s() - t0 < 30;)
+        nanosleep(&ms1, NULL);
+    ok(es_server_debug_blocked(s), "the loop thread is stuck");
     size_t peak = 0;
     unsigned submitted = 0;
     double start = now_s();
@@ -128,7 +133,12 @@ int main(void) {
     double took = now_s() - start;
     uint64_t dropped, dropped_bytes;
     es_server_handoff_dropped(s, &dropped, &dropped_bytes);
-    ok(took < 1.0, "256 chunks handed over in %.3f s while the loop slept (never waiting)", took);
+    /* Still stuck: not one hand-over waited for the loop thread (each
+     * would have waited out the 60 s otherwise). */
+    ok(es_server_debug_blocked(s),
+       "256 chunks handed over in %.3f s while the loop was stuck "
+       "(never waiting for it)",
+       took);
     ok(peak <= limit + blen, "in flight at most %zu bytes, within the hand-off limit %zu + a chunk",
        peak, limit);
     ok(dropped > 0 && dropped < submitted,
@@ -136,6 +146,7 @@ int main(void) {
        submitted);
 
     /* After the stall, the stream goes on and ends normally. */
+    es_server_debug_release(s);
     es_server_submit(s, "\xff\xff", 2);
     ok(es_server_stop(s) == 0, "the server stopped normally once the loop woke");
     pthread_join(r.thread, NULL);
@@ -157,7 +168,8 @@ int main(void) {
     int fd = connect_unix(sock_path);
     ok(fd >= 0 && es_server_wait_client(s) == 0, "a client connected");
     es_server_debug_block(s, 4000);
-    nanosleep(&pause, NULL);
+    for (double t0 = now_s(); !es_server_debug_blocked(s) && now_s() - t0 < 30;)
+        nanosleep(&ms1, NULL);
     es_server_submit(s, "\xff\xff", 2);
     start = now_s();
     int stop = es_server_stop(s);
@@ -180,7 +192,6 @@ int main(void) {
     memset(junk, 'x', sizeof junk);
     size_t sent = 0;
     start = now_s();
-    struct timespec ms1 = {0, 1000000L};
     /* At least 1.5 s, and until the library has read one budget: a loop
      * thread starved of CPU (TSan, a busy machine) reads less than that in
      * 1.5 s, which says nothing about the limit. */
