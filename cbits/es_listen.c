@@ -5,7 +5,6 @@
 #include "es_log.h"
 
 #include <arpa/inet.h>
-#include <stdatomic.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -31,80 +30,6 @@ static int unix_socket_is_live(const struct sockaddr_un *addr) {
     if (err == ECONNREFUSED)
         return 0;
     return -err;
-}
-
-/* A new Unix stream socket with mode 0600: on Linux the socket file takes
- * its mode from the socket's inode (minus the umask), so setting it before
- * bind() means the file is created 0600 and never exists with wider
- * permissions. There is no chmod(path) afterwards: it would follow a
- * symbolic link that someone put at the path after bind() and change the
- * mode of its target. Returns the descriptor or a negated errno. */
-static int new_unix_socket(void) {
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (fd < 0)
-        return -errno;
-    if (fchmod(fd, 0600) != 0) {
-        int err = errno;
-        close(fd);
-        return -err;
-    }
-    return fd;
-}
-
-/* A socket listening at `addr`, whose file appears at the path only once
- * clients can connect: bind() creates the file and only listen() lets
- * clients in, so a client that found the file in between (a script
- * waiting for it, then nc) would be refused. So the socket is bound to a
- * temporary name in the same directory, listens, and is then linked at the
- * path; link() never replaces what may have appeared there since the
- * checks (EEXIST, reported as EADDRINUSE as bind() would). Where the
- * temporary name would not fit in a socket address, cannot be created, or
- * the file system has no hard links, the path is bound directly. Returns
- * the descriptor or a negated errno. */
-static int listen_unix_at(const struct sockaddr_un *addr) {
-    static atomic_uint counter;
-    const char *path = addr->sun_path;
-    const char *slash = strrchr(path, '/');
-    size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0;
-    struct sockaddr_un tmp = *addr;
-    for (int attempt = 0; attempt < 16 && dirlen + 12 <= sizeof tmp.sun_path; attempt++) {
-        int fd = new_unix_socket();
-        if (fd < 0)
-            return fd;
-        /* A name nobody else uses, in the same directory (so on the same
-         * file system); one taken already is tried again with another. */
-        unsigned n = ((unsigned)getpid() * 2654435761u) ^ (atomic_fetch_add(&counter, 1) * 40503u);
-        snprintf(tmp.sun_path + dirlen, sizeof tmp.sun_path - dirlen, ".es-%07x", n & 0xfffffffu);
-        if (bind(fd, (const struct sockaddr *)&tmp, sizeof tmp) != 0) {
-            int err = errno;
-            close(fd);
-            if (err == EADDRINUSE)
-                continue;
-            break;
-        }
-        int err = 0;
-        if (listen(fd, ES_LISTEN_BACKLOG) != 0)
-            err = errno;
-        else if (link(tmp.sun_path, path) != 0)
-            err = errno == EEXIST ? EADDRINUSE : errno;
-        unlink(tmp.sun_path);
-        if (err == 0)
-            return fd;
-        close(fd);
-        if (err != EPERM && err != EOPNOTSUPP && err != EXDEV && err != EMLINK)
-            return -err;
-        break; /* no hard links on this file system */
-    }
-    int fd = new_unix_socket();
-    if (fd < 0)
-        return fd;
-    if (bind(fd, (const struct sockaddr *)addr, sizeof *addr) != 0 ||
-        listen(fd, ES_LISTEN_BACKLOG) != 0) {
-        int err = errno;
-        close(fd);
-        return -err;
-    }
-    return fd;
 }
 
 /* What a file that is not a socket is, for a log line. */
@@ -221,14 +146,24 @@ int es_listen_unix(const char *path, struct es_listen_result *out) {
         return -errno;
     }
 
-    int fd = listen_unix_at(&addr);
-    if (fd < 0) {
-        es_log("cannot create the socket file \"%s\": %s", path, strerror(-fd));
-        return fd;
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0)
+        return -errno;
+    /* On Linux the socket file takes its mode from the socket's inode
+     * (minus the umask), so setting it before bind() means the file is
+     * created 0600 and never exists with wider permissions. There is no
+     * chmod(path) afterwards: it would follow a symbolic link that someone
+     * put at the path after bind() and change the mode of its target. */
+    if (fchmod(fd, 0600) != 0 || bind(fd, (struct sockaddr *)&addr, sizeof addr) != 0 ||
+        listen(fd, ES_LISTEN_BACKLOG) != 0) {
+        int err = errno;
+        es_log("cannot create the socket file \"%s\": %s", path, strerror(err));
+        close(fd);
+        return -err;
     }
     /* The file's identity, so that exit removes only our own file. If what
-     * is at the path now is not a socket, it was swapped in since ours was
-     * put there: refuse, and leave it alone (it is not ours to remove). */
+     * is at the path now is not a socket, it was swapped in since bind():
+     * refuse, and leave it alone (it is not ours to remove). */
     if (lstat(path, &st) != 0) {
         int err = errno;
         es_log("the socket file \"%s\" was removed right after it was created (%s); not "

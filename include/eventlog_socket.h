@@ -240,9 +240,8 @@ EVENTLOG_SOCKET_API const char *eventlog_socket_strerror(int err);
 
 /* Start serving the eventlog on a Unix-domain socket at `path`.
  * Call once, before hs_init_* (or use eventlog_socket_start_unix for an RTS
- * that is already running). The socket file is created with mode 0600, and
- * appears at `path` only once clients can connect to it. A stale socket
- * file (no process listening) is replaced; a live one gives
+ * that is already running). The socket file is created with mode 0600. A
+ * stale socket file (no process listening) is replaced; a live one gives
  * EVENTLOG_SOCKET_EADDRINUSE; a path that exists and is not a socket gives
  * EVENTLOG_SOCKET_ENOTSOCKET and is left untouched; a path longer than a
  * socket address can hold gives EVENTLOG_SOCKET_ENAMETOOLONG. The socket file

@@ -6,7 +6,6 @@
 #include "es_log.h"
 #include "tap.h"
 
-#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <string.h>
@@ -34,35 +33,19 @@ static int listen_logged(const char *path, struct es_listen_result *r, char *log
     return err;
 }
 
-/* When set, link() acts out an attack right after it succeeds: the new
+/* When set, bind() acts out an attack right after it succeeds: the new
  * socket file is moved away and a symbolic link to `swap_target` is put at
- * `swap_path`, between the library's link() (which puts the listening
- * socket at the path) and whatever it does next. */
+ * `swap_path`, between the library's bind() and whatever it does next. */
 static const char *swap_path, *swap_target;
-/* When set, link() notes whether its source was listening and its target
- * absent. */
-static int watch_link, link_saw_listening, link_saw_no_file;
 
-/* The library's calls to link() come here (a definition in the program
+/* The library's calls to bind() come here (a definition in the program
  * takes precedence over the C library's). */
-int link(const char *from, const char *to) {
-    static int (*real_link)(const char *, const char *);
-    if (real_link == NULL)
-        *(void **)&real_link = dlsym(RTLD_NEXT, "link");
-    if (watch_link) {
-        /* What a client would find now: nothing at the path yet, and a
-         * socket that already accepts connections. */
-        struct stat st;
-        struct sockaddr_un a = {.sun_family = AF_UNIX};
-        snprintf(a.sun_path, sizeof a.sun_path, "%s", from);
-        int c = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
-        link_saw_listening = connect(c, (struct sockaddr *)&a, sizeof a) == 0;
-        close(c);
-        link_saw_no_file = lstat(to, &st) != 0;
-        watch_link = 0;
-    }
-    int r = real_link(from, to);
-    if (r == 0 && swap_path != NULL && strcmp(to, swap_path) == 0) {
+int bind(int fd, const struct sockaddr *addr, socklen_t len) {
+    static int (*real_bind)(int, const struct sockaddr *, socklen_t);
+    if (real_bind == NULL)
+        *(void **)&real_bind = dlsym(RTLD_NEXT, "bind");
+    int r = real_bind(fd, addr, len);
+    if (r == 0 && swap_path != NULL) {
         char moved[300];
         snprintf(moved, sizeof moved, "%s.moved", swap_path);
         if (rename(swap_path, moved) != 0 || symlink(swap_target, swap_path) != 0) {
@@ -89,7 +72,7 @@ static int unchanged(const char *path, mode_t mode, const char *content) {
 }
 
 /* A symbolic link at the socket path is never followed: not when it is there
- * before, nor when it is swapped in right after the socket file appears. */
+ * before, nor when it is swapped in right after bind(). */
 static void symlinks_not_followed(void) {
     struct es_listen_result r;
     struct stat st;
@@ -121,11 +104,10 @@ static void symlinks_not_followed(void) {
     swap_path = link_path;
     swap_target = victim;
     int err = listen_logged(link_path, &r, log, sizeof log);
-    ok(swap_path == NULL, "the link was swapped in right after the socket file appeared");
+    ok(swap_path == NULL, "the link was swapped in right after bind()");
     ok(err == EVENTLOG_SOCKET_ENOTSOCKET && r.fd == -1 &&
            strstr(log, "was replaced by a symbolic link right after it was created"),
-       "a link swapped in after the socket file appeared is refused (%d): %s", err,
-       log[0] ? "logged" : "silently");
+       "a link swapped in after bind() is refused (%d): %s", err, log[0] ? "logged" : "silently");
     ok(unchanged(victim, 0644, "victim"), "the swapped-in link's target keeps mode 0644 (%o)",
        lstat(victim, &st) == 0 ? (unsigned)(st.st_mode & 07777) : 0u);
     ok(lstat(link_path, &st) == 0 && S_ISLNK(st.st_mode), "the swapped-in link is left alone");
@@ -219,27 +201,6 @@ int main(void) {
     int got = lstat(sock, &st) == 0 && S_ISSOCK(st.st_mode) ? (int)(st.st_mode & 0777) : -1;
     ok(got == 0600, "socket file has mode 0600 (got %o)", (unsigned)got);
     ok(strcmp(r.desc + 5, sock) == 0, "description names the path");
-    {
-        /* The file appears only once clients can connect: a script that
-         * waits for it and then connects is never refused. */
-        char *other = strdup(path_in_dir("t.sock"));
-        struct es_listen_result r3;
-        watch_link = 1;
-        int listened3 = es_listen_unix(other, &r3);
-        ok(listened3 == 0 && link_saw_listening && link_saw_no_file,
-           "the socket listened before its file appeared at the path (listening %d, no file %d)",
-           link_saw_listening, link_saw_no_file);
-        int leftovers = 0;
-        DIR *d = opendir(dir);
-        for (struct dirent *e; d && (e = readdir(d)) != NULL;)
-            leftovers += strncmp(e->d_name, ".es-", 4) == 0;
-        if (d)
-            closedir(d);
-        ok(leftovers == 0, "no temporary name is left in the directory (%d)", leftovers);
-        es_listen_unlink_unix(other, &r3);
-        close(r3.fd);
-        free(other);
-    }
 
     /* Someone is listening: refuse, leave it alone. */
     ok(es_listen_unix(sock, &r2) == EVENTLOG_SOCKET_EADDRINUSE, "a live listener is refused");
