@@ -369,7 +369,13 @@ def commands_without_heap_profiling(s):
 def commands_before_ready(s):
     """A stop sent the moment the client connects (before the RTS is up) is
     applied when it is: no timed samples at all; a census still works."""
-    summ, t = heap_script(s, "early-cmd", [GCTL + STOP, 1.0, "A", GCTL + CENSUS, 0.5, "B"])
+    # GHC_EVENTLOG_WAIT lets the program start when the client is taken in;
+    # on a busy machine the loop thread may read the stop only after the
+    # RTS is up, when it is applied at once instead of held. Timed samples
+    # every 250 ms (not 20) leave room for that, and 3 or 4 of them would
+    # still come before A if the stop were lost.
+    summ, t = heap_script(s, "early-cmd", [GCTL + STOP, 1.0, "A", GCTL + CENSUS, 0.5, "B"],
+                          rts=("-hT", "-i0.25"))
     a, b = t["A"], t["B"]
     expect(summ.samples_between(0, a) == 0,
            "%d timed samples despite the stop" % summ.samples_between(0, a))
