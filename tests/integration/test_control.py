@@ -238,7 +238,9 @@ def cost_centre_commands_before_ready(s):
     exe = profiled_probe(s)
     summ, t = heap_script(s, "cc-early", [GCTL + CC_STOP + upstream(STOP), 0.3, "R", 0.7, "A",
                                           upstream(CC_START), 0.3, "B", 0.5, "C"],
-                          rts=["-p", "-hc", "-i0.05"], exe=exe)
+                          # Heap samples every 250 ms: room for a stop read
+                          # just after the RTS is up (commands_before_ready).
+                          rts=["-p", "-hc", "-i0.25"], exe=exe)
     cc_init = summ.cc_samples_between(0, t["R"])
     cc_held = summ.cc_samples_between(t["R"], t["A"])
     heap_before = summ.samples_between(0, t["A"])
