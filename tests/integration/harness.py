@@ -253,6 +253,17 @@ class Program:
                                      refused, total))
             time.sleep(0.02)
 
+    def wait_lossless(self, n=1, timeout=60.0):
+        """Wait until `n` clients are lossless: the loop thread reads a
+        client's request some time after it was sent, and until then the
+        client is served under the drop policy."""
+        deadline = time.monotonic() + timeout
+        while self.stats()["clients_lossless"] < n:
+            if time.monotonic() > deadline:
+                raise TestFailure("%d lossless clients within %.0f s: %r"
+                                  % (n, timeout, self.stats()))
+            time.sleep(0.02)
+
     def cmd(self, line, timeout=60.0):
         """Send one probe command and wait for its "ok"."""
         self.proc.stdin.write((line + "\n").encode())
