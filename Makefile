@@ -31,6 +31,9 @@
 #
 # Missing tools are installed first (scripts/ensure-deps.sh, apt-get).
 
+# `make` alone builds (uninstall below would otherwise be the first target).
+.DEFAULT_GOAL := all
+
 BUILD ?= build
 HC ?= ghc
 CC ?= cc

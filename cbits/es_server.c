@@ -83,6 +83,7 @@ struct es_server {
     clockid_t walker_clock, loop_clock;
     atomic_bool clocks_ok;
     atomic_uint debug_block_ms; /* es_server_debug_block */
+    atomic_bool debug_blocked;  /* the loop sleeps in it now */
     atomic_bool stop_requested; /* the walker has ended: the loop may stop */
     bool stopping;              /* loop thread: stop has begun */
     bool finished;              /* loop thread: handles are closing */
@@ -275,8 +276,12 @@ static void on_wake(uv_async_t *h) {
     struct es_server *s = h->data;
     unsigned block = atomic_exchange(&s->debug_block_ms, 0);
     if (block > 0) {
-        struct timespec ts = {block / 1000, (long)(block % 1000) * 1000000L};
-        nanosleep(&ts, NULL);
+        atomic_store(&s->debug_blocked, true);
+        uint64_t until = uv_hrtime() + (uint64_t)block * 1000000u;
+        struct timespec ms1 = {0, 1000000L};
+        while (atomic_load(&s->debug_blocked) && uv_hrtime() < until)
+            nanosleep(&ms1, NULL);
+        atomic_store(&s->debug_blocked, false);
         uv_update_time(&s->loop);
     }
     bool any = take_chunks(s);
@@ -583,6 +588,7 @@ static struct es_server *alloc_server(const struct es_config *cfg, es_command_fn
     s->pid = getpid();
     atomic_init(&s->stop_called, false);
     atomic_init(&s->stop_requested, false);
+    atomic_init(&s->debug_blocked, false);
     atomic_init(&s->last_error, 0);
     es_fanout_init(&s->fan, &s->counters, s->cfg.max_buffer, s->cfg.defs_limit);
     es_bound_init(&s->bound, s->cfg.max_buffer, s->cfg.client_limit,
@@ -750,6 +756,14 @@ void es_server_free(struct es_server *s) {
 void es_server_debug_block(struct es_server *s, unsigned ms) {
     atomic_store(&s->debug_block_ms, ms);
     uv_async_send(&s->wake);
+}
+
+bool es_server_debug_blocked(struct es_server *s) {
+    return atomic_load(&s->debug_blocked);
+}
+
+void es_server_debug_release(struct es_server *s) {
+    atomic_store(&s->debug_blocked, false);
 }
 
 int es_server_wait_client(struct es_server *s) {

@@ -64,8 +64,11 @@ void es_server_free(struct es_server *s);
 void es_server_cpu(struct es_server *s, uint64_t *writer, uint64_t *walker, uint64_t *loop);
 
 /* For tests: make the loop thread sleep `ms` at its next wake-up, as if it
- * were stuck, while RTS threads go on writing. Any thread. */
+ * were stuck, while RTS threads go on writing; whether it sleeps in it now;
+ * end the sleep early. Any thread. */
 void es_server_debug_block(struct es_server *s, unsigned ms);
+bool es_server_debug_blocked(struct es_server *s);
+void es_server_debug_release(struct es_server *s);
 
 /* Call `fn` (the RTS flush) on the loop thread every `interval_ms` while at
  * least one client is connected (0 or NULL: never); `paced` as in

@@ -74,11 +74,16 @@ fi
 tiny=$(cd "$tmp" && cabal --config-file=/dev/null list-bin --offline -w "$hc" --builddir="$tmp/dist" exe:tiny 2>/dev/null | tail -n 1)
 tiny_c=$(cd "$tmp" && cabal --config-file=/dev/null list-bin --offline -w "$hc" --builddir="$tmp/dist" exe:tiny-c-main 2>/dev/null | tail -n 1)
 
-# Wait until the socket file exists (the program is listening).
+# Wait until the program listens on the socket: not only until the file
+# exists, which bind() creates a moment before listen() lets clients in (an
+# nc connecting in between is refused). /proc/net/unix lists each socket's
+# path, with flags 00010000 once it listens.
 await_socket() {
-    local i
+    local i _ flags path
     for ((i = 0; i < step_timeout * 10; i++)); do
-        [ -S "$1" ] && return 0
+        while read -r _ _ _ flags _ _ _ path; do
+            [ "$flags" = 00010000 ] && [ "$path" = "$1" ] && return 0
+        done </proc/net/unix
         sleep 0.1
     done
     return 1

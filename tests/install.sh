@@ -89,12 +89,15 @@ sock=$tmp/fibber.sock
 GHC_EVENTLOG_UNIX_PATH=$sock GHC_EVENTLOG_WAIT=1 timeout 120 "$tmp/fibber" 20 25 \
     >"$tmp/fibber.out" 2>"$tmp/fibber.err" &
 fibber_pid=$!
-for _ in $(seq 400); do
-    [ -S "$sock" ] && break
+# Wait for the library's "listening on unix:PATH" line, not for the file:
+# bind() creates the socket file a moment before listen() lets clients in,
+# and an nc that connects in between is refused (seen under load).
+for _ in $(seq 1200); do
+    grep -qF "listening on unix:$sock" "$tmp/fibber.err" && break
     kill -0 "$fibber_pid" 2>/dev/null || break
     sleep 0.05
 done
-[ -S "$sock" ]
+grep -qF "listening on unix:$sock" "$tmp/fibber.err" && [ -S "$sock" ]
 rc=$?
 ok $rc "the installed build listens on GHC_EVENTLOG_UNIX_PATH"
 [ $rc -eq 0 ] || { show "$tmp/fibber.err"; bail "no socket"; }

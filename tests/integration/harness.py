@@ -20,13 +20,16 @@ Everything started here is registered with a Scope, which kills leftover
 processes, closes sockets and removes its temporary directory when the test
 ends, passed or failed."""
 
+import fcntl
 import os
 import re
 import resource
 import select
 import socket
+import struct
 import subprocess
 import sys
+import termios
 import threading
 import time
 
@@ -119,6 +122,18 @@ def raise_nofile():
         resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 
 
+def unix_listening(path):
+    """Whether a socket listens at `path`: /proc/net/unix lists every Unix
+    socket with its flags (0x10000, __SO_ACCEPTCON: listening) and path."""
+    with open("/proc/net/unix") as f:
+        next(f)
+        for line in f:
+            fields = line.split(None, 7)
+            if len(fields) == 8 and fields[7].rstrip("\n") == path and int(fields[3], 16) & 0x10000:
+                return True
+    return False
+
+
 class Program:
     """A program built with the library, talking over stdin/stdout."""
 
@@ -175,11 +190,15 @@ class Program:
     def tcp_port(self):
         return int(self.wait_stderr(r"listening on 127\.0\.0\.1:(\d+)").group(1))
 
-    def wait_socket(self, path, timeout=10.0):
+    def wait_socket(self, path, timeout=30.0):
+        """Wait until the program listens on the Unix socket `path`. Not
+        just until the file exists: bind() creates it a moment before
+        listen() lets clients in, and a client connecting in between (nc,
+        the eventlog-socket command, many-clients) is refused."""
         deadline = time.monotonic() + timeout
-        while not os.path.exists(path):
+        while not unix_listening(path):
             if time.monotonic() > deadline or self.proc.poll() is not None:
-                raise TestFailure("socket %s never appeared; stderr:\n%s" % (path, self.stderr()))
+                raise TestFailure("nothing listens on %s; stderr:\n%s" % (path, self.stderr()))
             time.sleep(0.01)
 
     def readline(self, timeout=30.0):
@@ -213,6 +232,37 @@ class Program:
         words = self.query("stats").split()
         expect(words[0] == "stats" and len(words) == 1 + len(names), "stats answer %r" % words)
         return dict(zip(names, map(int, words[1:])))
+
+    def wait_clients(self, n=0, refused=0, total=0, timeout=60.0):
+        """Wait until the library has taken in `n` clients, refused
+        `refused`, and decided on `total` (taken in or refused): a client's
+        connect() returns once the kernel has queued the connection, but it
+        gets the stream only from the chunk after the library's loop thread
+        accepted it, which on a busy machine can be much later. Returns the
+        stats."""
+        deadline = time.monotonic() + timeout
+        while True:
+            st = self.stats()
+            if (st["clients_accepted"] >= n and st["clients_refused"] >= refused and
+                    st["clients_accepted"] + st["clients_refused"] >= total):
+                return st
+            if time.monotonic() > deadline:
+                raise TestFailure("within %.0f s the program took in %d clients (waiting for "
+                                  "%d) and refused %d (waiting for %d; for %d in all)"
+                                  % (timeout, st["clients_accepted"], n, st["clients_refused"],
+                                     refused, total))
+            time.sleep(0.02)
+
+    def wait_lossless(self, n=1, timeout=60.0):
+        """Wait until `n` clients are lossless: the loop thread reads a
+        client's request some time after it was sent, and until then the
+        client is served under the drop policy."""
+        deadline = time.monotonic() + timeout
+        while self.stats()["clients_lossless"] < n:
+            if time.monotonic() > deadline:
+                raise TestFailure("%d lossless clients within %.0f s: %r"
+                                  % (n, timeout, self.stats()))
+            time.sleep(0.02)
 
     def cmd(self, line, timeout=60.0):
         """Send one probe command and wait for its "ok"."""
@@ -255,7 +305,11 @@ class Program:
 class Client:
     """A client that reads the stream to EOF in a thread, and can send."""
 
-    def __init__(self, scope, unix=None, tcp_port=None, connect_timeout=10.0, read=True):
+    def __init__(self, scope, unix=None, tcp_port=None, connect_timeout=10.0, read=True,
+                 keep=True):
+        """keep=False: keep only the last 64 KiB of what arrives (received()
+        then returns that tail), for a stream of hundreds of MB."""
+        self.keep = keep
         self.data = bytearray()
         self.eof = threading.Event()
         self.error = None
@@ -291,6 +345,8 @@ class Client:
                     break
                 with self.lock:
                     self.data += chunk
+                    if not self.keep and len(self.data) > 1 << 16:
+                        del self.data[:-(1 << 16)]
         except OSError as e:
             self.error = e
         self.eof.set()
@@ -307,10 +363,37 @@ class Client:
                                   % (len(self.received()), n))
             time.sleep(0.01)
 
+    def wait_header(self, timeout=30.0):
+        """Wait until the whole eventlog header has arrived (it ends with
+        the data section's start, "datb")."""
+        deadline = time.monotonic() + timeout
+        while b"datb" not in self.received():
+            if time.monotonic() > deadline or self.eof.is_set():
+                raise TestFailure("no whole header within %.0f s: got %d bytes"
+                                  % (timeout, len(self.received())))
+            time.sleep(0.01)
+
     def send(self, data, pieces=1):
         step = max(1, (len(data) + pieces - 1) // pieces)
         for i in range(0, len(data), step):
             self.sock.sendall(data[i:i + step])
+
+    def wait_consumed(self, timeout=60.0):
+        """Wait until the program has read everything this client sent. On
+        a Unix socket what the peer has not read yet stays charged to the
+        sender, and SIOCOUTQ tells how much; the library reads each client
+        at most 4 MiB a second, so a megabyte of junk before a command takes
+        a quarter of a second to get through, more on a busy machine. (Over
+        TCP SIOCOUTQ only says what the peer's kernel has not taken yet.)"""
+        deadline = time.monotonic() + timeout
+        while True:
+            left = struct.unpack("i", fcntl.ioctl(self.sock.fileno(), termios.TIOCOUTQ,
+                                                  b"\0\0\0\0"))[0]
+            if left == 0:
+                return
+            if time.monotonic() > deadline:
+                raise TestFailure("the program left %d bytes unread for %.0f s" % (left, timeout))
+            time.sleep(0.01)
 
     def wait_eof(self, timeout=60.0):
         if not self.eof.wait(timeout):

@@ -152,7 +152,7 @@ def stalled_run(s, name, stalled):
     return hwm, st, check_stream(s, c.wait_eof(), name), int(answer.split()[1])
 
 
-@test
+@test(timeout=300)  # two 10 s floods and 30 MB to judge: 30 s quiet, 60 s seen under load
 def stalled_client_bounded(s):
     """A client that never reads for 10 s under a flood: the program keeps
     going, its peak RSS stays within the buffer bound (16 MiB) plus a small
@@ -185,10 +185,13 @@ def slow_client_disconnect_policy(s):
     p.wait_socket(sock)
     good = Client(s, unix=sock)
     bad = Client(s, unix=sock, read=False)
-    time.sleep(0.2)
+    p.wait_clients(2)  # both taken in before the data
     p.cmd("flood %d x" % (4 * FLOOD))
-    st = p.stats()
-    p.wait_stderr("disconnecting it")
+    # The loop thread judges the lag as it writes: wait for its verdict.
+    p.wait_stderr("disconnecting it", timeout=60)
+    deadline = time.monotonic() + 30
+    while (st := p.stats())["clients_lagged"] < 1 and time.monotonic() < deadline:
+        time.sleep(0.02)
     p.cmd("quit")
     p.finish()
     expect(p.proc.returncode == 0, "probe exited with %s" % p.proc.returncode)

@@ -30,7 +30,7 @@ def control_sends_each_command(s):
     two markers."""
     p, sock = busy(s, "send", ["-hT", "-i100"])
     c = Client(s, unix=sock)
-    time.sleep(0.3)
+    p.wait_clients(1)  # taken in before marker A
     p.cmd("marker A")
     for word in ("census", "stop", "start"):
         rc, out, err = run(s, ["control", sock, word])

@@ -187,6 +187,9 @@ def client_file_cannot_be_written(s):
     one_line_error(s, ["record", sock, "-o", s.path("missing/dir.eventlog")], ["cannot create"])
     # Named when the stream names the program, or at the interrupt.
     rec = Cmd(s, ["record", sock], cwd="/proc")
+    # Interrupted once it is under way (connected, so its signal handlers
+    # are in place), not while the process is still starting.
+    p.wait_clients(1)
     time.sleep(0.5)
     rec.signal(signal.SIGINT)
     rc, _, err = rec.wait()

@@ -27,6 +27,16 @@ def wait_clients(p, n):
         time.sleep(0.05)
 
 
+def wait_recording(rec, out):
+    """Wait until `record` has begun: its file is created once the header
+    has come, after its signal handlers are in place."""
+    deadline = time.monotonic() + 30
+    while not os.path.exists(out):
+        expect(rec.proc.poll() is None and time.monotonic() < deadline,
+               "the recording did not begin: %s" % rec.stderr())
+        time.sleep(0.01)
+
+
 @test
 def record_equals_plain_client(s):
     """A recording of a whole run is byte for byte what a plain client
@@ -86,7 +96,7 @@ def record_over_tcp_names_the_file(s):
     expect(summ.tagged("named") == list(range(1, 1001)), "messages missing")
 
 
-@test
+@test(timeout=300)  # 21 recordings and checks: about a minute on a quiet machine
 def record_cut_by_sigint_twenty_times(s):
     """Twenty recordings of a busy program, each stopped by SIGINT at a
     random moment (one by SIGTERM): every file parses with ghc-events and
@@ -104,6 +114,9 @@ def record_cut_by_sigint_twenty_times(s):
     for i in range(21):
         out = s.path("cut%d.eventlog" % i)
         rec = Cmd(s, ["record", sock, "-o", out])
+        # A signal before that would find a process still starting, which
+        # it kills.
+        wait_recording(rec, out)
         time.sleep(rnd.uniform(0.05, 1.2))
         sig = signal.SIGTERM if i == 20 else signal.SIGINT
         rec.signal(sig)
@@ -149,6 +162,7 @@ def record_cut_when_program_killed(s):
     out = s.path("killed.eventlog")
     rec = Cmd(s, ["record", sock, "-o", out])
     p.cmd("flood %d k" % FLOOD)
+    wait_recording(rec, out)  # killed once the stream has begun
     p.kill()
     rc, _, err = rec.wait()
     expect(rc == 1 and "without its end marker" in last_line(err), "exit %d, %r" % (rc, err))

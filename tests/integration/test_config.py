@@ -5,7 +5,6 @@ import os
 import shutil
 import socket
 import subprocess
-import time
 
 from harness import Client, Program, Skip, check_stream, expect, test
 
@@ -118,9 +117,10 @@ def tcp_other_user_run(s, name, env=None, host=None):
     port = int(p.wait_stderr(r"listening on \S+:(\d+)").group(1))
     nobody = s.spawn(as_nobody(["nc", "-d", "127.0.0.1", str(port)]),
                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    time.sleep(0.3)
+    # Each client taken in or refused before the next, and before the data.
+    p.wait_clients(total=1)
     me = Client(s, tcp_port=port)
-    time.sleep(0.2)
+    p.wait_clients(total=2)
     p.cmd("flood 1000 users")
     st = p.stats()
     p.cmd("quit")

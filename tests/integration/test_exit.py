@@ -25,6 +25,10 @@ def sigterm_run(s, name, args=(), env=None):
     p.wait_socket(sock)
     c = Client(s, unix=sock)
     p.cmd("flood 1000 before-term")
+    # The stream has begun (the loop thread writes the header to a client
+    # some time after taking it in): what SIGTERM then does to it is what
+    # the tests judge.
+    c.wait_header()
     os.kill(p.proc.pid, signal.SIGTERM)
     status, _ = p.wait_rusage(timeout=30)
     return status, c.wait_eof(), sock
@@ -36,8 +40,11 @@ def sigterm_default_cuts_the_stream(s):
     stream ends without the end marker (cut), the socket file stays."""
     status, data, sock = sigterm_run(s, "term-default")
     expect(status == -signal.SIGTERM, "exit status %s" % status)
-    expect(not data.endswith(END_MARKER), "a stream cut by SIGTERM ends with the end marker?")
-    check_stream(s, data, "term-default", partial=True)
+    # Judged by the checker, not by the last two bytes: on GHC 9.2+ a flush
+    # sends the global buffer's empty block, whose marker ends in FF FF
+    # (capability 0xffff), and a stream may be cut right after it.
+    summ = check_stream(s, data, "term-default", partial=True)
+    expect(summ.partial, "a stream cut by SIGTERM ends with the end marker?")
     expect(os.path.exists(sock), "the socket file was removed (README says it stays)")
 
 

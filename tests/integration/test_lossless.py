@@ -93,8 +93,9 @@ def lossless_beside_a_slow_dropping_client(s):
     p = Program(s, "probe", unix=sock, wait=True, env=env)
     p.wait_socket(sock)
     fast = many_clients_run(s, sock=sock, extra=["--lossless", "--tag", "y "])
-    time.sleep(0.3)
+    p.wait_lossless(1)  # its request read before the data
     slow = many_clients_run(s, sock=sock, extra=["--tag", "y ", "--read-mbps", "5"])
+    p.wait_clients(2)
     n = 4_000_000
     p.cmd("flood %d y" % n, timeout=120)
     st = p.stats()
@@ -121,6 +122,7 @@ def stalled_lossless_client(s, name, framing):
     p.wait_socket(sock)
     c = Client(s, unix=sock, read=False)
     c.send(framing)
+    p.wait_lossless(1)  # its request read before the data
     p.proc.stdin.write(b"flood 2000000 z\n")
     p.proc.stdin.flush()
     try:
@@ -162,6 +164,7 @@ def lossless_client_killed_releases_the_program(s):
             "c.sendall(bytes.fromhex(sys.argv[2]))\nprint('connected',flush=True)\ntime.sleep(600)\n")
     k = s.spawn([sys.executable, "-c", code, sock, frame.hex()], stdout=subprocess.PIPE, text=True)
     expect(k.stdout.readline().strip() == "connected", "the client did not connect")
+    p.wait_lossless(1)  # its request read before the data
     p.proc.stdin.write(b"flood 2000000 z\n")
     p.proc.stdin.flush()
     try:
@@ -193,6 +196,7 @@ def lossless_client_never_hangs_exit(s):
     c.connect(sock)
     s.clients.append(Closer(c))
     c.sendall(GCTL + LOSSLESS)
+    p.wait_lossless(1)  # its request read before the data
     got = [0]
     reading = threading.Event()
     reading.set()

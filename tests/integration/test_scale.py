@@ -11,15 +11,20 @@ from harness import (Client, FLOOD, Program, check_stream, enough_descriptors, e
 def many_clients(s, n, tcp=False):
     p, connect = serve(s, "many", tcp=tcp)
     clients = [connect() for _ in range(n)]
-    time.sleep(0.2)  # let every connection be accepted before the data
+    # Every connection taken in before the data, so each gets all of it.
+    p.wait_clients(n)
     p.cmd("flood %d all" % FLOOD)
     p.cmd("quit")
     p.finish()
     first = None
+    judged = set()  # streams the checker passed: the same bytes parse the same
     for i, c in enumerate(clients):
         data = c.wait_eof()
-        summ = check_stream(s, data, "client%d" % i)
-        expect(summ.tagged("all") == list(range(1, FLOOD + 1)), "client %d misses messages" % i)
+        if data not in judged:
+            summ = check_stream(s, data, "client%d" % i)
+            expect(summ.tagged("all") == list(range(1, FLOOD + 1)),
+                   "client %d misses messages" % i)
+            judged.add(data)
         if first is None:
             first = data
             hlen = first.index(b"datb") + 4
@@ -41,38 +46,48 @@ def two_clients(s):
     many_clients(s, 2)
 
 
-@test
+@test(timeout=300)  # the checker on up to 16 streams of 5 MB, on a busy machine
 def sixteen_clients(s):
     """Sixteen clients at once each get the full, identical stream."""
     many_clients(s, 16)
 
 
-@test
+@test(timeout=300)
 def sixteen_clients_tcp(s):
     """Sixteen TCP clients at once each get the full, identical stream."""
     many_clients(s, 16, tcp=True)
 
 
-@test
+# 64 streams of 3-5 MB: the checker takes about a minute for all of them on
+# a quiet 2-core machine, several under load (identical streams are judged
+# once, which usually leaves a handful).
+@test(timeout=600)
 def sixty_four_clients(s):
     """64 concurrent clients, half of them joining late: every stream parses
     and carries the definitions."""
     p, connect = serve(s, "sixty-four")
     early = [connect() for _ in range(32)]
+    p.wait_clients(32)
     p.cmd("flood %d one" % FLOOD)
-    time.sleep(0.3)
     late = [connect() for _ in range(32)]
-    time.sleep(0.3)
+    # The late ones taken in before the second flood, so all of it is theirs.
+    p.wait_clients(64)
     p.cmd("flood %d two" % FLOOD)
     st = p.stats()
     expect(st["clients_connected"] == 64 and st["clients_accepted"] == 64, "stats %r" % st)
     p.cmd("quit")
     p.finish()
+    judged = {}  # stream -> the first client that got it, byte for byte
     for i, c in enumerate(early + late):
-        summ = check_stream(s, c.wait_eof(), "c%d" % i)
+        data = c.wait_eof()
+        if data in judged:
+            continue  # the same bytes parse the same: judged already
+        judged[data] = i
+        summ = check_stream(s, data, "c%d" % i)
         expect(summ.tagged("two") == list(range(1, FLOOD + 1)), "client %d misses data" % i)
         for ev in ("RtsIdentifier", "ProgramArgs", "CapsetCreate", "CapCreate"):
             expect(summ.counts.get(ev, 0) >= 1, "client %d has no %s" % (i, ev))
+    note("%d distinct streams among 64 clients" % len(judged))
 
 
 @test
@@ -84,7 +99,7 @@ def clients_refused_at_the_limit(s):
     p = Program(s, "probe", unix=sock, wait=True, env={"GHC_EVENTLOG_MAX_CLIENTS": "10"})
     p.wait_socket(sock)
     clients = [Client(s, unix=sock) for _ in range(25)]
-    time.sleep(0.3)
+    p.wait_clients(10, refused=15)
     p.cmd("flood %d cap" % FLOOD)
     st = p.stats()
     p.cmd("quit")
@@ -98,8 +113,16 @@ def clients_refused_at_the_limit(s):
         expect(summ.tagged("cap") == list(range(1, FLOOD + 1)), "client %d misses data" % i)
     expect(st["clients_refused"] == 15 and st["clients_connected"] == 10, "stats %r" % st)
     lines = [line for line in p.stderr().splitlines() if "refus" in line]
-    expect(len(lines) == 2 and "10 clients are connected, the most allowed" in lines[0]
-           and "14 more clients refused" in lines[1], "log lines:\n%s" % "\n".join(lines))
+    # One line in full, then "N more clients refused in the last 1.0 s";
+    # refusals that a busy machine spread over more than a second get one
+    # more full line per second. Either way the lines account for all 15.
+    full = [line for line in lines if "refusing a client: 10 clients are connected, the most "
+            "allowed" in line]
+    more = [int(m.group(1)) for m in (re.search(r"(\d+) more clients refused", line)
+                                      for line in lines) if m]
+    expect(lines and lines[0] in full and len(full) + sum(more) == 15 and
+           len(lines) == len(full) + len(more) and len(lines) <= 4,
+           "log lines:\n%s" % "\n".join(lines))
 
 
 @test
@@ -112,7 +135,7 @@ def descriptors_kept_for_the_program(s):
     p = Program(s, "probe", unix=sock, wait=True, nofile=128)
     p.wait_socket(sock)
     c = many_clients_run(s, sock=sock, readers=200)
-    time.sleep(1.0)
+    p.wait_clients(total=200)
     answer = p.query("open-files 20")
     p.cmd("flood 1000 fd")
     st = p.stats()

@@ -12,7 +12,7 @@ def stats_match_clients(s):
     """The counters agree with what two clients actually received."""
     p, connect = serve(s, "stats")
     a, b = connect(), connect()
-    time.sleep(0.2)
+    p.wait_clients(2)
     p.cmd("flood %d s" % FLOOD)
     # bytes_sent counts finished writes, so it equals what the clients read
     # once the stream is quiet (on GHC >= 9.2 between two flushes).
@@ -49,8 +49,7 @@ def streaming_cpu_counters(s):
     they are part of the process's own CPU time."""
     p, connect = serve(s, "cpu")
     a, b = connect(), connect()
-    time.sleep(0.2)
-    first = p.stats()
+    first = p.wait_clients(2)
     for _ in range(4):
         p.cmd("flood %d cpu" % FLOOD)
     a.wait_bytes(4 * FLOOD * 10)

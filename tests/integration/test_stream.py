@@ -9,7 +9,7 @@ import subprocess
 import time
 
 from harness import (Client, END_MARKER, FLOOD, GCTL, Program, check_stream, expect, fib_markers,
-                     serve, test)
+                     ghc_version, serve, test)
 
 
 @test
@@ -74,6 +74,7 @@ def events_before_first_client(s):
     p.cmd("marker early")
     p.cmd("flood %d pre" % FLOOD)  # several MiB: chunks are written now
     c = Client(s, unix=sock)
+    p.wait_clients(1)
     p.cmd("flood 1000 post")
     p.cmd("quit")
     p.finish()
@@ -94,6 +95,7 @@ def reconnect(s):
     a.wait_bytes(1 << 20)
     a.close()
     b = connect()
+    p.wait_clients(2)  # taken in before what it must get
     p.cmd("marker second-client")
     p.cmd("flood %d second" % FLOOD)
     p.cmd("quit")
@@ -113,7 +115,7 @@ def client_joins_mid_run(s):
     p.cmd("flood %d before" % FLOOD)
     a.wait_bytes(1 << 20)
     b = connect()
-    time.sleep(0.2)
+    p.wait_clients(2)  # taken in before what it must get
     p.cmd("flood %d after" % FLOOD)
     p.cmd("quit")
     p.finish()
@@ -156,6 +158,7 @@ def start_on_running_rts(s):
     p.cmd("marker before-switch")
     p.cmd("start-unix " + sock)
     c = Client(s, unix=sock)
+    p.wait_clients(1)  # taken in before what it must get
     p.cmd("marker after-switch")
     p.cmd("flood %d after" % FLOOD)
     p.proc.stdin.write(("start-unix " + s.path("again.sock") + "\n").encode())
@@ -187,7 +190,14 @@ def late_joiner_self_contained(s):
     p.cmd("flood %d before" % FLOOD)
     time.sleep(5.0)
     late = connect()
-    time.sleep(0.5)
+    p.wait_clients(2)  # taken in before what it must get
+    if ghc_version() >= (9, 2):
+        # Heap samples reach it live (GHC 9.0 sends them all at exit, in
+        # the global buffer): wait for one rather than a fixed time.
+        deadline = time.monotonic() + 30
+        while not check_stream(s, late.received(), "late-so-far", partial=True).samples:
+            expect(time.monotonic() < deadline, "no heap sample reached the late joiner")
+            time.sleep(0.2)
     p.cmd("flood 1000 after")
     p.cmd("quit")
     p.finish()

@@ -7,6 +7,8 @@
 --   flood-for S TAG [K]  post user messages "TAG i" for S seconds, K (default
 --                      1000) every 10 ms (1000: about 3 MB/s of eventlog);
 --                      answers "ok N" with the number posted
+--   flood-fast S TAG   post user messages "TAG i" without pause for S seconds
+--                      (a full 2 MiB buffer every 80 ms or so); "ok N"
 --   hwm                answer "hwm KB": the process's peak RSS (VmHWM)
 --   stats              answer "stats" and eventlog_socket_stats' counters
 --                      in declaration order
@@ -98,6 +100,17 @@ floodFor seconds per tag = do
         if now - start < seconds then go (i + per) else pure (i + per - 1)
   go 1
 
+-- | Post numbered messages as fast as the program can for `seconds`,
+-- looking at the clock every 1000; return the count.
+floodFast :: Double -> String -> IO Int
+floodFast seconds tag = do
+  start <- getMonotonicTime
+  let go i = do
+        forM_ [i .. i + 999] $ \j -> traceEventIO (tag ++ " " ++ show j)
+        now <- getMonotonicTime
+        if now - start < seconds then go (i + 1000) else pure (i + 999)
+  go 1
+
 busy :: Integer -> IO ()
 busy n = do
   k <- evaluate (length (show (product [1 .. 200 + n `mod` 50])))
@@ -120,6 +133,9 @@ loop = do
           reply >> loop
         ("flood-for" : secs : tag : per) -> do
           n <- floodFor (read secs) (case per of [k] -> read k; _ -> 1000) tag
+          putStrLn ("ok " ++ show n) >> hFlush stdout >> loop
+        ["flood-fast", secs, tag] -> do
+          n <- floodFast (read secs) tag
           putStrLn ("ok " ++ show n) >> hFlush stdout >> loop
         ["hwm"] -> peakRssKb >>= \kb -> putStrLn ("hwm " ++ kb) >> hFlush stdout >> loop
         ["stats"] -> do

@@ -92,7 +92,12 @@ int main(void) {
     struct es_config cfg;
     es_config_defaults(&cfg);
     cfg.max_buffer = (size_t)16 << 20;
-    cfg.linger_ms = 1000;
+    /* Long enough for the loop to wake (up to 1.45 s after the stop below)
+     * and then drain what it holds to the client, even under TSan on a
+     * busy machine: with 1000 ms (stop gives up after linger + 500 ms) it
+     * had about 150 ms for that, and sometimes gave up. Part 2 tests the
+     * give-up. */
+    cfg.linger_ms = 10000;
     size_t limit = es_server_handoff_limit(&cfg);
     struct es_server *s = NULL;
     ok(es_server_start_unix(&s, sock_path, &cfg, NULL, NULL) == 0, "server started");
@@ -105,9 +110,14 @@ int main(void) {
     size_t blen;
     uint64_t t = 1000;
     unsigned char *block = make_block(1000, 1036, t, &blen); /* about 1 MiB */
-    es_server_debug_block(s, 1500);
-    struct timespec pause = {0, 50 * 1000000L}; /* the hook takes effect */
-    nanosleep(&pause, NULL);
+    /* The loop sleeps until released (60 s at most) from its next wake-up
+     * on: wait until it does, so that every chunk below meets it stuck,
+     * however slowly this thread or the loop thread gets the CPU. */
+    es_server_debug_block(s, 60000);
+    struct timespec ms1 = {0, 1000000L};
+    for (double t0 = now_s(); !es_server_debug_blocked(s) && now_s() - t0 < 30;)
+        nanosleep(&ms1, NULL);
+    ok(es_server_debug_blocked(s), "the loop thread is stuck");
     size_t peak = 0;
     unsigned submitted = 0;
     double start = now_s();
@@ -123,7 +133,12 @@ int main(void) {
     double took = now_s() - start;
     uint64_t dropped, dropped_bytes;
     es_server_handoff_dropped(s, &dropped, &dropped_bytes);
-    ok(took < 1.0, "256 chunks handed over in %.3f s while the loop slept (never waiting)", took);
+    /* Still stuck: not one hand-over waited for the loop thread (each
+     * would have waited out the 60 s otherwise). */
+    ok(es_server_debug_blocked(s),
+       "256 chunks handed over in %.3f s while the loop was stuck "
+       "(never waiting for it)",
+       took);
     ok(peak <= limit + blen, "in flight at most %zu bytes, within the hand-off limit %zu + a chunk",
        peak, limit);
     ok(dropped > 0 && dropped < submitted,
@@ -131,6 +146,7 @@ int main(void) {
        submitted);
 
     /* After the stall, the stream goes on and ends normally. */
+    es_server_debug_release(s);
     es_server_submit(s, "\xff\xff", 2);
     ok(es_server_stop(s) == 0, "the server stopped normally once the loop woke");
     pthread_join(r.thread, NULL);
@@ -152,7 +168,8 @@ int main(void) {
     int fd = connect_unix(sock_path);
     ok(fd >= 0 && es_server_wait_client(s) == 0, "a client connected");
     es_server_debug_block(s, 4000);
-    nanosleep(&pause, NULL);
+    for (double t0 = now_s(); !es_server_debug_blocked(s) && now_s() - t0 < 30;)
+        nanosleep(&ms1, NULL);
     es_server_submit(s, "\xff\xff", 2);
     start = now_s();
     int stop = es_server_stop(s);
@@ -175,23 +192,39 @@ int main(void) {
     memset(junk, 'x', sizeof junk);
     size_t sent = 0;
     start = now_s();
-    struct timespec ms1 = {0, 1000000L};
-    while (now_s() - start < 1.5) {
+    /* At least 1.5 s, and until the library has read one budget: a loop
+     * thread starved of CPU (TSan, a busy machine) reads less than that in
+     * 1.5 s, which says nothing about the limit. */
+    double took3;
+    while ((took3 = now_s() - start) < 1.5 || (sent < ES_CLIENT_READ_BUDGET && took3 < 30)) {
         ssize_t n = send(fd, junk, sizeof junk, MSG_NOSIGNAL);
         if (n > 0)
             sent += (size_t)n;
         else
             nanosleep(&ms1, NULL);
     }
-    /* Unthrottled, a Unix socket takes gigabytes in that time. */
-    ok(sent >= ES_CLIENT_READ_BUDGET && sent < 2 * ES_CLIENT_READ_BUDGET + ((size_t)2 << 20),
-       "in 1.5 s it could write %.1f MiB: two seconds' budgets (4 MiB each) and the socket's "
+    /* Unthrottled, a Unix socket takes gigabytes in that time. Each budget
+     * window lasts a second at least, so at most ceil(took3) of them began
+     * (2 in 1.5 s), each reading a budget and one 64 KiB read more. */
+    double windows = (double)(long)took3 + 1;
+    ok(sent >= ES_CLIENT_READ_BUDGET &&
+           (double)sent < windows * (double)(ES_CLIENT_READ_BUDGET + 65536) + (double)(2 << 20),
+       "in %.1f s it could write %.1f MiB: %.0f seconds' budgets (4 MiB each) and the socket's "
        "buffers at most",
-       (double)sent / (1 << 20));
-    struct timespec second = {1, 100 * 1000000L};
-    nanosleep(&second, NULL);
-    ssize_t more = send(fd, junk, sizeof junk, MSG_NOSIGNAL);
-    ok(more > 0, "a second later it is read again");
+       took3, (double)sent / (1 << 20), windows);
+    /* Fill the socket until the library has stopped reading it (its
+     * budget spent); once the window has ended, reading resumes and there
+     * is room again (waited for, up to 30 s: the loop thread may be
+     * starved). */
+    double again = now_s();
+    while (send(fd, junk, sizeof junk, MSG_NOSIGNAL) > 0 && now_s() - again < 30)
+        ;
+    ssize_t more = -1;
+    double full = now_s();
+    while ((more = send(fd, junk, sizeof junk, MSG_NOSIGNAL)) <= 0 && now_s() - full < 30)
+        nanosleep(&ms1, NULL);
+    ok(more > 0 && full - again < 30, "once its socket was full, it was read again %.2f s later",
+       now_s() - full);
     es_server_submit(s, "\xff\xff", 2);
     ok(es_server_stop(s) == 0, "and the server stops normally");
     es_server_free(s);
