@@ -234,6 +234,9 @@ static void wait_for_window(struct writer *w, int clients) {
     }
 }
 
+/* THROUGHPUT_COPY_SYSCALLS=1: the reference copy also makes system calls. */
+static bool copy_syscalls;
+
 /* The reference copy, timed, with the context switches it took. */
 static void timed_copy(struct writer *w, size_t i) {
     long v0, i0, v1, i1;
@@ -243,6 +246,14 @@ static void timed_copy(struct writer *w, size_t i) {
      * library's own allocation right after, hiding its faults. */
     memcpy(w->ref, block, block_len);
     __asm__ volatile("" : : "r"(w->ref) : "memory");
+    if (copy_syscalls) {
+        /* As many system calls as writeEventLog makes (two thread CPU
+         * clock reads and a futex wake-up): each is a point where the
+         * kernel may switch to a thread that became runnable. */
+        cpu_now();
+        cpu_now();
+        getppid();
+    }
     w->copy[i] = now() - t0;
     w->copy_cpu[i] = cpu_now() - c0;
     switches_now(&v1, &i1);
@@ -274,6 +285,8 @@ static void *writer_main(void *arg) {
     struct writer *w = arg;
     const char *order = getenv("THROUGHPUT_COPY_FIRST");
     bool always_copy_first = order != NULL && strcmp(order, "1") == 0;
+    const char *sys = getenv("THROUGHPUT_COPY_SYSCALLS");
+    copy_syscalls = sys != NULL && strcmp(sys, "1") == 0;
     double start = now();
     for (size_t i = 0; i < w->chunks; i++) {
         if (w->period > 0) {
