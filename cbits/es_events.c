@@ -64,7 +64,7 @@ int es_chunk_inspect(const struct es_header *hdr, const uint8_t *buf, size_t len
  * event's position depends on the length of the one before, so without
  * this the walker waits for each cache line in turn: `perf annotate` put
  * 81% of the walk's samples on the load of each event's type. Asking 2 KiB
- * ahead cut the walker's CPU time per GiB by a quarter to a third in
+ * ahead cut the walker's CPU time per GiB by a fifth to a third in
  * bench/throughput (BENCHMARKS.md, section 2), for one instruction per
  * event. */
 #define ES_WALK_AHEAD 2048
