@@ -85,6 +85,16 @@ static long faults_now(void) {
     return ru.ru_minflt + ru.ru_majflt;
 }
 
+/* Context switches of the calling thread so far: voluntary ones (it
+ * blocked: a lock, a futex) and involuntary ones (the scheduler took the
+ * core away). A call whose wall time is far above its CPU time took one. */
+static void switches_now(long *vol, long *invol) {
+    struct rusage ru;
+    getrusage(RUSAGE_THREAD, &ru);
+    *vol = ru.ru_nvcsw;
+    *invol = ru.ru_nivcsw;
+}
+
 static void put_be(uint8_t *p, uint64_t v, int n) {
     for (int i = n - 1; i >= 0; i--, v >>= 8)
         p[i] = (uint8_t)v;
@@ -183,10 +193,13 @@ struct writer {
     double *copy;               /* seconds per reference memcpy */
     double *lat_cpu, *copy_cpu; /* the same in thread CPU time */
     long *faults;               /* page faults taken inside each call */
-    bool *dropping;             /* whether chunks had been dropped before each call */
-    uint64_t sent;              /* bytes sent per client, at the last look */
-    double sent_at;             /* when that was */
-    double rate;                /* sending rate seen while waiting, bytes/s */
+    /* Context switches inside each call and inside each reference copy:
+     * voluntary (blocked), involuntary (preempted). */
+    long *vol, *invol, *copy_vol, *copy_invol;
+    bool *dropping; /* whether chunks had been dropped before each call */
+    uint64_t sent;  /* bytes sent per client, at the last look */
+    double sent_at; /* when that was */
+    double rate;    /* sending rate seen while waiting, bytes/s */
 };
 
 /* Sleep while more than the window is in the library, about as long as
@@ -221,8 +234,59 @@ static void wait_for_window(struct writer *w, int clients) {
     }
 }
 
+/* THROUGHPUT_COPY_SYSCALLS=1: the reference copy also makes system calls. */
+static bool copy_syscalls;
+
+/* The reference copy, timed, with the context switches it took. */
+static void timed_copy(struct writer *w, size_t i) {
+    long v0, i0, v1, i1;
+    switches_now(&v0, &i0);
+    double t0 = now(), c0 = cpu_now();
+    /* Not malloc+free: that left freshly faulted memory behind for the
+     * library's own allocation right after, hiding its faults. */
+    memcpy(w->ref, block, block_len);
+    __asm__ volatile("" : : "r"(w->ref) : "memory");
+    if (copy_syscalls) {
+        /* As many system calls as writeEventLog makes (two thread CPU
+         * clock reads and a futex wake-up): each is a point where the
+         * kernel may switch to a thread that became runnable. */
+        cpu_now();
+        cpu_now();
+        getppid();
+    }
+    w->copy[i] = now() - t0;
+    w->copy_cpu[i] = cpu_now() - c0;
+    switches_now(&v1, &i1);
+    w->copy_vol[i] = v1 - v0;
+    w->copy_invol[i] = i1 - i0;
+}
+
+/* One writeEventLog call, timed, with its page faults and switches. */
+static void timed_write(struct writer *w, size_t i) {
+    long f1 = faults_now(), v1, i1, v2, i2;
+    switches_now(&v1, &i1);
+    double t1 = now(), c1 = cpu_now();
+    SocketEventLogWriter.writeEventLog(block, block_len);
+    w->lat[i] = now() - t1;
+    w->lat_cpu[i] = cpu_now() - c1;
+    w->faults[i] = faults_now() - f1;
+    switches_now(&v2, &i2);
+    w->vol[i] = v2 - v1;
+    w->invol[i] = i2 - i1;
+}
+
+/* The reference copy and the call take turns going first: whichever runs
+ * first after the writer wakes from its wait starts on a fresh time slice,
+ * and the second is the one the scheduler preempts when the cores are
+ * busy. Always copying first, as this harness did until 2026-11-23, made
+ * the call's wall-time p99 look several times the copy's on a loaded
+ * machine (BENCHMARKS.md, section 3). THROUGHPUT_COPY_FIRST=1 restores it. */
 static void *writer_main(void *arg) {
     struct writer *w = arg;
+    const char *order = getenv("THROUGHPUT_COPY_FIRST");
+    bool always_copy_first = order != NULL && strcmp(order, "1") == 0;
+    const char *sys = getenv("THROUGHPUT_COPY_SYSCALLS");
+    copy_syscalls = sys != NULL && strcmp(sys, "1") == 0;
     double start = now();
     for (size_t i = 0; i < w->chunks; i++) {
         if (w->period > 0) {
@@ -233,24 +297,15 @@ static void *writer_main(void *arg) {
         }
         if (w->clients)
             wait_for_window(w, w->clients);
-        double t0 = now(), c0 = cpu_now();
-        if (w->reference) {
-            /* Not malloc+free: that left freshly faulted memory behind for
-             * the library's own allocation right after, hiding its faults. */
-            memcpy(w->ref, block, block_len);
-            __asm__ volatile("" : : "r"(w->ref) : "memory");
-        }
         struct eventlog_socket_stats st;
         eventlog_socket_stats(&st);
         w->dropping[i] = st.chunks_dropped > 0;
-        long f1 = faults_now();
-        double t1 = now(), c1 = cpu_now();
-        SocketEventLogWriter.writeEventLog(block, block_len);
-        w->lat[i] = now() - t1;
-        w->lat_cpu[i] = cpu_now() - c1;
-        w->faults[i] = faults_now() - f1;
-        w->copy[i] = t1 - t0;
-        w->copy_cpu[i] = c1 - c0;
+        bool copy_first = w->reference && (always_copy_first || i % 2 == 0);
+        if (copy_first)
+            timed_copy(w, i);
+        timed_write(w, i);
+        if (w->reference && !copy_first)
+            timed_copy(w, i);
     }
     return NULL;
 }
@@ -319,6 +374,10 @@ static void run_socket(int nclients, size_t mib, int nwriters, bool stall, bool 
         ws[i].lat_cpu = calloc(ws[i].chunks, sizeof(double));
         ws[i].copy_cpu = calloc(ws[i].chunks, sizeof(double));
         ws[i].faults = calloc(ws[i].chunks, sizeof(long));
+        ws[i].vol = calloc(ws[i].chunks, sizeof(long));
+        ws[i].invol = calloc(ws[i].chunks, sizeof(long));
+        ws[i].copy_vol = calloc(ws[i].chunks, sizeof(long));
+        ws[i].copy_invol = calloc(ws[i].chunks, sizeof(long));
         ws[i].dropping = calloc(ws[i].chunks, sizeof(bool));
         pthread_create(&ws[i].thread, NULL, writer_main, &ws[i]);
     }
@@ -400,6 +459,21 @@ static void run_socket(int nclients, size_t mib, int nwriters, bool stall, bool 
     printf("\"write_calls_faulting\": %zu, \"write_calls_faulting_once_dropping\": %zu, "
            "\"write_faults\": %ld, \"write_max_without_faults_us\": %.1f, ",
            faulting, faulting_dropping, faults, unfaulted * 1e6);
+    /* Calls that blocked or were preempted, against the reference copies
+     * (whose interval also holds a stats call): where wall-time tails come
+     * from on a loaded machine (BENCHMARKS.md, section 3). */
+    size_t blocked = 0, preempted = 0, copy_blocked = 0, copy_preempted = 0;
+    for (int i = 0; i < nwriters; i++)
+        for (size_t j = 0; j < ws[i].chunks; j++) {
+            blocked += ws[i].vol[j] > 0;
+            preempted += ws[i].invol[j] > 0;
+            copy_blocked += ws[i].copy_vol[j] > 0;
+            copy_preempted += ws[i].copy_invol[j] > 0;
+        }
+    printf("\"write_calls_blocked\": %zu, \"write_calls_preempted\": %zu, ", blocked, preempted);
+    if (reference)
+        printf("\"copy_calls_blocked\": %zu, \"copy_calls_preempted\": %zu, ", copy_blocked,
+               copy_preempted);
     print_dist("write", all, calls);
     printf(", ");
     print_dist("write_cpu", all_cpu, calls);

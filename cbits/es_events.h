@@ -84,10 +84,30 @@ typedef void (*es_event_fn)(const struct es_event *ev, void *ctx);
 /* Walk a whole chunk, calling `fn` for each event whose type is set in
  * `want` (an array of ES_MAX_EVENT_TYPES flags; NULL: none). Returns 0, or
  * -EINVAL when it does not walk cleanly to its last byte (events before the
- * fault have been reported). This runs on the walker thread for every byte
- * the RTS writes, so it is a tight loop of its own rather than a loop over
- * es_event_next. */
+ * fault have been reported). Builds a plan (below) for this one walk; a
+ * thread that walks many chunks of one stream keeps a plan instead. */
 int es_chunk_inspect(const struct es_header *hdr, const uint8_t *buf, size_t len,
                      struct es_chunk_info *info, const bool *want, es_event_fn fn, void *ctx);
+
+/* What a walk needs to know about each event type, in one table, so that
+ * the common event (a type that is declared and not wanted) costs one load
+ * and a few compares: the walker thread runs this over every byte the RTS
+ * writes (BENCHMARKS.md, section 1c). `step` is the whole event's length
+ * for a fixed size, ES_STEP_VARIABLE for a variable size, or 0 for a type
+ * that needs the careful path (wanted, undeclared, or larger than a step
+ * can say). The plan points at the header and the `want` table, which must
+ * outlive it. */
+#define ES_STEP_VARIABLE 0xffffu
+struct es_walk_plan {
+    const struct es_header *hdr;
+    const bool *want; /* NULL: none */
+    uint16_t step[ES_MAX_EVENT_TYPES];
+};
+
+void es_walk_plan_init(struct es_walk_plan *plan, const struct es_header *hdr, const bool *want);
+
+/* es_chunk_inspect with a plan made for the chunk's header and `want`. */
+int es_chunk_walk(const struct es_walk_plan *plan, const uint8_t *buf, size_t len,
+                  struct es_chunk_info *info, es_event_fn fn, void *ctx);
 
 #endif

@@ -55,12 +55,14 @@ static int walk(struct es_walker *w, struct es_chunk *c) {
         /* A header that does not parse is reported by the loop thread;
          * chunks after it pass on unwalked. */
         w->have_header = es_header_parse(c->data, c->len, &w->header) == 0;
+        if (w->have_header)
+            es_walk_plan_init(&w->plan, &w->header, w->want);
         return -1;
     }
     if (!w->have_header)
         return -1;
     struct es_chunk_info info;
-    if (es_chunk_inspect(&w->header, c->data, c->len, &info, w->want, note_definition, c) != 0) {
+    if (es_chunk_walk(&w->plan, c->data, c->len, &info, note_definition, c) != 0) {
         if (!w->bad_chunk_logged) {
             w->bad_chunk_logged = true;
             es_log("a chunk from the RTS does not walk cleanly; passing it on unchanged");

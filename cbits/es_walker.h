@@ -25,6 +25,7 @@
 #define ES_WALKER_H
 
 #include "es_chunk.h"
+#include "es_events.h"
 #include "es_header.h"
 #include "es_inbox.h"
 #include "es_pace.h"
@@ -40,8 +41,9 @@ struct es_walker {
     es_walker_wake_fn wake; /* tells the loop thread that chunks are ready */
     void *wake_ctx;
     uv_thread_t thread;
-    struct es_header header; /* walker thread only */
-    bool have_header;        /* a header parsed: chunks can be walked */
+    struct es_header header;  /* walker thread only */
+    struct es_walk_plan plan; /* for header and want; walker thread only */
+    bool have_header;         /* a header parsed: chunks can be walked */
     bool bad_chunk_logged;
     uv_mutex_t lock;              /* guards head, tail and pace */
     struct es_chunk *head, *tail; /* walked, not yet taken; oldest first */
