@@ -73,9 +73,14 @@ void es_rts_flush_enable(void);
  * thread that holds no capability. */
 void es_rts_census_gc(void);
 
+/* Make the hook that stops flushing the first thing hs_exit does, ahead of
+ * the program's own onExitHook, in the configuration `conf` that
+ * eventlog_socket_hs_main is about to start the RTS with (exit_hook.c). */
+void es_rts_take_exit_hook(RtsConfig *conf);
+
 /* For a program that GHC's own main started (eventlog_socket_start_*): put
  * the hook that stops flushing first into hs_exit, ahead of the program's own
- * (hs_main.c). Returns false when the RTS's configuration cannot be reached
+ * (exit_hook.c). Returns false when the RTS's configuration cannot be reached
  * (a program linked with -dynamic); then there must be no periodic flushes.
  * True at once when eventlog_socket_hs_main installed it already. */
 bool es_rts_install_exit_hook(void);
