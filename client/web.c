@@ -928,6 +928,7 @@ int es_serve_main(int argc, char **argv) {
     static struct serve the_serve;
     struct serve *s = &the_serve;
     es_conn_default_options(&s->opt);
+    s->opt.cost_notices = true;
     s->http = "127.0.0.1:8080";
     s->rec_fd = -1;
     const struct es_opt opts[] = {{"--http", NULL, ES_OPT_VALUE, &s->http, 0, NULL, NULL},
