@@ -12,6 +12,7 @@
 #include "tap.h"
 
 #include <poll.h>
+#include <pthread.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -57,6 +58,22 @@ static bool is_cost_notice(const unsigned char *b, size_t avail, size_t *len) {
         return false;
     *len = blen;
     return true;
+}
+
+/* A client reading its whole stream on a thread of its own, so that the
+ * server's exit sees both clients reading (a client that never reads is
+ * not waited for at exit). */
+struct reader {
+    int fd;
+    unsigned char *buf;
+    size_t cap, n;
+    pthread_t thread;
+};
+
+static void *read_thread(void *arg) {
+    struct reader *r = arg;
+    r->n = read_all(r->fd, r->buf, r->cap);
+    return NULL;
 }
 
 int main(void) {
@@ -113,7 +130,14 @@ int main(void) {
         es_server_submit(s, blocks[r], blen);
     }
     es_server_submit(s, "\xff\xff", 2);
+    size_t cap = 4u << 20;
+    struct reader ra = {.fd = a, .buf = malloc(cap), .cap = cap};
+    struct reader rb = {.fd = b, .buf = malloc(cap), .cap = cap};
+    pthread_create(&ra.thread, NULL, read_thread, &ra);
+    pthread_create(&rb.thread, NULL, read_thread, &rb);
     es_server_stop(s);
+    pthread_join(ra.thread, NULL);
+    pthread_join(rb.thread, NULL);
 
     /* What was submitted, as one stream. */
     size_t want_len = hlen + 3 * blen + 2;
@@ -123,15 +147,15 @@ int main(void) {
         memcpy(expect + hlen + r * blen, blocks[r], blen);
     memcpy(expect + hlen + 3 * blen, "\xff\xff", 2);
 
-    size_t cap = 4u << 20;
-    unsigned char *got = malloc(cap);
-    size_t nb = read_all(b, got, cap);
+    unsigned char *got = rb.buf;
+    size_t nb = rb.n;
     ok(nb == want_len && memcmp(got, expect, want_len) == 0,
        "the client that did not ask got exactly the stream (%zu of %zu bytes)", nb, want_len);
 
     /* A's stream without its notices is the same; the notices lie between
      * blocks, each a well-formed block, and time stamps do not go back. */
-    size_t na = read_all(a, got, cap);
+    got = ra.buf;
+    size_t na = ra.n;
     unsigned char *stripped = malloc(cap);
     size_t ns = 0, notices = 0, at = 0;
     bool in_order = true;
@@ -169,7 +193,8 @@ int main(void) {
     for (int r = 0; r < 3; r++)
         free(blocks[r]);
     free(expect);
-    free(got);
+    free(ra.buf);
+    free(rb.buf);
     free(stripped);
     free(h);
     free(log);
