@@ -672,6 +672,8 @@ static void new_run(struct serve *s) {
         es_blocks_finish(&s->blocks);
     es_blocks_destroy(&s->blocks);
     es_blocks_init(&s->blocks);
+    /* The cost notices serve asks for are not the program's. */
+    s->blocks.skip_cost_notices = true;
     pthread_mutex_lock(&s->sh.mu);
     s->sh.rec_fd = -1;
     s->sh.rec_len = 0;
@@ -959,6 +961,7 @@ int es_serve_main(int argc, char **argv) {
     }
     es_model_init(s->model);
     es_blocks_init(&s->blocks);
+    s->blocks.skip_cost_notices = true;
     s->state = "connecting";
     s->loop = uv_default_loop();
 
