@@ -92,8 +92,9 @@ static struct es_chunk *drop_notice(struct es_client *c) {
 
 /* The cost notice for a client that asked, when its second is over: what
  * streaming cost the program since the client's previous notice. It is
- * stamped with the end of the last block the client was sent (or the start
- * of its next one), so that its time fits where it sits in the stream. */
+ * stamped with the end of the last block the client was sent or skipped
+ * (or the start of its next one), so that its time fits where it sits in
+ * the stream. */
 static struct es_chunk *cost_notice(struct es_client *c) {
     uint64_t now = uv_now(c->env->loop);
     if (!c->cost_notices || c->next_chunk == NULL || now - c->cost_ms < ES_COST_NOTICE_MS)
@@ -108,7 +109,9 @@ static struct es_chunk *cost_notice(struct es_client *c) {
     c->cost_seen = cur;
     c->cost_ms = now;
     const struct es_chunk *next = c->next_chunk;
-    uint64_t time = c->sent_time;
+    /* A drop notice in the same write is stamped with the end of the
+     * skipped chunks, which comes after what the client was sent. */
+    uint64_t time = c->sent_time > c->gap_time ? c->sent_time : c->gap_time;
     if (time == 0 && next->len >= ES_BLOCK_MARKER_LEN &&
         es_be16(next->data) == ES_EVENT_BLOCK_MARKER)
         time = es_be64(next->data + 2);
