@@ -62,7 +62,7 @@ static void on_write(uv_write_t *req, int status) {
     struct es_client *c = req->data;
     struct es_store *st = c->env->store;
     c->writing = false;
-    for (unsigned i = 0; i < 3; i++) {
+    for (unsigned i = 0; i < 4; i++) {
         es_store_release(st, c->write_extra[i]);
         c->write_extra[i] = NULL;
     }
@@ -90,6 +90,34 @@ static struct es_chunk *drop_notice(struct es_client *c) {
     return es_notice_new(c->env->header, c->gap_chunks, c->gap_bytes, c->gap_time);
 }
 
+/* The cost notice for a client that asked, when its second is over: what
+ * streaming cost the program since the client's previous notice. It is
+ * stamped with the end of the last block the client was sent or skipped
+ * (or the start of its next one), so that its time fits where it sits in
+ * the stream. */
+static struct es_chunk *cost_notice(struct es_client *c) {
+    uint64_t now = uv_now(c->env->loop);
+    if (!c->cost_notices || c->next_chunk == NULL || now - c->cost_ms < ES_COST_NOTICE_MS)
+        return NULL;
+    struct es_cost cur, d;
+    c->env->read_cost(&cur, c->env->ctx);
+    d.writer_ns = cur.writer_ns - c->cost_seen.writer_ns;
+    d.walker_ns = cur.walker_ns - c->cost_seen.walker_ns;
+    d.loop_ns = cur.loop_ns - c->cost_seen.loop_ns;
+    d.bytes_sent = cur.bytes_sent - c->cost_seen.bytes_sent;
+    uint64_t period = now - c->cost_ms;
+    c->cost_seen = cur;
+    c->cost_ms = now;
+    const struct es_chunk *next = c->next_chunk;
+    /* A drop notice in the same write is stamped with the end of the
+     * skipped chunks, which comes after what the client was sent. */
+    uint64_t time = c->sent_time > c->gap_time ? c->sent_time : c->gap_time;
+    if (time == 0 && next->len >= ES_BLOCK_MARKER_LEN &&
+        es_be16(next->data) == ES_EVENT_BLOCK_MARKER)
+        time = es_be64(next->data + 2);
+    return es_notice_cost(c->env->header, time, &d, period);
+}
+
 void es_client_pump(struct es_client *c) {
     struct es_store *st = c->env->store;
     if (c->writing || c->closing || c->finishing)
@@ -108,7 +136,7 @@ void es_client_pump(struct es_client *c) {
     uv_buf_t bufs[ES_CLIENT_MAX_BUFS];
     unsigned n = 0, extra = 0;
     size_t bytes = 0;
-    struct es_chunk *first[3];
+    struct es_chunk *first[4];
     if (!c->header_sent) {
         first[extra++] = es_store_ref(st->header);
         c->write_has_header = true;
@@ -125,6 +153,11 @@ void es_client_pump(struct es_client *c) {
         }
         c->gap_chunks = c->gap_bytes = 0;
     }
+    struct es_chunk *cost = cost_notice(c);
+    if (cost) {
+        es_store_adopt(st, cost);
+        first[extra++] = cost;
+    }
     for (unsigned i = 0; i < extra; i++) {
         c->write_extra[i] = first[i];
         bufs[n++] = uv_buf_init((char *)first[i]->data, (unsigned)first[i]->len);
@@ -139,6 +172,9 @@ void es_client_pump(struct es_client *c) {
         if (c->write_first == NULL)
             c->write_first = ch;
         c->write_last = ch;
+        if (c->cost_notices && ch->len >= ES_BLOCK_MARKER_LEN &&
+            es_be16(ch->data) == ES_EVENT_BLOCK_MARKER && es_be64(ch->data + 14) > c->sent_time)
+            c->sent_time = es_be64(ch->data + 14);
     }
     if (n == 0)
         return;
@@ -239,11 +275,18 @@ uint64_t es_client_unsent(const struct es_client *c) {
     return from != NULL && end > es_chunk_start(from) ? end - es_chunk_start(from) : 0;
 }
 
-/* A command from this client: lossless delivery is the client's own
- * business; everything else goes to the server. */
+/* A command from this client: lossless delivery and cost notices are the
+ * client's own business; everything else goes to the server. */
 static void on_command(uint8_t cmd, void *ctx) {
     struct es_client *c = ctx;
-    if (cmd != EVENTLOG_SOCKET_CMD_LOSSLESS) {
+    if (cmd == EVENTLOG_SOCKET_CMD_COST_NOTICES) {
+        if (!c->cost_notices) {
+            /* The first notice covers the second from now on. */
+            c->cost_notices = true;
+            c->cost_ms = uv_now(c->env->loop);
+            c->env->read_cost(&c->cost_seen, c->env->ctx);
+        }
+    } else if (cmd != EVENTLOG_SOCKET_CMD_LOSSLESS) {
         c->env->on_command(cmd, c->env->ctx);
     } else if (!c->lossless) {
         c->lossless = true;

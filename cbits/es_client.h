@@ -10,6 +10,7 @@
 #include "es_control.h"
 #include "es_counters.h"
 #include "es_header.h"
+#include "es_notice.h"
 #include "es_store.h"
 
 #include <stdbool.h>
@@ -40,6 +41,10 @@
  * same "while" tells a stuck client (es_client_stuck). */
 #define ES_EXIT_NEVER_READ_MS 250
 
+/* A client that asked for cost notices gets at most one per this many
+ * milliseconds, in a write that also carries chunks of the stream. */
+#define ES_COST_NOTICE_MS 1000
+
 struct es_client;
 
 /* What every client is given. The pointers stay valid as long as any
@@ -67,6 +72,9 @@ struct es_client_env {
     /* The client asked for lossless delivery (EVENTLOG_SOCKET_CMD_LOSSLESS);
      * `lossless` is set. */
     void (*on_lossless)(struct es_client *c, void *ctx);
+    /* What streaming has cost the program so far, for cost notices
+     * (EVENTLOG_SOCKET_CMD_COST_NOTICES). */
+    void (*read_cost)(struct es_cost *out, void *ctx);
     /* The connection is closed: unlink the client; it is freed after. */
     void (*on_closed)(struct es_client *c, void *ctx);
     void *ctx;
@@ -100,8 +108,9 @@ struct es_client {
     /* The chunks of the write in flight, first to last along the list; the
      * client's references on them belong to the write until it ends. */
     struct es_chunk *write_first, *write_last;
-    struct es_chunk *write_extra[3]; /* header, definitions, drop notice in
-                                      * the write (references), or NULL */
+    struct es_chunk *write_extra[4]; /* header, definitions, drop notice and
+                                      * cost notice in the write
+                                      * (references), or NULL */
     bool write_has_header;
     size_t write_bytes;
     /* Progress, for the exit rule (ES_EXIT_NEVER_READ_MS): bytes of
@@ -118,6 +127,14 @@ struct es_client {
     bool started;  /* es_client_start ran: on_closed is due at the close */
     bool lossless; /* never skipped or disconnected for lag: the program
                     * waits for it instead (es_wait.h) */
+    /* Cost notices (EVENTLOG_SOCKET_CMD_COST_NOTICES): whether the client
+     * asked for them, when its last one went out (or it asked), the cost
+     * then, and the end time of the last block it was sent, which stamps
+     * the next notice. */
+    bool cost_notices;
+    uint64_t cost_ms;
+    struct es_cost cost_seen;
+    uint64_t sent_time;
 
     struct es_control_parser control;
     /* What the client wrote in the current one-second window; past

@@ -75,7 +75,8 @@ size_t es_control_feed(struct es_control_parser *p, const uint8_t *buf, size_t l
  * `id` means (EVENTLOG_SOCKET_CMD_*), or 0 when it is not a built-in one.
  * In the namespace "eventlog-socket": 1 and 2 start and stop cost-centre
  * profiling, 3 and 4 start and stop heap profiling, 5 requests a census
- * (upstream's ids), 6 asks for lossless delivery (ours). */
+ * (upstream's ids), 6 asks for lossless delivery and 7 for cost notices
+ * (ours). */
 uint8_t es_control_upstream_command(const uint8_t *ns, size_t ns_len, uint8_t id);
 
 #endif

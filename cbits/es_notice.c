@@ -41,3 +41,16 @@ struct es_chunk *es_notice_wait(const struct es_header *hdr, uint64_t time, uint
                      (double)wait_ns / 1e6, (unsigned long long)waits, (double)period_ms / 1000);
     return notice(hdr, time, msg, n);
 }
+
+struct es_chunk *es_notice_cost(const struct es_header *hdr, uint64_t time, const struct es_cost *d,
+                                uint64_t period_ms) {
+    char msg[200];
+    uint64_t total = d->writer_ns + d->walker_ns + d->loop_ns;
+    int n = snprintf(msg, sizeof msg,
+                     "eventlog-socket: streaming cost %.1f ms of CPU in the last %.1f s (RTS "
+                     "threads %.1f, walker %.1f, loop %.1f), %.1f MiB sent",
+                     (double)total / 1e6, (double)period_ms / 1000, (double)d->writer_ns / 1e6,
+                     (double)d->walker_ns / 1e6, (double)d->loop_ns / 1e6,
+                     (double)d->bytes_sent / (1 << 20));
+    return notice(hdr, time, msg, n);
+}

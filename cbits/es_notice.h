@@ -1,7 +1,8 @@
 /* Notices: blocks the server synthesises into the stream, so that a client
  * sees in its own stream what the library did (protocol.md, 1.3): where
- * chunks were skipped (the drop notice), and what lossless clients cost
- * the program (the wait notice). Safe on any thread; the loop thread is the
+ * chunks were skipped (the drop notice), what lossless clients cost the
+ * program (the wait notice), and, for clients that ask, what streaming
+ * costs it in CPU time (the cost notice). Safe on any thread; the loop thread is the
  * one that sends them. */
 #ifndef ES_NOTICE_H
 #define ES_NOTICE_H
@@ -22,5 +23,19 @@ struct es_chunk *es_notice_new(const struct es_header *hdr, uint64_t chunks, uin
  * for lossless clients in the last S s", stamped `time`. */
 struct es_chunk *es_notice_wait(const struct es_header *hdr, uint64_t time, uint64_t waits,
                                 uint64_t wait_ns, uint64_t period_ms);
+
+/* What streaming has cost the program so far: CPU nanoseconds by thread
+ * role (eventlog_socket_stats()'s cpu_ns_*) and bytes sent to all clients.
+ * The cost notice carries the difference between two of these. */
+struct es_cost {
+    uint64_t writer_ns, walker_ns, loop_ns;
+    uint64_t bytes_sent;
+};
+
+/* The cost notice: "eventlog-socket: streaming cost X ms of CPU in the
+ * last S s (RTS threads W, walker K, loop L), M MiB sent", for the cost
+ * `d` over `period_ms`, stamped `time`. */
+struct es_chunk *es_notice_cost(const struct es_header *hdr, uint64_t time, const struct es_cost *d,
+                                uint64_t period_ms);
 
 #endif

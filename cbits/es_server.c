@@ -177,6 +177,14 @@ static void lossless(struct es_client *c, void *ctx) {
     publish_wait(s);
 }
 
+/* For cost notices: the same figures as eventlog_socket_stats(). Read on
+ * the loop thread, so its own clock is surely live here. */
+static void read_cost(struct es_cost *out, void *ctx) {
+    struct es_server *s = ctx;
+    es_server_cpu(s, &out->writer_ns, &out->walker_ns, &out->loop_ns);
+    out->bytes_sent = atomic_load_explicit(&s->counters.bytes_sent, memory_order_relaxed);
+}
+
 static void on_gate_timer(uv_timer_t *t);
 
 static void arm_gate(struct es_server *s) {
@@ -612,6 +620,7 @@ static struct es_server *alloc_server(const struct es_config *cfg, es_command_fn
                                            .on_reading_paused = reading_paused,
                                            .on_released = released,
                                            .on_lossless = lossless,
+                                           .read_cost = read_cost,
                                            .on_closed = client_closed,
                                            .ctx = s};
     s->admit = (struct es_admit_rules){.max_clients = s->cfg.max_clients,

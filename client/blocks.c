@@ -23,12 +23,31 @@ void es_blocks_header(struct es_blocks *b, uint64_t header_len) {
     b->boundary = header_len;
 }
 
+/* The library's cost notice: a block of the global buffer holding one
+ * USER_MSG with these words first (cbits/es_notice.c). */
+static bool cost_notice(const struct es_blocks *b, const struct es_event *ev, uint64_t offset) {
+    static const char prefix[] = "eventlog-socket: streaming cost ";
+    return ev->type == ES_EVENT_USER_MSG && b->block_cap == ES_GLOBAL_CAP &&
+           offset == b->block_start + ES_BLOCK_MARKER_LEN && b->block_end != 0 &&
+           offset + ev->len == b->block_end && ev->payload_len >= sizeof prefix - 1 &&
+           memcmp(ev->payload, prefix, sizeof prefix - 1) == 0;
+}
+
 void es_blocks_event(struct es_blocks *b, const struct es_event *ev, uint64_t offset) {
     if (ev->type == ES_EVENT_BLOCK_MARKER) {
         /* Everything before a block marker is whole blocks. The marker's
          * payload: u32 block size (marker included), u64 end time, u16 cap. */
         b->boundary = offset;
         b->block_end = ev->payload_len >= 4 ? offset + es_be32(ev->payload) : 0;
+        b->block_start = offset;
+        b->block_cap = ev->payload_len >= 14 ? (uint16_t)es_be16(ev->payload + 12) : 0;
+    }
+    /* Events are reported before their bytes arrive, so the range is known
+     * before any of it is written. */
+    if (b->skip_cost_notices && b->nskip < ES_BLOCKS_SKIPS && cost_notice(b, ev, offset)) {
+        b->skip[b->nskip].from = b->block_start;
+        b->skip[b->nskip].to = b->block_end;
+        b->nskip++;
     }
     /* A block is whole when an event ends exactly where its marker said:
      * no need to wait for the next block to write it. */
@@ -55,12 +74,44 @@ static int write_all(int fd, const uint8_t *p, size_t n) {
     return 0;
 }
 
+/* Write the stream's bytes [from, to), which `data` holds from `from` on,
+ * leaving out the ranges to skip; forget the ranges passed. */
+static int put(struct es_blocks *b, const uint8_t *data, uint64_t from, uint64_t to) {
+    uint64_t at = from;
+    unsigned used = 0;
+    while (at < to) {
+        uint64_t stop = to;
+        if (used < b->nskip && b->skip[used].to <= at) {
+            used++; /* behind us (cannot happen: ranges come before their bytes) */
+            continue;
+        }
+        if (used < b->nskip && b->skip[used].from < to) {
+            if (b->skip[used].from <= at) {
+                uint64_t end = b->skip[used].to < to ? b->skip[used].to : to;
+                b->skipped += end - at;
+                at = end;
+                if (end == b->skip[used].to)
+                    used++;
+                continue;
+            }
+            stop = b->skip[used].from;
+        }
+        int r = write_all(b->fd, data + (at - from), (size_t)(stop - at));
+        if (r != 0)
+            return r;
+        at = stop;
+    }
+    b->nskip -= used;
+    memmove(b->skip, b->skip + used, b->nskip * sizeof b->skip[0]);
+    return 0;
+}
+
 /* After whole blocks were written: an end marker after them, which the
  * next write overwrites (the file position stays before it). */
 static int mark_end(struct es_blocks *b) {
     if (!b->seekable || b->complete)
         return 0;
-    return pwrite(b->fd, end_marker, 2, (off_t)b->base) == 2 ? 0 : -errno;
+    return pwrite(b->fd, end_marker, 2, (off_t)(b->base - b->skipped)) == 2 ? 0 : -errno;
 }
 
 static int keep(struct es_blocks *b, const uint8_t *data, size_t n) {
@@ -90,7 +141,7 @@ static int flush(struct es_blocks *b) {
     if (whole <= b->base)
         return 0;
     size_t n = (size_t)(whole - b->base);
-    int r = write_all(b->fd, b->buf, n);
+    int r = put(b, b->buf, b->base, whole);
     if (r != 0) {
         b->error = -r;
         return r;
@@ -114,7 +165,7 @@ int es_blocks_append(struct es_blocks *b, const uint8_t *data, size_t n) {
         uint64_t whole = b->boundary < b->received ? b->boundary : b->received;
         size_t direct = whole > b->base ? (size_t)(whole - b->base) : 0;
         if (direct > 0) {
-            int r = write_all(b->fd, data, direct);
+            int r = put(b, data, b->base, b->base + direct);
             if (r != 0) {
                 b->error = -r;
                 return r;

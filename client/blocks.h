@@ -8,6 +8,9 @@
  * next block), so that even a recorder killed outright leaves a file that
  * parses.
  *
+ * It can leave out the library's cost notices (protocol.md 1.3), which
+ * `serve` asks for, so that its recording stays the program's own stream.
+ *
  * Until a file descriptor is given (the file's name may come from events
  * further on), everything is kept in memory. One writer per recording,
  * used by the loop thread only. */
@@ -19,6 +22,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/* Cost notices waiting to be left out, at most (more are kept). */
+#define ES_BLOCKS_SKIPS 16
 
 struct es_blocks {
     int fd;        /* -1 until es_blocks_set_fd */
@@ -32,6 +38,17 @@ struct es_blocks {
     bool complete;      /* the stream's end marker is before `boundary` */
     bool finished;      /* es_blocks_finish has written the end */
     int error;          /* errno of a failed write, 0 */
+    /* Leave the library's cost notices out (set after es_blocks_init):
+     * the stream ranges of the ones seen and not yet passed, in order, and
+     * the bytes left out before `base` (the file is that much shorter). */
+    bool skip_cost_notices;
+    uint64_t block_start; /* stream offset of the current block's marker */
+    uint16_t block_cap;   /* and its capability */
+    struct {
+        uint64_t from, to;
+    } skip[ES_BLOCKS_SKIPS];
+    unsigned nskip;
+    uint64_t skipped;
 };
 
 void es_blocks_init(struct es_blocks *b);

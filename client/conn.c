@@ -2,6 +2,9 @@
 #define _GNU_SOURCE
 #include "conn.h"
 
+#define EVENTLOG_SOCKET_NO_RTS
+#include "eventlog_socket.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -154,6 +157,10 @@ static void note_event(struct es_conn_info *in, const struct es_event *ev) {
 static void stream_header(const struct es_header *hdr, void *ctx) {
     (void)hdr;
     struct es_conn *c = ctx;
+    /* As soon as the server reads frames from this connection; an older
+     * server ignores the frame, and a file has no one to ask. */
+    if (c->opt.cost_notices && !c->is_file)
+        es_conn_send_command(c, EVENTLOG_SOCKET_CMD_COST_NOTICES);
     if (c->cb.on_header)
         c->cb.on_header(c, c->cb.ctx);
 }

@@ -34,6 +34,9 @@ struct es_conn_options {
     double connect_timeout; /* seconds to connect and receive the header (default 5) */
     bool retry;             /* keep trying while nothing listens at the address */
     bool allow_file;        /* an existing regular file is read as a recorded eventlog */
+    bool cost_notices;      /* ask the server for cost notices once the header arrives
+                             * (EVENTLOG_SOCKET_CMD_COST_NOTICES; live views only: a
+                             * recording keeps the program's own stream) */
 };
 
 /* What the stream has told about the program so far. */

@@ -822,6 +822,40 @@ static bool wait_notice(struct es_model *m, uint64_t t, const struct rd *r) {
     return true;
 }
 
+/* The library's cost notice (cbits/es_notice.c): "eventlog-socket:
+ * streaming cost X ms of CPU in the last S s (RTS threads W, walker K,
+ * loop L), M MiB sent". */
+static bool cost_notice(struct es_model *m, const struct rd *r) {
+    static const char prefix[] = "eventlog-socket: streaming cost ";
+    char text[200];
+    if (r->left >= sizeof text || r->left < sizeof prefix - 1 ||
+        memcmp(r->p, prefix, sizeof prefix - 1) != 0)
+        return false;
+    memcpy(text, r->p, r->left);
+    text[r->left] = '\0';
+    double ms, secs, rts, walker, loop, mib;
+    if (sscanf(text + sizeof prefix - 1,
+               "%lf ms of CPU in the last %lf s (RTS threads %lf, walker %lf, loop %lf), %lf MiB "
+               "sent",
+               &ms, &secs, &rts, &walker, &loop, &mib) != 6 ||
+        !(ms >= 0) || !(secs > 0) || !(mib >= 0))
+        return false;
+    m->cost_notices++;
+    m->cost_ms_per_s = ms / secs;
+    m->cost_rts_ms_per_s = rts / secs;
+    m->cost_walker_ms_per_s = walker / secs;
+    m->cost_loop_ms_per_s = loop / secs;
+    m->cost_total_ms += ms;
+    m->cost_total_mib += mib;
+    return true;
+}
+
+double es_model_cost_s_per_gib(const struct es_model *m) {
+    if (!(m->cost_total_mib > 0))
+        return -1;
+    return (m->cost_total_ms / 1000) / (m->cost_total_mib / 1024);
+}
+
 static void program_args(struct es_model *m, struct rd *r) {
     rd_n(r, 4); /* capset */
     if (r->bad)
@@ -1104,8 +1138,9 @@ void es_model_event(struct es_model *m, const struct es_event *ev) {
         break;
     case ES_EVENT_USER_MSG:
         /* A wait notice is also kept as a message: when and how long the
-         * program waited is worth reading in the list. */
-        if (!drop_notice(m, t, &r)) {
+         * program waited is worth reading in the list. A cost notice, once
+         * a second, would crowd the list out: it is only counted. */
+        if (!drop_notice(m, t, &r) && !cost_notice(m, &r)) {
             wait_notice(m, t, &r);
             note(m, ES_NOTE_MESSAGE, t, &r);
         }

@@ -235,6 +235,13 @@ struct es_model {
     uint64_t wait_notices, lossless_waits;
     double lossless_wait_ms;
     uint64_t last_wait_time;
+    /* Cost notices (protocol.md 1.3), which the live views ask for: the
+     * latest one's CPU milliseconds per second of the program's run, in
+     * all and by thread role, and the totals over every notice, for CPU
+     * seconds per GiB sent. Not kept as messages. */
+    uint64_t cost_notices;
+    double cost_ms_per_s, cost_rts_ms_per_s, cost_walker_ms_per_s, cost_loop_ms_per_s;
+    double cost_total_ms, cost_total_mib;
 
     /* The whole run, downsampled. */
     struct es_model_history h;
@@ -243,6 +250,10 @@ struct es_model {
 };
 
 void es_model_init(struct es_model *m);
+
+/* CPU seconds that streaming cost per GiB sent, over every cost notice so
+ * far; negative when nothing was sent yet. */
+double es_model_cost_s_per_gib(const struct es_model *m);
 void es_model_destroy(struct es_model *m);
 /* Forget the program (a new connection to a restarted one): as after init. */
 void es_model_reset(struct es_model *m);

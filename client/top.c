@@ -383,6 +383,22 @@ static int draw_notes(struct top *t, int y, int rows) {
         if (rows > 0)
             rows--;
     }
+    /* What streaming costs the program in CPU time, from the cost notices
+     * this connection asked for (protocol.md 1.3). */
+    if (m->cost_notices) {
+        double gib = es_model_cost_s_per_gib(m);
+        char per[48];
+        if (gib >= 0)
+            snprintf(per, sizeof per, "%.2f s per GiB", gib);
+        else
+            snprintf(per, sizeof per, "nothing sent yet");
+        put(y++, 2, A_BOLD,
+            "streaming costs the program %.1f ms CPU/s (%s): RTS %.1f, walker %.1f, loop %.1f",
+            m->cost_ms_per_s, per, m->cost_rts_ms_per_s, m->cost_walker_ms_per_s,
+            m->cost_loop_ms_per_s);
+        if (rows > 0)
+            rows--;
+    }
     uint64_t n = m->notes_n < ES_MODEL_NOTES ? m->notes_n : ES_MODEL_NOTES;
     if ((uint64_t)rows < n)
         n = (uint64_t)rows;
@@ -685,6 +701,7 @@ static void on_signal(uv_signal_t *s, int signum) {
 int es_top_main(int argc, char **argv) {
     struct top *t = &the_top;
     es_conn_default_options(&t->opt);
+    t->opt.cost_notices = true;
     const struct es_opts_spec spec = {.cmd = "top",
                                       .conn = &t->opt,
                                       .usage = top_usage,

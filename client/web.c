@@ -672,6 +672,8 @@ static void new_run(struct serve *s) {
         es_blocks_finish(&s->blocks);
     es_blocks_destroy(&s->blocks);
     es_blocks_init(&s->blocks);
+    /* The cost notices serve asks for are not the program's. */
+    s->blocks.skip_cost_notices = true;
     pthread_mutex_lock(&s->sh.mu);
     s->sh.rec_fd = -1;
     s->sh.rec_len = 0;
@@ -928,6 +930,7 @@ int es_serve_main(int argc, char **argv) {
     static struct serve the_serve;
     struct serve *s = &the_serve;
     es_conn_default_options(&s->opt);
+    s->opt.cost_notices = true;
     s->http = "127.0.0.1:8080";
     s->rec_fd = -1;
     const struct es_opt opts[] = {{"--http", NULL, ES_OPT_VALUE, &s->http, 0, NULL, NULL},
@@ -958,6 +961,7 @@ int es_serve_main(int argc, char **argv) {
     }
     es_model_init(s->model);
     es_blocks_init(&s->blocks);
+    s->blocks.skip_cost_notices = true;
     s->state = "connecting";
     s->loop = uv_default_loop();
 

@@ -99,6 +99,8 @@ static void info(struct es_webbuf *b, const struct es_model *m,
         "\"gc_ns\":%llu,\"pause_max\":%llu,\"p50\":%llu,\"p99\":%llu,\"gc_share\":%.4f,"
         "\"threads\":%zu,\"ncaps\":%u,\"drops\":%llu,\"dropped_chunks\":%llu,\"dropped_mib\":%.1f,"
         "\"wait_notices\":%llu,\"lossless_waits\":%llu,\"lossless_wait_ms\":%.1f,"
+        "\"cost_notices\":%llu,\"cost_ms_per_s\":%.2f,\"cost_rts\":%.2f,\"cost_walker\":%.2f,"
+        "\"cost_loop\":%.2f,\"cost_s_per_gib\":%.4f,"
         "\"width\":%llu,"
         "\"cap_share\":[",
         m->pid ? m->pid : st->pid, (unsigned long long)m->wall_start_s,
@@ -115,7 +117,10 @@ static void info(struct es_webbuf *b, const struct es_model *m,
         (unsigned long long)es_model_pause_pct(m, 0.99, 0), es_model_gc_share(m, 0),
         es_model_threads(m), m->ncaps, (unsigned long long)m->drops,
         (unsigned long long)m->dropped_chunks, m->dropped_mib, (unsigned long long)m->wait_notices,
-        (unsigned long long)m->lossless_waits, m->lossless_wait_ms, (unsigned long long)m->h.width);
+        (unsigned long long)m->lossless_waits, m->lossless_wait_ms,
+        (unsigned long long)m->cost_notices, m->cost_ms_per_s, m->cost_rts_ms_per_s,
+        m->cost_walker_ms_per_s, m->cost_loop_ms_per_s, es_model_cost_s_per_gib(m),
+        (unsigned long long)m->h.width);
     for (unsigned c = 0; c < m->ncaps && c < ES_MODEL_MAX_CAPS; c++)
         es_webbuf_printf(b, "%s%.3f", c ? "," : "", es_model_cap_share(m, c, 0));
     /* What each capability is doing as of the latest event: [what, since],

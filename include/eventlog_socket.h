@@ -95,6 +95,11 @@ extern "C" {
  * the program waits for it instead (see EVENTLOG_SOCKET_SLOW_CLIENT_WAIT).
  * Other connections keep the program's policy. */
 #define EVENTLOG_SOCKET_CMD_LOSSLESS 0x06
+/* Cost notices for the connection that sends it (upstream id 7): at most
+ * once a second, that connection alone gets a notice in its stream saying
+ * how much CPU time streaming cost the program since its previous one
+ * (protocol.md, section 1.3). Other connections' streams are unchanged. */
+#define EVENTLOG_SOCKET_CMD_COST_NOTICES 0x07
 
 /* Custom control commands. A program (or a library in it) registers a
  * namespace and commands in it, numbered 1 to 255; a client sends one as an

@@ -353,6 +353,14 @@
     text('waited', I.lossless_wait_ms.toFixed(1) + ' ms (' + I.lossless_waits +
          (I.lossless_waits === 1 ? ' wait)' : ' waits)'));
     $('waited').dataset.ms = I.lossless_wait_ms.toFixed(1);
+    // What streaming costs the program in CPU time (the cost notices the
+    // server sends this connection).
+    $('cost-fact').hidden = !I.cost_notices;
+    text('cost', I.cost_ms_per_s.toFixed(1) + ' ms CPU/s (' +
+         (I.cost_s_per_gib >= 0 ? I.cost_s_per_gib.toFixed(2) + ' s per GiB' : 'nothing sent yet') +
+         '): RTS ' + I.cost_rts.toFixed(1) + ', walker ' + I.cost_walker.toFixed(1) +
+         ', loop ' + I.cost_loop.toFixed(1));
+    $('cost').dataset.msPerS = I.cost_ms_per_s.toFixed(2);
     document.title = (I.program || 'eventlog-socket') + ' - eventlog-socket';
     $('exited').hidden = I.state !== 'exited';
     text('exited', 'The program exited.' + (I.retry ? ' Waiting for its next run (--retry).' : ''));

@@ -46,10 +46,12 @@ GCTL = b"GCTL"
 START, STOP, CENSUS = b"\x01", b"\x02", b"\x03"
 CC_START, CC_STOP = b"\x04", b"\x05"
 LOSSLESS = b"\x06"
+COST_NOTICES = b"\x07"
 # Upstream eventlog-socket's framing: magic, version 0, namespace length,
 # namespace, command id; its built-in ids for our commands.
 UMAGIC = b"\xf0\x9e\x97\x8c"
-UPSTREAM_ID = {START: 3, STOP: 4, CENSUS: 5, CC_START: 1, CC_STOP: 2, LOSSLESS: 6}
+UPSTREAM_ID = {START: 3, STOP: 4, CENSUS: 5, CC_START: 1, CC_STOP: 2, LOSSLESS: 6,
+               COST_NOTICES: 7}
 
 
 def upstream(cmd, namespace=b"eventlog-socket"):

@@ -235,3 +235,29 @@ def top_shows_lossless_waits(s):
     final = t.wait(r"program exited\s+ran [\d.]+", what="the final summary").string
     expect(re.search(r"waited\s+[\d.]+\s+ms\s+for\s+lossless\s+clients", final),
            "no wait figure in the summary:\n" + final)
+
+
+@test
+def top_shows_streaming_cost(s):
+    """top asks the library for cost notices and shows what streaming costs
+    the program while it runs: CPU milliseconds per second, CPU seconds per
+    GiB, and the share of each thread role; the notices do not crowd the
+    list of messages."""
+    p, _ = serve(s, "cost")
+    sock = s.path("cost.sock")
+    t = Tmux(s, top_command(sock))
+    t.wait(r"^ probe \(pid \d+\)", what="the program's name")
+    p.query("flood-for 3.5 cost 2000")
+    m = t.wait(r"streaming costs the program ([\d.]+) ms CPU/s \(([\d.]+) s per GiB\): "
+               r"RTS ([\d.]+), walker ([\d.]+), loop ([\d.]+)", what="the cost line")
+    note(m.group(0))
+    rts, walker, loop = (float(m.group(i)) for i in (3, 4, 5))
+    expect(abs(rts + walker + loop - float(m.group(1))) <= 0.3,
+           "the parts do not add up: %s" % m.group(0))
+    expect(float(m.group(2)) > 0, "no CPU time per GiB: %s" % m.group(0))
+    screen = t.screen()
+    expect("message eventlog-socket: streaming cost" not in re.sub(r"\s+", " ", screen),
+           "a cost notice listed as a message:\n" + screen)
+    p.cmd("quit")
+    p.finish(timeout=30)
+    t.wait(r"program exited", what='"program exited"')

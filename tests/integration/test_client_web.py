@@ -668,5 +668,55 @@ def web_lossless_waits(s):
     expect(not errors, "console errors: %s" % errors[:5])
     p.cmd("quit")
     p.finish()
+    b.wait_js("document.getElementById('state').textContent === 'program exited'",
+              what="program exited")
+    _, data = http_get(url + "recording.eventlog")
+    summary = check_stream(s, data, "web-cost-download")
+    expect(summary.tagged("cost") == list(range(1, n + 1)),
+           "the download has %d of %d messages" % (len(summary.tagged("cost")), n))
+    expect(not any(m.startswith("eventlog-socket: streaming cost") for _, m in summary.messages),
+           "a cost notice in the download")
+    srv.signal(signal.SIGTERM)
+    srv.wait(30)
+
+
+@test
+def web_streaming_cost(s):
+    """serve asks the library for cost notices, and the page's facts line
+    says what streaming costs the program while it runs: CPU milliseconds
+    per second, CPU seconds per GiB, and each thread role's part. The
+    recording it offers is still the program's own stream: every message,
+    no cost notice."""
+    need_chromium()
+    p, _ = serve(s, "cost")
+    sock = s.path("cost.sock")
+    srv, url = start_serve(s, sock)
+    b = Browser(s)
+    b.goto(url)
+    b.wait_js("document.getElementById('state').textContent === 'connected'", what="connected")
+    n = int(p.query("flood-for 3.5 cost 2000").split()[1])
+    b.wait_js("!document.getElementById('cost-fact').hidden && "
+              "/per GiB/.test(document.getElementById('cost').textContent)", timeout=30,
+              what="the cost figure on the page")
+    text = b.js("document.getElementById('cost-fact').textContent")
+    note(text)
+    m = re.search(r"streaming costs the program ([\d.]+) ms CPU/s \(([\d.]+) s per GiB\): "
+                  r"RTS ([\d.]+), walker ([\d.]+), loop ([\d.]+)", text)
+    expect(m and float(m.group(2)) > 0, "the cost shown as %r" % text)
+    exact = float(b.js("document.getElementById('cost').dataset.msPerS"))
+    expect(abs(exact - float(m.group(1))) <= 0.051,
+           "the figure and its data attribute differ: %r" % text)
+    errors = b.errors()
+    expect(not errors, "console errors: %s" % errors[:5])
+    p.cmd("quit")
+    p.finish()
+    b.wait_js("document.getElementById('state').textContent === 'program exited'",
+              what="program exited")
+    _, data = http_get(url + "recording.eventlog")
+    summary = check_stream(s, data, "web-cost-download")
+    expect(summary.tagged("cost") == list(range(1, n + 1)),
+           "the download has %d of %d messages" % (len(summary.tagged("cost")), n))
+    expect(not any(m.startswith("eventlog-socket: streaming cost") for _, m in summary.messages),
+           "a cost notice in the download")
     srv.signal(signal.SIGTERM)
     srv.wait(30)

@@ -2,9 +2,11 @@
 and the CPU time streaming costs."""
 
 import os
+import re
 import time
 
-from harness import FLOOD, check_stream, expect, note, serve, test
+from harness import (COST_NOTICES, FLOOD, GCTL, check_stream, expect, note, serve, test,
+                     upstream)
 
 
 @test
@@ -68,3 +70,46 @@ def streaming_cpu_counters(s):
     p.cmd("quit")
     p.finish()
     check_stream(s, a.wait_eof(), "cpu")
+
+
+COST_NOTICE = "eventlog-socket: streaming cost "
+
+
+@test
+def cost_notices_only_for_the_asking_client(s):
+    """A client that sends GCTL 0x07 gets, about once a second, a notice of
+    what streaming cost the program in CPU time, parsed by ghc-events as an
+    ordinary message; a client beside it that did not ask gets the same
+    stream without any. The upstream framing's id 7 asks too."""
+    p, connect = serve(s, "cost")
+    a, b, u = connect(), connect(), connect()
+    p.wait_clients(3)
+    a.wait_header()
+    u.wait_header()
+    a.send(GCTL + COST_NOTICES)
+    u.send(upstream(7))
+    a.wait_consumed()
+    u.wait_consumed()
+    n = int(p.query("flood-for 3.5 cost 2000").split()[1])
+    p.cmd("quit")
+    p.finish()
+    sa = check_stream(s, a.wait_eof(), "a")
+    sb = check_stream(s, b.wait_eof(), "b")
+    su = check_stream(s, u.wait_eof(), "u")
+    notices = [m for _, m in sa.messages if m.startswith(COST_NOTICE)]
+    note("%d cost notices, the last: %s" % (len(notices), notices[-1] if notices else "-"))
+    expect(len(notices) >= 2, "the asking client got %d cost notices" % len(notices))
+    pattern = re.compile(r"^eventlog-socket: streaming cost \d+\.\d ms of CPU in the last "
+                         r"\d+\.\d s \(RTS threads \d+\.\d, walker \d+\.\d, loop \d+\.\d\), "
+                         r"\d+\.\d MiB sent$")
+    for m in notices:
+        expect(pattern.match(m), "a notice not in protocol.md's words: %r" % m)
+    expect(any(float(m.split()[3]) > 0 for m in notices), "every notice says 0 ms: %r" % notices)
+    expect(any(m.startswith(COST_NOTICE) for _, m in su.messages),
+           "the upstream frame (id 7) got no cost notice")
+    expect(not any(m.startswith(COST_NOTICE) for _, m in sb.messages),
+           "the client that did not ask got a cost notice")
+    want = list(range(1, n + 1))
+    expect(sa.tagged("cost") == want and sb.tagged("cost") == want,
+           "the messages differ: %d and %d of %d" % (len(sa.tagged("cost")),
+                                                     len(sb.tagged("cost")), n))

@@ -37,11 +37,11 @@ static inline int control_ref_magic(const uint8_t *buf, size_t len, size_t i) {
 }
 
 /* protocol.md section 2, literally:
- * - a GCTL magic and the byte after it are a frame; commands 1 to 5 are
+ * - a GCTL magic and the byte after it are a frame; commands 1 to 7 are
  *   known;
  * - an upstream magic, version 0, a length n > 0, n namespace bytes and an
- *   id are a frame; in namespace "eventlog-socket" ids 1 to 5 are known
- *   and mean 4, 5, 1, 2, 3; a wrong version or a zero length ends the
+ *   id are a frame; in namespace "eventlog-socket" ids 1 to 7 are known
+ *   and mean 4, 5, 1, 2, 3, 6, 7; a wrong version or a zero length ends the
  *   attempt and the search goes on at that byte;
  * - the first magic that lies wholly within an upstream frame's length byte
  *   and namespace ends the attempt, and the search goes on at that magic;
@@ -51,7 +51,7 @@ static inline int control_ref_magic(const uint8_t *buf, size_t len, size_t i) {
  * `*unknown` unless it is NULL. */
 static inline size_t control_reference(const uint8_t *buf, size_t len, uint8_t *out,
                                        uint64_t *unknown) {
-    static const uint8_t upstream_meaning[7] = {0, 4, 5, 1, 2, 3, 6};
+    static const uint8_t upstream_meaning[8] = {0, 4, 5, 1, 2, 3, 6, 7};
     size_t n = 0, i = 0;
     while (i < len) {
         int kind = control_ref_magic(buf, len, i);
@@ -64,7 +64,7 @@ static inline size_t control_reference(const uint8_t *buf, size_t len, uint8_t *
         if (j >= len)
             break;
         if (kind == 1) {
-            cmd = buf[j] >= 1 && buf[j] <= 6 ? buf[j] : 0;
+            cmd = buf[j] >= 1 && buf[j] <= 7 ? buf[j] : 0;
             i = j + 1;
         } else {
             if (buf[j] != 0) {
@@ -90,7 +90,7 @@ static inline size_t control_reference(const uint8_t *buf, size_t len, uint8_t *
                 break;
             uint8_t id = buf[id_at];
             cmd = ns_len == 15 && memcmp(buf + j + 2, "eventlog-socket", 15) == 0 && id >= 1 &&
-                          id <= 6
+                          id <= 7
                       ? upstream_meaning[id]
                       : 0;
             i = id_at + 1;

@@ -14,6 +14,8 @@ struct rec {
     struct es_blocks blocks;
 };
 
+static bool skip_cost; /* record() leaves cost notices out */
+
 static void on_header(struct es_conn *c, void *ctx) {
     struct rec *r = ctx;
     es_blocks_header(&r->blocks, c->stream.header.len);
@@ -41,6 +43,7 @@ static uint8_t *record(const uint8_t *data, size_t len, size_t piece, size_t *ou
     struct es_conn_callbacks cb = {
         .on_header = on_header, .on_event = on_event, .on_bytes = on_bytes, .ctx = &r};
     es_blocks_init(&r.blocks);
+    r.blocks.skip_cost_notices = skip_cost;
     es_conn_init_parser(&c, &cb);
     FILE *f = tmpfile();
     es_blocks_set_fd(&r.blocks, fileno(f));
@@ -164,6 +167,71 @@ static void drop_notice(const char *dir) {
     free(data);
 }
 
+/* A notice block as the library writes it: `msg` in the global buffer,
+ * at `at`; returns its length. */
+static size_t put_notice(uint8_t *at, const char *msg, uint64_t time) {
+    size_t n = strlen(msg), blen = ES_BLOCK_MARKER_LEN + 12 + n;
+    es_put_block_marker(at, time, (uint32_t)blen, time, ES_GLOBAL_CAP);
+    es_put_be(at + 24, ES_EVENT_USER_MSG, 2);
+    es_put_be(at + 26, time, 8);
+    es_put_be(at + 34, n, 2);
+    memcpy(at + 36, msg, n);
+    return blen;
+}
+
+/* `serve` asks for cost notices but records the program's own stream:
+ * with skip_cost_notices the recording is the stream without them,
+ * whatever pieces it arrives in; a message that only looks like one, or
+ * a cost notice in a block with other events, is kept. */
+static void cost_notices(const char *dir) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/ghc-9.6.6.eventlog", dir);
+    size_t len;
+    uint8_t *data = tap_read_file(path, &len);
+    struct es_header hdr;
+    es_header_parse(data, len, &hdr);
+    static const char cost[] = "eventlog-socket: streaming cost 1.2 ms of CPU in the last 1.0 s "
+                               "(RTS threads 0.4, walker 0.4, loop 0.4), 3.0 MiB sent";
+    size_t b1 = es_be32(data + hdr.len + 10); /* the first block */
+    /* header, notice, first block, look-alike, notice, notice, the rest */
+    uint8_t *s = malloc(len + 4096), *want = malloc(len + 4096);
+    size_t n = 0, w = 0, l;
+    memcpy(s, data, hdr.len + 0);
+    n = hdr.len;
+    n += put_notice(s + n, cost, 1);
+    memcpy(s + n, data + hdr.len, b1);
+    n += b1;
+    l = put_notice(s + n, "eventlog-socket: streaming costs", 2);
+    memcpy(want, data, hdr.len + b1);
+    memcpy(want + hdr.len + b1, s + n, l);
+    w = hdr.len + b1 + l;
+    n += l;
+    n += put_notice(s + n, cost, 3);
+    n += put_notice(s + n, cost, 4);
+    memcpy(s + n, data + hdr.len + b1, len - hdr.len - b1);
+    n += len - hdr.len - b1;
+    memcpy(want + w, data + hdr.len + b1, len - hdr.len - b1);
+    w += len - hdr.len - b1;
+    size_t pieces[] = {0, 1, 7, 100000, n};
+    unsigned good = 0;
+    skip_cost = true;
+    for (unsigned i = 0; i < sizeof pieces / sizeof pieces[0]; i++) {
+        size_t out_len;
+        uint8_t *out = record(s, n, pieces[i], &out_len, NULL);
+        good += out_len == w && memcmp(out, want, w) == 0;
+        free(out);
+    }
+    ok(good == 5, "cost notices left out of the recording, in any pieces (%u of 5)", good);
+    skip_cost = false;
+    size_t out_len;
+    uint8_t *out = record(s, n, 0, &out_len, NULL);
+    ok(out_len == n && memcmp(out, s, n) == 0, "and kept when not asked to leave them out");
+    free(out);
+    free(s);
+    free(want);
+    free(data);
+}
+
 /* Garbage instead of a header: no file content, a one-line reason. */
 static void not_an_eventlog(void) {
     struct es_conn c;
@@ -181,6 +249,7 @@ int main(int argc, char **argv) {
     fixtures = argc > 1 ? argv[1] : "tests/fixtures";
     tap_each_fixture(fixtures, check_fixture);
     drop_notice(fixtures);
+    cost_notices(fixtures);
     not_an_eventlog();
     return tap_done();
 }

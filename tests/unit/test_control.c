@@ -152,7 +152,9 @@ int main(void) {
     ok(same(feed("GCTGCTL\x03", 8, 1), "\x03", 1), "partial magic then a frame, byte by byte");
     ok(same(feed("GGGCTL\x02", 7, 0), "\x02", 1), "repeated G then a frame");
     ok(same(feed("hello GCTL\x01 world", 17, 2), "\x01", 1), "frame inside garbage");
-    ok(same(feed("GCTL\x07GCTL\x02", 10, 0), "\x02", 1), "unknown command ignored");
+    ok(same(feed("GCTL\x08GCTL\x02", 10, 0), "\x02", 1), "unknown command ignored");
+    ok(same(feed("GCTL\x07", 5, 0), "\x07", 1) && same(feed("GCTL\x07", 5, 1), "\x07", 1),
+       "GCTL 0x07 asks for cost notices");
     ok(same(feed("GCTL\x00GCTL\x03", 10, 0), "\x03", 1), "zero command byte ignored");
     ok(same(feed("GCTLGCTL\x01", 9, 0), "", 0), "the byte after a magic is the command, even a G");
     ok(same(feed("GCTL", 4, 0), "", 0), "magic alone gives nothing");
@@ -174,9 +176,13 @@ int main(void) {
                EVENTLOG_SOCKET_CMD_START_COST_CENTRE_PROFILING &&
            es_control_upstream_command((const uint8_t *)"eventlog-socket", 15, 6) ==
                EVENTLOG_SOCKET_CMD_LOSSLESS &&
-           es_control_upstream_command((const uint8_t *)"eventlog-socket", 15, 7) == 0 &&
+           es_control_upstream_command((const uint8_t *)"eventlog-socket", 15, 7) ==
+               EVENTLOG_SOCKET_CMD_COST_NOTICES &&
+           es_control_upstream_command((const uint8_t *)"eventlog-socket", 15, 8) == 0 &&
            es_control_upstream_command((const uint8_t *)"eventlog", 8, 5) == 0,
        "the upstream mapping, and nothing outside it");
+    CUTS(BUILTIN("\x07") "GCTL\x07", "\x07\x07", 0,
+         "cost notices (7) in both framings, cut anywhere");
 
     /* Both framings interleaved, with junk between them. */
     CUTS("GCTL\x03" BUILTIN("\x05") "xyGCTL\x01" BUILTIN("\x04") "\x8c\x97GCTL\x02",
@@ -225,7 +231,7 @@ int main(void) {
     CUTS(UP("\x08", "eventlog") "\x05", "", 1, "a prefix of the namespace is not the namespace");
     CUTS(UP("\x10", "eventlog-socketX") "\x05", "", 1, "nor is a longer name");
     CUTS(UP("\x0f", "EVENTLOG-SOCKET") "\x05", "", 1, "names are compared byte for byte");
-    CUTS(BUILTIN("\x00") BUILTIN("\x07") BUILTIN("\xff") BUILTIN("\x05"), CENSUS, 3,
+    CUTS(BUILTIN("\x00") BUILTIN("\x08") BUILTIN("\xff") BUILTIN("\x05"), CENSUS, 3,
          "unknown ids in the built-in namespace are ignored");
 
     /* The longest namespace, then a frame. */

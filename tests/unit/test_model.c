@@ -391,6 +391,22 @@ static void check_notes(void) {
            m->last_wait_time == 500 && m->notes_n == 103,
        "wait notices summed (4 waits, 13.0 ms) and kept as messages; a look-alike is only a "
        "message");
+    ok(es_model_cost_s_per_gib(m) < 0 && m->cost_notices == 0, "no cost notice: no cost");
+    put(m, str(mk(&b, ES_EVENT_USER_MSG, 700),
+               "eventlog-socket: streaming cost 12.3 ms of CPU in the last 1.0 s (RTS threads "
+               "3.1, walker 2.0, loop 7.2), 512.0 MiB sent",
+               false));
+    put(m, str(mk(&b, ES_EVENT_USER_MSG, 800),
+               "eventlog-socket: streaming cost 10.0 ms of CPU in the last 2.0 s (RTS threads "
+               "4.0, walker 2.0, loop 4.0), 512.0 MiB sent",
+               false));
+    put(m, str(mk(&b, ES_EVENT_USER_MSG, 900), "eventlog-socket: streaming cost nothing", false));
+    ok(m->cost_notices == 2 && fabs(m->cost_ms_per_s - 5.0) < 1e-9 &&
+           fabs(m->cost_rts_ms_per_s - 2.0) < 1e-9 && fabs(m->cost_walker_ms_per_s - 1.0) < 1e-9 &&
+           fabs(m->cost_loop_ms_per_s - 2.0) < 1e-9 &&
+           fabs(es_model_cost_s_per_gib(m) - 0.0223) < 1e-9 && m->notes_n == 104,
+       "cost notices: the latest per second (5.0 ms/s), 0.0223 s per GiB over all; not "
+       "messages, and a look-alike is only a message");
     char big[700];
     memset(big, 'x', sizeof big - 1);
     big[sizeof big - 1] = '\0';
