@@ -18,13 +18,28 @@ static void *writer(void *arg) {
     return NULL;
 }
 
-/* Start a writer and see whether it is still waiting after a while (the
- * only way to see that a thread is blocked). */
-static pthread_t start_writer(void) {
+static bool waiting(void) {
+    uv_mutex_lock(&w.lock);
+    bool any = w.waiters > 0;
+    uv_mutex_unlock(&w.lock);
+    return any;
+}
+
+/* Start a writer. When it should wait, return once it waits (or has
+ * finished, or 10 s passed: the checks that follow then fail), since a
+ * fixed pause let a busy machine (ASan, two cores) reach the next step
+ * before the thread had even begun; otherwise after a while, the only way
+ * to give a thread that wrongly blocks the time to do so. */
+static pthread_t start_writer(bool should_wait) {
     pthread_t t;
     atomic_store(&done, 0);
     pthread_create(&t, NULL, writer, NULL);
-    sleep_ms(100);
+    if (!should_wait) {
+        sleep_ms(100);
+        return t;
+    }
+    for (int i = 0; i < 1000 && !waiting() && !atomic_load(&done); i++)
+        sleep_ms(10);
     return t;
 }
 
@@ -45,7 +60,7 @@ int main(void) {
     ok(es_wait_for_room(&w, 1000, &in_flight), "room left: no wait, and no drops");
 
     es_wait_publish(&w, true, 9500);
-    pthread_t t = start_writer();
+    pthread_t t = start_writer(true);
     ok(!atomic_load(&done), "a lossless client at its limit: the writer waits");
     es_wait_publish(&w, true, 8000);
     ok(released(t), "the client took enough: the writer goes on");
@@ -55,38 +70,38 @@ int main(void) {
 
     atomic_store(&in_flight, 9500);
     es_wait_publish(&w, true, 0);
-    t = start_writer();
+    t = start_writer(true);
     ok(!atomic_load(&done), "bytes in flight count too");
     atomic_store(&in_flight, 0);
     es_wait_publish(&w, true, 0);
     ok(released(t), "and when they arrive the writer goes on");
 
     es_wait_publish(&w, true, 20000);
-    t = start_writer();
+    t = start_writer(true);
     es_wait_publish(&w, false, 0);
     ok(released(t), "the lossless client left: the writer goes on at once");
 
     es_wait_publish(&w, true, 20000);
-    t = start_writer();
+    t = start_writer(true);
     es_wait_rts_call(&w, true);
     ok(released(t), "the loop thread calls into the RTS: every waiter is released");
-    t = start_writer();
+    t = start_writer(false);
     ok(released(t), "and nobody waits during the call");
     es_wait_rts_call(&w, false);
-    t = start_writer();
+    t = start_writer(true);
     ok(!atomic_load(&done), "after the call, waiting resumes");
     es_wait_exiting(&w, 300);
     ok(released(t), "exit: a wait ends within the linger time even if the client never reads");
-    t = start_writer();
+    t = start_writer(false);
     ok(released(t), "and after the linger time nobody waits");
 
     es_wait_destroy(&w);
     ok(es_wait_init(&w, 10000) == 0, "a second instance");
     es_wait_publish(&w, true, 20000);
-    t = start_writer();
+    t = start_writer(true);
     es_wait_shutdown(&w);
     ok(released(t), "stop releases every waiter");
-    t = start_writer();
+    t = start_writer(false);
     ok(released(t), "a writer after stop passes");
     es_wait_destroy(&w);
     return tap_done();
