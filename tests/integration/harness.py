@@ -495,6 +495,25 @@ def serve(s, name, args=(), rts=(), tcp=False, exe="probe"):
     return p, lambda: Client(s, unix=sock)
 
 
+def stall_with_lossless_client(s, p, sock, framing=GCTL + LOSSLESS):
+    """Connect a client that asks for lossless delivery (`framing`) and
+    reads nothing, then make the probe `p` flood: the flood must not finish
+    while that client is there. Returns the client, the program held up."""
+    c = Client(s, unix=sock, read=False)
+    c.send(framing)
+    p.wait_lossless(1)  # its request read before the data
+    p.proc.stdin.write(b"flood 2000000 z\n")
+    p.proc.stdin.flush()
+    try:
+        answer = p.readline(timeout=3)
+        raise TestFailure("the flood finished (%r) although the lossless client read nothing"
+                          % answer)
+    except TestFailure as e:
+        if "no answer" not in str(e):
+            raise
+    return c
+
+
 def many_clients_run(s, sock=None, port=None, readers=1, stalled=0, save=None, extra=(),
                      timeout=90):
     """Start build/many-clients (C clients, each stream parsed as it

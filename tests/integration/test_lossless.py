@@ -13,8 +13,8 @@ import sys
 import threading
 import time
 
-from harness import (GCTL, LOSSLESS, Client, Program, TestFailure, expect, many_clients_result,
-                     many_clients_run, note, test, upstream)
+from harness import (GCTL, LOSSLESS, Program, TestFailure, expect, many_clients_result,
+                     many_clients_run, note, stall_with_lossless_client, test, upstream)
 import harness
 
 # About 1.1 GB of eventlog: 50 million user messages "x N" of 12 to 20 bytes.
@@ -120,19 +120,7 @@ def stalled_lossless_client(s, name, framing):
     sock = s.path(name + ".sock")
     p = Program(s, "probe", unix=sock, wait=True, env={"GHC_EVENTLOG_CLIENT_BUFFER": "1M"})
     p.wait_socket(sock)
-    c = Client(s, unix=sock, read=False)
-    c.send(framing)
-    p.wait_lossless(1)  # its request read before the data
-    p.proc.stdin.write(b"flood 2000000 z\n")
-    p.proc.stdin.flush()
-    try:
-        answer = p.readline(timeout=3)
-        raise TestFailure("the flood finished (%r) although the lossless client read nothing"
-                          % answer)
-    except TestFailure as e:
-        if "no answer" not in str(e):
-            raise
-    return p, c
+    return p, stall_with_lossless_client(s, p, sock, framing)
 
 
 @test
