@@ -17,7 +17,8 @@ static void on_client_closed(uv_handle_t *h) {
     if (c->next_chunk)
         es_store_release_range(st, c->next_chunk, st->tail);
     es_store_release(st, c->defs);
-    c->next_chunk = c->defs = NULL;
+    es_store_release(st, c->notice);
+    c->next_chunk = c->defs = c->notice = NULL;
     c->env->on_closed(c, c->env->ctx);
     free(c);
 }
@@ -40,7 +41,7 @@ static void on_shutdown(uv_shutdown_t *req, int status) {
 static bool caught_up(const struct es_client *c) {
     const struct es_store *st = c->env->store;
     return !c->writing && (c->header_sent || st->header == NULL) && c->defs == NULL &&
-           c->gap_chunks == 0 && c->next_chunk == NULL;
+           c->notice == NULL && c->gap_chunks == 0 && c->next_chunk == NULL;
 }
 
 uint64_t es_client_droppable(const struct es_client *c) {
@@ -62,7 +63,7 @@ static void on_write(uv_write_t *req, int status) {
     struct es_client *c = req->data;
     struct es_store *st = c->env->store;
     c->writing = false;
-    for (unsigned i = 0; i < 4; i++) {
+    for (unsigned i = 0; i < sizeof c->write_extra / sizeof c->write_extra[0]; i++) {
         es_store_release(st, c->write_extra[i]);
         c->write_extra[i] = NULL;
     }
@@ -136,7 +137,7 @@ void es_client_pump(struct es_client *c) {
     uv_buf_t bufs[ES_CLIENT_MAX_BUFS];
     unsigned n = 0, extra = 0;
     size_t bytes = 0;
-    struct es_chunk *first[4];
+    struct es_chunk *first[5];
     if (!c->header_sent) {
         first[extra++] = es_store_ref(st->header);
         c->write_has_header = true;
@@ -144,6 +145,10 @@ void es_client_pump(struct es_client *c) {
     if (c->defs) {
         first[extra++] = c->defs; /* the reference moves to the write */
         c->defs = NULL;
+    }
+    if (c->notice) {
+        first[extra++] = c->notice; /* likewise */
+        c->notice = NULL;
     }
     if (c->gap_chunks > 0) {
         struct es_chunk *notice = drop_notice(c);
@@ -288,8 +293,7 @@ static void on_command(uint8_t cmd, void *ctx) {
         }
     } else if (cmd != EVENTLOG_SOCKET_CMD_LOSSLESS) {
         c->env->on_command(cmd, c->env->ctx);
-    } else if (!c->lossless) {
-        c->lossless = true;
+    } else {
         c->env->on_lossless(c, c->env->ctx);
     }
 }
@@ -336,7 +340,7 @@ static void on_discarded(uv_handle_t *h) {
     free(h->data);
 }
 
-struct es_client *es_client_new(const struct es_client_env *env, bool is_unix, int *err) {
+struct es_client *es_client_new(const struct es_client_env *env, int fd, bool is_unix, int *err) {
     struct es_client *c = calloc(1, sizeof *c);
     if (c == NULL) {
         *err = UV_ENOMEM;
@@ -351,12 +355,25 @@ struct es_client *es_client_new(const struct es_client_env *env, bool is_unix, i
     c->env = env;
     c->io.handle.data = c;
     if (!is_unix)
-        uv_tcp_nodelay(&c->io.tcp, 1);
+        uv_tcp_nodelay(&c->io.tcp, 1); /* applied when the socket is opened */
+    r = is_unix ? uv_pipe_open(&c->io.pipe, fd) : uv_tcp_open(&c->io.tcp, fd);
+    if (r != 0) {
+        uv_close(&c->io.handle, on_discarded);
+        *err = r;
+        return NULL;
+    }
     return c;
 }
 
-void es_client_discard(struct es_client *c) {
-    uv_close(&c->io.handle, on_discarded);
+int es_client_fd(const struct es_client *c) {
+    uv_os_fd_t fd;
+    return uv_fileno(&c->io.handle, &fd) == 0 ? fd : -1;
+}
+
+void es_client_notice(struct es_client *c, struct es_chunk *n) {
+    es_store_adopt(c->env->store, n);
+    es_store_release(c->env->store, c->notice);
+    c->notice = n;
 }
 
 int es_client_start(struct es_client *c) {

@@ -69,8 +69,8 @@ struct es_client_env {
     /* A write ended and released its chunks: what the library holds may
      * have fallen. */
     void (*on_released)(void *ctx);
-    /* The client asked for lossless delivery (EVENTLOG_SOCKET_CMD_LOSSLESS);
-     * `lossless` is set. */
+    /* The client asked for lossless delivery (EVENTLOG_SOCKET_CMD_LOSSLESS):
+     * es_lossless.h decides. */
     void (*on_lossless)(struct es_client *c, void *ctx);
     /* What streaming has cost the program so far, for cost notices
      * (EVENTLOG_SOCKET_CMD_COST_NOTICES). */
@@ -108,9 +108,11 @@ struct es_client {
     /* The chunks of the write in flight, first to last along the list; the
      * client's references on them belong to the write until it ends. */
     struct es_chunk *write_first, *write_last;
-    struct es_chunk *write_extra[4]; /* header, definitions, drop notice and
-                                      * cost notice in the write
-                                      * (references), or NULL */
+    struct es_chunk *notice;         /* a notice for this client alone, still to
+                                      * send (a reference; es_client_notice) */
+    struct es_chunk *write_extra[5]; /* header, definitions, the client's own
+                                      * notice, drop notice and cost notice in
+                                      * the write (references), or NULL */
     bool write_has_header;
     size_t write_bytes;
     /* Progress, for the exit rule (ES_EXIT_NEVER_READ_MS): bytes of
@@ -124,9 +126,14 @@ struct es_client {
     uv_shutdown_t sreq;
     bool finishing; /* shutdown requested: everything has been sent */
     bool closing;
-    bool started;  /* es_client_start ran: on_closed is due at the close */
-    bool lossless; /* never skipped or disconnected for lag: the program
-                    * waits for it instead (es_wait.h) */
+    bool started; /* es_client_start ran: on_closed is due at the close */
+    /* Lossless delivery (es_lossless.h, the only writer of these three):
+     * never skipped or disconnected for lag, the program waits for it
+     * instead; refused or ended for good; since when (loop clock, 0: not)
+     * the client has held the program up. */
+    bool lossless;
+    bool lossless_over;
+    uint64_t lossless_held_ms;
     /* Cost notices (EVENTLOG_SOCKET_CMD_COST_NOTICES): whether the client
      * asked for them, when its last one went out (or it asked), the cost
      * then, and the end time of the last block it was sent, which stamps
@@ -145,16 +152,16 @@ struct es_client {
     bool read_eof;    /* the client has shut down its writing side */
 };
 
-/* A client whose socket is ready for uv_accept (es_client_stream), or NULL
- * with *err set. */
-struct es_client *es_client_new(const struct es_client_env *env, bool is_unix, int *err);
+/* A client on the accepted connection `fd` (a Unix socket or TCP), or NULL
+ * with *err set (then `fd` is still the caller's to close). */
+struct es_client *es_client_new(const struct es_client_env *env, int fd, bool is_unix, int *err);
 
-static inline uv_stream_t *es_client_stream(struct es_client *c) {
-    return &c->io.stream;
-}
+/* The connection's socket. */
+int es_client_fd(const struct es_client *c);
 
-/* Close a client that was never started (refused, or accept failed). */
-void es_client_discard(struct es_client *c);
+/* Send the notice `n` (the caller's reference moves here) to this client
+ * alone, before its next chunk; it replaces one still unsent. */
+void es_client_notice(struct es_client *c, struct es_chunk *n);
 
 /* Begin serving an accepted client that es_fanout_join placed in the
  * stream: start reading its control frames and send what it has. Returns 0

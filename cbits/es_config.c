@@ -20,6 +20,8 @@ void es_config_defaults(struct es_config *cfg) {
         .linger_ms = 2000,
         .max_clients = 1024,
         .control_interval_ms = 1000,
+        .lossless_clients = EVENTLOG_SOCKET_LOSSLESS_OWNER,
+        .lossless_stall_ms = 10000,
     };
 }
 
@@ -38,6 +40,16 @@ const char *es_config_invalid(const struct es_config *cfg) {
         return "GHC_EVENTLOG_FLUSH_INTERVAL_MS must be at most 60000";
     if (cfg->max_clients == 0 || cfg->max_clients > ES_MAX_CLIENTS)
         return "GHC_EVENTLOG_MAX_CLIENTS must be from 1 to 1000000";
+    if (cfg->lossless_clients != EVENTLOG_SOCKET_LOSSLESS_OWNER &&
+        cfg->lossless_clients != EVENTLOG_SOCKET_LOSSLESS_ALL &&
+        cfg->lossless_clients != EVENTLOG_SOCKET_LOSSLESS_NONE)
+        return "GHC_EVENTLOG_LOSSLESS_CLIENTS must be owner, all or none";
+    if (cfg->lossless_stall_ms > ES_MAX_STALL_MS)
+        return "GHC_EVENTLOG_LOSSLESS_STALL_MS must be at most 3600000 (an hour)";
+    if (cfg->slow_client == EVENTLOG_SOCKET_SLOW_CLIENT_WAIT &&
+        cfg->lossless_clients == EVENTLOG_SOCKET_LOSSLESS_NONE)
+        return "GHC_EVENTLOG_SLOW_CLIENT=wait makes every client lossless, which "
+               "GHC_EVENTLOG_LOSSLESS_CLIENTS=none refuses: set one of them";
     return NULL;
 }
 
@@ -52,6 +64,8 @@ int es_config_from_options(struct es_config *cfg, const struct eventlog_socket_o
     next.control_interval_ms = opts->control_interval_ms;
     next.max_clients = opts->max_clients;
     next.allow_other_users = opts->allow_other_users != 0;
+    next.lossless_clients = opts->lossless_clients;
+    next.lossless_stall_ms = opts->lossless_stall_ms;
     if (es_config_invalid(&next) != NULL)
         return EVENTLOG_SOCKET_EINVAL;
     *cfg = next;
@@ -66,6 +80,8 @@ void es_config_to_options(const struct es_config *cfg, struct eventlog_socket_op
     opts->control_interval_ms = cfg->control_interval_ms;
     opts->max_clients = cfg->max_clients;
     opts->allow_other_users = cfg->allow_other_users;
+    opts->lossless_clients = cfg->lossless_clients;
+    opts->lossless_stall_ms = cfg->lossless_stall_ms;
 }
 
 int es_config_parse_bool(const char *value, bool *out) {
@@ -97,6 +113,18 @@ int es_config_parse_ms(const char *value, int *out) {
     if (errno != 0 || *end != '\0' || v > ES_MAX_MS)
         return EVENTLOG_SOCKET_EINVAL;
     *out = (int)v;
+    return 0;
+}
+
+int es_config_parse_ms_max(const char *value, unsigned max, unsigned *out) {
+    if (value == NULL || value[0] < '0' || value[0] > '9')
+        return EVENTLOG_SOCKET_EINVAL;
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(value, &end, 10);
+    if (errno != 0 || *end != '\0' || v > max)
+        return EVENTLOG_SOCKET_EINVAL;
+    *out = (unsigned)v;
     return 0;
 }
 
@@ -217,6 +245,26 @@ static int read_env(struct es_config *out) {
     }
     if (control)
         out->control_interval_ms = (unsigned)control_ms;
+    const char *lossless = env("GHC_EVENTLOG_LOSSLESS_CLIENTS");
+    if (lossless && strcasecmp(lossless, "owner") == 0) {
+        out->lossless_clients = EVENTLOG_SOCKET_LOSSLESS_OWNER;
+    } else if (lossless && strcasecmp(lossless, "all") == 0) {
+        out->lossless_clients = EVENTLOG_SOCKET_LOSSLESS_ALL;
+    } else if (lossless && strcasecmp(lossless, "none") == 0) {
+        out->lossless_clients = EVENTLOG_SOCKET_LOSSLESS_NONE;
+    } else if (lossless) {
+        es_log("GHC_EVENTLOG_LOSSLESS_CLIENTS=\"%s\" is none of owner (the program's own user "
+               "and root), all and none",
+               lossless);
+        return EVENTLOG_SOCKET_EINVAL;
+    }
+    const char *stall = env("GHC_EVENTLOG_LOSSLESS_STALL_MS");
+    if (stall && es_config_parse_ms_max(stall, ES_MAX_STALL_MS, &out->lossless_stall_ms) != 0) {
+        es_log("GHC_EVENTLOG_LOSSLESS_STALL_MS=\"%s\" is not a number of milliseconds from 0 "
+               "(never) to 3600000",
+               stall);
+        return EVENTLOG_SOCKET_EINVAL;
+    }
     const char *clients = env("GHC_EVENTLOG_MAX_CLIENTS");
     if (clients) {
         char *end;

@@ -34,12 +34,19 @@ struct es_config {
     bool allow_other_users;       /* TCP: serve loopback clients of any user */
     unsigned control_interval_ms; /* a census, or a start/stop, at most this
                                    * often (es_gate.h; 1000, 0: no limit) */
+    int lossless_clients;         /* EVENTLOG_SOCKET_LOSSLESS_*: who may have
+                                   * lossless delivery (es_lossless.h; OWNER) */
+    unsigned lossless_stall_ms;   /* a lossless client that reads nothing this
+                                   * long while the program waits for it is
+                                   * demoted (10000; 0: never) */
 };
 
 /* The smallest buffer limit accepted. */
 #define ES_MIN_BUFFER ((size_t)64 << 10)
 /* The longest interval accepted (flush, control), in milliseconds. */
 #define ES_MAX_MS 60000u
+/* The longest lossless stall time accepted (an hour), in milliseconds. */
+#define ES_MAX_STALL_MS 3600000u
 /* The most clients that may be allowed at once. */
 #define ES_MAX_CLIENTS 1000000u
 
@@ -52,6 +59,8 @@ int es_config_parse_bool(const char *value, bool *out);
 
 /* Parse a whole number of milliseconds from 0 to 60000. Returns 0 or -EINVAL. */
 int es_config_parse_ms(const char *value, int *out);
+/* The same from 0 to `max`. */
+int es_config_parse_ms_max(const char *value, unsigned max, unsigned *out);
 
 /* Parse a size in bytes: digits with an optional K, M or G suffix (powers
  * of 1024; "MiB", "M" and "MB" mean the same). Returns 0 or -EINVAL. */

@@ -33,6 +33,8 @@ const char *eventlog_socket_strerror(int err) {
         return "the eventlog-socket server has stopped";
     case EVENTLOG_SOCKET_ERESOLVE:
         return "the TCP host name could not be resolved";
+    case EVENTLOG_SOCKET_EINTR:
+        return "interrupted (SIGINT) while waiting for the first client";
     case EVENTLOG_SOCKET_EEVENTLOGOFF:
         return "event logging is off, so there would be no events to stream: run the program "
                "with +RTS -l (link it with -rtsopts, or with -with-rtsopts=-l)";

@@ -32,6 +32,11 @@ struct es_chunk *es_notice_new(const struct es_header *hdr, uint64_t chunks, uin
     return notice(hdr, time, msg, n);
 }
 
+struct es_chunk *es_notice_text(const struct es_header *hdr, uint64_t time, const char *text) {
+    size_t n = strlen(text);
+    return notice(hdr, time, text, n > 65535 ? 65535 : (int)n);
+}
+
 struct es_chunk *es_notice_wait(const struct es_header *hdr, uint64_t time, uint64_t waits,
                                 uint64_t wait_ns, uint64_t period_ms) {
     char msg[160];

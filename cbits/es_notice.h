@@ -1,8 +1,9 @@
 /* Notices: blocks the server synthesises into the stream, so that a client
  * sees in its own stream what the library did (protocol.md, 1.3): where
  * chunks were skipped (the drop notice), what lossless clients cost the
- * program (the wait notice), and, for clients that ask, what streaming
- * costs it in CPU time (the cost notice). Safe on any thread; the loop thread is the
+ * program (the wait notice), why lossless delivery was refused or ended
+ * for one client (es_lossless.h), and, for clients that ask, what
+ * streaming costs it in CPU time (the cost notice). Safe on any thread; the loop thread is the
  * one that sends them. */
 #ifndef ES_NOTICE_H
 #define ES_NOTICE_H
@@ -23,6 +24,9 @@ struct es_chunk *es_notice_new(const struct es_header *hdr, uint64_t chunks, uin
  * for lossless clients in the last S s", stamped `time`. */
 struct es_chunk *es_notice_wait(const struct es_header *hdr, uint64_t time, uint64_t waits,
                                 uint64_t wait_ns, uint64_t period_ms);
+
+/* A notice holding `text` (at most 65535 bytes), stamped `time`. */
+struct es_chunk *es_notice_text(const struct es_header *hdr, uint64_t time, const char *text);
 
 /* What streaming has cost the program so far: CPU nanoseconds by thread
  * role (eventlog_socket_stats()'s cpu_ns_*) and bytes sent to all clients.

@@ -3,6 +3,7 @@
 #include "es_registry.h"
 
 #include "es_control.h"
+#include "es_gate.h"
 #include "es_log.h"
 #include "es_time.h"
 
@@ -16,6 +17,21 @@
 struct command {
     eventlog_socket_command_fn fn;
     void *data;
+};
+
+/* A namespace's commands act like the built-in costly ones (es_gate.h): one
+ * command at a time, not sooner than the interval after the previous one
+ * began, nor sooner than ES_GATE_COST_FACTOR times the CPU time it took; a
+ * command requested again while one request for it waits is folded into
+ * that one (a command running does not count: one more run is queued). So
+ * a client flooding a command whose handler forces a GC (README's
+ * example) gets one GC a second, and the queue never overflows. */
+struct limit {
+    bool pending[256]; /* a run of this id is queued, not yet begun */
+    bool acted;        /* a command has run */
+    uint64_t last_ms;  /* when the last one began (es_monotonic_ms) */
+    uint64_t gap_ms;   /* the wait after it: the interval, or the cost factor
+                        * times its CPU time */
 };
 
 /* A queue of work for one thread: commands of one namespace, or hooks. */
@@ -33,6 +49,7 @@ struct eventlog_socket_namespace {
     struct command cmds[256];
     struct worker worker;
     struct eventlog_socket_namespace *next;
+    struct limit limit; /* the rate limit on its commands */
 };
 
 /* What the hook thread's queue holds: a hook (all its handlers), or
@@ -53,8 +70,10 @@ static struct {
     struct hook *hooks[2];
     struct worker hook_worker;
     bool running, ever_running, quiesced;
-    uint64_t run, dropped;
+    uint64_t run, dropped, folded;
+    unsigned interval_ms; /* the rate limit (es_registry_set_interval) */
 } reg = {
+    .interval_ms = ES_GATE_DEFAULT_MS,
     .lock = PTHREAD_MUTEX_INITIALIZER,
     .idle = PTHREAD_COND_INITIALIZER,
     .hook_worker = {.cond = PTHREAD_COND_INITIALIZER},
@@ -165,15 +184,51 @@ static void done_item(struct worker *w) {
     pthread_cond_broadcast(&reg.idle);
 }
 
+/* With the lock held: wait until the namespace's limit lets a command
+ * run; false once quiesced. */
+static bool wait_turn(struct eventlog_socket_namespace *n) {
+    struct limit *l = &n->limit;
+    while (!reg.quiesced && l->acted && reg.interval_ms > 0) {
+        uint64_t gap = l->gap_ms > reg.interval_ms ? l->gap_ms : reg.interval_ms;
+        uint64_t now = es_monotonic_ms();
+        if (now >= l->last_ms + gap)
+            break;
+        struct timespec until = es_realtime_in_ms((unsigned)(l->last_ms + gap - now));
+        pthread_cond_timedwait(&n->worker.cond, &reg.lock, &until);
+    }
+    return !reg.quiesced;
+}
+
+static uint64_t thread_cpu_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
+}
+
 static void *namespace_thread(void *arg) {
     struct eventlog_socket_namespace *n = arg;
     pthread_mutex_lock(&reg.lock);
     uint8_t id;
     while (next_item(&n->worker, &id)) {
+        if (!wait_turn(n)) {
+            /* Quiesced while it waited for its turn: it never runs. */
+            n->worker.busy = false;
+            reg.dropped++;
+            pthread_cond_broadcast(&reg.idle);
+            break;
+        }
+        n->limit.pending[id] = false; /* a request from now on runs again */
+        n->limit.acted = true;
+        n->limit.last_ms = es_monotonic_ms();
         struct command c = n->cmds[id];
         pthread_mutex_unlock(&reg.lock);
+        /* What the handler cost: its thread's CPU time (a GC it forces runs
+         * on this thread), not the time it slept or waited. */
+        uint64_t cpu = thread_cpu_ms();
         c.fn(n, id, c.data);
+        cpu = thread_cpu_ms() - cpu;
         pthread_mutex_lock(&reg.lock);
+        n->limit.gap_ms = cpu * ES_GATE_COST_FACTOR;
         done_item(&n->worker);
     }
     pthread_mutex_unlock(&reg.lock);
@@ -239,7 +294,13 @@ bool es_registry_dispatch(const uint8_t *ns, size_t ns_len, uint8_t id) {
     pthread_mutex_lock(&reg.lock);
     struct eventlog_socket_namespace *n = find(ns, ns_len);
     bool known = n != NULL && n->cmds[id].fn != NULL;
-    bool dropped = known && !enqueue(&n->worker, id, namespace_thread, n) && !reg.quiesced;
+    bool dropped = false;
+    if (known && n->limit.pending[id]) {
+        reg.folded++; /* one run of it is queued already */
+    } else if (known) {
+        dropped = !enqueue(&n->worker, id, namespace_thread, n) && !reg.quiesced;
+        n->limit.pending[id] = !dropped && !reg.quiesced;
+    }
     pthread_mutex_unlock(&reg.lock);
     /* The loop thread is the only caller: the limiter needs no lock. */
     if (dropped)
@@ -322,5 +383,18 @@ void es_registry_counts(uint64_t *run, uint64_t *dropped) {
     pthread_mutex_lock(&reg.lock);
     *run = reg.run;
     *dropped = reg.dropped;
+    pthread_mutex_unlock(&reg.lock);
+}
+
+uint64_t es_registry_folded(void) {
+    pthread_mutex_lock(&reg.lock);
+    uint64_t n = reg.folded;
+    pthread_mutex_unlock(&reg.lock);
+    return n;
+}
+
+void es_registry_set_interval(unsigned ms) {
+    pthread_mutex_lock(&reg.lock);
+    reg.interval_ms = ms;
     pthread_mutex_unlock(&reg.lock);
 }

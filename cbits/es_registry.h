@@ -11,6 +11,9 @@
  * Haskell (a function pointer made with "foreign import ccall wrapper"),
  * which makes it a bound Haskell thread for the call.
  *
+ * Commands are rate-limited per namespace like the built-in costly ones,
+ * and repeated requests are folded (es_registry_set_interval).
+ *
  * Handlers run only while the RTS is up: commands that arrive before
  * es_registry_set_running(true) wait for it; once es_registry_quiesce has
  * run (hs_exit is beginning) nothing runs any more and what waits is
@@ -51,7 +54,15 @@ void es_registry_set_running(bool running);
  * Any thread that holds no capability; once. */
 void es_registry_quiesce(unsigned timeout_ms);
 
-/* Commands run and dropped so far (tests). */
+/* Commands run and dropped so far, and requests folded into one already
+ * queued (tests). */
 void es_registry_counts(uint64_t *run, uint64_t *dropped);
+uint64_t es_registry_folded(void);
+
+/* A namespace runs one command per `ms` at most, and after a command that
+ * took d ms of CPU time not again before ES_GATE_COST_FACTOR * d
+ * (GHC_EVENTLOG_CONTROL_INTERVAL_MS; 0: no limit; default 1000). A request
+ * for a command already queued is folded into it. Any thread. */
+void es_registry_set_interval(unsigned ms);
 
 #endif

@@ -1,22 +1,25 @@
 /* For SCHED_BATCH. */
 #define _GNU_SOURCE
 #include "es_server.h"
+#include "es_server_test.h"
 
 #define EVENTLOG_SOCKET_NO_RTS
 #include "eventlog_socket.h"
-#include "es_admit.h"
+#include "es_accept.h"
 #include "es_bound.h"
 #include "es_client.h"
+#include "es_command.h"
 #include "es_fanout.h"
 #include "es_flush_timer.h"
-#include "es_gate.h"
 #include "es_inbox.h"
+#include "es_linger.h"
 #include "es_listen.h"
 #include "es_log.h"
-#include "es_notice.h"
+#include "es_lossless.h"
 #include "es_peer.h"
 #include "es_pool.h"
-#include "es_wait.h"
+#include "es_registry.h"
+#include "es_signal.h"
 #include "es_walker.h"
 
 #include <pthread.h>
@@ -32,49 +35,36 @@
 /* Where every client's reads land (es_client_env.read_buf). */
 #define ES_SERVER_READ_BUF 65536
 
-/* The server owns the lifecycle: the listening socket, the library's two
- * threads, accepting clients, stopping; the stream itself is es_fanout's,
- * the memory bound es_bound's, the flush timer es_flush_timer's. */
+/* The server owns the lifecycle: the library's two threads, taking clients
+ * in and out, stopping. Everything else is a module's of its own: taking
+ * connections in es_accept's, the stream es_fanout's, the memory bound
+ * es_bound's, lossless delivery es_lossless's, commands es_command's, the
+ * flush timer es_flush_timer's, the end of the stream es_linger's. */
 struct es_server {
     struct es_config cfg;
     struct es_counters counters;
     uv_loop_t loop;
     uv_async_t wake;
-    uv_timer_t linger;
-    uv_timer_t exit_check; /* while stopping: closes clients that stopped reading */
     struct es_flush_timer flush;
-    union {
-        uv_handle_t handle;
-        uv_stream_t stream;
-        uv_pipe_t pipe;
-        uv_tcp_t tcp;
-    } listener;
+    struct es_accept accept;
     bool is_unix;
     char *unix_path;
     struct es_listen_result addr;
     pid_t pid; /* the process that started the server (a forked child is not it) */
 
-    es_command_fn on_command;
-    void *command_ctx;
-    struct es_gate gate;     /* the rate limit on commands */
-    uv_timer_t gate_timer;   /* runs what the gate holds back */
-    uv_timer_t resume_timer; /* resumes reading clients paused for their budget */
     uint8_t read_buf[ES_SERVER_READ_BUF];
     struct es_client_env client_env;
     struct es_admit_rules admit;
 
-    struct es_inbox inbox;              /* RTS threads to the walker */
-    struct es_walker walker;            /* the walker to the loop thread */
-    struct es_fanout fan;               /* the stream and its clients */
-    struct es_bound bound;              /* the memory bound */
-    struct es_wait wait;                /* RTS threads waiting for lossless clients */
-    unsigned nlossless;                 /* loop thread: lossless clients connected */
-    uint64_t notice_ms;                 /* loop thread: when the last wait notice went out */
-    uint64_t noticed_waits, noticed_ns; /* the wait counters then */
-    es_flush_fn flush_fn;               /* the RTS flush (es_server_set_flush) */
+    struct es_inbox inbox;       /* RTS threads to the walker */
+    struct es_walker walker;     /* the walker to the loop thread */
+    struct es_fanout fan;        /* the stream and its clients */
+    struct es_bound bound;       /* the memory bound */
+    struct es_lossless lossless; /* clients that get every byte */
+    struct es_command command;   /* control commands */
+    struct es_linger linger;     /* the end of the stream */
+    es_flush_fn flush_fn;        /* the RTS flush (es_server_set_flush) */
     void *flush_ctx;
-    struct es_log_limit log_exit_stall; /* clients that stopped reading at exit */
-    struct es_log_limit log_refused;    /* clients refused at the limits */
 
     uv_thread_t thread;
     atomic_bool stop_called; /* es_server_stop has begun */
@@ -97,132 +87,22 @@ struct es_server {
     bool wake_closed; /* the loop has closed `wake` */
 };
 
-/* ---- control commands ------------------------------------------------- */
+/* ---- what the modules call back ------------------------------------------ */
 
-static void deliver_command(uint8_t cmd, void *ctx) {
-    struct es_server *s = ctx;
-    if (s->on_command == NULL)
-        return;
-    /* What acting took on this thread (a census is taken here, in the
-     * major GC the RTS runs for it): the gate spaces costly commands by it. */
-    uint64_t start = uv_hrtime();
-    /* A census runs a GC here, which stops every capability: no RTS
-     * thread may be waiting for this thread meanwhile (es_wait.h). */
-    es_wait_rts_call(&s->wait, true);
-    s->on_command(cmd, s->command_ctx);
-    es_wait_rts_call(&s->wait, false);
-    es_gate_cost(&s->gate, cmd, (uv_hrtime() - start) / ES_NS_PER_MS);
-}
-
-/* The RTS flush, from the flush timer: it stops every capability too. */
+/* The RTS flush, from the flush timer: it stops every capability, so no
+ * RTS thread may wait for a lossless client meanwhile (es_wait.h). */
 static bool flush_rts(void *ctx) {
     struct es_server *s = ctx;
     uv_mutex_lock(&s->state_lock);
     es_flush_fn fn = s->flush_fn;
     void *fctx = s->flush_ctx;
     uv_mutex_unlock(&s->state_lock);
-    if (fn == NULL || es_wait_full(&s->wait, atomic_load(&s->inbox.in_flight)))
+    if (fn == NULL || es_lossless_full(&s->lossless))
         return false;
-    es_wait_rts_call(&s->wait, true);
+    es_lossless_rts_call(&s->lossless, true);
     bool flushed = fn(fctx);
-    es_wait_rts_call(&s->wait, false);
+    es_lossless_rts_call(&s->lossless, false);
     return flushed;
-}
-
-/* At most once a second, while program threads have waited for lossless
- * clients, every client gets a wait notice saying how long: what losing
- * nothing costs the program, visible in the stream itself. */
-#define ES_WAIT_NOTICE_MS 1000
-
-static void wait_notice(struct es_server *s) {
-    uint64_t now = uv_now(&s->loop);
-    if (!s->fan.have_header || now - s->notice_ms < ES_WAIT_NOTICE_MS)
-        return;
-    uint64_t waits = atomic_load(&s->wait.waits), ns = atomic_load(&s->wait.wait_ns);
-    if (waits > s->noticed_waits) {
-        struct es_chunk *n = es_notice_wait(&s->fan.header, s->fan.last_time,
-                                            waits - s->noticed_waits, ns - s->noticed_ns,
-                                            s->notice_ms ? now - s->notice_ms : ES_WAIT_NOTICE_MS);
-        if (n != NULL)
-            es_fanout_append(&s->fan, n);
-    }
-    s->notice_ms = now;
-    s->noticed_waits = waits;
-    s->noticed_ns = ns;
-}
-
-/* Tell waiting RTS threads how far behind the lossless clients are. */
-static void publish_wait(struct es_server *s) {
-    atomic_store_explicit(&s->counters.clients_lossless, s->nlossless, memory_order_relaxed);
-    if (s->nlossless == 0) {
-        es_wait_publish(&s->wait, false, 0);
-        return;
-    }
-    uint64_t backlog = 0;
-    es_fanout_each(&s->fan, c, next) {
-        if (c->lossless && !c->closing) {
-            uint64_t u = es_client_unsent(c);
-            backlog = u > backlog ? u : backlog;
-        }
-    }
-    es_wait_publish(&s->wait, true, backlog);
-}
-
-static void lossless(struct es_client *c, void *ctx) {
-    struct es_server *s = ctx;
-    s->nlossless++;
-    es_log("client %llu asked for lossless delivery: the program waits for it when it falls "
-           "behind",
-           (unsigned long long)c->id);
-    publish_wait(s);
-}
-
-/* For cost notices: the same figures as eventlog_socket_stats(). Read on
- * the loop thread, so its own clock is surely live here. */
-static void read_cost(struct es_cost *out, void *ctx) {
-    struct es_server *s = ctx;
-    es_server_cpu(s, &out->writer_ns, &out->walker_ns, &out->loop_ns);
-    out->bytes_sent = atomic_load_explicit(&s->counters.bytes_sent, memory_order_relaxed);
-}
-
-static void on_gate_timer(uv_timer_t *t);
-
-static void arm_gate(struct es_server *s) {
-    uint64_t due = es_gate_due(&s->gate);
-    if (due == UINT64_MAX || s->stopping)
-        return;
-    uint64_t now = uv_now(&s->loop);
-    uv_timer_start(&s->gate_timer, on_gate_timer, due > now ? due - now : 0, 0);
-}
-
-static void on_gate_timer(uv_timer_t *t) {
-    struct es_server *s = t->data;
-    if (s->stopping)
-        return;
-    es_gate_run(&s->gate, uv_now(&s->loop), deliver_command, s);
-    arm_gate(s);
-}
-
-static void on_resume_timer(uv_timer_t *t) {
-    struct es_server *s = t->data;
-    bool any = false;
-    uint64_t now = uv_now(&s->loop);
-    es_fanout_each(&s->fan, c, next) any |= es_client_resume_reading(c, now);
-    if (!any)
-        uv_timer_stop(&s->resume_timer);
-}
-
-static void reading_paused(void *ctx) {
-    struct es_server *s = ctx;
-    if (!uv_is_active((uv_handle_t *)&s->resume_timer))
-        uv_timer_start(&s->resume_timer, on_resume_timer, 100, 100);
-}
-
-/* A control command from a client, through the rate limit. */
-static void command(uint8_t cmd, void *ctx) {
-    struct es_server *s = ctx;
-    es_gate_offer(&s->gate, cmd, uv_now(&s->loop), deliver_command, s);
-    arm_gate(s);
 }
 
 /* Refresh the held-bytes counters after memory changed. */
@@ -237,19 +117,44 @@ static void publish(struct es_server *s) {
 }
 
 /* Record an error from the loop thread: the first one is kept and logged. */
-static void async_error(struct es_server *s, int err, const char *what) {
+static void async_error(int err, const char *what, void *ctx) {
+    struct es_server *s = ctx;
     int expected = 0;
     if (atomic_compare_exchange_strong(&s->last_error, &expected, err))
         es_log("error while %s: %s (further errors are not logged)", what,
                eventlog_socket_strerror(err));
 }
 
-/* ---- chunks from the RTS ---------------------------------------------- */
+static void command(uint8_t cmd, void *ctx) {
+    struct es_server *s = ctx;
+    es_command_offer(&s->command, cmd);
+}
+
+static void reading_paused(void *ctx) {
+    struct es_server *s = ctx;
+    es_command_reading_paused(&s->command);
+}
+
+static void lossless_request(struct es_client *c, void *ctx) {
+    struct es_server *s = ctx;
+    es_lossless_request(&s->lossless, c);
+}
 
 static void released(void *ctx) {
-    publish(ctx);
-    publish_wait(ctx);
+    struct es_server *s = ctx;
+    publish(s);
+    es_lossless_publish(&s->lossless);
 }
+
+/* For cost notices: the same figures as eventlog_socket_stats(). Read on
+ * the loop thread, so its own clock is surely live here. */
+static void read_cost(struct es_cost *out, void *ctx) {
+    struct es_server *s = ctx;
+    es_server_cpu(s, &out->writer_ns, &out->walker_ns, &out->loop_ns);
+    out->bytes_sent = atomic_load_explicit(&s->counters.bytes_sent, memory_order_relaxed);
+}
+
+/* ---- chunks from the RTS ---------------------------------------------- */
 
 static void begin_stop(struct es_server *s);
 static void update_flush(struct es_server *s);
@@ -265,7 +170,7 @@ static bool take_chunks(struct es_server *s) {
         if (c->gap_chunks > 0 && s->fan.have_header)
             es_bound_handoff_gap(&s->bound, c);
         if (es_fanout_ingest(&s->fan, c) != 0)
-            async_error(s, UV_ENOMEM, "keeping a chunk for the clients");
+            async_error(UV_ENOMEM, "keeping a chunk for the clients", s);
         c = next;
     }
     es_inbox_release(&s->inbox, bytes);
@@ -276,8 +181,9 @@ static bool take_chunks(struct es_server *s) {
 static void flush_logs(struct es_server *s, bool force) {
     uint64_t now = uv_now(&s->loop);
     es_bound_flush_logs(&s->bound, now, force);
-    es_log_limit_flush(&s->log_exit_stall, now, force);
-    es_log_limit_flush(&s->log_refused, now, force);
+    es_linger_flush_logs(&s->linger, now, force);
+    es_accept_flush_logs(&s->accept, now, force);
+    es_lossless_flush_logs(&s->lossless, now, force);
 }
 
 static void on_wake(uv_async_t *h) {
@@ -292,8 +198,7 @@ static void on_wake(uv_async_t *h) {
         atomic_store(&s->debug_blocked, false);
         uv_update_time(&s->loop);
     }
-    bool any = take_chunks(s);
-    if (any) {
+    if (take_chunks(s)) {
         uint64_t now = uv_now(&s->loop);
         /* Each client gets to write what it can before its lag is judged:
          * chunks can arrive many at a time (the loop thread was busy, or
@@ -305,10 +210,10 @@ static void on_wake(uv_async_t *h) {
             es_bound_check_client(&s->bound, cl);
         }
         es_bound_enforce(&s->bound);
-        wait_notice(s);
+        es_lossless_notice(&s->lossless);
         es_fanout_each(&s->fan, cl, next) es_client_pump(cl);
         publish(s);
-        publish_wait(s);
+        es_lossless_publish(&s->lossless);
     }
     flush_logs(s, false);
     if (atomic_load(&s->stop_requested) && !s->stopping)
@@ -335,7 +240,7 @@ void es_server_set_flush(struct es_server *s, es_flush_fn fn, void *ctx, unsigne
     uv_mutex_unlock(&s->state_lock);
 }
 
-/* ---- stopping --------------------------------------------------------- */
+/* ---- clients ------------------------------------------------------------ */
 
 static void on_handle_closed(uv_handle_t *h) {
     (void)h;
@@ -351,101 +256,38 @@ static void maybe_finish(struct es_server *s) {
     s->wake_closed = true;
     uv_mutex_unlock(&s->state_lock);
     uv_close((uv_handle_t *)&s->wake, on_handle_closed);
-    uv_close((uv_handle_t *)&s->linger, on_handle_closed);
-    uv_close((uv_handle_t *)&s->exit_check, on_handle_closed);
     uv_close(es_flush_timer_handle(&s->flush), on_handle_closed);
-    uv_close((uv_handle_t *)&s->gate_timer, on_handle_closed);
-    uv_close((uv_handle_t *)&s->resume_timer, on_handle_closed);
+    es_linger_close(&s->linger, on_handle_closed);
+    es_command_close(&s->command, on_handle_closed);
+    es_lossless_close(&s->lossless, on_handle_closed);
 }
-
-static void on_linger_timeout(uv_timer_t *t) {
-    struct es_server *s = t->data;
-    if (s->fan.nclients == 0)
-        return;
-    es_log("%u client(s) did not take the rest of the stream within %u ms; closing them",
-           s->fan.nclients, s->cfg.linger_ms);
-    es_fanout_each(&s->fan, c, next) es_client_close(c);
-}
-
-static void on_exit_check(uv_timer_t *t) {
-    struct es_server *s = t->data;
-    uint64_t now = uv_now(&s->loop);
-    es_fanout_each(&s->fan, c, next) {
-        if (!c->closing && es_client_stalled(c, now)) {
-            es_log_limited(&s->log_exit_stall, now,
-                           "client %llu stopped reading; closing it without the rest of the "
-                           "stream",
-                           (unsigned long long)c->id);
-            es_client_close(c);
-        }
-    }
-    flush_logs(s, false);
-}
-
-static void begin_stop(struct es_server *s) {
-    s->stopping = true;
-    update_flush(s);
-    uv_timer_stop(&s->gate_timer); /* commands held back are moot now */
-    /* The walker has ended (es_server_stop): take what it handed over last. */
-    take_chunks(s);
-    uv_close(&s->listener.handle, on_handle_closed);
-    if (s->fan.nclients > 0) {
-        uv_timer_start(&s->linger, on_linger_timeout, s->cfg.linger_ms, 0);
-        uv_timer_start(&s->exit_check, on_exit_check, 50, 50);
-        /* A client that was already stuck before the exit is not waited
-         * for at all. */
-        on_exit_check(&s->exit_check);
-    }
-    es_fanout_each(&s->fan, c, next) es_client_pump(c);
-    maybe_finish(s);
-}
-
-/* ---- the loop thread -------------------------------------------------- */
 
 static void client_closed(struct es_client *c, void *ctx) {
     struct es_server *s = ctx;
     es_fanout_leave(&s->fan, c);
-    if (c->lossless)
-        s->nlossless--;
-    publish_wait(s);
+    es_lossless_left(&s->lossless, c);
     publish(s);
     update_flush(s);
     maybe_finish(s);
 }
 
-static void on_connection(uv_stream_t *listener, int status) {
-    struct es_server *s = listener->data;
-    if (status < 0) {
-        async_error(s, status, "waiting for clients");
-        return;
-    }
+static unsigned nclients(void *ctx) {
+    struct es_server *s = ctx;
+    return s->fan.nclients;
+}
+
+/* An admitted connection becomes a client. */
+static void on_client(int fd, void *ctx) {
+    struct es_server *s = ctx;
     int r;
-    struct es_client *c = es_client_new(&s->client_env, s->is_unix, &r);
+    struct es_client *c = es_client_new(&s->client_env, fd, s->is_unix, &r);
     if (c == NULL) {
-        async_error(s, r, "accepting a client");
-        return;
-    }
-    r = uv_accept(&s->listener.stream, es_client_stream(c));
-    char why[256];
-    uv_os_fd_t fd;
-    const char *refused = NULL;
-    if (r == 0 && uv_fileno((uv_handle_t *)es_client_stream(c), &fd) == 0)
-        refused = es_admit_refusal(&s->admit, fd, s->fan.nclients, why, sizeof why);
-    if (r != 0 || refused) {
-        if (r != 0)
-            async_error(s, r, "accepting a client");
-        if (refused) {
-            atomic_fetch_add(&s->counters.clients_refused, 1);
-            es_log_limited(&s->log_refused, uv_now(&s->loop), "refusing a client: %s", refused);
-        }
-        es_client_discard(c);
+        close(fd);
+        async_error(r, "accepting a client", s);
         return;
     }
     es_fanout_join(&s->fan, c);
-    if (s->cfg.slow_client == EVENTLOG_SOCKET_SLOW_CLIENT_WAIT) {
-        c->lossless = true;
-        s->nlossless++;
-    }
+    es_lossless_joined(&s->lossless, c);
     uv_mutex_lock(&s->state_lock);
     s->first_client = true;
     uv_cond_broadcast(&s->state_cond);
@@ -453,6 +295,20 @@ static void on_connection(uv_stream_t *listener, int status) {
     publish(s);
     update_flush(s);
     es_client_start(c);
+}
+
+/* ---- stopping --------------------------------------------------------- */
+
+static void begin_stop(struct es_server *s) {
+    s->stopping = true;
+    update_flush(s);
+    es_command_stop(&s->command);
+    /* The walker has ended (es_server_stop): take what it handed over last. */
+    take_chunks(s);
+    es_accept_close(&s->accept, on_handle_closed);
+    es_linger_begin(&s->linger);
+    es_fanout_each(&s->fan, c, next) es_client_pump(c);
+    maybe_finish(s);
 }
 
 static void loop_main(void *arg) {
@@ -466,17 +322,32 @@ static void loop_main(void *arg) {
     uv_mutex_unlock(&s->state_lock);
 }
 
-/* Free a server whose loop was never initialised or has ended. */
-static void discard_server(struct es_server *s) {
-    es_wait_destroy(&s->wait);
+/* ---- construction -------------------------------------------------------- */
+
+/* How far alloc_server got, to undo exactly that. */
+enum built { BUILT_NONE, BUILT_INBOX, BUILT_WALKER, BUILT_FLUSH, BUILT_LOSSLESS, BUILT_ALL };
+
+static void destroy(struct es_server *s, enum built b) {
+    if (b >= BUILT_ALL) {
+        uv_cond_destroy(&s->state_cond);
+        uv_mutex_destroy(&s->state_lock);
+    }
+    if (b >= BUILT_LOSSLESS)
+        es_lossless_destroy(&s->lossless);
+    if (b >= BUILT_FLUSH)
+        es_flush_timer_destroy(&s->flush);
+    if (b >= BUILT_WALKER)
+        es_walker_destroy(&s->walker);
+    if (b >= BUILT_INBOX)
+        es_inbox_destroy(&s->inbox);
     es_fanout_destroy(&s->fan);
-    es_walker_destroy(&s->walker);
-    es_inbox_destroy(&s->inbox);
-    es_flush_timer_destroy(&s->flush);
-    uv_cond_destroy(&s->state_cond);
-    uv_mutex_destroy(&s->state_lock);
     free(s->unix_path);
     free(s);
+}
+
+/* Free a server whose loop was never initialised or has ended. */
+static void discard_server(struct es_server *s) {
+    destroy(s, BUILT_ALL);
 }
 
 static void free_server(struct es_server *s) {
@@ -499,68 +370,61 @@ static void run_in_background(uv_thread_t t) {
 #endif
 }
 
+/* Start the library's two threads; they take none of the program's
+ * signals (the RTS relies on its own threads getting SIGINT, SIGVTALRM,
+ * ...), and a write to a vanished client must fail with EPIPE, not raise
+ * SIGPIPE before the RTS has installed its handlers. */
+static int start_threads(struct es_server *s) {
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int r = es_walker_start(&s->walker);
+    if (r == 0 && (r = uv_thread_create(&s->thread, loop_main, s)) != 0) {
+        es_inbox_close(&s->inbox);
+        es_walker_join(&s->walker);
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (r == 0) {
+        run_in_background(s->walker.thread);
+        run_in_background(s->thread);
+        atomic_store(&s->clocks_ok,
+                     pthread_getcpuclockid(s->walker.thread, &s->walker_clock) == 0 &&
+                         pthread_getcpuclockid(s->thread, &s->loop_clock) == 0);
+    }
+    return r;
+}
+
 /* Finish construction once `s->addr` holds a listening socket. */
 static int start(struct es_server *s, struct es_server **out) {
     int r = uv_loop_init(&s->loop);
     if (r != 0) {
         close(s->addr.fd);
+        if (s->is_unix)
+            es_listen_unlink_unix(s->unix_path, &s->addr);
+        discard_server(s);
         return r;
     }
-    s->wake.data = s->linger.data = s->exit_check.data = s->gate_timer.data = s->resume_timer.data =
-        s;
-    s->listener.handle.data = s;
+    s->wake.data = s;
     uv_async_init(&s->loop, &s->wake, on_wake);
-    uv_timer_init(&s->loop, &s->linger);
     es_flush_timer_open(&s->flush, &s->loop);
-    uv_timer_init(&s->loop, &s->exit_check);
-    uv_timer_init(&s->loop, &s->gate_timer);
-    uv_timer_init(&s->loop, &s->resume_timer);
-    r = s->is_unix ? uv_pipe_init(&s->loop, &s->listener.pipe, 0)
-                   : uv_tcp_init(&s->loop, &s->listener.tcp);
-    if (r == 0) {
-        s->listener.handle.data = s;
-        r = s->is_unix ? uv_pipe_open(&s->listener.pipe, s->addr.fd)
-                       : uv_tcp_open(&s->listener.tcp, s->addr.fd);
-        if (r != 0)
-            close(s->addr.fd);
-        else
-            r = uv_listen(&s->listener.stream, ES_LISTEN_BACKLOG, on_connection);
-    } else {
-        close(s->addr.fd);
-    }
-    if (r == 0) {
-        /* Our threads must not take the program's signals (the RTS relies
-         * on its own threads getting SIGINT, SIGVTALRM, ...), and a write to
-         * a vanished client must fail with EPIPE, not raise SIGPIPE before
-         * the RTS has installed its handlers. */
-        sigset_t all, old;
-        sigfillset(&all);
-        pthread_sigmask(SIG_SETMASK, &all, &old);
-        r = es_walker_start(&s->walker);
-        if (r == 0 && (r = uv_thread_create(&s->thread, loop_main, s)) != 0) {
-            es_inbox_close(&s->inbox);
-            es_walker_join(&s->walker);
-        }
-        pthread_sigmask(SIG_SETMASK, &old, NULL);
-        if (r == 0) {
-            run_in_background(s->walker.thread);
-            run_in_background(s->thread);
-            atomic_store(&s->clocks_ok,
-                         pthread_getcpuclockid(s->walker.thread, &s->walker_clock) == 0 &&
-                             pthread_getcpuclockid(s->thread, &s->loop_clock) == 0);
-        }
-    }
+    es_lossless_open(&s->lossless, &s->loop, &s->fan, &s->counters);
+    es_command_open(&s->command, &s->loop, &s->fan, &s->lossless);
+    es_linger_open(&s->linger, &s->loop, &s->fan, s->cfg.linger_ms);
+    struct es_accept_env aenv = {
+        .on_client = on_client, .nclients = nclients, .on_error = async_error, .ctx = s};
+    r = es_accept_start(&s->accept, &s->loop, s->addr.fd, &s->admit, &s->counters, &aenv);
+    if (r == 0)
+        r = start_threads(s);
     if (r != 0) {
         /* Close what was opened; the loop must run once to finish that. */
         if (s->is_unix)
             es_listen_unlink_unix(s->unix_path, &s->addr);
-        uv_close(&s->listener.handle, NULL);
+        es_accept_close(&s->accept, NULL);
         uv_close((uv_handle_t *)&s->wake, NULL);
-        uv_close((uv_handle_t *)&s->linger, NULL);
         uv_close(es_flush_timer_handle(&s->flush), NULL);
-        uv_close((uv_handle_t *)&s->exit_check, NULL);
-        uv_close((uv_handle_t *)&s->gate_timer, NULL);
-        uv_close((uv_handle_t *)&s->resume_timer, NULL);
+        es_linger_close(&s->linger, NULL);
+        es_command_close(&s->command, NULL);
+        es_lossless_close(&s->lossless, NULL);
         uv_run(&s->loop, UV_RUN_DEFAULT);
         free_server(s);
         return r;
@@ -582,32 +446,52 @@ static void wake_loop(void *ctx) {
     uv_async_send(&s->wake);
 }
 
-static struct es_server *alloc_server(const struct es_config *cfg, es_command_fn fn, void *ctx) {
+/* A server with everything but its loop; NULL (*err set) on failure. */
+static struct es_server *alloc_server(const struct es_config *cfg, bool is_unix, es_command_fn fn,
+                                      void *ctx, int *err) {
     struct es_server *s = calloc(1, sizeof *s);
+    *err = EVENTLOG_SOCKET_ENOMEM;
     if (s == NULL)
         return NULL;
     if (cfg)
         s->cfg = *cfg;
     else
         es_config_defaults(&s->cfg);
-    s->on_command = fn;
-    s->command_ctx = ctx;
-    es_gate_init(&s->gate, s->cfg.control_interval_ms);
+    s->is_unix = is_unix;
     s->pid = getpid();
     atomic_init(&s->stop_called, false);
     atomic_init(&s->stop_requested, false);
     atomic_init(&s->debug_blocked, false);
     atomic_init(&s->last_error, 0);
+    s->admit = (struct es_admit_rules){.max_clients = s->cfg.max_clients,
+                                       .allow_other_users = s->cfg.allow_other_users,
+                                       .is_unix = is_unix};
+    es_command_init(&s->command, s->cfg.control_interval_ms, fn, ctx);
+    es_registry_set_interval(s->cfg.control_interval_ms); /* custom commands alike */
     es_fanout_init(&s->fan, &s->counters, s->cfg.max_buffer, s->cfg.defs_limit);
+    /* A client that is not lossless under `wait` (refused, or demoted) is
+     * skipped chunks like under `drop`. */
     es_bound_init(&s->bound, s->cfg.max_buffer, s->cfg.client_limit,
-                  s->cfg.slow_client == EVENTLOG_SOCKET_SLOW_CLIENT_DROP, &s->loop, &s->fan,
+                  s->cfg.slow_client != EVENTLOG_SOCKET_SLOW_CLIENT_DISCONNECT, &s->loop, &s->fan,
                   &s->counters);
-    s->log_exit_stall.what = "clients that stopped reading closed at exit";
-    s->log_refused.what = "clients refused";
-    es_inbox_init(&s->inbox, es_server_handoff_limit(&s->cfg));
-    es_walker_init(&s->walker, &s->inbox, s->fan.defs.types, wake_loop, s);
-    es_flush_timer_init(&s->flush, &s->walker, &s->counters);
-    es_wait_init(&s->wait, s->cfg.client_limit);
+    enum built b = BUILT_NONE;
+    int r = es_inbox_init(&s->inbox, es_server_handoff_limit(&s->cfg));
+    if (r == 0 &&
+        (b = BUILT_INBOX,
+         r = es_walker_init(&s->walker, &s->inbox, s->fan.defs.types, wake_loop, s)) == 0 &&
+        (b = BUILT_WALKER, r = es_flush_timer_init(&s->flush, &s->walker, &s->counters)) == 0 &&
+        (b = BUILT_FLUSH,
+         r = es_lossless_init(&s->lossless, &s->cfg, &s->admit, &s->inbox.in_flight)) == 0 &&
+        (b = BUILT_LOSSLESS, r = uv_mutex_init(&s->state_lock)) == 0) {
+        if ((r = uv_cond_init(&s->state_cond)) != 0)
+            uv_mutex_destroy(&s->state_lock);
+    }
+    if (r != 0) {
+        es_log("cannot set the server up: %s", eventlog_socket_strerror(r));
+        destroy(s, b);
+        *err = r;
+        return NULL;
+    }
     s->client_env = (struct es_client_env){.loop = &s->loop,
                                            .store = &s->fan.store,
                                            .header = &s->fan.header,
@@ -619,24 +503,20 @@ static struct es_server *alloc_server(const struct es_config *cfg, es_command_fn
                                            .on_command = command,
                                            .on_reading_paused = reading_paused,
                                            .on_released = released,
-                                           .on_lossless = lossless,
+                                           .on_lossless = lossless_request,
                                            .read_cost = read_cost,
                                            .on_closed = client_closed,
                                            .ctx = s};
-    s->admit = (struct es_admit_rules){.max_clients = s->cfg.max_clients,
-                                       .allow_other_users = s->cfg.allow_other_users};
-    uv_mutex_init(&s->state_lock);
-    uv_cond_init(&s->state_cond);
     return s;
 }
 
 int es_server_start_unix(struct es_server **out, const char *path, const struct es_config *cfg,
                          es_command_fn fn, void *ctx) {
-    struct es_server *s = alloc_server(cfg, fn, ctx);
+    int r;
+    struct es_server *s = alloc_server(cfg, true, fn, ctx, &r);
     if (s == NULL)
-        return EVENTLOG_SOCKET_ENOMEM;
-    s->is_unix = s->admit.is_unix = true;
-    int r = es_listen_unix(path, &s->addr);
+        return r;
+    r = es_listen_unix(path, &s->addr);
     if (r == 0 && (s->unix_path = strdup(path)) == NULL) {
         close(s->addr.fd);
         unlink(path);
@@ -651,16 +531,19 @@ int es_server_start_unix(struct es_server **out, const char *path, const struct 
 
 int es_server_start_tcp(struct es_server **out, const char *host, const char *port,
                         const struct es_config *cfg, es_command_fn fn, void *ctx) {
-    struct es_server *s = alloc_server(cfg, fn, ctx);
+    int r;
+    struct es_server *s = alloc_server(cfg, false, fn, ctx, &r);
     if (s == NULL)
-        return EVENTLOG_SOCKET_ENOMEM;
-    int r = es_listen_tcp(host, port, &s->addr);
+        return r;
+    r = es_listen_tcp(host, port, &s->addr);
     if (r != 0) {
         discard_server(s);
         return r;
     }
     return start(s, out);
 }
+
+/* ---- RTS threads ---------------------------------------------------------- */
 
 static uint64_t ns_of(const struct timespec *t) {
     return (uint64_t)t->tv_sec * 1000000000u + (uint64_t)t->tv_nsec;
@@ -673,7 +556,7 @@ void es_server_submit(struct es_server *s, const void *buf, size_t len) {
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
     /* A lossless client without room makes this thread wait (es_wait.h);
      * while one is connected, nothing is dropped at the hand-off. */
-    bool lossless = es_wait_for_room(&s->wait, len, &s->inbox.in_flight);
+    bool lossless = es_lossless_wait_for_room(&s->lossless, len);
     es_inbox_push(&s->inbox, buf, len, !lossless);
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
     atomic_fetch_add_explicit(&s->counters.cpu_writer_ns, ns_of(&b) - ns_of(&a),
@@ -699,6 +582,8 @@ void es_server_cpu(struct es_server *s, uint64_t *writer, uint64_t *walker, uint
     *loop = live ? read_clock(s->loop_clock, &s->counters.cpu_loop_ns)
                  : atomic_load(&s->counters.cpu_loop_ns);
 }
+
+/* ---- stopping, from the thread that ends event logging -------------------- */
 
 /* Wait for the loop thread to end, but not past `deadline` (uv_hrtime). */
 static int wait_stopped(struct es_server *s, uint64_t deadline) {
@@ -729,7 +614,7 @@ int es_server_stop(struct es_server *s) {
     uint64_t deadline =
         uv_hrtime() + ((uint64_t)s->cfg.linger_ms + ES_STOP_MARGIN_MS) * ES_NS_PER_MS;
     /* Refuse further chunks; the walker hands over the rest, then ends. */
-    es_wait_shutdown(&s->wait); /* no RTS thread waits for a client any more */
+    es_lossless_shutdown(&s->lossless); /* no RTS thread waits for a client any more */
     es_inbox_close(&s->inbox);
     int r = es_walker_wait(&s->walker, deadline);
     if (r == 0) {
@@ -762,27 +647,29 @@ void es_server_free(struct es_server *s) {
     free_server(s);
 }
 
-void es_server_debug_block(struct es_server *s, unsigned ms) {
-    atomic_store(&s->debug_block_ms, ms);
-    uv_async_send(&s->wake);
-}
-
-bool es_server_debug_blocked(struct es_server *s) {
-    return atomic_load(&s->debug_blocked);
-}
-
-void es_server_debug_release(struct es_server *s) {
-    atomic_store(&s->debug_blocked, false);
+/* The socket file goes at SIGINT or SIGTERM during a wait (es_signal.h):
+ * lstat and unlink only, both async-signal-safe. */
+static void unlink_socket(void *ctx) {
+    struct es_server *s = ctx;
+    if (s->is_unix)
+        es_listen_unlink_unix(s->unix_path, &s->addr);
 }
 
 int es_server_wait_client(struct es_server *s) {
+    unsigned signals = es_signal_count();
+    es_signal_guard(unlink_socket, s);
     uv_mutex_lock(&s->state_lock);
-    while (!s->first_client && !s->stopped)
-        uv_cond_wait(&s->state_cond, &s->state_lock);
-    int r = s->first_client ? 0 : EVENTLOG_SOCKET_ESTOPPED;
+    /* A SIGINT ends the wait: the count is looked at every 100 ms, as the
+     * handler may not touch the condition variable. */
+    while (!s->first_client && !s->stopped && es_signal_count() == signals)
+        uv_cond_timedwait(&s->state_cond, &s->state_lock, 100 * ES_NS_PER_MS);
+    int r = s->first_client ? 0 : s->stopped ? EVENTLOG_SOCKET_ESTOPPED : EVENTLOG_SOCKET_EINTR;
     uv_mutex_unlock(&s->state_lock);
+    es_signal_unguard();
     return r;
 }
+
+/* ---- what the API reads ------------------------------------------------------ */
 
 const struct es_counters *es_server_counters(const struct es_server *s) {
     return &s->counters;
@@ -804,6 +691,29 @@ pid_t es_server_pid(const struct es_server *s) {
     return s->pid;
 }
 
+void es_server_exiting(struct es_server *s) {
+    es_lossless_exiting(&s->lossless);
+}
+
+void es_server_wait_stats(struct es_server *s, uint64_t *waits, uint64_t *ns, uint64_t *max_ns) {
+    es_lossless_wait_stats(&s->lossless, waits, ns, max_ns);
+}
+
+/* ---- for tests (es_server_test.h) --------------------------------------------- */
+
+void es_server_debug_block(struct es_server *s, unsigned ms) {
+    atomic_store(&s->debug_block_ms, ms);
+    uv_async_send(&s->wake);
+}
+
+bool es_server_debug_blocked(struct es_server *s) {
+    return atomic_load(&s->debug_blocked);
+}
+
+void es_server_debug_release(struct es_server *s) {
+    atomic_store(&s->debug_blocked, false);
+}
+
 size_t es_server_in_flight(struct es_server *s) {
     return atomic_load(&s->inbox.in_flight);
 }
@@ -815,14 +725,4 @@ void es_server_handoff_dropped(struct es_server *s, uint64_t *chunks, uint64_t *
 void es_server_threads(struct es_server *s, uv_thread_t *walker, uv_thread_t *loop) {
     *walker = s->walker.thread;
     *loop = s->thread;
-}
-
-void es_server_exiting(struct es_server *s) {
-    es_wait_exiting(&s->wait, s->cfg.linger_ms);
-}
-
-void es_server_wait_stats(struct es_server *s, uint64_t *waits, uint64_t *ns, uint64_t *max_ns) {
-    *waits = atomic_load(&s->wait.waits);
-    *ns = atomic_load(&s->wait.wait_ns);
-    *max_ns = atomic_load(&s->wait.wait_max_ns);
 }

@@ -5,10 +5,10 @@
 #define ES_SERVER_H
 
 #include "es_chunk.h"
+#include "es_command.h"
 #include "es_config.h"
 #include "es_counters.h"
 #include "es_flush_timer.h"
-#include "es_gate.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -28,9 +28,6 @@ static inline size_t es_server_handoff_limit(const struct es_config *cfg) {
     size_t half = cfg->max_buffer / 2;
     return half > 4 * ES_RTS_BUFFER ? half : 4 * ES_RTS_BUFFER;
 }
-
-/* Called on the loop thread for every known control command a client sends. */
-typedef void (*es_command_fn)(uint8_t cmd, void *ctx);
 
 /* Create a server listening on a Unix socket or TCP, and start its loop
  * thread. Errors are those of es_listen_*, or a negated errno. */
@@ -63,21 +60,17 @@ void es_server_free(struct es_server *s);
  * walker and the loop thread. Any thread. */
 void es_server_cpu(struct es_server *s, uint64_t *writer, uint64_t *walker, uint64_t *loop);
 
-/* For tests: make the loop thread sleep `ms` at its next wake-up, as if it
- * were stuck, while RTS threads go on writing; whether it sleeps in it now;
- * end the sleep early. Any thread. */
-void es_server_debug_block(struct es_server *s, unsigned ms);
-bool es_server_debug_blocked(struct es_server *s);
-void es_server_debug_release(struct es_server *s);
-
 /* Call `fn` (the RTS flush) on the loop thread every `interval_ms` while at
  * least one client is connected (0 or NULL: never); `paced` as in
  * es_flush_timer.h. Any thread. */
 void es_server_set_flush(struct es_server *s, es_flush_fn fn, void *ctx, unsigned interval_ms,
                          bool paced);
 
-/* Block until the first client connects (0) or the server stops
- * (EVENTLOG_SOCKET_ESTOPPED). */
+/* Block until the first client connects (0), the server stops
+ * (EVENTLOG_SOCKET_ESTOPPED) or the program is interrupted (a SIGINT
+ * through es_signal_chain: EVENTLOG_SOCKET_EINTR). Meanwhile a SIGINT or
+ * SIGTERM that would end the process removes the socket file first
+ * (es_signal_guard). */
 int es_server_wait_client(struct es_server *s);
 
 /* What eventlog_socket_stats and eventlog_socket_last_error report, and
@@ -90,17 +83,11 @@ int es_server_tcp_port(const struct es_server *s);
 pid_t es_server_pid(const struct es_server *s);
 
 /* The program has begun to exit: RTS threads wait for lossless clients
- * at most the linger time from now (es_wait.h). Any thread. */
+ * at most the linger time from now (es_lossless.h). Any thread. */
 void es_server_exiting(struct es_server *s);
 
 /* How often RTS threads waited for lossless clients, for how long in all
  * and at most (nanoseconds). Any thread. */
 void es_server_wait_stats(struct es_server *s, uint64_t *waits, uint64_t *ns, uint64_t *max_ns);
-
-/* For tests: bytes handed over and not yet taken in, chunks and bytes the
- * hand-off dropped, and the library's two threads. Any thread. */
-size_t es_server_in_flight(struct es_server *s);
-void es_server_handoff_dropped(struct es_server *s, uint64_t *chunks, uint64_t *bytes);
-void es_server_threads(struct es_server *s, uv_thread_t *walker, uv_thread_t *loop);
 
 #endif

@@ -1,6 +1,7 @@
 #include "es_wait.h"
 
 #include "es_log.h"
+#include "es_signal.h"
 
 int es_wait_init(struct es_wait *w, size_t limit) {
     *w = (struct es_wait){.limit = limit};
@@ -22,12 +23,23 @@ void es_wait_destroy(struct es_wait *w) {
     uv_mutex_destroy(&w->lock);
 }
 
-/* With the lock held: whether the caller must wait (yet). */
+/* With the lock held: when a wait that began at `start` must end at the
+ * latest (uv_hrtime), or 0 for no bound. */
+static uint64_t bound(const struct es_wait *w, uint64_t start) {
+    uint64_t b = w->deadline;
+    if (w->interrupt_until != 0 && start < w->interrupt_until && (b == 0 || w->interrupt_until < b))
+        b = w->interrupt_until;
+    return b;
+}
+
+/* With the lock held: whether the caller, waiting since `start`, must wait
+ * (yet). */
 static bool must_wait(const struct es_wait *w, size_t len, const atomic_size_t *in_flight,
-                      uint64_t now) {
+                      uint64_t start, uint64_t now) {
     if (!atomic_load(&w->active) || w->in_rts_call || w->shut)
         return false;
-    if (w->deadline != 0 && now >= w->deadline)
+    uint64_t until = bound(w, start);
+    if (until != 0 && now >= until)
         return false;
     /* A chunk larger than the limit on its own passes once the client has
      * taken everything else. */
@@ -41,12 +53,15 @@ bool es_wait_for_room(struct es_wait *w, size_t len, const atomic_size_t *in_fli
     uv_mutex_lock(&w->lock);
     uint64_t start = uv_hrtime(), now = start;
     bool waited = false;
-    while (must_wait(w, len, in_flight, now)) {
+    while (must_wait(w, len, in_flight, start, now)) {
+        if (!waited)
+            es_signal_chain(); /* a Ctrl-C must reach the loop thread (es_signal.h) */
         waited = true;
         w->waiters++;
-        /* Timed only for the exit deadline: every change is broadcast. */
-        if (w->deadline != 0)
-            uv_cond_timedwait(&w->room, &w->lock, w->deadline - now);
+        /* Timed only for a bound: every change is broadcast. */
+        uint64_t until = bound(w, start);
+        if (until != 0)
+            uv_cond_timedwait(&w->room, &w->lock, until - now);
         else
             uv_cond_wait(&w->room, &w->lock);
         w->waiters--;
@@ -106,6 +121,20 @@ void es_wait_exiting(struct es_wait *w, unsigned linger_ms) {
         w->deadline = uv_hrtime() + (uint64_t)linger_ms * 1000000u;
     uv_cond_broadcast(&w->room);
     uv_mutex_unlock(&w->lock);
+}
+
+void es_wait_interrupted(struct es_wait *w, unsigned linger_ms) {
+    uv_mutex_lock(&w->lock);
+    w->interrupt_until = uv_hrtime() + (uint64_t)linger_ms * 1000000u;
+    uv_cond_broadcast(&w->room);
+    uv_mutex_unlock(&w->lock);
+}
+
+bool es_wait_waiting(struct es_wait *w) {
+    uv_mutex_lock(&w->lock);
+    bool any = w->waiters > 0;
+    uv_mutex_unlock(&w->lock);
+    return any;
 }
 
 void es_wait_shutdown(struct es_wait *w) {

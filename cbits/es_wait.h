@@ -16,11 +16,18 @@
  * So before any such call the loop thread releases every waiter, and no
  * thread waits until the call has returned (es_wait_rts_call). Waits also
  * end for good when the server stops, and at exit they are bounded by the
- * linger time (es_wait_exiting), so that exit never hangs on a client.
+ * linger time (es_wait_exiting), so that exit never hangs on a client. An
+ * interrupt (SIGINT, es_signal.h) bounds them the same way for one linger
+ * time (es_wait_interrupted): the RTS's orderly exit needs the capability
+ * a waiting thread holds; a program that handles the signal and goes on
+ * waits as before once that time is over.
+ *
+ * What lossless delivery is, who may have it and when it ends is
+ * es_lossless.h's; this is only the RTS threads' side of it.
  *
  * Thread ownership: es_wait_for_room runs on RTS threads; es_wait_publish,
- * es_wait_rts_call on the loop thread; es_wait_exiting, es_wait_shutdown on
- * any thread. The state is under one mutex, with an atomic fast path for
+ * es_wait_rts_call on the loop thread; es_wait_exiting, es_wait_interrupted,
+ * es_wait_shutdown on any thread. The state is under one mutex, with an atomic fast path for
  * the common case of no lossless client. */
 #ifndef ES_WAIT_H
 #define ES_WAIT_H
@@ -35,13 +42,14 @@ struct es_wait {
     size_t limit;       /* unsent bytes a lossless client may have */
     atomic_bool active; /* some lossless client is connected */
     uv_mutex_t lock;
-    uv_cond_t room;    /* broadcast whenever what follows changes */
-    uint64_t backlog;  /* the largest unsent backlog of a lossless client */
-    bool in_rts_call;  /* the loop thread is calling into the RTS */
-    bool shut;         /* the server stops: nobody waits any more */
-    uint64_t deadline; /* exiting: no wait past this (uv_hrtime), or 0 */
-    unsigned waiters;  /* RTS threads waiting now */
-    bool exit_logged;  /* a wait at exit ran out of time (logged once) */
+    uv_cond_t room;           /* broadcast whenever what follows changes */
+    uint64_t backlog;         /* the largest unsent backlog of a lossless client */
+    bool in_rts_call;         /* the loop thread is calling into the RTS */
+    bool shut;                /* the server stops: nobody waits any more */
+    uint64_t deadline;        /* exiting: no wait past this (uv_hrtime), or 0 */
+    uint64_t interrupt_until; /* waits that began before this end by it, or 0 */
+    unsigned waiters;         /* RTS threads waiting now */
+    bool exit_logged;         /* a wait at exit ran out of time (logged once) */
     /* What waiting cost the program, for eventlog_socket_stats. */
     atomic_uint_fast64_t waits, wait_ns, wait_max_ns;
 };
@@ -75,6 +83,13 @@ void es_wait_rts_call(struct es_wait *w, bool calling);
 /* The program has begun to exit: no wait lasts beyond `linger_ms` from
  * now. Any thread. */
 void es_wait_exiting(struct es_wait *w, unsigned linger_ms);
+
+/* The program was interrupted: a wait that begins before `linger_ms` from
+ * now ends by then at the latest. Any thread. */
+void es_wait_interrupted(struct es_wait *w, unsigned linger_ms);
+
+/* Whether an RTS thread waits now. Any thread. */
+bool es_wait_waiting(struct es_wait *w);
 
 /* The server stops: release every waiter, and wait no more. Any thread. */
 void es_wait_shutdown(struct es_wait *w);

@@ -142,10 +142,14 @@ static void note_event(struct es_conn_info *in, const struct es_event *ev) {
             in->last_sample_time = ev->time;
         break;
     case ES_EVENT_USER_MSG: {
+        static const char lossless[] = "eventlog-socket: lossless delivery ";
         uint64_t chunks;
         if (is_drop_notice(p, n, &chunks)) {
             in->drop_notices++;
             in->dropped_chunks += chunks;
+        } else if (n > sizeof lossless - 1 && memcmp(p, lossless, sizeof lossless - 1) == 0) {
+            copy_text(in->lossless_notice, sizeof in->lossless_notice, p, n);
+            in->lossless_notices++;
         }
         break;
     }

@@ -53,9 +53,13 @@ struct es_conn_info {
     uint64_t last_sample_time; /* program time of the latest one */
     uint64_t drop_notices;     /* drop notices the server inserted (protocol.md 1.3) */
     uint64_t dropped_chunks;   /* the chunks they say were skipped */
-    uint64_t bytes;            /* bytes received */
-    uint64_t events;           /* events read, block markers included */
-    uint64_t latest_time;      /* the latest event time seen (program time, ns) */
+    /* The latest notice about lossless delivery for this connection
+     * (refused, or ended; protocol.md 1.3), and how many came. */
+    char lossless_notice[512];
+    uint64_t lossless_notices;
+    uint64_t bytes;       /* bytes received */
+    uint64_t events;      /* events read, block markers included */
+    uint64_t latest_time; /* the latest event time seen (program time, ns) */
 };
 
 struct es_conn;

@@ -31,9 +31,10 @@ struct record {
     const char *out; /* -o, or NULL for PROGRAM-PID.eventlog */
     char path[512];  /* the file being written */
     bool opened;
-    bool have_header; /* the stream's header has arrived */
-    double duration;  /* seconds, 0: until the program ends */
-    bool lossless;    /* --lossless: ask the server for every byte */
+    bool have_header;          /* the stream's header has arrived */
+    double duration;           /* seconds, 0: until the program ends */
+    bool lossless;             /* --lossless: ask the server for every byte */
+    uint64_t lossless_notices; /* the server's notices about it, printed */
     uv_signal_t sigint, sigterm;
     uv_timer_t duration_timer, progress_timer, name_timer;
     bool progress;       /* stderr is a terminal */
@@ -221,6 +222,11 @@ static void on_header(struct es_conn *c, void *ctx) {
 static void on_event(struct es_conn *c, const struct es_event *ev, uint64_t offset, void *ctx) {
     struct record *r = ctx;
     es_blocks_event(&r->blocks, ev, offset);
+    if (c->info.lossless_notices > r->lossless_notices) { /* refused, or ended */
+        r->lossless_notices = c->info.lossless_notices;
+        clear_progress(r);
+        fprintf(stderr, "%s\n", c->info.lossless_notice);
+    }
     if (!r->opened && c->info.have_args && c->info.have_pid && c->info.program[0] != '\0')
         open_file(r);
 }

@@ -76,6 +76,9 @@ extern "C" {
 /* eventlog_socket_start_*: event logging is off in this run (the program was
  * started without +RTS -l), so the stream would hold no events. */
 #define EVENTLOG_SOCKET_EEVENTLOGOFF (-30006)
+/* eventlog_socket_wait: the program was interrupted (SIGINT) before a
+ * client connected. */
+#define EVENTLOG_SOCKET_EINTR (-EINTR)
 
 /* Control commands a client sends as the byte after the "GCTL" magic, or
  * as upstream eventlog-socket's frames in its namespace "eventlog-socket"
@@ -193,7 +196,24 @@ struct eventlog_socket_options {
      * line. Non-zero serves every user. Clients from other machines (when
      * a non-loopback address is bound) cannot be checked. Default 0. */
     int allow_other_users;
+    /* Who may have lossless delivery (EVENTLOG_SOCKET_CMD_LOSSLESS, and
+     * every client under EVENTLOG_SOCKET_SLOW_CLIENT_WAIT):
+     * EVENTLOG_SOCKET_LOSSLESS_OWNER (default): only clients of the
+     * program's own user or root, over the Unix socket or from loopback TCP
+     * (the peer's user is checked), never another user or another machine;
+     * _ALL: any client that may connect; _NONE: nobody. A refused request
+     * is logged, and the client gets a notice in its stream (protocol.md,
+     * 1.3) and keeps slow_client's policy (drop under _WAIT). */
+    int lossless_clients;
+    /* A lossless client that reads nothing for this many milliseconds
+     * while the program waits for it loses lossless delivery (a log line,
+     * a notice in its stream; from then on slow_client's policy, drop
+     * under _WAIT). Default 10000; 0: never; at most 3600000. */
+    unsigned lossless_stall_ms;
 };
+#define EVENTLOG_SOCKET_LOSSLESS_OWNER         0
+#define EVENTLOG_SOCKET_LOSSLESS_ALL           1
+#define EVENTLOG_SOCKET_LOSSLESS_NONE          2
 #define EVENTLOG_SOCKET_SLOW_CLIENT_DROP       0
 #define EVENTLOG_SOCKET_SLOW_CLIENT_DISCONNECT 1
 /* Lose nothing: every client is lossless (EVENTLOG_SOCKET_CMD_LOSSLESS).

@@ -6,6 +6,7 @@
 #include "es_instance.h"
 #include "es_log.h"
 #include "es_registry.h"
+#include "es_signal.h"
 
 #include <string.h>
 
@@ -97,6 +98,9 @@ static int switch_writer(int r, bool wait) {
         return r;
     }
     eventlog_socket_ready();
+    /* The library sees Ctrl-C too (waits for lossless clients, or for the
+     * first client, end). */
+    es_signal_chain();
     /* Live streaming needs periodic flushes, which must stop before hs_exit
      * shuts the RTS down: with GHC's own main that takes an exit hook put in
      * after the fact. */

@@ -3,6 +3,7 @@
 #include "es_rts.h"
 
 #include "es_log.h"
+#include "es_signal.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -34,6 +35,8 @@ int eventlog_socket_hs_main(int argc, char *argv[], RtsConfig conf, StgClosure *
     hs_init_ghc(&argc, &argv, conf);
     if (es_rts.graceful_sigterm)
         install_graceful_sigterm();
+    /* The library sees Ctrl-C too (waits for lossless clients end). */
+    es_signal_chain();
     eventlog_socket_ready();
     es_rts_flush_enable();
 

@@ -19,12 +19,17 @@
 --   start-unix PATH    switch the running RTS to eventlog-socket on PATH
 --                      (eventlog_socket_start_unix); answers "ok" or
 --                      "error MESSAGE"
+--   start-unix-wait PATH  the same, waiting for the first client
+--   work S MB          keep MB megabytes of live data and compute for S
+--                      seconds (allocating); answers "ok N" with the number
+--                      of rounds done, the program's speed
 --   quit               exit normally (so does end of input)
 --
 -- With --custom, custom commands and hooks are registered through the C API
 -- (namespace "probe": 1 posts the marker "custom probe 1", 2 sleeps 2 s and
 -- then posts "custom probe 2 done"; namespace "other": 1 posts "custom other
--- 1"; hooks post "hook post-start" and "hook pre-end").
+-- 1"; namespace "my-package": 1 is README's example, a major GC and the
+-- marker "gc done"; hooks post "hook post-start" and "hook pre-end").
 -- With --sigterm-handler, SIGTERM makes the main thread exit with status 143
 -- through hs_exit (README, "Stopping a program"); without it, SIGTERM kills.
 -- With --busy a background thread allocates continuously, so the scheduler
@@ -63,9 +68,9 @@ foreign import ccall safe "eventlog_socket_start_unix"
 foreign import ccall unsafe "eventlog_socket_strerror"
   c_strerror :: CInt -> IO CString
 
-startUnix :: String -> IO ()
-startUnix path = do
-  r <- withCString path $ \p -> c_start_unix p 0
+startUnix :: CBool -> String -> IO ()
+startUnix waitFlag path = do
+  r <- withCString path $ \p -> c_start_unix p waitFlag
   if r == 0
     then reply
     else do
@@ -111,6 +116,27 @@ floodFast seconds tag = do
         if now - start < seconds then go (i + 1000) else pure (i + 999)
   go 1
 
+-- | Rounds of allocating arithmetic for `seconds`, while `mb` megabytes of
+-- live data (a list of boxed Ints, 40 bytes each) stay reachable, so that
+-- a major GC has that much to copy.
+work :: Double -> Int -> IO Int
+work seconds mb = do
+  live <- evaluate (force [1 .. mb * 26000 :: Int])
+  start <- getMonotonicTime
+  let go :: Int -> IO Int
+      go n = do
+        k <- evaluate (length (show (product [1 .. 150 + toInteger (n `mod` 50)])))
+        if n `mod` 64 /= 0
+          then go (n + 1 + k `mod` 1)
+          else do
+            now <- getMonotonicTime
+            if now - start < seconds then go (n + 1) else pure n
+  n <- go 1
+  _ <- evaluate (sum live)
+  pure n
+  where
+    force xs = sum xs `seq` xs
+
 busy :: Integer -> IO ()
 busy n = do
   k <- evaluate (length (show (product [1 .. 200 + n `mod` 50])))
@@ -146,7 +172,11 @@ loop = do
         ["open-files", n] -> do
           opened <- openFiles (read n)
           putStrLn ("ok " ++ show opened) >> hFlush stdout >> loop
-        ["start-unix", path] -> startUnix path >> loop
+        ["start-unix", path] -> startUnix 0 path >> loop
+        ["start-unix-wait", path] -> startUnix 1 path >> loop
+        ["work", secs, mb] -> do
+          n <- work (read secs) (read mb)
+          putStrLn ("ok " ++ show n) >> hFlush stdout >> loop
         ["quit"] -> reply
         _ -> hPutStrLn stderr ("probe: unknown command: " ++ line) >> loop
 
@@ -187,6 +217,9 @@ registerCustom = do
   command probeNs 1 (traceMarkerIO "custom probe 1")
   command probeNs 2 (threadDelay 2000000 >> traceMarkerIO "custom probe 2 done")
   command otherNs 1 (traceMarkerIO "custom other 1")
+  -- README's example, as a program would register it.
+  myNs <- namespace "my-package"
+  command myNs 1 (performMajorGC >> traceMarkerIO "gc done")
   hook 0 (traceMarkerIO "hook post-start")
   hook 1 (traceMarkerIO "hook pre-end")
   where

@@ -1,7 +1,9 @@
 /* Custom commands and hooks without the RTS: registration rules (the
  * reserved namespace, duplicates, many commands), commands waiting until
- * the RTS is up, a slow handler holding up only its own namespace, the
- * queue's bound, hooks, and a quiesce that runs PRE_END and stops all. */
+ * the RTS is up, a slow handler holding up only its own namespace,
+ * repeated requests folded into one, the rate limit per namespace (the
+ * interval, and fifty times a handler's CPU time), hooks, and a quiesce
+ * that runs PRE_END and stops all. */
 #define _GNU_SOURCE
 #define EVENTLOG_SOCKET_NO_RTS
 #include "eventlog_socket.h"
@@ -28,6 +30,32 @@ static void slow(const eventlog_socket_namespace *ns, uint8_t id, void *data) {
     while (!atomic_load(&release_slow))
         sleep_ms(5);
     count(ns, id, data);
+}
+
+/* When each run of lim/1 and lim/2 began (ms), and lim/2 burns CPU. */
+static uint64_t lim_start[8];
+static atomic_int lim_runs;
+
+static uint64_t now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
+}
+
+static void timed(const eventlog_socket_namespace *ns, uint8_t id, void *data) {
+    (void)ns;
+    (void)data;
+    int k = atomic_load(&lim_runs);
+    if (k < 8)
+        lim_start[k] = now_ms();
+    if (id == 2) { /* 20 ms of CPU */
+        struct timespec t0, t;
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+        do
+            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+        while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < 20000000L);
+    }
+    atomic_fetch_add(&lim_runs, 1);
 }
 
 static void post(void *data) {
@@ -95,6 +123,14 @@ int main(void) {
            eventlog_socket_register_hook(5, pre, NULL) == EVENTLOG_SOCKET_EINVAL,
        "hooks registered; an unknown hook refused");
 
+    eventlog_socket_namespace *lim;
+    ok(eventlog_socket_register_namespace("lim", 3, &lim) == 0 &&
+           eventlog_socket_register_command(lim, 1, timed, NULL) == 0 &&
+           eventlog_socket_register_command(lim, 2, timed, NULL) == 0,
+       "namespace lim registered");
+    /* A short interval, so that the test does not wait seconds. */
+    es_registry_set_interval(100);
+
     /* Before the RTS is up: commands are known, and wait. */
     ok(feed("app", 1) == 1 && feed("nope", 1) == 0 && feed("app", 0) == 0 &&
            feed("eventlog-socket", 99) == 0,
@@ -118,12 +154,42 @@ int main(void) {
         feed("app", 9);
     uint64_t run, dropped;
     es_registry_counts(&run, &dropped);
-    ok(dropped == 80 - ES_REGISTRY_QUEUE + 1, "the queue holds %d: %llu of 80 more dropped",
-       ES_REGISTRY_QUEUE, (unsigned long long)dropped);
+    ok(dropped == 0 && es_registry_folded() == 79,
+       "80 requests for app/9 while one waits: one queued, %llu folded, %llu dropped",
+       (unsigned long long)es_registry_folded(), (unsigned long long)dropped);
     atomic_store(&release_slow, true);
-    ok(wait_for(&ran[0][2], 1) == 1 &&
-           wait_for(&ran[0][9], ES_REGISTRY_QUEUE - 1) == ES_REGISTRY_QUEUE - 1,
-       "once it returns, app/2 and the queued ones run");
+    ok(wait_for(&ran[0][2], 1) == 1 && wait_for(&ran[0][9], 1) == 1,
+       "once app/7 returns, app/2 and app/9 run");
+    sleep_ms(300);
+    ok(atomic_load(&ran[0][9]) == 1, "app/9 ran once for the 80 requests");
+    atomic_store(&release_slow, false);
+    atomic_store(&slow_started, 0);
+    feed("app", 7);
+    wait_for(&slow_started, 1);
+    feed("app", 7);
+    feed("app", 7);
+    atomic_store(&release_slow, true);
+    ok(wait_for(&ran[0][7], 3) == 3,
+       "requests while the command runs are not folded into that run: it runs once more");
+    sleep_ms(300);
+    ok(atomic_load(&ran[0][7]) == 3, "and only once more");
+
+    /* The rate limit: lim/1 twice, then lim/2 (20 ms of CPU), then lim/1. */
+    feed("lim", 1);
+    wait_for(&lim_runs, 1);
+    feed("lim", 1);
+    wait_for(&lim_runs, 2);
+    feed("lim", 2);
+    wait_for(&lim_runs, 3);
+    feed("lim", 1);
+    ok(wait_for(&lim_runs, 4) == 4, "lim's four commands ran");
+    ok(lim_start[1] - lim_start[0] >= 100 && lim_start[2] - lim_start[1] >= 100,
+       "one command of a namespace per interval (%llu, %llu ms apart; the interval is 100)",
+       (unsigned long long)(lim_start[1] - lim_start[0]),
+       (unsigned long long)(lim_start[2] - lim_start[1]));
+    ok(lim_start[3] - lim_start[2] >= 50 * 20,
+       "after a command that took 20 ms of CPU, the next waits 50 times that (%llu ms)",
+       (unsigned long long)(lim_start[3] - lim_start[2]));
 
     es_registry_client_connected();
     ok(wait_for(&hooks_post, 2) == 2, "POST_START ran again for a client that connected");

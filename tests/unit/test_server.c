@@ -9,7 +9,7 @@
 #include "es_defs.h"
 #include "es_events.h"
 #include "es_pool.h"
-#include "es_server.h"
+#include "es_server_test.h"
 #include "server_util.h"
 #include "tap.h"
 

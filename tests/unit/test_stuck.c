@@ -12,7 +12,7 @@
 #define EVENTLOG_SOCKET_NO_RTS
 #include "eventlog_socket.h"
 #include "es_client.h"
-#include "es_server.h"
+#include "es_server_test.h"
 #include "es_stream.h"
 #include "server_util.h"
 #include "tap.h"

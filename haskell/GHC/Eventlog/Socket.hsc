@@ -35,9 +35,12 @@ module GHC.Eventlog.Socket
         esoMaxBuffer,
         esoClientBuffer,
         esoSlowClient,
-        esoFlushIntervalMs
+        esoFlushIntervalMs,
+        esoLosslessClients,
+        esoLosslessStallMs
       ),
     SlowClientPolicy (..),
+    LosslessClients (..),
     defaultEventlogSocketOpts,
 
     -- * Configuration from the environment
@@ -123,6 +126,18 @@ data SlowClientPolicy
     SlowClientWait
   deriving (Eq, Show)
 
+-- | Who may have lossless delivery (a client's request, or every client
+-- under 'SlowClientWait'; README, \"Losing nothing\").
+data LosslessClients
+  = -- | Clients of the program's own user (or root): over the Unix socket,
+    -- or from loopback TCP, whose peer's user is checked (the default).
+    LosslessOwner
+  | -- | Any client that may connect.
+    LosslessAll
+  | -- | Nobody.
+    LosslessNone
+  deriving (Eq, Show)
+
 -- | Options; change the fields of 'defaultEventlogSocketOpts'.
 data EventlogSocketOpts = EventlogSocketOpts
   { -- | Block 'startWith' until the first client connects.
@@ -143,7 +158,13 @@ data EventlogSocketOpts = EventlogSocketOpts
     -- | How often (milliseconds) the RTS's buffers are flushed while clients
     -- are connected, GHC 9.2 and later; 'Nothing' for the default (100),
     -- @Just 0@ for never. GHC 9.0 cannot flush: a non-zero value fails.
-    esoFlushIntervalMs :: Maybe Int
+    esoFlushIntervalMs :: Maybe Int,
+    -- | Who may have lossless delivery (default 'LosslessOwner').
+    esoLosslessClients :: LosslessClients,
+    -- | A lossless client that reads nothing for this many milliseconds
+    -- while the program waits for it loses lossless delivery (default
+    -- 10000; 0: never).
+    esoLosslessStallMs :: Word64
   }
   deriving (Eq, Show)
 
@@ -155,6 +176,8 @@ defaultEventlogSocketOpts = unsafePerformIO $
     maxBuf <- #{peek struct eventlog_socket_options, max_buffer} p :: IO CSize
     clientBuf <- #{peek struct eventlog_socket_options, client_buffer} p :: IO CSize
     slow <- #{peek struct eventlog_socket_options, slow_client} p :: IO CInt
+    lossless <- #{peek struct eventlog_socket_options, lossless_clients} p :: IO CInt
+    stall <- #{peek struct eventlog_socket_options, lossless_stall_ms} p :: IO CUInt
     pure
       EventlogSocketOpts
         { esoWait = False,
@@ -169,9 +192,17 @@ defaultEventlogSocketOpts = unsafePerformIO $
                 if slow == #{const EVENTLOG_SOCKET_SLOW_CLIENT_WAIT}
                   then SlowClientWait
                   else SlowClientDrop,
-          esoFlushIntervalMs = Nothing
+          esoFlushIntervalMs = Nothing,
+          esoLosslessClients = losslessFromC lossless,
+          esoLosslessStallMs = fromIntegral stall
         }
 {-# NOINLINE defaultEventlogSocketOpts #-}
+
+losslessFromC :: CInt -> LosslessClients
+losslessFromC v
+  | v == #{const EVENTLOG_SOCKET_LOSSLESS_ALL} = LosslessAll
+  | v == #{const EVENTLOG_SOCKET_LOSSLESS_NONE} = LosslessNone
+  | otherwise = LosslessOwner
 
 -- | Switch the running RTS over to this library's writer and serve the
 -- eventlog at the address; with 'esoWait', block until a client connects.
@@ -210,6 +241,17 @@ applyOptions opts = do
             CInt
       )
     traverse_ (#{poke struct eventlog_socket_options, linger_ms} p) linger
+    #{poke struct eventlog_socket_options, lossless_clients} p
+      ( case esoLosslessClients opts of
+          LosslessOwner -> #{const EVENTLOG_SOCKET_LOSSLESS_OWNER}
+          LosslessAll -> #{const EVENTLOG_SOCKET_LOSSLESS_ALL}
+          LosslessNone -> #{const EVENTLOG_SOCKET_LOSSLESS_NONE} ::
+            CInt
+      )
+    when (esoLosslessStallMs opts > 3600000) $
+      invalid "esoLosslessStallMs must be at most 3600000"
+    #{poke struct eventlog_socket_options, lossless_stall_ms} p
+      (fromIntegral (esoLosslessStallMs opts) :: CUInt)
     check =<< c_set_options p
   case esoFlushIntervalMs opts of
     Nothing -> pure ()
@@ -227,7 +269,8 @@ startFromEnv = fromEnv >>= traverse_ (uncurry startWith)
 -- | Read the configuration from the environment variables
 -- (@GHC_EVENTLOG_UNIX_PATH@, @GHC_EVENTLOG_INET_HOST@/@_PORT@,
 -- @GHC_EVENTLOG_WAIT@, @GHC_EVENTLOG_MAX_BUFFER@, @_CLIENT_BUFFER@,
--- @_SLOW_CLIENT@, @_FLUSH_INTERVAL_MS@; see README.md). 'Nothing' when no
+-- @_SLOW_CLIENT@, @_FLUSH_INTERVAL_MS@, @_LOSSLESS_CLIENTS@,
+-- @_LOSSLESS_STALL_MS@; see README.md). 'Nothing' when no
 -- socket is configured. Throws 'EventlogSocketAddrError' for a path that is
 -- too long or a host without a port, and an 'IOError' for any other invalid
 -- value (the message before it names the variable).
@@ -256,6 +299,8 @@ fromEnv = do
         maxBuf <- #{peek struct es_config, max_buffer} p :: IO CSize
         clientBuf <- #{peek struct es_config, client_limit} p :: IO CSize
         slow <- #{peek struct es_config, slow_client} p :: IO CInt
+        lossless <- #{peek struct es_config, lossless_clients} p :: IO CInt
+        stall <- #{peek struct es_config, lossless_stall_ms} p :: IO CUInt
         addr <-
           if cpath /= nullPtr
             then EventlogSocketUnixAddr <$> peekCString cpath
@@ -272,7 +317,9 @@ fromEnv = do
                   esoMaxBuffer = fromIntegral maxBuf,
                   esoClientBuffer = fromIntegral clientBuf,
                   esoSlowClient = slowPolicy,
-                  esoFlushIntervalMs = if flushMs < 0 then Nothing else Just (fromIntegral flushMs)
+                  esoFlushIntervalMs = if flushMs < 0 then Nothing else Just (fromIntegral flushMs),
+                  esoLosslessClients = losslessFromC lossless,
+                  esoLosslessStallMs = fromIntegral stall
                 }
         pure (Just (addr, opts))
   where
