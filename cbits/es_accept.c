@@ -72,7 +72,7 @@ static void on_readable(uv_poll_t *h, int status, int events) {
             return;
         }
         a->window_spent_ns += admit(a, fd, start);
-        if (a->window_spent_ns > (uint64_t)ES_ACCEPT_REFUSAL_BUDGET_US * 1000u) {
+        if (a->window_spent_ns > a->budget_ns) {
             a->pauses++;
             pause_accepting(a, uv_hrtime(), 1);
             return;
@@ -83,8 +83,12 @@ static void on_readable(uv_poll_t *h, int status, int events) {
 int es_accept_start(struct es_accept *a, uv_loop_t *loop, int fd,
                     const struct es_admit_rules *rules, struct es_counters *counters,
                     const struct es_accept_env *env) {
-    *a = (struct es_accept){
-        .loop = loop, .fd = fd, .rules = *rules, .counters = counters, .env = *env};
+    *a = (struct es_accept){.loop = loop,
+                            .fd = fd,
+                            .rules = *rules,
+                            .counters = counters,
+                            .env = *env,
+                            .budget_ns = (uint64_t)ES_ACCEPT_REFUSAL_BUDGET_US * 1000u};
     es_peer_finder_init(&a->finder);
     a->log_refused.what = "clients refused";
     a->log_paused.what = "pauses for lack of descriptors or memory";

@@ -58,6 +58,7 @@ struct es_accept {
     struct es_accept_env env;
     struct es_log_limit log_refused;
     struct es_log_limit log_paused;
+    uint64_t budget_ns;       /* refusals' time per window (tests may lower it) */
     uint64_t window_ns;       /* when the current budget window began (uv_hrtime) */
     uint64_t window_spent_ns; /* refusals' time in it */
     bool poll_open;

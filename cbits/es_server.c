@@ -714,6 +714,10 @@ void es_server_debug_release(struct es_server *s) {
     atomic_store(&s->debug_blocked, false);
 }
 
+bool es_server_debug_waiting(struct es_server *s) {
+    return es_wait_waiting(&s->lossless.wait);
+}
+
 size_t es_server_in_flight(struct es_server *s) {
     return atomic_load(&s->inbox.in_flight);
 }

@@ -17,6 +17,9 @@ void es_server_debug_block(struct es_server *s, unsigned ms);
 bool es_server_debug_blocked(struct es_server *s);
 void es_server_debug_release(struct es_server *s);
 
+/* Whether a program thread waits for a lossless client now. */
+bool es_server_debug_waiting(struct es_server *s);
+
 /* Bytes handed over and not yet taken in, chunks and bytes the hand-off
  * dropped, and the library's two threads. Any thread. */
 size_t es_server_in_flight(struct es_server *s);

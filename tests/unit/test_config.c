@@ -177,6 +177,60 @@ static void options_translate(void) {
        "the reason names the setting and its limit: %s", why ? why : "(none)");
 }
 
+/* Who may have lossless delivery, and for how long a stall is borne. */
+static void lossless_settings(void) {
+    struct es_config c;
+    char log[2048];
+    es_config_defaults(&c);
+    ok(c.lossless_clients == EVENTLOG_SOCKET_LOSSLESS_OWNER && c.lossless_stall_ms == 10000,
+       "by default only the owner may have lossless delivery, and a stall is borne 10 s");
+    clear();
+    setenv("GHC_EVENTLOG_UNIX_PATH", sock, 1);
+    const char *words[] = {"owner", "ALL", "None"};
+    const int values[] = {EVENTLOG_SOCKET_LOSSLESS_OWNER, EVENTLOG_SOCKET_LOSSLESS_ALL,
+                          EVENTLOG_SOCKET_LOSSLESS_NONE};
+    for (int i = 0; i < 3; i++) {
+        setenv("GHC_EVENTLOG_LOSSLESS_CLIENTS", words[i], 1);
+        ok(from_env_logged(&c, log, sizeof log) == 0 && c.lossless_clients == values[i],
+           "GHC_EVENTLOG_LOSSLESS_CLIENTS=%s", words[i]);
+    }
+    setenv("GHC_EVENTLOG_LOSSLESS_CLIENTS", "me", 1);
+    ok(from_env_logged(&c, log, sizeof log) == EVENTLOG_SOCKET_EINVAL &&
+           strstr(log, "GHC_EVENTLOG_LOSSLESS_CLIENTS=\"me\" is none of owner"),
+       "another word is refused, saying what is accepted: %s", log);
+    setenv("GHC_EVENTLOG_LOSSLESS_CLIENTS", "none", 1);
+    setenv("GHC_EVENTLOG_SLOW_CLIENT", "wait", 1);
+    ok(from_env_logged(&c, log, sizeof log) == EVENTLOG_SOCKET_EINVAL &&
+           strstr(log, "GHC_EVENTLOG_SLOW_CLIENT=wait makes every client lossless"),
+       "the wait policy with lossless delivery off is refused: %s", log);
+    unsetenv("GHC_EVENTLOG_SLOW_CLIENT");
+    unsetenv("GHC_EVENTLOG_LOSSLESS_CLIENTS");
+    setenv("GHC_EVENTLOG_LOSSLESS_STALL_MS", "0", 1);
+    ok(from_env_logged(&c, log, sizeof log) == 0 && c.lossless_stall_ms == 0,
+       "GHC_EVENTLOG_LOSSLESS_STALL_MS=0: never");
+    setenv("GHC_EVENTLOG_LOSSLESS_STALL_MS", "3600000", 1);
+    ok(from_env_logged(&c, log, sizeof log) == 0 && c.lossless_stall_ms == 3600000,
+       "an hour at most");
+    setenv("GHC_EVENTLOG_LOSSLESS_STALL_MS", "3600001", 1);
+    ok(from_env_logged(&c, log, sizeof log) == EVENTLOG_SOCKET_EINVAL &&
+           strstr(log, "GHC_EVENTLOG_LOSSLESS_STALL_MS"),
+       "more is refused: %s", log);
+    unsetenv("GHC_EVENTLOG_LOSSLESS_STALL_MS");
+    clear();
+    struct eventlog_socket_options o;
+    eventlog_socket_options_init(&o);
+    ok(o.lossless_clients == EVENTLOG_SOCKET_LOSSLESS_OWNER && o.lossless_stall_ms == 10000,
+       "options_init gives the same defaults");
+    o.lossless_clients = EVENTLOG_SOCKET_LOSSLESS_ALL;
+    o.lossless_stall_ms = 500;
+    es_config_defaults(&c);
+    ok(es_config_from_options(&c, &o) == 0 && c.lossless_clients == EVENTLOG_SOCKET_LOSSLESS_ALL &&
+           c.lossless_stall_ms == 500,
+       "and the options set them");
+    o.lossless_clients = 9;
+    ok(es_config_from_options(&c, &o) == EVENTLOG_SOCKET_EINVAL, "an unknown value is refused");
+}
+
 int main(void) {
     if (mkdtemp(dir) == NULL) {
         printf("Bail out! mkdtemp\n");
@@ -245,6 +299,7 @@ int main(void) {
     clear();
     unix_path_checks();
     options_translate();
+    lossless_settings();
     rmdir(dir);
     return tap_done();
 }

@@ -1,0 +1,291 @@
+/* es_lossless through a real server (Unix sockets, a recorded header): a
+ * lossless client that reads nothing holds a writing thread up until the
+ * stall time is over, then is demoted, and finds a notice and a drop
+ * notice in its stream; a refused request (lossless_clients = none) is
+ * told in the stream; under the `wait` policy a client is lossless from
+ * the start; a SIGINT (counted as the chained handler does) releases a
+ * wait for a client that stopped reading at once, and ends a wait for the
+ * first client. Threaded: runs under TSan too. */
+#define _GNU_SOURCE
+#define EVENTLOG_SOCKET_NO_RTS
+#include "eventlog_socket.h"
+#include "es_server_test.h"
+#include "es_signal.h"
+#include "es_stream.h"
+#include "server_util.h"
+#include "tap.h"
+
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+
+static char dir[] = "/tmp/es-test-lossless-XXXXXX";
+static unsigned char *header;
+static size_t header_len;
+
+/* A client that reads its stream to EOF when told, keeping the library's
+ * notices. */
+struct reader {
+    int fd;
+    struct es_stream stream;
+    atomic_bool go;
+    char lossless[512]; /* the first lossless notice */
+    atomic_int noticed; /* set once it is there */
+    atomic_uint drops;
+    pthread_t thread;
+};
+
+static void on_event(const struct es_event *ev, const uint8_t *base, void *ctx) {
+    (void)base;
+    struct reader *r = ctx;
+    if (ev->type != ES_EVENT_USER_MSG)
+        return;
+    static const char lossless[] = "eventlog-socket: lossless delivery ";
+    size_t n = ev->payload_len < 511 ? ev->payload_len : 511;
+    if (n > sizeof lossless && memcmp(ev->payload, lossless, sizeof lossless - 1) == 0 &&
+        !atomic_load(&r->noticed)) {
+        memcpy(r->lossless, ev->payload, n);
+        atomic_store(&r->noticed, 1);
+    }
+    if (n > 25 && memcmp(ev->payload, "eventlog-socket: dropped ", 25) == 0)
+        atomic_fetch_add(&r->drops, 1);
+}
+
+static void *read_thread(void *arg) {
+    struct reader *r = arg;
+    while (!atomic_load(&r->go))
+        sleep_ms(5);
+    struct es_stream_callbacks cb = {NULL, on_event, r};
+    static _Thread_local unsigned char buf[1 << 16];
+    for (;;) {
+        struct pollfd p = {.fd = r->fd, .events = POLLIN};
+        if (poll(&p, 1, 20000) <= 0)
+            break;
+        ssize_t n = read(r->fd, buf, sizeof buf);
+        if (n <= 0)
+            break;
+        es_stream_feed(&r->stream, buf, (size_t)n, &cb);
+    }
+    return NULL;
+}
+
+static void reader_start(struct reader *r, const char *path, bool go) {
+    memset(r, 0, sizeof *r);
+    r->fd = connect_unix(path);
+    es_stream_init(&r->stream);
+    atomic_init(&r->go, go);
+    atomic_init(&r->noticed, 0);
+    atomic_init(&r->drops, 0);
+    pthread_create(&r->thread, NULL, read_thread, r);
+}
+
+static void reader_end(struct reader *r) {
+    atomic_store(&r->go, true);
+    pthread_join(r->thread, NULL);
+    es_stream_destroy(&r->stream);
+    close(r->fd);
+}
+
+/* A program thread writing `n` blocks of 256 KiB. */
+struct writer {
+    struct es_server *s;
+    int n;
+    atomic_int done;
+    pthread_t thread;
+};
+
+static void *write_thread(void *arg) {
+    struct writer *w = arg;
+    size_t len;
+    for (int i = 0; i < w->n; i++) {
+        unsigned char *b = make_block(256, 1012, 1000 + (uint64_t)i * 10, &len);
+        es_server_submit(w->s, b, len);
+        free(b);
+    }
+    atomic_store(&w->done, 1);
+    return NULL;
+}
+
+static void writer_start(struct writer *w, struct es_server *s, int n) {
+    w->s = s;
+    w->n = n;
+    atomic_init(&w->done, 0);
+    pthread_create(&w->thread, NULL, write_thread, w);
+}
+
+/* Wait (at most 10 s) until `cond` holds. */
+#define WAIT_FOR(cond)                                                                             \
+    do {                                                                                           \
+        for (int i_ = 0; i_ < 1000 && !(cond); i_++)                                               \
+            sleep_ms(10);                                                                          \
+    } while (0)
+
+static uint64_t lossless_now(struct es_server *s) {
+    return atomic_load(&es_server_counters(s)->clients_lossless);
+}
+
+static struct es_server *serve(const char *name, struct es_config *cfg, char *path, size_t n) {
+    snprintf(path, n, "%s/%s.sock", dir, name);
+    struct es_server *s = NULL;
+    if (es_server_start_unix(&s, path, cfg, NULL, NULL) != 0)
+        return NULL;
+    es_server_submit(s, header, header_len);
+    return s;
+}
+
+static void stop(struct es_server *s) {
+    es_server_exiting(s);
+    es_server_stop(s);
+    es_server_free(s);
+}
+
+/* 1. A stalled lossless client is demoted after the stall time. */
+static void stall(void) {
+    struct es_config cfg;
+    es_config_defaults(&cfg);
+    cfg.client_limit = (size_t)1 << 20;
+    cfg.lossless_stall_ms = 300;
+    char path[256];
+    struct es_server *s = serve("stall", &cfg, path, sizeof path);
+    struct reader r;
+    reader_start(&r, path, false);
+    ok(s != NULL && es_server_wait_client(s) == 0, "stall: a client connected");
+    ok(write(r.fd, "GCTL\x06", 5) == 5, "stall: it asks for lossless delivery");
+    WAIT_FOR(lossless_now(s) == 1);
+    ok(lossless_now(s) == 1, "stall: and is lossless (the owner, over a Unix socket)");
+    struct writer w;
+    writer_start(&w, s, 64); /* 16 MiB against a 1 MiB limit */
+    WAIT_FOR(es_server_debug_waiting(s) || atomic_load(&w.done));
+    ok(es_server_debug_waiting(s), "stall: a program thread waits for it");
+    WAIT_FOR(atomic_load(&w.done));
+    ok(atomic_load(&w.done) && lossless_now(s) == 0,
+       "stall: after the stall time it is demoted, and the program goes on");
+    pthread_join(w.thread, NULL);
+    uint64_t waits, ns, max_ns;
+    es_server_wait_stats(s, &waits, &ns, &max_ns);
+    ok(waits >= 1 && max_ns >= 300000000u, "stall: the wait lasted the stall time (%.0f ms)",
+       (double)max_ns / 1e6);
+    /* It reads again: the notice and then a drop notice (more chunks come). */
+    atomic_store(&r.go, true);
+    WAIT_FOR(atomic_load(&r.noticed));
+    writer_start(&w, s, 8);
+    pthread_join(w.thread, NULL);
+    WAIT_FOR(atomic_load(&r.drops) > 0);
+    stop(s);
+    reader_end(&r);
+    ok(strstr(r.lossless, "lossless delivery ended: it read nothing for") != NULL,
+       "stall: its stream says so: \"%s\"", r.lossless);
+    ok(atomic_load(&r.drops) >= 1, "stall: and chunks were skipped for it, with a drop notice");
+}
+
+/* 2. A request refused by the setting. */
+static void refused(void) {
+    struct es_config cfg;
+    es_config_defaults(&cfg);
+    cfg.lossless_clients = EVENTLOG_SOCKET_LOSSLESS_NONE;
+    char path[256];
+    struct es_server *s = serve("none", &cfg, path, sizeof path);
+    struct reader r;
+    reader_start(&r, path, true);
+    ok(s != NULL && es_server_wait_client(s) == 0, "none: a client connected");
+    ok(write(r.fd, "GCTL\x06", 5) == 5, "none: it asks for lossless delivery");
+    WAIT_FOR(atomic_load(&r.noticed));
+    ok(lossless_now(s) == 0, "none: it is not lossless");
+    stop(s);
+    reader_end(&r);
+    ok(strstr(r.lossless, "lossless delivery refused: lossless delivery is off") != NULL,
+       "none: its stream says why: \"%s\"", r.lossless);
+}
+
+/* 3. The `wait` policy: every (allowed) client is lossless as it joins. */
+static void wait_policy(void) {
+    struct es_config cfg;
+    es_config_defaults(&cfg);
+    cfg.slow_client = EVENTLOG_SOCKET_SLOW_CLIENT_WAIT;
+    char path[256];
+    struct es_server *s = serve("wait", &cfg, path, sizeof path);
+    struct reader r;
+    reader_start(&r, path, true);
+    ok(s != NULL && es_server_wait_client(s) == 0, "wait: a client connected");
+    WAIT_FOR(lossless_now(s) == 1);
+    ok(lossless_now(s) == 1, "wait: it is lossless without asking");
+    stop(s);
+    reader_end(&r);
+    ok(r.lossless[0] == '\0', "wait: and has no notice");
+}
+
+/* 4. A SIGINT while a client that stopped reading holds the program up. */
+static void interrupted(void) {
+    struct es_config cfg;
+    es_config_defaults(&cfg);
+    cfg.client_limit = (size_t)1 << 20;
+    cfg.lossless_stall_ms = 0; /* never for stalling alone */
+    char path[256];
+    struct es_server *s = serve("int", &cfg, path, sizeof path);
+    struct reader r;
+    reader_start(&r, path, false);
+    ok(s != NULL && es_server_wait_client(s) == 0, "sigint: a client connected");
+    ok(write(r.fd, "GCTL\x06", 5) == 5, "sigint: it asks for lossless delivery");
+    WAIT_FOR(lossless_now(s) == 1);
+    struct writer w;
+    writer_start(&w, s, 64);
+    WAIT_FOR(es_server_debug_waiting(s) || atomic_load(&w.done));
+    sleep_ms(500); /* longer than the exit rule's 250 ms for a client that never read */
+    ok(es_server_debug_waiting(s) && !atomic_load(&w.done),
+       "sigint: a program thread still waits (no stall time)");
+    es_signal_note();
+    WAIT_FOR(atomic_load(&w.done));
+    ok(atomic_load(&w.done) && lossless_now(s) == 0,
+       "sigint: the interrupt demotes the client that stopped reading; the program goes on");
+    pthread_join(w.thread, NULL);
+    atomic_store(&r.go, true);
+    WAIT_FOR(atomic_load(&r.noticed));
+    stop(s);
+    reader_end(&r);
+    ok(strstr(r.lossless, "ended: the program was interrupted") != NULL,
+       "sigint: its stream says so: \"%s\"", r.lossless);
+}
+
+/* 5. A SIGINT ends a wait for the first client. */
+static atomic_int wait_result;
+
+static void *waiter(void *arg) {
+    atomic_store(&wait_result, es_server_wait_client(arg));
+    return NULL;
+}
+
+static void first_client(void) {
+    char path[256];
+    struct es_server *s = serve("first", NULL, path, sizeof path);
+    atomic_store(&wait_result, 1);
+    pthread_t t;
+    pthread_create(&t, NULL, waiter, s);
+    sleep_ms(200);
+    ok(atomic_load(&wait_result) == 1, "first: the wait for a client goes on");
+    es_signal_note();
+    pthread_join(t, NULL);
+    ok(atomic_load(&wait_result) == EVENTLOG_SOCKET_EINTR, "first: a SIGINT ends it (%d)",
+       atomic_load(&wait_result));
+    stop(s);
+}
+
+int main(void) {
+    if (mkdtemp(dir) == NULL) {
+        printf("Bail out! mkdtemp\n");
+        return 1;
+    }
+    size_t len;
+    unsigned char *log = tap_read_file("tests/fixtures/ghc-9.0.2.eventlog", &len);
+    struct es_header h;
+    ok(es_header_parse(log, len, &h) == 0, "a recorded header");
+    header = log;
+    header_len = h.len;
+    stall();
+    refused();
+    wait_policy();
+    interrupted();
+    first_client();
+    free(log);
+    rmdir(dir);
+    return tap_done();
+}
