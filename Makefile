@@ -128,7 +128,8 @@ SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sa
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_REPLAY_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/unit-asan/%)
 # The unit tests that run the library's threads, also under ThreadSanitizer.
-TSAN_UNITS := test_server test_cost_notice test_stuck test_walker test_log test_registry test_instance test_wait
+TSAN_UNITS := test_server test_cost_notice test_stuck test_walker test_log test_registry test_instance test_wait \
+              test_upstream
 UNIT_TSAN_BIN := $(TSAN_UNITS:%=$(BUILD)/unit-tsan/%)
 # The library built with ASan/UBSan and linked into the real GHC programs, for
 # a few core integration tests (tests/run-all.sh): what unit tests cannot
@@ -455,7 +456,7 @@ install: $(LIB)
 	install -m 644 $(BUILD)/eventlog-socket.pc $(DESTDIR)$(PKGCONFIGDIR)/eventlog-socket.pc
 
 FORMAT_FILES := $(wildcard include/*.h cbits/*.[ch] rts-writer/*.[ch] tests/unit/*.[ch] tests/fuzz/*.[ch] \
-                  examples/*/cbits/*.c tests/probe/*.c tests/clients/*.c tests/cabal/tiny/*.c \
+                  examples/*/cbits/*.c tests/probe/*.c tests/clients/*.c tests/cabal/tiny/*.c tests/cabal/upstream-compat/*.c \
                   bench/*.c bench/cbits/*.c client/*.[ch])
 format:
 	clang-format -i $(FORMAT_FILES)

@@ -13,9 +13,12 @@
 #include <string.h>
 #include <time.h>
 
+/* A handler: this library's (fn, with a mutable pointer) or upstream's
+ * (ufn, const), never both. */
 struct command {
     eventlog_socket_command_fn fn;
-    void *data;
+    EventlogSocketControlCommandHandler *ufn;
+    const void *data;
 };
 
 /* A queue of work for one thread: commands of one namespace, or hooks. */
@@ -27,32 +30,46 @@ struct worker {
     pthread_t thread;
 };
 
-struct eventlog_socket_namespace {
+struct EventlogSocketControlNamespace {
     char name[256]; /* NUL-terminated */
     uint8_t len;
     struct command cmds[256];
     struct worker worker;
-    struct eventlog_socket_namespace *next;
+    struct EventlogSocketControlNamespace *next;
 };
 
 /* What the hook thread's queue holds: a hook (all its handlers), or
  * HOOK_ONE + k: only the k-th POST_START handler. */
 #define HOOK_ONE 2
 
+/* As struct command: this library's handler or upstream's. */
 struct hook {
     eventlog_socket_hook_fn fn;
-    void *data;
+    EventlogSocketHookHandler *ufn;
+    const void *data;
     struct hook *next;
 };
+
+static void call_hook(const struct hook *h) {
+    if (h->fn != NULL)
+        h->fn((void *)h->data);
+    else
+        h->ufn(h->data);
+}
 
 /* One lock for everything: registrations are rare, dispatch is a lookup. */
 static struct {
     pthread_mutex_t lock;
     pthread_cond_t idle; /* a handler finished */
-    struct eventlog_socket_namespace *namespaces;
+    eventlog_socket_namespace *namespaces;
     struct hook *hooks[2];
     struct worker hook_worker;
-    bool running, ever_running, quiesced;
+    bool running, quiesced;
+    /* es_registry_post_start has run the POST_START hooks registered by
+     * then (or is running them); hooks registered later run at
+     * registration instead. */
+    bool started;
+    unsigned post_start_count; /* POST_START hooks registered */
     uint64_t run, dropped;
 } reg = {
     .lock = PTHREAD_MUTEX_INITIALIZER,
@@ -60,8 +77,8 @@ static struct {
     .hook_worker = {.cond = PTHREAD_COND_INITIALIZER},
 };
 
-static struct eventlog_socket_namespace *find(const uint8_t *name, size_t len) {
-    for (struct eventlog_socket_namespace *n = reg.namespaces; n != NULL; n = n->next)
+static eventlog_socket_namespace *find(const uint8_t *name, size_t len) {
+    for (eventlog_socket_namespace *n = reg.namespaces; n != NULL; n = n->next)
         if (n->len == len && memcmp(n->name, name, len) == 0)
             return n;
     return NULL;
@@ -78,7 +95,7 @@ int eventlog_socket_register_namespace(const char *name, size_t len,
     if (find((const uint8_t *)name, len) != NULL) {
         r = EVENTLOG_SOCKET_EEXIST;
     } else {
-        struct eventlog_socket_namespace *n = calloc(1, sizeof *n);
+        eventlog_socket_namespace *n = calloc(1, sizeof *n);
         if (n == NULL) {
             r = EVENTLOG_SOCKET_ENOMEM;
         } else {
@@ -94,38 +111,49 @@ int eventlog_socket_register_namespace(const char *name, size_t len,
     return r;
 }
 
-int eventlog_socket_register_command(eventlog_socket_namespace *ns, uint8_t id,
-                                     eventlog_socket_command_fn fn, void *data) {
-    if (ns == NULL || id == 0 || fn == NULL)
+int es_registry_add_command(eventlog_socket_namespace *ns, uint8_t id,
+                            eventlog_socket_command_fn fn, EventlogSocketControlCommandHandler *ufn,
+                            const void *data) {
+    if (ns == NULL || id == 0 || (fn == NULL) == (ufn == NULL))
         return EVENTLOG_SOCKET_EINVAL;
     pthread_mutex_lock(&reg.lock);
     int r = 0;
-    if (ns->cmds[id].fn != NULL)
+    if (ns->cmds[id].fn != NULL || ns->cmds[id].ufn != NULL)
         r = EVENTLOG_SOCKET_EEXIST;
     else
-        ns->cmds[id] = (struct command){fn, data};
+        ns->cmds[id] = (struct command){fn, ufn, data};
     pthread_mutex_unlock(&reg.lock);
     return r;
+}
+
+int eventlog_socket_register_command(eventlog_socket_namespace *ns, uint8_t id,
+                                     eventlog_socket_command_fn fn, void *data) {
+    if (fn == NULL)
+        return EVENTLOG_SOCKET_EINVAL;
+    return es_registry_add_command(ns, id, fn, NULL, data);
 }
 
 const char *eventlog_socket_namespace_name(const eventlog_socket_namespace *ns) {
     return ns ? ns->name : "";
 }
 
+const char *eventlog_socket_control_strnamespace(EventlogSocketControlNamespace *ns) {
+    return ns ? ns->name : NULL;
+}
+
 static bool enqueue(struct worker *w, uint8_t item, void *(*run)(void *), void *arg);
 static void *hook_thread(void *arg);
 
-int eventlog_socket_register_hook(int hook, eventlog_socket_hook_fn fn, void *data) {
+int es_registry_add_hook(int hook, eventlog_socket_hook_fn fn, EventlogSocketHookHandler *ufn,
+                         const void *data) {
     if ((hook != EVENTLOG_SOCKET_HOOK_POST_START_EVENT_LOGGING &&
          hook != EVENTLOG_SOCKET_HOOK_PRE_END_EVENT_LOGGING) ||
-        fn == NULL)
+        (fn == NULL) == (ufn == NULL))
         return EVENTLOG_SOCKET_EINVAL;
     struct hook *h = malloc(sizeof *h);
     if (h == NULL)
         return EVENTLOG_SOCKET_ENOMEM;
-    h->fn = fn;
-    h->data = data;
-    h->next = NULL;
+    *h = (struct hook){.fn = fn, .ufn = ufn, .data = data, .next = NULL};
     pthread_mutex_lock(&reg.lock);
     /* In registration order. */
     struct hook **link = &reg.hooks[hook];
@@ -135,13 +163,22 @@ int eventlog_socket_register_hook(int hook, eventlog_socket_hook_fn fn, void *da
         index++;
     }
     *link = h;
-    /* Registered once event logging runs (from Haskell's main, typically):
-     * the start has passed, so this hook runs for it now, alone. */
-    if (hook == EVENTLOG_SOCKET_HOOK_POST_START_EVENT_LOGGING && reg.ever_running &&
-        index < 256 - HOOK_ONE)
-        enqueue(&reg.hook_worker, (uint8_t)(HOOK_ONE + index), hook_thread, NULL);
+    if (hook == EVENTLOG_SOCKET_HOOK_POST_START_EVENT_LOGGING) {
+        reg.post_start_count++;
+        /* Registered once event logging runs (from Haskell's main,
+         * typically): the start has passed, so this hook runs for it now,
+         * alone, on the hook thread. */
+        if (reg.started && index < 256 - HOOK_ONE)
+            enqueue(&reg.hook_worker, (uint8_t)(HOOK_ONE + index), hook_thread, NULL);
+    }
     pthread_mutex_unlock(&reg.lock);
     return 0;
+}
+
+int eventlog_socket_add_hook(EventlogSocketHook hook, eventlog_socket_hook_fn fn, void *data) {
+    if (fn == NULL)
+        return EVENTLOG_SOCKET_EINVAL;
+    return es_registry_add_hook((int)hook, fn, NULL, data);
 }
 
 /* ---- the threads -------------------------------------------------------- */
@@ -166,13 +203,16 @@ static void done_item(struct worker *w) {
 }
 
 static void *namespace_thread(void *arg) {
-    struct eventlog_socket_namespace *n = arg;
+    eventlog_socket_namespace *n = arg;
     pthread_mutex_lock(&reg.lock);
     uint8_t id;
     while (next_item(&n->worker, &id)) {
         struct command c = n->cmds[id];
         pthread_mutex_unlock(&reg.lock);
-        c.fn(n, id, c.data);
+        if (c.fn != NULL)
+            c.fn(n, id, (void *)c.data);
+        else
+            c.ufn(n, id, c.data);
         pthread_mutex_lock(&reg.lock);
         done_item(&n->worker);
     }
@@ -193,7 +233,7 @@ static void *hook_thread(void *arg) {
                 continue;
             }
             pthread_mutex_unlock(&reg.lock);
-            h->fn(h->data);
+            call_hook(h);
             pthread_mutex_lock(&reg.lock);
             if (reg.quiesced || item >= HOOK_ONE)
                 break;
@@ -237,8 +277,8 @@ static bool enqueue(struct worker *w, uint8_t item, void *(*run)(void *), void *
 bool es_registry_dispatch(const uint8_t *ns, size_t ns_len, uint8_t id) {
     static struct es_log_limit log_dropped = {.what = "custom commands dropped"};
     pthread_mutex_lock(&reg.lock);
-    struct eventlog_socket_namespace *n = find(ns, ns_len);
-    bool known = n != NULL && n->cmds[id].fn != NULL;
+    eventlog_socket_namespace *n = find(ns, ns_len);
+    bool known = n != NULL && (n->cmds[id].fn != NULL || n->cmds[id].ufn != NULL);
     bool dropped = known && !enqueue(&n->worker, id, namespace_thread, n) && !reg.quiesced;
     pthread_mutex_unlock(&reg.lock);
     /* The loop thread is the only caller: the limiter needs no lock. */
@@ -261,14 +301,26 @@ void es_registry_client_connected(void) {
     pthread_mutex_unlock(&reg.lock);
 }
 
+void es_registry_post_start(void) {
+    pthread_mutex_lock(&reg.lock);
+    bool first = !reg.started && !reg.quiesced;
+    reg.started = true;
+    /* Hooks registered from now on run at registration instead. */
+    unsigned n = reg.post_start_count;
+    struct hook *h = reg.hooks[EVENTLOG_SOCKET_HOOK_POST_START_EVENT_LOGGING];
+    pthread_mutex_unlock(&reg.lock);
+    if (!first)
+        return;
+    /* The list only grows at its end, so walking its first n unlocked is
+     * safe. */
+    for (; n > 0 && h != NULL; n--, h = h->next)
+        call_hook(h);
+}
+
 void es_registry_set_running(bool running) {
     pthread_mutex_lock(&reg.lock);
     reg.running = running && !reg.quiesced;
-    if (reg.running && !reg.ever_running) {
-        reg.ever_running = true;
-        queue_hook(EVENTLOG_SOCKET_HOOK_POST_START_EVENT_LOGGING);
-    }
-    for (struct eventlog_socket_namespace *n = reg.namespaces; n != NULL; n = n->next)
+    for (eventlog_socket_namespace *n = reg.namespaces; n != NULL; n = n->next)
         pthread_cond_signal(&n->worker.cond);
     pthread_cond_signal(&reg.hook_worker.cond);
     pthread_mutex_unlock(&reg.lock);
@@ -277,7 +329,7 @@ void es_registry_set_running(bool running) {
 static bool any_busy(void) {
     if (reg.hook_worker.busy)
         return true;
-    for (struct eventlog_socket_namespace *n = reg.namespaces; n != NULL; n = n->next)
+    for (eventlog_socket_namespace *n = reg.namespaces; n != NULL; n = n->next)
         if (n->worker.busy)
             return true;
     return false;
@@ -294,11 +346,11 @@ void es_registry_quiesce(unsigned timeout_ms) {
     pthread_mutex_unlock(&reg.lock);
     /* The list only grows at its end, so walking it unlocked is safe. */
     for (struct hook *h = pre_end; h != NULL; h = h->next)
-        h->fn(h->data);
+        call_hook(h);
     pthread_mutex_lock(&reg.lock);
     reg.quiesced = true;
     reg.running = false;
-    for (struct eventlog_socket_namespace *n = reg.namespaces; n != NULL; n = n->next) {
+    for (eventlog_socket_namespace *n = reg.namespaces; n != NULL; n = n->next) {
         reg.dropped += n->worker.count;
         n->worker.count = 0;
         pthread_cond_signal(&n->worker.cond);

@@ -241,7 +241,7 @@ static void async_error(struct es_server *s, int err, const char *what) {
     int expected = 0;
     if (atomic_compare_exchange_strong(&s->last_error, &expected, err))
         es_log("error while %s: %s (further errors are not logged)", what,
-               eventlog_socket_strerror(err));
+               eventlog_socket_error_message(err));
 }
 
 /* ---- chunks from the RTS ---------------------------------------------- */
