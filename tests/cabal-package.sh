@@ -44,7 +44,7 @@ expect() { # expect DESCRIPTION LOG COMMAND...
     if "$@"; then ok "$what"; else not_ok "$what" "$log"; fi
 }
 
-echo "1..18"
+echo "1..19"
 if ! command -v cabal >/dev/null 2>&1; then
     not_ok "cabal is installed (apt-get install cabal-install)"
     exit 1
@@ -261,8 +261,8 @@ while IFS= read -r line; do
     *) echo "#   $line" ;;
     esac
 done <"$tmp/hooks.tap"
-if [ "$hooks_seen" -ne 5 ]; then
-    not_ok "upstream_hooks.py judged all 5 entry points (status $hooks_rc)" "$tmp/hooks.tap"
+if [ "$hooks_seen" -ne 6 ]; then
+    not_ok "upstream_hooks.py judged all 5 entry points and the failed start (status $hooks_rc)" "$tmp/hooks.tap"
 else
     expect "upstream_hooks.py ran to its end (status $hooks_rc)" "$tmp/hooks.tap" [ "$hooks_rc" -eq 0 ]
 fi

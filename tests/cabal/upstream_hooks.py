@@ -18,11 +18,14 @@ main posts), and comes once; "post-start 2" (B's run) comes once, and no
 third; "pre-end" is the last marker. In B's stream "post-start 2" comes
 once, before "main ends", and "pre-end" last. upstream-hs also registers a
 POST_START hook that throws, first: it must be reported on stderr, and the
-hooks after it run. Prints one TAP line ("ok - "
+hooks after it run. Last, upstream-c-main's eventlog_socket_wrap_hs_main
+whose server cannot start (its port taken) must say so and run the
+program. Prints one TAP line ("ok - "
 or "not ok - ") per program, for every run."""
 
 import argparse
 import os
+import socket
 import sys
 import time
 
@@ -89,6 +92,33 @@ def one_run(harness, exe, entry, run):
         s.close()
 
 
+def wrap_without_server(harness, exe):
+    """eventlog_socket_wrap_hs_main whose server cannot start (its TCP port
+    is taken): it says why and runs the program, which exits normally.
+    Returns a list of what went wrong."""
+    s = harness.Scope()
+    taken = socket.socket()
+    try:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        p = harness.Program(s, exe, ["once"], env={"COMPAT_ENTRY": "wrap"}, tcp_port=port,
+                            stdin=False)
+        rc = p.proc.wait(timeout=60)
+        err = p.stderr()
+        wrong = []
+        if rc != 0:
+            wrong.append("exit status %d" % rc)
+        if "cannot stream the eventlog" not in err or "runs without streaming" not in err:
+            wrong.append("stderr does not say why: %r" % err[-300:])
+        return wrong
+    except Exception as e:
+        return ["%s: %s" % (type(e).__name__, e)]
+    finally:
+        taken.close()
+        s.close()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", required=True, help="the directory holding eventlog-check")
@@ -119,6 +149,14 @@ def main():
         else:
             print("ok - %s, in %d of %d runs (%.0f s)" % (what, opts.runs, opts.runs, took))
         sys.stdout.flush()
+    upstream_c = [t.split("=", 1)[1].partition(":")[0] for t in opts.programs
+                  if os.path.basename(t.split("=", 1)[1].partition(":")[0]) == "upstream-c-main"]
+    if upstream_c:
+        wrong = wrap_without_server(harness, upstream_c[0])
+        what = ("upstream-c-main: eventlog_socket_wrap_hs_main whose server cannot start (its "
+                "port is taken) says why on stderr and runs the program")
+        print(("not ok - %s: %s" % (what, "; ".join(wrong))) if wrong else "ok - " + what)
+        all_ok = all_ok and not wrong
     return 0 if all_ok else 1
 
 

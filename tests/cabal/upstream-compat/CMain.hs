@@ -5,7 +5,7 @@
 -- run) and hs_pre_end (PRE_END: posts "pre-end"). main posts "main
 -- begins", says so on stdout, waits (60 s at most) until POST_START has
 -- run twice (the second client's connection), posts "main ends" and
--- returns. Uses upstream 0.1.3's Haskell API only (testWorkerStatus,
+-- returns. With the argument "once" it does not wait. Uses upstream 0.1.3's Haskell API only (testWorkerStatus,
 -- testControlStatus).
 module Main (main) where
 
@@ -13,6 +13,7 @@ import Control.Concurrent (threadDelay)
 import Control.Concurrent.MVar (MVar, modifyMVar, newMVar, readMVar)
 import Debug.Trace (traceMarkerIO)
 import GHC.Eventlog.Socket (testControlStatus, testWorkerStatus)
+import System.Environment (getArgs)
 import System.Exit (exitFailure)
 import System.IO (hFlush, stdout)
 import System.IO.Unsafe (unsafePerformIO)
@@ -43,7 +44,8 @@ main = do
       await k = do
         n <- readMVar runs
         if n >= 2 then pure True else threadDelay 10000 >> await (k - 1)
-  seen <- await 6000
+  args <- getArgs
+  seen <- if args == ["once"] then pure True else await 6000
   testWorkerStatus
   testControlStatus
   traceMarkerIO "main ends"
