@@ -93,8 +93,9 @@ RTS_CFLAGS := $(ES_CFLAGS) -Irts-writer $(addprefix -isystem ,$(RTS_INCLUDE))
 
 CBITS_SRC := $(wildcard cbits/*.c)
 # The sources a program without the RTS side links whole (bench, fuzz):
-# es_instance needs the hooks rts-writer/ defines.
-CBITS_NO_INSTANCE := $(filter-out cbits/es_instance.c,$(CBITS_SRC))
+# es_instance needs the hooks rts-writer/ defines, and es_upstream_start
+# needs es_instance.
+CBITS_NO_INSTANCE := $(filter-out cbits/es_instance.c cbits/es_upstream_start.c,$(CBITS_SRC))
 RTS_SRC := $(wildcard rts-writer/*.c)
 CBITS_OBJ := $(CBITS_SRC:%.c=$(BUILD)/obj/%.o)
 RTS_OBJ := $(RTS_SRC:%.c=$(BUILD)/obj/%.o)

@@ -6,6 +6,7 @@
 #include "es_log.h"
 #include "es_time.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -312,9 +313,14 @@ void es_registry_post_start(void) {
     if (!first)
         return;
     /* The list only grows at its end, so walking its first n unlocked is
-     * safe. */
-    for (; n > 0 && h != NULL; n--, h = h->next)
+     * safe, as long as the last one's link (which a registration may be
+     * writing) is not read. */
+    for (unsigned i = 0; i < n; i++) {
+        assert(h != NULL);
         call_hook(h);
+        if (i + 1 < n)
+            h = h->next;
+    }
 }
 
 void es_registry_set_running(bool running) {
