@@ -93,8 +93,9 @@ RTS_CFLAGS := $(ES_CFLAGS) -Irts-writer $(addprefix -isystem ,$(RTS_INCLUDE))
 
 CBITS_SRC := $(wildcard cbits/*.c)
 # The sources a program without the RTS side links whole (bench, fuzz):
-# es_instance needs the hooks rts-writer/ defines.
-CBITS_NO_INSTANCE := $(filter-out cbits/es_instance.c,$(CBITS_SRC))
+# es_instance needs the hooks rts-writer/ defines, and es_upstream_start
+# needs es_instance.
+CBITS_NO_INSTANCE := $(filter-out cbits/es_instance.c cbits/es_upstream_start.c,$(CBITS_SRC))
 RTS_SRC := $(wildcard rts-writer/*.c)
 CBITS_OBJ := $(CBITS_SRC:%.c=$(BUILD)/obj/%.o)
 RTS_OBJ := $(RTS_SRC:%.c=$(BUILD)/obj/%.o)
@@ -129,7 +130,8 @@ FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_REPLAY_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/unit-asan/%)
 # The unit tests that run the library's threads, also under ThreadSanitizer.
 TSAN_UNITS := test_server test_cost_notice test_stuck test_walker test_log test_registry test_instance test_wait \
-              test_lossless test_accept test_signal
+              test_lossless test_accept test_signal \
+              test_upstream
 UNIT_TSAN_BIN := $(TSAN_UNITS:%=$(BUILD)/unit-tsan/%)
 # The library built with ASan/UBSan and linked into the real GHC programs, for
 # a few core integration tests (tests/run-all.sh): what unit tests cannot
@@ -456,7 +458,7 @@ install: $(LIB)
 	install -m 644 $(BUILD)/eventlog-socket.pc $(DESTDIR)$(PKGCONFIGDIR)/eventlog-socket.pc
 
 FORMAT_FILES := $(wildcard include/*.h cbits/*.[ch] rts-writer/*.[ch] tests/unit/*.[ch] tests/fuzz/*.[ch] \
-                  examples/*/cbits/*.c tests/probe/*.c tests/clients/*.c tests/cabal/tiny/*.c \
+                  examples/*/cbits/*.c tests/probe/*.c tests/clients/*.c tests/cabal/tiny/*.c tests/cabal/upstream-compat/*.c \
                   bench/*.c bench/cbits/*.c client/*.[ch])
 format:
 	clang-format -i $(FORMAT_FILES)

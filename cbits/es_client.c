@@ -387,7 +387,5 @@ int es_client_start(struct es_client *c) {
         return r;
     }
     es_client_pump(c);
-    /* What POST_START hooks post now reaches this client (es_registry.h). */
-    es_registry_client_connected();
     return 0;
 }

@@ -1,10 +1,11 @@
-/* eventlog_socket_strerror: descriptions of the library's error codes. */
+/* eventlog_socket_error_message: descriptions of the library's int error
+ * codes (upstream's EventlogSocketStatus is described in es_upstream.c). */
 #define EVENTLOG_SOCKET_NO_RTS
 #include "eventlog_socket.h"
 
 #include <string.h>
 
-const char *eventlog_socket_strerror(int err) {
+const char *eventlog_socket_error_message(int err) {
     switch (err) {
     case 0:
         return "success";

@@ -3,6 +3,7 @@
 #include "es_pool.h"
 
 #include "es_log.h"
+#include "es_registry.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -102,6 +103,11 @@ int es_fanout_ingest(struct es_fanout *f, struct es_chunk *c) {
 void es_fanout_join(struct es_fanout *f, struct es_client *c) {
     struct es_store *st = &f->store;
     c->id = atomic_fetch_add(&f->counters->clients_accepted, 1) + 1;
+    /* Only the first client gets the stream from its start, and with it
+     * what the POST_START hooks posted then, unless chunks were dropped
+     * before it came; any other client gets the hooks run again for it,
+     * after it has joined, so what they post reaches it (es_registry.h). */
+    bool from_start = st->retaining && st->retain_dropped_chunks == 0;
     c->next_chunk = es_store_join(st);
     c->joined_at = st->end_offset;
     /* Definitions from chunks this client will not get (all of them for a
@@ -115,6 +121,8 @@ void es_fanout_join(struct es_fanout *f, struct es_client *c) {
     f->clients = c;
     f->nclients++;
     atomic_store(&f->counters->clients_connected, f->nclients);
+    if (!from_start)
+        es_registry_client_connected();
     if (st->retain_dropped_chunks > 0 && !f->retain_drop_logged) {
         f->retain_drop_logged = true;
         es_log("the first client missed %llu chunks (%.1f MiB) that arrived before it "

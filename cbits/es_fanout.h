@@ -46,7 +46,8 @@ void es_fanout_append(struct es_fanout *f, struct es_chunk *c);
 
 /* Place an accepted client in the stream: everything kept for a first
  * client, otherwise from the next chunk on, after a block of the
- * definitions it missed. */
+ * definitions it missed; a client that misses the stream's start gets the
+ * POST_START hooks run for it (es_registry_client_connected). */
 void es_fanout_join(struct es_fanout *f, struct es_client *c);
 
 /* Take a closed client out of the list. */

@@ -99,16 +99,7 @@ int eventlog_socket_init_tcp(const char *host, const char *port) {
     return install(r, s);
 }
 
-static int init_and_wait(const char *path, const char *host, const char *port, bool wait) {
-    int r = path ? eventlog_socket_init_unix(path) : eventlog_socket_init_tcp(host, port);
-    if (r == 0 && wait) {
-        es_log("waiting for a client to connect");
-        r = eventlog_socket_wait();
-    }
-    return r;
-}
-
-int eventlog_socket_init_from_env(void) {
+int es_instance_apply_env(const struct es_config **out) {
     struct es_config *cfg = config();
     int r = es_config_from_env(cfg);
     if (r < 0)
@@ -117,7 +108,31 @@ int eventlog_socket_init_from_env(void) {
     if (cfg->flush_ms >= 0 &&
         (r = es_instance_hooks.set_flush_interval_ms((unsigned)cfg->flush_ms)) < 0)
         return r;
-    return init_and_wait(cfg->unix_path, cfg->inet_host, cfg->inet_port, cfg->wait);
+    *out = cfg;
+    return 0;
+}
+
+int es_instance_set_linger_ms(unsigned ms) {
+    if (atomic_load(&instance.server) != NULL)
+        return EVENTLOG_SOCKET_EALREADY;
+    struct eventlog_socket_options opts;
+    es_config_to_options(config(), &opts);
+    opts.linger_ms = ms;
+    return es_config_from_options(config(), &opts);
+}
+
+int eventlog_socket_init_from_env(void) {
+    const struct es_config *cfg;
+    int r = es_instance_apply_env(&cfg);
+    if (r < 0)
+        return r;
+    r = cfg->unix_path ? eventlog_socket_init_unix(cfg->unix_path)
+                       : eventlog_socket_init_tcp(cfg->inet_host, cfg->inet_port);
+    if (r == 0 && cfg->wait) {
+        es_log("waiting for a client to connect");
+        r = eventlog_socket_wait_for_client();
+    }
+    return r;
 }
 
 int eventlog_socket_tcp_port(void) {
@@ -126,7 +141,7 @@ int eventlog_socket_tcp_port(void) {
     return port < 0 ? EVENTLOG_SOCKET_ENOTCONFIGURED : port;
 }
 
-int eventlog_socket_wait(void) {
+int eventlog_socket_wait_for_client(void) {
     struct es_server *s = atomic_load(&instance.server);
     if (s == NULL)
         return EVENTLOG_SOCKET_ENOTCONFIGURED;

@@ -34,4 +34,19 @@ struct es_server *es_instance_server(void);
  * writer could not be installed); NULL when there is none. */
 struct es_server *es_instance_detach(void);
 
+struct es_config;
+
+/* Apply the GHC_EVENTLOG_* environment to the configuration the next
+ * init_* starts the server with (eventlog_socket_init_from_env, and
+ * upstream's eventlog_socket_from_env), the flush interval and the SIGTERM
+ * setting included; `*out` is that configuration, whose unix_path or
+ * inet_host/_port say where to listen. Returns es_config_from_env's
+ * errors. Not thread-safe. */
+int es_instance_apply_env(const struct es_config **out);
+
+/* How long exit waits for slow clients, for the server init_* starts next
+ * (upstream's eso_linger). Returns 0, EVENTLOG_SOCKET_EINVAL or
+ * EVENTLOG_SOCKET_EALREADY. Not thread-safe. */
+int es_instance_set_linger_ms(unsigned ms);
+
 #endif

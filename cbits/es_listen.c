@@ -197,6 +197,14 @@ void es_listen_unlink_unix(const char *path, const struct es_listen_result *res)
 
 /* A port is decimal digits only: no sign, no spaces, no base prefix (strtol
  * would skip leading white space and take a sign, so it is not used). */
+/* getaddrinfo's code behind the calling thread's last
+ * EVENTLOG_SOCKET_ERESOLVE (for upstream's EVENTLOG_SOCKET_ERR_GAI). */
+static _Thread_local int last_gai_error;
+
+int es_listen_last_gai_error(void) {
+    return last_gai_error;
+}
+
 static int parse_port(const char *port) {
     if (port == NULL || port[0] == '\0')
         return -1;
@@ -247,6 +255,7 @@ int es_listen_tcp(const char *host, const char *port, struct es_listen_result *o
     int gai = getaddrinfo(host, port, &hints, &res);
     if (gai != 0) {
         es_log("cannot resolve TCP host \"%s\": %s", host, gai_strerror(gai));
+        last_gai_error = gai;
         return EVENTLOG_SOCKET_ERESOLVE;
     }
     int err = EVENTLOG_SOCKET_ERESOLVE;

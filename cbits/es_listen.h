@@ -45,6 +45,10 @@ int es_listen_unix(const char *path, struct es_listen_result *out);
  * picks a free port. */
 int es_listen_tcp(const char *host, const char *port, struct es_listen_result *out);
 
+/* getaddrinfo's error code behind the calling thread's last
+ * EVENTLOG_SOCKET_ERESOLVE from es_listen_tcp (0 if none). */
+int es_listen_last_gai_error(void);
+
 /* Remove the Unix socket file at `path` if it is still the one `res`
  * describes (another process may have replaced it meanwhile). */
 void es_listen_unlink_unix(const char *path, const struct es_listen_result *res);

@@ -7,6 +7,7 @@
 #include "es_log.h"
 #include "es_time.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -14,9 +15,12 @@
 #include <string.h>
 #include <time.h>
 
+/* A handler: this library's (fn, with a mutable pointer) or upstream's
+ * (ufn, const), never both. */
 struct command {
     eventlog_socket_command_fn fn;
-    void *data;
+    EventlogSocketControlCommandHandler *ufn;
+    const void *data;
 };
 
 /* A namespace's commands act like the built-in costly ones (es_gate.h): one
@@ -43,12 +47,12 @@ struct worker {
     pthread_t thread;
 };
 
-struct eventlog_socket_namespace {
+struct EventlogSocketControlNamespace {
     char name[256]; /* NUL-terminated */
     uint8_t len;
     struct command cmds[256];
     struct worker worker;
-    struct eventlog_socket_namespace *next;
+    struct EventlogSocketControlNamespace *next;
     struct limit limit; /* the rate limit on its commands */
 };
 
@@ -56,20 +60,34 @@ struct eventlog_socket_namespace {
  * HOOK_ONE + k: only the k-th POST_START handler. */
 #define HOOK_ONE 2
 
+/* As struct command: this library's handler or upstream's. */
 struct hook {
     eventlog_socket_hook_fn fn;
-    void *data;
+    EventlogSocketHookHandler *ufn;
+    const void *data;
     struct hook *next;
 };
+
+static void call_hook(const struct hook *h) {
+    if (h->fn != NULL)
+        h->fn((void *)h->data);
+    else
+        h->ufn(h->data);
+}
 
 /* One lock for everything: registrations are rare, dispatch is a lookup. */
 static struct {
     pthread_mutex_t lock;
     pthread_cond_t idle; /* a handler finished */
-    struct eventlog_socket_namespace *namespaces;
+    eventlog_socket_namespace *namespaces;
     struct hook *hooks[2];
     struct worker hook_worker;
     bool running, ever_running, quiesced;
+    /* es_registry_post_start has run the POST_START hooks registered by
+     * then (or is running them); hooks registered later run at
+     * registration instead. */
+    bool started;
+    unsigned post_start_count; /* POST_START hooks registered */
     uint64_t run, dropped, folded;
     unsigned interval_ms; /* the rate limit (es_registry_set_interval) */
 } reg = {
@@ -79,8 +97,8 @@ static struct {
     .hook_worker = {.cond = PTHREAD_COND_INITIALIZER},
 };
 
-static struct eventlog_socket_namespace *find(const uint8_t *name, size_t len) {
-    for (struct eventlog_socket_namespace *n = reg.namespaces; n != NULL; n = n->next)
+static eventlog_socket_namespace *find(const uint8_t *name, size_t len) {
+    for (eventlog_socket_namespace *n = reg.namespaces; n != NULL; n = n->next)
         if (n->len == len && memcmp(n->name, name, len) == 0)
             return n;
     return NULL;
@@ -97,7 +115,7 @@ int eventlog_socket_register_namespace(const char *name, size_t len,
     if (find((const uint8_t *)name, len) != NULL) {
         r = EVENTLOG_SOCKET_EEXIST;
     } else {
-        struct eventlog_socket_namespace *n = calloc(1, sizeof *n);
+        eventlog_socket_namespace *n = calloc(1, sizeof *n);
         if (n == NULL) {
             r = EVENTLOG_SOCKET_ENOMEM;
         } else {
@@ -113,38 +131,49 @@ int eventlog_socket_register_namespace(const char *name, size_t len,
     return r;
 }
 
-int eventlog_socket_register_command(eventlog_socket_namespace *ns, uint8_t id,
-                                     eventlog_socket_command_fn fn, void *data) {
-    if (ns == NULL || id == 0 || fn == NULL)
+int es_registry_add_command(eventlog_socket_namespace *ns, uint8_t id,
+                            eventlog_socket_command_fn fn, EventlogSocketControlCommandHandler *ufn,
+                            const void *data) {
+    if (ns == NULL || id == 0 || (fn == NULL) == (ufn == NULL))
         return EVENTLOG_SOCKET_EINVAL;
     pthread_mutex_lock(&reg.lock);
     int r = 0;
-    if (ns->cmds[id].fn != NULL)
+    if (ns->cmds[id].fn != NULL || ns->cmds[id].ufn != NULL)
         r = EVENTLOG_SOCKET_EEXIST;
     else
-        ns->cmds[id] = (struct command){fn, data};
+        ns->cmds[id] = (struct command){fn, ufn, data};
     pthread_mutex_unlock(&reg.lock);
     return r;
+}
+
+int eventlog_socket_register_command(eventlog_socket_namespace *ns, uint8_t id,
+                                     eventlog_socket_command_fn fn, void *data) {
+    if (fn == NULL)
+        return EVENTLOG_SOCKET_EINVAL;
+    return es_registry_add_command(ns, id, fn, NULL, data);
 }
 
 const char *eventlog_socket_namespace_name(const eventlog_socket_namespace *ns) {
     return ns ? ns->name : "";
 }
 
+const char *eventlog_socket_control_strnamespace(EventlogSocketControlNamespace *ns) {
+    return ns ? ns->name : NULL;
+}
+
 static bool enqueue(struct worker *w, uint8_t item, void *(*run)(void *), void *arg);
 static void *hook_thread(void *arg);
 
-int eventlog_socket_register_hook(int hook, eventlog_socket_hook_fn fn, void *data) {
+int es_registry_add_hook(int hook, eventlog_socket_hook_fn fn, EventlogSocketHookHandler *ufn,
+                         const void *data) {
     if ((hook != EVENTLOG_SOCKET_HOOK_POST_START_EVENT_LOGGING &&
          hook != EVENTLOG_SOCKET_HOOK_PRE_END_EVENT_LOGGING) ||
-        fn == NULL)
+        (fn == NULL) == (ufn == NULL))
         return EVENTLOG_SOCKET_EINVAL;
     struct hook *h = malloc(sizeof *h);
     if (h == NULL)
         return EVENTLOG_SOCKET_ENOMEM;
-    h->fn = fn;
-    h->data = data;
-    h->next = NULL;
+    *h = (struct hook){.fn = fn, .ufn = ufn, .data = data, .next = NULL};
     pthread_mutex_lock(&reg.lock);
     /* In registration order. */
     struct hook **link = &reg.hooks[hook];
@@ -154,13 +183,22 @@ int eventlog_socket_register_hook(int hook, eventlog_socket_hook_fn fn, void *da
         index++;
     }
     *link = h;
-    /* Registered once event logging runs (from Haskell's main, typically):
-     * the start has passed, so this hook runs for it now, alone. */
-    if (hook == EVENTLOG_SOCKET_HOOK_POST_START_EVENT_LOGGING && reg.ever_running &&
-        index < 256 - HOOK_ONE)
-        enqueue(&reg.hook_worker, (uint8_t)(HOOK_ONE + index), hook_thread, NULL);
+    if (hook == EVENTLOG_SOCKET_HOOK_POST_START_EVENT_LOGGING) {
+        reg.post_start_count++;
+        /* Registered once event logging runs (from Haskell's main,
+         * typically): the start has passed, so this hook runs for it now,
+         * alone, on the hook thread. */
+        if (reg.started && index < 256 - HOOK_ONE)
+            enqueue(&reg.hook_worker, (uint8_t)(HOOK_ONE + index), hook_thread, NULL);
+    }
     pthread_mutex_unlock(&reg.lock);
     return 0;
+}
+
+int eventlog_socket_add_hook(EventlogSocketHook hook, eventlog_socket_hook_fn fn, void *data) {
+    if (fn == NULL)
+        return EVENTLOG_SOCKET_EINVAL;
+    return es_registry_add_hook((int)hook, fn, NULL, data);
 }
 
 /* ---- the threads -------------------------------------------------------- */
@@ -186,7 +224,7 @@ static void done_item(struct worker *w) {
 
 /* With the lock held: wait until the namespace's limit lets a command
  * run; false once quiesced. */
-static bool wait_turn(struct eventlog_socket_namespace *n) {
+static bool wait_turn(eventlog_socket_namespace *n) {
     struct limit *l = &n->limit;
     while (!reg.quiesced && l->acted && reg.interval_ms > 0) {
         uint64_t gap = l->gap_ms > reg.interval_ms ? l->gap_ms : reg.interval_ms;
@@ -206,7 +244,7 @@ static uint64_t thread_cpu_ms(void) {
 }
 
 static void *namespace_thread(void *arg) {
-    struct eventlog_socket_namespace *n = arg;
+    eventlog_socket_namespace *n = arg;
     pthread_mutex_lock(&reg.lock);
     uint8_t id;
     while (next_item(&n->worker, &id)) {
@@ -225,7 +263,10 @@ static void *namespace_thread(void *arg) {
         /* What the handler cost: its thread's CPU time (a GC it forces runs
          * on this thread), not the time it slept or waited. */
         uint64_t cpu = thread_cpu_ms();
-        c.fn(n, id, c.data);
+        if (c.fn != NULL)
+            c.fn(n, id, (void *)c.data);
+        else
+            c.ufn(n, id, c.data);
         cpu = thread_cpu_ms() - cpu;
         pthread_mutex_lock(&reg.lock);
         n->limit.gap_ms = cpu * ES_GATE_COST_FACTOR;
@@ -248,7 +289,7 @@ static void *hook_thread(void *arg) {
                 continue;
             }
             pthread_mutex_unlock(&reg.lock);
-            h->fn(h->data);
+            call_hook(h);
             pthread_mutex_lock(&reg.lock);
             if (reg.quiesced || item >= HOOK_ONE)
                 break;
@@ -292,8 +333,8 @@ static bool enqueue(struct worker *w, uint8_t item, void *(*run)(void *), void *
 bool es_registry_dispatch(const uint8_t *ns, size_t ns_len, uint8_t id) {
     static struct es_log_limit log_dropped = {.what = "custom commands dropped"};
     pthread_mutex_lock(&reg.lock);
-    struct eventlog_socket_namespace *n = find(ns, ns_len);
-    bool known = n != NULL && n->cmds[id].fn != NULL;
+    eventlog_socket_namespace *n = find(ns, ns_len);
+    bool known = n != NULL && (n->cmds[id].fn != NULL || n->cmds[id].ufn != NULL);
     bool dropped = false;
     if (known && n->limit.pending[id]) {
         reg.folded++; /* one run of it is queued already */
@@ -322,14 +363,31 @@ void es_registry_client_connected(void) {
     pthread_mutex_unlock(&reg.lock);
 }
 
+void es_registry_post_start(void) {
+    pthread_mutex_lock(&reg.lock);
+    bool first = !reg.started && !reg.quiesced;
+    reg.started = true;
+    /* Hooks registered from now on run at registration instead. */
+    unsigned n = reg.post_start_count;
+    struct hook *h = reg.hooks[EVENTLOG_SOCKET_HOOK_POST_START_EVENT_LOGGING];
+    pthread_mutex_unlock(&reg.lock);
+    if (!first)
+        return;
+    /* The list only grows at its end, so walking its first n unlocked is
+     * safe, as long as the last one's link (which a registration may be
+     * writing) is not read. */
+    for (unsigned i = 0; i < n; i++) {
+        assert(h != NULL);
+        call_hook(h);
+        if (i + 1 < n)
+            h = h->next;
+    }
+}
+
 void es_registry_set_running(bool running) {
     pthread_mutex_lock(&reg.lock);
     reg.running = running && !reg.quiesced;
-    if (reg.running && !reg.ever_running) {
-        reg.ever_running = true;
-        queue_hook(EVENTLOG_SOCKET_HOOK_POST_START_EVENT_LOGGING);
-    }
-    for (struct eventlog_socket_namespace *n = reg.namespaces; n != NULL; n = n->next)
+    for (eventlog_socket_namespace *n = reg.namespaces; n != NULL; n = n->next)
         pthread_cond_signal(&n->worker.cond);
     pthread_cond_signal(&reg.hook_worker.cond);
     pthread_mutex_unlock(&reg.lock);
@@ -338,7 +396,7 @@ void es_registry_set_running(bool running) {
 static bool any_busy(void) {
     if (reg.hook_worker.busy)
         return true;
-    for (struct eventlog_socket_namespace *n = reg.namespaces; n != NULL; n = n->next)
+    for (eventlog_socket_namespace *n = reg.namespaces; n != NULL; n = n->next)
         if (n->worker.busy)
             return true;
     return false;
@@ -355,11 +413,11 @@ void es_registry_quiesce(unsigned timeout_ms) {
     pthread_mutex_unlock(&reg.lock);
     /* The list only grows at its end, so walking it unlocked is safe. */
     for (struct hook *h = pre_end; h != NULL; h = h->next)
-        h->fn(h->data);
+        call_hook(h);
     pthread_mutex_lock(&reg.lock);
     reg.quiesced = true;
     reg.running = false;
-    for (struct eventlog_socket_namespace *n = reg.namespaces; n != NULL; n = n->next) {
+    for (eventlog_socket_namespace *n = reg.namespaces; n != NULL; n = n->next) {
         reg.dropped += n->worker.count;
         n->worker.count = 0;
         pthread_cond_signal(&n->worker.cond);

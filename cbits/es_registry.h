@@ -1,5 +1,8 @@
 /* Custom control commands and lifecycle hooks that the program registers
- * (eventlog_socket_register_namespace/_command/_hook).
+ * (eventlog_socket_register_namespace/_command, eventlog_socket_add_hook,
+ * and upstream's eventlog_socket_control_register_namespace/_command and
+ * eventlog_socket_register_hook, whose
+ * handlers take a const pointer: es_upstream.c).
  *
  * A client sends a registered command in the upstream framing (a namespace
  * and a command id, protocol.md section 2). The loop thread only looks the
@@ -17,7 +20,10 @@
  * Handlers run only while the RTS is up: commands that arrive before
  * es_registry_set_running(true) wait for it; once es_registry_quiesce has
  * run (hs_exit is beginning) nothing runs any more and what waits is
- * dropped.
+ * dropped. The POST_START hooks run first on the thread that declares the
+ * RTS ready (es_registry_post_start), then on the hook thread: for a
+ * client that joins later (es_registry_client_connected), and once for a
+ * hook registered after the start.
  *
  * Thread ownership: registration from any thread (a mutex); dispatch from
  * the loop thread; handlers on the registry's threads. */
@@ -40,12 +46,28 @@
  * queued for its handler). Loop thread. */
 bool es_registry_dispatch(const uint8_t *ns, size_t ns_len, uint8_t id);
 
-/* A client connected: the POST_START hooks run for it (queued). Loop
+/* Register a command or a hook: exactly one of `fn` (this library's
+ * handler type) and `ufn` (upstream's) is set. Returns 0,
+ * EVENTLOG_SOCKET_EINVAL, _EEXIST (a command id taken) or _ENOMEM. Any
  * thread. */
+int es_registry_add_command(eventlog_socket_namespace *ns, uint8_t id,
+                            eventlog_socket_command_fn fn, EventlogSocketControlCommandHandler *ufn,
+                            const void *data);
+int es_registry_add_hook(int hook, eventlog_socket_hook_fn fn, EventlogSocketHookHandler *ufn,
+                         const void *data);
+
+/* A client joined that did not get the stream from its start (every
+ * client but the first): the POST_START hooks run for it (queued for the
+ * hook thread), so that what they post reaches it. Loop thread. */
 void es_registry_client_connected(void);
 
-/* Let handlers run (the RTS is up), or not yet. With `true` the first time,
- * the POST_START hooks run once for event logging's start. Any thread. */
+/* Event logging has started and the RTS is up: the first call runs the
+ * POST_START hooks registered so far on the calling thread, in order, and
+ * returns when they are done; later calls do nothing. A thread that holds
+ * no capability (hooks may call into Haskell). */
+void es_registry_post_start(void);
+
+/* Let handlers run (the RTS is up), or not yet. Any thread. */
 void es_registry_set_running(bool running);
 
 /* hs_exit is beginning: run the PRE_END hooks on the calling thread, then

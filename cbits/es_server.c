@@ -122,7 +122,7 @@ static void async_error(int err, const char *what, void *ctx) {
     int expected = 0;
     if (atomic_compare_exchange_strong(&s->last_error, &expected, err))
         es_log("error while %s: %s (further errors are not logged)", what,
-               eventlog_socket_strerror(err));
+               eventlog_socket_error_message(err));
 }
 
 static void command(uint8_t cmd, void *ctx) {

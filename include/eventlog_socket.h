@@ -16,18 +16,27 @@
  *         conf.eventlog_writer = &SocketEventLogWriter;
  *         int err = eventlog_socket_init_unix("/tmp/my-program.eventlog.sock");
  *         if (err < 0)
- *             fprintf(stderr, "%s\n", eventlog_socket_strerror(err));
+ *             fprintf(stderr, "%s\n", eventlog_socket_error_message(err));
  *         return eventlog_socket_hs_main(argc, argv, conf, &ZCMain_main_closure);
  *     }
  *
- * Every function that can fail returns 0 on success or a negative error code
- * (one of the EVENTLOG_SOCKET_E* values below, or a negated errno value that
- * the operating system reported). eventlog_socket_strerror() describes any
- * of them. No function of this library calls abort() or exit().
+ * Every function of this API that can fail returns 0 on success or a
+ * negative error code (one of the EVENTLOG_SOCKET_E* values below, or a
+ * negated errno value that the operating system reported).
+ * eventlog_socket_error_message() describes any of them. No function of
+ * this library calls abort() or exit().
+ *
+ * Upstream eventlog-socket 0.1.3's C API is here too, with its names,
+ * types and semantics (the sections marked "upstream" below), so that a C
+ * main written for it compiles unchanged: eventlog_socket_from_env,
+ * eventlog_socket_wrap_hs_main, EventLogSocketWriter, the
+ * EventlogSocketStatus its functions return, and so on. Both APIs drive the
+ * same server; a program may use either, or both.
  *
  * Define EVENTLOG_SOCKET_NO_RTS before including this header to get only the
- * parts that do not need GHC's <Rts.h> (error codes, strerror, status). The
- * library's RTS-independent modules and their unit tests do so.
+ * parts that do not need GHC's <Rts.h> (everything but the writer and the
+ * functions that take RTS types). The library's RTS-independent modules and
+ * their unit tests do so.
  */
 #ifndef EVENTLOG_SOCKET_H
 #define EVENTLOG_SOCKET_H
@@ -104,6 +113,59 @@ extern "C" {
  * (protocol.md, section 1.3). Other connections' streams are unchanged. */
 #define EVENTLOG_SOCKET_CMD_COST_NOTICES 0x07
 
+/* ---- Upstream: the status its functions return ----------------------
+ *
+ * Upstream eventlog-socket's functions return an EventlogSocketStatus
+ * instead of an int. This library fills it in from its own error codes:
+ *
+ *   the library's code                  ess_status_code            ess_error_code
+ *   0                                    EVENTLOG_SOCKET_OK         0
+ *   a negated errno value -E             EVENTLOG_SOCKET_ERR_SYS    E
+ *   EVENTLOG_SOCKET_ENOTSOCKET           EVENTLOG_SOCKET_ERR_SYS    ENOTSOCK
+ *   EVENTLOG_SOCKET_ESTOPPED             EVENTLOG_SOCKET_ERR_SYS    ESHUTDOWN
+ *   EVENTLOG_SOCKET_ENOTCONFIGURED       EVENTLOG_SOCKET_ERR_SYS    EINVAL
+ *                                        (ERR_ENV_NOADDR from eventlog_socket_from_env)
+ *   EVENTLOG_SOCKET_ERESOLVE             EVENTLOG_SOCKET_ERR_GAI    getaddrinfo's code
+ *   EVENTLOG_SOCKET_ENOEVENTLOG          EVENTLOG_SOCKET_ERR_RTS_FAIL   the library's code
+ *   EVENTLOG_SOCKET_EEVENTLOGOFF         EVENTLOG_SOCKET_ERR_RTS_FAIL   the library's code
+ *   a namespace or command taken         EVENTLOG_SOCKET_ERR_CTL_EXISTS 0
+ *
+ * EVENTLOG_SOCKET_ERR_RTS_NOSUPPORT and _ERR_CTL_NOSUPPORT are never
+ * returned: the library needs an eventlog-capable RTS to link, and control
+ * commands are always built in. */
+typedef enum EventlogSocketStatusCode {
+    EVENTLOG_SOCKET_OK = 0,
+    EVENTLOG_SOCKET_ERR_RTS_NOSUPPORT,
+    EVENTLOG_SOCKET_ERR_RTS_FAIL,
+    EVENTLOG_SOCKET_ERR_ENV_NOADDR,
+    EVENTLOG_SOCKET_ERR_ENV_TOOLONG,
+    EVENTLOG_SOCKET_ERR_ENV_NOHOST,
+    EVENTLOG_SOCKET_ERR_ENV_NOPORT,
+    EVENTLOG_SOCKET_ERR_CTL_NOSUPPORT,
+    EVENTLOG_SOCKET_ERR_CTL_EXISTS,
+    EVENTLOG_SOCKET_ERR_GAI,
+    EVENTLOG_SOCKET_ERR_SYS,
+} EventlogSocketStatusCode;
+
+typedef struct EventlogSocketStatus {
+    const EventlogSocketStatusCode ess_status_code;
+    /* errno for ERR_SYS, getaddrinfo's code for ERR_GAI, the library's own
+     * (negative) error code for ERR_RTS_FAIL, otherwise 0. */
+    const int ess_error_code;
+} EventlogSocketStatus;
+
+/* A description of `status`, in memory from malloc that the caller frees
+ * (upstream's contract); NULL with errno set when there is no memory, or
+ * EINVAL for a status code that does not exist. Thread-safe. */
+EVENTLOG_SOCKET_API char *eventlog_socket_strerror(EventlogSocketStatus status);
+
+/* A description of one of this library's int error codes (0, an
+ * EVENTLOG_SOCKET_E* value or a negated errno). Never returns NULL; unknown
+ * codes get a generic description. Thread-safe; the string is static.
+ * (Before 0.3 this was eventlog_socket_strerror, a name upstream uses for
+ * the function above.) */
+EVENTLOG_SOCKET_API const char *eventlog_socket_error_message(int err);
+
 /* Custom control commands. A program (or a library in it) registers a
  * namespace and commands in it, numbered 1 to 255; a client sends one as an
  * upstream-framed control frame (protocol.md, section 2) with that
@@ -116,7 +178,7 @@ extern "C" {
  * time. A handler must not call the library's start/stop functions.
  * Registration is thread-safe and may happen before or after the server
  * starts; nothing can be unregistered. */
-typedef struct eventlog_socket_namespace eventlog_socket_namespace;
+typedef struct EventlogSocketControlNamespace eventlog_socket_namespace;
 typedef void (*eventlog_socket_command_fn)(const eventlog_socket_namespace *ns, uint8_t command_id,
                                            void *user_data);
 
@@ -138,22 +200,47 @@ EVENTLOG_SOCKET_API int eventlog_socket_register_command(eventlog_socket_namespa
 /* The namespace's name, NUL-terminated (valid for the program's life). */
 EVENTLOG_SOCKET_API const char *eventlog_socket_namespace_name(const eventlog_socket_namespace *ns);
 
-/* Lifecycle hooks, run in registration order:
- * POST_START: once after event logging has started and the RTS is up (at
- *   registration, for a hook registered later), and again each time a
- *   client connects, on a thread of the library's that
- *   holds no capability. What the hook posts to the eventlog then (a
- *   library re-posting its own start-up messages, for instance) follows in
- *   the stream of the client that just connected, so each client gets it
- *   (the clients already connected get it again).
+/* Lifecycle hooks (upstream's, with upstream's names), each run in
+ * registration order:
+ * POST_START: once when event logging has started and the RTS is up,
+ *   synchronously on the thread that declares the RTS ready, before
+ *   anything else happens there: in eventlog_socket_hs_main and
+ *   eventlog_socket_wrap_hs_main on the main thread, after hs_init_ghc and
+ *   before the program's main runs (a hook that takes long delays main);
+ *   in eventlog_socket_start_* and eventlog_socket_start before they
+ *   return; otherwise in eventlog_socket_ready. That thread holds no
+ *   capability: a hook may call into Haskell. The first client gets what
+ *   the hook posted then, since it gets the stream from its start (unless
+ *   more than the buffer limit arrived before it connected: then the hooks
+ *   run once more for it). Each later client gets a run of its own, on a
+ *   thread of the library's, after it has joined the stream: what the hook
+ *   posts then reaches that client (the clients connected already see it
+ *   again). A hook registered after the start runs once at registration,
+ *   on the library's thread, then for each later client.
  * PRE_END: at the beginning of hs_exit, on the thread that exits, while the
- *   RTS still runs and clients still receive events.
- * Returns EVENTLOG_SOCKET_EINVAL for an unknown hook or a NULL handler. */
-#define EVENTLOG_SOCKET_HOOK_POST_START_EVENT_LOGGING 0
-#define EVENTLOG_SOCKET_HOOK_PRE_END_EVENT_LOGGING    1
+ *   RTS still runs and clients still receive events. Event logging ends
+ *   only there: a client that disconnects or connects ends nothing.
+ *   (Programs started from Haskell and linked with -dynamic cannot reach
+ *   the RTS's exit hook, so they run no PRE_END hooks.) */
+typedef enum {
+    EVENTLOG_SOCKET_HOOK_POST_START_EVENT_LOGGING,
+    EVENTLOG_SOCKET_HOOK_PRE_END_EVENT_LOGGING,
+} EventlogSocketHook;
+
+/* Upstream's handler type and registration (0.1.3). Returns
+ * EVENTLOG_SOCKET_ERR_SYS with EINVAL for an unknown hook or a NULL
+ * handler, or ENOMEM. Thread-safe. */
+typedef void EventlogSocketHookHandler(const void *hook_data);
+EVENTLOG_SOCKET_API EventlogSocketStatus eventlog_socket_register_hook(
+    EventlogSocketHook hook, EventlogSocketHookHandler *hook_handler, const void *hook_data);
+
+/* The same with this library's int errors: EVENTLOG_SOCKET_EINVAL for an
+ * unknown hook or a NULL handler, EVENTLOG_SOCKET_ENOMEM. (Before 0.3 this
+ * was eventlog_socket_register_hook, a name upstream uses for the function
+ * above.) */
 typedef void (*eventlog_socket_hook_fn)(void *user_data);
-EVENTLOG_SOCKET_API int eventlog_socket_register_hook(int hook, eventlog_socket_hook_fn fn,
-                                                      void *user_data);
+EVENTLOG_SOCKET_API int eventlog_socket_add_hook(EventlogSocketHook hook,
+                                                 eventlog_socket_hook_fn fn, void *user_data);
 
 /* Memory and slow-client settings. Fill with eventlog_socket_options_init,
  * change fields, apply with eventlog_socket_set_options before init_*. */
@@ -258,11 +345,6 @@ struct eventlog_socket_stats {
     uint64_t lossless_wait_max_ns;
 };
 
-/* A human-readable description of an error code returned by this library.
- * Never returns NULL; unknown codes get a generic description.
- * Thread-safe; the string is static. */
-EVENTLOG_SOCKET_API const char *eventlog_socket_strerror(int err);
-
 /* Start serving the eventlog on a Unix-domain socket at `path`.
  * Call once, before hs_init_* (or use eventlog_socket_start_unix for an RTS
  * that is already running). The socket file is created with mode 0600. A
@@ -337,27 +419,164 @@ EVENTLOG_SOCKET_API int eventlog_socket_tcp_port(void);
 
 /* Declare the RTS initialised: control commands (heap profiling start/stop,
  * census requests) received before this call are held back, and applied now;
- * later ones are applied as they arrive. eventlog_socket_hs_main calls it for
- * you. Call it after hs_init_* returns. Thread-safe. */
+ * later ones are applied as they arrive. The first call also runs the
+ * POST_START hooks on the calling thread (see EventlogSocketHook), and, in
+ * a statically linked program, puts the library's exit hook into the RTS,
+ * which ends periodic flushing and runs the PRE_END hooks when hs_exit
+ * begins. eventlog_socket_hs_main and eventlog_socket_start_* call it for
+ * you. Call it after hs_init_* returns, from a thread that holds no
+ * capability. Thread-safe. */
 EVENTLOG_SOCKET_API void eventlog_socket_ready(void);
 
-/* Block the calling thread until the first client has connected. Returns 0,
+/* Block the calling thread until the first client has connected (at once
+ * when one has, even if it has left since). Returns 0,
  * EVENTLOG_SOCKET_ENOTCONFIGURED when no server was started, or
  * EVENTLOG_SOCKET_ESTOPPED when the server stopped first. Never call it from
  * a thread that holds a capability (for instance from a Haskell foreign call
- * marked unsafe). */
-EVENTLOG_SOCKET_API int eventlog_socket_wait(void);
+ * marked unsafe). (Before 0.3 this was eventlog_socket_wait, a name upstream
+ * uses for a function that returns an EventlogSocketStatus.) */
+EVENTLOG_SOCKET_API int eventlog_socket_wait_for_client(void);
 
 /* The first error that happened asynchronously on the library's socket
  * thread (it is also logged to stderr once), or 0. Thread-safe. */
 EVENTLOG_SOCKET_API int eventlog_socket_last_error(void);
 
+/* ---- Upstream: addresses, options, starting ----------------------------
+ *
+ * Upstream eventlog-socket 0.1.3's way to configure and start, as a C main
+ * written for it uses them. They drive the same server as the functions
+ * above (one per process). */
+
+typedef enum EventlogSocketTag {
+    EVENTLOG_SOCKET_UNIX,
+    EVENTLOG_SOCKET_INET,
+} EventlogSocketTag;
+
+typedef struct EventlogSocketUnixAddr {
+    char *esa_unix_path;
+} EventlogSocketUnixAddr;
+
+/* An empty or NULL host means 127.0.0.1 (eventlog_socket_init_tcp). */
+typedef struct EventlogSocketInetAddr {
+    char *esa_inet_host;
+    char *esa_inet_port;
+} EventlogSocketInetAddr;
+
+typedef struct EventlogSocketAddr {
+    EventlogSocketTag esa_tag;
+    union {
+        EventlogSocketUnixAddr esa_unix_addr;
+        EventlogSocketInetAddr esa_inet_addr;
+    };
+} EventlogSocketAddr;
+
+/* eso_wait: eventlog_socket_start and eventlog_socket_wrap_hs_main wait for
+ * the first client (eventlog_socket_init does not). eso_sndbuf is accepted
+ * and ignored (the library keeps bounded buffers of its own). eso_linger:
+ * when positive, the seconds exit waits at most for slow clients
+ * (eventlog_socket_options.linger_ms). */
+typedef struct EventlogSocketOpts {
+    bool eso_wait;
+    int eso_sndbuf;
+    int eso_linger;
+} EventlogSocketOpts;
+
+/* Free the strings of an address that eventlog_socket_from_env filled in
+ * (not the struct itself). NULL is allowed. */
+EVENTLOG_SOCKET_API void eventlog_socket_addr_free(EventlogSocketAddr *addr);
+
+/* The default options: no wait, sndbuf and linger 0 (the library's own). */
+EVENTLOG_SOCKET_API void eventlog_socket_opts_init(EventlogSocketOpts *opts);
+
+/* Options hold no memory; kept for upstream's programs. */
+EVENTLOG_SOCKET_API void eventlog_socket_opts_free(EventlogSocketOpts *opts);
+
+#define EVENTLOG_SOCKET_ENV_UNIX_PATH "GHC_EVENTLOG_UNIX_PATH"
+#define EVENTLOG_SOCKET_ENV_INET_HOST "GHC_EVENTLOG_INET_HOST"
+#define EVENTLOG_SOCKET_ENV_INET_PORT "GHC_EVENTLOG_INET_PORT"
+#define EVENTLOG_SOCKET_ENV_WAIT      "GHC_EVENTLOG_WAIT"
+
+/* Read the address and options from the environment, and apply the
+ * library's other GHC_EVENTLOG_* settings (buffers, slow clients, flush
+ * interval, ...: see eventlog_socket_init_from_env) to the server that
+ * eventlog_socket_init starts next. It starts nothing. Returns:
+ *   EVENTLOG_SOCKET_OK: *addr_out is filled in (free it with
+ *     eventlog_socket_addr_free); *opts_out too when not NULL (eso_wait
+ *     from GHC_EVENTLOG_WAIT, which wants a yes/no value here as
+ *     everywhere in this library). A port without a host means 127.0.0.1.
+ *   EVENTLOG_SOCKET_ERR_ENV_NOADDR: no socket is configured; nothing
+ *     filled in.
+ *   EVENTLOG_SOCKET_ERR_ENV_TOOLONG (path longer than 107 bytes),
+ *     _ERR_ENV_NOPORT (a host without a port): both outputs filled in, for
+ *     the error message only.
+ *   EVENTLOG_SOCKET_ERR_SYS: an invalid value (EINVAL; a log line names
+ *     the variable), or a path that cannot work; nothing filled in.
+ * Not thread-safe (it reads the environment). */
+EVENTLOG_SOCKET_API EventlogSocketStatus eventlog_socket_from_env(EventlogSocketAddr *addr_out,
+                                                                  EventlogSocketOpts *opts_out);
+
+/* Start the server on `addr` (eventlog_socket_init_unix or _tcp), before
+ * the RTS starts; eso_wait is not looked at here. `opts` may be NULL. */
+EVENTLOG_SOCKET_API EventlogSocketStatus eventlog_socket_init(const EventlogSocketAddr *addr,
+                                                              const EventlogSocketOpts *opts);
+
+/* For an RTS that is already running: eventlog_socket_init, then switch
+ * the RTS to this library's writer as eventlog_socket_start_* do (the
+ * POST_START hooks run before it returns), then wait for the first client
+ * when opts->eso_wait. Call from a thread that holds no capability. */
+EVENTLOG_SOCKET_API EventlogSocketStatus eventlog_socket_start(const EventlogSocketAddr *addr,
+                                                               const EventlogSocketOpts *opts);
+
+/* eventlog_socket_ready; always EVENTLOG_SOCKET_OK. */
+EVENTLOG_SOCKET_API EventlogSocketStatus eventlog_socket_signal_ghc_rts_ready(void);
+
+/* Wait until the first client has connected (eventlog_socket_wait_for_client). */
+EVENTLOG_SOCKET_API EventlogSocketStatus eventlog_socket_wait(void);
+
+/* The library's thread's first error (eventlog_socket_last_error), or OK.
+ * Commands are read by the same thread: both report the same. */
+EVENTLOG_SOCKET_API EventlogSocketStatus eventlog_socket_worker_status(void);
+EVENTLOG_SOCKET_API EventlogSocketStatus eventlog_socket_control_status(void);
+
+/* ---- Upstream: custom control commands ----------------------------------
+ *
+ * Upstream's names for the custom commands above (the same registry, the
+ * same threads and rules). */
+#define EVENTLOG_SOCKET_CONTROL_PROTOCOL_VERSION 0
+
+typedef struct EventlogSocketControlNamespace EventlogSocketControlNamespace;
+typedef uint8_t EventlogSocketControlCommandId;
+typedef void EventlogSocketControlCommandHandler(const EventlogSocketControlNamespace *const ns,
+                                                 const EventlogSocketControlCommandId command_id,
+                                                 const void *command_data);
+
+/* The namespace's name; NULL for NULL. */
+EVENTLOG_SOCKET_API const char *
+eventlog_socket_control_strnamespace(EventlogSocketControlNamespace *ns);
+
+/* Register the namespace `name` of `name_len` bytes (1 to 255; the length
+ * comes first, as upstream has it). Returns EVENTLOG_SOCKET_ERR_CTL_EXISTS
+ * when it is registered already or is the built-in "eventlog-socket",
+ * EVENTLOG_SOCKET_ERR_SYS with EINVAL for an empty name or a NULL pointer,
+ * or ENOMEM. */
+EVENTLOG_SOCKET_API EventlogSocketStatus eventlog_socket_control_register_namespace(
+    uint8_t name_len, const char *name, EventlogSocketControlNamespace **ns_out);
+
+/* Register command `command_id` (1 to 255) of `ns`. Returns
+ * EVENTLOG_SOCKET_ERR_CTL_EXISTS when that id is registered already,
+ * EVENTLOG_SOCKET_ERR_SYS with EINVAL for id 0 or a NULL pointer. */
+EVENTLOG_SOCKET_API EventlogSocketStatus eventlog_socket_control_register_command(
+    EventlogSocketControlNamespace *ns, EventlogSocketControlCommandId command_id,
+    EventlogSocketControlCommandHandler *command_handler, const void *command_data);
+
 #if !defined(EVENTLOG_SOCKET_NO_RTS)
 
 /* The writer to install as RtsConfig.eventlog_writer before hs_init_ghc.
  * Its callbacks copy each chunk and return at once; they never block on a
- * client and never call back into the RTS. */
+ * client and never call back into the RTS. EventLogSocketWriter is
+ * upstream's name (since 0.1.2) for the same object. */
 EVENTLOG_SOCKET_API extern const EventLogWriter SocketEventLogWriter;
+EVENTLOG_SOCKET_API extern const EventLogWriter EventLogSocketWriter;
 
 /* Switch an RTS that is already running to this library's writer and serve
  * the eventlog on a Unix socket (or TCP). The previous writer (for instance
@@ -372,12 +591,23 @@ EVENTLOG_SOCKET_API int eventlog_socket_start_unix(const char *path, bool wait);
 EVENTLOG_SOCKET_API int eventlog_socket_start_tcp(const char *host, const char *port, bool wait);
 
 /* Run a Haskell program from a custom C main: hs_init_ghc(&argc, &argv,
- * conf), eventlog_socket_ready(), evaluate `main_closure` (normally
+ * conf), eventlog_socket_ready() (so the POST_START hooks run here, before
+ * the program's main), evaluate `main_closure` (normally
  * &ZCMain_main_closure), then shut the RTS down and exit the process with
  * the program's exit code, as GHC's own generated main does. It does not
  * return. */
 EVENTLOG_SOCKET_API int eventlog_socket_hs_main(int argc, char *argv[], RtsConfig conf,
                                                 StgClosure *main_closure);
+
+/* Upstream's entry point: eventlog_socket_init(addr, opts), install
+ * EventLogSocketWriter in `conf`, then as eventlog_socket_hs_main, waiting
+ * for the first client after the POST_START hooks and before `main_closure`
+ * when opts->eso_wait. If the server cannot start, says why on stderr and
+ * runs the program without streaming. It does not return. */
+EVENTLOG_SOCKET_API void eventlog_socket_wrap_hs_main(int argc, char *argv[], RtsConfig conf,
+                                                      StgClosure *main_closure,
+                                                      const EventlogSocketAddr *addr,
+                                                      const EventlogSocketOpts *opts);
 
 #endif /* !EVENTLOG_SOCKET_NO_RTS */
 

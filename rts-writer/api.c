@@ -1,6 +1,7 @@
-/* The public API that needs the RTS: readiness, the flush interval, and
- * switching a running RTS over to this library's writer; and the hooks the
- * RTS-free rest of it (cbits/es_instance.c) calls. */
+/* The public API that needs the RTS: readiness (and with it the POST_START
+ * hooks), the flush interval, and switching a running RTS over to this
+ * library's writer; and the hooks the RTS-free rest of it
+ * (cbits/es_instance.c) calls. */
 #include "es_rts.h"
 
 #include "es_instance.h"
@@ -47,7 +48,15 @@ void eventlog_socket_ready(void) {
         es_rts.pending_cost_centre = 0;
     }
     pthread_mutex_unlock(&es_rts.control_lock);
-    /* Custom command handlers and hooks may run from now on. */
+    /* Live streaming needs periodic flushes, which must stop before hs_exit
+     * shuts the RTS down, and the PRE_END hooks run at its beginning: both
+     * take the exit hook, which eventlog_socket_hs_main put in before the
+     * RTS started, or which goes into the RTS's configuration now. */
+    if (es_rts_install_exit_hook())
+        es_rts_flush_enable();
+    /* The POST_START hooks, here and now (the first time only), then
+     * custom command handlers and hooks may run on the library's threads. */
+    es_registry_post_start();
     es_registry_set_running(true);
 }
 
@@ -69,10 +78,8 @@ int eventlog_socket_set_flush_interval_ms(unsigned ms) {
     return 0;
 }
 
-/* Switch a running RTS from its current writer (if any) to ours. */
-static int switch_writer(int r, bool wait) {
-    if (r < 0)
-        return r;
+int es_rts_switch_writer(bool wait) {
+    int r = 0;
     /* No periodic flush may run while event logging stops and starts. */
     pthread_mutex_lock(&es_rts.flush_lock);
     if (eventLogStatus() == EVENTLOG_NOT_SUPPORTED) {
@@ -97,24 +104,23 @@ static int switch_writer(int r, bool wait) {
         es_server_free(s);
         return r;
     }
+    /* The POST_START hooks run here, before the caller (startWith) goes on;
+     * so do the exit hook and flushing. */
     eventlog_socket_ready();
     /* The library sees Ctrl-C too (waits for lossless clients, or for the
      * first client, end). */
     es_signal_chain();
-    /* Live streaming needs periodic flushes, which must stop before hs_exit
-     * shuts the RTS down: with GHC's own main that takes an exit hook put in
-     * after the fact. */
-    if (es_rts_install_exit_hook())
-        es_rts_flush_enable();
-    return wait ? eventlog_socket_wait() : 0;
+    return wait ? eventlog_socket_wait_for_client() : 0;
 }
 
 int eventlog_socket_start_unix(const char *path, bool wait) {
-    return switch_writer(eventlog_socket_init_unix(path), wait);
+    int r = eventlog_socket_init_unix(path);
+    return r < 0 ? r : es_rts_switch_writer(wait);
 }
 
 int eventlog_socket_start_tcp(const char *host, const char *port, bool wait) {
-    return switch_writer(eventlog_socket_init_tcp(host, port), wait);
+    int r = eventlog_socket_init_tcp(host, port);
+    return r < 0 ? r : es_rts_switch_writer(wait);
 }
 
 static void set_graceful_sigterm(bool on) {

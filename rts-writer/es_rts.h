@@ -95,4 +95,17 @@ void es_rts_flush_update(void);
 /* The loop thread's command callback (api.c). */
 void es_rts_on_command(uint8_t cmd, void *ctx);
 
+/* Switch the running RTS to this library's writer, for the server that
+ * init_* started (api.c): stop the current writer, start ours, then
+ * eventlog_socket_ready (the POST_START hooks run), then with `wait` wait
+ * for the first client. On an error the server is stopped. Returns 0,
+ * EVENTLOG_SOCKET_ENOEVENTLOG, _EEVENTLOGOFF, or what the wait returns.
+ * A thread that holds no capability. */
+int es_rts_switch_writer(bool wait);
+
+/* eventlog_socket_hs_main, with a wait for the first client after the
+ * POST_START hooks and before `main_closure` runs when `wait`
+ * (hs_main.c; eventlog_socket_wrap_hs_main's). Does not return. */
+int es_rts_hs_main(int argc, char *argv[], RtsConfig conf, StgClosure *main_closure, bool wait);
+
 #endif

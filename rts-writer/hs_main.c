@@ -1,5 +1,7 @@
-/* eventlog_socket_hs_main: what GHC's generated main does, plus marking the
- * library ready once the RTS is up, so a custom C main stays short. */
+/* eventlog_socket_hs_main (and upstream's eventlog_socket_wrap_hs_main):
+ * what GHC's generated main does, plus marking the library ready once the
+ * RTS is up (which runs the POST_START hooks before main), so a custom C
+ * main stays short. */
 #include "es_rts.h"
 
 #include "es_log.h"
@@ -31,14 +33,23 @@ static void install_graceful_sigterm(void) {
 }
 
 int eventlog_socket_hs_main(int argc, char *argv[], RtsConfig conf, StgClosure *main_closure) {
+    return es_rts_hs_main(argc, argv, conf, main_closure, false);
+}
+
+int es_rts_hs_main(int argc, char *argv[], RtsConfig conf, StgClosure *main_closure, bool wait) {
     es_rts_take_exit_hook(&conf);
     hs_init_ghc(&argc, &argv, conf);
     if (es_rts.graceful_sigterm)
         install_graceful_sigterm();
     /* The library sees Ctrl-C too (waits for lossless clients end). */
     es_signal_chain();
+    /* The POST_START hooks run in here, on this thread (which holds no
+     * capability), before main; flushing starts. */
     eventlog_socket_ready();
-    es_rts_flush_enable();
+    if (wait) {
+        es_log("waiting for a client to connect");
+        eventlog_socket_wait_for_client();
+    }
 
     Capability *cap = rts_lock();
     rts_evalLazyIO(&cap, main_closure, NULL);

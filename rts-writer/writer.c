@@ -1,8 +1,8 @@
-/* SocketEventLogWriter: the callbacks the RTS calls. They run on arbitrary
- * RTS threads, concurrently, possibly holding a capability or with the world
- * stopped, so they only copy and queue: no socket I/O, no waiting on
- * clients, no calls back into the RTS, and writeEventLog always returns
- * true (false would make the RTS drop the buffer and damage the stream). */
+/* SocketEventLogWriter (also EventLogSocketWriter): the callbacks the RTS calls. They run on
+ * arbitrary RTS threads, concurrently, possibly holding a capability or with the world stopped, so
+ * they only copy and queue: no socket I/O, no waiting on clients, no calls back into the RTS, and
+ * writeEventLog always returns true (false would make the RTS drop the buffer and damage the
+ * stream). */
 #include "es_rts.h"
 
 #include "es_log.h"
@@ -47,3 +47,6 @@ const EventLogWriter SocketEventLogWriter = {
     .flushEventLog = writer_flush,
     .stopEventLogWriter = writer_stop,
 };
+
+/* Upstream's name for it since 0.1.2: the same object (one address). */
+extern const EventLogWriter EventLogSocketWriter __attribute__((alias("SocketEventLogWriter")));

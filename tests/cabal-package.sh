@@ -3,7 +3,11 @@
 # depends on eventlog-socket through a cabal.project, is built offline with a
 # fresh cabal directory (no ~/.cabal, no package index) and only GHC's boot
 # packages, then run with a reading client; the streams are judged by the
-# checker (ghc-events). Prints TAP.
+# checker (ghc-events). So are the programs of tests/cabal/upstream-compat,
+# written against upstream eventlog-socket 0.1.3's API only: they must
+# build unchanged, and their hooks fire when upstream's would
+# (tests/cabal/upstream_hooks.py, HOOK_RUNS runs of each, default 20).
+# Prints TAP.
 #
 #   tests/cabal-package.sh BUILD     (BUILD holds eventlog-check)
 set -u
@@ -14,6 +18,7 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 checker=$(cd "$build" 2>/dev/null && pwd)/eventlog-check
 step_timeout=60
 build_timeout=900
+hook_runs=${HOOK_RUNS:-20}
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/es-cabal.XXXXXX")
 pids=()
@@ -39,7 +44,7 @@ expect() { # expect DESCRIPTION LOG COMMAND...
     if "$@"; then ok "$what"; else not_ok "$what" "$log"; fi
 }
 
-echo "1..11"
+echo "1..19"
 if ! command -v cabal >/dev/null 2>&1; then
     not_ok "cabal is installed (apt-get install cabal-install)"
     exit 1
@@ -50,9 +55,11 @@ if [ ! -x "$checker" ]; then
 fi
 
 cp -r "$repo/tests/cabal/tiny" "$tmp/tiny"
+cp -r "$repo/tests/cabal/upstream-compat" "$tmp/upstream-compat"
 cat >"$tmp/cabal.project" <<EOF
 packages: $repo
           tiny
+          upstream-compat
 active-repositories: :none
 EOF
 
@@ -66,13 +73,35 @@ cabal_build() {
 }
 started=$(date +%s)
 if cabal_build all >"$tmp/build.log" 2>&1; then
-    ok "cabal build --offline of a project depending on eventlog-socket ($(($(date +%s) - started)) s, $(cabal --numeric-version), GHC $("$hc" --numeric-version))"
+    ok "cabal build --offline of a project depending on eventlog-socket, and of programs written against upstream 0.1.3's Haskell and C API (tests/cabal/upstream-compat) ($(($(date +%s) - started)) s, $(cabal --numeric-version), GHC $("$hc" --numeric-version))"
 else
-    not_ok "cabal build --offline of a project depending on eventlog-socket" "$tmp/build.log"
+    not_ok "cabal build --offline of a project depending on eventlog-socket, and of programs written against upstream 0.1.3's API" "$tmp/build.log"
     exit 1
 fi
-tiny=$(cd "$tmp" && cabal --config-file=/dev/null list-bin --offline -w "$hc" --builddir="$tmp/dist" exe:tiny 2>/dev/null | tail -n 1)
-tiny_c=$(cd "$tmp" && cabal --config-file=/dev/null list-bin --offline -w "$hc" --builddir="$tmp/dist" exe:tiny-c-main 2>/dev/null | tail -n 1)
+# Upstream's cabal flags: build scripts written for it pass
+# --constraint=eventlog-socket+control and the like. cabal accepts a
+# constraint on a flag that a package does not declare and ignores it, so
+# the plan must show each flag set.
+(cd "$tmp" && timeout "$build_timeout" cabal --config-file=/dev/null build --offline --dry-run \
+    -w "$hc" --builddir="$tmp/dist-flags" \
+    --constraint='eventlog-socket +control +debug +debug-verbosity-trace +debug-verbosity-quiet +optimise-heavily' \
+    all) >"$tmp/flags.log" 2>&1
+python3 -c '
+import json, sys
+plan = json.load(open(sys.argv[1]))
+flags = [u.get("flags", {}) for u in plan["install-plan"] if u.get("pkg-name") == "eventlog-socket"]
+want = ["control", "debug", "debug-verbosity-trace", "debug-verbosity-quiet", "optimise-heavily"]
+print(flags)
+sys.exit(0 if flags and all(f.get(w) is True for f in flags for w in want) else 1)
+' "$tmp/dist-flags/cache/plan.json" >>"$tmp/flags.log" 2>&1
+flags_rc=$?
+expect "upstream 0.1.3's cabal flags (control, debug, debug-verbosity-trace, debug-verbosity-quiet, optimise-heavily) are declared, so --constraint=eventlog-socket+control resolves" \
+    "$tmp/flags.log" [ "$flags_rc" -eq 0 ]
+bin() {
+    (cd "$tmp" && cabal --config-file=/dev/null list-bin --offline -w "$hc" --builddir="$tmp/dist" "exe:$1" 2>/dev/null | tail -n 1)
+}
+tiny=$(bin tiny)
+tiny_c=$(bin tiny-c-main)
 
 # Wait until the program listens on the socket: not only until the file
 # exists, which bind() creates a moment before listen() lets clients in (an
@@ -173,7 +202,8 @@ expect "custom commands: a handler that throws is reported and the next command 
     "$tmp/custom.out" bash -c "grep -qx 'command 1 ran' '$tmp/custom.out' && [ $rc -eq 0 ] && [ $crc -eq 0 ] &&
         grep -q 'command tiny/2 failed: user error (boom)' '$tmp/custom.err' &&
         grep -q 'marker [0-9]* tiny custom 1' '$tmp/custom.check' &&
-        grep -q 'marker [0-9]* tiny hook' '$tmp/custom.check'"
+        grep -q 'marker [0-9]* tiny hook' '$tmp/custom.check' &&
+        grep -q 'marker [0-9]* tiny pre-end' '$tmp/custom.check'"
 expect "custom commands: 255 registered; a second namespace of the same name, the reserved namespace and a duplicate command are refused" \
     "$tmp/custom.out" bash -c "grep -qx '255 commands registered' '$tmp/custom.out' &&
         grep -q '^namespace again refused: EventlogSocketControlNamespaceExists' '$tmp/custom.out' &&
@@ -209,4 +239,30 @@ else
     crc=$?
     expect "a quiet Haskell-started program's marker reaches the client while it runs, and it exits cleanly while flushing (rc $rc)" \
         "$tmp/live.err" bash -c "grep -qx go '$tmp/live.out' && [ $rc -eq 0 ] && [ $crc -eq 0 ]"
+fi
+
+# Programs written against upstream 0.1.3's API: their hooks, HOOK_RUNS runs
+# of each entry point (tests/cabal/upstream_hooks.py prints "ok - ..." or
+# "not ok - ..." per entry point, and "#" lines).
+up_hs=$(bin upstream-hs)
+up_c=$(bin upstream-c-main)
+ours_c=$(bin ours-c-main)
+timeout $((step_timeout * 10)) python3 "$repo/tests/cabal/upstream_hooks.py" --build "$build" \
+    --runs "$hook_runs" "upstream-hs startWith=$up_hs:with" "upstream-hs startFromEnv=$up_hs:env" \
+    "upstream-c-main eventlog_socket_wrap_hs_main=$up_c:wrap" \
+    "upstream-c-main eventlog_socket_init and signal_ghc_rts_ready=$up_c:manual" \
+    "ours-c-main eventlog_socket_hs_main=$ours_c" >"$tmp/hooks.tap" 2>&1
+hooks_rc=$?
+hooks_seen=0
+while IFS= read -r line; do
+    case $line in
+    "ok - "*) ok "${line#ok - }"; hooks_seen=$((hooks_seen + 1)) ;;
+    "not ok - "*) not_ok "${line#not ok - }"; hooks_seen=$((hooks_seen + 1)) ;;
+    *) echo "#   $line" ;;
+    esac
+done <"$tmp/hooks.tap"
+if [ "$hooks_seen" -ne 6 ]; then
+    not_ok "upstream_hooks.py judged all 5 entry points and the failed start (status $hooks_rc)" "$tmp/hooks.tap"
+else
+    expect "upstream_hooks.py ran to its end (status $hooks_rc)" "$tmp/hooks.tap" [ "$hooks_rc" -eq 0 ]
 fi

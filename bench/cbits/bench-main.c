@@ -35,7 +35,7 @@ int main(int argc, char *argv[]) {
     if (getenv("GHC_EVENTLOG_UNIX_PATH") || getenv("GHC_EVENTLOG_INET_PORT")) {
         int err = eventlog_socket_init_from_env();
         if (err < 0) {
-            fprintf(stderr, "workload: %s\n", eventlog_socket_strerror(err));
+            fprintf(stderr, "workload: %s\n", eventlog_socket_error_message(err));
             return 1;
         }
         conf.eventlog_writer = &SocketEventLogWriter;

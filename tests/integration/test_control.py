@@ -314,8 +314,9 @@ def custom_commands_and_hooks(s):
     """Commands a program registers (tests/probe --custom, through the C
     API, handlers in Haskell) run when a client sends them in upstream
     framing; a slow handler holds up only its own namespace, never the
-    stream or another namespace; POST_START runs at start and for each new
-    client, PRE_END at exit, and what they post reaches the clients."""
+    stream or another namespace; POST_START (registered after the start)
+    runs at registration and for each later client, PRE_END at exit, and
+    what they post reaches the clients."""
     p, connect = serve(s, "custom", ["--custom"])
     a = connect()
     p.cmd("marker A")

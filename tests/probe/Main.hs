@@ -44,7 +44,7 @@ import Control.Monad (forM_, when)
 import Debug.Trace (traceEventIO, traceMarkerIO)
 import Foreign.C.String (CString, peekCString, withCString)
 import Data.Word (Word64, Word8)
-import Foreign.C.Types (CBool (..), CInt (..))
+import Foreign.C.Types (CBool (..), CInt (..), CUInt (..))
 import Foreign.Marshal.Alloc (allocaBytes)
 import Foreign.C.Types (CSize (..))
 import Foreign.Marshal.Alloc (alloca)
@@ -65,7 +65,7 @@ import System.Posix.Signals (Handler (Catch), installHandler, sigTERM)
 foreign import ccall safe "eventlog_socket_start_unix"
   c_start_unix :: CString -> CBool -> IO CInt
 
-foreign import ccall unsafe "eventlog_socket_strerror"
+foreign import ccall unsafe "eventlog_socket_error_message"
   c_strerror :: CInt -> IO CString
 
 startUnix :: CBool -> String -> IO ()
@@ -203,8 +203,9 @@ foreign import ccall safe "eventlog_socket_register_namespace"
 foreign import ccall safe "eventlog_socket_register_command"
   c_register_command :: Ptr () -> Word8 -> FunPtr CommandFn -> Ptr () -> IO CInt
 
-foreign import ccall safe "eventlog_socket_register_hook"
-  c_register_hook :: CInt -> FunPtr HookFn -> Ptr () -> IO CInt
+-- The hook is a C enum (EventlogSocketHook): an unsigned int.
+foreign import ccall safe "eventlog_socket_add_hook"
+  c_add_hook :: CUInt -> FunPtr HookFn -> Ptr () -> IO CInt
 
 foreign import ccall "wrapper" mkCommand :: CommandFn -> IO (FunPtr CommandFn)
 
@@ -233,8 +234,8 @@ registerCustom = do
       when (r /= 0) $ fail ("register_command: " ++ show r)
     hook h act = do
       fp <- mkHook (\_ -> act)
-      r <- c_register_hook h fp nullPtr
-      when (r /= 0) $ fail ("register_hook: " ++ show r)
+      r <- c_add_hook h fp nullPtr
+      when (r /= 0) $ fail ("add_hook: " ++ show r)
 
 main :: IO ()
 main = do

@@ -31,7 +31,7 @@ static void set_sigterm(bool on) {
 const struct es_instance_hooks es_instance_hooks = {on_command, set_flush, set_sigterm};
 
 static void *waiter(void *arg) {
-    *(int *)arg = eventlog_socket_wait();
+    *(int *)arg = eventlog_socket_wait_for_client();
     return NULL;
 }
 
@@ -46,7 +46,7 @@ int main(void) {
     ok(eventlog_socket_stats(&st) == EVENTLOG_SOCKET_ENOTCONFIGURED && st.bytes_sent == 0,
        "no server: stats say not configured, all zero");
     ok(eventlog_socket_tcp_port() == EVENTLOG_SOCKET_ENOTCONFIGURED &&
-           eventlog_socket_wait() == EVENTLOG_SOCKET_ENOTCONFIGURED &&
+           eventlog_socket_wait_for_client() == EVENTLOG_SOCKET_ENOTCONFIGURED &&
            eventlog_socket_last_error() == 0,
        "no server: port, wait and last error");
 

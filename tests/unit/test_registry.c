@@ -2,7 +2,9 @@
  * reserved namespace, duplicates, many commands), commands waiting until
  * the RTS is up, a slow handler holding up only its own namespace,
  * repeated requests folded into one, the rate limit per namespace (the
- * interval, and fifty times a handler's CPU time), hooks, and a quiesce
+ * interval, and fifty times a handler's CPU time), hooks (POST_START on
+ * the thread that declares the RTS ready, once; then per later client;
+ * both handler types), and a quiesce
  * that runs PRE_END and stops all. */
 #define _GNU_SOURCE
 #define EVENTLOG_SOCKET_NO_RTS
@@ -12,6 +14,7 @@
 #include "server_util.h"
 #include "tap.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <time.h>
 #include <unistd.h>
@@ -58,9 +61,28 @@ static void timed(const eventlog_socket_namespace *ns, uint8_t id, void *data) {
     atomic_fetch_add(&lim_runs, 1);
 }
 
+static atomic_int hooks_post_upstream, hooks_late, post_thread_is_caller;
+static pthread_t main_thread;
+static const int upstream_data = 42;
+
 static void post(void *data) {
     (void)data;
     atomic_fetch_add(&hooks_post, 1);
+    if (pthread_equal(pthread_self(), main_thread) && atomic_load(&hooks_post_upstream) == 0)
+        atomic_fetch_add(&post_thread_is_caller, 1);
+}
+
+/* Upstream's handler type: a const pointer. */
+static void post_upstream(const void *data) {
+    atomic_fetch_add(&hooks_post_upstream, 1);
+    if (pthread_equal(pthread_self(), main_thread) && data == &upstream_data &&
+        atomic_load(&hooks_post) == 1)
+        atomic_fetch_add(&post_thread_is_caller, 1);
+}
+
+static void late(void *data) {
+    (void)data;
+    atomic_fetch_add(&hooks_late, 1);
 }
 
 static void pre(void *data) {
@@ -88,6 +110,7 @@ static size_t feed(const char *ns, uint8_t id) {
 }
 
 int main(void) {
+    main_thread = pthread_self();
     eventlog_socket_namespace *a, *b, *x;
     ok(eventlog_socket_register_namespace("eventlog-socket", 15, &x) == EVENTLOG_SOCKET_EINVAL,
        "the built-in namespace is reserved");
@@ -116,12 +139,15 @@ int main(void) {
     }
     ok(fails == 0, "100 more namespaces registered");
     ok(eventlog_socket_register_command(b, 1, count, (void *)1) == 0, "other/1 registered");
-    ok(eventlog_socket_register_hook(EVENTLOG_SOCKET_HOOK_POST_START_EVENT_LOGGING, post, NULL) ==
-               0 &&
-           eventlog_socket_register_hook(EVENTLOG_SOCKET_HOOK_PRE_END_EVENT_LOGGING, pre, NULL) ==
-               0 &&
-           eventlog_socket_register_hook(5, pre, NULL) == EVENTLOG_SOCKET_EINVAL,
-       "hooks registered; an unknown hook refused");
+    ok(eventlog_socket_add_hook(EVENTLOG_SOCKET_HOOK_POST_START_EVENT_LOGGING, post, NULL) == 0 &&
+           eventlog_socket_add_hook(EVENTLOG_SOCKET_HOOK_PRE_END_EVENT_LOGGING, pre, NULL) == 0 &&
+           eventlog_socket_add_hook((EventlogSocketHook)5, pre, NULL) == EVENTLOG_SOCKET_EINVAL &&
+           eventlog_socket_add_hook(EVENTLOG_SOCKET_HOOK_PRE_END_EVENT_LOGGING, NULL, NULL) ==
+               EVENTLOG_SOCKET_EINVAL,
+       "hooks registered; an unknown hook and a NULL handler refused");
+    EventlogSocketStatus st = eventlog_socket_register_hook(
+        EVENTLOG_SOCKET_HOOK_POST_START_EVENT_LOGGING, post_upstream, &upstream_data);
+    ok(st.ess_status_code == EVENTLOG_SOCKET_OK, "a hook of upstream's type registered");
 
     eventlog_socket_namespace *lim;
     ok(eventlog_socket_register_namespace("lim", 3, &lim) == 0 &&
@@ -140,7 +166,20 @@ int main(void) {
        "nothing runs before the RTS is up");
     es_registry_set_running(true);
     ok(wait_for(&ran[0][1], 1) == 1, "app/1 ran once the RTS was up");
-    ok(wait_for(&hooks_post, 1) == 1, "POST_START ran once for the start");
+    sleep_ms(100);
+    ok(atomic_load(&hooks_post) == 0 && atomic_load(&hooks_post_upstream) == 0,
+       "POST_START does not run on a thread of the library's for the start");
+    es_registry_post_start();
+    ok(atomic_load(&hooks_post) == 1 && atomic_load(&hooks_post_upstream) == 1 &&
+           atomic_load(&post_thread_is_caller) == 2,
+       "es_registry_post_start ran both POST_START hooks on the calling thread, in order, "
+       "before it returned, with upstream's data pointer");
+    es_registry_post_start();
+    sleep_ms(100);
+    ok(atomic_load(&hooks_post) == 1, "and only the first time");
+    ok(eventlog_socket_add_hook(EVENTLOG_SOCKET_HOOK_POST_START_EVENT_LOGGING, late, NULL) == 0 &&
+           wait_for(&hooks_late, 1) == 1 && atomic_load(&hooks_post) == 1,
+       "a hook registered after the start runs once then, alone");
 
     /* A slow handler holds up its own namespace only. */
     feed("app", 7);
@@ -192,7 +231,9 @@ int main(void) {
        (unsigned long long)(lim_start[3] - lim_start[2]));
 
     es_registry_client_connected();
-    ok(wait_for(&hooks_post, 2) == 2, "POST_START ran again for a client that connected");
+    ok(wait_for(&hooks_post, 2) == 2 && wait_for(&hooks_post_upstream, 2) == 2 &&
+           wait_for(&hooks_late, 2) == 2,
+       "every POST_START hook ran again for a client that joined later");
 
     es_registry_quiesce(1000);
     ok(atomic_load(&hooks_pre) == 1, "quiesce ran PRE_END");

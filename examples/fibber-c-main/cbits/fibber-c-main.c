@@ -22,7 +22,7 @@ int main(int argc, char *argv[]) {
     int err = eventlog_socket_init_from_env(); /* or _init_unix / _init_tcp */
     if (err < 0) {
         fprintf(stderr, "%s: cannot stream the eventlog: %s\n", argv[0],
-                eventlog_socket_strerror(err));
+                eventlog_socket_error_message(err));
         return 1;
     }
     return eventlog_socket_hs_main(argc, argv, conf, &ZCMain_main_closure);

@@ -1,4 +1,5 @@
 {-# LANGUAGE CApiFFI #-}
+{-# LANGUAGE GeneralizedNewtypeDeriving #-}
 {-# LANGUAGE PatternSynonyms #-}
 
 -- |
@@ -20,10 +21,12 @@
 -- @PROGRAM.eventlog@ file), not to clients. A custom C main
 -- (@eventlog_socket.h@) streams from the first event instead.
 --
--- The names and types follow the module of the same name in upstream
--- eventlog-socket 0.1.3, so programs written against it compile unchanged,
--- custom control commands and hooks ('registerNamespace',
--- 'registerCommand', 'registerHook') included.
+-- Every name the module of the same name in upstream eventlog-socket 0.1.3
+-- exports is here, at upstream's type, so programs written against it
+-- compile unchanged, custom control commands and hooks ('registerNamespace',
+-- 'registerCommand', 'registerHook' with 'HookPostStartEventLogging' and
+-- 'HookPreEndEventLogging') included; what differs in behaviour is listed
+-- in README.md, \"Coming from upstream\".
 module GHC.Eventlog.Socket
   ( -- * Starting
     startWith,
@@ -65,11 +68,13 @@ module GHC.Eventlog.Socket
     EventlogSocketControlError (..),
 
     -- * Hooks
-    EventlogSocketHook (..),
-    pattern EVENTLOG_SOCKET_HOOK_POST_START_EVENT_LOGGING,
-    pattern EVENTLOG_SOCKET_HOOK_PRE_END_EVENT_LOGGING,
+    Hook (HookPostStartEventLogging, HookPreEndEventLogging),
     HookHandler,
     registerHook,
+    -- ** The names of this package's 0.2
+    EventlogSocketHook,
+    pattern EVENTLOG_SOCKET_HOOK_POST_START_EVENT_LOGGING,
+    pattern EVENTLOG_SOCKET_HOOK_PRE_END_EVENT_LOGGING,
 
     -- * The first API (a Unix socket path)
     startWait,
@@ -82,11 +87,11 @@ import Control.Exception (Exception (..), SomeException, catch, throwIO)
 import Control.Monad (when)
 import Data.Foldable (traverse_)
 import Data.Int (Int32)
-import Data.Word (Word64, Word8)
+import Data.Word (Word32, Word64, Word8)
 import Foreign.C.String (withCStringLen)
 import Foreign.Marshal.Alloc (alloca)
 import Foreign.Ptr (FunPtr, freeHaskellFunPtr)
-import Foreign.Storable (peek)
+import Foreign.Storable (Storable, peek)
 import System.IO (hPutStrLn, stderr)
 import Foreign.C.String (CString, peekCString, withCString)
 import Foreign.C.Types (CBool (..), CInt (..), CSize (..), CUInt (..))
@@ -205,7 +210,8 @@ losslessFromC v
   | otherwise = LosslessOwner
 
 -- | Switch the running RTS over to this library's writer and serve the
--- eventlog at the address; with 'esoWait', block until a client connects.
+-- eventlog at the address, run the 'HookPostStartEventLogging' hooks on
+-- this thread, then with 'esoWait' block until a client connects.
 -- Call it once, early in @main@. Throws an 'IOError' saying what is wrong
 -- when it cannot start: the program runs without @+RTS -l@, the socket
 -- cannot be made, the library is already serving, an option is invalid.
@@ -439,8 +445,9 @@ startWait path = startWith (EventlogSocketUnixAddr path) defaultEventlogSocketOp
 start :: FilePath -> IO ()
 start path = startWith (EventlogSocketUnixAddr path) defaultEventlogSocketOpts
 
--- | Block until the first client has connected (at once if one has).
--- Throws an 'IOError' when the library was not started or has stopped.
+-- | Block until the first client has connected (at once if one has, even
+-- if it has left since). Throws an 'IOError' when the library was not
+-- started or has stopped.
 wait :: IO ()
 wait = check =<< c_wait
 
@@ -486,7 +493,18 @@ data EventlogSocketControlError
     EventlogSocketControlUnsupported
   deriving (Eq, Show)
 
-instance Exception EventlogSocketControlError
+instance Exception EventlogSocketControlError where
+  displayException e = case e of
+    EventlogSocketControlNamespaceTooLong name len most ->
+      "the namespace name " ++ show name ++ " is " ++ show len
+        ++ " bytes long; at most " ++ show most ++ " are allowed"
+    EventlogSocketControlNamespaceExists name ->
+      "the namespace " ++ show name ++ " is registered already"
+        ++ (if name == "eventlog-socket" then " (it is the library's own)" else "")
+    EventlogSocketControlCommandExists name (CommandId i) ->
+      "command " ++ show i ++ " of namespace " ++ show name ++ " is registered already"
+    EventlogSocketControlUnsupported ->
+      "control commands are not supported (never thrown by this library)"
 
 -- | The name a namespace was registered with.
 namespaceName :: Namespace -> IO String
@@ -521,32 +539,54 @@ registerCommand ns@(Namespace p) cid@(CommandId i) handler = do
       then throwIO (EventlogSocketControlCommandExists name cid)
       else throwError "registerCommand" r
 
--- | When a hook runs (see 'registerHook').
-newtype EventlogSocketHook = EventlogSocketHook CInt
-  deriving (Eq, Show)
+-- | When a hook runs (see 'registerHook'): 'HookPostStartEventLogging' or
+-- 'HookPreEndEventLogging'.
+newtype Hook = Hook {unHook :: #{type EventlogSocketHook}}
+  deriving (Eq, Show, Storable)
 
--- | After event logging has started (at registration, when that has
--- happened already, as it has for a Haskell @main@), and again each time a
--- client connects: what the hook posts to the eventlog then (your own
--- start-up messages, say) reaches the client that just connected.
-pattern EVENTLOG_SOCKET_HOOK_POST_START_EVENT_LOGGING :: EventlogSocketHook
-pattern EVENTLOG_SOCKET_HOOK_POST_START_EVENT_LOGGING =
-  EventlogSocketHook #{const EVENTLOG_SOCKET_HOOK_POST_START_EVENT_LOGGING}
+-- | Once event logging runs: for a Haskell @main@, inside 'startWith' (and
+-- 'startFromEnv', 'start', 'startWait'), on the calling thread, before it
+-- returns; for a C @main@, on the main thread before @main@ starts. Register
+-- the hook before that. The first client gets what the hook posted then
+-- (it gets the stream from its start); each later client gets a run of its
+-- own, after it has joined, on a thread of the library's, so what the hook
+-- posts (your own start-up messages, say) reaches it. A hook registered
+-- after the start runs once at registration, then for each later client.
+pattern HookPostStartEventLogging :: Hook
+pattern HookPostStartEventLogging = Hook #{const EVENTLOG_SOCKET_HOOK_POST_START_EVENT_LOGGING}
 
 -- | At the beginning of the program's exit, while clients still receive
--- events.
-pattern EVENTLOG_SOCKET_HOOK_PRE_END_EVENT_LOGGING :: EventlogSocketHook
-pattern EVENTLOG_SOCKET_HOOK_PRE_END_EVENT_LOGGING =
-  EventlogSocketHook #{const EVENTLOG_SOCKET_HOOK_PRE_END_EVENT_LOGGING}
+-- events. Event logging ends only then: a client coming or going ends
+-- nothing.
+pattern HookPreEndEventLogging :: Hook
+pattern HookPreEndEventLogging = Hook #{const EVENTLOG_SOCKET_HOOK_PRE_END_EVENT_LOGGING}
 
--- | What a hook runs; an exception it throws is printed and ignored.
+{-# COMPLETE HookPostStartEventLogging, HookPreEndEventLogging #-}
+
+-- | The name of 'Hook' in this package's 0.2.
+type EventlogSocketHook = Hook
+
+-- | 'HookPostStartEventLogging', by its name in this package's 0.2.
+pattern EVENTLOG_SOCKET_HOOK_POST_START_EVENT_LOGGING :: Hook
+pattern EVENTLOG_SOCKET_HOOK_POST_START_EVENT_LOGGING = HookPostStartEventLogging
+
+-- | 'HookPreEndEventLogging', by its name in this package's 0.2.
+pattern EVENTLOG_SOCKET_HOOK_PRE_END_EVENT_LOGGING :: Hook
+pattern EVENTLOG_SOCKET_HOOK_PRE_END_EVENT_LOGGING = HookPreEndEventLogging
+
+-- | What a hook runs; an exception it throws is printed to stderr and the
+-- program goes on. It must not call this module's functions.
 type HookHandler = IO ()
 
--- | Run @handler@ at @hook@.
-registerHook :: EventlogSocketHook -> HookHandler -> IO ()
-registerHook hook@(EventlogSocketHook h) handler = do
-  fp <- mkHookFn (\_ -> guarded ("hook " ++ show hook) handler)
-  r <- c_register_hook h fp nullPtr
+-- | Run @handler@ at @hook@, after the handlers registered before it.
+-- Hooks cannot be unregistered.
+registerHook :: Hook -> HookHandler -> IO ()
+registerHook hook@(Hook h) handler = do
+  let label = case hook of
+        HookPostStartEventLogging -> "POST_START"
+        HookPreEndEventLogging -> "PRE_END"
+  fp <- mkHookFn (\_ -> guarded ("hook " ++ label) handler)
+  r <- c_add_hook h fp nullPtr
   when (r /= 0) $ freeHaskellFunPtr fp >> throwError "registerHook" r
 
 -- | A handler's exception must not escape into the library's thread (the
@@ -575,13 +615,13 @@ foreign import ccall safe "eventlog_socket_register_namespace"
 foreign import ccall safe "eventlog_socket_register_command"
   c_register_command :: Ptr () -> Word8 -> FunPtr CommandFn -> Ptr () -> IO CInt
 
-foreign import ccall safe "eventlog_socket_register_hook"
-  c_register_hook :: CInt -> FunPtr HookFn -> Ptr () -> IO CInt
+foreign import ccall safe "eventlog_socket_add_hook"
+  c_add_hook :: #{type EventlogSocketHook} -> FunPtr HookFn -> Ptr () -> IO CInt
 
 foreign import ccall unsafe "eventlog_socket_namespace_name"
   c_namespace_name :: Ptr () -> IO CString
 
-foreign import ccall unsafe "eventlog_socket_strerror"
+foreign import ccall unsafe "eventlog_socket_error_message"
   c_strerror :: CInt -> IO CString
 
 foreign import ccall unsafe "eventlog_socket_options_init"
@@ -601,7 +641,7 @@ foreign import capi safe "eventlog_socket.h eventlog_socket_start_unix"
 foreign import capi safe "eventlog_socket.h eventlog_socket_start_tcp"
   c_start_tcp :: CString -> CString -> CBool -> IO CInt
 
-foreign import ccall safe "eventlog_socket_wait"
+foreign import ccall safe "eventlog_socket_wait_for_client"
   c_wait :: IO CInt
 
 foreign import ccall unsafe "eventlog_socket_stats"

@@ -77,7 +77,7 @@ upstreamControl ::
   ( String -> IO Namespace,
     Namespace -> CommandId -> CommandHandler -> IO (),
     Namespace -> IO String,
-    EventlogSocketHook -> HookHandler -> IO ()
+    Hook -> HookHandler -> IO ()
   )
 upstreamControl = (registerNamespace, registerCommand, namespaceName, registerHook)
 
@@ -92,7 +92,9 @@ custom path = do
   regCmd ns (CommandId 2) (throwIO (userError "boom"))
   mapM_ (\i -> regCmd ns (CommandId i) (pure ())) [3 .. 255]
   putStrLn "255 commands registered"
-  regHook EVENTLOG_SOCKET_HOOK_POST_START_EVENT_LOGGING (traceMarkerIO "tiny hook")
+  regHook HookPostStartEventLogging (traceMarkerIO "tiny hook")
+  -- This package's 0.2 names still work.
+  regHook EVENTLOG_SOCKET_HOOK_PRE_END_EVENT_LOGGING (traceMarkerIO "tiny pre-end")
   refused "namespace again" (regNs "tiny")
   refused "reserved namespace" (regNs "eventlog-socket")
   refused "command again" (regCmd ns (CommandId 1) (pure ()))

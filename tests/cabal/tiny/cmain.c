@@ -13,7 +13,7 @@ int main(int argc, char *argv[]) {
     conf.eventlog_writer = &SocketEventLogWriter;
     int err = eventlog_socket_init_from_env();
     if (err < 0) {
-        fprintf(stderr, "tiny-c-main: %s\n", eventlog_socket_strerror(err));
+        fprintf(stderr, "tiny-c-main: %s\n", eventlog_socket_error_message(err));
         return 1;
     }
     return eventlog_socket_hs_main(argc, argv, conf, &ZCMain_main_closure);
