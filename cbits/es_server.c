@@ -487,7 +487,7 @@ static struct es_server *alloc_server(const struct es_config *cfg, bool is_unix,
             uv_mutex_destroy(&s->state_lock);
     }
     if (r != 0) {
-        es_log("cannot set the server up: %s", eventlog_socket_strerror(r));
+        es_log("cannot set the server up: %s", eventlog_socket_error_message(r));
         destroy(s, b);
         *err = r;
         return NULL;

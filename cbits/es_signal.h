@@ -11,7 +11,7 @@
  * (an atomic, async-signal-safe) and calls that handler, which goes on as
  * before; the loop thread sees the count change and releases the waits
  * (es_lossless.h), and a thread waiting for the first client
- * (eventlog_socket_wait) returns. Since the program (GHC's main first of
+ * (eventlog_socket_wait_for_client) returns. Since the program (GHC's main first of
  * all) may install its handler after the library has chained, the chain is
  * renewed right before a program thread begins to wait for a lossless
  * client, in front of the handler installed then. A handler installed
