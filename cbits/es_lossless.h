@@ -67,6 +67,7 @@ struct es_lossless {
     bool check_open;
     unsigned count;        /* lossless clients connected */
     unsigned seen_signals; /* es_signal_count() when last looked at */
+    bool interrupted;      /* a SIGINT came: the program is on its way out */
     uint64_t notice_ms;    /* when the last wait notice went out */
     uint64_t noticed_waits, noticed_ns;
     struct es_log_limit log_refused, log_ended;

@@ -1,7 +1,7 @@
 /* The program's signals, as far as the library must see them.
  *
  * SIGINT (Ctrl-C; SIGTERM too under GHC_EVENTLOG_GRACEFUL_SIGTERM, which
- * raises SIGINT) asks the program for an orderly exit: GHC's main installs
+ * sends SIGINT) asks the program for an orderly exit: GHC's main installs
  * a handler (through the RTS) whose work, throwing UserInterrupt to the
  * main thread, runs in Haskell and so needs a capability. A program
  * thread that waits for a lossless client in writeEventLog holds one, so
