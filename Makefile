@@ -23,9 +23,10 @@
 #   make fuzz     libFuzzer on the parsers of what the RTS and clients
 #                 write (tests/fuzz/), FUZZ_SECONDS (60) per target; make
 #                 check runs the same targets on their starting inputs
-#   make install  the archive, the header and eventlog-socket.pc under
-#                 PREFIX (/usr/local), staged under DESTDIR if set
-#                 (LIBDIR, INCLUDEDIR, PKGCONFIGDIR for other layouts)
+#   make install  the eventlog-socket command, the archive, the header and
+#                 eventlog-socket.pc under PREFIX (/usr/local), staged
+#                 under DESTDIR if set (BINDIR, LIBDIR, INCLUDEDIR,
+#                 PKGCONFIGDIR for other layouts)
 #   make uninstall
 #                 remove exactly those files (same PREFIX and DESTDIR)
 #
@@ -39,12 +40,16 @@ HC ?= ghc
 CC ?= cc
 
 # Installation directories (GNU conventions; DESTDIR stages a package).
-VERSION := 0.1.0
+# The version has one home, the cabal file; the .pc, the command's
+# --version and the header's EVENTLOG_SOCKET_VERSION follow it
+# (tests/check-version.sh).
+VERSION := $(shell sed -n 's/^version:[[:space:]]*//p' eventlog-socket.cabal)
 PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
 LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
-INSTALLED := $(DESTDIR)$(LIBDIR)/libeventlog-socket.a $(DESTDIR)$(INCLUDEDIR)/eventlog_socket.h \
+INSTALLED := $(DESTDIR)$(BINDIR)/eventlog-socket $(DESTDIR)$(LIBDIR)/libeventlog-socket.a $(DESTDIR)$(INCLUDEDIR)/eventlog_socket.h \
              $(DESTDIR)$(PKGCONFIGDIR)/eventlog-socket.pc
 
 # Needs nothing built, so no dependency check either.
@@ -207,10 +212,10 @@ $(WEB_GEN): scripts/embed-web.sh $(wildcard client/web/*) $(DYGRAPHS_DIR)/dygrap
 	@mkdir -p $(dir $@)
 	scripts/embed-web.sh $@ $(WEB_ASSETS)
 
-$(CLIENT): $(CLIENT_SRC) $(wildcard client/*.h) $(CLIENT_CBITS) $(wildcard cbits/*.h) $(WEB_GEN)
+$(CLIENT): $(CLIENT_SRC) $(wildcard client/*.h) $(CLIENT_CBITS) $(wildcard cbits/*.h) $(WEB_GEN) eventlog-socket.cabal
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(CFLAGS) -Iinclude -Icbits -Iclient $(UV_CFLAGS) \
-	    $(NCURSES_CFLAGS) $(MHD_CFLAGS) -o $@ $(CLIENT_SRC) $(WEB_GEN) $(CLIENT_CBITS) $(UV_LIBS) \
+	    -DES_VERSION='"$(VERSION)"' $(NCURSES_CFLAGS) $(MHD_CFLAGS) -o $@ $(CLIENT_SRC) $(WEB_GEN) $(CLIENT_CBITS) $(UV_LIBS) \
 	    $(NCURSES_LIBS) $(MHD_LIBS) -lpthread -lm
 
 $(CHECKER): tests/checker/Main.hs
@@ -397,7 +402,7 @@ $(SAN)/eventlog-socket: $(CLIENT_SRC) $(wildcard client/*.h) $(CLIENT_CBITS) $(w
                         $(WEB_GEN)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(SAN_FLAGS) -Iinclude -Icbits -Iclient $(UV_CFLAGS) \
-	    $(NCURSES_CFLAGS) $(MHD_CFLAGS) -o $@ $(CLIENT_SRC) $(WEB_GEN) $(CLIENT_CBITS) $(UV_LIBS) \
+	    -DES_VERSION='"$(VERSION)"' $(NCURSES_CFLAGS) $(MHD_CFLAGS) -o $@ $(CLIENT_SRC) $(WEB_GEN) $(CLIENT_CBITS) $(UV_LIBS) \
 	    $(NCURSES_LIBS) $(MHD_LIBS) -lpthread -lm
 
 # The checker and the C clients are the test's, not under test.
@@ -447,12 +452,13 @@ demo: $(FIBBER)
 # the files go to. The archive is built for this GHC ($(HC_VERSION)), which
 # the .pc records as the variable ghc_version. libuv is in Requires, not
 # Requires.private: with only an archive installed, every link needs it.
-install: $(LIB)
+install: $(LIB) $(CLIENT)
 	@mkdir -p $(BUILD)
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
 	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' -e 's|@VERSION@|$(VERSION)|g' \
 	    -e 's|@GHC_VERSION@|$(HC_VERSION)|g' eventlog-socket.pc.in > $(BUILD)/eventlog-socket.pc
-	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR)
+	install -m 755 $(CLIENT) $(DESTDIR)$(BINDIR)/eventlog-socket
 	install -m 644 $(LIB) $(DESTDIR)$(LIBDIR)/libeventlog-socket.a
 	install -m 644 include/eventlog_socket.h $(DESTDIR)$(INCLUDEDIR)/eventlog_socket.h
 	install -m 644 $(BUILD)/eventlog-socket.pc $(DESTDIR)$(PKGCONFIGDIR)/eventlog-socket.pc
