@@ -65,7 +65,7 @@ ifndef ES_DEPS_CHECKED
 # variables computed from ghc and pkg-config see the installed tools.
 .PHONY: $(PUBLIC_TARGETS) clean
 $(PUBLIC_TARGETS):
-	@scripts/ensure-deps.sh
+	@scripts/ensure-deps.sh $(if $(filter demo,$@),--demo)
 	@$(MAKE) --no-print-directory -j$(shell nproc 2>/dev/null || echo 2) ES_DEPS_CHECKED=1 $@
 clean:
 	rm -rf $(BUILD)
@@ -194,12 +194,12 @@ $(MANY_CLIENTS): tests/clients/many_clients.c cbits/es_stream.c cbits/es_header.
 	$(CC) $(WARN) -D_DEFAULT_SOURCE -O2 -Iinclude -Icbits -o $@ $(filter %.c,$^)
 
 # `top` draws with ncurses (wide-character build, for its sparklines).
-NCURSES_CFLAGS := $(shell pkg-config --cflags ncursesw)
-NCURSES_LIBS := $(shell pkg-config --libs ncursesw)
+NCURSES_CFLAGS = $(shell pkg-config --cflags ncursesw)
+NCURSES_LIBS = $(shell pkg-config --libs ncursesw)
 # `serve` and `report` (issue 15): libmicrohttpd serves the page, whose files
 # (client/web/ and Debian's dygraphs) are embedded at build time.
-MHD_CFLAGS := $(shell pkg-config --cflags libmicrohttpd)
-MHD_LIBS := $(shell pkg-config --libs libmicrohttpd)
+MHD_CFLAGS = $(shell pkg-config --cflags libmicrohttpd)
+MHD_LIBS = $(shell pkg-config --libs libmicrohttpd)
 DYGRAPHS_DIR ?= /usr/share/javascript/dygraphs
 WEB_ASSETS := page.html=client/web/page.html=text/html \
               app.js=client/web/app.js=text/javascript \
