@@ -1,0 +1,67 @@
+#!/bin/bash
+# ARCHITECTURE.md names every source file, and every file it names exists.
+# Every .c and .h under cbits/, rts-writer/, client/ and include/ must be
+# named in it (as `dir/file.c`, `file.c`, or `file.[ch]` for both), and every
+# `file.c`/`file.h` it names in backquotes must exist: under the directory of
+# the "### `dir/`" section it is named in, at the path given, or (outside
+# those sections) in one of the four directories. TAP.
+cd "$(dirname "$0")/.." || exit 1
+doc=ARCHITECTURE.md
+dirs="cbits rts-writer client include"
+[ -f "$doc" ] || { echo "1..1"; echo "not ok 1 - $doc is missing"; exit 1; }
+
+# The names in backquotes, one "SECTION-DIR NAME" a line, X.[ch] expanded.
+named=$(awk '
+    /^### `[a-z-]+\/`/ { split($0, a, "`"); dir = a[2]; sub(/\/$/, "", dir); next }
+    /^##[^#]/ { dir = "" }
+    {
+        line = $0
+        while (match(line, /`[^`]*`/)) {
+            tok = substr(line, RSTART + 1, RLENGTH - 2)
+            line = substr(line, RSTART + RLENGTH)
+            n = split(tok, parts, /[ ,]+/)
+            for (i = 1; i <= n; i++) {
+                t = parts[i]
+                dd = (t ~ /\//) ? "" : dir
+                if (t ~ /^[A-Za-z0-9_\/.-]+\.\[ch\]$/) {
+                    sub(/\.\[ch\]$/, "", t)
+                    print (dd == "" ? "-" : dd), t ".c"
+                    print (dd == "" ? "-" : dd), t ".h"
+                } else if (t ~ /^[A-Za-z0-9_\/.-]+\.[ch]$/) {
+                    print (dd == "" ? "-" : dd), t
+                }
+            }
+        }
+    }' "$doc" | sort -u)
+
+resolve() { # SECTION-DIR NAME -> the path, or nothing
+    local d=$1 n=$2
+    case $n in */*) [ -f "$n" ] && echo "$n"; return ;; esac
+    if [ "$d" != - ]; then [ -f "$d/$n" ] && echo "$d/$n"; return; fi
+    for x in $dirs; do [ -f "$x/$n" ] && echo "$x/$n"; done
+}
+
+files=$(find $dirs -maxdepth 1 -type f \( -name '*.c' -o -name '*.h' \) | sort)
+n=0; out=""; fail=0
+for f in $files; do
+    n=$((n + 1))
+    dir=${f%/*} base=${f##*/}
+    if printf '%s\n' "$named" | grep -qxF -e "$dir $base" -e "- $base" -e "$dir $f" -e "- $f"; then
+        out+="ok $n - $f is named in $doc"$'\n'
+    else
+        out+="not ok $n - $f is not named in $doc (add it to the module tables)"$'\n'; fail=1
+    fi
+done
+while read -r d name; do
+    [ -n "$name" ] || continue
+    n=$((n + 1))
+    if [ -n "$(resolve "$d" "$name")" ]; then
+        out+="ok $n - $name (named in $doc) exists"$'\n'
+    else
+        where=$([ "$d" = - ] && echo "any of $dirs" || echo "$d/")
+        out+="not ok $n - $doc names $name, which is not in $where (remove it or fix the name)"$'\n'; fail=1
+    fi
+done <<<"$named"
+echo "1..$n"
+printf '%s' "$out"
+exit $fail
