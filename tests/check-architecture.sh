@@ -4,7 +4,9 @@
 # named in it (as `dir/file.c`, `file.c`, or `file.[ch]` for both), and every
 # `file.c`/`file.h` it names in backquotes must exist: under the directory of
 # the "### `dir/`" section it is named in, at the path given, or (outside
-# those sections) in one of the four directories. TAP.
+# those sections) in one of the four directories. And every C name it cites
+# in backquotes (a function, type, field or constant with an underscore in
+# it: `es_server_submit`, `c->lossless` aside) occurs in those sources. TAP.
 cd "$(dirname "$0")/.." || exit 1
 doc=ARCHITECTURE.md
 dirs="cbits rts-writer client include"
@@ -62,6 +64,17 @@ while read -r d name; do
         out+="not ok $n - $doc names $name, which is not in $where (remove it or fix the name)"$'\n'; fail=1
     fi
 done <<<"$named"
+# The C names it cites: each must occur, as a word, in the sources.
+ids=$(grep -o '`[^`]*`' "$doc" | tr -d '`' | tr ' ,/' '\n\n\n' |
+    grep -E '^[A-Za-z][A-Za-z0-9_]*_[A-Za-z0-9_]*$' | sort -u)
+for id in $ids; do
+    n=$((n + 1))
+    if grep -rqw -- "$id" $dirs; then
+        out+="ok $n - $id (cited in $doc) occurs in the sources"$'\n'
+    else
+        out+="not ok $n - $doc cites $id, which no file of $dirs defines or uses (renamed? fix $doc)"$'\n'; fail=1
+    fi
+done
 echo "1..$n"
 printf '%s' "$out"
 exit $fail
