@@ -196,6 +196,8 @@ def judge_page(s, b, what, failures, want_marks):
                                                                         clip["width"]))
         on = shot(b, "%s-%s-marks.png" % (base, chart), clip)
         if not toggles:
+            if chart == "heap-chart":
+                judge_bands(b, on, check)
             continue
         set_markers(b, False)
         off = shot(b, "%s-%s.png" % (base, chart), clip)
