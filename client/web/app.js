@@ -133,12 +133,12 @@
     } else {
       var seg = Math.max(1, Math.floor(area.w / MARK_LABEL_PX)), per = area.w / seg;
       for (var k = 0; k < seg; k++) {
-        var c = 0;
+        var c = 0, at = -1;
         for (i = 0; i < bins.length; i++) {
           var bx = bins[i].b * MARK_BIN;
-          if (bx >= k * per && bx < (k + 1) * per) c += bins[i].n;
+          if (bx >= k * per && bx < (k + 1) * per) { c += bins[i].n; if (at < 0) at = bx; }
         }
-        if (c) cands.push([area.x + k * per + 2, c + (c === 1 ? ' marker' : ' markers')]);
+        if (c) cands.push([area.x + at, c + (c === 1 ? ' marker' : ' markers')]);
       }
     }
     var room = Math.max(1, Math.floor(area.w / MARK_LABEL_PX)), end = -Infinity;
@@ -258,7 +258,7 @@
     var html = '';
     for (var i = 0; i < rows.length; i++) {
       var r = rows[i];
-      html += '<tr data-series="' + esc(r.name) + '"><td>' +
+      html += '<tr data-series="' + esc(r.name) + '"><td title="' + esc(r.name) + '">' +
               (r.colour ? '<span class="swatch" style="background:' + r.colour + '"></span>' : '') +
               esc(r.name) + '</td>' + (r.extra || []).map(function (x, k) {
                 return '<td class="x" data-value="' + r.extraRaw[k] + '">' + esc(x) + '</td>';
@@ -344,10 +344,18 @@
     series[sizeName] = {fillGraph: false, strokeWidth: 2, axis: 'y2'};
     series[liveName] = {fillGraph: false, strokeWidth: 2, strokePattern: [6, 3], axis: 'y2'};
     colours.push('#000', '#666');
+    // Headroom above both scales for the markers' strip.
+    var topY = 0, topY2 = 0;
+    for (i = 0; i < rows.length; i++) {
+      if (rows[i][nstack] > topY) topY = rows[i][nstack];
+      if (rows[i][nstack + 1] > topY2) topY2 = rows[i][nstack + 1];
+    }
     chart('heap-chart', rows, {
       labels: ['time'].concat(names, [sizeName, liveName]), series: series, colors: colours,
       fillAlpha: 1.0, ylabel: 'heap profile bands (bytes)', y2label: 'heap size — and live bytes - - (bytes)',
-      axes: {y: {labelsKMG2: true, axisLabelWidth: 60}, y2: {labelsKMG2: true, axisLabelWidth: 60, independentTicks: true}},
+      axes: {y: {labelsKMG2: true, axisLabelWidth: 60, valueRange: topY ? [0, topY * 1.12] : null},
+             y2: {labelsKMG2: true, axisLabelWidth: 60, independentTicks: true,
+                  valueRange: topY2 ? [0, topY2 * 1.12] : null}},
       includeZero: true, drawPoints: false, showRangeSelector: true, rangeSelectorHeight: 30
     });
     // The legend, largest peak first: each series' peak, mean and latest.
@@ -468,37 +476,40 @@
     if (body.innerHTML !== html) body.innerHTML = html;
   }
 
-  // The latest LIST_N markers and drop notices (those matching the filter),
-  // with a count of the rest: the list's height does not grow with the run.
+  // The latest LIST_N markers (those matching the filter) with a count of
+  // the rest, and every drop notice kept, newest first, in a box of bounded
+  // height: the page does not grow with the run.
   function drawNotes() {
     var html = '', items = [];
     var f = ($('marks-filter').value || '').toLowerCase();
-    S.marks.forEach(function (m) { items.push([m[0], '', 'marker: ' + m[1]]); });
+    var marks = S.marks.map(function (m) { return [m[0], '', 'marker: ' + m[1]]; });
+    var kept = marks.length;
+    if (f) marks = marks.filter(function (it) { return it[2].toLowerCase().indexOf(f) >= 0; });
+    var matching = marks.length;
+    marks = marks.slice(-LIST_N);
+    var shown = marks.length;
     S.drops.forEach(function (d) {
       items.push([d[0], 'drop', 'drop notice: ' + d[1] + ' chunks (' + d[2].toFixed(1) + ' MiB) of the stream ' +
                  'lost here (a gap in every chart)']);
     });
-    var kept = items.length;
-    if (f) items = items.filter(function (it) { return it[2].toLowerCase().indexOf(f) >= 0; });
-    items.sort(function (a, b) { return a[0] - b[0]; });
-    var shown = items.slice(-LIST_N);
-    shown.reverse();
-    shown.forEach(function (it) {
+    items = items.concat(marks);
+    items.sort(function (a, b) { return b[0] - a[0]; });
+    items.forEach(function (it) {
       html += '<li class="' + it[1] + '">' + (it[0] / 1e9).toFixed(3) + ' s: ' + esc(it[2]) + '</li>';
     });
     var ul = $('marks');
     if (ul.innerHTML !== html) ul.innerHTML = html;
-    var total = (S.info.marks || S.marks.length) + S.info.drops;
-    var t = 'the latest ' + shown.length + (f ? ' of ' + items.length + ' matching "' + f + '"' : '') +
-            ', newest first; ' + total + ' markers and drop notices in all' +
-            (total > kept ? ' (the page keeps the last ' + kept + ')' : '');
-    if (!total) t = 'none yet';
+    var total = S.info.marks || kept;
+    var t = total ? 'the latest ' + shown + (f ? ' of ' + matching + ' matching "' + f + '"' : '') +
+            ' of ' + total + (total === 1 ? ' marker' : ' markers') +
+            (total > kept ? ' (the page keeps the last ' + kept + ')' : '') + ', newest first' : 'no marker yet';
+    if (S.drops.length) t += '; ' + S.drops.length + (S.drops.length === 1 ? ' drop notice' : ' drop notices');
     text('marks-count', t);
     var mc = $('marks-count').dataset;
     mc.total = String(total);
     mc.kept = String(kept);
-    mc.matching = String(items.length);
-    mc.shown = String(shown.length);
+    mc.matching = String(matching);
+    mc.shown = String(shown);
   }
 
   function drawInfo() {
