@@ -141,16 +141,18 @@
         if (c) cands.push([area.x + at, c + (c === 1 ? ' marker' : ' markers')]);
       }
     }
-    var room = Math.max(1, Math.floor(area.w / MARK_LABEL_PX)), end = -Infinity;
+    var room = Math.max(1, Math.floor(area.w / MARK_LABEL_PX)), end = -Infinity, boxes = [];
     var ty = area.y + (dense ? MARK_STRIP + 11 : 10);
     for (i = 0; i < cands.length && labels < room; i++) {
       var w = ctx.measureText(cands[i][1]).width;
       var x0 = Math.min(cands[i][0], area.x + area.w - w - 2);
-      if (x0 < end + 8) continue;
+      // Spread over the width: the k-th label starts in the k-th segment or later.
+      if (x0 < end + 8 || x0 < area.x + labels * area.w / room - 4) continue;
       ctx.fillStyle = 'rgba(255,255,255,0.8)';
       ctx.fillRect(x0 - 1, ty - 9, w + 2, 12);
       ctx.fillStyle = '#333';
       ctx.fillText(cands[i][1], x0, ty);
+      boxes.push(Math.round(x0) + '-' + Math.round(x0 + w));
       end = x0 + w;
       labels++;
     }
@@ -160,6 +162,7 @@
       el.setAttribute('data-marks', String(n));
       el.setAttribute('data-mark-ticks', String(bins.length));
       el.setAttribute('data-mark-labels', String(labels));
+      el.setAttribute('data-mark-boxes', boxes.join(','));
       el.setAttribute('data-mark-style', bins.length ? (dense ? 'strip' : 'lines') : 'none');
     }
   }
@@ -448,6 +451,7 @@
       end = Math.max(from + 1, Math.ceil(view[1] * 1e9 / S.info.width));
     }
     var span = end - from;
+    cv.setAttribute('data-view-buckets', from + ',' + end);
     for (var c = 0; c < S.caps.length; c++) {
       var a = S.caps[c];
       for (var i = from; 2 * i + 1 < a.length && i < end; i++) {

@@ -274,6 +274,17 @@ def judge_zoom(b, failures):
         failures.append("zoom: a drag over 30-60 %% of the heap chart (%s) gave the charts %s, "
                         "not %s" % (full, v, want))
         return
+    # The capability strip shows the buckets of that range.
+    strip = b.js("document.getElementById('cap-strip').dataset.viewBuckets") or ""
+    width = b.js("+document.getElementById('cap-strip').dataset.bucketNs") / 1e9
+    try:
+        f0, f1 = (int(x) * width for x in strip.split(","))
+        ok = abs(f0 - got[0]) <= width and abs(f1 - got[1]) <= width
+    except ValueError:
+        ok = False
+    if not ok:
+        failures.append("zoom: the capability strip shows the buckets %r of %.3f s for %s"
+                        % (strip, width, v[0]))
     b.js("""(function () {
       var c = document.querySelector('#pause-chart canvas:last-of-type');
       var r = c.getBoundingClientRect();
@@ -356,4 +367,57 @@ def web_charts_marker_flood(s):
     if errors:
         failures.append("report: console errors %s" % errors[:5])
     note("screenshots: %s/web-charts-*.png" % harness.BUILD)
+    expect(not failures, "; ".join(failures))
+
+
+@test
+def web_charts_few_markers(s):
+    """21 markers within a second (as in issue 27): in report's file each
+    chart draws them as thin lines whose labels never overlap, at most a
+    few per chart, and their ink stays under a fifth of the plot."""
+    need_chromium()
+    p, _ = harness.serve(s, "few", ["--busy"], rts=["-hT", "-i0.1"])
+    rec = s.path("few.eventlog")
+    r = Cmd(s, ["record", "unix:" + s.path("few.sock"), "-o", rec])
+    for i in range(21):
+        p.cmd("marker step %d of the work" % i)
+        p.cmd("sleep 0.05")
+    p.cmd("sleep 0.5")
+    p.cmd("quit")
+    p.finish()
+    rc, _, err = r.wait(60)
+    expect(rc == 0, "record: %d %s" % (rc, err))
+    markers = len(check_stream(s, open(rec, "rb").read(), "few-check").markers)
+    expect(markers == 21, "the recording has %d markers, not 21" % markers)
+    out = s.path("few.html")
+    rc, _, err = Cmd(s, ["report", rec, "-o", out]).wait(60)
+    expect(rc == 0, "report: %d %s" % (rc, err))
+    b = Browser(s, height=1600)
+    b.goto("file://" + out)
+    b.wait_js("+document.body.dataset.drawn >= 1", what="the report drawn")
+    failures = []
+    for chart in CHARTS:
+        d = b.js("Object.assign({}, document.getElementById('%s').dataset)" % chart)
+        clip = plot_clip(b, chart)
+        boxes = [tuple(map(int, x.rsplit("-", 1))) for x in (d.get("markBoxes") or "").split(",") if x]
+        overlap = any(a[1] + 2 > b_[0] for a, b_ in zip(boxes, boxes[1:]))
+        note("%s: markers drawn as %s, %s ticks, labels at %s" % (chart, d.get("markStyle"),
+                                                                 d.get("markTicks"), boxes))
+        if d.get("markStyle") != "lines" or not boxes or overlap or \
+                len(boxes) > max(1, int(clip["width"] // 100)):
+            failures.append("%s: markers drawn as %s with the labels %s" % (chart, d.get("markStyle"),
+                                                                           boxes))
+        base = os.path.join(harness.BUILD, "web-charts-few-%s" % chart)
+        on = shot(b, base + "-marks.png", clip)
+        if not set_markers(b, False):
+            failures.append("no 'markers on the charts' box")
+            continue
+        ink = ink_share(on, shot(b, base + ".png", clip))
+        set_markers(b, True)
+        note("%s: ink %.1f %% of the plot" % (chart, 100 * ink))
+        if not 0.001 <= ink <= MAX_INK:
+            failures.append("%s: marker ink covers %.1f %% of the plot" % (chart, 100 * ink))
+    b.screenshot(os.path.join(harness.BUILD, "web-charts-few.png"))
+    errors = b.errors()
+    expect(not errors, "console errors: %s" % errors[:5])
     expect(not failures, "; ".join(failures))
