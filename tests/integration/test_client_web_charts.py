@@ -417,6 +417,22 @@ def web_charts_few_markers(s):
         note("%s: ink %.1f %% of the plot" % (chart, 100 * ink))
         if not 0.001 <= ink <= MAX_INK:
             failures.append("%s: marker ink covers %.1f %% of the plot" % (chart, 100 * ink))
+    # The text of the marker under the pointer, as the chart's tooltip.
+    b.js("document.getElementById('alloc-chart').scrollIntoView()")
+    pos = b.js("""(function () {
+      var el = document.getElementById('alloc-chart'), r = el.getBoundingClientRect();
+      var box = (el.dataset.markBoxes || '').split(',')[0], a = (el.dataset.area || '').split(',');
+      return box ? [r.left + (+box.split('-')[0]) - 2, r.top + (+a[1]) + (+a[3]) / 2] : null;
+    })()""")
+    tip = ""
+    if pos:
+        b.call("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": pos[0], "y": pos[1]},
+               session=b.session)
+        tip = b.js("document.getElementById('alloc-chart').title")
+    note("the tooltip at the first marker of the allocation chart: %r" % tip)
+    if "step 0 of the work" not in tip:
+        failures.append("no tooltip naming the first marker: %r" % tip)
+    b.js("window.scrollTo(0, 0)")
     b.screenshot(os.path.join(harness.BUILD, "web-charts-few.png"))
     errors = b.errors()
     expect(not errors, "console errors: %s" % errors[:5])
