@@ -13,6 +13,7 @@ one chart is followed by the others.
 Pixels are read with PIL when it is installed (the host's python3-pil);
 otherwise (the GHC chroots) with the small PNG reader below (zlib only)."""
 
+import base64
 import os
 import struct
 import zlib
@@ -148,7 +149,6 @@ def plot_clip(b, chart):
 def shot(b, path, clip):
     data = b.call("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True,
                                              "clip": clip}, session=b.session)["data"]
-    import base64
     with open(path, "wb") as f:
         f.write(base64.b64decode(data))
     return png_rgb(path)
