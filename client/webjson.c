@@ -101,7 +101,7 @@ static void info(struct es_webbuf *b, const struct es_model *m,
         "\"wait_notices\":%llu,\"lossless_waits\":%llu,\"lossless_wait_ms\":%.1f,"
         "\"cost_notices\":%llu,\"cost_ms_per_s\":%.2f,\"cost_rts\":%.2f,\"cost_walker\":%.2f,"
         "\"cost_loop\":%.2f,\"cost_s_per_gib\":%.4f,"
-        "\"width\":%llu,"
+        "\"width\":%llu,\"marks\":%llu,"
         "\"cap_share\":[",
         m->pid ? m->pid : st->pid, (unsigned long long)m->wall_start_s,
         (unsigned long long)m->first_time, (unsigned long long)m->now, m->ended ? "true" : "false",
@@ -120,7 +120,7 @@ static void info(struct es_webbuf *b, const struct es_model *m,
         (unsigned long long)m->lossless_waits, m->lossless_wait_ms,
         (unsigned long long)m->cost_notices, m->cost_ms_per_s, m->cost_rts_ms_per_s,
         m->cost_walker_ms_per_s, m->cost_loop_ms_per_s, es_model_cost_s_per_gib(m),
-        (unsigned long long)m->h.width);
+        (unsigned long long)m->h.width, (unsigned long long)m->h.marks_n);
     for (unsigned c = 0; c < m->ncaps && c < ES_MODEL_MAX_CAPS; c++)
         es_webbuf_printf(b, "%s%.3f", c ? "," : "", es_model_cap_share(m, c, 0));
     /* What each capability is doing as of the latest event: [what, since],

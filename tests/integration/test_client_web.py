@@ -246,7 +246,8 @@ def web_drop_notices(s):
         if g:
             notices.append((t, int(g.group(1)), g.group(2)))
     expect(notices, "no drop notice in serve's stream: the test did not make it fall behind")
-    items = b.js("Array.from(document.querySelectorAll('#marks li.drop')).map(li => li.textContent)")
+    # The list is newest first.
+    items = b.js("Array.from(document.querySelectorAll('#marks li.drop')).map(li => li.textContent)")[::-1]
     want = ["%.3f s: drop notice: %d chunks (%s MiB) of the stream lost here (a gap in every chart)"
             % (t / 1e9, n, mib) for t, n, mib in notices]
     expect(items == want, "the page lists %s, the stream has %s" % (items, want))
