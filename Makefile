@@ -23,9 +23,10 @@
 #   make fuzz     libFuzzer on the parsers of what the RTS and clients
 #                 write (tests/fuzz/), FUZZ_SECONDS (60) per target; make
 #                 check runs the same targets on their starting inputs
-#   make install  the archive, the header and eventlog-socket.pc under
-#                 PREFIX (/usr/local), staged under DESTDIR if set
-#                 (LIBDIR, INCLUDEDIR, PKGCONFIGDIR for other layouts)
+#   make install  the eventlog-socket command, the archive, the header and
+#                 eventlog-socket.pc under PREFIX (/usr/local), staged
+#                 under DESTDIR if set (BINDIR, LIBDIR, INCLUDEDIR,
+#                 PKGCONFIGDIR for other layouts)
 #   make uninstall
 #                 remove exactly those files (same PREFIX and DESTDIR)
 #
@@ -39,12 +40,16 @@ HC ?= ghc
 CC ?= cc
 
 # Installation directories (GNU conventions; DESTDIR stages a package).
-VERSION := 0.1.0
+# The version has one home, the cabal file; the .pc, the command's
+# --version and the header's EVENTLOG_SOCKET_VERSION follow it
+# (tests/check-version.sh).
+VERSION := $(shell sed -n 's/^version:[[:space:]]*//p' eventlog-socket.cabal)
 PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
 LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
-INSTALLED := $(DESTDIR)$(LIBDIR)/libeventlog-socket.a $(DESTDIR)$(INCLUDEDIR)/eventlog_socket.h \
+INSTALLED := $(DESTDIR)$(BINDIR)/eventlog-socket $(DESTDIR)$(LIBDIR)/libeventlog-socket.a $(DESTDIR)$(INCLUDEDIR)/eventlog_socket.h \
              $(DESTDIR)$(PKGCONFIGDIR)/eventlog-socket.pc
 
 # Needs nothing built, so no dependency check either.
@@ -60,7 +65,7 @@ ifndef ES_DEPS_CHECKED
 # variables computed from ghc and pkg-config see the installed tools.
 .PHONY: $(PUBLIC_TARGETS) clean
 $(PUBLIC_TARGETS):
-	@scripts/ensure-deps.sh
+	@scripts/ensure-deps.sh $(if $(filter demo,$@),--demo)
 	@$(MAKE) --no-print-directory -j$(shell nproc 2>/dev/null || echo 2) ES_DEPS_CHECKED=1 $@
 clean:
 	rm -rf $(BUILD)
@@ -189,12 +194,12 @@ $(MANY_CLIENTS): tests/clients/many_clients.c cbits/es_stream.c cbits/es_header.
 	$(CC) $(WARN) -D_DEFAULT_SOURCE -O2 -Iinclude -Icbits -o $@ $(filter %.c,$^)
 
 # `top` draws with ncurses (wide-character build, for its sparklines).
-NCURSES_CFLAGS := $(shell pkg-config --cflags ncursesw)
-NCURSES_LIBS := $(shell pkg-config --libs ncursesw)
+NCURSES_CFLAGS = $(shell pkg-config --cflags ncursesw)
+NCURSES_LIBS = $(shell pkg-config --libs ncursesw)
 # `serve` and `report` (issue 15): libmicrohttpd serves the page, whose files
 # (client/web/ and Debian's dygraphs) are embedded at build time.
-MHD_CFLAGS := $(shell pkg-config --cflags libmicrohttpd)
-MHD_LIBS := $(shell pkg-config --libs libmicrohttpd)
+MHD_CFLAGS = $(shell pkg-config --cflags libmicrohttpd)
+MHD_LIBS = $(shell pkg-config --libs libmicrohttpd)
 DYGRAPHS_DIR ?= /usr/share/javascript/dygraphs
 WEB_ASSETS := page.html=client/web/page.html=text/html \
               app.js=client/web/app.js=text/javascript \
@@ -207,10 +212,10 @@ $(WEB_GEN): scripts/embed-web.sh $(wildcard client/web/*) $(DYGRAPHS_DIR)/dygrap
 	@mkdir -p $(dir $@)
 	scripts/embed-web.sh $@ $(WEB_ASSETS)
 
-$(CLIENT): $(CLIENT_SRC) $(wildcard client/*.h) $(CLIENT_CBITS) $(wildcard cbits/*.h) $(WEB_GEN)
+$(CLIENT): $(CLIENT_SRC) $(wildcard client/*.h) $(CLIENT_CBITS) $(wildcard cbits/*.h) $(WEB_GEN) eventlog-socket.cabal
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(CFLAGS) -Iinclude -Icbits -Iclient $(UV_CFLAGS) \
-	    $(NCURSES_CFLAGS) $(MHD_CFLAGS) -o $@ $(CLIENT_SRC) $(WEB_GEN) $(CLIENT_CBITS) $(UV_LIBS) \
+	    -DES_VERSION='"$(VERSION)"' $(NCURSES_CFLAGS) $(MHD_CFLAGS) -o $@ $(CLIENT_SRC) $(WEB_GEN) $(CLIENT_CBITS) $(UV_LIBS) \
 	    $(NCURSES_LIBS) $(MHD_LIBS) -lpthread -lm
 
 $(CHECKER): tests/checker/Main.hs
@@ -397,7 +402,7 @@ $(SAN)/eventlog-socket: $(CLIENT_SRC) $(wildcard client/*.h) $(CLIENT_CBITS) $(w
                         $(WEB_GEN)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(SAN_FLAGS) -Iinclude -Icbits -Iclient $(UV_CFLAGS) \
-	    $(NCURSES_CFLAGS) $(MHD_CFLAGS) -o $@ $(CLIENT_SRC) $(WEB_GEN) $(CLIENT_CBITS) $(UV_LIBS) \
+	    -DES_VERSION='"$(VERSION)"' $(NCURSES_CFLAGS) $(MHD_CFLAGS) -o $@ $(CLIENT_SRC) $(WEB_GEN) $(CLIENT_CBITS) $(UV_LIBS) \
 	    $(NCURSES_LIBS) $(MHD_LIBS) -lpthread -lm
 
 # The checker and the C clients are the test's, not under test.
@@ -447,12 +452,13 @@ demo: $(FIBBER)
 # the files go to. The archive is built for this GHC ($(HC_VERSION)), which
 # the .pc records as the variable ghc_version. libuv is in Requires, not
 # Requires.private: with only an archive installed, every link needs it.
-install: $(LIB)
+install: $(LIB) $(CLIENT)
 	@mkdir -p $(BUILD)
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
 	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' -e 's|@VERSION@|$(VERSION)|g' \
 	    -e 's|@GHC_VERSION@|$(HC_VERSION)|g' eventlog-socket.pc.in > $(BUILD)/eventlog-socket.pc
-	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR)
+	install -m 755 $(CLIENT) $(DESTDIR)$(BINDIR)/eventlog-socket
 	install -m 644 $(LIB) $(DESTDIR)$(LIBDIR)/libeventlog-socket.a
 	install -m 644 include/eventlog_socket.h $(DESTDIR)$(INCLUDEDIR)/eventlog_socket.h
 	install -m 644 $(BUILD)/eventlog-socket.pc $(DESTDIR)$(PKGCONFIGDIR)/eventlog-socket.pc

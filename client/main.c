@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#define ES_CLIENT_VERSION "0.1.0"
+#ifndef ES_VERSION
+#error "ES_VERSION: the Makefile passes the cabal file's version"
+#endif
 
 int es_record_main(int argc, char **argv);
 int es_control_main(int argc, char **argv);
@@ -59,7 +61,7 @@ int main(int argc, char **argv) {
         return 0;
     }
     if (strcmp(argv[1], "--version") == 0) {
-        printf("eventlog-socket %s\n", ES_CLIENT_VERSION);
+        printf("eventlog-socket %s\n", ES_VERSION);
         return 0;
     }
     for (size_t i = 0; i < sizeof subcommands / sizeof *subcommands; i++)
