@@ -12,9 +12,10 @@
  * for late or slow tabs are bounded. With --retry, the next run of the
  * program replaces the one shown. */
 #include "blocks.h"
-#include "conn.h"
 #include "model.h"
 #include "opts.h"
+#include "session.h"
+#include "subcommands.h"
 #include "webhttp.h"
 #include "webjson.h"
 #include "webshare.h"
@@ -33,22 +34,14 @@
 #define RECONNECT_MS 500
 
 struct serve {
-    uv_loop_t *loop;
-    /* With --retry, a connection is opened again after each end; the two
-     * alternate, since a closed one is released by the loop later. */
-    struct es_conn conns[2];
-    struct es_conn *conn; /* the one open now, or next */
-    bool conn_open;       /* conn was opened and not closed yet */
-    unsigned cur;
-    uv_timer_t reconnect;
-    unsigned run;       /* runs shown so far (sessions with a header, not ignored) */
-    int run_pid;        /* the shown run's server process (SO_PEERCRED), 0: unknown */
-    bool run_exited;    /* the shown run ended with its end marker */
-    uint64_t run_bytes; /* bytes of the shown run, once it ended */
+    struct es_session ses; /* with --retry, a new connection after each end */
+    unsigned run;          /* runs shown so far (sessions with a header, not ignored) */
+    int run_pid;           /* the shown run's server process (SO_PEERCRED), 0: unknown */
+    bool run_exited;       /* the shown run ended with its end marker */
+    uint64_t run_bytes;    /* bytes of the shown run, once it ended */
     char run_source[300];
     bool ignoring;   /* this session reached the exited run's program again */
     bool said_retry; /* a session without a header was reported on stderr */
-    struct es_conn_options opt;
     struct es_model *model;
     struct es_blocks blocks;
     struct es_webjson_cursor cursor;
@@ -66,7 +59,6 @@ struct serve {
     uint64_t last_events; /* at the last message */
     const char *last_state;
     uv_timer_t tick;
-    uv_signal_t sigint, sigterm;
     struct es_webshare *sh;
     struct es_webhttp *http_server;
     int status;
@@ -77,16 +69,7 @@ static void peer_program(struct serve *s) {
     if (s->peer_looked || s->run_pid <= 0)
         return;
     s->peer_looked = true;
-    char path[64], arg0[256];
-    snprintf(path, sizeof path, "/proc/%d/cmdline", s->run_pid);
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return;
-    size_t n = fread(arg0, 1, sizeof arg0 - 1, f);
-    fclose(f);
-    arg0[n] = '\0';
-    const char *slash = strrchr(arg0, '/');
-    snprintf(s->peer_program, sizeof s->peer_program, "%s", slash ? slash + 1 : arg0);
+    es_session_program_of(s->run_pid, s->peer_program, sizeof s->peer_program);
 }
 
 static void status_of(struct serve *s, struct es_webjson_status *st) {
@@ -96,11 +79,11 @@ static void status_of(struct serve *s, struct es_webjson_status *st) {
     st->state = s->state;
     st->source = s->run_source[0] ? s->run_source : s->source;
     st->error = s->error;
-    st->bytes = s->ended || s->run == 0 ? s->run_bytes : s->conn->info.bytes;
+    st->bytes = s->ended || s->run == 0 ? s->run_bytes : s->ses.conn->info.bytes;
     st->recording = s->header;
     st->can_control = !s->ended && s->header;
     st->run = s->run;
-    st->retry = s->opt.retry;
+    st->retry = s->ses.opt.retry;
 }
 
 /* Write what changed as the next message (or a whole state, when the tabs
@@ -139,7 +122,7 @@ static void on_tick(uv_timer_t *t) {
 static void on_command(uint8_t cmd, void *ctx) {
     struct serve *s = ctx;
     if (!s->ended)
-        es_conn_send_command(s->conn, cmd);
+        es_conn_send_command(s->ses.conn, cmd);
 }
 
 /* The file name the download suggests: the program's and its pid. */
@@ -222,6 +205,8 @@ static void on_header(struct es_conn *c, void *ctx) {
     if (s->run > 0)
         new_run(s);
     s->run++;
+    /* After the first run, say nothing more of waiting on stderr. */
+    s->ses.opt.quiet = true;
     s->ended = false;
     s->run_exited = false;
     s->run_pid = c->peer_pid;
@@ -254,19 +239,11 @@ static void on_bytes(struct es_conn *c, const uint8_t *data, size_t n, void *ctx
                 strerror(s->blocks.error ? s->blocks.error : ENOMEM));
 }
 
-static void open_conn(struct serve *s);
-
-static void on_reconnect(uv_timer_t *t) {
-    open_conn(t->data);
-}
+static void reopened(void *ctx, int r);
 
 /* --retry: connect again in a moment (the program may be restarted). */
 static void retry_later(struct serve *s) {
-    es_conn_close(s->conn);
-    s->conn_open = false;
-    s->cur ^= 1;
-    s->conn = &s->conns[s->cur];
-    uv_timer_start(&s->reconnect, on_reconnect, RECONNECT_MS, 0);
+    es_session_reconnect(&s->ses, RECONNECT_MS, reopened);
 }
 
 /* The shown run ended: keep its page, its recording whole. */
@@ -291,12 +268,12 @@ static void run_ended(struct serve *s, struct es_conn *c, enum es_conn_end how) 
     publish(s, true);
     fprintf(stderr, "eventlog-socket serve: %s: %s; still serving the page%s (Ctrl-C stops)\n",
             c->name, how == ES_CONN_COMPLETE ? "the program exited" : "the connection was lost",
-            s->opt.retry ? ", waiting for the next run (--retry)" : "");
+            s->ses.opt.retry ? ", waiting for the next run (--retry)" : "");
 }
 
 static void on_end(struct es_conn *c, enum es_conn_end how, void *ctx) {
     struct serve *s = ctx;
-    if (s->ignoring || (s->opt.retry && (s->ended || s->run == 0))) {
+    if (s->ignoring || (s->ses.opt.retry && (s->ended || s->run == 0))) {
         /* The exited program once more, or a session that ended before
          * its header: nothing to show; wait for the next run. */
         if (!s->ignoring && !s->said_retry) {
@@ -313,17 +290,17 @@ static void on_end(struct es_conn *c, enum es_conn_end how, void *ctx) {
         /* Nothing to show: no eventlog at that address. */
         fprintf(stderr, "eventlog-socket: %s: %s\n", c->name, c->error);
         s->status = 2;
-        uv_stop(s->loop);
+        uv_stop(s->ses.loop);
         return;
     }
-    if (s->opt.retry)
+    if (s->ses.opt.retry)
         retry_later(s);
 }
 
-static void on_signal(uv_signal_t *sig, int signum) {
+static void on_signal(void *ctx, int signum) {
     (void)signum;
-    struct serve *s = sig->data;
-    uv_stop(s->loop);
+    struct serve *s = ctx;
+    uv_stop(s->ses.loop);
 }
 
 static void serve_usage(FILE *f) {
@@ -338,28 +315,16 @@ static void serve_usage(FILE *f) {
                "(with --record, run N is kept in FILE.N).\n");
 }
 
-static void open_conn(struct serve *s) {
-    struct es_conn_callbacks cb = {.on_header = on_header,
-                                   .on_event = on_event,
-                                   .on_bytes = on_bytes,
-                                   .on_end = on_end,
-                                   .ctx = s};
-    s->conn = &s->conns[s->cur];
-    if (es_conn_open(s->conn, s->loop, s->source, &s->opt, &cb) != 0) {
-        fprintf(stderr, "eventlog-socket serve: %s\n", s->conn->error);
-        s->status = 2;
-        uv_stop(s->loop);
-        return;
-    }
-    s->conn_open = true;
-    /* After the first run, say nothing more of waiting on stderr. */
-    if (s->run > 0)
-        s->conn->said_waiting = true;
+/* A connection could not be opened (its error says why). */
+static void open_failed(struct serve *s) {
+    fprintf(stderr, "eventlog-socket serve: %s\n", s->ses.conn->error);
+    s->status = 2;
+    uv_stop(s->ses.loop);
 }
 
-static void close_handle(uv_handle_t *h) {
-    if (!uv_is_closing(h))
-        uv_close(h, NULL);
+static void reopened(void *ctx, int r) {
+    if (r != 0)
+        open_failed(ctx);
 }
 
 /* Serve the page on --http and print its URL. Returns 0, or 2 after a
@@ -382,35 +347,30 @@ static int start_http(struct serve *s, const struct sockaddr_storage *sa, bool l
 
 /* Read the program until Ctrl-C (or a first connection that fails). */
 static void run(struct serve *s) {
-    s->conn = &s->conns[0];
-    open_conn(s);
-    if (s->status != 0)
+    struct es_conn_callbacks cb = {.on_header = on_header,
+                                   .on_event = on_event,
+                                   .on_bytes = on_bytes,
+                                   .on_end = on_end,
+                                   .ctx = s};
+    if (es_session_open(&s->ses, s->source, &cb) != 0) {
+        open_failed(s);
         return;
-    uv_timer_init(s->loop, &s->reconnect);
-    s->reconnect.data = s;
-    uv_timer_init(s->loop, &s->tick);
+    }
+    uv_timer_init(s->ses.loop, &s->tick);
     s->tick.data = s;
     uv_timer_start(&s->tick, on_tick, TICK_MS, TICK_MS);
-    uv_signal_init(s->loop, &s->sigint);
-    uv_signal_init(s->loop, &s->sigterm);
-    s->sigint.data = s->sigterm.data = s;
-    uv_signal_start(&s->sigint, on_signal, SIGINT);
-    uv_signal_start(&s->sigterm, on_signal, SIGTERM);
+    es_session_signals(&s->ses, true, on_signal, s);
     publish(s, true);
-    uv_run(s->loop, UV_RUN_DEFAULT);
-    if (s->conn_open)
-        es_conn_close(s->conn);
-    close_handle((uv_handle_t *)&s->reconnect);
-    close_handle((uv_handle_t *)&s->tick);
-    close_handle((uv_handle_t *)&s->sigint);
-    close_handle((uv_handle_t *)&s->sigterm);
+    uv_run(s->ses.loop, UV_RUN_DEFAULT);
+    uv_close((uv_handle_t *)&s->tick, NULL);
+    es_session_close(&s->ses);
 }
 
 int es_serve_main(int argc, char **argv) {
     static struct serve the_serve;
     struct serve *s = &the_serve;
-    es_conn_default_options(&s->opt);
-    s->opt.cost_notices = true;
+    es_session_init(&s->ses);
+    s->ses.opt.cost_notices = true;
     s->http = "127.0.0.1:8080";
     s->rec_fd = -1;
     const struct es_opt opts[] = {{"--http", NULL, ES_OPT_VALUE, &s->http, 0, NULL, NULL},
@@ -418,7 +378,7 @@ int es_serve_main(int argc, char **argv) {
                                   {0}};
     const struct es_opts_spec spec = {.cmd = "serve",
                                       .opts = opts,
-                                      .conn = &s->opt,
+                                      .conn = &s->ses.opt,
                                       .usage = serve_usage,
                                       .unknown = "unknown option or missing value: %s",
                                       .pos = &s->source,
@@ -434,9 +394,8 @@ int es_serve_main(int argc, char **argv) {
         fprintf(stderr, "eventlog-socket serve: --http: not HOST:PORT: %s\n", s->http);
         return 2;
     }
-    s->loop = uv_default_loop();
     s->model = malloc(sizeof *s->model);
-    s->sh = es_webshare_new(s->loop, on_command, s);
+    s->sh = es_webshare_new(s->ses.loop, on_command, s);
     if (s->model == NULL || s->sh == NULL) {
         fprintf(stderr, "eventlog-socket serve: out of memory\n");
         return 2;
@@ -455,8 +414,7 @@ int es_serve_main(int argc, char **argv) {
         es_webhttp_stop(s->http_server);
     }
     es_webshare_free(s->sh);
-    uv_run(s->loop, UV_RUN_DEFAULT);
-    uv_loop_close(s->loop);
+    es_session_finish(&s->ses);
     if (s->rec_fd >= 0) {
         if (!s->ended && s->header)
             es_blocks_finish(&s->blocks);
