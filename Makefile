@@ -121,7 +121,7 @@ CLIENT_LIB_SRC := client/addr.c client/conn.c client/blocks.c
 # test and fuzz target.
 MODEL_SRC := $(wildcard client/model*.c)
 MODEL_H := $(wildcard client/model*.h)
-CLIENT_CBITS := cbits/es_stream.c cbits/es_header.c cbits/es_events.c
+CLIENT_CBITS := cbits/es_stream.c cbits/es_header.c cbits/es_events.c cbits/es_peer.c
 
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/unit/%)

@@ -16,6 +16,7 @@
 #include "opts.h"
 #include "session.h"
 #include "subcommands.h"
+#include "webaddr.h"
 #include "webhttp.h"
 #include "webjson.h"
 #include "webshare.h"
@@ -339,8 +340,9 @@ static int start_http(struct serve *s, const struct sockaddr_storage *sa, bool l
     char host[300];
     const char *colon = strrchr(s->http, ':');
     snprintf(host, sizeof host, "%.*s", (int)(colon - s->http), s->http);
-    printf("eventlog-socket serve: http://%s:%u/\n", host[0] ? host : "127.0.0.1",
-           es_webhttp_port(s->http_server));
+    const char *token = es_webhttp_token(s->http_server);
+    printf("eventlog-socket serve: http://%s:%u/%s%s\n", host[0] ? host : "127.0.0.1",
+           es_webhttp_port(s->http_server), token[0] ? "?token=" : "", token);
     fflush(stdout);
     return 0;
 }
@@ -390,7 +392,7 @@ int es_serve_main(int argc, char **argv) {
     struct sockaddr_storage sa;
     socklen_t salen;
     bool loopback = false;
-    if (es_webhttp_address(s->http, &sa, &salen, &loopback) != 0) {
+    if (es_webaddr_parse(s->http, &sa, &salen, &loopback) != 0) {
         fprintf(stderr, "eventlog-socket serve: --http: not HOST:PORT: %s\n", s->http);
         return 2;
     }

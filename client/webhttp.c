@@ -1,9 +1,12 @@
 #include "webhttp.h"
 
 #include "web.h"
+#include "webaddr.h"
+#include "webauth.h"
 #include "webjson.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <microhttpd.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -28,9 +31,8 @@
 struct es_webhttp {
     struct MHD_Daemon *daemon;
     struct es_webshare *sh;
-    /* What the Host header may say (DNS rebinding): set when bound to loopback. */
-    bool loopback;
-    unsigned port;
+    struct es_webauth auth; /* who may ask (client/webauth.h); set before the server starts */
+    int listen_fd;
     pthread_mutex_t mu;    /* guards `watches` */
     struct watch *watches; /* every open connection, for the request deadline */
 };
@@ -141,29 +143,6 @@ static void download_free(void *cls) {
 }
 
 /* ---- Handlers. */
-
-/* The Host header must name this server, when it listens on loopback only:
- * a page of another site that a DNS name rebound to 127.0.0.1 gets nothing. */
-static bool host_ok(struct es_webhttp *h, struct MHD_Connection *c) {
-    if (!h->loopback)
-        return true;
-    const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
-    if (host == NULL)
-        return false;
-    static const char *names[] = {"127.0.0.1", "localhost", "[::1]"};
-    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
-        size_t k = strlen(names[i]);
-        if (strncmp(host, names[i], k) == 0) {
-            if (host[k] == '\0')
-                return true;
-            char port[16];
-            snprintf(port, sizeof port, ":%u", h->port);
-            if (strcmp(host + k, port) == 0)
-                return true;
-        }
-    }
-    return false;
-}
 
 static enum MHD_Result serve_asset(struct MHD_Connection *c, const char *name) {
     const struct es_web_asset *a = es_web_asset(name);
@@ -331,6 +310,22 @@ static enum MHD_Result on_get(struct es_webhttp *h, struct MHD_Connection *c, co
     return respond_text(c, MHD_HTTP_NOT_FOUND, "not found\n");
 }
 
+/* The token came in the URL: set it as a cookie and show the page at "/"
+ * (the address bar loses the token; the page's requests carry the cookie). */
+static enum MHD_Result redirect_with_cookie(struct es_webhttp *h, struct MHD_Connection *c) {
+    struct MHD_Response *r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+    if (r == NULL)
+        return MHD_NO;
+    char cookie[200];
+    es_webauth_cookie(&h->auth, cookie, sizeof cookie);
+    MHD_add_response_header(r, MHD_HTTP_HEADER_SET_COOKIE, cookie);
+    MHD_add_response_header(r, MHD_HTTP_HEADER_LOCATION, "/");
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+    enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_SEE_OTHER, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version, const char *upload_data,
                                   size_t *upload_size, void **state) {
@@ -351,8 +346,22 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         }
     }
     set_deadline(h, c, 0);
-    if (!host_ok(h, c))
+    switch (es_webauth_check(&h->auth, c)) {
+    case ES_WEBAUTH_OK:
+        break;
+    case ES_WEBAUTH_OK_SET_COOKIE:
+        if (!post && (strcmp(url, "/") == 0 || strcmp(url, "/index.html") == 0))
+            return redirect_with_cookie(h, c);
+        break;
+    case ES_WEBAUTH_OTHER_USER:
+        return respond_text(c, MHD_HTTP_FORBIDDEN,
+                            "this eventlog-socket serve is another user's (README, Security)\n");
+    case ES_WEBAUTH_NO_TOKEN:
+        return respond_text(c, MHD_HTTP_FORBIDDEN,
+                            "open the URL eventlog-socket serve printed (it has ?token=)\n");
+    case ES_WEBAUTH_WRONG_HOST:
         return respond_text(c, MHD_HTTP_MISDIRECTED_REQUEST, "wrong Host\n");
+    }
     if (post) {
         if (strncmp(url, "/api/", 5) == 0)
             return serve_control(h, c, url + 5);
@@ -365,56 +374,28 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 
 /* ---- The server. */
 
-int es_webhttp_address(const char *spec, struct sockaddr_storage *out, socklen_t *len,
-                       bool *loopback) {
-    char host[256];
-    const char *colon = strrchr(spec, ':');
-    if (colon == NULL || colon[1] == '\0')
-        return -1;
-    size_t hl = (size_t)(colon - spec);
-    if (hl >= sizeof host)
-        return -1;
-    memcpy(host, spec, hl);
-    host[hl] = '\0';
-    if (hl >= 2 && host[0] == '[' && host[hl - 1] == ']') {
-        memmove(host, host + 1, hl - 2);
-        host[hl - 2] = '\0';
-    }
-    if (host[0] == '\0')
-        snprintf(host, sizeof host, "127.0.0.1");
-    char *end;
-    long port = strtol(colon + 1, &end, 10);
-    if (*end != '\0' || port < 0 || port > 65535)
-        return -1;
-    struct addrinfo hints = {
-        .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE};
-    struct addrinfo *res;
-    if (getaddrinfo(host, colon + 1, &hints, &res) != 0)
-        return -1;
-    memcpy(out, res->ai_addr, res->ai_addrlen);
-    *len = res->ai_addrlen;
-    if (res->ai_family == AF_INET)
-        *loopback = (ntohl(((struct sockaddr_in *)res->ai_addr)->sin_addr.s_addr) >> 24) == 127;
-    else
-        *loopback = res->ai_family == AF_INET6 &&
-                    IN6_IS_ADDR_LOOPBACK(&((struct sockaddr_in6 *)res->ai_addr)->sin6_addr);
-    freeaddrinfo(res);
-    return 0;
-}
-
 struct es_webhttp *es_webhttp_start(struct es_webshare *sh, const struct sockaddr_storage *sa,
                                     bool loopback) {
     struct es_webhttp *h = calloc(1, sizeof *h);
     if (h == NULL)
         return NULL;
     h->sh = sh;
-    h->loopback = loopback;
-    pthread_mutex_init(&h->mu, NULL);
     errno = 0;
+    h->listen_fd = es_webaddr_listen(sa);
+    if (h->listen_fd < 0 ||
+        es_webauth_init(&h->auth, sa, loopback, es_webaddr_port(h->listen_fd)) != 0) {
+        int e = errno;
+        if (h->listen_fd >= 0)
+            close(h->listen_fd);
+        free(h);
+        errno = e;
+        return NULL;
+    }
+    pthread_mutex_init(&h->mu, NULL);
     h->daemon = MHD_start_daemon(
         MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
             (sa->ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
-        0, NULL, NULL, on_request, h, MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)sa,
+        0, NULL, NULL, on_request, h, MHD_OPTION_LISTEN_SOCKET, h->listen_fd,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_TIMEOUT_S, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
         (size_t)HTTP_MEMORY_LIMIT, MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_MAX_CONNS,
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)HTTP_MAX_PER_IP, MHD_OPTION_THREAD_STACK_SIZE,
@@ -422,22 +403,30 @@ struct es_webhttp *es_webhttp_start(struct es_webshare *sh, const struct sockadd
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_END);
     if (h->daemon == NULL) {
         int e = errno;
+        close(h->listen_fd);
         pthread_mutex_destroy(&h->mu);
         free(h);
         errno = e;
         return NULL;
     }
-    const union MHD_DaemonInfo *di = MHD_get_daemon_info(h->daemon, MHD_DAEMON_INFO_BIND_PORT);
-    h->port = di ? di->port : 0;
     return h;
 }
 
 unsigned es_webhttp_port(const struct es_webhttp *h) {
-    return h->port;
+    return h->auth.port;
+}
+
+const char *es_webhttp_token(const struct es_webhttp *h) {
+    return h->auth.token;
 }
 
 void es_webhttp_stop(struct es_webhttp *h) {
+    /* Quiesced first, MHD hands the listening socket back instead of
+     * closing it: closed here, once. */
+    MHD_socket fd = MHD_quiesce_daemon(h->daemon);
     MHD_stop_daemon(h->daemon);
+    if (fd != MHD_INVALID_SOCKET)
+        close(fd);
     pthread_mutex_destroy(&h->mu);
     free(h);
 }
