@@ -198,17 +198,22 @@
       rows.push(gap);
     }
     rows.sort(function (a, b) { return a[0] - b[0]; });
-    var series = {}, colours = [];
+    // The chart library keys its series by name in plain objects, and a
+    // label from the stream can be any string ('__proto__', 'constructor',
+    // 'heap size'): the chart gets names of its own ('s0', 's1', ...; 'size'
+    // and 'live'), the legend below the labels.
+    var series = {}, colours = [], keys = [];
     for (j = 0; j < nstack; j++) {
-      series[names[j]] = {fillGraph: true, strokeWidth: 1, drawPoints: census.length < 3, pointSize: 3};
+      keys.push('s' + j);
+      series['s' + j] = {fillGraph: true, strokeWidth: 1, drawPoints: census.length < 3, pointSize: 3};
       colours.push(COLOURS[j % COLOURS.length]);
     }
     var sizeName = 'heap size', liveName = 'live bytes';
-    series[sizeName] = {fillGraph: false, strokeWidth: 2};
-    series[liveName] = {fillGraph: false, strokeWidth: 2, strokePattern: [6, 3]};
+    series.size = {fillGraph: false, strokeWidth: 2};
+    series.live = {fillGraph: false, strokeWidth: 2, strokePattern: [6, 3]};
     colours.push('#000', '#666');
     chart('heap-chart', rows, {
-      labels: ['time'].concat(names, [sizeName, liveName]), series: series, colors: colours,
+      labels: ['time'].concat(keys, ['size', 'live']), series: series, colors: colours,
       fillAlpha: 1.0, ylabel: 'bytes', axes: {y: {labelsKMG2: true}}, drawPoints: false
     });
     // The legend: the latest census's figure of each series.
