@@ -93,6 +93,30 @@ static void default_name(struct record *r, char *out, size_t size) {
 
 static void stop(struct record *r, int status, const char *why);
 
+/* The default name is created, never opened: not a file already there (a
+ * previous recording, or one another user planted), not through a symlink
+ * (in /tmp, another user's link to a file of ours). Taken: NAME.1.eventlog,
+ * NAME.2.eventlog, ... Returns the descriptor (r->path its name), or -1
+ * (errno). */
+#define DEFAULT_TRIES 100
+static int create_default(struct record *r) {
+    char base[512];
+    default_name(r, base, sizeof base);
+    size_t stem = strlen(base) - strlen(".eventlog"); /* default_name ends so */
+    for (int i = 0; i < DEFAULT_TRIES; i++) {
+        if (i == 0)
+            snprintf(r->path, sizeof r->path, "%s", base);
+        else
+            snprintf(r->path, sizeof r->path, "%.*s.%d.eventlog", (int)stem, base, i);
+        int fd = open(r->path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (fd >= 0 || errno != EEXIST)
+            return fd;
+    }
+    snprintf(r->path, sizeof r->path, "%s (and .1 to .%d)", base, DEFAULT_TRIES - 1);
+    errno = EEXIST;
+    return -1;
+}
+
 static void open_file(struct record *r) {
     if (r->opened || r->stopped)
         return;
@@ -101,11 +125,12 @@ static void open_file(struct record *r) {
         snprintf(r->path, sizeof r->path, "(stdout)");
         fd = 1;
     } else {
-        if (r->out != NULL)
+        if (r->out != NULL) {
             snprintf(r->path, sizeof r->path, "%s", r->out);
-        else
-            default_name(r, r->path, sizeof r->path);
-        fd = open(r->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+            fd = open(r->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        } else {
+            fd = create_default(r);
+        }
     }
     r->opened = true;
     uv_timer_stop(&r->name_timer);

@@ -13,7 +13,7 @@ import urllib.parse
 
 import harness
 from client_cmd import Cmd
-from harness import Skip, expect, note, serve, test
+from harness import Program, Skip, expect, note, serve, test
 
 NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
 
@@ -133,3 +133,40 @@ def serve_host_check_takes_its_own_address(s):
     port = urllib.parse.urlsplit(url).port
     st, _, _ = request(url, host="rebound.example:%d" % port)
     expect(st == 421, "Host rebound.example answered %d (want 421)" % st)
+
+
+@test
+def record_default_name_never_follows_a_link(s):
+    """In a world-writable sticky directory (as /tmp), another user (uid
+    65534) plants PROGRAM-PID.eventlog as a symlink to a file of ours, and
+    PROGRAM-PID.1.eventlog as a file of its own: `record` without -o
+    overwrites neither, and records into PROGRAM-PID.2.eventlog, which it
+    names."""
+    need_other_user()
+    os.chmod(s.dir, 0o711)  # the test's own directory: others may pass through
+    d = s.path("shared")
+    os.mkdir(d)
+    os.chmod(d, 0o1777)
+    victim = s.path("victim")
+    with open(victim, "w") as f:
+        f.write("precious\n")
+    p = Program(s, "probe", tcp_port=0, wait=True)
+    port = p.tcp_port()
+    name = "probe-%d" % p.proc.pid
+    plant = ("ln -s %s %s/%s.eventlog && echo theirs > %s/%s.1.eventlog"
+             % (victim, d, name, d, name))
+    subprocess.run(NOBODY + ["sh", "-c", plant], check=True, timeout=30)
+    rec = Cmd(s, ["record", ":%d" % port], cwd=d)
+    p.cmd("flood 1000 named")
+    p.cmd("quit")
+    p.finish()
+    rc, _, err = rec.wait()
+    expect(open(victim, "rb").read() == b"precious\n", "the symlink was followed: the victim was written")
+    expect(open(os.path.join(d, name + ".1.eventlog"), "rb").read() == b"theirs\n",
+           "another user's file was overwritten")
+    expect(rc == 0, "record exited %d: %s" % (rc, err))
+    got = os.path.join(d, name + ".2.eventlog")
+    expect(name + ".2.eventlog" in err, "the last line does not name the file: %r" % err)
+    with open(got, "rb") as f:
+        summ = harness.check_stream(s, f.read(), "planted")
+    expect(summ.tagged("named") == list(range(1, 1001)), "messages missing")
