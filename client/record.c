@@ -160,6 +160,28 @@ static void human_size(char *out, size_t size, uint64_t bytes) {
     snprintf(out, size, "%.1f MiB", (double)bytes / (1 << 20));
 }
 
+/* A write failed: say what the file holds now (client/blocks.h cuts it back
+ * to its last whole block and an end marker, when it can). */
+static void write_failed(struct record *r, const char *name, int err) {
+    char size[32];
+    int64_t kept = r->blocks.salvaged;
+    human_size(size, sizeof size, kept > 0 ? (uint64_t)kept : 0);
+    if (kept > 0)
+        fprintf(stderr,
+                "eventlog-socket: %s: cannot write %s: %s; recording stopped, the file is cut "
+                "back to its last whole block (%s) and ends with an end marker\n",
+                name, r->path, strerror(err), size);
+    else if (kept == 0)
+        fprintf(stderr, "eventlog-socket: %s: cannot write %s: %s; nothing recorded (empty file)\n",
+                name, r->path, strerror(err));
+    else
+        fprintf(stderr,
+                "eventlog-socket: %s: cannot write %s: %s; the file could not be cut back and "
+                "may end inside a block\n",
+                name, r->path, strerror(err));
+    r->status = 2;
+}
+
 /* The end, whatever caused it: write the file's end, close everything so
  * that the loop returns, and print the last line. */
 static void stop(struct record *r, int status, const char *why) {
@@ -188,9 +210,7 @@ static void stop(struct record *r, int status, const char *why) {
             werr = errno;
     }
     if (werr != 0) {
-        fprintf(stderr, "eventlog-socket: %s: cannot write %s: %s\n", c->name, r->path,
-                strerror(werr));
-        r->status = 2;
+        write_failed(r, c->name, werr);
         return;
     }
     if (!r->opened || r->blocks.fd < 0) {

@@ -229,6 +229,22 @@ static void on_event(struct es_conn *c, const struct es_event *ev, uint64_t offs
     es_blocks_event(&s->blocks, ev, offset);
 }
 
+/* The recording could not be written (a full disk): it stops, cut back to
+ * its last whole block and an end marker (client/blocks.h); the page goes
+ * on; serve's exit status will be 2. */
+static void recording_failed(struct serve *s) {
+    int64_t kept = s->blocks.salvaged;
+    fprintf(stderr,
+            "eventlog-socket serve: cannot write the recording %s: %s; recording "
+            "stopped, %s (the page goes on)\n",
+            s->rec_path ? s->rec_path : "(temporary file)",
+            strerror(s->blocks.error ? s->blocks.error : ENOMEM),
+            kept > 0    ? "the file is cut back to its last whole block and ends with an end marker"
+            : kept == 0 ? "nothing recorded"
+                        : "the file could not be cut back and may end inside a block");
+    s->status = 2;
+}
+
 static void on_bytes(struct es_conn *c, const uint8_t *data, size_t n, void *ctx) {
     struct serve *s = ctx;
     if (s->ignoring || s->ended)
@@ -236,8 +252,7 @@ static void on_bytes(struct es_conn *c, const uint8_t *data, size_t n, void *ctx
     if (c->stream.state == ES_STREAM_END)
         es_blocks_end_marker(&s->blocks, c->stream.offset);
     if (s->blocks.error == 0 && es_blocks_append(&s->blocks, data, n) != 0)
-        fprintf(stderr, "eventlog-socket serve: cannot write the recording: %s\n",
-                strerror(s->blocks.error ? s->blocks.error : ENOMEM));
+        recording_failed(s);
 }
 
 static void reopened(void *ctx, int r);
