@@ -80,13 +80,11 @@ static bool host_ok(const struct es_webauth *a, struct MHD_Connection *c) {
 }
 
 /* The owner of the peer's socket: this user or root. */
-static bool peer_is_owner(const struct es_webauth *a, struct MHD_Connection *c) {
-    const union MHD_ConnectionInfo *ci =
-        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+static bool peer_is_owner(const struct es_webauth *a, int fd) {
     struct sockaddr_storage peer, local;
     socklen_t plen = sizeof peer, llen = sizeof local;
-    if (ci == NULL || getpeername(ci->connect_fd, (struct sockaddr *)&peer, &plen) != 0 ||
-        getsockname(ci->connect_fd, (struct sockaddr *)&local, &llen) != 0) {
+    if (getpeername(fd, (struct sockaddr *)&peer, &plen) != 0 ||
+        getsockname(fd, (struct sockaddr *)&local, &llen) != 0) {
         log_refusal("refused an HTTP request: cannot tell its peer (%s)", strerror(errno));
         return false;
     }
@@ -105,6 +103,10 @@ static bool peer_is_owner(const struct es_webauth *a, struct MHD_Connection *c) 
     return false;
 }
 
+bool es_webauth_fd_is_owner(const struct es_webauth *a, int fd) {
+    return !a->loopback || peer_is_owner(a, fd);
+}
+
 /* Equal, in a time that does not depend on where they differ. */
 static bool same_token(const char *given, const char *token) {
     if (given == NULL || strlen(given) != ES_WEBAUTH_TOKEN_HEX)
@@ -117,7 +119,9 @@ static bool same_token(const char *given, const char *token) {
 
 enum es_webauth_verdict es_webauth_check(const struct es_webauth *a, struct MHD_Connection *c) {
     if (a->loopback) {
-        if (!peer_is_owner(a, c))
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        if (ci == NULL || !peer_is_owner(a, ci->connect_fd))
             return ES_WEBAUTH_OTHER_USER;
         return host_ok(a, c) ? ES_WEBAUTH_OK : ES_WEBAUTH_WRONG_HOST;
     }

@@ -5,7 +5,10 @@
  *                        (or root): its owner is looked up in
  *                        /proc/net/tcp{,6} (cbits/es_peer.c, the check the
  *                        library makes for its own TCP clients); others
- *                        get 403 and a log line on stderr.
+ *                        get 403 and a log line on stderr, and hold at
+ *                        most a few connections at once (client/webhttp.c
+ *                        closes the rest at once), so that they never
+ *                        lock the owner out.
  *                        The Host header must name this server (DNS
  *                        rebinding): 127.0.0.1, localhost, [::1], or the
  *                        --http address itself, with or without the port.
@@ -47,6 +50,10 @@ enum es_webauth_verdict {
     ES_WEBAUTH_NO_TOKEN,      /* 403 */
     ES_WEBAUTH_WRONG_HOST,    /* 421 */
 };
+
+/* Whether the peer of connection `fd` is this user (or root); always true
+ * off loopback, where the token decides. Logs a refusal. */
+bool es_webauth_fd_is_owner(const struct es_webauth *a, int fd);
 
 /* Judge one request (logging refusals on stderr). */
 enum es_webauth_verdict es_webauth_check(const struct es_webauth *a, struct MHD_Connection *c);

@@ -27,14 +27,18 @@
 #define HTTP_MAX_CONNS    256
 #define HTTP_MAX_PER_IP   160
 #define HTTP_THREAD_STACK (512 * 1024)
+/* Connections of other users (answered 403) open at once, at most: the
+ * rest are closed as they come, so the owner always has a slot. */
+#define HTTP_MAX_OTHERS 8
 
 struct es_webhttp {
     struct MHD_Daemon *daemon;
     struct es_webshare *sh;
     struct es_webauth auth; /* who may ask (client/webauth.h); set before the server starts */
     int listen_fd;
-    pthread_mutex_t mu;    /* guards `watches` */
+    pthread_mutex_t mu;    /* guards `watches` and `others` */
     struct watch *watches; /* every open connection, for the request deadline */
+    unsigned others;       /* open connections of other users */
 };
 
 /* One HTTP connection (its MHD socket context): the time by which its
@@ -44,6 +48,7 @@ struct watch {
     struct watch *prev, *next;
     int fd;
     uint64_t deadline_ms;
+    bool other; /* another user's (counted in `others`) */
 };
 
 static const uint8_t end_marker[2] = {0xff, 0xff};
@@ -86,37 +91,39 @@ static enum MHD_Result respond_with(struct MHD_Connection *c, uint64_t size,
     return ret;
 }
 
-/* One browser's event stream: the next message it needs, and the part of
- * the current one not yet handed to MHD. */
+/* One browser's event stream: the next message it needs, and the one it is
+ * sending (shared with the other readers), from `off` on. */
 struct sse {
     struct es_webshare *sh;
     uint64_t next;
-    char *buf;
-    size_t len, off;
+    const struct es_webshare_msg *msg;
+    size_t off;
 };
 
 static ssize_t sse_read(void *cls, uint64_t pos, char *out, size_t max) {
     (void)pos;
     struct sse *e = cls;
-    if (e->off >= e->len) {
-        free(e->buf);
-        e->buf = NULL;
-        e->len = e->off = 0;
-        int r = es_webshare_next(e->sh, &e->next, &e->buf, &e->len);
-        if (r == 0)
+    size_t len = 0;
+    const char *data = e->msg ? es_webshare_msg_data(e->msg, &len) : NULL;
+    if (e->msg != NULL && e->off < len && es_webshare_msg_stale(e->sh, e->msg))
+        return MHD_CONTENT_READER_END_WITH_ERROR; /* too slow: reconnect for the latest */
+    if (e->off >= len) {
+        es_webshare_release(e->sh, e->msg);
+        e->msg = NULL;
+        e->off = 0;
+        if (es_webshare_next(e->sh, &e->next, &e->msg) == 0)
             return MHD_CONTENT_READER_END_OF_STREAM;
-        if (r < 0)
-            return MHD_CONTENT_READER_END_WITH_ERROR;
+        data = es_webshare_msg_data(e->msg, &len);
     }
-    size_t n = e->len - e->off < max ? e->len - e->off : max;
-    memcpy(out, e->buf + e->off, n);
+    size_t n = len - e->off < max ? len - e->off : max;
+    memcpy(out, data + e->off, n);
     e->off += n;
     return (ssize_t)n;
 }
 
 static void sse_free(void *cls) {
     struct sse *e = cls;
-    free(e->buf);
+    es_webshare_release(e->sh, e->msg);
     free(e);
 }
 
@@ -243,7 +250,12 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
             return; /* this connection has the inactivity timeout only */
         w->fd = ci->connect_fd;
         w->deadline_ms = now_ms() + HTTP_REQUEST_S * 1000;
+        w->other = !es_webauth_fd_is_owner(&h->auth, w->fd);
         pthread_mutex_lock(&h->mu);
+        if (w->other && h->others++ >= HTTP_MAX_OTHERS) {
+            shutdown(w->fd, SHUT_RDWR); /* closed by MHD at once: no slot kept */
+            w->deadline_ms = 0;
+        }
         w->next = h->watches;
         if (w->next)
             w->next->prev = w;
@@ -251,6 +263,8 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
         pthread_mutex_unlock(&h->mu);
     } else if (w != NULL) {
         pthread_mutex_lock(&h->mu);
+        if (w->other)
+            h->others--;
         if (w->prev)
             w->prev->next = w->next;
         else

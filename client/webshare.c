@@ -1,5 +1,6 @@
 #include "webshare.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -12,18 +13,29 @@
  * MHD's inactivity timeout see it alive. */
 #define KEEPALIVE_S   3
 #define COMMAND_QUEUE 16
+/* Messages no longer kept but still being sent to slow readers, in bytes
+ * at most: past it, such readers are cut (their browser reconnects and
+ * gets the latest whole state). */
+#define HELD_MAX ((size_t)32 << 20)
+
+/* One message of the event stream, shared by every reader sending it:
+ * never copied per connection. Freed when neither kept nor read. */
+struct es_webshare_msg {
+    char *data;
+    size_t len;
+    unsigned refs; /* readers sending it (under the share's mu) */
+    bool kept;     /* the share still lists it */
+};
 
 struct es_webshare {
     pthread_mutex_t mu;
-    pthread_cond_t cv; /* a new message, or closing */
-    char *full;        /* the latest whole state, as an SSE message */
+    pthread_cond_t cv;            /* a new message, or closing */
+    struct es_webshare_msg *full; /* the latest whole state, as an SSE message */
     size_t full_len;
-    uint64_t full_seq; /* its sequence number (0: none yet) */
-    struct msg {
-        char *data;
-        size_t len;
-    } deltas[ES_WEBSHARE_MAX_DELTAS]; /* seq full_seq + 1 + i */
+    uint64_t full_seq;                                      /* its sequence number (0: none yet) */
+    struct es_webshare_msg *deltas[ES_WEBSHARE_MAX_DELTAS]; /* seq full_seq + 1 + i */
     size_t ndeltas, deltas_bytes;
+    size_t held_bytes; /* of messages no longer kept that readers still send */
     uint64_t next_seq;
     bool closing;
     /* The recording: the first rec_len bytes of the file are whole blocks
@@ -82,24 +94,46 @@ bool es_webshare_wants_full(struct es_webshare *sh) {
     return full;
 }
 
+/* Under mu: the share stops listing `m`; freed unless a reader sends it. */
+static void unkeep(struct es_webshare *sh, struct es_webshare_msg *m) {
+    if (m == NULL)
+        return;
+    m->kept = false;
+    if (m->refs > 0) {
+        sh->held_bytes += m->len;
+        return;
+    }
+    free(m->data);
+    free(m);
+}
+
 static void free_messages(struct es_webshare *sh) {
-    free(sh->full);
+    unkeep(sh, sh->full);
+    sh->full = NULL;
     for (size_t i = 0; i < sh->ndeltas; i++)
-        free(sh->deltas[i].data);
+        unkeep(sh, sh->deltas[i]);
     sh->ndeltas = sh->deltas_bytes = 0;
 }
 
 void es_webshare_publish(struct es_webshare *sh, char *msg, size_t len, bool full, bool can_control,
                          uint64_t rec_len) {
+    struct es_webshare_msg *m = malloc(sizeof *m);
+    if (m == NULL) {
+        free(msg); /* the tabs miss this one; a delta that cannot be made
+                    * up for is caught by the next whole state */
+        return;
+    }
+    *m = (struct es_webshare_msg){.data = msg, .len = len, .refs = 0, .kept = true};
     pthread_mutex_lock(&sh->mu);
     uint64_t seq = ++sh->next_seq;
     if (full) {
         free_messages(sh);
-        sh->full = msg;
+        sh->full = m;
         sh->full_len = len;
         sh->full_seq = seq;
     } else {
-        sh->deltas[sh->ndeltas++] = (struct msg){msg, len};
+        assert(sh->ndeltas < ES_WEBSHARE_MAX_DELTAS);
+        sh->deltas[sh->ndeltas++] = m;
         sh->deltas_bytes += len;
     }
     sh->can_control = can_control;
@@ -151,46 +185,68 @@ void es_webshare_free(struct es_webshare *sh) {
 
 /* ---- The HTTP threads. */
 
-static char *copy_of(const char *p, size_t n) {
-    char *c = malloc(n ? n : 1);
-    if (c != NULL && n)
-        memcpy(c, p, n);
-    return c;
+static struct es_webshare_msg keepalive = {
+    .data = ": keepalive\n\n", .len = sizeof ": keepalive\n\n" - 1, .refs = 1, .kept = true};
+
+static const struct es_webshare_msg *take(struct es_webshare_msg *m) {
+    if (m != &keepalive)
+        m->refs++;
+    return m;
 }
 
-int es_webshare_next(struct es_webshare *sh, uint64_t *next, char **buf, size_t *len) {
-    *buf = NULL;
+int es_webshare_next(struct es_webshare *sh, uint64_t *next, const struct es_webshare_msg **out) {
+    *out = NULL;
     pthread_mutex_lock(&sh->mu);
-    while (*buf == NULL) {
+    while (*out == NULL) {
         if (sh->closing) {
             pthread_mutex_unlock(&sh->mu);
             return 0;
         }
         if (sh->full != NULL && *next <= sh->full_seq) {
-            *buf = copy_of(sh->full, sh->full_len);
-            *len = sh->full_len;
+            *out = take(sh->full);
             *next = sh->full_seq + 1;
         } else if (sh->full != NULL && *next < sh->full_seq + 1 + sh->ndeltas) {
-            const struct msg *m = &sh->deltas[*next - sh->full_seq - 1];
-            *buf = copy_of(m->data, m->len);
-            *len = m->len;
+            *out = take(sh->deltas[*next - sh->full_seq - 1]);
             ++*next;
         } else {
             struct timespec until;
             clock_gettime(CLOCK_REALTIME, &until);
             until.tv_sec += KEEPALIVE_S;
-            if (pthread_cond_timedwait(&sh->cv, &sh->mu, &until) == ETIMEDOUT) {
-                static const char ping[] = ": keepalive\n\n";
-                *buf = copy_of(ping, sizeof ping - 1);
-                *len = sizeof ping - 1;
-            }
-            continue;
+            if (pthread_cond_timedwait(&sh->cv, &sh->mu, &until) == ETIMEDOUT)
+                *out = &keepalive;
         }
     }
     pthread_mutex_unlock(&sh->mu);
-    return *buf == NULL ? -1 : 1;
+    return 1;
 }
 
+const char *es_webshare_msg_data(const struct es_webshare_msg *m, size_t *len) {
+    *len = m->len;
+    return m->data;
+}
+
+bool es_webshare_msg_stale(struct es_webshare *sh, const struct es_webshare_msg *m) {
+    pthread_mutex_lock(&sh->mu);
+    bool stale = !m->kept && sh->held_bytes > HELD_MAX;
+    pthread_mutex_unlock(&sh->mu);
+    return stale;
+}
+
+void es_webshare_release(struct es_webshare *sh, const struct es_webshare_msg *cm) {
+    if (cm == NULL || cm == &keepalive)
+        return;
+    struct es_webshare_msg *m = (struct es_webshare_msg *)cm; /* ours: given out const */
+    pthread_mutex_lock(&sh->mu);
+    assert(m->refs > 0);
+    bool last = --m->refs == 0 && !m->kept;
+    if (last)
+        sh->held_bytes -= m->len;
+    pthread_mutex_unlock(&sh->mu);
+    if (last) {
+        free(m->data);
+        free(m);
+    }
+}
 void es_webshare_download(struct es_webshare *sh, struct es_webshare_download *d) {
     pthread_mutex_lock(&sh->mu);
     d->fd = sh->rec_fd >= 0 ? fcntl(sh->rec_fd, F_DUPFD_CLOEXEC, 0) : -1;

@@ -6,7 +6,9 @@
  * thread writes, the HTTP threads read; each side only through these
  * functions. The messages kept are bounded: a whole state and at most
  * ES_WEBSHARE_MAX_DELTAS deltas, no larger than it in all
- * (es_webshare_wants_full). */
+ * (es_webshare_wants_full). Readers share them (one copy whatever the
+ * number of tabs); messages no longer kept that slow readers still send
+ * are bounded too (es_webshare_msg_stale). */
 #ifndef ES_WEBSHARE_H
 #define ES_WEBSHARE_H
 
@@ -49,11 +51,23 @@ void es_webshare_free(struct es_webshare *sh);
 
 /* ---- The HTTP threads. */
 
+/* One message of the event stream, shared by its readers (never copied
+ * per connection). */
+struct es_webshare_msg;
+
 /* The next message for a reader that needs message `*next` (a whole state
- * if it is further behind), waiting for it: a copy in *buf (malloc'd) and
- * *len, *next advanced; a keepalive comment after a few seconds without
- * one. Returns 1, 0 when closing, -1 when out of memory. */
-int es_webshare_next(struct es_webshare *sh, uint64_t *next, char **buf, size_t *len);
+ * if it is further behind), waiting for it: *msg (the reader's until it
+ * releases it), *next advanced; a keepalive comment after a few seconds
+ * without one. Returns 1, or 0 when closing. */
+int es_webshare_next(struct es_webshare *sh, uint64_t *next, const struct es_webshare_msg **msg);
+/* Its bytes. */
+const char *es_webshare_msg_data(const struct es_webshare_msg *m, size_t *len);
+/* Whether a reader still sending `m` should stop: `m` is no longer kept,
+ * and slow readers hold too much of such messages (the browser reconnects
+ * and gets the latest whole state). */
+bool es_webshare_msg_stale(struct es_webshare *sh, const struct es_webshare_msg *m);
+/* The reader is done with `m` (NULL: nothing). */
+void es_webshare_release(struct es_webshare *sh, const struct es_webshare_msg *m);
 
 /* A download of the recording so far: a descriptor of its own (-1: none),
  * the bytes of whole blocks in it, whether an end marker must follow

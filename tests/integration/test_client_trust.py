@@ -7,7 +7,10 @@ import http.client
 import os
 import re
 import shutil
+import socket
+import struct
 import subprocess
+import threading
 import time
 import urllib.parse
 
@@ -249,3 +252,155 @@ def serve_record_full_disk_keeps_a_valid_file(s):
         check_cut_back(s, out, err, "serve-full")
         expect(rc == 2, "serve exited %d (want 2): %s" % (rc, err))
 
+
+
+def rss_kib(pid):
+    with open("/proc/%d/status" % pid) as f:
+        return int(re.search(r"VmRSS:\s+(\d+)", f.read()).group(1))
+
+
+class ManyLabels:
+    """A Unix socket that serves an eventlog of one census with `n` labels
+    (40 bytes each), then stays open: a program that is still running."""
+
+    BLOCK, BEGIN, STRING, END = 18, 162, 164, 165
+    SIZES = {BLOCK: 14, BEGIN: 8, STRING: -1, END: 8}
+
+    def __init__(self, s, path, n):
+        self.srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.srv.bind(path)
+        self.srv.listen(1)
+        s.clients.append(self.srv)
+        self.s, self.n = s, n
+        threading.Thread(target=self.serve, daemon=True).start()
+
+    def serve(self):
+        conn, _ = self.srv.accept()
+        self.s.clients.append(conn)
+        out = b"hdrb" + b"hetb"
+        for k, size in self.SIZES.items():
+            desc = b"type %d" % k
+            out += (b"etb\0" + struct.pack(">Hh", k, size) + struct.pack(">I", len(desc)) + desc
+                    + struct.pack(">I", 0) + b"ete\0")
+        out += b"hete" + b"hdre" + b"datb"
+        t = 1000000
+        body = struct.pack(">HQ", self.BEGIN, t) + struct.pack(">Q", 1)
+        for i in range(self.n):
+            p = struct.pack(">BQ", 0, 1000 + i) + (b"label-%06d-" % i).ljust(39, b"x") + b"\0"
+            body += struct.pack(">HQH", self.STRING, t, len(p)) + p
+        body += struct.pack(">HQ", self.END, t) + struct.pack(">Q", 1)
+        marker = struct.pack(">HQIQH", self.BLOCK, t, 24 + len(body), t, 0xFFFF)
+        conn.sendall(out + marker + body)
+
+
+def first_message(port):
+    """The event stream's first message (the whole state), de-chunked."""
+    c = socket.create_connection(("127.0.0.1", port), timeout=30)
+    f = c.makefile("rb")
+    try:
+        c.sendall(b"GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        while f.readline() not in (b"\r\n", b""):
+            pass  # the response's headers
+        body = b""
+        while b"\n\n" not in body:
+            size = int(f.readline().split(b";")[0], 16)
+            if size == 0:
+                break
+            body += f.read(size)
+            f.readline()
+        return body
+    finally:
+        f.close()
+        c.close()
+
+
+@test
+def serve_memory_bounded_by_event_streams(s):
+    """A stream with 20 000 census labels, and 100 event-stream connections
+    that read nothing: serve holds one copy of the state, not one per
+    connection (its memory grows by less than 16 MiB, where a copy each is
+    100 x the state), and the page gets at most 4096 labels ("other" for
+    the rest)."""
+    sock = s.path("many.sock")
+    ManyLabels(s, sock, 20000)
+    srv, url = start(s, sock, "127.0.0.1:0")
+    port = urllib.parse.urlsplit(url).port
+    deadline = time.monotonic() + 30
+    while True:
+        msg = first_message(port)
+        if b"label-019999" in msg or b"(other labels)" in msg:
+            break
+        expect(time.monotonic() < deadline, "the census never reached the page")
+        time.sleep(0.2)
+    labels = re.search(rb'"labels":\[(.*?)\]', msg).group(1).count(b'","') + 1
+    rss0 = rss_kib(srv.proc.pid)
+    conns = []
+    for _ in range(100):
+        c = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        c.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        c.connect(("127.0.0.1", port))
+        c.sendall(b"GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        s.clients.append(c)
+        conns.append(c)
+    time.sleep(3)  # the server's threads fill what they can; not an assertion
+    rss1 = rss_kib(srv.proc.pid)
+    note("state %d bytes, %d labels; serve %d KiB, with 100 stalled streams %d KiB"
+         % (len(msg), labels, rss0, rss1))
+    expect(rss1 - rss0 < 16 * 1024, "serve grew by %d KiB for 100 event streams" % (rss1 - rss0))
+    expect(labels <= 4096, "the page got %d labels (want at most 4096)" % labels)
+    expect(b"(other labels)" in msg, "no \"other\" label for the rest")
+
+
+HOLD_SLOTS = r"""
+import socket, sys, time
+port, n = int(sys.argv[1]), int(sys.argv[2])
+held = []
+for _ in range(n):
+    try:
+        c = socket.create_connection(("127.0.0.1", port), timeout=5)
+        c.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+        held.append(c)
+    except OSError:
+        pass
+for c in held:
+    c.setblocking(False)
+def count():
+    alive = 0
+    for c in held:
+        try:
+            alive += c.recv(1) != b""
+        except BlockingIOError:
+            alive += 1
+        except OSError:
+            pass
+    return alive
+deadline = time.monotonic() + 15  # until serve has closed what it closes
+while count() > 8 and time.monotonic() < deadline:
+    time.sleep(0.1)
+print(count(), flush=True)
+time.sleep(float(sys.argv[3]))
+"""
+
+
+@test
+def serve_owner_never_locked_out(s):
+    """Another user (uid 65534) opens 250 connections to the owner's serve
+    and trickles requests: at most a few stay open, and the owner's own
+    requests are served meanwhile."""
+    need_other_user()
+    p, _ = serve(s, "lock", ["--busy"])
+    srv, url = start(s, s.path("lock.sock"), "127.0.0.1:0")
+    port = urllib.parse.urlsplit(url).port
+    hog = s.spawn(NOBODY + ["/usr/bin/python3", "-c", HOLD_SLOTS, str(port), "250", "20"],
+                  stdout=subprocess.PIPE, text=True)
+    alive = int(hog.stdout.readline() or "-1")
+    ok = 0
+    for _ in range(20):
+        try:
+            st, _, _ = request(url)
+            ok += st == 200
+        except OSError:
+            pass
+    note("uid 65534 kept %d of 250 connections open; the owner got 200 for %d of 20" % (alive, ok))
+    expect(ok == 20, "the owner got the page %d times of 20" % ok)
+    expect(0 <= alive <= 8, "uid 65534 kept %d connections open (want at most 8)" % alive)
