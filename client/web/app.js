@@ -336,16 +336,21 @@
       rows.push(gap);
     }
     rows.sort(function (a, b) { return a[0] - b[0]; });
-    var series = {}, colours = [];
+    // The chart library keys its series by name in plain objects, and a
+    // label from the stream can be any string ('__proto__', 'constructor',
+    // 'heap size'): the chart gets names of its own ('s0', 's1', ...; 'size'
+    // and 'live'), the legend below the labels.
+    var series = {}, colours = [], keys = [];
     for (j = 0; j < nstack; j++) {
-      series[names[j]] = {fillGraph: true, strokeWidth: 1, drawPoints: census.length < 3, pointSize: 3};
+      keys.push('s' + j);
+      series['s' + j] = {fillGraph: true, strokeWidth: 1, drawPoints: census.length < 3, pointSize: 3};
       colours.push(hasOther && j === nstack - 1 ? OTHER : COLOURS[j % COLOURS.length]);
     }
     // Heap size and live bytes on their own (right) axis: a profile of a
     // few KiB under a heap of many MiB stays visible.
     var sizeName = 'heap size', liveName = 'live bytes';
-    series[sizeName] = {fillGraph: false, strokeWidth: 2, axis: 'y2'};
-    series[liveName] = {fillGraph: false, strokeWidth: 2, strokePattern: [6, 3], axis: 'y2'};
+    series.size = {fillGraph: false, strokeWidth: 2, axis: 'y2'};
+    series.live = {fillGraph: false, strokeWidth: 2, strokePattern: [6, 3], axis: 'y2'};
     colours.push('#000', '#666');
     // Headroom above both scales for the markers' strip.
     var topY = 0, topY2 = 0;
@@ -354,7 +359,7 @@
       if (rows[i][nstack + 1] > topY2) topY2 = rows[i][nstack + 1];
     }
     chart('heap-chart', rows, {
-      labels: ['time'].concat(names, [sizeName, liveName]), series: series, colors: colours,
+      labels: ['time'].concat(keys, ['size', 'live']), series: series, colors: colours,
       fillAlpha: 1.0, ylabel: 'heap profile bands (bytes)', y2label: 'heap size — and live bytes - - (bytes)',
       axes: {y: {labelsKMG2: true, axisLabelWidth: 60, valueRange: topY ? [0, topY * 1.12] : null},
              y2: {labelsKMG2: true, axisLabelWidth: 60, independentTicks: true,
