@@ -89,10 +89,10 @@ static bool peer_is_owner(const struct es_webauth *a, int fd) {
         return false;
     }
     uid_t uid;
-    int r = es_peer_uid((struct sockaddr *)&peer, (struct sockaddr *)&local, &uid);
+    int r = es_peer_uid(NULL, (struct sockaddr *)&peer, (struct sockaddr *)&local, &uid);
     if (r != 0) {
         log_refusal("refused an HTTP request: cannot tell which user it comes from "
-                    "(/proc/net/tcp: %s)",
+                    "(the kernel's socket lookup: %s)",
                     strerror(-r));
         return false;
     }
