@@ -123,7 +123,11 @@ MANY_CLIENTS := $(BUILD)/many-clients
 CLIENT := $(BUILD)/eventlog-socket
 CLIENT_SRC := $(wildcard client/*.c)
 CLIENT_LIB_SRC := client/addr.c client/conn.c client/blocks.c
-CLIENT_CBITS := cbits/es_stream.c cbits/es_header.c cbits/es_events.c
+# The model of the program (client/model*.c): pure C, linked by its unit
+# test and fuzz target.
+MODEL_SRC := $(wildcard client/model*.c)
+MODEL_H := $(wildcard client/model*.h)
+CLIENT_CBITS := cbits/es_stream.c cbits/es_header.c cbits/es_events.c cbits/es_peer.c
 
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/unit/%)
@@ -297,18 +301,18 @@ $(BUILD)/unit-asan/%: tests/unit/%.c tests/unit/tap.h tests/unit/control_ref.h t
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(SAN_FLAGS) -Iinclude -Icbits $(UV_CFLAGS) -o $@ $< \
 	    $(CBITS_LIB_asan) $(UV_LIBS)
 
-# The client's model (client/model.c) is pure C like cbits/: unit-tested
-# the same way, linked with its source.
-$(BUILD)/unit/test_model: tests/unit/test_model.c tests/unit/tap.h client/model.c client/model.h \
+# The client's model (MODEL_SRC) is pure C like cbits/: unit-tested the
+# same way, linked with its sources.
+$(BUILD)/unit/test_model: tests/unit/test_model.c tests/unit/tap.h $(MODEL_SRC) $(MODEL_H) \
                           $(CBITS_LIB_plain)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(FLAVOUR_CFLAGS_plain) -Iinclude -Icbits -Iclient -o $@ $< \
-	    client/model.c $(CBITS_LIB_plain) -lm
+	    $(MODEL_SRC) $(CBITS_LIB_plain) -lm
 
-$(BUILD)/unit-asan/test_model: tests/unit/test_model.c tests/unit/tap.h client/model.c \
-                               client/model.h $(CBITS_LIB_asan)
+$(BUILD)/unit-asan/test_model: tests/unit/test_model.c tests/unit/tap.h $(MODEL_SRC) $(MODEL_H) \
+                               $(CBITS_LIB_asan)
 	@mkdir -p $(dir $@)
-	$(CC) $(WARN) -D_DEFAULT_SOURCE $(SAN_FLAGS) -Iinclude -Icbits -Iclient -o $@ $< client/model.c \
+	$(CC) $(WARN) -D_DEFAULT_SOURCE $(SAN_FLAGS) -Iinclude -Icbits -Iclient -o $@ $< $(MODEL_SRC) \
 	    $(CBITS_LIB_asan) -lm
 
 # Unit tests of the command's parts (tests/unit/test_client_*.c) link them too.
@@ -338,18 +342,18 @@ $(BUILD)/fuzz/fuzz_client: tests/fuzz/fuzz_client.c tests/fuzz/fuzz_check.h $(CL
 	    -fno-sanitize-recover=all -Iinclude -Icbits -Iclient $(UV_CFLAGS) -o $@ $< $(CLIENT_LIB_SRC) \
 	    $(CBITS_SRC) $(UV_LIBS)
 
-# The model's fuzz target links client/model.c as well.
+# The model's fuzz target links the model (MODEL_SRC) as well.
 $(BUILD)/unit-asan/fuzz_model: tests/fuzz/fuzz_model.c tests/fuzz/fuzz_check.h tests/fuzz/replay.c \
-                               client/model.c client/model.h $(CBITS_LIB_asan)
+                               $(MODEL_SRC) $(MODEL_H) $(CBITS_LIB_asan)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(SAN_FLAGS) -Iinclude -Icbits -Iclient -o $@ $< \
-	    tests/fuzz/replay.c client/model.c $(CBITS_LIB_asan) -lm
+	    tests/fuzz/replay.c $(MODEL_SRC) $(CBITS_LIB_asan) -lm
 
-$(BUILD)/fuzz/fuzz_model: tests/fuzz/fuzz_model.c tests/fuzz/fuzz_check.h client/model.c \
-                          client/model.h $(CBITS_SRC)
+$(BUILD)/fuzz/fuzz_model: tests/fuzz/fuzz_model.c tests/fuzz/fuzz_check.h $(MODEL_SRC) $(MODEL_H) \
+                          $(CBITS_SRC)
 	@mkdir -p $(dir $@)
 	clang $(WARN) -D_DEFAULT_SOURCE -O1 -g -fsanitize=fuzzer,address,undefined \
-	    -fno-sanitize-recover=all -Iinclude -Icbits -Iclient $(UV_CFLAGS) -o $@ $< client/model.c \
+	    -fno-sanitize-recover=all -Iinclude -Icbits -Iclient $(UV_CFLAGS) -o $@ $< $(MODEL_SRC) \
 	    $(CBITS_SRC) $(UV_LIBS) -lm
 
 $(BUILD)/unit-asan/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_check.h tests/unit/control_ref.h \

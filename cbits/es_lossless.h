@@ -16,9 +16,10 @@
  * client (it is demoted to the drop policy, with a log line and a notice
  * in its stream) when it has read nothing for `lossless_stall_ms` while
  * the program had to wait for it (0: never), and when the program is
- * interrupted (SIGINT, es_signal.h) while it has stopped reading (the exit
- * rule of es_client.h): then every wait is also bounded by the linger
- * time, so that the RTS's orderly exit can begin.
+ * interrupted (SIGINT, es_signal.h) and it has stopped reading (the exit
+ * rule of es_client.h), at that check or any later one: from the
+ * interrupt on every wait is also bounded by the linger time, so that the
+ * RTS's orderly exit can begin however long it takes to get there.
  *
  * Once a second while program threads waited, every client gets a wait
  * notice saying how long (protocol.md, 1.3).

@@ -291,7 +291,7 @@ static void retry_later(struct es_conn *c) {
     es_stream_destroy(&c->stream);
     es_stream_init(&c->stream);
     memset(&c->info, 0, sizeof c->info);
-    if (!c->said_waiting && isatty(2)) {
+    if (!c->said_waiting && !c->opt.quiet && isatty(2)) {
         fprintf(stderr, "eventlog-socket: waiting for %s (--retry)\n", c->name);
         c->said_waiting = true;
     }
