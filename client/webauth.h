@@ -2,9 +2,10 @@
  * as the socket it reads is. README, "Security", says the same:
  *
  *   --http on loopback   the HTTP peer's socket must belong to this user
- *                        (or root): its owner is looked up in
- *                        /proc/net/tcp{,6} (cbits/es_peer.c, the check the
- *                        library makes for its own TCP clients); others
+ *                        (or root): its owner is looked up by
+ *                        es_peer_uid (cbits/es_peer.c: sock_diag, else
+ *                        /proc/net/tcp{,6}; the check the library makes
+ *                        for its own TCP clients); others
  *                        get 403 and a log line on stderr, and hold at
  *                        most a few connections at once (client/webhttp.c
  *                        closes the rest at once), so that they never
