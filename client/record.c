@@ -205,7 +205,7 @@ static void stop(struct record *r, int status, const char *why) {
     close_handle((uv_handle_t *)&r->name_timer);
     int werr = 0;
     if (r->opened && r->blocks.fd >= 0) {
-        werr = -es_blocks_finish(&r->blocks);
+        werr = -es_blocks_finish_cut(&r->blocks, &c->stream.header, why);
         if (r->blocks.fd != 1 && close(r->blocks.fd) != 0 && werr == 0)
             werr = errno;
     }
