@@ -100,7 +100,7 @@ static void stop(struct record *r, int status, const char *why);
  * (errno). */
 #define DEFAULT_TRIES 100
 static int create_default(struct record *r) {
-    char base[512];
+    char base[400]; /* room in r->path for a suffix */
     default_name(r, base, sizeof base);
     size_t stem = strlen(base) - strlen(".eventlog"); /* default_name ends so */
     for (int i = 0; i < DEFAULT_TRIES; i++) {
