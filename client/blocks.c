@@ -127,9 +127,12 @@ static void salvage(struct es_blocks *b, int err) {
             b->salvaged = 0;
         return;
     }
-    if (!b->complete && pwrite(b->fd, end_marker, 2, end) != 2)
+    /* The stream's own end marker is in the file only once everything up
+     * to the boundary after it was written. */
+    bool ended = b->complete && b->base >= b->boundary;
+    if (!ended && pwrite(b->fd, end_marker, 2, end) != 2)
         return;
-    off_t len = b->complete ? end : end + 2;
+    off_t len = ended ? end : end + 2;
     if (ftruncate(b->fd, len) == 0)
         b->salvaged = (int64_t)len;
 }
