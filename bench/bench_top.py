@@ -15,6 +15,7 @@ import time
 
 import benchlib
 from benchlib import fmt, median_min_max
+from tmuxpane import TmuxPane
 
 NAME = "top"
 
@@ -26,45 +27,12 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-class Tmux:
-    def __init__(self, cmd):
-        self.server = "es-bench-top-%d" % os.getpid()
-        self.run("new-session", "-d", "-s", "top", "-x", "120", "-y", "40", cmd)
-
-    def run(self, *args):
-        return subprocess.run(["tmux", "-L", self.server, "-f", "/dev/null", *args],
-                              capture_output=True, text=True, timeout=10)
-
-    def screen(self):
-        return self.run("capture-pane", "-p", "-t", "top").stdout
-
-    def pid(self):
-        """The pid of top: the pane's shell's child."""
-        shell = int(self.run("list-panes", "-t", "top", "-F", "#{pane_pid}").stdout.split()[0])
-        for _ in range(200):
-            out = subprocess.run(["pgrep", "-P", str(shell)], capture_output=True,
-                                 text=True).stdout.split()
-            if out:
-                return int(out[0])
-            time.sleep(0.01)
-        raise RuntimeError("top did not start in tmux")
-
-    def close(self):
-        subprocess.run(["tmux", "-L", self.server, "kill-server"], capture_output=True,
-                       timeout=10)
-        # tmux leaves its socket file behind.
-        sock = os.path.join(os.environ.get("TMUX_TMPDIR", "/tmp"), "tmux-%d" % os.getuid(),
-                            self.server)
-        if os.path.exists(sock):
-            os.unlink(sock)
-
-
 def one_run(b, args):
     sock = b.path("t.sock")
     env = {k: v for k, v in os.environ.items() if not k.startswith("GHC_EVENTLOG_")}
     env.update(GHC_EVENTLOG_UNIX_PATH=sock, GHC_EVENTLOG_WAIT="1")
-    t = Tmux("env LANG=C.UTF-8 TERM=xterm-256color %s top --retry %s; sleep 600"
-             % (b.exe("eventlog-socket"), sock))
+    t = TmuxPane("env LANG=C.UTF-8 TERM=xterm-256color %s top --retry %s; sleep 600"
+                 % (b.exe("eventlog-socket"), sock), name="es-bench-top")
     try:
         top = t.pid()
         cpu0 = cpu_seconds(top)
@@ -88,7 +56,7 @@ def one_run(b, args):
             time.sleep(0.02)
         top_done = time.monotonic() - start
         cpu = cpu_seconds(top) - cpu0
-        t.run("send-keys", "-t", "top", "q")
+        t.keys("q")
     finally:
         t.close()
     m = re.search(r"(\d+)\s+drop\s+notices", screen.replace("\n", " "))

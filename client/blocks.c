@@ -1,6 +1,7 @@
 #include "blocks.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -35,6 +36,8 @@ static bool cost_notice(const struct es_blocks *b, const struct es_event *ev, ui
 }
 
 void es_blocks_event(struct es_blocks *b, const struct es_event *ev, uint64_t offset) {
+    if (ev->time > b->last_time)
+        b->last_time = ev->time;
     if (ev->type == ES_EVENT_BLOCK_MARKER) {
         /* Everything before a block marker is whole blocks. The marker's
          * payload: u32 block size (marker included), u64 end time, u16 cap. */
@@ -124,9 +127,12 @@ static void salvage(struct es_blocks *b, int err) {
             b->salvaged = 0;
         return;
     }
-    if (!b->complete && pwrite(b->fd, end_marker, 2, end) != 2)
+    /* The stream's own end marker is in the file only once everything up
+     * to the boundary after it was written. */
+    bool ended = b->complete && b->base >= b->boundary;
+    if (!ended && pwrite(b->fd, end_marker, 2, end) != 2)
         return;
-    off_t len = b->complete ? end : end + 2;
+    off_t len = ended ? end : end + 2;
     if (ftruncate(b->fd, len) == 0)
         b->salvaged = (int64_t)len;
 }
@@ -214,6 +220,59 @@ int es_blocks_set_fd(struct es_blocks *b, int fd) {
     b->fd = fd;
     b->seekable = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
     return flush(b);
+}
+
+static void be(uint8_t *p, uint64_t v, int n) {
+    for (int i = n - 1; i >= 0; i--, v >>= 8)
+        p[i] = (uint8_t)v;
+}
+
+/* The cut notice's block in `out` (at most `size` bytes): its length, 0
+ * when the header does not allow it. */
+static size_t cut_notice(const struct es_blocks *b, const struct es_header *hdr, const char *why,
+                         uint8_t *out, size_t size) {
+    if (hdr == NULL || hdr->size[ES_EVENT_USER_MSG] != ES_SIZE_VARIABLE ||
+        hdr->size[ES_EVENT_BLOCK_MARKER] != 14)
+        return 0;
+    char text[400];
+    int n = snprintf(text, sizeof text, "eventlog-socket: " ES_BLOCKS_CUT_WORDS "%s", why);
+    size_t tl = n < 0 ? 0 : (size_t)n < sizeof text ? (size_t)n : sizeof text - 1;
+    size_t block = ES_BLOCK_MARKER_LEN + 12 + tl; /* marker, then USER_MSG: type, time, size */
+    if (block > size)
+        return 0;
+    uint64_t t = b->last_time;
+    be(out, ES_EVENT_BLOCK_MARKER, 2);
+    be(out + 2, t, 8);
+    be(out + 10, block, 4);
+    be(out + 14, t, 8);
+    be(out + 22, ES_GLOBAL_CAP, 2);
+    uint8_t *m = out + ES_BLOCK_MARKER_LEN;
+    be(m, ES_EVENT_USER_MSG, 2);
+    be(m + 2, t, 8);
+    be(m + 10, tl, 2);
+    memcpy(m + 12, text, tl);
+    return block;
+}
+
+int es_blocks_finish_cut(struct es_blocks *b, const struct es_header *hdr, const char *why) {
+    if (b->finished)
+        return -b->error;
+    int r = flush(b);
+    if (r != 0) {
+        b->finished = true;
+        return r;
+    }
+    if (!b->complete && b->base > 0 && b->fd >= 0) {
+        uint8_t note[512];
+        size_t n = cut_notice(b, hdr, why, note, sizeof note);
+        r = n ? write_all(b->fd, note, n) : 0;
+        if (r != 0) {
+            b->finished = true;
+            salvage(b, -r);
+            return r;
+        }
+    }
+    return es_blocks_finish(b);
 }
 
 int es_blocks_finish(struct es_blocks *b) {

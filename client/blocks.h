@@ -19,10 +19,18 @@
 #define ES_BLOCKS_H
 
 #include "es_events.h"
+#include "es_header.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/* The cut notice: when the stream ended without the program's end marker,
+ * es_blocks_finish_cut ends the file with a block of its own holding one
+ * message, "eventlog-socket: recording cut: WHY" (a USER_MSG, as the
+ * library's notices, protocol.md 1.3), before the end marker it adds, so
+ * that whoever reads the file later (heap, report) knows it was cut. */
+#define ES_BLOCKS_CUT_WORDS "recording cut: "
 
 /* Cost notices waiting to be left out, at most (more are kept). */
 #define ES_BLOCKS_SKIPS 16
@@ -52,6 +60,7 @@ struct es_blocks {
     } skip[ES_BLOCKS_SKIPS];
     unsigned nskip;
     uint64_t skipped;
+    uint64_t last_time; /* the latest event time seen, for the cut notice */
 };
 
 void es_blocks_init(struct es_blocks *b);
@@ -74,6 +83,11 @@ int es_blocks_set_fd(struct es_blocks *b, int fd);
  * is among it. Bytes of an unfinished block are dropped. Returns 0 or
  * -errno. */
 int es_blocks_finish(struct es_blocks *b);
+/* The same, with the cut notice (reason `why`) before the end marker it
+ * adds, when the stream's own end marker did not arrive. `hdr`: the
+ * stream's header (the notice needs USER_MSG declared variable-size and
+ * BLOCK_MARKER declared, as GHC always does; else no notice). */
+int es_blocks_finish_cut(struct es_blocks *b, const struct es_header *hdr, const char *why);
 
 /* Bytes held in memory. */
 static inline size_t es_blocks_held(const struct es_blocks *b) {

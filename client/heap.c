@@ -188,7 +188,13 @@ static void on_end(struct es_conn *c, enum es_conn_end how, void *ctx) {
     switch (how) {
     case ES_CONN_COMPLETE:
         es_model_end(h->model);
-        stop(h, 0, "complete, the program's end marker arrived");
+        if (h->model->cut) {
+            /* A recording whose end marker record added (client/blocks.h). */
+            snprintf(why, sizeof why, "cut: the recording was cut (%s)", h->model->cut_why);
+            stop(h, 1, why);
+        } else {
+            stop(h, 0, "complete, the program's end marker arrived");
+        }
         break;
     case ES_CONN_CUT:
         snprintf(why, sizeof why, "cut: the stream ended without its end marker (%s)", c->error);

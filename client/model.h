@@ -41,6 +41,8 @@
 #define ES_MODEL_NOTE_LEN 160
 /* Distinct census labels (closure types, cost-centre stacks...) kept; more
  * are summed under "(other labels)". */
+/* The cut notice's reason, kept at most (bytes, NUL included). */
+#define ES_MODEL_CUT_WHY    240
 #define ES_MODEL_MAX_LABELS 65536
 /* The whole run, downsampled (struct es_model_history): timeline buckets,
  * starting 10 ms wide and doubling in width whenever the run outgrows
@@ -232,6 +234,11 @@ struct es_model {
     uint64_t drops, dropped_chunks;
     double dropped_mib;
     uint64_t last_drop_time;
+    /* The cut notice `record` and `serve --record` end a file with when
+     * the program's own end marker never came (client/blocks.h): the
+     * recording was cut, whatever end marker follows. */
+    bool cut;
+    char cut_why[ES_MODEL_CUT_WHY];
     /* Wait notices (protocol.md 1.3): the program waited for lossless
      * clients; summed over the notices. */
     uint64_t wait_notices, lossless_waits;

@@ -6,6 +6,8 @@
  * cost notices (what streaming costs the program). */
 #include "model_impl.h"
 
+#include "blocks.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -42,6 +44,17 @@ static const char *notice_words(const struct rd *r, const char *prefix, size_t k
 }
 #define NOTICE_WORDS(r, words, buf)                                                                \
     notice_words(r, NOTICE words, sizeof NOTICE words - 1, buf, sizeof buf)
+
+/* "eventlog-socket: recording cut: WHY" (client/blocks.h). */
+static bool cut_notice(struct es_model *m, const struct rd *r) {
+    char buf[600];
+    const char *why = NOTICE_WORDS(r, ES_BLOCKS_CUT_WORDS, buf);
+    if (why == NULL)
+        return false;
+    m->cut = true;
+    snprintf(m->cut_why, sizeof m->cut_why, "%.*s", (int)sizeof m->cut_why - 1, why);
+    return true;
+}
 
 /* "eventlog-socket: dropped N chunks (X MiB)". */
 static bool drop_notice(struct es_model *m, uint64_t t, const struct rd *r) {
@@ -119,7 +132,7 @@ void es_model_on_user_msg(struct es_model *m, struct es_model_ev *e) {
      * second, would crowd the list out: it is only counted. */
     if (notice && (drop_notice(m, e->t, r) || cost_notice(m, r)))
         return;
-    if (notice)
+    if (notice && !cut_notice(m, r))
         wait_notice(m, e->t, r);
     note(m, ES_NOTE_MESSAGE, e->t, r);
 }

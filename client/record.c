@@ -101,7 +101,7 @@ static void stop(struct record *r, int status, const char *why);
  * (errno). */
 #define DEFAULT_TRIES 100
 static int create_default(struct record *r) {
-    char base[400]; /* room in r->path for the " (and .1 to .99)" of the message */
+    char base[400]; /* room in r->path for a suffix */
     default_name(r, base, sizeof base);
     size_t stem = strlen(base) - strlen(".eventlog"); /* default_name ends so */
     for (int i = 0; i < DEFAULT_TRIES; i++) {
@@ -206,7 +206,7 @@ static void stop(struct record *r, int status, const char *why) {
     close_handle((uv_handle_t *)&r->name_timer);
     int werr = 0;
     if (r->opened && r->blocks.fd >= 0) {
-        werr = -es_blocks_finish(&r->blocks);
+        werr = -es_blocks_finish_cut(&r->blocks, &c->stream.header, why);
         if (r->blocks.fd != 1 && close(r->blocks.fd) != 0 && werr == 0)
             werr = errno;
     }

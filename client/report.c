@@ -72,10 +72,17 @@ static int read_all(struct report *r, const char *in) {
  * message. */
 static int write_page(struct report *r, const char *out) {
     const struct es_conn *c = r->ses.conn;
+    /* Whole, unless the stream was cut, or ends with the end marker that
+     * record added after a cut (its cut notice, client/blocks.h). */
+    bool whole = r->how == ES_CONN_COMPLETE && !r->model->cut;
+    char cut[300];
+    snprintf(cut, sizeof cut, "the recording was cut: %s", r->model->cut_why);
     struct es_webjson_status st = {
-        .state = r->how == ES_CONN_COMPLETE ? "exited" : "file",
+        .state = whole ? "exited" : "file",
         .source = c->name,
-        .error = r->how == ES_CONN_COMPLETE ? "" : c->error,
+        .error = whole           ? ""
+                 : r->model->cut ? cut
+                                 : c->error,
         .bytes = c->info.bytes,
     };
     struct es_webbuf json = {0}, html = {0};
@@ -91,7 +98,7 @@ static int write_page(struct report *r, const char *out) {
     } else {
         fprintf(stderr, "eventlog-socket report: %s: %llu censuses, %llu GCs -> %s%s\n", c->name,
                 (unsigned long long)r->model->censuses, (unsigned long long)r->model->gcs, out,
-                r->how == ES_CONN_COMPLETE ? "" : " (the eventlog was cut)");
+                whole ? "" : " (the eventlog was cut)");
     }
     es_webbuf_free(&json);
     es_webbuf_free(&html);

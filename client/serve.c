@@ -178,7 +178,7 @@ static int open_recording(struct serve *s) {
  * run N going to FILE.N). */
 static void new_run(struct serve *s) {
     if (s->blocks.fd >= 0 && !s->blocks.finished)
-        es_blocks_finish(&s->blocks);
+        es_blocks_finish_cut(&s->blocks, NULL, "");
     es_blocks_destroy(&s->blocks);
     es_blocks_init(&s->blocks);
     /* The cost notices serve asks for are not the program's. */
@@ -276,7 +276,9 @@ static void run_ended(struct serve *s, struct es_conn *c, enum es_conn_end how) 
     }
     if (!s->header)
         return;
-    int e = s->blocks.fd >= 0 ? es_blocks_finish(&s->blocks) : 0;
+    char why[700];
+    snprintf(why, sizeof why, "the connection was lost (%s)", c->error);
+    int e = s->blocks.fd >= 0 ? es_blocks_finish_cut(&s->blocks, &c->stream.header, why) : 0;
     struct stat sb;
     if (e == 0 && s->rec_fd >= 0 && fstat(s->rec_fd, &sb) == 0)
         es_webshare_recording_ended(s->sh, (uint64_t)sb.st_size);
@@ -434,7 +436,8 @@ int es_serve_main(int argc, char **argv) {
     es_session_finish(&s->ses);
     if (s->rec_fd >= 0) {
         if (!s->ended && s->header)
-            es_blocks_finish(&s->blocks);
+            es_blocks_finish_cut(&s->blocks, &s->ses.conn->stream.header,
+                                 "serve was stopped while the program ran");
         close(s->rec_fd);
     }
     es_blocks_destroy(&s->blocks);

@@ -36,6 +36,7 @@ struct es_webshare {
     struct es_webshare_msg *deltas[ES_WEBSHARE_MAX_DELTAS]; /* seq full_seq + 1 + i */
     size_t ndeltas, deltas_bytes;
     size_t held_bytes; /* of messages no longer kept that readers still send */
+    bool lost;         /* a message could not be kept: the next must be whole */
     uint64_t next_seq;
     bool closing;
     /* The recording: the first rec_len bytes of the file are whole blocks
@@ -88,7 +89,7 @@ struct es_webshare *es_webshare_new(uv_loop_t *loop, void (*on_command)(uint8_t 
 
 bool es_webshare_wants_full(struct es_webshare *sh) {
     pthread_mutex_lock(&sh->mu);
-    bool full = sh->full == NULL || sh->ndeltas == ES_WEBSHARE_MAX_DELTAS ||
+    bool full = sh->full == NULL || sh->lost || sh->ndeltas == ES_WEBSHARE_MAX_DELTAS ||
                 sh->deltas_bytes > sh->full_len;
     pthread_mutex_unlock(&sh->mu);
     return full;
@@ -119,14 +120,17 @@ void es_webshare_publish(struct es_webshare *sh, char *msg, size_t len, bool ful
                          uint64_t rec_len) {
     struct es_webshare_msg *m = malloc(sizeof *m);
     if (m == NULL) {
-        free(msg); /* the tabs miss this one; a delta that cannot be made
-                    * up for is caught by the next whole state */
+        free(msg); /* the tabs miss this one: the next is a whole state */
+        pthread_mutex_lock(&sh->mu);
+        sh->lost = true;
+        pthread_mutex_unlock(&sh->mu);
         return;
     }
     *m = (struct es_webshare_msg){.data = msg, .len = len, .refs = 0, .kept = true};
     pthread_mutex_lock(&sh->mu);
     uint64_t seq = ++sh->next_seq;
     if (full) {
+        sh->lost = false;
         free_messages(sh);
         sh->full = m;
         sh->full_len = len;

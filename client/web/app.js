@@ -553,9 +553,13 @@
     text('exited', 'The program exited.' + (I.retry ? ' Waiting for its next run (--retry).' : ''));
     text('run', String(I.run));
     $('run-fact').hidden = !(I.run > 1);
-    $('lost').hidden = I.state !== 'lost';
+    // A report of a cut recording says so as a lost connection does.
+    var cutFile = I.state === 'file' && I.error;
+    $('lost').hidden = I.state !== 'lost' && !cutFile;
     if (I.state === 'lost')
       text('lost', 'Connection lost: ' + I.error + (I.retry ? ' Waiting for the program (--retry).' : ''));
+    else if (cutFile)
+      text('lost', 'The eventlog was cut: ' + I.error);
     var live = !document.body.classList.contains('report');
     ['btn-census', 'btn-start', 'btn-stop'].forEach(function (id) { $(id).disabled = !I.control; });
     $('download').hidden = !(live && I.recording);

@@ -10,51 +10,28 @@ import time
 
 import harness
 from harness import Skip, expect, ghc_version, note, serve, test
+from tmuxpane import TmuxPane
 
 
-class Tmux:
-    """One detached tmux session on a private server, running `cmd`."""
+class Tmux(TmuxPane):
+    """The shared tmux driver (scripts/pylib/tmuxpane.py), closed by the
+    test's scope, failing the test when the screen never shows a pattern."""
 
     def __init__(self, s, cmd, width=120, height=40):
         if shutil.which("tmux") is None:
             raise Skip("tmux is not installed")
-        self.server = "es-top-%d-%d" % (os.getpid(), int(time.monotonic() * 1000))
+        super().__init__(cmd, name="es-top", width=width, height=height)
         # tmux's server would keep running after the test: the scope's
         # cleanup list gets a closer that kills it.
         s.clients.append(self)
-        self.run("new-session", "-d", "-s", "top", "-x", str(width), "-y", str(height), cmd)
-
-    def run(self, *args):
-        return subprocess.run(["tmux", "-L", self.server, "-f", "/dev/null", *args],
-                              capture_output=True, text=True, timeout=10)
-
-    def screen(self):
-        return self.run("capture-pane", "-p", "-t", "top").stdout
-
-    def keys(self, *keys):
-        self.run("send-keys", "-t", "top", *keys)
 
     def wait(self, pattern, timeout=15.0, what=None):
         """Wait until the screen matches `pattern`; return the match."""
-        deadline = time.monotonic() + timeout
-        while True:
-            text = self.screen()
-            m = re.search(pattern, text, re.M)
-            if m:
-                return m
-            if time.monotonic() > deadline:
-                raise harness.TestFailure("the screen never showed %s; it shows:\n%s"
-                                          % (what or repr(pattern), text))
-            time.sleep(0.1)
-
-    def close(self):
-        subprocess.run(["tmux", "-L", self.server, "kill-server"], capture_output=True,
-                       timeout=10)
-        # tmux leaves its socket file behind.
-        sock = os.path.join(os.environ.get("TMUX_TMPDIR", "/tmp"), "tmux-%d" % os.getuid(),
-                            self.server)
-        if os.path.exists(sock):
-            os.unlink(sock)
+        m, text = super().wait(pattern, timeout)
+        if m is None:
+            raise harness.TestFailure("the screen never showed %s; it shows:\n%s"
+                                      % (what or repr(pattern), text))
+        return m
 
 
 def top_command(sock, extra=""):

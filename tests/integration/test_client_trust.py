@@ -404,3 +404,39 @@ def serve_owner_never_locked_out(s):
     note("uid 65534 kept %d of 250 connections open; the owner got 200 for %d of 20" % (alive, ok))
     expect(ok == 20, "the owner got the page %d times of 20" % ok)
     expect(0 <= alive <= 8, "uid 65534 kept %d connections open (want at most 8)" % alive)
+
+
+@test
+def killed_program_recording_says_cut_everywhere(s):
+    """A program SIGKILLed mid-stream: record ends the file with its own end
+    marker after a cut notice, so that heap (exit 1, "cut") and report
+    ("the eventlog was cut", and the page says so) tell it from a program
+    that exited."""
+    sock = s.path("kill.sock")
+    p = Program(s, "probe", unix=sock, wait=True)
+    p.wait_socket(sock)
+    out = s.path("killed.eventlog")
+    rec = Cmd(s, ["record", "unix:" + sock, "-o", out])
+    p.cmd("flood %d k" % harness.FLOOD)
+    deadline = time.monotonic() + 30
+    while not os.path.exists(out) or os.path.getsize(out) < 4096:
+        expect(rec.proc.poll() is None and time.monotonic() < deadline, "record did not begin")
+        time.sleep(0.01)
+    p.kill()
+    rc, _, err = rec.wait()
+    expect(rc == 1, "record exited %d: %s" % (rc, err))
+    with open(out, "rb") as f:
+        data = f.read()
+    expect(data.endswith(harness.END_MARKER), "no end marker")
+    harness.check_stream(s, data, "killed-check")
+    rc, _, herr = Cmd(s, ["heap", out, "--csv", s.path("killed.csv")]).wait(60)
+    expect(rc == 1 and "cut" in herr and "end marker arrived" not in herr,
+           "heap of the killed recording: exit %d, %r" % (rc, herr))
+    html = s.path("killed.html")
+    rc, _, err = Cmd(s, ["report", out, "-o", html]).wait(60)
+    expect(rc == 0 and "(the eventlog was cut)" in err, "report: exit %d, %r" % (rc, err))
+    page = open(html, encoding="utf-8").read()
+    i = page.find('"state":')
+    expect("the recording was cut" in page and '"state":"file"' in page,
+           "the report's state does not say the recording was cut: %r" % page[i:i + 300])
+    note("heap: %s" % herr.strip())

@@ -3,12 +3,16 @@
  * fixtures: a recording of a whole stream is the stream byte for byte,
  * whatever pieces it arrives in; a recording cut anywhere is a prefix of
  * the stream ending between blocks, plus an end marker, and parses to
- * the end; the program's name and pid come out of the stream. */
+ * the end; the program's name and pid come out of the stream. A cut one
+ * ends with the cut notice; a failed write (a file size limit here, as a
+ * full disk) leaves the file cut back to its last whole block. */
 #include "blocks.h"
 #include "conn.h"
 #include "tap.h"
 
+#include <signal.h>
 #include <stdio.h>
+#include <sys/resource.h>
 
 struct rec {
     struct es_blocks blocks;
@@ -36,6 +40,9 @@ static void on_bytes(struct es_conn *c, const uint8_t *data, size_t n, void *ctx
 
 /* Record `len` bytes of `data`, fed in pieces of `piece` bytes (0: varied),
  * into a temporary file; returns its contents (malloc'd) and length. */
+static const char *cut_why;   /* record() ends with es_blocks_finish_cut(why) when set */
+static struct es_blocks last; /* record()'s writer as it ended (its buffer freed) */
+
 static uint8_t *record(const uint8_t *data, size_t len, size_t piece, size_t *out_len,
                        struct es_conn_info *info) {
     struct rec r;
@@ -56,7 +63,11 @@ static uint8_t *record(const uint8_t *data, size_t len, size_t piece, size_t *ou
             break;
         pos += n;
     }
-    es_blocks_finish(&r.blocks);
+    if (cut_why)
+        es_blocks_finish_cut(&r.blocks, &c.stream.header, cut_why);
+    else
+        es_blocks_finish(&r.blocks);
+    last = r.blocks;
     if (info)
         *info = c.info;
     es_conn_destroy_parser(&c);
@@ -243,6 +254,64 @@ static void not_an_eventlog(void) {
     es_conn_destroy_parser(&c);
 }
 
+/* A cut recording ends with the cut notice, then an end marker, and
+ * parses; a whole one has none. */
+static void cut_notice(const char *dir) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/ghc-9.6.6.eventlog", dir);
+    size_t len, out_len;
+    uint8_t *data = tap_read_file(path, &len);
+    cut_why = "killed (test)";
+    uint8_t *out = record(data, len * 2 / 3, 0, &out_len, NULL);
+    static const char text[] = "eventlog-socket: recording cut: killed (test)";
+    bool found = false;
+    for (size_t i = 0; i + sizeof text - 1 <= out_len && !found; i++)
+        found = memcmp(out + i, text, sizeof text - 1) == 0;
+    ok(found && out_len > 2 && out[out_len - 2] == 0xff && out[out_len - 1] == 0xff &&
+           parses(out, out_len),
+       "a cut recording ends with the cut notice and an end marker, and parses (%zu bytes)",
+       out_len);
+    free(out);
+    out = record(data, len, 0, &out_len, NULL);
+    ok(out_len == len && memcmp(out, data, len) == 0, "a whole one is the stream, no notice");
+    free(out);
+    cut_why = NULL;
+    free(data);
+}
+
+/* A write that fails (here a file size limit, as a full disk): the file is
+ * cut back to its last whole block and ends with an end marker. */
+static void write_fails(const char *dir) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/ghc-9.6.6.eventlog", dir);
+    size_t len, out_len;
+    uint8_t *data = tap_read_file(path, &len);
+    struct rlimit old, lim;
+    getrlimit(RLIMIT_FSIZE, &old);
+    signal(SIGXFSZ, SIG_IGN);
+    size_t bad = 0, tries = 0;
+    /* From inside the header (nothing whole: an empty file) to the last block. */
+    for (size_t limit = len / 7; limit < len; limit += len / 7, tries++) {
+        lim = old;
+        lim.rlim_cur = limit;
+        setrlimit(RLIMIT_FSIZE, &lim);
+        uint8_t *out = record(data, len, 4096, &out_len, NULL);
+        setrlimit(RLIMIT_FSIZE, &old);
+        bool empty = out_len == 0 && last.salvaged == 0;
+        bool cut = out_len > 2 && last.salvaged == (int64_t)out_len && out_len <= limit &&
+                   memcmp(out, data, out_len - 2) == 0 && out[out_len - 2] == 0xff &&
+                   out[out_len - 1] == 0xff && parses(out, out_len);
+        bad += !(last.error == EFBIG && (empty || cut));
+        free(out);
+    }
+    signal(SIGXFSZ, SIG_DFL);
+    ok(bad == 0,
+       "%zu recordings under a file size limit: each cut back to whole blocks and an end "
+       "marker, and parses (%zu not)",
+       tries, bad);
+    free(data);
+}
+
 static const char *fixtures;
 
 int main(int argc, char **argv) {
@@ -250,6 +319,8 @@ int main(int argc, char **argv) {
     tap_each_fixture(fixtures, check_fixture);
     drop_notice(fixtures);
     cost_notices(fixtures);
+    cut_notice(fixtures);
+    write_fails(fixtures);
     not_an_eventlog();
     return tap_done();
 }
