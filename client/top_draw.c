@@ -333,6 +333,21 @@ static int draw_notes(const struct es_top_view *v, int y, int rows) {
             rows--;
     }
     uint64_t n = m->notes_n < ES_MODEL_NOTES ? m->notes_n : ES_MODEL_NOTES;
+    if (n > 0 && rows > 1 && m->notes_n > (uint64_t)rows) {
+        /* More than fit: say how many and how fast, so that a flood of
+         * markers reads as a rate rather than as a list that scrolls. */
+        uint64_t latest = m->notes[(m->notes_n - 1) % ES_MODEL_NOTES].time, recent = 0;
+        for (uint64_t k = 1; k <= n; k++) {
+            const struct es_model_note *no = &m->notes[(m->notes_n - k) % ES_MODEL_NOTES];
+            if (latest - no->time > 1000000000u)
+                break;
+            recent++;
+        }
+        put(y++, 2, A_DIM, "%llu in all; %s%llu in the last second of the program; the latest:",
+            (unsigned long long)m->notes_n, recent == n ? "at least " : "",
+            (unsigned long long)recent);
+        rows--;
+    }
     if ((uint64_t)rows < n)
         n = (uint64_t)rows;
     if (n == 0)

@@ -229,3 +229,23 @@ def top_shows_streaming_cost(s):
     p.cmd("quit")
     p.finish(timeout=30)
     t.wait(r"program exited", what='"program exited"')
+
+
+@test
+def top_marker_flood_reads_as_a_rate(s):
+    """A flood of messages (issue 30: the list scrolled too fast to read):
+    above the latest ones top says how many came in all and how many in
+    the last second of the program, and the list stays the latest."""
+    p, _ = serve(s, "flood")
+    sock = s.path("flood.sock")
+    t = Tmux(s, top_command(sock))
+    t.wait(r"^ probe \(pid \d+\)", what="the program's name")
+    p.cmd("flood 100000 burst")
+    p.cmd("quit")
+    p.finish(timeout=60)
+    m = t.wait(r"(\d+) in all; (at least )?(\d+) in the last second of the program; the latest:",
+               timeout=30, what="the count line over the list")
+    note(m.group(0))
+    expect(int(m.group(1)) >= 100000, "fewer than the 100000 messages: %s" % m.group(0))
+    expect(int(m.group(3)) > 0, "none in the last second: %s" % m.group(0))
+    t.wait(r"message\s+burst 100000", what="the latest message in the list")
