@@ -225,6 +225,13 @@ def lossless_client_that_stalls_is_demoted(s):
                   r"waited for it")
     st = p.stats()
     expect(st["clients_lossless"] == 0 and st["lossless_waits"] >= 1, "stats %r" % st)
+    # The program goes on while the client still reads nothing: another
+    # flood, paced, whose messages all reach a second client.
+    other = Client(s, unix=sock)
+    answer = p.query("flood-for 1 after 100").split()
+    expect(len(answer) == 2 and answer[0] == "ok", "the second flood answered %r" % answer)
+    posted = int(answer[1])
+    p.cmd("marker done")
     c.start_reading()
     p.cmd("quit")
     p.finish()
@@ -234,6 +241,13 @@ def lossless_client_that_stalls_is_demoted(s):
     summ = check_stream(s, data, "stall")
     drops = [m for _, m in summ.messages if m.startswith("eventlog-socket: dropped")]
     expect(drops, "no drop notice after the demotion")
+    later = check_stream(s, other.wait_eof(), "stall-other")
+    after = later.tagged("after")
+    expect(posted > 0 and after == list(range(1, posted + 1)) and
+           "done" in [m for _, m in later.markers],
+           "the program's progress after the demotion did not reach the other client: "
+           "%d of %d messages" % (len(after), posted))
+    note("after the demotion the program posted %d more messages, all delivered" % posted)
 
 
 def sigint_run(s, name, rts=(), sig=signal.SIGINT, env=None):
