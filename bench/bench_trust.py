@@ -9,13 +9,20 @@ here) and as user messages posted as fast as it can (`flood-fast`: what
 a stall of the stream shows here). One program per attack, REPS pairs of
 windows with and without the attack (which goes first alternates), so
 that the load of a shared machine hits both sides of a pair alike; the
-figure is the median of the pairs' ratios. The attacks:
+figure is the median of the pairs' ratios. Also per CPU second of the
+program (its progress over the CPU time all its threads took: the
+library's own cost, without what the attacking processes take of a
+2-core machine's cores), and the library's loop thread's share of a core
+(eventlog_socket_stats' cpu_ns_loop). The attacks:
 
   lossless   another user (uid 65534, setpriv) asks for lossless delivery
              and never reads, the program letting other users read
              (GHC_EVENTLOG_ALLOW_OTHER_USERS=1, in both runs of the pair)
   connect    two processes of another user connect and close (half of
              them with a reset) as fast as they can
+  connect-elsewhere  the same flood aimed at another process that accepts
+             and closes: what the flood costs the program on this machine
+             without the library's part (the reference for `connect`)
   custom     one client of the owner sends README's example custom command
              (a major GC, then a marker) as fast as the library reads
 
@@ -36,7 +43,7 @@ from benchlib import fmt, median_min_max
 NAME = "trust"
 WINDOW_S = 2
 LIVE_MB = 20
-ATTACKS = ["lossless", "connect", "custom"]
+ATTACKS = ["lossless", "connect", "connect-elsewhere", "custom"]
 
 # Another user's lossless request: connect, ask, never read.
 LOSSLESS_ATTACKER = r"""
@@ -64,6 +71,19 @@ while True:
         pass
     c.close()
     n += 1
+"""
+
+# The reference for `connect`: another process listening on loopback that
+# accepts and closes, so that the same flood can be aimed away from the
+# program. Prints its port.
+SINK = r"""
+import socket
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen(4096)
+print(s.getsockname()[1], flush=True)
+while True:
+    s.accept()[0].close()
 """
 
 # README's custom command (namespace "my-package", id 1) as upstream frames,
@@ -146,7 +166,7 @@ class Probe:
 
 
 # eventlog_socket_stats() in declaration order (the probe's "stats").
-REFUSED, LOSSLESS_CLIENTS = 11, 15
+REFUSED, LOOP_NS, LOSSLESS_CLIENTS = 11, 14, 15
 
 
 def start_attack(b, attack, pr):
@@ -159,8 +179,9 @@ def start_attack(b, attack, pr):
             if time.monotonic() > deadline:
                 raise RuntimeError("the lossless request never arrived:\n" + pr.stderr()[-2000:])
             time.sleep(0.02)
-    elif attack == "connect":
-        procs = [b.spawn(as_nobody([sys.executable, "-c", CONNECT_ATTACKER, str(pr.port)]),
+    elif attack in ("connect", "connect-elsewhere"):
+        port = pr.port if attack == "connect" else pr.sink_port
+        procs = [b.spawn(as_nobody([sys.executable, "-c", CONNECT_ATTACKER, str(port)]),
                          stdout=subprocess.PIPE, text=True) for _ in range(2)]
     else:
         procs = [b.spawn([sys.executable, "-c", CUSTOM_ATTACKER, str(pr.port)],
@@ -180,13 +201,31 @@ def stop_attack(procs):
     return sent
 
 
+def cpu_seconds(pid):
+    """utime + stime of a live process, from /proc."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def window(pr):
     """The probe's speed for WINDOW_S seconds, twice: work rounds, then
-    messages. A program held up (by a lossless client the library should
-    have refused, as before issue 25) counts as 0."""
+    messages; and the CPU seconds the program (all its threads) and the
+    library's loop thread took for them. A program held up (by a lossless
+    client the library should have refused, as before issue 25) counts as
+    0."""
+    st0 = pr.stats()
+    cpu0 = cpu_seconds(pr.p.pid)
     work = pr.count("work %d %d" % (WINDOW_S, LIVE_MB), WINDOW_S + 30)
+    cpu1 = cpu_seconds(pr.p.pid)
     msgs = pr.count("flood-fast %d z" % WINDOW_S, WINDOW_S + 30) if work is not None else None
-    return work or 0, msgs or 0, msgs is not None
+    if msgs is None:
+        return {"work": work or 0, "msgs": 0, "work_cpu": 1, "msgs_cpu": 1, "loop": 0}, False
+    cpu2 = cpu_seconds(pr.p.pid)
+    st = pr.stats()
+    loop = (st[LOOP_NS] - st0[LOOP_NS]) / 1e9 if len(st) > LOOP_NS else 0
+    return {"work": work, "msgs": msgs, "work_cpu": max(cpu1 - cpu0, 0.01),
+            "msgs_cpu": max(cpu2 - cpu1, 0.01), "loop": loop}, True
 
 
 def one_attack(b, attack):
@@ -194,6 +233,9 @@ def one_attack(b, attack):
     without the attack, alternating which goes first."""
     env = {"GHC_EVENTLOG_ALLOW_OTHER_USERS": "1"} if attack == "lossless" else {}
     pr = Probe(b, env, attack)
+    if attack == "connect-elsewhere":
+        sink = b.spawn([sys.executable, "-c", SINK], stdout=subprocess.PIPE, text=True)
+        pr.sink_port = int(sink.stdout.readline())
     reader = b.spawn([b.exe("many-clients"), "--tcp", str(pr.port), "--readers", "1",
                       "--timeout", str(benchlib.TIMEOUT * 4)],
                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -203,22 +245,32 @@ def one_attack(b, attack):
         got = {}
         for attacked in ((False, True) if i % 2 == 0 else (True, False)):
             procs = start_attack(b, attack, pr) if attacked else []
-            work, msgs, answered = window(pr)
+            w, answered = window(pr)
             if attacked:
                 sent.append(stop_attack(procs))
             if not answered:
                 # The late answer comes once the attacker is gone.
                 pr.p.stdout.readline()
-            got[attacked] = (work, msgs)
+            got[attacked] = w
             alive = alive and answered
         pairs.append(got)
     st = pr.stats()
     pr.quit(b)
     b.wait(reader, benchlib.TIMEOUT)
-    ratios = lambda k: median_min_max([g[True][k] / g[False][k] for g in pairs])  # noqa: E731
-    return {"work_ratio": ratios(0), "msgs_ratio": ratios(1),
-            "work_per_s": median_min_max([g[False][0] / WINDOW_S for g in pairs]),
-            "msgs_per_s": median_min_max([g[False][1] / WINDOW_S for g in pairs]),
+
+    def ratios(f):
+        return median_min_max([f(g[True]) / f(g[False]) for g in pairs])
+
+    return {"work_ratio": ratios(lambda w: w["work"]), "msgs_ratio": ratios(lambda w: w["msgs"]),
+            # progress per CPU second of the program: the library's own
+            # cost, without what the attacking processes take of the cores
+            "work_per_cpu_ratio": ratios(lambda w: w["work"] / w["work_cpu"]),
+            "msgs_per_cpu_ratio": ratios(lambda w: w["msgs"] / w["msgs_cpu"]),
+            "loop_share": median_min_max([g[True]["loop"] / (2 * WINDOW_S) for g in pairs]),
+            "loop_share_unattacked": median_min_max([g[False]["loop"] / (2 * WINDOW_S)
+                                                     for g in pairs]),
+            "work_per_s": median_min_max([g[False]["work"] / WINDOW_S for g in pairs]),
+            "msgs_per_s": median_min_max([g[False]["msgs"] / WINDOW_S for g in pairs]),
             "refused": st[REFUSED] if len(st) > REFUSED else -1,
             "lossless_clients": st[LOSSLESS_CLIENTS] if len(st) > LOSSLESS_CLIENTS else -1,
             "attack_requests": median_min_max(sent), "never_held_up": alive}
@@ -246,12 +298,17 @@ def report(r, add):
         return
     what = {"lossless": "another user asks for lossless delivery and never reads",
             "connect": "two processes of another user connect/reset in a loop",
+            "connect-elsewhere": "the same flood aimed at another process's port (reference)",
             "custom": "README's custom command (major GC + marker) flooded"}
     for attack in ATTACKS:
         a = t[attack]
         add("  %-9s %s" % (attack, what[attack]))
         add("            work rounds x%s, messages x%s" % (fmt(a["work_ratio"]),
                                                           fmt(a["msgs_ratio"])))
+        add("            per CPU second of the program: work rounds x%s, messages x%s"
+            % (fmt(a["work_per_cpu_ratio"]), fmt(a["msgs_per_cpu_ratio"])))
+        add("            the library's loop thread: %s of a core (unattacked %s)"
+            % (fmt(a["loop_share"], digits=3), fmt(a["loop_share_unattacked"], digits=3)))
         extra = "unattacked: %s work rounds/s, %s messages/s; refused connections %d" % (
             fmt(a["work_per_s"], digits=0), fmt(a["msgs_per_s"], digits=0), a["refused"])
         if attack != "lossless":
