@@ -172,14 +172,17 @@ static void on_check(uv_timer_t *t) {
     unsigned signals = es_signal_count();
     bool interrupted = signals != l->seen_signals;
     l->seen_signals = signals;
-    if (interrupted)
+    if (interrupted) {
         es_wait_interrupted(&l->wait, l->linger_ms);
+        l->interrupt_ms = now > 0 ? now : 1;
+    }
+    bool exiting = l->interrupt_ms != 0 && now - l->interrupt_ms <= l->linger_ms;
     bool changed = false;
     es_fanout_each(l->fan, c, next) {
         if (!c->lossless || c->closing)
             continue;
         es_client_note_progress(c, now);
-        if (interrupted && es_client_stalled(c, now)) {
+        if (exiting && es_client_stalled(c, now)) {
             demote(l, c, "the program was interrupted, and this connection had stopped reading");
             changed = true;
             continue;
