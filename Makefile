@@ -23,9 +23,10 @@
 #   make fuzz     libFuzzer on the parsers of what the RTS and clients
 #                 write (tests/fuzz/), FUZZ_SECONDS (60) per target; make
 #                 check runs the same targets on their starting inputs
-#   make install  the archive, the header and eventlog-socket.pc under
-#                 PREFIX (/usr/local), staged under DESTDIR if set
-#                 (LIBDIR, INCLUDEDIR, PKGCONFIGDIR for other layouts)
+#   make install  the eventlog-socket command, the archive, the header and
+#                 eventlog-socket.pc under PREFIX (/usr/local), staged
+#                 under DESTDIR if set (BINDIR, LIBDIR, INCLUDEDIR,
+#                 PKGCONFIGDIR for other layouts)
 #   make uninstall
 #                 remove exactly those files (same PREFIX and DESTDIR)
 #
@@ -39,12 +40,16 @@ HC ?= ghc
 CC ?= cc
 
 # Installation directories (GNU conventions; DESTDIR stages a package).
-VERSION := 0.1.0
+# The version has one home, the cabal file; the .pc, the command's
+# --version and the header's EVENTLOG_SOCKET_VERSION follow it
+# (tests/check-version.sh).
+VERSION := $(shell sed -n 's/^version:[[:space:]]*//p' eventlog-socket.cabal)
 PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
 LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
-INSTALLED := $(DESTDIR)$(LIBDIR)/libeventlog-socket.a $(DESTDIR)$(INCLUDEDIR)/eventlog_socket.h \
+INSTALLED := $(DESTDIR)$(BINDIR)/eventlog-socket $(DESTDIR)$(LIBDIR)/libeventlog-socket.a $(DESTDIR)$(INCLUDEDIR)/eventlog_socket.h \
              $(DESTDIR)$(PKGCONFIGDIR)/eventlog-socket.pc
 
 # Needs nothing built, so no dependency check either.
@@ -60,7 +65,7 @@ ifndef ES_DEPS_CHECKED
 # variables computed from ghc and pkg-config see the installed tools.
 .PHONY: $(PUBLIC_TARGETS) clean
 $(PUBLIC_TARGETS):
-	@scripts/ensure-deps.sh
+	@scripts/ensure-deps.sh $(if $(filter demo,$@),--demo)
 	@$(MAKE) --no-print-directory -j$(shell nproc 2>/dev/null || echo 2) ES_DEPS_CHECKED=1 $@
 clean:
 	rm -rf $(BUILD)
@@ -118,7 +123,11 @@ MANY_CLIENTS := $(BUILD)/many-clients
 CLIENT := $(BUILD)/eventlog-socket
 CLIENT_SRC := $(wildcard client/*.c)
 CLIENT_LIB_SRC := client/addr.c client/conn.c client/blocks.c
-CLIENT_CBITS := cbits/es_stream.c cbits/es_header.c cbits/es_events.c
+# The model of the program (client/model*.c): pure C, linked by its unit
+# test and fuzz target.
+MODEL_SRC := $(wildcard client/model*.c)
+MODEL_H := $(wildcard client/model*.h)
+CLIENT_CBITS := cbits/es_stream.c cbits/es_header.c cbits/es_events.c cbits/es_peer.c
 
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/unit/%)
@@ -189,12 +198,12 @@ $(MANY_CLIENTS): tests/clients/many_clients.c cbits/es_stream.c cbits/es_header.
 	$(CC) $(WARN) -D_DEFAULT_SOURCE -O2 -Iinclude -Icbits -o $@ $(filter %.c,$^)
 
 # `top` draws with ncurses (wide-character build, for its sparklines).
-NCURSES_CFLAGS := $(shell pkg-config --cflags ncursesw)
-NCURSES_LIBS := $(shell pkg-config --libs ncursesw)
+NCURSES_CFLAGS = $(shell pkg-config --cflags ncursesw)
+NCURSES_LIBS = $(shell pkg-config --libs ncursesw)
 # `serve` and `report` (issue 15): libmicrohttpd serves the page, whose files
 # (client/web/ and Debian's dygraphs) are embedded at build time.
-MHD_CFLAGS := $(shell pkg-config --cflags libmicrohttpd)
-MHD_LIBS := $(shell pkg-config --libs libmicrohttpd)
+MHD_CFLAGS = $(shell pkg-config --cflags libmicrohttpd)
+MHD_LIBS = $(shell pkg-config --libs libmicrohttpd)
 DYGRAPHS_DIR ?= /usr/share/javascript/dygraphs
 WEB_ASSETS := page.html=client/web/page.html=text/html \
               app.js=client/web/app.js=text/javascript \
@@ -207,10 +216,10 @@ $(WEB_GEN): scripts/embed-web.sh $(wildcard client/web/*) $(DYGRAPHS_DIR)/dygrap
 	@mkdir -p $(dir $@)
 	scripts/embed-web.sh $@ $(WEB_ASSETS)
 
-$(CLIENT): $(CLIENT_SRC) $(wildcard client/*.h) $(CLIENT_CBITS) $(wildcard cbits/*.h) $(WEB_GEN)
+$(CLIENT): $(CLIENT_SRC) $(wildcard client/*.h) $(CLIENT_CBITS) $(wildcard cbits/*.h) $(WEB_GEN) eventlog-socket.cabal
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(CFLAGS) -Iinclude -Icbits -Iclient $(UV_CFLAGS) \
-	    $(NCURSES_CFLAGS) $(MHD_CFLAGS) -o $@ $(CLIENT_SRC) $(WEB_GEN) $(CLIENT_CBITS) $(UV_LIBS) \
+	    -DES_VERSION='"$(VERSION)"' $(NCURSES_CFLAGS) $(MHD_CFLAGS) -o $@ $(CLIENT_SRC) $(WEB_GEN) $(CLIENT_CBITS) $(UV_LIBS) \
 	    $(NCURSES_LIBS) $(MHD_LIBS) -lpthread -lm
 
 $(CHECKER): tests/checker/Main.hs
@@ -292,18 +301,18 @@ $(BUILD)/unit-asan/%: tests/unit/%.c tests/unit/tap.h tests/unit/control_ref.h t
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(SAN_FLAGS) -Iinclude -Icbits $(UV_CFLAGS) -o $@ $< \
 	    $(CBITS_LIB_asan) $(UV_LIBS)
 
-# The client's model (client/model.c) is pure C like cbits/: unit-tested
-# the same way, linked with its source.
-$(BUILD)/unit/test_model: tests/unit/test_model.c tests/unit/tap.h client/model.c client/model.h \
+# The client's model (MODEL_SRC) is pure C like cbits/: unit-tested the
+# same way, linked with its sources.
+$(BUILD)/unit/test_model: tests/unit/test_model.c tests/unit/tap.h $(MODEL_SRC) $(MODEL_H) \
                           $(CBITS_LIB_plain)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(FLAVOUR_CFLAGS_plain) -Iinclude -Icbits -Iclient -o $@ $< \
-	    client/model.c $(CBITS_LIB_plain) -lm
+	    $(MODEL_SRC) $(CBITS_LIB_plain) -lm
 
-$(BUILD)/unit-asan/test_model: tests/unit/test_model.c tests/unit/tap.h client/model.c \
-                               client/model.h $(CBITS_LIB_asan)
+$(BUILD)/unit-asan/test_model: tests/unit/test_model.c tests/unit/tap.h $(MODEL_SRC) $(MODEL_H) \
+                               $(CBITS_LIB_asan)
 	@mkdir -p $(dir $@)
-	$(CC) $(WARN) -D_DEFAULT_SOURCE $(SAN_FLAGS) -Iinclude -Icbits -Iclient -o $@ $< client/model.c \
+	$(CC) $(WARN) -D_DEFAULT_SOURCE $(SAN_FLAGS) -Iinclude -Icbits -Iclient -o $@ $< $(MODEL_SRC) \
 	    $(CBITS_LIB_asan) -lm
 
 # Unit tests of the command's parts (tests/unit/test_client_*.c) link them too.
@@ -333,18 +342,18 @@ $(BUILD)/fuzz/fuzz_client: tests/fuzz/fuzz_client.c tests/fuzz/fuzz_check.h $(CL
 	    -fno-sanitize-recover=all -Iinclude -Icbits -Iclient $(UV_CFLAGS) -o $@ $< $(CLIENT_LIB_SRC) \
 	    $(CBITS_SRC) $(UV_LIBS)
 
-# The model's fuzz target links client/model.c as well.
+# The model's fuzz target links the model (MODEL_SRC) as well.
 $(BUILD)/unit-asan/fuzz_model: tests/fuzz/fuzz_model.c tests/fuzz/fuzz_check.h tests/fuzz/replay.c \
-                               client/model.c client/model.h $(CBITS_LIB_asan)
+                               $(MODEL_SRC) $(MODEL_H) $(CBITS_LIB_asan)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(SAN_FLAGS) -Iinclude -Icbits -Iclient -o $@ $< \
-	    tests/fuzz/replay.c client/model.c $(CBITS_LIB_asan) -lm
+	    tests/fuzz/replay.c $(MODEL_SRC) $(CBITS_LIB_asan) -lm
 
-$(BUILD)/fuzz/fuzz_model: tests/fuzz/fuzz_model.c tests/fuzz/fuzz_check.h client/model.c \
-                          client/model.h $(CBITS_SRC)
+$(BUILD)/fuzz/fuzz_model: tests/fuzz/fuzz_model.c tests/fuzz/fuzz_check.h $(MODEL_SRC) $(MODEL_H) \
+                          $(CBITS_SRC)
 	@mkdir -p $(dir $@)
 	clang $(WARN) -D_DEFAULT_SOURCE -O1 -g -fsanitize=fuzzer,address,undefined \
-	    -fno-sanitize-recover=all -Iinclude -Icbits -Iclient $(UV_CFLAGS) -o $@ $< client/model.c \
+	    -fno-sanitize-recover=all -Iinclude -Icbits -Iclient $(UV_CFLAGS) -o $@ $< $(MODEL_SRC) \
 	    $(CBITS_SRC) $(UV_LIBS) -lm
 
 $(BUILD)/unit-asan/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_check.h tests/unit/control_ref.h \
@@ -397,7 +406,7 @@ $(SAN)/eventlog-socket: $(CLIENT_SRC) $(wildcard client/*.h) $(CLIENT_CBITS) $(w
                         $(WEB_GEN)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(SAN_FLAGS) -Iinclude -Icbits -Iclient $(UV_CFLAGS) \
-	    $(NCURSES_CFLAGS) $(MHD_CFLAGS) -o $@ $(CLIENT_SRC) $(WEB_GEN) $(CLIENT_CBITS) $(UV_LIBS) \
+	    -DES_VERSION='"$(VERSION)"' $(NCURSES_CFLAGS) $(MHD_CFLAGS) -o $@ $(CLIENT_SRC) $(WEB_GEN) $(CLIENT_CBITS) $(UV_LIBS) \
 	    $(NCURSES_LIBS) $(MHD_LIBS) -lpthread -lm
 
 # The checker and the C clients are the test's, not under test.
@@ -447,12 +456,13 @@ demo: $(FIBBER)
 # the files go to. The archive is built for this GHC ($(HC_VERSION)), which
 # the .pc records as the variable ghc_version. libuv is in Requires, not
 # Requires.private: with only an archive installed, every link needs it.
-install: $(LIB)
+install: $(LIB) $(CLIENT)
 	@mkdir -p $(BUILD)
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
 	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' -e 's|@VERSION@|$(VERSION)|g' \
 	    -e 's|@GHC_VERSION@|$(HC_VERSION)|g' eventlog-socket.pc.in > $(BUILD)/eventlog-socket.pc
-	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR)
+	install -m 755 $(CLIENT) $(DESTDIR)$(BINDIR)/eventlog-socket
 	install -m 644 $(LIB) $(DESTDIR)$(LIBDIR)/libeventlog-socket.a
 	install -m 644 include/eventlog_socket.h $(DESTDIR)$(INCLUDEDIR)/eventlog_socket.h
 	install -m 644 $(BUILD)/eventlog-socket.pc $(DESTDIR)$(PKGCONFIGDIR)/eventlog-socket.pc

@@ -286,5 +286,14 @@ int es_listen_tcp(const char *host, const char *port, struct es_listen_result *o
         break;
     }
     freeaddrinfo(res);
+    if (err == EVENTLOG_SOCKET_EADDRINUSE)
+        es_log("cannot listen on TCP %s port %s: another process is listening there "
+               "(GHC_EVENTLOG_INET_PORT, or the program's own setting): choose another port, "
+               "or 0 for any free one",
+               host, port);
+    else if (err < 0 && err != EVENTLOG_SOCKET_ERESOLVE)
+        es_log("cannot listen on TCP %s port %s: %s (GHC_EVENTLOG_INET_HOST and "
+               "GHC_EVENTLOG_INET_PORT, or the program's own settings)",
+               host, port, strerror(-err));
     return err;
 }

@@ -173,19 +173,21 @@ static void on_check(uv_timer_t *t) {
     struct es_lossless *l = t->data;
     uint64_t now = uv_now(l->loop);
     unsigned signals = es_signal_count();
-    bool interrupted = signals != l->seen_signals;
-    l->seen_signals = signals;
-    if (interrupted) {
+    if (signals != l->seen_signals && !l->interrupted) {
+        /* From now on no wait outlasts the linger time, and a lossless
+         * client that stops reading is demoted, at this check or a later
+         * one (the RTS's exit may take a while to get to its end). */
+        l->interrupted = true;
         es_wait_interrupted(&l->wait, l->linger_ms);
-        l->interrupt_ms = now > 0 ? now : 1;
     }
-    bool exiting = l->interrupt_ms != 0 && now - l->interrupt_ms <= l->linger_ms;
+    l->seen_signals = signals;
+    bool interrupted = l->interrupted;
     bool changed = false;
     es_fanout_each(l->fan, c, next) {
         if (!c->lossless || c->closing)
             continue;
         es_client_note_progress(c, now);
-        if (exiting && es_client_stalled(c, now)) {
+        if (interrupted && es_client_stalled(c, now)) {
             demote(l, c, "the program was interrupted, and this connection had stopped reading");
             changed = true;
             continue;

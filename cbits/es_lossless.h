@@ -16,10 +16,10 @@
  * client (it is demoted to the drop policy, with a log line and a notice
  * in its stream) when it has read nothing for `lossless_stall_ms` while
  * the program had to wait for it (0: never), and when the program is
- * interrupted (SIGINT, es_signal.h) while it has stopped reading, or
- * stops within the linger time after (the exit rule of es_client.h): then
- * every wait is also bounded by the linger time, so that the RTS's orderly
- * exit can begin.
+ * interrupted (SIGINT, es_signal.h) and it has stopped reading (the exit
+ * rule of es_client.h), at that check or any later one: from the
+ * interrupt on every wait is also bounded by the linger time, so that the
+ * RTS's orderly exit can begin however long it takes to get there.
  *
  * Once a second while program threads waited, every client gets a wait
  * notice saying how long (protocol.md, 1.3).
@@ -68,12 +68,8 @@ struct es_lossless {
     bool check_open;
     unsigned count;        /* lossless clients connected */
     unsigned seen_signals; /* es_signal_count() when last looked at */
-    /* When the latest interrupt was seen (uv_now), 0: none yet. For one
-     * linger time after it, a lossless client that is (or becomes) still
-     * for the exit rule's while is demoted: one that had just stopped
-     * reading when the signal came must not hold the exit up. */
-    uint64_t interrupt_ms;
-    uint64_t notice_ms; /* when the last wait notice went out */
+    bool interrupted;      /* a SIGINT came: the program is on its way out */
+    uint64_t notice_ms;    /* when the last wait notice went out */
     uint64_t noticed_waits, noticed_ns;
     struct es_log_limit log_refused, log_ended;
     uint64_t ended; /* clients demoted so far (tests) */

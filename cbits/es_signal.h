@@ -1,7 +1,7 @@
 /* The program's signals, as far as the library must see them.
  *
  * SIGINT (Ctrl-C; SIGTERM too under GHC_EVENTLOG_GRACEFUL_SIGTERM, which
- * raises SIGINT) asks the program for an orderly exit: GHC's main installs
+ * sends SIGINT) asks the program for an orderly exit: GHC's main installs
  * a handler (through the RTS) whose work, throwing UserInterrupt to the
  * main thread, runs in Haskell and so needs a capability. A program
  * thread that waits for a lossless client in writeEventLog holds one, so
@@ -15,8 +15,8 @@
  * all) may install its handler after the library has chained, the chain is
  * renewed when a client becomes lossless and right before a program thread
  * begins to wait for a lossless client, in front of the handler installed
- * then. A handler installed
- * while such a wait goes on is not seen until the next wait.
+ * then. A handler installed while such a wait goes on is not seen until
+ * the next wait.
  *
  * Before the RTS is up (a C main waiting for its first client under
  * GHC_EVENTLOG_WAIT) SIGINT and SIGTERM have their default action, which

@@ -27,8 +27,8 @@ void es_wait_destroy(struct es_wait *w) {
  * latest (uv_hrtime), or 0 for no bound. */
 static uint64_t bound(const struct es_wait *w, uint64_t start) {
     uint64_t b = w->deadline;
-    if (w->interrupt_until != 0 && start < w->interrupt_until && (b == 0 || w->interrupt_until < b))
-        b = w->interrupt_until;
+    if (w->interrupt_ns != 0 && (b == 0 || start + w->interrupt_ns < b))
+        b = start + w->interrupt_ns;
     return b;
 }
 
@@ -125,7 +125,7 @@ void es_wait_exiting(struct es_wait *w, unsigned linger_ms) {
 
 void es_wait_interrupted(struct es_wait *w, unsigned linger_ms) {
     uv_mutex_lock(&w->lock);
-    w->interrupt_until = uv_hrtime() + (uint64_t)linger_ms * 1000000u;
+    w->interrupt_ns = (uint64_t)(linger_ms > 0 ? linger_ms : 1) * 1000000u;
     uv_cond_broadcast(&w->room);
     uv_mutex_unlock(&w->lock);
 }

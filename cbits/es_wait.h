@@ -17,10 +17,11 @@
  * thread waits until the call has returned (es_wait_rts_call). Waits also
  * end for good when the server stops, and at exit they are bounded by the
  * linger time (es_wait_exiting), so that exit never hangs on a client. An
- * interrupt (SIGINT, es_signal.h) bounds them the same way for one linger
- * time (es_wait_interrupted): the RTS's orderly exit needs the capability
- * a waiting thread holds; a program that handles the signal and goes on
- * waits as before once that time is over.
+ * interrupt (SIGINT, es_signal.h) bounds every wait from then on the same
+ * way (es_wait_interrupted): the RTS's orderly exit needs the capability a
+ * waiting thread holds, and on a loaded machine it may take longer than
+ * one linger time to get there; a program that handles the signal and goes
+ * on waits at most the linger time each time from then on.
  *
  * What lossless delivery is, who may have it and when it ends is
  * es_lossless.h's; this is only the RTS threads' side of it.
@@ -42,14 +43,14 @@ struct es_wait {
     size_t limit;       /* unsent bytes a lossless client may have */
     atomic_bool active; /* some lossless client is connected */
     uv_mutex_t lock;
-    uv_cond_t room;           /* broadcast whenever what follows changes */
-    uint64_t backlog;         /* the largest unsent backlog of a lossless client */
-    bool in_rts_call;         /* the loop thread is calling into the RTS */
-    bool shut;                /* the server stops: nobody waits any more */
-    uint64_t deadline;        /* exiting: no wait past this (uv_hrtime), or 0 */
-    uint64_t interrupt_until; /* waits that began before this end by it, or 0 */
-    unsigned waiters;         /* RTS threads waiting now */
-    bool exit_logged;         /* a wait at exit ran out of time (logged once) */
+    uv_cond_t room;        /* broadcast whenever what follows changes */
+    uint64_t backlog;      /* the largest unsent backlog of a lossless client */
+    bool in_rts_call;      /* the loop thread is calling into the RTS */
+    bool shut;             /* the server stops: nobody waits any more */
+    uint64_t deadline;     /* exiting: no wait past this (uv_hrtime), or 0 */
+    uint64_t interrupt_ns; /* interrupted: no wait lasts longer, or 0 */
+    unsigned waiters;      /* RTS threads waiting now */
+    bool exit_logged;      /* a wait at exit ran out of time (logged once) */
     /* What waiting cost the program, for eventlog_socket_stats. */
     atomic_uint_fast64_t waits, wait_ns, wait_max_ns;
 };
@@ -84,8 +85,8 @@ void es_wait_rts_call(struct es_wait *w, bool calling);
  * now. Any thread. */
 void es_wait_exiting(struct es_wait *w, unsigned linger_ms);
 
-/* The program was interrupted: a wait that begins before `linger_ms` from
- * now ends by then at the latest. Any thread. */
+/* The program was interrupted: no wait, now or later, lasts longer than
+ * `linger_ms`. Any thread. */
 void es_wait_interrupted(struct es_wait *w, unsigned linger_ms);
 
 /* Whether an RTS thread waits now. Any thread. */

@@ -11,6 +11,7 @@ static const uint8_t end_marker[2] = {0xff, 0xff};
 void es_blocks_init(struct es_blocks *b) {
     memset(b, 0, sizeof *b);
     b->fd = -1;
+    b->salvaged = -1;
 }
 
 void es_blocks_destroy(struct es_blocks *b) {
@@ -77,7 +78,7 @@ static int write_all(int fd, const uint8_t *p, size_t n) {
 /* Write the stream's bytes [from, to), which `data` holds from `from` on,
  * leaving out the ranges to skip; forget the ranges passed. */
 static int put(struct es_blocks *b, const uint8_t *data, uint64_t from, uint64_t to) {
-    uint64_t at = from;
+    uint64_t at = from, skipped0 = b->skipped;
     unsigned used = 0;
     while (at < to) {
         uint64_t stop = to;
@@ -97,13 +98,37 @@ static int put(struct es_blocks *b, const uint8_t *data, uint64_t from, uint64_t
             stop = b->skip[used].from;
         }
         int r = write_all(b->fd, data + (at - from), (size_t)(stop - at));
-        if (r != 0)
+        if (r != 0) {
+            b->skipped = skipped0; /* as before the call: the file ends at base - skipped */
             return r;
+        }
         at = stop;
     }
     b->nskip -= used;
     memmove(b->skip, b->skip + used, b->nskip * sizeof b->skip[0]);
     return 0;
+}
+
+/* A write failed (a full disk, a size limit): cut the file back to its
+ * last whole block and end it with an end marker, so that what was written
+ * still parses. The marker goes where mark_end kept one (bytes the file
+ * already has, so it needs no new space), then the rest is cut off.
+ * Nothing to save on a pipe, or before the header was whole. */
+static void salvage(struct es_blocks *b, int err) {
+    b->error = err;
+    if (!b->seekable)
+        return;
+    off_t end = (off_t)(b->base - b->skipped);
+    if (b->base == 0) {
+        if (ftruncate(b->fd, 0) == 0)
+            b->salvaged = 0;
+        return;
+    }
+    if (!b->complete && pwrite(b->fd, end_marker, 2, end) != 2)
+        return;
+    off_t len = b->complete ? end : end + 2;
+    if (ftruncate(b->fd, len) == 0)
+        b->salvaged = (int64_t)len;
 }
 
 /* After whole blocks were written: an end marker after them, which the
@@ -143,7 +168,7 @@ static int flush(struct es_blocks *b) {
     size_t n = (size_t)(whole - b->base);
     int r = put(b, b->buf, b->base, whole);
     if (r != 0) {
-        b->error = -r;
+        salvage(b, -r);
         return r;
     }
     b->base += n;
@@ -151,7 +176,7 @@ static int flush(struct es_blocks *b) {
     memmove(b->buf, b->buf + n, b->len);
     r = mark_end(b);
     if (r != 0)
-        b->error = -r;
+        salvage(b, -r);
     return r;
 }
 
@@ -167,12 +192,12 @@ int es_blocks_append(struct es_blocks *b, const uint8_t *data, size_t n) {
         if (direct > 0) {
             int r = put(b, data, b->base, b->base + direct);
             if (r != 0) {
-                b->error = -r;
+                salvage(b, -r);
                 return r;
             }
             b->base += direct;
             if ((r = mark_end(b)) != 0) {
-                b->error = -r;
+                salvage(b, -r);
                 return r;
             }
         }
@@ -203,7 +228,7 @@ int es_blocks_finish(struct es_blocks *b) {
     if (!b->complete && b->base > 0) {
         r = write_all(b->fd, end_marker, 2);
         if (r != 0)
-            b->error = -r;
+            salvage(b, -r);
     }
     return r;
 }

@@ -6,7 +6,8 @@
  * marker unless the stream's own arrived. On a regular file an end marker
  * is also kept after the last block while recording (and overwritten by the
  * next block), so that even a recorder killed outright leaves a file that
- * parses.
+ * parses. When a write fails (a full disk), the file is cut back to its
+ * last whole block and ends with an end marker (`salvaged`).
  *
  * It can leave out the library's cost notices (protocol.md 1.3), which
  * `serve` asks for, so that its recording stays the program's own stream.
@@ -38,6 +39,8 @@ struct es_blocks {
     bool complete;      /* the stream's end marker is before `boundary` */
     bool finished;      /* es_blocks_finish has written the end */
     int error;          /* errno of a failed write, 0 */
+    int64_t salvaged;   /* after a failed write: the file's length once cut back to its last
+                         * whole block and an end marker (0: nothing whole), -1: not done */
     /* Leave the library's cost notices out (set after es_blocks_init):
      * the stream ranges of the ones seen and not yet passed, in order, and
      * the bytes left out before `base` (the file is that much shorter). */

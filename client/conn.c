@@ -291,7 +291,7 @@ static void retry_later(struct es_conn *c) {
     es_stream_destroy(&c->stream);
     es_stream_init(&c->stream);
     memset(&c->info, 0, sizeof c->info);
-    if (!c->said_waiting && isatty(2)) {
+    if (!c->said_waiting && !c->opt.quiet && isatty(2)) {
         fprintf(stderr, "eventlog-socket: waiting for %s (--retry)\n", c->name);
         c->said_waiting = true;
     }
@@ -483,6 +483,15 @@ int es_conn_open(struct es_conn *c, uv_loop_t *loop, const char *source,
         c->idle_open = true;
         uv_idle_start(&c->idle, on_idle);
         return 0;
+    }
+    /* A recording's name that is not there is a missing file (a typo), not
+     * a program that is not running yet. */
+    size_t n = strlen(source);
+    if (opt->allow_file && n > 9 && strcmp(source + n - 9, ".eventlog") == 0 &&
+        stat(source, &st) != 0) {
+        snprintf(c->name, sizeof c->name, "%s", source);
+        snprintf(c->error, sizeof c->error, "%s", "no such file");
+        return -EINVAL;
     }
     const char *why;
     if (es_addr_parse(source, &c->addr, &why) != 0) {

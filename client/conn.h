@@ -37,6 +37,8 @@ struct es_conn_options {
     bool cost_notices;      /* ask the server for cost notices once the header arrives
                              * (EVENTLOG_SOCKET_CMD_COST_NOTICES; live views only: a
                              * recording keeps the program's own stream) */
+    bool quiet;             /* --retry: no "waiting for" line on stderr (a view that
+                             * owns the screen, or shows a run already) */
 };
 
 /* What the stream has told about the program so far. */
@@ -104,7 +106,7 @@ struct es_conn {
     uv_idle_t idle; /* reads a file */
     bool idle_open;
     int file_fd;
-    bool said_waiting;
+    bool said_waiting;    /* the "waiting for" line was printed */
     bool feeding;         /* inside es_conn_feed */
     bool destroy_pending; /* closed meanwhile: free the reader on the way out */
 };

@@ -3,9 +3,10 @@
  * stream until its effect shows: a heap sample after the request (census,
  * start), or heap samples no longer coming (stop). Runs on one thread, the
  * libuv loop's. */
-#include "conn.h"
-#include "opts.h"
 #include "es_header.h"
+#include "opts.h"
+#include "session.h"
+#include "subcommands.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,14 +20,12 @@
 enum what { CENSUS, START, STOP };
 
 struct control {
-    uv_loop_t *loop;
-    struct es_conn conn;
+    struct es_session ses;
     enum what what;
     const char *word;
     bool wait;
     double timeout;
     uv_timer_t timer;
-    uv_signal_t sigint;
     bool sent;
     uint64_t sent_ns;        /* uv_hrtime() of the request */
     uint64_t sent_wall_ns;   /* wall-clock time of the request */
@@ -66,11 +65,9 @@ static uint64_t request_time(const struct control *k) {
 }
 
 static void close_all(struct control *k) {
-    es_conn_close(&k->conn);
+    es_session_close(&k->ses);
     if (!uv_is_closing((uv_handle_t *)&k->timer))
         uv_close((uv_handle_t *)&k->timer, NULL);
-    if (!uv_is_closing((uv_handle_t *)&k->sigint))
-        uv_close((uv_handle_t *)&k->sigint, NULL);
 }
 
 static void finish(struct control *k, int status) {
@@ -90,7 +87,7 @@ static void judge(struct control *k) {
     if (!k->sent || k->done || !k->wait)
         return;
     uint64_t req = request_time(k);
-    const struct es_conn_info *in = &k->conn.info;
+    const struct es_conn_info *in = &k->ses.conn->info;
     double waited = (double)(uv_hrtime() - k->sent_ns) / 1e9;
     if (k->what != STOP) {
         if (k->first_after == 0)
@@ -187,9 +184,10 @@ static void on_sent(struct es_conn *c, int status, void *ctx) {
 
 /* Why nothing showed, when the stream can tell. */
 static void hint(struct control *k) {
-    const struct es_conn_info *in = &k->conn.info;
-    const struct es_header *h = &k->conn.stream.header;
-    if (k->conn.stream.state != ES_STREAM_HEADER && h->size[ES_EVENT_IPE] == ES_SIZE_UNDECLARED)
+    const struct es_conn *c = k->ses.conn;
+    const struct es_conn_info *in = &c->info;
+    const struct es_header *h = &c->stream.header;
+    if (c->stream.state != ES_STREAM_HEADER && h->size[ES_EVENT_IPE] == ES_SIZE_UNDECLARED)
         fprintf(stderr,
                 "hint: the program's GHC is older than 9.2 (its eventlog declares no IPE "
                 "events): GHC 9.0 hands heap samples over only when the RTS's global buffer "
@@ -207,7 +205,7 @@ static void on_timeout(uv_timer_t *t) {
     struct control *k = t->data;
     if (k->done)
         return;
-    fprintf(stderr, "eventlog-socket: %s: %s: %s within %g s\n", k->conn.name, k->word,
+    fprintf(stderr, "eventlog-socket: %s: %s: %s within %g s\n", k->ses.conn->name, k->word,
             k->what == STOP ? "heap samples did not stop" : "no heap sample arrived", k->timeout);
     hint(k);
     finish(k, 1);
@@ -233,18 +231,17 @@ static void on_end(struct es_conn *c, enum es_conn_end how, void *ctx) {
     finish(k, 1);
 }
 
-static void on_signal(uv_signal_t *s, int signum) {
+static void on_signal(void *ctx, int signum) {
     (void)signum;
-    struct control *k = s->data;
-    fprintf(stderr, "eventlog-socket: %s: %s: interrupted\n", k->conn.name, k->word);
+    struct control *k = ctx;
+    fprintf(stderr, "eventlog-socket: %s: %s: interrupted\n", k->ses.conn->name, k->word);
     finish(k, 1);
 }
 
 int es_control_main(int argc, char **argv) {
     static struct control ctl;
     struct control *k = &ctl;
-    struct es_conn_options opt;
-    es_conn_default_options(&opt);
+    es_session_init(&k->ses);
     k->timeout = 10;
     const char *pos[2] = {NULL, NULL};
     const struct es_opt opts[] = {{"--wait", NULL, ES_OPT_FLAG, &k->wait, 0, NULL, NULL},
@@ -253,7 +250,7 @@ int es_control_main(int argc, char **argv) {
                                   {0}};
     const struct es_opts_spec spec = {.cmd = "control",
                                       .opts = opts,
-                                      .conn = &opt,
+                                      .conn = &k->ses.opt,
                                       .usage = control_usage,
                                       .pos = pos,
                                       .npos = 2,
@@ -274,23 +271,21 @@ int es_control_main(int argc, char **argv) {
         fprintf(stderr, "eventlog-socket control: %s is not start, stop or census\n", k->word);
         return 2;
     }
-    k->loop = uv_default_loop();
     struct es_conn_callbacks cb = {.on_header = on_header,
                                    .on_event = on_event,
                                    .on_bytes = on_bytes,
                                    .on_end = on_end,
                                    .on_sent = on_sent,
                                    .ctx = k};
-    if (es_conn_open(&k->conn, k->loop, addr, &opt, &cb) != 0) {
-        fprintf(stderr, "eventlog-socket: %s: %s\n", k->conn.name, k->conn.error);
+    if (es_session_open(&k->ses, addr, &cb) != 0) {
+        fprintf(stderr, "eventlog-socket: %s: %s\n", k->ses.conn->name, k->ses.conn->error);
         return 2;
     }
-    uv_timer_init(k->loop, &k->timer);
+    uv_timer_init(k->ses.loop, &k->timer);
     k->timer.data = k;
-    uv_signal_init(k->loop, &k->sigint);
-    k->sigint.data = k;
-    uv_signal_start(&k->sigint, on_signal, SIGINT);
-    uv_run(k->loop, UV_RUN_DEFAULT);
-    uv_loop_close(k->loop);
+    /* SIGTERM ends the command as it ends any program. */
+    es_session_signals(&k->ses, false, on_signal, k);
+    uv_run(k->ses.loop, UV_RUN_DEFAULT);
+    es_session_finish(&k->ses);
     return k->status;
 }

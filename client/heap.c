@@ -5,9 +5,10 @@
  * written and flushed as soon as it is complete, and the .hp file is ended
  * properly however the run stops (end of stream, Ctrl-C), so it is usable
  * at any moment. Runs on one thread, the libuv loop's. */
-#include "conn.h"
-#include "opts.h"
 #include "model.h"
+#include "opts.h"
+#include "session.h"
+#include "subcommands.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -17,15 +18,13 @@
 #include <time.h>
 
 struct heap {
-    uv_loop_t *loop;
-    struct es_conn conn;
+    struct es_session ses;
     struct es_model *model;
     const char *hp_path, *csv_path;
     FILE *hp, *csv;
     bool hp_started;
     uint64_t written; /* censuses written */
     uint64_t last_time;
-    uv_signal_t sigint, sigterm;
     bool stopped;
     int status;
 };
@@ -117,22 +116,16 @@ static void write_census(struct heap *h) {
     h->written++;
 }
 
-static void close_handle(uv_handle_t *h) {
-    if (!uv_is_closing(h))
-        uv_close(h, NULL);
-}
-
 static void stop(struct heap *h, int status, const char *why) {
     if (h->stopped)
         return;
     h->stopped = true;
     h->status = status;
-    es_conn_close(&h->conn);
-    close_handle((uv_handle_t *)&h->sigint);
-    close_handle((uv_handle_t *)&h->sigterm);
-    bool have_header = h->conn.stream.state != ES_STREAM_HEADER;
+    es_session_close(&h->ses);
+    const struct es_conn *c = h->ses.conn;
+    bool have_header = c->stream.state != ES_STREAM_HEADER;
     if (!have_header) {
-        fprintf(stderr, "eventlog-socket: %s: %s\n", h->conn.name, why);
+        fprintf(stderr, "eventlog-socket: %s: %s\n", c->name, why);
         return;
     }
     /* The .hp file ends like the RTS ends it: an empty sample at the end. */
@@ -152,7 +145,7 @@ static void stop(struct heap *h, int status, const char *why) {
         werr = errno;
     h->hp = h->csv = NULL;
     if (werr) {
-        fprintf(stderr, "eventlog-socket: %s: cannot write the heap profile: %s\n", h->conn.name,
+        fprintf(stderr, "eventlog-socket: %s: cannot write the heap profile: %s\n", c->name,
                 strerror(werr));
         h->status = 2;
         return;
@@ -162,7 +155,7 @@ static void stop(struct heap *h, int status, const char *why) {
         fprintf(stderr,
                 "eventlog-socket: %s: no heap profile in the stream (%s): run the program with "
                 "+RTS -hT (or another -h mode)\n",
-                h->conn.name, why);
+                c->name, why);
         if (h->status == 0)
             h->status = 1;
         return;
@@ -170,7 +163,7 @@ static void stop(struct heap *h, int status, const char *why) {
     char to[1100];
     snprintf(to, sizeof to, "%s%s%s", h->hp_path ? h->hp_path : "",
              h->hp_path && h->csv_path ? " and " : "", h->csv_path ? h->csv_path : "");
-    fprintf(stderr, "eventlog-socket: %s: %llu heap samples to %s: %s\n", h->conn.name,
+    fprintf(stderr, "eventlog-socket: %s: %llu heap samples to %s: %s\n", c->name,
             (unsigned long long)h->written, to, why);
 }
 
@@ -207,8 +200,8 @@ static void on_end(struct es_conn *c, enum es_conn_end how, void *ctx) {
     }
 }
 
-static void on_signal(uv_signal_t *s, int signum) {
-    struct heap *h = s->data;
+static void on_signal(void *ctx, int signum) {
+    struct heap *h = ctx;
     stop(h, 1, signum == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)");
 }
 
@@ -224,9 +217,8 @@ static FILE *open_out(const char *path) {
 int es_heap_main(int argc, char **argv) {
     static struct heap heap;
     struct heap *h = &heap;
-    struct es_conn_options opt;
-    es_conn_default_options(&opt);
-    opt.allow_file = true;
+    es_session_init(&h->ses);
+    h->ses.opt.allow_file = true;
     const char *src = NULL;
     const struct es_opt opts[] = {
         {"--hp", NULL, ES_OPT_VALUE, &h->hp_path, 0, "%s needs a file name", NULL},
@@ -234,7 +226,7 @@ int es_heap_main(int argc, char **argv) {
         {0}};
     const struct es_opts_spec spec = {.cmd = "heap",
                                       .opts = opts,
-                                      .conn = &opt,
+                                      .conn = &h->ses.opt,
                                       .usage = heap_usage,
                                       .pos = &src,
                                       .npos = 1,
@@ -264,20 +256,15 @@ int es_heap_main(int argc, char **argv) {
     if (h->csv)
         fprintf(h->csv, "time_s,label,bytes\n");
 
-    h->loop = uv_default_loop();
     struct es_conn_callbacks cb = {
         .on_header = on_header, .on_event = on_event, .on_end = on_end, .ctx = h};
-    if (es_conn_open(&h->conn, h->loop, src, &opt, &cb) != 0) {
-        fprintf(stderr, "eventlog-socket: %s: %s\n", h->conn.name, h->conn.error);
+    if (es_session_open(&h->ses, src, &cb) != 0) {
+        fprintf(stderr, "eventlog-socket: %s: %s\n", h->ses.conn->name, h->ses.conn->error);
         return 2;
     }
-    uv_signal_init(h->loop, &h->sigint);
-    uv_signal_init(h->loop, &h->sigterm);
-    h->sigint.data = h->sigterm.data = h;
-    uv_signal_start(&h->sigint, on_signal, SIGINT);
-    uv_signal_start(&h->sigterm, on_signal, SIGTERM);
-    uv_run(h->loop, UV_RUN_DEFAULT);
-    uv_loop_close(h->loop);
+    es_session_signals(&h->ses, true, on_signal, h);
+    uv_run(h->ses.loop, UV_RUN_DEFAULT);
+    es_session_finish(&h->ses);
     es_model_destroy(h->model);
     free(h->model);
     return h->status;

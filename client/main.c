@@ -1,21 +1,15 @@
-/* The `eventlog-socket` command: one subcommand per verb, dispatched by
- * name from the table below. Each subcommand gets argv from its own name on
- * and returns the process's exit status: 0 success, 1 a result the user
- * should know about (a recording cut, a --wait that timed out), 2 a usage
- * error or no eventlog to work with (see README, "The eventlog-socket
- * command"). */
+/* The `eventlog-socket` command: one subcommand per verb (subcommands.h),
+ * dispatched by name from the table below (see README, "The
+ * eventlog-socket command"). */
+#include "subcommands.h"
+
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
-#define ES_CLIENT_VERSION "0.1.0"
-
-int es_record_main(int argc, char **argv);
-int es_control_main(int argc, char **argv);
-int es_heap_main(int argc, char **argv);
-int es_top_main(int argc, char **argv);
-int es_serve_main(int argc, char **argv);
-int es_report_main(int argc, char **argv);
+#ifndef ES_VERSION
+#error "ES_VERSION: the Makefile passes the cabal file's version"
+#endif
 
 static const struct subcommand {
     const char *name;
@@ -59,7 +53,7 @@ int main(int argc, char **argv) {
         return 0;
     }
     if (strcmp(argv[1], "--version") == 0) {
-        printf("eventlog-socket %s\n", ES_CLIENT_VERSION);
+        printf("eventlog-socket %s\n", ES_VERSION);
         return 0;
     }
     for (size_t i = 0; i < sizeof subcommands / sizeof *subcommands; i++)

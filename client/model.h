@@ -10,7 +10,9 @@
  * parsed header, es_model_event for every event (block markers included:
  * they say which capability the following events belong to), and
  * es_model_end when the end-of-data marker arrived. `top` and `heap` read
- * the fields and the es_model_* queries between events.
+ * the fields and the es_model_* queries between events. Inside, one file
+ * per family of events owns its part of the struct below
+ * (client/model_impl.h lists them).
  *
  * One model per stream, used by one thread at a time; no locking. */
 #ifndef ES_MODEL_H

@@ -6,8 +6,9 @@
 #include "eventlog_socket.h"
 
 #include "blocks.h"
-#include "conn.h"
 #include "opts.h"
+#include "session.h"
+#include "subcommands.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -25,8 +26,7 @@
 #define NAME_WAIT_BYTES ((size_t)64 << 20)
 
 struct record {
-    uv_loop_t *loop;
-    struct es_conn conn;
+    struct es_session ses;
     struct es_blocks blocks;
     const char *out; /* -o, or NULL for PROGRAM-PID.eventlog */
     char path[512];  /* the file being written */
@@ -35,7 +35,6 @@ struct record {
     double duration;           /* seconds, 0: until the program ends */
     bool lossless;             /* --lossless: ask the server for every byte */
     uint64_t lossless_notices; /* the server's notices about it, printed */
-    uv_signal_t sigint, sigterm;
     uv_timer_t duration_timer, progress_timer, name_timer;
     bool progress;       /* stderr is a terminal */
     bool progress_shown; /* a progress line is on the screen */
@@ -74,24 +73,14 @@ static void safe_name(char *s) {
 /* The program's name and pid from the stream, else from the server's
  * process (Unix sockets: SO_PEERCRED and /proc), else the time. */
 static void default_name(struct record *r, char *out, size_t size) {
-    const struct es_conn_info *in = &r->conn.info;
+    const struct es_conn *c = r->ses.conn;
+    const struct es_conn_info *in = &c->info;
     char prog[256] = "";
-    unsigned long pid = in->have_pid ? in->pid : (unsigned long)r->conn.peer_pid;
-    if (in->have_args && in->program[0] != '\0') {
+    unsigned long pid = in->have_pid ? in->pid : (unsigned long)c->peer_pid;
+    if (in->have_args && in->program[0] != '\0')
         snprintf(prog, sizeof prog, "%s", in->program);
-    } else if (r->conn.peer_pid > 0) {
-        char proc[64];
-        snprintf(proc, sizeof proc, "/proc/%d/cmdline", r->conn.peer_pid);
-        FILE *f = fopen(proc, "rb");
-        if (f != NULL) {
-            char arg0[256];
-            size_t n = fread(arg0, 1, sizeof arg0 - 1, f);
-            fclose(f);
-            arg0[n] = '\0';
-            const char *slash = strrchr(arg0, '/');
-            snprintf(prog, sizeof prog, "%s", slash ? slash + 1 : arg0);
-        }
-    }
+    else
+        es_session_program_of(c->peer_pid, prog, sizeof prog);
     safe_name(prog);
     if (prog[0] != '\0' && pid != 0) {
         snprintf(out, size, "%s-%lu.eventlog", prog, pid);
@@ -105,6 +94,30 @@ static void default_name(struct record *r, char *out, size_t size) {
 
 static void stop(struct record *r, int status, const char *why);
 
+/* The default name is created, never opened: not a file already there (a
+ * previous recording, or one another user planted), not through a symlink
+ * (in /tmp, another user's link to a file of ours). Taken: NAME.1.eventlog,
+ * NAME.2.eventlog, ... Returns the descriptor (r->path its name), or -1
+ * (errno). */
+#define DEFAULT_TRIES 100
+static int create_default(struct record *r) {
+    char base[400]; /* room in r->path for the " (and .1 to .99)" of the message */
+    default_name(r, base, sizeof base);
+    size_t stem = strlen(base) - strlen(".eventlog"); /* default_name ends so */
+    for (int i = 0; i < DEFAULT_TRIES; i++) {
+        if (i == 0)
+            snprintf(r->path, sizeof r->path, "%s", base);
+        else
+            snprintf(r->path, sizeof r->path, "%.*s.%d.eventlog", (int)stem, base, i);
+        int fd = open(r->path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (fd >= 0 || errno != EEXIST)
+            return fd;
+    }
+    snprintf(r->path, sizeof r->path, "%s (and .1 to .%d)", base, DEFAULT_TRIES - 1);
+    errno = EEXIST;
+    return -1;
+}
+
 static void open_file(struct record *r) {
     if (r->opened || r->stopped)
         return;
@@ -113,11 +126,12 @@ static void open_file(struct record *r) {
         snprintf(r->path, sizeof r->path, "(stdout)");
         fd = 1;
     } else {
-        if (r->out != NULL)
+        if (r->out != NULL) {
             snprintf(r->path, sizeof r->path, "%s", r->out);
-        else
-            default_name(r, r->path, sizeof r->path);
-        fd = open(r->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+            fd = open(r->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        } else {
+            fd = create_default(r);
+        }
     }
     r->opened = true;
     uv_timer_stop(&r->name_timer);
@@ -147,13 +161,36 @@ static void human_size(char *out, size_t size, uint64_t bytes) {
     snprintf(out, size, "%.1f MiB", (double)bytes / (1 << 20));
 }
 
+/* A write failed: say what the file holds now (client/blocks.h cuts it back
+ * to its last whole block and an end marker, when it can). */
+static void write_failed(struct record *r, const char *name, int err) {
+    char size[32];
+    int64_t kept = r->blocks.salvaged;
+    human_size(size, sizeof size, kept > 0 ? (uint64_t)kept : 0);
+    if (kept > 0)
+        fprintf(stderr,
+                "eventlog-socket: %s: cannot write %s: %s; recording stopped, the file is cut "
+                "back to its last whole block (%s) and ends with an end marker\n",
+                name, r->path, strerror(err), size);
+    else if (kept == 0)
+        fprintf(stderr, "eventlog-socket: %s: cannot write %s: %s; nothing recorded (empty file)\n",
+                name, r->path, strerror(err));
+    else
+        fprintf(stderr,
+                "eventlog-socket: %s: cannot write %s: %s; the file could not be cut back and "
+                "may end inside a block\n",
+                name, r->path, strerror(err));
+    r->status = 2;
+}
+
 /* The end, whatever caused it: write the file's end, close everything so
  * that the loop returns, and print the last line. */
 static void stop(struct record *r, int status, const char *why) {
     if (r->stopped)
         return;
     bool have_header = r->have_header;
-    struct es_conn_info info = r->conn.info;
+    const struct es_conn *c = r->ses.conn;
+    struct es_conn_info info = c->info;
     bool complete = status == 0;
     if (!r->opened && have_header) {
         open_file(r);
@@ -163,9 +200,7 @@ static void stop(struct record *r, int status, const char *why) {
     r->stopped = true;
     r->status = status;
     clear_progress(r);
-    es_conn_close(&r->conn);
-    close_handle((uv_handle_t *)&r->sigint);
-    close_handle((uv_handle_t *)&r->sigterm);
+    es_session_close(&r->ses);
     close_handle((uv_handle_t *)&r->duration_timer);
     close_handle((uv_handle_t *)&r->progress_timer);
     close_handle((uv_handle_t *)&r->name_timer);
@@ -176,14 +211,12 @@ static void stop(struct record *r, int status, const char *why) {
             werr = errno;
     }
     if (werr != 0) {
-        fprintf(stderr, "eventlog-socket: %s: cannot write %s: %s\n", r->conn.name, r->path,
-                strerror(werr));
-        r->status = 2;
+        write_failed(r, c->name, werr);
         return;
     }
     if (!r->opened || r->blocks.fd < 0) {
         /* No file: the reason is the whole story. */
-        fprintf(stderr, "eventlog-socket: %s: %s%s\n", r->conn.name,
+        fprintf(stderr, "eventlog-socket: %s: %s%s\n", c->name,
                 have_header || status == 2 ? "" : "nothing recorded: ", why);
         return;
     }
@@ -269,8 +302,8 @@ static void on_end(struct es_conn *c, enum es_conn_end how, void *ctx) {
     }
 }
 
-static void on_signal(uv_signal_t *s, int signum) {
-    struct record *r = s->data;
+static void on_signal(void *ctx, int signum) {
+    struct record *r = ctx;
     stop(r, 1, signum == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)");
 }
 
@@ -283,8 +316,9 @@ static void on_duration(uv_timer_t *t) {
 
 static void on_progress(uv_timer_t *t) {
     struct record *r = t->data;
-    uint64_t now = uv_now(r->loop);
-    const struct es_conn_info *in = &r->conn.info;
+    uint64_t now = uv_now(r->ses.loop);
+    const struct es_conn *c = r->ses.conn;
+    const struct es_conn_info *in = &c->info;
     double dt = (double)(now - r->last_ms) / 1000;
     if (dt <= 0)
         return;
@@ -299,7 +333,7 @@ static void on_progress(uv_timer_t *t) {
     r->last_bytes = in->bytes;
     r->last_events = in->events;
     fprintf(stderr, "\r%s%.1f s  %.1f MiB  %.1f MiB/s  %.0f events/s  %llu drop notices\033[K",
-            r->conn.stream.state == ES_STREAM_HEADER ? "connecting...  " : "",
+            c->stream.state == ES_STREAM_HEADER ? "connecting...  " : "",
             (double)(now - r->start_ms) / 1000, (double)in->bytes / (1 << 20), r->mib_s,
             r->events_s, (unsigned long long)in->drop_notices);
     fflush(stderr);
@@ -309,8 +343,7 @@ static void on_progress(uv_timer_t *t) {
 int es_record_main(int argc, char **argv) {
     static struct record rec;
     struct record *r = &rec;
-    struct es_conn_options opt;
-    es_conn_default_options(&opt);
+    es_session_init(&r->ses);
     const char *addr = NULL;
     const struct es_opt opts[] = {
         {"-o", "--output", ES_OPT_VALUE, &r->out, 0, "-o needs a file name", NULL},
@@ -320,7 +353,7 @@ int es_record_main(int argc, char **argv) {
         {0}};
     const struct es_opts_spec spec = {.cmd = "record",
                                       .opts = opts,
-                                      .conn = &opt,
+                                      .conn = &r->ses.opt,
                                       .usage = record_usage,
                                       .pos = &addr,
                                       .npos = 1,
@@ -328,34 +361,30 @@ int es_record_main(int argc, char **argv) {
     int status = es_opts_parse(&spec, argc, argv);
     if (status >= 0)
         return status;
-    r->loop = uv_default_loop();
     es_blocks_init(&r->blocks);
     struct es_conn_callbacks cb = {.on_header = on_header,
                                    .on_event = on_event,
                                    .on_bytes = on_bytes,
                                    .on_end = on_end,
                                    .ctx = r};
-    if (es_conn_open(&r->conn, r->loop, addr, &opt, &cb) != 0) {
-        fprintf(stderr, "eventlog-socket: %s: %s\n", r->conn.name, r->conn.error);
+    if (es_session_open(&r->ses, addr, &cb) != 0) {
+        fprintf(stderr, "eventlog-socket: %s: %s\n", r->ses.conn->name, r->ses.conn->error);
         return 2;
     }
-    uv_signal_init(r->loop, &r->sigint);
-    uv_signal_init(r->loop, &r->sigterm);
-    r->sigint.data = r->sigterm.data = r;
-    uv_signal_start(&r->sigint, on_signal, SIGINT);
-    uv_signal_start(&r->sigterm, on_signal, SIGTERM);
-    uv_timer_init(r->loop, &r->duration_timer);
-    uv_timer_init(r->loop, &r->progress_timer);
-    uv_timer_init(r->loop, &r->name_timer);
+    es_session_signals(&r->ses, true, on_signal, r);
+    uv_loop_t *loop = r->ses.loop;
+    uv_timer_init(loop, &r->duration_timer);
+    uv_timer_init(loop, &r->progress_timer);
+    uv_timer_init(loop, &r->name_timer);
     r->duration_timer.data = r->progress_timer.data = r->name_timer.data = r;
     if (r->duration > 0)
         uv_timer_start(&r->duration_timer, on_duration, (uint64_t)(r->duration * 1000 + 0.5), 0);
-    r->start_ms = r->last_ms = uv_now(r->loop);
+    r->start_ms = r->last_ms = uv_now(loop);
     r->progress = isatty(2);
     if (r->progress)
         uv_timer_start(&r->progress_timer, on_progress, 250, 250);
-    uv_run(r->loop, UV_RUN_DEFAULT);
+    uv_run(loop, UV_RUN_DEFAULT);
+    es_session_finish(&r->ses);
     es_blocks_destroy(&r->blocks);
-    uv_loop_close(r->loop);
     return r->status;
 }

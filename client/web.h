@@ -1,9 +1,12 @@
 /* The web view's files (client/web/ and the charting library, dygraphs from
  * Debian's libjs-dygraphs), embedded in the command at build time by
  * scripts/embed-web.sh, so that neither `serve` nor `report` needs files
- * from elsewhere, let alone the internet. Read-only data: any thread. */
+ * from elsewhere, let alone the internet; and the page made of them
+ * (client/webpage.c). Read-only data and pure functions: any thread. */
 #ifndef ES_WEB_H
 #define ES_WEB_H
+
+#include "webjson.h"
 
 #include <stddef.h>
 
@@ -19,5 +22,10 @@ extern const size_t es_web_nassets;
 
 /* The asset called `name`, or NULL. */
 const struct es_web_asset *es_web_asset(const char *name);
+
+/* The page: with its styles and scripts linked (`serve` serves them) when
+ * `json` is NULL, else with them and the state `json` (es_webjson_state)
+ * inline, one file that needs nothing else (`report`). */
+void es_web_page(struct es_webbuf *out, const struct es_webbuf *json);
 
 #endif

@@ -101,7 +101,7 @@ static void info(struct es_webbuf *b, const struct es_model *m,
         "\"wait_notices\":%llu,\"lossless_waits\":%llu,\"lossless_wait_ms\":%.1f,"
         "\"cost_notices\":%llu,\"cost_ms_per_s\":%.2f,\"cost_rts\":%.2f,\"cost_walker\":%.2f,"
         "\"cost_loop\":%.2f,\"cost_s_per_gib\":%.4f,"
-        "\"width\":%llu,"
+        "\"width\":%llu,\"marks\":%llu,"
         "\"cap_share\":[",
         m->pid ? m->pid : st->pid, (unsigned long long)m->wall_start_s,
         (unsigned long long)m->first_time, (unsigned long long)m->now, m->ended ? "true" : "false",
@@ -120,7 +120,7 @@ static void info(struct es_webbuf *b, const struct es_model *m,
         (unsigned long long)m->lossless_waits, m->lossless_wait_ms,
         (unsigned long long)m->cost_notices, m->cost_ms_per_s, m->cost_rts_ms_per_s,
         m->cost_walker_ms_per_s, m->cost_loop_ms_per_s, es_model_cost_s_per_gib(m),
-        (unsigned long long)m->h.width);
+        (unsigned long long)m->h.width, (unsigned long long)m->h.marks_n);
     for (unsigned c = 0; c < m->ncaps && c < ES_MODEL_MAX_CAPS; c++)
         es_webbuf_printf(b, "%s%.3f", c ? "," : "", es_model_cap_share(m, c, 0));
     /* What each capability is doing as of the latest event: [what, since],
@@ -143,6 +143,28 @@ static uint64_t open_ns(const struct es_model *m, uint64_t since, unsigned i) {
         return 0;
     uint64_t a = since > lo ? since : lo, b = m->now < hi ? m->now : hi;
     return b > a ? b - a : 0;
+}
+
+/* One census: [time, total, [label, bytes, ...]], the labels past the cap
+ * summed as "other". */
+static void census_json(struct es_webbuf *out, const struct es_model_census_pt *p, bool comma) {
+    es_webbuf_printf(out, "%s[%llu,%llu,[", comma ? "," : "", (unsigned long long)p->time,
+                     (unsigned long long)p->total);
+    uint64_t other = 0;
+    bool any = false;
+    for (uint32_t k = 0; k < p->n; k++) {
+        if (p->e[k].label >= ES_WEBJSON_MAX_LABELS - 1) {
+            other += p->e[k].bytes;
+            continue;
+        }
+        es_webbuf_printf(out, "%s%u,%llu", any ? "," : "", p->e[k].label,
+                         (unsigned long long)p->e[k].bytes);
+        any = true;
+    }
+    if (other > 0)
+        es_webbuf_printf(out, "%s%u,%llu", any ? "," : "", (unsigned)(ES_WEBJSON_MAX_LABELS - 1),
+                         (unsigned long long)other);
+    ES_WEBBUF_ADD(out, "]]");
 }
 
 void es_webjson_state(struct es_webbuf *out, const struct es_model *m,
@@ -205,26 +227,22 @@ void es_webjson_state(struct es_webbuf *out, const struct es_model *m,
     }
     cur->tl_sent = h->n;
 
-    /* Census labels, only ever added to. */
+    /* Census labels, only ever added to; past ES_WEBJSON_MAX_LABELS - 1
+     * they are one, "other" (the page draws the largest ten anyway). */
+    size_t nlabels = m->nlabels < ES_WEBJSON_MAX_LABELS ? m->nlabels : ES_WEBJSON_MAX_LABELS;
     es_webbuf_printf(out, "],\"labels_from\":%zu,\"labels\":[", cur->labels);
-    for (size_t i = cur->labels; i < m->nlabels; i++) {
+    for (size_t i = cur->labels; i < nlabels; i++) {
         if (i > cur->labels)
             ES_WEBBUF_ADD(out, ",");
-        es_webbuf_json_str(out, es_model_label(m, (uint32_t)i));
+        es_webbuf_json_str(out, i < ES_WEBJSON_MAX_LABELS - 1 ? es_model_label(m, (uint32_t)i)
+                                                              : "(other labels)");
     }
-    cur->labels = m->nlabels;
+    cur->labels = nlabels;
 
     /* Censuses: [time, total, [label, bytes, label, bytes...]]. */
     es_webbuf_printf(out, "],\"census_from\":%zu,\"census\":[", cur->censuses);
-    for (size_t i = cur->censuses; i < h->ncensuses; i++) {
-        const struct es_model_census_pt *p = &h->censuses[i];
-        es_webbuf_printf(out, "%s[%llu,%llu,[", i > cur->censuses ? "," : "",
-                         (unsigned long long)p->time, (unsigned long long)p->total);
-        for (uint32_t k = 0; k < p->n; k++)
-            es_webbuf_printf(out, "%s%u,%llu", k ? "," : "", p->e[k].label,
-                             (unsigned long long)p->e[k].bytes);
-        ES_WEBBUF_ADD(out, "]]");
-    }
+    for (size_t i = cur->censuses; i < h->ncensuses; i++)
+        census_json(out, &h->censuses[i], i > cur->censuses);
     cur->censuses = h->ncensuses;
 
     /* Pauses: [start, duration, major]. */

@@ -20,6 +20,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Census labels the page gets at most: the rest are summed as one "other". */
+#define ES_WEBJSON_MAX_LABELS 4096
+
 /* A growing text buffer; `oom` once an append failed (the text is then
  * incomplete and must not be used). */
 struct es_webbuf {

@@ -54,6 +54,10 @@
 extern "C" {
 #endif
 
+/* This package's version, as eventlog-socket.cabal, the .pc file and
+ * `eventlog-socket --version` say it (tests/check-version.sh). */
+#define EVENTLOG_SOCKET_VERSION "0.3.0.0"
+
 /* The library is built with hidden visibility; only what is marked with this
  * is exported. */
 #if defined(__GNUC__)

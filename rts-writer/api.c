@@ -110,7 +110,10 @@ int es_rts_switch_writer(bool wait) {
     /* The library sees Ctrl-C too (waits for lossless clients, or for the
      * first client, end). */
     es_signal_chain();
-    return wait ? eventlog_socket_wait_for_client() : 0;
+    if (!wait)
+        return 0;
+    es_log("waiting for a client to connect");
+    return eventlog_socket_wait_for_client();
 }
 
 int eventlog_socket_start_unix(const char *path, bool wait) {

@@ -10,17 +10,23 @@
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
+#include <unistd.h>
 
 /* GHC_EVENTLOG_GRACEFUL_SIGTERM: SIGTERM (systemd, docker stop, Kubernetes)
  * ends a program at once by default, bypassing hs_exit: every client's
  * stream is cut without its end marker. The RTS already turns SIGINT into
  * an orderly exit (the main thread gets UserInterrupt, hs_exit runs, a
- * second SIGINT kills), so SIGTERM is made to raise SIGINT, which is
- * async-signal-safe. Where the RTS installed no SIGINT handler
+ * second SIGINT kills), so SIGTERM is made to send SIGINT (kill, which is
+ * async-signal-safe). Where the RTS installed no SIGINT handler
  * (--install-signal-handlers=no) SIGINT, and so SIGTERM, still kills. */
 static void sigterm_as_sigint(int sig) {
     (void)sig;
-    raise(SIGINT);
+    /* To the process, not raise()'s calling thread: the kernel may have
+     * handed SIGTERM to a thread that has SIGINT blocked for a moment (the
+     * RTS blocks it around its own signal bookkeeping), and if that thread
+     * then waits for a lossless client, a SIGINT pending on it alone would
+     * wait as long. */
+    kill(getpid(), SIGINT);
 }
 
 static void install_graceful_sigterm(void) {

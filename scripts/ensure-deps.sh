@@ -3,11 +3,20 @@
 # Debian/Ubuntu only (apt-get); elsewhere it says what to install and fails.
 set -euo pipefail
 
+# --demo: only what `make demo` needs (the library, fibber-c-main, nc and
+# ghc-events); otherwise everything the build and the tests use.
+mode=${1:-all}
+
 need=()
 command -v ghc >/dev/null 2>&1 || need+=(ghc)
-command -v cabal >/dev/null 2>&1 || need+=(cabal-install)
 command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
 pkg-config --exists libuv 2>/dev/null || need+=(libuv1-dev)
+command -v ghc-events >/dev/null 2>&1 || need+=(libghc-ghc-events-dev)
+command -v nc >/dev/null 2>&1 || need+=(netcat-openbsd)
+command -v cc >/dev/null 2>&1 || need+=(gcc)
+command -v objcopy >/dev/null 2>&1 || need+=(binutils)
+if [ "$mode" != --demo ]; then
+command -v cabal >/dev/null 2>&1 || need+=(cabal-install)
 # The eventlog-socket command's `top` (ncurses), and its test (tmux).
 pkg-config --exists ncursesw 2>/dev/null || need+=(libncurses-dev)
 command -v tmux >/dev/null 2>&1 || need+=(tmux)
@@ -17,11 +26,7 @@ pkg-config --exists libmicrohttpd 2>/dev/null || need+=(libmicrohttpd-dev)
 [ -e /usr/share/javascript/dygraphs/dygraph.min.js ] || need+=(libjs-dygraphs)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 ghc-pkg --global list --simple-output ghc-events 2>/dev/null | grep -q ghc-events || need+=(libghc-ghc-events-dev)
-command -v ghc-events >/dev/null 2>&1 || need+=(libghc-ghc-events-dev)
-command -v nc >/dev/null 2>&1 || need+=(netcat-openbsd)
 command -v python3 >/dev/null 2>&1 || need+=(python3)
-command -v cc >/dev/null 2>&1 || need+=(gcc)
-command -v objcopy >/dev/null 2>&1 || need+=(binutils)
 # The formatting check of make check (it is skipped without clang-format).
 command -v clang-format >/dev/null 2>&1 || need+=(clang-format)
 # Profiling libraries, for the cost-centre profiling tests (ghc -prof).
@@ -30,9 +35,10 @@ if command -v ghc >/dev/null 2>&1; then
 else
     need+=(ghc-prof)
 fi
+fi
 # `make fuzz` also needs clang with libFuzzer (Debian keeps its runtime in
 # libclang-rt-dev, which clang only recommends).
-if [ "${1:-}" = --fuzz ]; then
+if [ "$mode" = --fuzz ]; then
     command -v clang >/dev/null 2>&1 || need+=(clang libclang-rt-dev)
     command -v clang >/dev/null 2>&1 &&
         ! echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return 0; }' |

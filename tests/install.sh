@@ -45,9 +45,15 @@ rc=$?
 ok $rc "make install PREFIX=$prefix DESTDIR=(temporary directory)"
 [ $rc -eq 0 ] || { show "$tmp/make.log"; bail "make install failed"; }
 files=$(cd "$dest" && find . ! -type d | sort | tr '\n' ' ')
-expected="./opt/eventlog-socket-test/include/eventlog_socket.h ./opt/eventlog-socket-test/lib/libeventlog-socket.a ./opt/eventlog-socket-test/lib/pkgconfig/eventlog-socket.pc "
+expected="./opt/eventlog-socket-test/bin/eventlog-socket ./opt/eventlog-socket-test/include/eventlog_socket.h ./opt/eventlog-socket-test/lib/libeventlog-socket.a ./opt/eventlog-socket-test/lib/pkgconfig/eventlog-socket.pc "
 [ "$files" = "$expected" ]
-ok $? "installed exactly the header, the archive and the .pc file (got: $files)"
+ok $? "installed exactly the command, the header, the archive and the .pc file (got: $files)"
+version=$(sed -n 's/^version:[[:space:]]*//p' "$repo/eventlog-socket.cabal")
+installed_version=$("$dest$prefix/bin/eventlog-socket" --version 2>&1)
+[ "$installed_version" = "eventlog-socket $version" ]
+ok $? "the installed command runs: --version says \"$installed_version\" (the cabal file: $version)"
+"$dest$prefix/bin/eventlog-socket" --help 2>&1 | grep -q "record ADDR"
+ok $? "the installed command's --help lists the subcommands"
 
 # pkg-config as a user of the staged tree runs it: the .pc names the final
 # prefix, and the sysroot maps it into DESTDIR (libuv's directories too,
@@ -56,6 +62,8 @@ export PKG_CONFIG_PATH=$dest$prefix/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$dest
 flags=$(pkg-config --cflags --libs eventlog-socket 2>"$tmp/pc.err")
 rc=$?
 ok $rc "pkg-config --cflags --libs eventlog-socket: $flags"
+[ "$(pkg-config --modversion eventlog-socket)" = "$version" ]
+ok $? "pkg-config --modversion says the cabal file's version ($version)"
 [ $rc -eq 0 ] || { show "$tmp/pc.err"; bail "pkg-config failed"; }
 case " $flags " in
 *" -I$dest$prefix/include "*" -L$dest$prefix/lib -leventlog-socket "*"-luv "*) rc=0 ;;

@@ -70,6 +70,7 @@ cabal_sources_check() {
     fi
 }
 suite "cabal package sources" cabal_sources_check
+suite "one version everywhere" tests/check-version.sh "$build"
 suite "install (make install into a DESTDIR, the example built against it)" tests/install.sh "$build"
 # Two tests at a time: each is its own process with its own sockets, and
 # the few that measure time or memory are marked to run alone.

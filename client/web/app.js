@@ -7,8 +7,12 @@
 
   var TOP_N = 10;
   var MAX_MARKS = 1024, MAX_DROPS = 256;
+  var LIST_N = 20;
+  // Ten fills told apart at a glance (Tableau 10 without its grey, and a
+  // light blue); "other" is grey.
   var COLOURS = ['#4e79a7', '#f28e2b', '#e15759', '#76b7b2', '#59a14f', '#edc948', '#b07aa1',
-                 '#ff9da7', '#9c755f', '#bab0ac', '#86bcb6'];
+                 '#ff9da7', '#9c755f', '#a0cbe8'];
+  var OTHER = '#c7c7c7';
   var S = null;
   var charts = {};
   var drawPending = false;
@@ -74,11 +78,99 @@
 
   // ---- Drawing.
 
-  // Markers and drop notices on every time axis.
+  // Markers on the charts: at most one tick per MARK_BIN pixels; while the
+  // ticks are sparse each is a thin line, beyond MARK_SPARSE_PX pixels per
+  // tick on average they become a rate strip (a bar per bin, its height the
+  // bin's count) along the top of the plot. At most one label per
+  // MARK_LABEL_PX pixels of width, never two overlapping. Drawn over the
+  // series (dygraphs' drawCallback), so filled bands do not hide them.
+  var MARK_BIN = 6, MARK_SPARSE_PX = 24, MARK_LABEL_PX = 180, MARK_STRIP = 12;
+  var showMarks = true;
+  // The time range every chart shows ([from, to] in seconds), or null for
+  // the whole run: zoom or pan on one chart and the others follow.
+  var view = null, syncing = false;
+
+  // Visible markers grouped into bins of MARK_BIN pixels: [{x, n, first}].
+  function markBins(g, area) {
+    var bins = [], last = null;
+    for (var j = 0; j < S.marks.length; j++) {
+      var x = g.toDomXCoord(S.marks[j][0] / 1e9);
+      if (x < area.x || x > area.x + area.w) continue;
+      var b = Math.floor((x - area.x) / MARK_BIN);
+      if (last && last.b === b) { last.n++; continue; }
+      last = {b: b, x: area.x + (b + 0.5) * MARK_BIN, n: 1, first: j};
+      bins.push(last);
+    }
+    return bins;
+  }
+
+  function drawMarks(ctx, area, g) {
+    var el = g.maindiv_ || null;
+    var bins = showMarks ? markBins(g, area) : [];
+    var n = 0, labels = 0, max = 1, i;
+    for (i = 0; i < bins.length; i++) { n += bins[i].n; if (bins[i].n > max) max = bins[i].n; }
+    var dense = bins.length * MARK_SPARSE_PX > area.w;
+    ctx.save();
+    if (!dense) {
+      ctx.fillStyle = 'rgba(70,70,70,0.45)';
+      for (i = 0; i < bins.length; i++) ctx.fillRect(Math.round(bins[i].x), area.y, 1, area.h);
+    } else {
+      ctx.fillStyle = 'rgba(240,240,240,0.85)';
+      ctx.fillRect(area.x, area.y, area.w, MARK_STRIP);
+      ctx.fillStyle = 'rgba(70,70,70,0.8)';
+      for (i = 0; i < bins.length; i++) {
+        var h = Math.max(2, Math.round(MARK_STRIP * bins[i].n / max));
+        ctx.fillRect(area.x + bins[i].b * MARK_BIN, area.y + MARK_STRIP - h, MARK_BIN - 1, h);
+      }
+    }
+    // Labels: a single marker by its text, a group by its count; a dense
+    // strip is labelled per segment of MARK_LABEL_PX pixels.
+    ctx.font = '10px sans-serif';
+    var cands = [];
+    if (!dense) {
+      for (i = 0; i < bins.length; i++)
+        cands.push([bins[i].x + 2, bins[i].n === 1 ? S.marks[bins[i].first][1].slice(0, 24) : bins[i].n + ' markers']);
+    } else {
+      var seg = Math.max(1, Math.floor(area.w / MARK_LABEL_PX)), per = area.w / seg;
+      for (var k = 0; k < seg; k++) {
+        var c = 0, at = -1;
+        for (i = 0; i < bins.length; i++) {
+          var bx = bins[i].b * MARK_BIN;
+          if (bx >= k * per && bx < (k + 1) * per) { c += bins[i].n; if (at < 0) at = bx; }
+        }
+        if (c) cands.push([area.x + at, c + (c === 1 ? ' marker' : ' markers')]);
+      }
+    }
+    var room = Math.max(1, Math.floor(area.w / MARK_LABEL_PX)), end = -Infinity, boxes = [];
+    var ty = area.y + (dense ? MARK_STRIP + 11 : 10);
+    for (i = 0; i < cands.length && labels < room; i++) {
+      var w = ctx.measureText(cands[i][1]).width;
+      var x0 = Math.min(cands[i][0], area.x + area.w - w - 2);
+      // Spread over the width: the k-th label starts in the k-th segment or later.
+      if (x0 < end + 8 || x0 < area.x + labels * area.w / room - 4) continue;
+      ctx.fillStyle = 'rgba(255,255,255,0.8)';
+      ctx.fillRect(x0 - 1, ty - 9, w + 2, 12);
+      ctx.fillStyle = '#333';
+      ctx.fillText(cands[i][1], x0, ty);
+      boxes.push(Math.round(x0) + '-' + Math.round(x0 + w));
+      end = x0 + w;
+      labels++;
+    }
+    ctx.restore();
+    // What was painted, also as text (tests, and whoever inspects the page).
+    if (el) {
+      el.setAttribute('data-marks', String(n));
+      el.setAttribute('data-mark-ticks', String(bins.length));
+      el.setAttribute('data-mark-labels', String(labels));
+      el.setAttribute('data-mark-boxes', boxes.join(','));
+      el.setAttribute('data-mark-style', bins.length ? (dense ? 'strip' : 'lines') : 'none');
+    }
+  }
+
+  // Drop notices, under the series, on every time axis.
   function underlay(ctx, area, g) {
     if (!S) return;
     ctx.save();
-    ctx.font = '10px sans-serif';
     var bands = 0;
     for (var i = 0; i < S.drops.length; i++) {
       var x = g.toDomXCoord(S.drops[i][0] / 1e9);
@@ -87,21 +179,51 @@
       ctx.fillRect(x - 3, area.y, 6, area.h);
       bands++;
     }
-    // What was painted, also as text (tests, and whoever inspects the page).
     if (g.maindiv_) g.maindiv_.setAttribute('data-drop-bands', String(bands));
-    ctx.strokeStyle = 'rgba(90,90,90,0.6)';
-    ctx.fillStyle = '#555';
-    for (var j = 0; j < S.marks.length; j++) {
-      var mx = g.toDomXCoord(S.marks[j][0] / 1e9);
-      if (mx < area.x || mx > area.x + area.w) continue;
-      ctx.beginPath();
-      ctx.setLineDash([3, 3]);
-      ctx.moveTo(mx, area.y);
-      ctx.lineTo(mx, area.y + area.h);
-      ctx.stroke();
-      if (S.marks.length <= 40) ctx.fillText(S.marks[j][1].slice(0, 24), mx + 2, area.y + 10);
-    }
     ctx.restore();
+  }
+
+  function sameView(a, b) {
+    if (a === null || b === null) return a === b;
+    return Math.abs(a[0] - b[0]) < 1e-9 && Math.abs(a[1] - b[1]) < 1e-9;
+  }
+
+  // After every redraw: the markers on top, and a zoom or pan passed on to
+  // the other charts.
+  function drawn(g) {
+    if (!S) return;
+    var ctx = g.hidden_ctx_;
+    if (ctx) drawMarks(ctx, g.getArea(), g);
+    var r = g.isZoomed('x') ? g.xAxisRange().slice() : null;
+    var a = g.getArea(), el = g.maindiv_;
+    if (el) {
+      el.setAttribute('data-view', r ? r[0].toFixed(3) + ',' + r[1].toFixed(3) : '');
+      el.setAttribute('data-range', g.xAxisRange().map(function (x) { return x.toFixed(3); }).join(','));
+      el.setAttribute('data-area', [a.x, a.y, a.w, a.h].map(Math.round).join(','));
+    }
+    if (syncing || sameView(r, view)) return;
+    view = r;
+    syncing = true;
+    Object.keys(charts).forEach(function (id) {
+      if (charts[id].g !== g) charts[id].g.updateOptions({dateWindow: view});
+    });
+    syncing = false;
+    drawCaps();
+  }
+
+  // The markers near the pointer, as the chart's tooltip.
+  function hover(ev) {
+    var el = ev.currentTarget, c = charts[el.id];
+    if (!c || !S) return;
+    var g = c.g, rect = el.getBoundingClientRect(), x = ev.clientX - rect.left, near = [];
+    for (var j = 0; j < S.marks.length; j++) {
+      if (Math.abs(g.toDomXCoord(S.marks[j][0] / 1e9) - x) <= MARK_BIN) near.push(j);
+    }
+    var t = near.slice(0, 8).map(function (j) {
+      return (S.marks[j][0] / 1e9).toFixed(3) + ' s: ' + S.marks[j][1];
+    }).join('\n');
+    if (near.length > 8) t += '\n... and ' + (near.length - 8) + ' more';
+    if (el.title !== t) el.title = t;
   }
 
   function chart(id, data, opts) {
@@ -117,14 +239,19 @@
     el.setAttribute('data-gaps', String(gaps));
     if (!data.length) return;
     opts.underlayCallback = underlay;
+    opts.drawCallback = drawn;
     opts.legend = 'never';
-    opts.xlabel = 'seconds since the program started';
+    opts.xlabel = 'seconds since the program started (drag to zoom, shift-drag to pan, double-click: whole run)';
     opts.connectSeparatedPoints = true;
+    opts.dateWindow = view;
+    // Drag to zoom on every chart (a range selector would make it pan).
+    opts.interactionModel = Dygraph.defaultInteractionModel;
     if (charts[id] && charts[id].nseries === opts.labels.length) {
       opts.file = data;
       charts[id].g.updateOptions(opts);
     } else {
       if (charts[id]) charts[id].g.destroy();
+      else el.addEventListener('mousemove', hover);
       charts[id] = {g: new Dygraph(el, data, opts), nseries: opts.labels.length};
     }
   }
@@ -134,9 +261,11 @@
     var html = '';
     for (var i = 0; i < rows.length; i++) {
       var r = rows[i];
-      html += '<tr data-series="' + esc(r.name) + '"><td>' +
+      html += '<tr data-series="' + esc(r.name) + '"><td title="' + esc(r.name) + '">' +
               (r.colour ? '<span class="swatch" style="background:' + r.colour + '"></span>' : '') +
-              esc(r.name) + '</td><td class="v"' +
+              esc(r.name) + '</td>' + (r.extra || []).map(function (x, k) {
+                return '<td class="x" data-value="' + r.extraRaw[k] + '">' + esc(x) + '</td>';
+              }).join('') + '<td class="v"' +
               (r.raw !== undefined ? ' data-value="' + r.raw + '"' : '') + '>' + esc(r.value) +
               '</td></tr>';
     }
@@ -153,15 +282,18 @@
 
   function drawHeap() {
     var labels = S.labels, census = S.census;
-    // The top N labels by their largest census figure; the rest is "other".
-    var peak = {};
+    // The top N labels by their largest census figure (peak); the rest is
+    // "other". Peak and mean per label, over the censuses kept.
+    var peak = {}, sum = {};
     for (var i = 0; i < census.length; i++) {
       var e = census[i][2];
-      for (var k = 0; k < e.length; k += 2)
+      for (var k = 0; k < e.length; k += 2) {
         if (!(e[k] in peak) || e[k + 1] > peak[e[k]]) peak[e[k]] = e[k + 1];
+        sum[e[k]] = (sum[e[k]] || 0) + e[k + 1];
+      }
     }
     var ids = Object.keys(peak).map(Number);
-    ids.sort(function (a, b) { return peak[b] - peak[a]; });
+    ids.sort(function (a, b) { return peak[b] - peak[a] || sum[b] - sum[a]; });
     var top = ids.slice(0, TOP_N), slot = {};
     top.forEach(function (id, j) { slot[id] = j; });
     var hasOther = ids.length > TOP_N;
@@ -169,7 +301,7 @@
     if (hasOther) names.push('other');
     var nstack = names.length;
     // Rows: censuses (stacked, cumulative), heap size/live per bucket, NaN at drops.
-    var rows = [];
+    var rows = [], partPeak = new Array(nstack).fill(0), partSum = new Array(nstack).fill(0);
     for (i = 0; i < census.length; i++) {
       var v = new Array(nstack).fill(0);
       e = census[i][2];
@@ -177,11 +309,17 @@
         var j = e[k] in slot ? slot[e[k]] : nstack - 1;
         v[j] += e[k + 1];
       }
-      var row = [census[i][0] / 1e9];
-      // Drawn top first: series s holds the sum of stack parts s..end.
-      var cum = 0, cums = [];
-      for (j = nstack - 1; j >= 0; j--) { cum += v[j]; cums[j] = cum; }
-      row = row.concat(cums, [null, null]);
+      // Series s holds the sum of parts 0..s: the largest label is the
+      // bottom band. dygraphs fills the last series first, so each band's
+      // own colour is painted over the ones above it.
+      var row = [census[i][0] / 1e9], cum = 0;
+      for (j = 0; j < nstack; j++) {
+        cum += v[j];
+        row.push(cum);
+        if (v[j] > partPeak[j]) partPeak[j] = v[j];
+        partSum[j] += v[j];
+      }
+      row.push(null, null);
       rows.push(row);
     }
     for (i = 0; i < S.tl.length; i++) {
@@ -198,20 +336,37 @@
       rows.push(gap);
     }
     rows.sort(function (a, b) { return a[0] - b[0]; });
-    var series = {}, colours = [];
+    // The chart library keys its series by name in plain objects, and a
+    // label from the stream can be any string ('__proto__', 'constructor',
+    // 'heap size'): the chart gets names of its own ('s0', 's1', ...; 'size'
+    // and 'live'), the legend below the labels.
+    var series = {}, colours = [], keys = [];
     for (j = 0; j < nstack; j++) {
-      series[names[j]] = {fillGraph: true, strokeWidth: 1, drawPoints: census.length < 3, pointSize: 3};
-      colours.push(COLOURS[j % COLOURS.length]);
+      keys.push('s' + j);
+      series['s' + j] = {fillGraph: true, strokeWidth: 1, drawPoints: census.length < 3, pointSize: 3};
+      colours.push(hasOther && j === nstack - 1 ? OTHER : COLOURS[j % COLOURS.length]);
     }
+    // Heap size and live bytes on their own (right) axis: a profile of a
+    // few KiB under a heap of many MiB stays visible.
     var sizeName = 'heap size', liveName = 'live bytes';
-    series[sizeName] = {fillGraph: false, strokeWidth: 2};
-    series[liveName] = {fillGraph: false, strokeWidth: 2, strokePattern: [6, 3]};
+    series.size = {fillGraph: false, strokeWidth: 2, axis: 'y2'};
+    series.live = {fillGraph: false, strokeWidth: 2, strokePattern: [6, 3], axis: 'y2'};
     colours.push('#000', '#666');
+    // Headroom above both scales for the markers' strip.
+    var topY = 0, topY2 = 0;
+    for (i = 0; i < rows.length; i++) {
+      if (rows[i][nstack] > topY) topY = rows[i][nstack];
+      if (rows[i][nstack + 1] > topY2) topY2 = rows[i][nstack + 1];
+    }
     chart('heap-chart', rows, {
-      labels: ['time'].concat(names, [sizeName, liveName]), series: series, colors: colours,
-      fillAlpha: 1.0, ylabel: 'bytes', axes: {y: {labelsKMG2: true}}, drawPoints: false
+      labels: ['time'].concat(keys, ['size', 'live']), series: series, colors: colours,
+      fillAlpha: 1.0, ylabel: 'heap profile bands (bytes)', y2label: 'heap size — and live bytes - - (bytes)',
+      axes: {y: {labelsKMG2: true, axisLabelWidth: 60, valueRange: topY ? [0, topY * 1.12] : null},
+             y2: {labelsKMG2: true, axisLabelWidth: 60, independentTicks: true,
+                  valueRange: topY2 ? [0, topY2 * 1.12] : null}},
+      includeZero: true, drawPoints: false, showRangeSelector: true, rangeSelectorHeight: 30
     });
-    // The legend: the latest census's figure of each series.
+    // The legend, largest peak first: each series' peak, mean and latest.
     var last = census.length ? census[census.length - 1] : null;
     var lastV = new Array(nstack).fill(0);
     if (last)
@@ -219,11 +374,15 @@
         j = last[2][k] in slot ? slot[last[2][k]] : nstack - 1;
         lastV[j] += last[2][k + 1];
       }
+    var nc = Math.max(census.length, 1);
     var lrows = names.map(function (n, j) {
-      return {name: n, value: bytes(lastV[j]), raw: lastV[j], colour: colours[j]};
+      return {name: n, value: bytes(lastV[j]), raw: lastV[j], colour: colours[j],
+              extra: [bytes(partPeak[j]), bytes(partSum[j] / nc)], extraRaw: [partPeak[j], Math.round(partSum[j] / nc)]};
     });
-    lrows.push({name: sizeName, value: bytes(S.info.heap_size), raw: S.info.heap_size, colour: '#000'});
-    lrows.push({name: liveName, value: bytes(S.info.heap_live), raw: S.info.heap_live, colour: '#666'});
+    lrows.push({name: sizeName, value: bytes(S.info.heap_size), raw: S.info.heap_size, colour: '#000',
+                extra: [bytes(S.info.max_heap_size), 'right axis'], extraRaw: [S.info.max_heap_size, '']});
+    lrows.push({name: liveName, value: bytes(S.info.heap_live), raw: S.info.heap_live, colour: '#666',
+                extra: [bytes(S.info.max_heap_live), 'right axis'], extraRaw: [S.info.max_heap_live, '']});
     legend('heap-legend', lrows);
     text('census-count', String(S.info.censuses));
     var tot = $('census-total');
@@ -288,14 +447,21 @@
     var ctx = cv.getContext('2d');
     ctx.fillStyle = '#e6e6e6';
     ctx.fillRect(0, 0, cv.width, cv.height);
-    var nb = S.tl.length, end = Math.max(nb, 1);
+    var nb = S.tl.length, from = 0, end = Math.max(nb, 1);
     cv.setAttribute('data-buckets', String(nb));
     cv.setAttribute('data-bucket-ns', String(S.info.width));
+    // Zoomed: the buckets of the charts' time range.
+    if (view && S.info.width) {
+      from = Math.max(0, Math.floor(view[0] * 1e9 / S.info.width));
+      end = Math.max(from + 1, Math.ceil(view[1] * 1e9 / S.info.width));
+    }
+    var span = end - from;
+    cv.setAttribute('data-view-buckets', from + ',' + end);
     for (var c = 0; c < S.caps.length; c++) {
       var a = S.caps[c];
-      for (var i = 0; 2 * i + 1 < a.length; i++) {
+      for (var i = from; 2 * i + 1 < a.length && i < end; i++) {
         var run = a[2 * i], gc = a[2 * i + 1];
-        var x0 = Math.floor(i * width / end), x1 = Math.max(Math.floor((i + 1) * width / end), x0 + 1);
+        var x0 = Math.floor((i - from) * width / span), x1 = Math.max(Math.floor((i - from + 1) * width / span), x0 + 1);
         if (gc > 0.001) {
           ctx.fillStyle = 'rgba(224,123,0,' + Math.min(1, 0.3 + gc) + ')';
           ctx.fillRect(x0, c * rowH + 1, x1 - x0, rowH / 2 - 1);
@@ -319,19 +485,40 @@
     if (body.innerHTML !== html) body.innerHTML = html;
   }
 
+  // The latest LIST_N markers (those matching the filter) with a count of
+  // the rest, and every drop notice kept, newest first, in a box of bounded
+  // height: the page does not grow with the run.
   function drawNotes() {
     var html = '', items = [];
-    S.marks.forEach(function (m) { items.push([m[0], '', 'marker: ' + m[1]]); });
+    var f = ($('marks-filter').value || '').toLowerCase();
+    var marks = S.marks.map(function (m) { return [m[0], '', 'marker: ' + m[1]]; });
+    var kept = marks.length;
+    if (f) marks = marks.filter(function (it) { return it[2].toLowerCase().indexOf(f) >= 0; });
+    var matching = marks.length;
+    marks = marks.slice(-LIST_N);
+    var shown = marks.length;
     S.drops.forEach(function (d) {
       items.push([d[0], 'drop', 'drop notice: ' + d[1] + ' chunks (' + d[2].toFixed(1) + ' MiB) of the stream ' +
                  'lost here (a gap in every chart)']);
     });
-    items.sort(function (a, b) { return a[0] - b[0]; });
-    items.slice(-200).forEach(function (it) {
+    items = items.concat(marks);
+    items.sort(function (a, b) { return b[0] - a[0]; });
+    items.forEach(function (it) {
       html += '<li class="' + it[1] + '">' + (it[0] / 1e9).toFixed(3) + ' s: ' + esc(it[2]) + '</li>';
     });
     var ul = $('marks');
     if (ul.innerHTML !== html) ul.innerHTML = html;
+    var total = S.info.marks || kept;
+    var t = total ? 'the latest ' + shown + (f ? ' of ' + matching + ' matching "' + f + '"' : '') +
+            ' of ' + total + (total === 1 ? ' marker' : ' markers') +
+            (total > kept ? ' (the page keeps the last ' + kept + ')' : '') + ', newest first' : 'no marker yet';
+    if (S.drops.length) t += '; ' + S.drops.length + (S.drops.length === 1 ? ' drop notice' : ' drop notices');
+    text('marks-count', t);
+    var mc = $('marks-count').dataset;
+    mc.total = String(total);
+    mc.kept = String(kept);
+    mc.matching = String(matching);
+    mc.shown = String(shown);
   }
 
   function drawInfo() {
@@ -394,6 +581,11 @@
   }
 
   function start() {
+    $('marks-filter').addEventListener('input', function () { if (S) drawNotes(); });
+    $('show-marks').addEventListener('change', function (ev) {
+      showMarks = ev.target.checked;
+      Object.keys(charts).forEach(function (id) { charts[id].g.updateOptions({}); });
+    });
     var data = $('es-data');
     if (data) {
       document.body.classList.add('report');

@@ -246,7 +246,8 @@ def web_drop_notices(s):
         if g:
             notices.append((t, int(g.group(1)), g.group(2)))
     expect(notices, "no drop notice in serve's stream: the test did not make it fall behind")
-    items = b.js("Array.from(document.querySelectorAll('#marks li.drop')).map(li => li.textContent)")
+    # The list is newest first.
+    items = b.js("Array.from(document.querySelectorAll('#marks li.drop')).map(li => li.textContent)")[::-1]
     want = ["%.3f s: drop notice: %d chunks (%s MiB) of the stream lost here (a gap in every chart)"
             % (t / 1e9, n, mib) for t, n, mib in notices]
     expect(items == want, "the page lists %s, the stream has %s" % (items, want))
@@ -703,3 +704,41 @@ def web_streaming_cost(s):
            "a cost notice in the download")
     srv.signal(signal.SIGTERM)
     srv.wait(30)
+
+
+@test
+def web_labels_any_string(s):
+    """Census labels that are names of every JavaScript object's own
+    properties (`__proto__`, `isPrototypeOf`) are labels like any other: a
+    recording whose labels were renamed so (same length, so it still
+    parses) gives a report that draws without errors and names them."""
+    need_chromium()
+    p, _ = serve(s, "proto", ["--busy"], rts=["-hT", "-i0.05"])
+    rec = s.path("plain.eventlog")
+    r = Cmd(s, ["record", "unix:" + s.path("proto.sock"), "-o", rec])
+    time.sleep(1.0)  # a second of the program's run, not an assertion
+    p.cmd("quit")
+    p.finish()
+    rc, _, err = r.wait(60)
+    expect(rc == 0, "record: %d %s" % (rc, err))
+    data = open(rec, "rb").read()
+    renames = {b"ARR_WORDS\0": b"__proto__\0", b"MUT_VAR_CLEAN\0": b"isPrototypeOf\0"}
+    for old, new in renames.items():
+        expect(old in data, "no %s label in the recording" % old[:-1].decode())
+        data = data.replace(old, new)
+    check_stream(s, data, "proto")  # writes proto.eventlog
+    path = s.path("proto.eventlog")
+    out = s.path("proto.html")
+    rc, _, err = Cmd(s, ["report", path, "-o", out]).wait(60)
+    expect(rc == 0, "report: %d %s" % (rc, err))
+    b = Browser(s)
+    b.goto("file://" + out)
+    b.wait_js("+document.body.dataset.drawn >= 1", what="the report drawn")
+    named, censuses = check_page_against(b, path, "renamed labels")
+    expect("__proto__" in named, "__proto__ is not a series: %s" % named)
+    rows = b.js("+document.getElementById('heap-chart').dataset.rows")
+    expect(rows >= len(censuses), "the heap chart has %s rows for %d censuses"
+           % (rows, len(censuses)))
+    errors = b.errors()
+    expect(not errors, "console errors: %s" % errors[:5])
+    note("series %s" % named)

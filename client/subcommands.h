@@ -1,0 +1,17 @@
+/* The subcommands of the `eventlog-socket` command (client/main.c
+ * dispatches by name). Each gets argv from its own name on and returns the
+ * process's exit status: 0 success, 1 a result the user should know
+ * about (a recording cut, a --wait that timed out), 2 a usage error or no
+ * eventlog to work with. Each runs on the main thread (`serve` starts
+ * HTTP threads of its own). */
+#ifndef ES_SUBCOMMANDS_H
+#define ES_SUBCOMMANDS_H
+
+int es_record_main(int argc, char **argv);  /* client/record.c */
+int es_control_main(int argc, char **argv); /* client/control.c */
+int es_heap_main(int argc, char **argv);    /* client/heap.c */
+int es_top_main(int argc, char **argv);     /* client/top.c */
+int es_serve_main(int argc, char **argv);   /* client/serve.c */
+int es_report_main(int argc, char **argv);  /* client/report.c */
+
+#endif

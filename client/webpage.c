@@ -1,0 +1,64 @@
+/* The web view's page (client/web.h): the template, page.html, with its
+ * two marks replaced by the styles and the scripts, linked for `serve`,
+ * inline with the data for `report`. */
+#include "web.h"
+
+#include <string.h>
+
+/* The template with its two marks replaced by text that `emit` writes. */
+static void page(struct es_webbuf *out, void (*emit)(struct es_webbuf *, int which, const void *),
+                 const void *ctx) {
+    const struct es_web_asset *t = es_web_asset("page.html");
+    const char *p = (const char *)t->data, *end = p + t->len;
+    static const char *marks[2] = {"<!--ES_STYLE-->", "<!--ES_SCRIPTS-->"};
+    for (int which = 0; which < 2; which++) {
+        const char *m = strstr(p, marks[which]);
+        if (m == NULL)
+            break;
+        es_webbuf_add(out, p, (size_t)(m - p));
+        emit(out, which, ctx);
+        p = m + strlen(marks[which]);
+    }
+    es_webbuf_add(out, p, (size_t)(end - p));
+}
+
+static void emit_linked(struct es_webbuf *out, int which, const void *ctx) {
+    (void)ctx;
+    if (which == 0)
+        es_webbuf_printf(out, "<link rel=\"stylesheet\" href=\"dygraph.css\">"
+                              "<link rel=\"stylesheet\" href=\"style.css\">");
+    else
+        es_webbuf_printf(out, "<script src=\"dygraph.js\"></script>"
+                              "<script src=\"app.js\"></script>");
+}
+
+static void add_asset(struct es_webbuf *out, const char *name) {
+    const struct es_web_asset *a = es_web_asset(name);
+    es_webbuf_add(out, (const char *)a->data, a->len);
+}
+
+/* Everything inline, the data as JSON in a non-executed script. */
+static void emit_inline(struct es_webbuf *out, int which, const void *ctx) {
+    const struct es_webbuf *json = ctx;
+    if (which == 0) {
+        ES_WEBBUF_ADD(out, "<style>\n");
+        add_asset(out, "dygraph.css");
+        add_asset(out, "style.css");
+        ES_WEBBUF_ADD(out, "</style>");
+    } else {
+        ES_WEBBUF_ADD(out, "<script>\n");
+        add_asset(out, "dygraph.js");
+        es_webbuf_printf(out, "\n</script>\n<script id=\"es-data\" type=\"application/json\">");
+        es_webbuf_add(out, json->p, json->len);
+        ES_WEBBUF_ADD(out, "</script>\n<script>\n");
+        add_asset(out, "app.js");
+        ES_WEBBUF_ADD(out, "\n</script>");
+    }
+}
+
+void es_web_page(struct es_webbuf *out, const struct es_webbuf *json) {
+    if (json == NULL)
+        page(out, emit_linked, NULL);
+    else
+        page(out, emit_inline, json);
+}
