@@ -8,8 +8,8 @@ with it so that drift on a shared machine hits both alike.
                          [--same-session]
 
 SECTIONS is a comma-separated list of overhead, instructions, control,
-throughput, memory, latency, walk, record, top, serve and lossless (default:
-all), each measured by bench/bench_<section>.py (what they share is in
+throughput, memory, latency, walk, record, top, serve, lossless and trust
+(default: all), each measured by bench/bench_<section>.py (what they share is in
 bench/benchlib.py). Prints a table and writes DIR/bench/results.json, or
 results-SECTIONS.json when --only picks some.
 Every process it starts has a timeout and is killed on the way out;
@@ -40,11 +40,13 @@ import bench_record  # noqa: E402
 import bench_serve  # noqa: E402
 import bench_throughput  # noqa: E402
 import bench_top  # noqa: E402
+import bench_trust  # noqa: E402
 import bench_walk  # noqa: E402
 
 # In the order they run and are reported.
 SECTIONS = [bench_overhead, bench_instructions, bench_control, bench_throughput, bench_memory,
-            bench_latency, bench_walk, bench_record, bench_top, bench_serve, bench_lossless]
+            bench_latency, bench_walk, bench_record, bench_top, bench_serve, bench_lossless,
+            bench_trust]
 NAMES = [s.NAME for s in SECTIONS]
 
 

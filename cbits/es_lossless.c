@@ -95,6 +95,9 @@ static void start_checks(struct es_lossless *l) {
 }
 
 static void make_lossless(struct es_lossless *l, struct es_client *c) {
+    /* A Ctrl-C from now on must reach the loop thread, also one that comes
+     * before a program thread first waits for this client (es_signal.h). */
+    es_signal_chain();
     c->lossless = true;
     c->lossless_held_ms = 0;
     l->count++;

@@ -13,9 +13,10 @@
  * (es_lossless.h), and a thread waiting for the first client
  * (eventlog_socket_wait_for_client) returns. Since the program (GHC's main first of
  * all) may install its handler after the library has chained, the chain is
- * renewed right before a program thread begins to wait for a lossless
- * client, in front of the handler installed then. A handler installed
- * while such a wait goes on is not seen until the next wait.
+ * renewed when a client becomes lossless and right before a program thread
+ * begins to wait for a lossless client, in front of the handler installed
+ * then. A handler installed while such a wait goes on is not seen until
+ * the next wait.
  *
  * Before the RTS is up (a C main waiting for its first client under
  * GHC_EVENTLOG_WAIT) SIGINT and SIGTERM have their default action, which

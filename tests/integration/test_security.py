@@ -127,6 +127,33 @@ def lossless_refused_for_another_user(s):
 
 
 @test
+def lossless_refused_record_says_so(s):
+    """Row 1, as a user meets it: uid 65534 runs `eventlog-socket record
+    127.0.0.1:PORT --lossless` against a program that lets other users
+    read (GHC_EVENTLOG_ALLOW_OTHER_USERS=1). The library refuses the
+    request with a log line; the command prints the library's notice on
+    stderr and records the whole run under the drop policy: the recording
+    parses and ends with the program's end marker (exit status 0)."""
+    p, port = tcp_probe(s, {"GHC_EVENTLOG_ALLOW_OTHER_USERS": "1"})
+    rec = s.spawn(as_nobody([os.path.join(os.path.abspath(harness.BUILD), "eventlog-socket"),
+                             "record", "127.0.0.1:%d" % port, "-o", "-", "--lossless"]),
+                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd="/")
+    p.wait_stderr(r"asked for lossless delivery; refused: only the program's own user may "
+                  r"have it, and it belongs to uid 65534", timeout=30)
+    p.cmd("flood 1000 theirs")
+    p.cmd("quit")
+    p.finish()
+    data, err = rec.communicate(timeout=60)
+    err = err.decode(errors="replace")
+    expect(rec.returncode == 0, "record exited %s: %s" % (rec.returncode, err))
+    expect("eventlog-socket: lossless delivery refused: only the program's own user may have it"
+           in err, "record did not print the refusal notice:\n%s" % err)
+    note([l for l in err.splitlines() if "lossless" in l][0])
+    summ = check_stream(s, data, "nobody-record")
+    expect(summ.tagged("theirs") == list(range(1, 1001)), "the recording misses messages")
+
+
+@test
 def lossless_refused_for_another_machine(s):
     """Row 1: on a bind to every interface (0.0.0.0), a client from
     another address than loopback (this machine's own, which the library
@@ -198,6 +225,13 @@ def lossless_client_that_stalls_is_demoted(s):
                   r"waited for it")
     st = p.stats()
     expect(st["clients_lossless"] == 0 and st["lossless_waits"] >= 1, "stats %r" % st)
+    # The program goes on while the client still reads nothing: another
+    # flood, paced, whose messages all reach a second client.
+    other = Client(s, unix=sock)
+    answer = p.query("flood-for 1 after 100").split()
+    expect(len(answer) == 2 and answer[0] == "ok", "the second flood answered %r" % answer)
+    posted = int(answer[1])
+    p.cmd("marker done")
     c.start_reading()
     p.cmd("quit")
     p.finish()
@@ -207,6 +241,13 @@ def lossless_client_that_stalls_is_demoted(s):
     summ = check_stream(s, data, "stall")
     drops = [m for _, m in summ.messages if m.startswith("eventlog-socket: dropped")]
     expect(drops, "no drop notice after the demotion")
+    later = check_stream(s, other.wait_eof(), "stall-other")
+    after = later.tagged("after")
+    expect(posted > 0 and after == list(range(1, posted + 1)) and
+           "done" in [m for _, m in later.markers],
+           "the program's progress after the demotion did not reach the other client: "
+           "%d of %d messages" % (len(after), posted))
+    note("after the demotion the program posted %d more messages, all delivered" % posted)
 
 
 def sigint_run(s, name, rts=(), sig=signal.SIGINT, env=None):
@@ -217,7 +258,7 @@ def sigint_run(s, name, rts=(), sig=signal.SIGINT, env=None):
     p = Program(s, "probe", unix=sock, wait=True, rts=rts,
                 env=dict(env or {}, GHC_EVENTLOG_CLIENT_BUFFER="1M"))
     p.wait_socket(sock)
-    drain = Client(s, unix=sock, keep=False)
+    drain = Client(s, unix=sock)
     harness.stall_with_lossless_client(s, p, sock)
     start = time.monotonic()
     os.kill(p.proc.pid, sig)
@@ -232,6 +273,7 @@ def check_sigint(s, name, **kw):
     expect(status == -signal.SIGINT, "exit status %s (expected death by SIGINT, as after Ctrl-C)"
            % status)
     expect(tail.endswith(END_MARKER), "the draining client got no end marker")
+    check_stream(s, tail, name)  # ghc-events parses it to its end
     expect(not os.path.exists(sock), "the socket file was left behind")
     expect("the program was interrupted, and this connection had stopped reading" in p.stderr(),
            "no log line for the lossless client:\n%s" % p.stderr())

@@ -256,6 +256,44 @@ static void interrupted(void) {
        "sigint: its stream says so: \"%s\"", r.lossless);
 }
 
+/* 4b. A SIGINT that comes as a client has just stopped reading (not yet
+ * for the exit rule's while): the client is demoted once it has been still
+ * that long, not left to hold the program up after the interrupt. */
+static void interrupted_early(void) {
+    struct es_config cfg;
+    es_config_defaults(&cfg);
+    cfg.client_limit = (size_t)1 << 20;
+    cfg.lossless_stall_ms = 0;
+    char path[256];
+    struct es_server *s = serve("early", &cfg, path, sizeof path);
+    struct reader r;
+    reader_start(&r, path, false);
+    ok(s != NULL && es_server_wait_client(s) == 0, "early: a client connected");
+    ok(write(r.fd, "GCTL\x06", 5) == 5, "early: it asks for lossless delivery");
+    WAIT_FOR(lossless_now(s) == 1);
+    struct writer w;
+    writer_start(&w, s, 64);
+    WAIT_FOR(es_server_debug_waiting(s) || atomic_load(&w.done));
+    es_signal_note(); /* at once: the client has not been still for 250 ms */
+    WAIT_FOR(atomic_load(&w.done));
+    bool done = atomic_load(&w.done);
+    ok(done && lossless_now(s) == 0,
+       "early: the client is demoted once it has been still long enough; the program goes on");
+    if (!done) { /* the server's stop ends every wait */
+        stop(s);
+        pthread_join(w.thread, NULL);
+        reader_end(&r);
+        return;
+    }
+    pthread_join(w.thread, NULL);
+    atomic_store(&r.go, true);
+    WAIT_FOR(atomic_load(&r.noticed));
+    stop(s);
+    reader_end(&r);
+    ok(strstr(r.lossless, "ended: the program was interrupted") != NULL,
+       "early: its stream says so: \"%s\"", r.lossless);
+}
+
 /* 5. A SIGINT ends a wait for the first client. */
 static atomic_int wait_result;
 
@@ -294,6 +332,7 @@ int main(void) {
     refused();
     wait_policy();
     interrupted();
+    interrupted_early();
     first_client();
     free(log);
     rmdir(dir);
