@@ -16,6 +16,7 @@ int es_heap_main(int argc, char **argv);
 int es_top_main(int argc, char **argv);
 int es_serve_main(int argc, char **argv);
 int es_report_main(int argc, char **argv);
+int es_metrics_main(int argc, char **argv);
 
 static const struct subcommand {
     const char *name;
@@ -33,6 +34,8 @@ static const struct subcommand {
      "serve ADDR [--http HOST:PORT]           a live web page of the program"},
     {"report", es_report_main,
      "report FILE -o OUT.html                 the same page from a recording"},
+    {"metrics", es_metrics_main,
+     "metrics [--http HOST:PORT] SOURCE...    Prometheus metrics of every program"},
 };
 
 static void usage(FILE *out) {
