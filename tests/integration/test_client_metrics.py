@@ -208,3 +208,35 @@ def metrics_prometheus(s):
     exporter.signal(signal.SIGTERM)
     rc, _, err = exporter.wait(20)
     expect(rc == 0, "metrics exited %d: %s" % (rc, err))
+
+
+@test(timeout=120)
+def serve_metrics(s):
+    '''serve's /metrics has its program's final GC counts and allocation, as +RTS -s says.'''
+    sock = s.path("a.sock")
+    p = run_fibber(s, sock, ["25", "27"])
+    p.wait_socket(sock)
+    c = Cmd(s, ["serve", "unix:" + sock, "--http", "127.0.0.1:0"])
+    deadline = time.monotonic() + 20
+    while not re.search(r"http://127\.0\.0\.1:(\d+)/", c.stdout()):
+        expect(c.proc.poll() is None and time.monotonic() < deadline,
+               "serve did not start: %s %s" % (c.stdout(), c.stderr()))
+        time.sleep(0.05)
+    port = int(re.search(r"http://127\.0\.0\.1:(\d+)/", c.stdout()).group(1))
+    rc, _ = p.wait_rusage()
+    expect(rc == 0, "fibber exited %d" % rc)
+    gens, alloc = rts_summary(p.stderr())
+    src = "unix:" + sock
+    text, sm = wait_for(port, "the final figures",
+                        lambda sm: value(sm, "eventlog_socket_connected", source=src) == 0 and
+                        value(sm, "ghc_allocated_bytes_total", source=src) is not None)
+    for g, n in gens.items():
+        got = value(sm, "ghc_gc_collections_total", source=src, pid=p.proc.pid, generation=g)
+        expect(got == n, "gen %d: %r collections on /metrics, +RTS -s says %d" % (g, got, n))
+    got = value(sm, "ghc_allocated_bytes_total", source=src, pid=p.proc.pid)
+    expect(got == alloc, "%r bytes allocated on /metrics, +RTS -s says %d" % (got, alloc))
+    promtool = shutil.which("promtool")
+    if promtool is not None:
+        res = __import__("subprocess").run([promtool, "check", "metrics"], input=text,
+                                           capture_output=True, text=True, timeout=60)
+        expect(res.returncode == 0, "promtool check metrics: %s %s" % (res.stdout, res.stderr))
