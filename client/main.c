@@ -27,6 +27,8 @@ static const struct subcommand {
      "serve ADDR [--http HOST:PORT]           a live web page of the program"},
     {"report", es_report_main,
      "report FILE -o OUT.html                 the same page from a recording"},
+    {"metrics", es_metrics_main,
+     "metrics [--http HOST:PORT] SOURCE...    Prometheus metrics of every program"},
 };
 
 static void usage(FILE *out) {

@@ -56,6 +56,21 @@
 #define ES_MODEL_HIST_DROPS       256
 /* Live threads followed; beyond this the count saturates. */
 #define ES_MODEL_MAX_THREADS (1u << 20)
+/* Generations whose collections are counted one by one; collections of
+ * later ones count in the last. */
+#define ES_MODEL_MAX_GENS 8
+
+/* What became of sparks (SPARK_COUNTERS, client/model_sparks.c), in the
+ * event's order. */
+enum es_model_spark {
+    ES_SPARK_CREATED,
+    ES_SPARK_DUD,
+    ES_SPARK_OVERFLOWED,
+    ES_SPARK_CONVERTED,
+    ES_SPARK_GCD,
+    ES_SPARK_FIZZLED,
+    ES_SPARK_KINDS
+};
 
 /* A value per second: v[i] belongs to second `first + i` of the stream. */
 struct es_model_series {
@@ -157,6 +172,7 @@ struct es_model_cap {
     uint64_t allocated;        /* its last HEAP_ALLOCATED total */
     bool after_gap;            /* a drop notice came since that total */
     bool seen;
+    uint64_t sparks[ES_SPARK_KINDS]; /* its latest SPARK_COUNTERS (running totals) */
 };
 
 struct es_model {
@@ -185,7 +201,8 @@ struct es_model {
 
     /* GC. */
     uint64_t gcs, minor_gcs, major_gcs;
-    uint64_t gc_ns; /* sum of pauses */
+    uint64_t gen_gcs[ES_MODEL_MAX_GENS]; /* by the generation collected (GC_STATS_GHC) */
+    uint64_t gc_ns;                      /* sum of pauses */
     uint64_t pause_max;
     uint64_t pause_n; /* pauses recorded (pauses since start) */
     uint64_t pause_hist[ES_MODEL_PAUSE_BUCKETS];
@@ -225,6 +242,10 @@ struct es_model {
     uint64_t censuses; /* censuses completed: a change tells a reader a new one is in `cur` */
     char **cc_label;   /* cost centre labels by id (HEAP_PROF_COST_CENTRE) */
     size_t ncc;
+
+    /* Sparks: a SPARK_COUNTERS event arrived (each capability's latest
+     * figures are in caps[].sparks). */
+    bool sparks_seen;
 
     /* Markers and messages: a ring, ES_MODEL_NOTES newest. */
     struct es_model_note notes[ES_MODEL_NOTES];
@@ -301,6 +322,12 @@ double es_model_gc_share(const struct es_model *m, uint64_t window_ns);
 double es_model_cap_share(const struct es_model *m, unsigned cap, uint64_t window_ns);
 /* Live threads (created or seen running, not finished). */
 size_t es_model_threads(const struct es_model *m);
+/* Sparks so far by what became of them, summed over the capabilities
+ * (meaningful once m->sparks_seen). */
+void es_model_sparks(const struct es_model *m, uint64_t out[ES_SPARK_KINDS]);
+/* Seconds capability `cap` ran Haskell code since the first event, the
+ * run in progress included. */
+double es_model_cap_busy_s(const struct es_model *m, unsigned cap);
 
 /* Mark `i` (0 = oldest kept) and drop notice `i` of the history's rings,
  * and how many each holds. */

@@ -120,6 +120,10 @@ static uint64_t cap_busy(const struct es_model *m, unsigned c) {
     return b;
 }
 
+double es_model_cap_busy_s(const struct es_model *m, unsigned cap) {
+    return cap < m->ncaps && cap < ES_MODEL_MAX_CAPS ? (double)cap_busy(m, cap) / 1e9 : 0;
+}
+
 /* A snapshot of every capability's busy time, so a share over the last
  * seconds is a difference. */
 void es_model_snapshot(struct es_model *m) {

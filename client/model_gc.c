@@ -162,6 +162,7 @@ void es_model_on_gc_stats(struct es_model *m, struct es_model_ev *e) {
     if (e->r.bad)
         return;
     m->gcs++;
+    m->gen_gcs[gen < ES_MODEL_MAX_GENS ? gen : ES_MODEL_MAX_GENS - 1]++;
     bool major = gen + 1 >= m->generations && gen > 0;
     if (major)
         m->major_gcs++;

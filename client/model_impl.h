@@ -11,6 +11,7 @@
  *   model_caps.c     capabilities and threads: CAP_CREATE, *_THREAD
  *   model_census.c   the heap profile: HEAP_PROF_*, census labels
  *   model_notes.c    markers, messages and the library's notices
+ *   model_sparks.c   spark counters: SPARK_COUNTERS
  *   model_history.c  the per-second series and the whole run downsampled
  *                    (struct es_model_history), which the families fill
  *
@@ -117,6 +118,9 @@ void es_model_census_free(struct es_model *m);
 
 /* model_notes.c */
 es_model_handler es_model_on_user_marker, es_model_on_user_msg;
+
+/* model_sparks.c */
+es_model_handler es_model_on_spark_counters;
 
 /* ---- model_history.c: what the families record for later. */
 

@@ -14,6 +14,7 @@
 #include "blocks.h"
 #include "model.h"
 #include "opts.h"
+#include "promtext.h"
 #include "session.h"
 #include "subcommands.h"
 #include "webaddr.h"
@@ -113,10 +114,32 @@ static void publish(struct serve *s, bool force) {
     es_webshare_publish(s->sh, b.p, b.len, full, st.can_control, s->blocks.base);
 }
 
+/* The program's Prometheus exposition for GET /metrics (client/promtext.h). */
+static void publish_metrics(struct serve *s) {
+    struct es_webjson_status st;
+    status_of(s, &st);
+    bool run = s->header && !s->ignoring;
+    struct es_promtext_target t = {
+        .m = run ? s->model : NULL,
+        .program = s->model->program[0] ? s->model->program : st.program,
+        .pid = s->model->pid ? s->model->pid : st.pid,
+        .source = st.source,
+        .connected = run && !s->ended,
+        .received_bytes = st.bytes,
+    };
+    struct es_webbuf b = {0};
+    es_promtext_write(&b, &t, 1, ES_PROMTEXT_TOP_LABELS);
+    if (b.oom)
+        es_webbuf_free(&b);
+    else
+        es_webshare_publish_metrics(s->sh, b.p, b.len);
+}
+
 static void on_tick(uv_timer_t *t) {
     struct serve *s = t->data;
     es_webhttp_cut_late(s->http_server);
     publish(s, false);
+    publish_metrics(s);
 }
 
 /* A button pressed on the page. */

@@ -13,5 +13,6 @@ int es_heap_main(int argc, char **argv);    /* client/heap.c */
 int es_top_main(int argc, char **argv);     /* client/top.c */
 int es_serve_main(int argc, char **argv);   /* client/serve.c */
 int es_report_main(int argc, char **argv);  /* client/report.c */
+int es_metrics_main(int argc, char **argv); /* client/metrics.c */
 
 #endif

@@ -151,6 +151,20 @@ static void download_free(void *cls) {
 
 /* ---- Handlers. */
 
+/* GET /metrics: the program's Prometheus exposition, as the loop thread
+ * last wrote it. */
+static enum MHD_Result serve_metrics(struct es_webhttp *h, struct MHD_Connection *c) {
+    char *buf;
+    size_t len;
+    if (es_webshare_metrics(h->sh, &buf, &len) != 0)
+        return respond_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+    enum MHD_Result r = respond(c, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", buf,
+                                len, MHD_RESPMEM_MUST_FREE);
+    if (r != MHD_YES)
+        free(buf);
+    return r;
+}
+
 static enum MHD_Result serve_asset(struct MHD_Connection *c, const char *name) {
     const struct es_web_asset *a = es_web_asset(name);
     return respond(c, MHD_HTTP_OK, a->type, a->data, a->len, MHD_RESPMEM_PERSISTENT);
@@ -317,6 +331,8 @@ static enum MHD_Result on_get(struct es_webhttp *h, struct MHD_Connection *c, co
         return serve_events(h, c);
     if (strcmp(url, "/recording.eventlog") == 0)
         return serve_recording(h, c);
+    if (strcmp(url, "/metrics") == 0)
+        return serve_metrics(h, c);
     static const char *files[] = {"app.js", "style.css", "dygraph.js", "dygraph.css"};
     for (size_t i = 0; i < sizeof files / sizeof *files; i++)
         if (url[0] == '/' && strcmp(url + 1, files[i]) == 0)

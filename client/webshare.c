@@ -49,6 +49,9 @@ struct es_webshare {
     uint8_t cmds[COMMAND_QUEUE];
     unsigned ncmds;
     bool can_control;
+    /* The program's Prometheus exposition (GET /metrics). */
+    char *metrics;
+    size_t metrics_len;
     uv_async_t async;
     void (*on_command)(uint8_t cmd, void *ctx);
     void *ctx;
@@ -168,6 +171,15 @@ void es_webshare_recording_name(struct es_webshare *sh, const char *name) {
     pthread_mutex_unlock(&sh->mu);
 }
 
+void es_webshare_publish_metrics(struct es_webshare *sh, char *text, size_t len) {
+    pthread_mutex_lock(&sh->mu);
+    char *old = sh->metrics;
+    sh->metrics = text;
+    sh->metrics_len = len;
+    pthread_mutex_unlock(&sh->mu);
+    free(old);
+}
+
 void es_webshare_close(struct es_webshare *sh) {
     pthread_mutex_lock(&sh->mu);
     sh->closing = true;
@@ -178,6 +190,7 @@ void es_webshare_close(struct es_webshare *sh) {
 static void on_closed(uv_handle_t *h) {
     struct es_webshare *sh = h->data;
     free_messages(sh);
+    free(sh->metrics);
     pthread_cond_destroy(&sh->cv);
     pthread_mutex_destroy(&sh->mu);
     free(sh);
@@ -196,6 +209,21 @@ static const struct es_webshare_msg *take(struct es_webshare_msg *m) {
     if (m != &keepalive)
         m->refs++;
     return m;
+}
+
+static char *copy_of(const char *p, size_t n) {
+    char *c = malloc(n ? n : 1);
+    if (c != NULL && n)
+        memcpy(c, p, n);
+    return c;
+}
+
+int es_webshare_metrics(struct es_webshare *sh, char **buf, size_t *len) {
+    pthread_mutex_lock(&sh->mu);
+    *buf = copy_of(sh->metrics ? sh->metrics : "", sh->metrics_len);
+    *len = sh->metrics_len;
+    pthread_mutex_unlock(&sh->mu);
+    return *buf ? 0 : -1;
 }
 
 int es_webshare_next(struct es_webshare *sh, uint64_t *next, const struct es_webshare_msg **out) {

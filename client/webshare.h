@@ -43,6 +43,8 @@ void es_webshare_new_recording(struct es_webshare *sh, int fd);
 void es_webshare_recording_ended(struct es_webshare *sh, uint64_t len);
 /* The file name the download suggests. */
 void es_webshare_recording_name(struct es_webshare *sh, const char *name);
+/* The program's Prometheus exposition (`text`, malloc'd, taken over). */
+void es_webshare_publish_metrics(struct es_webshare *sh, char *text, size_t len);
 /* Closing: every event stream ends (es_webshare_next returns 0). */
 void es_webshare_close(struct es_webshare *sh);
 /* Free the share once no HTTP thread uses it any more (the server has
@@ -79,6 +81,10 @@ struct es_webshare_download {
     char name[300];
 };
 void es_webshare_download(struct es_webshare *sh, struct es_webshare_download *d);
+
+/* A copy of the latest exposition in *buf (malloc'd) and *len. Returns 0,
+ * -1 when out of memory. */
+int es_webshare_metrics(struct es_webshare *sh, char **buf, size_t *len);
 
 /* A button's command for the loop thread. */
 enum es_webshare_sent { ES_WEBSHARE_SENT, ES_WEBSHARE_NOT_CONNECTED, ES_WEBSHARE_BUSY };

@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""The cost of `eventlog-socket metrics` (issue 26): memory per program
+followed, and CPU seconds per GiB of eventlog parsed.
+
+A real eventlog is recorded once (fibber-c-main +RTS -hT, through
+`eventlog-socket record`); then N stand-in programs, each a Unix socket
+served by this script, send its header and then its events over and over (--mib each)
+(an endless program's stream, compressed in time) and stay connected. The
+exporter follows them all through one glob. Figures, from /proc of the
+exporter: (RSS with N programs - RSS with none) / N, and (user + system
+CPU) / bytes received, once every stream is in.
+
+    python3 bench/bench_metrics.py [--build build] [--programs 100] [--mib 16]
+"""
+import argparse
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+
+
+def rss_kib(pid):
+    with open("/proc/%d/status" % pid) as f:
+        return int(re.search(r"VmRSS:\s+(\d+)", f.read()).group(1))
+
+
+def cpu_s(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def record(build, d):
+    sock, out = os.path.join(d, "rec.sock"), os.path.join(d, "rec.eventlog")
+    env = dict(os.environ, GHC_EVENTLOG_UNIX_PATH=sock, GHC_EVENTLOG_WAIT="1")
+    p = subprocess.Popen([os.path.join(build, "fibber-c-main"), "27", "27", "27", "27",
+                          "+RTS", "-hT", "-i0.01", "-RTS"], env=env, stdout=subprocess.DEVNULL)
+    while not os.path.exists(sock):
+        time.sleep(0.01)
+    subprocess.run([os.path.join(build, "eventlog-socket"), "record", "unix:" + sock, "-o", out,
+                    "--retry"], check=True, timeout=300, stderr=subprocess.DEVNULL)
+    p.wait(timeout=60)
+    return open(out, "rb").read()
+
+
+def header_len(data):
+    """The header ends after the event types' end tag (HETE) and the data
+    begin tag (HETE ... "datb")."""
+    return data.index(b"datb") + 4
+
+
+def serve_one(path, payload, done):
+    srv = socket.socket(socket.AF_UNIX)
+    srv.bind(path)
+    srv.listen(1)
+    conn, _ = srv.accept()
+    conn.sendall(payload)
+    done.release()
+    try:
+        conn.recv(1)  # stays connected until the exporter goes
+    except OSError:
+        pass
+    conn.close()
+    srv.close()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--programs", type=int, default=100)
+    ap.add_argument("--mib", type=float, default=16,
+                    help="MiB each stand-in program sends (its events repeated)")
+    a = ap.parse_args()
+    d = tempfile.mkdtemp(prefix="es-bench-metrics-")
+    exporter = None
+    try:
+        data = record(a.build, d)
+        h = header_len(data)
+        body = data[h:-2] if data.endswith(b"\xff\xff") else data[h:]
+        a.repeat = max(1, int(a.mib * 2**20 / len(body)))
+        payload = data[:h] + body * a.repeat
+        os.mkdir(os.path.join(d, "p"))
+        exporter = subprocess.Popen(
+            [os.path.join(a.build, "eventlog-socket"), "metrics", "--http", "127.0.0.1:0",
+             os.path.join(d, "p", "*.sock")], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        line = exporter.stdout.readline().decode()
+        url = re.search(r"(http://\S+)", line).group(1)
+        time.sleep(1)
+        base_rss, base_cpu = rss_kib(exporter.pid), cpu_s(exporter.pid)
+        done = threading.Semaphore(0)
+        for i in range(a.programs):
+            threading.Thread(target=serve_one, daemon=True,
+                             args=(os.path.join(d, "p", "%d.sock" % i), payload, done)).start()
+        for _ in range(a.programs):
+            done.acquire()
+        want = a.programs * len(payload)
+        deadline = time.monotonic() + 600
+        while True:
+            text = urllib.request.urlopen(url, timeout=30).read().decode()
+            got = sum(float(v) for v in re.findall(
+                r"^eventlog_socket_received_bytes_total\{.*\} (\S+)$", text, re.M))
+            if got >= want or time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
+        rss, cpu = rss_kib(exporter.pid), cpu_s(exporter.pid)
+        gib = got / 2**30
+        print("recorded eventlog: %d bytes, sent %d times over by each of %d programs"
+              % (len(data), a.repeat, a.programs))
+        print("received: %.3f GiB of %.3f" % (gib, want / 2**30))
+        print("memory per program: %.2f MiB (RSS %d KiB with none, %d KiB with %d)"
+              % ((rss - base_rss) / 1024 / a.programs, base_rss, rss, a.programs))
+        print("CPU per GiB parsed: %.2f s (%.2f s CPU for %.3f GiB)"
+              % ((cpu - base_cpu) / gib, cpu - base_cpu, gib))
+        print("exposition: %d bytes, %d lines" % (len(text), text.count("\n")))
+    finally:
+        if exporter is not None:
+            exporter.kill()
+            exporter.wait()
+        shutil.rmtree(d, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
