@@ -18,6 +18,7 @@
 #include "opts.h"
 #include "promhttp.h"
 #include "promtext.h"
+#include "session.h"
 #include "webaddr.h"
 #include "webhttp.h"
 #include "webjson.h"
@@ -81,18 +82,8 @@ static void open_conn(struct target *t);
 /* The server's process name on a Unix socket, for GHC 9.0, which sends its
  * own only at exit. */
 static void peer_program(struct target *t) {
-    if (t->peer_program[0] || t->run_pid <= 0)
-        return;
-    char path[64], arg0[256];
-    snprintf(path, sizeof path, "/proc/%d/cmdline", t->run_pid);
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return;
-    size_t n = fread(arg0, 1, sizeof arg0 - 1, f);
-    fclose(f);
-    arg0[n] = '\0';
-    const char *slash = strrchr(arg0, '/');
-    snprintf(t->peer_program, sizeof t->peer_program, "%s", slash ? slash + 1 : arg0);
+    if (t->peer_program[0] == '\0')
+        es_session_program_of(t->run_pid, t->peer_program, sizeof t->peer_program);
 }
 
 /* Whether the target's run is exported: connected, or ended less than
