@@ -1,5 +1,6 @@
 #include "promhttp.h"
 
+#include "httpresp.h"
 #include "webauth.h"
 
 #include <errno.h>
@@ -23,27 +24,6 @@ struct es_promhttp {
     size_t len;
 };
 
-static enum MHD_Result respond(struct MHD_Connection *c, unsigned status, const char *type,
-                               void *data, size_t len, enum MHD_ResponseMemoryMode mode) {
-    struct MHD_Response *r = MHD_create_response_from_buffer(len, data, mode);
-    if (r == NULL) {
-        if (mode == MHD_RESPMEM_MUST_FREE)
-            free(data);
-        return MHD_NO;
-    }
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-    MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-    enum MHD_Result ret = MHD_queue_response(c, status, r);
-    MHD_destroy_response(r);
-    return ret;
-}
-
-static enum MHD_Result respond_text(struct MHD_Connection *c, unsigned status, const char *text) {
-    return respond(c, status, "text/plain; charset=utf-8", (void *)text, strlen(text),
-                   MHD_RESPMEM_PERSISTENT);
-}
-
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version, const char *upload_data,
                                   size_t *upload_size, void **state) {
@@ -57,21 +37,23 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     case ES_WEBAUTH_OK_SET_COOKIE: /* a scraper sends the token each time */
         break;
     case ES_WEBAUTH_OTHER_USER:
-        return respond_text(c, MHD_HTTP_FORBIDDEN,
-                            "this eventlog-socket metrics is another user's (README, Security)\n");
+        return es_httpresp_text(
+            c, MHD_HTTP_FORBIDDEN,
+            "this eventlog-socket metrics is another user's (README, Security)\n");
     case ES_WEBAUTH_NO_TOKEN:
-        return respond_text(c, MHD_HTTP_FORBIDDEN,
-                            "scrape the URL eventlog-socket metrics printed (it has ?token=)\n");
+        return es_httpresp_text(
+            c, MHD_HTTP_FORBIDDEN,
+            "scrape the URL eventlog-socket metrics printed (it has ?token=)\n");
     case ES_WEBAUTH_WRONG_HOST:
-        return respond_text(c, MHD_HTTP_MISDIRECTED_REQUEST, "wrong Host\n");
+        return es_httpresp_text(c, MHD_HTTP_MISDIRECTED_REQUEST, "wrong Host\n");
     }
     if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
-        return respond_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "GET only\n");
+        return es_httpresp_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "GET only\n");
     if (strcmp(url, "/") == 0)
-        return respond_text(c, MHD_HTTP_OK,
-                            "eventlog-socket metrics: Prometheus metrics at /metrics\n");
+        return es_httpresp_text(c, MHD_HTTP_OK,
+                                "eventlog-socket metrics: Prometheus metrics at /metrics\n");
     if (strcmp(url, "/metrics") != 0)
-        return respond_text(c, MHD_HTTP_NOT_FOUND, "not found (the metrics are at /metrics)\n");
+        return es_httpresp_text(c, MHD_HTTP_NOT_FOUND, "not found (the metrics are at /metrics)\n");
     pthread_mutex_lock(&h->mu);
     size_t len = h->len;
     char *copy = malloc(len ? len : 1);
@@ -79,9 +61,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         memcpy(copy, h->text, len);
     pthread_mutex_unlock(&h->mu);
     if (copy == NULL)
-        return respond_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
-    return respond(c, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", copy, len,
-                   MHD_RESPMEM_MUST_FREE);
+        return es_httpresp_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+    return es_httpresp(c, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", copy, len,
+                       MHD_RESPMEM_MUST_FREE);
 }
 
 struct es_promhttp *es_promhttp_start(const struct sockaddr_storage *sa, bool loopback) {

@@ -1,5 +1,6 @@
 #include "webhttp.h"
 
+#include "httpresp.h"
 #include "web.h"
 #include "webaddr.h"
 #include "webauth.h"
@@ -54,24 +55,6 @@ struct watch {
 static const uint8_t end_marker[2] = {0xff, 0xff};
 
 /* ---- Responses. */
-
-static enum MHD_Result respond(struct MHD_Connection *c, unsigned status, const char *type,
-                               const void *data, size_t len, enum MHD_ResponseMemoryMode mode) {
-    struct MHD_Response *r = MHD_create_response_from_buffer(len, (void *)data, mode);
-    if (r == NULL)
-        return MHD_NO;
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-    MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-    enum MHD_Result ret = MHD_queue_response(c, status, r);
-    MHD_destroy_response(r);
-    return ret;
-}
-
-static enum MHD_Result respond_text(struct MHD_Connection *c, unsigned status, const char *text) {
-    return respond(c, status, "text/plain; charset=utf-8", text, strlen(text),
-                   MHD_RESPMEM_PERSISTENT);
-}
 
 /* A response whose body `read` produces (MHD_SIZE_UNKNOWN: until it says
  * it ended); `cls` is freed by `done`. */
@@ -157,17 +140,14 @@ static enum MHD_Result serve_metrics(struct es_webhttp *h, struct MHD_Connection
     char *buf;
     size_t len;
     if (es_webshare_metrics(h->sh, &buf, &len) != 0)
-        return respond_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
-    enum MHD_Result r = respond(c, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", buf,
-                                len, MHD_RESPMEM_MUST_FREE);
-    if (r != MHD_YES)
-        free(buf);
-    return r;
+        return es_httpresp_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+    return es_httpresp(c, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", buf, len,
+                       MHD_RESPMEM_MUST_FREE);
 }
 
 static enum MHD_Result serve_asset(struct MHD_Connection *c, const char *name) {
     const struct es_web_asset *a = es_web_asset(name);
-    return respond(c, MHD_HTTP_OK, a->type, a->data, a->len, MHD_RESPMEM_PERSISTENT);
+    return es_httpresp(c, MHD_HTTP_OK, a->type, a->data, a->len, MHD_RESPMEM_PERSISTENT);
 }
 
 static enum MHD_Result serve_page(struct MHD_Connection *c) {
@@ -175,13 +155,10 @@ static enum MHD_Result serve_page(struct MHD_Connection *c) {
     es_web_page(&b, NULL);
     if (b.oom) {
         es_webbuf_free(&b);
-        return respond_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+        return es_httpresp_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
     }
-    enum MHD_Result r =
-        respond(c, MHD_HTTP_OK, "text/html; charset=utf-8", b.p, b.len, MHD_RESPMEM_MUST_FREE);
-    if (r != MHD_YES)
-        free(b.p);
-    return r;
+    return es_httpresp(c, MHD_HTTP_OK, "text/html; charset=utf-8", b.p, b.len,
+                       MHD_RESPMEM_MUST_FREE);
 }
 
 static enum MHD_Result serve_events(struct es_webhttp *h, struct MHD_Connection *c) {
@@ -202,7 +179,7 @@ static enum MHD_Result serve_recording(struct es_webhttp *h, struct MHD_Connecti
         if (d->fd >= 0)
             close(d->fd);
         free(d);
-        return respond_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "nothing recorded yet\n");
+        return es_httpresp_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "nothing recorded yet\n");
     }
     char disposition[400];
     snprintf(disposition, sizeof disposition, "attachment; filename=\"%s\"", d->name);
@@ -216,7 +193,7 @@ static enum MHD_Result serve_control(struct es_webhttp *h, struct MHD_Connection
     /* A custom header: a form or script of another site cannot send it
      * without a CORS preflight, which this server never grants. */
     if (MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Eventlog-Socket") == NULL)
-        return respond_text(c, MHD_HTTP_FORBIDDEN, "missing X-Eventlog-Socket header\n");
+        return es_httpresp_text(c, MHD_HTTP_FORBIDDEN, "missing X-Eventlog-Socket header\n");
     uint8_t cmd;
     if (strcmp(what, "census") == 0)
         cmd = 0x03; /* EVENTLOG_SOCKET_CMD_REQUEST_HEAP_CENSUS */
@@ -225,16 +202,16 @@ static enum MHD_Result serve_control(struct es_webhttp *h, struct MHD_Connection
     else if (strcmp(what, "stop") == 0)
         cmd = 0x02; /* EVENTLOG_SOCKET_CMD_STOP_HEAP_PROFILING */
     else
-        return respond_text(c, MHD_HTTP_NOT_FOUND, "no such command\n");
+        return es_httpresp_text(c, MHD_HTTP_NOT_FOUND, "no such command\n");
     switch (es_webshare_command(h->sh, cmd)) {
     case ES_WEBSHARE_NOT_CONNECTED:
-        return respond_text(c, MHD_HTTP_CONFLICT, "not connected to the program\n");
+        return es_httpresp_text(c, MHD_HTTP_CONFLICT, "not connected to the program\n");
     case ES_WEBSHARE_BUSY:
-        return respond_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "too many commands at once\n");
+        return es_httpresp_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "too many commands at once\n");
     case ES_WEBSHARE_SENT:
         break;
     }
-    return respond_text(c, MHD_HTTP_ACCEPTED, "sent\n");
+    return es_httpresp_text(c, MHD_HTTP_ACCEPTED, "sent\n");
 }
 
 /* ---- The request deadline (HTTP_REQUEST_S). MHD calls the two notify
@@ -337,7 +314,7 @@ static enum MHD_Result on_get(struct es_webhttp *h, struct MHD_Connection *c, co
     for (size_t i = 0; i < sizeof files / sizeof *files; i++)
         if (url[0] == '/' && strcmp(url + 1, files[i]) == 0)
             return serve_asset(c, files[i]);
-    return respond_text(c, MHD_HTTP_NOT_FOUND, "not found\n");
+    return es_httpresp_text(c, MHD_HTTP_NOT_FOUND, "not found\n");
 }
 
 /* The token came in the URL: set it as a cookie and show the page at "/"
@@ -384,21 +361,22 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
             return redirect_with_cookie(h, c);
         break;
     case ES_WEBAUTH_OTHER_USER:
-        return respond_text(c, MHD_HTTP_FORBIDDEN,
-                            "this eventlog-socket serve is another user's (README, Security)\n");
+        return es_httpresp_text(
+            c, MHD_HTTP_FORBIDDEN,
+            "this eventlog-socket serve is another user's (README, Security)\n");
     case ES_WEBAUTH_NO_TOKEN:
-        return respond_text(c, MHD_HTTP_FORBIDDEN,
-                            "open the URL eventlog-socket serve printed (it has ?token=)\n");
+        return es_httpresp_text(c, MHD_HTTP_FORBIDDEN,
+                                "open the URL eventlog-socket serve printed (it has ?token=)\n");
     case ES_WEBAUTH_WRONG_HOST:
-        return respond_text(c, MHD_HTTP_MISDIRECTED_REQUEST, "wrong Host\n");
+        return es_httpresp_text(c, MHD_HTTP_MISDIRECTED_REQUEST, "wrong Host\n");
     }
     if (post) {
         if (strncmp(url, "/api/", 5) == 0)
             return serve_control(h, c, url + 5);
-        return respond_text(c, MHD_HTTP_NOT_FOUND, "not found\n");
+        return es_httpresp_text(c, MHD_HTTP_NOT_FOUND, "not found\n");
     }
     if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
-        return respond_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "GET or POST only\n");
+        return es_httpresp_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "GET or POST only\n");
     return on_get(h, c, url);
 }
 
