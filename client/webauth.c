@@ -53,7 +53,7 @@ static void log_refusal(const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "eventlog-socket serve: %s\n", line);
+    fprintf(stderr, "eventlog-socket: %s\n", line); /* serve or metrics */
 }
 
 /* `host` is `name` or `name:PORT`. */
@@ -98,8 +98,8 @@ static bool peer_is_owner(const struct es_webauth *a, int fd) {
     }
     if (uid == a->owner || uid == 0)
         return true;
-    log_refusal("refused an HTTP request of uid %lu: serve is uid %lu's alone", (unsigned long)uid,
-                (unsigned long)a->owner);
+    log_refusal("refused an HTTP request of uid %lu: this server is uid %lu's alone",
+                (unsigned long)uid, (unsigned long)a->owner);
     return false;
 }
 
@@ -129,7 +129,7 @@ enum es_webauth_verdict es_webauth_check(const struct es_webauth *a, struct MHD_
         return ES_WEBAUTH_OK;
     if (same_token(MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "token"), a->token))
         return ES_WEBAUTH_OK_SET_COOKIE;
-    log_refusal("refused an HTTP request without the token: open the URL serve printed "
+    log_refusal("refused an HTTP request without the token: open the URL this command printed "
                 "(with ?token=)");
     return ES_WEBAUTH_NO_TOKEN;
 }
