@@ -20,6 +20,7 @@
 #include "promtext.h"
 #include "session.h"
 #include "webaddr.h"
+#include "webauth.h"
 #include "webhttp.h"
 #include "webjson.h"
 
@@ -60,6 +61,13 @@ struct target {
     uint64_t bytes;  /* received in the run */
     uint64_t end_ms; /* when the run ended */
     char peer_program[256];
+    /* The run before this one, kept for --linger after a restart so that
+     * its final figures are still scraped: at most one, so a target holds
+     * at most two models. prev == NULL: none. */
+    struct es_model *prev;
+    int prev_pid;
+    uint64_t prev_bytes, prev_end_ms;
+    char prev_program[256];
     bool said_error;
     unsigned dead_ticks; /* removed: ticks until it is freed (0: alive) */
 };
@@ -92,6 +100,27 @@ static bool shown(const struct metrics *x, const struct target *t) {
     return t->run && (t->connected || uv_now(x->loop) < t->end_ms + (uint64_t)(x->linger_s * 1e3));
 }
 
+/* A new run starts: keep the ended one as `prev` while it lingers (its
+ * model swapped out, the older prev's model reused for the new run). */
+static void keep_previous(struct target *t) {
+    if (!shown(t->x, t))
+        return;
+    if (t->prev == NULL) {
+        t->prev = malloc(sizeof *t->prev);
+        if (t->prev == NULL)
+            return; /* the old run's figures go now: nothing else is lost */
+        es_model_init(t->prev);
+    }
+    struct es_model *m = t->prev;
+    t->prev = t->model;
+    t->model = m;
+    t->prev_pid = t->prev->pid ? (int)t->prev->pid : t->run_pid;
+    t->prev_bytes = t->bytes;
+    t->prev_end_ms = t->end_ms;
+    peer_program(t);
+    memcpy(t->prev_program, t->peer_program, sizeof t->prev_program);
+}
+
 static void on_header(struct es_conn *c, void *ctx) {
     struct target *t = ctx;
     /* Reconnecting right after the program's end may reach it once more
@@ -100,6 +129,8 @@ static void on_header(struct es_conn *c, void *ctx) {
         t->ignoring = true;
         return;
     }
+    if (t->run)
+        keep_previous(t);
     es_model_reset(t->model);
     es_model_header(t->model, &c->stream.header);
     t->run = t->connected = true;
@@ -197,6 +228,9 @@ static void remove_target(struct metrics *x, struct target *t) {
 static void free_target(struct target *t) {
     es_model_destroy(t->model);
     free(t->model);
+    if (t->prev != NULL)
+        es_model_destroy(t->prev);
+    free(t->prev);
     free(t);
 }
 
@@ -245,16 +279,30 @@ static void on_scan(uv_timer_t *timer) {
     scan(timer->data);
 }
 
-/* Write the exposition of every target and publish it. */
+/* Whether `t`'s previous run is still exported. */
+static bool prev_shown(const struct metrics *x, const struct target *t) {
+    return t->prev != NULL && uv_now(x->loop) < t->prev_end_ms + (uint64_t)(x->linger_s * 1e3);
+}
+
+/* Write the exposition of every target (and of lingering previous runs)
+ * and publish it. */
 static void publish(struct metrics *x) {
     size_t n = 0;
     for (struct target *t = x->targets; t; t = t->next)
-        n++;
+        n += 1 + prev_shown(x, t);
     struct es_promtext_target *pt = calloc(n ? n : 1, sizeof *pt);
     if (pt == NULL)
         return;
     size_t i = 0;
     for (struct target *t = x->targets; t; t = t->next, i++) {
+        if (prev_shown(x, t)) {
+            struct es_promtext_target *q = &pt[i++];
+            q->source = t->source;
+            q->m = t->prev;
+            q->program = t->prev->program[0] ? t->prev->program : t->prev_program;
+            q->pid = t->prev->pid ? t->prev->pid : (uint32_t)(t->prev_pid > 0 ? t->prev_pid : 0);
+            q->received_bytes = t->prev_bytes;
+        }
         struct es_promtext_target *p = &pt[i];
         p->source = t->source;
         p->connected = t->connected;
@@ -302,8 +350,8 @@ static void on_signal(uv_signal_t *sig, int signum) {
 
 static void metrics_usage(FILE *f) {
     fprintf(f,
-            "usage: eventlog-socket metrics [--http HOST:PORT] [--linger S] [--top-labels N]\n"
-            "                               SOURCE...\n"
+            "usage: eventlog-socket metrics [--http HOST:PORT] [--token-file FILE] [--linger S]\n"
+            "                               [--top-labels N] SOURCE...\n"
             "Exports the programs at each SOURCE to Prometheus: http://HOST:PORT/metrics\n"
             "(default 127.0.0.1:9464; port 0 picks a free one; the URL is printed).\n"
             "A SOURCE is an address (unix:/path, a path, tcp:HOST:PORT, HOST:PORT, :PORT)\n"
@@ -311,7 +359,11 @@ static void metrics_usage(FILE *f) {
             "%d s. Each program is reconnected to whenever its run ends (a restarted\n"
             "program is a new pid); an ended run's series stay for --linger S (default\n"
             "60). --top-labels N: census labels exported per program (default %d; the\n"
-            "rest as label=\"other\"). Runs until Ctrl-C.\n",
+            "rest as label=\"other\"). --token-file FILE: a token of yours (a file only\n"
+            "you may read, 16 to 256 characters) that scrapes carry as Authorization:\n"
+            "Bearer (Prometheus: authorization: credentials_file) or ?token=; it lets\n"
+            "other users (Prometheus's) scrape a loopback exporter, and replaces the\n"
+            "random token printed for another address. Runs until Ctrl-C.\n",
             SCAN_MS / 1000, ES_PROMTEXT_TOP_LABELS);
 }
 
@@ -385,11 +437,12 @@ int es_metrics_main(int argc, char **argv) {
     x->opt.retry = true;
     x->top = ES_PROMTEXT_TOP_LABELS;
     x->linger_s = 60;
-    const char *http = "127.0.0.1:9464", *top = NULL, *linger = NULL;
+    const char *http = "127.0.0.1:9464", *top = NULL, *linger = NULL, *token_file = NULL;
     const char *pos[64] = {0};
     const struct es_opt opts[] = {{"--http", NULL, ES_OPT_VALUE, &http, 0, NULL, NULL},
                                   {"--top-labels", NULL, ES_OPT_VALUE, &top, 0, NULL, NULL},
                                   {"--linger", NULL, ES_OPT_VALUE, &linger, 0, NULL, NULL},
+                                  {"--token-file", NULL, ES_OPT_VALUE, &token_file, 0, NULL, NULL},
                                   {0}};
     const struct es_opts_spec spec = {.cmd = "metrics",
                                       .opts = opts,
@@ -415,20 +468,20 @@ int es_metrics_main(int argc, char **argv) {
         fprintf(stderr, "eventlog-socket metrics: --http: not HOST:PORT: %s\n", http);
         return 2;
     }
+    static char user_token[ES_WEBAUTH_TOKEN_MAX + 1];
+    char why[512];
+    if (token_file != NULL && es_webauth_read_token(token_file, user_token, why, sizeof why) != 0) {
+        fprintf(stderr, "eventlog-socket metrics: --token-file %s\n", why);
+        return 2;
+    }
     x->loop = uv_default_loop();
-    x->http = es_promhttp_start(&sa, loopback);
+    x->http = es_promhttp_start(&sa, loopback, token_file ? user_token : NULL);
     if (x->http == NULL) {
         fprintf(stderr, "eventlog-socket metrics: cannot serve HTTP on %s: %s\n", http,
                 strerror(errno ? errno : EADDRINUSE));
         return 2;
     }
-    const char *colon = strrchr(http, ':'), *token = es_promhttp_token(x->http);
-    if (colon == http)
-        printf("eventlog-socket metrics: http://127.0.0.1:%u/metrics%s%s\n",
-               es_promhttp_port(x->http), token[0] ? "?token=" : "", token);
-    else
-        printf("eventlog-socket metrics: http://%.*s:%u/metrics%s%s\n", (int)(colon - http), http,
-               es_promhttp_port(x->http), token[0] ? "?token=" : "", token);
+    es_promhttp_print_url(x->http, http, token_file);
     fflush(stdout);
     run(x);
     es_promhttp_stop(x->http);

@@ -37,13 +37,19 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     case ES_WEBAUTH_OK_SET_COOKIE: /* a scraper sends the token each time */
         break;
     case ES_WEBAUTH_OTHER_USER:
-        return es_httpresp_text(
-            c, MHD_HTTP_FORBIDDEN,
-            "this eventlog-socket metrics is another user's (README, Security)\n");
+        return es_httpresp_text(c, MHD_HTTP_FORBIDDEN,
+                                h->auth.given
+                                    ? "this eventlog-socket metrics is another user's: scrape "
+                                      "with its --token-file's token (README, Prometheus)\n"
+                                    : "this eventlog-socket metrics is another user's (README, "
+                                      "Security)\n");
     case ES_WEBAUTH_NO_TOKEN:
-        return es_httpresp_text(
-            c, MHD_HTTP_FORBIDDEN,
-            "scrape the URL eventlog-socket metrics printed (it has ?token=)\n");
+        return es_httpresp_text(c, MHD_HTTP_FORBIDDEN,
+                                h->auth.given
+                                    ? "scrape with the token of its --token-file "
+                                      "(Authorization: Bearer, or ?token=)\n"
+                                    : "scrape the URL eventlog-socket metrics printed (it has "
+                                      "?token=)\n");
     case ES_WEBAUTH_WRONG_HOST:
         return es_httpresp_text(c, MHD_HTTP_MISDIRECTED_REQUEST, "wrong Host\n");
     }
@@ -66,7 +72,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                        MHD_RESPMEM_MUST_FREE);
 }
 
-struct es_promhttp *es_promhttp_start(const struct sockaddr_storage *sa, bool loopback) {
+struct es_promhttp *es_promhttp_start(const struct sockaddr_storage *sa, bool loopback,
+                                      const char *token) {
     struct es_promhttp *h = calloc(1, sizeof *h);
     if (h == NULL)
         return NULL;
@@ -88,7 +95,7 @@ struct es_promhttp *es_promhttp_start(const struct sockaddr_storage *sa, bool lo
     }
     const union MHD_DaemonInfo *di = MHD_get_daemon_info(h->daemon, MHD_DAEMON_INFO_BIND_PORT);
     h->port = di ? di->port : 0;
-    if (es_webauth_init(&h->auth, sa, loopback, h->port) != 0) {
+    if (es_webauth_init(&h->auth, sa, loopback, h->port, token) != 0) {
         es_promhttp_stop(h);
         return NULL;
     }
@@ -100,7 +107,21 @@ unsigned es_promhttp_port(const struct es_promhttp *h) {
 }
 
 const char *es_promhttp_token(const struct es_promhttp *h) {
-    return h->auth.token;
+    return h->auth.given ? "" : h->auth.token;
+}
+
+void es_promhttp_print_url(const struct es_promhttp *h, const char *http, const char *token_file) {
+    const char *colon = strrchr(http, ':'), *token = es_promhttp_token(h);
+    if (colon == http)
+        printf("eventlog-socket metrics: http://127.0.0.1:%u/metrics%s%s\n", h->port,
+               token[0] ? "?token=" : "", token);
+    else
+        printf("eventlog-socket metrics: http://%.*s:%u/metrics%s%s\n", (int)(colon - http), http,
+               h->port, token[0] ? "?token=" : "", token);
+    if (token_file != NULL)
+        printf("eventlog-socket metrics: scrapes carry the token in %s (Authorization: Bearer, "
+               "or ?token=)\n",
+               token_file);
 }
 
 void es_promhttp_publish(struct es_promhttp *h, char *text, size_t len) {

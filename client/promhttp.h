@@ -15,14 +15,20 @@
 
 struct es_promhttp;
 
-/* Serve on `sa`. NULL when the server cannot start (errno says why, 0 when
- * it does not know). */
-struct es_promhttp *es_promhttp_start(const struct sockaddr_storage *sa, bool loopback);
+/* Serve on `sa`; `token`: the user's (--token-file) or NULL (client/webauth.h).
+ * NULL when the server cannot start (errno says why, 0 when it does not know). */
+struct es_promhttp *es_promhttp_start(const struct sockaddr_storage *sa, bool loopback,
+                                      const char *token);
 unsigned es_promhttp_port(const struct es_promhttp *h);
 
-/* The secret a scrape must carry (?token=) when the address is not
- * loopback; "" on loopback, where the peer's user is checked instead. */
+/* The random secret a scrape must carry (?token=) when the address is not
+ * loopback, for the printed URL; "" on loopback, where the peer's user is
+ * checked instead, and "" when the token is the user's own (never printed). */
 const char *es_promhttp_token(const struct es_promhttp *h);
+/* Print the URL to scrape on stdout: `http` as given to --http (its host
+ * part), with ?token= when the token is a random one; `token_file`: the
+ * --token-file (NULL: none), named on a second line. */
+void es_promhttp_print_url(const struct es_promhttp *h, const char *http, const char *token_file);
 /* The loop thread: `text` (malloc'd, `len` bytes, taken over) is what the
  * next scrapes get. */
 void es_promhttp_publish(struct es_promhttp *h, char *text, size_t len);

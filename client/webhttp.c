@@ -391,7 +391,7 @@ struct es_webhttp *es_webhttp_start(struct es_webshare *sh, const struct sockadd
     errno = 0;
     h->listen_fd = es_webaddr_listen(sa);
     if (h->listen_fd < 0 ||
-        es_webauth_init(&h->auth, sa, loopback, es_webaddr_port(h->listen_fd)) != 0) {
+        es_webauth_init(&h->auth, sa, loopback, es_webaddr_port(h->listen_fd), NULL) != 0) {
         int e = errno;
         if (h->listen_fd >= 0)
             close(h->listen_fd);

@@ -27,6 +27,10 @@ pkg-config --exists libmicrohttpd 2>/dev/null || need+=(libmicrohttpd-dev)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 ghc-pkg --global list --simple-output ghc-events 2>/dev/null | grep -q ghc-events || need+=(libghc-ghc-events-dev)
 command -v python3 >/dev/null 2>&1 || need+=(python3)
+# `metrics`'s tests scrape with the real Prometheus and check with promtool.
+command -v promtool >/dev/null 2>&1 || need+=(prometheus)
+# The security tests ask as another user with curl.
+command -v curl >/dev/null 2>&1 || need+=(curl)
 # The formatting check of make check (it is skipped without clang-format).
 command -v clang-format >/dev/null 2>&1 || need+=(clang-format)
 # Profiling libraries, for the cost-centre profiling tests (ghc -prof).

@@ -38,7 +38,7 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 cache=${ES_CHROOT_CACHE:-/var/cache/eventlog-socket}
 root=$cache/ghc-$suite
 stamp=$root/.eventlog-socket-complete
-packages="ghc ghc-prof cabal-install libuv1-dev libghc-ghc-events-dev netcat-openbsd pkg-config python3 make gcc binutils libncurses-dev tmux libmicrohttpd-dev libjs-dygraphs chromium valgrind"
+packages="ghc ghc-prof cabal-install libuv1-dev libghc-ghc-events-dev netcat-openbsd pkg-config python3 make gcc binutils libncurses-dev tmux libmicrohttpd-dev libjs-dygraphs chromium valgrind prometheus curl"
 max_age_days=14
 
 log() { echo "ghc-chroot[$version]: $*"; }
@@ -76,6 +76,10 @@ upgradable() {
 # Install the package list into the chroot at DIR (mounted for the time).
 apt_install() {
     mount_into "$1"
+    # No package may start a service in the chroot (prometheus would start
+    # its server on the host's network): invoke-rc.d asks this first.
+    printf '#!/bin/sh\nexit 101\n' >"$1/usr/sbin/policy-rc.d"
+    chmod 755 "$1/usr/sbin/policy-rc.d"
     in_chroot "$1" "apt-get update -qq && apt-get install -y -qq --no-install-recommends $packages" \
         >"$cache/apt-$suite.log" 2>&1 || {
         echo "ghc-chroot.sh: installing the toolchain failed; see $cache/apt-$suite.log" >&2

@@ -98,6 +98,8 @@ describe ev = case evSpec ev of
   UserMessage m -> ["message " ++ show (evTime ev) ++ " " ++ T.unpack m]
   HeapProfSampleBegin {} -> ["sample " ++ show (evTime ev)]
   ProfSampleCostCentre {} -> ["ccsample " ++ show (evTime ev)]
+  HeapLive {liveBytes = b} -> ["heaplive " ++ show (evTime ev) ++ " " ++ show b]
+  HeapSize {sizeBytes = b} -> ["heapsize " ++ show (evTime ev) ++ " " ++ show b]
   _ -> []
 
 failWith :: String -> IO a

@@ -420,6 +420,8 @@ class Summary:
         self.messages = []
         self.samples = []
         self.cc_samples = []
+        self.heap_live = []  # (time, bytes) of each HEAP_LIVE
+        self.heap_size = []  # and HEAP_SIZE
         self.partial = False
         for line in text.splitlines():
             parts = line.split(" ", 2)
@@ -435,6 +437,9 @@ class Summary:
                 self.samples.append(int(parts[1]))
             elif parts[0] == "ccsample":
                 self.cc_samples.append(int(parts[1]))
+            elif parts[0] in ("heaplive", "heapsize"):
+                t, b = int(parts[1]), int(parts[2])
+                (self.heap_live if parts[0] == "heaplive" else self.heap_size).append((t, b))
             elif parts[0] == "partial":
                 self.partial = True
 

@@ -5,9 +5,10 @@ program found by the glob after the exporter started, one killed. What it
 exports is compared with the RTS's own `+RTS -s` summary of each run, and
 read back through Prometheus's HTTP API after Prometheus scraped it.
 
-Prometheus and promtool are Debian packages on the host; the GHC chroots
-(scripts/ghc-chroot.sh) do not have them, so there the test checks the
-exporter's own output only (and says so)."""
+Prometheus and promtool come from Debian's prometheus package, installed
+by scripts/ensure-deps.sh on the host and scripts/ghc-chroot.sh in the GHC
+chroots; where they are missing the test checks the exporter's own output
+only (and says so)."""
 
 import json
 import os
