@@ -18,19 +18,6 @@ from benchlib import fmt, median_min_max
 NAME = "record"
 
 
-def wait_rusage(b, p, timeout):
-    """Wait for `p` and return its (status, CPU seconds), killing it after
-    `timeout` s."""
-    killer = threading.Timer(timeout, b.kill, (p,))
-    killer.start()
-    try:
-        _, status, usage = os.wait4(p.pid, 0)
-    finally:
-        killer.cancel()
-    p.returncode = os.waitstatus_to_exitcode(status)
-    return p.returncode, usage.ru_utime + usage.ru_stime
-
-
 def one_run(b, args):
     sock = b.path("r.sock")
     out = b.path("r.eventlog")
@@ -49,7 +36,7 @@ def one_run(b, args):
         results = {}
 
         def waiter(name, proc):
-            rc, cpu = wait_rusage(b, proc, benchlib.TIMEOUT)
+            rc, cpu = benchlib.wait_rusage(b, proc, benchlib.TIMEOUT)
             results[name] = (rc, cpu, time.monotonic() - start)
 
         threads = [threading.Thread(target=waiter, args=a) for a in

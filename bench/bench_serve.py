@@ -16,7 +16,6 @@ import re
 import signal
 import socket
 import subprocess
-import threading
 import time
 
 import benchlib
@@ -27,19 +26,6 @@ SECONDS = 4
 SIZE = 4000
 CASES = ((100, True), (400, True), (400, False))  # (MB/s of message text, a stalled tab)
 PAUSE = 1.0  # big-for's pause before the flood
-
-
-def wait_rusage(b, p, timeout):
-    """Wait for `p`; return (status, CPU seconds). Not its peak RSS: a
-    child's ru_maxrss starts from this process's size when it forked."""
-    killer = threading.Timer(timeout, b.kill, (p,))
-    killer.start()
-    try:
-        _, status, usage = os.wait4(p.pid, 0)
-    finally:
-        killer.cancel()
-    p.returncode = os.waitstatus_to_exitcode(status)
-    return p.returncode, usage.ru_utime + usage.ru_stime
 
 
 def peak_rss_kib(pid):
@@ -93,7 +79,7 @@ def one_run(b, rate, stalled_tab=True):
         time.sleep(0.05)
     rss = peak_rss_kib(srv.pid)
     srv.send_signal(signal.SIGTERM)
-    src, cpu = wait_rusage(b, srv, benchlib.TIMEOUT)
+    src, cpu = benchlib.wait_rusage(b, srv, benchlib.TIMEOUT)
     if tab is not None:
         tab.close()
     if rc != 0 or src != 0:

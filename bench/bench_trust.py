@@ -38,6 +38,7 @@ import sys
 import time
 
 import benchlib
+import connflood
 from benchlib import fmt, median_min_max
 
 NAME = "trust"
@@ -51,26 +52,6 @@ import socket, sys, time
 c = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
 c.sendall(b"GCTL\x06")
 time.sleep(600)
-"""
-
-# Connect and close, every other one with a reset, until killed; the count
-# on SIGTERM.
-CONNECT_ATTACKER = r"""
-import signal, socket, struct, sys
-port, n = int(sys.argv[1]), 0
-rst = struct.pack("ii", 1, 0)
-signal.signal(signal.SIGTERM, lambda *_: (print(n, flush=True), sys.exit(0)))
-while True:
-    c = socket.socket()
-    c.settimeout(2)
-    try:
-        c.connect(("127.0.0.1", port))
-        if n % 2:
-            c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, rst)
-    except OSError:
-        pass
-    c.close()
-    n += 1
 """
 
 # The reference for `connect`: another process listening on loopback that
@@ -181,7 +162,7 @@ def start_attack(b, attack, pr):
             time.sleep(0.02)
     elif attack in ("connect", "connect-elsewhere"):
         port = pr.port if attack == "connect" else pr.sink_port
-        procs = [b.spawn(as_nobody([sys.executable, "-c", CONNECT_ATTACKER, str(port)]),
+        procs = [b.spawn(as_nobody([sys.executable, "-c", connflood.source(), str(port)]),
                          stdout=subprocess.PIPE, text=True) for _ in range(2)]
     else:
         procs = [b.spawn([sys.executable, "-c", CUSTOM_ATTACKER, str(pr.port)],

@@ -14,6 +14,7 @@ import resource
 import statistics
 import subprocess
 import sys
+import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -45,6 +46,20 @@ def ghc_version():
     """The version of HC, as a string ("9.0.2")."""
     return subprocess.run([HC, "--numeric-version"], capture_output=True,
                           text=True).stdout.strip()
+
+
+def wait_rusage(b, p, timeout):
+    """Wait for `p`; return (status, CPU seconds), killing it after `timeout`
+    s. Not its peak RSS: a child's ru_maxrss starts from this process's
+    size when it forked."""
+    killer = threading.Timer(timeout, b.kill, (p,))
+    killer.start()
+    try:
+        _, status, usage = os.wait4(p.pid, 0)
+    finally:
+        killer.cancel()
+    p.returncode = os.waitstatus_to_exitcode(status)
+    return p.returncode, usage.ru_utime + usage.ru_stime
 
 
 def median_min_max(values):

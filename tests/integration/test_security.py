@@ -19,6 +19,7 @@ import time
 
 from harness import (END_MARKER, GCTL, LOSSLESS, Client, Program, Skip, TestFailure, check_stream,
                      expect, note, test, upstream)
+import connflood
 import harness
 
 
@@ -343,29 +344,6 @@ def dual_stack_serves_the_owner(s):
     expect("it belongs to uid 65534" in p.stderr(), "no log line for the other user")
 
 
-# Connect and close (half of them with a reset) for `secs` seconds; print
-# how many.
-FLOODER = r"""
-import socket, struct, sys, time
-port, secs = int(sys.argv[1]), float(sys.argv[2])
-end = time.monotonic() + secs
-n = 0
-rst = struct.pack("ii", 1, 0)
-while time.monotonic() < end:
-    c = socket.socket()
-    c.settimeout(2)
-    try:
-        c.connect(("127.0.0.1", port))
-        if n % 2:
-            c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, rst)
-    except OSError:
-        pass
-    c.close()
-    n += 1
-print(n)
-"""
-
-
 @test(serial=True, timeout=180)
 def connection_flood_never_refuses_the_owner(s):
     """Row 8: two processes of another user connect and close (or reset)
@@ -373,7 +351,7 @@ def connection_flood_never_refuses_the_owner(s):
     meanwhile the owner connects 20 times, one after another, and every
     time gets the stream. The refused connections take no client slot."""
     p, port = tcp_probe(s, {"GHC_EVENTLOG_MAX_CLIENTS": "24"})
-    floods = [s.spawn(as_nobody([sys.executable, "-c", FLOODER, str(port), "8"]),
+    floods = [s.spawn(as_nobody([sys.executable, "-c", connflood.source(), str(port), "8"]),
                       stdout=subprocess.PIPE, text=True) for _ in range(2)]
     time.sleep(0.5)
     served = 0
