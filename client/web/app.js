@@ -265,11 +265,35 @@
               (r.colour ? '<span class="swatch" style="background:' + r.colour + '"></span>' : '') +
               esc(r.name) + '</td>' + (r.extra || []).map(function (x, k) {
                 return '<td class="x" data-value="' + r.extraRaw[k] + '">' + esc(x) + '</td>';
-              }).join('') + '<td class="v"' +
+              }).join('') + (r.trend !== undefined ? '<td class="trend">' + sparkline(r.trend, r.trendOf || 'censuses') + '</td>' : '') +
+              '<td class="v"' +
               (r.raw !== undefined ? ' data-value="' + r.raw + '"' : '') + '>' + esc(r.value) +
               '</td></tr>';
     }
     if (body.innerHTML !== html) body.innerHTML = html;
+  }
+
+  // A small trend: the values as a line scaled to their own largest, at
+  // most TREND_W points (each the largest of the values it stands for).
+  var TREND_W = 60, TREND_H = 14;
+  function sparkline(values, over) {
+    if (!values || values.length < 2) return '';
+    var n = Math.min(values.length, TREND_W), pts = [], max = 0;
+    for (var i = 0; i < n; i++) {
+      var a = Math.floor(i * values.length / n), b = Math.floor((i + 1) * values.length / n), m = 0;
+      for (var k = a; k < b; k++) if (values[k] > m) m = values[k];
+      pts.push(m);
+      if (m > max) max = m;
+    }
+    var xy = pts.map(function (v, i) {
+      return (i * (TREND_W - 1) / (n - 1)).toFixed(1) + ',' +
+             (max ? (TREND_H - 1) - v / max * (TREND_H - 2) : TREND_H - 1).toFixed(1);
+    });
+    return '<svg width="' + TREND_W + '" height="' + TREND_H + '" aria-label="trend">' +
+           '<title>' + esc('over ' + values.length + ' ' + over + ': ' + bytes(values[0]) + ' at first, ' +
+                           bytes(max) + ' at most, ' + bytes(values[values.length - 1]) + ' now') +
+           '</title><polyline fill="none" stroke="#333" stroke-width="1" points="' + xy.join(' ') +
+           '"/></svg>';
   }
 
   function esc(s) {
@@ -302,6 +326,7 @@
     var nstack = names.length;
     // Rows: censuses (stacked, cumulative), heap size/live per bucket, NaN at drops.
     var rows = [], partPeak = new Array(nstack).fill(0), partSum = new Array(nstack).fill(0);
+    var partTrend = names.map(function () { return []; });
     for (i = 0; i < census.length; i++) {
       var v = new Array(nstack).fill(0);
       e = census[i][2];
@@ -318,6 +343,7 @@
         row.push(cum);
         if (v[j] > partPeak[j]) partPeak[j] = v[j];
         partSum[j] += v[j];
+        partTrend[j].push(v[j]);
       }
       row.push(null, null);
       rows.push(row);
@@ -376,12 +402,17 @@
       }
     var nc = Math.max(census.length, 1);
     var lrows = names.map(function (n, j) {
-      return {name: n, value: bytes(lastV[j]), raw: lastV[j], colour: colours[j],
+      return {name: n, value: bytes(lastV[j]), raw: lastV[j], colour: colours[j], trend: partTrend[j],
               extra: [bytes(partPeak[j]), bytes(partSum[j] / nc)], extraRaw: [partPeak[j], Math.round(partSum[j] / nc)]};
     });
-    lrows.push({name: sizeName, value: bytes(S.info.heap_size), raw: S.info.heap_size, colour: '#000',
+    var sizeTrend = [], liveTrend = [];
+    for (i = 0; i < S.tl.length; i++) {
+      if (S.tl[i][0] !== null) sizeTrend.push(S.tl[i][0]);
+      if (S.tl[i][1] !== null) liveTrend.push(S.tl[i][1]);
+    }
+    lrows.push({name: sizeName, value: bytes(S.info.heap_size), raw: S.info.heap_size, colour: '#000', trend: sizeTrend, trendOf: 'time steps',
                 extra: [bytes(S.info.max_heap_size), 'right axis'], extraRaw: [S.info.max_heap_size, '']});
-    lrows.push({name: liveName, value: bytes(S.info.heap_live), raw: S.info.heap_live, colour: '#666',
+    lrows.push({name: liveName, value: bytes(S.info.heap_live), raw: S.info.heap_live, colour: '#666', trend: liveTrend, trendOf: 'time steps',
                 extra: [bytes(S.info.max_heap_live), 'right axis'], extraRaw: [S.info.max_heap_live, '']});
     legend('heap-legend', lrows);
     text('census-count', String(S.info.censuses));

@@ -437,3 +437,49 @@ def web_charts_few_markers(s):
     errors = b.errors()
     expect(not errors, "console errors: %s" % errors[:5])
     expect(not failures, "; ".join(failures))
+
+
+@test
+def web_heap_legend_trends(s):
+    """Each band of the heap legend has a small trend of its own, over every
+    census, scaled to its peak: as many points as censuses (60 at most), the
+    highest at the top, the last as high as the latest figure is of the
+    peak; size and live bytes have theirs too."""
+    need_chromium()
+    from test_client_heap import record_with_rts_files
+    _, log = record_with_rts_files(s, seconds=1.5)
+    out = s.path("trend.html")
+    rc, _, err = Cmd(s, ["report", log, "-o", out]).wait(60)
+    expect(rc == 0, "report: %d %s" % (rc, err))
+    b = Browser(s, height=1200)
+    b.goto("file://" + out)
+    b.wait_js("+document.body.dataset.drawn >= 1", what="the report drawn")
+    rows = b.js("""Array.from(document.querySelectorAll('#heap-legend tbody tr')).map(function (tr) {
+      var pl = tr.querySelector('td.trend polyline'), x = tr.querySelectorAll('td.x');
+      return {name: tr.dataset.series, points: pl ? pl.getAttribute('points') : null,
+              title: pl ? tr.querySelector('td.trend title').textContent : null,
+              peak: x.length ? +x[0].dataset.value : null,
+              latest: +tr.querySelector('td.v').dataset.value};
+    })""")
+    censuses = int(b.js("document.getElementById('census-count').textContent"))
+    expect(censuses >= 2 and len(rows) >= 4, "%d censuses, %d legend rows" % (censuses, len(rows)))
+    for r in rows:
+        expect(r["points"], "%s has no trend" % r["name"])
+        pts = [tuple(map(float, p.split(","))) for p in r["points"].split()]
+        ys = [y for _, y in pts]
+        if r["name"] in ("heap size", "live bytes"):
+            expect(len(pts) >= 2, "%s: a trend of %d points" % (r["name"], len(pts)))
+            continue
+        expect(len(pts) == min(censuses, 60),
+               "%s: %d points for %d censuses" % (r["name"], len(pts), censuses))
+        expect(("over %d censuses" % censuses) in r["title"], "%s: %r" % (r["name"], r["title"]))
+        if r["peak"]:
+            expect(abs(min(ys) - 1) < 0.05, "%s: its peak is not at the top (%r)" % (r["name"], ys))
+            want = 13 - r["latest"] / r["peak"] * 12 if censuses <= 60 else None
+            expect(want is None or abs(ys[-1] - want) < 0.6,
+                   "%s: the last point at y=%.1f, latest/peak puts it at %.1f"
+                   % (r["name"], ys[-1], want))
+    b.js("document.getElementById('heap-legend').scrollIntoView()")
+    b.screenshot(os.path.join(harness.BUILD, "web-heap-trends.png"))
+    note("%d legend rows with trends over %d censuses; build/web-heap-trends.png"
+         % (len(rows), censuses))
