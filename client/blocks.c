@@ -121,7 +121,7 @@ static void salvage(struct es_blocks *b, int err) {
     b->error = err;
     if (!b->seekable)
         return;
-    off_t end = (off_t)(b->base - b->skipped);
+    off_t end = (off_t)es_blocks_file_len(b);
     if (b->base == 0) {
         if (ftruncate(b->fd, 0) == 0)
             b->salvaged = 0;
@@ -142,7 +142,7 @@ static void salvage(struct es_blocks *b, int err) {
 static int mark_end(struct es_blocks *b) {
     if (!b->seekable || b->complete)
         return 0;
-    return pwrite(b->fd, end_marker, 2, (off_t)(b->base - b->skipped)) == 2 ? 0 : -errno;
+    return pwrite(b->fd, end_marker, 2, (off_t)es_blocks_file_len(b)) == 2 ? 0 : -errno;
 }
 
 static int keep(struct es_blocks *b, const uint8_t *data, size_t n) {

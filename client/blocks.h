@@ -89,6 +89,13 @@ int es_blocks_finish(struct es_blocks *b);
  * BLOCK_MARKER declared, as GHC always does; else no notice). */
 int es_blocks_finish_cut(struct es_blocks *b, const struct es_header *hdr, const char *why);
 
+/* The file's length in whole blocks (after the header): what is written,
+ * less the cost notices left out. An end marker follows it in the file
+ * while recording, unless the stream's own is among it. */
+static inline uint64_t es_blocks_file_len(const struct es_blocks *b) {
+    return b->base - b->skipped;
+}
+
 /* Bytes held in memory. */
 static inline size_t es_blocks_held(const struct es_blocks *b) {
     return b->len;

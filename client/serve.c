@@ -111,7 +111,7 @@ static void publish(struct serve *s, bool force) {
         s->cursor.started = false;
         return;
     }
-    es_webshare_publish(s->sh, b.p, b.len, full, st.can_control, s->blocks.base);
+    es_webshare_publish(s->sh, b.p, b.len, full, st.can_control, es_blocks_file_len(&s->blocks));
 }
 
 /* The program's Prometheus exposition for GET /metrics (client/promtext.h). */

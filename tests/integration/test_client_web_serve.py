@@ -12,11 +12,12 @@ import signal
 import socket
 import threading
 import time
+import urllib.error
 
 import harness
 from cdp import Browser
 from client_cmd import Cmd
-from harness import Program, check_stream, expect, note, serve, test
+from harness import Program, check_stream, expect, ghc_version, note, serve, test
 from test_client_web import check_page_against, http_get, need_chromium, start_serve
 
 
@@ -350,3 +351,53 @@ def web_labels_any_string(s):
     errors = b.errors()
     expect(not errors, "console errors: %s" % errors[:5])
     note("series %s" % named)
+
+
+@test
+def web_download_while_running(s):
+    """The page's download (recording.eventlog) taken while the program
+    runs is a whole eventlog every time: ghc-events parses each one to the
+    end marker, and each continues the one before. On GHC 9.2+ (live
+    events) a marker the program posts turns up in a later download while
+    it still runs (the download is what serve has written, at most one
+    tick, 0.5 s, behind)."""
+    p, _ = serve(s, "dl", ["--busy"], rts=["-hT", "-i0.1"])
+    srv, url = start_serve(s, s.path("dl.sock"))
+    downloads = []
+
+    def download():
+        try:
+            status, data = http_get(url + "recording.eventlog")
+        except urllib.error.HTTPError as e:  # nothing recorded yet
+            status, data = e.code, b""
+        if status == 200 and data:
+            downloads.append(data)
+            return check_stream(s, data, "download-%d" % len(downloads))
+        return None
+
+    for i in range(4):
+        p.cmd("marker before-download-%d" % i)
+        deadline = time.monotonic() + 30
+        while ghc_version() >= (9, 2):
+            summary = download()
+            if summary and "before-download-%d" % i in {m for _, m in summary.markers}:
+                break
+            expect(time.monotonic() < deadline, "marker %d not in a download within 30 s" % i)
+            time.sleep(0.1)
+        if ghc_version() < (9, 2):
+            p.cmd("sleep 0.3")
+            download()
+    p.cmd("quit")
+    p.finish()
+    expect(downloads or ghc_version() < (9, 2), "no download while it ran")
+    prev = b""
+    for i, data in enumerate(downloads):
+        summary = check_stream(s, data, "judged-%d" % i)
+        expect(not summary.partial, "download %d (%d bytes) is cut" % (i, len(data)))
+        body = data[:-2]  # without its end marker
+        expect(body.startswith(prev), "download %d does not continue download %d" % (i, i - 1))
+        prev = body
+    note("%d downloads while it ran, the last %d bytes"
+         % (len(downloads), len(downloads[-1]) if downloads else 0))
+    srv.signal(signal.SIGTERM)
+    srv.wait(30)
