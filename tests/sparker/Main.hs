@@ -47,12 +47,14 @@ cheap i = sum [i .. i + 200]
 
 -- Spark every element in one burst, the list kept alive until the burst
 -- is over (so the pool fills and overflows rather than being pruned by a
--- minor GC on the way), and return how many were sparked. After that
+-- minor GC on the way), and return how many were sparked. A major GC
+-- while they are alive posts counters with sparks in the pool; after that
 -- nothing refers to them but their sparks.
 sparkAll :: [Int] -> IO Int
 sparkAll xs = do
   let ts = map cheap xs
   forM_ ts $ \t -> evaluate (t `par` ())
+  performMajorGC -- with the thunks alive: the counters show a full pool
   evaluate (length ts)
 
 -- Spark values already evaluated: duds.
