@@ -3,8 +3,8 @@
 -- sparks whose outcomes differ, and the RTS's own "SPARKS:" line says what
 -- became of them.
 --
---   sparker [ROUNDS]   ROUNDS rounds (default 20, 50 ms apart), each of four
---                      phases:
+--   sparker [ROUNDS]   ROUNDS rounds (default 20, 50 ms apart; 0: until
+--                      stdin ends), each of four phases:
 --
 --   * a parallel Fibonacci with a spark per call above a threshold: most
 --     are run by the other capability (converted), some are evaluated by
@@ -20,14 +20,17 @@
 -- (the run lasts about a second: long enough for live views).
 module Main (main) where
 
-import Control.Concurrent (threadDelay)
+import Control.Concurrent (forkIO, threadDelay)
 import Control.Exception (evaluate)
-import Control.Monad (forM_)
+import Control.Monad (forM_, unless)
+import Data.IORef (newIORef, readIORef, writeIORef)
 import Debug.Trace (traceMarkerIO)
 import GHC.Conc (par, pseq)
 import System.Environment (getArgs)
+import System.IO (hIsEOF, stdin)
 import System.Mem (performMajorGC)
 import Text.Read (readMaybe)
+import Prelude hiding (round)
 
 fib :: Int -> Int
 fib n = if n < 2 then n else fib (n - 1) + fib (n - 2)
@@ -70,18 +73,30 @@ sparkForced xs = do
   rs <- mapM (\x -> let t = cheap x in evaluate (t `par` t)) xs
   evaluate (sum rs)
 
+round :: Int -> IO ()
+round r = do
+  v <- evaluate (pfib (20 + r `mod` 2))
+  sparkDuds [r * 1000 .. r * 1000 + 499]
+  k <- sparkAll [r * 100000 .. r * 100000 + 7999]
+  f <- sparkForced [r * 7000 .. r * 7000 + 499]
+  performMajorGC
+  traceMarkerIO ("round " ++ show r)
+  putStrLn ("round " ++ show r ++ ": pfib " ++ show v ++ ", " ++ show k ++ " burst, " ++ show f)
+  threadDelay 50000
+
 main :: IO ()
 main = do
   args <- getArgs
   let rounds = case args of
         [a] | Just n <- readMaybe a -> n
         _ -> 20 :: Int
-  forM_ [1 .. rounds] $ \r -> do
-    v <- evaluate (pfib (20 + r `mod` 2))
-    sparkDuds [r * 1000 .. r * 1000 + 499]
-    k <- sparkAll [r * 100000 .. r * 100000 + 7999]
-    f <- sparkForced [r * 7000 .. r * 7000 + 499]
-    performMajorGC
-    traceMarkerIO ("round " ++ show r)
-    putStrLn ("round " ++ show r ++ ": pfib " ++ show v ++ ", " ++ show k ++ " burst, " ++ show f)
-    threadDelay 50000
+  if rounds > 0
+    then forM_ [1 .. rounds] round
+    else do
+      done <- newIORef False
+      _ <- forkIO (hIsEOF stdin >> writeIORef done True)
+      let loop r = do
+            round r
+            stop <- readIORef done
+            unless stop (loop (r + 1))
+      loop 1
