@@ -311,14 +311,14 @@ $(BUILD)/unit-asan/%: tests/unit/%.c tests/unit/tap.h tests/unit/control_ref.h t
 
 # The client's model (MODEL_SRC) is pure C like cbits/: unit-tested the
 # same way, linked with its sources.
-$(BUILD)/unit/test_model: tests/unit/test_model.c tests/unit/tap.h $(MODEL_SRC) $(MODEL_H) \
-                          $(CBITS_LIB_plain)
+$(BUILD)/unit/test_model $(BUILD)/unit/test_model_sparks: $(BUILD)/unit/%: tests/unit/%.c \
+                          tests/unit/tap.h $(MODEL_SRC) $(MODEL_H) $(CBITS_LIB_plain)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(FLAVOUR_CFLAGS_plain) -Iinclude -Icbits -Iclient -o $@ $< \
 	    $(MODEL_SRC) $(CBITS_LIB_plain) -lm
 
-$(BUILD)/unit-asan/test_model: tests/unit/test_model.c tests/unit/tap.h $(MODEL_SRC) $(MODEL_H) \
-                               $(CBITS_LIB_asan)
+$(BUILD)/unit-asan/test_model $(BUILD)/unit-asan/test_model_sparks: $(BUILD)/unit-asan/%: \
+                               tests/unit/%.c tests/unit/tap.h $(MODEL_SRC) $(MODEL_H) $(CBITS_LIB_asan)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(SAN_FLAGS) -Iinclude -Icbits -Iclient -o $@ $< $(MODEL_SRC) \
 	    $(CBITS_LIB_asan) -lm
