@@ -282,7 +282,7 @@ void es_webjson_state(struct es_webbuf *out, const struct es_model *m,
         any = true;
     }
     cur->drops = h->drops_n;
-    ES_WEBBUF_ADD(out, "],");
-    es_websparks_json(out, m);
+    ES_WEBBUF_ADD(out, "]");
+    es_websparks_json(out, m, full, &cur->sparks_sig);
     ES_WEBBUF_ADD(out, "}");
 }

@@ -32,12 +32,28 @@ static void points(struct es_webbuf *out, const struct es_model *m, unsigned c) 
     ES_WEBBUF_ADD(out, "]");
 }
 
-void es_websparks_json(struct es_webbuf *out, const struct es_model *m) {
+/* What changes whenever anything written changes: every counters event
+ * adds a point (or halves them: the generation), every spark event a
+ * count; the capabilities seen add rows. */
+static uint64_t signature(const struct es_model *m, const uint64_t e[ES_SPARK_EV_KINDS]) {
+    uint64_t s = m->spark_generation * 1000003u + m->ncaps * 7919u + m->sparks_seen + 1;
+    for (unsigned c = 0; c < ES_MODEL_MAX_CAPS && c < m->ncaps; c++)
+        s = s * 31 + m->spark_npts[c];
+    for (int k = 0; k < ES_SPARK_EV_KINDS; k++)
+        s = s * 31 + e[k];
+    return s;
+}
+
+void es_websparks_json(struct es_webbuf *out, const struct es_model *m, bool whole, uint64_t *sig) {
     uint64_t v[ES_SPARK_KINDS], e[ES_SPARK_EV_KINDS];
-    es_model_sparks(m, v);
     es_model_spark_events(m, e);
+    uint64_t now = signature(m, e);
+    if (!whole && now == *sig)
+        return;
+    *sig = now;
+    es_model_sparks(m, v);
     es_webbuf_printf(out,
-                     "\"sparks\":{\"seen\":%s,\"any\":%s,\"events\":%s,\"pool\":%llu,"
+                     ",\"sparks\":{\"seen\":%s,\"any\":%s,\"events\":%s,\"pool\":%llu,"
                      "\"rate\":%.1f,\"v\":",
                      m->sparks_seen ? "true" : "false", es_model_has_sparks(m) ? "true" : "false",
                      m->spark_events_seen ? "true" : "false",

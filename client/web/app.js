@@ -46,7 +46,7 @@
     if (d.full || S === null)
       S = {tl: [], caps: [], labels: [], census: [], pauses: [], marks: [], drops: []};
     S.info = d.info;
-    S.sparks = d.sparks || null;  // whole in every message
+    if (d.sparks) S.sparks = d.sparks;  // whole when changed (client/websparks.h)
     S.tl.length = Math.min(S.tl.length, d.tl_from);
     Array.prototype.push.apply(S.tl, d.tl);
     for (var c = 0; c < d.caps.length; c++) {

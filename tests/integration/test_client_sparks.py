@@ -25,8 +25,6 @@ from test_client_web_charts import colour_shares, plot_clip, rgb, shot
 
 # The order of the SPARKS line's figures, and the names the views use.
 OUTCOMES = ("created", "converted", "overflowed", "dud", "gcd", "fizzled")
-# The page's colour of capability 0 (app.js's first colour).
-CAP0 = "#4e79a7"
 
 
 def rts_sparks(stderr):
@@ -130,18 +128,22 @@ def judge_page_sparks(b, what, want, shots):
     expect(len(caps) == 2, "%s: %d capability rows for -N2" % (what, len(caps)))
     check_equal("%s's capability rows summed" % what,
                 {k: sum(r[k] for r in caps) for k in OUTCOMES}, want)
-    # The charts have capability 0's line on them: its colour in the plot.
+    # The charts show the line of the capability that made the sparks (the
+    # other's pool stays at 0, under it): its legend colour in the plot.
+    busy = max((name for name in got if name != "all"), key=lambda n: got[n]["created"])
+    colour = rgb(b.js("getComputedStyle(document.querySelector('#spark-table tr[data-series=\"%s\"] "
+                      ".swatch')).backgroundColor" % busy))
     b.js("document.getElementById('sparks').scrollIntoView()")
     b.screenshot(shots + ".png")
     for chart in ("spark-rate-chart", "spark-pool-chart"):
         rows = int(b.js("+document.getElementById('%s').dataset.rows" % chart) or 0)
         expect(rows > 2, "%s: %s has %d points" % (what, chart, rows))
         img = shot(b, "%s-%s.png" % (shots, chart), plot_clip(b, chart))
-        share = colour_shares(img, [rgb(CAP0)], tol=24)[rgb(CAP0)]
-        note("%s %s: %d points, %.2f %% of the plot in capability 0's colour"
-             % (what, chart, rows, 100 * share))
-        expect(share >= 0.001, "%s: %s shows no line of capability 0 (%.3f %% of its pixels)"
-               % (what, chart, 100 * share))
+        share = colour_shares(img, [colour], tol=24)[colour]
+        note("%s %s: %d points, %.2f %% of the plot in the colour of %s (%s)"
+             % (what, chart, rows, 100 * share, busy, colour))
+        expect(share >= 0.001, "%s: %s shows no line of %s, which made the sparks (%.3f %% of "
+               "its pixels in %s)" % (what, chart, busy, 100 * share, colour))
 
 
 @test(timeout=240)
