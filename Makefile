@@ -115,6 +115,8 @@ GHC_FLAGS := -O -threaded $(EVENTLOG_FLAG) -no-hs-main -Iinclude
 FIBBER := $(BUILD)/fibber-c-main
 PROBE := $(BUILD)/probe
 PROBE_LATE := $(BUILD)/probe-late
+# A program that makes sparks (par/pseq), for the spark views' tests.
+SPARKER := $(BUILD)/sparker
 CHECKER := $(BUILD)/eventlog-check
 # Many C clients at once, each stream parsed by the library's reader.
 MANY_CLIENTS := $(BUILD)/many-clients
@@ -184,6 +186,12 @@ $(PROBE): tests/probe/Main.hs examples/fibber-c-main/cbits/fibber-c-main.c $(LIB
 	@mkdir -p $(dir $@)
 	$(HC) $(GHC_FLAGS) -outputdir $(BUILD)/hs/probe -o $@ \
 	    tests/probe/Main.hs examples/fibber-c-main/cbits/fibber-c-main.c $(LIB) $(UV_LIBS)
+
+# The spark views' test program, on fibber's C main as well.
+$(SPARKER): tests/sparker/Main.hs examples/fibber-c-main/cbits/fibber-c-main.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(HC) $(GHC_FLAGS) -outputdir $(BUILD)/hs/sparker -o $@ \
+	    tests/sparker/Main.hs examples/fibber-c-main/cbits/fibber-c-main.c $(LIB) $(UV_LIBS)
 
 # The same program started with the RTS's own file writer, for
 # eventlog_socket_start_unix.
@@ -303,14 +311,14 @@ $(BUILD)/unit-asan/%: tests/unit/%.c tests/unit/tap.h tests/unit/control_ref.h t
 
 # The client's model (MODEL_SRC) is pure C like cbits/: unit-tested the
 # same way, linked with its sources.
-$(BUILD)/unit/test_model: tests/unit/test_model.c tests/unit/tap.h $(MODEL_SRC) $(MODEL_H) \
-                          $(CBITS_LIB_plain)
+$(BUILD)/unit/test_model $(BUILD)/unit/test_model_sparks: $(BUILD)/unit/%: tests/unit/%.c \
+                          tests/unit/tap.h $(MODEL_SRC) $(MODEL_H) $(CBITS_LIB_plain)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(FLAVOUR_CFLAGS_plain) -Iinclude -Icbits -Iclient -o $@ $< \
 	    $(MODEL_SRC) $(CBITS_LIB_plain) -lm
 
-$(BUILD)/unit-asan/test_model: tests/unit/test_model.c tests/unit/tap.h $(MODEL_SRC) $(MODEL_H) \
-                               $(CBITS_LIB_asan)
+$(BUILD)/unit-asan/test_model $(BUILD)/unit-asan/test_model_sparks: $(BUILD)/unit-asan/%: \
+                               tests/unit/%.c tests/unit/tap.h $(MODEL_SRC) $(MODEL_H) $(CBITS_LIB_asan)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(SAN_FLAGS) -Iinclude -Icbits -Iclient -o $@ $< $(MODEL_SRC) \
 	    $(CBITS_LIB_asan) -lm
@@ -427,7 +435,7 @@ unit-test: $(UNIT_BIN) $(UNIT_ASAN_BIN) $(UNIT_TSAN_BIN) $(FUZZ_REPLAY_BIN)
 symbols: $(LIB)
 	@tests/check-symbols.sh $(LIB)
 
-integration-test: $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(CHECKER) $(MANY_CLIENTS)
+integration-test: $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(SPARKER) $(CHECKER) $(MANY_CLIENTS)
 	@HC=$(HC) python3 tests/integration/run.py --build $(BUILD) $(INTEGRATION_TESTS)
 
 # The cabal package and both examples, built with cabal offline exactly as
@@ -440,7 +448,7 @@ cabal-build:
 cabal-test: $(CHECKER)
 	@HC=$(HC) tests/cabal-package.sh $(BUILD)
 
-check: $(LIB) $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(CHECKER) $(MANY_CLIENTS) $(UNIT_BIN) $(UNIT_ASAN_BIN) \
+check: $(LIB) $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(SPARKER) $(CHECKER) $(MANY_CLIENTS) $(UNIT_BIN) $(UNIT_ASAN_BIN) \
        $(UNIT_TSAN_BIN) $(SAN_PROGRAMS) \
        $(FUZZ_REPLAY_BIN) $(BENCH_PROGRAMS)
 	@HC=$(HC) tests/run-all.sh $(BUILD)

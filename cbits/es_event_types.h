@@ -37,6 +37,15 @@ enum es_event_type {
     ES_EVENT_OSPROCESS_PID = 32,
     ES_EVENT_OSPROCESS_PPID = 33,
     ES_EVENT_SPARK_COUNTERS = 34,
+    /* Spark events, one per spark (+RTS -lf): no payload, except STEAL's
+     * victim capability (u16). */
+    ES_EVENT_SPARK_CREATE = 35,
+    ES_EVENT_SPARK_DUD = 36,
+    ES_EVENT_SPARK_OVERFLOW = 37,
+    ES_EVENT_SPARK_RUN = 38,
+    ES_EVENT_SPARK_STEAL = 39,
+    ES_EVENT_SPARK_FIZZLE = 40,
+    ES_EVENT_SPARK_GC = 41,
     ES_EVENT_INTERN_STRING = 42,
     ES_EVENT_WALL_CLOCK_TIME = 43,
     ES_EVENT_THREAD_LABEL = 44,

@@ -41,6 +41,13 @@ static es_model_handler *const handlers[HANDLED_TYPES] = {
     [ES_EVENT_HEAP_PROF_SAMPLE_END] = es_model_on_sample_end,
     /* model_sparks.c */
     [ES_EVENT_SPARK_COUNTERS] = es_model_on_spark_counters,
+    [ES_EVENT_SPARK_CREATE] = es_model_on_spark_create,
+    [ES_EVENT_SPARK_DUD] = es_model_on_spark_dud,
+    [ES_EVENT_SPARK_OVERFLOW] = es_model_on_spark_overflow,
+    [ES_EVENT_SPARK_RUN] = es_model_on_spark_run,
+    [ES_EVENT_SPARK_STEAL] = es_model_on_spark_steal,
+    [ES_EVENT_SPARK_FIZZLE] = es_model_on_spark_fizzle,
+    [ES_EVENT_SPARK_GC] = es_model_on_spark_gc,
 };
 
 /* Once per second of stream time (checked without a division, since it
@@ -121,6 +128,7 @@ void es_model_destroy(struct es_model *m) {
     es_model_census_free(m);
     es_model_caps_free(m);
     es_model_history_free(&m->h);
+    es_model_sparks_free(m);
     memset(m, 0, sizeof *m);
 }
 

@@ -60,8 +60,11 @@
  * later ones count in the last. */
 #define ES_MODEL_MAX_GENS 8
 
-/* What became of sparks (SPARK_COUNTERS, client/model_sparks.c), in the
- * event's order. */
+/* What became of sparks (SPARK_COUNTERS, client/model_sparks.c). CREATED
+ * counts every spark, as the RTS's `+RTS -s` "SPARKS: N" does: those put
+ * in the pool and the duds and overflowed ones, which never were (the
+ * event's own "created" field counts only the first). Each spark created
+ * ends up in exactly one of the other five, or is still in the pool. */
 enum es_model_spark {
     ES_SPARK_CREATED,
     ES_SPARK_DUD,
@@ -71,6 +74,30 @@ enum es_model_spark {
     ES_SPARK_FIZZLED,
     ES_SPARK_KINDS
 };
+
+/* Spark events (+RTS -lf: one per spark), counted per capability, in
+ * GHC's id order; RUN and STEAL are both "converted" (STEAL on the
+ * capability that stole it). */
+enum es_model_spark_ev {
+    ES_SPARK_EV_CREATE,
+    ES_SPARK_EV_DUD,
+    ES_SPARK_EV_OVERFLOW,
+    ES_SPARK_EV_RUN,
+    ES_SPARK_EV_STEAL,
+    ES_SPARK_EV_FIZZLE,
+    ES_SPARK_EV_GC,
+    ES_SPARK_EV_KINDS
+};
+
+/* A capability's spark counters as one SPARK_COUNTERS event gave them
+ * (running totals, enum es_model_spark) and the sparks then in its pool. */
+struct es_model_spark_pt {
+    uint64_t time;
+    uint64_t v[ES_SPARK_KINDS];
+    uint64_t pool;
+};
+/* Points kept per capability; when full, every other one is dropped. */
+#define ES_MODEL_SPARK_POINTS 256
 
 /* A value per second: v[i] belongs to second `first + i` of the stream. */
 struct es_model_series {
@@ -172,7 +199,9 @@ struct es_model_cap {
     uint64_t allocated;        /* its last HEAP_ALLOCATED total */
     bool after_gap;            /* a drop notice came since that total */
     bool seen;
-    uint64_t sparks[ES_SPARK_KINDS]; /* its latest SPARK_COUNTERS (running totals) */
+    uint64_t sparks[ES_SPARK_KINDS];      /* its latest SPARK_COUNTERS (running totals) */
+    uint64_t spark_pool;                  /* and the sparks then in its pool */
+    uint64_t spark_ev[ES_SPARK_EV_KINDS]; /* spark events (-lf) on it */
 };
 
 struct es_model {
@@ -243,9 +272,14 @@ struct es_model {
     char **cc_label;   /* cost centre labels by id (HEAP_PROF_COST_CENTRE) */
     size_t ncc;
 
-    /* Sparks: a SPARK_COUNTERS event arrived (each capability's latest
-     * figures are in caps[].sparks). */
-    bool sparks_seen;
+    /* Sparks (client/model_sparks.c): a SPARK_COUNTERS event arrived
+     * (each capability's latest figures are in caps[].sparks), a spark
+     * event (-lf) arrived; each capability's counters over time, NULL
+     * until its first, halved when full (spark_generation counts that). */
+    bool sparks_seen, spark_events_seen;
+    struct es_model_spark_pt *spark_pts[ES_MODEL_MAX_CAPS];
+    unsigned spark_npts[ES_MODEL_MAX_CAPS];
+    uint64_t spark_generation;
 
     /* Markers and messages: a ring, ES_MODEL_NOTES newest. */
     struct es_model_note notes[ES_MODEL_NOTES];
@@ -323,8 +357,25 @@ double es_model_cap_share(const struct es_model *m, unsigned cap, uint64_t windo
 /* Live threads (created or seen running, not finished). */
 size_t es_model_threads(const struct es_model *m);
 /* Sparks so far by what became of them, summed over the capabilities
- * (meaningful once m->sparks_seen). */
+ * (meaningful once m->sparks_seen), and of capability `cap` alone. */
 void es_model_sparks(const struct es_model *m, uint64_t out[ES_SPARK_KINDS]);
+void es_model_cap_sparks(const struct es_model *m, unsigned cap, uint64_t out[ES_SPARK_KINDS]);
+/* The program made sparks: counters arrived and say some were created
+ * (a program without sparks posts counters of zeros). */
+bool es_model_has_sparks(const struct es_model *m);
+/* Sparks in the pools now (the latest counters), of one capability or,
+ * for ES_MODEL_MAX_CAPS, of all. */
+uint64_t es_model_spark_pool(const struct es_model *m, unsigned cap);
+/* Sparks created per second by capability `cap` (ES_MODEL_MAX_CAPS:
+ * summed over the capabilities): over the second or more before its
+ * latest counters, or since the first event when the run is younger. */
+double es_model_spark_rate(const struct es_model *m, unsigned cap);
+/* Capability `cap`'s counters over time, oldest first: sets *pts, returns
+ * how many. */
+size_t es_model_spark_points(const struct es_model *m, unsigned cap,
+                             const struct es_model_spark_pt **pts);
+/* Spark events (-lf) by kind, summed over the capabilities. */
+void es_model_spark_events(const struct es_model *m, uint64_t out[ES_SPARK_EV_KINDS]);
 /* Seconds capability `cap` ran Haskell code since the first event, the
  * run in progress included. */
 double es_model_cap_busy_s(const struct es_model *m, unsigned cap);

@@ -11,7 +11,7 @@
  *   model_caps.c     capabilities and threads: CAP_CREATE, *_THREAD
  *   model_census.c   the heap profile: HEAP_PROF_*, census labels
  *   model_notes.c    markers, messages and the library's notices
- *   model_sparks.c   spark counters: SPARK_COUNTERS
+ *   model_sparks.c   sparks: SPARK_COUNTERS, the spark events (-lf)
  *   model_history.c  the per-second series and the whole run downsampled
  *                    (struct es_model_history), which the families fill
  *
@@ -120,7 +120,10 @@ void es_model_census_free(struct es_model *m);
 es_model_handler es_model_on_user_marker, es_model_on_user_msg;
 
 /* model_sparks.c */
-es_model_handler es_model_on_spark_counters;
+es_model_handler es_model_on_spark_counters, es_model_on_spark_create, es_model_on_spark_dud,
+    es_model_on_spark_overflow, es_model_on_spark_run, es_model_on_spark_steal,
+    es_model_on_spark_fizzle, es_model_on_spark_gc;
+void es_model_sparks_free(struct es_model *m);
 
 /* ---- model_history.c: what the families record for later. */
 

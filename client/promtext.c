@@ -251,8 +251,10 @@ static const struct family {
      "Seconds each capability ran Haskell threads.", true, f_caps},
     {"ghc_threads", "gauge", "Haskell threads alive (created or seen running, not finished).", true,
      f_threads},
-    {"ghc_sparks_total", "counter", "Sparks by what became of them, from spark counters.", true,
-     f_sparks},
+    {"ghc_sparks_total", "counter",
+     "Sparks from spark counters: created (every spark, as +RTS -s counts them) and what became "
+     "of them (converted, fizzled, gcd, dud, overflowed; the rest are still in the pool).",
+     true, f_sparks},
     {"ghc_heap_profile_bytes", "gauge",
      "Bytes by label in the latest heap census: the largest labels, the rest as other.", true,
      f_census},

@@ -65,10 +65,10 @@ static struct top the_top;
 
 static void top_usage(FILE *f) {
     fprintf(f, "usage: eventlog-socket top ADDR [--retry] [--connect-timeout S]\n"
-               "A live view of the program's heap, GC, capabilities, threads, heap census,\n"
-               "markers and messages. Keys: c census now, p pause/resume heap profiling,\n"
-               "q quit. With --retry it waits for the program and reconnects when it is\n"
-               "restarted.\n");
+               "A live view of the program's heap, GC, capabilities, threads, sparks,\n"
+               "heap census, markers and messages. Keys: c census now, p pause/resume\n"
+               "heap profiling, q quit. With --retry it waits for the program and\n"
+               "reconnects when it is restarted.\n");
 }
 
 static void draw(struct top *t) {

@@ -3,6 +3,7 @@
  * state, with ncurses. Called on the loop's thread only, between initscr
  * and endwin. */
 #include "top_draw.h"
+#include "top_sparks.h"
 
 #include <curses.h>
 #include <stdarg.h>
@@ -414,6 +415,7 @@ void es_top_draw(const struct es_top_view *v) {
     y = draw_heap(v, y + 1);
     y = draw_gc(v, y);
     y = draw_caps(v, y);
+    y = es_top_draw_sparks(v->model, y, LINES >= 36 ? ES_TOP_SPARK_LINES : LINES >= 26 ? 3 : 1);
     /* What is left: the census gets two thirds, markers the rest. */
     int footer = 4;
     int left = LINES - y - 1 - footer;

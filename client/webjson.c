@@ -1,4 +1,5 @@
 #include "webjson.h"
+#include "websparks.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -281,5 +282,7 @@ void es_webjson_state(struct es_webbuf *out, const struct es_model *m,
         any = true;
     }
     cur->drops = h->drops_n;
-    ES_WEBBUF_ADD(out, "]}");
+    ES_WEBBUF_ADD(out, "]");
+    es_websparks_json(out, m, full, &cur->sparks_sig);
+    ES_WEBBUF_ADD(out, "}");
 }

@@ -66,6 +66,9 @@ struct es_webjson_cursor {
      * figures there were partial), so the next message writes them again. */
     bool open_painted;
     unsigned open_from;
+    /* The sparks as last written (client/websparks.h): written again only
+     * when they changed. */
+    uint64_t sparks_sig;
 };
 
 /* Append the state to `out`: everything when `cur` is NULL, has not

@@ -46,6 +46,7 @@
     if (d.full || S === null)
       S = {tl: [], caps: [], labels: [], census: [], pauses: [], marks: [], drops: []};
     S.info = d.info;
+    if (d.sparks) S.sparks = d.sparks;  // whole when changed (client/websparks.h)
     S.tl.length = Math.min(S.tl.length, d.tl_from);
     Array.prototype.push.apply(S.tl, d.tl);
     for (var c = 0; c < d.caps.length; c++) {
@@ -516,6 +517,64 @@
     if (body.innerHTML !== html) body.innerHTML = html;
   }
 
+  // ---- Sparks (S.sparks, client/websparks.h): per capability, the rate
+  // of sparks created and the sparks in the pool at each counters event,
+  // and a table of what became of them, in all and per capability.
+  var SPARK_COLS = [0, 3, 5, 4, 1, 2];  // created, converted, fizzled, GC'd, dud, overflowed
+
+  function drawSparks() {
+    var sp = S.sparks;
+    if (!sp) return;
+    var note = $('sparks-note');
+    var state = !sp.seen ? 'none' : !sp.any ? 'no-sparks' : 'sparks';
+    note.setAttribute('data-state', state);
+    $('sparks-body').hidden = state !== 'sparks';
+    if (state !== 'sparks') {
+      text('sparks-note', state === 'none' ? 'no spark counters yet (the RTS posts them at GCs and at exit; ' +
+           '+RTS -l\'s p class)' : 'no sparks: the program made none (par).');
+      return;
+    }
+    text('sparks-note', sp.v[0] + ' sparks in ' + sp.caps.length + (sp.caps.length === 1 ? ' capability' : ' capabilities') +
+         ', as the RTS counts them (+RTS -s); the charts have a point per spark counters event.');
+    var n = sp.caps.length, rrows = [], prows = [], names = [], c, i;
+    for (c = 0; c < n; c++) names.push('capability ' + c);
+    for (c = 0; c < n; c++) {
+      var pts = sp.caps[c].pts;
+      for (i = 0; i < pts.length; i++) {
+        var pr = [pts[i][0] / 1e9], rr = [pts[i][0] / 1e9];
+        for (var k = 0; k < n; k++) { pr.push(k === c ? pts[i][7] : null); rr.push(null); }
+        prows.push(pr);
+        if (i > 0 && pts[i][0] > pts[i - 1][0]) {
+          rr[1 + c] = (pts[i][1] - pts[i - 1][1]) * 1e9 / (pts[i][0] - pts[i - 1][0]);
+          rrows.push(rr);
+        }
+      }
+    }
+    var byTime = function (a, b) { return a[0] - b[0]; };
+    rrows.sort(byTime);
+    prows.sort(byTime);
+    var colours = names.map(function (x, j) { return COLOURS[j % COLOURS.length]; });
+    chart('spark-rate-chart', rrows, {labels: ['time'].concat(names), ylabel: 'sparks created/s',
+          axes: {y: {labelsKMB: true}}, colors: colours, drawPoints: true, pointSize: 2});
+    chart('spark-pool-chart', prows, {labels: ['time'].concat(names), ylabel: 'sparks in the pool',
+          axes: {y: {labelsKMB: true}}, colors: colours, stepPlot: true, drawPoints: true, pointSize: 2});
+    var row = function (name, v, pool, rate, colour) {
+      return '<tr data-series="' + name + '"><td>' +
+             (colour ? '<span class="swatch" style="background:' + colour + '"></span>' : '') + name + '</td>' +
+             SPARK_COLS.map(function (k) { return '<td class="v" data-value="' + v[k] + '">' + v[k] + '</td>'; }).join('') +
+             '<td class="v" data-value="' + pool + '">' + pool + '</td><td class="v" data-value="' + rate +
+             '">' + Math.round(rate) + '</td></tr>';
+    };
+    var html = row('all', sp.v, sp.pool, sp.rate);
+    for (c = 0; c < n; c++) html += row(names[c], sp.caps[c].v, sp.caps[c].pool, sp.caps[c].rate, colours[c]);
+    var body = $('spark-table').tBodies[0];
+    if (body.innerHTML !== html) body.innerHTML = html;
+    $('spark-events').hidden = !sp.events;
+    if (sp.events)
+      text('spark-events', 'Spark events (+RTS -lf): ' + ['create', 'dud', 'overflow', 'run', 'steal', 'fizzle', 'gc']
+           .map(function (w, k) { return w + ' ' + sp.ev[k]; }).join(', ') + '.');
+  }
+
   // The latest LIST_N markers (those matching the filter) with a count of
   // the rest, and every drop notice kept, newest first, in a box of bounded
   // height: the page does not grow with the run.
@@ -602,6 +661,7 @@
     drawHeap();
     drawGc();
     drawCaps();
+    drawSparks();
     drawNotes();
     document.body.setAttribute('data-drawn', String((+document.body.getAttribute('data-drawn') || 0) + 1));
   }
