@@ -15,6 +15,7 @@ otherwise (the GHC chroots) with the small PNG reader below (zlib only)."""
 
 import base64
 import os
+import re
 import struct
 import zlib
 
@@ -430,7 +431,9 @@ def web_charts_few_markers(s):
                session=b.session)
         tip = b.js("document.getElementById('alloc-chart').title")
     note("the tooltip at the first marker of the allocation chart: %r" % tip)
-    if "step 0 of the work" not in tip:
+    # The marker nearest the pointer: step 0, or on a busy machine a step
+    # posted within the same pixels.
+    if not re.search(r"\d+\.\d+ s: step [0-2] of the work", tip):
         failures.append("no tooltip naming the first marker: %r" % tip)
     b.js("window.scrollTo(0, 0)")
     b.screenshot(os.path.join(harness.BUILD, "web-charts-few.png"))
