@@ -115,6 +115,8 @@ GHC_FLAGS := -O -threaded $(EVENTLOG_FLAG) -no-hs-main -Iinclude
 FIBBER := $(BUILD)/fibber-c-main
 PROBE := $(BUILD)/probe
 PROBE_LATE := $(BUILD)/probe-late
+# Threads that do known things, for the threads views (tests/threads/).
+THREADER := $(BUILD)/threads
 CHECKER := $(BUILD)/eventlog-check
 # Many C clients at once, each stream parsed by the library's reader.
 MANY_CLIENTS := $(BUILD)/many-clients
@@ -191,6 +193,11 @@ $(PROBE_LATE): tests/probe/Main.hs tests/probe/late-main.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(HC) $(GHC_FLAGS) -outputdir $(BUILD)/hs/probe-late -o $@ \
 	    tests/probe/Main.hs tests/probe/late-main.c $(LIB) $(UV_LIBS)
+
+$(THREADER): tests/threads/Main.hs examples/fibber-c-main/cbits/fibber-c-main.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(HC) $(GHC_FLAGS) -outputdir $(BUILD)/hs/threads -o $@ \
+	    tests/threads/Main.hs examples/fibber-c-main/cbits/fibber-c-main.c $(LIB) $(UV_LIBS)
 
 $(MANY_CLIENTS): tests/clients/many_clients.c cbits/es_stream.c cbits/es_header.c cbits/es_events.c \
                  $(wildcard cbits/*.h)
@@ -427,7 +434,7 @@ unit-test: $(UNIT_BIN) $(UNIT_ASAN_BIN) $(UNIT_TSAN_BIN) $(FUZZ_REPLAY_BIN)
 symbols: $(LIB)
 	@tests/check-symbols.sh $(LIB)
 
-integration-test: $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(CHECKER) $(MANY_CLIENTS)
+integration-test: $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(CHECKER) $(MANY_CLIENTS) $(THREADER)
 	@HC=$(HC) python3 tests/integration/run.py --build $(BUILD) $(INTEGRATION_TESTS)
 
 # The cabal package and both examples, built with cabal offline exactly as
@@ -440,7 +447,7 @@ cabal-build:
 cabal-test: $(CHECKER)
 	@HC=$(HC) tests/cabal-package.sh $(BUILD)
 
-check: $(LIB) $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(CHECKER) $(MANY_CLIENTS) $(UNIT_BIN) $(UNIT_ASAN_BIN) \
+check: $(LIB) $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(CHECKER) $(MANY_CLIENTS) $(THREADER) $(UNIT_BIN) $(UNIT_ASAN_BIN) \
        $(UNIT_TSAN_BIN) $(SAN_PROGRAMS) \
        $(FUZZ_REPLAY_BIN) $(BENCH_PROGRAMS)
 	@HC=$(HC) tests/run-all.sh $(BUILD)

@@ -8,10 +8,15 @@
  *   model_program.c  who the program is: RTS_IDENTIFIER, PROGRAM_ARGS,
  *                    OSPROCESS_PID, WALL_CLOCK_TIME
  *   model_gc.c       heap figures and GC: HEAP_*, GC_*, pause histograms
- *   model_caps.c     capabilities and threads: CAP_CREATE, *_THREAD
+ *   model_caps.c     capabilities: CAP_CREATE, and RUN_/STOP_THREAD from
+ *                    model_threads.c
  *   model_census.c   the heap profile: HEAP_PROF_*, census labels
  *   model_notes.c    markers, messages and the library's notices
  *   model_sparks.c   spark counters: SPARK_COUNTERS
+ *   model_threads.c  threads: *_THREAD (RUN and STOP passed on to
+ *                    model_caps.c),
+ *                    THREAD_RUNNABLE, MIGRATE_THREAD, THREAD_WAKEUP,
+ *                    THREAD_LABEL
  *   model_history.c  the per-second series and the whole run downsampled
  *                    (struct es_model_history), which the families fill
  *
@@ -97,15 +102,13 @@ es_model_handler es_model_on_gc_start, es_model_on_gc_end, es_model_on_gc_stats,
     es_model_on_heap_info, es_model_on_heap_size, es_model_on_heap_live, es_model_on_heap_allocated;
 
 /* model_caps.c */
-es_model_handler es_model_on_create_thread, es_model_on_run_thread, es_model_on_stop_thread,
-    es_model_on_cap_create;
+es_model_handler es_model_on_run_thread, es_model_on_stop_thread, es_model_on_cap_create;
 /* Capability `c` exists (a block or CAP_CREATE named it). */
 void es_model_see_cap(struct es_model *m, unsigned c);
 /* Once a second of stream time: every capability's busy time so far. */
 void es_model_snapshot(struct es_model *m);
 /* The end of the stream: runs still open end at the last event. */
 void es_model_caps_end(struct es_model *m);
-void es_model_caps_free(struct es_model *m);
 
 /* model_census.c */
 es_model_handler es_model_on_heap_prof_begin, es_model_on_cost_centre, es_model_on_sample_begin,
@@ -121,6 +124,13 @@ es_model_handler es_model_on_user_marker, es_model_on_user_msg;
 
 /* model_sparks.c */
 es_model_handler es_model_on_spark_counters;
+
+/* model_threads.c */
+es_model_handler es_model_on_thread_create, es_model_on_thread_run, es_model_on_thread_stop,
+    es_model_on_thread_runnable, es_model_on_thread_moved, es_model_on_thread_label;
+/* The end of the stream: runs still open end at the last event. */
+void es_model_threads_end(struct es_model *m);
+void es_model_threads_free(struct es_model *m);
 
 /* ---- model_history.c: what the families record for later. */
 

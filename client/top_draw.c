@@ -221,7 +221,7 @@ static int draw_caps(const struct es_top_view *v, int y) {
     const struct es_model *m = v->model;
     put(y, 0, A_BOLD, "Caps");
     char th[48];
-    snprintf(th, sizeof th, "threads %zu%s", es_model_threads(m), m->threads_saturated ? "+" : "");
+    snprintf(th, sizeof th, "threads %zu", es_model_threads(m));
     put(y, 6, A_NORMAL, "%s", th);
     int x = 6 + (int)strlen(th) + 3;
     unsigned shown = 0;

@@ -281,5 +281,7 @@ void es_webjson_state(struct es_webbuf *out, const struct es_model *m,
         any = true;
     }
     cur->drops = h->drops_n;
-    ES_WEBBUF_ADD(out, "]}");
+    ES_WEBBUF_ADD(out, "]");
+    es_webjson_threads(out, m, from);
+    ES_WEBBUF_ADD(out, "}");
 }
