@@ -414,6 +414,7 @@ void es_top_draw(const struct es_top_view *v) {
     y = draw_heap(v, y + 1);
     y = draw_gc(v, y);
     y = draw_caps(v, y);
+    y = es_top_draw_threads(v, y);
     /* What is left: the census gets two thirds, markers the rest. */
     int footer = 4;
     int left = LINES - y - 1 - footer;

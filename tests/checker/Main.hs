@@ -20,6 +20,9 @@
 --   thread create TIME CAP ID
 --   thread run TIME CAP ID
 --   thread stop TIME CAP ID STATUS   STATUS as ghc-events names it
+--   thread runnable TIME CAP ID
+--   thread migrate TIME CAP ID NEWCAP
+--   thread wakeup TIME CAP ID OTHERCAP
 --   thread label TIME ID TEXT
 -- (CAP -1: the event is in no capability's block.)
 --
@@ -113,6 +116,9 @@ threadLines ev = case evSpec ev of
   CreateThread t -> ["thread create " ++ at ++ " " ++ show t]
   RunThread t -> ["thread run " ++ at ++ " " ++ show t]
   StopThread t st -> ["thread stop " ++ at ++ " " ++ show t ++ " " ++ constructorStatus st]
+  ThreadRunnable t -> ["thread runnable " ++ at ++ " " ++ show t]
+  MigrateThread t c -> ["thread migrate " ++ at ++ " " ++ show t ++ " " ++ show c]
+  WakeupThread t c -> ["thread wakeup " ++ at ++ " " ++ show t ++ " " ++ show c]
   ThreadLabel t l -> ["thread label " ++ show (evTime ev) ++ " " ++ show t ++ " " ++ T.unpack l]
   _ -> []
   where
