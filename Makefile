@@ -322,6 +322,19 @@ $(BUILD)/unit-asan/test_model: tests/unit/test_model.c tests/unit/tap.h $(MODEL_
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(SAN_FLAGS) -Iinclude -Icbits -Iclient -o $@ $< $(MODEL_SRC) \
 	    $(CBITS_LIB_asan) -lm
 
+# The model's threads (client/model_threads.c), on hand-made events.
+$(BUILD)/unit/test_model_threads: tests/unit/test_model_threads.c tests/unit/tap.h $(MODEL_SRC) $(MODEL_H) \
+                                  $(CBITS_LIB_plain)
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) -D_DEFAULT_SOURCE $(FLAVOUR_CFLAGS_plain) -Iinclude -Icbits -Iclient -o $@ $< \
+	    $(MODEL_SRC) $(CBITS_LIB_plain) -lm
+
+$(BUILD)/unit-asan/test_model_threads: tests/unit/test_model_threads.c tests/unit/tap.h $(MODEL_SRC) \
+                                       $(MODEL_H) $(CBITS_LIB_asan)
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) -D_DEFAULT_SOURCE $(SAN_FLAGS) -Iinclude -Icbits -Iclient -o $@ $< $(MODEL_SRC) \
+	    $(CBITS_LIB_asan) -lm
+
 # Unit tests of the command's parts (tests/unit/test_client_*.c) link them too.
 $(BUILD)/unit/test_client_%: tests/unit/test_client_%.c tests/unit/tap.h $(CLIENT_LIB_SRC) \
                              $(wildcard client/*.h) $(CBITS_LIB_plain)

@@ -40,7 +40,7 @@
 /* A finished thread may be forgotten once the stream is this far past its
  * end: its runs on other capabilities may still be on their way (their
  * blocks arrive at each flush, or on GHC 9.0 when 2 MiB are full). */
-#define SETTLE_NS (5 * NS_PER_S)
+#define SETTLE_NS NS_PER_S
 #define NONE      UINT32_MAX
 
 struct es_model_thread_table {
