@@ -556,7 +556,7 @@
     for (i = 0; i < S.drops.length; i++) rows.push([S.drops[i][0] / 1e9, NaN]);
     rows.sort(function (a, b) { return a[0] - b[0]; });
     chart('threads-chart', rows, {labels: ['time', 'live threads'], ylabel: 'threads', colors: ['#b07aa1'],
-                                  fillGraph: true, stepPlot: true});
+                                  fillGraph: true, stepPlot: true, includeZero: true});
     var html = '';
     T.rows.slice(0, THREAD_TOP).forEach(function (r) { html += threadRow(r, T.run_s, false); });
     var body = $('threads-top').tBodies[0];
