@@ -3,7 +3,7 @@ show each Haskell thread's label, state and running time, and the live
 threads over the run, as ThreadScope users expect. The program is
 build/threads (tests/threads/Main.hs): it labels itself "main" and four
 threads that do known things (light: 1 unit of work, then finishes;
-medium: 2 units, then blocked on STM; heavy: 4 units, then blocked on an
+medium: 3 units, then blocked on STM; heavy: 9 units, then blocked on an
 MVar; waiter: blocked on an MVar at once).
 
 The oracle is ghc-events (eventlog-check --threads) on the recording of

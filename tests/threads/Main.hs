@@ -4,8 +4,8 @@
 -- four labelled threads:
 --
 --   light    one unit of work, then finishes
---   medium   two units, then waits in STM (retry): blocked on STM
---   heavy    four units, then waits on an MVar: blocked on MVar
+--   medium   three units, then waits in STM (retry): blocked on STM
+--   heavy    nine units, then waits on an MVar: blocked on MVar
 --   waiter   waits on an MVar at once: blocked on MVar, hardly ran
 --
 -- Once light, medium and heavy have done their work it prints "ready" and
@@ -15,7 +15,8 @@
 --             and wait for them
 --   quit      exit (so does end of input), after waking the blocked threads
 --
--- Argument: the number of work rounds in a unit (default 2000).
+-- Argument: the number of work rounds in a unit (default 1000, about 0.15 s
+-- of one core).
 module Main (main) where
 
 import Control.Concurrent (ThreadId, forkIO, myThreadId)
@@ -47,7 +48,7 @@ main = do
   args <- getArgs
   let unit = case args of
         (n : _) -> read n
-        _ -> 2000
+        _ -> 1000
   me <- myThreadId
   labelThread me "main"
   done <- newEmptyMVar :: IO (MVar ())
@@ -57,10 +58,10 @@ main = do
   _ <- labelled "waiter" (takeMVar gate)
   _ <- labelled "light" (work unit >> putMVar done ())
   _ <- labelled "medium" $ do
-    work (2 * unit)
+    work (3 * unit)
     putMVar done ()
     atomically (readTVar flag >>= \v -> if v then pure () else retry)
-  _ <- labelled "heavy" (work (4 * unit) >> putMVar done () >> takeMVar hold)
+  _ <- labelled "heavy" (work (9 * unit) >> putMVar done () >> takeMVar hold)
   replicateM_ 3 (takeMVar done)
   say "ready"
   let loop = do
