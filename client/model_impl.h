@@ -14,7 +14,8 @@
  *   model_notes.c    markers, messages and the library's notices
  *   model_sparks.c   spark counters: SPARK_COUNTERS
  *   model_threads.c  threads: *_THREAD (RUN and STOP passed on to
- *                    model_caps.c),
+ *                    model_caps.c), with model_thread_table.c, the
+ *                    threads followed one by one,
  *                    THREAD_RUNNABLE, MIGRATE_THREAD, THREAD_WAKEUP,
  *                    THREAD_LABEL
  *   model_history.c  the per-second series and the whole run downsampled
@@ -124,6 +125,53 @@ es_model_handler es_model_on_user_marker, es_model_on_user_msg;
 
 /* model_sparks.c */
 es_model_handler es_model_on_spark_counters;
+
+/* model_thread_table.c: the threads followed one by one, which
+ * model_threads.c fills. */
+#define ES_MODEL_THREAD_SLOTS (2 * ES_MODEL_THREADS_KEPT) /* hash slots: index + 1, 0 empty */
+#define ES_MODEL_THREAD_NONE  UINT32_MAX
+struct es_model_thread_table {
+    struct es_model_thread t[ES_MODEL_THREADS_KEPT];
+    uint32_t slot[ES_MODEL_THREAD_SLOTS];
+    uint32_t free_idx[ES_MODEL_THREADS_KEPT]; /* a stack of unused records */
+    uint32_t nfree;
+    /* Finished records: first those that finished less than SETTLE_NS ago
+     * (a ring, in the order their ends came), then a min-heap of the
+     * others (unlabelled first, then by running time, then by finishing
+     * time), and each record's place in the heap (ES_MODEL_THREAD_NONE: not in it). */
+    uint32_t settling[ES_MODEL_THREADS_KEPT], settling_head, settling_n;
+    uint32_t heap[ES_MODEL_THREADS_KEPT], heap_n;
+    uint32_t heap_pos[ES_MODEL_THREADS_KEPT];
+    /* Each capability's run in progress: which thread, since when (0: none). */
+    struct {
+        uint32_t id;
+        uint64_t since;
+    } run_on[ES_MODEL_MAX_CAPS];
+    /* The ids of threads no longer followed, by their low bits (thread ids
+     * count up, so these are the latest): a late event of one of them
+     * (from a capability whose block came after its end) adds no thread. */
+    uint32_t gone[ES_MODEL_THREADS_KEPT];
+    /* Live threads over the run: the change of the count in each bucket of
+     * `width` ns (doubled, pairs merged, when the run outgrows them), from
+     * the time of the first change on. */
+    uint64_t width, first_change;
+    unsigned nb;
+    int64_t delta[ES_MODEL_TL_BUCKETS];
+};
+
+/* The table, made on first use; NULL when memory ran out. */
+struct es_model_thread_table *es_model_thread_table(struct es_model *m);
+/* The record of thread `id`, added if new (`created`: its CREATE_THREAD
+ * time, 0 when first seen otherwise); NULL when it is not followed. */
+struct es_model_thread *es_model_thread_get(struct es_model *m, uint32_t id, uint64_t created);
+/* The record of thread `id`, NULL when it is not followed. */
+const struct es_model_thread *es_model_thread_find(const struct es_model *m, uint32_t id);
+/* Followed thread `th` finished: once settled it may make room. */
+void es_model_thread_ended(struct es_model *m, struct es_model_thread *th);
+/* Its running time or label changed: its place among the finished. */
+void es_model_thread_rekey(struct es_model *m, struct es_model_thread *th);
+/* Threads that began before the stream. */
+uint64_t es_model_threads_before(const struct es_model *m);
 
 /* model_threads.c */
 es_model_handler es_model_on_thread_create, es_model_on_thread_run, es_model_on_thread_stop,
