@@ -55,9 +55,10 @@
 #define ES_MODEL_HIST_MARKS       1024
 #define ES_MODEL_HIST_DROPS       256
 /* Threads followed one by one (client/model_threads.c): past this many,
- * a new thread takes the place of the one that finished first (its
- * running time kept in a sum), or is only counted while all are alive.
- * Labels are cut to ES_MODEL_THREAD_LABEL - 1 bytes. */
+ * a new thread takes the place of a finished one that ran least (its
+ * running time kept in a sum; client/model_thread_table.c), or is only
+ * counted while nearly all are alive. Labels are cut to
+ * ES_MODEL_THREAD_LABEL - 1 bytes. */
 #define ES_MODEL_THREADS_KEPT 4096
 #define ES_MODEL_THREAD_LABEL 64
 /* Generations whose collections are counted one by one; collections of
