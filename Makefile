@@ -117,6 +117,8 @@ PROBE := $(BUILD)/probe
 PROBE_LATE := $(BUILD)/probe-late
 # A program that makes sparks (par/pseq), for the spark views' tests.
 SPARKER := $(BUILD)/sparker
+# Threads that do known things, for the threads views (tests/threads/).
+THREADER := $(BUILD)/threads
 CHECKER := $(BUILD)/eventlog-check
 # Many C clients at once, each stream parsed by the library's reader.
 MANY_CLIENTS := $(BUILD)/many-clients
@@ -199,6 +201,11 @@ $(PROBE_LATE): tests/probe/Main.hs tests/probe/late-main.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(HC) $(GHC_FLAGS) -outputdir $(BUILD)/hs/probe-late -o $@ \
 	    tests/probe/Main.hs tests/probe/late-main.c $(LIB) $(UV_LIBS)
+
+$(THREADER): tests/threads/Main.hs examples/fibber-c-main/cbits/fibber-c-main.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(HC) $(GHC_FLAGS) -outputdir $(BUILD)/hs/threads -o $@ \
+	    tests/threads/Main.hs examples/fibber-c-main/cbits/fibber-c-main.c $(LIB) $(UV_LIBS)
 
 $(MANY_CLIENTS): tests/clients/many_clients.c cbits/es_stream.c cbits/es_header.c cbits/es_events.c \
                  $(wildcard cbits/*.h)
@@ -323,6 +330,19 @@ $(BUILD)/unit-asan/test_model $(BUILD)/unit-asan/test_model_sparks: $(BUILD)/uni
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(SAN_FLAGS) -Iinclude -Icbits -Iclient -o $@ $< $(MODEL_SRC) \
 	    $(CBITS_LIB_asan) -lm
 
+# The model's threads (client/model_threads.c), on hand-made events.
+$(BUILD)/unit/test_model_threads: tests/unit/test_model_threads.c tests/unit/tap.h $(MODEL_SRC) $(MODEL_H) \
+                                  $(CBITS_LIB_plain)
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) -D_DEFAULT_SOURCE $(FLAVOUR_CFLAGS_plain) -Iinclude -Icbits -Iclient -o $@ $< \
+	    $(MODEL_SRC) $(CBITS_LIB_plain) -lm
+
+$(BUILD)/unit-asan/test_model_threads: tests/unit/test_model_threads.c tests/unit/tap.h $(MODEL_SRC) \
+                                       $(MODEL_H) $(CBITS_LIB_asan)
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) -D_DEFAULT_SOURCE $(SAN_FLAGS) -Iinclude -Icbits -Iclient -o $@ $< $(MODEL_SRC) \
+	    $(CBITS_LIB_asan) -lm
+
 # Unit tests of the command's parts (tests/unit/test_client_*.c) link them too.
 $(BUILD)/unit/test_client_%: tests/unit/test_client_%.c tests/unit/tap.h $(CLIENT_LIB_SRC) \
                              $(wildcard client/*.h) $(CBITS_LIB_plain)
@@ -435,7 +455,7 @@ unit-test: $(UNIT_BIN) $(UNIT_ASAN_BIN) $(UNIT_TSAN_BIN) $(FUZZ_REPLAY_BIN)
 symbols: $(LIB)
 	@tests/check-symbols.sh $(LIB)
 
-integration-test: $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(SPARKER) $(CHECKER) $(MANY_CLIENTS)
+integration-test: $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(SPARKER) $(CHECKER) $(MANY_CLIENTS) $(THREADER)
 	@HC=$(HC) python3 tests/integration/run.py --build $(BUILD) $(INTEGRATION_TESTS)
 
 # The cabal package and both examples, built with cabal offline exactly as
@@ -448,7 +468,8 @@ cabal-build:
 cabal-test: $(CHECKER)
 	@HC=$(HC) tests/cabal-package.sh $(BUILD)
 
-check: $(LIB) $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(SPARKER) $(CHECKER) $(MANY_CLIENTS) $(UNIT_BIN) $(UNIT_ASAN_BIN) \
+check: $(LIB) $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(SPARKER) $(CHECKER) $(MANY_CLIENTS) $(THREADER) \
+       $(UNIT_BIN) $(UNIT_ASAN_BIN) \
        $(UNIT_TSAN_BIN) $(SAN_PROGRAMS) \
        $(FUZZ_REPLAY_BIN) $(BENCH_PROGRAMS)
 	@HC=$(HC) tests/run-all.sh $(BUILD)

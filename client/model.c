@@ -10,10 +10,15 @@
 #define HANDLED_TYPES 256
 
 static es_model_handler *const handlers[HANDLED_TYPES] = {
+    /* model_threads.c (passing RUN_ and STOP_THREAD on to model_caps.c) */
+    [ES_EVENT_CREATE_THREAD] = es_model_on_thread_create,
+    [ES_EVENT_RUN_THREAD] = es_model_on_thread_run,
+    [ES_EVENT_STOP_THREAD] = es_model_on_thread_stop,
+    [ES_EVENT_THREAD_RUNNABLE] = es_model_on_thread_runnable,
+    [ES_EVENT_MIGRATE_THREAD] = es_model_on_thread_moved,
+    [ES_EVENT_THREAD_WAKEUP] = es_model_on_thread_moved,
+    [ES_EVENT_THREAD_LABEL] = es_model_on_thread_label,
     /* model_caps.c */
-    [ES_EVENT_CREATE_THREAD] = es_model_on_create_thread,
-    [ES_EVENT_RUN_THREAD] = es_model_on_run_thread,
-    [ES_EVENT_STOP_THREAD] = es_model_on_stop_thread,
     [ES_EVENT_CAP_CREATE] = es_model_on_cap_create,
     /* model_gc.c */
     [ES_EVENT_GC_START] = es_model_on_gc_start,
@@ -114,6 +119,7 @@ void es_model_header(struct es_model *m, const struct es_header *hdr) {
 
 void es_model_end(struct es_model *m) {
     es_model_caps_end(m);
+    es_model_threads_end(m);
     m->ended = true;
 }
 
@@ -126,7 +132,7 @@ void es_model_init(struct es_model *m) {
 
 void es_model_destroy(struct es_model *m) {
     es_model_census_free(m);
-    es_model_caps_free(m);
+    es_model_threads_free(m);
     es_model_history_free(&m->h);
     es_model_sparks_free(m);
     memset(m, 0, sizeof *m);

@@ -54,8 +54,13 @@
 #define ES_MODEL_HIST_CENSUS_ROWS 256
 #define ES_MODEL_HIST_MARKS       1024
 #define ES_MODEL_HIST_DROPS       256
-/* Live threads followed; beyond this the count saturates. */
-#define ES_MODEL_MAX_THREADS (1u << 20)
+/* Threads followed one by one (client/model_threads.c): past this many,
+ * a new thread takes the place of a finished one that ran least (its
+ * running time kept in a sum; client/model_thread_table.c), or is only
+ * counted while nearly all are alive. Labels are cut to
+ * ES_MODEL_THREAD_LABEL - 1 bytes. */
+#define ES_MODEL_THREADS_KEPT 4096
+#define ES_MODEL_THREAD_LABEL 64
 /* Generations whose collections are counted one by one; collections of
  * later ones count in the last. */
 #define ES_MODEL_MAX_GENS 8
@@ -98,6 +103,29 @@ struct es_model_spark_pt {
 };
 /* Points kept per capability; when full, every other one is dropped. */
 #define ES_MODEL_SPARK_POINTS 256
+/* What a thread is doing (es_model_thread.state). */
+enum es_model_thread_state {
+    ES_THREAD_RUNNABLE, /* created, woken or yielded: in a run queue */
+    ES_THREAD_RUNNING,
+    ES_THREAD_BLOCKED, /* on what: es_model_thread.why */
+    ES_THREAD_FOREIGN, /* in a foreign call */
+    ES_THREAD_FINISHED
+};
+
+struct es_model_thread_table;
+
+/* A Haskell thread followed by the model (client/model_threads.c). */
+struct es_model_thread {
+    uint32_t id;
+    uint16_t cap;       /* where it last ran or was sent; ES_GLOBAL_CAP: not known */
+    uint8_t state;      /* enum es_model_thread_state */
+    uint8_t why;        /* GHC's status in its latest STOP_THREAD (0: none) */
+    uint64_t created;   /* its CREATE_THREAD's time; 0: it existed before the stream began */
+    uint64_t state_t;   /* the time of the event that set `state` */
+    uint64_t run_ns;    /* its closed runs (RUN_THREAD..STOP_THREAD) */
+    uint64_t run_since; /* its run in progress began (0: not running) */
+    char label[ES_MODEL_THREAD_LABEL]; /* labelThread's, "" when none */
+};
 
 /* A value per second: v[i] belongs to second `first + i` of the stream. */
 struct es_model_series {
@@ -252,11 +280,19 @@ struct es_model {
     uint64_t snap_busy[8][ES_MODEL_MAX_CAPS]; /* running runs included */
     unsigned snap_n;
 
-    /* Threads: the ids seen alive (created or run, not yet finished). */
-    uint32_t *threads; /* open addressing, 0 = empty slot (GHC ids start at 1) */
-    size_t threads_cap, threads_n;
-    bool threads_saturated;
-    uint64_t threads_created;
+    uint64_t threads_created; /* CREATE_THREAD events (client/model_threads.c) */
+
+    /* Threads one by one (client/model_threads.c): the table is its own. */
+    struct {
+        struct es_model_thread_table *tb; /* NULL until the first thread event */
+        uint32_t kept;                    /* threads followed now */
+        uint64_t finished;                /* threads seen finishing (all, followed or not) */
+        uint64_t evicted, evicted_ns;     /* finished threads no longer followed, their run time */
+        uint32_t min_created;             /* the lowest id created in the stream (0: none) */
+        uint64_t evicted_before;          /* evicted threads that began before the stream */
+        uint64_t untracked, untracked_ns; /* threads never followed (all kept were alive) */
+        uint64_t run_ns;                  /* all threads' closed runs */
+    } thr;
 
     /* Heap profile. */
     bool heap_prof;            /* a HEAP_PROF_BEGIN arrived */
@@ -354,8 +390,28 @@ double es_model_gc_share(const struct es_model *m, uint64_t window_ns);
 /* Share of time capability `cap` ran Haskell code over about the last
  * `window_ns` (whole seconds; 0: since the first event), 0..1. */
 double es_model_cap_share(const struct es_model *m, unsigned cap, uint64_t window_ns);
-/* Live threads (created or seen running, not finished). */
+/* Live threads: created (or seen without their creation: they began
+ * before the stream) and not finished (client/model_threads.c). */
 size_t es_model_threads(const struct es_model *m);
+/* Threads one by one (client/model_threads.c): up to `n` of the followed
+ * threads into `out`, most running time first; returns how many. */
+size_t es_model_threads_top(const struct es_model *m, const struct es_model_thread **out, size_t n);
+/* Threads the stream told of: created, or seen (running, labelled...)
+ * without their CREATE_THREAD (they began before the stream). */
+uint64_t es_model_threads_known(const struct es_model *m);
+/* A thread's running time so far, its run in progress included; and all
+ * threads' (the followed, the forgotten and the never followed). */
+uint64_t es_model_thread_run_ns(const struct es_model *m, const struct es_model_thread *th);
+uint64_t es_model_threads_run_ns(const struct es_model *m);
+/* Its state in words: "running", "runnable", "blocked on MVar", ...,
+ * "finished". */
+const char *es_model_thread_state(const struct es_model_thread *th);
+/* Live threads at the end of buckets `from` to `to` - 1 of `width` ns,
+ * into out[0 ..]: -1 before the first thread. The model keeps the changes
+ * of the whole run in at most ES_MODEL_TL_BUCKETS stretches, so the count
+ * is exact at the end of each of its stretches. */
+void es_model_threads_live(const struct es_model *m, uint64_t width, unsigned from, unsigned to,
+                           long *out);
 /* Sparks so far by what became of them, summed over the capabilities
  * (meaningful once m->sparks_seen), and of capability `cap` alone. */
 void es_model_sparks(const struct es_model *m, uint64_t out[ES_SPARK_KINDS]);

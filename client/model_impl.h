@@ -8,10 +8,16 @@
  *   model_program.c  who the program is: RTS_IDENTIFIER, PROGRAM_ARGS,
  *                    OSPROCESS_PID, WALL_CLOCK_TIME
  *   model_gc.c       heap figures and GC: HEAP_*, GC_*, pause histograms
- *   model_caps.c     capabilities and threads: CAP_CREATE, *_THREAD
+ *   model_caps.c     capabilities: CAP_CREATE, and RUN_/STOP_THREAD from
+ *                    model_threads.c
  *   model_census.c   the heap profile: HEAP_PROF_*, census labels
  *   model_notes.c    markers, messages and the library's notices
  *   model_sparks.c   sparks: SPARK_COUNTERS, the spark events (-lf)
+ *   model_threads.c  threads: *_THREAD (RUN and STOP passed on to
+ *                    model_caps.c), with model_thread_table.c, the
+ *                    threads followed one by one,
+ *                    THREAD_RUNNABLE, MIGRATE_THREAD, THREAD_WAKEUP,
+ *                    THREAD_LABEL
  *   model_history.c  the per-second series and the whole run downsampled
  *                    (struct es_model_history), which the families fill
  *
@@ -97,15 +103,13 @@ es_model_handler es_model_on_gc_start, es_model_on_gc_end, es_model_on_gc_stats,
     es_model_on_heap_info, es_model_on_heap_size, es_model_on_heap_live, es_model_on_heap_allocated;
 
 /* model_caps.c */
-es_model_handler es_model_on_create_thread, es_model_on_run_thread, es_model_on_stop_thread,
-    es_model_on_cap_create;
+es_model_handler es_model_on_run_thread, es_model_on_stop_thread, es_model_on_cap_create;
 /* Capability `c` exists (a block or CAP_CREATE named it). */
 void es_model_see_cap(struct es_model *m, unsigned c);
 /* Once a second of stream time: every capability's busy time so far. */
 void es_model_snapshot(struct es_model *m);
 /* The end of the stream: runs still open end at the last event. */
 void es_model_caps_end(struct es_model *m);
-void es_model_caps_free(struct es_model *m);
 
 /* model_census.c */
 es_model_handler es_model_on_heap_prof_begin, es_model_on_cost_centre, es_model_on_sample_begin,
@@ -124,6 +128,60 @@ es_model_handler es_model_on_spark_counters, es_model_on_spark_create, es_model_
     es_model_on_spark_overflow, es_model_on_spark_run, es_model_on_spark_steal,
     es_model_on_spark_fizzle, es_model_on_spark_gc;
 void es_model_sparks_free(struct es_model *m);
+
+/* model_thread_table.c: the threads followed one by one, which
+ * model_threads.c fills. */
+#define ES_MODEL_THREAD_SLOTS (2 * ES_MODEL_THREADS_KEPT) /* hash slots: index + 1, 0 empty */
+#define ES_MODEL_THREAD_NONE  UINT32_MAX
+struct es_model_thread_table {
+    struct es_model_thread t[ES_MODEL_THREADS_KEPT];
+    uint32_t slot[ES_MODEL_THREAD_SLOTS];
+    uint32_t free_idx[ES_MODEL_THREADS_KEPT]; /* a stack of unused records */
+    uint32_t nfree;
+    /* Finished records: first those that finished less than SETTLE_NS ago
+     * (a ring, in the order their ends came), then a min-heap of the
+     * others (unlabelled first, then by running time, then by finishing
+     * time), and each record's place in the heap (ES_MODEL_THREAD_NONE: not in it). */
+    uint32_t settling[ES_MODEL_THREADS_KEPT], settling_head, settling_n;
+    uint32_t heap[ES_MODEL_THREADS_KEPT], heap_n;
+    uint32_t heap_pos[ES_MODEL_THREADS_KEPT];
+    /* Each capability's run in progress: which thread, since when (0: none). */
+    struct {
+        uint32_t id;
+        uint64_t since;
+    } run_on[ES_MODEL_MAX_CAPS];
+    /* The ids of threads no longer followed, by their low bits (thread ids
+     * count up, so these are the latest): a late event of one of them
+     * (from a capability whose block came after its end) adds no thread. */
+    uint32_t gone[ES_MODEL_THREADS_KEPT];
+    /* Live threads over the run: the change of the count in each bucket of
+     * `width` ns (doubled, pairs merged, when the run outgrows them), from
+     * the time of the first change on. */
+    uint64_t width, first_change;
+    unsigned nb;
+    int64_t delta[ES_MODEL_TL_BUCKETS];
+};
+
+/* The table, made on first use; NULL when memory ran out. */
+struct es_model_thread_table *es_model_thread_table(struct es_model *m);
+/* The record of thread `id`, added if new (`created`: its CREATE_THREAD
+ * time, 0 when first seen otherwise); NULL when it is not followed. */
+struct es_model_thread *es_model_thread_get(struct es_model *m, uint32_t id, uint64_t created);
+/* The record of thread `id`, NULL when it is not followed. */
+const struct es_model_thread *es_model_thread_find(const struct es_model *m, uint32_t id);
+/* Followed thread `th` finished: once settled it may make room. */
+void es_model_thread_ended(struct es_model *m, struct es_model_thread *th);
+/* Its running time or label changed: its place among the finished. */
+void es_model_thread_rekey(struct es_model *m, struct es_model_thread *th);
+/* Threads that began before the stream. */
+uint64_t es_model_threads_before(const struct es_model *m);
+
+/* model_threads.c */
+es_model_handler es_model_on_thread_create, es_model_on_thread_run, es_model_on_thread_stop,
+    es_model_on_thread_runnable, es_model_on_thread_moved, es_model_on_thread_label;
+/* The end of the stream: runs still open end at the last event. */
+void es_model_threads_end(struct es_model *m);
+void es_model_threads_free(struct es_model *m);
 
 /* ---- model_history.c: what the families record for later. */
 

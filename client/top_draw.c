@@ -222,7 +222,7 @@ static int draw_caps(const struct es_top_view *v, int y) {
     const struct es_model *m = v->model;
     put(y, 0, A_BOLD, "Caps");
     char th[48];
-    snprintf(th, sizeof th, "threads %zu%s", es_model_threads(m), m->threads_saturated ? "+" : "");
+    snprintf(th, sizeof th, "threads %zu", es_model_threads(m));
     put(y, 6, A_NORMAL, "%s", th);
     int x = 6 + (int)strlen(th) + 3;
     unsigned shown = 0;
@@ -416,6 +416,7 @@ void es_top_draw(const struct es_top_view *v) {
     y = draw_gc(v, y);
     y = draw_caps(v, y);
     y = es_top_draw_sparks(v->model, y, LINES >= 36 ? ES_TOP_SPARK_LINES : LINES >= 26 ? 3 : 1);
+    y = es_top_draw_threads(v, y);
     /* What is left: the census gets two thirds, markers the rest. */
     int footer = 4;
     int left = LINES - y - 1 - footer;

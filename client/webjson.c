@@ -284,5 +284,6 @@ void es_webjson_state(struct es_webbuf *out, const struct es_model *m,
     cur->drops = h->drops_n;
     ES_WEBBUF_ADD(out, "]");
     es_websparks_json(out, m, full, &cur->sparks_sig);
+    es_webjson_threads(out, m, from);
     ES_WEBBUF_ADD(out, "}");
 }

@@ -23,6 +23,10 @@
 /* Census labels the page gets at most: the rest are summed as one "other". */
 #define ES_WEBJSON_MAX_LABELS 4096
 
+/* Threads the page gets at most, most running time first
+ * (client/webjson_threads.c); the rest are counted. */
+#define ES_WEBJSON_THREAD_ROWS 200
+
 /* A growing text buffer; `oom` once an append failed (the text is then
  * incomplete and must not be used). */
 struct es_webbuf {
@@ -77,5 +81,10 @@ struct es_webjson_cursor {
  * written. */
 void es_webjson_state(struct es_webbuf *out, const struct es_model *m,
                       const struct es_webjson_status *st, struct es_webjson_cursor *cur);
+
+/* The "threads" member of a state (client/webjson_threads.c): counts, the
+ * threads with the most running time, and the live count per timeline
+ * bucket from bucket `from` on. */
+void es_webjson_threads(struct es_webbuf *out, const struct es_model *m, unsigned from);
 
 #endif

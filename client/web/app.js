@@ -44,7 +44,7 @@
 
   function apply(d) {
     if (d.full || S === null)
-      S = {tl: [], caps: [], labels: [], census: [], pauses: [], marks: [], drops: []};
+      S = {tl: [], caps: [], labels: [], census: [], pauses: [], marks: [], drops: [], liveTl: []};
     S.info = d.info;
     if (d.sparks) S.sparks = d.sparks;  // whole when changed (client/websparks.h)
     S.tl.length = Math.min(S.tl.length, d.tl_from);
@@ -68,6 +68,11 @@
     if (S.marks.length > MAX_MARKS) S.marks.splice(0, S.marks.length - MAX_MARKS);
     Array.prototype.push.apply(S.drops, d.drops);
     if (S.drops.length > MAX_DROPS) S.drops.splice(0, S.drops.length - MAX_DROPS);
+    if (d.threads) {
+      S.threads = d.threads;
+      S.liveTl.length = Math.min(S.liveTl.length, d.threads.live_from);
+      Array.prototype.push.apply(S.liveTl, d.threads.live_tl);
+    }
     schedule();
   }
 
@@ -611,6 +616,56 @@
     mc.shown = String(shown);
   }
 
+  // ---- Threads: live threads over the run, the threads with the most
+  // running time, and every thread the server sent (client/webjson.h).
+
+  var THREAD_TOP = 10;
+
+  function threadRow(r, total, all) {
+    // r: [id, label, state, cap, running s, created s, running since s]
+    var share = total > 0 ? (100 * r[4] / total).toFixed(1) + ' %' : '-';
+    var attrs = ' data-id="' + r[0] + '" data-label="' + esc(r[1]) + '" data-state="' + esc(r[2]) +
+                '" data-running="' + r[4] + '"';
+    var name = r[1] ? esc(r[1]) : '<i>(no label)</i>';
+    if (!all)
+      return '<tr' + attrs + '><td title="' + esc(r[1]) + '">' + name + '</td><td class="v">' + r[0] +
+             '</td><td>' + esc(r[2]) + '</td><td class="v">' + r[4].toFixed(3) + ' s</td><td class="v">' +
+             share + '</td></tr>';
+    return '<tr' + attrs + '><td class="v">' + r[0] + '</td><td>' + name + '</td><td>' + esc(r[2]) +
+           '</td><td class="v">' + (r[3] < 0 ? '?' : r[3]) + '</td><td class="v">' + r[4].toFixed(6) +
+           '</td><td class="v">' + share + '</td><td class="v">' + (r[5] < 0 ? '?' : r[5].toFixed(3)) +
+           '</td></tr>';
+  }
+
+  function drawThreads() {
+    var T = S.threads;
+    if (!T) return;
+    var rows = [];
+    for (var i = 0; i < S.liveTl.length; i++)
+      if (S.liveTl[i] !== null) rows.push([bucketX(i), S.liveTl[i]]);
+    for (i = 0; i < S.drops.length; i++) rows.push([S.drops[i][0] / 1e9, NaN]);
+    rows.sort(function (a, b) { return a[0] - b[0]; });
+    chart('threads-chart', rows, {labels: ['time', 'live threads'], ylabel: 'threads', colors: ['#b07aa1'],
+                                  fillGraph: true, stepPlot: true, includeZero: true});
+    var html = '';
+    T.rows.slice(0, THREAD_TOP).forEach(function (r) { html += threadRow(r, T.run_s, false); });
+    var body = $('threads-top').tBodies[0];
+    if (body.innerHTML !== html) body.innerHTML = html;
+    html = '';
+    T.rows.forEach(function (r) { html += threadRow(r, T.run_s, true); });
+    body = $('threads-all').tBodies[0];
+    if (body.innerHTML !== html) body.innerHTML = html;
+    text('threads-note', T.live + ' live now, ' + T.created + ' created, ' + T.finished + ' finished; ' +
+         T.run_s.toFixed(3) + ' s of running time in all.');
+    text('threads-all-summary', 'All threads: ' + T.rows.length + ' listed, most running time first' +
+         (T.more ? '; and ' + T.more + ' more (' + T.more_s.toFixed(3) + ' s of running time)' : ''));
+    var box = $('threads').dataset;
+    box.live = String(T.live);
+    box.created = String(T.created);
+    box.listed = String(T.rows.length);
+    box.more = String(T.more);
+  }
+
   function drawInfo() {
     var I = S.info;
     text('program', I.program || '(program not named yet)');
@@ -662,6 +717,7 @@
     drawGc();
     drawCaps();
     drawSparks();
+    drawThreads();
     drawNotes();
     document.body.setAttribute('data-drawn', String((+document.body.getAttribute('data-drawn') || 0) + 1));
   }

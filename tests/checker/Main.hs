@@ -15,6 +15,17 @@
 -- purpose) is accepted, and "partial" is printed. Exits 1 with
 -- "parse-error MESSAGE" otherwise.
 --
+-- With --threads (after --partial, if any) it also prints every thread
+-- event (for the threads views' tests):
+--   thread create TIME CAP ID
+--   thread run TIME CAP ID
+--   thread stop TIME CAP ID STATUS   STATUS as ghc-events names it
+--   thread runnable TIME CAP ID
+--   thread migrate TIME CAP ID NEWCAP
+--   thread wakeup TIME CAP ID OTHERCAP
+--   thread label TIME ID TEXT
+-- (CAP -1: the event is in no capability's block.)
+--
 -- Output, one item per line:
 --   events N              events parsed (block markers are not events here)
 --   types N               event types declared in the header
@@ -102,16 +113,31 @@ describe ev = case evSpec ev of
   HeapSize {sizeBytes = b} -> ["heapsize " ++ show (evTime ev) ++ " " ++ show b]
   _ -> []
 
+threadLines :: Event -> [String]
+threadLines ev = case evSpec ev of
+  CreateThread t -> ["thread create " ++ at ++ " " ++ show t]
+  RunThread t -> ["thread run " ++ at ++ " " ++ show t]
+  StopThread t st -> ["thread stop " ++ at ++ " " ++ show t ++ " " ++ constructorStatus st]
+  ThreadRunnable t -> ["thread runnable " ++ at ++ " " ++ show t]
+  MigrateThread t c -> ["thread migrate " ++ at ++ " " ++ show t ++ " " ++ show c]
+  WakeupThread t c -> ["thread wakeup " ++ at ++ " " ++ show t ++ " " ++ show c]
+  ThreadLabel t l -> ["thread label " ++ show (evTime ev) ++ " " ++ show t ++ " " ++ T.unpack l]
+  _ -> []
+  where
+    at = show (evTime ev) ++ " " ++ show (maybe (-1) id (evCap ev))
+    constructorStatus = takeWhile (/= ' ') . show
+
 failWith :: String -> IO a
 failWith problem = putStrLn ("parse-error " ++ problem) >> exitFailure
 
 main :: IO ()
 main = do
   argv <- getArgs
-  (partial, file) <- case argv of
+  let threads = "--threads" `elem` argv
+  (partial, file) <- case filter (/= "--threads") argv of
     [f] -> pure (False, f)
     ["--partial", f] -> pure (True, f)
-    _ -> hPutStrLn stderr "usage: eventlog-check [--partial] FILE" >> exitFailure
+    _ -> hPutStrLn stderr "usage: eventlog-check [--partial] [--threads] FILE" >> exitFailure
   bytes <- BL.readFile file
   (hdr, rest) <- either failWith pure (readHeader bytes)
   evs <- case readEventLog bytes of
@@ -132,3 +158,4 @@ main = do
   putStrLn ("blocks " ++ show (walkBlocks w))
   mapM_ (\(k, v) -> putStrLn ("count " ++ k ++ " " ++ show v)) (Map.toList counts)
   mapM_ (mapM_ putStrLn . describe) evs
+  if threads then mapM_ (mapM_ putStrLn . threadLines) evs else pure ()

@@ -69,7 +69,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
     CHECK(m->minor_gcs + m->major_gcs == m->gcs);
     CHECK(m->ncaps <= ES_MODEL_MAX_CAPS && m->nlabels <= ES_MODEL_MAX_LABELS);
-    CHECK(m->threads_n <= m->threads_cap / 2 + 1 && m->threads_n == es_model_threads(m));
+    CHECK(m->thr.kept <= ES_MODEL_THREADS_KEPT && es_model_threads(m) <= es_model_threads_known(m));
     CHECK(m->s_size.n <= ES_MODEL_SERIES && m->s_live.n <= ES_MODEL_SERIES &&
           m->s_alloc.n <= ES_MODEL_SERIES);
     CHECK(m->now >= m->first_time);

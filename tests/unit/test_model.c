@@ -310,9 +310,9 @@ static void check_gc(void) {
         if (i % 1000 != 0)
             put(m, u(u(u(mk(&b, ES_EVENT_STOP_THREAD, 1), i, 4), 5, 2), 0, 4));
     }
-    ok(es_model_threads(m) == 2000 + 1 && m->threads_cap <= 2 * ES_MODEL_MAX_THREADS,
-       "2000000 threads created, all but 2000 finished: %zu alive (table %zu)", es_model_threads(m),
-       m->threads_cap);
+    ok(es_model_threads(m) == 2000 + 1 && m->thr.kept <= ES_MODEL_THREADS_KEPT,
+       "2000000 threads created, all but 2000 finished: %zu alive (%u followed)",
+       es_model_threads(m), m->thr.kept);
 
     /* Heap figures and their per-second history. */
     es_model_reset(m);
