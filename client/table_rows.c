@@ -1,0 +1,407 @@
+#include "table_rows.h"
+
+#include "csv.h"
+#include "es_event_types.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Capabilities whose GC intervals are followed (for durations); events of
+ * higher ones get rows without a duration. */
+#define ES_TABLE_MAX_CAPS 1024
+
+struct es_table_gc_cap {
+    uint64_t since;      /* its GC_START, while in_gc */
+    uint64_t start, end; /* its last closed GC interval, while closed */
+    bool in_gc, closed;
+};
+
+static const struct {
+    const char *name, *columns, *hint;
+} kinds[ES_TABLE_KINDS] = {
+    [ES_TABLE_GC] = {"gc",
+                     "time_s,capability,event,generation,duration_s,copied_bytes,slop_bytes,"
+                     "fragmentation_bytes,par_threads,par_max_copied_bytes,par_copied_bytes,"
+                     "par_balanced_copied_bytes",
+                     "the RTS posts GC events with +RTS -l (the default event classes)"},
+    [ES_TABLE_HEAP] = {"heap",
+                       "time_s,capability,heap_size_bytes,live_bytes,blocks_size_bytes,"
+                       "allocated_bytes",
+                       "the RTS posts heap figures at each GC with +RTS -l"},
+    [ES_TABLE_CENSUS] = {"census", "time_s,label,bytes",
+                         "run the program with +RTS -hT (or another -h mode) and -l"},
+    [ES_TABLE_MARKERS] = {"markers", "time_s,capability,marker",
+                          "the program posts markers with Debug.Trace.traceMarkerIO"},
+    [ES_TABLE_SPARKS] = {"sparks",
+                         "time_s,capability,event,created,dud,overflowed,converted,fizzled,gcd,"
+                         "remaining,victim_capability",
+                         "spark counters come from the threaded RTS with +RTS -l; each spark's "
+                         "own events with +RTS -lf"},
+    [ES_TABLE_THREADS] = {"threads",
+                          "time_s,capability,thread,event,status,blocked_on,other_capability,"
+                          "label",
+                          "the RTS posts thread events with +RTS -l (scheduler class s)"},
+};
+
+int es_table_kind(const char *name) {
+    for (int k = 0; k < ES_TABLE_KINDS; k++)
+        if (strcmp(name, kinds[k].name) == 0)
+            return k;
+    return -1;
+}
+
+const char *es_table_kind_name(enum es_table_kind k) {
+    return kinds[k].name;
+}
+
+const char *es_table_columns(enum es_table_kind k) {
+    return kinds[k].columns;
+}
+
+const char *es_table_hint(enum es_table_kind k) {
+    return kinds[k].hint;
+}
+
+int es_table_rows_init(struct es_table_rows *t, enum es_table_kind k, FILE *out) {
+    memset(t, 0, sizeof *t);
+    t->kind = k;
+    t->out = out;
+    if (k == ES_TABLE_GC && (t->gc = calloc(ES_TABLE_MAX_CAPS, sizeof *t->gc)) == NULL)
+        return -1;
+    fprintf(out, "%s\n", kinds[k].columns);
+    return 0;
+}
+
+void es_table_rows_destroy(struct es_table_rows *t) {
+    free(t->gc);
+    t->gc = NULL;
+}
+
+/* ---- Payloads: big-endian fields, each checked against what is left. */
+
+struct rd {
+    const uint8_t *p;
+    size_t left;
+    bool bad;
+};
+
+static uint64_t rd(struct rd *r, int n) {
+    if (r->bad || r->left < (size_t)n) {
+        r->bad = true;
+        return 0;
+    }
+    uint64_t v = 0;
+    for (int i = 0; i < n; i++)
+        v = v << 8 | r->p[i];
+    r->p += n;
+    r->left -= (size_t)n;
+    return v;
+}
+
+/* The start of a row: time and capability (empty for none). */
+static void row_start(struct es_table_rows *t, const struct es_event *ev, int cap) {
+    es_csv_time(t->out, ev->time);
+    if (cap == ES_TABLE_NO_CAP)
+        fputs(",", t->out);
+    else
+        fprintf(t->out, ",%d", cap);
+    t->rows++;
+}
+
+static void u64_cell(FILE *f, uint64_t v, bool have) {
+    if (have)
+        fprintf(f, ",%llu", (unsigned long long)v);
+    else
+        fputc(',', f);
+}
+
+/* ---- gc */
+
+static const char *gc_event_name(uint16_t type) {
+    switch (type) {
+    case ES_EVENT_REQUEST_SEQ_GC:
+        return "request_seq";
+    case ES_EVENT_REQUEST_PAR_GC:
+        return "request_par";
+    case ES_EVENT_GC_START:
+        return "start";
+    case ES_EVENT_GC_WORK:
+        return "work";
+    case ES_EVENT_GC_IDLE:
+        return "idle";
+    case ES_EVENT_GC_DONE:
+        return "done";
+    case ES_EVENT_GC_END:
+        return "end";
+    case ES_EVENT_GC_GLOBAL_SYNC:
+        return "sync";
+    case ES_EVENT_GC_STATS_GHC:
+        return "stats";
+    default:
+        return NULL;
+    }
+}
+
+static void duration_cell(FILE *f, uint64_t a, uint64_t b, bool have) {
+    fputc(',', f);
+    if (have && b >= a)
+        es_csv_time(f, b - a);
+}
+
+/* GC_STATS_GHC: the capability that led the collection posts it after its
+ * GC_END (the model also takes it just before: then its pause is not
+ * known yet here, and the cell stays empty). */
+static void gc_stats(struct es_table_rows *t, const struct es_event *ev, int cap) {
+    struct rd r = {ev->payload, ev->payload_len, false};
+    rd(&r, 4); /* capset */
+    uint64_t gen = rd(&r, 2), copied = rd(&r, 8), slop = rd(&r, 8), frag = rd(&r, 8);
+    uint64_t threads = rd(&r, 4), max_copied = rd(&r, 8), copied_all = rd(&r, 8);
+    if (r.bad) {
+        t->garbled++;
+        return;
+    }
+    /* Older RTSs end the payload here. */
+    uint64_t balanced = rd(&r, 8);
+    bool have_balanced = !r.bad;
+    struct es_table_gc_cap *g = cap >= 0 && cap < ES_TABLE_MAX_CAPS ? &t->gc[cap] : NULL;
+    row_start(t, ev, cap);
+    fprintf(t->out, ",stats,%llu", (unsigned long long)gen);
+    duration_cell(t->out, g ? g->start : 0, g ? g->end : 0, g && g->closed);
+    if (g)
+        g->closed = false;
+    fprintf(t->out, ",%llu,%llu,%llu,%llu,%llu,%llu", (unsigned long long)copied,
+            (unsigned long long)slop, (unsigned long long)frag, (unsigned long long)threads,
+            (unsigned long long)max_copied, (unsigned long long)copied_all);
+    u64_cell(t->out, balanced, have_balanced);
+    fputc('\n', t->out);
+}
+
+static void gc_row(struct es_table_rows *t, const struct es_event *ev, int cap) {
+    if (ev->type == ES_EVENT_GC_STATS_GHC) {
+        gc_stats(t, ev, cap);
+        return;
+    }
+    const char *name = gc_event_name(ev->type);
+    if (name == NULL)
+        return;
+    struct es_table_gc_cap *g = cap >= 0 && cap < ES_TABLE_MAX_CAPS ? &t->gc[cap] : NULL;
+    bool have = false;
+    uint64_t since = 0;
+    if (g && ev->type == ES_EVENT_GC_START) {
+        g->in_gc = true;
+        g->since = ev->time;
+    } else if (g && ev->type == ES_EVENT_GC_END && g->in_gc) {
+        have = true;
+        since = g->since;
+        g->in_gc = false;
+        g->closed = true;
+        g->start = g->since;
+        g->end = ev->time;
+    }
+    row_start(t, ev, cap);
+    fprintf(t->out, ",%s,", name);
+    duration_cell(t->out, since, ev->time, have);
+    fputs(",,,,,,,\n", t->out);
+}
+
+/* ---- heap */
+
+static void heap_row(struct es_table_rows *t, const struct es_event *ev, int cap) {
+    int col;
+    switch (ev->type) {
+    case ES_EVENT_HEAP_SIZE:
+        col = 0;
+        break;
+    case ES_EVENT_HEAP_LIVE:
+        col = 1;
+        break;
+    case ES_EVENT_BLOCKS_SIZE:
+        col = 2;
+        break;
+    case ES_EVENT_HEAP_ALLOCATED:
+        col = 3;
+        break;
+    default:
+        return;
+    }
+    struct rd r = {ev->payload, ev->payload_len, false};
+    rd(&r, 4); /* capset */
+    uint64_t v = rd(&r, 8);
+    if (r.bad) {
+        t->garbled++;
+        return;
+    }
+    row_start(t, ev, cap);
+    for (int i = 0; i < 4; i++)
+        u64_cell(t->out, v, i == col);
+    fputc('\n', t->out);
+}
+
+/* ---- markers */
+
+static void marker_row(struct es_table_rows *t, const struct es_event *ev, int cap) {
+    if (ev->type != ES_EVENT_USER_MARKER)
+        return;
+    row_start(t, ev, cap);
+    fputc(',', t->out);
+    es_csv_text(t->out, (const char *)ev->payload, ev->payload_len);
+    fputc('\n', t->out);
+}
+
+/* ---- sparks */
+
+/* The spark events of +RTS -lf (GHC's numbers; es_event_types.h names
+ * only SPARK_COUNTERS), in their order after it. */
+enum {
+    SPARK_CREATE = 35,
+    SPARK_DUD,
+    SPARK_OVERFLOW,
+    SPARK_RUN,
+    SPARK_STEAL,
+    SPARK_FIZZLE,
+    SPARK_GC
+};
+
+static void spark_row(struct es_table_rows *t, const struct es_event *ev, int cap) {
+    static const char *const names[] = {
+        [ES_EVENT_SPARK_COUNTERS - ES_EVENT_SPARK_COUNTERS] = "counters",
+        [SPARK_CREATE - ES_EVENT_SPARK_COUNTERS] = "create",
+        [SPARK_DUD - ES_EVENT_SPARK_COUNTERS] = "dud",
+        [SPARK_OVERFLOW - ES_EVENT_SPARK_COUNTERS] = "overflow",
+        [SPARK_RUN - ES_EVENT_SPARK_COUNTERS] = "run",
+        [SPARK_STEAL - ES_EVENT_SPARK_COUNTERS] = "steal",
+        [SPARK_FIZZLE - ES_EVENT_SPARK_COUNTERS] = "fizzle",
+        [SPARK_GC - ES_EVENT_SPARK_COUNTERS] = "gc",
+    };
+    if (ev->type < ES_EVENT_SPARK_COUNTERS || ev->type > SPARK_GC)
+        return;
+    struct rd r = {ev->payload, ev->payload_len, false};
+    uint64_t v[7] = {0}, victim = 0;
+    bool counters = ev->type == ES_EVENT_SPARK_COUNTERS, steal = ev->type == SPARK_STEAL;
+    /* created, dud, overflowed, converted, gcd, fizzled, remaining */
+    for (int i = 0; counters && i < 7; i++)
+        v[i] = rd(&r, 8);
+    if (steal)
+        victim = rd(&r, 2);
+    if (r.bad) {
+        t->garbled++;
+        return;
+    }
+    row_start(t, ev, cap);
+    fprintf(t->out, ",%s", names[ev->type - ES_EVENT_SPARK_COUNTERS]);
+    /* The columns' order: created, dud, overflowed, converted, fizzled, gcd, remaining. */
+    static const int order[7] = {0, 1, 2, 3, 5, 4, 6};
+    for (int i = 0; i < 7; i++)
+        u64_cell(t->out, v[order[i]], counters);
+    u64_cell(t->out, victim, steal);
+    fputc('\n', t->out);
+}
+
+/* ---- threads */
+
+/* STOP_THREAD's status: the RTS's return codes (rts/include/rts/Constants.h),
+ * 6 for a foreign call, and 6 + why_blocked for a blocked thread. */
+static const char *stop_status(uint64_t s) {
+    static const char *const names[] = {
+        [1] = "heap_overflow",
+        [2] = "stack_overflow",
+        [3] = "yielding",
+        [4] = "blocked",
+        [5] = "finished",
+        [6] = "foreign_call",
+        [7] = "blocked_on_mvar",
+        [8] = "blocked_on_black_hole",
+        [9] = "blocked_on_read",
+        [10] = "blocked_on_write",
+        [11] = "blocked_on_delay",
+        [12] = "blocked_on_stm",
+        [13] = "blocked_on_do_proc",
+        [16] = "blocked_on_ccall",
+        [17] = "blocked_on_ccall_interruptible",
+        [18] = "blocked_on_msg_throw_to",
+        [19] = "migrating",
+        [20] = "blocked_on_mvar_read",
+        [21] = "blocked_on_io_completion",
+    };
+    return s < sizeof names / sizeof *names && names[s] ? names[s] : NULL;
+}
+
+static const char *thread_event_name(uint16_t type) {
+    switch (type) {
+    case ES_EVENT_CREATE_THREAD:
+        return "create";
+    case ES_EVENT_RUN_THREAD:
+        return "run";
+    case ES_EVENT_STOP_THREAD:
+        return "stop";
+    case ES_EVENT_THREAD_RUNNABLE:
+        return "runnable";
+    case ES_EVENT_MIGRATE_THREAD:
+        return "migrate";
+    case ES_EVENT_THREAD_WAKEUP:
+        return "wakeup";
+    case ES_EVENT_THREAD_LABEL:
+        return "label";
+    case ES_EVENT_CREATE_SPARK_THREAD:
+        return "create_spark_thread";
+    default:
+        return NULL;
+    }
+}
+
+static void thread_row(struct es_table_rows *t, const struct es_event *ev, int cap) {
+    const char *name = thread_event_name(ev->type);
+    if (name == NULL)
+        return;
+    struct rd r = {ev->payload, ev->payload_len, false};
+    uint64_t id = rd(&r, 4), status = 0, blocked_on = 0, other = 0;
+    if (ev->type == ES_EVENT_STOP_THREAD) {
+        status = rd(&r, 2);
+        blocked_on = rd(&r, 4);
+    } else if (ev->type == ES_EVENT_MIGRATE_THREAD || ev->type == ES_EVENT_THREAD_WAKEUP) {
+        other = rd(&r, 2);
+    }
+    if (r.bad) {
+        t->garbled++;
+        return;
+    }
+    row_start(t, ev, cap);
+    fprintf(t->out, ",%llu,%s,", (unsigned long long)id, name);
+    if (ev->type == ES_EVENT_STOP_THREAD) {
+        const char *s = stop_status(status);
+        if (s)
+            fputs(s, t->out);
+        else
+            fprintf(t->out, "status_%llu", (unsigned long long)status);
+    }
+    u64_cell(t->out, blocked_on, blocked_on != 0);
+    u64_cell(t->out, other,
+             ev->type == ES_EVENT_MIGRATE_THREAD || ev->type == ES_EVENT_THREAD_WAKEUP);
+    fputc(',', t->out);
+    if (ev->type == ES_EVENT_THREAD_LABEL)
+        es_csv_text(t->out, (const char *)r.p, r.left);
+    fputc('\n', t->out);
+}
+
+void es_table_rows_event(struct es_table_rows *t, const struct es_event *ev, int cap) {
+    switch (t->kind) {
+    case ES_TABLE_GC:
+        gc_row(t, ev, cap);
+        break;
+    case ES_TABLE_HEAP:
+        heap_row(t, ev, cap);
+        break;
+    case ES_TABLE_MARKERS:
+        marker_row(t, ev, cap);
+        break;
+    case ES_TABLE_SPARKS:
+        spark_row(t, ev, cap);
+        break;
+    case ES_TABLE_THREADS:
+        thread_row(t, ev, cap);
+        break;
+    case ES_TABLE_CENSUS:
+    case ES_TABLE_KINDS:
+        break;
+    }
+}
