@@ -274,8 +274,9 @@ static void write_text(FILE *f, const struct compare *cmp, const struct row *row
         human(c[3], sizeof c[3], w->mean[0], false);
         human(c[4], sizeof c[4], w->mean[1], false);
         human(c[5], sizeof c[5], w->mean[1] - w->mean[0], true);
-        fprintf(f, "%-*s %10s %10s %11s %10s %10s %11s  %s\n", LABEL_WIDTH, label, c[0], c[1], c[2],
-                c[3], c[4], c[5], note_of(w));
+        const char *note = note_of(w);
+        fprintf(f, "%-*s %10s %10s %11s %10s %10s %11s%s%s\n", LABEL_WIDTH, label, c[0], c[1], c[2],
+                c[3], c[4], c[5], note[0] ? "  " : "", note);
     }
 }
 
