@@ -98,6 +98,8 @@ static void stop(struct table *t, int status, const char *why) {
     t->status = status;
     es_session_close(&t->ses);
     const struct es_conn *c = t->ses.conn;
+    if (t->out)
+        es_table_rows_finish(&t->rows);
     int werr = close_out(t);
     if (c->stream.state == ES_STREAM_HEADER) {
         fprintf(stderr, "eventlog-socket: %s: %s\n", c->name, why);
@@ -110,9 +112,14 @@ static void stop(struct table *t, int status, const char *why) {
         return;
     }
     enum es_table_kind k = t->rows.kind;
+    const char *to = strcmp(t->out_path, "-") == 0 ? "stdout" : t->out_path;
+    if (status == 2) {
+        fprintf(stderr, "eventlog-socket: %s: %s (the %llu rows before it are in %s)\n", c->name,
+                why, (unsigned long long)t->rows.rows, to);
+        return;
+    }
     fprintf(stderr, "eventlog-socket: %s: %llu rows of %s to %s: %s\n", c->name,
-            (unsigned long long)t->rows.rows, es_table_kind_name(k),
-            strcmp(t->out_path, "-") == 0 ? "stdout" : t->out_path, why);
+            (unsigned long long)t->rows.rows, es_table_kind_name(k), to, why);
     if (t->rows.garbled)
         fprintf(stderr, "eventlog-socket: %s: %llu %s events too short to read were left out\n",
                 c->name, (unsigned long long)t->rows.garbled, es_table_kind_name(k));

@@ -10,10 +10,18 @@
  * higher ones get rows without a duration. */
 #define ES_TABLE_MAX_CAPS 1024
 
+/* A GC_STATS_GHC's figures, as read. */
+struct gc_stats {
+    uint64_t time, gen, v[6], balanced; /* v: copied ... par_copied, in the columns' order */
+    bool have_balanced;
+};
+
 struct es_table_gc_cap {
     uint64_t since;      /* its GC_START, while in_gc */
     uint64_t start, end; /* its last closed GC interval, while closed */
     bool in_gc, closed;
+    bool held;             /* a stats row waits for this GC's end */
+    struct gc_stats stats; /* its figures */
 };
 
 static const struct {
@@ -148,32 +156,67 @@ static void duration_cell(FILE *f, uint64_t a, uint64_t b, bool have) {
         es_csv_time(f, b - a);
 }
 
-/* GC_STATS_GHC: the capability that led the collection posts it after its
- * GC_END (the model also takes it just before: then its pause is not
- * known yet here, and the cell stays empty). */
+static void stats_row(struct es_table_rows *t, const struct gc_stats *st, int cap,
+                      const struct es_table_gc_cap *g) {
+    es_csv_time(t->out, st->time);
+    if (cap == ES_TABLE_NO_CAP)
+        fputs(",", t->out);
+    else
+        fprintf(t->out, ",%d", cap);
+    t->rows++;
+    fprintf(t->out, ",stats,%llu", (unsigned long long)st->gen);
+    duration_cell(t->out, g ? g->start : 0, g ? g->end : 0, g && g->closed);
+    for (int i = 0; i < 6; i++)
+        fprintf(t->out, ",%llu", (unsigned long long)st->v[i]);
+    u64_cell(t->out, st->balanced, st->have_balanced);
+    fputc('\n', t->out);
+}
+
+/* A stats row held back for its collection's end, written now (with the
+ * pause when the end has come). */
+static void release_stats(struct es_table_rows *t, int cap) {
+    struct es_table_gc_cap *g = &t->gc[cap];
+    if (!g->held)
+        return;
+    g->held = false;
+    stats_row(t, &g->stats, cap, g);
+    g->closed = false;
+}
+
+/* GC_STATS_GHC: the capability that led the collection posts it with its
+ * GC_END, before or after it in the stream (GHC 9.0 writes the stats
+ * first, and the end with an earlier time): the row, with the pause of the
+ * collection (that capability's GC_START to GC_END), waits for the end
+ * when it came first. */
 static void gc_stats(struct es_table_rows *t, const struct es_event *ev, int cap) {
     struct rd r = {ev->payload, ev->payload_len, false};
+    struct gc_stats st = {.time = ev->time};
     rd(&r, 4); /* capset */
-    uint64_t gen = rd(&r, 2), copied = rd(&r, 8), slop = rd(&r, 8), frag = rd(&r, 8);
-    uint64_t threads = rd(&r, 4), max_copied = rd(&r, 8), copied_all = rd(&r, 8);
+    st.gen = rd(&r, 2);
+    static const int width[6] = {8, 8, 8, 4, 8, 8};
+    for (int i = 0; i < 6; i++)
+        st.v[i] = rd(&r, width[i]);
     if (r.bad) {
         t->garbled++;
         return;
     }
     /* Older RTSs end the payload here. */
-    uint64_t balanced = rd(&r, 8);
-    bool have_balanced = !r.bad;
+    st.balanced = rd(&r, 8);
+    st.have_balanced = !r.bad;
     struct es_table_gc_cap *g = cap >= 0 && cap < ES_TABLE_MAX_CAPS ? &t->gc[cap] : NULL;
-    row_start(t, ev, cap);
-    fprintf(t->out, ",stats,%llu", (unsigned long long)gen);
-    duration_cell(t->out, g ? g->start : 0, g ? g->end : 0, g && g->closed);
-    if (g)
-        g->closed = false;
-    fprintf(t->out, ",%llu,%llu,%llu,%llu,%llu,%llu", (unsigned long long)copied,
-            (unsigned long long)slop, (unsigned long long)frag, (unsigned long long)threads,
-            (unsigned long long)max_copied, (unsigned long long)copied_all);
-    u64_cell(t->out, balanced, have_balanced);
-    fputc('\n', t->out);
+    if (g == NULL) {
+        stats_row(t, &st, cap, NULL);
+        return;
+    }
+    release_stats(t, cap);
+    if (g->in_gc) {
+        g->held = true;
+        g->stats = st;
+        g->closed = false; /* an older interval is not this collection's */
+        return;
+    }
+    stats_row(t, &st, cap, g);
+    g->closed = false;
 }
 
 static void gc_row(struct es_table_rows *t, const struct es_event *ev, int cap) {
@@ -198,10 +241,19 @@ static void gc_row(struct es_table_rows *t, const struct es_event *ev, int cap) 
         g->start = g->since;
         g->end = ev->time;
     }
+    /* A held stats row goes out before any later row of its capability:
+     * with the pause at its collection's end, without it otherwise. */
+    if (g)
+        release_stats(t, cap);
     row_start(t, ev, cap);
     fprintf(t->out, ",%s,", name);
     duration_cell(t->out, since, ev->time, have);
     fputs(",,,,,,,\n", t->out);
+}
+
+void es_table_rows_finish(struct es_table_rows *t) {
+    for (int c = 0; t->gc && c < ES_TABLE_MAX_CAPS; c++)
+        release_stats(t, c);
 }
 
 /* ---- heap */

@@ -53,6 +53,8 @@ const char *es_table_hint(enum es_table_kind k);
 int es_table_rows_init(struct es_table_rows *t, enum es_table_kind k, FILE *out);
 /* An event, on capability `cap` (ES_TABLE_NO_CAP: none). */
 void es_table_rows_event(struct es_table_rows *t, const struct es_event *ev, int cap);
+/* The end of the stream: write the rows still held back. */
+void es_table_rows_finish(struct es_table_rows *t);
 void es_table_rows_destroy(struct es_table_rows *t);
 
 #endif
