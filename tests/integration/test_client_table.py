@@ -24,21 +24,44 @@ def run_client(*args, timeout=120):
                           timeout=timeout)
 
 
+# Debian's python3 (python3-pandas, scripts/ensure-deps.sh); the first
+# python3 on PATH may lack it.
+DEBIAN_PYTHON = "/usr/bin/python3"
+HAVE_PANDAS = []  # [whether it has pandas], once asked
+
+
+def pandas_run(code, cwd=None):
+    """Run `code` with Debian's python3 and pandas; its stdout, or None when
+    pandas is not installed."""
+    if HAVE_PANDAS == []:
+        HAVE_PANDAS.append(os.path.exists(DEBIAN_PYTHON) and subprocess.run(
+            [DEBIAN_PYTHON, "-c", "import pandas"], capture_output=True).returncode == 0)
+    if not HAVE_PANDAS[0]:
+        return None
+    res = subprocess.run([DEBIAN_PYTHON, "-c", code], capture_output=True, text=True,
+                         timeout=120, cwd=cwd)
+    expect(res.returncode == 0, "pandas: %s" % res.stderr[-800:])
+    return res.stdout
+
+
 def read_csv(path, header):
     """The rows of a CSV file as dicts, read in one call by the csv module,
-    after checking its header row; and by pandas when it is there."""
+    after checking its header row; and by pandas.read_csv in one call, when
+    Debian's python3-pandas is installed, to the same shape."""
     with open(path, newline="", encoding="utf-8") as f:
         reader = csv.DictReader(f)
         rows = list(reader)
     expect(reader.fieldnames == header.split(","),
            "%s: header row %r, expected %r" % (path, reader.fieldnames, header))
-    try:
-        import pandas
-    except ImportError:
-        return rows
-    df = pandas.read_csv(path)
-    expect(len(df) == len(rows) and list(df.columns) == header.split(","),
-           "pandas reads %d rows, columns %r from %s" % (len(df), list(df.columns), path))
+    out = pandas_run("import pandas, sys; df = pandas.read_csv(sys.argv[1]); "
+                     "print(len(df)); print(','.join(df.columns))".replace("sys.argv[1]",
+                                                                           repr(path)))
+    if out is None:
+        note("pandas is not installed (python3-pandas): the csv module only")
+    else:
+        n, cols = out.splitlines()
+        expect(int(n) == len(rows) and cols == header,
+               "pandas reads %s rows, columns %r from %s" % (n, cols, path))
     return rows
 
 
@@ -548,3 +571,43 @@ def table_compare_bad_input(s):
     plain, _ = record(s, "plain", ["marker p"], rts=())
     refused(["compare", log, plain], "no heap profile", status=1)
     refused(["compare", log], "usage: eventlog-socket compare")
+
+
+@test
+def readme_pandas_two_runs(s):
+    """README's two-run analysis in pandas, run as written on the CSV of
+    `table census` and `table gc` of a fast and a leaky run: its peaks,
+    means and growth per label are `compare`'s, and its pauses are read."""
+    readme = os.path.join(harness.ROOT, "README.md")
+    with open(readme) as f:
+        text = f.read()
+    m = re.search(r"The same comparison in pandas.*?```python\n(.*?)```", text, re.S)
+    expect(m is not None, "README has no pandas example")
+    fast, _ = record(s, "fast", ["sleep 0.6"])
+    leaky, _ = record(s, "leaky", ["work 0.6 24"])
+    for run, kind, name in ((fast, "census", "fast"), (leaky, "census", "leaky"),
+                            (leaky, "gc", "leaky-gc")):
+        res = run_client("table", kind, run, "--csv", s.path(name + ".csv"))
+        expect(res.returncode == 0, "table %s: %s" % (kind, res.stderr))
+    out = pandas_run(m.group(1) + "\nboth.to_csv('both.csv')\n", cwd=s.dir)
+    if out is None:
+        raise harness.Skip("Debian's python3-pandas is not installed (scripts/ensure-deps.sh)")
+    res = run_client("compare", fast, leaky, "--csv", s.path("compare.csv"))
+    expect(res.returncode == 0, "compare: %s" % res.stderr)
+    want = {r["label"]: r for r in read_csv(s.path("compare.csv"), COMPARE_HEADER)}
+    with open(s.path("both.csv"), newline="") as f:
+        got = {r["label"]: r for r in csv.DictReader(f)}
+    expect(set(got) == set(want), "pandas' labels differ from compare's: %s"
+           % sorted(set(got) ^ set(want))[:5])
+    for label, r in got.items():
+        w = want[label]
+        for mine, theirs in (("peak_fast", "peak_a_bytes"), ("peak_leaky", "peak_b_bytes"),
+                             ("grew", "peak_diff_bytes"), ("mean_fast", "mean_a_bytes"),
+                             ("mean_leaky", "mean_b_bytes")):
+            expect(abs(float(r[mine]) - float(w[theirs])) <= 0.051,
+                   "%s: pandas' %s %s, compare's %s %s" % (label, mine, r[mine], theirs,
+                                                          w[theirs]))
+    expect("count" in out and "mean" in out, "the pauses by generation were not printed: %r"
+           % out[-300:])
+    note("README's example: %d labels, as compare's; its output ends %r" % (len(got),
+                                                                           out.splitlines()[-1]))
