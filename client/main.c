@@ -28,7 +28,7 @@ static const struct subcommand {
     {"report", es_report_main,
      "report FILE -o OUT.html                 the same page from a recording"},
     {"table", es_table_main,
-     "table KIND ADDR|FILE --csv OUT|-         gc, heap, census, markers, sparks or threads as "
+     "table KIND ADDR|FILE --csv OUT|-        gc, heap, census, markers, sparks or threads as "
      "CSV"},
     {"compare", es_compare_main,
      "compare RUN_A RUN_B [--csv OUT|-]       each heap profile label's peak and mean, A vs B"},

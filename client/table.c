@@ -46,8 +46,22 @@ static void table_usage(FILE *f) {
                "the capability whose buffer posted the event, empty for the RTS's global\n"
                "one. An empty cell: the event does not carry that figure. KIND and its\n"
                "columns:\n");
-    for (int k = 0; k < ES_TABLE_KINDS; k++)
-        fprintf(f, "  %-8s %s\n", es_table_kind_name(k), es_table_columns(k));
+    for (int k = 0; k < ES_TABLE_KINDS; k++) {
+        /* The columns, wrapped after a comma to fit 80 columns. */
+        const char *cols = es_table_columns(k);
+        fprintf(f, "  %-8s ", es_table_kind_name(k));
+        for (int width = 11; *cols;) {
+            size_t n = strcspn(cols, ",");
+            if (width + (int)n + 1 > 79 && width > 11) {
+                fprintf(f, "\n%11s", "");
+                width = 11;
+            }
+            fprintf(f, "%.*s%s", (int)n, cols, cols[n] ? "," : "");
+            width += (int)n + 1;
+            cols += cols[n] ? n + 1 : n;
+        }
+        fputc('\n', f);
+    }
     fprintf(f, "gc: event is request_seq, request_par, start, work, idle, done, end, sync or\n"
                "  stats; an end row's duration_s is its capability's GC (start to end), a stats\n"
                "  row's is the pause of the collection it reports (the leading capability's);\n"

@@ -530,9 +530,23 @@ def table_compare_bad_input(s):
     event type, an unwritable output; a recording cut in the middle gives
     its rows so far and exit 1 (cut, as `heap` and `record`); a run without
     a heap profile cannot be compared (exit 1)."""
-    log, _ = record(s, "bad", ["work 0.4 2", "marker m"])
+    log, _ = record(s, "bad", ["work 0.4 2", "marker utf8 check here"])
     res = run_client("table", "markers", log, "--csv", s.path("ok.csv"))
     expect(res.returncode == 0, "a good table exited %d: %s" % (res.returncode, res.stderr))
+    # A marker that is not UTF-8 (a byte changed in place): the CSV stays
+    # UTF-8, the byte becomes U+FFFD.
+    with open(log, "rb") as f:
+        data = f.read()
+    expect(data.count(b"utf8 check here") == 1, "the marker is not in the recording once")
+    bad_utf8 = s.path("utf8.eventlog")
+    with open(bad_utf8, "wb") as f:
+        f.write(data.replace(b"utf8 check here", b"utf8\xffcheck here"))
+    res = run_client("table", "markers", bad_utf8, "--csv", s.path("utf8.csv"))
+    expect(res.returncode == 0, "table of a non-UTF-8 marker exited %d: %s"
+           % (res.returncode, res.stderr))
+    rows = read_csv(s.path("utf8.csv"), "time_s,capability,marker")
+    expect([r["marker"] for r in rows] == ["utf8\ufffdcheck here"],
+           "the non-UTF-8 marker reads %r" % [r["marker"] for r in rows])
 
     def refused(args, words, status=2):
         res = run_client(*args)
@@ -550,8 +564,6 @@ def table_compare_bad_input(s):
     with open(junk, "wb") as f:
         f.write(b"GET / HTTP/1.1\r\n\r\n" * 100)
     refused(["table", "gc", junk, "--csv", "-"], "junk.eventlog")
-    with open(log, "rb") as f:
-        data = f.read()
     hostile = s.path("hostile.eventlog")
     at = data.index(b"datb") + 4
     with open(hostile, "wb") as f:
