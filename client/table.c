@@ -137,8 +137,13 @@ static void stop(struct table *t, int status, const char *why) {
     if (t->rows.garbled)
         fprintf(stderr, "eventlog-socket: %s: %llu %s events too short to read were left out\n",
                 c->name, (unsigned long long)t->rows.garbled, es_table_kind_name(k));
-    if (t->rows.rows == 0)
+    if (t->rows.rows == 0 && status == 0)
         fprintf(stderr, "eventlog-socket: hint: no %s events in the stream: %s\n",
+                es_table_kind_name(k), es_table_hint(k));
+    else if (t->rows.rows == 0)
+        fprintf(stderr,
+                "eventlog-socket: hint: no %s events arrived before the end (a program on GHC "
+                "9.0 sends them in 2 MiB steps and at its exit; %s)\n",
                 es_table_kind_name(k), es_table_hint(k));
 }
 
