@@ -27,7 +27,8 @@ struct run {
     uint8_t *seen;
     size_t n; /* labels the arrays hold */
     bool oom, ended;
-    int status; /* 0 complete, 1 cut or interrupted, 2 no eventlog */
+    bool header; /* the eventlog's header arrived */
+    int status;  /* 0 complete, 1 cut or interrupted, 2 no eventlog */
     char why[700];
 };
 
@@ -105,6 +106,7 @@ static void add_census(struct run *r) {
 
 static void on_header(struct es_conn *c, void *ctx) {
     struct run *r = ctx;
+    r->header = true;
     es_model_header(r->model, &c->stream.header);
 }
 
@@ -138,8 +140,9 @@ static void on_end(struct es_conn *c, enum es_conn_end how, void *ctx) {
         r->status = how == ES_CONN_CUT ? 1 : 2;
         snprintf(r->why, sizeof r->why, "%s%s", how == ES_CONN_CUT ? "cut: " : "", c->error);
     }
+    /* A run that gives nothing to compare ends the other too. */
     struct compare *cmp = the_compare;
-    if (cmp->run[0].ended && cmp->run[1].ended)
+    if ((cmp->run[0].ended && cmp->run[1].ended) || r->status == 2)
         both_ended(cmp);
 }
 
@@ -286,7 +289,10 @@ static int check_runs(const struct compare *cmp) {
     for (int i = 0; i < 2; i++) {
         const struct run *r = &cmp->run[i];
         const char *name = r->ses.conn->name;
-        if (r->status == 2 || r->ses.conn->stream.state == ES_STREAM_HEADER) {
+        if (!r->ended) {
+            /* The other run failed first. */
+            continue;
+        } else if (r->status == 2 || !r->header) {
             fprintf(stderr, "eventlog-socket: %s: %s\n", name, r->why[0] ? r->why : "no eventlog");
             status = 2;
         } else if (r->oom || r->model->oom) {
