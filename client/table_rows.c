@@ -107,8 +107,8 @@ static uint64_t rd(struct rd *r, int n) {
 }
 
 /* The start of a row: time and capability (empty for none). */
-static void row_start(struct es_table_rows *t, const struct es_event *ev, int cap) {
-    es_csv_time(t->out, ev->time);
+static void row_start(struct es_table_rows *t, uint64_t time, int cap) {
+    es_csv_time(t->out, time);
     if (cap == ES_TABLE_NO_CAP)
         fputs(",", t->out);
     else
@@ -125,30 +125,18 @@ static void u64_cell(FILE *f, uint64_t v, bool have) {
 
 /* ---- gc */
 
-static const char *gc_event_name(uint16_t type) {
-    switch (type) {
-    case ES_EVENT_REQUEST_SEQ_GC:
-        return "request_seq";
-    case ES_EVENT_REQUEST_PAR_GC:
-        return "request_par";
-    case ES_EVENT_GC_START:
-        return "start";
-    case ES_EVENT_GC_WORK:
-        return "work";
-    case ES_EVENT_GC_IDLE:
-        return "idle";
-    case ES_EVENT_GC_DONE:
-        return "done";
-    case ES_EVENT_GC_END:
-        return "end";
-    case ES_EVENT_GC_GLOBAL_SYNC:
-        return "sync";
-    case ES_EVENT_GC_STATS_GHC:
-        return "stats";
-    default:
-        return NULL;
-    }
-}
+/* The gc kind's events by type (GHC's numbers, all below 64). */
+static const char *const gc_names[64] = {
+    [ES_EVENT_REQUEST_SEQ_GC] = "request_seq",
+    [ES_EVENT_REQUEST_PAR_GC] = "request_par",
+    [ES_EVENT_GC_START] = "start",
+    [ES_EVENT_GC_WORK] = "work",
+    [ES_EVENT_GC_IDLE] = "idle",
+    [ES_EVENT_GC_DONE] = "done",
+    [ES_EVENT_GC_END] = "end",
+    [ES_EVENT_GC_GLOBAL_SYNC] = "sync",
+    [ES_EVENT_GC_STATS_GHC] = "stats",
+};
 
 static void duration_cell(FILE *f, uint64_t a, uint64_t b, bool have) {
     fputc(',', f);
@@ -158,12 +146,7 @@ static void duration_cell(FILE *f, uint64_t a, uint64_t b, bool have) {
 
 static void stats_row(struct es_table_rows *t, const struct gc_stats *st, int cap,
                       const struct es_table_gc_cap *g) {
-    es_csv_time(t->out, st->time);
-    if (cap == ES_TABLE_NO_CAP)
-        fputs(",", t->out);
-    else
-        fprintf(t->out, ",%d", cap);
-    t->rows++;
+    row_start(t, st->time, cap);
     fprintf(t->out, ",stats,%llu", (unsigned long long)st->gen);
     duration_cell(t->out, g ? g->start : 0, g ? g->end : 0, g && g->closed);
     for (int i = 0; i < 6; i++)
@@ -224,7 +207,7 @@ static void gc_row(struct es_table_rows *t, const struct es_event *ev, int cap) 
         gc_stats(t, ev, cap);
         return;
     }
-    const char *name = gc_event_name(ev->type);
+    const char *name = ev->type < 64 ? gc_names[ev->type] : NULL;
     if (name == NULL)
         return;
     struct es_table_gc_cap *g = cap >= 0 && cap < ES_TABLE_MAX_CAPS ? &t->gc[cap] : NULL;
@@ -245,7 +228,7 @@ static void gc_row(struct es_table_rows *t, const struct es_event *ev, int cap) 
      * with the pause at its collection's end, without it otherwise. */
     if (g)
         release_stats(t, cap);
-    row_start(t, ev, cap);
+    row_start(t, ev->time, cap);
     fprintf(t->out, ",%s,", name);
     duration_cell(t->out, since, ev->time, have);
     fputs(",,,,,,,\n", t->out);
@@ -283,7 +266,7 @@ static void heap_row(struct es_table_rows *t, const struct es_event *ev, int cap
         t->garbled++;
         return;
     }
-    row_start(t, ev, cap);
+    row_start(t, ev->time, cap);
     for (int i = 0; i < 4; i++)
         u64_cell(t->out, v, i == col);
     fputc('\n', t->out);
@@ -294,7 +277,7 @@ static void heap_row(struct es_table_rows *t, const struct es_event *ev, int cap
 static void marker_row(struct es_table_rows *t, const struct es_event *ev, int cap) {
     if (ev->type != ES_EVENT_USER_MARKER)
         return;
-    row_start(t, ev, cap);
+    row_start(t, ev->time, cap);
     fputc(',', t->out);
     es_csv_text(t->out, (const char *)ev->payload, ev->payload_len);
     fputc('\n', t->out);
@@ -339,7 +322,7 @@ static void spark_row(struct es_table_rows *t, const struct es_event *ev, int ca
         t->garbled++;
         return;
     }
-    row_start(t, ev, cap);
+    row_start(t, ev->time, cap);
     fprintf(t->out, ",%s", names[ev->type - ES_EVENT_SPARK_COUNTERS]);
     /* The columns' order: created, dud, overflowed, converted, fizzled, gcd, remaining. */
     static const int order[7] = {0, 1, 2, 3, 5, 4, 6};
@@ -378,31 +361,16 @@ static const char *stop_status(uint64_t s) {
     return s < sizeof names / sizeof *names && names[s] ? names[s] : NULL;
 }
 
-static const char *thread_event_name(uint16_t type) {
-    switch (type) {
-    case ES_EVENT_CREATE_THREAD:
-        return "create";
-    case ES_EVENT_RUN_THREAD:
-        return "run";
-    case ES_EVENT_STOP_THREAD:
-        return "stop";
-    case ES_EVENT_THREAD_RUNNABLE:
-        return "runnable";
-    case ES_EVENT_MIGRATE_THREAD:
-        return "migrate";
-    case ES_EVENT_THREAD_WAKEUP:
-        return "wakeup";
-    case ES_EVENT_THREAD_LABEL:
-        return "label";
-    case ES_EVENT_CREATE_SPARK_THREAD:
-        return "create_spark_thread";
-    default:
-        return NULL;
-    }
-}
+/* The threads kind's events by type (GHC's numbers, all below 64). */
+static const char *const thread_names[64] = {
+    [ES_EVENT_CREATE_THREAD] = "create",   [ES_EVENT_RUN_THREAD] = "run",
+    [ES_EVENT_STOP_THREAD] = "stop",       [ES_EVENT_THREAD_RUNNABLE] = "runnable",
+    [ES_EVENT_MIGRATE_THREAD] = "migrate", [ES_EVENT_THREAD_WAKEUP] = "wakeup",
+    [ES_EVENT_THREAD_LABEL] = "label",     [ES_EVENT_CREATE_SPARK_THREAD] = "create_spark_thread",
+};
 
 static void thread_row(struct es_table_rows *t, const struct es_event *ev, int cap) {
-    const char *name = thread_event_name(ev->type);
+    const char *name = ev->type < 64 ? thread_names[ev->type] : NULL;
     if (name == NULL)
         return;
     struct rd r = {ev->payload, ev->payload_len, false};
@@ -417,7 +385,7 @@ static void thread_row(struct es_table_rows *t, const struct es_event *ev, int c
         t->garbled++;
         return;
     }
-    row_start(t, ev, cap);
+    row_start(t, ev->time, cap);
     fprintf(t->out, ",%llu,%s,", (unsigned long long)id, name);
     if (ev->type == ES_EVENT_STOP_THREAD) {
         const char *s = stop_status(status);
