@@ -331,12 +331,13 @@ SPARK_COUNTERS = re.compile(r"spark stats: (\d+) created, (\d+) converted, (\d+)
 def table_sparks_matches_ghc_events(s):
     """`table sparks`: a counters row per SPARK_COUNTERS event with the
     figures ghc-events reads (created, dud, overflowed, converted, fizzled,
-    GC'd, remaining), from a program that sparks when there is one
-    (build/sparker), else from the probe (whose counters stay 0)."""
+    GC'd, remaining), and a row per spark event (+RTS -lf) as many as the
+    checker counts, from a program that sparks when there is one
+    (build/sparker, -N2), else from the probe (whose counters stay 0)."""
     sparker = os.path.join(harness.BUILD, "sparker")
     if os.path.exists(sparker):
         rec = s.path("sparks.eventlog")
-        p, connect = serve(s, "sparker", ["2"], rts=["-N2"], exe="sparker")
+        p, connect = serve(s, "sparker", ["2"], rts=["-N2", "-lf"], exe="sparker")
         c = connect()
         p.finish()
         with open(rec, "wb") as f:
@@ -363,8 +364,19 @@ def table_sparks_matches_ghc_events(s):
     expect(len(ours) >= 2, "only %d counters rows" % len(ours))
     expect(sorted(ours) == sorted(theirs),
            "the counters rows differ from ghc-events': %s" % sorted(set(ours) ^ set(theirs))[:4])
-    expect(len(ours) == counts(s, log).get("SparkCounters", 0),
+    c = counts(s, log)
+    expect(len(ours) == c.get("SparkCounters", 0),
            "counters rows vs the checker's SparkCounters count")
+    # Each spark's own events (+RTS -lf), counted by the checker.
+    single = {"create": "SparkCreate", "dud": "SparkDud", "overflow": "SparkOverflow",
+              "run": "SparkRun", "steal": "SparkSteal", "fizzle": "SparkFizzle", "gc": "SparkGC"}
+    for ev, name in single.items():
+        expect(sum(1 for r in rows if r["event"] == ev) == c.get(name, 0),
+               "%s rows: not the checker's %d %s" % (ev, c.get(name, 0), name))
+    expect(all(r["victim_capability"] != "" for r in rows if r["event"] == "steal"),
+           "a steal row without its victim")
+    note("single sparks: %s" % ", ".join("%s %d" % (ev, sum(1 for r in rows if r["event"] == ev))
+                                         for ev in single))
 
 
 THREAD_TEXT = [(r"creating thread (\d+)$", "create"), (r"running thread (\d+)$", "run"),
