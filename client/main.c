@@ -27,6 +27,11 @@ static const struct subcommand {
      "serve ADDR [--http HOST:PORT]           a live web page of the program"},
     {"report", es_report_main,
      "report FILE -o OUT.html                 the same page from a recording"},
+    {"table", es_table_main,
+     "table KIND ADDR|FILE --csv OUT|-        gc, heap, census, markers, sparks or threads as "
+     "CSV"},
+    {"compare", es_compare_main,
+     "compare RUN_A RUN_B [--csv OUT|-]       each heap profile label's peak and mean, A vs B"},
     {"metrics", es_metrics_main,
      "metrics [--http HOST:PORT] SOURCE...    Prometheus metrics of every program"},
 };

@@ -14,5 +14,7 @@ int es_top_main(int argc, char **argv);     /* client/top.c */
 int es_serve_main(int argc, char **argv);   /* client/serve.c */
 int es_report_main(int argc, char **argv);  /* client/report.c */
 int es_metrics_main(int argc, char **argv); /* client/metrics.c */
+int es_table_main(int argc, char **argv);   /* client/table.c */
+int es_compare_main(int argc, char **argv); /* client/compare.c */
 
 #endif

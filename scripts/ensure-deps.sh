@@ -31,6 +31,9 @@ command -v python3 >/dev/null 2>&1 || need+=(python3)
 command -v promtool >/dev/null 2>&1 || need+=(prometheus)
 # The security tests ask as another user with curl.
 command -v curl >/dev/null 2>&1 || need+=(curl)
+# Tests only: `table` and `compare` CSV read by pandas, and README's pandas
+# example run (Debian's python3, /usr/bin/python3).
+/usr/bin/python3 -c 'import pandas' >/dev/null 2>&1 || need+=(python3-pandas)
 # The formatting check of make check (it is skipped without clang-format).
 command -v clang-format >/dev/null 2>&1 || need+=(clang-format)
 # Profiling libraries, for the cost-centre profiling tests (ghc -prof).

@@ -1,0 +1,195 @@
+/* The rows of `eventlog-socket table` (client/table_rows.c) and its CSV
+ * fields (client/csv.c): RFC 4180 quoting, text made valid UTF-8, exact
+ * times; every kind's event read against its payload's length (a payload
+ * cut anywhere is skipped and counted, never over-read: run under ASan
+ * too); and a collection's stats row carrying its pause whichever of its
+ * stats and its end comes first in the stream. */
+#include "csv.h"
+#include "es_event_types.h"
+#include "table_rows.h"
+#include "tap.h"
+
+#include <stdint.h>
+
+static char *buf;
+static size_t len;
+
+static FILE *mem(void) {
+    free(buf);
+    buf = NULL;
+    FILE *f = open_memstream(&buf, &len);
+    if (f == NULL)
+        exit(1);
+    return f;
+}
+
+static const char *text_field(const char *s, size_t n) {
+    FILE *f = mem();
+    es_csv_text(f, s, n);
+    fclose(f);
+    return buf;
+}
+
+static void field(const char *in, size_t n, const char *want, const char *what) {
+    const char *got = text_field(in, n);
+    if (!ok(strcmp(got, want) == 0, "%s", what))
+        printf("#   got [%s], want [%s]\n", got, want);
+}
+
+static void csv_fields(void) {
+    field("plain", 5, "plain", "plain text as it is");
+    field("a,b", 3, "\"a,b\"", "a comma quoted");
+    field("say \"hi\"", 8, "\"say \"\"hi\"\"\"", "quotes doubled inside quotes");
+    field("two\nlines", 9, "\"two\nlines\"", "a line break quoted");
+    field("cr\r", 3, "\"cr\r\"", "a carriage return quoted");
+    field("gr\xc3\xb6\xc3\x9f"
+          "e \xe2\x9c\x93",
+          11,
+          "gr\xc3\xb6\xc3\x9f"
+          "e \xe2\x9c\x93",
+          "valid UTF-8 kept");
+    field("a\xff"
+          "b",
+          3,
+          "a\xef\xbf\xbd"
+          "b",
+          "a stray byte becomes U+FFFD");
+    field("\xc0\x80", 2, "\xef\xbf\xbd\xef\xbf\xbd", "an overlong NUL is two bad bytes");
+    field("\xed\xa0\x80", 3, "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd", "a surrogate is not UTF-8");
+    field("\xe2\x9c", 2, "\xef\xbf\xbd\xef\xbf\xbd", "a sequence cut short");
+    field("ab\0cd", 5, "ab", "a NUL ends the text");
+    FILE *f = mem();
+    es_csv_time(f, 0);
+    fputc(' ', f);
+    es_csv_time(f, 1234567891ull);
+    fputc(' ', f);
+    es_csv_time(f, 86400000000000ull + 5);
+    fclose(f);
+    ok(strcmp(buf, "0.000000000 1.234567891 86400.000000005") == 0, "times exact: %s", buf);
+    char clean[] = "ok\xff\xe2\x9c\x93";
+    es_csv_clean_utf8(clean);
+    ok(strcmp(clean, "ok?\xe2\x9c\x93") == 0, "clean_utf8 replaces the stray byte only");
+}
+
+static void kinds(void) {
+    ok(es_table_kind("gc") == ES_TABLE_GC && es_table_kind("threads") == ES_TABLE_THREADS &&
+           es_table_kind("census") == ES_TABLE_CENSUS,
+       "kinds by name");
+    ok(es_table_kind("bogus") == -1 && es_table_kind("") == -1 && es_table_kind("GC") == -1,
+       "unknown kinds refused");
+    for (int k = 0; k < ES_TABLE_KINDS; k++)
+        ok(strncmp(es_table_columns(k), "time_s,", 7) == 0 && *es_table_hint(k),
+           "%s: columns start with time_s, a hint", es_table_kind_name(k));
+}
+
+/* Every event type a kind reads, with its payload's full length. */
+static const struct {
+    enum es_table_kind kind;
+    uint16_t type;
+    size_t full;
+} typed[] = {
+    {ES_TABLE_GC, ES_EVENT_GC_STATS_GHC, 58},
+    {ES_TABLE_HEAP, ES_EVENT_HEAP_SIZE, 12},
+    {ES_TABLE_HEAP, ES_EVENT_HEAP_LIVE, 12},
+    {ES_TABLE_HEAP, ES_EVENT_BLOCKS_SIZE, 12},
+    {ES_TABLE_HEAP, ES_EVENT_HEAP_ALLOCATED, 12},
+    {ES_TABLE_SPARKS, ES_EVENT_SPARK_COUNTERS, 56},
+    {ES_TABLE_SPARKS, 39, 2},
+    {ES_TABLE_THREADS, ES_EVENT_STOP_THREAD, 10},
+    {ES_TABLE_THREADS, ES_EVENT_CREATE_THREAD, 4},
+    {ES_TABLE_THREADS, ES_EVENT_MIGRATE_THREAD, 6},
+    {ES_TABLE_THREADS, ES_EVENT_THREAD_LABEL, 4},
+};
+
+static size_t lines(const char *s) {
+    size_t n = 0;
+    for (; *s; s++)
+        n += *s == '\n';
+    return n;
+}
+
+/* Each payload cut short is skipped and counted; whole ones give a row of
+ * as many fields as the header has. Payloads are exact-size heap blocks,
+ * so ASan catches a read past them. */
+static void cut_payloads(void) {
+    for (size_t i = 0; i < sizeof typed / sizeof *typed; i++) {
+        FILE *f = mem();
+        struct es_table_rows t;
+        if (es_table_rows_init(&t, typed[i].kind, f) != 0)
+            exit(1);
+        /* GC_STATS_GHC of older RTSs lacks its last field (8 bytes). */
+        size_t need = typed[i].type == ES_EVENT_GC_STATS_GHC ? 50 : typed[i].full;
+        for (size_t n = 0; n <= typed[i].full; n++) {
+            uint8_t *p = malloc(n ? n : 1);
+            memset(p, 0x41, n);
+            struct es_event ev = {.type = typed[i].type,
+                                  .time = 1000 + n,
+                                  .payload = p,
+                                  .payload_len = n,
+                                  .len = 10 + n};
+            es_table_rows_event(&t, &ev, 3);
+            free(p);
+        }
+        es_table_rows_finish(&t);
+        fclose(f);
+        size_t whole = typed[i].full - need + 1;
+        ok(t.garbled == need && t.rows == whole && lines(buf) == whole + 1,
+           "%s type %u: %zu cut payloads skipped, %zu rows (garbled %llu rows %llu)",
+           es_table_kind_name(typed[i].kind), typed[i].type, need, whole,
+           (unsigned long long)t.garbled, (unsigned long long)t.rows);
+        es_table_rows_destroy(&t);
+    }
+}
+
+static void gc_event(struct es_table_rows *t, uint16_t type, uint64_t time, int cap) {
+    uint8_t p[58] = {0};
+    p[5] = 1; /* generation 1 */
+    struct es_event ev = {.type = type,
+                          .time = time,
+                          .payload = p,
+                          .payload_len = type == ES_EVENT_GC_STATS_GHC ? 58 : 0};
+    es_table_rows_event(t, &ev, cap);
+}
+
+/* The stats row's duration_s (its fifth field) in the CSV's lines. */
+static void pauses(void) {
+    FILE *f = mem();
+    struct es_table_rows t;
+    if (es_table_rows_init(&t, ES_TABLE_GC, f) != 0)
+        exit(1);
+    /* GHC 9.0: stats, then the end with an earlier time. */
+    gc_event(&t, ES_EVENT_GC_START, 1000, 0);
+    gc_event(&t, ES_EVENT_GC_STATS_GHC, 1500, 0);
+    gc_event(&t, ES_EVENT_GC_END, 1400, 0);
+    /* The other order; and another capability's own GC in between. */
+    gc_event(&t, ES_EVENT_GC_START, 2000, 0);
+    gc_event(&t, ES_EVENT_GC_START, 2010, 1);
+    gc_event(&t, ES_EVENT_GC_END, 2020, 1);
+    gc_event(&t, ES_EVENT_GC_END, 2250, 0);
+    gc_event(&t, ES_EVENT_GC_STATS_GHC, 2300, 0);
+    /* A stats row whose collection never ends (a cut stream). */
+    gc_event(&t, ES_EVENT_GC_START, 3000, 0);
+    gc_event(&t, ES_EVENT_GC_STATS_GHC, 3100, 0);
+    es_table_rows_finish(&t);
+    fclose(f);
+    ok(strstr(buf, "\n0.000001500,0,stats,1,0.000000400,") != NULL,
+       "stats before its end: the pause of its collection");
+    ok(strstr(buf, "\n0.000001400,0,end,,0.000000400,") != NULL, "the end row's own interval");
+    ok(strstr(buf, "\n0.000002300,0,stats,1,0.000000250,") != NULL,
+       "stats after its end: the pause of its collection, not the other capability's");
+    ok(strstr(buf, "\n0.000002020,1,end,,0.000000010,") != NULL, "capability 1's own GC");
+    ok(strstr(buf, "\n0.000003100,0,stats,1,,") != NULL, "a collection without an end: empty");
+    const char *a = strstr(buf, "0.000001500,0,stats"), *b = strstr(buf, "0.000001400,0,end");
+    ok(a && b && a < b, "rows in the stream's order");
+    ok(t.rows == 10, "a row per event (%llu)", (unsigned long long)t.rows);
+    es_table_rows_destroy(&t);
+}
+
+int main(void) {
+    csv_fields();
+    kinds();
+    cut_payloads();
+    pauses();
+    free(buf);
+    return tap_done();
+}
