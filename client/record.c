@@ -6,6 +6,7 @@
 #include "eventlog_socket.h"
 
 #include "blocks.h"
+#include "model.h"
 #include "opts.h"
 #include "session.h"
 #include "subcommands.h"
@@ -332,10 +333,12 @@ static void on_progress(uv_timer_t *t) {
     r->last_ms = now;
     r->last_bytes = in->bytes;
     r->last_events = in->events;
-    fprintf(stderr, "\r%s%.1f s  %.1f MiB  %.1f MiB/s  %.0f events/s  %llu drop notices\033[K",
-            c->stream.state == ES_STREAM_HEADER ? "connecting...  " : "",
-            (double)(now - r->start_ms) / 1000, (double)in->bytes / (1 << 20), r->mib_s,
-            r->events_s, (unsigned long long)in->drop_notices);
+    bool header = c->stream.state != ES_STREAM_HEADER;
+    fprintf(
+        stderr, "\r%s%.1f s  %.1f MiB  %.1f MiB/s  %.0f events/s  %llu drop notices%s\033[K",
+        header ? "" : "connecting...  ", (double)(now - r->start_ms) / 1000,
+        (double)in->bytes / (1 << 20), r->mib_s, r->events_s, (unsigned long long)in->drop_notices,
+        header && es_model_header_no_flush(&c->stream.header) ? "  (" ES_MODEL_GHC90_NOTE ")" : "");
     fflush(stderr);
     r->progress_shown = true;
 }

@@ -4,8 +4,16 @@ program started from Haskell with esoWait says it waits, as the C main
 does; a recording's name that is not there is a missing file, not a
 program that is not running."""
 
-from client_cmd import run
-from harness import Client, Program, expect, test
+import os
+import pty
+import re
+import signal
+
+from cdp import Browser, chromium_path
+from client_cmd import Cmd, run
+from harness import Client, Program, expect, ghc_version, note, serve, test
+from test_client_top import Tmux, top_command
+from test_client_web import start_serve
 from test_config import config_error
 
 
@@ -48,3 +56,141 @@ def missing_recording_is_a_missing_file(s):
         rc, _, err = run(s, args, 15)
         expect(rc == 2 and "no such file" in err and "running" not in err,
                "%s: exit %d, stderr %r" % (args, rc, err))
+
+
+GHC90_NOTE = "GHC 9.0: events arrive in 2 MiB steps and at exit"
+
+
+def pty_stderr_of(s, args, action):
+    """Run `eventlog-socket ARGS` with stderr on a terminal while
+    `action()` runs; return (status, what the terminal got)."""
+    master, slave = pty.openpty()
+    try:
+        cmd = Cmd(s, args, stderr=slave)
+        os.close(slave)
+        slave = None
+        action()
+        rc, _, _ = cmd.wait()
+        seen = b""
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen += chunk
+    finally:
+        os.close(master)
+        if slave is not None:
+            os.close(slave)
+    return rc, seen.decode(errors="replace")
+
+
+@test
+def ghc90_says_so_where_the_user_looks(s):
+    """A GHC 9.0 program (its header declares no IPE events) is told as
+    such at once, before any of its events: `top` shows "GHC 9.0" and the
+    line GHC90_NOTE, the page of `serve` a visible note, `record`'s
+    progress line and `control --wait`'s hint the same words. On 9.2+
+    none of them says it, and top shows the version from the stream."""
+    old = ghc_version() < (9, 2)
+    p, _ = serve(s, "g90", rts=["-hT"])
+    sock = s.path("g90.sock")
+    t = Tmux(s, top_command(sock))
+    if old:
+        t.wait(r"GHC 9\.0  up \?", what="GHC 9.0 and an unknown uptime in the title")
+        t.wait(re.escape(GHC90_NOTE), what="the GHC 9.0 line")
+    else:
+        t.wait(r"GHC 9\.\d+\.\d+  up \d", what="the version from the stream")
+        expect(GHC90_NOTE not in t.screen(), "a 9.0 note on a %s stream" % (ghc_version(),))
+
+    rc, text = pty_stderr_of(s, ["record", sock, "-o", s.path("g90.eventlog"),
+                                 "--duration", "1.5"], lambda: None)
+    expect(rc == 1, "record --duration: exit %d: %r" % (rc, text))
+    expect((GHC90_NOTE in text) == old, "progress line: %r" % text)
+
+    rc, out, err = run(s, ["control", sock, "census", "--wait", "--timeout", "2"], 30)
+    if old:
+        expect(rc == 1 and GHC90_NOTE in err and "without a heap profiling mode" not in err,
+               "control --wait: exit %d, %r %r" % (rc, out, err))
+    else:
+        expect(rc == 0 and "heap sample at program time" in out and GHC90_NOTE not in err,
+               "control --wait: exit %d, %r %r" % (rc, out, err))
+
+    if chromium_path() is not None:
+        srv, url = start_serve(s, sock)
+        b = Browser(s)
+        b.goto(url)
+        b.wait_js("document.getElementById('state').textContent === 'connected'",
+                  what="connected")
+        if old:
+            b.wait_js("!document.getElementById('ghc90').hidden && "
+                      "document.getElementById('ghc90').getBoundingClientRect().height > 0 && "
+                      "document.getElementById('ghc90').textContent.indexOf(%r) === 0"
+                      % GHC90_NOTE, what="the GHC 9.0 note")
+            expect(b.js("document.getElementById('ghc').textContent") == "GHC 9.0",
+                   "the page's GHC")
+        else:
+            b.wait_js("document.getElementById('ghc').textContent.indexOf('GHC 9.') === 0",
+                      what="the GHC version")
+            expect(b.js("document.getElementById('ghc90').hidden"), "a 9.0 note on 9.2+")
+        srv.signal(signal.SIGTERM)
+        srv.wait()
+    else:
+        note("Chromium is not installed: the page is not checked")
+    p.cmd("quit")
+    p.finish()
+    t.wait(r"program exited", what="the exit")
+    expect(GHC90_NOTE not in t.screen(), "the 9.0 line stays after the exit")
+
+
+@test
+def control_tells_no_heap_mode_from_ghc90(s):
+    """`control census` on a program without -hT: exit 1, "without a heap
+    profiling mode", with and without --wait (without: not "sent"), and
+    never GHC 9.0 blamed. With -hT: "sent", exit 0; --wait on 9.0 times
+    out blaming GHC 9.0 only, on 9.2+ sees the sample."""
+    old = ghc_version() < (9, 2)
+    for rts in ([], ["-hT"]):
+        sock = s.path("m%d.sock" % len(rts))
+        p = Program(s, "probe", unix=sock, rts=rts)
+        p.wait_socket(sock)
+        rc, out, err = run(s, ["control", sock, "census"], 30)
+        rc_w, out_w, err_w = run(s, ["control", sock, "census", "--wait", "--timeout", "3"], 30)
+        note("%s: %d %r %r; --wait: %d %r %r" % (rts, rc, out, err, rc_w, out_w, err_w))
+        if not rts:
+            for r, o, e in ((rc, out, err), (rc_w, out_w, err_w)):
+                expect(r == 1 and "without a heap profiling mode" in e and "+RTS -hT" in e
+                       and "sent" not in o and "GHC 9.0" not in e,
+                       "no -hT: exit %d, %r %r" % (r, o, e))
+        else:
+            expect(rc == 0 and "census: sent" in out and (GHC90_NOTE in out) == old,
+                   "-hT: exit %d, %r %r" % (rc, out, err))
+            if old:
+                expect(rc_w == 1 and GHC90_NOTE in err_w
+                       and "without a heap profiling mode" not in err_w,
+                       "-hT --wait on 9.0: exit %d, %r" % (rc_w, err_w))
+            else:
+                expect(rc_w == 0 and "heap sample at program time" in out_w,
+                       "-hT --wait: exit %d, %r %r" % (rc_w, out_w, err_w))
+        p.cmd("quit")
+        p.finish()
+
+
+@test
+def heap_live_without_a_heap_profile_writes_nothing(s):
+    """`heap ADDR --hp X --csv Y` on a running program without -hT: says
+    there is no heap profile and stops (exit 1) while the program still
+    runs, and creates neither file."""
+    sock = s.path("nohp.sock")
+    p = Program(s, "probe", unix=sock)
+    p.wait_socket(sock)
+    hp, csv = s.path("nohp.hp"), s.path("nohp.csv")
+    rc, _, err = run(s, ["heap", sock, "--hp", hp, "--csv", csv], 30)
+    expect(rc == 1 and "no heap profile" in err and "+RTS -hT" in err,
+           "exit %d, %r" % (rc, err))
+    expect(not os.path.exists(hp) and not os.path.exists(csv), "a file was written")
+    expect(p.proc.poll() is None, "the program ended: heap did not tell while it ran")
+    p.cmd("quit")
+    p.finish()
