@@ -8,10 +8,12 @@ import os
 import pty
 import re
 import signal
+import subprocess
 
 from cdp import Browser, chromium_path
 from client_cmd import Cmd, run
-from harness import Client, Program, expect, ghc_version, note, serve, test
+import harness
+from harness import Client, Program, check_stream, expect, ghc_version, note, serve, test
 from test_client_top import Tmux, top_command
 from test_client_web import start_serve
 from test_config import config_error
@@ -194,3 +196,75 @@ def heap_live_without_a_heap_profile_writes_nothing(s):
     expect(p.proc.poll() is None, "the program ended: heap did not tell while it ran")
     p.cmd("quit")
     p.finish()
+
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+
+
+def readme_recipe():
+    """The complete cabal project of README ("Use it from Haskell, with
+    cabal"): {path: text} of the blocks that open with `-- app/PATH`, and
+    the shell block that opens with `# in app/`."""
+    with open(os.path.join(REPO, "README.md")) as f:
+        readme = f.read()
+    files, script = {}, None
+    for lang, body in re.findall(r"^```(\w*)\n(.*?)^```", readme, re.M | re.S):
+        first = body.split("\n", 1)[0]
+        m = re.match(r"-- (app/\S+)$", first)
+        if m:
+            files[m.group(1)] = body.split("\n", 1)[1]
+        elif lang == "sh" and first.startswith("# in app/"):
+            script = body
+    return files, script
+
+
+@test(timeout=1200)
+def readme_cabal_recipe_builds_and_runs(s):
+    """README's cabal project, copied out of README as a user would
+    (cabal.project, app.cabal, Main.hs, the shell commands), next to this
+    repository as ../eventlog-socket: built offline with a cabal directory
+    of its own (no ~/.cabal, no index), run and recorded with the commands
+    as written (the socket moved into the test's directory); the recording
+    parses, holds the program's last marker and heap samples, and the .hp
+    file has them too."""
+    files, script = readme_recipe()
+    expect(set(files) == {"app/cabal.project", "app/app.cabal", "app/Main.hs"} and script,
+           "README's recipe: files %s, script %r" % (sorted(files), script))
+    for path, text in files.items():
+        os.makedirs(os.path.dirname(s.path(path)), exist_ok=True)
+        with open(s.path(path), "w") as f:
+            f.write(text)
+    os.symlink(REPO, s.path("eventlog-socket"))
+    sock = s.path("app.sock")
+    env = dict(os.environ, CABAL_DIR=s.path("cabal-dir"),
+               PATH=os.path.abspath(harness.BUILD) + os.pathsep + os.environ["PATH"])
+    env = {k: v for k, v in env.items() if not k.startswith("GHC_EVENTLOG_")}
+    out = s.path("recipe.log")
+    with open(out, "wb") as log:
+        proc = subprocess.Popen(["bash", "-e", "-c", script.replace("/tmp/app.sock", sock)],
+                                cwd=s.path("app"), env=env, stdin=subprocess.DEVNULL,
+                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            rc = proc.wait(timeout=1100)
+        except subprocess.TimeoutExpired:
+            rc = None
+        finally:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            proc.wait()
+    with open(out, errors="replace") as f:
+        text = f.read()
+    expect(rc == 0, "the recipe's commands: exit %s:\n%s" % (rc, text[-3000:]))
+    with open(s.path("app/app.eventlog"), "rb") as f:
+        data = f.read()
+    summary = check_stream(s, data, "recipe")
+    expect(any(m == "round 15: 300000 keys" for _, m in summary.markers),
+           "no last marker in the recording: %s" % summary.markers[-3:])
+    expect(summary.samples, "no heap sample in the recording")
+    with open(s.path("app/app.hp")) as f:
+        hp = f.read()
+    expect(hp.startswith("JOB ") and hp.count("BEGIN_SAMPLE") >= 2, "app.hp: %r" % hp[:300])
+    note("recipe: %d markers, %d heap samples; %s" % (len(summary.markers), len(summary.samples),
+                                                       text.strip().splitlines()[-1]))
