@@ -13,7 +13,7 @@ import subprocess
 from cdp import Browser, chromium_path
 from client_cmd import Cmd, run
 import harness
-from harness import Client, Program, check_stream, expect, ghc_version, note, serve, test
+from harness import Client, Program, Skip, check_stream, expect, ghc_version, note, serve, test
 from test_client_top import Tmux, top_command
 from test_client_web import start_serve
 from test_config import config_error
@@ -268,3 +268,35 @@ def readme_cabal_recipe_builds_and_runs(s):
     expect(hp.startswith("JOB ") and hp.count("BEGIN_SAMPLE") >= 2, "app.hp: %r" % hp[:300])
     note("recipe: %d markers, %d heap samples; %s" % (len(summary.markers), len(summary.samples),
                                                        text.strip().splitlines()[-1]))
+
+
+@test(timeout=300)
+def no_eventlog_rts_refused_before_listening(s):
+    """A C main linked without -eventlog (GHC < 9.4, whose plain RTS cannot
+    log events): one line naming -eventlog, exit 1, no socket file and no
+    "listening on"; not the RTS's usage text for -l."""
+    if ghc_version() >= (9, 4):
+        raise Skip("from GHC 9.4 on every RTS logs events (-eventlog is a no-op)")
+    exe = s.path("fib-noeventlog")
+    build = os.path.abspath(harness.BUILD)
+    res = subprocess.run(
+        [harness.HC, "-O", "-threaded", "-no-hs-main", "-I" + os.path.join(REPO, "include"),
+         "-outputdir", s.path("noev-obj"), "-o", exe,
+         os.path.join(REPO, "examples/fibber-c-main/app/Main.hs"),
+         os.path.join(REPO, "examples/fibber-c-main/cbits/fibber-c-main.c"),
+         os.path.join(build, "libeventlog-socket.a")]
+        + subprocess.run(["pkg-config", "--libs", "libuv"], capture_output=True,
+                         text=True).stdout.split(),
+        capture_output=True, text=True, timeout=240)
+    expect(res.returncode == 0, "build: %s" % res.stderr[-2000:])
+    for var, value in (("GHC_EVENTLOG_UNIX_PATH", s.path("noev.sock")),
+                       ("GHC_EVENTLOG_INET_PORT", "0")):
+        env = {k: v for k, v in os.environ.items() if not k.startswith("GHC_EVENTLOG_")}
+        env[var] = value
+        run_ = subprocess.run([exe], env=env, capture_output=True, text=True, timeout=60,
+                              cwd=s.dir)
+        err = run_.stderr
+        expect(run_.returncode == 1 and len(err.strip().splitlines()) == 1
+               and "-eventlog" in err and "listening" not in err,
+               "%s: exit %d, stderr %r" % (var, run_.returncode, err))
+    expect(not os.path.exists(s.path("noev.sock")), "the socket file was created")
