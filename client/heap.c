@@ -71,14 +71,61 @@ static bool open_outputs(struct heap *h) {
     return true;
 }
 
+/* Whether the RTS is a profiling one: its way, after the version in
+ * RTS_IDENTIFIER ("GHC-9.6.6 rts_thr_p"), has a "_p" part. */
+static bool profiled_rts(const char *rts_id) {
+    const char *way = strchr(rts_id, ' ');
+    for (const char *p = way ? strstr(way, "_p") : NULL; p != NULL; p = strstr(p + 2, "_p"))
+        if (p[2] == '\0' || p[2] == '_')
+            return true;
+    return false;
+}
+
+/* JOB as the RTS writes it: the program's name alone, and in a profiling
+ * RTS its arguments, then " +RTS" and its RTS options (those it got from
+ * GHCRTS or -with-rtsopts are not in the stream's arguments). */
+static void hp_job(const struct es_model *m, char *job, size_t size) {
+    snprintf(job, size, "%s", m->program[0] ? m->program : "program");
+    if (!profiled_rts(m->rts_id))
+        return;
+    char rts[1100] = "";
+    size_t jl = strlen(job), rl = 0;
+    bool in_rts = false, all_prog = false;
+    char args[sizeof m->args];
+    snprintf(args, sizeof args, "%s", m->args);
+    char *save = NULL;
+    strtok_r(args, " ", &save); /* argv[0] */
+    for (char *w = strtok_r(NULL, " ", &save); w != NULL; w = strtok_r(NULL, " ", &save)) {
+        if (!all_prog && strcmp(w, "--RTS") == 0) {
+            all_prog = true;
+            continue;
+        }
+        if (!all_prog && strcmp(w, "+RTS") == 0) {
+            in_rts = true;
+            continue;
+        }
+        if (!all_prog && strcmp(w, "-RTS") == 0) {
+            in_rts = false;
+            continue;
+        }
+        if (in_rts && !all_prog)
+            rl += (size_t)snprintf(rts + rl, rl < sizeof rts ? sizeof rts - rl : 0, " %s", w);
+        else
+            jl += (size_t)snprintf(job + jl, jl < size ? size - jl : 0, " %s", w);
+        if (rl >= sizeof rts)
+            rl = sizeof rts - 1;
+        if (jl >= size)
+            jl = size - 1;
+    }
+    snprintf(job + jl, size - jl, " +RTS%s", rts);
+}
+
 static void hp_start(struct heap *h) {
     if (h->hp == NULL || h->hp_started)
         return;
     const struct es_model *m = h->model;
-    /* JOB: the program and its arguments, as the RTS writes it. */
     char job[1300];
-    const char *rest = strchr(m->args, ' ');
-    snprintf(job, sizeof job, "%s%s", m->program[0] ? m->program : "program", rest ? rest : "");
+    hp_job(m, job, sizeof job);
     hp_text(job);
     char date[64] = "";
     time_t start = m->wall_start_s ? (time_t)m->wall_start_s : time(NULL);
@@ -158,8 +205,8 @@ static void stop(struct heap *h, int status, const char *why) {
     }
     const struct es_model *m = h->model;
     bool profile = m->heap_prof || h->written > 0 || es_heapmode_verdict(&h->hm) == ES_HEAPMODE_ON;
-    if (!profile) {
-        /* Nothing written, no file created. */
+    if (!profile && !c->is_file) {
+        /* Live: nothing written, no file created. */
         fprintf(stderr,
                 "eventlog-socket: %s: no heap profile in the stream (%s): run the program with "
                 "+RTS -hT (or another -h mode); nothing written\n",
@@ -190,6 +237,16 @@ static void stop(struct heap *h, int status, const char *why) {
         fprintf(stderr, "eventlog-socket: %s: cannot write the heap profile: %s\n", c->name,
                 strerror(werr));
         h->status = 2;
+        return;
+    }
+    if (!profile) {
+        /* A recorded eventlog: the file ends as the RTS's would, empty. */
+        fprintf(stderr,
+                "eventlog-socket: %s: no heap profile in the stream (%s): run the program with "
+                "+RTS -hT (or another -h mode)\n",
+                c->name, why);
+        if (h->status == 0)
+            h->status = 1;
         return;
     }
     char to[1100];

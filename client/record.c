@@ -72,16 +72,20 @@ static void safe_name(char *s) {
 }
 
 /* The program's name and pid from the stream, else from the server's
- * process (Unix sockets: SO_PEERCRED and /proc), else the time. */
+ * process (Unix sockets: SO_PEERCRED; loopback TCP: the owner of its end
+ * of the connection, client/peerpid.h), else the time. */
 static void default_name(struct record *r, char *out, size_t size) {
     const struct es_conn *c = r->ses.conn;
     const struct es_conn_info *in = &c->info;
     char prog[256] = "";
-    unsigned long pid = in->have_pid ? in->pid : (unsigned long)c->peer_pid;
+    /* GHC 9.0 names them at exit: the server's process, over a Unix
+     * socket (SO_PEERCRED) or loopback TCP (client/peerpid.h). */
+    int peer = in->have_pid && in->have_args ? 0 : es_conn_peer_pid(r->ses.conn);
+    unsigned long pid = in->have_pid ? in->pid : (unsigned long)peer;
     if (in->have_args && in->program[0] != '\0')
         snprintf(prog, sizeof prog, "%s", in->program);
     else
-        es_session_program_of(c->peer_pid, prog, sizeof prog);
+        es_session_program_of(peer, prog, sizeof prog);
     safe_name(prog);
     if (prog[0] != '\0' && pid != 0) {
         snprintf(out, size, "%s-%lu.eventlog", prog, pid);

@@ -302,3 +302,34 @@ def no_eventlog_rts_refused_before_listening(s):
                and "-eventlog" in err and "listening" not in err,
                "%s: exit %d, stderr %r" % (var, run_.returncode, err))
     expect(not os.path.exists(s.path("noev.sock")), "the socket file was created")
+
+
+@test
+def record_over_tcp_names_the_program(s):
+    """`record` over loopback TCP without -o names the file PROGRAM-PID.eventlog
+    also when the stream names the program only at exit (GHC 9.0): the pid
+    and name come from the process that owns the other end."""
+    p = Program(s, "probe", tcp_port=0)
+    port = p.tcp_port()
+    rc, _, err = run(s, ["record", "tcp:127.0.0.1:%d" % port, "--duration", "3"], 30)
+    want = "probe-%d.eventlog" % p.proc.pid
+    expect(rc == 1 and os.path.exists(s.path(want)),
+           "exit %d, files %s, stderr %r" % (rc, sorted(os.listdir(s.dir)), err))
+    p.cmd("quit")
+    p.finish()
+
+
+@test
+def heap_job_line_as_the_rts_writes_it(s):
+    """The .hp file's JOB line is the one the RTS writes in its own .hp for
+    the same run (a non-profiled program: its name alone, no arguments)."""
+    from test_client_heap import record_with_rts_files
+    ghc_hp, log = record_with_rts_files(s, seconds=0.5)
+    ours = s.path("ours.hp")
+    rc, _, err = run(s, ["heap", log, "--hp", ours], 60)
+    expect(rc == 0, "heap: exit %d, %r" % (rc, err))
+    with open(ghc_hp) as f:
+        theirs = f.readline()
+    with open(ours) as f:
+        mine = f.readline()
+    expect(mine == theirs, "JOB: ours %r, the RTS's %r" % (mine, theirs))
