@@ -4,12 +4,15 @@ program started from Haskell with esoWait says it waits, as the C main
 does; a recording's name that is not there is a missing file, not a
 program that is not running."""
 
+import base64
 import os
 import pty
 import re
 import shutil
 import signal
+import struct
 import subprocess
+import time
 
 from cdp import Browser, chromium_path
 from client_cmd import Cmd, run
@@ -333,3 +336,108 @@ def heap_job_line_as_the_rts_writes_it(s):
     with open(ours) as f:
         mine = f.readline()
     expect(mine == theirs, "JOB: ours %r, the RTS's %r" % (mine, theirs))
+
+
+def terminal_html(ansi, cols, rows):
+    """A page that shows a tmux capture (capture-pane -e: text with SGR
+    escapes) as the terminal did: bold, dim and reverse video."""
+    import html
+    out, style = [], set()
+    pos = 0
+    for m in re.finditer(r"\x1b\[([0-9;]*)m", ansi):
+        out.append((ansi[pos:m.start()], frozenset(style)))
+        for code in (m.group(1) or "0").split(";"):
+            code = int(code or 0)
+            if code == 0:
+                style.clear()
+            elif code in (1, 2, 7):
+                style.add(code)
+            elif code == 22:
+                style.discard(1)
+                style.discard(2)
+            elif code == 27:
+                style.discard(7)
+        pos = m.end()
+    out.append((ansi[pos:], frozenset(style)))
+    spans = []
+    for text, st in out:
+        if not text:
+            continue
+        cls = " ".join({1: "b", 2: "d", 7: "r"}[c] for c in sorted(st))
+        spans.append('<span class="%s">%s</span>' % (cls, html.escape(text)) if cls
+                     else html.escape(text))
+    return ("<!DOCTYPE html><meta charset=utf-8><style>"
+            "body{margin:0;background:#1d1f21}"
+            "pre{margin:0;padding:10px;color:#d8d8d8;background:#1d1f21;"
+            "font:14px/1.25 'DejaVu Sans Mono',monospace;width:%dch;height:%dem}"
+            ".b{font-weight:bold;color:#fff}.d{color:#8a8a8a}"
+            ".r{background:#d8d8d8;color:#1d1f21}</style><pre>%s</pre>"
+            % (cols, int(rows * 1.25) + 1, "".join(spans)))
+
+
+def png_size(path):
+    with open(path, "rb") as f:
+        head = f.read(24)
+    expect(head[:8] == b"\x89PNG\r\n\x1a\n", "%s is no PNG" % path)
+    return struct.unpack(">II", head[16:24])
+
+
+@test(timeout=240)
+def readme_screenshots(s):
+    """Screenshots of `top` (tmux, its screen drawn as a page) and of the
+    page of `serve`, on a busy program with -hT and markers; with
+    ES_SCREENSHOTS=DIR (relative to the repository) they are written there
+    for README (docs/: `make integration-test INTEGRATION_TESTS=readme_screenshots
+    ES_SCREENSHOTS=docs`, best in a GHC 9.6 chroot, where the program is
+    live)."""
+    if chromium_path() is None:
+        raise Skip("Chromium is not installed")
+    p, _ = serve(s, "shot", ["--busy"], rts=["-hT", "-i0.5"])
+    sock = s.path("shot.sock")
+    cols, rows = 110, 36
+    t = Tmux(s, top_command(sock), width=cols, height=rows)
+    t.wait(r"^ probe \(pid \d+\)", what="the program's name")
+    srv, url = start_serve(s, sock)
+    for i in range(12):
+        p.cmd("marker step %d" % i)
+        time.sleep(0.5)
+    live = ghc_version() >= (9, 2)
+    if live:
+        t.wait(r"^Census\s+#\d+", what="a census", timeout=30)
+    ansi = t.run("capture-pane", "-e", "-p", "-t", "top").stdout
+    shots = {}
+    b = Browser(s, width=1280, height=900)
+    page = s.path("top.html")
+    with open(page, "w") as f:
+        f.write(terminal_html(ansi, cols, rows))
+    b.goto("file://" + page)
+    box = b.js("(function(){var r=document.querySelector('pre').getBoundingClientRect();"
+               "return [r.width, r.height];})()")
+    shots["top.png"] = b.call("Page.captureScreenshot", {
+        "format": "png", "clip": {"x": 0, "y": 0, "width": box[0], "height": box[1],
+                                  "scale": 1}}, session=b.session)["data"]
+    b.goto(url)
+    b.wait_js("document.getElementById('program').textContent === 'probe'",
+              what="the program's name")
+    if live:
+        b.wait_js("+document.getElementById('census-count').textContent >= 2", timeout=60,
+                  what="censuses on the page")
+    time.sleep(1.5)
+    shots["serve.png"] = b.call("Page.captureScreenshot", {
+        "format": "png", "clip": {"x": 0, "y": 0, "width": 1280, "height": 1500, "scale": 1},
+        "captureBeyondViewport": True}, session=b.session)["data"]
+    dest = os.environ.get("ES_SCREENSHOTS")
+    for name, data in shots.items():
+        path = s.path(name)
+        with open(path, "wb") as f:
+            f.write(base64.b64decode(data))
+        w, h = png_size(path)
+        note("%s: %dx%d" % (name, w, h))
+        expect(w >= 600 and h >= 400, "%s is %dx%d" % (name, w, h))
+        if dest:
+            os.makedirs(os.path.join(REPO, dest), exist_ok=True)
+            shutil.copy(path, os.path.join(REPO, dest, name))
+    srv.signal(signal.SIGTERM)
+    srv.wait()
+    p.cmd("quit")
+    p.finish()
