@@ -100,10 +100,6 @@ void es_model_event(struct es_model *m, const struct es_event *ev) {
     second_passed(m);
 }
 
-bool es_model_header_no_flush(const struct es_header *hdr) {
-    return hdr->size[ES_EVENT_IPE] == ES_SIZE_UNDECLARED;
-}
-
 void es_model_header(struct es_model *m, const struct es_header *hdr) {
     /* The sizes were used by the reader; the header also says the GHC. */
     m->block_cap = ES_GLOBAL_CAP;

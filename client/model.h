@@ -290,7 +290,9 @@ void es_model_init(struct es_model *m);
 #define ES_MODEL_GHC90_NOTE "GHC 9.0: events arrive in 2 MiB steps and at exit"
 /* Whether `hdr` is GHC 9.0's: it declares no IPE events (GHC 9.2 added
  * them). */
-bool es_model_header_no_flush(const struct es_header *hdr);
+static inline bool es_model_header_no_flush(const struct es_header *hdr) {
+    return hdr->size[ES_EVENT_IPE] == ES_SIZE_UNDECLARED;
+}
 
 /* CPU seconds that streaming cost per GiB sent, over every cost notice so
  * far; negative when nothing was sent yet. */
