@@ -239,8 +239,13 @@ static void stop(struct record *r, int status, const char *why) {
     else
         fprintf(stderr,
                 "eventlog-socket: recorded %s (%s, %llu events%s): cut, %s; the file ends with "
-                "an end marker after the last whole block\n",
-                r->path, size, (unsigned long long)info.events, drops, why);
+                "an end marker after the last whole block%s\n",
+                r->path, size, (unsigned long long)info.events, drops, why,
+                /* Few events of a program still running: say why. */
+                status == 1 && es_model_header_no_flush(&c->stream.header)
+                    ? " (" ES_MODEL_GHC90_NOTE ": the rest comes only if the recording runs "
+                      "until the program exits)"
+                    : "");
 }
 
 static void on_header(struct es_conn *c, void *ctx) {

@@ -15,7 +15,7 @@ import subprocess
 import time
 
 from cdp import Browser, chromium_path
-from client_cmd import Cmd, run
+from client_cmd import Cmd, last_line, run
 import harness
 from harness import Client, Program, Skip, check_stream, expect, ghc_version, note, serve, test
 from test_client_top import Tmux, top_command
@@ -115,6 +115,9 @@ def ghc90_says_so_where_the_user_looks(s):
                                  "--duration", "1.5"], lambda: None)
     expect(rc == 1, "record --duration: exit %d: %r" % (rc, text))
     expect((GHC90_NOTE in text) == old, "progress line: %r" % text)
+    final = last_line(text.replace("\r", "\n").replace("\x1b[K", ""))
+    expect(final.startswith("eventlog-socket: recorded") and (GHC90_NOTE in final) == old,
+           "record's last line: %r" % final)
 
     rc, out, err = run(s, ["control", sock, "census", "--wait", "--timeout", "2"], 30)
     if old:
