@@ -266,12 +266,21 @@ static void hint(struct control *k) {
                     "or the program exits, so they cannot be seen live; use GHC 9.2 or later "
                     "(README, \"GHC 9.0 cannot flush\")\n",
                     ES_MODEL_GHC90_NOTE);
+        else
+            fprintf(stderr, "hint: the program has a heap profiling mode, but its samples did "
+                            "not reach the stream: is periodic flushing off "
+                            "(GHC_EVENTLOG_FLUSH_INTERVAL_MS=0, or a -dynamic program started "
+                            "from Haskell)?\n");
         return;
     case MODE_UNKNOWN:
-        fprintf(stderr, "hint: %s%s; is it running with a heap profiling mode (+RTS -hT)?\n",
-                k->no_flush ? ES_MODEL_GHC90_NOTE ", and " : "",
-                k->no_flush ? "the stream cannot say yet how the program was started"
-                            : "the stream has not yet said how the program was started");
+        if (!k->no_flush && k->hm.args)
+            fprintf(stderr, "hint: the program's arguments name no heap profiling mode: start "
+                            "it with +RTS -hT (or another -h mode)\n");
+        else
+            fprintf(stderr, "hint: %s%s; is it running with a heap profiling mode (+RTS -hT)?\n",
+                    k->no_flush ? ES_MODEL_GHC90_NOTE ", and " : "",
+                    k->no_flush ? "the stream cannot say yet how the program was started"
+                                : "the stream has not yet said how the program was started");
         return;
     }
 }
