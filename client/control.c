@@ -49,17 +49,8 @@ struct control {
     uv_timer_t grace; /* without --wait: GRACE_MS to find out */
 };
 
-enum heap_mode { MODE_UNKNOWN, MODE_ON, MODE_OFF };
-
-static enum heap_mode heap_mode(const struct control *k) {
-    switch (es_heapmode_verdict(&k->hm)) {
-    case ES_HEAPMODE_ON:
-        return MODE_ON;
-    case ES_HEAPMODE_OFF:
-        return MODE_OFF;
-    default:
-        return MODE_UNKNOWN;
-    }
+static enum es_heapmode_verdict heap_mode(const struct control *k) {
+    return es_heapmode_verdict(&k->hm);
 }
 
 static void say_no_mode(const struct control *k) {
@@ -71,7 +62,8 @@ static void control_usage(FILE *f) {
     fprintf(f, "usage: eventlog-socket control ADDR start|stop|census [--wait] [--timeout S]\n"
                "                               [--connect-timeout S] [--retry]\n"
                "Sends a heap profiling command: start or stop timed heap samples, or one heap\n"
-               "census now. With --wait, reads the program's eventlog until the effect shows\n"
+               "census now. Exit 1 at once when the program has no heap profiling mode\n"
+               "(+RTS -hT). With --wait, reads the program's eventlog until the effect shows\n"
                "and prints when (exit 1 if it does not within --timeout, default 10 s).\n");
 }
 
@@ -115,13 +107,13 @@ static double secs(uint64_t ns) {
 
 /* Without --wait: "sent", unless the stream says no heap sample can come. */
 static void sent_line(struct control *k, bool decided) {
-    enum heap_mode mode = heap_mode(k);
-    if (mode == MODE_OFF) {
+    enum es_heapmode_verdict mode = heap_mode(k);
+    if (mode == ES_HEAPMODE_OFF) {
         say_no_mode(k);
         finish(k, 1);
         return;
     }
-    if (mode == MODE_UNKNOWN && !decided)
+    if (mode == ES_HEAPMODE_UNKNOWN && !decided)
         return; /* read on, up to GRACE_MS */
     printf("%s: sent to %s\n", k->word, k->ses.conn->name);
     if (k->no_flush)
@@ -138,7 +130,7 @@ static void judge(struct control *k) {
         sent_line(k, false);
         return;
     }
-    if (heap_mode(k) == MODE_OFF && k->ses.conn->info.heap_samples == 0) {
+    if (heap_mode(k) == ES_HEAPMODE_OFF && k->ses.conn->info.heap_samples == 0) {
         say_no_mode(k);
         finish(k, 1);
         return;
@@ -245,7 +237,7 @@ static void on_sent(struct es_conn *c, int status, void *ctx) {
         return;
     }
     uv_timer_start(&k->timer, on_timeout, (uint64_t)(k->timeout * 1000 + 0.5), 0);
-    if (k->no_flush && heap_mode(k) != MODE_OFF)
+    if (k->no_flush && heap_mode(k) != ES_HEAPMODE_OFF)
         fprintf(stderr, "hint: %s: the %s comes when the program exits (waiting %g s)\n",
                 ES_MODEL_GHC90_NOTE, k->what == STOP ? "end of heap samples" : "heap sample",
                 k->timeout);
@@ -255,11 +247,11 @@ static void on_sent(struct es_conn *c, int status, void *ctx) {
 /* Why nothing showed, when the stream can tell. */
 static void hint(struct control *k) {
     switch (heap_mode(k)) {
-    case MODE_OFF:
+    case ES_HEAPMODE_OFF:
         fprintf(stderr, "hint: the program runs without a heap profiling mode, so heap "
                         "commands are ignored: start it with +RTS -hT (or another -h mode)\n");
         return;
-    case MODE_ON:
+    case ES_HEAPMODE_ON:
         if (k->no_flush)
             fprintf(stderr,
                     "hint: %s: heap samples come with the RTS's global buffer, when it fills "
@@ -272,7 +264,7 @@ static void hint(struct control *k) {
                             "(GHC_EVENTLOG_FLUSH_INTERVAL_MS=0, or a -dynamic program started "
                             "from Haskell)?\n");
         return;
-    case MODE_UNKNOWN:
+    case ES_HEAPMODE_UNKNOWN:
         if (!k->no_flush && k->hm.args)
             fprintf(stderr, "hint: the program's arguments name no heap profiling mode: start "
                             "it with +RTS -hT (or another -h mode)\n");

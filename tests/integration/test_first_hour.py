@@ -2,7 +2,11 @@
 to do. A TCP port in use names the address, the port and the variable; a
 program started from Haskell with esoWait says it waits, as the C main
 does; a recording's name that is not there is a missing file, not a
-program that is not running."""
+program that is not running. GHC 9.0 said where the user looks (top,
+the page, record, control); a missing heap profiling mode told from it;
+README's cabal recipe built as written; a program linked without
+-eventlog refused before it listens; record's names over TCP, heap's JOB
+line; README's screenshots."""
 
 import base64
 import os
