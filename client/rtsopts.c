@@ -119,6 +119,10 @@ void es_heapmode_event(struct es_heapmode *hm, const struct es_event *ev) {
     case ES_EVENT_HEAP_INFO_GHC:
         hm->heap_info = true;
         break;
+    case ES_EVENT_CAPSET_CREATE:
+    case ES_EVENT_CAP_CREATE:
+        hm->capsets = true;
+        break;
     case ES_EVENT_PROGRAM_ARGS:
         hm->args = true;
         if (es_rtsopts_argv_heap_mode(strs, n))
@@ -136,7 +140,7 @@ void es_heapmode_event(struct es_heapmode *hm, const struct es_event *ev) {
 enum es_heapmode_verdict es_heapmode_verdict(const struct es_heapmode *hm) {
     if (hm->on)
         return ES_HEAPMODE_ON;
-    if (hm->args && hm->heap_info)
+    if (hm->args && hm->heap_info && hm->capsets)
         return ES_HEAPMODE_OFF;
     if (hm->no_flush && hm->proc >= 0)
         return hm->proc ? ES_HEAPMODE_ON : ES_HEAPMODE_OFF;

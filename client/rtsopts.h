@@ -36,6 +36,10 @@ struct es_heapmode {
                      * PROGRAM_ARGS or PROGRAM_ENV's GHCRTS */
     bool args;      /* PROGRAM_ARGS came */
     bool heap_info; /* HEAP_INFO_GHC came: the start-up definitions are in */
+    bool capsets;   /* CAPSET_CREATE or CAP_CREATE came: the RTS started this
+                     * eventlog itself (a program started from Haskell
+                     * restarts it, and a restart re-posts neither these nor
+                     * HEAP_PROF_BEGIN, so their absence says nothing) */
 };
 
 enum es_heapmode_verdict { ES_HEAPMODE_UNKNOWN, ES_HEAPMODE_ON, ES_HEAPMODE_OFF };
@@ -47,10 +51,10 @@ void es_heapmode_header(struct es_heapmode *hm, const struct es_header *hdr, int
 void es_heapmode_event(struct es_heapmode *hm, const struct es_event *ev);
 /* On: the stream (or on 9.0 the server's process) shows a heap profiling
  * mode. Off: the definitions came without one (GHC 9.2+ flushes them at
- * once; 9.0 at exit), or on 9.0 the server's arguments and GHCRTS have
- * none. A program started from Haskell streams no HEAP_PROF_BEGIN (a
- * restart does not re-post it), so its -h option is looked for in its
- * arguments and GHCRTS too. */
+ * once; 9.0 at exit) in an eventlog the RTS started itself, or on 9.0
+ * the server's arguments and GHCRTS have none. A program started from
+ * Haskell streams no HEAP_PROF_BEGIN (a restart does not re-post it), so
+ * its -h option is looked for in its arguments and GHCRTS too. */
 enum es_heapmode_verdict es_heapmode_verdict(const struct es_heapmode *hm);
 
 /* The line for a stream without a heap profiling mode. */

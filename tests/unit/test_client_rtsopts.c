@@ -57,6 +57,10 @@ int main(void) {
     ok(es_heapmode_verdict(&hm) == ES_HEAPMODE_UNKNOWN,
        "9.2+: arguments without HEAP_INFO_GHC: the definitions may not be all in");
     feed(&hm, ES_EVENT_HEAP_INFO_GHC, NULL);
+    ok(es_heapmode_verdict(&hm) == ES_HEAPMODE_UNKNOWN,
+       "9.2+: no capability sets: a restarted eventlog (started from Haskell), which never "
+       "re-posts HEAP_PROF_BEGIN: unknown");
+    feed(&hm, ES_EVENT_CAP_CREATE, NULL);
     ok(es_heapmode_verdict(&hm) == ES_HEAPMODE_OFF, "9.2+: the definitions without one: off");
     feed(&hm, ES_EVENT_HEAP_PROF_SAMPLE_BEGIN, NULL);
     ok(es_heapmode_verdict(&hm) == ES_HEAPMODE_ON, "a heap sample: on");
