@@ -29,7 +29,8 @@ const char *eventlog_socket_error_message(int err) {
         return "no socket configured: set GHC_EVENTLOG_UNIX_PATH, or GHC_EVENTLOG_INET_PORT "
                "(and optionally GHC_EVENTLOG_INET_HOST), or call eventlog_socket_init_*";
     case EVENTLOG_SOCKET_ENOEVENTLOG:
-        return "the RTS could not start event logging (link with -eventlog on GHC < 9.4)";
+        return "the RTS cannot log events: link the program with -eventlog (GHC before 9.4 "
+               "needs it)";
     case EVENTLOG_SOCKET_ESTOPPED:
         return "the eventlog-socket server has stopped";
     case EVENTLOG_SOCKET_ERESOLVE:

@@ -83,9 +83,17 @@ static int install(int r, struct es_server *s) {
     return 0;
 }
 
+/* An RTS without event logging (GHC < 9.4 linked without -eventlog) would
+ * refuse -l after the socket is up: refuse before listening instead. */
+static bool rts_can_log(void) {
+    return es_instance_hooks.rts_can_log == NULL || es_instance_hooks.rts_can_log();
+}
+
 int eventlog_socket_init_unix(const char *path) {
     if (atomic_load(&instance.server) != NULL)
         return EVENTLOG_SOCKET_EALREADY;
+    if (!rts_can_log())
+        return EVENTLOG_SOCKET_ENOEVENTLOG;
     struct es_server *s = NULL;
     int r = es_server_start_unix(&s, path, config(), es_instance_hooks.on_command, NULL);
     return install(r, s);
@@ -94,6 +102,8 @@ int eventlog_socket_init_unix(const char *path) {
 int eventlog_socket_init_tcp(const char *host, const char *port) {
     if (atomic_load(&instance.server) != NULL)
         return EVENTLOG_SOCKET_EALREADY;
+    if (!rts_can_log())
+        return EVENTLOG_SOCKET_ENOEVENTLOG;
     struct es_server *s = NULL;
     int r = es_server_start_tcp(&s, host, port, config(), es_instance_hooks.on_command, NULL);
     return install(r, s);

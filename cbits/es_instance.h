@@ -22,6 +22,10 @@ struct es_instance_hooks {
     int (*set_flush_interval_ms)(unsigned ms);
     /* GHC_EVENTLOG_GRACEFUL_SIGTERM was read. */
     void (*set_graceful_sigterm)(bool on);
+    /* Whether the RTS can log events at all (before GHC 9.4 only when the
+     * program was linked with -eventlog); asked before a server starts, so
+     * that a program that could never stream creates no socket. NULL: yes. */
+    bool (*rts_can_log)(void);
 };
 
 /* Defined by rts-writer/api.c (or a test). */

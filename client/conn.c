@@ -1,6 +1,8 @@
 /* SO_PEERCRED's struct ucred. */
 #define _GNU_SOURCE
 #include "conn.h"
+#include "es_peer.h"
+#include "peerpid.h"
 
 #define EVENTLOG_SOCKET_NO_RTS
 #include "eventlog_socket.h"
@@ -407,6 +409,11 @@ static void on_connect(uv_connect_t *req, int status) {
         socklen_t len = sizeof cred;
         if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0)
             c->peer_pid = cred.pid;
+    } else if (!c->is_unix && uv_fileno(&a->h.handle, &fd) == 0) {
+        socklen_t pl = sizeof c->tcp_peer, ll = sizeof c->tcp_local;
+        c->have_tcp_addrs = getpeername(fd, (struct sockaddr *)&c->tcp_peer, &pl) == 0 &&
+                            getsockname(fd, (struct sockaddr *)&c->tcp_local, &ll) == 0;
+        c->tcp_pid_looked = false;
     }
     int r = uv_read_start(&a->h.stream, alloc_cb, on_read);
     if (r < 0)
@@ -565,4 +572,14 @@ void es_conn_close(struct es_conn *c) {
         c->destroy_pending = true;
     else
         es_conn_destroy_parser(c);
+}
+
+int es_conn_peer_pid(struct es_conn *c) {
+    if (c->peer_pid == 0 && c->have_tcp_addrs && !c->tcp_pid_looked) {
+        c->tcp_pid_looked = true;
+        if (es_peer_is_loopback((const struct sockaddr *)&c->tcp_peer))
+            c->peer_pid = es_peerpid_tcp((const struct sockaddr *)&c->tcp_peer,
+                                         (const struct sockaddr *)&c->tcp_local);
+    }
+    return c->peer_pid;
 }

@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <uv.h>
 
 /* How a source ended (es_conn_callbacks.on_end). */
@@ -93,7 +94,11 @@ struct es_conn {
     bool is_file;
     bool is_unix;
     bool ended;
-    int peer_pid; /* the server's pid from SO_PEERCRED (Unix sockets), 0 when unknown */
+    int peer_pid; /* the server's pid from SO_PEERCRED (Unix sockets), 0 when unknown;
+                   * es_conn_peer_pid also finds it over loopback TCP */
+    struct sockaddr_storage tcp_peer, tcp_local; /* a TCP connection's ends */
+    bool have_tcp_addrs;
+    bool tcp_pid_looked; /* es_conn_peer_pid has looked */
 
     /* Private. */
     uv_loop_t *loop;
@@ -131,6 +136,11 @@ int es_conn_send(struct es_conn *c, const void *data, size_t n);
 
 /* Send one GCTL frame ("GCTL" and the command byte). */
 int es_conn_send_command(struct es_conn *c, uint8_t command);
+
+/* The server's pid: peer_pid, or for a loopback TCP connection the local
+ * process that owns its other end (client/peerpid.h; looked up once, on
+ * the first call); 0 when unknown. */
+int es_conn_peer_pid(struct es_conn *c);
 
 /* Stop reading and close every handle (no further callbacks). The loop
  * then runs dry once the caller's own handles are closed. */

@@ -4,7 +4,9 @@
  * start), or heap samples no longer coming (stop). Runs on one thread, the
  * libuv loop's. */
 #include "es_header.h"
+#include "model.h"
 #include "opts.h"
+#include "rtsopts.h"
 #include "session.h"
 #include "subcommands.h"
 
@@ -12,6 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+/* Without --wait, how long to read the stream after sending for it to
+ * tell whether the program has a heap profiling mode at all. */
+#define GRACE_MS 2000
 
 /* What "samples stopped" means: no heap sample for this long in program
  * time after the request, or three sampling intervals if longer. */
@@ -36,13 +42,28 @@ struct control {
     uint64_t last_after;  /* of the latest one */
     bool done;
     int status;
+    /* Whether the program has a heap profiling mode, as far as the stream
+     * (or, for GHC 9.0, the server's process) says. */
+    struct es_heapmode hm;
+    bool no_flush;    /* GHC 9.0's header (es_model_header_no_flush) */
+    uv_timer_t grace; /* without --wait: GRACE_MS to find out */
 };
+
+static enum es_heapmode_verdict heap_mode(const struct control *k) {
+    return es_heapmode_verdict(&k->hm);
+}
+
+static void say_no_mode(const struct control *k) {
+    fprintf(stderr, "eventlog-socket: %s: %s: " ES_HEAPMODE_OFF_TEXT "\n", k->ses.conn->name,
+            k->word);
+}
 
 static void control_usage(FILE *f) {
     fprintf(f, "usage: eventlog-socket control ADDR start|stop|census [--wait] [--timeout S]\n"
                "                               [--connect-timeout S] [--retry]\n"
                "Sends a heap profiling command: start or stop timed heap samples, or one heap\n"
-               "census now. With --wait, reads the program's eventlog until the effect shows\n"
+               "census now. Exit 1 at once when the program has no heap profiling mode\n"
+               "(+RTS -hT). With --wait, reads the program's eventlog until the effect shows\n"
                "and prints when (exit 1 if it does not within --timeout, default 10 s).\n");
 }
 
@@ -68,6 +89,8 @@ static void close_all(struct control *k) {
     es_session_close(&k->ses);
     if (!uv_is_closing((uv_handle_t *)&k->timer))
         uv_close((uv_handle_t *)&k->timer, NULL);
+    if (!uv_is_closing((uv_handle_t *)&k->grace))
+        uv_close((uv_handle_t *)&k->grace, NULL);
 }
 
 static void finish(struct control *k, int status) {
@@ -82,10 +105,36 @@ static double secs(uint64_t ns) {
     return (double)ns / 1e9;
 }
 
+/* Without --wait: "sent", unless the stream says no heap sample can come. */
+static void sent_line(struct control *k, bool decided) {
+    enum es_heapmode_verdict mode = heap_mode(k);
+    if (mode == ES_HEAPMODE_OFF) {
+        say_no_mode(k);
+        finish(k, 1);
+        return;
+    }
+    if (mode == ES_HEAPMODE_UNKNOWN && !decided)
+        return; /* read on, up to GRACE_MS */
+    printf("%s: sent to %s\n", k->word, k->ses.conn->name);
+    if (k->no_flush)
+        printf("%s: %s, so heap samples come when the program exits\n", k->word,
+               ES_MODEL_GHC90_NOTE);
+    finish(k, 0);
+}
+
 /* Has the effect shown? Prints the line and finishes when it has. */
 static void judge(struct control *k) {
-    if (!k->sent || k->done || !k->wait)
+    if (!k->sent || k->done)
         return;
+    if (!k->wait) {
+        sent_line(k, false);
+        return;
+    }
+    if (heap_mode(k) == ES_HEAPMODE_OFF && k->ses.conn->info.heap_samples == 0) {
+        say_no_mode(k);
+        finish(k, 1);
+        return;
+    }
     uint64_t req = request_time(k);
     const struct es_conn_info *in = &k->ses.conn->info;
     double waited = (double)(uv_hrtime() - k->sent_ns) / 1e9;
@@ -130,6 +179,8 @@ static void on_header(struct es_conn *c, void *ctx) {
         return;
     }
     k->sent = true;
+    k->no_flush = es_model_header_no_flush(&c->stream.header);
+    es_heapmode_header(&k->hm, &c->stream.header, c->peer_pid);
     k->sent_ns = uv_hrtime();
     k->sent_wall_ns = wall_ns();
     k->latest_at_send = c->info.latest_time;
@@ -146,6 +197,7 @@ static void on_event(struct es_conn *c, const struct es_event *ev, uint64_t offs
         k->wall_event_time = ev->time;
         k->wall_event_ns = es_be64(ev->payload + 4) * 1000000000ull + es_be32(ev->payload + 12);
     }
+    es_heapmode_event(&k->hm, ev);
     if (ev->type == ES_EVENT_HEAP_PROF_SAMPLE_BEGIN && k->sent) {
         /* A census is stamped when it is taken, after the request. */
         if (ev->time > request_time(k)) {
@@ -166,6 +218,12 @@ static void on_bytes(struct es_conn *c, const uint8_t *data, size_t n, void *ctx
 
 static void on_timeout(uv_timer_t *t);
 
+static void on_grace(uv_timer_t *t) {
+    struct control *k = t->data;
+    if (!k->done)
+        sent_line(k, true);
+}
+
 static void on_sent(struct es_conn *c, int status, void *ctx) {
     struct control *k = ctx;
     if (status < 0) {
@@ -174,31 +232,49 @@ static void on_sent(struct es_conn *c, int status, void *ctx) {
         return;
     }
     if (!k->wait) {
-        printf("%s: sent to %s\n", k->word, c->name);
-        finish(k, 0);
+        uv_timer_start(&k->grace, on_grace, GRACE_MS, 0);
+        judge(k);
         return;
     }
     uv_timer_start(&k->timer, on_timeout, (uint64_t)(k->timeout * 1000 + 0.5), 0);
+    if (k->no_flush && heap_mode(k) != ES_HEAPMODE_OFF)
+        fprintf(stderr, "hint: %s: the %s comes when the program exits (waiting %g s)\n",
+                ES_MODEL_GHC90_NOTE, k->what == STOP ? "end of heap samples" : "heap sample",
+                k->timeout);
     judge(k);
 }
 
 /* Why nothing showed, when the stream can tell. */
 static void hint(struct control *k) {
-    const struct es_conn *c = k->ses.conn;
-    const struct es_conn_info *in = &c->info;
-    const struct es_header *h = &c->stream.header;
-    if (c->stream.state != ES_STREAM_HEADER && h->size[ES_EVENT_IPE] == ES_SIZE_UNDECLARED)
-        fprintf(stderr,
-                "hint: the program's GHC is older than 9.2 (its eventlog declares no IPE "
-                "events): GHC 9.0 hands heap samples over only when the RTS's global buffer "
-                "fills or at exit, so they cannot be seen live (README, \"GHC 9.0 cannot "
-                "flush\")\n");
-    else if (in->have_args && !in->heap_prof)
+    switch (heap_mode(k)) {
+    case ES_HEAPMODE_OFF:
         fprintf(stderr, "hint: the program runs without a heap profiling mode, so heap "
                         "commands are ignored: start it with +RTS -hT (or another -h mode)\n");
-    else if (!in->have_args)
-        fprintf(stderr, "hint: the stream has not yet said how the program was started; is it "
-                        "running with a heap profiling mode (+RTS -hT)?\n");
+        return;
+    case ES_HEAPMODE_ON:
+        if (k->no_flush)
+            fprintf(stderr,
+                    "hint: %s: heap samples come with the RTS's global buffer, when it fills "
+                    "or the program exits, so they cannot be seen live; use GHC 9.2 or later "
+                    "(README, \"GHC 9.0 cannot flush\")\n",
+                    ES_MODEL_GHC90_NOTE);
+        else
+            fprintf(stderr, "hint: the program has a heap profiling mode, but its samples did "
+                            "not reach the stream: is periodic flushing off "
+                            "(GHC_EVENTLOG_FLUSH_INTERVAL_MS=0, or a -dynamic program started "
+                            "from Haskell)?\n");
+        return;
+    case ES_HEAPMODE_UNKNOWN:
+        if (!k->no_flush && k->hm.args)
+            fprintf(stderr, "hint: the program's arguments name no heap profiling mode: start "
+                            "it with +RTS -hT (or another -h mode)\n");
+        else
+            fprintf(stderr, "hint: %s%s; is it running with a heap profiling mode (+RTS -hT)?\n",
+                    k->no_flush ? ES_MODEL_GHC90_NOTE ", and " : "",
+                    k->no_flush ? "the stream cannot say yet how the program was started"
+                                : "the stream has not yet said how the program was started");
+        return;
+    }
 }
 
 static void on_timeout(uv_timer_t *t) {
@@ -218,6 +294,10 @@ static void on_end(struct es_conn *c, enum es_conn_end how, void *ctx) {
     if (how == ES_CONN_FAILED) {
         fprintf(stderr, "eventlog-socket: %s: %s\n", c->name, c->error);
         finish(k, 2);
+        return;
+    }
+    if (k->sent && !k->wait) {
+        sent_line(k, true);
         return;
     }
     judge(k);
@@ -283,6 +363,8 @@ int es_control_main(int argc, char **argv) {
     }
     uv_timer_init(k->ses.loop, &k->timer);
     k->timer.data = k;
+    uv_timer_init(k->ses.loop, &k->grace);
+    k->grace.data = k;
     /* SIGTERM ends the command as it ends any program. */
     es_session_signals(&k->ses, false, on_signal, k);
     uv_run(k->ses.loop, UV_RUN_DEFAULT);

@@ -7,6 +7,7 @@
  * at any moment. Runs on one thread, the libuv loop's. */
 #include "model.h"
 #include "opts.h"
+#include "rtsopts.h"
 #include "session.h"
 #include "subcommands.h"
 
@@ -16,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 struct heap {
     struct es_session ses;
@@ -27,6 +29,9 @@ struct heap {
     uint64_t last_time;
     bool stopped;
     int status;
+    struct es_heapmode hm; /* whether a heap profile can come at all */
+    bool told_ghc90;
+    bool opened; /* open_outputs ran */
 };
 
 static void heap_usage(FILE *f) {
@@ -49,14 +54,78 @@ static void hp_text(char *s) {
             *s = ' ';
 }
 
+static FILE *open_out(const char *path);
+
+/* The output files are created with the first census (or at the end of a
+ * stream that has a heap profile), so a stream without one leaves none.
+ * False after saying why one cannot be created. */
+static bool open_outputs(struct heap *h) {
+    if (h->opened)
+        return h->hp != NULL || h->csv != NULL;
+    h->opened = true;
+    if ((h->hp_path && (h->hp = open_out(h->hp_path)) == NULL) ||
+        (h->csv_path && (h->csv = open_out(h->csv_path)) == NULL))
+        return false;
+    if (h->csv)
+        fprintf(h->csv, "time_s,label,bytes\n");
+    return true;
+}
+
+/* Whether the RTS is a profiling one: its way, after the version in
+ * RTS_IDENTIFIER ("GHC-9.6.6 rts_thr_p"), has a "_p" part. */
+static bool profiled_rts(const char *rts_id) {
+    const char *way = strchr(rts_id, ' ');
+    for (const char *p = way ? strstr(way, "_p") : NULL; p != NULL; p = strstr(p + 2, "_p"))
+        if (p[2] == '\0' || p[2] == '_')
+            return true;
+    return false;
+}
+
+/* JOB as the RTS writes it: the program's name alone, and in a profiling
+ * RTS its arguments, then " +RTS" and its RTS options (those it got from
+ * GHCRTS or -with-rtsopts are not in the stream's arguments). */
+static void hp_job(const struct es_model *m, char *job, size_t size) {
+    snprintf(job, size, "%s", m->program[0] ? m->program : "program");
+    if (!profiled_rts(m->rts_id))
+        return;
+    char rts[1100] = "";
+    size_t jl = strlen(job), rl = 0;
+    bool in_rts = false, all_prog = false;
+    char args[sizeof m->args];
+    snprintf(args, sizeof args, "%s", m->args);
+    char *save = NULL;
+    strtok_r(args, " ", &save); /* argv[0] */
+    for (char *w = strtok_r(NULL, " ", &save); w != NULL; w = strtok_r(NULL, " ", &save)) {
+        if (!all_prog && strcmp(w, "--RTS") == 0) {
+            all_prog = true;
+            continue;
+        }
+        if (!all_prog && strcmp(w, "+RTS") == 0) {
+            in_rts = true;
+            continue;
+        }
+        if (!all_prog && strcmp(w, "-RTS") == 0) {
+            in_rts = false;
+            continue;
+        }
+        if (in_rts && !all_prog)
+            rl += (size_t)snprintf(rts + rl, rl < sizeof rts ? sizeof rts - rl : 0, " %s", w);
+        else
+            jl += (size_t)snprintf(job + jl, jl < size ? size - jl : 0, " %s", w);
+        if (rl >= sizeof rts)
+            rl = sizeof rts - 1;
+        if (jl >= size)
+            jl = size - 1;
+    }
+    snprintf(job + jl, size - jl, " +RTS%s", rts);
+}
+
 static void hp_start(struct heap *h) {
     if (h->hp == NULL || h->hp_started)
         return;
     const struct es_model *m = h->model;
-    /* JOB: the program and its arguments, as the RTS writes it. */
     char job[1300];
-    const char *rest = strchr(m->args, ' ');
-    snprintf(job, sizeof job, "%s%s", m->program[0] ? m->program : "program", rest ? rest : "");
+    hp_job(m, job, sizeof job);
     hp_text(job);
     char date[64] = "";
     time_t start = m->wall_start_s ? (time_t)m->wall_start_s : time(NULL);
@@ -85,7 +154,13 @@ static void csv_field(FILE *f, const char *s) {
     fputc('"', f);
 }
 
+static void stop(struct heap *h, int status, const char *why);
+
 static void write_census(struct heap *h) {
+    if (!open_outputs(h)) {
+        stop(h, 2, "cannot create the output file");
+        return;
+    }
     const struct es_model *m = h->model;
     const struct es_model_census *c = &m->cur;
     double t = (double)c->time / 1e9;
@@ -128,6 +203,20 @@ static void stop(struct heap *h, int status, const char *why) {
         fprintf(stderr, "eventlog-socket: %s: %s\n", c->name, why);
         return;
     }
+    const struct es_model *m = h->model;
+    bool profile = m->heap_prof || h->written > 0 || es_heapmode_verdict(&h->hm) == ES_HEAPMODE_ON;
+    if (!profile && !c->is_file) {
+        /* Live: nothing written, no file created. */
+        fprintf(stderr,
+                "eventlog-socket: %s: no heap profile in the stream (%s): run the program with "
+                "+RTS -hT (or another -h mode); nothing written\n",
+                c->name, why);
+        if (h->status == 0)
+            h->status = 1;
+        return;
+    }
+    if (status != 2 && !open_outputs(h) && h->status != 2)
+        h->status = 2;
     /* The .hp file ends like the RTS ends it: an empty sample at the end. */
     if (h->hp) {
         hp_start(h);
@@ -150,8 +239,8 @@ static void stop(struct heap *h, int status, const char *why) {
         h->status = 2;
         return;
     }
-    const struct es_model *m = h->model;
-    if (!m->heap_prof && h->written == 0) {
+    if (!profile) {
+        /* A recorded eventlog: the file ends as the RTS's would, empty. */
         fprintf(stderr,
                 "eventlog-socket: %s: no heap profile in the stream (%s): run the program with "
                 "+RTS -hT (or another -h mode)\n",
@@ -170,6 +259,27 @@ static void stop(struct heap *h, int status, const char *why) {
 static void on_header(struct es_conn *c, void *ctx) {
     struct heap *h = ctx;
     es_model_header(h->model, &c->stream.header);
+    es_heapmode_header(&h->hm, &c->stream.header, c->is_file ? 0 : c->peer_pid);
+}
+
+/* Live: stop as soon as the stream (or on GHC 9.0 the server's process)
+ * says no heap profile can come; on 9.0 say when it will. */
+static void judge_live(struct heap *h) {
+    const struct es_conn *c = h->ses.conn;
+    if (c->is_file || h->stopped)
+        return;
+    enum es_heapmode_verdict v = es_heapmode_verdict(&h->hm);
+    if (v == ES_HEAPMODE_OFF && h->written == 0 && !h->model->heap_prof) {
+        stop(h, 1, "the program runs without a heap profiling mode");
+        return;
+    }
+    if (h->hm.no_flush && !h->told_ghc90) {
+        h->told_ghc90 = true;
+        fprintf(stderr,
+                "eventlog-socket: %s: %s: the heap profile is written when the program "
+                "exits\n",
+                c->name, ES_MODEL_GHC90_NOTE);
+    }
 }
 
 static void on_event(struct es_conn *c, const struct es_event *ev, uint64_t offset, void *ctx) {
@@ -178,8 +288,16 @@ static void on_event(struct es_conn *c, const struct es_event *ev, uint64_t offs
     struct heap *h = ctx;
     uint64_t before = h->model->censuses;
     es_model_event(h->model, ev);
+    es_heapmode_event(&h->hm, ev);
     if (h->model->censuses != before)
         write_census(h);
+}
+
+static void on_bytes(struct es_conn *c, const uint8_t *data, size_t n, void *ctx) {
+    (void)c;
+    (void)data;
+    (void)n;
+    judge_live(ctx);
 }
 
 static void on_end(struct es_conn *c, enum es_conn_end how, void *ctx) {
@@ -220,6 +338,26 @@ static FILE *open_out(const char *path) {
     return f;
 }
 
+/* Whether `path` can be created or written, checked up front: the file
+ * itself is created only once there is a heap profile to write. */
+static bool can_create(const char *path) {
+    if (strcmp(path, "-") == 0)
+        return true;
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash == dir)
+        dir[1] = '\0';
+    else if (slash != NULL)
+        *slash = '\0';
+    else
+        snprintf(dir, sizeof dir, ".");
+    if (access(path, F_OK) == 0 ? access(path, W_OK) == 0 : access(dir, W_OK | X_OK) == 0)
+        return true;
+    fprintf(stderr, "eventlog-socket heap: cannot create %s: %s\n", path, strerror(errno));
+    return false;
+}
+
 int es_heap_main(int argc, char **argv) {
     static struct heap heap;
     struct heap *h = &heap;
@@ -256,14 +394,14 @@ int es_heap_main(int argc, char **argv) {
         return 2;
     }
     es_model_init(h->model);
-    if ((h->hp_path && (h->hp = open_out(h->hp_path)) == NULL) ||
-        (h->csv_path && (h->csv = open_out(h->csv_path)) == NULL))
+    if ((h->hp_path && !can_create(h->hp_path)) || (h->csv_path && !can_create(h->csv_path)))
         return 2;
-    if (h->csv)
-        fprintf(h->csv, "time_s,label,bytes\n");
 
-    struct es_conn_callbacks cb = {
-        .on_header = on_header, .on_event = on_event, .on_end = on_end, .ctx = h};
+    struct es_conn_callbacks cb = {.on_header = on_header,
+                                   .on_event = on_event,
+                                   .on_bytes = on_bytes,
+                                   .on_end = on_end,
+                                   .ctx = h};
     if (es_session_open(&h->ses, src, &cb) != 0) {
         fprintf(stderr, "eventlog-socket: %s: %s\n", h->ses.conn->name, h->ses.conn->error);
         return 2;

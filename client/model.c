@@ -113,8 +113,9 @@ void es_model_event(struct es_model *m, const struct es_event *ev) {
 }
 
 void es_model_header(struct es_model *m, const struct es_header *hdr) {
-    (void)hdr; /* the sizes were used by the reader; nothing else is needed */
+    /* The sizes were used by the reader; the header also says the GHC. */
     m->block_cap = ES_GLOBAL_CAP;
+    m->no_flush = es_model_header_no_flush(hdr);
 }
 
 void es_model_end(struct es_model *m) {

@@ -240,6 +240,11 @@ struct es_model {
     char ghc_version[32];  /* from it, e.g. "9.6.6" */
     uint32_t pid;          /* 0 until OSPROCESS_PID */
     uint64_t wall_start_s; /* WALL_CLOCK_TIME at the RTS's time 0 (0: unknown) */
+    /* The header declares no IPE events (169, new in GHC 9.2): the program
+     * runs GHC 9.0, whose RTS cannot flush, so its events arrive in 2 MiB
+     * steps and at exit (README, "GHC 9.0 cannot flush"). Known from the
+     * header, long before RTS_IDENTIFIER (which 9.0 sends at exit). */
+    bool no_flush;
 
     /* Stream time. */
     uint64_t first_time, now; /* first event's time and the latest time seen */
@@ -350,6 +355,14 @@ struct es_model {
 };
 
 void es_model_init(struct es_model *m);
+
+/* What every view says about a stream of GHC 9.0 (es_model.no_flush). */
+#define ES_MODEL_GHC90_NOTE "GHC 9.0: events arrive in 2 MiB steps and at exit"
+/* Whether `hdr` is GHC 9.0's: it declares no IPE events (GHC 9.2 added
+ * them). */
+static inline bool es_model_header_no_flush(const struct es_header *hdr) {
+    return hdr->size[ES_EVENT_IPE] == ES_SIZE_UNDECLARED;
+}
 
 /* CPU seconds that streaming cost per GiB sent, over every cost notice so
  * far; negative when nothing was sent yet. */

@@ -6,6 +6,7 @@
 #include "eventlog_socket.h"
 
 #include "blocks.h"
+#include "model.h"
 #include "opts.h"
 #include "session.h"
 #include "subcommands.h"
@@ -71,16 +72,20 @@ static void safe_name(char *s) {
 }
 
 /* The program's name and pid from the stream, else from the server's
- * process (Unix sockets: SO_PEERCRED and /proc), else the time. */
+ * process (Unix sockets: SO_PEERCRED; loopback TCP: the owner of its end
+ * of the connection, client/peerpid.h), else the time. */
 static void default_name(struct record *r, char *out, size_t size) {
     const struct es_conn *c = r->ses.conn;
     const struct es_conn_info *in = &c->info;
     char prog[256] = "";
-    unsigned long pid = in->have_pid ? in->pid : (unsigned long)c->peer_pid;
+    /* GHC 9.0 names them at exit: the server's process, over a Unix
+     * socket (SO_PEERCRED) or loopback TCP (client/peerpid.h). */
+    int peer = in->have_pid && in->have_args ? 0 : es_conn_peer_pid(r->ses.conn);
+    unsigned long pid = in->have_pid ? in->pid : (unsigned long)peer;
     if (in->have_args && in->program[0] != '\0')
         snprintf(prog, sizeof prog, "%s", in->program);
     else
-        es_session_program_of(c->peer_pid, prog, sizeof prog);
+        es_session_program_of(peer, prog, sizeof prog);
     safe_name(prog);
     if (prog[0] != '\0' && pid != 0) {
         snprintf(out, size, "%s-%lu.eventlog", prog, pid);
@@ -234,8 +239,13 @@ static void stop(struct record *r, int status, const char *why) {
     else
         fprintf(stderr,
                 "eventlog-socket: recorded %s (%s, %llu events%s): cut, %s; the file ends with "
-                "an end marker after the last whole block\n",
-                r->path, size, (unsigned long long)info.events, drops, why);
+                "an end marker after the last whole block%s\n",
+                r->path, size, (unsigned long long)info.events, drops, why,
+                /* Few events of a program still running: say why. */
+                status == 1 && es_model_header_no_flush(&c->stream.header)
+                    ? " (" ES_MODEL_GHC90_NOTE ": the rest comes only if the recording runs "
+                      "until the program exits)"
+                    : "");
 }
 
 static void on_header(struct es_conn *c, void *ctx) {
@@ -332,10 +342,12 @@ static void on_progress(uv_timer_t *t) {
     r->last_ms = now;
     r->last_bytes = in->bytes;
     r->last_events = in->events;
-    fprintf(stderr, "\r%s%.1f s  %.1f MiB  %.1f MiB/s  %.0f events/s  %llu drop notices\033[K",
-            c->stream.state == ES_STREAM_HEADER ? "connecting...  " : "",
-            (double)(now - r->start_ms) / 1000, (double)in->bytes / (1 << 20), r->mib_s,
-            r->events_s, (unsigned long long)in->drop_notices);
+    bool header = c->stream.state != ES_STREAM_HEADER;
+    fprintf(
+        stderr, "\r%s%.1f s  %.1f MiB  %.1f MiB/s  %.0f events/s  %llu drop notices%s\033[K",
+        header ? "" : "connecting...  ", (double)(now - r->start_ms) / 1000,
+        (double)in->bytes / (1 << 20), r->mib_s, r->events_s, (unsigned long long)in->drop_notices,
+        header && es_model_header_no_flush(&c->stream.header) ? "  (" ES_MODEL_GHC90_NOTE ")" : "");
     fflush(stderr);
     r->progress_shown = true;
 }

@@ -159,8 +159,13 @@ static int draw_header(const struct es_top_view *v, int y) {
     fmt_duration(up, sizeof up, m->now);
     move(y, 0);
     clrtoeol();
+    /* GHC 9.0's header says so long before its RTS_IDENTIFIER (at exit);
+     * program time is unknown until the first event. */
     put(y, 0, A_REVERSE | A_BOLD, " %s%s  GHC %s  up %s ", name, pidtxt,
-        m->ghc_version[0] ? m->ghc_version : "?", up);
+        m->ghc_version[0] ? m->ghc_version
+        : m->no_flush     ? "9.0"
+                          : "?",
+        m->events > 0 ? up : "?");
     int x = getcurx(stdscr) + 1;
     attr_t sa = v->state == ES_TOP_LIVE     ? A_BOLD
                 : v->state == ES_TOP_EXITED ? A_BOLD | A_STANDOUT
@@ -168,6 +173,9 @@ static int draw_header(const struct es_top_view *v, int y) {
     put(y, x, sa, "%s", state_text(v));
     x = getcurx(stdscr);
     put(y, x, A_NORMAL, "  %s  %s/s", v->source, rate);
+    /* On the blank line under it: why the figures lag (GHC 9.0). */
+    if (m->no_flush && !m->ended)
+        put(y + 1, 0, A_BOLD, "%s%s", ES_MODEL_GHC90_NOTE, m->events == 0 ? " (none yet)" : "");
     return y + 1;
 }
 
@@ -253,8 +261,12 @@ static int draw_census(const struct es_top_view *v, int y, int rows) {
     char tot[32], when[32];
     put(y, 0, A_BOLD, "Census");
     if (!m->heap_prof && m->censuses == 0) {
-        put(y, 8, A_DIM,
-            "none yet: run the program with +RTS -hT (GHC 9.0: censuses come at exit)");
+        if (m->no_flush && !m->ended)
+            put(y, 8, A_DIM, "none yet: GHC 9.0 sends censuses at exit (with +RTS -hT)");
+        else if (m->ended || (m->rts_id[0] != '\0' && strstr(m->args, " -h") == NULL))
+            put(y, 8, A_DIM, "none: the program runs without a heap profiling mode (+RTS -hT)");
+        else
+            put(y, 8, A_DIM, "none yet: run the program with +RTS -hT");
         return y + 1;
     }
     if (m->censuses == 0) {

@@ -90,6 +90,7 @@ static void info(struct es_webbuf *b, const struct es_model *m,
     ES_WEBBUF_ADD(b, ",\"error\":");
     es_webbuf_json_str(b, st->error ? st->error : "");
     es_webbuf_printf(b, ",\"run\":%u,\"retry\":%s", st->run, st->retry ? "true" : "false");
+    es_webbuf_printf(b, ",\"no_flush\":%s", m->no_flush ? "true" : "false");
     es_webbuf_printf(
         b,
         ",\"pid\":%u,\"wall_start\":%llu,\"first\":%llu,\"now\":%llu,\"ended\":%s,"

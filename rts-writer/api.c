@@ -130,8 +130,17 @@ static void set_graceful_sigterm(bool on) {
     es_rts.graceful_sigterm = on;
 }
 
+/* Before GHC 9.4 an RTS linked without -eventlog cannot log events: its
+ * eventLogStatus() says EVENTLOG_NOT_SUPPORTED (a constant there; in an
+ * RTS that can, a plain read of a flag), so it may be asked before
+ * hs_init_ghc, as a C main's init_* call does. */
+static bool rts_can_log(void) {
+    return eventLogStatus() != EVENTLOG_NOT_SUPPORTED;
+}
+
 const struct es_instance_hooks es_instance_hooks = {
     .on_command = es_rts_on_command,
     .set_flush_interval_ms = eventlog_socket_set_flush_interval_ms,
     .set_graceful_sigterm = set_graceful_sigterm,
+    .rts_can_log = rts_can_log,
 };

@@ -669,12 +669,14 @@
   function drawInfo() {
     var I = S.info;
     text('program', I.program || '(program not named yet)');
-    text('ghc', I.ghc ? 'GHC ' + I.ghc : '');
+    text('ghc', I.ghc ? 'GHC ' + I.ghc : I.no_flush ? 'GHC 9.0' : '');
+    // GHC 9.0 cannot flush: say so while the program runs (its header tells).
+    $('ghc90').hidden = !(I.no_flush && !I.ended && I.state !== 'file');
     text('state', {connecting: I.retry ? 'waiting for the program (--retry)' : 'connecting', connected: 'connected', exited: 'program exited',
                    lost: 'connection lost', file: 'recording'}[I.state] || I.state);
     text('source', I.source);
     text('pid', I.pid ? String(I.pid) : '?');
-    text('uptime', uptime(I.now > I.first ? I.now : 0));
+    text('uptime', I.events > 0 ? uptime(I.now > I.first ? I.now : 0) : '?');
     text('bytes', bytes(I.bytes));
     text('dropped', I.drops ? I.dropped_chunks + ' chunks (' + I.dropped_mib.toFixed(1) + ' MiB) in ' +
          I.drops + (I.drops === 1 ? ' drop notice' : ' drop notices') : 'nothing');

@@ -2,10 +2,28 @@
 to do. A TCP port in use names the address, the port and the variable; a
 program started from Haskell with esoWait says it waits, as the C main
 does; a recording's name that is not there is a missing file, not a
-program that is not running."""
+program that is not running. GHC 9.0 said where the user looks (top,
+the page, record, control); a missing heap profiling mode told from it;
+README's cabal recipe built as written; a program linked without
+-eventlog refused before it listens; record's names over TCP, heap's JOB
+line; README's screenshots."""
 
-from client_cmd import run
-from harness import Client, Program, expect, test
+import base64
+import os
+import pty
+import re
+import shutil
+import signal
+import struct
+import subprocess
+import time
+
+from cdp import Browser, chromium_path
+from client_cmd import Cmd, last_line, run
+import harness
+from harness import Client, Program, Skip, check_stream, expect, ghc_version, note, serve, test
+from test_client_top import Tmux, top_command
+from test_client_web import start_serve
 from test_config import config_error
 
 
@@ -48,3 +66,385 @@ def missing_recording_is_a_missing_file(s):
         rc, _, err = run(s, args, 15)
         expect(rc == 2 and "no such file" in err and "running" not in err,
                "%s: exit %d, stderr %r" % (args, rc, err))
+
+
+GHC90_NOTE = "GHC 9.0: events arrive in 2 MiB steps and at exit"
+
+
+def pty_stderr_of(s, args, action):
+    """Run `eventlog-socket ARGS` with stderr on a terminal while
+    `action()` runs; return (status, what the terminal got)."""
+    master, slave = pty.openpty()
+    try:
+        cmd = Cmd(s, args, stderr=slave)
+        os.close(slave)
+        slave = None
+        action()
+        rc, _, _ = cmd.wait()
+        seen = b""
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen += chunk
+    finally:
+        os.close(master)
+        if slave is not None:
+            os.close(slave)
+    return rc, seen.decode(errors="replace")
+
+
+@test
+def ghc90_says_so_where_the_user_looks(s):
+    """A GHC 9.0 program (its header declares no IPE events) is told as
+    such at once, before any of its events: `top` shows "GHC 9.0" and the
+    line GHC90_NOTE, the page of `serve` a visible note, `record`'s
+    progress line and `control --wait`'s hint the same words. On 9.2+
+    none of them says it, and top shows the version from the stream."""
+    old = ghc_version() < (9, 2)
+    p, _ = serve(s, "g90", rts=["-hT"])
+    sock = s.path("g90.sock")
+    t = Tmux(s, top_command(sock))
+    if old:
+        t.wait(r"GHC 9\.0  up \?", what="GHC 9.0 and an unknown uptime in the title")
+        t.wait(re.escape(GHC90_NOTE), what="the GHC 9.0 line")
+    else:
+        t.wait(r"GHC 9\.\d+\.\d+  up \d", what="the version from the stream")
+        expect(GHC90_NOTE not in t.screen(), "a 9.0 note on a %s stream" % (ghc_version(),))
+
+    rc, text = pty_stderr_of(s, ["record", sock, "-o", s.path("g90.eventlog"),
+                                 "--duration", "1.5"], lambda: None)
+    expect(rc == 1, "record --duration: exit %d: %r" % (rc, text))
+    expect((GHC90_NOTE in text) == old, "progress line: %r" % text)
+    final = last_line(text.replace("\r", "\n").replace("\x1b[K", ""))
+    expect(final.startswith("eventlog-socket: recorded") and (GHC90_NOTE in final) == old,
+           "record's last line: %r" % final)
+
+    rc, out, err = run(s, ["control", sock, "census", "--wait", "--timeout", "2"], 30)
+    if old:
+        expect(rc == 1 and GHC90_NOTE in err and "without a heap profiling mode" not in err,
+               "control --wait: exit %d, %r %r" % (rc, out, err))
+    else:
+        expect(rc == 0 and "heap sample at program time" in out and GHC90_NOTE not in err,
+               "control --wait: exit %d, %r %r" % (rc, out, err))
+
+    if chromium_path() is not None:
+        srv, url = start_serve(s, sock)
+        b = Browser(s)
+        b.goto(url)
+        b.wait_js("document.getElementById('state').textContent === 'connected'",
+                  what="connected")
+        if old:
+            b.wait_js("!document.getElementById('ghc90').hidden && "
+                      "document.getElementById('ghc90').getBoundingClientRect().height > 0 && "
+                      "document.getElementById('ghc90').textContent.indexOf(%r) === 0"
+                      % GHC90_NOTE, what="the GHC 9.0 note")
+            expect(b.js("document.getElementById('ghc').textContent") == "GHC 9.0",
+                   "the page's GHC")
+        else:
+            b.wait_js("document.getElementById('ghc').textContent.indexOf('GHC 9.') === 0",
+                      what="the GHC version")
+            expect(b.js("document.getElementById('ghc90').hidden"), "a 9.0 note on 9.2+")
+        srv.signal(signal.SIGTERM)
+        srv.wait()
+    else:
+        note("Chromium is not installed: the page is not checked")
+    p.cmd("quit")
+    p.finish()
+    t.wait(r"program exited", what="the exit")
+    expect(GHC90_NOTE not in t.screen(), "the 9.0 line stays after the exit")
+
+
+@test
+def control_tells_no_heap_mode_from_ghc90(s):
+    """`control census` on a program without -hT: exit 1, "without a heap
+    profiling mode", with and without --wait (without: not "sent"), and
+    never GHC 9.0 blamed. With -hT: "sent", exit 0; --wait on 9.0 times
+    out blaming GHC 9.0 only, on 9.2+ sees the sample."""
+    old = ghc_version() < (9, 2)
+    for rts in ([], ["-hT"]):
+        sock = s.path("m%d.sock" % len(rts))
+        p = Program(s, "probe", unix=sock, rts=rts)
+        p.wait_socket(sock)
+        rc, out, err = run(s, ["control", sock, "census"], 30)
+        rc_w, out_w, err_w = run(s, ["control", sock, "census", "--wait", "--timeout", "3"], 30)
+        note("%s: %d %r %r; --wait: %d %r %r" % (rts, rc, out, err, rc_w, out_w, err_w))
+        if not rts:
+            for r, o, e in ((rc, out, err), (rc_w, out_w, err_w)):
+                expect(r == 1 and "without a heap profiling mode" in e and "+RTS -hT" in e
+                       and "sent" not in o and "GHC 9.0" not in e,
+                       "no -hT: exit %d, %r %r" % (r, o, e))
+        else:
+            expect(rc == 0 and "census: sent" in out and (GHC90_NOTE in out) == old,
+                   "-hT: exit %d, %r %r" % (rc, out, err))
+            if old:
+                expect(rc_w == 1 and GHC90_NOTE in err_w
+                       and "without a heap profiling mode" not in err_w,
+                       "-hT --wait on 9.0: exit %d, %r" % (rc_w, err_w))
+            else:
+                expect(rc_w == 0 and "heap sample at program time" in out_w,
+                       "-hT --wait: exit %d, %r %r" % (rc_w, out_w, err_w))
+        p.cmd("quit")
+        p.finish()
+
+
+@test
+def heap_live_without_a_heap_profile_writes_nothing(s):
+    """`heap ADDR --hp X --csv Y` on a running program without -hT: says
+    there is no heap profile and stops (exit 1) while the program still
+    runs, and creates neither file."""
+    sock = s.path("nohp.sock")
+    p = Program(s, "probe", unix=sock)
+    p.wait_socket(sock)
+    hp, csv = s.path("nohp.hp"), s.path("nohp.csv")
+    rc, _, err = run(s, ["heap", sock, "--hp", hp, "--csv", csv], 30)
+    expect(rc == 1 and "no heap profile" in err and "+RTS -hT" in err,
+           "exit %d, %r" % (rc, err))
+    expect(not os.path.exists(hp) and not os.path.exists(csv), "a file was written")
+    expect(p.proc.poll() is None, "the program ended: heap did not tell while it ran")
+    p.cmd("quit")
+    p.finish()
+
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+
+
+def readme_recipe():
+    """The complete cabal project of README ("Use it from Haskell, with
+    cabal"): {path: text} of the blocks that open with `-- app/PATH`, and
+    the shell block that opens with `# in app/`."""
+    with open(os.path.join(REPO, "README.md")) as f:
+        readme = f.read()
+    files, script = {}, None
+    for lang, body in re.findall(r"^```(\w*)\n(.*?)^```", readme, re.M | re.S):
+        first = body.split("\n", 1)[0]
+        m = re.match(r"-- (app/\S+)$", first)
+        if m:
+            files[m.group(1)] = body.split("\n", 1)[1]
+        elif lang == "sh" and first.startswith("# in app/"):
+            script = body
+    return files, script
+
+
+@test(timeout=1200)
+def readme_cabal_recipe_builds_and_runs(s):
+    """README's cabal project, copied out of README as a user would
+    (cabal.project, app.cabal, Main.hs, the shell commands), next to this
+    repository as ../eventlog-socket: built offline with a cabal directory
+    of its own (no ~/.cabal, no index), run and recorded with the commands
+    as written (the socket moved into the test's directory); the recording
+    parses, holds the program's last marker and heap samples, and the .hp
+    file has them too."""
+    files, script = readme_recipe()
+    expect(set(files) == {"app/cabal.project", "app/app.cabal", "app/Main.hs"} and script,
+           "README's recipe: files %s, script %r" % (sorted(files), script))
+    for path, text in files.items():
+        os.makedirs(os.path.dirname(s.path(path)), exist_ok=True)
+        with open(s.path(path), "w") as f:
+            f.write(text)
+    os.symlink(REPO, s.path("eventlog-socket"))
+    sock = s.path("app.sock")
+    env = dict(os.environ, CABAL_DIR=s.path("cabal-dir"),
+               PATH=os.path.abspath(harness.BUILD) + os.pathsep + os.environ["PATH"])
+    env = {k: v for k, v in env.items() if not k.startswith("GHC_EVENTLOG_")}
+    out = s.path("recipe.log")
+    with open(out, "wb") as log:
+        proc = subprocess.Popen(["bash", "-e", "-c", script.replace("/tmp/app.sock", sock)],
+                                cwd=s.path("app"), env=env, stdin=subprocess.DEVNULL,
+                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            rc = proc.wait(timeout=1100)
+        except subprocess.TimeoutExpired:
+            rc = None
+        finally:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            proc.wait()
+    with open(out, errors="replace") as f:
+        text = f.read()
+    expect(rc == 0, "the recipe's commands: exit %s:\n%s" % (rc, text[-3000:]))
+    with open(s.path("app/app.eventlog"), "rb") as f:
+        data = f.read()
+    summary = check_stream(s, data, "recipe")
+    expect(any(m == "round 15: 300000 keys" for _, m in summary.markers),
+           "no last marker in the recording: %s" % summary.markers[-3:])
+    expect(summary.samples, "no heap sample in the recording")
+    with open(s.path("app/app.hp")) as f:
+        hp = f.read()
+    expect(hp.startswith("JOB ") and hp.count("BEGIN_SAMPLE") >= 2, "app.hp: %r" % hp[:300])
+    note("recipe: %d markers, %d heap samples; %s" % (len(summary.markers), len(summary.samples),
+                                                       text.strip().splitlines()[-1]))
+
+
+@test(timeout=300)
+def no_eventlog_rts_refused_before_listening(s):
+    """A C main linked without -eventlog (GHC < 9.4, whose plain RTS cannot
+    log events): one line naming -eventlog, exit 1, no socket file and no
+    "listening on"; not the RTS's usage text for -l."""
+    if ghc_version() >= (9, 4):
+        raise Skip("from GHC 9.4 on every RTS logs events (-eventlog is a no-op)")
+    exe = s.path("fib-noeventlog")
+    build = os.path.abspath(harness.BUILD)
+    # Copies: GHC writes a C file's object next to it.
+    for src in ("app/Main.hs", "cbits/fibber-c-main.c"):
+        shutil.copy(os.path.join(REPO, "examples/fibber-c-main", src), s.path(os.path.basename(src)))
+    res = subprocess.run(
+        [harness.HC, "-O", "-threaded", "-no-hs-main", "-I" + os.path.join(REPO, "include"),
+         "-outputdir", s.path("noev-obj"), "-o", exe, s.path("Main.hs"),
+         s.path("fibber-c-main.c"), os.path.join(build, "libeventlog-socket.a")]
+        + subprocess.run(["pkg-config", "--libs", "libuv"], capture_output=True,
+                         text=True).stdout.split(),
+        capture_output=True, text=True, timeout=240)
+    expect(res.returncode == 0, "build: %s" % res.stderr[-2000:])
+    for var, value in (("GHC_EVENTLOG_UNIX_PATH", s.path("noev.sock")),
+                       ("GHC_EVENTLOG_INET_PORT", "0")):
+        env = {k: v for k, v in os.environ.items() if not k.startswith("GHC_EVENTLOG_")}
+        env[var] = value
+        run_ = subprocess.run([exe], env=env, capture_output=True, text=True, timeout=60,
+                              cwd=s.dir)
+        err = run_.stderr
+        expect(run_.returncode == 1 and len(err.strip().splitlines()) == 1
+               and "-eventlog" in err and "listening" not in err,
+               "%s: exit %d, stderr %r" % (var, run_.returncode, err))
+    expect(not os.path.exists(s.path("noev.sock")), "the socket file was created")
+
+
+@test
+def record_over_tcp_names_the_program(s):
+    """`record` over loopback TCP without -o names the file PROGRAM-PID.eventlog
+    also when the stream names the program only at exit (GHC 9.0): the pid
+    and name come from the process that owns the other end."""
+    p = Program(s, "probe", tcp_port=0)
+    port = p.tcp_port()
+    rc, _, err = run(s, ["record", "tcp:127.0.0.1:%d" % port, "--duration", "3"], 30)
+    want = "probe-%d.eventlog" % p.proc.pid
+    expect(rc == 1 and os.path.exists(s.path(want)),
+           "exit %d, files %s, stderr %r" % (rc, sorted(os.listdir(s.dir)), err))
+    p.cmd("quit")
+    p.finish()
+
+
+@test
+def heap_job_line_as_the_rts_writes_it(s):
+    """The .hp file's JOB line is the one the RTS writes in its own .hp for
+    the same run (a non-profiled program: its name alone, no arguments)."""
+    from test_client_heap import record_with_rts_files
+    ghc_hp, log = record_with_rts_files(s, seconds=0.5)
+    ours = s.path("ours.hp")
+    rc, _, err = run(s, ["heap", log, "--hp", ours], 60)
+    expect(rc == 0, "heap: exit %d, %r" % (rc, err))
+    with open(ghc_hp) as f:
+        theirs = f.readline()
+    with open(ours) as f:
+        mine = f.readline()
+    expect(mine == theirs, "JOB: ours %r, the RTS's %r" % (mine, theirs))
+
+
+def terminal_html(ansi, cols, rows):
+    """A page that shows a tmux capture (capture-pane -e: text with SGR
+    escapes) as the terminal did: bold, dim and reverse video."""
+    import html
+    out, style = [], set()
+    pos = 0
+    for m in re.finditer(r"\x1b\[([0-9;]*)m", ansi):
+        out.append((ansi[pos:m.start()], frozenset(style)))
+        for code in (m.group(1) or "0").split(";"):
+            code = int(code or 0)
+            if code == 0:
+                style.clear()
+            elif code in (1, 2, 7):
+                style.add(code)
+            elif code == 22:
+                style.discard(1)
+                style.discard(2)
+            elif code == 27:
+                style.discard(7)
+        pos = m.end()
+    out.append((ansi[pos:], frozenset(style)))
+    spans = []
+    for text, st in out:
+        if not text:
+            continue
+        cls = " ".join({1: "b", 2: "d", 7: "r"}[c] for c in sorted(st))
+        spans.append('<span class="%s">%s</span>' % (cls, html.escape(text)) if cls
+                     else html.escape(text))
+    return ("<!DOCTYPE html><meta charset=utf-8><style>"
+            "body{margin:0;background:#1d1f21}"
+            "pre{margin:0;padding:10px;color:#d8d8d8;background:#1d1f21;"
+            "font:14px/1.25 'DejaVu Sans Mono',monospace;width:%dch;height:%dem}"
+            ".b{font-weight:bold;color:#fff}.d{color:#8a8a8a}"
+            ".r{background:#d8d8d8;color:#1d1f21}</style><pre>%s</pre>"
+            % (cols, int(rows * 1.25) + 1, "".join(spans)))
+
+
+def png_size(path):
+    with open(path, "rb") as f:
+        head = f.read(24)
+    expect(head[:8] == b"\x89PNG\r\n\x1a\n", "%s is no PNG" % path)
+    return struct.unpack(">II", head[16:24])
+
+
+@test(timeout=240)
+def readme_screenshots(s):
+    """Screenshots of `top` (tmux, its screen drawn as a page) and of the
+    page of `serve`, on a busy program with -hT and markers; with
+    ES_SCREENSHOTS=DIR (relative to the repository) they are written there
+    for README (docs/: `make integration-test INTEGRATION_TESTS=readme_screenshots
+    ES_SCREENSHOTS=docs`, best in a GHC 9.6 chroot, where the program is
+    live)."""
+    if chromium_path() is None:
+        raise Skip("Chromium is not installed")
+    p, _ = serve(s, "shot", ["--busy"], rts=["-hT", "-i0.5"])
+    sock = s.path("shot.sock")
+    cols, rows = 110, 36
+    t = Tmux(s, top_command(sock), width=cols, height=rows)
+    t.wait(r"^ probe \(pid \d+\)", what="the program's name")
+    srv, url = start_serve(s, sock)
+    for i in range(12):
+        p.cmd("marker step %d" % i)
+        time.sleep(0.5)
+    live = ghc_version() >= (9, 2)
+    if live:
+        t.wait(r"^Census\s+#\d+", what="a census", timeout=30)
+    ansi = t.run("capture-pane", "-e", "-p", "-t", "top").stdout
+    shots = {}
+    b = Browser(s, width=1280, height=900)
+    page = s.path("top.html")
+    with open(page, "w") as f:
+        f.write(terminal_html(ansi, cols, rows))
+    b.goto("file://" + page)
+    box = b.js("(function(){var r=document.querySelector('pre').getBoundingClientRect();"
+               "return [r.width, r.height];})()")
+    shots["top.png"] = b.call("Page.captureScreenshot", {
+        "format": "png", "clip": {"x": 0, "y": 0, "width": box[0], "height": box[1],
+                                  "scale": 1}}, session=b.session)["data"]
+    b.goto(url)
+    b.wait_js("document.getElementById('program').textContent === 'probe'",
+              what="the program's name")
+    if live:
+        b.wait_js("+document.getElementById('census-count').textContent >= 2", timeout=60,
+                  what="censuses on the page")
+    time.sleep(1.5)
+    shots["serve.png"] = b.call("Page.captureScreenshot", {
+        "format": "png", "clip": {"x": 0, "y": 0, "width": 1280, "height": 1500, "scale": 1},
+        "captureBeyondViewport": True}, session=b.session)["data"]
+    dest = os.environ.get("ES_SCREENSHOTS")
+    for name, data in shots.items():
+        path = s.path(name)
+        with open(path, "wb") as f:
+            f.write(base64.b64decode(data))
+        w, h = png_size(path)
+        note("%s: %dx%d" % (name, w, h))
+        expect(w >= 600 and h >= 400, "%s is %dx%d" % (name, w, h))
+        if dest:
+            os.makedirs(os.path.join(REPO, dest), exist_ok=True)
+            shutil.copy(path, os.path.join(REPO, dest, name))
+    srv.signal(signal.SIGTERM)
+    srv.wait()
+    p.cmd("quit")
+    p.finish()

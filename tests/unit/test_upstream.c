@@ -35,7 +35,7 @@ static int set_flush(unsigned ms) {
 static void set_sigterm(bool on) {
     (void)on;
 }
-const struct es_instance_hooks es_instance_hooks = {on_command, set_flush, set_sigterm};
+const struct es_instance_hooks es_instance_hooks = {on_command, set_flush, set_sigterm, NULL};
 
 static char dir[] = "/tmp/es-test-upstream-XXXXXX";
 
