@@ -62,7 +62,7 @@ struct es_client_env {
     uint8_t *read_buf;
     size_t read_buf_len;
     /* A known control command arrived (custom ones go to es_registry). */
-    void (*on_command)(uint8_t cmd, void *ctx);
+    es_control_cb on_command;
     /* The client stopped being read for its budget: call es_client_resume
      * from a timer until it returns false. */
     void (*on_reading_paused)(void *ctx);
