@@ -4,6 +4,7 @@
 
 #include "es_header.h"
 
+#include <assert.h>
 #include <string.h>
 
 int es_inbox_init(struct es_inbox *in, size_t limit) {
@@ -98,7 +99,10 @@ bool es_inbox_push(struct es_inbox *in, const void *buf, size_t len, bool may_dr
 }
 
 void es_inbox_release(struct es_inbox *in, size_t bytes) {
-    atomic_fetch_sub_explicit(&in->in_flight, bytes, memory_order_relaxed);
+    /* Only what was handed over is taken in. */
+    size_t was = atomic_fetch_sub_explicit(&in->in_flight, bytes, memory_order_relaxed);
+    assert(was >= bytes);
+    (void)was;
 }
 
 void es_inbox_dropped(struct es_inbox *in, uint64_t *chunks, uint64_t *bytes) {
