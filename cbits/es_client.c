@@ -148,9 +148,8 @@ static struct es_chunk *cost_notice(struct es_client *c) {
     /* A drop notice in the same write is stamped with the end of the
      * skipped chunks, which comes after what the client was sent. */
     uint64_t time = c->sent_time > c->gap_time ? c->sent_time : c->gap_time;
-    if (time == 0 && next->len >= ES_BLOCK_MARKER_LEN &&
-        es_be16(next->data) == ES_EVENT_BLOCK_MARKER)
-        time = es_be64(next->data + 2);
+    if (time == 0 && es_is_block(next->data, next->len))
+        time = es_block_time(next->data);
     return es_notice_cost(c->env->header, time, &d, period);
 }
 
@@ -212,9 +211,9 @@ void es_client_pump(struct es_client *c) {
         if (c->write_first == NULL)
             c->write_first = ch;
         c->write_last = ch;
-        if (es_client_is(c, ES_CLIENT_COST_NOTICES) && ch->len >= ES_BLOCK_MARKER_LEN &&
-            es_be16(ch->data) == ES_EVENT_BLOCK_MARKER && es_be64(ch->data + 14) > c->sent_time)
-            c->sent_time = es_be64(ch->data + 14);
+        if (es_client_is(c, ES_CLIENT_COST_NOTICES) && es_is_block(ch->data, ch->len) &&
+            es_block_end_time(ch->data) > c->sent_time)
+            c->sent_time = es_block_end_time(ch->data);
     }
     if (n == 0)
         return;
@@ -237,8 +236,8 @@ struct es_skipped es_client_drop(struct es_client *c, uint64_t target) {
         k.chunks++;
         k.bytes += x->len;
         /* The gap ends where the skipped block ended. */
-        if (x->len >= ES_BLOCK_MARKER_LEN && es_be16(x->data) == ES_EVENT_BLOCK_MARKER)
-            c->gap_time = es_be64(x->data + 14);
+        if (es_is_block(x->data, x->len))
+            c->gap_time = es_block_end_time(x->data);
         if (x->refs == 1 && x->cap >= ES_POOL_MIN)
             k.reusable++;
         es_store_release(c->env->store, x); /* freed unless another client needs it */

@@ -2,29 +2,13 @@
  * each the env it needs, the library's two threads (es_threads.h), taking
  * clients in and out, stopping. */
 #include "es_server.h"
-#include "es_server_test.h"
+#include "es_server_impl.h"
 
 #define EVENTLOG_SOCKET_NO_RTS
 #include "eventlog_socket.h"
-#include "es_accept.h"
-#include "es_bound.h"
-#include "es_client.h"
-#include "es_command.h"
-#include "es_fanout.h"
-#include "es_flush_timer.h"
-#include "es_inbox.h"
-#include "es_intake.h"
-#include "es_linger.h"
-#include "es_listen.h"
 #include "es_log.h"
-#include "es_lossless.h"
-#include "es_milestones.h"
-#include "es_peer.h"
 #include "es_registry.h"
 #include "es_signal.h"
-#include "es_threads.h"
-#include "es_time.h"
-#include "es_walker.h"
 
 #include <assert.h>
 #include <stdlib.h>
@@ -32,48 +16,6 @@
 #include <unistd.h>
 
 #define ES_NS_PER_MS UINT64_C(1000000)
-
-/* Where every client's reads land (es_client_env.read_buf). */
-#define ES_SERVER_READ_BUF 65536
-
-/* The server owns the lifecycle. Everything else is a module's of its
- * own: taking connections in es_accept's, the wake-and-take path
- * es_intake's, the stream es_fanout's, the memory bound es_bound's,
- * lossless delivery es_lossless's, commands es_command's, the flush timer
- * es_flush_timer's, the end of the stream es_linger's, the threads
- * es_threads', what other threads wait for es_milestones'. */
-struct es_server {
-    struct es_config cfg;
-    struct es_counters counters;
-    uv_loop_t loop;
-    struct es_flush_timer flush;
-    struct es_accept accept;
-    bool is_unix;
-    char *unix_path;
-    struct es_listen_result addr;
-    pid_t pid; /* the process that started the server (a forked child is not it) */
-
-    uint8_t read_buf[ES_SERVER_READ_BUF];
-    struct es_client_env client_env;
-    struct es_admit_rules admit;
-
-    struct es_inbox inbox;       /* RTS threads to the walker */
-    struct es_walker walker;     /* the walker to the loop thread */
-    struct es_intake intake;     /* the loop's wake-and-take path */
-    struct es_fanout fan;        /* the stream and its clients */
-    struct es_bound bound;       /* the memory bound */
-    struct es_lossless lossless; /* clients that get every byte */
-    struct es_command command;   /* control commands */
-    struct es_linger linger;     /* the end of the stream */
-    struct es_threads threads;   /* the walker and the loop thread */
-    struct es_milestones milestones;
-
-    atomic_bool stop_called;    /* es_server_stop has begun */
-    atomic_bool stop_requested; /* the walker has ended: the loop may stop */
-    bool stopping;              /* loop thread: stop has begun */
-    bool finished;              /* loop thread: handles are closing */
-    atomic_int last_error;
-};
 
 /* ---- what the modules call back ------------------------------------------ */
 
@@ -197,7 +139,7 @@ static unsigned nclients(void *ctx) {
 static void on_client(int fd, void *ctx) {
     struct es_server *s = ctx;
     int r;
-    struct es_client *c = es_client_new(&s->client_env, fd, s->is_unix, &r);
+    struct es_client *c = es_client_new(&s->client_env, fd, es_endpoint_is_unix(&s->endpoint), &r);
     if (c == NULL) {
         close(fd);
         async_error(r, "accepting a client", s);
@@ -227,8 +169,7 @@ static void begin_stop(struct es_server *s) {
 static void loop_main(void *arg) {
     struct es_server *s = arg;
     uv_run(&s->loop, UV_RUN_DEFAULT);
-    if (s->is_unix)
-        es_listen_unlink_unix(s->unix_path, &s->addr);
+    es_endpoint_unlink(&s->endpoint);
     es_milestones_stopped(&s->milestones);
 }
 
@@ -259,7 +200,7 @@ static void destroy(struct es_server *s, enum built b) {
     if (b >= BUILT_INBOX)
         es_inbox_destroy(&s->inbox);
     es_fanout_destroy(&s->fan);
-    free(s->unix_path);
+    es_endpoint_free(&s->endpoint);
     free(s);
 }
 
@@ -283,42 +224,34 @@ static int open_handles(struct es_server *s) {
     es_linger_open(&s->linger, &s->loop, &s->fan, s->cfg.linger_ms);
     struct es_accept_env aenv = {
         .on_client = on_client, .nclients = nclients, .on_error = async_error, .ctx = s};
-    int r = es_accept_start(&s->accept, &s->loop, s->addr.fd, &s->admit, &s->counters, &aenv);
+    int r = es_accept_start(&s->accept, &s->loop, es_endpoint_fd(&s->endpoint), &s->admit,
+                            &s->counters, &aenv);
     if (r == 0)
         r = es_threads_start(&s->threads, &s->walker, &s->inbox, loop_main, s);
     return r;
 }
 
-/* Finish construction once `s->addr` holds a listening socket. */
+/* Finish construction once the endpoint listens. */
 static int start(struct es_server *s, struct es_server **out) {
     int r = uv_loop_init(&s->loop);
     if (r == 0 && (r = es_intake_open(&s->intake)) != 0)
         uv_loop_close(&s->loop); /* nothing is open on it yet */
     if (r != 0) {
-        close(s->addr.fd);
-        if (s->is_unix)
-            es_listen_unlink_unix(s->unix_path, &s->addr);
+        close(es_endpoint_fd(&s->endpoint));
+        es_endpoint_unlink(&s->endpoint);
         discard_server(s);
         return r;
     }
     if ((r = open_handles(s)) != 0) {
         /* Close what was opened; the loop must run once to finish that. */
-        if (s->is_unix)
-            es_listen_unlink_unix(s->unix_path, &s->addr);
+        es_endpoint_unlink(&s->endpoint);
         es_accept_close(&s->accept, NULL);
         close_handles(s, NULL);
         uv_run(&s->loop, UV_RUN_DEFAULT);
         free_server(s);
         return r;
     }
-    es_log("listening on %s", s->addr.desc);
-    struct sockaddr_storage bound;
-    socklen_t blen = sizeof bound;
-    if (!s->is_unix && getsockname(s->addr.fd, (struct sockaddr *)&bound, &blen) == 0 &&
-        !es_peer_is_loopback((struct sockaddr *)&bound))
-        es_log("%s is not a loopback address: anyone who can reach this port can read the "
-               "program's eventlog and send it control commands",
-               s->addr.desc);
+    es_endpoint_announce(&s->endpoint);
     *out = s;
     return 0;
 }
@@ -367,7 +300,6 @@ static struct es_server *alloc_server(const struct es_config *cfg, bool is_unix,
         s->cfg = *cfg;
     else
         es_config_defaults(&s->cfg);
-    s->is_unix = is_unix;
     s->pid = getpid();
     atomic_init(&s->stop_called, false);
     atomic_init(&s->stop_requested, false);
@@ -415,12 +347,7 @@ int es_server_start_unix(struct es_server **out, const char *path, const struct 
     struct es_server *s = alloc_server(cfg, true, fn, ctx, &r);
     if (s == NULL)
         return r;
-    r = es_listen_unix(path, &s->addr);
-    if (r == 0 && (s->unix_path = strdup(path)) == NULL) {
-        close(s->addr.fd);
-        unlink(path);
-        r = EVENTLOG_SOCKET_ENOMEM;
-    }
+    r = es_endpoint_open_unix(&s->endpoint, path);
     if (r != 0) {
         discard_server(s);
         return r;
@@ -434,31 +361,12 @@ int es_server_start_tcp(struct es_server **out, const char *host, const char *po
     struct es_server *s = alloc_server(cfg, false, fn, ctx, &r);
     if (s == NULL)
         return r;
-    r = es_listen_tcp(host, port, &s->addr);
+    r = es_endpoint_open_tcp(&s->endpoint, host, port);
     if (r != 0) {
         discard_server(s);
         return r;
     }
     return start(s, out);
-}
-
-/* ---- RTS threads ---------------------------------------------------------- */
-
-void es_server_submit(struct es_server *s, const void *buf, size_t len) {
-    /* The thread's CPU clock around the copy: what the program pays on its
-     * own threads (two clock reads per chunk, a chunk being up to 2 MiB). */
-    uint64_t a = es_thread_cpu_ns();
-    /* A lossless client without room makes this thread wait (es_wait.h);
-     * while one is connected, nothing is dropped at the hand-off. */
-    bool lossless = es_lossless_wait_for_room(&s->lossless, len);
-    es_inbox_push(&s->inbox, buf, len, !lossless);
-    atomic_fetch_add_explicit(&s->counters.cpu_writer_ns, es_thread_cpu_ns() - a,
-                              memory_order_relaxed);
-}
-
-void es_server_cpu(struct es_server *s, uint64_t *writer, uint64_t *walker, uint64_t *loop) {
-    *writer = atomic_load_explicit(&s->counters.cpu_writer_ns, memory_order_relaxed);
-    es_threads_cpu(&s->threads, &s->counters, !atomic_load(&s->stop_called), walker, loop);
 }
 
 /* ---- stopping, from the thread that ends event logging -------------------- */
@@ -495,8 +403,7 @@ int es_server_stop(struct es_server *s) {
     es_log("the library's threads did not finish within %u ms; the program exits without "
            "them, and clients still connected lose the end of the stream",
            s->cfg.linger_ms + ES_STOP_MARGIN_MS);
-    if (s->is_unix)
-        es_listen_unlink_unix(s->unix_path, &s->addr);
+    es_endpoint_unlink(&s->endpoint);
     return r;
 }
 
@@ -513,8 +420,7 @@ void es_server_free(struct es_server *s) {
  * lstat and unlink only, both async-signal-safe. */
 static void unlink_socket(void *ctx) {
     struct es_server *s = ctx;
-    if (s->is_unix)
-        es_listen_unlink_unix(s->unix_path, &s->addr);
+    es_endpoint_unlink(&s->endpoint);
 }
 
 int es_server_wait_client(struct es_server *s) {
@@ -523,71 +429,4 @@ int es_server_wait_client(struct es_server *s) {
     int r = es_milestones_wait_client(&s->milestones, signals);
     es_signal_unguard();
     return r;
-}
-
-/* ---- what the API reads ------------------------------------------------------ */
-
-const struct es_counters *es_server_counters(const struct es_server *s) {
-    return &s->counters;
-}
-
-uint64_t es_server_bytes_received(const struct es_server *s) {
-    return es_inbox_bytes_in((struct es_inbox *)&s->inbox);
-}
-
-int es_server_last_error(const struct es_server *s) {
-    return atomic_load(&s->last_error);
-}
-
-int es_server_tcp_port(const struct es_server *s) {
-    return s->is_unix ? -1 : s->addr.port;
-}
-
-pid_t es_server_pid(const struct es_server *s) {
-    return s->pid;
-}
-
-void es_server_exiting(struct es_server *s) {
-    es_lossless_exiting(&s->lossless);
-}
-
-void es_server_wait_stats(struct es_server *s, uint64_t *waits, uint64_t *ns, uint64_t *max_ns) {
-    es_lossless_wait_stats(&s->lossless, waits, ns, max_ns);
-}
-
-void es_server_set_flush(struct es_server *s, es_flush_fn fn, void *ctx, unsigned interval_ms,
-                         bool paced) {
-    es_flush_timer_set(&s->flush, fn, ctx, interval_ms, paced);
-    es_intake_wake(&s->intake); /* the loop thread applies it (update_flush) */
-}
-
-/* ---- for tests (es_server_test.h) --------------------------------------------- */
-
-void es_server_debug_block(struct es_server *s, unsigned ms) {
-    es_intake_stall(&s->intake, ms);
-}
-
-bool es_server_debug_blocked(struct es_server *s) {
-    return es_intake_stalled(&s->intake);
-}
-
-void es_server_debug_release(struct es_server *s) {
-    es_intake_unstall(&s->intake);
-}
-
-bool es_server_debug_waiting(struct es_server *s) {
-    return es_wait_waiting(&s->lossless.wait);
-}
-
-size_t es_server_in_flight(struct es_server *s) {
-    return atomic_load(&s->inbox.in_flight);
-}
-
-void es_server_handoff_dropped(struct es_server *s, uint64_t *chunks, uint64_t *bytes) {
-    es_inbox_dropped(&s->inbox, chunks, bytes);
-}
-
-void es_server_threads(struct es_server *s, uv_thread_t *walker, uv_thread_t *loop) {
-    *walker = s->walker.thread;
-    *loop = s->threads.loop;
 }
