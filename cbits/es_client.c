@@ -2,7 +2,6 @@
 
 #include "es_notice.h"
 #include "es_pool.h"
-#include "es_registry.h"
 
 #define EVENTLOG_SOCKET_NO_RTS
 #include "eventlog_socket.h"
@@ -418,7 +417,7 @@ int es_client_start(struct es_client *c) {
     es_client_set_flags(c, ES_CLIENT_STARTED, true);
     c->moved_ms = uv_now(c->env->loop);
     es_control_init(&c->control);
-    c->control.custom = es_registry_dispatch;
+    c->control.custom = c->env->on_custom;
     int r = uv_read_start(&c->io.stream, on_alloc, on_read);
     if (r != 0) {
         es_client_close(c);

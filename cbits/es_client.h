@@ -93,8 +93,11 @@ struct es_client_env {
      * one begins, so one buffer serves them all. */
     uint8_t *read_buf;
     size_t read_buf_len;
-    /* A known control command arrived (custom ones go to es_registry). */
+    /* A known control command arrived. */
     es_control_cb on_command;
+    /* A frame in another namespace than the built-in one: whether it is a
+     * registered custom command (es_registry_dispatch queues it). */
+    es_control_custom_cb on_custom;
     /* The client stopped being read for its budget: call es_client_resume
      * from a timer until it returns false. */
     void (*on_reading_paused)(void *ctx);
