@@ -67,6 +67,11 @@ static void read_cost(struct es_cost *out, void *ctx) {
     out->bytes_sent = atomic_load_explicit(&s->counters.bytes_sent, memory_order_relaxed);
 }
 
+void es_server_cpu(struct es_server *s, uint64_t *writer, uint64_t *walker, uint64_t *loop) {
+    *writer = atomic_load_explicit(&s->counters.cpu_writer_ns, memory_order_relaxed);
+    es_threads_cpu(&s->threads, &s->counters, !atomic_load(&s->stop_called), walker, loop);
+}
+
 static void wake_loop(void *ctx) {
     struct es_server *s = ctx;
     es_intake_wake(&s->intake);

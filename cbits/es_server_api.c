@@ -22,11 +22,6 @@ void es_server_submit(struct es_server *s, const void *buf, size_t len) {
                               memory_order_relaxed);
 }
 
-void es_server_cpu(struct es_server *s, uint64_t *writer, uint64_t *walker, uint64_t *loop) {
-    *writer = atomic_load_explicit(&s->counters.cpu_writer_ns, memory_order_relaxed);
-    es_threads_cpu(&s->threads, &s->counters, !atomic_load(&s->stop_called), walker, loop);
-}
-
 /* ---- what the API reads ------------------------------------------------------ */
 
 const struct es_counters *es_server_counters(const struct es_server *s) {
