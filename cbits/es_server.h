@@ -15,7 +15,7 @@
 #include <sys/types.h>
 #include <uv.h>
 
-/* Opaque outside es_server.c. */
+/* Opaque outside es_server.c and es_server_api.c (es_server_impl.h). */
 struct es_server;
 
 /* Bytes RTS threads may have handed over that the library's threads have
