@@ -52,7 +52,7 @@ static uint64_t skip(struct es_bound *b, struct es_client *c, uint64_t target) {
 }
 
 void es_bound_check_client(struct es_bound *b, struct es_client *c) {
-    if (c->closing || c->lossless)
+    if (c->flags & (ES_CLIENT_CLOSING | ES_CLIENT_LOSSLESS))
         return;
     uint64_t lag = es_client_droppable(c);
     if (lag <= b->client_limit)
@@ -109,7 +109,7 @@ void es_bound_enforce(struct es_bound *b) {
         uint64_t worst_lag = 0;
         es_fanout_each(b->fan, c, next) {
             uint64_t lag = es_client_droppable(c);
-            if (!c->closing && !c->lossless && lag > worst_lag) {
+            if (!(c->flags & (ES_CLIENT_CLOSING | ES_CLIENT_LOSSLESS)) && lag > worst_lag) {
                 worst = c;
                 worst_lag = lag;
             }
@@ -143,7 +143,7 @@ void es_bound_handoff_gap(struct es_bound *b, const struct es_chunk *c) {
     atomic_fetch_add(&b->counters->bytes_dropped, c->gap_bytes * missed);
     if (!b->drop_slow) {
         es_fanout_each(f, cl, next) {
-            if (!cl->closing)
+            if (!es_client_is(cl, ES_CLIENT_CLOSING))
                 disconnect(b, cl, c->gap_bytes, "chunks dropped at the hand-off");
         }
         if (!f->store.retaining)

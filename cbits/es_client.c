@@ -1,19 +1,53 @@
+/* One connected client (es_client.h): its writes, its reads and control
+ * frames, its progress, and the one function that changes its state. */
 #include "es_client.h"
 
 #include "es_notice.h"
 #include "es_pool.h"
-#include "es_registry.h"
 
 #define EVENTLOG_SOCKET_NO_RTS
 #include "eventlog_socket.h"
 
+#include <assert.h>
 #include <linux/sockios.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
 
+/* Bits set once and never cleared; bits that never begin on a closing
+ * client; bits set only when clear. */
+#define ONCE                                                                                       \
+    (ES_CLIENT_STARTED | ES_CLIENT_HEADER_SENT | ES_CLIENT_EVER_READ | ES_CLIENT_READ_EOF |        \
+     ES_CLIENT_COST_NOTICES | ES_CLIENT_LOSSLESS_OVER | ES_CLIENT_FINISHING | ES_CLIENT_CLOSING)
+#define NOT_WHEN_CLOSING                                                                           \
+    (ES_CLIENT_STARTED | ES_CLIENT_WRITING | ES_CLIENT_FINISHING | ES_CLIENT_READ_PAUSED |         \
+     ES_CLIENT_COST_NOTICES | ES_CLIENT_LOSSLESS)
+#define FRESH                                                                                      \
+    (ES_CLIENT_STARTED | ES_CLIENT_WRITING | ES_CLIENT_FINISHING | ES_CLIENT_CLOSING |             \
+     ES_CLIENT_LOSSLESS)
+
+void es_client_set_flags(struct es_client *c, unsigned f, bool on) {
+    unsigned was = c->flags;
+    unsigned now = on ? was | f : was & ~f;
+    (void)now;
+    assert(on || (f & ONCE) == 0);
+    assert(!on || !(was & ES_CLIENT_CLOSING) || (f & NOT_WHEN_CLOSING) == 0);
+    assert(!on || (was & f & FRESH) == 0);
+    assert(on || (f & (ES_CLIENT_WRITING | ES_CLIENT_LOSSLESS) & ~was) == 0);
+    assert(!((now & ES_CLIENT_LOSSLESS) && (now & ES_CLIENT_LOSSLESS_OVER)));
+    assert(!((now & ES_CLIENT_WRITING) && (now & ES_CLIENT_FINISHING)));
+    assert(!((now & ES_CLIENT_READ_PAUSED) && (now & ES_CLIENT_READ_EOF)));
+    assert(!(now & ES_CLIENT_WRITE_HEADER) ||
+           ((now & ES_CLIENT_WRITING) && !(now & ES_CLIENT_HEADER_SENT)));
+    c->flags = now;
+}
+
 static void on_client_closed(uv_handle_t *h) {
     struct es_client *c = h->data;
     struct es_store *st = c->env->store;
+    /* Writes still pending ended (UV_ECANCELED) before this callback and
+     * released what they held. */
+    assert(es_client_is(c, ES_CLIENT_CLOSING) && !es_client_is(c, ES_CLIENT_WRITING));
+    assert(c->write_first == NULL);
     if (c->next_chunk)
         es_store_release_range(st, c->next_chunk, st->tail);
     es_store_release(st, c->defs);
@@ -24,9 +58,9 @@ static void on_client_closed(uv_handle_t *h) {
 }
 
 void es_client_close(struct es_client *c) {
-    if (c->closing)
+    if (es_client_is(c, ES_CLIENT_CLOSING))
         return;
-    c->closing = true;
+    es_client_set_flags(c, ES_CLIENT_CLOSING, true);
     /* Pending writes complete with UV_ECANCELED before the close callback,
      * so their references are released before the client is freed. */
     uv_close(&c->io.handle, on_client_closed);
@@ -40,7 +74,8 @@ static void on_shutdown(uv_shutdown_t *req, int status) {
 /* Everything the client will ever get has been handed to the socket. */
 static bool caught_up(const struct es_client *c) {
     const struct es_store *st = c->env->store;
-    return !c->writing && (c->header_sent || st->header == NULL) && c->defs == NULL &&
+    return !es_client_is(c, ES_CLIENT_WRITING) &&
+           (es_client_is(c, ES_CLIENT_HEADER_SENT) || st->header == NULL) && c->defs == NULL &&
            c->notice == NULL && c->gap_chunks == 0 && c->next_chunk == NULL;
 }
 
@@ -62,7 +97,8 @@ void es_client_on_append(struct es_client *c, struct es_chunk *chunk) {
 static void on_write(uv_write_t *req, int status) {
     struct es_client *c = req->data;
     struct es_store *st = c->env->store;
-    c->writing = false;
+    bool with_header = es_client_is(c, ES_CLIENT_WRITE_HEADER);
+    es_client_set_flags(c, ES_CLIENT_WRITING | ES_CLIENT_WRITE_HEADER, false);
     for (unsigned i = 0; i < sizeof c->write_extra / sizeof c->write_extra[0]; i++) {
         es_store_release(st, c->write_extra[i]);
         c->write_extra[i] = NULL;
@@ -72,12 +108,11 @@ static void on_write(uv_write_t *req, int status) {
     c->write_first = c->write_last = NULL;
     c->env->on_released(c->env->ctx);
     if (status == 0) {
-        if (c->write_has_header)
-            c->header_sent = true;
+        if (with_header)
+            es_client_set_flags(c, ES_CLIENT_HEADER_SENT, true);
         atomic_fetch_add(&c->env->counters->bytes_sent, c->write_bytes);
         c->bytes_done += c->write_bytes;
     }
-    c->write_has_header = false;
     if (status < 0) {
         /* The peer went away (EPIPE, ECONNRESET) or we closed it. */
         es_client_close(c);
@@ -98,7 +133,8 @@ static struct es_chunk *drop_notice(struct es_client *c) {
  * the stream. */
 static struct es_chunk *cost_notice(struct es_client *c) {
     uint64_t now = uv_now(c->env->loop);
-    if (!c->cost_notices || c->next_chunk == NULL || now - c->cost_ms < ES_COST_NOTICE_MS)
+    if (!es_client_is(c, ES_CLIENT_COST_NOTICES) || c->next_chunk == NULL ||
+        now - c->cost_ms < ES_COST_NOTICE_MS)
         return NULL;
     struct es_cost cur, d;
     c->env->read_cost(&cur, c->env->ctx);
@@ -113,35 +149,33 @@ static struct es_chunk *cost_notice(struct es_client *c) {
     /* A drop notice in the same write is stamped with the end of the
      * skipped chunks, which comes after what the client was sent. */
     uint64_t time = c->sent_time > c->gap_time ? c->sent_time : c->gap_time;
-    if (time == 0 && next->len >= ES_BLOCK_MARKER_LEN &&
-        es_be16(next->data) == ES_EVENT_BLOCK_MARKER)
-        time = es_be64(next->data + 2);
+    if (time == 0 && es_is_block(next->data, next->len))
+        time = es_block_time(next->data);
     return es_notice_cost(c->env->header, time, &d, period);
 }
 
 void es_client_pump(struct es_client *c) {
     struct es_store *st = c->env->store;
-    if (c->writing || c->closing || c->finishing)
+    if (c->flags & (ES_CLIENT_WRITING | ES_CLIENT_CLOSING | ES_CLIENT_FINISHING))
         return;
     if (*c->env->stopping && caught_up(c)) {
-        c->finishing = true;
+        es_client_set_flags(c, ES_CLIENT_FINISHING, true);
         c->sreq.data = c;
         if (uv_shutdown(&c->sreq, &c->io.stream, on_shutdown) != 0)
             es_client_close(c);
         return;
     }
     /* No header yet: the RTS has not started. Data never precedes it. */
-    if (!c->header_sent && st->header == NULL)
+    bool with_header = !es_client_is(c, ES_CLIENT_HEADER_SENT);
+    if (with_header && st->header == NULL)
         return;
 
     uv_buf_t bufs[ES_CLIENT_MAX_BUFS];
     unsigned n = 0, extra = 0;
     size_t bytes = 0;
     struct es_chunk *first[5];
-    if (!c->header_sent) {
+    if (with_header)
         first[extra++] = es_store_ref(st->header);
-        c->write_has_header = true;
-    }
     if (c->defs) {
         first[extra++] = c->defs; /* the reference moves to the write */
         c->defs = NULL;
@@ -163,6 +197,7 @@ void es_client_pump(struct es_client *c) {
         es_store_adopt(st, cost);
         first[extra++] = cost;
     }
+    assert(extra <= sizeof c->write_extra / sizeof c->write_extra[0]);
     for (unsigned i = 0; i < extra; i++) {
         c->write_extra[i] = first[i];
         bufs[n++] = uv_buf_init((char *)first[i]->data, (unsigned)first[i]->len);
@@ -177,15 +212,15 @@ void es_client_pump(struct es_client *c) {
         if (c->write_first == NULL)
             c->write_first = ch;
         c->write_last = ch;
-        if (c->cost_notices && ch->len >= ES_BLOCK_MARKER_LEN &&
-            es_be16(ch->data) == ES_EVENT_BLOCK_MARKER && es_be64(ch->data + 14) > c->sent_time)
-            c->sent_time = es_be64(ch->data + 14);
+        if (es_client_is(c, ES_CLIENT_COST_NOTICES) && es_is_block(ch->data, ch->len) &&
+            es_block_end_time(ch->data) > c->sent_time)
+            c->sent_time = es_block_end_time(ch->data);
     }
     if (n == 0)
         return;
     if (c->write_last)
         c->next_chunk = c->write_last->next;
-    c->writing = true;
+    es_client_set_flags(c, ES_CLIENT_WRITING | (with_header ? ES_CLIENT_WRITE_HEADER : 0), true);
     c->write_bytes = bytes;
     c->wreq.data = c;
     int r = uv_write(&c->wreq, &c->io.stream, bufs, n, on_write);
@@ -202,8 +237,8 @@ struct es_skipped es_client_drop(struct es_client *c, uint64_t target) {
         k.chunks++;
         k.bytes += x->len;
         /* The gap ends where the skipped block ended. */
-        if (x->len >= ES_BLOCK_MARKER_LEN && es_be16(x->data) == ES_EVENT_BLOCK_MARKER)
-            c->gap_time = es_be64(x->data + 14);
+        if (es_is_block(x->data, x->len))
+            c->gap_time = es_block_end_time(x->data);
         if (x->refs == 1 && x->cap >= ES_POOL_MIN)
             k.reusable++;
         es_store_release(c->env->store, x); /* freed unless another client needs it */
@@ -230,13 +265,14 @@ void es_client_note_progress(struct es_client *c, uint64_t now_ms) {
     /* What the kernel accepted (finished writes, and the written part of the
      * one in flight) minus what is still unread in the socket: the bytes the
      * client has consumed, which only grows while it reads, however slowly. */
-    size_t queued = c->writing ? uv_stream_get_write_queue_size(&c->io.stream) : 0;
-    uint64_t accepted = c->bytes_done + (c->writing ? c->write_bytes - queued : 0);
+    bool writing = es_client_is(c, ES_CLIENT_WRITING);
+    size_t queued = writing ? uv_stream_get_write_queue_size(&c->io.stream) : 0;
+    uint64_t accepted = c->bytes_done + (writing ? c->write_bytes - queued : 0);
     size_t unread = socket_unread(c);
     uint64_t consumed = accepted > unread ? accepted - unread : 0;
     if (consumed > c->consumed_seen) {
         c->consumed_seen = consumed;
-        c->ever_read = true;
+        es_client_set_flags(c, ES_CLIENT_EVER_READ, true);
         c->moved_ms = now_ms;
     } else if (queued == 0 && unread == 0) {
         c->moved_ms = now_ms; /* idle: nothing waits for it */
@@ -245,7 +281,7 @@ void es_client_note_progress(struct es_client *c, uint64_t now_ms) {
 
 /* The exit rule's while: see ES_EXIT_NEVER_READ_MS. */
 static unsigned stall_ms(const struct es_client *c) {
-    return c->ever_read ? c->env->linger_ms / 2 : ES_EXIT_NEVER_READ_MS;
+    return es_client_is(c, ES_CLIENT_EVER_READ) ? c->env->linger_ms / 2 : ES_EXIT_NEVER_READ_MS;
 }
 
 bool es_client_stalled(struct es_client *c, uint64_t now_ms) {
@@ -255,7 +291,8 @@ bool es_client_stalled(struct es_client *c, uint64_t now_ms) {
 
 bool es_client_stuck(const struct es_client *c, uint64_t now_ms, uint64_t *since,
                      uint64_t *unique) {
-    if (c->closing || c->lossless || !c->writing || now_ms - c->moved_ms < stall_ms(c))
+    if ((c->flags & (ES_CLIENT_CLOSING | ES_CLIENT_LOSSLESS)) ||
+        !es_client_is(c, ES_CLIENT_WRITING) || now_ms - c->moved_ms < stall_ms(c))
         return false;
     *since = c->write_first ? es_chunk_start(c->write_first) : c->env->store->end_offset;
     *unique = 0;
@@ -275,7 +312,8 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
 }
 
 uint64_t es_client_unsent(const struct es_client *c) {
-    const struct es_chunk *from = c->writing && c->write_first ? c->write_first : c->next_chunk;
+    const struct es_chunk *from =
+        es_client_is(c, ES_CLIENT_WRITING) && c->write_first ? c->write_first : c->next_chunk;
     uint64_t end = c->env->store->end_offset;
     return from != NULL && end > es_chunk_start(from) ? end - es_chunk_start(from) : 0;
 }
@@ -285,9 +323,9 @@ uint64_t es_client_unsent(const struct es_client *c) {
 static void on_command(uint8_t cmd, void *ctx) {
     struct es_client *c = ctx;
     if (cmd == EVENTLOG_SOCKET_CMD_COST_NOTICES) {
-        if (!c->cost_notices) {
+        if (!es_client_is(c, ES_CLIENT_COST_NOTICES)) {
             /* The first notice covers the second from now on. */
-            c->cost_notices = true;
+            es_client_set_flags(c, ES_CLIENT_COST_NOTICES, true);
             c->cost_ms = uv_now(c->env->loop);
             c->env->read_cost(&c->cost_seen, c->env->ctx);
         }
@@ -308,15 +346,15 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
             c->read_bytes = 0;
         }
         c->read_bytes += (size_t)nread;
-        if (c->read_bytes > ES_CLIENT_READ_BUDGET && !c->closing) {
+        if (c->read_bytes > ES_CLIENT_READ_BUDGET && !es_client_is(c, ES_CLIENT_CLOSING)) {
             uv_read_stop(stream);
-            c->read_paused = true;
+            es_client_set_flags(c, ES_CLIENT_READ_PAUSED, true);
             c->env->on_reading_paused(c->env->ctx);
         }
     } else if (nread == UV_EOF) {
         /* The client has nothing more to say; it may still be reading, as
          * `nc` does after its standard input ends. */
-        c->read_eof = true;
+        es_client_set_flags(c, ES_CLIENT_READ_EOF, true);
         uv_read_stop(stream);
     } else if (nread < 0) {
         es_client_close(c);
@@ -324,11 +362,12 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
 }
 
 bool es_client_resume_reading(struct es_client *c, uint64_t now_ms) {
-    if (!c->read_paused || c->closing || c->read_eof)
+    if (!es_client_is(c, ES_CLIENT_READ_PAUSED) ||
+        (c->flags & (ES_CLIENT_CLOSING | ES_CLIENT_READ_EOF)))
         return false;
     if (now_ms - c->read_window_ms < 1000)
         return true;
-    c->read_paused = false;
+    es_client_set_flags(c, ES_CLIENT_READ_PAUSED, false);
     c->read_window_ms = now_ms;
     c->read_bytes = 0;
     if (uv_read_start(&c->io.stream, on_alloc, on_read) != 0)
@@ -377,10 +416,10 @@ void es_client_notice(struct es_client *c, struct es_chunk *n) {
 }
 
 int es_client_start(struct es_client *c) {
-    c->started = true;
+    es_client_set_flags(c, ES_CLIENT_STARTED, true);
     c->moved_ms = uv_now(c->env->loop);
     es_control_init(&c->control);
-    c->control.custom = es_registry_dispatch;
+    c->control.custom = c->env->on_custom;
     int r = uv_read_start(&c->io.stream, on_alloc, on_read);
     if (r != 0) {
         es_client_close(c);

@@ -47,6 +47,38 @@
 
 struct es_client;
 
+/* A client's state: one word of named bits (struct es_client.flags),
+ * changed only through es_client_set_flags, which asserts the legal
+ * transitions:
+ * - bits marked "once" are never cleared;
+ * - nothing begins on a closing client: STARTED, WRITING, FINISHING,
+ *   READ_PAUSED, COST_NOTICES and LOSSLESS are never set once CLOSING is
+ *   (a write that finished before the close may still set HEADER_SENT, a
+ *   look at its progress EVER_READ);
+ * - STARTED, WRITING, FINISHING, CLOSING and LOSSLESS are set only when
+ *   clear, and WRITING and LOSSLESS cleared only when set;
+ * - never both LOSSLESS and LOSSLESS_OVER, WRITING and FINISHING, or
+ *   READ_PAUSED and READ_EOF; WRITE_HEADER only with WRITING and before
+ *   HEADER_SENT. */
+enum es_client_flag {
+    ES_CLIENT_STARTED = 1u << 0,      /* es_client_start ran: on_closed is due at the
+                                       * close (once) */
+    ES_CLIENT_HEADER_SENT = 1u << 1,  /* a write with the header finished (once) */
+    ES_CLIENT_WRITING = 1u << 2,      /* a write is in flight */
+    ES_CLIENT_WRITE_HEADER = 1u << 3, /* ... and it carries the header */
+    ES_CLIENT_EVER_READ = 1u << 4,    /* it has consumed part of its stream (once) */
+    ES_CLIENT_READ_PAUSED = 1u << 5,  /* not read until its budget window ends */
+    ES_CLIENT_READ_EOF = 1u << 6,     /* it shut down its writing side (once) */
+    ES_CLIENT_COST_NOTICES = 1u << 7, /* it asked for cost notices (once) */
+    /* Lossless delivery (es_lossless.h, the only writer of these two):
+     * never skipped or disconnected for lag, the program waits for it
+     * instead; refused or ended for good (once). */
+    ES_CLIENT_LOSSLESS = 1u << 8,
+    ES_CLIENT_LOSSLESS_OVER = 1u << 9,
+    ES_CLIENT_FINISHING = 1u << 10, /* everything sent, shutdown requested (once) */
+    ES_CLIENT_CLOSING = 1u << 11,   /* the handle is closing (once) */
+};
+
 /* What every client is given. The pointers stay valid as long as any
  * client lives. */
 struct es_client_env {
@@ -61,8 +93,11 @@ struct es_client_env {
      * one begins, so one buffer serves them all. */
     uint8_t *read_buf;
     size_t read_buf_len;
-    /* A known control command arrived (custom ones go to es_registry). */
-    void (*on_command)(uint8_t cmd, void *ctx);
+    /* A known control command arrived. */
+    es_control_cb on_command;
+    /* A frame in another namespace than the built-in one: whether it is a
+     * registered custom command (es_registry_dispatch queues it). */
+    es_control_custom_cb on_custom;
     /* The client stopped being read for its budget: call es_client_resume
      * from a timer until it returns false. */
     void (*on_reading_paused)(void *ctx);
@@ -95,7 +130,7 @@ struct es_client {
      * handed to the socket. The client holds a reference on every chunk
      * from it to the newest: each appended chunk counts every client. */
     struct es_chunk *next_chunk;
-    bool header_sent;
+    unsigned flags;        /* enum es_client_flag */
     struct es_chunk *defs; /* definitions block still to send (a reference) */
     uint64_t joined_at;    /* stream offset when it joined; backlog before it is
                             * not counted against the client's limit */
@@ -104,7 +139,6 @@ struct es_client {
     uint64_t gap_chunks, gap_bytes, gap_time;
 
     uv_write_t wreq;
-    bool writing;
     /* The chunks of the write in flight, first to last along the list; the
      * client's references on them belong to the write until it ends. */
     struct es_chunk *write_first, *write_last;
@@ -113,7 +147,6 @@ struct es_client {
     struct es_chunk *write_extra[5]; /* header, definitions, the client's own
                                       * notice, drop notice and cost notice in
                                       * the write (references), or NULL */
-    bool write_has_header;
     size_t write_bytes;
     /* Progress, for the exit rule (ES_EXIT_NEVER_READ_MS): bytes of
      * finished writes, how many bytes the client had consumed at the last
@@ -122,23 +155,13 @@ struct es_client {
     uint64_t bytes_done;
     uint64_t consumed_seen;
     uint64_t moved_ms;
-    bool ever_read;
     uv_shutdown_t sreq;
-    bool finishing; /* shutdown requested: everything has been sent */
-    bool closing;
-    bool started; /* es_client_start ran: on_closed is due at the close */
-    /* Lossless delivery (es_lossless.h, the only writer of these three):
-     * never skipped or disconnected for lag, the program waits for it
-     * instead; refused or ended for good; since when (loop clock, 0: not)
-     * the client has held the program up. */
-    bool lossless;
-    bool lossless_over;
+    /* Since when (loop clock, 0: not) a lossless client has held the
+     * program up (es_lossless.h, its only writer). */
     uint64_t lossless_held_ms;
-    /* Cost notices (EVENTLOG_SOCKET_CMD_COST_NOTICES): whether the client
-     * asked for them, when its last one went out (or it asked), the cost
-     * then, and the end time of the last block it was sent, which stamps
-     * the next notice. */
-    bool cost_notices;
+    /* Cost notices (ES_CLIENT_COST_NOTICES): when its last one went out (or
+     * it asked), the cost then, and the end time of the last block it was
+     * sent, which stamps the next notice. */
     uint64_t cost_ms;
     struct es_cost cost_seen;
     uint64_t sent_time;
@@ -148,9 +171,16 @@ struct es_client {
      * ES_CLIENT_READ_BUDGET its socket is not read until the window ends. */
     uint64_t read_window_ms;
     size_t read_bytes;
-    bool read_paused; /* reading stopped for the budget */
-    bool read_eof;    /* the client has shut down its writing side */
 };
+
+/* Whether every bit of `f` is set. */
+static inline bool es_client_is(const struct es_client *c, unsigned f) {
+    return (c->flags & f) == f;
+}
+
+/* Set (`on`) or clear the bits `f`: the one place a client's state
+ * changes; asserts that the transition is legal (enum es_client_flag). */
+void es_client_set_flags(struct es_client *c, unsigned f, bool on);
 
 /* A client on the accepted connection `fd` (a Unix socket or TCP), or NULL
  * with *err set (then `fd` is still the caller's to close). */

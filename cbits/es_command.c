@@ -44,7 +44,7 @@ static void on_resume_timer(uv_timer_t *t) {
         uv_timer_stop(&c->resume_timer);
 }
 
-void es_command_init(struct es_command *c, unsigned interval_ms, es_command_fn fn, void *ctx) {
+void es_command_init(struct es_command *c, unsigned interval_ms, es_control_cb fn, void *ctx) {
     *c = (struct es_command){.fn = fn, .ctx = ctx};
     es_gate_init(&c->gate, interval_ms);
 }

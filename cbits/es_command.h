@@ -8,6 +8,7 @@
 #ifndef ES_COMMAND_H
 #define ES_COMMAND_H
 
+#include "es_control.h"
 #include "es_fanout.h"
 #include "es_gate.h"
 #include "es_lossless.h"
@@ -16,12 +17,10 @@
 #include <stdint.h>
 #include <uv.h>
 
-/* Called on the loop thread for every known control command a client
- * sends, once the rate limit lets it act. */
-typedef void (*es_command_fn)(uint8_t cmd, void *ctx);
-
 struct es_command {
-    es_command_fn fn; /* NULL: commands are ignored */
+    /* Called for every known control command a client sends, once the
+     * rate limit lets it act; NULL: commands are ignored. */
+    es_control_cb fn;
     void *ctx;
     struct es_gate gate;
     uv_loop_t *loop;
@@ -33,7 +32,7 @@ struct es_command {
     bool stopped; /* the server stops: what the gate holds is moot */
 };
 
-void es_command_init(struct es_command *c, unsigned interval_ms, es_command_fn fn, void *ctx);
+void es_command_init(struct es_command *c, unsigned interval_ms, es_control_cb fn, void *ctx);
 void es_command_open(struct es_command *c, uv_loop_t *loop, struct es_fanout *fan,
                      struct es_lossless *lossless);
 void es_command_close(struct es_command *c, uv_close_cb cb);

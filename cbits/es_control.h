@@ -60,8 +60,10 @@ struct es_control_parser {
     es_control_custom_cb custom;
 };
 
-/* Called once per frame with a known command, as EVENTLOG_SOCKET_CMD_*,
- * whichever framing carried it. */
+/* A known command, as EVENTLOG_SOCKET_CMD_*, whichever framing carried it:
+ * the one signature of every hop on the command path (the parser's
+ * callback, es_client_env.on_command, es_gate.h, es_command.h, and the
+ * function the server was started with). */
 typedef void (*es_control_cb)(uint8_t cmd, void *ctx);
 
 void es_control_init(struct es_control_parser *p);

@@ -24,9 +24,8 @@ void es_fanout_append(struct es_fanout *f, struct es_chunk *c) {
     struct es_store *st = &f->store;
     uint64_t dropped = st->retain_dropped_chunks;
     uint64_t dropped_bytes = st->retain_dropped_bytes;
-    if (c->len >= ES_BLOCK_MARKER_LEN && es_be16(c->data) == ES_EVENT_BLOCK_MARKER &&
-        es_be64(c->data + 14) > f->last_time)
-        f->last_time = es_be64(c->data + 14);
+    if (es_is_block(c->data, c->len) && es_block_end_time(c->data) > f->last_time)
+        f->last_time = es_block_end_time(c->data);
     struct es_chunk *kept = es_store_append(st, c, f->nclients);
     es_defs_end_chunk(&f->defs, st->end_offset);
     if (kept != NULL)

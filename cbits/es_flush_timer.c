@@ -3,8 +3,9 @@
 #define ES_NS_PER_MS UINT64_C(1000000)
 
 int es_flush_timer_init(struct es_flush_timer *t, struct es_walker *walker,
-                        struct es_counters *counters) {
-    *t = (struct es_flush_timer){.walker = walker, .counters = counters};
+                        struct es_counters *counters, es_flush_guard_fn guard, void *guard_ctx) {
+    *t = (struct es_flush_timer){
+        .walker = walker, .counters = counters, .guard = guard, .guard_ctx = guard_ctx};
     return uv_mutex_init(&t->lock);
 }
 
@@ -53,7 +54,13 @@ static void on_timer(uv_timer_t *h) {
      * older is left in one. */
     t->last_flush = now;
     t->flushed_since_arm = true;
-    if (fn(ctx)) {
+    bool flushed = false;
+    if (t->guard == NULL || t->guard(true, t->guard_ctx)) {
+        flushed = fn(ctx);
+        if (t->guard != NULL)
+            t->guard(false, t->guard_ctx);
+    }
+    if (flushed) {
         atomic_fetch_add_explicit(&t->counters->flushes, 1, memory_order_relaxed);
         atomic_fetch_add_explicit(&t->counters->flush_us, (uv_hrtime() - now) / 1000,
                                   memory_order_relaxed);

@@ -19,10 +19,16 @@
 /* Flush now; returns whether it flushed. Loop thread. */
 typedef bool (*es_flush_fn)(void *ctx);
 
+/* Around every flush, on the loop thread: with `calling` true before it
+ * (false: skip this flush), with false after it. */
+typedef bool (*es_flush_guard_fn)(bool calling, void *ctx);
+
 struct es_flush_timer {
     uv_timer_t timer;
     struct es_walker *walker;     /* for the pacing */
     struct es_counters *counters; /* flushes, flush_us */
+    es_flush_guard_fn guard;      /* or NULL */
+    void *guard_ctx;
     /* The settings, guarded by `lock`. */
     uv_mutex_t lock;
     es_flush_fn fn;
@@ -37,8 +43,9 @@ struct es_flush_timer {
     bool flushed_since_arm; /* a flush since the timer started */
 };
 
+/* Returns 0 or a libuv error. `guard` may be NULL. */
 int es_flush_timer_init(struct es_flush_timer *t, struct es_walker *walker,
-                        struct es_counters *counters);
+                        struct es_counters *counters, es_flush_guard_fn guard, void *guard_ctx);
 /* Create the timer on the loop (the loop thread's, before it runs). */
 int es_flush_timer_open(struct es_flush_timer *t, uv_loop_t *loop);
 /* After the loop has closed the timer (es_flush_timer_handle), or if it

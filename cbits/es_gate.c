@@ -33,14 +33,15 @@ void es_gate_cost(struct es_gate *g, uint8_t cmd, uint64_t cost_ms) {
         g->kind[k].gap_ms = cost_ms * ES_GATE_COST_FACTOR;
 }
 
-static void act(struct es_gate *g, int k, uint8_t cmd, uint64_t now_ms, es_gate_fn fn, void *ctx) {
+static void act(struct es_gate *g, int k, uint8_t cmd, uint64_t now_ms, es_control_cb fn,
+                void *ctx) {
     g->kind[k].acted = true;
     g->kind[k].last_ms = now_ms;
     g->kind[k].pending = false;
     fn(cmd, ctx);
 }
 
-void es_gate_offer(struct es_gate *g, uint8_t cmd, uint64_t now_ms, es_gate_fn fn, void *ctx) {
+void es_gate_offer(struct es_gate *g, uint8_t cmd, uint64_t now_ms, es_control_cb fn, void *ctx) {
     int k = kind_of(cmd);
     if (k < 0 || g->interval_ms == 0) {
         fn(cmd, ctx);
@@ -64,7 +65,7 @@ uint64_t es_gate_due(const struct es_gate *g) {
     return due;
 }
 
-void es_gate_run(struct es_gate *g, uint64_t now_ms, es_gate_fn fn, void *ctx) {
+void es_gate_run(struct es_gate *g, uint64_t now_ms, es_control_cb fn, void *ctx) {
     for (int k = 0; k < ES_GATE_KINDS; k++)
         if (g->kind[k].pending && now_ms >= due_at(g, k))
             act(g, k, g->kind[k].cmd, now_ms, fn, ctx);

@@ -15,6 +15,8 @@
 #ifndef ES_GATE_H
 #define ES_GATE_H
 
+#include "es_control.h"
+
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -33,8 +35,6 @@ enum es_gate_kind {
  * a flood of requests costs the program at most 1/ES_GATE_COST_FACTOR of its
  * time (2%) whatever its heap, where a fixed 1 s interval measured 6-10%. */
 #define ES_GATE_COST_FACTOR 50
-
-typedef void (*es_gate_fn)(uint8_t cmd, void *ctx);
 
 struct es_gate {
     unsigned interval_ms; /* 0: no limit */
@@ -55,7 +55,7 @@ void es_gate_init(struct es_gate *g, unsigned interval_ms);
  * called with it now, unless its kind acted less than an interval ago;
  * then it waits (es_gate_due, es_gate_run), replacing a command of its
  * kind that was waiting already. Commands of no limited kind pass at once. */
-void es_gate_offer(struct es_gate *g, uint8_t cmd, uint64_t now_ms, es_gate_fn fn, void *ctx);
+void es_gate_offer(struct es_gate *g, uint8_t cmd, uint64_t now_ms, es_control_cb fn, void *ctx);
 
 /* The command `cmd` that just acted took `cost_ms` to do so: its kind waits
  * at least ES_GATE_COST_FACTOR times that before acting again. */
@@ -65,6 +65,6 @@ void es_gate_cost(struct es_gate *g, uint8_t cmd, uint64_t cost_ms);
 uint64_t es_gate_due(const struct es_gate *g);
 
 /* Call `fn` for every waiting command that is due at `now_ms`. */
-void es_gate_run(struct es_gate *g, uint64_t now_ms, es_gate_fn fn, void *ctx);
+void es_gate_run(struct es_gate *g, uint64_t now_ms, es_control_cb fn, void *ctx);
 
 #endif

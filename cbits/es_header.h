@@ -7,6 +7,7 @@
 
 #include "es_event_types.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -57,6 +58,26 @@ static inline uint64_t es_be64(const uint8_t *p) {
     return (uint64_t)es_be32(p) << 32 | es_be32(p + 4);
 }
 
+/* A block marker's fields, by their offset: its event type (2 bytes),
+ * start time (8), size (4), end time (8) and capability (2). */
+#define ES_BLOCK_TIME_AT     2
+#define ES_BLOCK_SIZE_AT     10
+#define ES_BLOCK_END_TIME_AT 14
+#define ES_BLOCK_CAP_AT      22
+
+/* Whether the `len` bytes at `p` begin with a block marker. */
+static inline bool es_is_block(const uint8_t *p, size_t len) {
+    return len >= ES_BLOCK_MARKER_LEN && es_be16(p) == ES_EVENT_BLOCK_MARKER;
+}
+
+/* The start and end time of the block whose marker is at `p`. */
+static inline uint64_t es_block_time(const uint8_t *p) {
+    return es_be64(p + ES_BLOCK_TIME_AT);
+}
+static inline uint64_t es_block_end_time(const uint8_t *p) {
+    return es_be64(p + ES_BLOCK_END_TIME_AT);
+}
+
 /* And the writer, for the blocks the library synthesises: the low `n`
  * bytes of `v`, big-endian. */
 static inline void es_put_be(uint8_t *p, uint64_t v, int n) {
@@ -70,10 +91,10 @@ static inline void es_put_be(uint8_t *p, uint64_t v, int n) {
 static inline void es_put_block_marker(uint8_t *p, uint64_t time, uint32_t size, uint64_t end_time,
                                        uint16_t cap) {
     es_put_be(p, ES_EVENT_BLOCK_MARKER, 2);
-    es_put_be(p + 2, time, 8);
-    es_put_be(p + 10, size, 4);
-    es_put_be(p + 14, end_time, 8);
-    es_put_be(p + 22, cap, 2);
+    es_put_be(p + ES_BLOCK_TIME_AT, time, 8);
+    es_put_be(p + ES_BLOCK_SIZE_AT, size, 4);
+    es_put_be(p + ES_BLOCK_END_TIME_AT, end_time, 8);
+    es_put_be(p + ES_BLOCK_CAP_AT, cap, 2);
 }
 
 #endif

@@ -4,6 +4,7 @@
 
 #include "es_header.h"
 
+#include <assert.h>
 #include <string.h>
 
 int es_inbox_init(struct es_inbox *in, size_t limit) {
@@ -35,8 +36,8 @@ void es_inbox_destroy(struct es_inbox *in) {
  * in FF FF too; keeping such a chunk costs nothing), never a chunk too
  * short to be a block. */
 static bool droppable(const uint8_t *p, size_t len) {
-    return len >= ES_BLOCK_MARKER_LEN && es_be16(p) == ES_EVENT_BLOCK_MARKER &&
-           !es_header_detect(p, len) && !(p[len - 2] == 0xff && p[len - 1] == 0xff);
+    return es_is_block(p, len) && !es_header_detect(p, len) &&
+           !(p[len - 2] == 0xff && p[len - 1] == 0xff);
 }
 
 /* Count a chunk dropped for the limit; the next accepted one carries the gap. */
@@ -44,7 +45,7 @@ static void drop(struct es_inbox *in, const uint8_t *p, size_t len) {
     uv_mutex_lock(&in->lock);
     in->gap_chunks++;
     in->gap_bytes += len;
-    in->gap_time = es_be64(p + 14); /* the block's end time */
+    in->gap_time = es_block_end_time(p);
     in->dropped_chunks++;
     in->dropped_bytes += len;
     uv_mutex_unlock(&in->lock);
@@ -98,7 +99,10 @@ bool es_inbox_push(struct es_inbox *in, const void *buf, size_t len, bool may_dr
 }
 
 void es_inbox_release(struct es_inbox *in, size_t bytes) {
-    atomic_fetch_sub_explicit(&in->in_flight, bytes, memory_order_relaxed);
+    /* Only what was handed over is taken in. */
+    size_t was = atomic_fetch_sub_explicit(&in->in_flight, bytes, memory_order_relaxed);
+    assert(was >= bytes);
+    (void)was;
 }
 
 void es_inbox_dropped(struct es_inbox *in, uint64_t *chunks, uint64_t *bytes) {

@@ -17,7 +17,7 @@
 
 struct es_instance_hooks {
     /* A control command from a client (the loop thread). */
-    es_command_fn on_command;
+    es_control_cb on_command;
     /* eventlog_socket_set_flush_interval_ms, for GHC_EVENTLOG_FLUSH_INTERVAL_MS. */
     int (*set_flush_interval_ms)(unsigned ms);
     /* GHC_EVENTLOG_GRACEFUL_SIGTERM was read. */

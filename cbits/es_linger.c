@@ -33,7 +33,7 @@ static void on_check(uv_timer_t *t) {
     struct es_linger *l = t->data;
     uint64_t now = uv_now(l->loop);
     es_fanout_each(l->fan, c, next) {
-        if (!c->closing && es_client_stalled(c, now)) {
+        if (!es_client_is(c, ES_CLIENT_CLOSING) && es_client_stalled(c, now)) {
             es_log_limited(&l->log_stall, now,
                            "client %llu stopped reading; closing it without the rest of the "
                            "stream",

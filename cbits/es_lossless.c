@@ -98,7 +98,7 @@ static void make_lossless(struct es_lossless *l, struct es_client *c) {
     /* A Ctrl-C from now on must reach the loop thread, also one that comes
      * before a program thread first waits for this client (es_signal.h). */
     es_signal_chain();
-    c->lossless = true;
+    es_client_set_flags(c, ES_CLIENT_LOSSLESS, true);
     c->lossless_held_ms = 0;
     l->count++;
     start_checks(l);
@@ -106,7 +106,7 @@ static void make_lossless(struct es_lossless *l, struct es_client *c) {
 }
 
 static void refuse(struct es_lossless *l, struct es_client *c, const char *why) {
-    c->lossless_over = true;
+    es_client_set_flags(c, ES_CLIENT_LOSSLESS_OVER, true);
     es_log_limited(&l->log_refused, uv_now(l->loop),
                    "client %llu asked for lossless delivery; refused: %s",
                    (unsigned long long)c->id, why);
@@ -125,7 +125,7 @@ void es_lossless_joined(struct es_lossless *l, struct es_client *c) {
 }
 
 void es_lossless_request(struct es_lossless *l, struct es_client *c) {
-    if (c->lossless || c->lossless_over || c->closing)
+    if (c->flags & (ES_CLIENT_LOSSLESS | ES_CLIENT_LOSSLESS_OVER | ES_CLIENT_CLOSING))
         return;
     char why[400];
     const char *no = refusal(l, c, why, sizeof why);
@@ -140,9 +140,9 @@ void es_lossless_request(struct es_lossless *l, struct es_client *c) {
 }
 
 void es_lossless_left(struct es_lossless *l, struct es_client *c) {
-    if (!c->lossless)
+    if (!es_client_is(c, ES_CLIENT_LOSSLESS))
         return;
-    c->lossless = false;
+    es_client_set_flags(c, ES_CLIENT_LOSSLESS, false);
     assert(l->count > 0);
     l->count--;
     es_lossless_publish(l);
@@ -151,8 +151,8 @@ void es_lossless_left(struct es_lossless *l, struct es_client *c) {
 /* ---- when it ends ------------------------------------------------------- */
 
 static void demote(struct es_lossless *l, struct es_client *c, const char *why) {
-    c->lossless = false;
-    c->lossless_over = true;
+    es_client_set_flags(c, ES_CLIENT_LOSSLESS, false);
+    es_client_set_flags(c, ES_CLIENT_LOSSLESS_OVER, true);
     assert(l->count > 0);
     l->count--;
     l->ended++;
@@ -184,7 +184,7 @@ static void on_check(uv_timer_t *t) {
     bool interrupted = l->interrupted;
     bool changed = false;
     es_fanout_each(l->fan, c, next) {
-        if (!c->lossless || c->closing)
+        if (!es_client_is(c, ES_CLIENT_LOSSLESS) || es_client_is(c, ES_CLIENT_CLOSING))
             continue;
         es_client_note_progress(c, now);
         if (interrupted && es_client_stalled(c, now)) {
@@ -227,7 +227,7 @@ void es_lossless_publish(struct es_lossless *l) {
     }
     uint64_t backlog = 0;
     es_fanout_each(l->fan, c, next) {
-        if (c->lossless && !c->closing) {
+        if (es_client_is(c, ES_CLIENT_LOSSLESS) && !es_client_is(c, ES_CLIENT_CLOSING)) {
             uint64_t u = es_client_unsent(c);
             backlog = u > backlog ? u : backlog;
         }

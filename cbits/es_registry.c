@@ -157,10 +157,6 @@ const char *eventlog_socket_namespace_name(const eventlog_socket_namespace *ns) 
     return ns ? ns->name : "";
 }
 
-const char *eventlog_socket_control_strnamespace(EventlogSocketControlNamespace *ns) {
-    return ns ? ns->name : NULL;
-}
-
 static bool enqueue(struct worker *w, uint8_t item, void *(*run)(void *), void *arg);
 static void *hook_thread(void *arg);
 
@@ -237,12 +233,6 @@ static bool wait_turn(eventlog_socket_namespace *n) {
     return !reg.quiesced;
 }
 
-static uint64_t thread_cpu_ms(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
-}
-
 static void *namespace_thread(void *arg) {
     eventlog_socket_namespace *n = arg;
     pthread_mutex_lock(&reg.lock);
@@ -262,12 +252,12 @@ static void *namespace_thread(void *arg) {
         pthread_mutex_unlock(&reg.lock);
         /* What the handler cost: its thread's CPU time (a GC it forces runs
          * on this thread), not the time it slept or waited. */
-        uint64_t cpu = thread_cpu_ms();
+        uint64_t cpu = es_thread_cpu_ns();
         if (c.fn != NULL)
             c.fn(n, id, (void *)c.data);
         else
             c.ufn(n, id, c.data);
-        cpu = thread_cpu_ms() - cpu;
+        cpu = (es_thread_cpu_ns() - cpu) / 1000000;
         pthread_mutex_lock(&reg.lock);
         n->limit.gap_ms = cpu * ES_GATE_COST_FACTOR;
         done_item(&n->worker);

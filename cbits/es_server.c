@@ -1,119 +1,32 @@
-/* For SCHED_BATCH. */
-#define _GNU_SOURCE
+/* The server's lifecycle (es_server.h): building the modules and handing
+ * each the env it needs, the library's two threads (es_threads.h), taking
+ * clients in and out, stopping. */
 #include "es_server.h"
-#include "es_server_test.h"
+#include "es_server_impl.h"
 
 #define EVENTLOG_SOCKET_NO_RTS
 #include "eventlog_socket.h"
-#include "es_accept.h"
-#include "es_bound.h"
-#include "es_client.h"
-#include "es_command.h"
-#include "es_fanout.h"
-#include "es_flush_timer.h"
-#include "es_inbox.h"
-#include "es_linger.h"
-#include "es_listen.h"
 #include "es_log.h"
-#include "es_lossless.h"
-#include "es_peer.h"
-#include "es_pool.h"
 #include "es_registry.h"
 #include "es_signal.h"
-#include "es_walker.h"
 
-#include <pthread.h>
-#include <sched.h>
-#include <signal.h>
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #define ES_NS_PER_MS UINT64_C(1000000)
 
-/* Where every client's reads land (es_client_env.read_buf). */
-#define ES_SERVER_READ_BUF 65536
-
-/* The server owns the lifecycle: the library's two threads, taking clients
- * in and out, stopping. Everything else is a module's of its own: taking
- * connections in es_accept's, the stream es_fanout's, the memory bound
- * es_bound's, lossless delivery es_lossless's, commands es_command's, the
- * flush timer es_flush_timer's, the end of the stream es_linger's. */
-struct es_server {
-    struct es_config cfg;
-    struct es_counters counters;
-    uv_loop_t loop;
-    uv_async_t wake;
-    struct es_flush_timer flush;
-    struct es_accept accept;
-    bool is_unix;
-    char *unix_path;
-    struct es_listen_result addr;
-    pid_t pid; /* the process that started the server (a forked child is not it) */
-
-    uint8_t read_buf[ES_SERVER_READ_BUF];
-    struct es_client_env client_env;
-    struct es_admit_rules admit;
-
-    struct es_inbox inbox;       /* RTS threads to the walker */
-    struct es_walker walker;     /* the walker to the loop thread */
-    struct es_fanout fan;        /* the stream and its clients */
-    struct es_bound bound;       /* the memory bound */
-    struct es_lossless lossless; /* clients that get every byte */
-    struct es_command command;   /* control commands */
-    struct es_linger linger;     /* the end of the stream */
-    es_flush_fn flush_fn;        /* the RTS flush (es_server_set_flush) */
-    void *flush_ctx;
-
-    uv_thread_t thread;
-    atomic_bool stop_called; /* es_server_stop has begun */
-    bool joined;             /* es_server_stop (or _free) joined the threads */
-    /* The walker's and the loop thread's CPU clocks (es_server_cpu). */
-    clockid_t walker_clock, loop_clock;
-    atomic_bool clocks_ok;
-    atomic_uint debug_block_ms; /* es_server_debug_block */
-    atomic_bool debug_blocked;  /* the loop sleeps in it now */
-    atomic_bool stop_requested; /* the walker has ended: the loop may stop */
-    bool stopping;              /* loop thread: stop has begun */
-    bool finished;              /* loop thread: handles are closing */
-    atomic_int last_error;
-
-    /* Guarded by state_lock: for threads waiting on the loop. */
-    uv_mutex_t state_lock;
-    uv_cond_t state_cond;
-    bool first_client;
-    bool stopped;
-    bool wake_closed; /* the loop has closed `wake` */
-};
-
 /* ---- what the modules call back ------------------------------------------ */
 
-/* The RTS flush, from the flush timer: it stops every capability, so no
- * RTS thread may wait for a lossless client meanwhile (es_wait.h). */
-static bool flush_rts(void *ctx) {
+/* Around the RTS flush, from the flush timer: it stops every capability,
+ * so no RTS thread may wait for a lossless client meanwhile (es_wait.h). */
+static bool around_flush(bool calling, void *ctx) {
     struct es_server *s = ctx;
-    uv_mutex_lock(&s->state_lock);
-    es_flush_fn fn = s->flush_fn;
-    void *fctx = s->flush_ctx;
-    uv_mutex_unlock(&s->state_lock);
-    if (fn == NULL || es_lossless_full(&s->lossless))
+    if (calling && es_lossless_full(&s->lossless))
         return false;
-    es_lossless_rts_call(&s->lossless, true);
-    bool flushed = fn(fctx);
-    es_lossless_rts_call(&s->lossless, false);
-    return flushed;
-}
-
-/* Refresh the held-bytes counters after memory changed. */
-static void publish(struct es_server *s) {
-    size_t held = es_fanout_held(&s->fan);
-    /* A lagging client that caught up or left ends the pool's loans: no
-     * backlog to refill. */
-    es_pool_note_held(held);
-    atomic_store_explicit(&s->counters.bytes_held, held, memory_order_relaxed);
-    if (held > atomic_load_explicit(&s->counters.bytes_held_peak, memory_order_relaxed))
-        atomic_store_explicit(&s->counters.bytes_held_peak, held, memory_order_relaxed);
+    es_lossless_rts_call(&s->lossless, calling);
+    return true;
 }
 
 /* Record an error from the loop thread: the first one is kept and logged. */
@@ -142,7 +55,7 @@ static void lossless_request(struct es_client *c, void *ctx) {
 
 static void released(void *ctx) {
     struct es_server *s = ctx;
-    publish(s);
+    es_intake_publish_held(&s->intake);
     es_lossless_publish(&s->lossless);
 }
 
@@ -154,27 +67,22 @@ static void read_cost(struct es_cost *out, void *ctx) {
     out->bytes_sent = atomic_load_explicit(&s->counters.bytes_sent, memory_order_relaxed);
 }
 
-/* ---- chunks from the RTS ---------------------------------------------- */
+void es_server_cpu(struct es_server *s, uint64_t *writer, uint64_t *walker, uint64_t *loop) {
+    *writer = atomic_load_explicit(&s->counters.cpu_writer_ns, memory_order_relaxed);
+    es_threads_cpu(&s->threads, &s->counters, !atomic_load(&s->stop_called), walker, loop);
+}
+
+static void wake_loop(void *ctx) {
+    struct es_server *s = ctx;
+    es_intake_wake(&s->intake);
+}
+
+/* ---- the loop thread ------------------------------------------------------ */
 
 static void begin_stop(struct es_server *s);
-static void update_flush(struct es_server *s);
 
-/* Take in what the walker handed over; returns whether there was any. */
-static bool take_chunks(struct es_server *s) {
-    struct es_chunk *c = es_walker_take(&s->walker);
-    bool any = c != NULL;
-    size_t bytes = 0;
-    while (c != NULL) {
-        struct es_chunk *next = c->next;
-        bytes += c->len; /* before ingest, which may free or split it */
-        if (c->gap_chunks > 0 && s->fan.have_header)
-            es_bound_handoff_gap(&s->bound, c);
-        if (es_fanout_ingest(&s->fan, c) != 0)
-            async_error(UV_ENOMEM, "keeping a chunk for the clients", s);
-        c = next;
-    }
-    es_inbox_release(&s->inbox, bytes);
-    return any;
+static void update_flush(struct es_server *s) {
+    es_flush_timer_update(&s->flush, s->fan.nclients > 0 && !s->stopping);
 }
 
 /* Summaries of repeating causes whose one-second window has ended. */
@@ -186,64 +94,27 @@ static void flush_logs(struct es_server *s, bool force) {
     es_lossless_flush_logs(&s->lossless, now, force);
 }
 
-static void on_wake(uv_async_t *h) {
-    struct es_server *s = h->data;
-    unsigned block = atomic_exchange(&s->debug_block_ms, 0);
-    if (block > 0) {
-        atomic_store(&s->debug_blocked, true);
-        uint64_t until = uv_hrtime() + (uint64_t)block * 1000000u;
-        struct timespec ms1 = {0, 1000000L};
-        while (atomic_load(&s->debug_blocked) && uv_hrtime() < until)
-            nanosleep(&ms1, NULL);
-        atomic_store(&s->debug_blocked, false);
-        uv_update_time(&s->loop);
-    }
-    if (take_chunks(s)) {
-        uint64_t now = uv_now(&s->loop);
-        /* Each client gets to write what it can before its lag is judged:
-         * chunks can arrive many at a time (the loop thread was busy, or
-         * a client joined just before a burst), and that burst is not the
-         * client's fault. */
-        es_fanout_each(&s->fan, cl, next) {
-            es_client_note_progress(cl, now);
-            es_client_pump(cl);
-            es_bound_check_client(&s->bound, cl);
-        }
-        es_bound_enforce(&s->bound);
-        es_lossless_notice(&s->lossless);
-        es_fanout_each(&s->fan, cl, next) es_client_pump(cl);
-        publish(s);
-        es_lossless_publish(&s->lossless);
-    }
+/* After every wake-up (es_intake.h). */
+static void woken(void *ctx) {
+    struct es_server *s = ctx;
     flush_logs(s, false);
     if (atomic_load(&s->stop_requested) && !s->stopping)
         begin_stop(s);
     update_flush(s);
 }
 
-/* ---- the flush timer (the RTS flush on GHC >= 9.2) ---------------------- */
-
-static void update_flush(struct es_server *s) {
-    es_flush_timer_update(&s->flush, s->fan.nclients > 0 && !s->stopping);
-}
-
-void es_server_set_flush(struct es_server *s, es_flush_fn fn, void *ctx, unsigned interval_ms,
-                         bool paced) {
-    /* The loop thread picks the change up when it wakes. Under the lock,
-     * so that the loop cannot close `wake` in between. */
-    uv_mutex_lock(&s->state_lock);
-    s->flush_fn = fn;
-    s->flush_ctx = ctx;
-    es_flush_timer_set(&s->flush, fn ? flush_rts : NULL, s, interval_ms, paced);
-    if (!s->wake_closed)
-        uv_async_send(&s->wake);
-    uv_mutex_unlock(&s->state_lock);
-}
-
-/* ---- clients ------------------------------------------------------------ */
-
 static void on_handle_closed(uv_handle_t *h) {
     (void)h;
+}
+
+/* Close every handle but the clients' (the loop thread's, or the starting
+ * thread's when the start failed; `cb` may be NULL there). */
+static void close_handles(struct es_server *s, uv_close_cb cb) {
+    es_intake_close(&s->intake, cb);
+    uv_close(es_flush_timer_handle(&s->flush), cb);
+    es_linger_close(&s->linger, cb);
+    es_command_close(&s->command, cb);
+    es_lossless_close(&s->lossless, cb);
 }
 
 /* The server is stopping and every client has gone: close the handles. */
@@ -252,21 +123,14 @@ static void maybe_finish(struct es_server *s) {
         return;
     s->finished = true;
     flush_logs(s, true);
-    uv_mutex_lock(&s->state_lock);
-    s->wake_closed = true;
-    uv_mutex_unlock(&s->state_lock);
-    uv_close((uv_handle_t *)&s->wake, on_handle_closed);
-    uv_close(es_flush_timer_handle(&s->flush), on_handle_closed);
-    es_linger_close(&s->linger, on_handle_closed);
-    es_command_close(&s->command, on_handle_closed);
-    es_lossless_close(&s->lossless, on_handle_closed);
+    close_handles(s, on_handle_closed);
 }
 
 static void client_closed(struct es_client *c, void *ctx) {
     struct es_server *s = ctx;
     es_fanout_leave(&s->fan, c);
     es_lossless_left(&s->lossless, c);
-    publish(s);
+    es_intake_publish_held(&s->intake);
     update_flush(s);
     maybe_finish(s);
 }
@@ -280,7 +144,7 @@ static unsigned nclients(void *ctx) {
 static void on_client(int fd, void *ctx) {
     struct es_server *s = ctx;
     int r;
-    struct es_client *c = es_client_new(&s->client_env, fd, s->is_unix, &r);
+    struct es_client *c = es_client_new(&s->client_env, fd, es_endpoint_is_unix(&s->endpoint), &r);
     if (c == NULL) {
         close(fd);
         async_error(r, "accepting a client", s);
@@ -288,23 +152,19 @@ static void on_client(int fd, void *ctx) {
     }
     es_fanout_join(&s->fan, c);
     es_lossless_joined(&s->lossless, c);
-    uv_mutex_lock(&s->state_lock);
-    s->first_client = true;
-    uv_cond_broadcast(&s->state_cond);
-    uv_mutex_unlock(&s->state_lock);
-    publish(s);
+    es_milestones_first_client(&s->milestones);
+    es_intake_publish_held(&s->intake);
     update_flush(s);
     es_client_start(c);
 }
 
-/* ---- stopping --------------------------------------------------------- */
-
 static void begin_stop(struct es_server *s) {
+    assert(!s->stopping);
     s->stopping = true;
     update_flush(s);
     es_command_stop(&s->command);
     /* The walker has ended (es_server_stop): take what it handed over last. */
-    take_chunks(s);
+    es_intake_take(&s->intake);
     es_accept_close(&s->accept, on_handle_closed);
     es_linger_begin(&s->linger);
     es_fanout_each(&s->fan, c, next) es_client_pump(c);
@@ -314,24 +174,28 @@ static void begin_stop(struct es_server *s) {
 static void loop_main(void *arg) {
     struct es_server *s = arg;
     uv_run(&s->loop, UV_RUN_DEFAULT);
-    if (s->is_unix)
-        es_listen_unlink_unix(s->unix_path, &s->addr);
-    uv_mutex_lock(&s->state_lock);
-    s->stopped = true;
-    uv_cond_broadcast(&s->state_cond);
-    uv_mutex_unlock(&s->state_lock);
+    es_endpoint_unlink(&s->endpoint);
+    es_milestones_stopped(&s->milestones);
 }
 
 /* ---- construction -------------------------------------------------------- */
 
 /* How far alloc_server got, to undo exactly that. */
-enum built { BUILT_NONE, BUILT_INBOX, BUILT_WALKER, BUILT_FLUSH, BUILT_LOSSLESS, BUILT_ALL };
+enum built {
+    BUILT_NONE,
+    BUILT_INBOX,
+    BUILT_WALKER,
+    BUILT_FLUSH,
+    BUILT_LOSSLESS,
+    BUILT_INTAKE,
+    BUILT_ALL
+};
 
 static void destroy(struct es_server *s, enum built b) {
-    if (b >= BUILT_ALL) {
-        uv_cond_destroy(&s->state_cond);
-        uv_mutex_destroy(&s->state_lock);
-    }
+    if (b >= BUILT_ALL)
+        es_milestones_destroy(&s->milestones);
+    if (b >= BUILT_INTAKE)
+        es_intake_destroy(&s->intake);
     if (b >= BUILT_LOSSLESS)
         es_lossless_destroy(&s->lossless);
     if (b >= BUILT_FLUSH)
@@ -341,7 +205,7 @@ static void destroy(struct es_server *s, enum built b) {
     if (b >= BUILT_INBOX)
         es_inbox_destroy(&s->inbox);
     es_fanout_destroy(&s->fan);
-    free(s->unix_path);
+    es_endpoint_free(&s->endpoint);
     free(s);
 }
 
@@ -355,99 +219,83 @@ static void free_server(struct es_server *s) {
     discard_server(s);
 }
 
-/* Our threads get their fair share of the CPU, but waking one must not
- * preempt the thread that woke it: that is usually an RTS thread still
- * inside writeEventLog, and on a busy machine the call then took as long
- * as the walk it triggered (p50 +30% on two cores, BENCHMARKS.md). Linux's
- * SCHED_BATCH means exactly that; where it is missing or refused, the
- * threads keep the default policy. */
-static void run_in_background(uv_thread_t t) {
-#ifdef SCHED_BATCH
-    struct sched_param p = {.sched_priority = 0};
-    pthread_setschedparam(t, SCHED_BATCH, &p);
-#else
-    (void)t;
-#endif
-}
-
-/* Start the library's two threads; they take none of the program's
- * signals (the RTS relies on its own threads getting SIGINT, SIGVTALRM,
- * ...), and a write to a vanished client must fail with EPIPE, not raise
- * SIGPIPE before the RTS has installed its handlers. */
-static int start_threads(struct es_server *s) {
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    int r = es_walker_start(&s->walker);
-    if (r == 0 && (r = uv_thread_create(&s->thread, loop_main, s)) != 0) {
-        es_inbox_close(&s->inbox);
-        es_walker_join(&s->walker);
-    }
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (r == 0) {
-        run_in_background(s->walker.thread);
-        run_in_background(s->thread);
-        atomic_store(&s->clocks_ok,
-                     pthread_getcpuclockid(s->walker.thread, &s->walker_clock) == 0 &&
-                         pthread_getcpuclockid(s->thread, &s->loop_clock) == 0);
-    }
-    return r;
-}
-
-/* Finish construction once `s->addr` holds a listening socket. */
-static int start(struct es_server *s, struct es_server **out) {
-    int r = uv_loop_init(&s->loop);
-    if (r != 0) {
-        close(s->addr.fd);
-        if (s->is_unix)
-            es_listen_unlink_unix(s->unix_path, &s->addr);
-        discard_server(s);
-        return r;
-    }
-    s->wake.data = s;
-    uv_async_init(&s->loop, &s->wake, on_wake);
+/* The loop's handles but the wake (open already), and the threads.
+ * Returns 0 or a libuv error; then the caller closes the handles
+ * (close_handles). */
+static int open_handles(struct es_server *s) {
     es_flush_timer_open(&s->flush, &s->loop);
     es_lossless_open(&s->lossless, &s->loop, &s->fan, &s->counters);
     es_command_open(&s->command, &s->loop, &s->fan, &s->lossless);
     es_linger_open(&s->linger, &s->loop, &s->fan, s->cfg.linger_ms);
     struct es_accept_env aenv = {
         .on_client = on_client, .nclients = nclients, .on_error = async_error, .ctx = s};
-    r = es_accept_start(&s->accept, &s->loop, s->addr.fd, &s->admit, &s->counters, &aenv);
+    int r = es_accept_start(&s->accept, &s->loop, es_endpoint_fd(&s->endpoint), &s->admit,
+                            &s->counters, &aenv);
     if (r == 0)
-        r = start_threads(s);
+        r = es_threads_start(&s->threads, &s->walker, &s->inbox, loop_main, s);
+    return r;
+}
+
+/* Finish construction once the endpoint listens. */
+static int start(struct es_server *s, struct es_server **out) {
+    int r = uv_loop_init(&s->loop);
+    if (r == 0 && (r = es_intake_open(&s->intake)) != 0)
+        uv_loop_close(&s->loop); /* nothing is open on it yet */
     if (r != 0) {
+        close(es_endpoint_fd(&s->endpoint));
+        es_endpoint_unlink(&s->endpoint);
+        discard_server(s);
+        return r;
+    }
+    if ((r = open_handles(s)) != 0) {
         /* Close what was opened; the loop must run once to finish that. */
-        if (s->is_unix)
-            es_listen_unlink_unix(s->unix_path, &s->addr);
+        es_endpoint_unlink(&s->endpoint);
         es_accept_close(&s->accept, NULL);
-        uv_close((uv_handle_t *)&s->wake, NULL);
-        uv_close(es_flush_timer_handle(&s->flush), NULL);
-        es_linger_close(&s->linger, NULL);
-        es_command_close(&s->command, NULL);
-        es_lossless_close(&s->lossless, NULL);
+        close_handles(s, NULL);
         uv_run(&s->loop, UV_RUN_DEFAULT);
         free_server(s);
         return r;
     }
-    es_log("listening on %s", s->addr.desc);
-    struct sockaddr_storage bound;
-    socklen_t blen = sizeof bound;
-    if (!s->is_unix && getsockname(s->addr.fd, (struct sockaddr *)&bound, &blen) == 0 &&
-        !es_peer_is_loopback((struct sockaddr *)&bound))
-        es_log("%s is not a loopback address: anyone who can reach this port can read the "
-               "program's eventlog and send it control commands",
-               s->addr.desc);
+    es_endpoint_announce(&s->endpoint);
     *out = s;
     return 0;
 }
 
-static void wake_loop(void *ctx) {
-    struct es_server *s = ctx;
-    uv_async_send(&s->wake);
+/* The modules that can fail to initialise, in order; returns how far it
+ * got and sets *err (0 when all of them did). */
+static enum built init_modules(struct es_server *s, int *err) {
+    int r = es_inbox_init(&s->inbox, es_server_handoff_limit(&s->cfg));
+    if (r != 0)
+        return *err = r, BUILT_NONE;
+    r = es_walker_init(&s->walker, &s->inbox, s->fan.defs.types, wake_loop, s);
+    if (r != 0)
+        return *err = r, BUILT_INBOX;
+    r = es_flush_timer_init(&s->flush, &s->walker, &s->counters, around_flush, s);
+    if (r != 0)
+        return *err = r, BUILT_WALKER;
+    r = es_lossless_init(&s->lossless, &s->cfg, &s->admit, &s->inbox.in_flight);
+    if (r != 0)
+        return *err = r, BUILT_FLUSH;
+    struct es_intake_env ienv = {.loop = &s->loop,
+                                 .walker = &s->walker,
+                                 .inbox = &s->inbox,
+                                 .fan = &s->fan,
+                                 .bound = &s->bound,
+                                 .lossless = &s->lossless,
+                                 .counters = &s->counters,
+                                 .on_error = async_error,
+                                 .on_woken = woken,
+                                 .ctx = s};
+    if ((r = es_intake_init(&s->intake, &ienv)) != 0)
+        return *err = r, BUILT_LOSSLESS;
+    if ((r = es_milestones_init(&s->milestones)) != 0)
+        return *err = r, BUILT_INTAKE;
+    *err = 0;
+    return BUILT_ALL;
 }
 
 /* A server with everything but its loop; NULL (*err set) on failure. */
-static struct es_server *alloc_server(const struct es_config *cfg, bool is_unix, es_command_fn fn,
+static struct es_server *alloc_server(const struct es_config *cfg, bool is_unix, es_control_cb fn,
                                       void *ctx, int *err) {
     struct es_server *s = calloc(1, sizeof *s);
     *err = EVENTLOG_SOCKET_ENOMEM;
@@ -457,11 +305,9 @@ static struct es_server *alloc_server(const struct es_config *cfg, bool is_unix,
         s->cfg = *cfg;
     else
         es_config_defaults(&s->cfg);
-    s->is_unix = is_unix;
     s->pid = getpid();
     atomic_init(&s->stop_called, false);
     atomic_init(&s->stop_requested, false);
-    atomic_init(&s->debug_blocked, false);
     atomic_init(&s->last_error, 0);
     s->admit = (struct es_admit_rules){.max_clients = s->cfg.max_clients,
                                        .allow_other_users = s->cfg.allow_other_users,
@@ -474,18 +320,8 @@ static struct es_server *alloc_server(const struct es_config *cfg, bool is_unix,
     es_bound_init(&s->bound, s->cfg.max_buffer, s->cfg.client_limit,
                   s->cfg.slow_client != EVENTLOG_SOCKET_SLOW_CLIENT_DISCONNECT, &s->loop, &s->fan,
                   &s->counters);
-    enum built b = BUILT_NONE;
-    int r = es_inbox_init(&s->inbox, es_server_handoff_limit(&s->cfg));
-    if (r == 0 &&
-        (b = BUILT_INBOX,
-         r = es_walker_init(&s->walker, &s->inbox, s->fan.defs.types, wake_loop, s)) == 0 &&
-        (b = BUILT_WALKER, r = es_flush_timer_init(&s->flush, &s->walker, &s->counters)) == 0 &&
-        (b = BUILT_FLUSH,
-         r = es_lossless_init(&s->lossless, &s->cfg, &s->admit, &s->inbox.in_flight)) == 0 &&
-        (b = BUILT_LOSSLESS, r = uv_mutex_init(&s->state_lock)) == 0) {
-        if ((r = uv_cond_init(&s->state_cond)) != 0)
-            uv_mutex_destroy(&s->state_lock);
-    }
+    int r;
+    enum built b = init_modules(s, &r);
     if (r != 0) {
         es_log("cannot set the server up: %s", eventlog_socket_error_message(r));
         destroy(s, b);
@@ -501,6 +337,7 @@ static struct es_server *alloc_server(const struct es_config *cfg, bool is_unix,
                                            .read_buf = s->read_buf,
                                            .read_buf_len = sizeof s->read_buf,
                                            .on_command = command,
+                                           .on_custom = es_registry_dispatch,
                                            .on_reading_paused = reading_paused,
                                            .on_released = released,
                                            .on_lossless = lossless_request,
@@ -511,17 +348,12 @@ static struct es_server *alloc_server(const struct es_config *cfg, bool is_unix,
 }
 
 int es_server_start_unix(struct es_server **out, const char *path, const struct es_config *cfg,
-                         es_command_fn fn, void *ctx) {
+                         es_control_cb fn, void *ctx) {
     int r;
     struct es_server *s = alloc_server(cfg, true, fn, ctx, &r);
     if (s == NULL)
         return r;
-    r = es_listen_unix(path, &s->addr);
-    if (r == 0 && (s->unix_path = strdup(path)) == NULL) {
-        close(s->addr.fd);
-        unlink(path);
-        r = EVENTLOG_SOCKET_ENOMEM;
-    }
+    r = es_endpoint_open_unix(&s->endpoint, path);
     if (r != 0) {
         discard_server(s);
         return r;
@@ -530,12 +362,12 @@ int es_server_start_unix(struct es_server **out, const char *path, const struct 
 }
 
 int es_server_start_tcp(struct es_server **out, const char *host, const char *port,
-                        const struct es_config *cfg, es_command_fn fn, void *ctx) {
+                        const struct es_config *cfg, es_control_cb fn, void *ctx) {
     int r;
     struct es_server *s = alloc_server(cfg, false, fn, ctx, &r);
     if (s == NULL)
         return r;
-    r = es_listen_tcp(host, port, &s->addr);
+    r = es_endpoint_open_tcp(&s->endpoint, host, port);
     if (r != 0) {
         discard_server(s);
         return r;
@@ -543,61 +375,7 @@ int es_server_start_tcp(struct es_server **out, const char *host, const char *po
     return start(s, out);
 }
 
-/* ---- RTS threads ---------------------------------------------------------- */
-
-static uint64_t ns_of(const struct timespec *t) {
-    return (uint64_t)t->tv_sec * 1000000000u + (uint64_t)t->tv_nsec;
-}
-
-void es_server_submit(struct es_server *s, const void *buf, size_t len) {
-    /* The thread's CPU clock around the copy: what the program pays on its
-     * own threads (two clock reads per chunk, a chunk being up to 2 MiB). */
-    struct timespec a, b;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
-    /* A lossless client without room makes this thread wait (es_wait.h);
-     * while one is connected, nothing is dropped at the hand-off. */
-    bool lossless = es_lossless_wait_for_room(&s->lossless, len);
-    es_inbox_push(&s->inbox, buf, len, !lossless);
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
-    atomic_fetch_add_explicit(&s->counters.cpu_writer_ns, ns_of(&b) - ns_of(&a),
-                              memory_order_relaxed);
-}
-
-/* The thread's CPU time by its clock, into `*last` (what stays once the
- * server stops). */
-static uint64_t read_clock(clockid_t clock, atomic_uint_fast64_t *last) {
-    struct timespec t;
-    if (clock_gettime(clock, &t) == 0)
-        atomic_store_explicit(last, ns_of(&t), memory_order_relaxed);
-    return atomic_load_explicit(last, memory_order_relaxed);
-}
-
-void es_server_cpu(struct es_server *s, uint64_t *writer, uint64_t *walker, uint64_t *loop) {
-    *writer = atomic_load_explicit(&s->counters.cpu_writer_ns, memory_order_relaxed);
-    /* Only while the threads surely run: a clock id names a thread id,
-     * which another thread may have once this one has ended. */
-    bool live = atomic_load(&s->clocks_ok) && !atomic_load(&s->stop_called);
-    *walker = live ? read_clock(s->walker_clock, &s->counters.cpu_walker_ns)
-                   : atomic_load(&s->counters.cpu_walker_ns);
-    *loop = live ? read_clock(s->loop_clock, &s->counters.cpu_loop_ns)
-                 : atomic_load(&s->counters.cpu_loop_ns);
-}
-
 /* ---- stopping, from the thread that ends event logging -------------------- */
-
-/* Wait for the loop thread to end, but not past `deadline` (uv_hrtime). */
-static int wait_stopped(struct es_server *s, uint64_t deadline) {
-    uv_mutex_lock(&s->state_lock);
-    while (!s->stopped) {
-        uint64_t now = uv_hrtime();
-        if (now >= deadline ||
-            uv_cond_timedwait(&s->state_cond, &s->state_lock, deadline - now) == UV_ETIMEDOUT)
-            break;
-    }
-    int r = s->stopped ? 0 : UV_ETIMEDOUT;
-    uv_mutex_unlock(&s->state_lock);
-    return r;
-}
 
 /* The walker has ended: let the loop thread begin its stop. */
 static void request_stop(struct es_server *s) {
@@ -605,7 +383,7 @@ static void request_stop(struct es_server *s) {
     atomic_store(&s->stop_requested, true);
     /* The wake handle is still open: only the loop thread closes it, and
      * only after seeing stop_requested. */
-    uv_async_send(&s->wake);
+    es_intake_wake(&s->intake);
 }
 
 int es_server_stop(struct es_server *s) {
@@ -619,11 +397,10 @@ int es_server_stop(struct es_server *s) {
     int r = es_walker_wait(&s->walker, deadline);
     if (r == 0) {
         request_stop(s);
-        r = wait_stopped(s, deadline);
+        r = es_milestones_wait_stopped(&s->milestones, deadline);
     }
     if (r == 0) {
-        uv_thread_join(&s->thread);
-        s->joined = true;
+        es_threads_join_loop(&s->threads);
         es_log_drain(100); /* the last lines, if stderr is being read */
         return 0;
     }
@@ -632,18 +409,16 @@ int es_server_stop(struct es_server *s) {
     es_log("the library's threads did not finish within %u ms; the program exits without "
            "them, and clients still connected lose the end of the stream",
            s->cfg.linger_ms + ES_STOP_MARGIN_MS);
-    if (s->is_unix)
-        es_listen_unlink_unix(s->unix_path, &s->addr);
+    es_endpoint_unlink(&s->endpoint);
     return r;
 }
 
 void es_server_free(struct es_server *s) {
-    if (!s->joined) {
-        /* A stop that gave up: wait for the threads now. */
-        if (!atomic_load(&s->stop_requested))
-            request_stop(s);
-        uv_thread_join(&s->thread);
-    }
+    assert(atomic_load(&s->stop_called));
+    /* After a stop that gave up, wait for the threads now. */
+    if (!atomic_load(&s->stop_requested))
+        request_stop(s);
+    es_threads_join_loop(&s->threads);
     free_server(s);
 }
 
@@ -651,82 +426,13 @@ void es_server_free(struct es_server *s) {
  * lstat and unlink only, both async-signal-safe. */
 static void unlink_socket(void *ctx) {
     struct es_server *s = ctx;
-    if (s->is_unix)
-        es_listen_unlink_unix(s->unix_path, &s->addr);
+    es_endpoint_unlink(&s->endpoint);
 }
 
 int es_server_wait_client(struct es_server *s) {
     unsigned signals = es_signal_count();
     es_signal_guard(unlink_socket, s);
-    uv_mutex_lock(&s->state_lock);
-    /* A SIGINT ends the wait: the count is looked at every 100 ms, as the
-     * handler may not touch the condition variable. */
-    while (!s->first_client && !s->stopped && es_signal_count() == signals)
-        uv_cond_timedwait(&s->state_cond, &s->state_lock, 100 * ES_NS_PER_MS);
-    int r = s->first_client ? 0 : s->stopped ? EVENTLOG_SOCKET_ESTOPPED : EVENTLOG_SOCKET_EINTR;
-    uv_mutex_unlock(&s->state_lock);
+    int r = es_milestones_wait_client(&s->milestones, signals);
     es_signal_unguard();
     return r;
-}
-
-/* ---- what the API reads ------------------------------------------------------ */
-
-const struct es_counters *es_server_counters(const struct es_server *s) {
-    return &s->counters;
-}
-
-uint64_t es_server_bytes_received(const struct es_server *s) {
-    return es_inbox_bytes_in((struct es_inbox *)&s->inbox);
-}
-
-int es_server_last_error(const struct es_server *s) {
-    return atomic_load(&s->last_error);
-}
-
-int es_server_tcp_port(const struct es_server *s) {
-    return s->is_unix ? -1 : s->addr.port;
-}
-
-pid_t es_server_pid(const struct es_server *s) {
-    return s->pid;
-}
-
-void es_server_exiting(struct es_server *s) {
-    es_lossless_exiting(&s->lossless);
-}
-
-void es_server_wait_stats(struct es_server *s, uint64_t *waits, uint64_t *ns, uint64_t *max_ns) {
-    es_lossless_wait_stats(&s->lossless, waits, ns, max_ns);
-}
-
-/* ---- for tests (es_server_test.h) --------------------------------------------- */
-
-void es_server_debug_block(struct es_server *s, unsigned ms) {
-    atomic_store(&s->debug_block_ms, ms);
-    uv_async_send(&s->wake);
-}
-
-bool es_server_debug_blocked(struct es_server *s) {
-    return atomic_load(&s->debug_blocked);
-}
-
-void es_server_debug_release(struct es_server *s) {
-    atomic_store(&s->debug_blocked, false);
-}
-
-bool es_server_debug_waiting(struct es_server *s) {
-    return es_wait_waiting(&s->lossless.wait);
-}
-
-size_t es_server_in_flight(struct es_server *s) {
-    return atomic_load(&s->inbox.in_flight);
-}
-
-void es_server_handoff_dropped(struct es_server *s, uint64_t *chunks, uint64_t *bytes) {
-    es_inbox_dropped(&s->inbox, chunks, bytes);
-}
-
-void es_server_threads(struct es_server *s, uv_thread_t *walker, uv_thread_t *loop) {
-    *walker = s->walker.thread;
-    *loop = s->thread;
 }

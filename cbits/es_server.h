@@ -15,7 +15,7 @@
 #include <sys/types.h>
 #include <uv.h>
 
-/* Opaque outside es_server.c. */
+/* Opaque outside es_server.c and es_server_api.c (es_server_impl.h). */
 struct es_server;
 
 /* Bytes RTS threads may have handed over that the library's threads have
@@ -32,9 +32,9 @@ static inline size_t es_server_handoff_limit(const struct es_config *cfg) {
 /* Create a server listening on a Unix socket or TCP, and start its loop
  * thread. Errors are those of es_listen_*, or a negated errno. */
 int es_server_start_unix(struct es_server **out, const char *path, const struct es_config *cfg,
-                         es_command_fn fn, void *ctx);
+                         es_control_cb fn, void *ctx);
 int es_server_start_tcp(struct es_server **out, const char *host, const char *port,
-                        const struct es_config *cfg, es_command_fn fn, void *ctx);
+                        const struct es_config *cfg, es_control_cb fn, void *ctx);
 
 /* Hand a chunk from the RTS to the server. Any thread; never blocks on
  * clients. */

@@ -2,6 +2,7 @@
 
 #include "es_pool.h"
 
+#include <assert.h>
 #include <string.h>
 
 void es_store_init(struct es_store *s, size_t retain_limit) {
@@ -34,8 +35,12 @@ struct es_chunk *es_store_ref(struct es_chunk *c) {
 }
 
 void es_store_release(struct es_store *s, struct es_chunk *c) {
-    if (c == NULL || --c->refs > 0)
+    if (c == NULL)
         return;
+    assert(c->refs > 0);
+    if (--c->refs > 0)
+        return;
+    assert(s->bytes_held >= c->len);
     if (c->flags & ES_CHUNK_LINKED) {
         if (c->prev)
             c->prev->next = c->next;

@@ -20,6 +20,18 @@ static inline struct timespec es_realtime_in_ms(unsigned ms) {
     return t;
 }
 
+/* A timespec in nanoseconds. */
+static inline uint64_t es_timespec_ns(const struct timespec *t) {
+    return (uint64_t)t->tv_sec * 1000000000u + (uint64_t)t->tv_nsec;
+}
+
+/* The calling thread's CPU time in nanoseconds. */
+static inline uint64_t es_thread_cpu_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return es_timespec_ns(&t);
+}
+
 /* A monotonic clock in milliseconds. */
 static inline uint64_t es_monotonic_ms(void) {
     struct timespec t;

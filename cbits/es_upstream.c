@@ -148,6 +148,11 @@ eventlog_socket_control_register_namespace(uint8_t name_len, const char *name,
     return control_status(eventlog_socket_register_namespace(name, name_len, ns_out));
 }
 
+/* Upstream's NULL for no namespace (ours is ""). */
+const char *eventlog_socket_control_strnamespace(EventlogSocketControlNamespace *ns) {
+    return ns ? eventlog_socket_namespace_name(ns) : NULL;
+}
+
 EventlogSocketStatus eventlog_socket_control_register_command(
     EventlogSocketControlNamespace *ns, EventlogSocketControlCommandId command_id,
     EventlogSocketControlCommandHandler *handler, const void *data) {

@@ -9,6 +9,7 @@
 #include "es_registry.h"
 #include "es_signal.h"
 
+#include <assert.h>
 #include <string.h>
 
 struct es_rts es_rts = {
@@ -28,6 +29,10 @@ void es_rts_on_command(uint8_t cmd, void *ctx) {
                cmd == EVENTLOG_SOCKET_CMD_STOP_COST_CENTRE_PROFILING) {
         es_rts.pending_cost_centre = cmd;
     } else {
+        /* The client keeps lossless delivery and cost notices to itself
+         * (es_client.c): only heap profiling's start and stop are left. */
+        assert(cmd == EVENTLOG_SOCKET_CMD_START_HEAP_PROFILING ||
+               cmd == EVENTLOG_SOCKET_CMD_STOP_HEAP_PROFILING);
         es_rts.pending_profiling = cmd;
     }
     pthread_mutex_unlock(&es_rts.control_lock);
