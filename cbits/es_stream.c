@@ -9,6 +9,14 @@ void es_stream_init(struct es_stream *s) {
     s->state = ES_STREAM_HEADER;
 }
 
+void es_stream_skim(struct es_stream *s, const bool *want, const uint64_t *window,
+                    es_stream_skip_fn on_skip) {
+    s->want = on_skip ? want : NULL;
+    s->window = window;
+    s->on_skip = on_skip;
+    s->planned = false;
+}
+
 void es_stream_destroy(struct es_stream *s) {
     free(s->pending);
     s->pending = NULL;
@@ -20,6 +28,66 @@ static int fail(struct es_stream *s, const char *why, uint64_t offset) {
     s->error = why;
     s->error_offset = offset;
     return -EINVAL;
+}
+
+/* The run of skipped events being summed (consume's). */
+struct run {
+    struct es_stream_skip r;
+    size_t from; /* buffer position of its first event */
+};
+
+static void run_flush(struct es_stream *s, struct run *run, uint64_t offset,
+                      const struct es_stream_callbacks *cb) {
+    if (run->r.events == 0)
+        return;
+    s->events += run->r.events;
+    run->r.offset = offset + run->from;
+    s->on_skip(&run->r, cb ? cb->ctx : NULL);
+    run->r.events = 0;
+    run->r.min_time = UINT64_MAX;
+    run->r.max_time = 0;
+}
+
+/* Skim events from `pos` that the plan steps over and whose times lie in
+ * [lo, hi), adding them to `run`; returns where it stopped: at an event
+ * that is to be reported, or that the bytes end inside, or within 12
+ * bytes of the end. One table lookup, a few compares and the time's load
+ * per event: what most events of a live view cost (BENCHMARKS.md). */
+static size_t skim(const uint16_t *step, const uint8_t *buf, size_t pos, size_t len, uint64_t lo,
+                   uint64_t hi, struct run *run) {
+    uint64_t n = 0, min = run->r.min_time, max = run->r.max_time;
+    size_t start = pos;
+    while (len - pos >= 12) {
+        const uint8_t *p = buf + pos;
+        unsigned t = es_be16(p);
+        if (t >= ES_MAX_EVENT_TYPES)
+            break;
+        size_t size = step[t];
+        if (size == ES_STEP_VARIABLE)
+            size = 12 + (size_t)es_be16(p + 10);
+        else if (size == 0)
+            break;
+        if (size > len - pos)
+            break;
+        uint64_t time = es_be64(p + 2);
+        if (time < lo || time >= hi)
+            break;
+        min = time < min ? time : min;
+        max = time > max ? time : max;
+        n++;
+        pos += size;
+    }
+    if (n > 0) {
+        if (run->r.events == 0) {
+            run->from = start;
+            run->r.bytes = 0;
+        }
+        run->r.events += n;
+        run->r.bytes += pos - start;
+        run->r.min_time = min;
+        run->r.max_time = max;
+    }
+    return pos;
 }
 
 /* Consume what can be consumed of `buf` (whose first byte is at stream
@@ -44,7 +112,19 @@ static long consume(struct es_stream *s, const uint8_t *buf, size_t len, uint64_
         if (cb && cb->on_header)
             cb->on_header(&s->header, cb->ctx);
     }
+    const bool *want = s->state == ES_STREAM_EVENTS ? s->want : NULL;
+    if (want != NULL && !s->planned) {
+        es_walk_plan_init(&s->plan, &s->header, want);
+        s->planned = true;
+    }
+    struct run run = {.r = {.min_time = UINT64_MAX}};
     while (s->state == ES_STREAM_EVENTS && pos < len) {
+        if (want != NULL) {
+            const uint64_t *w = s->window;
+            pos = skim(s->plan.step, buf, pos, len, w ? w[0] : 0, w ? w[1] : UINT64_MAX, &run);
+            if (pos == len)
+                break;
+        }
         size_t left = len - pos;
         const uint8_t *p = buf + pos;
         if (left < 2)
@@ -58,6 +138,8 @@ static long consume(struct es_stream *s, const uint8_t *buf, size_t len, uint64_
         int r = es_event_extent(&s->header, p, left, &head, &size);
         if (r == -EAGAIN)
             break;
+        if (want != NULL)
+            run_flush(s, &run, offset, cb);
         if (r != 0)
             return fail(s, "an event of a type the header does not declare", offset + pos);
         if (cb && cb->on_event) {
@@ -72,6 +154,8 @@ static long consume(struct es_stream *s, const uint8_t *buf, size_t len, uint64_
         s->events++;
         pos += head + size;
     }
+    if (want != NULL)
+        run_flush(s, &run, offset, cb);
     if (s->state == ES_STREAM_END && pos < len)
         return fail(s, "bytes after the end-of-data marker", offset + pos);
     return (long)pos;
@@ -95,6 +179,23 @@ static int keep(struct es_stream *s, const uint8_t *data, size_t n) {
     return 0;
 }
 
+/* The bytes the partial event in `pending` lacks before it can be read
+ * (or found malformed): at least 1. */
+static size_t missing(const struct es_stream *s) {
+    const uint8_t *p = s->pending;
+    size_t len = s->len, need;
+    if (len < 2)
+        return 2 - len;
+    unsigned t = es_be16(p);
+    if (t >= ES_MAX_EVENT_TYPES || s->header.size[t] == ES_SIZE_UNDECLARED)
+        return 1;
+    if (s->header.size[t] == ES_SIZE_VARIABLE)
+        need = len < 12 ? 12 : 12 + (size_t)es_be16(p + 10);
+    else
+        need = 10 + (size_t)s->header.size[t];
+    return need > len ? need - len : 1;
+}
+
 int es_stream_feed(struct es_stream *s, const void *data, size_t n,
                    const struct es_stream_callbacks *cb) {
     if (s->state == ES_STREAM_ERROR)
@@ -102,15 +203,14 @@ int es_stream_feed(struct es_stream *s, const void *data, size_t n,
     if (n == 0)
         return 0;
     const uint8_t *in = data;
-    /* A partial header or event waits: complete it from the new bytes. An
-     * event is at most 64 KiB, so a partial one costs a small copy; the
-     * header is copied whole, once. Each round either completes an event
-     * or uses up the input. */
+    /* A partial header or event waits: complete it from the new bytes,
+     * taking only the bytes it lacks (the rest is read where it lies); the
+     * header is copied whole, once. Each round either completes an event,
+     * learns more of its size, or uses up the input. */
     while (s->len > 0 && n > 0) {
         size_t take = n;
         if (s->state == ES_STREAM_EVENTS) {
-            size_t longest = 12 + 65535;
-            take = longest > s->len ? longest - s->len : 1;
+            take = missing(s);
             if (take > n)
                 take = n;
         }

@@ -169,6 +169,17 @@ static void stream_header(const struct es_header *hdr, void *ctx) {
         c->cb.on_header(c, c->cb.ctx);
 }
 
+/* A run of events no one needs one by one (es_stream_callbacks.want):
+ * none of the types note_event looks into, nor a block marker. */
+static void stream_skip(const struct es_stream_skip *run, void *ctx) {
+    struct es_conn *c = ctx;
+    c->info.events += run->events;
+    if (run->max_time > c->info.latest_time)
+        c->info.latest_time = run->max_time;
+    if (!c->ended)
+        c->cb.on_skip(c, run, c->cb.ctx);
+}
+
 static void stream_event(const struct es_event *ev, const uint8_t *base, void *ctx) {
     (void)base;
     struct es_conn *c = ctx;
@@ -182,12 +193,29 @@ static void stream_event(const struct es_event *ev, const uint8_t *base, void *c
         c->cb.on_event(c, ev, c->stream.offset + ev->offset, c->cb.ctx);
 }
 
+/* A fresh stream reader; skimming when the callbacks ask for it: the
+ * events of their `want` and of the types struct es_conn_info is made of
+ * one by one, the rest in runs. */
+static void stream_setup(struct es_conn *c) {
+    es_stream_init(&c->stream);
+    if (c->cb.want == NULL || c->cb.on_skip == NULL)
+        return;
+    static const uint16_t noted[] = {ES_EVENT_BLOCK_MARKER,    ES_EVENT_PROGRAM_ARGS,
+                                     ES_EVENT_OSPROCESS_PID,   ES_EVENT_RTS_IDENTIFIER,
+                                     ES_EVENT_HEAP_PROF_BEGIN, ES_EVENT_HEAP_PROF_SAMPLE_BEGIN,
+                                     ES_EVENT_USER_MSG};
+    memcpy(c->want, c->cb.want, sizeof c->want);
+    for (size_t i = 0; i < sizeof noted / sizeof noted[0]; i++)
+        c->want[noted[i]] = true;
+    es_stream_skim(&c->stream, c->want, c->cb.window, stream_skip);
+}
+
 void es_conn_init_parser(struct es_conn *c, const struct es_conn_callbacks *cb) {
     memset(c, 0, sizeof *c);
-    es_stream_init(&c->stream);
     if (cb)
         c->cb = *cb;
     c->file_fd = -1;
+    stream_setup(c);
 }
 
 void es_conn_destroy_parser(struct es_conn *c) {
@@ -289,7 +317,7 @@ static void retry_later(struct es_conn *c) {
     drop_attempt(c);
     /* The stream reader starts afresh with the next connection. */
     es_stream_destroy(&c->stream);
-    es_stream_init(&c->stream);
+    stream_setup(c);
     memset(&c->info, 0, sizeof c->info);
     if (!c->said_waiting && !c->opt.quiet && isatty(2)) {
         fprintf(stderr, "eventlog-socket: waiting for %s (--retry)\n", c->name);

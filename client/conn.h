@@ -80,6 +80,13 @@ struct es_conn_callbacks {
     /* A write of es_conn_send has completed (0) or failed (a libuv error). */
     void (*on_sent)(struct es_conn *c, int status, void *ctx);
     void *ctx;
+    /* Optional, for a consumer that needs only some event types one by
+     * one (es_stream_callbacks' `want`, `window` and `on_skip`, which say
+     * how): on_event gets those (and a few more), on_skip the runs of the
+     * others in between, in stream order. Both must outlive the source. */
+    const bool *want;
+    const uint64_t *window;
+    void (*on_skip)(struct es_conn *c, const struct es_stream_skip *run, void *ctx);
 };
 
 struct es_conn_attempt;
@@ -106,8 +113,11 @@ struct es_conn {
     uv_idle_t idle; /* reads a file */
     bool idle_open;
     int file_fd;
-    bool said_waiting;    /* the "waiting for" line was printed */
-    bool feeding;         /* inside es_conn_feed */
+    bool said_waiting; /* the "waiting for" line was printed */
+    bool feeding;      /* inside es_conn_feed */
+    /* The event types read one by one when the callbacks' `want` is set:
+     * those and the ones struct es_conn_info is made of. */
+    bool want[ES_MAX_EVENT_TYPES];
     bool destroy_pending; /* closed meanwhile: free the reader on the way out */
 };
 

@@ -182,6 +182,11 @@ static void on_event(struct es_conn *c, const struct es_event *ev, uint64_t offs
         write_census(h);
 }
 
+static void on_skip(struct es_conn *c, const struct es_stream_skip *run, void *ctx) {
+    (void)c;
+    es_model_skip(((struct heap *)ctx)->model, run);
+}
+
 static void on_end(struct es_conn *c, enum es_conn_end how, void *ctx) {
     struct heap *h = ctx;
     char why[700];
@@ -262,8 +267,13 @@ int es_heap_main(int argc, char **argv) {
     if (h->csv)
         fprintf(h->csv, "time_s,label,bytes\n");
 
-    struct es_conn_callbacks cb = {
-        .on_header = on_header, .on_event = on_event, .on_end = on_end, .ctx = h};
+    struct es_conn_callbacks cb = {.on_header = on_header,
+                                   .on_event = on_event,
+                                   .on_end = on_end,
+                                   .ctx = h,
+                                   .want = h->model->want,
+                                   .window = h->model->window,
+                                   .on_skip = on_skip};
     if (es_session_open(&h->ses, src, &cb) != 0) {
         fprintf(stderr, "eventlog-socket: %s: %s\n", h->ses.conn->name, h->ses.conn->error);
         return 2;

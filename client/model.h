@@ -20,6 +20,7 @@
 
 #include "es_events.h"
 #include "es_header.h"
+#include "es_stream.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -189,6 +190,11 @@ struct es_model {
     uint64_t events;          /* events fed, block markers included */
     uint64_t next_second;     /* stream time at which the next second starts */
     bool ended;               /* the end-of-data marker arrived */
+    /* For a reader that skims (es_stream_callbacks, es_conn_callbacks):
+     * the event types the model reads one by one, and the window of times
+     * the others may be skimmed in; es_model_skip takes the runs. */
+    bool want[ES_MAX_EVENT_TYPES];
+    uint64_t window[2];
 
     /* Heap, from HEAP_SIZE / HEAP_LIVE / HEAP_ALLOCATED / HEAP_INFO_GHC. */
     uint64_t heap_size, heap_live, allocated; /* latest; allocated summed over caps */
@@ -290,6 +296,9 @@ void es_model_reset(struct es_model *m);
 
 void es_model_header(struct es_model *m, const struct es_header *hdr);
 void es_model_event(struct es_model *m, const struct es_event *ev);
+/* A run of events of types not in m->want, all timed inside m->window:
+ * the same as feeding them one by one, at the cost of a few additions. */
+void es_model_skip(struct es_model *m, const struct es_stream_skip *run);
 void es_model_end(struct es_model *m);
 
 /* Extend the timeline to the latest event's time (m->now), so that charts
