@@ -1,5 +1,6 @@
 #include "es_stream.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +15,6 @@ void es_stream_skim(struct es_stream *s, const bool *want, const uint64_t *windo
     s->want = on_skip ? want : NULL;
     s->window = window;
     s->on_skip = on_skip;
-    s->planned = false;
 }
 
 void es_stream_destroy(struct es_stream *s) {
@@ -48,45 +48,76 @@ static void run_flush(struct es_stream *s, struct run *run, uint64_t offset,
     run->r.max_time = 0;
 }
 
-/* Skim events from `pos` that the plan steps over and whose times lie in
- * [lo, hi), adding them to `run`; returns where it stopped: at an event
- * that is to be reported, or that the bytes end inside, or within 12
- * bytes of the end. One table lookup, a few compares and the time's load
- * per event: what most events of a live view cost (BENCHMARKS.md). */
-static size_t skim(const uint16_t *step, const uint8_t *buf, size_t pos, size_t len, uint64_t lo,
-                   uint64_t hi, struct run *run) {
-    uint64_t n = 0, min = run->r.min_time, max = run->r.max_time;
-    size_t start = pos;
+static void report(struct es_stream *s, const uint8_t *buf, size_t pos, size_t head, size_t size,
+                   const struct es_stream_callbacks *cb) {
+    const uint8_t *p = buf + pos;
+    if (cb && cb->on_event) {
+        struct es_event ev = {.type = es_be16(p),
+                              .time = es_be64(p + 2),
+                              .offset = pos,
+                              .len = head + size,
+                              .payload = p + head,
+                              .payload_len = size};
+        cb->on_event(&ev, buf, cb->ctx);
+    }
+    s->events++;
+}
+
+/* The common case, events with at least 12 bytes left after their start:
+ * each event's extent from the header's table, then either reported or,
+ * when skimming (es_stream_skim) and neither its type is wanted nor its
+ * time outside the window, summed into `run` at the cost of a few
+ * compares. Returns where it stopped: within 12 bytes of the end, or at
+ * an event the careful path in consume must look at (the end marker, an
+ * undeclared type, one the bytes end inside). */
+static size_t consume_fast(struct es_stream *s, const uint8_t *buf, size_t pos, size_t len,
+                           uint64_t offset, const struct es_stream_callbacks *cb, struct run *run) {
+    const uint16_t *sizes = s->header.size;
+    const bool *want = s->want;
+    const uint64_t *w = s->window;
+    uint64_t lo = w ? w[0] : 0, hi = w ? w[1] : UINT64_MAX;
+    /* The run is open only between two events reported: it starts empty. */
+    assert(run->r.events == 0);
+    uint64_t n = 0, min = UINT64_MAX, max = 0;
     while (len - pos >= 12) {
         const uint8_t *p = buf + pos;
         unsigned t = es_be16(p);
         if (t >= ES_MAX_EVENT_TYPES)
             break;
-        size_t size = step[t];
-        if (size == ES_STEP_VARIABLE)
-            size = 12 + (size_t)es_be16(p + 10);
-        else if (size == 0)
+        size_t head = 10, size = sizes[t];
+        if (size == ES_SIZE_VARIABLE) {
+            size = es_be16(p + 10);
+            head = 12;
+        } else if (size == ES_SIZE_UNDECLARED) {
             break;
-        if (size > len - pos)
+        }
+        if (head + size > len - pos)
             break;
         uint64_t time = es_be64(p + 2);
-        if (time < lo || time >= hi)
-            break;
-        min = time < min ? time : min;
-        max = time > max ? time : max;
-        n++;
-        pos += size;
-    }
-    if (n > 0) {
-        if (run->r.events == 0) {
-            run->from = start;
-            run->r.bytes = 0;
+        if (want != NULL && !want[t] && time >= lo && time < hi) {
+            if (n++ == 0)
+                run->from = pos;
+            min = time < min ? time : min;
+            max = time > max ? time : max;
+            pos += head + size;
+            continue;
         }
-        run->r.events += n;
-        run->r.bytes += pos - start;
-        run->r.min_time = min;
-        run->r.max_time = max;
+        if (n > 0) {
+            run->r = (struct es_stream_skip){n, 0, pos - run->from, min, max};
+            run_flush(s, run, offset, cb);
+            n = 0;
+            min = UINT64_MAX;
+            max = 0;
+        }
+        report(s, buf, pos, head, size, cb);
+        pos += head + size;
+        if (w != NULL) {
+            lo = w[0];
+            hi = w[1];
+        }
     }
+    if (n > 0)
+        run->r = (struct es_stream_skip){n, 0, pos - run->from, min, max};
     return pos;
 }
 
@@ -112,19 +143,9 @@ static long consume(struct es_stream *s, const uint8_t *buf, size_t len, uint64_
         if (cb && cb->on_header)
             cb->on_header(&s->header, cb->ctx);
     }
-    const bool *want = s->state == ES_STREAM_EVENTS ? s->want : NULL;
-    if (want != NULL && !s->planned) {
-        es_walk_plan_init(&s->plan, &s->header, want);
-        s->planned = true;
-    }
     struct run run = {.r = {.min_time = UINT64_MAX}};
     while (s->state == ES_STREAM_EVENTS && pos < len) {
-        if (want != NULL) {
-            const uint64_t *w = s->window;
-            pos = skim(s->plan.step, buf, pos, len, w ? w[0] : 0, w ? w[1] : UINT64_MAX, &run);
-            if (pos == len)
-                break;
-        }
+        pos = consume_fast(s, buf, pos, len, offset, cb, &run);
         size_t left = len - pos;
         const uint8_t *p = buf + pos;
         if (left < 2)
@@ -138,24 +159,13 @@ static long consume(struct es_stream *s, const uint8_t *buf, size_t len, uint64_
         int r = es_event_extent(&s->header, p, left, &head, &size);
         if (r == -EAGAIN)
             break;
-        if (want != NULL)
-            run_flush(s, &run, offset, cb);
+        run_flush(s, &run, offset, cb);
         if (r != 0)
             return fail(s, "an event of a type the header does not declare", offset + pos);
-        if (cb && cb->on_event) {
-            struct es_event ev = {.type = es_be16(p),
-                                  .time = es_be64(p + 2),
-                                  .offset = pos,
-                                  .len = head + size,
-                                  .payload = p + head,
-                                  .payload_len = size};
-            cb->on_event(&ev, buf, cb->ctx);
-        }
-        s->events++;
+        report(s, buf, pos, head, size, cb);
         pos += head + size;
     }
-    if (want != NULL)
-        run_flush(s, &run, offset, cb);
+    run_flush(s, &run, offset, cb);
     if (s->state == ES_STREAM_END && pos < len)
         return fail(s, "bytes after the end-of-data marker", offset + pos);
     return (long)pos;

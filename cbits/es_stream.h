@@ -49,8 +49,6 @@ struct es_stream {
     const bool *want;
     const uint64_t *window;
     es_stream_skip_fn on_skip;
-    struct es_walk_plan plan; /* made from the header and `want` once both are known */
-    bool planned;
 };
 
 /* Called for every complete event; `ev->offset` is relative to `base`, which
