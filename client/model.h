@@ -144,6 +144,10 @@ struct es_model_history {
     uint64_t generation;
     uint64_t width; /* ns per bucket; bucket i covers [i * width, (i + 1) * width) */
     unsigned n;     /* buckets in use */
+    /* The bucket es_model_tl_at found last, [at_lo, at_hi) (at_hi 0:
+     * none): most events land in it, without a division. */
+    uint64_t at_lo, at_hi;
+    unsigned at_i;
     struct es_model_bucket tl[ES_MODEL_TL_BUCKETS];
     /* Per capability, NULL until seen: 2 * ES_MODEL_TL_BUCKETS figures,
      * [2i] ns running Haskell code and [2i + 1] ns in GC in bucket i. */

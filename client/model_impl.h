@@ -158,11 +158,16 @@ void es_model_tl_merge(struct es_model_history *h);
  * needed. Inline: heap and GC events land here. */
 static inline struct es_model_bucket *es_model_tl_at(struct es_model *m, uint64_t t) {
     struct es_model_history *h = &m->h;
+    if (t >= h->at_lo && t < h->at_hi)
+        return &h->tl[h->at_i];
     while (t / h->width >= ES_MODEL_TL_BUCKETS)
         es_model_tl_merge(h);
     unsigned i = (unsigned)(t / h->width);
     while (h->n <= i)
         h->tl[h->n++] = ES_MODEL_EMPTY_BUCKET;
+    h->at_i = i;
+    h->at_lo = i * h->width;
+    h->at_hi = h->at_lo + h->width;
     return &h->tl[i];
 }
 
