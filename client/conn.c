@@ -327,6 +327,30 @@ static void on_retry_timer(uv_timer_t *t) {
     start_attempt(t->data);
 }
 
+/* The pause before the next attempt: RETRY_MS, doubled after each refusal
+ * from the same socket file (or from none) up to opt.retry_max_ms, and
+ * RETRY_MS again once another file is at the path (a program started
+ * again; seen when the pause ends, so within retry_max_ms). */
+static unsigned next_retry_ms(struct es_conn *c) {
+    if (c->opt.retry_max_ms <= RETRY_MS)
+        return RETRY_MS;
+    uint64_t id[4] = {0, 0, 0, 0};
+    struct stat st;
+    if (c->is_unix && stat(c->addr.path, &st) == 0) {
+        id[0] = (uint64_t)st.st_dev;
+        id[1] = (uint64_t)st.st_ino;
+        id[2] = (uint64_t)st.st_mtim.tv_sec;
+        id[3] = (uint64_t)st.st_mtim.tv_nsec;
+    }
+    if (c->retry_ms == 0 || memcmp(id, c->retry_file, sizeof id) != 0) {
+        memcpy(c->retry_file, id, sizeof id);
+        c->retry_ms = RETRY_MS;
+    } else if (c->retry_ms < c->opt.retry_max_ms) {
+        c->retry_ms = c->retry_ms * 2 < c->opt.retry_max_ms ? c->retry_ms * 2 : c->opt.retry_max_ms;
+    }
+    return c->retry_ms;
+}
+
 static void retry_later(struct es_conn *c) {
     drop_attempt(c);
     /* The stream reader starts afresh with the next connection. */
@@ -338,7 +362,7 @@ static void retry_later(struct es_conn *c) {
         c->said_waiting = true;
     }
     uv_timer_stop(&c->timer);
-    uv_timer_start(&c->timer, on_retry_timer, RETRY_MS, 0);
+    uv_timer_start(&c->timer, on_retry_timer, next_retry_ms(c), 0);
 }
 
 static void on_timer(uv_timer_t *t) {

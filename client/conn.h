@@ -39,6 +39,12 @@ struct es_conn_options {
                              * recording keeps the program's own stream) */
     bool quiet;             /* --retry: no "waiting for" line on stderr (a view that
                              * owns the screen, or shows a run already) */
+    unsigned retry_max_ms;  /* --retry: while the same socket file (or none) refuses,
+                             * the pause between attempts doubles from 100 ms up to
+                             * this; a new file at the path starts it over (0: 100 ms
+                             * always). A killed program's stale socket then costs
+                             * an exporter a connect every few seconds, not ten a
+                             * second forever. */
 };
 
 /* What the stream has told about the program so far. */
@@ -113,8 +119,10 @@ struct es_conn {
     uv_idle_t idle; /* reads a file */
     bool idle_open;
     int file_fd;
-    bool said_waiting; /* the "waiting for" line was printed */
-    bool feeding;      /* inside es_conn_feed */
+    bool said_waiting;      /* the "waiting for" line was printed */
+    unsigned retry_ms;      /* the pause before the next attempt (0: none yet) */
+    uint64_t retry_file[4]; /* the socket file it was for: device, inode, mtime */
+    bool feeding;           /* inside es_conn_feed */
     /* The event types read one by one when the callbacks' `want` is set:
      * those and the ones struct es_conn_info is made of. */
     bool want[ES_MAX_EVENT_TYPES];

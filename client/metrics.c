@@ -396,6 +396,9 @@ int es_metrics_main(int argc, char **argv) {
     es_conn_default_options(&x->opt);
     x->opt.cost_notices = true;
     x->opt.retry = true;
+    /* A killed program's socket file stays until the glob drops it (never,
+     * while it matches): try it less and less often, up to a scan's period. */
+    x->opt.retry_max_ms = SCAN_MS;
     x->top = ES_PROMTEXT_TOP_LABELS;
     x->linger_s = 60;
     const char *http = "127.0.0.1:9464", *top = NULL, *linger = NULL;
