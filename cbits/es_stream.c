@@ -48,8 +48,9 @@ static void run_flush(struct es_stream *s, struct run *run, uint64_t offset,
     run->r.max_time = 0;
 }
 
-static void report(struct es_stream *s, const uint8_t *buf, size_t pos, size_t head, size_t size,
-                   const struct es_stream_callbacks *cb) {
+static inline __attribute__((always_inline)) void report(struct es_stream *s, const uint8_t *buf,
+                                                         size_t pos, size_t head, size_t size,
+                                                         const struct es_stream_callbacks *cb) {
     const uint8_t *p = buf + pos;
     if (cb && cb->on_event) {
         struct es_event ev = {.type = es_be16(p),
