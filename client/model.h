@@ -246,6 +246,7 @@ struct es_model {
     char **labels;             /* interned census labels */
     uint32_t *label_hash;      /* open addressing: label index + 1, 0 = empty */
     size_t nlabels, labels_hash_cap;
+    uint32_t label_guess; /* the label the next census line is tried as first */
     uint64_t *prev_bytes; /* by label: bytes in the previous census (trend) */
     struct es_model_census cur, prev, building;
     bool in_census;
