@@ -26,8 +26,9 @@ enum es_stream_state {
 /* A header longer than this is taken for garbage (GHC's are 10-30 KB). */
 #define ES_STREAM_MAX_HEADER ((size_t)4 << 20)
 
-/* A run of consecutive events that were not reported one by one (es_stream_skim): what a consumer
- * that counts, times and places every event needs of them. */
+/* A run of consecutive events that were not reported one by one
+ * (es_stream_skim): what a consumer that counts, times and places every
+ * event needs of them. */
 struct es_stream_skip {
     uint64_t events;             /* how many (at least 1) */
     uint64_t offset;             /* stream offset of the first one's first byte */
