@@ -10,7 +10,11 @@ exporter follows them all through one glob. Figures, from /proc of the
 exporter: (RSS with N programs - RSS with none) / N, and (user + system
 CPU) / bytes received, once every stream is in.
 
-    python3 bench/bench_metrics.py [--build build] [--programs 100] [--mib 16]
+    python3 bench/bench_metrics.py [--build build] [--programs 100] [--mib 16] [--file REC]
+
+--file replays a recording made before (the same bytes for two builds);
+otherwise one is made, and its mix of events varies from run to run (how
+many censuses fall in it): compare builds on one file.
 """
 import argparse
 import os
@@ -76,11 +80,12 @@ def main():
     ap.add_argument("--programs", type=int, default=100)
     ap.add_argument("--mib", type=float, default=16,
                     help="MiB each stand-in program sends (its events repeated)")
+    ap.add_argument("--file", help="a recorded eventlog to replay (default: record one)")
     a = ap.parse_args()
     d = tempfile.mkdtemp(prefix="es-bench-metrics-")
     exporter = None
     try:
-        data = record(a.build, d)
+        data = open(a.file, "rb").read() if a.file else record(a.build, d)
         h = header_len(data)
         body = data[h:-2] if data.endswith(b"\xff\xff") else data[h:]
         a.repeat = max(1, int(a.mib * 2**20 / len(body)))

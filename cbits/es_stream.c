@@ -1,5 +1,6 @@
 #include "es_stream.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +8,13 @@
 void es_stream_init(struct es_stream *s) {
     memset(s, 0, sizeof *s);
     s->state = ES_STREAM_HEADER;
+}
+
+void es_stream_skim(struct es_stream *s, const bool *want, const uint64_t *window,
+                    es_stream_skip_fn on_skip) {
+    s->want = on_skip ? want : NULL;
+    s->window = window;
+    s->on_skip = on_skip;
 }
 
 void es_stream_destroy(struct es_stream *s) {
@@ -20,6 +28,98 @@ static int fail(struct es_stream *s, const char *why, uint64_t offset) {
     s->error = why;
     s->error_offset = offset;
     return -EINVAL;
+}
+
+/* The run of skipped events being summed (consume's). */
+struct run {
+    struct es_stream_skip r;
+    size_t from; /* buffer position of its first event */
+};
+
+static void run_flush(struct es_stream *s, struct run *run, uint64_t offset,
+                      const struct es_stream_callbacks *cb) {
+    if (run->r.events == 0)
+        return;
+    s->events += run->r.events;
+    run->r.offset = offset + run->from;
+    s->on_skip(&run->r, cb ? cb->ctx : NULL);
+    run->r.events = 0;
+    run->r.min_time = UINT64_MAX;
+    run->r.max_time = 0;
+}
+
+static inline __attribute__((always_inline)) void report(struct es_stream *s, const uint8_t *buf,
+                                                         size_t pos, size_t head, size_t size,
+                                                         const struct es_stream_callbacks *cb) {
+    const uint8_t *p = buf + pos;
+    if (cb && cb->on_event) {
+        struct es_event ev = {.type = es_be16(p),
+                              .time = es_be64(p + 2),
+                              .offset = pos,
+                              .len = head + size,
+                              .payload = p + head,
+                              .payload_len = size};
+        cb->on_event(&ev, buf, cb->ctx);
+    }
+    s->events++;
+}
+
+/* The common case, events with at least 12 bytes left after their start:
+ * each event's extent from the header's table, then either reported or,
+ * when skimming (es_stream_skim) and neither its type is wanted nor its
+ * time outside the window, summed into `run` at the cost of a few
+ * compares. Returns where it stopped: within 12 bytes of the end, or at
+ * an event the careful path in consume must look at (the end marker, an
+ * undeclared type, one the bytes end inside). */
+static size_t consume_fast(struct es_stream *s, const uint8_t *buf, size_t pos, size_t len,
+                           uint64_t offset, const struct es_stream_callbacks *cb, struct run *run) {
+    const uint16_t *sizes = s->header.size;
+    const bool *want = s->want;
+    const uint64_t *w = s->window;
+    uint64_t lo = w ? w[0] : 0, hi = w ? w[1] : UINT64_MAX;
+    /* The run is open only between two events reported: it starts empty. */
+    assert(run->r.events == 0);
+    uint64_t n = 0, min = UINT64_MAX, max = 0;
+    while (len - pos >= 12) {
+        const uint8_t *p = buf + pos;
+        unsigned t = es_be16(p);
+        if (t >= ES_MAX_EVENT_TYPES)
+            break;
+        size_t head = 10, size = sizes[t];
+        if (size == ES_SIZE_VARIABLE) {
+            size = es_be16(p + 10);
+            head = 12;
+        } else if (size == ES_SIZE_UNDECLARED) {
+            break;
+        }
+        if (head + size > len - pos)
+            break;
+        uint64_t time = es_be64(p + 2);
+        if (want != NULL && !want[t] && time >= lo && time < hi) {
+            if (n++ == 0)
+                run->from = pos;
+            min = time < min ? time : min;
+            max = time > max ? time : max;
+            pos += head + size;
+            continue;
+        }
+        if (n > 0) {
+            run->r = (struct es_stream_skip){n, 0, pos - run->from, min, max};
+            run_flush(s, run, offset, cb);
+            n = 0;
+            min = UINT64_MAX;
+            max = 0;
+        }
+        report(s, buf, pos, head, size, cb);
+        pos += head + size;
+        if (w != NULL) {
+            lo = w[0];
+            hi = w[1];
+        }
+    }
+    if (n > 0)
+        run->r = (struct es_stream_skip){n, 0, pos - run->from, min, max};
+    return pos;
 }
 
 /* Consume what can be consumed of `buf` (whose first byte is at stream
@@ -44,7 +144,9 @@ static long consume(struct es_stream *s, const uint8_t *buf, size_t len, uint64_
         if (cb && cb->on_header)
             cb->on_header(&s->header, cb->ctx);
     }
+    struct run run = {.r = {.min_time = UINT64_MAX}};
     while (s->state == ES_STREAM_EVENTS && pos < len) {
+        pos = consume_fast(s, buf, pos, len, offset, cb, &run);
         size_t left = len - pos;
         const uint8_t *p = buf + pos;
         if (left < 2)
@@ -58,20 +160,13 @@ static long consume(struct es_stream *s, const uint8_t *buf, size_t len, uint64_
         int r = es_event_extent(&s->header, p, left, &head, &size);
         if (r == -EAGAIN)
             break;
+        run_flush(s, &run, offset, cb);
         if (r != 0)
             return fail(s, "an event of a type the header does not declare", offset + pos);
-        if (cb && cb->on_event) {
-            struct es_event ev = {.type = es_be16(p),
-                                  .time = es_be64(p + 2),
-                                  .offset = pos,
-                                  .len = head + size,
-                                  .payload = p + head,
-                                  .payload_len = size};
-            cb->on_event(&ev, buf, cb->ctx);
-        }
-        s->events++;
+        report(s, buf, pos, head, size, cb);
         pos += head + size;
     }
+    run_flush(s, &run, offset, cb);
     if (s->state == ES_STREAM_END && pos < len)
         return fail(s, "bytes after the end-of-data marker", offset + pos);
     return (long)pos;
@@ -95,6 +190,23 @@ static int keep(struct es_stream *s, const uint8_t *data, size_t n) {
     return 0;
 }
 
+/* The bytes the partial event in `pending` lacks before it can be read
+ * (or found malformed): at least 1. */
+static size_t missing(const struct es_stream *s) {
+    const uint8_t *p = s->pending;
+    size_t len = s->len, need;
+    if (len < 2)
+        return 2 - len;
+    unsigned t = es_be16(p);
+    if (t >= ES_MAX_EVENT_TYPES || s->header.size[t] == ES_SIZE_UNDECLARED)
+        return 1;
+    if (s->header.size[t] == ES_SIZE_VARIABLE)
+        need = len < 12 ? 12 : 12 + (size_t)es_be16(p + 10);
+    else
+        need = 10 + (size_t)s->header.size[t];
+    return need > len ? need - len : 1;
+}
+
 int es_stream_feed(struct es_stream *s, const void *data, size_t n,
                    const struct es_stream_callbacks *cb) {
     if (s->state == ES_STREAM_ERROR)
@@ -102,15 +214,14 @@ int es_stream_feed(struct es_stream *s, const void *data, size_t n,
     if (n == 0)
         return 0;
     const uint8_t *in = data;
-    /* A partial header or event waits: complete it from the new bytes. An
-     * event is at most 64 KiB, so a partial one costs a small copy; the
-     * header is copied whole, once. Each round either completes an event
-     * or uses up the input. */
+    /* A partial header or event waits: complete it from the new bytes,
+     * taking only the bytes it lacks (the rest is read where it lies); the
+     * header is copied whole, once. Each round either completes an event,
+     * learns more of its size, or uses up the input. */
     while (s->len > 0 && n > 0) {
         size_t take = n;
         if (s->state == ES_STREAM_EVENTS) {
-            size_t longest = 12 + 65535;
-            take = longest > s->len ? longest - s->len : 1;
+            take = missing(s);
             if (take > n)
                 take = n;
         }

@@ -26,6 +26,17 @@ enum es_stream_state {
 /* A header longer than this is taken for garbage (GHC's are 10-30 KB). */
 #define ES_STREAM_MAX_HEADER ((size_t)4 << 20)
 
+/* A run of consecutive events that were not reported one by one
+ * (es_stream_skim): what a consumer that counts, times and places every
+ * event needs of them. */
+struct es_stream_skip {
+    uint64_t events;             /* how many (at least 1) */
+    uint64_t offset;             /* stream offset of the first one's first byte */
+    uint64_t bytes;              /* their bytes, from `offset` on without a gap */
+    uint64_t min_time, max_time; /* the smallest and largest of their times */
+};
+typedef void (*es_stream_skip_fn)(const struct es_stream_skip *run, void *ctx);
+
 struct es_stream {
     enum es_stream_state state;
     struct es_header header; /* valid from ES_STREAM_EVENTS on */
@@ -35,6 +46,10 @@ struct es_stream {
     uint64_t events;         /* complete events read, block markers included */
     const char *error;       /* a static description, once state is ES_STREAM_ERROR */
     uint64_t error_offset;   /* where it was found */
+    /* Skimming (es_stream_skim): NULL `want` until set. */
+    const bool *want;
+    const uint64_t *window;
+    es_stream_skip_fn on_skip;
 };
 
 /* Called for every complete event; `ev->offset` is relative to `base`, which
@@ -51,6 +66,21 @@ struct es_stream_callbacks {
 
 void es_stream_init(struct es_stream *s);
 void es_stream_destroy(struct es_stream *s);
+
+/* Report only some events one by one, before the first bytes are fed:
+ * the events of the types `want` flags (ES_MAX_EVENT_TYPES flags), those
+ * whose time lies outside [window[0], window[1]) when `window` is set
+ * (read again after every callback, so that the consumer can move it),
+ * and any the reader does not skim (a type with an odd size, the last
+ * bytes of a piece) go to on_event; the others are summed into runs for
+ * `on_skip` (called with the callbacks' ctx), which comes, in stream
+ * order, before the next event reported and before es_stream_feed
+ * returns. A consumer whose state the other types change only through
+ * counts and times so sees the same stream for a fraction of the cost: the
+ * parse of `metrics`, `heap` and `report` (BENCHMARKS.md). `want` and
+ * `window` must outlive the reader. */
+void es_stream_skim(struct es_stream *s, const bool *want, const uint64_t *window,
+                    es_stream_skip_fn on_skip);
 
 /* Feed the next `n` bytes. Returns 0, -EINVAL when the stream is malformed
  * (from then on every call returns it; `error` says why), or -ENOMEM. */

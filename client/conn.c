@@ -113,11 +113,29 @@ static bool is_drop_notice(const uint8_t *p, size_t n, uint64_t *chunks) {
     return true;
 }
 
+/* The event types note_event looks into (one predictable test per event
+ * instead of a jump through a table on every event, BENCHMARKS.md). */
+static bool noted_type(unsigned t) {
+    switch (t) {
+    case ES_EVENT_PROGRAM_ARGS:
+    case ES_EVENT_OSPROCESS_PID:
+    case ES_EVENT_RTS_IDENTIFIER:
+    case ES_EVENT_HEAP_PROF_BEGIN:
+    case ES_EVENT_HEAP_PROF_SAMPLE_BEGIN:
+    case ES_EVENT_USER_MSG:
+        return true;
+    default:
+        return false;
+    }
+}
+
 static void note_event(struct es_conn_info *in, const struct es_event *ev) {
     const uint8_t *p = ev->payload;
     size_t n = ev->payload_len;
     if (ev->time > in->latest_time && ev->type != ES_EVENT_BLOCK_MARKER)
         in->latest_time = ev->time;
+    if (!noted_type(ev->type))
+        return;
     switch (ev->type) {
     case ES_EVENT_PROGRAM_ARGS:
         if (!in->have_args)
@@ -171,6 +189,17 @@ static void stream_header(const struct es_header *hdr, void *ctx) {
         c->cb.on_header(c, c->cb.ctx);
 }
 
+/* A run of events no one needs one by one (es_stream_callbacks.want):
+ * none of the types note_event looks into, nor a block marker. */
+static void stream_skip(const struct es_stream_skip *run, void *ctx) {
+    struct es_conn *c = ctx;
+    c->info.events += run->events;
+    if (run->max_time > c->info.latest_time)
+        c->info.latest_time = run->max_time;
+    if (!c->ended)
+        c->cb.on_skip(c, run, c->cb.ctx);
+}
+
 static void stream_event(const struct es_event *ev, const uint8_t *base, void *ctx) {
     (void)base;
     struct es_conn *c = ctx;
@@ -184,12 +213,25 @@ static void stream_event(const struct es_event *ev, const uint8_t *base, void *c
         c->cb.on_event(c, ev, c->stream.offset + ev->offset, c->cb.ctx);
 }
 
+/* A fresh stream reader; skimming when the callbacks ask for it: the
+ * events of their `want` and of the types struct es_conn_info is made of
+ * one by one, the rest in runs. */
+static void stream_setup(struct es_conn *c) {
+    es_stream_init(&c->stream);
+    if (c->cb.want == NULL || c->cb.on_skip == NULL)
+        return;
+    for (unsigned t = 0; t < ES_MAX_EVENT_TYPES; t++)
+        c->want[t] = c->cb.want[t] || noted_type(t);
+    c->want[ES_EVENT_BLOCK_MARKER] = true;
+    es_stream_skim(&c->stream, c->want, c->cb.window, stream_skip);
+}
+
 void es_conn_init_parser(struct es_conn *c, const struct es_conn_callbacks *cb) {
     memset(c, 0, sizeof *c);
-    es_stream_init(&c->stream);
     if (cb)
         c->cb = *cb;
     c->file_fd = -1;
+    stream_setup(c);
 }
 
 void es_conn_destroy_parser(struct es_conn *c) {
@@ -287,18 +329,42 @@ static void on_retry_timer(uv_timer_t *t) {
     start_attempt(t->data);
 }
 
+/* The pause before the next attempt: RETRY_MS, doubled after each refusal
+ * from the same socket file (or from none) up to opt.retry_max_ms, and
+ * RETRY_MS again once another file is at the path (a program started
+ * again; seen when the pause ends, so within retry_max_ms). */
+static unsigned next_retry_ms(struct es_conn *c) {
+    if (c->opt.retry_max_ms <= RETRY_MS)
+        return RETRY_MS;
+    uint64_t id[4] = {0, 0, 0, 0};
+    struct stat st;
+    if (c->is_unix && stat(c->addr.path, &st) == 0) {
+        id[0] = (uint64_t)st.st_dev;
+        id[1] = (uint64_t)st.st_ino;
+        id[2] = (uint64_t)st.st_mtim.tv_sec;
+        id[3] = (uint64_t)st.st_mtim.tv_nsec;
+    }
+    if (c->retry_ms == 0 || memcmp(id, c->retry_file, sizeof id) != 0) {
+        memcpy(c->retry_file, id, sizeof id);
+        c->retry_ms = RETRY_MS;
+    } else if (c->retry_ms < c->opt.retry_max_ms) {
+        c->retry_ms = c->retry_ms * 2 < c->opt.retry_max_ms ? c->retry_ms * 2 : c->opt.retry_max_ms;
+    }
+    return c->retry_ms;
+}
+
 static void retry_later(struct es_conn *c) {
     drop_attempt(c);
     /* The stream reader starts afresh with the next connection. */
     es_stream_destroy(&c->stream);
-    es_stream_init(&c->stream);
+    stream_setup(c);
     memset(&c->info, 0, sizeof c->info);
     if (!c->said_waiting && !c->opt.quiet && isatty(2)) {
         fprintf(stderr, "eventlog-socket: waiting for %s (--retry)\n", c->name);
         c->said_waiting = true;
     }
     uv_timer_stop(&c->timer);
-    uv_timer_start(&c->timer, on_retry_timer, RETRY_MS, 0);
+    uv_timer_start(&c->timer, on_retry_timer, next_retry_ms(c), 0);
 }
 
 static void on_timer(uv_timer_t *t) {

@@ -40,6 +40,12 @@ struct es_conn_options {
                              * recording keeps the program's own stream) */
     bool quiet;             /* --retry: no "waiting for" line on stderr (a view that
                              * owns the screen, or shows a run already) */
+    unsigned retry_max_ms;  /* --retry: while the same socket file (or none) refuses,
+                             * the pause between attempts doubles from 100 ms up to
+                             * this; a new file at the path starts it over (0: 100 ms
+                             * always). A killed program's stale socket then costs
+                             * an exporter a connect every few seconds, not ten a
+                             * second forever. */
 };
 
 /* What the stream has told about the program so far. */
@@ -81,6 +87,13 @@ struct es_conn_callbacks {
     /* A write of es_conn_send has completed (0) or failed (a libuv error). */
     void (*on_sent)(struct es_conn *c, int status, void *ctx);
     void *ctx;
+    /* Optional, for a consumer that needs only some event types one by
+     * one (es_stream_callbacks' `want`, `window` and `on_skip`, which say
+     * how): on_event gets those (and a few more), on_skip the runs of the
+     * others in between, in stream order. Both must outlive the source. */
+    const bool *want;
+    const uint64_t *window;
+    void (*on_skip)(struct es_conn *c, const struct es_stream_skip *run, void *ctx);
 };
 
 struct es_conn_attempt;
@@ -111,8 +124,13 @@ struct es_conn {
     uv_idle_t idle; /* reads a file */
     bool idle_open;
     int file_fd;
-    bool said_waiting;    /* the "waiting for" line was printed */
-    bool feeding;         /* inside es_conn_feed */
+    bool said_waiting;      /* the "waiting for" line was printed */
+    unsigned retry_ms;      /* the pause before the next attempt (0: none yet) */
+    uint64_t retry_file[4]; /* the socket file it was for: device, inode, mtime */
+    bool feeding;           /* inside es_conn_feed */
+    /* The event types read one by one when the callbacks' `want` is set:
+     * those and the ones struct es_conn_info is made of. */
+    bool want[ES_MAX_EVENT_TYPES];
     bool destroy_pending; /* closed meanwhile: free the reader on the way out */
 };
 

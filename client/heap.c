@@ -300,6 +300,11 @@ static void on_bytes(struct es_conn *c, const uint8_t *data, size_t n, void *ctx
     judge_live(ctx);
 }
 
+static void on_skip(struct es_conn *c, const struct es_stream_skip *run, void *ctx) {
+    (void)c;
+    es_model_skip(((struct heap *)ctx)->model, run);
+}
+
 static void on_end(struct es_conn *c, enum es_conn_end how, void *ctx) {
     struct heap *h = ctx;
     char why[700];
@@ -401,7 +406,10 @@ int es_heap_main(int argc, char **argv) {
                                    .on_event = on_event,
                                    .on_bytes = on_bytes,
                                    .on_end = on_end,
-                                   .ctx = h};
+                                   .ctx = h,
+                                   .want = h->model->want,
+                                   .window = h->model->window,
+                                   .on_skip = on_skip};
     if (es_session_open(&h->ses, src, &cb) != 0) {
         fprintf(stderr, "eventlog-socket: %s: %s\n", h->ses.conn->name, h->ses.conn->error);
         return 2;

@@ -149,6 +149,13 @@ static void on_event(struct es_conn *c, const struct es_event *ev, uint64_t offs
         es_model_event(t->model, ev);
 }
 
+static void on_skip(struct es_conn *c, const struct es_stream_skip *run, void *ctx) {
+    (void)c;
+    struct target *t = ctx;
+    if (!t->ignoring)
+        es_model_skip(t->model, run);
+}
+
 static void on_reconnect(uv_timer_t *timer) {
     open_conn(timer->data);
 }
@@ -178,8 +185,14 @@ static void on_end(struct es_conn *c, enum es_conn_end how, void *ctx) {
 }
 
 static void open_conn(struct target *t) {
-    struct es_conn_callbacks cb = {
-        .on_header = on_header, .on_event = on_event, .on_end = on_end, .ctx = t};
+    /* The model reads only the events it needs one by one (es_model_skip). */
+    struct es_conn_callbacks cb = {.on_header = on_header,
+                                   .on_event = on_event,
+                                   .on_end = on_end,
+                                   .ctx = t,
+                                   .want = t->model->want,
+                                   .window = t->model->window,
+                                   .on_skip = on_skip};
     struct es_conn *c = &t->conns[t->cur];
     if (es_conn_open(c, t->x->loop, t->source, &t->x->opt, &cb) != 0) {
         if (!t->said_error)
@@ -435,6 +448,9 @@ int es_metrics_main(int argc, char **argv) {
     es_conn_default_options(&x->opt);
     x->opt.cost_notices = true;
     x->opt.retry = true;
+    /* A killed program's socket file stays until the glob drops it (never,
+     * while it matches): try it less and less often, up to a scan's period. */
+    x->opt.retry_max_ms = SCAN_MS;
     x->top = ES_PROMTEXT_TOP_LABELS;
     x->linger_s = 60;
     const char *http = "127.0.0.1:9464", *top = NULL, *linger = NULL, *token_file = NULL;

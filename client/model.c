@@ -3,6 +3,7 @@
  * event shares: stream time, and which capability's block it is in. */
 #include "model_impl.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -95,6 +96,14 @@ static struct es_model_cap *block_cap(struct es_model *m, const struct es_event 
     return c < ES_MODEL_MAX_CAPS ? &m->caps[c] : NULL;
 }
 
+/* The window a skimming reader may skip events in: the model's state
+ * before the next event depends on their times only through `now`, until
+ * one starts a new second (second_passed) or comes before the first. */
+static void set_window(struct es_model *m) {
+    m->window[0] = m->first_time;
+    m->window[1] = m->events ? m->next_second : 0;
+}
+
 void es_model_event(struct es_model *m, const struct es_event *ev) {
     struct es_model_ev e = {{ev->payload, ev->payload_len, false}, ev->time, NULL};
     if (m->events++ == 0 || e.t < m->first_time)
@@ -110,6 +119,25 @@ void es_model_event(struct es_model *m, const struct es_event *ev) {
             h(m, &e);
     }
     second_passed(m);
+    set_window(m);
+}
+
+/* What es_model_event does for each event of the run, summed: it has no
+ * handler, is no block marker, and its time neither starts a second nor
+ * comes before the first event. Block accounting: the events lie back to
+ * back, so they fit in the current block exactly when their sum does; if
+ * not, one of them left it, and from then on every event was outside. */
+void es_model_skip(struct es_model *m, const struct es_stream_skip *run) {
+    assert(m->events > 0 && run->min_time >= m->first_time && run->max_time < m->next_second);
+    m->events += run->events;
+    if (run->max_time > m->now)
+        m->now = run->max_time;
+    if (m->block_left >= run->bytes) {
+        m->block_left -= run->bytes;
+    } else {
+        m->block_left = 0;
+        m->block_cap = ES_GLOBAL_CAP;
+    }
 }
 
 void es_model_header(struct es_model *m, const struct es_header *hdr) {
@@ -129,6 +157,10 @@ void es_model_init(struct es_model *m) {
     m->generations = 2;
     m->block_cap = ES_GLOBAL_CAP;
     es_model_history_init(&m->h);
+    for (unsigned t = 0; t < HANDLED_TYPES && t < ES_MAX_EVENT_TYPES; t++)
+        m->want[t] = handlers[t] != NULL;
+    m->want[ES_EVENT_BLOCK_MARKER] = true;
+    set_window(m);
 }
 
 void es_model_destroy(struct es_model *m) {

@@ -20,6 +20,7 @@
 
 #include "es_events.h"
 #include "es_header.h"
+#include "es_stream.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -198,6 +199,10 @@ struct es_model_history {
     uint64_t generation;
     uint64_t width; /* ns per bucket; bucket i covers [i * width, (i + 1) * width) */
     unsigned n;     /* buckets in use */
+    /* The bucket es_model_tl_at found last, [at_lo, at_hi) (at_hi 0:
+     * none): most events land in it, without a division. */
+    uint64_t at_lo, at_hi;
+    unsigned at_i;
     struct es_model_bucket tl[ES_MODEL_TL_BUCKETS];
     /* Per capability, NULL until seen: 2 * ES_MODEL_TL_BUCKETS figures,
      * [2i] ns running Haskell code and [2i + 1] ns in GC in bucket i. */
@@ -251,6 +256,11 @@ struct es_model {
     uint64_t events;          /* events fed, block markers included */
     uint64_t next_second;     /* stream time at which the next second starts */
     bool ended;               /* the end-of-data marker arrived */
+    /* For a reader that skims (es_stream_callbacks, es_conn_callbacks):
+     * the event types the model reads one by one, and the window of times
+     * the others may be skimmed in; es_model_skip takes the runs. */
+    bool want[ES_MAX_EVENT_TYPES];
+    uint64_t window[2];
 
     /* Heap, from HEAP_SIZE / HEAP_LIVE / HEAP_ALLOCATED / HEAP_INFO_GHC. */
     uint64_t heap_size, heap_live, allocated; /* latest; allocated summed over caps */
@@ -306,6 +316,7 @@ struct es_model {
     char **labels;             /* interned census labels */
     uint32_t *label_hash;      /* open addressing: label index + 1, 0 = empty */
     size_t nlabels, labels_hash_cap;
+    uint32_t label_guess; /* the label the next census line is tried as first */
     uint64_t *prev_bytes; /* by label: bytes in the previous census (trend) */
     struct es_model_census cur, prev, building;
     bool in_census;
@@ -373,6 +384,9 @@ void es_model_reset(struct es_model *m);
 
 void es_model_header(struct es_model *m, const struct es_header *hdr);
 void es_model_event(struct es_model *m, const struct es_event *ev);
+/* A run of events of types not in m->want, all timed inside m->window:
+ * the same as feeding them one by one, at the cost of a few additions. */
+void es_model_skip(struct es_model *m, const struct es_stream_skip *run);
 void es_model_end(struct es_model *m);
 
 /* Extend the timeline to the latest event's time (m->now), so that charts

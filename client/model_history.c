@@ -90,6 +90,7 @@ void es_model_tl_merge(struct es_model_history *h) {
     }
     h->n = half;
     h->width *= 2;
+    h->at_hi = 0; /* es_model_tl_at's bucket moved */
     h->generation++;
 }
 

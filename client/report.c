@@ -34,6 +34,11 @@ static void rep_event(struct es_conn *c, const struct es_event *ev, uint64_t off
     es_model_event(((struct report *)ctx)->model, ev);
 }
 
+static void rep_skip(struct es_conn *c, const struct es_stream_skip *run, void *ctx) {
+    (void)c;
+    es_model_skip(((struct report *)ctx)->model, run);
+}
+
 static void rep_end(struct es_conn *c, enum es_conn_end how, void *ctx) {
     struct report *r = ctx;
     (void)c;
@@ -51,8 +56,13 @@ static void report_usage(FILE *f) {
 
 /* Read the whole stream into the model. Returns 0, or 2 after a message. */
 static int read_all(struct report *r, const char *in) {
-    struct es_conn_callbacks cb = {
-        .on_header = rep_header, .on_event = rep_event, .on_end = rep_end, .ctx = r};
+    struct es_conn_callbacks cb = {.on_header = rep_header,
+                                   .on_event = rep_event,
+                                   .on_end = rep_end,
+                                   .ctx = r,
+                                   .want = r->model->want,
+                                   .window = r->model->window,
+                                   .on_skip = rep_skip};
     int status = 0;
     if (es_session_open(&r->ses, in, &cb) != 0) {
         fprintf(stderr, "eventlog-socket report: %s\n", r->ses.conn->error);

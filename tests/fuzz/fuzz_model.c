@@ -3,7 +3,8 @@
  * program (client/model.c), then every query `top` makes. Whatever the
  * events say, the model keeps its invariants: figures within their bounds,
  * shares between 0 and 1, censuses whose totals are their entries' sum,
- * bounded tables, text without control characters.
+ * bounded tables, text without control characters; and it comes out the
+ * same when the reader skims the events it does not read one by one.
  *
  * Input: the stream's bytes, fed in pieces whose sizes follow from the
  * input's length. Build and run with `make fuzz`; `make check` replays the
@@ -22,6 +23,45 @@ static void on_header(const struct es_header *h, void *ctx) {
 static void on_event(const struct es_event *ev, const uint8_t *base, void *ctx) {
     (void)base;
     es_model_event(ctx, ev);
+}
+
+static void on_skip(const struct es_stream_skip *run, void *ctx) {
+    es_model_skip(ctx, run);
+}
+
+/* The same bytes with the reader skimming what the model does not read
+ * one by one (es_stream_skim): the model must come out the same. */
+static void check_skim(const struct es_model *m, const uint8_t *data, size_t size) {
+    static struct es_model *k;
+    if (k == NULL)
+        k = malloc(sizeof *k);
+    CHECK(k != NULL);
+    es_model_init(k);
+    struct es_stream s;
+    struct es_stream_callbacks cb = {on_header, on_event, k};
+    es_stream_init(&s);
+    es_stream_skim(&s, k->want, k->window, on_skip);
+    size_t pos = 0, step = size % 251 + 1;
+    while (pos < size) {
+        size_t n = step < size - pos ? step : size - pos;
+        if (es_stream_feed(&s, data + pos, n, &cb) != 0)
+            break;
+        pos += n;
+        step = step * 5 % 4093 + 1;
+    }
+    if (es_stream_finish(&s) == 0)
+        es_model_end(k);
+    es_stream_destroy(&s);
+    CHECK(k->events == m->events && k->now == m->now && k->first_time == m->first_time);
+    CHECK(k->block_cap == m->block_cap && k->block_left == m->block_left);
+    CHECK(k->gcs == m->gcs && k->gc_ns == m->gc_ns && k->heap_size == m->heap_size &&
+          k->allocated == m->allocated && k->censuses == m->censuses && k->ncaps == m->ncaps &&
+          k->threads_n == m->threads_n && k->notes_n == m->notes_n && k->snap_n == m->snap_n &&
+          k->h.n == m->h.n && k->ended == m->ended);
+    for (unsigned c = 0; c < ES_MODEL_MAX_CAPS; c++)
+        CHECK(k->caps[c].busy_ns == m->caps[c].busy_ns &&
+              k->caps[c].allocated == m->caps[c].allocated);
+    es_model_destroy(k);
 }
 
 static void check_text(const char *s, size_t size) {
@@ -66,6 +106,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (es_stream_finish(&s) == 0)
         es_model_end(m);
     es_stream_destroy(&s);
+    check_skim(m, data, size);
 
     CHECK(m->minor_gcs + m->major_gcs == m->gcs);
     CHECK(m->ncaps <= ES_MODEL_MAX_CAPS && m->nlabels <= ES_MODEL_MAX_LABELS);

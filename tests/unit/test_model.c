@@ -582,8 +582,108 @@ static void check_history(void) {
     free(m);
 }
 
+/* ---- Skimming (es_stream_skim, es_model_skip): the model reads only the
+ * events it handles one by one; it must end up exactly as when it reads
+ * them all. */
+
+static void on_skip(const struct es_stream_skip *run, void *ctx) {
+    es_model_skip(ctx, run);
+}
+
+static void feed_skim(struct es_model *m, const uint8_t *buf, size_t len, size_t piece) {
+    struct es_stream s;
+    struct es_stream_callbacks cb = {on_header, on_event, m};
+    es_stream_init(&s);
+    es_stream_skim(&s, m->want, m->window, on_skip);
+    for (size_t pos = 0; pos < len; pos += piece)
+        if (es_stream_feed(&s, buf + pos, len - pos < piece ? len - pos : piece, &cb) < 0)
+            break;
+    if (es_stream_finish(&s) == 0)
+        es_model_end(m);
+    es_stream_destroy(&s);
+}
+
+#define SAME(f)       (a->f == b->f)
+#define SAME_ARRAY(f) (memcmp(a->f, b->f, sizeof a->f) == 0)
+/* Everything the views read, field by field (no padding compared). */
+static bool same_model(const struct es_model *a, const struct es_model *b) {
+    bool same = SAME(events) && SAME(first_time) && SAME(now) && SAME(next_second) && SAME(ended) &&
+                SAME(heap_size) && SAME(heap_live) && SAME(allocated) && SAME(alloc_rate) &&
+                SAME(alloc_rated) && SAME(gcs) && SAME(minor_gcs) && SAME(major_gcs) &&
+                SAME(gc_ns) && SAME(pause_max) && SAME(pause_n) && SAME_ARRAY(pause_hist) &&
+                SAME_ARRAY(secs) && SAME_ARRAY(gen_gcs) && SAME(ncaps) && SAME(block_cap) &&
+                SAME(block_left) && SAME_ARRAY(snap_t) && SAME_ARRAY(snap_busy) && SAME(snap_n) &&
+                SAME(threads_n) && SAME(threads_created) && SAME(censuses) && SAME(notes_n) &&
+                SAME(sparks_seen) && SAME(drops) && SAME(h.n) && SAME(h.width) &&
+                SAME_ARRAY(h.tl) && SAME(h.npauses) && SAME(h.ncensuses) && SAME(h.marks_n) &&
+                SAME(s_size.n) && SAME(s_size.first) && SAME_ARRAY(s_size.v) &&
+                SAME_ARRAY(s_alloc.v) && SAME_ARRAY(s_live.v) &&
+                strcmp(a->program, b->program) == 0;
+    for (unsigned c = 0; same && c < ES_MODEL_MAX_CAPS; c++) {
+        const struct es_model_cap *x = &a->caps[c], *y = &b->caps[c];
+        same = x->running_since == y->running_since && x->busy_ns == y->busy_ns &&
+               x->gc_since == y->gc_since && x->allocated == y->allocated && x->seen == y->seen &&
+               memcmp(x->sparks, y->sparks, sizeof x->sparks) == 0;
+    }
+    for (unsigned c = 0; same && c < ES_MODEL_MAX_CAPS; c++)
+        same = (a->h.cap_ns[c] == NULL) == (b->h.cap_ns[c] == NULL) &&
+               (a->h.cap_ns[c] == NULL ||
+                memcmp(a->h.cap_ns[c], b->h.cap_ns[c],
+                       2 * ES_MODEL_TL_BUCKETS * sizeof a->h.cap_ns[c][0]) == 0);
+    return same;
+}
+
+/* The fixture's events `rounds` times over, each round `shift` ns later
+ * than the one before: a run of many seconds. */
+static uint8_t *stretch(const uint8_t *buf, size_t len, unsigned rounds, uint64_t shift,
+                        size_t *out_len) {
+    struct es_header h;
+    if (es_header_parse(buf, len, &h) != 0 || len < h.len + 2)
+        return NULL;
+    size_t body = len - h.len - 2; /* without the end marker */
+    uint8_t *out = malloc(h.len + body * rounds + 2);
+    memcpy(out, buf, h.len);
+    for (unsigned k = 0; k < rounds; k++) {
+        uint8_t *r = out + h.len + body * k;
+        memcpy(r, buf + h.len, body);
+        struct es_event_iter it;
+        struct es_event ev;
+        es_event_iter_init(&it, &h, r, body);
+        while (es_event_next(&it, &ev) == ES_WALK_EVENT)
+            es_put_be(r + ev.offset + 2, ev.time + shift * k, 8);
+    }
+    memcpy(out + h.len + body * rounds, "\xff\xff", 2);
+    *out_len = h.len + body * rounds + 2;
+    return out;
+}
+
+static void check_skim_fixture(const char *path) {
+    size_t len, n;
+    uint8_t *fixture = tap_read_file(path, &len);
+    uint8_t *buf = stretch(fixture, len, 40, 300000000, &n);
+    static const size_t pieces[] = {1, 13, 4096, (size_t)1 << 30};
+    for (unsigned i = 0; buf && i < sizeof pieces / sizeof pieces[0]; i++) {
+        struct es_model *a = malloc(sizeof *a), *b = malloc(sizeof *b);
+        es_model_init(a);
+        es_model_init(b);
+        feed(a, buf, n, pieces[i]);
+        feed_skim(b, buf, n, pieces[i]);
+        ok(a->events > 1000 && same_model(a, b),
+           "%s x40 over 12 s (pieces of %zu): skimming, the model is the same (%llu events)", path,
+           pieces[i], (unsigned long long)b->events);
+        es_model_destroy(a);
+        es_model_destroy(b);
+        free(a);
+        free(b);
+    }
+    ok(buf != NULL, "%s: stretched", path);
+    free(buf);
+    free(fixture);
+}
+
 int main(int argc, char **argv) {
     tap_each_fixture(argc > 1 ? argv[1] : "tests/fixtures", check_fixture);
+    tap_each_fixture(argc > 1 ? argv[1] : "tests/fixtures", check_skim_fixture);
     check_census();
     check_gc();
     check_notes();
