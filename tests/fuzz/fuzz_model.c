@@ -56,8 +56,8 @@ static void check_skim(const struct es_model *m, const uint8_t *data, size_t siz
     CHECK(k->block_cap == m->block_cap && k->block_left == m->block_left);
     CHECK(k->gcs == m->gcs && k->gc_ns == m->gc_ns && k->heap_size == m->heap_size &&
           k->allocated == m->allocated && k->censuses == m->censuses && k->ncaps == m->ncaps &&
-          k->threads_n == m->threads_n && k->notes_n == m->notes_n && k->snap_n == m->snap_n &&
-          k->h.n == m->h.n && k->ended == m->ended);
+          es_model_threads(k) == es_model_threads(m) && k->notes_n == m->notes_n &&
+          k->snap_n == m->snap_n && k->h.n == m->h.n && k->ended == m->ended);
     for (unsigned c = 0; c < ES_MODEL_MAX_CAPS; c++)
         CHECK(k->caps[c].busy_ns == m->caps[c].busy_ns &&
               k->caps[c].allocated == m->caps[c].allocated);

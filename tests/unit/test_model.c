@@ -613,10 +613,11 @@ static bool same_model(const struct es_model *a, const struct es_model *b) {
                 SAME(gc_ns) && SAME(pause_max) && SAME(pause_n) && SAME_ARRAY(pause_hist) &&
                 SAME_ARRAY(secs) && SAME_ARRAY(gen_gcs) && SAME(ncaps) && SAME(block_cap) &&
                 SAME(block_left) && SAME_ARRAY(snap_t) && SAME_ARRAY(snap_busy) && SAME(snap_n) &&
-                SAME(threads_n) && SAME(threads_created) && SAME(censuses) && SAME(notes_n) &&
-                SAME(sparks_seen) && SAME(drops) && SAME(h.n) && SAME(h.width) &&
-                SAME_ARRAY(h.tl) && SAME(h.npauses) && SAME(h.ncensuses) && SAME(h.marks_n) &&
-                SAME(s_size.n) && SAME(s_size.first) && SAME_ARRAY(s_size.v) &&
+                es_model_threads(a) == es_model_threads(b) &&
+                es_model_threads_known(a) == es_model_threads_known(b) && SAME(threads_created) &&
+                SAME(censuses) && SAME(notes_n) && SAME(sparks_seen) && SAME(drops) && SAME(h.n) &&
+                SAME(h.width) && SAME_ARRAY(h.tl) && SAME(h.npauses) && SAME(h.ncensuses) &&
+                SAME(h.marks_n) && SAME(s_size.n) && SAME(s_size.first) && SAME_ARRAY(s_size.v) &&
                 SAME_ARRAY(s_alloc.v) && SAME_ARRAY(s_live.v) &&
                 strcmp(a->program, b->program) == 0;
     for (unsigned c = 0; same && c < ES_MODEL_MAX_CAPS; c++) {
