@@ -116,6 +116,10 @@ FIBBER := $(BUILD)/fibber-c-main
 PROBE := $(BUILD)/probe
 PROBE_LATE := $(BUILD)/probe-late
 CHECKER := $(BUILD)/eventlog-check
+# The profiled program of the heap-mode tests (tests/heapmodes/): every
+# -h mode needs -prof but -hT; -hi needs -finfo-table-map (GHC >= 9.2).
+HEAPMODES := $(BUILD)/heapmodes
+IPE_FLAG := $(shell echo $(HC_VERSION) | awk -F. '{ if ($$1 * 100 + $$2 >= 902) print "-finfo-table-map" }')
 # Many C clients at once, each stream parsed by the library's reader.
 MANY_CLIENTS := $(BUILD)/many-clients
 # The eventlog-socket command (client/): C on libuv and the library's own
@@ -191,6 +195,11 @@ $(PROBE_LATE): tests/probe/Main.hs tests/probe/late-main.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(HC) $(GHC_FLAGS) -outputdir $(BUILD)/hs/probe-late -o $@ \
 	    tests/probe/Main.hs tests/probe/late-main.c $(LIB) $(UV_LIBS)
+
+$(HEAPMODES): tests/heapmodes/Main.hs tests/heapmodes/Shapes.hs
+	@mkdir -p $(dir $@)
+	$(HC) -prof -fprof-auto -rtsopts $(EVENTLOG_FLAG) $(IPE_FLAG) -O -outputdir $(BUILD)/hs/heapmodes \
+	    -o $@ tests/heapmodes/Main.hs tests/heapmodes/Shapes.hs
 
 $(MANY_CLIENTS): tests/clients/many_clients.c cbits/es_stream.c cbits/es_header.c cbits/es_events.c \
                  $(wildcard cbits/*.h)
@@ -427,7 +436,7 @@ unit-test: $(UNIT_BIN) $(UNIT_ASAN_BIN) $(UNIT_TSAN_BIN) $(FUZZ_REPLAY_BIN)
 symbols: $(LIB)
 	@tests/check-symbols.sh $(LIB)
 
-integration-test: $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(CHECKER) $(MANY_CLIENTS)
+integration-test: $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(CHECKER) $(MANY_CLIENTS) $(HEAPMODES)
 	@HC=$(HC) python3 tests/integration/run.py --build $(BUILD) $(INTEGRATION_TESTS)
 
 # The cabal package and both examples, built with cabal offline exactly as

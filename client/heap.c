@@ -26,6 +26,7 @@ struct heap {
     uint64_t written; /* censuses written */
     uint64_t last_time;
     bool stopped;
+    bool mode_told; /* the note on a mode the eventlog cannot carry is out */
     int status;
 };
 
@@ -85,6 +86,46 @@ static void csv_field(FILE *f, const char *s) {
     fputc('"', f);
 }
 
+/* The RTS's -L: how long a cost-centre stack may be in its .hp (default
+ * 25), from the program's +RTS options as the stream gives them. */
+static size_t ccs_length(const struct es_model *m) {
+    size_t len = 25;
+    bool rts = false;
+    char args[sizeof m->args];
+    snprintf(args, sizeof args, "%s", m->args);
+    char *save = NULL;
+    for (char *w = strtok_r(args, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+        if (strcmp(w, "+RTS") == 0 || strcmp(w, "-RTS") == 0)
+            rts = w[0] == '+';
+        else if (rts && w[0] == '-' && w[1] == 'L' && w[2] >= '0' && w[2] <= '9')
+            len = (size_t)strtoul(w + 2, NULL, 10);
+    }
+    return len < 4 ? 4 : len;
+}
+
+/* A census label as the RTS's .hp writes it: a cost-centre stack longer
+ * than -L is cut to its first L-4 characters and "..." (rts/ProfHeap.c,
+ * fprint_ccs); its "(N)" stack number is not in the eventlog. */
+static void hp_label(const struct heap *h, char *out, size_t size, uint32_t label) {
+    const struct es_model *m = h->model;
+    snprintf(out, size, "%s", es_model_label(m, label));
+    size_t len = ccs_length(m);
+    if (m->breakdown == ES_MODEL_BY_CCS && strlen(out) > len && len < size)
+        snprintf(out + len - 4, size - (len - 4), "...");
+    for (char *p = out; *p; p++)
+        if (*p == '\n' || *p == '\t')
+            *p = ' ';
+}
+
+/* Once, when the stream shows a mode whose samples the eventlog lacks. */
+static void tell_mode(struct heap *h) {
+    const char *lack = es_model_breakdown_lack(h->model->breakdown);
+    if (h->mode_told || !h->model->heap_prof || lack == NULL)
+        return;
+    h->mode_told = true;
+    fprintf(stderr, "eventlog-socket: %s: %s\n", h->ses.conn->name, lack);
+}
+
 static void write_census(struct heap *h) {
     const struct es_model *m = h->model;
     const struct es_model_census *c = &m->cur;
@@ -94,10 +135,7 @@ static void write_census(struct heap *h) {
         fprintf(h->hp, "BEGIN_SAMPLE %f\n", t);
         for (size_t i = 0; i < c->n; i++) {
             char label[600];
-            snprintf(label, sizeof label, "%s", es_model_label(m, c->e[i].label));
-            for (char *p = label; *p; p++)
-                if (*p == '\n' || *p == '\t')
-                    *p = ' ';
+            hp_label(h, label, sizeof label, c->e[i].label);
             fprintf(h->hp, "%s\t%llu\n", label, (unsigned long long)c->e[i].bytes);
         }
         fprintf(h->hp, "END_SAMPLE %f\n", t);
@@ -178,6 +216,7 @@ static void on_event(struct es_conn *c, const struct es_event *ev, uint64_t offs
     struct heap *h = ctx;
     uint64_t before = h->model->censuses;
     es_model_event(h->model, ev);
+    tell_mode(h);
     if (h->model->censuses != before)
         write_census(h);
 }

@@ -240,8 +240,16 @@ struct es_model {
     struct es_model_census cur, prev, building;
     bool in_census;
     uint64_t censuses; /* censuses completed: a change tells a reader a new one is in `cur` */
-    char **cc_label;   /* cost centre labels by id (HEAP_PROF_COST_CENTRE) */
+    char **cc_label;   /* cost centre labels by id (HEAP_PROF_COST_CENTRE); a CAF's is M.CAF */
+    bool *cc_caf;      /* by id: the cost centre is a CAF's (no '/' after it in a stack) */
     size_t ncc;
+    /* IPE events (GHC >= 9.2, -finfo-table-map): each info table's name for
+     * people, by address; open addressing, addr 0 = empty. */
+    struct es_model_ipe {
+        uint64_t addr;
+        char *name; /* "LABEL (FILE:SPAN)", es_model_label_name */
+    } * ipe;
+    size_t ipe_cap, ipe_n;
 
     /* Sparks: a SPARK_COUNTERS event arrived (each capability's latest
      * figures are in caps[].sparks). */
@@ -300,6 +308,27 @@ void es_model_end(struct es_model *m);
 void es_model_extend_to_now(struct es_model *m);
 
 /* The text of label `i` of a census entry. */
+/* Heap profile breakdowns (HEAP_PROF_BEGIN; GHC's EventLogFormat.h). */
+enum {
+    ES_MODEL_BY_CCS = 1,
+    ES_MODEL_BY_MODULE = 2,
+    ES_MODEL_BY_DESCR = 3,
+    ES_MODEL_BY_TYPE = 4,
+    ES_MODEL_BY_RETAINER = 5,
+    ES_MODEL_BY_BIOGRAPHY = 6,
+    ES_MODEL_BY_CLOSURE_TYPE = 7,
+    ES_MODEL_BY_INFO_TABLE = 8,
+    ES_MODEL_BY_ERA = 9,
+};
+/* A breakdown's name with its +RTS flag, e.g. "cost-centre stack (-hc)". */
+const char *es_model_breakdown_name(uint32_t breakdown);
+/* NULL, or a sentence saying the eventlog carries no samples for this
+ * breakdown (retainer, biography) and where they are. */
+const char *es_model_breakdown_lack(uint32_t breakdown);
+/* A census label as people read it: for an info-table profile (-hi) the
+ * table's description and source location from its IPE event, e.g.
+ * "Circle (Shapes.hs:8:8-15)"; otherwise the label itself. */
+const char *es_model_label_name(const struct es_model *m, uint32_t i);
 const char *es_model_label(const struct es_model *m, uint32_t i);
 /* Bytes of label `i` in the census before `cur`, or -1 when it was absent
  * (or there was none). */
