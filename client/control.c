@@ -4,6 +4,7 @@
  * start), or heap samples no longer coming (stop). Runs on one thread, the
  * libuv loop's. */
 #include "es_header.h"
+#include "model.h"
 #include "opts.h"
 #include "session.h"
 #include "subcommands.h"
@@ -96,6 +97,9 @@ static void judge(struct control *k) {
                "%.3f s)\n",
                k->word, secs(k->first_after), secs(k->first_after > req ? k->first_after - req : 0),
                waited);
+        const char *lack = es_model_breakdown_lack(in->heap_breakdown);
+        if (lack != NULL)
+            fprintf(stderr, "note: %s\n", lack);
         finish(k, 0);
         return;
     }

@@ -24,6 +24,7 @@
 --   message TIME TEXT     every traceEvent / user message
 --   sample TIME           every heap profile sample (HeapProfSampleBegin)
 --   ccsample TIME         every cost-centre profiling sample (ProfSampleCostCentre)
+--   ipe ADDR\tTABLE\tLABEL\tLOC  every info table's provenance (IPE, GHC >= 9.2), ADDR in hex
 module Main (main) where
 
 import Data.Bits (shiftL, (.|.))
@@ -38,6 +39,7 @@ import GHC.RTS.Events.Incremental (readEventLog, readHeader)
 import System.Environment (getArgs)
 import System.Exit (exitFailure)
 import System.IO (hPutStrLn, stderr)
+import Numeric (showHex)
 
 data Walk = Walk {walkBlocks :: !Int, walkEnded :: !Bool}
 
@@ -98,6 +100,8 @@ describe ev = case evSpec ev of
   UserMessage m -> ["message " ++ show (evTime ev) ++ " " ++ T.unpack m]
   HeapProfSampleBegin {} -> ["sample " ++ show (evTime ev)]
   ProfSampleCostCentre {} -> ["ccsample " ++ show (evTime ev)]
+  InfoTableProv {itInfo = a, itTableName = t, itLabel = l, itSrcLoc = loc} ->
+    ["ipe 0x" ++ showHex a "" ++ "\t" ++ T.unpack t ++ "\t" ++ T.unpack l ++ "\t" ++ T.unpack loc]
   _ -> []
 
 failWith :: String -> IO a
