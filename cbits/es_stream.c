@@ -22,6 +22,23 @@ static int fail(struct es_stream *s, const char *why, uint64_t offset) {
     return -EINVAL;
 }
 
+/* GHC's postIPE (rts/eventlog/EventLog.c, GHC 9.4 and later, seen on 9.6)
+ * declares an IPE event one byte longer than it writes: it counts a ':'
+ * between the source file and span plus a NUL after the file, and writes
+ * only the ':'. Such an event's six strings end one byte before its
+ * declared end, which is the first byte of the next event: take that byte
+ * back. A correct event's last string ends at its declared end. */
+static size_t ipe_size(const uint8_t *payload, size_t size) {
+    size_t pos = 8;
+    for (int n = 0; n < 6; n++) {
+        const uint8_t *z = pos < size ? memchr(payload + pos, 0, size - pos) : NULL;
+        if (z == NULL)
+            return size;
+        pos = (size_t)(z - payload) + 1;
+    }
+    return pos + 1 == size ? pos : size;
+}
+
 /* Consume what can be consumed of `buf` (whose first byte is at stream
  * offset `offset`); returns the number of bytes used, or a negative error.
  * What is left is a partial header or event. */
@@ -60,6 +77,8 @@ static long consume(struct es_stream *s, const uint8_t *buf, size_t len, uint64_
             break;
         if (r != 0)
             return fail(s, "an event of a type the header does not declare", offset + pos);
+        if (es_be16(p) == ES_EVENT_IPE && head == 12)
+            size = ipe_size(p + head, size);
         if (cb && cb->on_event) {
             struct es_event ev = {.type = es_be16(p),
                                   .time = es_be64(p + 2),

@@ -97,7 +97,8 @@ static void judge(struct control *k) {
                "%.3f s)\n",
                k->word, secs(k->first_after), secs(k->first_after > req ? k->first_after - req : 0),
                waited);
-        const char *lack = es_model_breakdown_lack(in->heap_breakdown);
+        /* Only -hr is sure to show nothing here (-hb may come at exit). */
+        const char *lack = es_model_breakdown_lack(in->heap_breakdown, true);
         if (lack != NULL)
             fprintf(stderr, "note: %s\n", lack);
         finish(k, 0);

@@ -323,8 +323,9 @@ enum {
 /* A breakdown's name with its +RTS flag, e.g. "cost-centre stack (-hc)". */
 const char *es_model_breakdown_name(uint32_t breakdown);
 /* NULL, or a sentence saying the eventlog carries no samples for this
- * breakdown (retainer, biography) and where they are. */
-const char *es_model_breakdown_lack(uint32_t breakdown);
+ * breakdown (retainer; biography while `have_labels` is false: newer
+ * GHCs send its samples at exit) and where they are. */
+const char *es_model_breakdown_lack(uint32_t breakdown, bool have_labels);
 /* A census label as people read it: for an info-table profile (-hi) the
  * table's description and source location from its IPE event, e.g.
  * "Circle (Shapes.hs:8:8-15)"; otherwise the label itself. */

@@ -231,7 +231,7 @@ static int draw_census(const struct es_top_view *v, int y, int rows) {
             "none yet: run the program with +RTS -hT (GHC 9.0: censuses come at exit)");
         return y + 1;
     }
-    const char *lack = es_model_breakdown_lack(m->breakdown);
+    const char *lack = es_model_breakdown_lack(m->breakdown, m->nlabels > 0);
     if (lack != NULL) {
         put(y, 8, A_DIM, "by %s: the eventlog carries no samples for it (only PROGRAM.hp has them)",
             es_model_breakdown_name(m->breakdown));

@@ -91,7 +91,7 @@ static void info(struct es_webbuf *b, const struct es_model *m,
     es_webbuf_printf(b, ",\"run\":%u,\"retry\":%s", st->run, st->retry ? "true" : "false");
     /* The heap profile's mode by name, and why it shows nothing when the
      * eventlog cannot carry its samples (-hr, -hb). */
-    const char *lack = m->heap_prof ? es_model_breakdown_lack(m->breakdown) : NULL;
+    const char *lack = m->heap_prof ? es_model_breakdown_lack(m->breakdown, m->nlabels > 0) : NULL;
     ES_WEBBUF_ADD(b, ",\"breakdown_name\":");
     es_webbuf_json_str(b, m->heap_prof ? es_model_breakdown_name(m->breakdown) : "");
     ES_WEBBUF_ADD(b, ",\"mode_note\":");
