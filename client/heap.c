@@ -117,11 +117,11 @@ static void hp_label(const struct heap *h, char *out, size_t size, uint32_t labe
             *p = ' ';
 }
 
-/* Once, when the stream shows a mode whose samples the eventlog lacks: at
- * once for -hr, at the end for -hb (newer GHCs send its samples at exit). */
-static void tell_mode(struct heap *h, bool at_end) {
+/* Once, at the end, when a retainer or biographical profile gave no
+ * sample (es_model_breakdown_lack). */
+static void tell_mode(struct heap *h) {
     const struct es_model *m = h->model;
-    const char *lack = es_model_breakdown_lack(m->breakdown, !at_end || m->nlabels > 0);
+    const char *lack = es_model_breakdown_lack(m->breakdown, m->nlabels > 0);
     if (h->mode_told || !m->heap_prof || lack == NULL)
         return;
     h->mode_told = true;
@@ -168,7 +168,7 @@ static void stop(struct heap *h, int status, const char *why) {
         fprintf(stderr, "eventlog-socket: %s: %s\n", c->name, why);
         return;
     }
-    tell_mode(h, true);
+    tell_mode(h);
     /* The .hp file ends like the RTS ends it: an empty sample at the end. */
     if (h->hp) {
         hp_start(h);
@@ -219,7 +219,6 @@ static void on_event(struct es_conn *c, const struct es_event *ev, uint64_t offs
     struct heap *h = ctx;
     uint64_t before = h->model->censuses;
     es_model_event(h->model, ev);
-    tell_mode(h, false);
     if (h->model->censuses != before)
         write_census(h);
 }

@@ -322,9 +322,9 @@ enum {
 };
 /* A breakdown's name with its +RTS flag, e.g. "cost-centre stack (-hc)". */
 const char *es_model_breakdown_name(uint32_t breakdown);
-/* NULL, or a sentence saying the eventlog carries no samples for this
- * breakdown (retainer; biography while `have_labels` is false: newer
- * GHCs send its samples at exit) and where they are. */
+/* NULL, or, while no label has come (`have_labels` false), a sentence
+ * saying why a retainer or biographical profile shows nothing yet (-hb:
+ * censuses only at exit; GHC < 9.0: never) and where its samples are. */
 const char *es_model_breakdown_lack(uint32_t breakdown, bool have_labels);
 /* A census label as people read it: for an info-table profile (-hi) the
  * table's description and source location from its IPE event, e.g.

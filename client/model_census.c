@@ -303,19 +303,22 @@ const char *es_model_breakdown_name(uint32_t b) {
     return b < sizeof names / sizeof *names && names[b] ? names[b] : "unknown";
 }
 
-/* Retainer samples never reach the eventlog (rts/ProfHeap.c writes them to
- * the .hp only); biographical ones do only on newer GHCs, and then only at
- * exit, so for -hb the sentence holds while no label has come. */
+/* GHC 9.0 and later send retainer and biographical samples as strings,
+ * but a biographical profile's censuses only at exit (rts/ProfHeap.c keeps
+ * them until then), and older GHCs send neither: while no label has come,
+ * say where the samples are. */
 const char *es_model_breakdown_lack(uint32_t b, bool have_labels) {
+    if (have_labels)
+        return NULL;
     if (b == ES_MODEL_BY_RETAINER)
-        return "the program runs a retainer profile (+RTS -hr): the RTS writes its samples only "
-               "to its own .hp file, the eventlog carries none (its censuses arrive empty); "
-               "read PROGRAM.hp, or profile with -hc, -hm, -hd, -hy, -hi or -hT";
-    if (b == ES_MODEL_BY_BIOGRAPHY && !have_labels)
-        return "the program runs a biographical profile (+RTS -hb): its samples are in the "
-               "RTS's own .hp file; the eventlog carries none (GHC 9.6 and older), or all of "
-               "them at exit (newer GHCs); read PROGRAM.hp, or profile with -hc, -hm, -hd, "
-               "-hy, -hi or -hT";
+        return "the program runs a retainer profile (+RTS -hr) and no sample of it has come: "
+               "GHCs before 9.0 write them only to the RTS's own PROGRAM.hp; read that, or "
+               "profile with -hc, -hm, -hd, -hy, -hi or -hT";
+    if (b == ES_MODEL_BY_BIOGRAPHY)
+        return "the program runs a biographical profile (+RTS -hb) and no sample of it has "
+               "come: the RTS sends its censuses only when the program exits (GHCs before 9.0 "
+               "never, see the RTS's own PROGRAM.hp); profile with -hc, -hm, -hd, -hy, -hi or "
+               "-hT to watch it live";
     return NULL;
 }
 

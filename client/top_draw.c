@@ -233,7 +233,7 @@ static int draw_census(const struct es_top_view *v, int y, int rows) {
     }
     const char *lack = es_model_breakdown_lack(m->breakdown, m->nlabels > 0);
     if (lack != NULL) {
-        put(y, 8, A_DIM, "by %s: the eventlog carries no samples for it (only PROGRAM.hp has them)",
+        put(y, 8, A_DIM, "by %s: no sample yet (-hb: censuses come at exit; see PROGRAM.hp)",
             es_model_breakdown_name(m->breakdown));
         return y + 1;
     }

@@ -207,36 +207,32 @@ def heapmodes_hi_names_by_ipe(s):
     expect(shapes, "no constructor of Shapes named by its source location: %s" % names[:10])
 
 
-def checker_count(log, name):
-    exe = os.path.abspath(os.path.join(harness.BUILD, "eventlog-check"))
-    res = subprocess.run([exe, log], capture_output=True, text=True, timeout=300)
-    expect(res.returncode == 0, "eventlog-check: %s %s" % (res.stdout[-300:], res.stderr))
-    for line in res.stdout.splitlines():
-        if line.startswith("count %s " % name):
-            return int(line.split()[2])
-    return 0
-
-
 @test(timeout=400)
-def heapmodes_retainer_biography_said(s):
-    """-hr (retainer): the RTS writes its samples to its .hp only, so `heap`
-    and the report say the eventlog carries none. -hb (biographical): the
-    same on GHCs whose eventlog has no string sample of it (ghc-events
-    counts them); where it has (newer GHCs, at exit), `heap --hp` equals
-    the RTS's .hp instead."""
-    for mode, word in (("r", "retainer"), ("b", "biographical")):
-        ghc_hp, log = run_mode(s, mode)
-        expect(any(x for x in samples(ghc_hp)), "-h%s: the RTS's .hp has no data" % mode)
-        carried = checker_count(log, "HeapProfSampleString")
-        note("-h%s: the eventlog has %d string samples" % (mode, carried))
-        if mode == "b" and carried:
-            hp_equals_ghc(s, mode)
-            continue
-        expect(carried == 0, "-hr: the eventlog has %d string samples" % carried)
-        res = run_client("heap", log, "--hp", s.path("ours-h%s.hp" % mode))
-        expect(word + " profile (+RTS -h" + mode + ")" in res.stderr and "carries none" in res.stderr,
-               "heap on a -h%s run does not say the eventlog lacks its samples: %s"
-               % (mode, res.stderr))
-        d = report_json(s, log, "h" + mode)
-        expect(word in d["info"]["mode_note"], "-h%s: the page's mode_note is %r"
-               % (mode, d["info"].get("mode_note")))
+def heapmodes_hr_hb_equal_ghc(s):
+    """-hr (retainer sets) and -hb (biography: VOID, LAG, USE, INHERENT_USE,
+    DRAG): the eventlog carries them as string samples (GHC 9.0 and later;
+    -hb's all at exit), and `heap --hp` gives the RTS's .hp."""
+    for mode in "rb":
+        hp_equals_ghc(s, mode)
+
+
+@test
+def heapmodes_hb_before_exit_said(s):
+    """-hb sends its censuses only at exit: `heap` and the report of a
+    recording cut before them say why there is nothing, and where the
+    samples are (the RTS's own .hp)."""
+    _, log = run_mode(s, "b")
+    data = open(log, "rb").read()
+    first = data.find(b"VOID\0")
+    expect(first > 100, "no VOID sample in the -hb eventlog")
+    cut = s.path("cut.eventlog")
+    with open(cut, "wb") as f:
+        f.write(data[:first - 40])
+    res = run_client("heap", cut, "--hp", s.path("cut.hp"))
+    expect(res.returncode == 1, "heap on the cut recording exited %d" % res.returncode)
+    expect("biographical profile (+RTS -hb)" in res.stderr and "exits" in res.stderr,
+           "heap does not say why the -hb profile is empty: %s" % res.stderr)
+    d = report_json(s, cut, "cut")
+    expect("biographical" in d["info"]["mode_note"] and d["info"]["breakdown_name"] ==
+           "biography (-hb)", "the page's mode: %r, %r"
+           % (d["info"].get("breakdown_name"), d["info"].get("mode_note")))
