@@ -73,7 +73,8 @@ walk partial sizes bs = go 0 0 Nothing
                     if len - pos < headLen
                       then cut pos blocks
                       else do
-                        let payloadLen = maybe (be bs (pos + 10) 2) fromIntegral msize
+                        let declared = maybe (be bs (pos + 10) 2) fromIntegral msize
+                            payloadLen = if ty == 169 then ipeLen (pos + headLen) declared else declared
                             next = pos + headLen + payloadLen
                         if next > len
                           then cut pos blocks
@@ -84,6 +85,17 @@ walk partial sizes bs = go 0 0 Nothing
                                 checkBoundary pos blockEnd
                                 go next (blocks + 1) (Just (pos + announced))
                               else go next blocks blockEnd
+    -- GHC 9.4+'s postIPE declares one byte more than it writes (it counts a
+    -- NUL after the source file that it never writes): when the six strings
+    -- after the address end one byte before the declared end, that byte is
+    -- the next event's.
+    ipeLen start declared
+      | start + declared > len = declared
+      | otherwise =
+          let body = B.take declared (B.drop start bs)
+              strEnd off = maybe Nothing (\i -> Just (off + i + 1)) (B.elemIndex 0 (B.drop off body))
+              ends = foldl (\acc _ -> acc >>= strEnd) (Just 8) [1 .. 6 :: Int]
+           in if ends == Just (declared - 1) then declared - 1 else declared
     checkBoundary pos (Just e)
       | pos /= e = Left ("block ending at byte " ++ show e ++ " has a new block at byte " ++ show pos)
     checkBoundary _ _ = Right ()
