@@ -178,7 +178,7 @@ def heapmodes_hi_names_by_ipe(s):
     """-hi (GHC >= 9.2): the report (the page's data) names each info table
     by its IPE event as ghc-events reads it: the label (or the table's name
     without _info), then the source location in parentheses, e.g.
-    "Circle (tests/heapmodes/Shapes.hs:5:14-24)" on 9.6; the addresses stay beside
+    "main (tests/heapmodes/Main.hs:(21,7)-(27,26))"; the addresses stay beside
     the names (label_ids), the same as `heap --hp` writes."""
     if ghc_version() < (9, 2):
         raise Skip("GHC %d.%d has no -hi or IPE events (9.2 and later)" % ghc_version()[:2])
@@ -204,9 +204,9 @@ def heapmodes_hi_names_by_ipe(s):
         named += 1
     note("%d of %d labels named by their IPE, e.g. %s"
          % (named, len(names), [n for n in names if not n.startswith("0x")][:3]))
-    # GHC 9.6 gives a constructor's table its label and source location
-    # ("Circle (tests/heapmodes/Shapes.hs:5:14-24)"); 9.10 neither
-    # ("Circle_con", from the table's name).
+    # A constructor's IPE in the census (its _con_info table) has no label
+    # and no source location on 9.6 and 9.10: "Circle_con", from the
+    # table's name; other tables of Shapes carry both.
     shapes = [n for n in names if re.match(r"(Circle|Rect|Tri)(_con)?( \(tests/heapmodes/Shapes.hs:|$)", n)]
     expect(shapes, "no constructor of Shapes named by its IPE: %s" % names[:10])
 
