@@ -327,8 +327,9 @@ const char *es_model_breakdown_name(uint32_t breakdown);
  * censuses only at exit; GHC < 9.0: never) and where its samples are. */
 const char *es_model_breakdown_lack(uint32_t breakdown, bool have_labels);
 /* A census label as people read it: for an info-table profile (-hi) the
- * table's description and source location from its IPE event, e.g.
- * "Circle (Shapes.hs:8:8-15)"; otherwise the label itself. */
+ * table's label (else its name without _info) and source location from
+ * its IPE event, e.g. "main (Main.hs:(21,7)-(27,26))" or "Circle_con";
+ * otherwise the label itself. */
 const char *es_model_label_name(const struct es_model *m, uint32_t i);
 const char *es_model_label(const struct es_model *m, uint32_t i);
 /* Bytes of label `i` in the census before `cur`, or -1 when it was absent
