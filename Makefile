@@ -120,6 +120,10 @@ SPARKER := $(BUILD)/sparker
 # Threads that do known things, for the threads views (tests/threads/).
 THREADER := $(BUILD)/threads
 CHECKER := $(BUILD)/eventlog-check
+# The profiled program of the heap-mode tests (tests/heapmodes/): every
+# -h mode needs -prof but -hT; -hi needs -finfo-table-map (GHC >= 9.2).
+HEAPMODES := $(BUILD)/heapmodes
+IPE_FLAG := $(shell echo $(HC_VERSION) | awk -F. '{ if ($$1 * 100 + $$2 >= 902) print "-finfo-table-map" }')
 # Many C clients at once, each stream parsed by the library's reader.
 MANY_CLIENTS := $(BUILD)/many-clients
 # The eventlog-socket command (client/): C on libuv and the library's own
@@ -207,6 +211,11 @@ $(THREADER): tests/threads/Main.hs examples/fibber-c-main/cbits/fibber-c-main.c 
 	@mkdir -p $(dir $@)
 	$(HC) $(GHC_FLAGS) -outputdir $(BUILD)/hs/threads -o $@ \
 	    tests/threads/Main.hs examples/fibber-c-main/cbits/fibber-c-main.c $(LIB) $(UV_LIBS)
+
+$(HEAPMODES): tests/heapmodes/Main.hs tests/heapmodes/Shapes.hs
+	@mkdir -p $(dir $@)
+	$(HC) -prof -fprof-auto -rtsopts $(EVENTLOG_FLAG) $(IPE_FLAG) -O -outputdir $(BUILD)/hs/heapmodes \
+	    -o $@ tests/heapmodes/Main.hs tests/heapmodes/Shapes.hs
 
 $(MANY_CLIENTS): tests/clients/many_clients.c cbits/es_stream.c cbits/es_header.c cbits/es_events.c \
                  $(wildcard cbits/*.h)
@@ -456,7 +465,8 @@ unit-test: $(UNIT_BIN) $(UNIT_ASAN_BIN) $(UNIT_TSAN_BIN) $(FUZZ_REPLAY_BIN)
 symbols: $(LIB)
 	@tests/check-symbols.sh $(LIB)
 
-integration-test: $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(SPARKER) $(CHECKER) $(MANY_CLIENTS) $(THREADER)
+integration-test: $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(SPARKER) $(CHECKER) $(MANY_CLIENTS) $(THREADER) \
+                  $(HEAPMODES)
 	@HC=$(HC) python3 tests/integration/run.py --build $(BUILD) $(INTEGRATION_TESTS)
 
 # The cabal package and both examples, built with cabal offline exactly as
@@ -470,6 +480,7 @@ cabal-test: $(CHECKER)
 	@HC=$(HC) tests/cabal-package.sh $(BUILD)
 
 check: $(LIB) $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(SPARKER) $(CHECKER) $(MANY_CLIENTS) $(THREADER) \
+       $(HEAPMODES) \
        $(UNIT_BIN) $(UNIT_ASAN_BIN) \
        $(UNIT_TSAN_BIN) $(SAN_PROGRAMS) \
        $(FUZZ_REPLAY_BIN) $(BENCH_PROGRAMS)

@@ -41,7 +41,8 @@ void es_walk_plan_init(struct es_walk_plan *plan, const struct es_header *hdr, c
     plan->want = want;
     for (unsigned t = 0; t < ES_MAX_EVENT_TYPES; t++) {
         unsigned size = hdr->size[t];
-        if ((want != NULL && want[t]) || size == ES_SIZE_UNDECLARED)
+        /* IPE: the careful path, which knows GHC's short ones (es_ipe_len). */
+        if ((want != NULL && want[t]) || size == ES_SIZE_UNDECLARED || t == ES_EVENT_IPE)
             plan->step[t] = 0;
         else if (size == ES_SIZE_VARIABLE)
             plan->step[t] = ES_STEP_VARIABLE;
@@ -164,6 +165,8 @@ int es_chunk_walk(const struct es_walk_plan *plan, const uint8_t *buf, size_t le
             size = es_be16(p + 10);
             head = 12;
         }
+        if (type == ES_EVENT_IPE && head == 12 && left - head + 1 >= size)
+            size = es_ipe_len(p + head, size, left - head < size ? left - head : size);
         size_t ev_len = head + size;
         if (ev_len > left)
             return -EINVAL;

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 struct es_event {
     uint16_t type;
@@ -42,6 +43,27 @@ void es_event_iter_init(struct es_event_iter *it, const struct es_header *hdr, c
  * stays at the offending event). */
 int es_event_next(struct es_event_iter *it, struct es_event *ev);
 
+/* GHC's postIPE (rts/eventlog/EventLog.c, GHC 9.4 and later, seen on 9.6)
+ * declares an IPE event one byte longer than it writes: it counts a ':'
+ * between the source file and span plus a NUL after the file, and writes
+ * only the ':'. Such an event's six strings (after its 8-byte address) end
+ * one byte before its declared end, which is the first byte of the next
+ * event: its true payload length is that one byte less. A correct event's
+ * last string ends at its declared end. ghc-events reads both. Returns the
+ * true payload length, judged from the `avail` bytes there (at most `size`;
+ * the declared `size` when it cannot tell yet). */
+static inline size_t es_ipe_len(const uint8_t *payload, size_t size, size_t avail) {
+    /* `avail` (at most `size`) bytes of the payload are there to look at. */
+    size_t pos = 8;
+    for (int n = 0; n < 6; n++) {
+        const uint8_t *z = pos < avail ? memchr(payload + pos, 0, avail - pos) : NULL;
+        if (z == NULL)
+            return size;
+        pos = (size_t)(z - payload) + 1;
+    }
+    return pos + 1 == size ? pos : size;
+}
+
 /* The extent of the event at `p`, with `left` (at least 2) bytes
  * available: its head (type, time, and the length of a variable-size
  * event) and payload sizes. Returns 0, -EAGAIN when the bytes end inside
@@ -62,6 +84,10 @@ static inline int es_event_extent(const struct es_header *hdr, const uint8_t *p,
             return -EAGAIN;
         *size = es_be16(p + 10);
         *head = 12;
+        if (type == ES_EVENT_IPE && left - *head + 1 >= *size) {
+            size_t avail = left - *head < *size ? left - *head : *size;
+            *size = es_ipe_len(p + 12, *size, avail);
+        }
     }
     return left - *head < *size ? -EAGAIN : 0;
 }

@@ -83,7 +83,7 @@ static size_t consume_fast(struct es_stream *s, const uint8_t *buf, size_t pos, 
     while (len - pos >= 12) {
         const uint8_t *p = buf + pos;
         unsigned t = es_be16(p);
-        if (t >= ES_MAX_EVENT_TYPES)
+        if (t >= ES_MAX_EVENT_TYPES || t == ES_EVENT_IPE) /* IPE: es_event_extent's care */
             break;
         size_t head = 10, size = sizes[t];
         if (size == ES_SIZE_VARIABLE) {

@@ -155,6 +155,8 @@ static void note_event(struct es_conn_info *in, const struct es_event *ev) {
         in->heap_prof = true;
         if (n >= 9)
             in->heap_period_ns = es_be64(p + 1);
+        if (n >= 13)
+            in->heap_breakdown = es_be32(p + 9);
         break;
     case ES_EVENT_HEAP_PROF_SAMPLE_BEGIN:
         in->heap_samples++;

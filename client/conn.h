@@ -58,6 +58,7 @@ struct es_conn_info {
     char rts_ident[128];     /* RTS_IDENTIFIER, such as "GHC-9.6.6 rts_thr" */
     bool heap_prof;          /* a HEAP_PROF_BEGIN arrived: the program has a heap profiling mode */
     uint64_t heap_period_ns; /* its sampling interval */
+    uint32_t heap_breakdown; /* its mode (es_model_breakdown_name), 0 until seen */
     uint64_t heap_samples;   /* HEAP_PROF_SAMPLE_BEGIN events */
     uint64_t last_sample_time; /* program time of the latest one */
     uint64_t drop_notices;     /* drop notices the server inserted (protocol.md 1.3) */

@@ -145,6 +145,10 @@ static void judge(struct control *k) {
                "%.3f s)\n",
                k->word, secs(k->first_after), secs(k->first_after > req ? k->first_after - req : 0),
                waited);
+        /* A -hb census comes only at exit: the sample seen is empty. */
+        const char *lack = es_model_breakdown_lack(in->heap_breakdown, false);
+        if (lack != NULL && in->heap_breakdown == ES_MODEL_BY_BIOGRAPHY)
+            fprintf(stderr, "note: %s\n", lack);
         finish(k, 0);
         return;
     }

@@ -28,6 +28,7 @@ struct heap {
     uint64_t written; /* censuses written */
     uint64_t last_time;
     bool stopped;
+    bool mode_told; /* the note on a mode the eventlog cannot carry is out */
     int status;
     struct es_heapmode hm; /* whether a heap profile can come at all */
     bool told_ghc90;
@@ -156,6 +157,48 @@ static void csv_field(FILE *f, const char *s) {
 
 static void stop(struct heap *h, int status, const char *why);
 
+/* The RTS's -L: how long a cost-centre stack may be in its .hp (default
+ * 25), from the program's +RTS options as the stream gives them. */
+static size_t ccs_length(const struct es_model *m) {
+    size_t len = 25;
+    bool rts = false;
+    char args[sizeof m->args];
+    snprintf(args, sizeof args, "%s", m->args);
+    char *save = NULL;
+    for (char *w = strtok_r(args, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+        if (strcmp(w, "+RTS") == 0 || strcmp(w, "-RTS") == 0)
+            rts = w[0] == '+';
+        else if (rts && w[0] == '-' && w[1] == 'L' && w[2] >= '0' && w[2] <= '9')
+            len = (size_t)strtoul(w + 2, NULL, 10);
+    }
+    return len < 4 ? 4 : len;
+}
+
+/* A census label as the RTS's .hp writes it: a cost-centre stack longer
+ * than -L is cut to its first L-4 characters and "..." (rts/ProfHeap.c,
+ * fprint_ccs); its "(N)" stack number is not in the eventlog. */
+static void hp_label(const struct heap *h, char *out, size_t size, uint32_t label) {
+    const struct es_model *m = h->model;
+    snprintf(out, size, "%s", es_model_label(m, label));
+    size_t len = ccs_length(m);
+    if (m->breakdown == ES_MODEL_BY_CCS && strlen(out) > len && len < size)
+        snprintf(out + len - 4, size - (len - 4), "...");
+    for (char *p = out; *p; p++)
+        if (*p == '\n' || *p == '\t')
+            *p = ' ';
+}
+
+/* Once, at the end, when a retainer or biographical profile gave no
+ * sample (es_model_breakdown_lack). */
+static void tell_mode(struct heap *h) {
+    const struct es_model *m = h->model;
+    const char *lack = es_model_breakdown_lack(m->breakdown, m->nlabels > 0);
+    if (h->mode_told || !m->heap_prof || lack == NULL)
+        return;
+    h->mode_told = true;
+    fprintf(stderr, "eventlog-socket: %s: %s\n", h->ses.conn->name, lack);
+}
+
 static void write_census(struct heap *h) {
     if (!open_outputs(h)) {
         stop(h, 2, "cannot create the output file");
@@ -169,10 +212,7 @@ static void write_census(struct heap *h) {
         fprintf(h->hp, "BEGIN_SAMPLE %f\n", t);
         for (size_t i = 0; i < c->n; i++) {
             char label[600];
-            snprintf(label, sizeof label, "%s", es_model_label(m, c->e[i].label));
-            for (char *p = label; *p; p++)
-                if (*p == '\n' || *p == '\t')
-                    *p = ' ';
+            hp_label(h, label, sizeof label, c->e[i].label);
             fprintf(h->hp, "%s\t%llu\n", label, (unsigned long long)c->e[i].bytes);
         }
         fprintf(h->hp, "END_SAMPLE %f\n", t);
@@ -203,6 +243,7 @@ static void stop(struct heap *h, int status, const char *why) {
         fprintf(stderr, "eventlog-socket: %s: %s\n", c->name, why);
         return;
     }
+    tell_mode(h);
     const struct es_model *m = h->model;
     bool profile = m->heap_prof || h->written > 0 || es_heapmode_verdict(&h->hm) == ES_HEAPMODE_ON;
     if (!profile && !c->is_file) {

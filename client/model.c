@@ -45,6 +45,7 @@ static es_model_handler *const handlers[HANDLED_TYPES] = {
     [ES_EVENT_HEAP_PROF_SAMPLE_STRING] = es_model_on_sample_string,
     [ES_EVENT_HEAP_PROF_SAMPLE_COST_CENTRE] = es_model_on_sample_cost_centre,
     [ES_EVENT_HEAP_PROF_SAMPLE_END] = es_model_on_sample_end,
+    [ES_EVENT_IPE] = es_model_on_ipe,
     /* model_sparks.c */
     [ES_EVENT_SPARK_COUNTERS] = es_model_on_spark_counters,
     [ES_EVENT_SPARK_CREATE] = es_model_on_spark_create,

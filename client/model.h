@@ -321,8 +321,16 @@ struct es_model {
     struct es_model_census cur, prev, building;
     bool in_census;
     uint64_t censuses; /* censuses completed: a change tells a reader a new one is in `cur` */
-    char **cc_label;   /* cost centre labels by id (HEAP_PROF_COST_CENTRE) */
+    char **cc_label;   /* cost centre labels by id (HEAP_PROF_COST_CENTRE); a CAF's is M.CAF */
+    bool *cc_caf;      /* by id: the cost centre is a CAF's (no '/' after it in a stack) */
     size_t ncc;
+    /* IPE events (GHC >= 9.2, -finfo-table-map): each info table's name for
+     * people, by address; open addressing, addr 0 = empty. */
+    struct es_model_ipe {
+        uint64_t addr;
+        char *name; /* "LABEL (FILE:SPAN)", es_model_label_name */
+    } * ipe;
+    size_t ipe_cap, ipe_n;
 
     /* Sparks (client/model_sparks.c): a SPARK_COUNTERS event arrived
      * (each capability's latest figures are in caps[].sparks), a spark
@@ -397,6 +405,29 @@ void es_model_end(struct es_model *m);
 void es_model_extend_to_now(struct es_model *m);
 
 /* The text of label `i` of a census entry. */
+/* Heap profile breakdowns (HEAP_PROF_BEGIN; GHC's EventLogFormat.h). */
+enum {
+    ES_MODEL_BY_CCS = 1,
+    ES_MODEL_BY_MODULE = 2,
+    ES_MODEL_BY_DESCR = 3,
+    ES_MODEL_BY_TYPE = 4,
+    ES_MODEL_BY_RETAINER = 5,
+    ES_MODEL_BY_BIOGRAPHY = 6,
+    ES_MODEL_BY_CLOSURE_TYPE = 7,
+    ES_MODEL_BY_INFO_TABLE = 8,
+    ES_MODEL_BY_ERA = 9,
+};
+/* A breakdown's name with its +RTS flag, e.g. "cost-centre stack (-hc)". */
+const char *es_model_breakdown_name(uint32_t breakdown);
+/* NULL, or, while no label has come (`have_labels` false), a sentence
+ * saying why a retainer or biographical profile shows nothing yet (-hb:
+ * censuses only at exit; GHC < 9.0: never) and where its samples are. */
+const char *es_model_breakdown_lack(uint32_t breakdown, bool have_labels);
+/* A census label as people read it: for an info-table profile (-hi) the
+ * table's label (else its name without _info) and source location from
+ * its IPE event, e.g. "main (Main.hs:(21,7)-(27,26))" or "Circle_con";
+ * otherwise the label itself. */
+const char *es_model_label_name(const struct es_model *m, uint32_t i);
 const char *es_model_label(const struct es_model *m, uint32_t i);
 /* Bytes of label `i` in the census before `cur`, or -1 when it was absent
  * (or there was none). */

@@ -187,6 +187,10 @@ void es_model_census_free(struct es_model *m) {
     for (size_t i = 0; i < m->ncc; i++)
         free(m->cc_label[i]);
     free(m->cc_label);
+    free(m->cc_caf);
+    for (size_t i = 0; i < m->ipe_cap; i++)
+        free(m->ipe[i].name);
+    free(m->ipe);
 }
 
 /* ---- Events. */
@@ -202,26 +206,37 @@ void es_model_on_heap_prof_begin(struct es_model *m, struct es_model_ev *e) {
     m->breakdown = breakdown;
 }
 
+/* A cost centre's name as the RTS's .hp writes it in a stack: its label,
+ * but a CAF's as MODULE.CAF (rts/ProfHeap.c, fprint_ccs). */
 void es_model_on_cost_centre(struct es_model *m, struct es_model_ev *e) {
     struct rd *r = &e->r;
     uint32_t id = (uint32_t)rd_n(r, 4);
-    char label[256];
+    char label[256], module[256];
     rd_str(r, label, sizeof label);
+    rd_str(r, module, sizeof module);
     if (r->bad || id >= ES_MODEL_MAX_LABELS)
         return;
     if (id >= m->ncc) {
         size_t n = id + 1 > m->ncc * 2 ? id + 1 : m->ncc * 2;
         char **nc = realloc(m->cc_label, n * sizeof *nc);
-        if (nc == NULL) {
+        if (nc)
+            m->cc_label = nc;
+        bool *nf = nc ? realloc(m->cc_caf, n * sizeof *nf) : NULL;
+        if (nf == NULL) {
             m->oom = true;
             return;
         }
         memset(nc + m->ncc, 0, (n - m->ncc) * sizeof *nc);
-        m->cc_label = nc;
+        memset(nf + m->ncc, 0, (n - m->ncc) * sizeof *nf);
+        m->cc_caf = nf;
         m->ncc = n;
     }
+    bool caf = strcmp(label, "CAF") == 0;
+    if (caf)
+        snprintf(label, sizeof label, "%.200s.CAF", module);
     free(m->cc_label[id]);
     m->cc_label[id] = strdup(label);
+    m->cc_caf[id] = caf;
 }
 
 void es_model_on_sample_begin(struct es_model *m, struct es_model_ev *e) {
@@ -245,7 +260,10 @@ void es_model_on_sample_string(struct es_model *m, struct es_model_ev *e) {
 }
 
 /* A cost-centre stack sample: the label is the stack's cost centres,
- * innermost first, joined by '/'. */
+ * innermost first, as the RTS's .hp names it (rts/ProfHeap.c, fprint_ccs):
+ * joined by '/' but none after a CAF's M.CAF, MAIN alone for the empty
+ * stack, without the RTS's "(N)" stack number (the eventlog has none) and
+ * whole (heap.c cuts it to the program's -L length for the .hp). */
 void es_model_on_sample_cost_centre(struct es_model *m, struct es_model_ev *e) {
     struct rd *r = &e->r;
     if (!m->in_census)
@@ -256,6 +274,7 @@ void es_model_on_sample_cost_centre(struct es_model *m, struct es_model_ev *e) {
     char label[512];
     size_t k = 0;
     label[0] = '\0';
+    bool sep = false;
     for (unsigned i = 0; i < depth && !r->bad; i++) {
         uint32_t id = (uint32_t)rd_n(r, 4);
         const char *cc = id < m->ncc && m->cc_label[id] ? m->cc_label[id] : NULL;
@@ -264,7 +283,8 @@ void es_model_on_sample_cost_centre(struct es_model *m, struct es_model_ev *e) {
             snprintf(num, sizeof num, "(%u)", id);
             cc = num;
         }
-        int w = snprintf(label + k, sizeof label - k, "%s%s", i ? "/" : "", cc);
+        int w = snprintf(label + k, sizeof label - k, "%s%s", sep ? "/" : "", cc);
+        sep = !(id < m->ncc && m->cc_caf[id]);
         if (w < 0 || (size_t)w >= sizeof label - k) {
             k = sizeof label - 1;
             break;
@@ -280,4 +300,116 @@ void es_model_on_sample_end(struct es_model *m, struct es_model_ev *e) {
     (void)e;
     if (m->in_census)
         census_end(m);
+}
+
+/* ---- Heap profile modes and info tables. */
+
+const char *es_model_breakdown_name(uint32_t b) {
+    static const char *const names[] = {
+        [ES_MODEL_BY_CCS] = "cost-centre stack (-hc)",
+        [ES_MODEL_BY_MODULE] = "module (-hm)",
+        [ES_MODEL_BY_DESCR] = "closure description (-hd)",
+        [ES_MODEL_BY_TYPE] = "type description (-hy)",
+        [ES_MODEL_BY_RETAINER] = "retainer set (-hr)",
+        [ES_MODEL_BY_BIOGRAPHY] = "biography (-hb)",
+        [ES_MODEL_BY_CLOSURE_TYPE] = "closure type (-hT)",
+        [ES_MODEL_BY_INFO_TABLE] = "info table (-hi)",
+        [ES_MODEL_BY_ERA] = "era (-he)",
+    };
+    return b < sizeof names / sizeof *names && names[b] ? names[b] : "unknown";
+}
+
+/* GHC 9.0 and later send retainer and biographical samples as strings,
+ * but a biographical profile's censuses only at exit (rts/ProfHeap.c keeps
+ * them until then), and older GHCs send neither: while no label has come,
+ * say where the samples are. */
+const char *es_model_breakdown_lack(uint32_t b, bool have_labels) {
+    if (have_labels)
+        return NULL;
+    if (b == ES_MODEL_BY_RETAINER)
+        return "the program runs a retainer profile (+RTS -hr) and no sample of it has come: "
+               "GHCs before 9.0 write them only to the RTS's own PROGRAM.hp; read that, or "
+               "profile with -hc, -hm, -hd, -hy, -hi or -hT";
+    if (b == ES_MODEL_BY_BIOGRAPHY)
+        return "the program runs a biographical profile (+RTS -hb) and no sample of it has "
+               "come: the RTS sends its censuses only when the program exits (GHCs before 9.0 "
+               "never, see the RTS's own PROGRAM.hp); profile with -hc, -hm, -hd, -hy, -hi or "
+               "-hT to watch it live";
+    return NULL;
+}
+
+static size_t ipe_slot(const struct es_model *m, uint64_t addr) {
+    size_t j = (size_t)((addr >> 3) * 0x9E3779B97F4A7C15ull) & (m->ipe_cap - 1);
+    while (m->ipe[j].addr && m->ipe[j].addr != addr)
+        j = (j + 1) & (m->ipe_cap - 1);
+    return j;
+}
+
+static int ipe_grow(struct es_model *m) {
+    size_t ncap = m->ipe_cap ? m->ipe_cap * 2 : 256;
+    struct es_model_ipe *old = m->ipe, *n = calloc(ncap, sizeof *n);
+    if (n == NULL)
+        return -1;
+    size_t ocap = m->ipe_cap;
+    m->ipe = n;
+    m->ipe_cap = ncap;
+    for (size_t i = 0; i < ocap; i++)
+        if (old[i].addr)
+            m->ipe[ipe_slot(m, old[i].addr)] = old[i];
+    free(old);
+    return 0;
+}
+
+/* IPE: the info table's address, then table name, closure type, type,
+ * label, module and "FILE:SPAN" (GHC 9.2 and later; ghc-events' InfoProv). */
+void es_model_on_ipe(struct es_model *m, struct es_model_ev *e) {
+    struct rd *r = &e->r;
+    uint64_t addr = rd_n(r, 8);
+    char table[256], cty[16], type[256], label[256], module[256], loc[512];
+    rd_str(r, table, sizeof table);
+    rd_str(r, cty, sizeof cty);
+    rd_str(r, type, sizeof type);
+    rd_str(r, label, sizeof label);
+    rd_str(r, module, sizeof module);
+    rd_str(r, loc, sizeof loc);
+    if (r->bad || addr == 0 || m->ipe_n >= ES_MODEL_MAX_LABELS * 16)
+        return;
+    if ((m->ipe_n + 1) * 2 > m->ipe_cap && ipe_grow(m) < 0) {
+        m->oom = true;
+        return;
+    }
+    /* The label (the binding or constructor), else the table's name
+     * without "_info"; the source location when GHC knows it. */
+    size_t tl = strlen(table);
+    if (label[0] == '\0' && tl > 5 && strcmp(table + tl - 5, "_info") == 0)
+        table[tl - 5] = '\0';
+    char name[1100];
+    const char *what = label[0] ? label : table;
+    if (loc[0] && strcmp(loc, ":") != 0)
+        snprintf(name, sizeof name, "%s (%s)", what, loc);
+    else
+        snprintf(name, sizeof name, "%s", what);
+    clean_text(name);
+    size_t j = ipe_slot(m, addr);
+    char *copy = strdup(name);
+    if (copy == NULL) {
+        m->oom = true;
+        return;
+    }
+    if (m->ipe[j].addr == 0)
+        m->ipe_n++;
+    free(m->ipe[j].name);
+    m->ipe[j] = (struct es_model_ipe){addr, copy};
+}
+
+const char *es_model_label_name(const struct es_model *m, uint32_t i) {
+    const char *l = es_model_label(m, i);
+    if (m->breakdown != ES_MODEL_BY_INFO_TABLE || m->ipe_n == 0 || strncmp(l, "0x", 2) != 0)
+        return l;
+    char *end;
+    uint64_t addr = strtoull(l + 2, &end, 16);
+    if (*end != '\0' || addr == 0)
+        return l;
+    size_t j = ipe_slot(m, addr);
+    return m->ipe[j].addr ? m->ipe[j].name : l;
 }

@@ -130,7 +130,8 @@ void es_model_caps_end(struct es_model *m);
 
 /* model_census.c */
 es_model_handler es_model_on_heap_prof_begin, es_model_on_cost_centre, es_model_on_sample_begin,
-    es_model_on_sample_string, es_model_on_sample_cost_centre, es_model_on_sample_end;
+    es_model_on_sample_string, es_model_on_sample_cost_centre, es_model_on_sample_end,
+    es_model_on_ipe;
 #define ES_MODEL_OTHER_LABEL "(other labels)"
 /* The index of label `s`, added if new; the "(other labels)" index when
  * the table is full; UINT32_MAX when memory ran out. */

@@ -106,31 +106,6 @@ static void bar(bool utf8, int y, int x, int width, double share) {
 
 /* ---- The screen. */
 
-static const char *breakdown_name(uint32_t b) {
-    switch (b) {
-    case 1:
-        return "cost centre";
-    case 2:
-        return "module";
-    case 3:
-        return "closure description";
-    case 4:
-        return "type description";
-    case 5:
-        return "retainer";
-    case 6:
-        return "biography";
-    case 7:
-        return "closure type";
-    case 8:
-        return "info table";
-    case 9:
-        return "era";
-    default:
-        return "unknown";
-    }
-}
-
 static const char *state_text(const struct es_top_view *v) {
     switch (v->state) {
     case ES_TOP_CONNECTING:
@@ -269,15 +244,21 @@ static int draw_census(const struct es_top_view *v, int y, int rows) {
             put(y, 8, A_DIM, "none yet: run the program with +RTS -hT");
         return y + 1;
     }
+    const char *lack = es_model_breakdown_lack(m->breakdown, m->nlabels > 0);
+    if (lack != NULL) {
+        put(y, 8, A_DIM, "by %s: no sample yet (-hb: censuses come at exit; see PROGRAM.hp)",
+            es_model_breakdown_name(m->breakdown));
+        return y + 1;
+    }
     if (m->censuses == 0) {
         put(y, 8, A_DIM, "by %s, every %.2f s; no census yet (c asks for one)",
-            breakdown_name(m->breakdown), (double)m->heap_interval_ns / 1e9);
+            es_model_breakdown_name(m->breakdown), (double)m->heap_interval_ns / 1e9);
         return y + 1;
     }
     fmt_bytes(tot, sizeof tot, (double)m->cur.total);
     fmt_duration(when, sizeof when, m->cur.time);
     put(y, 8, A_NORMAL, "#%llu at %s, by %s: %s in %zu labels%s", (unsigned long long)m->censuses,
-        when, breakdown_name(m->breakdown), tot, m->cur.n,
+        when, es_model_breakdown_name(m->breakdown), tot, m->cur.n,
         v->prof_paused ? "  (timed samples paused)" : "");
     y++;
     if (rows < 2)
@@ -303,7 +284,7 @@ static int draw_census(const struct es_top_view *v, int y, int rows) {
             fmt_bytes(d, sizeof d, (double)e->bytes - (double)prev);
             snprintf(tr, sizeof tr, "%s%s", (uint64_t)prev < e->bytes ? "+" : "", d);
         }
-        put(y, 2, A_NORMAL, "%10s  %10s  %s", b, tr, es_model_label(m, e->label));
+        put(y, 2, A_NORMAL, "%10s  %10s  %s", b, tr, es_model_label_name(m, e->label));
     }
     return y;
 }

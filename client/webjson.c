@@ -91,6 +91,13 @@ static void info(struct es_webbuf *b, const struct es_model *m,
     es_webbuf_json_str(b, st->error ? st->error : "");
     es_webbuf_printf(b, ",\"run\":%u,\"retry\":%s", st->run, st->retry ? "true" : "false");
     es_webbuf_printf(b, ",\"no_flush\":%s", m->no_flush ? "true" : "false");
+    /* The heap profile's mode by name, and why it shows nothing when the
+     * eventlog cannot carry its samples (-hr, -hb). */
+    const char *lack = m->heap_prof ? es_model_breakdown_lack(m->breakdown, m->nlabels > 0) : NULL;
+    ES_WEBBUF_ADD(b, ",\"breakdown_name\":");
+    es_webbuf_json_str(b, m->heap_prof ? es_model_breakdown_name(m->breakdown) : "");
+    ES_WEBBUF_ADD(b, ",\"mode_note\":");
+    es_webbuf_json_str(b, lack ? lack : "");
     es_webbuf_printf(
         b,
         ",\"pid\":%u,\"wall_start\":%llu,\"first\":%llu,\"now\":%llu,\"ended\":%s,"
@@ -233,6 +240,15 @@ void es_webjson_state(struct es_webbuf *out, const struct es_model *m,
      * they are one, "other" (the page draws the largest ten anyway). */
     size_t nlabels = m->nlabels < ES_WEBJSON_MAX_LABELS ? m->nlabels : ES_WEBJSON_MAX_LABELS;
     es_webbuf_printf(out, "],\"labels_from\":%zu,\"labels\":[", cur->labels);
+    for (size_t i = cur->labels; i < nlabels; i++) {
+        if (i > cur->labels)
+            ES_WEBBUF_ADD(out, ",");
+        es_webbuf_json_str(out, i < ES_WEBJSON_MAX_LABELS - 1 ? es_model_label_name(m, (uint32_t)i)
+                                                              : "(other labels)");
+    }
+    /* The labels as the census gives them (-hi: the info tables' addresses,
+     * which `heap --hp` writes), beside the names above. */
+    ES_WEBBUF_ADD(out, "],\"label_ids\":[");
     for (size_t i = cur->labels; i < nlabels; i++) {
         if (i > cur->labels)
             ES_WEBBUF_ADD(out, ",");

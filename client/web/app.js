@@ -44,7 +44,7 @@
 
   function apply(d) {
     if (d.full || S === null)
-      S = {tl: [], caps: [], labels: [], census: [], pauses: [], marks: [], drops: [], liveTl: []};
+      S = {tl: [], caps: [], labels: [], label_ids: [], census: [], pauses: [], marks: [], drops: [], liveTl: []};
     S.info = d.info;
     if (d.sparks) S.sparks = d.sparks;  // whole when changed (client/websparks.h)
     S.tl.length = Math.min(S.tl.length, d.tl_from);
@@ -60,6 +60,8 @@
     }
     S.labels.length = Math.min(S.labels.length, d.labels_from);
     Array.prototype.push.apply(S.labels, d.labels);
+    S.label_ids.length = Math.min(S.label_ids.length, d.labels_from);
+    Array.prototype.push.apply(S.label_ids, d.label_ids || []);
     S.census.length = Math.min(S.census.length, d.census_from);
     Array.prototype.push.apply(S.census, d.census);
     S.pauses.length = Math.min(S.pauses.length, d.pause_from);
@@ -428,7 +430,8 @@
     text('heap-size', bytes(S.info.heap_size));
     text('heap-live', bytes(S.info.heap_live));
     var kinds = {1: 'cost centre', 2: 'module', 3: 'closure description', 4: 'type description',
-                 5: 'retainer', 6: 'biography', 7: 'closure type', 8: 'info table'};
+                 5: 'retainer', 6: 'biography', 7: 'closure type', 8: 'info table', 9: 'era'};
+    if (S.info.mode_note) kinds[S.info.breakdown] += ' (' + S.info.mode_note + ')';
     text('breakdown', S.info.heap_prof ? (kinds[S.info.breakdown] || 'label') :
          'label (no heap profile seen yet: run the program with +RTS -hT; GHC 9.0 sends it at exit)');
     // Every census kept, as text.

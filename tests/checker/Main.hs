@@ -35,6 +35,7 @@
 --   message TIME TEXT     every traceEvent / user message
 --   sample TIME           every heap profile sample (HeapProfSampleBegin)
 --   ccsample TIME         every cost-centre profiling sample (ProfSampleCostCentre)
+--   ipe ADDR\tTABLE\tLABEL\tLOC  every info table's provenance (IPE, GHC >= 9.2), ADDR in hex
 module Main (main) where
 
 import Data.Bits (shiftL, (.|.))
@@ -49,6 +50,7 @@ import GHC.RTS.Events.Incremental (readEventLog, readHeader)
 import System.Environment (getArgs)
 import System.Exit (exitFailure)
 import System.IO (hPutStrLn, stderr)
+import Numeric (showHex)
 
 data Walk = Walk {walkBlocks :: !Int, walkEnded :: !Bool}
 
@@ -82,7 +84,8 @@ walk partial sizes bs = go 0 0 Nothing
                     if len - pos < headLen
                       then cut pos blocks
                       else do
-                        let payloadLen = maybe (be bs (pos + 10) 2) fromIntegral msize
+                        let declared = maybe (be bs (pos + 10) 2) fromIntegral msize
+                            payloadLen = if ty == 169 then ipeLen (pos + headLen) declared else declared
                             next = pos + headLen + payloadLen
                         if next > len
                           then cut pos blocks
@@ -93,6 +96,17 @@ walk partial sizes bs = go 0 0 Nothing
                                 checkBoundary pos blockEnd
                                 go next (blocks + 1) (Just (pos + announced))
                               else go next blocks blockEnd
+    -- GHC 9.4+'s postIPE declares one byte more than it writes (it counts a
+    -- NUL after the source file that it never writes): when the six strings
+    -- after the address end one byte before the declared end, that byte is
+    -- the next event's.
+    ipeLen start declared
+      | start + declared > len = declared
+      | otherwise =
+          let body = B.take declared (B.drop start bs)
+              strEnd off = maybe Nothing (\i -> Just (off + i + 1)) (B.elemIndex 0 (B.drop off body))
+              ends = foldl (\acc _ -> acc >>= strEnd) (Just 8) [1 .. 6 :: Int]
+           in if ends == Just (declared - 1) then declared - 1 else declared
     checkBoundary pos (Just e)
       | pos /= e = Left ("block ending at byte " ++ show e ++ " has a new block at byte " ++ show pos)
     checkBoundary _ _ = Right ()
@@ -111,6 +125,8 @@ describe ev = case evSpec ev of
   ProfSampleCostCentre {} -> ["ccsample " ++ show (evTime ev)]
   HeapLive {liveBytes = b} -> ["heaplive " ++ show (evTime ev) ++ " " ++ show b]
   HeapSize {sizeBytes = b} -> ["heapsize " ++ show (evTime ev) ++ " " ++ show b]
+  InfoTableProv {itInfo = a, itTableName = t, itLabel = l, itSrcLoc = loc} ->
+    ["ipe 0x" ++ showHex a "" ++ "\t" ++ T.unpack t ++ "\t" ++ T.unpack l ++ "\t" ++ T.unpack loc]
   _ -> []
 
 threadLines :: Event -> [String]
