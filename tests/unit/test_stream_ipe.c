@@ -2,7 +2,11 @@
  * than they carry (rts/eventlog/EventLog.c, postIPE): after the header of
  * the GHC 9.6.6 fixture, an IPE event as that RTS writes it, a correct
  * one, and a marker; the reader must give all three, with the right
- * payloads, and reach the end marker. Argument: the fixture directory. */
+ * payloads, and reach the end marker. The library's own walks (the
+ * walker thread's es_chunk_inspect, and the event iterator) must step over
+ * the same bytes cleanly, also when a chunk ends right after a short one.
+ * Argument: the fixture directory. */
+#include "es_events.h"
 #include "es_stream.h"
 #include "tap.h"
 
@@ -29,6 +33,11 @@ static void on_event(const struct es_event *ev, const uint8_t *base, void *ctx) 
     } else {
         s->other++;
     }
+}
+
+/* The same, for the library's walks (es_event_fn). */
+static void on_walked(const struct es_event *ev, void *ctx) {
+    on_event(ev, NULL, ctx);
 }
 
 /* An event: type, time 0, then (variable size) the declared length. */
@@ -91,6 +100,40 @@ int main(int argc, char **argv) {
            seen.marker);
         es_stream_destroy(&s);
     }
+    /* The library's chunk walk, as the walker thread does it: every event
+     * stepped over (want NULL), and with IPE events wanted. */
+    const uint8_t *ev0 = buf + h.len;
+    size_t evlen = n - h.len;
+    bool want[ES_MAX_EVENT_TYPES] = {false};
+    want[ES_EVENT_IPE] = true;
+    for (int w = 0; w < 2; w++) {
+        struct seen seen = {0};
+        struct es_chunk_info info;
+        int r = es_chunk_inspect(&h, ev0, evlen, &info, w ? want : NULL, on_walked, &seen);
+        ok(r == 0 && info.events == 3 && info.has_end,
+           "chunk walk (%s): walks cleanly to the end marker, 3 events (%d, %zu)",
+           w ? "IPE wanted" : "nothing wanted", r, info.events);
+        if (w)
+            ok(seen.ipes == 2 && seen.ipe_len[0] == sizeof ipe && seen.ipe_len[1] == sizeof ipe,
+               "chunk walk: both IPE events with %zu bytes (%zu, %zu)", sizeof ipe, seen.ipe_len[0],
+               seen.ipe_len[1]);
+    }
+    /* A chunk that ends right after a short IPE event (the RTS's buffer
+     * ends there): the declared length runs one byte past the chunk. */
+    size_t short_len = 12 + sizeof ipe;
+    struct es_chunk_info info;
+    ok(es_chunk_inspect(&h, ev0, short_len, &info, NULL, on_walked, NULL) == 0 && info.events == 1,
+       "a chunk ending with a short IPE event walks cleanly");
+    struct es_event_iter it;
+    struct es_event ev;
+    es_event_iter_init(&it, &h, ev0, evlen);
+    int k = 0, rr;
+    size_t lens[3] = {0};
+    while ((rr = es_event_next(&it, &ev)) == ES_WALK_EVENT && k < 3)
+        lens[k++] = ev.payload_len;
+    ok(rr == ES_WALK_END && k == 3 && lens[0] == sizeof ipe && lens[1] == sizeof ipe &&
+           lens[2] == 5,
+       "the event iterator: the two IPE events and the marker, then the end (%d, %d)", rr, k);
     free(fixture);
     return tap_done();
 }
