@@ -2,9 +2,10 @@
  * exporter for every program on a host. A SOURCE is an address (as every
  * subcommand takes it) or a glob of Unix socket paths, re-read every
  * SCAN_MS so that programs starting later are picked up and those whose
- * socket went away are dropped. Each program has one connection
- * (client/conn.h, reconnecting whenever it ends: a restarted program, a new
- * pid, is a new set of series) and one model (client/model.h). Two sides:
+ * socket went away are dropped. Each program is a target
+ * (client/promtarget.h: one connection, reconnecting whenever it ends, a
+ * restarted program, a new pid, being a new set of series; one model, and
+ * the previous run's while it lingers). Two sides:
  *   - the libuv loop thread (this file) owns the targets, their
  *     connections and models; every TICK_MS it writes the exposition
  *     (client/promtext.h) and publishes it;
@@ -17,6 +18,7 @@
 #include "model.h"
 #include "opts.h"
 #include "promhttp.h"
+#include "promtarget.h"
 #include "promtext.h"
 #include "session.h"
 #include "webaddr.h"
@@ -31,53 +33,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TICK_MS      1000
-#define SCAN_MS      2000
-#define RECONNECT_MS 500
+#define TICK_MS 1000
+#define SCAN_MS 2000
 /* A removed target is freed this many ticks later, once the loop has
  * closed its handles. */
 #define FREE_AFTER_TICKS 2
 
-struct metrics;
-
-/* One program's address: a SOURCE, or a path a glob matched. */
-struct target {
-    struct target *next;
-    struct metrics *x;
-    char source[300];
-    bool from_glob, matched; /* matched: found by the latest scan */
-    /* A connection is opened again after each end; the two alternate,
-     * since a closed one is released by the loop later. */
-    struct es_conn conns[2];
-    unsigned cur;
-    bool conn_open;
-    uv_timer_t reconnect;
-    struct es_model *model;
-    bool run;        /* the model holds a run (a header arrived) */
-    bool connected;  /* and its connection is open */
-    bool exited;     /* the run ended with its end marker */
-    bool ignoring;   /* this session reached the exited run's program again */
-    int run_pid;     /* the run's server process (SO_PEERCRED), 0: unknown */
-    uint64_t bytes;  /* received in the run */
-    uint64_t end_ms; /* when the run ended */
-    char peer_program[256];
-    /* The run before this one, kept for --linger after a restart so that
-     * its final figures are still scraped: at most one, so a target holds
-     * at most two models. prev == NULL: none. */
-    struct es_model *prev;
-    int prev_pid;
-    uint64_t prev_bytes, prev_end_ms;
-    char prev_program[256];
-    bool said_error;
-    unsigned dead_ticks; /* removed: ticks until it is freed (0: alive) */
-};
-
 struct metrics {
     uv_loop_t *loop;
     struct es_conn_options opt;
+    struct es_promtarget_env env; /* the targets' view of the above */
     const char **sources;
     int nsources;
-    struct target *targets, *dead;
+    struct es_promtarget *targets, *dead;
     double linger_s;
     unsigned top;
     uv_timer_t tick, scan;
@@ -85,166 +53,21 @@ struct metrics {
     struct es_promhttp *http;
 };
 
-static void open_conn(struct target *t);
-
-/* The server's process name on a Unix socket, for GHC 9.0, which sends its
- * own only at exit. */
-static void peer_program(struct target *t) {
-    if (t->peer_program[0] == '\0')
-        es_session_program_of(t->run_pid, t->peer_program, sizeof t->peer_program);
-}
-
-/* Whether the target's run is exported: connected, or ended less than
- * --linger ago. */
-static bool shown(const struct metrics *x, const struct target *t) {
-    return t->run && (t->connected || uv_now(x->loop) < t->end_ms + (uint64_t)(x->linger_s * 1e3));
-}
-
-/* A new run starts: keep the ended one as `prev` while it lingers (its
- * model swapped out, the older prev's model reused for the new run). */
-static void keep_previous(struct target *t) {
-    if (!shown(t->x, t))
-        return;
-    if (t->prev == NULL) {
-        t->prev = malloc(sizeof *t->prev);
-        if (t->prev == NULL)
-            return; /* the old run's figures go now: nothing else is lost */
-        es_model_init(t->prev);
+static struct es_promtarget *add_target(struct metrics *x, const char *source, bool from_glob) {
+    struct es_promtarget *t = es_promtarget_new(&x->env, source, from_glob);
+    if (t != NULL) {
+        t->next = x->targets;
+        x->targets = t;
     }
-    struct es_model *m = t->prev;
-    t->prev = t->model;
-    t->model = m;
-    t->prev_pid = t->prev->pid ? (int)t->prev->pid : t->run_pid;
-    t->prev_bytes = t->bytes;
-    t->prev_end_ms = t->end_ms;
-    peer_program(t);
-    memcpy(t->prev_program, t->peer_program, sizeof t->prev_program);
-}
-
-static void on_header(struct es_conn *c, void *ctx) {
-    struct target *t = ctx;
-    /* Reconnecting right after the program's end may reach it once more
-     * on its way out: that is not a new run. */
-    if (t->run && t->exited && c->peer_pid > 0 && c->peer_pid == t->run_pid) {
-        t->ignoring = true;
-        return;
-    }
-    if (t->run)
-        keep_previous(t);
-    es_model_reset(t->model);
-    es_model_header(t->model, &c->stream.header);
-    t->run = t->connected = true;
-    t->exited = false;
-    t->run_pid = c->peer_pid;
-    t->peer_program[0] = '\0';
-    t->said_error = false;
-    peer_program(t);
-}
-
-static void on_event(struct es_conn *c, const struct es_event *ev, uint64_t offset, void *ctx) {
-    (void)c;
-    (void)offset;
-    struct target *t = ctx;
-    if (!t->ignoring)
-        es_model_event(t->model, ev);
-}
-
-static void on_skip(struct es_conn *c, const struct es_stream_skip *run, void *ctx) {
-    (void)c;
-    struct target *t = ctx;
-    if (!t->ignoring)
-        es_model_skip(t->model, run);
-}
-
-static void on_reconnect(uv_timer_t *timer) {
-    open_conn(timer->data);
-}
-
-static void on_end(struct es_conn *c, enum es_conn_end how, void *ctx) {
-    struct target *t = ctx;
-    if (t->ignoring) {
-        t->ignoring = false;
-    } else if (t->connected) {
-        t->connected = false;
-        t->bytes = c->info.bytes;
-        t->end_ms = uv_now(t->x->loop);
-        if (how == ES_CONN_COMPLETE) {
-            es_model_end(t->model);
-            t->exited = true;
-        }
-    } else if (!t->said_error) {
-        /* No eventlog there (not a program's socket, or a bad stream). */
-        fprintf(stderr, "eventlog-socket metrics: %s: %s (trying again)\n", c->name, c->error);
-        t->said_error = true;
-    }
-    es_conn_close(c);
-    t->conn_open = false;
-    t->cur ^= 1;
-    uv_timer_start(&t->reconnect, on_reconnect, t->said_error ? 10 * RECONNECT_MS : RECONNECT_MS,
-                   0);
-}
-
-static void open_conn(struct target *t) {
-    /* The model reads only the events it needs one by one (es_model_skip). */
-    struct es_conn_callbacks cb = {.on_header = on_header,
-                                   .on_event = on_event,
-                                   .on_end = on_end,
-                                   .ctx = t,
-                                   .want = t->model->want,
-                                   .window = t->model->window,
-                                   .on_skip = on_skip};
-    struct es_conn *c = &t->conns[t->cur];
-    if (es_conn_open(c, t->x->loop, t->source, &t->x->opt, &cb) != 0) {
-        if (!t->said_error)
-            fprintf(stderr, "eventlog-socket metrics: %s\n", c->error);
-        t->said_error = true;
-        return;
-    }
-    /* Waiting for a program is the normal state here: nothing on stderr. */
-    c->said_waiting = true;
-    t->conn_open = true;
-}
-
-static struct target *add_target(struct metrics *x, const char *source, bool from_glob) {
-    struct target *t = calloc(1, sizeof *t);
-    struct es_model *m = malloc(sizeof *m);
-    if (t == NULL || m == NULL) {
-        free(t);
-        free(m);
-        fprintf(stderr, "eventlog-socket metrics: out of memory for %s\n", source);
-        return NULL;
-    }
-    es_model_init(m);
-    t->model = m;
-    t->x = x;
-    snprintf(t->source, sizeof t->source, "%s", source);
-    t->from_glob = from_glob;
-    uv_timer_init(x->loop, &t->reconnect);
-    t->reconnect.data = t;
-    t->next = x->targets;
-    x->targets = t;
-    open_conn(t);
     return t;
 }
 
 /* Stop following `t` (its socket went away); freed a little later. */
-static void remove_target(struct metrics *x, struct target *t) {
-    if (t->conn_open)
-        es_conn_close(&t->conns[t->cur]);
-    t->conn_open = false;
-    uv_close((uv_handle_t *)&t->reconnect, NULL);
+static void remove_target(struct metrics *x, struct es_promtarget *t) {
+    es_promtarget_stop(t);
     t->dead_ticks = FREE_AFTER_TICKS;
     t->next = x->dead;
     x->dead = t;
-}
-
-static void free_target(struct target *t) {
-    es_model_destroy(t->model);
-    free(t->model);
-    if (t->prev != NULL)
-        es_model_destroy(t->prev);
-    free(t->prev);
-    free(t);
 }
 
 static bool is_glob(const char *s) {
@@ -253,7 +76,7 @@ static bool is_glob(const char *s) {
 
 /* Re-read every glob: new paths become targets, vanished ones go. */
 static void scan(struct metrics *x) {
-    for (struct target *t = x->targets; t; t = t->next)
+    for (struct es_promtarget *t = x->targets; t; t = t->next)
         t->matched = false;
     for (int i = 0; i < x->nsources; i++) {
         if (!is_glob(x->sources[i]))
@@ -267,7 +90,7 @@ static void scan(struct metrics *x) {
         for (size_t k = 0; k < g.gl_pathc; k++) {
             char src[300];
             snprintf(src, sizeof src, "unix:%s", g.gl_pathv[k]);
-            struct target *t = x->targets;
+            struct es_promtarget *t = x->targets;
             while (t && strcmp(t->source, src) != 0)
                 t = t->next;
             if (t == NULL)
@@ -277,9 +100,9 @@ static void scan(struct metrics *x) {
         }
         globfree(&g);
     }
-    for (struct target **p = &x->targets; *p;) {
-        struct target *t = *p;
-        if (t->from_glob && !t->matched && !shown(x, t)) {
+    for (struct es_promtarget **p = &x->targets; *p;) {
+        struct es_promtarget *t = *p;
+        if (t->from_glob && !t->matched && !es_promtarget_shown(t)) {
             *p = t->next;
             remove_target(x, t);
         } else {
@@ -292,47 +115,20 @@ static void on_scan(uv_timer_t *timer) {
     scan(timer->data);
 }
 
-/* Whether `t`'s previous run is still exported. */
-static bool prev_shown(const struct metrics *x, const struct target *t) {
-    return t->prev != NULL && uv_now(x->loop) < t->prev_end_ms + (uint64_t)(x->linger_s * 1e3);
-}
-
 /* Write the exposition of every target (and of lingering previous runs)
  * and publish it. */
 static void publish(struct metrics *x) {
     size_t n = 0;
-    for (struct target *t = x->targets; t; t = t->next)
-        n += 1 + prev_shown(x, t);
+    for (struct es_promtarget *t = x->targets; t; t = t->next)
+        n += 2;
     struct es_promtext_target *pt = calloc(n ? n : 1, sizeof *pt);
     if (pt == NULL)
         return;
-    size_t i = 0;
-    for (struct target *t = x->targets; t; t = t->next, i++) {
-        if (prev_shown(x, t)) {
-            struct es_promtext_target *q = &pt[i++];
-            q->source = t->source;
-            q->m = t->prev;
-            q->program = t->prev->program[0] ? t->prev->program : t->prev_program;
-            q->pid = t->prev->pid ? t->prev->pid : (uint32_t)(t->prev_pid > 0 ? t->prev_pid : 0);
-            q->received_bytes = t->prev_bytes;
-        }
-        struct es_promtext_target *p = &pt[i];
-        p->source = t->source;
-        p->connected = t->connected;
-        if (!shown(x, t)) {
-            p->program = "";
-            continue;
-        }
-        peer_program(t);
-        p->m = t->model;
-        p->program = t->model->program[0] ? t->model->program : t->peer_program;
-        p->pid = t->model->pid ? t->model->pid : (uint32_t)(t->run_pid > 0 ? t->run_pid : 0);
-        p->received_bytes = t->connected ? t->conns[t->cur].info.bytes : t->bytes;
-        if (t->connected)
-            es_model_extend_to_now(t->model);
-    }
+    size_t k = 0;
+    for (struct es_promtarget *t = x->targets; t; t = t->next)
+        k += es_promtarget_export(t, pt + k);
     struct es_webbuf b = {0};
-    es_promtext_write(&b, pt, n, x->top);
+    es_promtext_write(&b, pt, k, x->top);
     free(pt);
     if (b.oom) {
         es_webbuf_free(&b);
@@ -343,11 +139,11 @@ static void publish(struct metrics *x) {
 
 static void on_tick(uv_timer_t *timer) {
     struct metrics *x = timer->data;
-    for (struct target **p = &x->dead; *p;) {
-        struct target *t = *p;
+    for (struct es_promtarget **p = &x->dead; *p;) {
+        struct es_promtarget *t = *p;
         if (--t->dead_ticks == 0) {
             *p = t->next;
-            free_target(t);
+            es_promtarget_free(t);
         } else {
             p = &t->next;
         }
@@ -403,7 +199,7 @@ static void run(struct metrics *x) {
     publish(x);
     uv_run(x->loop, UV_RUN_DEFAULT);
     while (x->targets) {
-        struct target *t = x->targets;
+        struct es_promtarget *t = x->targets;
         x->targets = t->next;
         remove_target(x, t);
     }
@@ -413,9 +209,9 @@ static void run(struct metrics *x) {
     close_handle((uv_handle_t *)&x->sigterm);
     uv_run(x->loop, UV_RUN_DEFAULT);
     while (x->dead) {
-        struct target *t = x->dead;
+        struct es_promtarget *t = x->dead;
         x->dead = t->next;
-        free_target(t);
+        es_promtarget_free(t);
     }
 }
 
@@ -491,6 +287,7 @@ int es_metrics_main(int argc, char **argv) {
         return 2;
     }
     x->loop = uv_default_loop();
+    x->env = (struct es_promtarget_env){.loop = x->loop, .opt = &x->opt, .linger_s = x->linger_s};
     x->http = es_promhttp_start(&sa, loopback, token_file ? user_token : NULL);
     if (x->http == NULL) {
         fprintf(stderr, "eventlog-socket metrics: cannot serve HTTP on %s: %s\n", http,
