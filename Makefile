@@ -230,13 +230,20 @@ NCURSES_LIBS = $(shell pkg-config --libs ncursesw)
 MHD_CFLAGS = $(shell pkg-config --cflags libmicrohttpd)
 MHD_LIBS = $(shell pkg-config --libs libmicrohttpd)
 DYGRAPHS_DIR ?= /usr/share/javascript/dygraphs
+# The page's script, app.js, is client/web/app/*.js joined in name order
+# (one closure, opened in the first part and closed in the last).
+WEB_APP_PARTS := $(sort $(wildcard client/web/app/*.js))
+WEB_APP := $(BUILD)/gen/app.js
+$(WEB_APP): $(WEB_APP_PARTS)
+	@mkdir -p $(dir $@)
+	cat $(WEB_APP_PARTS) > $@.tmp && mv $@.tmp $@
 WEB_ASSETS := page.html=client/web/page.html=text/html \
-              app.js=client/web/app.js=text/javascript \
+              app.js=$(WEB_APP)=text/javascript \
               style.css=client/web/style.css=text/css \
               dygraph.js=$(DYGRAPHS_DIR)/dygraph.min.js=text/javascript \
               dygraph.css=$(DYGRAPHS_DIR)/dygraph.min.css=text/css
 WEB_GEN := $(BUILD)/gen/web_assets.c
-$(WEB_GEN): scripts/embed-web.sh $(wildcard client/web/*) $(DYGRAPHS_DIR)/dygraph.min.js \
+$(WEB_GEN): scripts/embed-web.sh $(wildcard client/web/*.*) $(WEB_APP) $(DYGRAPHS_DIR)/dygraph.min.js \
             $(DYGRAPHS_DIR)/dygraph.min.css
 	@mkdir -p $(dir $@)
 	scripts/embed-web.sh $@ $(WEB_ASSETS)

@@ -5,7 +5,7 @@
  * and then only what changed (a "delta"): new censuses, pauses, markers,
  * drop notices and labels, and the last buckets of the timeline, which may
  * still change. When the model downsampled its history the cursor starts
- * over with a whole state. The page (client/web/app.js) reads both forms.
+ * over with a whole state. The page (client/web/app/, its script) reads both forms.
  *
  * Strings are escaped so that the JSON can sit inside an HTML <script>
  * element ('<', '>' and '&' as \u escapes). Pure: no I/O; used by the
