@@ -2,6 +2,7 @@
 its stdout and stderr kept, killed by the test's Scope if still running."""
 
 import os
+import pty
 import signal
 import subprocess
 
@@ -69,3 +70,29 @@ def run(scope, args, timeout=20.0):
 def last_line(text):
     lines = [l for l in text.splitlines() if l.strip()]
     return lines[-1] if lines else ""
+
+
+def pty_stderr_of(s, args, action):
+    """Run `eventlog-socket ARGS` with stderr on a terminal while
+    `action()` runs; return (status, what the terminal got)."""
+    master, slave = pty.openpty()
+    try:
+        cmd = Cmd(s, args, stderr=slave)
+        os.close(slave)
+        slave = None
+        action()
+        rc, _, _ = cmd.wait()
+        seen = b""
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen += chunk
+    finally:
+        os.close(master)
+        if slave is not None:
+            os.close(slave)
+    return rc, seen.decode(errors="replace")

@@ -10,11 +10,11 @@ from the IPE events as ghc-events reads them (tests/checker); for -hr and
 import json
 import os
 import re
-import shutil
 import subprocess
 
 import harness
 from harness import Skip, expect, ghc_version, note, test
+from test_client_heap import hp2ps
 
 
 def client_path():
@@ -63,21 +63,6 @@ def samples(path, ccs_numbers=False):
     return out
 
 
-def hp2ps(path):
-    exe = shutil.which("hp2ps")
-    if exe is None:
-        libdir = subprocess.run([harness.HC, "--print-libdir"], capture_output=True,
-                                text=True).stdout.strip()
-        cand = os.path.join(libdir, "bin", "hp2ps")
-        exe = cand if os.path.exists(cand) else None
-    if exe is None:
-        note("hp2ps not found")
-        return
-    res = subprocess.run([exe, os.path.basename(path)], cwd=os.path.dirname(path),
-                         capture_output=True, text=True, timeout=60)
-    expect(res.returncode == 0, "hp2ps failed on %s: %s" % (path, res.stderr))
-
-
 def hp_equals_ghc(s, mode):
     """`heap --hp` of a -h<mode> run against the RTS's .hp of it, sample for
     sample; returns the RTS's samples."""
@@ -98,7 +83,7 @@ def hp_equals_ghc(s, mode):
             only_ghc = sorted(set(b) - set(a))[:4]
             expect(False, "-h%s sample %d differs: only ours %s; only the RTS's %s"
                    % (mode, i, only_ours, only_ghc))
-    hp2ps(ours)
+    hp2ps(s, ours)
     return theirs
 
 

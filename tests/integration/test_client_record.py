@@ -3,12 +3,11 @@ a valid eventlog wherever it stops, named after the program, and says how
 it ended (issue 14)."""
 
 import os
-import pty
 import random
 import signal
 import time
 
-from client_cmd import Cmd, last_line
+from client_cmd import Cmd, last_line, pty_stderr_of
 from harness import (END_MARKER, FLOOD, Client, Program, check_stream, expect, ghc_version, note,
                      test)
 
@@ -179,30 +178,13 @@ def record_progress_on_a_terminal(s):
     sock = s.path("tty.sock")
     p = Program(s, "probe", unix=sock, wait=True)
     p.wait_socket(sock)
-    master, slave = pty.openpty()
-    try:
-        rec = Cmd(s, ["record", sock, "-o", s.path("tty.eventlog")], stderr=slave)
-        os.close(slave)
-        slave = None
+    def work():
         p.cmd("flood 1000 t")
         p.cmd("sleep 1")
         p.cmd("quit")
         p.finish()
-        rc, _, _ = rec.wait()
-        seen = b""
-        while True:
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            seen += chunk
-    finally:
-        os.close(master)
-        if slave is not None:
-            os.close(slave)
-    text = seen.decode(errors="replace")
+
+    rc, text = pty_stderr_of(s, ["record", sock, "-o", s.path("tty.eventlog")], work)
     expect(rc == 0, "exit %d: %r" % (rc, text))
     expect("\r" in text and "MiB/s" in text and "events/s" in text and "drop notices" in text,
            "no progress line: %r" % text)

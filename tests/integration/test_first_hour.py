@@ -10,7 +10,6 @@ line; README's screenshots."""
 
 import base64
 import os
-import pty
 import re
 import shutil
 import signal
@@ -19,7 +18,7 @@ import subprocess
 import time
 
 from cdp import Browser, chromium_path
-from client_cmd import Cmd, last_line, run
+from client_cmd import last_line, pty_stderr_of, run
 import harness
 from harness import Client, Program, Skip, check_stream, expect, ghc_version, note, serve, test
 from test_client_top import Tmux, top_command
@@ -69,32 +68,6 @@ def missing_recording_is_a_missing_file(s):
 
 
 GHC90_NOTE = "GHC 9.0: events arrive in 2 MiB steps and at exit"
-
-
-def pty_stderr_of(s, args, action):
-    """Run `eventlog-socket ARGS` with stderr on a terminal while
-    `action()` runs; return (status, what the terminal got)."""
-    master, slave = pty.openpty()
-    try:
-        cmd = Cmd(s, args, stderr=slave)
-        os.close(slave)
-        slave = None
-        action()
-        rc, _, _ = cmd.wait()
-        seen = b""
-        while True:
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            seen += chunk
-    finally:
-        os.close(master)
-        if slave is not None:
-            os.close(slave)
-    return rc, seen.decode(errors="replace")
 
 
 @test
