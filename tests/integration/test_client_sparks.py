@@ -51,8 +51,12 @@ def finished(p):
     expect(rc == 0, "sparker exited %d: %s" % (rc, p.stderr()[-2000:]))
     want = rts_sparks(p.stderr())
     note("+RTS -s: %s" % want)
-    expect(want["created"] > 1000 and want["converted"] > 0 and want["dud"] > 0 and
-           want["gcd"] + want["fizzled"] > 0, "too few outcomes to check against: %s" % want)
+    # Which sparks another capability converts depends on the machine's
+    # load (on a busy 2-core machine the second capability may run none in
+    # a short run); the dud and overflowed ones are the program's own doing.
+    expect(want["created"] > 1000 and want["dud"] > 0 and
+           want["converted"] + want["gcd"] + want["fizzled"] > 0,
+           "too few outcomes to check against: %s" % want)
     return want
 
 
