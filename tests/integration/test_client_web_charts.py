@@ -158,11 +158,15 @@ def shot(b, path, clip):
 def set_markers(b, on):
     """Tick or untick the page's "markers on the charts" box; False if the
     page has none."""
+    # The charts redraw at once; two animation frames later the screen
+    # shows it (a screenshot taken sooner may still show the old frame).
     return b.js("""(function () {
       var c = document.getElementById('show-marks');
       if (!c) return false;
       if (c.checked !== %s) c.click();
-      return true;
+      return new Promise(function (done) {
+        requestAnimationFrame(function () { requestAnimationFrame(function () { done(true); }); });
+      });
     })()""" % ("true" if on else "false"))
 
 
