@@ -73,5 +73,8 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 echo "Installing missing packages: ${need[*]}"
 export DEBIAN_FRONTEND=noninteractive
-"${sudo[@]}" apt-get update -qq
-"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+# Another apt-get (a chroot being built, unattended upgrades) may hold apt's
+# locks: wait for it, up to 10 minutes, rather than fail.
+apt_wait=(-o DPkg::Lock::Timeout=600)
+"${sudo[@]}" apt-get "${apt_wait[@]}" update -qq
+"${sudo[@]}" apt-get "${apt_wait[@]}" install -y -qq --no-install-recommends "${need[@]}" >/dev/null

@@ -279,8 +279,8 @@ class SyntheticProgram:
     switch, GC and, on GHC 9.2+, every flush), too soon for a test to
     catch one open."""
 
-    RUN, STOP, GC_START, GC_END, BLOCK, MARKER = 1, 2, 9, 10, 18, 58
-    SIZES = {RUN: 4, STOP: 10, GC_START: 0, GC_END: 0, BLOCK: 14, MARKER: -1}
+    RUN, STOP, GC_START, GC_END, BLOCK, GC_STATS, MARKER = 1, 2, 9, 10, 18, 53, 58
+    SIZES = {RUN: 4, STOP: 10, GC_START: 0, GC_END: 0, BLOCK: 14, GC_STATS: 50, MARKER: -1}
 
     def __init__(self, s, path):
         self.srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -324,6 +324,15 @@ class SyntheticProgram:
 
     def stop(self, tid):
         return struct.pack(">IHI", tid, 1, 0)  # status 1: heap overflow (it yields)
+
+    def gc_stats(self, gen):
+        """GC_STATS_GHC of a collection of generation `gen` (1 KiB copied)."""
+        return struct.pack(">IHQQQIQQ", 0, gen, 1024, 0, 0, 1, 0, 0)
+
+    def gc(self, ms, dur_ms, gen=0):
+        """One collection led by the block's capability: start, stats, end."""
+        return [(self.GC_START, ms), (self.GC_STATS, ms + dur_ms, self.gc_stats(gen)),
+                (self.GC_END, ms + dur_ms)]
 
 
 def strip_pixel(b, cap, ms, gc):

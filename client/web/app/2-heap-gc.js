@@ -142,6 +142,11 @@
       var p = S.pauses[i], ms = Math.max(p[1], 1) / 1e6;
       rows.push([p[0] / 1e9, p[2] ? null : ms, p[2] ? ms : null]);
     }
+    // In time order: the model keeps pauses as their capabilities' blocks
+    // arrive, and an idle capability's block may come much later (GHC 9.0
+    // writes it at exit). Unsorted, the chart's time axis came from the
+    // first and last rows: a few milliseconds, the pauses off the chart.
+    rows.sort(function (a, b) { return a[0] - b[0]; });
     chart('pause-chart', rows, {
       labels: ['time', 'minor GC pause (ms)', 'major GC pause (ms)'], drawPoints: true,
       strokeWidth: 0, pointSize: 2, logscale: true, ylabel: 'pause (ms)', axes: {y: {axisLabelWidth: 60}}, colors: ['#4e79a7', '#e15759']
