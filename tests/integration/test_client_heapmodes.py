@@ -21,14 +21,15 @@ def client_path():
     return os.path.abspath(os.path.join(harness.BUILD, "eventlog-socket"))
 
 
-def run_mode(s, mode, seconds_limit=120):
-    """Run the profiled program with +RTS -h<mode> -l -i0.05 in its own
-    directory; return the paths of the .hp and the eventlog the RTS wrote."""
+def run_mode(s, mode, seconds_limit=120, extra=()):
+    """Run the profiled program with +RTS -h<mode> -l -i0.05 (and `extra`)
+    in its own directory; return the paths of the .hp and the eventlog the
+    RTS wrote."""
     exe = os.path.abspath(os.path.join(harness.BUILD, "heapmodes"))
     expect(os.path.exists(exe), "%s is missing (make integration-test builds it)" % exe)
     cwd = s.path("h" + mode)
     os.makedirs(cwd, exist_ok=True)
-    res = subprocess.run([exe, "+RTS", "-h" + mode, "-l", "-i0.05", "-RTS"], cwd=cwd,
+    res = subprocess.run([exe, "+RTS", "-h" + mode, "-l", "-i0.05", *extra, "-RTS"], cwd=cwd,
                          capture_output=True, text=True, timeout=seconds_limit)
     expect(res.returncode == 0, "heapmodes -h%s exited %d: %s" % (mode, res.returncode, res.stderr))
     hp, log = os.path.join(cwd, "heapmodes.hp"), os.path.join(cwd, "heapmodes.eventlog")
@@ -63,10 +64,10 @@ def samples(path, ccs_numbers=False):
     return out
 
 
-def hp_equals_ghc(s, mode):
+def hp_equals_ghc(s, mode, extra=()):
     """`heap --hp` of a -h<mode> run against the RTS's .hp of it, sample for
     sample; returns the RTS's samples."""
-    ghc_hp, log = run_mode(s, mode)
+    ghc_hp, log = run_mode(s, mode, extra=extra)
     ours = s.path("ours-h%s.hp" % mode)
     res = run_client("heap", log, "--hp", ours)
     expect(res.returncode == 0, "heap -h%s exited %d: %s" % (mode, res.returncode, res.stderr))
@@ -203,6 +204,24 @@ def heapmodes_hr_hb_equal_ghc(s):
     -hb's all at exit), and `heap --hp` gives the RTS's .hp."""
     for mode in "rb":
         hp_equals_ghc(s, mode)
+
+
+@test(timeout=300)
+def heapmodes_he_equals_ghc(s):
+    """-he (GHC >= 9.10): eras, with --automatic-era-increment so that each
+    major GC starts a new one: the eventlog's string samples give the RTS's
+    .hp, several eras in all, and the page names the mode."""
+    if ghc_version() < (9, 10):
+        raise Skip("-he (era profiling) needs GHC 9.10 or later; this is %d.%d"
+                   % ghc_version()[:2])
+    theirs = hp_equals_ghc(s, "e", extra=("--automatic-era-increment",))
+    eras = {l for x in theirs for l, _ in x}
+    expect(len(eras) >= 3 and all(l.isdigit() for l in eras),
+           "-he: the RTS's .hp has eras %s (want several numbers)" % sorted(eras)[:8])
+    _, log = run_mode(s, "e", extra=("--automatic-era-increment",))
+    d = report_json(s, log, "he")
+    expect(d["info"]["breakdown_name"] == "era (-he)",
+           "the page's mode: %r" % d["info"].get("breakdown_name"))
 
 
 @test
