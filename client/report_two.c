@@ -132,11 +132,14 @@ static int write_two(const struct es_cmp *cmp, const char *out) {
         page_json(&json, cmp, rows, n);
         es_web_page_compare(&html, &json);
     }
-    FILE *f = rows == NULL || json.oom || html.oom ? NULL : fopen(out, "wb");
-    if (f == NULL || fwrite(html.p, 1, html.len, f) != html.len || fclose(f) != 0) {
+    bool oom = rows == NULL || json.oom || html.oom;
+    FILE *f = oom ? NULL : fopen(out, "wb");
+    bool wrote = f != NULL && fwrite(html.p, 1, html.len, f) == html.len;
+    if (f != NULL && fclose(f) != 0)
+        wrote = false;
+    if (!wrote) {
         fprintf(stderr, "eventlog-socket report: cannot write %s: %s\n", out,
-                f == NULL && (rows == NULL || json.oom || html.oom) ? "out of memory"
-                                                                    : strerror(errno));
+                oom ? "out of memory" : strerror(errno));
         status = 2;
     } else {
         status = es_cmp_warn_partial(cmp, "the report");

@@ -2,8 +2,8 @@
 leaky one) in one file that opens from disk, judged in headless Chromium:
 its table is `compare --csv -`'s, row for row; its two charts draw both
 runs on the same x and y ranges; both runs' lines are seen on the
-screenshots; and a run that cannot be read gives `compare`'s exit status
-and message."""
+screenshots; and a run that cannot be read, or has no heap profile, gives
+`compare`'s exit status and message."""
 
 import csv
 import io
@@ -109,7 +109,8 @@ def report_two_runs(s):
     """`report FAST LEAKY -o OUT.html`: the title names both runs, the
     table is `compare --csv -`'s (labels, order, numbers), the heap and
     label charts draw both runs on shared axes, both runs' lines are seen;
-    with the second run missing, exit 2 and a message naming it."""
+    with the second run missing, exit 2 and compare's message; without a
+    heap profile, exit 1; no -o or three runs, usage errors."""
     need_chromium()
     fast, _ = record(s, "fast", ["sleep 0.6"])
     leaky, _ = record(s, "leaky", ["work 0.6 24"])
@@ -162,6 +163,10 @@ def report_two_runs(s):
     expect((cmp.returncode, cmp.stderr) == (res.returncode, res.stderr),
            "compare says %d %r, report %d %r" % (cmp.returncode, cmp.stderr, res.returncode,
                                                 res.stderr))
+    plain, _ = record(s, "plain", ["marker p"], rts=())
+    res = run_client("report", fast, plain, "-o", bad)
+    expect(res.returncode == 1 and "no heap profile" in res.stderr and not os.path.exists(bad),
+           "report with a run without a heap profile: exit %d, %r" % (res.returncode, res.stderr))
     for args, words in (([fast, leaky], "usage: eventlog-socket report"),
                         ([fast, leaky, fast, "-o", bad], "two runs at most")):
         res = run_client("report", *args)
