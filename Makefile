@@ -240,6 +240,8 @@ $(WEB_APP): $(WEB_APP_PARTS)
 WEB_ASSETS := page.html=client/web/page.html=text/html \
               app.js=$(WEB_APP)=text/javascript \
               style.css=client/web/style.css=text/css \
+              compare.html=client/web/compare.html=text/html \
+              compare.js=client/web/compare.js=text/javascript \
               dygraph.js=$(DYGRAPHS_DIR)/dygraph.min.js=text/javascript \
               dygraph.css=$(DYGRAPHS_DIR)/dygraph.min.css=text/css
 WEB_GEN := $(BUILD)/gen/web_assets.c

@@ -26,7 +26,9 @@ static const struct subcommand {
     {"serve", es_serve_main,
      "serve ADDR [--http HOST:PORT]           a live web page of the program"},
     {"report", es_report_main,
-     "report FILE -o OUT.html                 the same page from a recording"},
+     "report FILE -o OUT.html                 the same page from a recording\n"
+     "  report RUN_A RUN_B -o OUT.html          two runs' heap profiles on shared axes, with "
+     "compare's table"},
     {"table", es_table_main,
      "table KIND ADDR|FILE --csv OUT|-        gc, heap, census, markers, sparks or threads as "
      "CSV"},

@@ -2,7 +2,8 @@
  * once from a recording (or a program, up to its exit) into one
  * self-contained HTML file: the stream read with es_conn into the model,
  * written out with es_webjson, inlined into the page with its scripts
- * (client/web.h). Runs on one thread, the libuv loop's. */
+ * (client/web.h). With two runs, client/report_two.c writes the page.
+ * Runs on one thread, the libuv loop's. */
 #include "model.h"
 #include "opts.h"
 #include "session.h"
@@ -49,9 +50,13 @@ static void rep_end(struct es_conn *c, enum es_conn_end how, void *ctx) {
 
 static void report_usage(FILE *f) {
     fprintf(f, "usage: eventlog-socket report FILE|ADDR -o OUT.html\n"
+               "       eventlog-socket report RUN_A RUN_B -o OUT.html\n"
                "Writes the web page of `serve` for a recorded eventlog (or a program, up to\n"
                "its exit) into one HTML file with its scripts and data inlined: it opens\n"
-               "from disk, without a server or the internet.\n");
+               "from disk, without a server or the internet. With two runs (each a\n"
+               "recording or a live program, as for `compare`), the page compares their\n"
+               "heap profiles: `compare`'s table, and both runs on shared axes (heap size\n"
+               "and live bytes; the labels that differ most).\n");
 }
 
 /* Read the whole stream into the model. Returns 0, or 2 after a message. */
@@ -118,7 +123,7 @@ static int write_page(struct report *r, const char *out) {
 int es_report_main(int argc, char **argv) {
     static struct report rep;
     struct report *r = &rep;
-    const char *in = NULL, *out = NULL;
+    const char *in[2] = {NULL, NULL}, *out = NULL;
     es_session_init(&r->ses);
     r->ses.opt.allow_file = true;
     const struct es_opt opts[] = {{"-o", NULL, ES_OPT_VALUE, &out, 0, NULL, NULL}, {0}};
@@ -127,17 +132,19 @@ int es_report_main(int argc, char **argv) {
                                       .conn = &r->ses.opt,
                                       .usage = report_usage,
                                       .unknown = "unknown option or missing value: %s",
-                                      .pos = &in,
-                                      .npos = 1,
-                                      .too_many = "one input only (%s, then %s)",
+                                      .pos = in,
+                                      .npos = 2,
+                                      .too_many = "two runs at most (%s, ..., then %s)",
                                       .pos_first = true};
     int status = es_opts_parse(&spec, argc, argv);
     if (status >= 0)
         return status;
-    if (in == NULL || out == NULL) {
+    if (in[0] == NULL || out == NULL) {
         report_usage(stderr);
         return 2;
     }
+    if (in[1] != NULL)
+        return es_report_two(in, out, &r->ses.opt);
     r->how = ES_CONN_FAILED;
     r->model = malloc(sizeof *r->model);
     if (r->model == NULL) {
@@ -145,7 +152,7 @@ int es_report_main(int argc, char **argv) {
         return 2;
     }
     es_model_init(r->model);
-    status = read_all(r, in);
+    status = read_all(r, in[0]);
     if (status == 0)
         status = write_page(r, out);
     es_model_destroy(r->model);

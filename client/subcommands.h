@@ -17,4 +17,9 @@ int es_metrics_main(int argc, char **argv); /* client/metrics.c */
 int es_table_main(int argc, char **argv);   /* client/table.c */
 int es_compare_main(int argc, char **argv); /* client/compare.c */
 
+/* `report RUN_A RUN_B -o OUT`, for es_report_main once it parsed the
+ * arguments (client/report_two.c). */
+struct es_conn_options;
+int es_report_two(const char *src[2], const char *out, const struct es_conn_options *opt);
+
 #endif

@@ -11,7 +11,8 @@
 #include <stddef.h>
 
 struct es_web_asset {
-    const char *name; /* "page.html", "app.js", "style.css", "dygraph.js", "dygraph.css" */
+    const char *name; /* "page.html", "app.js", "style.css", "dygraph.js", "dygraph.css",
+                       * "compare.html", "compare.js" */
     const char *type; /* its Content-Type */
     const unsigned char *data;
     size_t len;
@@ -27,5 +28,8 @@ const struct es_web_asset *es_web_asset(const char *name);
  * `json` is NULL, else with them and the state `json` (es_webjson_state)
  * inline, one file that needs nothing else (`report`). */
 void es_web_page(struct es_webbuf *out, const struct es_webbuf *json);
+/* The two-run page (compare.html, `report RUN_A RUN_B`) with its styles,
+ * its script (compare.js) and `json` (client/report_two.c) inline. */
+void es_web_page_compare(struct es_webbuf *out, const struct es_webbuf *json);
 
 #endif

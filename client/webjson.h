@@ -39,8 +39,9 @@ void es_webbuf_free(struct es_webbuf *b);
 void es_webbuf_add(struct es_webbuf *b, const char *s, size_t n);
 void es_webbuf_printf(struct es_webbuf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-/* Append a string literal. */
-#define ES_WEBBUF_ADD(b, lit) es_webbuf_add((b), (lit), sizeof(lit) - 1)
+/* Append a string literal (only a literal compiles: sizeof of anything
+ * else, say a ?: of two literals, would be a pointer's size). */
+#define ES_WEBBUF_ADD(b, lit) es_webbuf_add((b), "" lit, sizeof("" lit) - 1)
 /* A JSON string literal of `s` (quotes included). */
 void es_webbuf_json_str(struct es_webbuf *b, const char *s);
 

@@ -1,14 +1,15 @@
 /* The web view's page (client/web.h): the template, page.html, with its
  * two marks replaced by the styles and the scripts, linked for `serve`,
- * inline with the data for `report`. */
+ * inline with the data for `report`; and the two-run page of
+ * `report RUN_A RUN_B`, compare.html, always inline. */
 #include "web.h"
 
 #include <string.h>
 
 /* The template with its two marks replaced by text that `emit` writes. */
-static void page(struct es_webbuf *out, void (*emit)(struct es_webbuf *, int which, const void *),
-                 const void *ctx) {
-    const struct es_web_asset *t = es_web_asset("page.html");
+static void page(struct es_webbuf *out, const char *template,
+                 void (*emit)(struct es_webbuf *, int which, const void *), const void *ctx) {
+    const struct es_web_asset *t = es_web_asset(template);
     const char *p = (const char *)t->data, *end = p + t->len;
     static const char *marks[2] = {"<!--ES_STYLE-->", "<!--ES_SCRIPTS-->"};
     for (int which = 0; which < 2; which++) {
@@ -37,9 +38,16 @@ static void add_asset(struct es_webbuf *out, const char *name) {
     es_webbuf_add(out, (const char *)a->data, a->len);
 }
 
+/* What emit_inline writes: the data and the script that draws it. */
+struct inline_ctx {
+    const struct es_webbuf *json;
+    const char *script;
+};
+
 /* Everything inline, the data as JSON in a non-executed script. */
 static void emit_inline(struct es_webbuf *out, int which, const void *ctx) {
-    const struct es_webbuf *json = ctx;
+    const struct inline_ctx *in = ctx;
+    const struct es_webbuf *json = in->json;
     if (which == 0) {
         ES_WEBBUF_ADD(out, "<style>\n");
         add_asset(out, "dygraph.css");
@@ -51,14 +59,20 @@ static void emit_inline(struct es_webbuf *out, int which, const void *ctx) {
         es_webbuf_printf(out, "\n</script>\n<script id=\"es-data\" type=\"application/json\">");
         es_webbuf_add(out, json->p, json->len);
         ES_WEBBUF_ADD(out, "</script>\n<script>\n");
-        add_asset(out, "app.js");
+        add_asset(out, in->script);
         ES_WEBBUF_ADD(out, "\n</script>");
     }
 }
 
 void es_web_page(struct es_webbuf *out, const struct es_webbuf *json) {
+    struct inline_ctx in = {json, "app.js"};
     if (json == NULL)
-        page(out, emit_linked, NULL);
+        page(out, "page.html", emit_linked, NULL);
     else
-        page(out, emit_inline, json);
+        page(out, "page.html", emit_inline, &in);
+}
+
+void es_web_page_compare(struct es_webbuf *out, const struct es_webbuf *json) {
+    struct inline_ctx in = {json, "compare.js"};
+    page(out, "compare.html", emit_inline, &in);
 }

@@ -1,0 +1,159 @@
+// The page of `eventlog-socket report RUN_A RUN_B` (client/web/compare.html):
+// the data that client/report_two.c inlined (script#es-data) drawn with
+// dygraphs: both runs' heap size and live bytes, and the residency of the
+// labels that differ most, on shared axes (x: seconds since each run's start,
+// 0 to the end of the longer run; y: one byte scale for both runs), and the
+// table of `compare`. Each chart says what it drew in data-* attributes
+// (range, yrange, area, series) for the tests; body's data-drawn counts the
+// charts drawn.
+(function () {
+  'use strict';
+
+  var D = JSON.parse(document.getElementById('es-data').textContent);
+  // Heap chart: a blue pair for A (solid), a red-orange pair for B (dashed).
+  var HEAP_COLOURS = ['#1f4e9c', '#5fa8e8', '#b8322a', '#f0a020'];
+  // Label chart: one colour per label, the same in both runs.
+  var LABEL_COLOURS = ['#2f7d4f', '#8e44ad', '#d35400', '#16a0b0', '#7f6a00'];
+  var DASH = [7, 4];
+
+  function el(id) { return document.getElementById(id); }
+
+  function human(v, signed) {
+    var units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+    var a = Math.abs(v), u = 0;
+    for (; a >= 1024 && u < units.length - 1; u++) a /= 1024;
+    var s = signed ? (v > 0 ? '+' : v < 0 ? '-' : '') : (v < 0 ? '-' : '');
+    return s + (u ? a.toFixed(1) : a.toFixed(0)) + ' ' + units[u];
+  }
+
+  function escape(s) {
+    return String(s).replace(/[&<>"]/g, function (c) {
+      return {'&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;'}[c];
+    });
+  }
+
+  function runName(r, short) {
+    var name = short ? r.name.replace(/^.*\//, '') : r.name;
+    return (r.program ? r.program + ' ' : '') + '(' + name + ')';
+  }
+
+  // One row per point of every series: [t, values...], null where a
+  // series has no point at t. `parts` is a list of [points, width]: each
+  // point is [t, v1 .. vwidth].
+  function merge(parts) {
+    var total = parts.reduce(function (n, p) { return n + p[1]; }, 0), at = 0, rows = [];
+    parts.forEach(function (p) {
+      p[0].forEach(function (pt) {
+        var row = [pt[0]];
+        for (var k = 0; k < total; k++) {
+          var v = k >= at && k < at + p[1] ? pt[1 + k - at] : null;
+          row.push(v === undefined ? null : v);
+        }
+        rows.push(row);
+      });
+      at += p[1];
+    });
+    rows.sort(function (a, b) { return a[0] - b[0]; });
+    return rows;
+  }
+
+  function largest(rows) {
+    var m = 0;
+    rows.forEach(function (r) { for (var k = 1; k < r.length; k++) if (r[k] > m) m = r[k]; });
+    return m;
+  }
+
+  var END = Math.max(D.runs[0].end, D.runs[1].end) || 1;
+  var drawnCharts = 0;
+
+  function plot(id, keyId, rows, labels, colours, dashedFrom) {
+    var box = el(id);
+    box.setAttribute('data-rows', String(rows.length));
+    box.setAttribute('data-series', labels.slice(1).join('|'));
+    if (!rows.length) { box.textContent = 'nothing to draw'; return null; }
+    var series = {};
+    labels.slice(1).forEach(function (name, k) {
+      series[name] = {strokePattern: dashedFrom(k) ? DASH : null};
+    });
+    var top = largest(rows) * 1.05 || 1;
+    var counted = false;
+    return new Dygraph(box, rows, {
+      labels: labels, colors: colours, series: series, strokeWidth: 2,
+      connectSeparatedPoints: true, dateWindow: [0, END], valueRange: [0, top],
+      legend: 'always', labelsDiv: el(keyId), labelsSeparateLines: true,
+      xlabel: 'seconds since the run started (both runs)',
+      axes: {y: {axisLabelWidth: 70, axisLabelFormatter: function (v) { return human(v); },
+                 valueFormatter: function (v) { return human(v); }}},
+      drawCallback: function (g) {
+        var a = g.getArea(), fix = function (x) { return x.toFixed(3); };
+        box.setAttribute('data-range', g.xAxisRange().map(fix).join(','));
+        box.setAttribute('data-yrange', g.yAxisRange().map(fix).join(','));
+        box.setAttribute('data-area', [a.x, a.y, a.w, a.h].map(Math.round).join(','));
+        if (!counted) {
+          counted = true;
+          document.body.setAttribute('data-drawn', String(++drawnCharts));
+        }
+      }
+    });
+  }
+
+  function drawHeap() {
+    var rows = merge(D.runs.map(function (r) { return [r.heap, 2]; }));
+    var labels = ['t'];
+    D.runs.forEach(function (r) {
+      labels.push(r.letter + ' heap size', r.letter + ' live bytes');
+    });
+    return plot('heap-chart', 'heap-key', rows, labels, HEAP_COLOURS,
+                function (k) { return k >= 2; });
+  }
+
+  function drawLabels() {
+    var parts = [], labels = ['t'], colours = [];
+    ['a', 'b'].forEach(function (run) {
+      var pts = [];
+      D.top.forEach(function (lab, k) {
+        labels.push(run.toUpperCase() + ': ' + lab.label);
+        colours.push(LABEL_COLOURS[k % LABEL_COLOURS.length]);
+        lab[run].forEach(function (pt, i) {
+          if (!pts[i]) pts[i] = [pt[0]];
+          pts[i][1 + k] = pt[1];
+        });
+      });
+      parts.push([pts, D.top.length]);
+    });
+    return plot('label-chart', 'label-key', merge(parts), labels, colours,
+                function (k) { return k >= D.top.length; });
+  }
+
+  function drawTable() {
+    var html = '';
+    D.rows.forEach(function (w) {
+      html += '<tr><td title="' + escape(w[0]) + '">' + escape(w[0]) + '</td>';
+      for (var k = 1; k <= 6; k++) {
+        var diff = k === 3 || k === 6;
+        var cls = 'v' + (diff && w[k] > 0 ? ' grew' : diff && w[k] < 0 ? ' shrank' : '');
+        html += '<td class="' + cls + '" data-value="' + w[k] + '">' + human(w[k], diff) + '</td>';
+      }
+      html += '<td>' + escape(w[7]) + '</td></tr>';
+    });
+    el('compare-table').tBodies[0].innerHTML = html;
+    el('table-note').textContent = D.rows.length + ' labels; as `eventlog-socket compare` gives them. ' +
+      'A label only one run has counts 0 in the other.';
+  }
+
+  function header() {
+    var names = D.runs.map(function (r) { return runName(r, true); });
+    document.title = names[0] + ' vs ' + names[1] + ': eventlog-socket';
+    el('title').textContent = 'A: ' + names[0] + ' vs B: ' + names[1];
+    el('runs').innerHTML = D.runs.map(function (r) {
+      return '<li><strong>' + r.letter + '</strong>: ' + escape(runName(r, false)) + ', ' + r.censuses +
+        ' censuses, ' + r.end.toFixed(2) + ' s' +
+        (r.state === 'complete' ? '' : ' (' + escape(r.state) + ')') + '</li>';
+    }).join('');
+  }
+
+  header();
+  drawTable();
+  // For the tests (and the console): the two charts.
+  window.esCompare = {heap: drawHeap(), labels: drawLabels()};
+})();
