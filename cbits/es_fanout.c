@@ -44,7 +44,12 @@ void es_fanout_append(struct es_fanout *f, struct es_chunk *c) {
  * it, which must never reach a client, and bytes after "datb" (none in
  * practice) are ordinary data. */
 static int ingest_header(struct es_fanout *f, struct es_chunk *c) {
-    if (es_header_parse(c->data, c->len, &f->header) != 0) {
+    /* The walker parsed it (es_walker.h) and handed over its parse. */
+    if (c->header != NULL) {
+        f->header = *c->header;
+        free(c->header);
+        c->header = NULL;
+    } else {
         if (!f->bad_header_logged) {
             f->bad_header_logged = true;
             es_log("the RTS wrote a header that does not parse; passing it on unchanged");
