@@ -106,18 +106,18 @@ int es_fanout_ingest(struct es_fanout *f, struct es_chunk *c) {
 
 void es_fanout_join(struct es_fanout *f, struct es_client *c) {
     struct es_store *st = &f->store;
-    c->id = atomic_fetch_add(&f->counters->clients_accepted, 1) + 1;
+    uint64_t id = atomic_fetch_add(&f->counters->clients_accepted, 1) + 1;
     /* Only the first client gets the stream from its start, and with it
      * what the POST_START hooks posted then, unless chunks were dropped
      * before it came; any other client gets the hooks run again for it,
      * after it has joined, so what they post reaches it (es_registry.h). */
     bool from_start = st->retaining && st->retain_dropped_chunks == 0;
-    c->next_chunk = es_store_join(st);
-    c->joined_at = st->end_offset;
+    struct es_chunk *first = es_store_join(st);
     /* Definitions from chunks this client will not get (all of them for a
      * late joiner; none for a first client that gets everything). */
-    c->defs =
-        es_defs_block(&f->defs, st, c->next_chunk ? es_chunk_start(c->next_chunk) : st->end_offset);
+    struct es_chunk *defs =
+        es_defs_block(&f->defs, st, first ? es_chunk_start(first) : st->end_offset);
+    es_client_join(c, id, first, st->end_offset, defs);
     c->prev = NULL;
     c->next = f->clients;
     if (f->clients)
