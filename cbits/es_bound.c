@@ -149,7 +149,8 @@ void es_bound_handoff_gap(struct es_bound *b, const struct es_chunk *c) {
         if (!f->store.retaining)
             return;
     }
-    struct es_chunk *notice = es_notice_new(&f->header, c->gap_chunks, c->gap_bytes, c->gap_time);
+    struct es_chunk *notice =
+        es_notice_new(es_fanout_header(f), c->gap_chunks, c->gap_bytes, c->gap_time);
     if (notice != NULL)
         es_fanout_append(f, notice);
 }

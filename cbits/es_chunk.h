@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct es_header;
+
 /* Where one event lies in a chunk. */
 struct es_span {
     size_t offset, len;
@@ -24,6 +26,9 @@ struct es_chunk {
      * loop thread (es_walker.h); freed with the chunk. */
     struct es_span *defs;
     size_t ndefs, defs_cap;
+    /* A header chunk's parse, made by the walker thread for the loop thread
+     * (es_walker.h); NULL when it did not parse. Freed with the chunk. */
+    struct es_header *header;
     uint64_t arrived; /* when the RTS handed it over (uv_hrtime), set by the inbox */
     /* Chunks the hand-off dropped right before this one (es_inbox.h), their
      * bytes, and the end time of the last of them; 0 when none. */

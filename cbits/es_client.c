@@ -415,7 +415,21 @@ void es_client_notice(struct es_client *c, struct es_chunk *n) {
     c->notice = n;
 }
 
+void es_client_join(struct es_client *c, uint64_t id, struct es_chunk *first, uint64_t joined_at,
+                    struct es_chunk *defs) {
+    assert(id != 0);
+    /* Joined once, before anything began. */
+    assert(c->id == 0 && c->next_chunk == NULL && c->defs == NULL);
+    assert((c->flags & (ES_CLIENT_STARTED | ES_CLIENT_CLOSING)) == 0);
+    assert(first == NULL || es_chunk_start(first) <= joined_at);
+    c->id = id;
+    c->next_chunk = first;
+    c->joined_at = joined_at;
+    c->defs = defs;
+}
+
 int es_client_start(struct es_client *c) {
+    assert(c->id != 0); /* es_client_join placed it in the stream */
     es_client_set_flags(c, ES_CLIENT_STARTED, true);
     c->moved_ms = uv_now(c->env->loop);
     es_control_init(&c->control);

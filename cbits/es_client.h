@@ -124,7 +124,7 @@ struct es_client {
     } io;
     const struct es_client_env *env;
     struct es_client *prev, *next; /* es_fanout's list of clients */
-    uint64_t id;
+    uint64_t id;                   /* from 1 once joined (es_client_join); 0 before */
 
     /* The first chunk still to send, or NULL when everything has been
      * handed to the socket. The client holds a reference on every chunk
@@ -192,6 +192,15 @@ int es_client_fd(const struct es_client *c);
 /* Send the notice `n` (the caller's reference moves here) to this client
  * alone, before its next chunk; it replaces one still unsent. */
 void es_client_notice(struct es_client *c, struct es_chunk *n);
+
+/* Place a new client in the stream, once, before es_client_start; the
+ * places are es_fanout_join's to compute: its number `id` (from 1), the
+ * first chunk it is to get (`first`, NULL: the next appended; the store's
+ * references from it on, es_store_join, move to the client), the stream
+ * offset it joins at (backlog before it is not held against it) and the
+ * block of definitions it missed (a reference that moves here, or NULL). */
+void es_client_join(struct es_client *c, uint64_t id, struct es_chunk *first, uint64_t joined_at,
+                    struct es_chunk *defs);
 
 /* Begin serving an accepted client that es_fanout_join placed in the
  * stream: start reading its control frames and send what it has. Returns 0

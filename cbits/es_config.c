@@ -199,11 +199,8 @@ static int bool_var(const char *name, const char *yes, int *out) {
     return 0;
 }
 
-/* es_config_from_env into `out`, which the caller discards on an error. */
-static int read_env(struct es_config *out) {
-    out->unix_path = env("GHC_EVENTLOG_UNIX_PATH");
-    out->inet_host = env("GHC_EVENTLOG_INET_HOST");
-    out->inet_port = env("GHC_EVENTLOG_INET_PORT");
+/* The yes/no switches: waiting for a client, SIGTERM, other users. */
+static int read_switches(struct es_config *out) {
     int wait, term, others;
     if (bool_var("GHC_EVENTLOG_WAIT", "waits for a client", &wait) != 0 ||
         bool_var("GHC_EVENTLOG_GRACEFUL_SIGTERM", "makes SIGTERM exit through hs_exit", &term) !=
@@ -214,9 +211,19 @@ static int read_env(struct es_config *out) {
     out->graceful_sigterm = term == 1;
     if (others >= 0)
         out->allow_other_users = others == 1;
+    return 0;
+}
+
+/* The memory limits. */
+static int read_sizes(struct es_config *out) {
     if (size_var("GHC_EVENTLOG_MAX_BUFFER", &out->max_buffer) != 0 ||
         size_var("GHC_EVENTLOG_CLIENT_BUFFER", &out->client_limit) != 0)
         return EVENTLOG_SOCKET_EINVAL;
+    return 0;
+}
+
+/* What happens to a client that falls behind. */
+static int read_slow_client(struct es_config *out) {
     const char *slow = env("GHC_EVENTLOG_SLOW_CLIENT");
     if (slow && strcasecmp(slow, "drop") == 0) {
         out->slow_client = EVENTLOG_SOCKET_SLOW_CLIENT_DROP;
@@ -228,6 +235,11 @@ static int read_env(struct es_config *out) {
         es_log("GHC_EVENTLOG_SLOW_CLIENT=\"%s\" is none of drop, disconnect and wait", slow);
         return EVENTLOG_SOCKET_EINVAL;
     }
+    return 0;
+}
+
+/* The flush and control-command intervals. */
+static int read_intervals(struct es_config *out) {
     const char *flush = env("GHC_EVENTLOG_FLUSH_INTERVAL_MS");
     if (flush && es_config_parse_ms(flush, &out->flush_ms) != 0) {
         es_log("GHC_EVENTLOG_FLUSH_INTERVAL_MS=\"%s\" is not a number of milliseconds from 0 "
@@ -245,6 +257,11 @@ static int read_env(struct es_config *out) {
     }
     if (control)
         out->control_interval_ms = (unsigned)control_ms;
+    return 0;
+}
+
+/* Who may be lossless, and how long one may stall the program. */
+static int read_lossless(struct es_config *out) {
     const char *lossless = env("GHC_EVENTLOG_LOSSLESS_CLIENTS");
     if (lossless && strcasecmp(lossless, "owner") == 0) {
         out->lossless_clients = EVENTLOG_SOCKET_LOSSLESS_OWNER;
@@ -265,24 +282,29 @@ static int read_env(struct es_config *out) {
                stall);
         return EVENTLOG_SOCKET_EINVAL;
     }
+    return 0;
+}
+
+/* How many clients may connect at once. */
+static int read_max_clients(struct es_config *out) {
     const char *clients = env("GHC_EVENTLOG_MAX_CLIENTS");
-    if (clients) {
-        char *end;
-        errno = 0;
-        unsigned long v = strtoul(clients, &end, 10);
-        if (clients[0] < '0' || clients[0] > '9' || *end != '\0' || errno != 0 || v == 0 ||
-            v > ES_MAX_CLIENTS) {
-            es_log("GHC_EVENTLOG_MAX_CLIENTS=\"%s\" is not a number of clients from 1 to 1000000",
-                   clients);
-            return EVENTLOG_SOCKET_EINVAL;
-        }
-        out->max_clients = (unsigned)v;
-    }
-    const char *invalid = es_config_invalid(out);
-    if (invalid != NULL) {
-        es_log("%s", invalid);
+    if (clients == NULL)
+        return 0;
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(clients, &end, 10);
+    if (clients[0] < '0' || clients[0] > '9' || *end != '\0' || errno != 0 || v == 0 ||
+        v > ES_MAX_CLIENTS) {
+        es_log("GHC_EVENTLOG_MAX_CLIENTS=\"%s\" is not a number of clients from 1 to 1000000",
+               clients);
         return EVENTLOG_SOCKET_EINVAL;
     }
+    out->max_clients = (unsigned)v;
+    return 0;
+}
+
+/* Where to listen: one Unix path or one TCP port (and host). */
+static int check_addresses(const struct es_config *out) {
     if (out->unix_path && (out->inet_port || out->inet_host)) {
         es_log("both GHC_EVENTLOG_UNIX_PATH and GHC_EVENTLOG_INET_%s are set; set only one",
                out->inet_port ? "PORT" : "HOST");
@@ -300,6 +322,26 @@ static int read_env(struct es_config *out) {
     if (out->unix_path)
         return es_listen_check_unix_path(out->unix_path, "GHC_EVENTLOG_UNIX_PATH=");
     return 0;
+}
+
+/* es_config_from_env into `out`, which the caller discards on an error.
+ * The variables are read in this order, and the first wrong one is the
+ * one reported. */
+static int read_env(struct es_config *out) {
+    out->unix_path = env("GHC_EVENTLOG_UNIX_PATH");
+    out->inet_host = env("GHC_EVENTLOG_INET_HOST");
+    out->inet_port = env("GHC_EVENTLOG_INET_PORT");
+    int r;
+    if ((r = read_switches(out)) != 0 || (r = read_sizes(out)) != 0 ||
+        (r = read_slow_client(out)) != 0 || (r = read_intervals(out)) != 0 ||
+        (r = read_lossless(out)) != 0 || (r = read_max_clients(out)) != 0)
+        return r;
+    const char *invalid = es_config_invalid(out);
+    if (invalid != NULL) {
+        es_log("%s", invalid);
+        return EVENTLOG_SOCKET_EINVAL;
+    }
+    return check_addresses(out);
 }
 
 int es_config_from_env(struct es_config *cfg) {

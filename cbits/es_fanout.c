@@ -44,7 +44,12 @@ void es_fanout_append(struct es_fanout *f, struct es_chunk *c) {
  * it, which must never reach a client, and bytes after "datb" (none in
  * practice) are ordinary data. */
 static int ingest_header(struct es_fanout *f, struct es_chunk *c) {
-    if (es_header_parse(c->data, c->len, &f->header) != 0) {
+    /* The walker parsed it (es_walker.h) and handed over its parse. */
+    if (c->header != NULL) {
+        f->header = *c->header;
+        free(c->header);
+        c->header = NULL;
+    } else {
         if (!f->bad_header_logged) {
             f->bad_header_logged = true;
             es_log("the RTS wrote a header that does not parse; passing it on unchanged");
@@ -101,18 +106,18 @@ int es_fanout_ingest(struct es_fanout *f, struct es_chunk *c) {
 
 void es_fanout_join(struct es_fanout *f, struct es_client *c) {
     struct es_store *st = &f->store;
-    c->id = atomic_fetch_add(&f->counters->clients_accepted, 1) + 1;
+    uint64_t id = atomic_fetch_add(&f->counters->clients_accepted, 1) + 1;
     /* Only the first client gets the stream from its start, and with it
      * what the POST_START hooks posted then, unless chunks were dropped
      * before it came; any other client gets the hooks run again for it,
      * after it has joined, so what they post reaches it (es_registry.h). */
     bool from_start = st->retaining && st->retain_dropped_chunks == 0;
-    c->next_chunk = es_store_join(st);
-    c->joined_at = st->end_offset;
+    struct es_chunk *first = es_store_join(st);
     /* Definitions from chunks this client will not get (all of them for a
      * late joiner; none for a first client that gets everything). */
-    c->defs =
-        es_defs_block(&f->defs, st, c->next_chunk ? es_chunk_start(c->next_chunk) : st->end_offset);
+    struct es_chunk *defs =
+        es_defs_block(&f->defs, st, first ? es_chunk_start(first) : st->end_offset);
+    es_client_join(c, id, first, st->end_offset, defs);
     c->prev = NULL;
     c->next = f->clients;
     if (f->clients)

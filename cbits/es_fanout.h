@@ -21,7 +21,7 @@ struct es_fanout {
     struct es_counters *counters;
     size_t max_buffer; /* bytes kept for the first client before it connects */
     struct es_store store;
-    struct es_header header;
+    struct es_header header; /* handed over by the walker; es_fanout_header */
     bool have_header;
     uint64_t last_time; /* end time of the newest block, for notices */
     struct es_defs defs;
@@ -52,6 +52,14 @@ void es_fanout_join(struct es_fanout *f, struct es_client *c);
 
 /* Take a closed client out of the list. */
 void es_fanout_leave(struct es_fanout *f, struct es_client *c);
+
+/* The stream's header as the loop thread knows it: the walker's parse of
+ * the newest header chunk ingested (es_walker.h). The address stays the
+ * same for the fan-out's life; the sizes are those of a header that parsed
+ * (all zero before one has). */
+static inline const struct es_header *es_fanout_header(const struct es_fanout *f) {
+    return &f->header;
+}
 
 /* Bytes held for clients: chunks, header, definitions. */
 static inline size_t es_fanout_held(const struct es_fanout *f) {

@@ -82,7 +82,7 @@ static void tell(struct es_lossless *l, struct es_client *c, const char *what, c
                  ? "this connection is disconnected when it falls behind"
                  : "chunks are skipped for this connection when it falls behind, with a drop "
                    "notice");
-    struct es_chunk *n = es_notice_text(&l->fan->header, l->fan->last_time, text);
+    struct es_chunk *n = es_notice_text(es_fanout_header(l->fan), l->fan->last_time, text);
     if (n != NULL)
         es_client_notice(c, n);
 }
@@ -241,7 +241,7 @@ void es_lossless_notice(struct es_lossless *l) {
         return;
     uint64_t waits = atomic_load(&l->wait.waits), ns = atomic_load(&l->wait.wait_ns);
     if (waits > l->noticed_waits) {
-        struct es_chunk *n = es_notice_wait(&l->fan->header, l->fan->last_time,
+        struct es_chunk *n = es_notice_wait(es_fanout_header(l->fan), l->fan->last_time,
                                             waits - l->noticed_waits, ns - l->noticed_ns,
                                             l->notice_ms ? now - l->notice_ms : ES_WAIT_NOTICE_MS);
         if (n != NULL)

@@ -184,6 +184,7 @@ struct es_chunk *es_chunk_new(const void *data, size_t len) {
     c->end_offset = 0;
     c->defs = NULL;
     c->ndefs = c->defs_cap = 0;
+    c->header = NULL;
     c->arrived = 0;
     c->gap_chunks = c->gap_bytes = c->gap_time = 0;
     c->len = len;
@@ -197,5 +198,7 @@ void es_chunk_free(struct es_chunk *c) {
         return;
     free(c->defs);
     c->defs = NULL;
+    free(c->header);
+    c->header = NULL;
     es_pool_put(c);
 }

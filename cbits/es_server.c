@@ -330,7 +330,7 @@ static struct es_server *alloc_server(const struct es_config *cfg, bool is_unix,
     }
     s->client_env = (struct es_client_env){.loop = &s->loop,
                                            .store = &s->fan.store,
-                                           .header = &s->fan.header,
+                                           .header = es_fanout_header(&s->fan),
                                            .stopping = &s->stopping,
                                            .linger_ms = s->cfg.linger_ms,
                                            .counters = &s->counters,

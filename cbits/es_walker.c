@@ -4,6 +4,7 @@
 #include "es_log.h"
 #include "es_pool.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,6 +48,18 @@ static void note_definition(const struct es_event *ev, void *ctx) {
     c->defs[c->ndefs++] = (struct es_span){.offset = ev->offset, .len = ev->len};
 }
 
+/* Give the loop thread its own copy of the header just parsed, with the
+ * chunk (es_fanout_ingest keeps it): the walker's goes on changing with
+ * later headers. Out of memory, the loop passes the header on unparsed. */
+static void hand_over_header(struct es_walker *w, struct es_chunk *c) {
+    assert(c->header == NULL);
+    c->header = malloc(sizeof *c->header);
+    if (c->header != NULL)
+        *c->header = w->header;
+    else
+        es_log("out of memory for a copy of the eventlog header");
+}
+
 /* Walk one chunk: mark it as the header or as ending the stream, and list
  * its definition events. Returns the capability of a block, or -1. */
 static int walk(struct es_walker *w, struct es_chunk *c) {
@@ -55,8 +68,10 @@ static int walk(struct es_walker *w, struct es_chunk *c) {
         /* A header that does not parse is reported by the loop thread;
          * chunks after it pass on unwalked. */
         w->have_header = es_header_parse(c->data, c->len, &w->header) == 0;
-        if (w->have_header)
+        if (w->have_header) {
             es_walk_plan_init(&w->plan, &w->header, w->want);
+            hand_over_header(w, c);
+        }
         return -1;
     }
     if (!w->have_header)

@@ -17,10 +17,11 @@
  * It also notes when each capability's block arrived, which paces the RTS
  * flushes on GHC >= 9.2 (es_pace.h).
  *
- * Chunks leave in the order they arrived. The walker parses its own copy of
- * the header (chunks are walked with the sizes it declares) and marks header
- * chunks ES_CHUNK_HEADER; the loop thread parses the header again for
- * itself, which is cheap and keeps the two threads' state apart. */
+ * Chunks leave in the order they arrived. The walker is where the header is
+ * parsed (chunks are walked with the sizes it declares): it marks header
+ * chunks ES_CHUNK_HEADER and hands the loop thread a copy of the parse with
+ * the chunk (es_chunk.header, kept by es_fanout_ingest), which keeps the two
+ * threads' state apart when a later header replaces it. */
 #ifndef ES_WALKER_H
 #define ES_WALKER_H
 
@@ -41,7 +42,7 @@ struct es_walker {
     es_walker_wake_fn wake; /* tells the loop thread that chunks are ready */
     void *wake_ctx;
     uv_thread_t thread;
-    struct es_header header;  /* walker thread only */
+    struct es_header header;  /* the newest parsed; walker thread only */
     struct es_walk_plan plan; /* for header and want; walker thread only */
     bool have_header;         /* a header parsed: chunks can be walked */
     bool bad_chunk_logged;

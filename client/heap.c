@@ -4,7 +4,10 @@
  * hp2pretty read, and/or as CSV rows (time, label, bytes). Each census is
  * written and flushed as soon as it is complete, and the .hp file is ended
  * properly however the run stops (end of stream, Ctrl-C), so it is usable
- * at any moment. Runs on one thread, the libuv loop's. */
+ * at any moment. This file reads the stream and decides when to write and
+ * stop; heap_write.c writes the two formats. Runs on one thread, the libuv
+ * loop's. */
+#include "heap_write.h"
 #include "model.h"
 #include "opts.h"
 #include "rtsopts.h"
@@ -16,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 struct heap {
@@ -46,15 +48,6 @@ static void heap_usage(FILE *f) {
                "profile, 2 on errors.\n");
 }
 
-/* Text for a quoted .hp field: no quotes or line breaks inside. */
-static void hp_text(char *s) {
-    for (; *s; s++)
-        if (*s == '"')
-            *s = '\'';
-        else if (*s == '\n' || *s == '\r' || *s == '\t')
-            *s = ' ';
-}
-
 static FILE *open_out(const char *path);
 
 /* The output files are created with the first census (or at the end of a
@@ -68,125 +61,11 @@ static bool open_outputs(struct heap *h) {
         (h->csv_path && (h->csv = open_out(h->csv_path)) == NULL))
         return false;
     if (h->csv)
-        fprintf(h->csv, "time_s,label,bytes\n");
+        es_heap_csv_begin(h->csv);
     return true;
 }
 
-/* Whether the RTS is a profiling one: its way, after the version in
- * RTS_IDENTIFIER ("GHC-9.6.6 rts_thr_p"), has a "_p" part. */
-static bool profiled_rts(const char *rts_id) {
-    const char *way = strchr(rts_id, ' ');
-    for (const char *p = way ? strstr(way, "_p") : NULL; p != NULL; p = strstr(p + 2, "_p"))
-        if (p[2] == '\0' || p[2] == '_')
-            return true;
-    return false;
-}
-
-/* JOB as the RTS writes it: the program's name alone, and in a profiling
- * RTS its arguments, then " +RTS" and its RTS options (those it got from
- * GHCRTS or -with-rtsopts are not in the stream's arguments). */
-static void hp_job(const struct es_model *m, char *job, size_t size) {
-    snprintf(job, size, "%s", m->program[0] ? m->program : "program");
-    if (!profiled_rts(m->rts_id))
-        return;
-    char rts[1100] = "";
-    size_t jl = strlen(job), rl = 0;
-    bool in_rts = false, all_prog = false;
-    char args[sizeof m->args];
-    snprintf(args, sizeof args, "%s", m->args);
-    char *save = NULL;
-    strtok_r(args, " ", &save); /* argv[0] */
-    for (char *w = strtok_r(NULL, " ", &save); w != NULL; w = strtok_r(NULL, " ", &save)) {
-        if (!all_prog && strcmp(w, "--RTS") == 0) {
-            all_prog = true;
-            continue;
-        }
-        if (!all_prog && strcmp(w, "+RTS") == 0) {
-            in_rts = true;
-            continue;
-        }
-        if (!all_prog && strcmp(w, "-RTS") == 0) {
-            in_rts = false;
-            continue;
-        }
-        if (in_rts && !all_prog)
-            rl += (size_t)snprintf(rts + rl, rl < sizeof rts ? sizeof rts - rl : 0, " %s", w);
-        else
-            jl += (size_t)snprintf(job + jl, jl < size ? size - jl : 0, " %s", w);
-        if (rl >= sizeof rts)
-            rl = sizeof rts - 1;
-        if (jl >= size)
-            jl = size - 1;
-    }
-    snprintf(job + jl, size - jl, " +RTS%s", rts);
-}
-
-static void hp_start(struct heap *h) {
-    if (h->hp == NULL || h->hp_started)
-        return;
-    const struct es_model *m = h->model;
-    char job[1300];
-    hp_job(m, job, sizeof job);
-    hp_text(job);
-    char date[64] = "";
-    time_t start = m->wall_start_s ? (time_t)m->wall_start_s : time(NULL);
-    struct tm tm;
-    if (localtime_r(&start, &tm) != NULL)
-        strftime(date, sizeof date, "%a %b %d %H:%M %Y", &tm);
-    fprintf(h->hp,
-            "JOB \"%s\"\nDATE \"%s\"\nSAMPLE_UNIT \"seconds\"\nVALUE_UNIT \"bytes\"\n"
-            "BEGIN_SAMPLE 0.000000\nEND_SAMPLE 0.000000\n",
-            job, date);
-    h->hp_started = true;
-}
-
-/* A CSV field, quoted when it must be (RFC 4180). */
-static void csv_field(FILE *f, const char *s) {
-    if (strpbrk(s, ",\"\n\r") == NULL) {
-        fputs(s, f);
-        return;
-    }
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
 static void stop(struct heap *h, int status, const char *why);
-
-/* The RTS's -L: how long a cost-centre stack may be in its .hp (default
- * 25), from the program's +RTS options as the stream gives them. */
-static size_t ccs_length(const struct es_model *m) {
-    size_t len = 25;
-    bool rts = false;
-    char args[sizeof m->args];
-    snprintf(args, sizeof args, "%s", m->args);
-    char *save = NULL;
-    for (char *w = strtok_r(args, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
-        if (strcmp(w, "+RTS") == 0 || strcmp(w, "-RTS") == 0)
-            rts = w[0] == '+';
-        else if (rts && w[0] == '-' && w[1] == 'L' && w[2] >= '0' && w[2] <= '9')
-            len = (size_t)strtoul(w + 2, NULL, 10);
-    }
-    return len < 4 ? 4 : len;
-}
-
-/* A census label as the RTS's .hp writes it: a cost-centre stack longer
- * than -L is cut to its first L-4 characters and "..." (rts/ProfHeap.c,
- * fprint_ccs); its "(N)" stack number is not in the eventlog. */
-static void hp_label(const struct heap *h, char *out, size_t size, uint32_t label) {
-    const struct es_model *m = h->model;
-    snprintf(out, size, "%s", es_model_label(m, label));
-    size_t len = ccs_length(m);
-    if (m->breakdown == ES_MODEL_BY_CCS && strlen(out) > len && len < size)
-        snprintf(out + len - 4, size - (len - 4), "...");
-    for (char *p = out; *p; p++)
-        if (*p == '\n' || *p == '\t')
-            *p = ' ';
-}
 
 /* Once, at the end, when a retainer or biographical profile gave no
  * sample (es_model_breakdown_lack). */
@@ -199,6 +78,13 @@ static void tell_mode(struct heap *h) {
     fprintf(stderr, "eventlog-socket: %s: %s\n", h->ses.conn->name, lack);
 }
 
+static void hp_start(struct heap *h) {
+    if (h->hp == NULL || h->hp_started)
+        return;
+    es_heap_hp_begin(h->hp, h->model);
+    h->hp_started = true;
+}
+
 static void write_census(struct heap *h) {
     if (!open_outputs(h)) {
         stop(h, 2, "cannot create the output file");
@@ -206,26 +92,12 @@ static void write_census(struct heap *h) {
     }
     const struct es_model *m = h->model;
     const struct es_model_census *c = &m->cur;
-    double t = (double)c->time / 1e9;
     if (h->hp) {
         hp_start(h);
-        fprintf(h->hp, "BEGIN_SAMPLE %f\n", t);
-        for (size_t i = 0; i < c->n; i++) {
-            char label[600];
-            hp_label(h, label, sizeof label, c->e[i].label);
-            fprintf(h->hp, "%s\t%llu\n", label, (unsigned long long)c->e[i].bytes);
-        }
-        fprintf(h->hp, "END_SAMPLE %f\n", t);
-        fflush(h->hp);
+        es_heap_hp_sample(h->hp, m, c);
     }
-    if (h->csv) {
-        for (size_t i = 0; i < c->n; i++) {
-            fprintf(h->csv, "%f,", t);
-            csv_field(h->csv, es_model_label(m, c->e[i].label));
-            fprintf(h->csv, ",%llu\n", (unsigned long long)c->e[i].bytes);
-        }
-        fflush(h->csv);
-    }
+    if (h->csv)
+        es_heap_csv_sample(h->csv, m, c);
     if (c->time > h->last_time)
         h->last_time = c->time;
     h->written++;
@@ -261,8 +133,7 @@ static void stop(struct heap *h, int status, const char *why) {
     /* The .hp file ends like the RTS ends it: an empty sample at the end. */
     if (h->hp) {
         hp_start(h);
-        uint64_t end = h->model->now > h->last_time ? h->model->now : h->last_time;
-        fprintf(h->hp, "BEGIN_SAMPLE %f\nEND_SAMPLE %f\n", (double)end / 1e9, (double)end / 1e9);
+        es_heap_hp_end(h->hp, h->model->now > h->last_time ? h->model->now : h->last_time);
     }
     int werr = 0;
     FILE *files[2] = {h->hp, h->csv};

@@ -88,6 +88,9 @@ static void check_fixture(const char *path) {
     ok(c != NULL && c->len == h->len && memcmp(c->data, buf, h->len) == 0 &&
            (c->flags & ES_CHUNK_HEADER),
        "%s: the header comes out first, marked as the header", path);
+    ok(c != NULL && c->header != NULL && c->header->len == h->len &&
+           c->header->ntypes == h->ntypes && memcmp(c->header->size, h->size, sizeof h->size) == 0,
+       "%s: the header carries the walker's parse of it for the loop", path);
     next = c ? c->next : NULL;
     es_chunk_free(c);
     c = next;
