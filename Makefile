@@ -136,7 +136,8 @@ CLIENT_LIB_SRC := client/addr.c client/conn.c client/conn_parse.c client/blocks.
 # test and fuzz target.
 MODEL_SRC := $(wildcard client/model*.c)
 MODEL_H := $(wildcard client/model*.h)
-CLIENT_CBITS := cbits/es_stream.c cbits/es_header.c cbits/es_events.c cbits/es_peer.c
+CLIENT_CBITS := cbits/es_stream.c cbits/es_header.c cbits/es_events.c cbits/es_peer.c \
+                cbits/es_notice_text.c
 
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/unit/%)
@@ -337,27 +338,16 @@ $(BUILD)/unit-asan/%: tests/unit/%.c tests/unit/tap.h tests/unit/control_ref.h t
 
 # The client's model (MODEL_SRC) is pure C like cbits/: unit-tested the
 # same way, linked with its sources.
-$(BUILD)/unit/test_model $(BUILD)/unit/test_model_sparks: $(BUILD)/unit/%: tests/unit/%.c \
-                          tests/unit/tap.h $(MODEL_SRC) $(MODEL_H) $(CBITS_LIB_plain)
+$(BUILD)/unit/test_model $(BUILD)/unit/test_model_sparks $(BUILD)/unit/test_model_threads: \
+$(BUILD)/unit/%: tests/unit/%.c tests/unit/tap.h tests/unit/model_events.h $(MODEL_SRC) $(MODEL_H) \
+                 $(CBITS_LIB_plain)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(FLAVOUR_CFLAGS_plain) -Iinclude -Icbits -Iclient -o $@ $< \
 	    $(MODEL_SRC) $(CBITS_LIB_plain) -lm
 
-$(BUILD)/unit-asan/test_model $(BUILD)/unit-asan/test_model_sparks: $(BUILD)/unit-asan/%: \
-                               tests/unit/%.c tests/unit/tap.h $(MODEL_SRC) $(MODEL_H) $(CBITS_LIB_asan)
-	@mkdir -p $(dir $@)
-	$(CC) $(WARN) -D_DEFAULT_SOURCE $(SAN_FLAGS) -Iinclude -Icbits -Iclient -o $@ $< $(MODEL_SRC) \
-	    $(CBITS_LIB_asan) -lm
-
-# The model's threads (client/model_threads.c), on hand-made events.
-$(BUILD)/unit/test_model_threads: tests/unit/test_model_threads.c tests/unit/tap.h $(MODEL_SRC) $(MODEL_H) \
-                                  $(CBITS_LIB_plain)
-	@mkdir -p $(dir $@)
-	$(CC) $(WARN) -D_DEFAULT_SOURCE $(FLAVOUR_CFLAGS_plain) -Iinclude -Icbits -Iclient -o $@ $< \
-	    $(MODEL_SRC) $(CBITS_LIB_plain) -lm
-
-$(BUILD)/unit-asan/test_model_threads: tests/unit/test_model_threads.c tests/unit/tap.h $(MODEL_SRC) \
-                                       $(MODEL_H) $(CBITS_LIB_asan)
+$(BUILD)/unit-asan/test_model $(BUILD)/unit-asan/test_model_sparks \
+$(BUILD)/unit-asan/test_model_threads: $(BUILD)/unit-asan/%: tests/unit/%.c tests/unit/tap.h \
+                                       tests/unit/model_events.h $(MODEL_SRC) $(MODEL_H) $(CBITS_LIB_asan)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(SAN_FLAGS) -Iinclude -Icbits -Iclient -o $@ $< $(MODEL_SRC) \
 	    $(CBITS_LIB_asan) -lm

@@ -20,7 +20,7 @@ from client_cmd import Cmd
 from harness import Program, expect, ghc_version, note, test
 from test_client_metrics import samples, scrape, start_metrics, value, wait_for
 from test_client_top import Tmux, top_command
-from test_client_web import need_chromium, start_serve
+from test_client_web import need_chromium, open_report, start_serve
 from test_client_web_charts import colour_shares, plot_clip, rgb, shot
 
 # The order of the SPARKS line's figures, and the names the views use.
@@ -186,11 +186,7 @@ def sparks_page_and_report(s):
     # report of serve's recording of the same run.
     srv.signal(2)
     srv.wait(30)
-    out = s.path("report.html")
-    rc, _, err = Cmd(s, ["report", s.path("page.eventlog"), "-o", out]).wait(120)
-    expect(rc == 0, "report: %d %s" % (rc, err))
-    b.goto("file://" + out)
-    b.wait_js("+document.body.dataset.drawn >= 1", what="the report drawn")
+    open_report(s, b, s.path("page.eventlog"), "report")
     judge_page_sparks(b, "report", want, os.path.join(harness.BUILD, "sparks-report"))
 
     # A program without sparks (-N1, no par): a note, no charts.
@@ -200,11 +196,7 @@ def sparks_page_and_report(s):
     rc, _, err = Cmd(s, ["record", "unix:" + plain, "-o", rec]).wait(120)
     expect(rc == 0, "record: %d %s" % (rc, err))
     q.wait_rusage()
-    out = s.path("plain.html")
-    rc, _, err = Cmd(s, ["report", rec, "-o", out]).wait(120)
-    expect(rc == 0, "report: %d %s" % (rc, err))
-    b.goto("file://" + out)
-    b.wait_js("+document.body.dataset.drawn >= 1", what="the report drawn")
+    open_report(s, b, rec, "plain")
     state = b.js("document.getElementById('sparks-note').dataset.state")
     note_text = b.js("document.getElementById('sparks-note').textContent")
     hidden = b.js("document.getElementById('sparks-body').hidden")

@@ -24,6 +24,17 @@ FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtu
 NON_LABELS = ("heap size", "live bytes", "other")
 
 
+def open_report(s, b, recording, name, timeout=120):
+    """`report RECORDING -o NAME.html` (it must succeed), opened in the
+    browser `b` and drawn; returns the file's path."""
+    out = s.path(name + ".html")
+    rc, _, err = Cmd(s, ["report", recording, "-o", out]).wait(timeout)
+    expect(rc == 0, "report %s: %d %s" % (recording, rc, err))
+    b.goto("file://" + out)
+    b.wait_js("+document.body.dataset.drawn >= 1", what="the report drawn")
+    return out
+
+
 def need_chromium():
     if chromium_path() is None:
         raise Skip("Chromium is not installed (scripts/ensure-deps.sh installs it)")

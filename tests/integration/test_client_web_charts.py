@@ -23,7 +23,7 @@ import harness
 from cdp import Browser
 from client_cmd import Cmd
 from harness import Program, check_stream, expect, ghc_version, note, test
-from test_client_web import NON_LABELS, http_get, need_chromium, start_serve
+from test_client_web import NON_LABELS, http_get, need_chromium, open_report, start_serve
 
 MAX_INK = 0.20        # the share of a chart's plot that marker ink may cover
 MIN_BANDS = 0.15      # the share of the heap chart's plot the bands must cover
@@ -385,11 +385,7 @@ def web_charts_marker_flood(s):
     if errors:
         failures.append("serve: console errors %s" % errors[:5])
 
-    out = s.path("flood.html")
-    rc, _, err = Cmd(s, ["report", s.path("flood.eventlog"), "-o", out]).wait(120)
-    expect(rc == 0, "report: %d %s" % (rc, err))
-    b.goto("file://" + out)
-    b.wait_js("+document.body.dataset.drawn >= 1", what="the report drawn")
+    open_report(s, b, s.path("flood.eventlog"), "flood")
     judge_page(s, b, "report", failures, markers)
     errors = b.errors()
     if errors:
@@ -417,12 +413,8 @@ def web_charts_few_markers(s):
     expect(rc == 0, "record: %d %s" % (rc, err))
     markers = len(check_stream(s, open(rec, "rb").read(), "few-check").markers)
     expect(markers == 21, "the recording has %d markers, not 21" % markers)
-    out = s.path("few.html")
-    rc, _, err = Cmd(s, ["report", rec, "-o", out]).wait(60)
-    expect(rc == 0, "report: %d %s" % (rc, err))
     b = Browser(s, height=1600)
-    b.goto("file://" + out)
-    b.wait_js("+document.body.dataset.drawn >= 1", what="the report drawn")
+    open_report(s, b, rec, "few")
     failures = []
     for chart in CHARTS:
         d = b.js("Object.assign({}, document.getElementById('%s').dataset)" % chart)

@@ -7,9 +7,8 @@ import os
 
 import harness
 from cdp import Browser
-from client_cmd import Cmd
 from harness import expect, note, test
-from test_client_web import SyntheticProgram, need_chromium, start_serve
+from test_client_web import SyntheticProgram, need_chromium, open_report, start_serve
 
 
 @test
@@ -49,12 +48,8 @@ def web_heap_legend_trends(s):
     need_chromium()
     from test_client_heap import record_with_rts_files
     _, log = record_with_rts_files(s, seconds=1.5)
-    out = s.path("trend.html")
-    rc, _, err = Cmd(s, ["report", log, "-o", out]).wait(60)
-    expect(rc == 0, "report: %d %s" % (rc, err))
     b = Browser(s, height=1200)
-    b.goto("file://" + out)
-    b.wait_js("+document.body.dataset.drawn >= 1", what="the report drawn")
+    open_report(s, b, log, "trend")
     rows = b.js("""Array.from(document.querySelectorAll('#heap-legend tbody tr')).map(function (tr) {
       var pl = tr.querySelector('td.trend polyline'), x = tr.querySelectorAll('td.x');
       return {name: tr.dataset.series, points: pl ? pl.getAttribute('points') : null,

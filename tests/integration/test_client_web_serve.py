@@ -18,7 +18,7 @@ import harness
 from cdp import Browser
 from client_cmd import Cmd
 from harness import Program, check_stream, expect, ghc_version, note, serve, test
-from test_client_web import check_page_against, http_get, need_chromium, start_serve
+from test_client_web import check_page_against, http_get, need_chromium, open_report, start_serve
 
 
 def marks(b):
@@ -337,12 +337,8 @@ def web_labels_any_string(s):
         data = data.replace(old, new)
     check_stream(s, data, "proto")  # writes proto.eventlog
     path = s.path("proto.eventlog")
-    out = s.path("proto.html")
-    rc, _, err = Cmd(s, ["report", path, "-o", out]).wait(60)
-    expect(rc == 0, "report: %d %s" % (rc, err))
     b = Browser(s)
-    b.goto("file://" + out)
-    b.wait_js("+document.body.dataset.drawn >= 1", what="the report drawn")
+    open_report(s, b, path, "proto")
     named, censuses = check_page_against(b, path, "renamed labels")
     expect("__proto__" in named, "__proto__ is not a series: %s" % named)
     rows = b.js("+document.getElementById('heap-chart').dataset.rows")

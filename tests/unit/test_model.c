@@ -7,6 +7,7 @@
  * Argument: the fixture directory. */
 #include "es_stream.h"
 #include "model.h"
+#include "model_events.h"
 #include "tap.h"
 
 #include <math.h>
@@ -120,36 +121,6 @@ static void check_fixture(const char *path) {
 }
 
 /* ---- Hand-made events. */
-
-struct ev {
-    struct es_event e;
-    uint8_t p[600];
-    size_t n;
-};
-
-static struct ev *mk(struct ev *b, uint16_t type, uint64_t time) {
-    memset(b, 0, sizeof *b);
-    b->e.type = type;
-    b->e.time = time;
-    return b;
-}
-static struct ev *u(struct ev *b, uint64_t v, int n) {
-    es_put_be(b->p + b->n, v, n);
-    b->n += (size_t)n;
-    return b;
-}
-static struct ev *str(struct ev *b, const char *s, bool nul) {
-    size_t l = strlen(s) + nul;
-    memcpy(b->p + b->n, s, l);
-    b->n += l;
-    return b;
-}
-static void put(struct es_model *m, struct ev *b) {
-    b->e.payload = b->p;
-    b->e.payload_len = b->n;
-    b->e.len = 10 + b->n;
-    es_model_event(m, &b->e);
-}
 
 static void sample(struct es_model *m, uint64_t t, const char *const *labels, const uint64_t *bytes,
                    size_t n) {

@@ -5,38 +5,13 @@
  * with the threads that ran most (and the labelled ones) still listed
  * after a million short threads. */
 #include "model.h"
+#include "model_events.h"
 #include "tap.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #define MS 1000000ull
-
-struct ev {
-    struct es_event e;
-    uint8_t p[128];
-    size_t n;
-};
-
-static struct ev *mk(struct ev *b, uint16_t type, uint64_t time) {
-    memset(b, 0, sizeof *b);
-    b->e.type = type;
-    b->e.time = time;
-    return b;
-}
-
-static struct ev *u(struct ev *b, uint64_t v, int n) {
-    es_put_be(b->p + b->n, v, n);
-    b->n += (size_t)n;
-    return b;
-}
-
-static void put(struct es_model *m, struct ev *b) {
-    b->e.payload = b->p;
-    b->e.payload_len = b->n;
-    b->e.len = 10 + b->n + (b->e.type == ES_EVENT_THREAD_LABEL ? 2 : 0);
-    es_model_event(m, &b->e);
-}
 
 /* The events that follow are capability `cap`'s (a block as long as can be). */
 static void block(struct es_model *m, unsigned cap) {
@@ -59,10 +34,8 @@ static void stop(struct es_model *m, uint64_t t, uint32_t id, uint16_t status) {
 }
 static void label(struct es_model *m, uint64_t t, uint32_t id, const char *s) {
     struct ev b;
-    u(mk(&b, ES_EVENT_THREAD_LABEL, t), id, 4);
-    memcpy(b.p + b.n, s, strlen(s)); /* not NUL-terminated, as the RTS posts it */
-    b.n += strlen(s);
-    put(m, &b);
+    /* not NUL-terminated, as the RTS posts it */
+    put(m, str(u(mk(&b, ES_EVENT_THREAD_LABEL, t), id, 4), s, false));
 }
 
 static const struct es_model_thread *find(const struct es_model *m, uint32_t id) {

@@ -1,0 +1,87 @@
+#include "es_notice_text.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define DROP_WORDS "dropped "
+#define WAIT_WORDS "the program waited "
+#define COST_WORDS "streaming cost "
+
+int es_notice_format_drop(char *buf, size_t size, uint64_t chunks, uint64_t bytes) {
+    return snprintf(buf, size, ES_NOTICE_PREFIX DROP_WORDS "%llu chunks (%.1f MiB)",
+                    (unsigned long long)chunks, (double)bytes / (1 << 20));
+}
+
+int es_notice_format_wait(char *buf, size_t size, uint64_t wait_ns, uint64_t waits,
+                          uint64_t period_ms) {
+    return snprintf(buf, size,
+                    ES_NOTICE_PREFIX WAIT_WORDS "%.1f ms (%llu times) for lossless clients in "
+                                                "the last %.1f s",
+                    (double)wait_ns / 1e6, (unsigned long long)waits, (double)period_ms / 1000);
+}
+
+int es_notice_format_cost(char *buf, size_t size, uint64_t writer_ns, uint64_t walker_ns,
+                          uint64_t loop_ns, uint64_t period_ms, uint64_t bytes_sent) {
+    uint64_t total = writer_ns + walker_ns + loop_ns;
+    return snprintf(buf, size,
+                    ES_NOTICE_PREFIX COST_WORDS "%.1f ms of CPU in the last %.1f s (RTS threads "
+                                                "%.1f, walker %.1f, loop %.1f), %.1f MiB sent",
+                    (double)total / 1e6, (double)period_ms / 1000, (double)writer_ns / 1e6,
+                    (double)walker_ns / 1e6, (double)loop_ns / 1e6, (double)bytes_sent / (1 << 20));
+}
+
+/* The words after `words` in `text` (the prefix already matched), as a
+ * NUL-terminated copy in `buf`; NULL when the text goes on otherwise or
+ * is too long for `buf` (no notice is). */
+static const char *after(const char *text, size_t len, const char *words, char *buf, size_t size) {
+    size_t k = strlen(words);
+    if (len < k || len - k >= size || memcmp(text, words, k) != 0)
+        return NULL;
+    memcpy(buf, text + k, len - k);
+    buf[len - k] = '\0';
+    return buf;
+}
+
+static enum es_notice_kind figures(const char *text, size_t len, struct es_notice_read *o) {
+    char w[240];
+    const char *s;
+    if ((s = after(text, len, DROP_WORDS, w, sizeof w)) != NULL) {
+        unsigned long long chunks;
+        if (sscanf(s, "%llu chunks (%lf MiB)", &chunks, &o->mib) != 2 || !(o->mib >= 0))
+            return ES_NOTICE_OTHER;
+        o->chunks = chunks;
+        return ES_NOTICE_DROP;
+    }
+    if ((s = after(text, len, WAIT_WORDS, w, sizeof w)) != NULL) {
+        unsigned long long times;
+        if (sscanf(s, "%lf ms (%llu times)", &o->ms, &times) != 2 || !(o->ms >= 0))
+            return ES_NOTICE_OTHER;
+        o->times = times;
+        return ES_NOTICE_WAIT;
+    }
+    if ((s = after(text, len, COST_WORDS, w, sizeof w)) != NULL) {
+        if (sscanf(s,
+                   "%lf ms of CPU in the last %lf s (RTS threads %lf, walker %lf, loop %lf), "
+                   "%lf MiB sent",
+                   &o->ms, &o->secs, &o->rts_ms, &o->walker_ms, &o->loop_ms, &o->mib) != 6 ||
+            !(o->ms >= 0) || !(o->secs > 0) || !(o->mib >= 0))
+            return ES_NOTICE_OTHER;
+        return ES_NOTICE_COST;
+    }
+    size_t k = sizeof ES_NOTICE_CUT_WORDS - 1;
+    if (len >= k && memcmp(text, ES_NOTICE_CUT_WORDS, k) == 0) {
+        size_t n = len - k < sizeof o->why - 1 ? len - k : sizeof o->why - 1;
+        memcpy(o->why, text + k, n);
+        o->why[n] = '\0';
+        return ES_NOTICE_CUT;
+    }
+    return ES_NOTICE_OTHER;
+}
+
+void es_notice_parse(const uint8_t *text, size_t len, struct es_notice_read *out) {
+    memset(out, 0, sizeof *out);
+    size_t k = sizeof ES_NOTICE_PREFIX - 1;
+    if (len < k || memcmp(text, ES_NOTICE_PREFIX, k) != 0)
+        return; /* ES_NOTICE_NOT: one comparison for the program's messages */
+    out->kind = figures((const char *)text + k, len - k, out);
+}

@@ -1,0 +1,106 @@
+/* The notices' text (cbits/es_notice_text.[ch]) both ways: what the
+ * library writes (es_notice_new, es_notice_wait, es_notice_cost, which
+ * the server sends) reads back, figure for figure, as the command reads
+ * it; the cut notice `record` writes; the program's own messages and
+ * malformed or cut notices are not counted. Runs under ASan. */
+#include "es_events.h"
+#include "es_notice.h"
+#include "es_notice_text.h"
+#include "es_pool.h"
+#include "tap.h"
+
+#include <math.h>
+#include <string.h>
+
+static struct es_notice_read parse_str(const char *s) {
+    struct es_notice_read n;
+    es_notice_parse((const uint8_t *)s, strlen(s), &n);
+    return n;
+}
+
+/* The one USER_MSG of a notice block, as a client reads it. */
+static struct es_notice_read parse_chunk(struct es_chunk *c) {
+    struct es_notice_read n = {.kind = ES_NOTICE_NOT};
+    if (c == NULL)
+        return n;
+    const uint8_t *p = c->data + ES_BLOCK_MARKER_LEN;
+    if (es_be16(p) == ES_EVENT_USER_MSG &&
+        ES_BLOCK_MARKER_LEN + 12 + (size_t)es_be16(p + 10) == c->len)
+        es_notice_parse(p + 12, es_be16(p + 10), &n);
+    es_chunk_free(c);
+    return n;
+}
+
+static void library_notices(void) {
+    struct es_header hdr;
+    memset(&hdr, 0, sizeof hdr);
+    hdr.size[ES_EVENT_USER_MSG] = ES_SIZE_VARIABLE;
+    static const uint64_t chunks[] = {0, 1, 12, 123456789012ull};
+    static const uint64_t bytes[] = {0, 1 << 20, 3 * (1 << 19), 7ull << 40};
+    for (int i = 0; i < 4; i++) {
+        struct es_notice_read n = parse_chunk(es_notice_new(&hdr, chunks[i], bytes[i], 5));
+        double mib = (double)bytes[i] / (1 << 20);
+        ok(n.kind == ES_NOTICE_DROP && n.chunks == chunks[i] && fabs(n.mib - mib) <= 0.05,
+           "drop notice of %llu chunks, %.1f MiB reads back (%d: %llu, %.1f)",
+           (unsigned long long)chunks[i], mib, n.kind, (unsigned long long)n.chunks, n.mib);
+    }
+    struct es_notice_read w = parse_chunk(es_notice_wait(&hdr, 7, 3, 12500000, 1000));
+    ok(w.kind == ES_NOTICE_WAIT && w.times == 3 && fabs(w.ms - 12.5) < 1e-9,
+       "wait notice: 12.5 ms, 3 times reads back (%d: %.1f, %llu)", w.kind, w.ms,
+       (unsigned long long)w.times);
+    struct es_cost d = {
+        .writer_ns = 2000000, .walker_ns = 300000, .loop_ns = 1700000, .bytes_sent = 10u << 20};
+    struct es_notice_read c = parse_chunk(es_notice_cost(&hdr, 9, &d, 2000));
+    ok(c.kind == ES_NOTICE_COST && fabs(c.ms - 4.0) < 1e-9 && fabs(c.secs - 2.0) < 1e-9 &&
+           fabs(c.rts_ms - 2.0) < 1e-9 && fabs(c.walker_ms - 0.3) < 1e-9 &&
+           fabs(c.loop_ms - 1.7) < 1e-9 && fabs(c.mib - 10.0) < 1e-9,
+       "cost notice reads back: %.1f ms in %.1f s (%.1f, %.1f, %.1f), %.1f MiB", c.ms, c.secs,
+       c.rts_ms, c.walker_ms, c.loop_ms, c.mib);
+    struct es_notice_read t = parse_chunk(es_notice_text(&hdr, 3,
+                                                         "eventlog-socket: lossless "
+                                                         "delivery refused: not yours"));
+    ok(t.kind == ES_NOTICE_OTHER, "a lossless notice is a notice the model does not count");
+    hdr.size[ES_EVENT_USER_MSG] = 8;
+    ok(es_notice_new(&hdr, 1, 1, 1) == NULL, "no notice when USER_MSG is not variable-size");
+}
+
+static void other_messages(void) {
+    struct es_notice_read n = parse_str("eventlog-socket: recording cut: the program died");
+    ok(n.kind == ES_NOTICE_CUT && strcmp(n.why, "the program died") == 0, "cut notice: why '%s'",
+       n.why);
+    char cut[80];
+    snprintf(cut, sizeof cut, ES_NOTICE_PREFIX ES_NOTICE_CUT_WORDS "%s", "Ctrl-C");
+    ok(parse_str(cut).kind == ES_NOTICE_CUT, "the cut notice as record writes it");
+    ok(parse_str("fib 30 = 832040").kind == ES_NOTICE_NOT, "the program's message");
+    ok(parse_str("eventlog-socket").kind == ES_NOTICE_NOT, "a message shorter than the prefix");
+    ok(parse_str("eventlog-socket: dropped lots").kind == ES_NOTICE_OTHER, "a malformed drop");
+    ok(parse_str("eventlog-socket: the program waited -1.0 ms (1 times)").kind == ES_NOTICE_OTHER,
+       "a negative wait");
+    ok(parse_str("eventlog-socket: streaming cost 1.0 ms of CPU in the last 0.0 s (RTS threads "
+                 "1.0, walker 0.0, loop 0.0), 1.0 MiB sent")
+               .kind == ES_NOTICE_OTHER,
+       "a cost over no time");
+    /* Every cut of a notice reads as something, never past its end. */
+    char full[128];
+    int len = es_notice_format_drop(full, sizeof full, 42, 5u << 20);
+    int drops = 0, others = 0;
+    for (int k = 0; k <= len; k++) {
+        struct es_notice_read r;
+        es_notice_parse((const uint8_t *)full, (size_t)k, &r);
+        drops += r.kind == ES_NOTICE_DROP;
+        others += r.kind == ES_NOTICE_OTHER;
+    }
+    ok(drops >= 1 && others >= 1 && drops + others == len + 1 - 17,
+       "a drop notice cut at each of %d places: %d read as drops, %d as other notices", len + 1,
+       drops, others);
+    char small[20];
+    int n2 = es_notice_format_cost(small, sizeof small, 1, 2, 3, 4, 5);
+    ok(n2 > (int)sizeof small && strlen(small) == sizeof small - 1,
+       "a buffer too small holds the start of the notice (%d wanted)", n2);
+}
+
+int main(void) {
+    library_notices();
+    other_messages();
+    return tap_done();
+}
