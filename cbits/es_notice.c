@@ -1,5 +1,7 @@
 #include "es_notice.h"
 
+#include "es_notice_text.h"
+
 #include "es_pool.h"
 
 #include "es_events.h"
@@ -24,12 +26,16 @@ static struct es_chunk *notice(const struct es_header *hdr, uint64_t time, const
     return b;
 }
 
+/* snprintf's count `n` for a buffer of `size` bytes: what it holds. */
+static int fit(int n, size_t size) {
+    return n < (int)size ? n : (int)size - 1;
+}
+
 struct es_chunk *es_notice_new(const struct es_header *hdr, uint64_t chunks, uint64_t bytes,
                                uint64_t time) {
     char msg[128];
-    int n = snprintf(msg, sizeof msg, "eventlog-socket: dropped %llu chunks (%.1f MiB)",
-                     (unsigned long long)chunks, (double)bytes / (1 << 20));
-    return notice(hdr, time, msg, n);
+    return notice(hdr, time, msg,
+                  fit(es_notice_format_drop(msg, sizeof msg, chunks, bytes), sizeof msg));
 }
 
 struct es_chunk *es_notice_text(const struct es_header *hdr, uint64_t time, const char *text) {
@@ -40,22 +46,14 @@ struct es_chunk *es_notice_text(const struct es_header *hdr, uint64_t time, cons
 struct es_chunk *es_notice_wait(const struct es_header *hdr, uint64_t time, uint64_t waits,
                                 uint64_t wait_ns, uint64_t period_ms) {
     char msg[160];
-    int n = snprintf(msg, sizeof msg,
-                     "eventlog-socket: the program waited %.1f ms (%llu times) for lossless "
-                     "clients in the last %.1f s",
-                     (double)wait_ns / 1e6, (unsigned long long)waits, (double)period_ms / 1000);
-    return notice(hdr, time, msg, n);
+    int n = es_notice_format_wait(msg, sizeof msg, wait_ns, waits, period_ms);
+    return notice(hdr, time, msg, fit(n, sizeof msg));
 }
 
 struct es_chunk *es_notice_cost(const struct es_header *hdr, uint64_t time, const struct es_cost *d,
                                 uint64_t period_ms) {
     char msg[200];
-    uint64_t total = d->writer_ns + d->walker_ns + d->loop_ns;
-    int n = snprintf(msg, sizeof msg,
-                     "eventlog-socket: streaming cost %.1f ms of CPU in the last %.1f s (RTS "
-                     "threads %.1f, walker %.1f, loop %.1f), %.1f MiB sent",
-                     (double)total / 1e6, (double)period_ms / 1000, (double)d->writer_ns / 1e6,
-                     (double)d->walker_ns / 1e6, (double)d->loop_ns / 1e6,
-                     (double)d->bytes_sent / (1 << 20));
-    return notice(hdr, time, msg, n);
+    int n = es_notice_format_cost(msg, sizeof msg, d->writer_ns, d->walker_ns, d->loop_ns,
+                                  period_ms, d->bytes_sent);
+    return notice(hdr, time, msg, fit(n, sizeof msg));
 }

@@ -235,7 +235,7 @@ static size_t cut_notice(const struct es_blocks *b, const struct es_header *hdr,
         hdr->size[ES_EVENT_BLOCK_MARKER] != 14)
         return 0;
     char text[400];
-    int n = snprintf(text, sizeof text, "eventlog-socket: " ES_BLOCKS_CUT_WORDS "%s", why);
+    int n = snprintf(text, sizeof text, ES_NOTICE_PREFIX ES_NOTICE_CUT_WORDS "%s", why);
     size_t tl = n < 0 ? 0 : (size_t)n < sizeof text ? (size_t)n : sizeof text - 1;
     size_t block = ES_BLOCK_MARKER_LEN + 12 + tl; /* marker, then USER_MSG: type, time, size */
     if (block > size)

@@ -19,6 +19,7 @@
 #define ES_BLOCKS_H
 
 #include "es_events.h"
+#include "es_notice_text.h"
 #include "es_header.h"
 
 #include <stdbool.h>
@@ -28,10 +29,8 @@
 /* The cut notice: when the stream ended without the program's end marker,
  * es_blocks_finish_cut ends the file with a block of its own holding one
  * message, "eventlog-socket: recording cut: WHY" (a USER_MSG, as the
- * library's notices, protocol.md 1.3), before the end marker it adds, so
- * that whoever reads the file later (heap, report) knows it was cut. */
-#define ES_BLOCKS_CUT_WORDS "recording cut: "
-
+ * library's notices, protocol.md 1.3; its words: es_notice_text.h), before the end marker it adds,
+ * so that whoever reads the file later (heap, report) knows it was cut. */
 /* Cost notices waiting to be left out, at most (more are kept). */
 #define ES_BLOCKS_SKIPS 16
 

@@ -13,7 +13,7 @@
 #include "subcommands.h"
 #include "table_rows.h"
 
-#include "blocks.h"
+#include "es_notice_text.h"
 #include "csv.h"
 
 #include <errno.h>
@@ -178,18 +178,14 @@ static int event_cap(struct table *t, const struct es_event *ev) {
     return t->block_cap == ES_GLOBAL_CAP ? ES_TABLE_NO_CAP : t->block_cap;
 }
 
-/* "eventlog-socket: recording cut: WHY" (client/blocks.h). */
+/* "eventlog-socket: recording cut: WHY" (es_notice_text.h). */
 static void cut_notice(struct table *t, const struct es_event *ev) {
-    static const char words[] = "eventlog-socket: " ES_BLOCKS_CUT_WORDS;
-    size_t k = sizeof words - 1, n = ev->payload_len;
-    if (n < k || memcmp(ev->payload, words, k) != 0)
+    struct es_notice_read n;
+    es_notice_parse(ev->payload, ev->payload_len, &n);
+    if (n.kind != ES_NOTICE_CUT)
         return;
     t->cut = true;
-    n -= k;
-    if (n >= sizeof t->cut_why)
-        n = sizeof t->cut_why - 1;
-    memcpy(t->cut_why, ev->payload + k, n);
-    t->cut_why[n] = '\0';
+    snprintf(t->cut_why, sizeof t->cut_why, "%.*s", (int)sizeof t->cut_why - 1, n.why);
     es_csv_clean_utf8(t->cut_why);
 }
 
