@@ -43,7 +43,11 @@ static void run_json(struct es_webbuf *b, const struct es_cmp_run *r, char lette
         const struct es_model_bucket *k = &h->tl[i];
         if (k->heap_size < 0 && k->heap_live < 0)
             continue;
-        es_webbuf_printf(b, "%s[%.6f,", any ? "," : "", (i + 0.5) * (double)h->width / 1e9);
+        /* The bucket's middle, but never past the run's end (the last
+         * bucket's middle may be: the axes end at the longer run's end). */
+        double t = (i + 0.5) * (double)h->width;
+        es_webbuf_printf(b, "%s[%.6f,", any ? "," : "",
+                         (t < (double)m->now ? t : (double)m->now) / 1e9);
         num(b, k->heap_size);
         ES_WEBBUF_ADD(b, ",");
         num(b, k->heap_live);
