@@ -25,6 +25,15 @@
 #define ES_CONTROL_MAGIC     "GCTL"
 #define ES_CONTROL_MAGIC_LEN 4
 
+/* Our framing's frame for `command` (EVENTLOG_SOCKET_CMD_*): the magic,
+ * then the command byte, as a client sends it (the command's `control`
+ * subcommand, top, serve). */
+static inline void es_control_frame(uint8_t out[ES_CONTROL_MAGIC_LEN + 1], uint8_t command) {
+    for (int i = 0; i < ES_CONTROL_MAGIC_LEN; i++)
+        out[i] = (uint8_t)ES_CONTROL_MAGIC[i];
+    out[ES_CONTROL_MAGIC_LEN] = command;
+}
+
 /* The upstream framing: its magic (the UTF-8 encoding of U+1E5CC), the one
  * version this parser reads, and the namespace of the built-in commands. */
 #define ES_CONTROL_UPSTREAM_MAGIC     "\xF0\x9E\x97\x8C"

@@ -1,6 +1,7 @@
 /* SO_PEERCRED's struct ucred. */
 #define _GNU_SOURCE
 #include "conn.h"
+#include "es_control.h"
 #include "es_peer.h"
 #include "peerpid.h"
 
@@ -388,7 +389,8 @@ int es_conn_send(struct es_conn *c, const void *data, size_t n) {
 }
 
 int es_conn_send_command(struct es_conn *c, uint8_t command) {
-    uint8_t frame[5] = {'G', 'C', 'T', 'L', command};
+    uint8_t frame[ES_CONTROL_MAGIC_LEN + 1];
+    es_control_frame(frame, command);
     return es_conn_send(c, frame, sizeof frame);
 }
 

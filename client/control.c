@@ -4,6 +4,9 @@
  * start), or heap samples no longer coming (stop). Runs on one thread, the
  * libuv loop's. */
 #include "es_header.h"
+
+#define EVENTLOG_SOCKET_NO_RTS
+#include "eventlog_socket.h"
 #include "model.h"
 #include "opts.h"
 #include "rtsopts.h"
@@ -172,9 +175,9 @@ static void judge(struct control *k) {
 static void on_header(struct es_conn *c, void *ctx) {
     struct control *k = ctx;
     static const uint8_t command[] = {
-        [CENSUS] = 0x03, /* EVENTLOG_SOCKET_CMD_REQUEST_HEAP_CENSUS */
-        [START] = 0x01,  /* EVENTLOG_SOCKET_CMD_START_HEAP_PROFILING */
-        [STOP] = 0x02,   /* EVENTLOG_SOCKET_CMD_STOP_HEAP_PROFILING */
+        [CENSUS] = EVENTLOG_SOCKET_CMD_REQUEST_HEAP_CENSUS,
+        [START] = EVENTLOG_SOCKET_CMD_START_HEAP_PROFILING,
+        [STOP] = EVENTLOG_SOCKET_CMD_STOP_HEAP_PROFILING,
     };
     int r = es_conn_send_command(c, command[k->what]);
     if (r < 0) {

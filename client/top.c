@@ -7,6 +7,9 @@
  * (model.h) is fed as bytes arrive, the screen only reads it. Runs on one
  * thread, the libuv loop's. */
 #include "model.h"
+
+#define EVENTLOG_SOCKET_NO_RTS
+#include "eventlog_socket.h"
 #include "opts.h"
 #include "session.h"
 #include "subcommands.h"
@@ -24,11 +27,6 @@
 #define REFRESH_MS 250
 /* With --retry, the pause before connecting again after a session ended. */
 #define RECONNECT_MS 200
-/* GCTL command bytes (protocol.md section 2; CMD_* in
- * include/eventlog_socket.h, which needs the RTS's headers). */
-#define CMD_START_HEAP_PROFILING 0x01
-#define CMD_STOP_HEAP_PROFILING  0x02
-#define CMD_REQUEST_HEAP_CENSUS  0x03
 
 struct top {
     struct es_session ses; /* with --retry, a new connection after each end */
@@ -214,15 +212,15 @@ static void handle_keys(struct top *t) {
             return;
         case 'c':
         case 'C':
-            send_command(t, CMD_REQUEST_HEAP_CENSUS, "census");
+            send_command(t, EVENTLOG_SOCKET_CMD_REQUEST_HEAP_CENSUS, "census");
             break;
         case 'p':
         case 'P':
             if (t->prof_paused) {
-                send_command(t, CMD_START_HEAP_PROFILING, "resume heap profiling");
+                send_command(t, EVENTLOG_SOCKET_CMD_START_HEAP_PROFILING, "resume heap profiling");
                 t->prof_paused = false;
             } else {
-                send_command(t, CMD_STOP_HEAP_PROFILING, "pause heap profiling");
+                send_command(t, EVENTLOG_SOCKET_CMD_STOP_HEAP_PROFILING, "pause heap profiling");
                 t->prof_paused = true;
             }
             break;

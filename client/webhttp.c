@@ -1,5 +1,8 @@
 #include "webhttp.h"
 
+#define EVENTLOG_SOCKET_NO_RTS
+#include "eventlog_socket.h"
+
 #include "httpresp.h"
 #include "web.h"
 #include "webaddr.h"
@@ -196,11 +199,11 @@ static enum MHD_Result serve_control(struct es_webhttp *h, struct MHD_Connection
         return es_httpresp_text(c, MHD_HTTP_FORBIDDEN, "missing X-Eventlog-Socket header\n");
     uint8_t cmd;
     if (strcmp(what, "census") == 0)
-        cmd = 0x03; /* EVENTLOG_SOCKET_CMD_REQUEST_HEAP_CENSUS */
+        cmd = EVENTLOG_SOCKET_CMD_REQUEST_HEAP_CENSUS;
     else if (strcmp(what, "start") == 0)
-        cmd = 0x01; /* EVENTLOG_SOCKET_CMD_START_HEAP_PROFILING */
+        cmd = EVENTLOG_SOCKET_CMD_START_HEAP_PROFILING;
     else if (strcmp(what, "stop") == 0)
-        cmd = 0x02; /* EVENTLOG_SOCKET_CMD_STOP_HEAP_PROFILING */
+        cmd = EVENTLOG_SOCKET_CMD_STOP_HEAP_PROFILING;
     else
         return es_httpresp_text(c, MHD_HTTP_NOT_FOUND, "no such command\n");
     switch (es_webshare_command(h->sh, cmd)) {

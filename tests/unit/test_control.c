@@ -155,6 +155,13 @@ int main(void) {
     ok(same(feed("GCTL\x08GCTL\x02", 10, 0), "\x02", 1), "unknown command ignored");
     ok(same(feed("GCTL\x07", 5, 0), "\x07", 1) && same(feed("GCTL\x07", 5, 1), "\x07", 1),
        "GCTL 0x07 asks for cost notices");
+    /* The frame a client builds (es_control_frame) is the frame this parser reads. */
+    for (uint8_t cmd = 1; cmd <= 7; cmd++) {
+        uint8_t frame[ES_CONTROL_MAGIC_LEN + 1];
+        es_control_frame(frame, cmd);
+        ok(same(feed((const char *)frame, sizeof frame, 1), (const char *)&cmd, 1),
+           "es_control_frame(0x%02x) reads back", cmd);
+    }
     ok(same(feed("GCTL\x00GCTL\x03", 10, 0), "\x03", 1), "zero command byte ignored");
     ok(same(feed("GCTLGCTL\x01", 9, 0), "", 0), "the byte after a magic is the command, even a G");
     ok(same(feed("GCTL", 4, 0), "", 0), "magic alone gives nothing");
