@@ -138,7 +138,7 @@ void es_bound_handoff_gap(struct es_bound *b, const struct es_chunk *c) {
                    (unsigned long long)c->gap_chunks, (double)c->gap_bytes / (1 << 20),
                    b->drop_slow ? "each gets a drop notice where the gap is"
                                 : "clients connected are disconnected");
-    unsigned missed = f->nclients > 0 ? f->nclients : f->store.retaining ? 1 : 0;
+    unsigned n = es_fanout_nclients(f), missed = n > 0 ? n : f->store.retaining ? 1 : 0;
     atomic_fetch_add(&b->counters->chunks_dropped, c->gap_chunks * missed);
     atomic_fetch_add(&b->counters->bytes_dropped, c->gap_bytes * missed);
     if (!b->drop_slow) {

@@ -61,6 +61,21 @@ static inline const struct es_header *es_fanout_header(const struct es_fanout *f
     return &f->header;
 }
 
+/* Whether a header chunk has come (parsed or not). */
+static inline bool es_fanout_have_header(const struct es_fanout *f) {
+    return f->have_header;
+}
+
+/* The end time of the newest block (what a notice is stamped with). */
+static inline uint64_t es_fanout_last_time(const struct es_fanout *f) {
+    return f->last_time;
+}
+
+/* Clients in the list (joined, not yet left). */
+static inline unsigned es_fanout_nclients(const struct es_fanout *f) {
+    return f->nclients;
+}
+
 /* Bytes held for clients: chunks, header, definitions. */
 static inline size_t es_fanout_held(const struct es_fanout *f) {
     return f->store.bytes_held + f->defs.len;

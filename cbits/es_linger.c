@@ -22,10 +22,10 @@ void es_linger_close(struct es_linger *l, uv_close_cb cb) {
 
 static void on_linger_timeout(uv_timer_t *t) {
     struct es_linger *l = t->data;
-    if (l->fan->nclients == 0)
+    if (es_fanout_nclients(l->fan) == 0)
         return;
     es_log("%u client(s) did not take the rest of the stream within %u ms; closing them",
-           l->fan->nclients, l->linger_ms);
+           es_fanout_nclients(l->fan), l->linger_ms);
     es_fanout_each(l->fan, c, next) es_client_close(c);
 }
 
@@ -45,7 +45,7 @@ static void on_check(uv_timer_t *t) {
 }
 
 void es_linger_begin(struct es_linger *l) {
-    if (l->fan->nclients == 0)
+    if (es_fanout_nclients(l->fan) == 0)
         return;
     uv_timer_start(&l->linger, on_linger_timeout, l->linger_ms, 0);
     uv_timer_start(&l->check, on_check, 50, 50);

@@ -73,7 +73,7 @@ static const char *refusal(struct es_lossless *l, struct es_client *c, char *why
  * socket: lossless delivery WHAT: WHY; ..." and what the connection gets
  * from now on. */
 static void tell(struct es_lossless *l, struct es_client *c, const char *what, const char *why) {
-    if (!l->fan->have_header)
+    if (!es_fanout_have_header(l->fan))
         return;
     char text[512];
     snprintf(text, sizeof text, "eventlog-socket: lossless delivery %s: %s; from here on %s", what,
@@ -82,7 +82,8 @@ static void tell(struct es_lossless *l, struct es_client *c, const char *what, c
                  ? "this connection is disconnected when it falls behind"
                  : "chunks are skipped for this connection when it falls behind, with a drop "
                    "notice");
-    struct es_chunk *n = es_notice_text(es_fanout_header(l->fan), l->fan->last_time, text);
+    struct es_chunk *n =
+        es_notice_text(es_fanout_header(l->fan), es_fanout_last_time(l->fan), text);
     if (n != NULL)
         es_client_notice(c, n);
 }
@@ -237,11 +238,11 @@ void es_lossless_publish(struct es_lossless *l) {
 
 void es_lossless_notice(struct es_lossless *l) {
     uint64_t now = uv_now(l->loop);
-    if (!l->fan->have_header || now - l->notice_ms < ES_WAIT_NOTICE_MS)
+    if (!es_fanout_have_header(l->fan) || now - l->notice_ms < ES_WAIT_NOTICE_MS)
         return;
     uint64_t waits = atomic_load(&l->wait.waits), ns = atomic_load(&l->wait.wait_ns);
     if (waits > l->noticed_waits) {
-        struct es_chunk *n = es_notice_wait(es_fanout_header(l->fan), l->fan->last_time,
+        struct es_chunk *n = es_notice_wait(es_fanout_header(l->fan), es_fanout_last_time(l->fan),
                                             waits - l->noticed_waits, ns - l->noticed_ns,
                                             l->notice_ms ? now - l->notice_ms : ES_WAIT_NOTICE_MS);
         if (n != NULL)

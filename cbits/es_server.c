@@ -82,7 +82,7 @@ static void wake_loop(void *ctx) {
 static void begin_stop(struct es_server *s);
 
 static void update_flush(struct es_server *s) {
-    es_flush_timer_update(&s->flush, s->fan.nclients > 0 && !s->stopping);
+    es_flush_timer_update(&s->flush, es_fanout_nclients(&s->fan) > 0 && !s->stopping);
 }
 
 /* Summaries of repeating causes whose one-second window has ended. */
@@ -119,7 +119,7 @@ static void close_handles(struct es_server *s, uv_close_cb cb) {
 
 /* The server is stopping and every client has gone: close the handles. */
 static void maybe_finish(struct es_server *s) {
-    if (!s->stopping || s->finished || s->fan.nclients > 0)
+    if (!s->stopping || s->finished || es_fanout_nclients(&s->fan) > 0)
         return;
     s->finished = true;
     flush_logs(s, true);
@@ -137,7 +137,7 @@ static void client_closed(struct es_client *c, void *ctx) {
 
 static unsigned nclients(void *ctx) {
     struct es_server *s = ctx;
-    return s->fan.nclients;
+    return es_fanout_nclients(&s->fan);
 }
 
 /* An admitted connection becomes a client. */
