@@ -66,7 +66,7 @@
   var END = Math.max(D.runs[0].end, D.runs[1].end) || 1;
   var drawnCharts = 0;
 
-  function plot(id, keyId, rows, labels, colours, dashedFrom) {
+  function plot(id, keyId, rows, labels, colours, dashedFrom, lift) {
     var box = el(id);
     box.setAttribute('data-rows', String(rows.length));
     box.setAttribute('data-series', labels.slice(1).join('|'));
@@ -76,10 +76,13 @@
       series[name] = {strokePattern: dashedFrom(k) ? DASH : null};
     });
     var top = largest(rows) * 1.05 || 1;
+    // `lift`: the axis a little below 0, so that a line at 0 (a label one
+    // run hardly has) is drawn above the time axis, not hidden by it.
+    var bottom = lift ? -0.03 * top : 0;
     var counted = false;
     return new Dygraph(box, rows, {
       labels: labels, colors: colours, series: series, strokeWidth: 2,
-      connectSeparatedPoints: true, dateWindow: [0, END], valueRange: [0, top],
+      connectSeparatedPoints: true, dateWindow: [0, END], valueRange: [bottom, top],
       legend: 'always', labelsDiv: el(keyId), labelsSeparateLines: true,
       xlabel: 'seconds since the run started (both runs)',
       axes: {y: {axisLabelWidth: 70, axisLabelFormatter: function (v) { return human(v); },
@@ -122,7 +125,7 @@
       parts.push([pts, D.top.length]);
     });
     return plot('label-chart', 'label-key', merge(parts), labels, colours,
-                function (k) { return k >= D.top.length; });
+                function (k) { return k >= D.top.length; }, true);
   }
 
   function drawTable() {
