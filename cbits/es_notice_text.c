@@ -79,9 +79,13 @@ static enum es_notice_kind figures(const char *text, size_t len, struct es_notic
 }
 
 void es_notice_parse(const uint8_t *text, size_t len, struct es_notice_read *out) {
-    memset(out, 0, sizeof *out);
     size_t k = sizeof ES_NOTICE_PREFIX - 1;
-    if (len < k || memcmp(text, ES_NOTICE_PREFIX, k) != 0)
-        return; /* ES_NOTICE_NOT: one comparison for the program's messages */
+    if (len < k || memcmp(text, ES_NOTICE_PREFIX, k) != 0) {
+        /* The program's message: one comparison, and only the kind set
+         * (the figures are read by kind). */
+        out->kind = ES_NOTICE_NOT;
+        return;
+    }
+    memset(out, 0, sizeof *out);
     out->kind = figures((const char *)text + k, len - k, out);
 }

@@ -50,7 +50,9 @@ struct es_notice_read {
 };
 
 /* What the message `text` (`len` bytes, not NUL-terminated) says. A notice
- * whose figures do not read (or are negative) is ES_NOTICE_OTHER. */
+ * whose figures do not read (or are negative) is ES_NOTICE_OTHER. Only
+ * `kind` is set for ES_NOTICE_NOT (the program's messages, the common
+ * case, pay one comparison). */
 void es_notice_parse(const uint8_t *text, size_t len, struct es_notice_read *out);
 
 #endif
