@@ -34,10 +34,12 @@ def rss_kib(pid):
         return int(re.search(r"VmRSS:\s+(\d+)", f.read()).group(1))
 
 
-def cpu_s(pid):
+def cpu_times(pid):
+    """(user, system) CPU seconds of the process so far."""
     with open("/proc/%d/stat" % pid) as f:
         fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    tck = os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) / tck, int(fields[12]) / tck
 
 
 def record(build, d):
@@ -97,7 +99,7 @@ def main():
         line = exporter.stdout.readline().decode()
         url = re.search(r"(http://\S+)", line).group(1)
         time.sleep(1)
-        base_rss, base_cpu = rss_kib(exporter.pid), cpu_s(exporter.pid)
+        base_rss, base_ut = rss_kib(exporter.pid), cpu_times(exporter.pid)
         done = threading.Semaphore(0)
         for i in range(a.programs):
             threading.Thread(target=serve_one, daemon=True,
@@ -113,15 +115,17 @@ def main():
             if got >= want or time.monotonic() > deadline:
                 break
             time.sleep(0.5)
-        rss, cpu = rss_kib(exporter.pid), cpu_s(exporter.pid)
+        rss, ut = rss_kib(exporter.pid), cpu_times(exporter.pid)
+        user, system = ut[0] - base_ut[0], ut[1] - base_ut[1]
         gib = got / 2**30
         print("recorded eventlog: %d bytes, sent %d times over by each of %d programs"
               % (len(data), a.repeat, a.programs))
         print("received: %.3f GiB of %.3f" % (gib, want / 2**30))
         print("memory per program: %.2f MiB (RSS %d KiB with none, %d KiB with %d)"
               % ((rss - base_rss) / 1024 / a.programs, base_rss, rss, a.programs))
-        print("CPU per GiB parsed: %.2f s (%.2f s CPU for %.3f GiB)"
-              % ((cpu - base_cpu) / gib, cpu - base_cpu, gib))
+        print("CPU per GiB parsed: %.2f s (%.2f s CPU for %.3f GiB: user %.2f s/GiB, "
+              "system %.2f s/GiB)" % ((user + system) / gib, user + system, gib, user / gib,
+                                     system / gib))
         print("exposition: %d bytes, %d lines" % (len(text), text.count("\n")))
     finally:
         if exporter is not None:

@@ -48,20 +48,38 @@ static void run_flush(struct es_stream *s, struct run *run, uint64_t offset,
     run->r.max_time = 0;
 }
 
-static inline __attribute__((always_inline)) void report(struct es_stream *s, const uint8_t *buf,
-                                                         size_t pos, size_t head, size_t size,
-                                                         const struct es_stream_callbacks *cb) {
-    const uint8_t *p = buf + pos;
-    if (cb && cb->on_event) {
+static inline __attribute__((always_inline)) void
+report(es_stream_fn on_event, void *ctx, const uint8_t *buf, size_t pos, size_t head, size_t size) {
+    if (on_event != NULL) {
+        const uint8_t *p = buf + pos;
         struct es_event ev = {.type = es_be16(p),
                               .time = es_be64(p + 2),
                               .offset = pos,
                               .len = head + size,
                               .payload = p + head,
                               .payload_len = size};
-        cb->on_event(&ev, buf, cb->ctx);
+        on_event(&ev, buf, ctx);
     }
-    s->events++;
+}
+
+/* consume_fast's view of a type, one word each (es_stream.kind): the
+ * event's length, or for a variable size the length of its head, and how
+ * to treat it. */
+#define K_LEN      0x1ffffu   /* head + size (head alone when K_VARIABLE) */
+#define K_VARIABLE (1u << 17) /* the size follows the time */
+#define K_CAREFUL  (1u << 18) /* undeclared, or IPE (es_event_extent's care) */
+#define K_SKIM     (1u << 19) /* not in `want`: may be summed into a run */
+
+static void set_kinds(struct es_stream *s) {
+    for (unsigned t = 0; t < ES_MAX_EVENT_TYPES; t++) {
+        uint16_t size = s->header.size[t];
+        uint32_t k = size == ES_SIZE_VARIABLE ? 12u | K_VARIABLE : 10u + size;
+        if (size == ES_SIZE_UNDECLARED || t == ES_EVENT_IPE)
+            k = K_CAREFUL;
+        else if (s->want != NULL && !s->want[t])
+            k |= K_SKIM;
+        s->kind[t] = k;
+    }
 }
 
 /* The common case, events with at least 12 bytes left after their start:
@@ -73,9 +91,12 @@ static inline __attribute__((always_inline)) void report(struct es_stream *s, co
  * undeclared type, one the bytes end inside). */
 static size_t consume_fast(struct es_stream *s, const uint8_t *buf, size_t pos, size_t len,
                            uint64_t offset, const struct es_stream_callbacks *cb, struct run *run) {
-    const uint16_t *sizes = s->header.size;
-    const bool *want = s->want;
+    const uint32_t *kind = s->kind;
     const uint64_t *w = s->window;
+    /* In locals: the compiler cannot know that the callbacks leave them. */
+    es_stream_fn on_event = cb ? cb->on_event : NULL;
+    void *ctx = cb ? cb->ctx : NULL;
+    uint64_t reported = 0;
     uint64_t lo = w ? w[0] : 0, hi = w ? w[1] : UINT64_MAX;
     /* The run is open only between two events reported: it starts empty. */
     assert(run->r.events == 0);
@@ -83,19 +104,20 @@ static size_t consume_fast(struct es_stream *s, const uint8_t *buf, size_t pos, 
     while (len - pos >= 12) {
         const uint8_t *p = buf + pos;
         unsigned t = es_be16(p);
-        if (t >= ES_MAX_EVENT_TYPES || t == ES_EVENT_IPE) /* IPE: es_event_extent's care */
+        if (t >= ES_MAX_EVENT_TYPES)
             break;
-        size_t head = 10, size = sizes[t];
-        if (size == ES_SIZE_VARIABLE) {
-            size = es_be16(p + 10);
+        uint32_t k = kind[t];
+        if (k & K_CAREFUL)
+            break;
+        size_t head = 10, size = (k & K_LEN) - 10;
+        if (k & K_VARIABLE) {
             head = 12;
-        } else if (size == ES_SIZE_UNDECLARED) {
-            break;
+            size = es_be16(p + 10);
         }
         if (head + size > len - pos)
             break;
         uint64_t time = es_be64(p + 2);
-        if (want != NULL && !want[t] && time >= lo && time < hi) {
+        if ((k & K_SKIM) && time >= lo && time < hi) {
             if (n++ == 0)
                 run->from = pos;
             min = time < min ? time : min;
@@ -110,7 +132,8 @@ static size_t consume_fast(struct es_stream *s, const uint8_t *buf, size_t pos, 
             min = UINT64_MAX;
             max = 0;
         }
-        report(s, buf, pos, head, size, cb);
+        report(on_event, ctx, buf, pos, head, size);
+        reported++;
         pos += head + size;
         if (w != NULL) {
             lo = w[0];
@@ -119,6 +142,7 @@ static size_t consume_fast(struct es_stream *s, const uint8_t *buf, size_t pos, 
     }
     if (n > 0)
         run->r = (struct es_stream_skip){n, 0, pos - run->from, min, max};
+    s->events += reported;
     return pos;
 }
 
@@ -141,6 +165,7 @@ static long consume(struct es_stream *s, const uint8_t *buf, size_t len, uint64_
                         offset);
         pos = s->header.len;
         s->state = ES_STREAM_EVENTS;
+        set_kinds(s);
         if (cb && cb->on_header)
             cb->on_header(&s->header, cb->ctx);
     }
@@ -163,7 +188,8 @@ static long consume(struct es_stream *s, const uint8_t *buf, size_t len, uint64_
         run_flush(s, &run, offset, cb);
         if (r != 0)
             return fail(s, "an event of a type the header does not declare", offset + pos);
-        report(s, buf, pos, head, size, cb);
+        report(cb ? cb->on_event : NULL, cb ? cb->ctx : NULL, buf, pos, head, size);
+        s->events++;
         pos += head + size;
     }
     run_flush(s, &run, offset, cb);

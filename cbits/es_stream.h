@@ -50,6 +50,9 @@ struct es_stream {
     const bool *want;
     const uint64_t *window;
     es_stream_skip_fn on_skip;
+    /* Each type's extent and treatment, from the header and `want`, for
+     * the reader's loop (es_stream.c). */
+    uint32_t kind[ES_MAX_EVENT_TYPES];
 };
 
 /* Called for every complete event; `ev->offset` is relative to `base`, which
@@ -77,8 +80,8 @@ void es_stream_destroy(struct es_stream *s);
  * order, before the next event reported and before es_stream_feed
  * returns. A consumer whose state the other types change only through
  * counts and times so sees the same stream for a fraction of the cost: the
- * parse of `metrics`, `heap` and `report` (BENCHMARKS.md). `want` and
- * `window` must outlive the reader. */
+ * parse of `metrics`, `heap` and `report` (BENCHMARKS.md). `want` is read
+ * once, when the header has been read; `window` must outlive the reader. */
 void es_stream_skim(struct es_stream *s, const bool *want, const uint64_t *window,
                     es_stream_skip_fn on_skip);
 

@@ -57,6 +57,15 @@ static es_model_handler *const handlers[HANDLED_TYPES] = {
     [ES_EVENT_SPARK_GC] = es_model_on_spark_gc,
 };
 
+/* The window a skimming reader may skip events in: the model's state
+ * before the next event depends on their times only through `now`, until
+ * one starts a new second (second_passed) or comes before the first. Set
+ * where either bound changes, not per event. */
+static void set_window(struct es_model *m) {
+    m->window[0] = m->first_time;
+    m->window[1] = m->events ? m->next_second : 0;
+}
+
 /* Once per second of stream time (checked without a division, since it
  * runs for every event): the capabilities' snapshot, and the heap series
  * carried through quiet seconds. */
@@ -65,10 +74,22 @@ static void second_passed(struct es_model *m) {
         return;
     uint64_t sec = m->now / NS_PER_S;
     m->next_second = (sec + 1) * NS_PER_S;
+    set_window(m);
+    if (m->figures_only)
+        return;
     es_model_snapshot(m);
     es_model_series_extend(&m->s_size, sec, true);
     es_model_series_extend(&m->s_live, sec, true);
     es_model_series_extend(&m->s_alloc, sec, false);
+}
+
+/* The current block is capability `cap`'s (ES_GLOBAL_CAP: the global
+ * buffer's, whose events count as capability 0's), `left` bytes more. */
+static void enter_block(struct es_model *m, uint16_t cap, uint64_t left) {
+    m->block_cap = cap;
+    m->block_left = left;
+    uint16_t c = cap == ES_GLOBAL_CAP ? 0 : cap;
+    m->block_rec = c < ES_MODEL_MAX_CAPS ? &m->caps[c] : NULL;
 }
 
 /* A block marker: the events that follow, up to its size, are its
@@ -77,50 +98,39 @@ static void block_marker(struct es_model *m, const struct es_event *ev, struct r
     uint64_t size = rd_n(r, 4);
     rd_n(r, 8); /* end time */
     uint16_t cap = (uint16_t)rd_n(r, 2);
-    m->block_cap = r->bad ? ES_GLOBAL_CAP : cap;
-    m->block_left = size > ev->len ? size - ev->len : 0;
+    enter_block(m, r->bad ? ES_GLOBAL_CAP : cap, size > ev->len ? size - ev->len : 0);
     if (!r->bad && cap != ES_GLOBAL_CAP)
         es_model_see_cap(m, cap);
 }
 
-/* The capability of the block the event is in (the global buffer's
- * events count as capability 0's). */
-static struct es_model_cap *block_cap(struct es_model *m, const struct es_event *ev) {
-    if (m->block_left >= ev->len) {
+/* The capability of the block the event is in; outside any block, none is
+ * known. */
+static inline struct es_model_cap *block_cap(struct es_model *m, const struct es_event *ev) {
+    if (m->block_left >= ev->len)
         m->block_left -= ev->len;
-    } else {
-        /* Outside any block: no capability is known. */
-        m->block_left = 0;
-        m->block_cap = ES_GLOBAL_CAP;
-    }
-    uint16_t c = m->block_cap == ES_GLOBAL_CAP ? 0 : m->block_cap;
-    return c < ES_MODEL_MAX_CAPS ? &m->caps[c] : NULL;
-}
-
-/* The window a skimming reader may skip events in: the model's state
- * before the next event depends on their times only through `now`, until
- * one starts a new second (second_passed) or comes before the first. */
-static void set_window(struct es_model *m) {
-    m->window[0] = m->first_time;
-    m->window[1] = m->events ? m->next_second : 0;
+    else if (m->block_cap != ES_GLOBAL_CAP || m->block_left != 0)
+        enter_block(m, ES_GLOBAL_CAP, 0);
+    return m->block_rec;
 }
 
 void es_model_event(struct es_model *m, const struct es_event *ev) {
     struct es_model_ev e = {{ev->payload, ev->payload_len, false}, ev->time, NULL};
-    if (m->events++ == 0 || e.t < m->first_time)
+    if (m->events++ == 0 || e.t < m->first_time) {
         m->first_time = e.t;
-    if (e.t > m->now)
+        set_window(m);
+    }
+    if (e.t > m->now) {
         m->now = e.t;
+        second_passed(m);
+    }
     if (ev->type == ES_EVENT_BLOCK_MARKER) {
         block_marker(m, ev, &e.r);
-    } else {
-        e.cap = block_cap(m, ev);
-        es_model_handler *h = ev->type < HANDLED_TYPES ? handlers[ev->type] : NULL;
-        if (h != NULL)
-            h(m, &e);
+        return;
     }
-    second_passed(m);
-    set_window(m);
+    e.cap = block_cap(m, ev);
+    es_model_handler *h = ev->type < HANDLED_TYPES ? handlers[ev->type] : NULL;
+    if (h != NULL)
+        h(m, &e);
 }
 
 /* What es_model_event does for each event of the run, summed: it has no
@@ -133,17 +143,15 @@ void es_model_skip(struct es_model *m, const struct es_stream_skip *run) {
     m->events += run->events;
     if (run->max_time > m->now)
         m->now = run->max_time;
-    if (m->block_left >= run->bytes) {
+    if (m->block_left >= run->bytes)
         m->block_left -= run->bytes;
-    } else {
-        m->block_left = 0;
-        m->block_cap = ES_GLOBAL_CAP;
-    }
+    else
+        enter_block(m, ES_GLOBAL_CAP, 0);
 }
 
 void es_model_header(struct es_model *m, const struct es_header *hdr) {
     /* The sizes were used by the reader; the header also says the GHC. */
-    m->block_cap = ES_GLOBAL_CAP;
+    enter_block(m, ES_GLOBAL_CAP, 0);
     m->no_flush = es_model_header_no_flush(hdr);
 }
 
@@ -156,12 +164,25 @@ void es_model_end(struct es_model *m) {
 void es_model_init(struct es_model *m) {
     memset(m, 0, sizeof *m);
     m->generations = 2;
-    m->block_cap = ES_GLOBAL_CAP;
+    enter_block(m, ES_GLOBAL_CAP, 0);
     es_model_history_init(&m->h);
     for (unsigned t = 0; t < HANDLED_TYPES && t < ES_MAX_EVENT_TYPES; t++)
         m->want[t] = handlers[t] != NULL;
     m->want[ES_EVENT_BLOCK_MARKER] = true;
     set_window(m);
+}
+
+void es_model_figures_only(struct es_model *m) {
+    assert(m->events == 0);
+    m->figures_only = true;
+    /* Markers go only to the history's list (the notices are messages). */
+    m->want[ES_EVENT_USER_MARKER] = false;
+    /* es_model_tl_at's cached bucket covers all time: the events that
+     * write to the timeline write to one bucket no one reads, without a
+     * test of their own. */
+    m->h.at_i = 0;
+    m->h.at_lo = 0;
+    m->h.at_hi = UINT64_MAX;
 }
 
 void es_model_destroy(struct es_model *m) {
@@ -173,6 +194,9 @@ void es_model_destroy(struct es_model *m) {
 }
 
 void es_model_reset(struct es_model *m) {
+    bool figures_only = m->figures_only;
     es_model_destroy(m);
     es_model_init(m);
+    if (figures_only)
+        es_model_figures_only(m);
 }

@@ -53,6 +53,10 @@ struct es_model {
      * the others may be skimmed in; es_model_skip takes the runs. */
     bool want[ES_MAX_EVENT_TYPES];
     uint64_t window[2];
+    /* es_model_figures_only: no history (the timeline, the per-second
+     * series, pause, census and spark points, busy-time snapshots, the
+     * lists of markers and messages). */
+    bool figures_only;
 
     /* Heap, from HEAP_SIZE / HEAP_LIVE / HEAP_ALLOCATED / HEAP_INFO_GHC. */
     uint64_t heap_size, heap_live, allocated; /* latest; allocated summed over caps */
@@ -81,9 +85,11 @@ struct es_model {
     /* Capabilities: running share from RUN_THREAD/STOP_THREAD. */
     unsigned ncaps; /* highest capability seen + 1 */
     struct es_model_cap caps[ES_MODEL_MAX_CAPS];
-    uint16_t block_cap;  /* capability of the current block, ES_GLOBAL_CAP: global */
-    uint64_t block_left; /* bytes of the current block not yet fed */
-    uint64_t snap_t[8];  /* once-a-second snapshots of every busy_ns, */
+    uint16_t block_cap;             /* capability of the current block, ES_GLOBAL_CAP: global */
+    uint64_t block_left;            /* bytes of the current block not yet fed */
+    struct es_model_cap *block_rec; /* its record (caps[0] for the global
+                                     * buffer), NULL past ES_MODEL_MAX_CAPS */
+    uint64_t snap_t[8];             /* once-a-second snapshots of every busy_ns, */
     uint64_t snap_busy[8][ES_MODEL_MAX_CAPS]; /* running runs included */
     unsigned snap_n;
 
@@ -166,6 +172,13 @@ struct es_model {
 };
 
 void es_model_init(struct es_model *m);
+/* After init, for a consumer that reads the model's figures and nothing
+ * over time (metrics): the history that charts, lists and `top`'s recent
+ * shares read (es_model_tl_*, es_model_series_*, es_model_hist_*, the
+ * busy-time snapshots, the spark points, the markers and messages) is not
+ * kept, and markers are not in `want`: a sixth of the work per event.
+ * Lasts through es_model_reset. */
+void es_model_figures_only(struct es_model *m);
 
 /* What every view says about a stream of GHC 9.0 (es_model.no_flush). */
 #define ES_MODEL_GHC90_NOTE "GHC 9.0: events arrive in 2 MiB steps and at exit"

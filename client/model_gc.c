@@ -25,7 +25,8 @@ static void heap_allocated(struct es_model *m, struct es_model_cap *c, uint64_t 
         m->alloc_rated += delta;
         es_model_tl_at(m, t)->allocated += (double)delta;
     }
-    es_model_series_put(&m->s_alloc, t, first ? 0 : (double)delta, true);
+    if (!m->figures_only)
+        es_model_series_put(&m->s_alloc, t, first ? 0 : (double)delta, true);
     /* The rate over at least a tenth of a second of figures. */
     if (m->alloc_rate_time == 0) {
         m->alloc_rate_time = t;
@@ -60,7 +61,8 @@ static void heap_figure(struct es_model *m, struct es_model_ev *e, bool live) {
     struct es_model_bucket *bk = es_model_tl_at(m, e->t);
     double *peak = live ? &bk->heap_live : &bk->heap_size;
     *peak = max_d(*peak, (double)v);
-    es_model_series_put(live ? &m->s_live : &m->s_size, e->t, (double)v, false);
+    if (!m->figures_only)
+        es_model_series_put(live ? &m->s_live : &m->s_size, e->t, (double)v, false);
 }
 
 void es_model_on_heap_size(struct es_model *m, struct es_model_ev *e) {
@@ -98,8 +100,8 @@ static void pause_count(struct es_model *m, uint64_t end, uint64_t d) {
     unsigned b = pause_bucket(d);
     m->pause_hist[b]++;
     uint64_t sec = end / NS_PER_S, now = m->now / NS_PER_S;
-    if (sec + ES_MODEL_SECONDS <= now)
-        return; /* older than every slot */
+    if (sec + ES_MODEL_SECONDS <= now || m->figures_only)
+        return; /* older than every slot, or no history kept */
     struct es_model_second *slot = &m->secs[sec % ES_MODEL_SECONDS];
     if (slot->sec != sec + 1) {
         if (slot->sec > sec + 1)
@@ -121,8 +123,10 @@ static void pause_count(struct es_model *m, uint64_t end, uint64_t d) {
 static void gc_pause(struct es_model *m, uint64_t start, uint64_t end, bool major) {
     if (end < start)
         return;
-    es_model_hist_pause(m, start, end - start, major);
-    es_model_tl_at(m, end)->gc_ns += end - start;
+    if (!m->figures_only) {
+        es_model_hist_pause(m, start, end - start, major);
+        es_model_tl_at(m, end)->gc_ns += end - start;
+    }
     m->pause_n++;
     pause_count(m, end, end - start);
     m->gc_ns += end - start;

@@ -96,7 +96,7 @@ void es_model_tl_merge(struct es_model_history *h) {
 
 void es_model_tl_interval(struct es_model *m, unsigned c, int kind, uint64_t a, uint64_t b) {
     struct es_model_history *h = &m->h;
-    if (b <= a || c >= ES_MODEL_MAX_CAPS)
+    if (b <= a || c >= ES_MODEL_MAX_CAPS || m->figures_only)
         return;
     es_model_tl_at(m, b - 1);
     if (h->cap_ns[c] == NULL) {
@@ -124,6 +124,8 @@ void es_model_extend_to_now(struct es_model *m) {
  * before, the longest of them. */
 void es_model_hist_pause(struct es_model *m, uint64_t start, uint64_t dur, bool major) {
     struct es_model_history *h = &m->h;
+    if (m->figures_only)
+        return;
     if (h->pauses == NULL) {
         h->pauses = malloc(ES_MODEL_HIST_PAUSES * sizeof *h->pauses);
         if (h->pauses == NULL) {
@@ -185,6 +187,8 @@ static bool census_point(struct es_model *m, const struct es_model_census *c,
  * second one kept after. */
 void es_model_hist_census(struct es_model *m) {
     struct es_model_history *h = &m->h;
+    if (m->figures_only)
+        return;
     if (h->censuses == NULL) {
         h->censuses = calloc(ES_MODEL_HIST_CENSUSES, sizeof *h->censuses);
         if (h->censuses == NULL) {

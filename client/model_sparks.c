@@ -53,7 +53,8 @@ void es_model_on_spark_counters(struct es_model *m, struct es_model_ev *e) {
     memcpy(e->cap->sparks, pt.v, sizeof pt.v);
     e->cap->spark_pool = pt.pool;
     m->sparks_seen = true;
-    add_point(m, (unsigned)(e->cap - m->caps), &pt);
+    if (!m->figures_only)
+        add_point(m, (unsigned)(e->cap - m->caps), &pt);
 }
 
 static void spark_event(struct es_model *m, struct es_model_ev *e, enum es_model_spark_ev k) {

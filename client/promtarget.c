@@ -35,6 +35,7 @@ static void keep_previous(struct es_promtarget *t) {
         if (t->prev == NULL)
             return; /* the old run's figures go now: nothing else is lost */
         es_model_init(t->prev);
+        es_model_figures_only(t->prev);
     }
     struct es_model *m = t->prev;
     t->prev = t->model;
@@ -141,6 +142,7 @@ struct es_promtarget *es_promtarget_new(const struct es_promtarget_env *env, con
         return NULL;
     }
     es_model_init(m);
+    es_model_figures_only(m);
     t->model = m;
     t->env = env;
     snprintf(t->source, sizeof t->source, "%s", source);
