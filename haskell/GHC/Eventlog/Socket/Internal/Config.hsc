@@ -43,7 +43,7 @@ data EventlogSocketAddr
       { esaUnixPath :: FilePath
       }
   | -- | TCP. An empty host means 127.0.0.1; port @\"0\"@ picks a free port
-    -- (see 'tcpPort').
+    -- (see 'GHC.Eventlog.Socket.tcpPort').
     EventlogSocketInetAddr
       { esaInetHost :: String,
         esaInetPort :: String
@@ -76,7 +76,8 @@ data LosslessClients
 
 -- | Options; change the fields of 'defaultEventlogSocketOpts'.
 data EventlogSocketOpts = EventlogSocketOpts
-  { -- | Block 'startWith' until the first client connects.
+  { -- | Block 'GHC.Eventlog.Socket.startWith' until the first client
+    -- connects.
     esoWait :: Bool,
     -- | Accepted for compatibility with upstream eventlog-socket and
     -- ignored: the library keeps its own, bounded buffers per client.
@@ -140,8 +141,8 @@ losslessFromC v
   | v == #{const EVENTLOG_SOCKET_LOSSLESS_NONE} = LosslessNone
   | otherwise = LosslessOwner
 
--- | Hand the options to the C side ('startWith' does, before it starts);
--- throws an 'IOError' for an invalid one.
+-- | Hand the options to the C side ('GHC.Eventlog.Socket.startWith' does,
+-- before it starts); throws an 'IOError' for an invalid one.
 applyOptions :: EventlogSocketOpts -> IO ()
 applyOptions opts = do
   linger <- case esoLinger opts of

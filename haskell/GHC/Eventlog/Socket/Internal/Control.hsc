@@ -118,9 +118,10 @@ registerCommand ns@(Namespace p) cid@(CommandId i) handler = do
 newtype Hook = Hook {unHook :: #{type EventlogSocketHook}}
   deriving (Eq, Show, Storable)
 
--- | Once event logging runs: for a Haskell @main@, inside 'startWith' (and
--- 'startFromEnv', 'start', 'startWait'), on the calling thread, before it
--- returns; for a C @main@, on the main thread before @main@ starts. Register
+-- | Once event logging runs: for a Haskell @main@, inside
+-- 'GHC.Eventlog.Socket.startWith' (and 'GHC.Eventlog.Socket.startFromEnv',
+-- 'GHC.Eventlog.Socket.start', 'GHC.Eventlog.Socket.startWait'), on the
+-- calling thread, before it returns; for a C @main@, on the main thread before @main@ starts. Register
 -- the hook before that. The first client gets what the hook posted then
 -- (it gets the stream from its start); each later client gets a run of its
 -- own, after it has joined, on a thread of the library's, so what the hook
