@@ -1,0 +1,277 @@
+-- |
+-- The options of "GHC.Eventlog.Socket": the address and options types, the
+-- library's defaults read from the C side, the options handed to the C
+-- side before a start ('applyOptions'), and the configuration read from
+-- the environment ('fromEnv'). Internal: not exposed; "GHC.Eventlog.Socket"
+-- re-exports what users see.
+--
+-- Thread: the program's own, the one that calls the public function.
+module GHC.Eventlog.Socket.Internal.Config
+  ( EventlogSocketAddr (..),
+    SlowClientPolicy (..),
+    LosslessClients (..),
+    EventlogSocketOpts (..),
+    defaultEventlogSocketOpts,
+    applyOptions,
+    fromEnv,
+    EventlogSocketAddrError (..),
+  )
+where
+
+import Control.Exception (Exception (..), throwIO)
+import Control.Monad (when)
+import Data.Foldable (traverse_)
+import Data.Int (Int32)
+import Data.Word (Word64)
+import Foreign.C.String (peekCString)
+import Foreign.C.Types (CBool (..), CInt (..), CSize (..), CUInt (..))
+import Foreign.Marshal.Alloc (allocaBytes)
+import Foreign.Ptr (nullPtr)
+import Foreign.Storable (peekByteOff, pokeByteOff)
+import GHC.Eventlog.Socket.Internal.Foreign
+import System.Environment (lookupEnv)
+import System.IO.Unsafe (unsafePerformIO)
+
+#include "eventlog_socket.h"
+#include "es_config.h"
+
+-- | Where to serve the eventlog.
+data EventlogSocketAddr
+  = -- | A Unix-domain socket at this path (at most 107 bytes), created with
+    -- mode 0600 and removed at exit.
+    EventlogSocketUnixAddr
+      { esaUnixPath :: FilePath
+      }
+  | -- | TCP. An empty host means 127.0.0.1; port @\"0\"@ picks a free port
+    -- (see 'GHC.Eventlog.Socket.tcpPort').
+    EventlogSocketInetAddr
+      { esaInetHost :: String,
+        esaInetPort :: String
+      }
+  deriving (Eq, Show)
+
+-- | What a client that falls behind by more than 'esoClientBuffer' gets.
+data SlowClientPolicy
+  = -- | Whole chunks are skipped for it, with a notice in its stream.
+    SlowClientDrop
+  | -- | Its connection is closed.
+    SlowClientDisconnect
+  | -- | Nothing is lost: the program waits for the client, as it would for a
+    -- slow disk, and a client that stops reading stops the program until it
+    -- reads or disconnects (README, \"Losing nothing\").
+    SlowClientWait
+  deriving (Eq, Show)
+
+-- | Who may have lossless delivery (a client's request, or every client
+-- under 'SlowClientWait'; README, \"Losing nothing\").
+data LosslessClients
+  = -- | Clients of the program's own user (or root): over the Unix socket,
+    -- or from loopback TCP, whose peer's user is checked (the default).
+    LosslessOwner
+  | -- | Any client that may connect.
+    LosslessAll
+  | -- | Nobody.
+    LosslessNone
+  deriving (Eq, Show)
+
+-- | Options; change the fields of 'defaultEventlogSocketOpts'.
+data EventlogSocketOpts = EventlogSocketOpts
+  { -- | Block 'GHC.Eventlog.Socket.startWith' until the first client
+    -- connects.
+    esoWait :: Bool,
+    -- | Accepted for compatibility with upstream eventlog-socket and
+    -- ignored: the library keeps its own, bounded buffers per client.
+    esoSndbuf :: Maybe Int32,
+    -- | Seconds the program's exit waits at most for slow clients to take
+    -- the rest of the stream (default: 2).
+    esoLinger :: Maybe Int32,
+    -- | Bytes held for all clients together at most, and kept for the first
+    -- client before it connects (default 64 MiB, at least 64 KiB).
+    esoMaxBuffer :: Word64,
+    -- | Unsent bytes one client may fall behind (default 64 MiB).
+    esoClientBuffer :: Word64,
+    -- | What happens to a client that falls further behind.
+    esoSlowClient :: SlowClientPolicy,
+    -- | How often (milliseconds) the RTS's buffers are flushed while clients
+    -- are connected, GHC 9.2 and later; 'Nothing' for the default (100),
+    -- @Just 0@ for never. GHC 9.0 cannot flush: a non-zero value fails.
+    esoFlushIntervalMs :: Maybe Int,
+    -- | Who may have lossless delivery (default 'LosslessOwner').
+    esoLosslessClients :: LosslessClients,
+    -- | A lossless client that reads nothing for this many milliseconds
+    -- while the program waits for it loses lossless delivery (default
+    -- 10000; 0: never).
+    esoLosslessStallMs :: Word64
+  }
+  deriving (Eq, Show)
+
+-- | The library's defaults.
+defaultEventlogSocketOpts :: EventlogSocketOpts
+defaultEventlogSocketOpts = unsafePerformIO $
+  allocaBytes #{size struct eventlog_socket_options} $ \p -> do
+    c_options_init p
+    maxBuf <- #{peek struct eventlog_socket_options, max_buffer} p :: IO CSize
+    clientBuf <- #{peek struct eventlog_socket_options, client_buffer} p :: IO CSize
+    slow <- #{peek struct eventlog_socket_options, slow_client} p :: IO CInt
+    lossless <- #{peek struct eventlog_socket_options, lossless_clients} p :: IO CInt
+    stall <- #{peek struct eventlog_socket_options, lossless_stall_ms} p :: IO CUInt
+    pure
+      EventlogSocketOpts
+        { esoWait = False,
+          esoSndbuf = Nothing,
+          esoLinger = Nothing,
+          esoMaxBuffer = fromIntegral maxBuf,
+          esoClientBuffer = fromIntegral clientBuf,
+          esoSlowClient =
+            if slow == #{const EVENTLOG_SOCKET_SLOW_CLIENT_DISCONNECT}
+              then SlowClientDisconnect
+              else
+                if slow == #{const EVENTLOG_SOCKET_SLOW_CLIENT_WAIT}
+                  then SlowClientWait
+                  else SlowClientDrop,
+          esoFlushIntervalMs = Nothing,
+          esoLosslessClients = losslessFromC lossless,
+          esoLosslessStallMs = fromIntegral stall
+        }
+{-# NOINLINE defaultEventlogSocketOpts #-}
+
+losslessFromC :: CInt -> LosslessClients
+losslessFromC v
+  | v == #{const EVENTLOG_SOCKET_LOSSLESS_ALL} = LosslessAll
+  | v == #{const EVENTLOG_SOCKET_LOSSLESS_NONE} = LosslessNone
+  | otherwise = LosslessOwner
+
+-- | Hand the options to the C side ('GHC.Eventlog.Socket.startWith' does,
+-- before it starts); throws an 'IOError' for an invalid one.
+applyOptions :: EventlogSocketOpts -> IO ()
+applyOptions opts = do
+  linger <- case esoLinger opts of
+    Nothing -> pure Nothing
+    Just s
+      | s < 0 -> invalid "esoLinger must not be negative"
+      | otherwise -> pure (Just (fromIntegral s * 1000 :: CUInt))
+  allocaBytes #{size struct eventlog_socket_options} $ \p -> do
+    c_options_init p
+    #{poke struct eventlog_socket_options, max_buffer} p
+      (fromIntegral (esoMaxBuffer opts) :: CSize)
+    #{poke struct eventlog_socket_options, client_buffer} p
+      (fromIntegral (esoClientBuffer opts) :: CSize)
+    #{poke struct eventlog_socket_options, slow_client} p
+      ( case esoSlowClient opts of
+          SlowClientDrop -> #{const EVENTLOG_SOCKET_SLOW_CLIENT_DROP}
+          SlowClientWait -> #{const EVENTLOG_SOCKET_SLOW_CLIENT_WAIT}
+          SlowClientDisconnect -> #{const EVENTLOG_SOCKET_SLOW_CLIENT_DISCONNECT} ::
+            CInt
+      )
+    traverse_ (#{poke struct eventlog_socket_options, linger_ms} p) linger
+    #{poke struct eventlog_socket_options, lossless_clients} p
+      ( case esoLosslessClients opts of
+          LosslessOwner -> #{const EVENTLOG_SOCKET_LOSSLESS_OWNER}
+          LosslessAll -> #{const EVENTLOG_SOCKET_LOSSLESS_ALL}
+          LosslessNone -> #{const EVENTLOG_SOCKET_LOSSLESS_NONE} ::
+            CInt
+      )
+    when (esoLosslessStallMs opts > 3600000) $
+      invalid "esoLosslessStallMs must be at most 3600000"
+    #{poke struct eventlog_socket_options, lossless_stall_ms} p
+      (fromIntegral (esoLosslessStallMs opts) :: CUInt)
+    check =<< c_set_options p
+  case esoFlushIntervalMs opts of
+    Nothing -> pure ()
+    Just ms
+      | ms < 0 -> invalid "esoFlushIntervalMs must not be negative"
+      | otherwise -> check =<< c_set_flush_interval_ms (fromIntegral ms)
+  where
+    invalid msg = ioError (userError ("eventlog-socket: " ++ msg))
+
+-- | Read the configuration from the environment variables
+-- (@GHC_EVENTLOG_UNIX_PATH@, @GHC_EVENTLOG_INET_HOST@/@_PORT@,
+-- @GHC_EVENTLOG_WAIT@, @GHC_EVENTLOG_MAX_BUFFER@, @_CLIENT_BUFFER@,
+-- @_SLOW_CLIENT@, @_FLUSH_INTERVAL_MS@, @_LOSSLESS_CLIENTS@,
+-- @_LOSSLESS_STALL_MS@; see README.md). 'Nothing' when no
+-- socket is configured. Throws 'EventlogSocketAddrError' for a path that is
+-- too long or a host without a port, and an 'IOError' for any other invalid
+-- value (the message before it names the variable).
+fromEnv :: IO (Maybe (EventlogSocketAddr, EventlogSocketOpts))
+fromEnv = do
+  path <- nonEmpty <$> lookupEnv "GHC_EVENTLOG_UNIX_PATH"
+  host <- nonEmpty <$> lookupEnv "GHC_EVENTLOG_INET_HOST"
+  port <- nonEmpty <$> lookupEnv "GHC_EVENTLOG_INET_PORT"
+  case (path, host, port) of
+    (Just p, Nothing, Nothing)
+      | utf8Length p > 107 -> throwIO (EventlogSocketAddrUnixPathTooLong p)
+    (Nothing, Just h, Nothing) -> throwIO (EventlogSocketAddrInetPortMissing h)
+    _ -> pure ()
+  allocaBytes #{size struct es_config} $ \p -> do
+    c_config_defaults p
+    r <- c_config_from_env p
+    if r == #{const EVENTLOG_SOCKET_ENOTCONFIGURED}
+      then pure Nothing
+      else do
+        check r
+        cpath <- #{peek struct es_config, unix_path} p
+        chost <- #{peek struct es_config, inet_host} p
+        cport <- #{peek struct es_config, inet_port} p
+        waitFlag <- #{peek struct es_config, wait} p :: IO CBool
+        flushMs <- #{peek struct es_config, flush_ms} p :: IO CInt
+        maxBuf <- #{peek struct es_config, max_buffer} p :: IO CSize
+        clientBuf <- #{peek struct es_config, client_limit} p :: IO CSize
+        slow <- #{peek struct es_config, slow_client} p :: IO CInt
+        lossless <- #{peek struct es_config, lossless_clients} p :: IO CInt
+        stall <- #{peek struct es_config, lossless_stall_ms} p :: IO CUInt
+        addr <-
+          if cpath /= nullPtr
+            then EventlogSocketUnixAddr <$> peekCString cpath
+            else EventlogSocketInetAddr <$> peekMaybe chost <*> peekMaybe cport
+        let d = defaultEventlogSocketOpts
+            slowPolicy
+              | slow == #{const EVENTLOG_SOCKET_SLOW_CLIENT_DROP} = SlowClientDrop
+              | slow == #{const EVENTLOG_SOCKET_SLOW_CLIENT_DISCONNECT} = SlowClientDisconnect
+              | slow == #{const EVENTLOG_SOCKET_SLOW_CLIENT_WAIT} = SlowClientWait
+              | otherwise = esoSlowClient d
+            opts =
+              d
+                { esoWait = waitFlag /= 0,
+                  esoMaxBuffer = fromIntegral maxBuf,
+                  esoClientBuffer = fromIntegral clientBuf,
+                  esoSlowClient = slowPolicy,
+                  esoFlushIntervalMs = if flushMs < 0 then Nothing else Just (fromIntegral flushMs),
+                  esoLosslessClients = losslessFromC lossless,
+                  esoLosslessStallMs = fromIntegral stall
+                }
+        pure (Just (addr, opts))
+  where
+    nonEmpty (Just "") = Nothing
+    nonEmpty v = v
+    peekMaybe s = if s == nullPtr then pure "" else peekCString s
+    -- Socket paths are limited in bytes; FilePath is encoded as UTF-8 here.
+    utf8Length = sum . map charBytes
+    charBytes c
+      | c < '\x80' = 1
+      | c < '\x800' = 2
+      | c < '\x10000' = 3
+      | otherwise = 4 :: Int
+
+-- | Thrown by 'fromEnv'.
+data EventlogSocketAddrError
+  = -- | @GHC_EVENTLOG_UNIX_PATH@ is longer than a socket address holds.
+    EventlogSocketAddrUnixPathTooLong FilePath
+  | -- | Kept for compatibility with upstream; never thrown here, because
+    -- the host defaults to 127.0.0.1.
+    EventlogSocketAddrInetHostMissing String
+  | -- | @GHC_EVENTLOG_INET_HOST@ is set and @GHC_EVENTLOG_INET_PORT@ is not.
+    EventlogSocketAddrInetPortMissing String
+  deriving (Eq, Show)
+
+instance Exception EventlogSocketAddrError where
+  displayException e = case e of
+    EventlogSocketAddrUnixPathTooLong p ->
+      "GHC_EVENTLOG_UNIX_PATH is " ++ show (length p)
+        ++ " characters long; a Unix socket path holds at most 107 bytes: "
+        ++ p
+    EventlogSocketAddrInetHostMissing port ->
+      "GHC_EVENTLOG_INET_PORT is " ++ port ++ " and GHC_EVENTLOG_INET_HOST is not set"
+    EventlogSocketAddrInetPortMissing host ->
+      "GHC_EVENTLOG_INET_HOST is " ++ host
+        ++ " and GHC_EVENTLOG_INET_PORT is not set; set the port too"
+
