@@ -130,7 +130,7 @@ MANY_CLIENTS := $(BUILD)/many-clients
 # stream reader. CLIENT_LIB_SRC is what unit tests and fuzz targets link.
 CLIENT := $(BUILD)/eventlog-socket
 CLIENT_SRC := $(wildcard client/*.c)
-CLIENT_LIB_SRC := client/addr.c client/conn.c client/conn_parse.c client/blocks.c client/csv.c client/table_rows.c \
+CLIENT_LIB_SRC := client/addr.c client/conn.c client/conn_io.c client/blocks.c client/csv.c client/table_rows.c \
                   client/peerpid.c client/rtsopts.c
 # The model of the program (client/model*.c): pure C, linked by its unit
 # test and fuzz target.

@@ -8,9 +8,10 @@
  * sends control frames (protocol.md section 2, our GCTL framing), and
  * keeps what the stream tells about the program (struct es_conn_info).
  *
- * The parsing half (client/conn_parse.c: es_conn_feed, es_conn_finish) does no I/O, so tests and
- * fuzz targets can drive it without a loop. Everything runs on the thread
- * that runs the loop; no locking. */
+ * The stream half (client/conn.c: es_conn_feed, es_conn_finish) does no
+ * I/O, so tests and fuzz targets can drive it without a loop; the I/O half
+ * is client/conn_io.c. Everything runs on the thread that runs the loop;
+ * no locking. */
 #ifndef ES_CONN_H
 #define ES_CONN_H
 
@@ -168,7 +169,7 @@ void es_conn_close(struct es_conn *c);
 /* The loop-free half: set up `c` for parsing only (no source). */
 void es_conn_init_parser(struct es_conn *c, const struct es_conn_callbacks *cb);
 /* Start the reader afresh (a new connection of the same es_conn): the
- * stream and what was noted of it (client/conn_parse.c). */
+ * stream and what was noted of it (client/conn.c). */
 void es_conn_reset_parser(struct es_conn *c);
 /* Parse received bytes; returns 0, or -1 after the stream was found not
  * to be an eventlog or malformed (c->error says why; on_end not called). */

@@ -4,6 +4,7 @@
  * passes on, with once-a-second snapshots for shares over recent
  * windows). */
 #include "model_impl.h"
+#include "model_history.h"
 
 /* ---- Capabilities. */
 

@@ -1,8 +1,10 @@
 /* The model's family "heap profile" (client/model_impl.h): the profile's
  * mode, its censuses (the one being read, the latest and the one before,
  * for trends), their labels interned so that censuses compare by index,
- * and cost-centre names for cost-centre stacks. */
+ * and cost-centre names for cost-centre stacks. The modes' names and the
+ * info tables that name -hi's labels: client/model_ipe.c. */
 #include "model_impl.h"
+#include "model_history.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -133,6 +135,39 @@ static void census_add(struct es_model *m, const char *label, uint64_t bytes) {
     c->total += bytes;
 }
 
+/* Census `c` as a history point: its largest labels (the rest summed under
+ * "(other labels)"), bytes exact. False when memory ran out. */
+static bool census_point(struct es_model *m, const struct es_model_census *c,
+                         struct es_model_census_pt *pt) {
+    size_t rows = c->n <= ES_MODEL_HIST_CENSUS_ROWS ? c->n : ES_MODEL_HIST_CENSUS_ROWS;
+    *pt = (struct es_model_census_pt){c->time, c->total, 0,
+                                      malloc((rows ? rows : 1) * sizeof *pt->e)};
+    size_t *order = c->n > rows ? malloc(c->n * sizeof *order) : NULL;
+    if (pt->e == NULL || (c->n > rows && order == NULL)) {
+        free(pt->e);
+        free(order);
+        return false;
+    }
+    if (order == NULL) {
+        memcpy(pt->e, c->e, rows * sizeof *pt->e);
+        pt->n = (uint32_t)rows;
+        return true;
+    }
+    /* The largest rows - 1 labels, and the rest as one. */
+    es_model_top_entries(m, order, c->n);
+    uint64_t rest = c->total;
+    for (size_t i = 0; i + 1 < rows; i++) {
+        pt->e[i] = c->e[order[i]];
+        rest -= pt->e[i].bytes;
+    }
+    uint32_t other = es_model_intern(m, ES_MODEL_OTHER_LABEL);
+    pt->n = (uint32_t)rows - 1;
+    if (other != UINT32_MAX)
+        pt->e[pt->n++] = (struct es_model_entry){other, rest};
+    free(order);
+    return true;
+}
+
 static void census_end(struct es_model *m) {
     /* prev_bytes: the old `cur` becomes the previous census. */
     for (size_t k = 0; k < m->prev.n; k++)
@@ -147,7 +182,13 @@ static void census_end(struct es_model *m) {
     m->building.total = 0;
     m->in_census = false;
     m->censuses++;
-    es_model_hist_census(m);
+    struct es_model_census_pt pt;
+    if (!es_model_hist_census_due(m))
+        return;
+    if (census_point(m, &m->cur, &pt))
+        es_model_hist_census(m, &pt);
+    else
+        m->oom = true;
 }
 
 struct ranked {
@@ -188,9 +229,6 @@ void es_model_census_free(struct es_model *m) {
         free(m->cc_label[i]);
     free(m->cc_label);
     free(m->cc_caf);
-    for (size_t i = 0; i < m->ipe_cap; i++)
-        free(m->ipe[i].name);
-    free(m->ipe);
 }
 
 /* ---- Events. */
@@ -300,116 +338,4 @@ void es_model_on_sample_end(struct es_model *m, struct es_model_ev *e) {
     (void)e;
     if (m->in_census)
         census_end(m);
-}
-
-/* ---- Heap profile modes and info tables. */
-
-const char *es_model_breakdown_name(uint32_t b) {
-    static const char *const names[] = {
-        [ES_MODEL_BY_CCS] = "cost-centre stack (-hc)",
-        [ES_MODEL_BY_MODULE] = "module (-hm)",
-        [ES_MODEL_BY_DESCR] = "closure description (-hd)",
-        [ES_MODEL_BY_TYPE] = "type description (-hy)",
-        [ES_MODEL_BY_RETAINER] = "retainer set (-hr)",
-        [ES_MODEL_BY_BIOGRAPHY] = "biography (-hb)",
-        [ES_MODEL_BY_CLOSURE_TYPE] = "closure type (-hT)",
-        [ES_MODEL_BY_INFO_TABLE] = "info table (-hi)",
-        [ES_MODEL_BY_ERA] = "era (-he)",
-    };
-    return b < sizeof names / sizeof *names && names[b] ? names[b] : "unknown";
-}
-
-/* GHC 9.0 and later send retainer and biographical samples as strings,
- * but a biographical profile's censuses only at exit (rts/ProfHeap.c keeps
- * them until then), and older GHCs send neither: while no label has come,
- * say where the samples are. */
-const char *es_model_breakdown_lack(uint32_t b, bool have_labels) {
-    if (have_labels)
-        return NULL;
-    if (b == ES_MODEL_BY_RETAINER)
-        return "the program runs a retainer profile (+RTS -hr) and no sample of it has come: "
-               "GHCs before 9.0 write them only to the RTS's own PROGRAM.hp; read that, or "
-               "profile with -hc, -hm, -hd, -hy, -hi or -hT";
-    if (b == ES_MODEL_BY_BIOGRAPHY)
-        return "the program runs a biographical profile (+RTS -hb) and no sample of it has "
-               "come: the RTS sends its censuses only when the program exits (GHCs before 9.0 "
-               "never, see the RTS's own PROGRAM.hp); profile with -hc, -hm, -hd, -hy, -hi or "
-               "-hT to watch it live";
-    return NULL;
-}
-
-static size_t ipe_slot(const struct es_model *m, uint64_t addr) {
-    size_t j = (size_t)((addr >> 3) * 0x9E3779B97F4A7C15ull) & (m->ipe_cap - 1);
-    while (m->ipe[j].addr && m->ipe[j].addr != addr)
-        j = (j + 1) & (m->ipe_cap - 1);
-    return j;
-}
-
-static int ipe_grow(struct es_model *m) {
-    size_t ncap = m->ipe_cap ? m->ipe_cap * 2 : 256;
-    struct es_model_ipe *old = m->ipe, *n = calloc(ncap, sizeof *n);
-    if (n == NULL)
-        return -1;
-    size_t ocap = m->ipe_cap;
-    m->ipe = n;
-    m->ipe_cap = ncap;
-    for (size_t i = 0; i < ocap; i++)
-        if (old[i].addr)
-            m->ipe[ipe_slot(m, old[i].addr)] = old[i];
-    free(old);
-    return 0;
-}
-
-/* IPE: the info table's address, then table name, closure type, type,
- * label, module and "FILE:SPAN" (GHC 9.2 and later; ghc-events' InfoProv). */
-void es_model_on_ipe(struct es_model *m, struct es_model_ev *e) {
-    struct rd *r = &e->r;
-    uint64_t addr = rd_n(r, 8);
-    char table[256], cty[16], type[256], label[256], module[256], loc[512];
-    rd_str(r, table, sizeof table);
-    rd_str(r, cty, sizeof cty);
-    rd_str(r, type, sizeof type);
-    rd_str(r, label, sizeof label);
-    rd_str(r, module, sizeof module);
-    rd_str(r, loc, sizeof loc);
-    if (r->bad || addr == 0 || m->ipe_n >= ES_MODEL_MAX_LABELS * 16)
-        return;
-    if ((m->ipe_n + 1) * 2 > m->ipe_cap && ipe_grow(m) < 0) {
-        m->oom = true;
-        return;
-    }
-    /* The label (the binding or constructor), else the table's name
-     * without "_info"; the source location when GHC knows it. */
-    size_t tl = strlen(table);
-    if (label[0] == '\0' && tl > 5 && strcmp(table + tl - 5, "_info") == 0)
-        table[tl - 5] = '\0';
-    char name[1100];
-    const char *what = label[0] ? label : table;
-    if (loc[0] && strcmp(loc, ":") != 0)
-        snprintf(name, sizeof name, "%s (%s)", what, loc);
-    else
-        snprintf(name, sizeof name, "%s", what);
-    clean_text(name);
-    size_t j = ipe_slot(m, addr);
-    char *copy = strdup(name);
-    if (copy == NULL) {
-        m->oom = true;
-        return;
-    }
-    if (m->ipe[j].addr == 0)
-        m->ipe_n++;
-    free(m->ipe[j].name);
-    m->ipe[j] = (struct es_model_ipe){addr, copy};
-}
-
-const char *es_model_label_name(const struct es_model *m, uint32_t i) {
-    const char *l = es_model_label(m, i);
-    if (m->breakdown != ES_MODEL_BY_INFO_TABLE || m->ipe_n == 0 || strncmp(l, "0x", 2) != 0)
-        return l;
-    char *end;
-    uint64_t addr = strtoull(l + 2, &end, 16);
-    if (*end != '\0' || addr == 0)
-        return l;
-    size_t j = ipe_slot(m, addr);
-    return m->ipe[j].addr ? m->ipe[j].name : l;
 }

@@ -3,6 +3,7 @@
  * histograms (since the start, and per second of the last
  * ES_MODEL_SECONDS) for percentiles over any recent window. */
 #include "model_impl.h"
+#include "model_history.h"
 
 #include <math.h>
 #include <string.h>

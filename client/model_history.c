@@ -4,7 +4,9 @@
  * buckets, the time each capability ran and collected in each, GC pauses,
  * censuses, markers and drop notices. */
 #include "model_impl.h"
+#include "model_history.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -150,54 +152,25 @@ void es_model_hist_pause(struct es_model *m, uint64_t start, uint64_t dur, bool 
     h->pause_pending = 0;
 }
 
-/* Census `c` as a history point: its largest labels (the rest summed under
- * "(other labels)"), bytes exact. False when memory ran out. */
-static bool census_point(struct es_model *m, const struct es_model_census *c,
-                         struct es_model_census_pt *pt) {
-    size_t rows = c->n <= ES_MODEL_HIST_CENSUS_ROWS ? c->n : ES_MODEL_HIST_CENSUS_ROWS;
-    *pt = (struct es_model_census_pt){c->time, c->total, 0,
-                                      malloc((rows ? rows : 1) * sizeof *pt->e)};
-    size_t *order = c->n > rows ? malloc(c->n * sizeof *order) : NULL;
-    if (pt->e == NULL || (c->n > rows && order == NULL)) {
-        free(pt->e);
-        free(order);
-        return false;
-    }
-    if (order == NULL) {
-        memcpy(pt->e, c->e, rows * sizeof *pt->e);
-        pt->n = (uint32_t)rows;
-        return true;
-    }
-    /* The largest rows - 1 labels, and the rest as one. */
-    es_model_top_entries(m, order, c->n);
-    uint64_t rest = c->total;
-    for (size_t i = 0; i + 1 < rows; i++) {
-        pt->e[i] = c->e[order[i]];
-        rest -= pt->e[i].bytes;
-    }
-    uint32_t other = es_model_intern(m, ES_MODEL_OTHER_LABEL);
-    pt->n = (uint32_t)rows - 1;
-    if (other != UINT32_MAX)
-        pt->e[pt->n++] = (struct es_model_entry){other, rest};
-    free(order);
-    return true;
-}
-
 /* Once the list is full, every other census is dropped and only every
  * second one kept after. */
-void es_model_hist_census(struct es_model *m) {
+bool es_model_hist_census_due(struct es_model *m) {
     struct es_model_history *h = &m->h;
     if (m->figures_only)
-        return;
+        return false;
     if (h->censuses == NULL) {
         h->censuses = calloc(ES_MODEL_HIST_CENSUSES, sizeof *h->censuses);
         if (h->censuses == NULL) {
             m->oom = true;
-            return;
+            return false;
         }
     }
-    if (h->census_seen++ % h->census_stride != 0)
-        return;
+    return h->census_seen++ % h->census_stride == 0;
+}
+
+void es_model_hist_census(struct es_model *m, struct es_model_census_pt *pt) {
+    struct es_model_history *h = &m->h;
+    assert(h->censuses != NULL);
     if (h->ncensuses == ES_MODEL_HIST_CENSUSES) {
         for (size_t i = 0; i < ES_MODEL_HIST_CENSUSES / 2; i++) {
             free(h->censuses[2 * i + 1].e);
@@ -209,12 +182,7 @@ void es_model_hist_census(struct es_model *m) {
         h->census_stride *= 2;
         h->generation++;
     }
-    struct es_model_census_pt pt;
-    if (!census_point(m, &m->cur, &pt)) {
-        m->oom = true;
-        return;
-    }
-    h->censuses[h->ncensuses++] = pt;
+    h->censuses[h->ncensuses++] = *pt;
 }
 
 void es_model_hist_mark(struct es_model *m, uint64_t t, const char *text) {

@@ -1,9 +1,9 @@
 /* Inside the model (client/model.h is its face): what its files share.
- * model.c feeds every event to the handler its type has in one table; each
+ * model_core.c feeds every event to the handler its type has in one table; each
  * family of events has a file that owns its part of struct es_model, its
  * handlers and its queries:
  *
- *   model.c          the table, blocks (which capability an event is on),
+ *   model_core.c     the table, blocks (which capability an event is on),
  *                    stream time, the once-a-second work, lifecycle
  *   model_program.c  who the program is: RTS_IDENTIFIER, PROGRAM_ARGS,
  *                    OSPROCESS_PID, WALL_CLOCK_TIME
@@ -11,6 +11,8 @@
  *   model_caps.c     capabilities: CAP_CREATE, and RUN_/STOP_THREAD from
  *                    model_threads.c
  *   model_census.c   the heap profile: HEAP_PROF_*, census labels
+ *   model_ipe.c      IPE (the info tables -hi's labels name), the
+ *                    profile modes' names
  *   model_notes.c    markers, messages and the library's notices
  *   model_sparks.c   sparks: SPARK_COUNTERS, the spark events (-lf)
  *   model_threads.c  threads: *_THREAD (RUN and STOP passed on to
@@ -20,9 +22,10 @@
  *                    THREAD_LABEL
  *   model_history.c  the per-second series and the whole run downsampled
  *                    (struct es_model_history), which the families fill
+ *                    through client/model_history.h
  *
  * A new family gets a file, its fields in struct es_model, its handlers
- * below and its entries in model.c's table.
+ * below and its entries in model_core.c's table.
  *
  * Pure like the model; run by the thread that owns the model. */
 #ifndef ES_MODEL_IMPL_H
@@ -130,13 +133,16 @@ void es_model_caps_end(struct es_model *m);
 
 /* model_census.c */
 es_model_handler es_model_on_heap_prof_begin, es_model_on_cost_centre, es_model_on_sample_begin,
-    es_model_on_sample_string, es_model_on_sample_cost_centre, es_model_on_sample_end,
-    es_model_on_ipe;
+    es_model_on_sample_string, es_model_on_sample_cost_centre, es_model_on_sample_end;
 #define ES_MODEL_OTHER_LABEL "(other labels)"
 /* The index of label `s`, added if new; the "(other labels)" index when
  * the table is full; UINT32_MAX when memory ran out. */
 uint32_t es_model_intern(struct es_model *m, const char *s);
 void es_model_census_free(struct es_model *m);
+
+/* model_ipe.c */
+es_model_handler es_model_on_ipe;
+void es_model_ipe_free(struct es_model *m);
 
 /* model_notes.c */
 es_model_handler es_model_on_user_marker, es_model_on_user_msg;
@@ -200,51 +206,6 @@ es_model_handler es_model_on_thread_create, es_model_on_thread_run, es_model_on_
 /* The end of the stream: runs still open end at the last event. */
 void es_model_threads_end(struct es_model *m);
 void es_model_threads_free(struct es_model *m);
-
-/* ---- model_history.c: what the families record for later. */
-
-/* Put `v` at time `t` in a series: the second's value (add: added to
- * it). A value older than the series is dropped. */
-void es_model_series_put(struct es_model_series *s, uint64_t t, double v, bool add);
-/* Extend the series to second `sec`, new points carrying the last value
- * (carry) or 0. */
-void es_model_series_extend(struct es_model_series *s, uint64_t sec, bool carry);
-
-/* Halve the timeline: bucket pairs become one bucket twice as wide. */
-void es_model_tl_merge(struct es_model_history *h);
-
-/* A timeline bucket with nothing in it yet. */
-#define ES_MODEL_EMPTY_BUCKET ((struct es_model_bucket){-1, -1, 0, 0, 0, 0})
-
-/* The timeline bucket of time `t`, the timeline widened and extended as
- * needed. Inline: heap and GC events land here. */
-static inline struct es_model_bucket *es_model_tl_at(struct es_model *m, uint64_t t) {
-    struct es_model_history *h = &m->h;
-    if (t >= h->at_lo && t < h->at_hi)
-        return &h->tl[h->at_i];
-    while (t / h->width >= ES_MODEL_TL_BUCKETS)
-        es_model_tl_merge(h);
-    unsigned i = (unsigned)(t / h->width);
-    while (h->n <= i)
-        h->tl[h->n++] = ES_MODEL_EMPTY_BUCKET;
-    h->at_i = i;
-    h->at_lo = i * h->width;
-    h->at_hi = h->at_lo + h->width;
-    return &h->tl[i];
-}
-
-/* Capability `c` ran Haskell code (kind 0) or collected garbage (kind 1)
- * from `a` to `b`: spread over the timeline buckets it covers. */
-void es_model_tl_interval(struct es_model *m, unsigned c, int kind, uint64_t a, uint64_t b);
-/* A GC pause for the history. */
-void es_model_hist_pause(struct es_model *m, uint64_t start, uint64_t dur, bool major);
-/* The census just completed (m->cur) for the history. */
-void es_model_hist_census(struct es_model *m);
-/* A marker and a drop notice for the history's rings. */
-void es_model_hist_mark(struct es_model *m, uint64_t t, const char *text);
-void es_model_hist_drop(struct es_model *m, uint64_t t, uint64_t chunks, double mib);
-void es_model_history_init(struct es_model_history *h);
-void es_model_history_free(struct es_model_history *h);
 
 static inline double max_d(double a, double b) {
     return a > b ? a : b;

@@ -5,6 +5,7 @@
  * skipped), wait notices (the program waited for lossless clients) and
  * cost notices (what streaming costs the program). */
 #include "model_impl.h"
+#include "model_history.h"
 
 #include "es_notice_text.h"
 

@@ -206,6 +206,14 @@ uint64_t es_model_threads_before(const struct es_model *m) {
     return n;
 }
 
+/* A thread's running time, its run in progress included. */
+uint64_t es_model_thread_run_ns(const struct es_model *m, const struct es_model_thread *th) {
+    uint64_t ns = th->run_ns;
+    if (th->run_since && m->now > th->run_since)
+        ns += m->now - th->run_since;
+    return ns;
+}
+
 struct ranked {
     uint64_t ns;
     uint32_t id, i;

@@ -248,13 +248,6 @@ void es_model_threads_free(struct es_model *m) {
 
 /* ---- Queries. */
 
-uint64_t es_model_thread_run_ns(const struct es_model *m, const struct es_model_thread *th) {
-    uint64_t ns = th->run_ns;
-    if (th->run_since && m->now > th->run_since)
-        ns += m->now - th->run_since;
-    return ns;
-}
-
 uint64_t es_model_threads_run_ns(const struct es_model *m) {
     uint64_t ns = m->thr.run_ns;
     const struct es_model_thread_table *tb = m->thr.tb;

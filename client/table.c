@@ -154,7 +154,7 @@ static void on_header(struct es_conn *c, void *ctx) {
 }
 
 /* The capability of the block `ev` is in (the model follows blocks the
- * same way, client/model.c). */
+ * same way, client/model_core.c). */
 static int event_cap(struct table *t, const struct es_event *ev) {
     if (ev->type == ES_EVENT_BLOCK_MARKER) {
         const uint8_t *p = ev->payload;

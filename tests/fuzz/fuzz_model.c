@@ -1,6 +1,6 @@
 /* libFuzzer target: arbitrary bytes as the stream `heap` and `top` read,
  * through the library's stream reader into the client's model of the
- * program (client/model.c), then every query `top` makes. Whatever the
+ * program (client/model_core.c and its families), then every query `top` makes. Whatever the
  * events say, the model keeps its invariants: figures within their bounds,
  * shares between 0 and 1, censuses whose totals are their entries' sum,
  * bounded tables, text without control characters; and it comes out the

@@ -1,4 +1,4 @@
-/* The client's model of a program (client/model.c), fed by the library's
+/* The client's model of a program (client/model_core.c and its families), fed by the library's
  * stream reader: on the recorded fixtures it finds the program, GHC
  * version, threads, GCs and markers that ghc-events found (the .expect
  * files); censuses, trends, pause percentiles and drop notices on

@@ -2,6 +2,7 @@
  * to the handler its type has in the table below, after the work every
  * event shares: stream time, and which capability's block it is in. */
 #include "model_impl.h"
+#include "model_history.h"
 
 #include <assert.h>
 #include <stdlib.h>
@@ -187,6 +188,7 @@ void es_model_figures_only(struct es_model *m) {
 
 void es_model_destroy(struct es_model *m) {
     es_model_census_free(m);
+    es_model_ipe_free(m);
     es_model_threads_free(m);
     es_model_history_free(&m->h);
     es_model_sparks_free(m);
