@@ -338,16 +338,16 @@ $(BUILD)/unit-asan/%: tests/unit/%.c tests/unit/tap.h tests/unit/control_ref.h t
 
 # The client's model (MODEL_SRC) is pure C like cbits/: unit-tested the
 # same way, linked with its sources.
-$(BUILD)/unit/test_model $(BUILD)/unit/test_model_sparks $(BUILD)/unit/test_model_threads: \
+MODEL_UNITS := test_model test_model_census test_model_sparks test_model_threads
+$(MODEL_UNITS:%=$(BUILD)/unit/%): \
 $(BUILD)/unit/%: tests/unit/%.c tests/unit/tap.h tests/unit/model_events.h $(MODEL_SRC) $(MODEL_H) \
                  $(CBITS_LIB_plain)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(FLAVOUR_CFLAGS_plain) -Iinclude -Icbits -Iclient -o $@ $< \
 	    $(MODEL_SRC) $(CBITS_LIB_plain) -lm
 
-$(BUILD)/unit-asan/test_model $(BUILD)/unit-asan/test_model_sparks \
-$(BUILD)/unit-asan/test_model_threads: $(BUILD)/unit-asan/%: tests/unit/%.c tests/unit/tap.h \
-                                       tests/unit/model_events.h $(MODEL_SRC) $(MODEL_H) $(CBITS_LIB_asan)
+$(MODEL_UNITS:%=$(BUILD)/unit-asan/%): $(BUILD)/unit-asan/%: tests/unit/%.c tests/unit/tap.h \
+                                  tests/unit/model_events.h $(MODEL_SRC) $(MODEL_H) $(CBITS_LIB_asan)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(SAN_FLAGS) -Iinclude -Icbits -Iclient -o $@ $< $(MODEL_SRC) \
 	    $(CBITS_LIB_asan) -lm
