@@ -512,7 +512,7 @@ install: $(LIB) $(CLIENT)
 
 FORMAT_FILES := $(wildcard include/*.h cbits/*.[ch] rts-writer/*.[ch] tests/unit/*.[ch] tests/fuzz/*.[ch] \
                   examples/*/cbits/*.c tests/probe/*.c tests/clients/*.c tests/cabal/tiny/*.c tests/cabal/upstream-compat/*.c \
-                  bench/*.c bench/cbits/*.c client/*.[ch])
+                  bench/*.[ch] bench/cbits/*.c client/*.[ch])
 format:
 	clang-format -i $(FORMAT_FILES)
 format-check:
