@@ -279,12 +279,15 @@ $(BENCH)/fibber: examples/fibber-c-main/app/Main.hs bench/cbits/bench-main.c $(L
 
 # Linked by ghc for the RTS symbols the library refers to (the RTS is never
 # started); its C is built with our warnings.
-$(BENCH)/throughput: bench/throughput.c $(LIB)
-	@mkdir -p $(dir $@) $(BUILD)/hs/throughput
-	$(CC) $(WARN) -D_DEFAULT_SOURCE -O2 -Iinclude $(addprefix -isystem ,$(RTS_INCLUDE)) \
-	    -c $< -o $(BUILD)/hs/throughput/throughput.o
-	$(HC) -threaded $(EVENTLOG_FLAG) -no-hs-main -o $@ $(BUILD)/hs/throughput/throughput.o \
-	    $(LIB) $(UV_LIBS)
+# Its clocks and its report are in throughput_report.c (throughput.h).
+THROUGHPUT_OBJ := $(BUILD)/hs/throughput/throughput.o $(BUILD)/hs/throughput/throughput_report.o
+$(BENCH)/throughput: $(THROUGHPUT_OBJ) $(LIB)
+	@mkdir -p $(dir $@)
+	$(HC) -threaded $(EVENTLOG_FLAG) -no-hs-main -o $@ $(THROUGHPUT_OBJ) $(LIB) $(UV_LIBS)
+
+$(BUILD)/hs/throughput/%.o: bench/%.c bench/throughput.h include/eventlog_socket.h
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) -D_DEFAULT_SOURCE -O2 -Iinclude $(addprefix -isystem ,$(RTS_INCLUDE)) -c $< -o $@
 
 $(BENCH)/drain: bench/drain.c
 	@mkdir -p $(dir $@)
@@ -338,16 +341,16 @@ $(BUILD)/unit-asan/%: tests/unit/%.c tests/unit/tap.h tests/unit/control_ref.h t
 
 # The client's model (MODEL_SRC) is pure C like cbits/: unit-tested the
 # same way, linked with its sources.
-$(BUILD)/unit/test_model $(BUILD)/unit/test_model_sparks $(BUILD)/unit/test_model_threads: \
+MODEL_UNITS := test_model test_model_census test_model_sparks test_model_threads
+$(MODEL_UNITS:%=$(BUILD)/unit/%): \
 $(BUILD)/unit/%: tests/unit/%.c tests/unit/tap.h tests/unit/model_events.h $(MODEL_SRC) $(MODEL_H) \
                  $(CBITS_LIB_plain)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(FLAVOUR_CFLAGS_plain) -Iinclude -Icbits -Iclient -o $@ $< \
 	    $(MODEL_SRC) $(CBITS_LIB_plain) -lm
 
-$(BUILD)/unit-asan/test_model $(BUILD)/unit-asan/test_model_sparks \
-$(BUILD)/unit-asan/test_model_threads: $(BUILD)/unit-asan/%: tests/unit/%.c tests/unit/tap.h \
-                                       tests/unit/model_events.h $(MODEL_SRC) $(MODEL_H) $(CBITS_LIB_asan)
+$(MODEL_UNITS:%=$(BUILD)/unit-asan/%): $(BUILD)/unit-asan/%: tests/unit/%.c tests/unit/tap.h \
+                                  tests/unit/model_events.h $(MODEL_SRC) $(MODEL_H) $(CBITS_LIB_asan)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(SAN_FLAGS) -Iinclude -Icbits -Iclient -o $@ $< $(MODEL_SRC) \
 	    $(CBITS_LIB_asan) -lm
@@ -509,7 +512,7 @@ install: $(LIB) $(CLIENT)
 
 FORMAT_FILES := $(wildcard include/*.h cbits/*.[ch] rts-writer/*.[ch] tests/unit/*.[ch] tests/fuzz/*.[ch] \
                   examples/*/cbits/*.c tests/probe/*.c tests/clients/*.c tests/cabal/tiny/*.c tests/cabal/upstream-compat/*.c \
-                  bench/*.c bench/cbits/*.c client/*.[ch])
+                  bench/*.[ch] bench/cbits/*.c client/*.[ch])
 format:
 	clang-format -i $(FORMAT_FILES)
 format-check:

@@ -35,7 +35,8 @@
  * caches) as the call it is compared with. "socket" mode leaves it out: it
  * would take as much CPU as the library's own copy.
  *
- * Prints one JSON object. Linked by ghc (-no-hs-main) for the RTS symbols
+ * Prints one JSON object (the clocks and the report of a run in
+ * throughput_report.c). Linked by ghc (-no-hs-main) for the RTS symbols
  * the library refers to; the RTS itself is never started. */
 #define _GNU_SOURCE
 #include <Rts.h>
@@ -44,56 +45,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "eventlog_socket.h"
+#include "throughput.h"
 
 #define BLOCK (2u << 20)
 #define MSG   100
-
-static double clock_s(clockid_t id) {
-    struct timespec ts;
-    clock_gettime(id, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static double now(void) {
-    return clock_s(CLOCK_MONOTONIC);
-}
-
-/* CPU time of the calling thread: what a call costs the thread itself,
- * page faults included, without the time it spent preempted. */
-static double cpu_now(void) {
-    return clock_s(CLOCK_THREAD_CPUTIME_ID);
-}
-
-/* CPU time of the whole process: every thread's, the library's, the
- * clients' and the kernel's work on their behalf. */
-static double process_cpu_now(void) {
-    return clock_s(CLOCK_PROCESS_CPUTIME_ID);
-}
-
-/* Page faults taken by the calling thread so far: a slow call that took
- * none was preempted or slowed by the machine, not by touching memory. */
-static long faults_now(void) {
-    struct rusage ru;
-    getrusage(RUSAGE_THREAD, &ru);
-    return ru.ru_minflt + ru.ru_majflt;
-}
-
-/* Context switches of the calling thread so far: voluntary ones (it
- * blocked: a lock, a futex) and involuntary ones (the scheduler took the
- * core away). A call whose wall time is far above its CPU time took one. */
-static void switches_now(long *vol, long *invol) {
-    struct rusage ru;
-    getrusage(RUSAGE_THREAD, &ru);
-    *vol = ru.ru_nvcsw;
-    *invol = ru.ru_nivcsw;
-}
 
 static void put_be(uint8_t *p, uint64_t v, int n) {
     for (int i = n - 1; i >= 0; i--, v >>= 8)
@@ -174,33 +135,12 @@ static void *client_main(void *arg) {
         if (n <= 0)
             break;
         c->bytes += (unsigned long long)n;
-        c->last = now();
+        c->last = tp_now();
     }
     return NULL;
 }
 
 /* ---- the writer side ---------------------------------------------------- */
-
-struct writer {
-    pthread_t thread;
-    size_t chunks;
-    int clients;                /* for pacing by the window; 0: not paced by it */
-    double period;              /* seconds between this writer's calls; 0: not paced */
-    double phase;               /* offset of its first call */
-    bool reference;             /* also time a plain copy before each call */
-    double *lat;                /* seconds per writeEventLog call */
-    uint8_t *ref;               /* the reference copy's destination */
-    double *copy;               /* seconds per reference memcpy */
-    double *lat_cpu, *copy_cpu; /* the same in thread CPU time */
-    long *faults;               /* page faults taken inside each call */
-    /* Context switches inside each call and inside each reference copy:
-     * voluntary (blocked), involuntary (preempted). */
-    long *vol, *invol, *copy_vol, *copy_invol;
-    bool *dropping; /* whether chunks had been dropped before each call */
-    uint64_t sent;  /* bytes sent per client, at the last look */
-    double sent_at; /* when that was */
-    double rate;    /* sending rate seen while waiting, bytes/s */
-};
 
 /* Sleep while more than the window is in the library, about as long as
  * the library needs to send the excess at the rate it can send: one or
@@ -216,7 +156,7 @@ static void wait_for_window(struct writer *w, int clients) {
         eventlog_socket_stats(&st);
         uint64_t sent = st.bytes_sent / (uint64_t)clients;
         uint64_t held = st.bytes_received > sent ? st.bytes_received - sent : 0;
-        double t = now();
+        double t = tp_now();
         if (waited && t > w->sent_at && sent > w->sent) {
             /* Bytes per second while the library had more than the window
              * to send all along: how fast it can send, not how fast the
@@ -240,8 +180,8 @@ static bool copy_syscalls;
 /* The reference copy, timed, with the context switches it took. */
 static void timed_copy(struct writer *w, size_t i) {
     long v0, i0, v1, i1;
-    switches_now(&v0, &i0);
-    double t0 = now(), c0 = cpu_now();
+    tp_switches_now(&v0, &i0);
+    double t0 = tp_now(), c0 = tp_cpu_now();
     /* Not malloc+free: that left freshly faulted memory behind for the
      * library's own allocation right after, hiding its faults. */
     memcpy(w->ref, block, block_len);
@@ -250,27 +190,27 @@ static void timed_copy(struct writer *w, size_t i) {
         /* As many system calls as writeEventLog makes (two thread CPU
          * clock reads and a futex wake-up): each is a point where the
          * kernel may switch to a thread that became runnable. */
-        cpu_now();
-        cpu_now();
+        tp_cpu_now();
+        tp_cpu_now();
         getppid();
     }
-    w->copy[i] = now() - t0;
-    w->copy_cpu[i] = cpu_now() - c0;
-    switches_now(&v1, &i1);
+    w->copy[i] = tp_now() - t0;
+    w->copy_cpu[i] = tp_cpu_now() - c0;
+    tp_switches_now(&v1, &i1);
     w->copy_vol[i] = v1 - v0;
     w->copy_invol[i] = i1 - i0;
 }
 
 /* One writeEventLog call, timed, with its page faults and switches. */
 static void timed_write(struct writer *w, size_t i) {
-    long f1 = faults_now(), v1, i1, v2, i2;
-    switches_now(&v1, &i1);
-    double t1 = now(), c1 = cpu_now();
+    long f1 = tp_faults_now(), v1, i1, v2, i2;
+    tp_switches_now(&v1, &i1);
+    double t1 = tp_now(), c1 = tp_cpu_now();
     SocketEventLogWriter.writeEventLog(block, block_len);
-    w->lat[i] = now() - t1;
-    w->lat_cpu[i] = cpu_now() - c1;
-    w->faults[i] = faults_now() - f1;
-    switches_now(&v2, &i2);
+    w->lat[i] = tp_now() - t1;
+    w->lat_cpu[i] = tp_cpu_now() - c1;
+    w->faults[i] = tp_faults_now() - f1;
+    tp_switches_now(&v2, &i2);
     w->vol[i] = v2 - v1;
     w->invol[i] = i2 - i1;
 }
@@ -287,10 +227,10 @@ static void *writer_main(void *arg) {
     bool always_copy_first = order != NULL && strcmp(order, "1") == 0;
     const char *sys = getenv("THROUGHPUT_COPY_SYSCALLS");
     copy_syscalls = sys != NULL && strcmp(sys, "1") == 0;
-    double start = now();
+    double start = tp_now();
     for (size_t i = 0; i < w->chunks; i++) {
         if (w->period > 0) {
-            double at = start + w->phase + (double)i * w->period, wait = at - now();
+            double at = start + w->phase + (double)i * w->period, wait = at - tp_now();
             if (wait > 0)
                 nanosleep(&(struct timespec){(time_t)wait, (long)((wait - (time_t)wait) * 1e9)},
                           NULL);
@@ -310,19 +250,28 @@ static void *writer_main(void *arg) {
     return NULL;
 }
 
-static int cmp(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* Print "p50/p99/max" of latencies (seconds) in microseconds, as JSON. */
-static void print_dist(const char *name, double *v, size_t n) {
-    qsort(v, n, sizeof *v, cmp);
-    printf("\"%s\": {\"p50_us\": %.1f, \"p99_us\": %.1f, \"max_us\": %.1f}", name, v[n / 2] * 1e6,
-           v[n * 99 / 100] * 1e6, v[n - 1] * 1e6);
+/* Room for a writer's record of each of its calls. */
+static void writer_records(struct writer *w) {
+    size_t n = w->chunks;
+    w->lat = calloc(n, sizeof(double));
+    w->copy = calloc(n, sizeof(double));
+    w->lat_cpu = calloc(n, sizeof(double));
+    w->copy_cpu = calloc(n, sizeof(double));
+    w->faults = calloc(n, sizeof(long));
+    w->vol = calloc(n, sizeof(long));
+    w->invol = calloc(n, sizeof(long));
+    w->copy_vol = calloc(n, sizeof(long));
+    w->copy_invol = calloc(n, sizeof(long));
+    w->dropping = calloc(n, sizeof(bool));
 }
 
 static void run_socket(int nclients, size_t mib, int nwriters, bool stall, bool reference) {
+    struct socket_run r = {.nclients = nclients,
+                           .nwriters = nwriters,
+                           .stall = stall,
+                           .reference = reference,
+                           .window = window,
+                           .rate_mb_per_s = rate_mb_per_s};
     struct eventlog_socket_options o;
     eventlog_socket_options_init(&o);
     /* Measure throughput, not the drop policy: hold everything. A stalled
@@ -352,7 +301,9 @@ static void run_socket(int nclients, size_t mib, int nwriters, bool stall, bool 
 
     size_t chunks = mib * (1u << 20) / block_len;
     struct writer *ws = calloc((size_t)nwriters, sizeof *ws);
-    double start = now(), cpu_start = process_cpu_now();
+    r.ws = ws;
+    r.start = tp_now();
+    double cpu_start = tp_process_cpu_now();
     for (int i = 0; i < nwriters; i++) {
         ws[i].chunks = chunks / (size_t)nwriters;
         ws[i].clients = stall ? 0 : nclients;
@@ -369,121 +320,27 @@ static void run_socket(int nclients, size_t mib, int nwriters, bool stall, bool 
             ws[i].ref = malloc(block_len);
             memset(ws[i].ref, 0, block_len);
         }
-        ws[i].lat = calloc(ws[i].chunks, sizeof(double));
-        ws[i].copy = calloc(ws[i].chunks, sizeof(double));
-        ws[i].lat_cpu = calloc(ws[i].chunks, sizeof(double));
-        ws[i].copy_cpu = calloc(ws[i].chunks, sizeof(double));
-        ws[i].faults = calloc(ws[i].chunks, sizeof(long));
-        ws[i].vol = calloc(ws[i].chunks, sizeof(long));
-        ws[i].invol = calloc(ws[i].chunks, sizeof(long));
-        ws[i].copy_vol = calloc(ws[i].chunks, sizeof(long));
-        ws[i].copy_invol = calloc(ws[i].chunks, sizeof(long));
-        ws[i].dropping = calloc(ws[i].chunks, sizeof(bool));
+        writer_records(&ws[i]);
         pthread_create(&ws[i].thread, NULL, writer_main, &ws[i]);
     }
-    size_t calls = 0;
     for (int i = 0; i < nwriters; i++) {
         pthread_join(ws[i].thread, NULL);
-        calls += ws[i].chunks;
+        r.calls += ws[i].chunks;
     }
-    double written = now();
+    r.written = tp_now();
     SocketEventLogWriter.writeEventLog((void *)"\xff\xff", 2);
     SocketEventLogWriter.stopEventLogWriter(); /* delivers everything, then returns */
-    double last = 0;
-    unsigned long long bytes = 0;
     for (int i = 0; i < nclients; i++) {
         if (!stall)
             pthread_join(cs[i].thread, NULL);
         close(cs[i].fd);
-        bytes += cs[i].bytes;
-        if (cs[i].last > last)
-            last = cs[i].last;
+        r.bytes += cs[i].bytes;
+        if (cs[i].last > r.last)
+            r.last = cs[i].last;
     }
-    double cpu = process_cpu_now() - cpu_start;
-    eventlog_socket_stats(&st);
-    double *all = calloc(calls, sizeof(double)), *copies = calloc(calls, sizeof(double));
-    double *all_cpu = calloc(calls, sizeof(double)), *copies_cpu = calloc(calls, sizeof(double));
-    for (int i = 0, k = 0; i < nwriters; i++)
-        for (size_t j = 0; j < ws[i].chunks; j++, k++) {
-            all[k] = ws[i].lat[j];
-            copies[k] = ws[i].copy[j];
-            all_cpu[k] = ws[i].lat_cpu[j];
-            copies_cpu[k] = ws[i].copy_cpu[j];
-        }
-    printf("{\"mode\": \"%s\", \"clients\": %d, \"writers\": %d, \"window_mib\": %llu, "
-           "\"bytes\": %llu, ",
-           stall       ? "stalled"
-           : reference ? "cost"
-                       : "socket",
-           nclients, nwriters, (unsigned long long)(window >> 20), bytes);
-    if (stall)
-        printf("\"rate_mb_per_s\": %.0f, ", rate_mb_per_s);
-    else
-        printf("\"seconds\": %.4f, \"mib_per_s\": %.1f, \"cpu_s_per_gib\": %.4f, ", last - start,
-               (double)bytes / nclients / (1 << 20) / (last - start),
-               cpu / ((double)bytes / nclients / (1 << 30)));
-    printf("\"write_seconds\": %.4f, \"chunks_dropped\": %llu, \"bytes_held_peak\": %llu, ",
-           written - start, (unsigned long long)st.chunks_dropped,
-           (unsigned long long)st.bytes_held_peak);
-    /* The library's own account of its CPU time (eventlog_socket_stats),
-     * per GiB the program wrote: writers' copies, walker, loop thread. */
-    printf("\"library_cpu_s_per_gib\": %.4f, \"library_cpu_s\": {\"writer\": %.4f, "
-           "\"walker\": %.4f, \"loop\": %.4f}, ",
-           (double)(st.cpu_ns_writer + st.cpu_ns_walker + st.cpu_ns_loop) / 1e9 /
-               ((double)st.bytes_received / (1 << 30)),
-           (double)st.cpu_ns_writer / 1e9, (double)st.cpu_ns_walker / 1e9,
-           (double)st.cpu_ns_loop / 1e9);
-    /* A writer's first call copies into memory never touched before, and
-     * pays for faulting in its pages (once per process): reported apart. */
-    double later = 0, later_cpu = 0;
-    for (int i = 0; i < nwriters; i++)
-        for (size_t j = 1; j < ws[i].chunks; j++) {
-            later = ws[i].lat[j] > later ? ws[i].lat[j] : later;
-            later_cpu = ws[i].lat_cpu[j] > later_cpu ? ws[i].lat_cpu[j] : later_cpu;
-        }
-    printf("\"write_max_after_first_us\": %.1f, \"write_cpu_max_after_first_us\": %.1f, ",
-           later * 1e6, later_cpu * 1e6);
-    /* Which calls took page faults (a buffer not ready in the pool), and
-     * the slowest of those that took none. */
-    size_t faulting = 0, faulting_dropping = 0;
-    long faults = 0;
-    double unfaulted = 0;
-    for (int i = 0; i < nwriters; i++)
-        for (size_t j = 0; j < ws[i].chunks; j++) {
-            faulting += ws[i].faults[j] > 0;
-            faulting_dropping += ws[i].faults[j] > 0 && ws[i].dropping[j];
-            faults += ws[i].faults[j];
-            if (ws[i].faults[j] == 0 && ws[i].lat[j] > unfaulted)
-                unfaulted = ws[i].lat[j];
-        }
-    printf("\"write_calls_faulting\": %zu, \"write_calls_faulting_once_dropping\": %zu, "
-           "\"write_faults\": %ld, \"write_max_without_faults_us\": %.1f, ",
-           faulting, faulting_dropping, faults, unfaulted * 1e6);
-    /* Calls that blocked or were preempted, against the reference copies
-     * (whose interval also holds a stats call): where wall-time tails come
-     * from on a loaded machine (BENCHMARKS.md, section 3). */
-    size_t blocked = 0, preempted = 0, copy_blocked = 0, copy_preempted = 0;
-    for (int i = 0; i < nwriters; i++)
-        for (size_t j = 0; j < ws[i].chunks; j++) {
-            blocked += ws[i].vol[j] > 0;
-            preempted += ws[i].invol[j] > 0;
-            copy_blocked += ws[i].copy_vol[j] > 0;
-            copy_preempted += ws[i].copy_invol[j] > 0;
-        }
-    printf("\"write_calls_blocked\": %zu, \"write_calls_preempted\": %zu, ", blocked, preempted);
-    if (reference)
-        printf("\"copy_calls_blocked\": %zu, \"copy_calls_preempted\": %zu, ", copy_blocked,
-               copy_preempted);
-    print_dist("write", all, calls);
-    printf(", ");
-    print_dist("write_cpu", all_cpu, calls);
-    if (reference) {
-        printf(", ");
-        print_dist("copy", copies, calls);
-        printf(", ");
-        print_dist("copy_cpu", copies_cpu, calls);
-    }
-    printf("}\n");
+    r.cpu = tp_process_cpu_now() - cpu_start;
+    eventlog_socket_stats(&r.st);
+    tp_report_socket(&r);
 }
 
 static void run_raw(int nclients, size_t mib) {
@@ -502,7 +359,7 @@ static void run_raw(int nclients, size_t mib) {
         pthread_create(&cs[i].thread, NULL, client_main, &cs[i]);
     }
     size_t chunks = mib * (1u << 20) / block_len;
-    double start = now(), cpu_start = process_cpu_now();
+    double start = tp_now(), cpu_start = tp_process_cpu_now();
     for (size_t k = 0; k <= chunks; k++) {
         const uint8_t *p = k == 0 ? header : block;
         size_t len = k == 0 ? header_len : block_len;
@@ -527,7 +384,7 @@ static void run_raw(int nclients, size_t mib) {
         if (cs[i].last > last)
             last = cs[i].last;
     }
-    double cpu = process_cpu_now() - cpu_start;
+    double cpu = tp_process_cpu_now() - cpu_start;
     close(lfd);
     unlink(sock_path);
     printf("{\"mode\": \"raw\", \"clients\": %d, \"bytes\": %llu, \"seconds\": %.4f, "
@@ -541,14 +398,14 @@ static void run_memcpy(size_t count) {
     uint8_t *copy = malloc(block_len);
     memset(copy, 0, block_len);
     for (size_t i = 0; i < count; i++) {
-        double t = now();
+        double t = tp_now();
         memcpy(copy, block, block_len);
-        lat[i] = now() - t;
+        lat[i] = tp_now() - t;
         /* Keep the copy observable so the compiler cannot drop it. */
         __asm__ volatile("" : : "r"(copy) : "memory");
     }
     printf("{\"mode\": \"memcpy\", ");
-    print_dist("copy", lat, count);
+    tp_print_dist("copy", lat, count);
     printf("}\n");
 }
 

@@ -28,7 +28,7 @@ static void disconnect(struct es_bound *b, struct es_client *c, uint64_t lag, co
     atomic_fetch_add(&b->counters->clients_lagged, 1);
     es_log_limited(&b->log_lagging, uv_now(b->loop),
                    "client %llu fell %.1f MiB behind (%s); disconnecting it",
-                   (unsigned long long)c->id, (double)lag / (1 << 20), limit);
+                   (unsigned long long)es_client_id(c), (double)lag / (1 << 20), limit);
     es_client_close(c);
 }
 
@@ -47,12 +47,12 @@ static uint64_t skip(struct es_bound *b, struct es_client *c, uint64_t target) {
     es_log_limited(&b->log_dropping, uv_now(b->loop),
                    "client %llu is too slow: skipping %.1f MiB of chunks for it (it gets a notice "
                    "in its stream)",
-                   (unsigned long long)c->id, (double)k.bytes / (1 << 20));
+                   (unsigned long long)es_client_id(c), (double)k.bytes / (1 << 20));
     return k.chunks;
 }
 
 void es_bound_check_client(struct es_bound *b, struct es_client *c) {
-    if (c->flags & (ES_CLIENT_CLOSING | ES_CLIENT_LOSSLESS))
+    if (es_client_is_any(c, ES_CLIENT_CLOSING | ES_CLIENT_LOSSLESS))
         return;
     uint64_t lag = es_client_droppable(c);
     if (lag <= b->client_limit)
@@ -94,7 +94,7 @@ static void close_stuck(struct es_bound *b) {
         }
         if (victim == NULL)
             return;
-        disconnect(b, victim, b->fan->store.end_offset - oldest,
+        disconnect(b, victim, es_fanout_end_offset(b->fan) - oldest,
                    "it stopped reading, and the unsent data of clients like it exceeds the "
                    "buffer bound");
         held -= freed < held ? freed : held;
@@ -109,7 +109,7 @@ void es_bound_enforce(struct es_bound *b) {
         uint64_t worst_lag = 0;
         es_fanout_each(b->fan, c, next) {
             uint64_t lag = es_client_droppable(c);
-            if (!(c->flags & (ES_CLIENT_CLOSING | ES_CLIENT_LOSSLESS)) && lag > worst_lag) {
+            if (!(es_client_is_any(c, ES_CLIENT_CLOSING | ES_CLIENT_LOSSLESS)) && lag > worst_lag) {
                 worst = c;
                 worst_lag = lag;
             }
@@ -138,7 +138,7 @@ void es_bound_handoff_gap(struct es_bound *b, const struct es_chunk *c) {
                    (unsigned long long)c->gap_chunks, (double)c->gap_bytes / (1 << 20),
                    b->drop_slow ? "each gets a drop notice where the gap is"
                                 : "clients connected are disconnected");
-    unsigned n = es_fanout_nclients(f), missed = n > 0 ? n : f->store.retaining ? 1 : 0;
+    unsigned n = es_fanout_nclients(f), missed = n > 0 ? n : es_fanout_retaining(f) ? 1 : 0;
     atomic_fetch_add(&b->counters->chunks_dropped, c->gap_chunks * missed);
     atomic_fetch_add(&b->counters->bytes_dropped, c->gap_bytes * missed);
     if (!b->drop_slow) {
@@ -146,7 +146,7 @@ void es_bound_handoff_gap(struct es_bound *b, const struct es_chunk *c) {
             if (!es_client_is(cl, ES_CLIENT_CLOSING))
                 disconnect(b, cl, c->gap_bytes, "chunks dropped at the hand-off");
         }
-        if (!f->store.retaining)
+        if (!es_fanout_retaining(f))
             return;
     }
     struct es_chunk *notice =

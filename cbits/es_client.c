@@ -49,7 +49,7 @@ static void on_client_closed(uv_handle_t *h) {
     assert(es_client_is(c, ES_CLIENT_CLOSING) && !es_client_is(c, ES_CLIENT_WRITING));
     assert(c->write_first == NULL);
     if (c->next_chunk)
-        es_store_release_range(st, c->next_chunk, st->tail);
+        es_store_release_range(st, c->next_chunk, es_store_newest(st));
     es_store_release(st, c->defs);
     es_store_release(st, c->notice);
     c->next_chunk = c->defs = c->notice = NULL;
@@ -75,8 +75,8 @@ static void on_shutdown(uv_shutdown_t *req, int status) {
 static bool caught_up(const struct es_client *c) {
     const struct es_store *st = c->env->store;
     return !es_client_is(c, ES_CLIENT_WRITING) &&
-           (es_client_is(c, ES_CLIENT_HEADER_SENT) || st->header == NULL) && c->defs == NULL &&
-           c->notice == NULL && c->gap_chunks == 0 && c->next_chunk == NULL;
+           (es_client_is(c, ES_CLIENT_HEADER_SENT) || es_store_header(st) == NULL) &&
+           c->defs == NULL && c->notice == NULL && c->gap_chunks == 0 && c->next_chunk == NULL;
 }
 
 uint64_t es_client_droppable(const struct es_client *c) {
@@ -85,7 +85,7 @@ uint64_t es_client_droppable(const struct es_client *c) {
     uint64_t from = es_chunk_start(c->next_chunk);
     if (from < c->joined_at)
         from = c->joined_at; /* a first client's backlog is not held against it */
-    uint64_t end = c->env->store->end_offset;
+    uint64_t end = es_store_end_offset(c->env->store);
     return end > from ? end - from : 0;
 }
 
@@ -167,7 +167,7 @@ void es_client_pump(struct es_client *c) {
     }
     /* No header yet: the RTS has not started. Data never precedes it. */
     bool with_header = !es_client_is(c, ES_CLIENT_HEADER_SENT);
-    if (with_header && st->header == NULL)
+    if (with_header && es_store_header(st) == NULL)
         return;
 
     uv_buf_t bufs[ES_CLIENT_MAX_BUFS];
@@ -175,7 +175,7 @@ void es_client_pump(struct es_client *c) {
     size_t bytes = 0;
     struct es_chunk *first[5];
     if (with_header)
-        first[extra++] = es_store_ref(st->header);
+        first[extra++] = es_store_ref(es_store_header(st));
     if (c->defs) {
         first[extra++] = c->defs; /* the reference moves to the write */
         c->defs = NULL;
@@ -294,7 +294,7 @@ bool es_client_stuck(const struct es_client *c, uint64_t now_ms, uint64_t *since
     if ((c->flags & (ES_CLIENT_CLOSING | ES_CLIENT_LOSSLESS)) ||
         !es_client_is(c, ES_CLIENT_WRITING) || now_ms - c->moved_ms < stall_ms(c))
         return false;
-    *since = c->write_first ? es_chunk_start(c->write_first) : c->env->store->end_offset;
+    *since = c->write_first ? es_chunk_start(c->write_first) : es_store_end_offset(c->env->store);
     *unique = 0;
     for (const struct es_chunk *ch = c->write_first; ch != NULL; ch = ch->next) {
         if (ch->refs == 1)
@@ -314,7 +314,7 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
 uint64_t es_client_unsent(const struct es_client *c) {
     const struct es_chunk *from =
         es_client_is(c, ES_CLIENT_WRITING) && c->write_first ? c->write_first : c->next_chunk;
-    uint64_t end = c->env->store->end_offset;
+    uint64_t end = es_store_end_offset(c->env->store);
     return from != NULL && end > es_chunk_start(from) ? end - es_chunk_start(from) : 0;
 }
 

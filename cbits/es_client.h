@@ -178,6 +178,31 @@ static inline bool es_client_is(const struct es_client *c, unsigned f) {
     return (c->flags & f) == f;
 }
 
+/* Whether any bit of `f` is set. */
+static inline bool es_client_is_any(const struct es_client *c, unsigned f) {
+    return (c->flags & f) != 0;
+}
+
+/* Its number, from 1 once joined (es_client_join); 0 before. */
+static inline uint64_t es_client_id(const struct es_client *c) {
+    return c->id;
+}
+
+/* When (loop clock) its consumed bytes last grew, or it had nothing left
+ * to read (es_client_note_progress). */
+static inline uint64_t es_client_moved_ms(const struct es_client *c) {
+    return c->moved_ms;
+}
+
+/* Since when (loop clock, 0: not) a lossless client has held the program
+ * up: kept here for es_lossless, its only writer. */
+static inline uint64_t es_client_held_since(const struct es_client *c) {
+    return c->lossless_held_ms;
+}
+static inline void es_client_set_held_since(struct es_client *c, uint64_t ms) {
+    c->lossless_held_ms = ms;
+}
+
 /* Set (`on`) or clear the bits `f`: the one place a client's state
  * changes; asserts that the transition is legal (enum es_client_flag). */
 void es_client_set_flags(struct es_client *c, unsigned f, bool on);

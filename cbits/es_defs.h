@@ -40,6 +40,21 @@ struct es_defs {
     bool types[ES_MAX_EVENT_TYPES];
 };
 
+/* Bytes of the definitions kept. */
+static inline size_t es_defs_held(const struct es_defs *d) {
+    return d->len;
+}
+
+/* The kept definitions' limit in bytes. */
+static inline size_t es_defs_limit(const struct es_defs *d) {
+    return d->limit;
+}
+
+/* The definition event types, ES_MAX_EVENT_TYPES flags (for the walker). */
+static inline const bool *es_defs_types(const struct es_defs *d) {
+    return d->types;
+}
+
 void es_defs_init(struct es_defs *d, size_t limit);
 void es_defs_destroy(struct es_defs *d, struct es_store *st);
 

@@ -22,17 +22,18 @@ void es_fanout_destroy(struct es_fanout *f) {
 
 void es_fanout_append(struct es_fanout *f, struct es_chunk *c) {
     struct es_store *st = &f->store;
-    uint64_t dropped = st->retain_dropped_chunks;
-    uint64_t dropped_bytes = st->retain_dropped_bytes;
+    uint64_t dropped, dropped_bytes, now_dropped, now_bytes;
+    es_store_retain_dropped(st, &dropped, &dropped_bytes);
     if (es_is_block(c->data, c->len) && es_block_end_time(c->data) > f->last_time)
         f->last_time = es_block_end_time(c->data);
     struct es_chunk *kept = es_store_append(st, c, f->nclients);
-    es_defs_end_chunk(&f->defs, st->end_offset);
+    es_defs_end_chunk(&f->defs, es_store_end_offset(st));
     if (kept != NULL)
         es_fanout_each(f, cl, next) es_client_on_append(cl, kept);
-    if (st->retain_dropped_chunks > dropped) {
-        atomic_fetch_add(&f->counters->chunks_dropped, st->retain_dropped_chunks - dropped);
-        atomic_fetch_add(&f->counters->bytes_dropped, st->retain_dropped_bytes - dropped_bytes);
+    es_store_retain_dropped(st, &now_dropped, &now_bytes);
+    if (now_dropped > dropped) {
+        atomic_fetch_add(&f->counters->chunks_dropped, now_dropped - dropped);
+        atomic_fetch_add(&f->counters->bytes_dropped, now_bytes - dropped_bytes);
         if (dropped == 0)
             es_log("no client yet and %.1f MiB retained: dropping the oldest chunks from now "
                    "on (the first client will miss them)",
@@ -96,7 +97,7 @@ int es_fanout_ingest(struct es_fanout *f, struct es_chunk *c) {
             f->defs_full_logged = true;
             es_log("more than %.1f MiB of start-up definition events; clients joining later "
                    "will miss the rest",
-                   (double)f->defs.limit / (1 << 20));
+                   (double)es_defs_limit(&f->defs) / (1 << 20));
         }
         r = 0;
     }
@@ -111,13 +112,15 @@ void es_fanout_join(struct es_fanout *f, struct es_client *c) {
      * what the POST_START hooks posted then, unless chunks were dropped
      * before it came; any other client gets the hooks run again for it,
      * after it has joined, so what they post reaches it (es_registry.h). */
-    bool from_start = st->retaining && st->retain_dropped_chunks == 0;
+    uint64_t missed, missed_bytes;
+    es_store_retain_dropped(st, &missed, &missed_bytes);
+    bool from_start = es_store_retaining(st) && missed == 0;
     struct es_chunk *first = es_store_join(st);
     /* Definitions from chunks this client will not get (all of them for a
      * late joiner; none for a first client that gets everything). */
     struct es_chunk *defs =
-        es_defs_block(&f->defs, st, first ? es_chunk_start(first) : st->end_offset);
-    es_client_join(c, id, first, st->end_offset, defs);
+        es_defs_block(&f->defs, st, first ? es_chunk_start(first) : es_store_end_offset(st));
+    es_client_join(c, id, first, es_store_end_offset(st), defs);
     c->prev = NULL;
     c->next = f->clients;
     if (f->clients)
@@ -127,12 +130,12 @@ void es_fanout_join(struct es_fanout *f, struct es_client *c) {
     atomic_store(&f->counters->clients_connected, f->nclients);
     if (!from_start)
         es_registry_client_connected();
-    if (st->retain_dropped_chunks > 0 && !f->retain_drop_logged) {
+    if (missed > 0 && !f->retain_drop_logged) {
         f->retain_drop_logged = true;
         es_log("the first client missed %llu chunks (%.1f MiB) that arrived before it "
                "connected: more than the buffer limit of %.1f MiB",
-               (unsigned long long)st->retain_dropped_chunks,
-               (double)st->retain_dropped_bytes / (1 << 20), (double)f->max_buffer / (1 << 20));
+               (unsigned long long)missed, (double)missed_bytes / (1 << 20),
+               (double)f->max_buffer / (1 << 20));
     }
 }
 

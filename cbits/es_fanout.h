@@ -78,7 +78,26 @@ static inline unsigned es_fanout_nclients(const struct es_fanout *f) {
 
 /* Bytes held for clients: chunks, header, definitions. */
 static inline size_t es_fanout_held(const struct es_fanout *f) {
-    return f->store.bytes_held + f->defs.len;
+    return es_store_held(&f->store) + es_defs_held(&f->defs);
+}
+
+/* Whether no client has joined yet: chunks are kept for the first. */
+static inline bool es_fanout_retaining(const struct es_fanout *f) {
+    return es_store_retaining(&f->store);
+}
+
+/* The stream offset after the newest chunk. */
+static inline uint64_t es_fanout_end_offset(const struct es_fanout *f) {
+    return es_store_end_offset(&f->store);
+}
+
+/* The chunk store, for the clients' env (es_client.h); the definition
+ * event types, for the walker's (es_walker.h). Set up by es_fanout_init. */
+static inline struct es_store *es_fanout_store(struct es_fanout *f) {
+    return &f->store;
+}
+static inline const bool *es_fanout_def_types(const struct es_fanout *f) {
+    return es_defs_types(&f->defs);
 }
 
 /* For each client, the next one read first, so that the body may close

@@ -55,6 +55,15 @@ void es_inbox_dropped(struct es_inbox *in, uint64_t *chunks, uint64_t *bytes);
 /* Bytes accepted from the RTS so far. Any thread. */
 uint64_t es_inbox_bytes_in(struct es_inbox *in);
 
+/* Bytes pushed and not yet released by the loop: the counter itself, for
+ * es_lossless_init, and its value. Any thread. */
+static inline const atomic_size_t *es_inbox_in_flight_counter(const struct es_inbox *in) {
+    return &in->in_flight;
+}
+static inline size_t es_inbox_in_flight(const struct es_inbox *in) {
+    return atomic_load(&in->in_flight);
+}
+
 /* Whether no chunk is waiting to be taken. Any thread. */
 bool es_inbox_empty(struct es_inbox *in);
 

@@ -37,7 +37,7 @@ static void on_check(uv_timer_t *t) {
             es_log_limited(&l->log_stall, now,
                            "client %llu stopped reading; closing it without the rest of the "
                            "stream",
-                           (unsigned long long)c->id);
+                           (unsigned long long)es_client_id(c));
             es_client_close(c);
         }
     }

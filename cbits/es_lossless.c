@@ -100,7 +100,7 @@ static void make_lossless(struct es_lossless *l, struct es_client *c) {
      * before a program thread first waits for this client (es_signal.h). */
     es_signal_chain();
     es_client_set_flags(c, ES_CLIENT_LOSSLESS, true);
-    c->lossless_held_ms = 0;
+    es_client_set_held_since(c, 0);
     l->count++;
     start_checks(l);
     es_lossless_publish(l);
@@ -110,7 +110,7 @@ static void refuse(struct es_lossless *l, struct es_client *c, const char *why) 
     es_client_set_flags(c, ES_CLIENT_LOSSLESS_OVER, true);
     es_log_limited(&l->log_refused, uv_now(l->loop),
                    "client %llu asked for lossless delivery; refused: %s",
-                   (unsigned long long)c->id, why);
+                   (unsigned long long)es_client_id(c), why);
     tell(l, c, "refused", why);
 }
 
@@ -126,7 +126,7 @@ void es_lossless_joined(struct es_lossless *l, struct es_client *c) {
 }
 
 void es_lossless_request(struct es_lossless *l, struct es_client *c) {
-    if (c->flags & (ES_CLIENT_LOSSLESS | ES_CLIENT_LOSSLESS_OVER | ES_CLIENT_CLOSING))
+    if (es_client_is_any(c, ES_CLIENT_LOSSLESS | ES_CLIENT_LOSSLESS_OVER | ES_CLIENT_CLOSING))
         return;
     char why[400];
     const char *no = refusal(l, c, why, sizeof why);
@@ -136,7 +136,7 @@ void es_lossless_request(struct es_lossless *l, struct es_client *c) {
     }
     es_log("client %llu asked for lossless delivery: the program waits for it when it falls "
            "behind",
-           (unsigned long long)c->id);
+           (unsigned long long)es_client_id(c));
     make_lossless(l, c);
 }
 
@@ -160,7 +160,7 @@ static void demote(struct es_lossless *l, struct es_client *c, const char *why) 
     es_log_limited(&l->log_ended, uv_now(l->loop),
                    "client %llu: lossless delivery ends: %s; it is served as any other client "
                    "from now on",
-                   (unsigned long long)c->id, why);
+                   (unsigned long long)es_client_id(c), why);
     tell(l, c, "ended", why);
 }
 
@@ -194,12 +194,13 @@ static void on_check(uv_timer_t *t) {
             continue;
         }
         if (!holds_program(l, c)) {
-            c->lossless_held_ms = 0;
+            es_client_set_held_since(c, 0);
             continue;
         }
-        if (c->lossless_held_ms == 0)
-            c->lossless_held_ms = now;
-        uint64_t since = c->lossless_held_ms > c->moved_ms ? c->lossless_held_ms : c->moved_ms;
+        if (es_client_held_since(c) == 0)
+            es_client_set_held_since(c, now);
+        uint64_t held = es_client_held_since(c), moved = es_client_moved_ms(c);
+        uint64_t since = held > moved ? held : moved;
         if (l->stall_ms > 0 && now - since >= l->stall_ms) {
             char why[160];
             snprintf(why, sizeof why,
@@ -278,6 +279,10 @@ void es_lossless_wait_stats(struct es_lossless *l, uint64_t *waits, uint64_t *ns
     *waits = atomic_load(&l->wait.waits);
     *ns = atomic_load(&l->wait.wait_ns);
     *max_ns = atomic_load(&l->wait.wait_max_ns);
+}
+
+bool es_lossless_waiting(struct es_lossless *l) {
+    return es_wait_waiting(&l->wait);
 }
 
 void es_lossless_flush_logs(struct es_lossless *l, uint64_t now_ms, bool force) {

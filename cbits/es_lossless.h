@@ -117,6 +117,8 @@ bool es_lossless_wait_for_room(struct es_lossless *l, size_t len);
 void es_lossless_exiting(struct es_lossless *l);
 void es_lossless_shutdown(struct es_lossless *l);
 void es_lossless_wait_stats(struct es_lossless *l, uint64_t *waits, uint64_t *ns, uint64_t *max_ns);
+/* Any thread: whether an RTS thread waits for room now (for tests). */
+bool es_lossless_waiting(struct es_lossless *l);
 
 void es_lossless_flush_logs(struct es_lossless *l, uint64_t now_ms, bool force);
 

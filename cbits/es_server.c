@@ -267,13 +267,13 @@ static enum built init_modules(struct es_server *s, int *err) {
     int r = es_inbox_init(&s->inbox, es_server_handoff_limit(&s->cfg));
     if (r != 0)
         return *err = r, BUILT_NONE;
-    r = es_walker_init(&s->walker, &s->inbox, s->fan.defs.types, wake_loop, s);
+    r = es_walker_init(&s->walker, &s->inbox, es_fanout_def_types(&s->fan), wake_loop, s);
     if (r != 0)
         return *err = r, BUILT_INBOX;
     r = es_flush_timer_init(&s->flush, &s->walker, &s->counters, around_flush, s);
     if (r != 0)
         return *err = r, BUILT_WALKER;
-    r = es_lossless_init(&s->lossless, &s->cfg, &s->admit, &s->inbox.in_flight);
+    r = es_lossless_init(&s->lossless, &s->cfg, &s->admit, es_inbox_in_flight_counter(&s->inbox));
     if (r != 0)
         return *err = r, BUILT_FLUSH;
     struct es_intake_env ienv = {.loop = &s->loop,
@@ -329,7 +329,7 @@ static struct es_server *alloc_server(const struct es_config *cfg, bool is_unix,
         return NULL;
     }
     s->client_env = (struct es_client_env){.loop = &s->loop,
-                                           .store = &s->fan.store,
+                                           .store = es_fanout_store(&s->fan),
                                            .header = es_fanout_header(&s->fan),
                                            .stopping = &s->stopping,
                                            .linger_ms = s->cfg.linger_ms,

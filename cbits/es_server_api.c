@@ -73,11 +73,11 @@ void es_server_debug_release(struct es_server *s) {
 }
 
 bool es_server_debug_waiting(struct es_server *s) {
-    return es_wait_waiting(&s->lossless.wait);
+    return es_lossless_waiting(&s->lossless);
 }
 
 size_t es_server_in_flight(struct es_server *s) {
-    return atomic_load(&s->inbox.in_flight);
+    return es_inbox_in_flight(&s->inbox);
 }
 
 void es_server_handoff_dropped(struct es_server *s, uint64_t *chunks, uint64_t *bytes) {
@@ -85,6 +85,5 @@ void es_server_handoff_dropped(struct es_server *s, uint64_t *chunks, uint64_t *
 }
 
 void es_server_threads(struct es_server *s, uv_thread_t *walker, uv_thread_t *loop) {
-    *walker = s->walker.thread;
-    *loop = s->threads.loop;
+    es_threads_ids(&s->threads, walker, loop);
 }

@@ -33,6 +33,39 @@ struct es_store {
     uint64_t retain_dropped_bytes;
 };
 
+/* Whether no client has joined yet: chunks are kept for the first. */
+static inline bool es_store_retaining(const struct es_store *s) {
+    return s->retaining;
+}
+
+/* The stream offset after the newest chunk. */
+static inline uint64_t es_store_end_offset(const struct es_store *s) {
+    return s->end_offset;
+}
+
+/* The current header (the store's reference: es_store_ref to keep it), or
+ * NULL. */
+static inline struct es_chunk *es_store_header(const struct es_store *s) {
+    return s->header;
+}
+
+/* The newest chunk in the list, or NULL. */
+static inline struct es_chunk *es_store_newest(const struct es_store *s) {
+    return s->tail;
+}
+
+/* Bytes of all live chunks of this store. */
+static inline size_t es_store_held(const struct es_store *s) {
+    return s->bytes_held;
+}
+
+/* Chunks and bytes dropped before the first client joined. */
+static inline void es_store_retain_dropped(const struct es_store *s, uint64_t *chunks,
+                                           uint64_t *bytes) {
+    *chunks = s->retain_dropped_chunks;
+    *bytes = s->retain_dropped_bytes;
+}
+
 void es_store_init(struct es_store *s, size_t retain_limit);
 void es_store_destroy(struct es_store *s);
 

@@ -40,11 +40,18 @@ int es_threads_start(struct es_threads *t, struct es_walker *walker, struct es_i
     if (r != 0)
         return r;
     t->started = true;
-    run_in_background(walker->thread);
+    run_in_background(es_walker_thread(walker));
     run_in_background(t->loop);
-    atomic_store(&t->clocks_ok, pthread_getcpuclockid(walker->thread, &t->walker_clock) == 0 &&
-                                    pthread_getcpuclockid(t->loop, &t->loop_clock) == 0);
+    atomic_store(&t->clocks_ok,
+                 pthread_getcpuclockid(es_walker_thread(walker), &t->walker_clock) == 0 &&
+                     pthread_getcpuclockid(t->loop, &t->loop_clock) == 0);
     return 0;
+}
+
+void es_threads_ids(const struct es_threads *t, uv_thread_t *walker, uv_thread_t *loop) {
+    assert(t->started);
+    *walker = es_walker_thread(t->walker);
+    *loop = t->loop;
 }
 
 void es_threads_join_loop(struct es_threads *t) {

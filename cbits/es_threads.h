@@ -32,6 +32,9 @@ struct es_threads {
 int es_threads_start(struct es_threads *t, struct es_walker *walker, struct es_inbox *in,
                      void (*loop_main)(void *), void *arg);
 
+/* The walker's and the loop thread's ids, once started (for tests). */
+void es_threads_ids(const struct es_threads *t, uv_thread_t *walker, uv_thread_t *loop);
+
 /* Wait for the loop thread to end; later calls return at once. */
 void es_threads_join_loop(struct es_threads *t);
 

@@ -62,6 +62,11 @@ void es_walker_destroy(struct es_walker *w);
 /* Start the thread. It runs until the inbox is closed and drained. */
 int es_walker_start(struct es_walker *w);
 
+/* The thread's id, once started. */
+static inline uv_thread_t es_walker_thread(const struct es_walker *w) {
+    return w->thread;
+}
+
 /* Wait for the thread to end (once; later calls return at once); call
  * after es_inbox_close. Every chunk pushed before the close has then been
  * handed over (and `wake` called). */

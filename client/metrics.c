@@ -24,7 +24,7 @@
 #include "webaddr.h"
 #include "webauth.h"
 #include "webhttp.h"
-#include "webjson.h"
+#include "webbuf.h"
 
 #include <errno.h>
 #include <glob.h>

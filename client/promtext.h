@@ -11,7 +11,7 @@
 #define ES_PROMTEXT_H
 
 #include "model.h"
-#include "webjson.h"
+#include "webbuf.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -8,7 +8,7 @@
 #include "compare_join.h"
 #include "subcommands.h"
 #include "web.h"
-#include "webjson.h"
+#include "webbuf.h"
 
 #include <errno.h>
 #include <stdio.h>

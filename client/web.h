@@ -6,7 +6,7 @@
 #ifndef ES_WEB_H
 #define ES_WEB_H
 
-#include "webjson.h"
+#include "webbuf.h"
 
 #include <stddef.h>
 

@@ -7,7 +7,7 @@
 #include "web.h"
 #include "webaddr.h"
 #include "webauth.h"
-#include "webjson.h"
+#include "webbuf.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

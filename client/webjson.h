@@ -15,6 +15,7 @@
 #define ES_WEBJSON_H
 
 #include "model.h"
+#include "webbuf.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -26,24 +27,6 @@
 /* Threads the page gets at most, most running time first
  * (client/webjson_threads.c); the rest are counted. */
 #define ES_WEBJSON_THREAD_ROWS 200
-
-/* A growing text buffer; `oom` once an append failed (the text is then
- * incomplete and must not be used). */
-struct es_webbuf {
-    char *p;
-    size_t len, cap;
-    bool oom;
-};
-
-void es_webbuf_free(struct es_webbuf *b);
-void es_webbuf_add(struct es_webbuf *b, const char *s, size_t n);
-void es_webbuf_printf(struct es_webbuf *b, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-/* Append a string literal (only a literal compiles: sizeof of anything
- * else, say a ?: of two literals, would be a pointer's size). */
-#define ES_WEBBUF_ADD(b, lit) es_webbuf_add((b), "" lit, sizeof("" lit) - 1)
-/* A JSON string literal of `s` (quotes included). */
-void es_webbuf_json_str(struct es_webbuf *b, const char *s);
 
 /* What the page shows about the connection, besides the model. */
 struct es_webjson_status {

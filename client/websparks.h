@@ -11,7 +11,7 @@
 #define ES_WEBSPARKS_H
 
 #include "model.h"
-#include "webjson.h"
+#include "webbuf.h"
 
 /* Append ,"sparks":{...} when `whole` or when the sparks changed since
  * *sig (a signature of what was written, updated); nothing otherwise (the
