@@ -1,4 +1,4 @@
-/* The client's model of a program (client/model.c) on hand-made events:
+/* The client's model of a program (client/model_core.c and its families) on hand-made events:
  * censuses and their trends, GC pauses and their percentiles, markers and
  * drop, wait and cost notices, and the history of the whole run; memory
  * stays bounded however many labels, pauses and threads come; garbled
