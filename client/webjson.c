@@ -118,21 +118,11 @@ static void census_json(struct es_webbuf *out, const struct es_model_census_pt *
     ES_WEBBUF_ADD(out, "]]");
 }
 
-void es_webjson_state(struct es_webbuf *out, const struct es_model *m,
-                      const struct es_webjson_status *st, struct es_webjson_cursor *cur) {
+/* The timeline from the first bucket the page lacks, and each
+ * capability's shares of it; returns that first bucket. */
+static unsigned timeline_json(struct es_webbuf *out, const struct es_model *m,
+                              struct es_webjson_cursor *cur) {
     const struct es_model_history *h = &m->h;
-    struct es_webjson_cursor none = {0};
-    bool full = cur == NULL || !cur->started || cur->generation != h->generation;
-    if (cur == NULL)
-        cur = &none;
-    if (full) {
-        memset(cur, 0, sizeof *cur);
-        cur->started = true;
-        cur->generation = h->generation;
-    }
-    es_webbuf_printf(out, "{\"full\":%s,", full ? "true" : "false");
-    info(out, m, st);
-
     /* The timeline: the last buckets are written again, since events of a
      * capability's block arrive late (up to a few seconds). */
     uint64_t again = 2 * NS_PER_S / h->width + 1;
@@ -178,6 +168,11 @@ void es_webjson_state(struct es_webbuf *out, const struct es_model *m,
     }
     cur->tl_sent = h->n;
 
+    return from;
+}
+
+static void labels_json(struct es_webbuf *out, const struct es_model *m,
+                        struct es_webjson_cursor *cur) {
     /* Census labels, only ever added to; past ES_WEBJSON_MAX_LABELS - 1
      * they are one, "other" (the page draws the largest ten anyway). */
     size_t nlabels = m->nlabels < ES_WEBJSON_MAX_LABELS ? m->nlabels : ES_WEBJSON_MAX_LABELS;
@@ -198,7 +193,11 @@ void es_webjson_state(struct es_webbuf *out, const struct es_model *m,
                                                               : "(other labels)");
     }
     cur->labels = nlabels;
+}
 
+static void points_json(struct es_webbuf *out, const struct es_model *m,
+                        struct es_webjson_cursor *cur) {
+    const struct es_model_history *h = &m->h;
     /* Censuses: [time, total, [label, bytes, label, bytes...]]. */
     es_webbuf_printf(out, "],\"census_from\":%zu,\"census\":[", cur->censuses);
     for (size_t i = cur->censuses; i < h->ncensuses; i++)
@@ -212,7 +211,11 @@ void es_webjson_state(struct es_webbuf *out, const struct es_model *m,
                          (unsigned long long)h->pauses[i].start,
                          (unsigned long long)h->pauses[i].dur, h->pauses[i].major);
     cur->pauses = h->npauses;
+}
 
+static void notes_json(struct es_webbuf *out, const struct es_model *m,
+                       struct es_webjson_cursor *cur) {
+    const struct es_model_history *h = &m->h;
     /* Markers and drop notices written since the cursor (those still kept). */
     ES_WEBBUF_ADD(out, "],\"marks\":[");
     size_t kept = es_model_marks_kept(m);
@@ -241,6 +244,26 @@ void es_webjson_state(struct es_webbuf *out, const struct es_model *m,
         any = true;
     }
     cur->drops = h->drops_n;
+}
+
+void es_webjson_state(struct es_webbuf *out, const struct es_model *m,
+                      const struct es_webjson_status *st, struct es_webjson_cursor *cur) {
+    const struct es_model_history *h = &m->h;
+    struct es_webjson_cursor none = {0};
+    bool full = cur == NULL || !cur->started || cur->generation != h->generation;
+    if (cur == NULL)
+        cur = &none;
+    if (full) {
+        memset(cur, 0, sizeof *cur);
+        cur->started = true;
+        cur->generation = h->generation;
+    }
+    es_webbuf_printf(out, "{\"full\":%s,", full ? "true" : "false");
+    info(out, m, st);
+    unsigned from = timeline_json(out, m, cur);
+    labels_json(out, m, cur);
+    points_json(out, m, cur);
+    notes_json(out, m, cur);
     ES_WEBBUF_ADD(out, "]");
     es_websparks_json(out, m, full, &cur->sparks_sig);
     es_webjson_threads(out, m, from);
