@@ -68,9 +68,9 @@ static void set_window(struct es_model *m) {
 }
 
 /* Once per second of stream time (checked without a division, since it
- * runs for every event): the capabilities' snapshot, and the heap series
- * carried through quiet seconds. */
-static void second_passed(struct es_model *m) {
+ * runs for every event, the first included): the capabilities' snapshot,
+ * and the heap series carried through quiet seconds. */
+static inline void second_passed(struct es_model *m) {
     if (m->now < m->next_second)
         return;
     uint64_t sec = m->now / NS_PER_S;
@@ -120,10 +120,9 @@ void es_model_event(struct es_model *m, const struct es_event *ev) {
         m->first_time = e.t;
         set_window(m);
     }
-    if (e.t > m->now) {
+    if (e.t > m->now)
         m->now = e.t;
-        second_passed(m);
-    }
+    second_passed(m);
     if (ev->type == ES_EVENT_BLOCK_MARKER) {
         block_marker(m, ev, &e.r);
         return;
