@@ -83,21 +83,14 @@ double es_model_cap_share(const struct es_model *m, unsigned cap, uint64_t windo
 
 /* ---- Events. */
 
-void es_model_on_run_thread(struct es_model *m, struct es_model_ev *e) {
-    (void)m;
-    rd_n(&e->r, 4); /* the thread: client/model_threads.c's */
-    if (e->r.bad)
-        return;
-    if (e->cap)
-        e->cap->running_since = e->t ? e->t : 1;
+void es_model_cap_run(struct es_model_cap *cp, uint64_t t) {
+    if (cp)
+        cp->running_since = t ? t : 1;
 }
 
-void es_model_on_stop_thread(struct es_model *m, struct es_model_ev *e) {
-    rd_n(&e->r, 4 + 2); /* the thread and its status: client/model_threads.c's */
-    if (e->r.bad)
-        return;
-    if (e->cap)
-        run_ends(m, e->cap, e->t);
+void es_model_cap_stop(struct es_model *m, struct es_model_cap *cp, uint64_t t) {
+    if (cp)
+        run_ends(m, cp, t);
 }
 
 void es_model_on_cap_create(struct es_model *m, struct es_model_ev *e) {

@@ -96,9 +96,9 @@ void es_model_tl_merge(struct es_model_history *h) {
     h->generation++;
 }
 
-void es_model_tl_interval(struct es_model *m, unsigned c, int kind, uint64_t a, uint64_t b) {
+void es_model_tl_spread(struct es_model *m, unsigned c, int kind, uint64_t a, uint64_t b) {
     struct es_model_history *h = &m->h;
-    if (b <= a || c >= ES_MODEL_MAX_CAPS || m->figures_only)
+    if (b <= a || c >= ES_MODEL_MAX_CAPS)
         return;
     es_model_tl_at(m, b - 1);
     if (h->cap_ns[c] == NULL) {

@@ -44,8 +44,15 @@ static inline struct es_model_bucket *es_model_tl_at(struct es_model *m, uint64_
 }
 
 /* Capability `c` ran Haskell code (kind 0) or collected garbage (kind 1)
- * from `a` to `b`: spread over the timeline buckets it covers. */
-void es_model_tl_interval(struct es_model *m, unsigned c, int kind, uint64_t a, uint64_t b);
+ * from `a` to `b`: spread over the timeline buckets it covers. Inline, for
+ * a model without history (es_model_figures_only): every run and GC ends
+ * here. */
+void es_model_tl_spread(struct es_model *m, unsigned c, int kind, uint64_t a, uint64_t b);
+static inline void es_model_tl_interval(struct es_model *m, unsigned c, int kind, uint64_t a,
+                                        uint64_t b) {
+    if (!m->figures_only)
+        es_model_tl_spread(m, c, kind, a, b);
+}
 /* A GC pause for the history. */
 void es_model_hist_pause(struct es_model *m, uint64_t start, uint64_t dur, bool major);
 /* Whether the census just completed is to be a history point (every

@@ -123,7 +123,11 @@ es_model_handler es_model_on_gc_start, es_model_on_gc_end, es_model_on_gc_stats,
     es_model_on_heap_info, es_model_on_heap_size, es_model_on_heap_live, es_model_on_heap_allocated;
 
 /* model_caps.c */
-es_model_handler es_model_on_run_thread, es_model_on_stop_thread, es_model_on_cap_create;
+es_model_handler es_model_on_cap_create;
+/* RUN_THREAD and STOP_THREAD on capability `cp` (NULL: none known) at `t`,
+ * from client/model_threads.c's handlers once the event has been read. */
+void es_model_cap_run(struct es_model_cap *cp, uint64_t t);
+void es_model_cap_stop(struct es_model *m, struct es_model_cap *cp, uint64_t t);
 /* Capability `c` exists (a block or CAP_CREATE named it). */
 void es_model_see_cap(struct es_model *m, unsigned c);
 /* Once a second of stream time: every capability's busy time so far. */

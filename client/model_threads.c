@@ -4,7 +4,7 @@
  * its state now (running, runnable, blocked and on what, in a foreign
  * call, finished) and when it was created; and the number of live threads
  * over the whole run. CREATE_THREAD, RUN_THREAD and STOP_THREAD are also
- * model_caps.c's: their handlers here pass them on first.
+ * model_caps.c's: their handlers here pass them on (es_model_cap_run, _stop).
  *
  * Memory is bounded: at most ES_MODEL_THREADS_KEPT threads are followed
  * one by one (client/model_thread_table.c decides which make room); the
@@ -92,12 +92,6 @@ void es_model_threads_live(const struct es_model *m, uint64_t width, unsigned fr
 
 /* ---- Events. */
 
-/* model_caps.c's handler `h` for the event too (a copy: both read it). */
-static void pass_on(struct es_model *m, struct es_model_ev *e, es_model_handler *h) {
-    struct es_model_ev caps = *e;
-    h(m, &caps);
-}
-
 void es_model_on_thread_create(struct es_model *m, struct es_model_ev *e) {
     uint32_t id = (uint32_t)rd_n(&e->r, 4);
     if (e->r.bad)
@@ -115,10 +109,10 @@ void es_model_on_thread_create(struct es_model *m, struct es_model_ev *e) {
 }
 
 void es_model_on_thread_run(struct es_model *m, struct es_model_ev *e) {
-    pass_on(m, e, es_model_on_run_thread);
     uint32_t id = (uint32_t)rd_n(&e->r, 4);
     if (e->r.bad)
         return;
+    es_model_cap_run(e->cap, e->t);
     struct es_model_thread *th = es_model_thread_get(m, id, 0);
     if (e->cap != NULL) {
         unsigned c = (unsigned)(e->cap - m->caps);
@@ -154,11 +148,11 @@ static uint8_t stopped_state(uint16_t status) {
 }
 
 void es_model_on_thread_stop(struct es_model *m, struct es_model_ev *e) {
-    pass_on(m, e, es_model_on_stop_thread);
     uint32_t id = (uint32_t)rd_n(&e->r, 4);
     uint16_t status = (uint16_t)rd_n(&e->r, 2);
     if (e->r.bad)
         return;
+    es_model_cap_stop(m, e->cap, e->t);
     if (status == STOP_FINISHED) {
         m->thr.finished++;
         live_change(m, e->t, -1);
