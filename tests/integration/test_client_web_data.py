@@ -1,13 +1,14 @@
 """What the page's charts and legend draw from the data: the heap
-legend's trends (each band over every census, scaled to its peak) and the
+legend's trends (each band over every census, scaled to its peak), the
 GC pause chart in time order whatever order the capabilities' blocks came
-in (GHC 9.0 writes an idle capability's block at exit)."""
+in (GHC 9.0 writes an idle capability's block at exit), and the heap
+chart of a run without a heap profile."""
 
 import os
 
 import harness
 from cdp import Browser
-from harness import expect, note, test
+from harness import Program, expect, note, test
 from test_client_web import SyntheticProgram, need_chromium, open_report, start_serve
 
 
@@ -79,3 +80,37 @@ def web_heap_legend_trends(s):
     b.screenshot(os.path.join(harness.BUILD, "web-heap-trends.png"))
     note("%d legend rows with trends over %d censuses; build/web-heap-trends.png"
          % (len(rows), censuses))
+
+
+@test
+def web_heap_chart_without_profile(s):
+    """A run without a heap profiling mode (no -h): the heap chart draws
+    heap size and live bytes on its right axis, and its left axis, with no
+    census bands to measure, draws no labels and no title (it drew the
+    run's length in seconds as bytes: 0, 256p-10, 512p-10, ... 1.75)."""
+    need_chromium()
+    p = Program(s, "probe-late", ["--busy"])
+    p.cmd("sleep 1.5")
+    p.cmd("quit")
+    p.finish()
+    b = Browser(s, height=1200)
+    open_report(s, b, s.path("probe-late.eventlog"), "noprofile")
+    axis = b.js("""(function (q) {
+      return {left: q('dygraph-axis-label-y:not(.dygraph-axis-label-y2)'),
+              right: q('dygraph-axis-label-y2'),
+              title: (document.querySelector('#heap-chart .dygraph-ylabel') || {}).textContent || '',
+              census: document.getElementById('census-count').textContent};
+    })(function (c) {
+      return Array.from(document.querySelectorAll('#heap-chart .' + c)).map(function (e) {
+        return e.textContent; });
+    })""")
+    note("left axis %r, right axis %r, left title %r, censuses %s"
+         % (axis["left"], axis["right"], axis["title"], axis["census"]))
+    expect(axis["census"] == "0", "the run has no census: %r" % axis["census"])
+    expect(axis["left"] == [] and axis["title"] == "",
+           "the left axis has no bands to measure, yet it says %r, %r" % (axis["left"], axis["title"]))
+    expect(any(t.endswith(("Ki", "Mi", "Gi")) for t in axis["right"]),
+           "the right axis is in bytes: %r" % axis["right"])
+    b.js("document.getElementById('heap-chart').scrollIntoView(); 1")
+    b.screenshot(os.path.join(harness.BUILD, "web-heap-without-profile.png"))
+

@@ -76,16 +76,22 @@
     series.size = {fillGraph: false, strokeWidth: 2, axis: 'y2'};
     series.live = {fillGraph: false, strokeWidth: 2, strokePattern: [6, 3], axis: 'y2'};
     colours.push('#000', '#666');
-    // Headroom above both scales for the markers' strip.
+    // Headroom above both scales for the markers' strip. A row is [time,
+    // the bands summed bottom up (the top one at nstack), size, live].
     var topY = 0, topY2 = 0;
     for (i = 0; i < rows.length; i++) {
-      if (rows[i][nstack] > topY) topY = rows[i][nstack];
-      if (rows[i][nstack + 1] > topY2) topY2 = rows[i][nstack + 1];
+      if (nstack > 0 && rows[i][nstack] > topY) topY = rows[i][nstack];
+      for (j = nstack + 1; j <= nstack + 2; j++)
+        if (rows[i][j] > topY2) topY2 = rows[i][j];
     }
+    // Without a census the left axis has nothing to measure: no labels,
+    // no title (the text above the chart says why there are no bands).
     chart('heap-chart', rows, {
       labels: ['time'].concat(keys, ['size', 'live']), series: series, colors: colours,
-      fillAlpha: 1.0, ylabel: 'heap profile bands (bytes)', y2label: 'heap size — and live bytes - - (bytes)',
-      axes: {y: {labelsKMG2: true, axisLabelWidth: 60, valueRange: topY ? [0, topY * 1.12] : null},
+      fillAlpha: 1.0, ylabel: nstack ? 'heap profile bands (bytes)' : '',
+      y2label: 'heap size — and live bytes - - (bytes)',
+      axes: {y: {labelsKMG2: true, axisLabelWidth: 60, drawAxis: nstack > 0,
+                 valueRange: topY ? [0, topY * 1.12] : null},
              y2: {labelsKMG2: true, axisLabelWidth: 60, independentTicks: true,
                   valueRange: topY2 ? [0, topY2 * 1.12] : null}},
       includeZero: true, drawPoints: false, showRangeSelector: true, rangeSelectorHeight: 30
