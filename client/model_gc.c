@@ -124,10 +124,8 @@ static void pause_count(struct es_model *m, uint64_t end, uint64_t d) {
 static void gc_pause(struct es_model *m, uint64_t start, uint64_t end, bool major) {
     if (end < start)
         return;
-    if (!m->figures_only) {
-        es_model_hist_pause(m, start, end - start, major);
-        es_model_tl_at(m, end)->gc_ns += end - start;
-    }
+    es_model_hist_pause(m, start, end - start, major);
+    es_model_tl_at(m, end)->gc_ns += end - start; /* figures only: a bucket no one reads */
     m->pause_n++;
     pause_count(m, end, end - start);
     m->gc_ns += end - start;
