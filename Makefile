@@ -263,7 +263,8 @@ $(CHECKER): tests/checker/Main.hs
 
 # Benchmark programs (bench/). `make check` builds them so they cannot rot.
 BENCH := $(BUILD)/bench
-BENCH_PROGRAMS := $(BENCH)/workload $(BENCH)/fibber $(BENCH)/drain $(BENCH)/throughput $(BENCH)/walk
+BENCH_PROGRAMS := $(BENCH)/workload $(BENCH)/fibber $(BENCH)/drain $(BENCH)/throughput $(BENCH)/walk \
+                  $(BENCH)/skim-floor
 
 $(BENCH)/workload: bench/workload/Main.hs bench/cbits/bench-main.c $(LIB)
 	@mkdir -p $(dir $@)
@@ -292,6 +293,12 @@ $(BUILD)/hs/throughput/%.o: bench/%.c bench/throughput.h include/eventlog_socket
 $(BENCH)/drain: bench/drain.c
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -O2 -o $@ $<
+
+$(BENCH)/skim-floor: bench/skim_floor.c cbits/es_stream.c cbits/es_header.c cbits/es_events.c \
+                     $(wildcard cbits/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) -D_DEFAULT_SOURCE -O2 -Icbits -o $@ $< cbits/es_stream.c cbits/es_header.c \
+	    cbits/es_events.c
 
 $(BENCH)/walk: bench/walk.c $(CBITS_SRC)
 	@mkdir -p $(dir $@)
@@ -341,7 +348,7 @@ $(BUILD)/unit-asan/%: tests/unit/%.c tests/unit/tap.h tests/unit/control_ref.h t
 
 # The client's model (MODEL_SRC) is pure C like cbits/: unit-tested the
 # same way, linked with its sources.
-MODEL_UNITS := test_model test_model_census test_model_sparks test_model_threads
+MODEL_UNITS := test_model test_model_census test_model_sparks test_model_threads test_model_pauses
 $(MODEL_UNITS:%=$(BUILD)/unit/%): \
 $(BUILD)/unit/%: tests/unit/%.c tests/unit/tap.h tests/unit/model_events.h $(MODEL_SRC) $(MODEL_H) \
                  $(CBITS_LIB_plain)

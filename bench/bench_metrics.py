@@ -76,6 +76,27 @@ def serve_one(path, payload, done):
     srv.close()
 
 
+def floor(a, data, system):
+    """The least any parse of this stream costs: the reader's walk with no
+    event wanted one by one (bench/skim_floor.c, from memory) plus the
+    system time of receiving it, as this run measured."""
+    exe = os.path.join(a.build, "bench", "skim-floor")
+    if not os.path.exists(exe):
+        print("floor: %s not built (make bench-programs)" % exe)
+        return
+    with tempfile.NamedTemporaryFile(suffix=".eventlog") as f:
+        f.write(data)
+        f.flush()
+        walks = []
+        for _ in range(3):
+            out = subprocess.run([exe, f.name, str(a.mib)], capture_output=True, text=True,
+                                 timeout=300, check=True).stdout
+            walks.append(float(re.search(r'"cpu_s_per_gib": ([0-9.]+)', out).group(1)))
+    walk = sorted(walks)[1]
+    print("floor: %.2f s/GiB (the reader's walk with no event wanted, median of 3: user %.2f "
+          "s/GiB; receiving: system %.2f s/GiB)" % (walk + system, walk, system))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
@@ -127,6 +148,7 @@ def main():
               "system %.2f s/GiB)" % ((user + system) / gib, user + system, gib, user / gib,
                                      system / gib))
         print("exposition: %d bytes, %d lines" % (len(text), text.count("\n")))
+        floor(a, data, system / gib)
     finally:
         if exporter is not None:
             exporter.kill()

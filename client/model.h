@@ -112,6 +112,7 @@ struct es_model {
     uint32_t breakdown;        /* its breakdown (1 cost centre ... 7 closure type, 8 info table) */
     uint64_t heap_interval_ns; /* its sampling period */
     char **labels;             /* interned census labels */
+    uint32_t *label_len;       /* by label: its length */
     uint32_t *label_hash;      /* open addressing: label index + 1, 0 = empty */
     size_t nlabels, labels_hash_cap;
     uint32_t label_guess; /* the label the next census line is tried as first */

@@ -33,11 +33,14 @@ static int labels_grow(struct es_model *m) {
     uint32_t *nh = calloc(ncap, sizeof *nh);
     char **nl = realloc(m->labels, ncap / 2 * sizeof *nl);
     uint64_t *np = realloc(m->prev_bytes, ncap / 2 * sizeof *np);
+    uint32_t *nn = realloc(m->label_len, ncap / 2 * sizeof *nn);
     if (nl)
         m->labels = nl;
     if (np)
         m->prev_bytes = np;
-    if (nh == NULL || nl == NULL || np == NULL) {
+    if (nn)
+        m->label_len = nn;
+    if (nh == NULL || nl == NULL || np == NULL || nn == NULL) {
         free(nh);
         return -1;
     }
@@ -80,6 +83,7 @@ uint32_t es_model_intern(struct es_model *m, const char *s) {
     }
     uint32_t i = (uint32_t)m->nlabels++;
     m->labels[i] = copy;
+    m->label_len[i] = (uint32_t)strlen(copy);
     m->prev_bytes[i] = UINT64_MAX;
     size_t j = hash_str(s) & (m->labels_hash_cap - 1);
     while (m->label_hash[j])
@@ -100,15 +104,8 @@ int64_t es_model_prev_bytes(const struct es_model *m, uint32_t i) {
 
 /* ---- Censuses. */
 
-static void census_add(struct es_model *m, const char *label, uint64_t bytes) {
-    /* The RTS lists a census's labels in much the same order each time,
-     * and labels are numbered as first seen: the one after the last is
-     * tried first, without hashing (most lines of a census, most of the
-     * cost of a -hT stream's parse before, BENCHMARKS.md). */
-    uint32_t g = m->label_guess;
-    uint32_t i = g < m->nlabels && strcmp(m->labels[g], label) == 0 ? g : es_model_intern(m, label);
-    if (i == UINT32_MAX)
-        return;
+/* Add line `i` (a label's number) to the census being built. */
+static void census_line(struct es_model *m, uint32_t i, uint64_t bytes) {
     m->label_guess = i + 1;
     struct es_model_census *c = &m->building;
     /* The RTS gives every label once per census, but "(other labels)" may
@@ -133,6 +130,27 @@ static void census_add(struct es_model *m, const char *label, uint64_t bytes) {
     }
     c->e[c->n++] = (struct es_model_entry){i, bytes};
     c->total += bytes;
+}
+
+/* The RTS lists a census's labels in much the same order each time, and
+ * labels are numbered as first seen: the one after the last is tried
+ * first, without hashing (most lines of a census, most of the cost of a
+ * -hT stream's parse before, BENCHMARKS.md). */
+static void census_add(struct es_model *m, const char *label, uint64_t bytes) {
+    uint32_t g = m->label_guess;
+    uint32_t i = g < m->nlabels && strcmp(m->labels[g], label) == 0 ? g : es_model_intern(m, label);
+    if (i != UINT32_MAX)
+        census_line(m, i, bytes);
+}
+
+/* Whether label `i` is the text at `p` (`n` bytes, up to a NUL if any,
+ * cut as rd_str cuts it into a buffer of `size`): the guess checked in
+ * place, without a copy. A label holds no NUL: its end is the text's. */
+static bool label_is(const struct es_model *m, uint32_t i, const uint8_t *p, size_t n,
+                     size_t size) {
+    size_t len = m->label_len[i];
+    return len <= n && memcmp(p, m->labels[i], len) == 0 &&
+           (len == n || p[len] == '\0' || len == size - 1);
 }
 
 /* Census `c` as a history point: its largest labels (the rest summed under
@@ -220,6 +238,7 @@ void es_model_census_free(struct es_model *m) {
     for (size_t i = 0; i < m->nlabels; i++)
         free(m->labels[i]);
     free(m->labels);
+    free(m->label_len);
     free(m->label_hash);
     free(m->prev_bytes);
     free(m->cur.e);
@@ -291,10 +310,16 @@ void es_model_on_sample_begin(struct es_model *m, struct es_model_ev *e) {
 void es_model_on_sample_string(struct es_model *m, struct es_model_ev *e) {
     rd_n(&e->r, 1); /* profile id */
     uint64_t bytes = rd_n(&e->r, 8);
+    if (e->r.bad || !m->in_census)
+        return;
     char label[512];
+    uint32_t g = m->label_guess;
+    if (g < m->nlabels && label_is(m, g, e->r.p, e->r.left, sizeof label)) {
+        census_line(m, g, bytes);
+        return;
+    }
     rd_str(&e->r, label, sizeof label);
-    if (!e->r.bad && m->in_census)
-        census_add(m, label, bytes);
+    census_add(m, label, bytes);
 }
 
 /* A cost-centre stack sample: the label is the stack's cost centres,

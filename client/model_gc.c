@@ -5,6 +5,7 @@
 #include "model_impl.h"
 #include "model_history.h"
 
+#include <assert.h>
 #include <math.h>
 #include <string.h>
 
@@ -83,11 +84,26 @@ void es_model_on_heap_info(struct es_model *m, struct es_model_ev *e) {
 
 /* ---- GC pauses. */
 
+/* floor(8 log2(d / 1 us)), capped: eight buckets per power of two from
+ * 1 us, bucket 8k starting at exactly 2^k us (promtext.c's bounds rely on
+ * it). In integers, since it runs for every GC: the power of two from the
+ * highest bit, then the eighth from thresholds 2^(i/8) in 1/1024 us (a
+ * bound inside a power of two is off by less than 2^-10 of it). */
 static unsigned pause_bucket(uint64_t d) {
+    static const uint32_t eighth[8] = {1024000, 1116680, 1217749, 1327964,
+                                       1448155, 1579224, 1722156, 1878025};
     if (d < 1000)
         return 0;
-    double b = 8 * log2((double)d / 1000.0);
-    return b >= ES_MODEL_PAUSE_BUCKETS - 1 ? ES_MODEL_PAUSE_BUCKETS - 1 : (unsigned)b;
+    unsigned k = 63u - (unsigned)__builtin_clzll(d / 1000);
+    if (8 * k >= ES_MODEL_PAUSE_BUCKETS - 1)
+        return ES_MODEL_PAUSE_BUCKETS - 1;
+    assert(d >= (uint64_t)1000 << k);
+#define ABOVE(j) (d >= (((uint64_t)eighth[j] << k) + 1023) >> 10)
+    unsigned i = ABOVE(4) ? 4 : 0; /* a binary search of the seven */
+    i += ABOVE(i + 2) ? 2 : 0;
+    i += ABOVE(i + 1) ? 1 : 0;
+#undef ABOVE
+    return 8 * k + i;
 }
 
 /* The value a bucket stands for: its geometric middle. */
