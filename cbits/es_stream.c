@@ -17,6 +17,11 @@ void es_stream_skim(struct es_stream *s, const bool *want, const uint64_t *windo
     s->on_skip = on_skip;
 }
 
+void es_stream_tap(struct es_stream *s, const bool *tap, es_stream_fn on_tap) {
+    s->tap = on_tap ? tap : NULL;
+    s->on_tap = on_tap;
+}
+
 void es_stream_destroy(struct es_stream *s) {
     free(s->pending);
     s->pending = NULL;
@@ -41,6 +46,8 @@ static void run_flush(struct es_stream *s, struct run *run, uint64_t offset,
     if (run->r.events == 0)
         return;
     s->events += run->r.events;
+    if (run->r.max_time > s->latest_time)
+        s->latest_time = run->r.max_time;
     run->r.offset = offset + run->from;
     s->on_skip(&run->r, cb ? cb->ctx : NULL);
     run->r.events = 0;
@@ -48,18 +55,43 @@ static void run_flush(struct es_stream *s, struct run *run, uint64_t offset,
     run->r.max_time = 0;
 }
 
-static inline __attribute__((always_inline)) void
-report(es_stream_fn on_event, void *ctx, const uint8_t *buf, size_t pos, size_t head, size_t size) {
-    if (on_event != NULL) {
-        const uint8_t *p = buf + pos;
-        struct es_event ev = {.type = es_be16(p),
-                              .time = es_be64(p + 2),
-                              .offset = pos,
-                              .len = head + size,
-                              .payload = p + head,
-                              .payload_len = size};
-        on_event(&ev, buf, ctx);
-    }
+/* The callbacks an event is reported to, in locals (the compiler cannot
+ * know that the callbacks leave them). */
+struct sinks {
+    es_stream_fn on_event, on_tap;
+    void *ctx, *owner_ctx;
+};
+
+static struct sinks sinks_of(const struct es_stream *s, const struct es_stream_callbacks *cb) {
+    struct sinks k = {cb ? cb->on_event : NULL, s->on_tap, cb ? cb->ctx : NULL,
+                      cb ? cb->ctx : NULL};
+    if (cb && cb->owner_ctx)
+        k.owner_ctx = cb->owner_ctx;
+    return k;
+}
+
+/* One event to the owner's tap when `tapped`, then to the consumer. */
+static inline __attribute__((always_inline)) void report(const struct sinks *k, bool tapped,
+                                                         const uint8_t *buf, size_t pos,
+                                                         size_t head, size_t size) {
+    if (k->on_event == NULL && !tapped)
+        return;
+    const uint8_t *p = buf + pos;
+    struct es_event ev = {.type = es_be16(p),
+                          .time = es_be64(p + 2),
+                          .offset = pos,
+                          .len = head + size,
+                          .payload = p + head,
+                          .payload_len = size};
+    if (tapped)
+        k->on_tap(&ev, buf, k->owner_ctx);
+    if (k->on_event != NULL)
+        k->on_event(&ev, buf, k->ctx);
+}
+
+/* The latest of `latest` and an event's time, block markers aside. */
+static inline uint64_t later(uint64_t latest, unsigned type, uint64_t time) {
+    return time > latest && type != ES_EVENT_BLOCK_MARKER ? time : latest;
 }
 
 /* consume_fast's view of a type, one word each (es_stream.kind): the
@@ -69,6 +101,7 @@ report(es_stream_fn on_event, void *ctx, const uint8_t *buf, size_t pos, size_t 
 #define K_VARIABLE (1u << 17) /* the size follows the time */
 #define K_CAREFUL  (1u << 18) /* undeclared, or IPE (es_event_extent's care) */
 #define K_SKIM     (1u << 19) /* not in `want`: may be summed into a run */
+#define K_TAP      (1u << 20) /* in `tap`: to the owner first, never skimmed */
 
 static void set_kinds(struct es_stream *s) {
     for (unsigned t = 0; t < ES_MAX_EVENT_TYPES; t++) {
@@ -76,6 +109,8 @@ static void set_kinds(struct es_stream *s) {
         uint32_t k = size == ES_SIZE_VARIABLE ? 12u | K_VARIABLE : 10u + size;
         if (size == ES_SIZE_UNDECLARED || t == ES_EVENT_IPE)
             k = K_CAREFUL;
+        else if (s->tap != NULL && s->tap[t])
+            k |= K_TAP;
         else if (s->want != NULL && !s->want[t])
             k |= K_SKIM;
         s->kind[t] = k;
@@ -93,10 +128,8 @@ static size_t consume_fast(struct es_stream *s, const uint8_t *buf, size_t pos, 
                            uint64_t offset, const struct es_stream_callbacks *cb, struct run *run) {
     const uint32_t *kind = s->kind;
     const uint64_t *w = s->window;
-    /* In locals: the compiler cannot know that the callbacks leave them. */
-    es_stream_fn on_event = cb ? cb->on_event : NULL;
-    void *ctx = cb ? cb->ctx : NULL;
-    uint64_t reported = 0;
+    const struct sinks sinks = sinks_of(s, cb);
+    uint64_t reported = 0, latest = s->latest_time;
     uint64_t lo = w ? w[0] : 0, hi = w ? w[1] : UINT64_MAX;
     /* The run is open only between two events reported: it starts empty. */
     assert(run->r.events == 0);
@@ -132,7 +165,8 @@ static size_t consume_fast(struct es_stream *s, const uint8_t *buf, size_t pos, 
             min = UINT64_MAX;
             max = 0;
         }
-        report(on_event, ctx, buf, pos, head, size);
+        report(&sinks, k & K_TAP, buf, pos, head, size);
+        latest = later(latest, t, time);
         reported++;
         pos += head + size;
         if (w != NULL) {
@@ -143,6 +177,8 @@ static size_t consume_fast(struct es_stream *s, const uint8_t *buf, size_t pos, 
     if (n > 0)
         run->r = (struct es_stream_skip){n, 0, pos - run->from, min, max};
     s->events += reported;
+    if (latest > s->latest_time)
+        s->latest_time = latest;
     return pos;
 }
 
@@ -167,7 +203,7 @@ static long consume(struct es_stream *s, const uint8_t *buf, size_t len, uint64_
         s->state = ES_STREAM_EVENTS;
         set_kinds(s);
         if (cb && cb->on_header)
-            cb->on_header(&s->header, cb->ctx);
+            cb->on_header(&s->header, cb->owner_ctx ? cb->owner_ctx : cb->ctx);
     }
     struct run run = {.r = {.min_time = UINT64_MAX}};
     while (s->state == ES_STREAM_EVENTS && pos < len) {
@@ -188,7 +224,10 @@ static long consume(struct es_stream *s, const uint8_t *buf, size_t len, uint64_
         run_flush(s, &run, offset, cb);
         if (r != 0)
             return fail(s, "an event of a type the header does not declare", offset + pos);
-        report(cb ? cb->on_event : NULL, cb ? cb->ctx : NULL, buf, pos, head, size);
+        const struct sinks sinks = sinks_of(s, cb);
+        unsigned t = es_be16(p);
+        report(&sinks, s->tap != NULL && t < ES_MAX_EVENT_TYPES && s->tap[t], buf, pos, head, size);
+        s->latest_time = later(s->latest_time, t, es_be64(p + 2));
         s->events++;
         pos += head + size;
     }

@@ -46,10 +46,16 @@ struct es_stream {
     uint64_t events;         /* complete events read, block markers included */
     const char *error;       /* a static description, once state is ES_STREAM_ERROR */
     uint64_t error_offset;   /* where it was found */
+    /* The latest time of an event read, block markers aside (they carry
+     * their block's start); current after each es_stream_feed. */
+    uint64_t latest_time;
     /* Skimming (es_stream_skim): NULL `want` until set. */
     const bool *want;
     const uint64_t *window;
     es_stream_skip_fn on_skip;
+    /* The owner's tap (es_stream_tap): NULL `tap` until set. */
+    const bool *tap;
+    void (*on_tap)(const struct es_event *ev, const uint8_t *base, void *ctx);
     /* Each type's extent and treatment, from the header and `want`, for
      * the reader's loop (es_stream.c). */
     uint32_t kind[ES_MAX_EVENT_TYPES];
@@ -64,7 +70,11 @@ typedef void (*es_stream_header_fn)(const struct es_header *hdr, void *ctx);
 struct es_stream_callbacks {
     es_stream_header_fn on_header; /* may be NULL */
     es_stream_fn on_event;         /* may be NULL */
-    void *ctx;
+    void *ctx;                     /* on_event's and on_skip's */
+    /* The reader's owner when it is not the consumer (a source that keeps
+     * what the stream tells of the program and hands the events on,
+     * client/conn.c): on_header's and on_tap's ctx. NULL: ctx. */
+    void *owner_ctx;
 };
 
 void es_stream_init(struct es_stream *s);
@@ -84,6 +94,15 @@ void es_stream_destroy(struct es_stream *s);
  * once, when the header has been read; `window` must outlive the reader. */
 void es_stream_skim(struct es_stream *s, const bool *want, const uint64_t *window,
                     es_stream_skip_fn on_skip);
+
+/* Before the first bytes are fed: the events of the types `tap` flags
+ * (ES_MAX_EVENT_TYPES flags, read once, when the header has been read) go
+ * to on_tap, with the callbacks' owner_ctx, just before on_event, and are
+ * never skimmed. So an owner that needs a few types sees them while the
+ * reader calls the consumer directly for every event, without a hop of
+ * its own per event (`metrics`, BENCHMARKS.md). `tap` must outlive the
+ * reader. */
+void es_stream_tap(struct es_stream *s, const bool *tap, es_stream_fn on_tap);
 
 /* Feed the next `n` bytes. Returns 0, -EINVAL when the stream is malformed
  * (from then on every call returns it; `error` says why), or -ENOMEM. */

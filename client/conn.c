@@ -7,6 +7,7 @@
  * (the loop thread). */
 #include "conn.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,7 +57,14 @@ static bool is_drop_notice(const uint8_t *p, size_t n, uint64_t *chunks) {
 }
 
 /* The event types note_event looks into (one predictable test per event
- * instead of a jump through a table on every event, BENCHMARKS.md). */
+ * instead of a jump through a table on every event, BENCHMARKS.md; a
+ * table for the reader's tap, es_stream_tap). */
+static const bool noted[ES_MAX_EVENT_TYPES] = {
+    [ES_EVENT_PROGRAM_ARGS] = true,           [ES_EVENT_OSPROCESS_PID] = true,
+    [ES_EVENT_RTS_IDENTIFIER] = true,         [ES_EVENT_HEAP_PROF_BEGIN] = true,
+    [ES_EVENT_HEAP_PROF_SAMPLE_BEGIN] = true, [ES_EVENT_USER_MSG] = true,
+};
+
 static bool noted_type(unsigned t) {
     switch (t) {
     case ES_EVENT_PROGRAM_ARGS:
@@ -65,6 +73,7 @@ static bool noted_type(unsigned t) {
     case ES_EVENT_HEAP_PROF_BEGIN:
     case ES_EVENT_HEAP_PROF_SAMPLE_BEGIN:
     case ES_EVENT_USER_MSG:
+        assert(noted[t]);
         return true;
     default:
         return false;
@@ -153,17 +162,29 @@ static void stream_event(const struct es_event *ev, const uint8_t *base, void *c
         c->cb.on_event(c, ev, c->stream.offset + ev->offset, c->cb.ctx);
 }
 
+/* The reader calls the consumer itself (es_conn_callbacks.on_stream_event):
+ * the source sees only the types it notes, first. */
+static void stream_tap(const struct es_event *ev, const uint8_t *base, void *ctx) {
+    (void)base;
+    struct es_conn *c = ctx;
+    note_event(&c->info, ev);
+}
+
 /* A fresh stream reader; skimming when the callbacks ask for it: the
  * events of their `want` and of the types struct es_conn_info is made of
  * one by one, the rest in runs. */
 static void stream_setup(struct es_conn *c) {
     es_stream_init(&c->stream);
-    if (c->cb.want == NULL || c->cb.on_skip == NULL)
+    bool direct = c->cb.on_stream_event != NULL;
+    if (direct)
+        es_stream_tap(&c->stream, noted, stream_tap);
+    es_stream_skip_fn skip = direct ? c->cb.on_stream_skip : c->cb.on_skip ? stream_skip : NULL;
+    if (c->cb.want == NULL || skip == NULL)
         return;
     for (unsigned t = 0; t < ES_MAX_EVENT_TYPES; t++)
         c->want[t] = c->cb.want[t] || noted_type(t);
     c->want[ES_EVENT_BLOCK_MARKER] = true;
-    es_stream_skim(&c->stream, c->want, c->cb.window, stream_skip);
+    es_stream_skim(&c->stream, c->want, c->cb.window, skip);
 }
 
 void es_conn_reset_parser(struct es_conn *c) {
@@ -188,11 +209,23 @@ int es_conn_feed(struct es_conn *c, const uint8_t *data, size_t n) {
     bool in_header = c->stream.state == ES_STREAM_HEADER;
     struct es_stream_callbacks scb = {
         .on_header = stream_header, .on_event = stream_event, .ctx = c};
+    bool direct = c->cb.on_stream_event != NULL;
+    if (direct) {
+        scb.on_event = c->cb.on_stream_event;
+        scb.ctx = c->cb.ctx;
+        scb.owner_ctx = c;
+    }
     c->info.bytes += n;
     /* A callback may close the connection: the reader is freed only once
      * it has returned (es_conn_close). */
     c->feeding = true;
     int r = es_stream_feed(&c->stream, data, n, &scb);
+    if (direct) {
+        /* What stream_event and stream_skip count otherwise. */
+        c->info.events = c->stream.events;
+        if (c->stream.latest_time > c->info.latest_time)
+            c->info.latest_time = c->stream.latest_time;
+    }
     /* The bytes go to on_bytes even when the parse failed in them: the
      * events before the fault were reported, and a whole-block writer
      * keeps what they complete. */

@@ -96,6 +96,15 @@ struct es_conn_callbacks {
     const bool *want;
     const uint64_t *window;
     void (*on_skip)(struct es_conn *c, const struct es_stream_skip *run, void *ctx);
+    /* Optional, in place of on_event and on_skip, for a consumer that needs
+     * neither the source nor an event's stream offset and closes no source
+     * from a callback: the reader calls these itself, with ctx, without a
+     * hop through the source per event (es_stream_tap shows the source the
+     * few types it notes first). struct es_conn_info's `events` and
+     * `latest_time` are then current after each piece read, not each
+     * event. */
+    es_stream_fn on_stream_event;
+    es_stream_skip_fn on_stream_skip;
 };
 
 struct es_conn_attempt;

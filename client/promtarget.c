@@ -67,16 +67,15 @@ static void on_header(struct es_conn *c, void *ctx) {
     peer_program(t);
 }
 
-static void on_event(struct es_conn *c, const struct es_event *ev, uint64_t offset, void *ctx) {
-    (void)c;
-    (void)offset;
+/* The reader calls these itself (es_conn_callbacks.on_stream_event). */
+static void on_event(const struct es_event *ev, const uint8_t *base, void *ctx) {
+    (void)base;
     struct es_promtarget *t = ctx;
     if (!t->ignoring)
         es_model_event(t->model, ev);
 }
 
-static void on_skip(struct es_conn *c, const struct es_stream_skip *run, void *ctx) {
-    (void)c;
+static void on_skip(const struct es_stream_skip *run, void *ctx) {
     struct es_promtarget *t = ctx;
     if (!t->ignoring)
         es_model_skip(t->model, run);
@@ -113,12 +112,12 @@ static void on_end(struct es_conn *c, enum es_conn_end how, void *ctx) {
 static void open_conn(struct es_promtarget *t) {
     /* The model reads only the events it needs one by one (es_model_skip). */
     struct es_conn_callbacks cb = {.on_header = on_header,
-                                   .on_event = on_event,
                                    .on_end = on_end,
                                    .ctx = t,
                                    .want = t->model->want,
                                    .window = t->model->window,
-                                   .on_skip = on_skip};
+                                   .on_stream_event = on_event,
+                                   .on_stream_skip = on_skip};
     struct es_conn *c = &t->conns[t->cur];
     if (es_conn_open(c, t->env->loop, t->source, t->env->opt, &cb) != 0) {
         if (!t->said_error)

@@ -229,7 +229,7 @@ int main(int argc, char **argv) {
             if (got < 0 && (errno == EINTR || errno == EAGAIN))
                 continue;
             if (got > 0) {
-                struct es_stream_callbacks cb = {NULL, on_event, r};
+                struct es_stream_callbacks cb = {.on_event = on_event, .ctx = r};
                 r->bytes += (uint64_t)got;
                 es_stream_feed(&r->stream, buf, (size_t)got, &cb);
                 if (out && r == &readers[0])

@@ -38,7 +38,7 @@ static void check_skim(const struct es_model *m, const uint8_t *data, size_t siz
     CHECK(k != NULL);
     es_model_init(k);
     struct es_stream s;
-    struct es_stream_callbacks cb = {on_header, on_event, k};
+    struct es_stream_callbacks cb = {.on_header = on_header, .on_event = on_event, .ctx = k};
     es_stream_init(&s);
     es_stream_skim(&s, k->want, k->window, on_skip);
     size_t pos = 0, step = size % 251 + 1;
@@ -88,7 +88,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     CHECK(m != NULL);
     es_model_init(m);
     struct es_stream s;
-    struct es_stream_callbacks cb = {on_header, on_event, m};
+    struct es_stream_callbacks cb = {.on_header = on_header, .on_event = on_event, .ctx = m};
     es_stream_init(&s);
     size_t pos = 0, step = size % 251 + 1;
     while (pos < size) {

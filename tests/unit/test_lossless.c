@@ -61,7 +61,7 @@ static void *read_thread(void *arg) {
     struct reader *r = arg;
     while (!atomic_load(&r->go))
         sleep_ms(5);
-    struct es_stream_callbacks cb = {on_header, on_event, r};
+    struct es_stream_callbacks cb = {.on_header = on_header, .on_event = on_event, .ctx = r};
     static _Thread_local unsigned char buf[1 << 16];
     for (;;) {
         struct pollfd p = {.fd = r->fd, .events = POLLIN};

@@ -28,7 +28,7 @@ static void on_event(const struct es_event *ev, const uint8_t *base, void *ctx) 
 /* Feed `len` bytes in pieces of `piece`; returns the reader's state. */
 static int feed(struct es_model *m, const uint8_t *buf, size_t len, size_t piece) {
     struct es_stream s;
-    struct es_stream_callbacks cb = {on_header, on_event, m};
+    struct es_stream_callbacks cb = {.on_header = on_header, .on_event = on_event, .ctx = m};
     es_stream_init(&s);
     for (size_t pos = 0; pos < len; pos += piece)
         if (es_stream_feed(&s, buf + pos, len - pos < piece ? len - pos : piece, &cb) < 0)
@@ -127,7 +127,7 @@ static void on_skip(const struct es_stream_skip *run, void *ctx) {
 
 static void feed_skim(struct es_model *m, const uint8_t *buf, size_t len, size_t piece) {
     struct es_stream s;
-    struct es_stream_callbacks cb = {on_header, on_event, m};
+    struct es_stream_callbacks cb = {.on_header = on_header, .on_event = on_event, .ctx = m};
     es_stream_init(&s);
     es_stream_skim(&s, m->want, m->window, on_skip);
     for (size_t pos = 0; pos < len; pos += piece)

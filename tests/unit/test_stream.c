@@ -34,7 +34,7 @@ static void on_event(const struct es_event *ev, const uint8_t *base, void *ctx) 
 /* Feed `len` bytes in pieces of `piece` (0: pieces of varying size). */
 static int feed_all(struct es_stream *s, const uint8_t *buf, size_t len, size_t piece,
                     struct counts *c) {
-    struct es_stream_callbacks cb = {on_header, on_event, c};
+    struct es_stream_callbacks cb = {.on_header = on_header, .on_event = on_event, .ctx = c};
     size_t pos = 0, k = 1;
     while (pos < len) {
         size_t n = piece ? piece : (k * 7919) % 70001 + 1;
@@ -115,8 +115,97 @@ static void check_fixture(const char *path) {
     free(buf);
 }
 
+/* The owner's tap (es_stream_tap) while skimming: every event of a tapped
+ * type goes to the owner, with its ctx, just before the consumer gets the
+ * same event, and none is skimmed; latest_time is the latest time of an
+ * event other than a block marker. */
+struct tapped {
+    long tapped, reported, skipped, out_of_turn;
+    size_t last_offset; /* of the event tapped last, for the consumer to see next */
+    bool pending;
+    void *owner;
+};
+
+static void tap_owner(const struct es_event *ev, const uint8_t *base, void *ctx) {
+    struct tapped *t = *(struct tapped **)ctx; /* the owner holds the tally */
+    (void)base;
+    t->tapped++;
+    t->out_of_turn += t->pending;
+    t->pending = true;
+    t->last_offset = ev->offset;
+    t->owner = ctx;
+}
+
+static void tap_consumer(const struct es_event *ev, const uint8_t *base, void *ctx) {
+    struct tapped *t = ctx;
+    (void)base;
+    t->reported++;
+    if (ev->type == ES_EVENT_RUN_THREAD || ev->type == ES_EVENT_PROGRAM_ARGS) {
+        t->out_of_turn += !t->pending || t->last_offset != ev->offset;
+        t->pending = false;
+    }
+}
+
+static void tap_skip(const struct es_stream_skip *run, void *ctx) {
+    ((struct tapped *)ctx)->skipped += (long)run->events;
+}
+
+/* Every event read: the latest time and how many of the tapped types. */
+struct whole {
+    uint64_t latest;
+    long tapped_types;
+};
+
+static void whole_event(const struct es_event *ev, const uint8_t *base, void *ctx) {
+    (void)base;
+    struct whole *w = ctx;
+    if (ev->type != ES_EVENT_BLOCK_MARKER && ev->time > w->latest)
+        w->latest = ev->time;
+    w->tapped_types += ev->type == ES_EVENT_RUN_THREAD || ev->type == ES_EVENT_PROGRAM_ARGS;
+}
+
+static void check_tap(const char *path) {
+    size_t len;
+    uint8_t *buf = tap_read_file(path, &len);
+    struct whole w = {0};
+    struct es_stream s;
+    es_stream_init(&s);
+    struct es_stream_callbacks all = {.on_event = whole_event, .ctx = &w};
+    es_stream_feed(&s, buf, len, &all);
+    uint64_t events = s.events;
+    es_stream_destroy(&s);
+    long runs = 0;
+    static bool want[ES_MAX_EVENT_TYPES] = {
+        [ES_EVENT_BLOCK_MARKER] = true, [ES_EVENT_GC_START] = true};
+    static bool tapped[ES_MAX_EVENT_TYPES] = {
+        [ES_EVENT_RUN_THREAD] = true, [ES_EVENT_PROGRAM_ARGS] = true};
+    static const size_t pieces[] = {1, 13, 4096, (size_t)1 << 30};
+    for (unsigned i = 0; i < sizeof pieces / sizeof pieces[0]; i++) {
+        struct tapped t = {0};
+        struct tapped *owner = &t;
+        es_stream_init(&s);
+        es_stream_skim(&s, want, NULL, tap_skip);
+        es_stream_tap(&s, tapped, tap_owner);
+        struct es_stream_callbacks cb = {.on_event = tap_consumer, .ctx = &t, .owner_ctx = &owner};
+        for (size_t pos = 0; pos < len; pos += pieces[i])
+            es_stream_feed(&s, buf + pos, len - pos < pieces[i] ? len - pos : pieces[i], &cb);
+        runs += t.skipped > 0;
+        ok(es_stream_finish(&s) == 0 && t.tapped == w.tapped_types && t.tapped > 0 &&
+               t.out_of_turn == 0 && !t.pending && t.owner == &owner &&
+               t.reported + t.skipped == (long)s.events && s.events == events &&
+               s.latest_time == w.latest,
+           "%s: pieces of %zu: the tap sees its %ld events first, with the owner's ctx; %ld "
+           "reported, %ld skimmed; latest time %llu ns",
+           path, pieces[i], t.tapped, t.reported, t.skipped, (unsigned long long)s.latest_time);
+        es_stream_destroy(&s);
+    }
+    ok(runs == 4, "%s: skimming went on beside the tap", path);
+    free(buf);
+}
+
 int main(int argc, char **argv) {
     tap_each_fixture(argc > 1 ? argv[1] : "tests/fixtures", check_fixture);
+    tap_each_fixture(argc > 1 ? argv[1] : "tests/fixtures", check_tap);
 
     struct es_stream s;
     struct es_stream_callbacks none = {0};

@@ -84,7 +84,7 @@ int main(int argc, char **argv) {
     for (unsigned i = 0; i < sizeof pieces / sizeof pieces[0]; i++) {
         struct seen seen = {0};
         struct es_stream s;
-        struct es_stream_callbacks cb = {NULL, on_event, &seen};
+        struct es_stream_callbacks cb = {.on_event = on_event, .ctx = &seen};
         es_stream_init(&s);
         int r = 0;
         for (size_t pos = 0; pos < n && r == 0; pos += pieces[i])

@@ -61,7 +61,7 @@ static void on_event(const struct es_event *ev, const uint8_t *base, void *ctx) 
 
 static void *read_thread(void *arg) {
     struct reader *r = arg;
-    struct es_stream_callbacks cb = {NULL, on_event, r};
+    struct es_stream_callbacks cb = {.on_event = on_event, .ctx = r};
     static unsigned char buf[1 << 16];
     for (;;) {
         struct pollfd p = {.fd = r->fd, .events = POLLIN};
