@@ -1,8 +1,9 @@
 """What the page's charts and legend draw from the data: the heap
 legend's trends (each band over every census, scaled to its peak), the
 GC pause chart in time order whatever order the capabilities' blocks came
-in (GHC 9.0 writes an idle capability's block at exit), and the heap
-chart of a run without a heap profile."""
+in (GHC 9.0 writes an idle capability's block at exit), the heap chart of
+a run without a heap profile, and the allocation chart of a run that has
+reported no allocation yet."""
 
 import os
 
@@ -114,3 +115,29 @@ def web_heap_chart_without_profile(s):
     b.js("document.getElementById('heap-chart').scrollIntoView(); 1")
     b.screenshot(os.path.join(harness.BUILD, "web-heap-without-profile.png"))
 
+
+
+@test
+def web_alloc_chart_without_allocation(s):
+    """A run whose stream reports no allocation yet (the first figure of
+    each capability counts in the total, not the rate; here none comes):
+    the allocation chart's axis reads 0 bytes/s on a scale of bytes, not
+    fractions of a byte in binary prefixes (256p-10, 512p-10, ...)."""
+    need_chromium()
+    sock = s.path("noalloc.sock")
+    P = SyntheticProgram(s, sock)
+    srv, url = start_serve(s, sock)
+    gcs = [e for ms in range(100, 2001, 100) for e in P.gc(ms, 0)]
+    P.send(P.block(0, gcs) + P.block(None, [(P.MARKER, 2100, b"the end")]))
+    b = Browser(s, height=1200)
+    b.goto(url)
+    b.wait_js("+document.getElementById('alloc-chart').dataset.rows > 0", what="the allocation chart")
+    labels = b.js("Array.from(document.querySelectorAll('#alloc-chart .dygraph-axis-label-y'))"
+                  ".map(function (e) { return e.textContent; })")
+    note("allocation chart's axis: %r" % labels)
+    expect(len(labels) >= 3 and labels[0] == "0" and all(t.isdigit() for t in labels) and
+           int(labels[-1]) >= 256,
+           "the allocation axis reads whole bytes/s up to 1 KiB (0, 256, 512 ...), not %r"
+           % labels)
+    b.js("document.getElementById('alloc-chart').scrollIntoView(); 1")
+    b.screenshot(os.path.join(harness.BUILD, "web-alloc-without-allocation.png"))

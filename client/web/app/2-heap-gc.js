@@ -170,8 +170,14 @@
     for (i = 0; i < S.tl.length; i++) arows.push([bucketX(i), S.tl[i][2] / w]);
     for (i = 0; i < S.drops.length; i++) arows.push([S.drops[i][0] / 1e9, NaN]);
     arows.sort(function (a, b) { return a[0] - b[0]; });
+    // Rates under 1 KiB/s (none at all: a capability's first figure counts
+    // in the total, not the rate) on a 0-1 KiB scale: left alone, the
+    // axis read fractions of a byte in binary prefixes (256p-10, 512p-10).
+    var topA = 0;
+    for (i = 0; i < arows.length; i++) if (arows[i][1] > topA) topA = arows[i][1];
     chart('alloc-chart', arows, {
-      labels: ['time', 'allocation rate (bytes/s)'], ylabel: 'bytes/s', axes: {y: {labelsKMG2: true}},
+      labels: ['time', 'allocation rate (bytes/s)'], ylabel: 'bytes/s',
+      axes: {y: {labelsKMG2: true, valueRange: topA < 1024 ? [0, 1024] : null}},
       colors: ['#59a14f'], fillGraph: true
     });
     legend('alloc-legend', [
