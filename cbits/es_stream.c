@@ -17,6 +17,10 @@ void es_stream_skim(struct es_stream *s, const bool *want, const uint64_t *windo
     s->on_skip = on_skip;
 }
 
+void es_stream_window(struct es_stream *s, const uint64_t *window) {
+    s->window = window;
+}
+
 void es_stream_tap(struct es_stream *s, const bool *tap, es_stream_fn on_tap) {
     s->tap = on_tap ? tap : NULL;
     s->on_tap = on_tap;

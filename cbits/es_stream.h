@@ -95,6 +95,11 @@ void es_stream_destroy(struct es_stream *s);
 void es_stream_skim(struct es_stream *s, const bool *want, const uint64_t *window,
                     es_stream_skip_fn on_skip);
 
+/* Skim within `window` from now on (es_stream_skim's, which it replaces):
+ * for a consumer that puts another model in place of the one it skimmed
+ * for, in its header callback at the latest for the new stream. */
+void es_stream_window(struct es_stream *s, const uint64_t *window);
+
 /* Before the first bytes are fed: the events of the types `tap` flags
  * (ES_MAX_EVENT_TYPES flags, read once, when the header has been read) go
  * to on_tap, with the callbacks' owner_ctx, just before on_event, and are

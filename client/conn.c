@@ -187,6 +187,11 @@ static void stream_setup(struct es_conn *c) {
     es_stream_skim(&c->stream, c->want, c->cb.window, skip);
 }
 
+void es_conn_skim_window(struct es_conn *c, const uint64_t *window) {
+    c->cb.window = window;
+    es_stream_window(&c->stream, window);
+}
+
 void es_conn_reset_parser(struct es_conn *c) {
     es_stream_destroy(&c->stream);
     stream_setup(c);

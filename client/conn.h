@@ -145,6 +145,11 @@ struct es_conn {
     bool destroy_pending; /* closed meanwhile: free the reader on the way out */
 };
 
+/* Skim within `window` from now on (the callbacks' `window`, replaced):
+ * for a consumer that puts another model in place of the one it opened
+ * the source with, from its on_header at the latest. */
+void es_conn_skim_window(struct es_conn *c, const uint64_t *window);
+
 /* Fill in defaults (5 s, no retry, no files). */
 void es_conn_default_options(struct es_conn_options *o);
 
