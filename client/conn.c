@@ -7,7 +7,6 @@
  * (the loop thread). */
 #include "conn.h"
 
-#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,36 +55,18 @@ static bool is_drop_notice(const uint8_t *p, size_t n, uint64_t *chunks) {
     return true;
 }
 
-/* The event types note_event looks into (one predictable test per event
- * instead of a jump through a table on every event, BENCHMARKS.md; a
- * table for the reader's tap, es_stream_tap). */
+/* The event types note_event looks into: one load per event, and the
+ * reader's tap (es_stream_tap). */
 static const bool noted[ES_MAX_EVENT_TYPES] = {
     [ES_EVENT_PROGRAM_ARGS] = true,           [ES_EVENT_OSPROCESS_PID] = true,
     [ES_EVENT_RTS_IDENTIFIER] = true,         [ES_EVENT_HEAP_PROF_BEGIN] = true,
     [ES_EVENT_HEAP_PROF_SAMPLE_BEGIN] = true, [ES_EVENT_USER_MSG] = true,
 };
 
-static bool noted_type(unsigned t) {
-    switch (t) {
-    case ES_EVENT_PROGRAM_ARGS:
-    case ES_EVENT_OSPROCESS_PID:
-    case ES_EVENT_RTS_IDENTIFIER:
-    case ES_EVENT_HEAP_PROF_BEGIN:
-    case ES_EVENT_HEAP_PROF_SAMPLE_BEGIN:
-    case ES_EVENT_USER_MSG:
-        assert(noted[t]);
-        return true;
-    default:
-        return false;
-    }
-}
-
 static void note_event(struct es_conn_info *in, const struct es_event *ev) {
     const uint8_t *p = ev->payload;
     size_t n = ev->payload_len;
-    if (ev->time > in->latest_time && ev->type != ES_EVENT_BLOCK_MARKER)
-        in->latest_time = ev->time;
-    if (!noted_type(ev->type))
+    if (ev->type >= ES_MAX_EVENT_TYPES || !noted[ev->type])
         return;
     switch (ev->type) {
     case ES_EVENT_PROGRAM_ARGS:
@@ -142,9 +123,6 @@ static void stream_header(const struct es_header *hdr, void *ctx) {
  * none of the types note_event looks into, nor a block marker. */
 static void stream_skip(const struct es_stream_skip *run, void *ctx) {
     struct es_conn *c = ctx;
-    c->info.events += run->events;
-    if (run->max_time > c->info.latest_time)
-        c->info.latest_time = run->max_time;
     if (!c->ended)
         c->cb.on_skip(c, run, c->cb.ctx);
 }
@@ -152,7 +130,6 @@ static void stream_skip(const struct es_stream_skip *run, void *ctx) {
 static void stream_event(const struct es_event *ev, const uint8_t *base, void *ctx) {
     (void)base;
     struct es_conn *c = ctx;
-    c->info.events++;
     note_event(&c->info, ev);
     if (c->ended)
         return; /* closed by an earlier callback of this same read */
@@ -182,7 +159,7 @@ static void stream_setup(struct es_conn *c) {
     if (c->cb.want == NULL || skip == NULL)
         return;
     for (unsigned t = 0; t < ES_MAX_EVENT_TYPES; t++)
-        c->want[t] = c->cb.want[t] || noted_type(t);
+        c->want[t] = c->cb.want[t] || noted[t];
     c->want[ES_EVENT_BLOCK_MARKER] = true;
     es_stream_skim(&c->stream, c->want, c->cb.window, skip);
 }
@@ -225,12 +202,10 @@ int es_conn_feed(struct es_conn *c, const uint8_t *data, size_t n) {
      * it has returned (es_conn_close). */
     c->feeding = true;
     int r = es_stream_feed(&c->stream, data, n, &scb);
-    if (direct) {
-        /* What stream_event and stream_skip count otherwise. */
-        c->info.events = c->stream.events;
-        if (c->stream.latest_time > c->info.latest_time)
-            c->info.latest_time = c->stream.latest_time;
-    }
+    /* The reader counts the events and keeps the latest time. */
+    c->info.events = c->stream.events;
+    if (c->stream.latest_time > c->info.latest_time)
+        c->info.latest_time = c->stream.latest_time;
     /* The bytes go to on_bytes even when the parse failed in them: the
      * events before the fault were reported, and a whole-block writer
      * keeps what they complete. */

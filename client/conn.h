@@ -69,8 +69,8 @@ struct es_conn_info {
     char lossless_notice[512];
     uint64_t lossless_notices;
     uint64_t bytes;       /* bytes received */
-    uint64_t events;      /* events read, block markers included */
-    uint64_t latest_time; /* the latest event time seen (program time, ns) */
+    uint64_t events;      /* events read, block markers included (after each piece read) */
+    uint64_t latest_time; /* the latest event time seen (program time, ns; the same) */
 };
 
 struct es_conn;
@@ -100,9 +100,7 @@ struct es_conn_callbacks {
      * neither the source nor an event's stream offset and closes no source
      * from a callback: the reader calls these itself, with ctx, without a
      * hop through the source per event (es_stream_tap shows the source the
-     * few types it notes first). struct es_conn_info's `events` and
-     * `latest_time` are then current after each piece read, not each
-     * event. */
+     * few types it notes first). */
     es_stream_fn on_stream_event;
     es_stream_skip_fn on_stream_skip;
 };
