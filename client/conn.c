@@ -7,6 +7,8 @@
  * (the loop thread). */
 #include "conn.h"
 
+#include "es_notice_text.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,6 +99,7 @@ static void note_event(struct es_conn_info *in, const struct es_event *ev) {
         break;
     case ES_EVENT_USER_MSG: {
         static const char lossless[] = "eventlog-socket: lossless delivery ";
+        static const char cut[] = ES_NOTICE_PREFIX ES_NOTICE_CUT_WORDS;
         uint64_t chunks;
         if (is_drop_notice(p, n, &chunks)) {
             in->drop_notices++;
@@ -104,6 +107,9 @@ static void note_event(struct es_conn_info *in, const struct es_event *ev) {
         } else if (n > sizeof lossless - 1 && memcmp(p, lossless, sizeof lossless - 1) == 0) {
             copy_text(in->lossless_notice, sizeof in->lossless_notice, p, n);
             in->lossless_notices++;
+        } else if (n > sizeof cut - 1 && memcmp(p, cut, sizeof cut - 1) == 0) {
+            copy_text(in->cut_notice, sizeof in->cut_notice, p + sizeof cut - 1,
+                      n - (sizeof cut - 1));
         }
         break;
     }

@@ -68,6 +68,10 @@ struct es_conn_info {
      * (refused, or ended; protocol.md 1.3), and how many came. */
     char lossless_notice[512];
     uint64_t lossless_notices;
+    /* Why the stream was cut short, from the cut notice before its end
+     * marker (the library's when it ended this connection early, or
+     * `record`'s in a recording of a cut stream); "" when none came. */
+    char cut_notice[320];
     uint64_t bytes;       /* bytes received */
     uint64_t events;      /* events read, block markers included (after each piece read) */
     uint64_t latest_time; /* the latest event time seen (program time, ns; the same) */

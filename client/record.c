@@ -294,7 +294,15 @@ static void on_end(struct es_conn *c, enum es_conn_end how, void *ctx) {
     char why[700];
     switch (how) {
     case ES_CONN_COMPLETE:
-        stop(r, 0, "complete");
+        /* The end marker after a cut notice: the program ended this
+         * connection early (a slow client at exit), on an event boundary. */
+        if (c->info.cut_notice[0] != '\0') {
+            snprintf(why, sizeof why, "the program cut this connection short: %s",
+                     c->info.cut_notice);
+            stop(r, 1, why);
+        } else {
+            stop(r, 0, "complete");
+        }
         break;
     case ES_CONN_CUT:
         /* The reader says where it stopped; the usual story is a program
