@@ -47,8 +47,10 @@ def control_sends_each_command(s):
 
 @test
 def control_census_wait(s):
-    """census --wait on a busy program sees its census: the sample the
-    request caused, taken within a second of the request."""
+    """census --wait on a busy program sees its census: a sample taken after
+    the request, and seen long before the 10 s timeout (on a quiet machine
+    within a second; a busy one delays the library's threads and the
+    flush)."""
     need_live_samples()
     p, sock = busy(s, "census", ["-hT", "-i100"])
     time.sleep(0.5)
@@ -58,7 +60,7 @@ def control_census_wait(s):
                   r"\(seen after ([\d.]+) s\)", out)
     expect(m, "output %r" % out)
     note(out.strip())
-    expect(float(m.group(2)) < 1.0, "the census came %s s after the request" % m.group(2))
+    expect(0 <= float(m.group(2)) < 5.0, "the census came %s s after the request" % m.group(2))
 
 
 @test
