@@ -18,6 +18,13 @@
 #                 eventlog-socket record and top against a plain client
 #                 (BENCH_ONLY=overhead,... for some of them, BENCH_REPS=N
 #                 for N runs of each figure)
+#   make check-loaded
+#                 make check with stress-ng --cpu 4 beside it (a busy
+#                 machine: load 6 on 2 cores); the hog is killed at the end
+#   make soak [SOAK_MINUTES=30]
+#                 the probe streaming that long to three clients
+#                 (reconnecting, lossless, slow): memory, descriptors and
+#                 the library's CPU judged flat (bench/soak.py)
 #   make check-matrix
 #                 make check on the host's GHC, then 9.6 and 9.10
 #   make fuzz     libFuzzer on the parsers of what the RTS and clients
@@ -57,7 +64,7 @@ INSTALLED := $(DESTDIR)$(BINDIR)/eventlog-socket $(DESTDIR)$(LIBDIR)/libeventlog
 uninstall:
 	rm -f $(INSTALLED)
 
-PUBLIC_TARGETS := all lib check unit-test integration-test cabal-build cabal-test symbols demo \
+PUBLIC_TARGETS := all lib check check-loaded soak unit-test integration-test cabal-build cabal-test symbols demo \
                   fixtures bench bench-programs format format-check install
 
 ifndef ES_DEPS_CHECKED
@@ -494,6 +501,17 @@ check: $(LIB) $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(SPARKER) $(CHECKER) $
        $(UNIT_TSAN_BIN) $(SAN_PROGRAMS) \
        $(FUZZ_REPLAY_BIN) $(BENCH_PROGRAMS)
 	@HC=$(HC) tests/run-all.sh $(BUILD)
+
+# make check beside a CPU hog (scripts/check-loaded.sh kills it whatever
+# happens).
+check-loaded: $(LIB) $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(SPARKER) $(CHECKER) $(MANY_CLIENTS) \
+              $(THREADER) $(HEAPMODES) $(UNIT_BIN) $(UNIT_ASAN_BIN) $(UNIT_TSAN_BIN) $(SAN_PROGRAMS) \
+              $(FUZZ_REPLAY_BIN) $(BENCH_PROGRAMS)
+	@HC=$(HC) scripts/check-loaded.sh $(BUILD)
+
+SOAK_MINUTES ?= 30
+soak: $(PROBE) $(CHECKER) $(MANY_CLIENTS)
+	@python3 bench/soak.py --build $(BUILD) --minutes $(SOAK_MINUTES)
 
 # Record this GHC's eventlog fixture for the unit tests.
 fixtures: $(CHECKER)

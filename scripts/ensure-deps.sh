@@ -34,6 +34,8 @@ command -v curl >/dev/null 2>&1 || need+=(curl)
 # Tests only: `table` and `compare` CSV read by pandas, and README's pandas
 # example run (Debian's python3, /usr/bin/python3).
 /usr/bin/python3 -c 'import pandas' >/dev/null 2>&1 || need+=(python3-pandas)
+# make check-loaded runs the tests beside a CPU hog.
+command -v stress-ng >/dev/null 2>&1 || need+=(stress-ng)
 # The formatting check of make check (it is skipped without clang-format).
 command -v clang-format >/dev/null 2>&1 || need+=(clang-format)
 # Profiling libraries, for the cost-centre profiling tests (ghc -prof).
