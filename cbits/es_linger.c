@@ -69,13 +69,23 @@ static void cut_slow(struct es_linger *l, struct es_client *c, uint64_t now, uin
     es_cut_client(c, why);
 }
 
+/* Whether `c` has stopped reading: no progress for the client's stall
+ * time (es_client_stalled); one that has read since the exit began gets
+ * the whole linger time of silence, as a busy machine may leave a reader
+ * unscheduled for a second. */
+static bool stopped(const struct es_linger *l, struct es_client *c, uint64_t now) {
+    if (!es_client_stalled(c, now))
+        return false;
+    return es_client_consumed_since_exit(c) == 0 || now - es_client_moved_ms(c) >= l->linger_ms;
+}
+
 static void on_check(uv_timer_t *t) {
     struct es_linger *l = t->data;
     uint64_t now = uv_now(l->loop), elapsed = now - l->began_ms;
     es_fanout_each(l->fan, c, next) {
         if (es_client_is(c, ES_CLIENT_CLOSING))
             continue;
-        if (es_client_stalled(c, now)) {
+        if (stopped(l, c, now)) {
             es_log_limited(&l->log_stall, now,
                            "client %llu stopped reading; cutting it without the rest of the "
                            "stream",

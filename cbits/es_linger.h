@@ -3,7 +3,8 @@
  * for them as long as they make progress:
  * - a client that has stopped reading (es_client_stalled: nothing consumed
  *   for half the linger time, 1 s by default, or for ES_EXIT_NEVER_READ_MS
- *   when it never read) is cut at once;
+ *   when it never read; the whole linger time for one that has read since
+ *   the exit began) is cut at once;
  * - every other client gets the linger time (GHC_EVENTLOG_LINGER_MS, 2 s);
  * - past it, a client stays only while its pace since the exit began
  *   would bring it to the end within the maximum

@@ -268,10 +268,10 @@ struct eventlog_socket_options {
     int slow_client;
     /* How long exit waits for clients to take the rest of their stream:
      * every client that keeps reading gets this long (default 2000); a
-     * client that reads nothing for half of it (250 ms when it never read)
-     * is closed at once. Whatever the library closes ends on an event
-     * boundary, with a cut notice and the end marker when the socket takes
-     * them (at most 1000 ms more). */
+     * client that reads nothing for half of it (250 ms when it never read,
+     * all of it once it has read during the exit) is cut at once. What the
+     * library cuts ends on an event boundary, with a cut notice and the
+     * end marker when the socket takes them (at most 5000 ms more). */
     unsigned linger_ms;
     /* Control commands that cost the program (a heap census; start/stop of
      * profiling) act at most once per this many milliseconds, each kind on
@@ -309,7 +309,7 @@ struct eventlog_socket_options {
      * backlog at a pace that brings it to the end within this many
      * milliseconds of the exit's start, and never longer (default 10000;
      * linger_ms when that is longer; at most 600000). Exit never waits for
-     * the library longer than this plus 1500 ms. */
+     * the library longer than this plus 5500 ms. */
     unsigned linger_max_ms;
 };
 #define EVENTLOG_SOCKET_LOSSLESS_OWNER         0
