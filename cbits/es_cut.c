@@ -255,8 +255,10 @@ void es_cut_client(struct es_client *c, const char *why) {
     struct boundary b = find_boundary(c);
     struct es_cut *k = NULL;
     int fd = es_client_fd(c);
+    /* A client that has stopped reading would not take the rest of the
+     * chunk either: waiting for it would only keep that chunk's memory. */
     if (!es_client_is(c, ES_CLIENT_FINISHING) && b.header && (b.tail != NULL || !b.ended) &&
-        fd >= 0)
+        fd >= 0 && !es_client_stalled(c, uv_now(c->env->loop)))
         k = calloc(1, sizeof *k);
     if (k != NULL && (k->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) < 0) {
         free(k);
@@ -264,7 +266,7 @@ void es_cut_client(struct es_client *c, const char *why) {
     }
     if (k == NULL) {
         /* Nothing to end on a boundary (it has everything, or no header),
-         * or no means to: close at once. */
+         * no one to take it, or no means to: close at once. */
         es_client_close(c);
         return;
     }

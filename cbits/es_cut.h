@@ -18,7 +18,9 @@
  *
  * "The library closes a client" means exactly the calls of es_cut_client;
  * es_client_close (the peer went away, a refusal before anything was sent)
- * closes at once. Loop thread only. */
+ * closes at once, and so does es_cut_client for a client that has stopped
+ * reading: only such a client can be left with half an event. Loop thread
+ * only. */
 #ifndef ES_CUT_H
 #define ES_CUT_H
 
@@ -36,7 +38,9 @@ struct es_client;
 
 /* Close `c`, its stream ended on an event boundary; `why` goes into the
  * cut notice (copied). A client that is closing already is left alone;
- * one that has been handed its whole stream, or none of its header, is
+ * one that has been handed its whole stream, or none of its header, or
+ * that has stopped reading (es_client_stalled: it would not take the rest
+ * of the chunk either, and waiting would keep that chunk's memory), is
  * closed at once. */
 void es_cut_client(struct es_client *c, const char *why);
 

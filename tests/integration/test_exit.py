@@ -84,16 +84,22 @@ EXIT_FLOOD = 300000
 CUT_PREFIX = "eventlog-socket: recording cut: "
 
 
-def exit_with_readers(s, name, env, readers):
+def exit_with_readers(s, name, env, readers, late=()):
     """The probe with the clients `readers` (Client keyword arguments each)
     connected, a flood, then the program's exit; returns the program and
-    the clients, their streams ended."""
+    the clients, their streams ended. The clients numbered in `late` read
+    nothing until the flood is over: at exit the whole flood is their
+    backlog, however fast the machine ran the program."""
     sock = s.path(name + ".sock")
     p = Program(s, "probe", unix=sock, wait=True, env=env)
     p.wait_socket(sock)
-    clients = [Client(s, unix=sock, **kw) for kw in readers]
+    clients = [Client(s, unix=sock, **dict(kw, read=kw.get("read", True) and i not in late))
+               for i, kw in enumerate(readers)]
     p.wait_clients(len(clients))
     p.cmd("flood %d x" % EXIT_FLOOD)
+    for i in late:
+        clients[i].start_reading()
+        clients[i].wait_bytes(1)
     p.cmd("quit")
     p.finish(timeout=120)
     expect(p.proc.returncode == 0, "exit status %s" % p.proc.returncode)
@@ -141,11 +147,12 @@ def exit_waits_for_a_reader_that_keeps_reading(s):
 @test(timeout=240)
 def slow_reader_cut_at_exit_ends_on_an_event_boundary(s):
     """A reader too slow to take the rest within GHC_EVENTLOG_LINGER_MAX_MS
-    (1.5 s) is cut, but what it gets ends on an event boundary with a cut
+    (1.5 s: it reads 2 MB/s and begins when the flood, 10-12 MB, is over)
+    is cut, but what it gets ends on an event boundary with a cut
     notice and the end marker: it parses with ghc-events, and
     `eventlog-socket table` says "cut" (exit 1) with the library's reason."""
     env = {"GHC_EVENTLOG_LINGER_MS": "500", "GHC_EVENTLOG_LINGER_MAX_MS": "1500"}
-    p, (reader,) = exit_with_readers(s, "slow", env, [{"pace": 2e6}])
+    p, (reader,) = exit_with_readers(s, "slow", env, [{"pace": 2e6}], late=[0])
     data = reader.received()
     why, n = judge_cut(s, data, "slow")
     note("cut after %d of %d messages: %s" % (n, EXIT_FLOOD, why))
