@@ -105,10 +105,10 @@ def sixty_four_clients(s):
 
 @test(timeout=600)
 def sixty_four_clients_half_napping(s):
-    """The same with every other client sleeping 10 ms after each read of
+    """The same with every other client sleeping 30 ms after each read of
     64 KiB (a reader busy with other work): all 64 still get the whole
     stream and the end marker at exit."""
-    sixty_four(s, "napping", nap=0.01)
+    sixty_four(s, "napping", nap=0.03)
 
 
 @test
