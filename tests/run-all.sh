@@ -90,6 +90,7 @@ suite "integration tests, library under ASan/UBSan (GHC $ghc_version)" \
     record_equals_plain_client record_counts_drop_notices client_header_then_garbage \
     client_peer_not_eventlog_socket control_wait_judgement \
     heap_hp_equals_ghc heap_live_hp heap_cut_file top_live_screen top_retry_reconnects \
-    web_serve_live web_report_files
+    web_serve_live web_report_files exit_waits_for_a_reader_that_keeps_reading \
+    slow_reader_cut_at_exit_ends_on_an_event_boundary slow_client_disconnect_ends_on_an_event_boundary
 echo "check: $pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]
