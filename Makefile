@@ -137,7 +137,7 @@ CLIENT_LIB_SRC := client/addr.c client/conn.c client/conn_io.c client/blocks.c c
 MODEL_SRC := $(wildcard client/model*.c)
 MODEL_H := $(wildcard client/model*.h)
 CLIENT_CBITS := cbits/es_stream.c cbits/es_header.c cbits/es_events.c cbits/es_peer.c \
-                cbits/es_notice_text.c
+                cbits/es_notice_text.c cbits/es_utf8.c
 
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/unit/%)

@@ -14,6 +14,7 @@
 #include "table_rows.h"
 
 #include "es_notice_text.h"
+#include "es_utf8.h"
 #include "csv.h"
 
 #include <errno.h>
@@ -185,8 +186,7 @@ static void cut_notice(struct table *t, const struct es_event *ev) {
     if (n.kind != ES_NOTICE_CUT)
         return;
     t->cut = true;
-    snprintf(t->cut_why, sizeof t->cut_why, "%.*s", (int)sizeof t->cut_why - 1, n.why);
-    es_csv_clean_utf8(t->cut_why);
+    es_utf8_copy(t->cut_why, sizeof t->cut_why, (const uint8_t *)n.why, strlen(n.why));
 }
 
 static void on_event(struct es_conn *c, const struct es_event *ev, uint64_t offset, void *ctx) {
