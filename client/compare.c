@@ -13,6 +13,7 @@
 #include "opts.h"
 #include "es_utf8.h"
 #include "subcommands.h"
+#include "outfile.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -107,7 +108,7 @@ static int output(const struct es_cmp *cmp, const char *csv) {
         fprintf(stderr, "eventlog-socket compare: out of memory\n");
         return 2;
     }
-    FILE *f = csv == NULL || strcmp(csv, "-") == 0 ? stdout : fopen(csv, "w");
+    FILE *f = csv == NULL || strcmp(csv, "-") == 0 ? stdout : es_outfile_fopen(csv, "w");
     if (f == NULL) {
         fprintf(stderr, "eventlog-socket compare: cannot create %s: %s\n", csv, strerror(errno));
         free(rows);

@@ -17,6 +17,7 @@
 #include "opts.h"
 #include "subcommands.h"
 #include "webaddr.h"
+#include "outfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -53,7 +54,7 @@ static int open_recording(struct serve *s) {
             snprintf(path, sizeof path, "%s.%u", s->rec_path, s->run + 1);
         else
             snprintf(path, sizeof path, "%s", s->rec_path);
-        fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        fd = es_outfile_open(path, O_RDWR | O_CREAT | O_TRUNC);
     } else {
         const char *dir = getenv("TMPDIR");
         snprintf(s->tmp_path, sizeof s->tmp_path, "%s/eventlog-socket-serve-XXXXXX",

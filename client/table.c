@@ -16,6 +16,7 @@
 #include "es_notice_text.h"
 #include "es_utf8.h"
 #include "csv.h"
+#include "outfile.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -298,7 +299,7 @@ int es_table_main(int argc, char **argv) {
         }
         es_model_init(t->model);
     }
-    t->out = strcmp(t->out_path, "-") == 0 ? stdout : fopen(t->out_path, "w");
+    t->out = strcmp(t->out_path, "-") == 0 ? stdout : es_outfile_fopen(t->out_path, "w");
     if (t->out == NULL) {
         fprintf(stderr, "eventlog-socket table: cannot create %s: %s\n", t->out_path,
                 strerror(errno));
