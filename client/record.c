@@ -287,7 +287,10 @@ static void on_bytes(struct es_conn *c, const uint8_t *data, size_t n, void *ctx
     int e = es_blocks_append(&r->blocks, data, n);
     if (e != 0) {
         char msg[600];
-        snprintf(msg, sizeof msg, "cannot write %s: %s", r->path, strerror(-e));
+        if (e == -EMSGSIZE)
+            es_blocks_too_long_why(&r->blocks, msg, sizeof msg);
+        else
+            snprintf(msg, sizeof msg, "cannot write %s: %s", r->path, strerror(-e));
         stop(r, 2, msg);
         return;
     }
