@@ -79,10 +79,11 @@ def gc(ms, gen=0):
             (GC_END, ms)]
 
 
-def ipe(addr, name, ms=1):
+def ipe(addr, label, loc=b"Main.hs:1:1", ms=1):
     """An IPE event: the table's address, then table name, closure type,
-    type, label, module and source location."""
-    strings = [name + b"_info", b"THUNK", b"T", name, b"Main", b"Main.hs:1:1"]
+    type, label, module and source location (the name people see is
+    "LABEL (LOC)")."""
+    strings = [b"t_info", b"THUNK", b"T", label, b"Main", loc]
     return (IPE, ms, struct.pack(">Q", addr) + b"".join(s + b"\0" for s in strings))
 
 
