@@ -1,10 +1,10 @@
 /* What the client's model keeps of a stream's text and tables, whatever
- * the stream sends (client/model_census.c, model_ipe.c, model_notes.c):
- * census labels, names and markers are valid UTF-8 (cbits/es_utf8.h's
+ * the stream sends (client/model/census.c, ipe.c, notes.c):
+ * census labels, names and markers are valid UTF-8 (cbits/format/es_utf8.h's
  * rule: U+FFFD for each bad byte, a cut between characters); -hi's info
  * table names stay within ES_MODEL_MAX_IPE_BYTES, and a figures-only model
  * (`metrics`) keeps none. No argument. */
-#include "model.h"
+#include "model/model.h"
 #include "model_events.h"
 #include "tap.h"
 

@@ -1,7 +1,7 @@
-/* The one rule for text that is not UTF-8 (cbits/es_utf8.[ch]): valid
+/* The one rule for text that is not UTF-8 (cbits/format/es_utf8.[ch]): valid
  * sequences pass, every byte that starts none becomes U+FFFD, a copy cut
  * to fit and a cut text end between characters. Runs under ASan. */
-#include "es_utf8.h"
+#include "format/es_utf8.h"
 #include "tap.h"
 
 #include <string.h>
