@@ -215,6 +215,7 @@ static void on_tick(uv_timer_t *timer) {
         malloc_trim(0);
     trials(x);
     es_promscan_report(&x->sc);
+    es_promhttp_cut_late(x->http);
     publish(x);
 }
 
