@@ -142,7 +142,7 @@ def serve_token_mode_owner_never_locked_out(s):
     note("owner: %d of 25 answered; serve ran %d threads at most; %d slow connections held"
          % (ok, most, held))
     expect(ok == 25, "the owner's requests answered: %d of 25" % ok)
-    expect(most <= 64, "serve ran %d threads" % most)
+    expect(most <= 100, "serve ran %d threads (one per connection would be 258)" % most)
 
 
 class Recorder(http.server.BaseHTTPRequestHandler):

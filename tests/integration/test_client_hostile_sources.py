@@ -89,7 +89,7 @@ def metrics_glob_of_planted_paths(s):
          "%d sources" % (found, most_fds, rss, lines, seconds, len(sources)))
     expect(sources == {"unix:" + real}, "sources exported: %d (%s)"
            % (len(sources), sorted(sources)[:3]))
-    expect(most_fds <= 64 + 16, "the exporter held %d descriptors" % most_fds)
+    expect(most_fds <= 64 + 24, "the exporter held %d descriptors" % most_fds)
     expect(rss < 40 * 1024, "the exporter grew to %d KiB" % rss)
     expect(lines <= seconds + 3, "%d lines on stderr in %.0f s" % (lines, seconds))
 
