@@ -2,7 +2,8 @@
 
 -- | The Haskell side of upstream-c-main and ours-c-main. Their C hooks call
 -- hs_post_start (POST_START: posts the marker "post-start N" for its Nth
--- run) and hs_pre_end (PRE_END: posts "pre-end"). main posts "main
+-- run) and hs_pre_end (PRE_END: posts "pre-end", and says "pre-end hook
+-- ran" on stderr). main posts "main
 -- begins", says so on stdout, waits (60 s at most) until POST_START has
 -- run twice (the second client's connection), posts "main ends" and
 -- returns. With the argument "once" it does not wait. Uses upstream 0.1.3's Haskell API only (testWorkerStatus,
@@ -15,7 +16,7 @@ import Debug.Trace (traceMarkerIO)
 import GHC.Eventlog.Socket (testControlStatus, testWorkerStatus)
 import System.Environment (getArgs)
 import System.Exit (exitFailure)
-import System.IO (hFlush, stdout)
+import System.IO (hFlush, hPutStrLn, stderr, stdout)
 import System.IO.Unsafe (unsafePerformIO)
 
 runs :: MVar Int
@@ -28,7 +29,7 @@ hsPostStart = do
   traceMarkerIO ("post-start " ++ show n)
 
 hsPreEnd :: IO ()
-hsPreEnd = traceMarkerIO "pre-end"
+hsPreEnd = traceMarkerIO "pre-end" >> hPutStrLn stderr "pre-end hook ran"
 
 foreign export ccall "hs_post_start" hsPostStart :: IO ()
 
