@@ -43,7 +43,7 @@ CC ?= cc
 # The version has one home, the cabal file; the .pc, the command's
 # --version and the header's EVENTLOG_SOCKET_VERSION follow it
 # (tests/check-version.sh).
-VERSION := $(shell sed -n 's/^version:[[:space:]]*//p' eventlog-socket.cabal)
+VERSION := $(shell sed -n 's/^version:[[:space:]]*//p' eventlog-tap.cabal)
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 LIBDIR ?= $(PREFIX)/lib
@@ -251,7 +251,7 @@ $(WEB_GEN): scripts/embed-web.sh $(wildcard client/web/*.*) $(WEB_APP) $(DYGRAPH
 	@mkdir -p $(dir $@)
 	scripts/embed-web.sh $@ $(WEB_ASSETS)
 
-$(CLIENT): $(CLIENT_SRC) $(wildcard client/*.h) $(CLIENT_CBITS) $(wildcard cbits/*.h) $(WEB_GEN) eventlog-socket.cabal
+$(CLIENT): $(CLIENT_SRC) $(wildcard client/*.h) $(CLIENT_CBITS) $(wildcard cbits/*.h) $(WEB_GEN) eventlog-tap.cabal
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(CFLAGS) -Iinclude -Icbits -Iclient $(UV_CFLAGS) \
 	    -DES_VERSION='"$(VERSION)"' $(NCURSES_CFLAGS) $(MHD_CFLAGS) -o $@ $(CLIENT_SRC) $(WEB_GEN) $(CLIENT_CBITS) $(UV_LIBS) \

@@ -48,7 +48,7 @@ files=$(cd "$dest" && find . ! -type d | sort | tr '\n' ' ')
 expected="./opt/eventlog-socket-test/bin/eventlog-socket ./opt/eventlog-socket-test/include/eventlog_socket.h ./opt/eventlog-socket-test/lib/libeventlog-socket.a ./opt/eventlog-socket-test/lib/pkgconfig/eventlog-socket.pc "
 [ "$files" = "$expected" ]
 ok $? "installed exactly the command, the header, the archive and the .pc file (got: $files)"
-version=$(sed -n 's/^version:[[:space:]]*//p' "$repo/eventlog-socket.cabal")
+version=$(sed -n 's/^version:[[:space:]]*//p' "$repo/eventlog-tap.cabal")
 installed_version=$("$dest$prefix/bin/eventlog-socket" --version 2>&1)
 [ "$installed_version" = "eventlog-socket $version" ]
 ok $? "the installed command runs: --version says \"$installed_version\" (the cabal file: $version)"
