@@ -30,7 +30,9 @@
 #   make uninstall
 #                 remove exactly those files (same PREFIX and DESTDIR)
 #
-# Missing tools are installed first (scripts/ensure-deps.sh, apt-get).
+# Missing packages are installed first (scripts/ensure-deps.sh, apt-get),
+# each target's own: make and make install only the build's, make demo the
+# demo's, the test targets the tests' too (README, "Install it").
 
 # `make` alone builds (uninstall below would otherwise be the first target).
 .DEFAULT_GOAL := all
@@ -65,7 +67,7 @@ ifndef ES_DEPS_CHECKED
 # variables computed from ghc and pkg-config see the installed tools.
 .PHONY: $(PUBLIC_TARGETS) clean
 $(PUBLIC_TARGETS):
-	@scripts/ensure-deps.sh $(if $(filter demo,$@),--demo)
+	@scripts/ensure-deps.sh $@
 	@$(MAKE) --no-print-directory -j$(shell nproc 2>/dev/null || echo 2) ES_DEPS_CHECKED=1 $@
 clean:
 	rm -rf $(BUILD)
@@ -79,7 +81,7 @@ check-matrix:
 	@scripts/check-matrix.sh
 .PHONY: fuzz
 fuzz:
-	@scripts/ensure-deps.sh --fuzz
+	@scripts/ensure-deps.sh fuzz
 	@$(MAKE) --no-print-directory -j$(shell nproc 2>/dev/null || echo 2) ES_DEPS_CHECKED=1 $@
 else
 

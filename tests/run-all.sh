@@ -71,6 +71,7 @@ cabal_sources_check() {
 }
 suite "cabal package sources" cabal_sources_check
 suite "one version everywhere" tests/check-version.sh "$build"
+suite "which target installs which packages" tests/deps.sh
 suite "ARCHITECTURE.md names every source file" tests/check-architecture.sh
 suite "install (make install into a DESTDIR, the example built against it)" tests/install.sh "$build"
 # Two tests at a time: each is its own process with its own sockets, and
