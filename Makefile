@@ -506,13 +506,16 @@ demo: $(FIBBER)
 
 # The .pc file is made at install time, so that it always names the PREFIX
 # the files go to. The archive is built for this GHC ($(HC_VERSION)), which
-# the .pc records as the variable ghc_version. libuv is in Requires, not
+# the .pc records as the variable ghc_version; the header includes Rts.h,
+# so its Cflags carry that GHC's RTS include directories, for a C compiler
+# that ghc does not drive. libuv is in Requires, not
 # Requires.private: with only an archive installed, every link needs it.
 install: $(LIB) $(CLIENT)
 	@mkdir -p $(BUILD)
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
 	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' -e 's|@VERSION@|$(VERSION)|g' \
-	    -e 's|@GHC_VERSION@|$(HC_VERSION)|g' eventlog-socket.pc.in > $(BUILD)/eventlog-socket.pc
+	    -e 's|@GHC_VERSION@|$(HC_VERSION)|g' -e 's|@RTS_INCLUDE@|$(RTS_INCLUDE)|g' \
+	    -e 's|@RTS_CFLAGS@|$(addprefix -I,$(RTS_INCLUDE))|g' eventlog-socket.pc.in > $(BUILD)/eventlog-socket.pc
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR)
 	install -m 755 $(CLIENT) $(DESTDIR)$(BINDIR)/eventlog-socket
 	install -m 644 $(LIB) $(DESTDIR)$(LIBDIR)/libeventlog-socket.a
