@@ -7,6 +7,9 @@
 #   make check    every test: unit tests (plain and ASan/UBSan), symbol
 #                 check, integration tests against the real GHC, the cabal
 #                 package (make cabal-test alone)
+#   make install-test
+#                 make install (staged and not), pkg-config with cc and
+#                 ghc, README's C main built against the installed copy
 #   make cabal-build
 #                 the cabal package and the examples, offline (README)
 #   make demo     run fibber-c-main on a Unix socket, request a heap census
@@ -59,7 +62,7 @@ INSTALLED := $(DESTDIR)$(BINDIR)/eventlog-socket $(DESTDIR)$(LIBDIR)/libeventlog
 uninstall:
 	rm -f $(INSTALLED)
 
-PUBLIC_TARGETS := all lib check unit-test integration-test cabal-build cabal-test symbols demo \
+PUBLIC_TARGETS := all lib check unit-test integration-test cabal-build cabal-test install-test symbols demo \
                   fixtures bench bench-programs format format-check install
 
 ifndef ES_DEPS_CHECKED
@@ -496,6 +499,11 @@ check: $(LIB) $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(SPARKER) $(CHECKER) $
        $(UNIT_TSAN_BIN) $(SAN_PROGRAMS) \
        $(FUZZ_REPLAY_BIN) $(BENCH_PROGRAMS)
 	@HC=$(HC) tests/run-all.sh $(BUILD)
+
+# make install three ways, and README's C main built against each copy
+# (tests/install.sh; make check runs it too).
+install-test: $(LIB) $(CLIENT) $(CHECKER)
+	@HC=$(HC) tests/install.sh $(BUILD)
 
 # Record this GHC's eventlog fixture for the unit tests.
 fixtures: $(CHECKER)

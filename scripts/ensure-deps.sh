@@ -47,7 +47,8 @@ case $target in
 all | lib | install | symbols) want=("${build_pkgs[@]}") ;;
 demo) want=("${demo_pkgs[@]}") ;;
 cabal-build) want=("${cabal_pkgs[@]}") ;;
-check | unit-test | integration-test | cabal-test | fixtures | bench | bench-programs | format | format-check)
+check | unit-test | integration-test | cabal-test | install-test | fixtures | bench | bench-programs | format | \
+    format-check)
     want=("${build_pkgs[@]}" "${test_pkgs[@]}") ;;
 fuzz) want=("${build_pkgs[@]}" "${test_pkgs[@]}" "${fuzz_pkgs[@]}") ;;
 *)
