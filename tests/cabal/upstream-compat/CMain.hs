@@ -11,7 +11,7 @@
 module Main (main) where
 
 import Control.Concurrent (threadDelay)
-import Control.Concurrent.MVar (MVar, modifyMVar, newMVar, readMVar)
+import Control.Concurrent.MVar (MVar, modifyMVar_, newMVar, readMVar)
 import Debug.Trace (traceMarkerIO)
 import GHC.Eventlog.Socket (testControlStatus, testWorkerStatus)
 import System.Environment (getArgs)
@@ -24,9 +24,11 @@ runs = unsafePerformIO (newMVar 0)
 {-# NOINLINE runs #-}
 
 hsPostStart :: IO ()
-hsPostStart = do
-  n <- modifyMVar runs (\k -> pure (k + 1, k + 1))
-  traceMarkerIO ("post-start " ++ show n)
+-- The marker is posted before the count goes up (inside modifyMVar_), so
+-- that main, which waits for the count, posts "main ends" after it.
+hsPostStart = modifyMVar_ runs $ \k -> do
+  traceMarkerIO ("post-start " ++ show (k + 1))
+  pure (k + 1)
 
 hsPreEnd :: IO ()
 hsPreEnd = traceMarkerIO "pre-end" >> hPutStrLn stderr "pre-end hook ran"

@@ -15,7 +15,7 @@
 module Main (main) where
 
 import Control.Concurrent (threadDelay)
-import Control.Concurrent.MVar (modifyMVar, newMVar, readMVar)
+import Control.Concurrent.MVar (modifyMVar_, newMVar, readMVar)
 import Control.Exception (Exception (..), SomeException, toException, try)
 import Data.Int (Int32)
 import Data.Word (Word8)
@@ -91,9 +91,10 @@ main = do
   runs <- newMVar (0 :: Int)
   -- A hook that throws: the library prints it, the next hook still runs.
   registerHook' HookPostStartEventLogging (ioError (userError "hook boom"))
-  registerHook' HookPostStartEventLogging $ do
-    n <- modifyMVar runs (\k -> pure (k + 1, k + 1))
-    traceMarkerIO ("post-start " ++ show n)
+  -- The marker before the count goes up: main posts "main ends" after it.
+  registerHook' HookPostStartEventLogging $ modifyMVar_ runs $ \k -> do
+    traceMarkerIO ("post-start " ++ show (k + 1))
+    pure (k + 1)
   registerHook' HookPreEndEventLogging (traceMarkerIO "pre-end" >> hPutStrLn stderr "pre-end hook ran")
   ns <- registerNamespace' "upstream-hs"
   registerCommand' ns (CommandId 1) (traceMarkerIO "command 1")
