@@ -534,7 +534,7 @@ install: $(LIB) $(CLIENT)
 	install -m 644 $(BUILD)/eventlog-socket.pc $(DESTDIR)$(PKGCONFIGDIR)/eventlog-socket.pc
 
 FORMAT_FILES := $(wildcard include/*.h cbits/*/*.[ch] rts-writer/*.[ch] tests/unit/*.[ch] tests/fuzz/*.[ch] \
-                  examples/*/cbits/*.c tests/probe/*.c tests/clients/*.c tests/cabal/tiny/*.c tests/cabal/upstream-compat/*.c \
+                  examples/*/cbits/*.c tests/probe/*.c tests/clients/*.c tests/cabal/tiny/*.c tests/cabal/upstream-compat/*.c haskell/test/*.c \
                   bench/*.[ch] bench/cbits/*.c client/*.[ch] client/*/*.[ch])
 format:
 	clang-format -i $(FORMAT_FILES)

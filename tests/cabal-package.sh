@@ -49,7 +49,7 @@ expect() { # expect DESCRIPTION LOG COMMAND...
     if "$@"; then ok "$what"; else not_ok "$what" "$log"; fi
 }
 
-echo "1..32"
+echo "1..33"
 if ! command -v cabal >/dev/null 2>&1; then
     not_ok "cabal is installed (apt-get install cabal-install)"
     exit 1
@@ -149,6 +149,13 @@ else
     not_ok "cabal build --offline, from the tarball, of a project depending on eventlog-tap, and of programs written against upstream 0.1.3's API with upstream's bounds" "$tmp/build.log"
     exit 1
 fi
+# The package's own test-suite, as a Hackage user runs it from the tarball.
+(cd "$proj" && timeout "$build_timeout" cabal --config-file=/dev/null test --offline -w "$hc" \
+    --builddir="$tmp/dist" --test-show-details=direct eventlog-tap) >"$tmp/test.log" 2>&1
+test_rc=$?
+test_summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$tmp/test.log" | tail -n 1)
+expect "cabal test eventlog-tap, from the tarball: its test-suite passes (${test_summary:-no summary})" \
+    "$tmp/test.log" bash -c "[ $test_rc -eq 0 ] && echo '$test_summary' | grep -q ' 0 failed$'"
 # -Werror made any warning fail the build; say so, and that the package was
 # compiled in this run (not taken from a store).
 grep -q "Building library for eventlog-tap-$version" "$tmp/build.log"
