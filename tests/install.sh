@@ -74,7 +74,10 @@ make_in_repo() { # make_in_repo PREFIX DESTDIR TARGET (an empty PREFIX: the defa
 # client reads to the end, the checker judges the stream.
 run_app() { # run_app LABEL EXE
     local label=$1 exe=$2 sock=$tmp/app.sock rc
-    rm -f "$sock"
+    # A fresh log: the previous run's "listening" line must not be read as
+    # this one's.
+    rm -f "$sock" "$tmp/app.err"
+    : >"$tmp/app.err"
     GHC_EVENTLOG_UNIX_PATH=$sock GHC_EVENTLOG_WAIT=1 timeout 120 "$exe" 20 25 \
         >"$tmp/app.out" 2>"$tmp/app.err" &
     app_pid=$!
