@@ -129,7 +129,8 @@ one_install() { # one_install LABEL PREFIX DESTDIR
     if [ -n "$dest" ]; then
         local -x PKG_CONFIG_SYSROOT_DIR=$dest
         for d in $rts_dirs; do
-            mkdir -p "$(dirname "$dest$d")" && [ -e "$dest$d" ] || ln -s "$d" "$dest$d"
+            mkdir -p "$(dirname "$dest$d")"
+            if [ ! -e "$dest$d" ]; then ln -s "$d" "$dest$d"; fi
         done
     fi
     flags=$(pkg-config --cflags --libs eventlog-socket 2>"$tmp/pc.err")
@@ -145,9 +146,11 @@ one_install() { # one_install LABEL PREFIX DESTDIR
     ok $rc "$label: the flags name the installed include and lib directories, then libuv"
     rc=0
     for d in $rts_dirs; do case " $flags " in *" -I$dest$d "*) ;; *) rc=1 ;; esac; done
-    [ -n "$rts_dirs" ] && [ "$rts_dirs" = "$("${HC_PKG:-ghc-pkg}" field rts include-dirs --simple-output | tr '\n' ' ' | sed 's/ $//')" ]
-    [ $? -eq 0 ] && [ $rc -eq 0 ]
-    ok $? "$label: Cflags carry the RTS include directories of the GHC it was built with ($rts_dirs)"
+    if [ -z "$rts_dirs" ] ||
+        [ "$rts_dirs" != "$("${HC_PKG:-ghc-pkg}" field rts include-dirs --simple-output | tr '\n' ' ' | sed 's/ $//')" ]; then
+        rc=1
+    fi
+    ok $rc "$label: Cflags carry the RTS include directories of the GHC it was built with ($rts_dirs)"
     case $flags in *"$repo"*) rc=1 ;; *) rc=0 ;; esac
     ok $rc "$label: no flag points into the repository"
     [ "$(pkg-config --variable=ghc_version eventlog-socket)" = "$ghc_version" ]
@@ -184,7 +187,7 @@ one_install() { # one_install LABEL PREFIX DESTDIR
     local left
     left=$(cd "$root" && find . ! -type d)
     [ -z "$left" ]
-    ok $? "$label: make uninstall left no file behind${left:+ (left: $(echo $left))}"
+    ok $? "$label: make uninstall left no file behind${left:+ (left: $(echo "$left" | tr '\n' ' '))}"
 }
 
 one_install "staged, default prefix" "" "$tmp/dest-default"
