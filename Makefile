@@ -48,7 +48,7 @@ CC ?= cc
 # The version has one home, the cabal file; the .pc, the command's
 # --version and the header's EVENTLOG_SOCKET_VERSION follow it
 # (tests/check-version.sh).
-VERSION := $(shell sed -n 's/^version:[[:space:]]*//p' eventlog-tap.cabal)
+VERSION := $(shell sed -n 's/^version:[[:space:]]*//p' ghc-eventlog-socket.cabal)
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 LIBDIR ?= $(PREFIX)/lib
@@ -261,7 +261,7 @@ $(WEB_GEN): scripts/embed-web.sh $(wildcard client/web/*.html client/web/*.css c
 	@mkdir -p $(dir $@)
 	scripts/embed-web.sh $@ $(WEB_ASSETS)
 
-$(CLIENT): $(CLIENT_SRC) $(CLIENT_H) $(CLIENT_CBITS) $(CBITS_H) $(WEB_GEN) eventlog-tap.cabal
+$(CLIENT): $(CLIENT_SRC) $(CLIENT_H) $(CLIENT_CBITS) $(CBITS_H) $(WEB_GEN) ghc-eventlog-socket.cabal
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(CFLAGS) -Iinclude -Icbits -Iclient $(UV_CFLAGS) \
 	    -DES_VERSION='"$(VERSION)"' $(NCURSES_CFLAGS) $(MHD_CFLAGS) -o $@ $(CLIENT_SRC) $(WEB_GEN) $(CLIENT_CBITS) $(UV_LIBS) \

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # The cabal package as a user meets it, from its release tarball: `cabal
-# sdist` of eventlog-tap, unpacked into an empty directory (nothing else of
+# sdist` of ghc-eventlog-socket, unpacked into an empty directory (nothing else of
 # this tree), is what every build below uses, offline, with a fresh cabal
 # directory (no ~/.cabal, no package index) and only GHC's boot packages.
 # Its modules build without a warning (-Werror, for the C sources too) and
 # haddock documents every exported name. A tiny project (tests/cabal/tiny)
-# depends on eventlog-tap; the programs of tests/cabal/upstream-compat,
+# depends on ghc-eventlog-socket; the programs of tests/cabal/upstream-compat,
 # written against upstream eventlog-socket 0.1.3's API only, keep
 # upstream's README bounds (eventlog-socket >=0.1 && <0.2) and build with
 # the cabal.project lines of README's "Coming from upstream", copied out of
@@ -63,17 +63,17 @@ fi
 # it cabal would try to download Hackage's root.json), a cabal directory of
 # our own, --offline.
 export CABAL_DIR="$tmp/cabal-dir"
-version=$(sed -n 's/^version:[[:space:]]*//p' "$repo/eventlog-tap.cabal")
+version=$(sed -n 's/^version:[[:space:]]*//p' "$repo/ghc-eventlog-socket.cabal")
 
 # The release tarball, made as a maintainer makes it, then unpacked where
 # README's lines expect this repository: ../eventlog-socket of the project.
 (cd "$repo" && timeout "$build_timeout" cabal --config-file=/dev/null sdist --ignore-project \
     --builddir="$tmp/dist-sdist" -o "$tmp/sdist") >"$tmp/sdist.log" 2>&1
-tarball=$tmp/sdist/eventlog-tap-$version.tar.gz
+tarball=$tmp/sdist/ghc-eventlog-socket-$version.tar.gz
 mkdir -p "$tmp/eventlog-socket"
 tar -xzf "$tarball" -C "$tmp/eventlog-socket" --strip-components=1 >>"$tmp/sdist.log" 2>&1
-expect "cabal sdist makes eventlog-tap-$version.tar.gz; unpacked into an empty directory" "$tmp/sdist.log" \
-    [ -f "$tmp/eventlog-socket/eventlog-tap.cabal" ]
+expect "cabal sdist makes ghc-eventlog-socket-$version.tar.gz; unpacked into an empty directory" "$tmp/sdist.log" \
+    [ -f "$tmp/eventlog-socket/ghc-eventlog-socket.cabal" ]
 missing=
 for f in LICENSE README.md CHANGELOG.md protocol.md include/eventlog_socket.h \
     compat/eventlog-socket/eventlog-socket.cabal; do
@@ -83,7 +83,7 @@ expect "the tarball holds the licence, README, CHANGELOG, protocol, the header a
     /dev/null [ -z "$missing" ]
 
 # cabal check, as Hackage would run it on the upload: nothing for
-# eventlog-tap; for the drop-in package (never uploaded) only the warning
+# ghc-eventlog-socket; for the drop-in package (never uploaded) only the warning
 # CONTRIBUTING.md gives the reason for: upstream's flags change nothing.
 (cd "$tmp/eventlog-socket" && timeout 120 cabal --config-file=/dev/null check) >"$tmp/check.log" 2>&1
 check_rc=$?
@@ -134,7 +134,7 @@ proj=$tmp/upstream-compat
     echo
     echo "-- Added by tests/cabal-package.sh:"
     echo "packages: ../tiny"
-    echo "package eventlog-tap"
+    echo "package ghc-eventlog-socket"
     echo "  ghc-options: -Werror -optc-Werror"
 } >"$proj/cabal.project"
 
@@ -144,25 +144,25 @@ cabal_build() {
 }
 started=$(date +%s)
 if cabal_build all >"$tmp/build.log" 2>&1; then
-    ok "cabal build --offline, from the tarball, of a project depending on eventlog-tap, and of programs written against upstream 0.1.3's Haskell and C API with upstream's bounds (tests/cabal/upstream-compat) ($(($(date +%s) - started)) s, $(cabal --numeric-version), GHC $("$hc" --numeric-version))"
+    ok "cabal build --offline, from the tarball, of a project depending on ghc-eventlog-socket, and of programs written against upstream 0.1.3's Haskell and C API with upstream's bounds (tests/cabal/upstream-compat) ($(($(date +%s) - started)) s, $(cabal --numeric-version), GHC $("$hc" --numeric-version))"
 else
-    not_ok "cabal build --offline, from the tarball, of a project depending on eventlog-tap, and of programs written against upstream 0.1.3's API with upstream's bounds" "$tmp/build.log"
+    not_ok "cabal build --offline, from the tarball, of a project depending on ghc-eventlog-socket, and of programs written against upstream 0.1.3's API with upstream's bounds" "$tmp/build.log"
     exit 1
 fi
 # The package's own test-suite, as a Hackage user runs it from the tarball.
 (cd "$proj" && timeout "$build_timeout" cabal --config-file=/dev/null test --offline -w "$hc" \
-    --builddir="$tmp/dist" --test-show-details=direct eventlog-tap) >"$tmp/test.log" 2>&1
+    --builddir="$tmp/dist" --test-show-details=direct ghc-eventlog-socket) >"$tmp/test.log" 2>&1
 test_rc=$?
 test_summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$tmp/test.log" | tail -n 1)
-expect "cabal test eventlog-tap, from the tarball: its test-suite passes (${test_summary:-no summary})" \
+expect "cabal test ghc-eventlog-socket, from the tarball: its test-suite passes (${test_summary:-no summary})" \
     "$tmp/test.log" bash -c "[ $test_rc -eq 0 ] && echo '$test_summary' | grep -q ' 0 failed$'"
 # -Werror made any warning fail the build; say so, and that the package was
 # compiled in this run (not taken from a store).
-grep -q "Building library for eventlog-tap-$version" "$tmp/build.log"
-expect "eventlog-tap's Haskell modules and C sources compile without a warning (-Werror -optc-Werror)" \
+grep -q "Building library for ghc-eventlog-socket-$version" "$tmp/build.log"
+expect "ghc-eventlog-socket's Haskell modules and C sources compile without a warning (-Werror -optc-Werror)" \
     "$tmp/build.log" [ $? -eq 0 ]
 (cd "$proj" && timeout "$build_timeout" cabal --config-file=/dev/null haddock --offline -w "$hc" \
-    --builddir="$tmp/dist" eventlog-tap) >"$tmp/haddock.log" 2>&1
+    --builddir="$tmp/dist" ghc-eventlog-socket) >"$tmp/haddock.log" 2>&1
 haddock_rc=$?
 coverage=$(grep -E "^ *[0-9]+% \( *[0-9]+ / *[0-9]+\) in 'GHC.Eventlog.Socket'" "$tmp/haddock.log")
 expect "cabal haddock: every exported name of GHC.Eventlog.Socket is documented (${coverage# *})" \

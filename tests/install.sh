@@ -16,7 +16,7 @@ checker=$repo/$build/eventlog-check
 case $build in /*) checker=$build/eventlog-check ;; esac
 hc=${HC:-ghc} # the Makefile's HC
 ghc_version=$("$hc" --numeric-version)
-version=$(sed -n 's/^version:[[:space:]]*//p' "$repo/eventlog-tap.cabal")
+version=$(sed -n 's/^version:[[:space:]]*//p' "$repo/ghc-eventlog-socket.cabal")
 
 tmp=$(mktemp -d /tmp/es-install-test.XXXXXX)
 app_pid=

@@ -61,12 +61,12 @@ suite "README example" readme_example_check
 cabal_sources_check() {
     local missing
     missing=$(for f in cbits/*/*.c rts-writer/*.c; do
-        grep -qx "    $f" eventlog-tap.cabal || echo "$f"
+        grep -qx "    $f" ghc-eventlog-socket.cabal || echo "$f"
     done)
     if [ -z "$missing" ]; then
-        echo "ok 1 - eventlog-tap.cabal lists every C source of cbits/ and rts-writer/"
+        echo "ok 1 - ghc-eventlog-socket.cabal lists every C source of cbits/ and rts-writer/"
     else
-        echo "not ok 1 - eventlog-tap.cabal's c-sources miss:" $missing
+        echo "not ok 1 - ghc-eventlog-socket.cabal's c-sources miss:" $missing
     fi
 }
 suite "cabal package sources" cabal_sources_check

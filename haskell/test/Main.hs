@@ -1,6 +1,6 @@
 {-# LANGUAGE ForeignFunctionInterface #-}
 
--- | eventlog-tap's own test-suite, what @cabal test@ runs from the release
+-- | ghc-eventlog-socket's own test-suite, what @cabal test@ runs from the release
 -- tarball: the module's API against the real library, in one program run
 -- with @+RTS -l@. Configuration from the environment and its errors;
 -- custom command registration and its errors; a POST_START hook run once
@@ -89,7 +89,7 @@ main = do
   -- Start on a Unix socket of our own directory.
   tmp <- getTemporaryDirectory
   pid <- getProcessID
-  let dir = tmp ++ "/eventlog-tap-test-" ++ show pid
+  let dir = tmp ++ "/ghc-eventlog-socket-test-" ++ show pid
       path = dir ++ "/s.sock"
   createDirectory dir
   startWith (EventlogSocketUnixAddr path) defaultEventlogSocketOpts
