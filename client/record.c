@@ -248,7 +248,8 @@ static void stop(struct record *r, int status, const char *why) {
                 "an end marker after the last whole block%s\n",
                 r->path, size, (unsigned long long)info.events, drops, why,
                 /* Few events of a program still running: say why. */
-                status == 1 && es_model_header_no_flush(&c->stream.header)
+                status == 1 && es_model_header_no_flush(&c->stream.header) &&
+                        c->info.cut_notice[0] == '\0'
                     ? " (" ES_MODEL_GHC90_NOTE ": the rest comes only if the recording runs "
                       "until the program exits)"
                     : "");

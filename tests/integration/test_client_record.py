@@ -5,7 +5,11 @@ it ended (issue 14)."""
 import os
 import random
 import signal
+import subprocess
+import threading
 import time
+
+import harness
 
 from client_cmd import Cmd, last_line, pty_stderr_of
 from harness import (END_MARKER, FLOOD, Client, Program, check_stream, expect, ghc_version, note,
@@ -218,3 +222,51 @@ def record_counts_drop_notices(s):
     expect(notices and (" %d drop notice" % len(notices)) in last_line(err),
            "the stream has %d notices, the line says %r" % (len(notices), last_line(err)))
     note(last_line(err))
+
+
+@test(timeout=180)
+def record_says_when_the_program_cut_it(s):
+    """A recorder slower than the program under GHC_EVENTLOG_SLOW_CLIENT=
+    disconnect (its output a pipe read at about 6 MB/s) is cut by the
+    program on an event boundary: the recording parses, ends with the
+    program's cut notice and the end marker, and `record` says "cut" with
+    the program's reason (exit 1), not that the stream simply ended."""
+    sock = s.path("slowrec.sock")
+    p = Program(s, "probe", unix=sock, wait=True,
+                env={"GHC_EVENTLOG_SLOW_CLIENT": "disconnect", "GHC_EVENTLOG_CLIENT_BUFFER": "1M"})
+    p.wait_socket(sock)
+    exe = os.path.join(harness.BUILD, "eventlog-socket")
+    rec = s.spawn([exe, "record", sock, "-o", "-"], stdout=subprocess.PIPE,
+                  stderr=subprocess.PIPE)
+    got = bytearray()
+
+    def drain():
+        """The consumer of record's output: fast enough that record never
+        stops reading its socket for a second (a recorder blocked that long
+        has stopped reading, and the program closes it at once), slower
+        than the flood."""
+        while True:
+            chunk = rec.stdout.read1(1 << 16)
+            if not chunk:
+                return
+            got.extend(chunk)
+            time.sleep(0.01)
+
+    t = threading.Thread(target=drain, daemon=True)
+    t.start()
+    wait_clients(p, 1)
+    p.cmd("flood 300000 r")
+    p.cmd("quit")
+    p.finish(timeout=60)
+    t.join(timeout=120)
+    err = rec.stderr.read().decode(errors="replace")
+    rec.wait(timeout=30)
+    note(last_line(err))
+    expect(rec.returncode == 1 and "cut, the program cut this connection short: the program "
+           "disconnected this slow client" in last_line(err),
+           "exit %s, %r" % (rec.returncode, err))
+    summ = check_stream(s, bytes(got), "slowrec")
+    expect(got.endswith(END_MARKER) and summ.messages and
+           summ.messages[-1][1].startswith("eventlog-socket: recording cut: the program "
+                                           "disconnected"),
+           "the recording's last message: %r" % summ.messages[-1:])
