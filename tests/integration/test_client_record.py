@@ -2,6 +2,7 @@
 a valid eventlog wherever it stops, named after the program, and says how
 it ended (issue 14)."""
 
+import fcntl
 import os
 import random
 import signal
@@ -227,7 +228,7 @@ def record_counts_drop_notices(s):
 @test(timeout=180)
 def record_says_when_the_program_cut_it(s):
     """A recorder slower than the program under GHC_EVENTLOG_SLOW_CLIENT=
-    disconnect (its output a pipe read at about 6 MB/s) is cut by the
+    disconnect (its output a pipe read at about 2 MB/s) is cut by the
     program on an event boundary: the recording parses, ends with the
     program's cut notice and the end marker, and `record` says "cut" with
     the program's reason (exit 1), not that the stream simply ended."""
@@ -239,18 +240,21 @@ def record_says_when_the_program_cut_it(s):
     rec = s.spawn([exe, "record", sock, "-o", "-"], stdout=subprocess.PIPE,
                   stderr=subprocess.PIPE)
     got = bytearray()
+    # A 1 MiB pipe: record's writes of 2 MiB blocks never hold its loop for
+    # long, whatever the machine's load.
+    fcntl.fcntl(rec.stdout.fileno(), 1031, 1 << 20)  # F_SETPIPE_SZ
 
     def drain():
-        """The consumer of record's output: fast enough that record never
-        stops reading its socket for a second (a recorder blocked that long
-        has stopped reading, and the program closes it at once), slower
-        than the flood."""
+        """The consumer of record's output, about 2 MB/s: fast enough that
+        record never stops reading its socket for a second (a recorder
+        blocked that long has stopped reading, and the program closes it at
+        once), slower than the flood."""
         while True:
-            chunk = rec.stdout.read1(1 << 16)
+            chunk = rec.stdout.read1(1 << 15)
             if not chunk:
                 return
             got.extend(chunk)
-            time.sleep(0.01)
+            time.sleep(0.015)
 
     t = threading.Thread(target=drain, daemon=True)
     t.start()
