@@ -2,7 +2,6 @@
  * frames, its progress, and the one function that changes its state. */
 #include "es_client.h"
 
-#include "es_cut.h"
 #include "es_notice.h"
 #include "es_pool.h"
 
@@ -49,8 +48,8 @@ static void on_client_closed(uv_handle_t *h) {
      * released what they held. */
     assert(es_client_is(c, ES_CLIENT_CLOSING) && !es_client_is(c, ES_CLIENT_WRITING));
     assert(c->write_first == NULL);
-    if (es_cut_on_closed(c))
-        return; /* its stream is being ended on a new handle */
+    if (c->closed_hook != NULL && c->closed_hook(c))
+        return; /* its stream is being ended on a new handle (es_cut.h) */
     if (c->next_chunk)
         es_store_release_range(st, c->next_chunk, es_store_newest(st));
     es_store_release(st, c->defs);
@@ -70,7 +69,7 @@ void es_client_close(struct es_client *c) {
 }
 
 void es_client_close_reopened(struct es_client *c) {
-    assert(es_client_is(c, ES_CLIENT_CLOSING) && c->cut != NULL);
+    assert(es_client_is(c, ES_CLIENT_CLOSING) && c->closed_hook != NULL);
     uv_close(&c->io.handle, on_client_closed);
 }
 

@@ -159,8 +159,10 @@ struct es_client {
      * its only writer), for its pace since. */
     uint64_t exit_consumed;
     /* Its stream being ended on an event boundary (es_cut.h, the owner),
-     * or NULL. */
+     * or NULL; while it is, the close callback first calls closed_hook,
+     * which says whether the client lives on (on a reopened handle). */
     struct es_cut *cut;
+    bool (*closed_hook)(struct es_client *c);
     uv_shutdown_t sreq;
     /* Since when (loop clock, 0: not) a lossless client has held the
      * program up (es_lossless.h, its only writer). */
@@ -295,11 +297,13 @@ bool es_client_stalled(struct es_client *c, uint64_t now_ms);
 bool es_client_resume_reading(struct es_client *c, uint64_t now_ms);
 
 /* Close the connection at once; the client is freed when libuv has
- * closed it. The library's own closes go through es_cut_client (es_cut.h),
- * which ends the stream on an event boundary first. */
+ * closed it (unless closed_hook keeps it). The library's own closes go
+ * through es_cut_client (es_cut.h), which ends the stream on an event
+ * boundary first. */
 void es_client_close(struct es_client *c);
 
-/* Close the handle es_cut reopened on the client's socket (es_cut.h). */
+/* Close the handle that closed_hook's owner (es_cut.h) reopened on the
+ * client's socket. */
 void es_client_close_reopened(struct es_client *c);
 
 #endif

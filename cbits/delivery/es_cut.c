@@ -235,6 +235,7 @@ bool es_cut_on_closed(struct es_client *c) {
     release(c, &k->end);
     free(k);
     c->cut = NULL;
+    c->closed_hook = NULL;
     return false;
 }
 
@@ -284,5 +285,6 @@ void es_cut_client(struct es_client *c, const char *why) {
     }
     release_unsent(c);
     c->cut = k;
+    c->closed_hook = es_cut_on_closed;
     es_client_close(c); /* the write in flight is cancelled; es_cut_on_closed goes on */
 }

@@ -44,10 +44,10 @@ struct es_client;
  * closed at once. */
 void es_cut_client(struct es_client *c, const char *why);
 
-/* From the client's close callback (es_client.c): whether the cut goes on
- * (the handle was reopened on the kept socket; the client is not to be
- * freed yet). False once the ending is over (its state is then freed) or
- * for a client that is not being cut. */
+/* The client's closed_hook while it is being cut (es_client.h): whether
+ * the cut goes on (the handle was reopened on the kept socket; the client
+ * is not to be freed yet). False once the ending is over (its state is
+ * then freed). */
 bool es_cut_on_closed(struct es_client *c);
 
 #endif
