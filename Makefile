@@ -23,10 +23,10 @@
 #   make fuzz     libFuzzer on the parsers of what the RTS and clients
 #                 write (tests/fuzz/), FUZZ_SECONDS (60) per target; make
 #                 check runs the same targets on their starting inputs
-#   make install  the eventlog-socket command, the archive, the header and
-#                 eventlog-socket.pc under PREFIX (/usr/local), staged
-#                 under DESTDIR if set (BINDIR, LIBDIR, INCLUDEDIR,
-#                 PKGCONFIGDIR for other layouts)
+#   make install  the eventlog-socket command, the archive, the header,
+#                 eventlog-socket.pc and the manual pages under PREFIX
+#                 (/usr/local), staged under DESTDIR if set (BINDIR, LIBDIR,
+#                 INCLUDEDIR, PKGCONFIGDIR, MANDIR for other layouts)
 #   make uninstall
 #                 remove exactly those files (same PREFIX and DESTDIR)
 #
@@ -49,8 +49,10 @@ BINDIR ?= $(PREFIX)/bin
 LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+MANDIR ?= $(PREFIX)/share/man
 INSTALLED := $(DESTDIR)$(BINDIR)/eventlog-socket $(DESTDIR)$(LIBDIR)/libeventlog-socket.a $(DESTDIR)$(INCLUDEDIR)/eventlog_socket.h \
-             $(DESTDIR)$(PKGCONFIGDIR)/eventlog-socket.pc
+             $(DESTDIR)$(PKGCONFIGDIR)/eventlog-socket.pc \
+             $(DESTDIR)$(MANDIR)/man1/eventlog-socket.1 $(DESTDIR)$(MANDIR)/man7/eventlog-socket.7
 
 # Needs nothing built, so no dependency check either.
 .PHONY: uninstall
@@ -130,6 +132,9 @@ MANY_CLIENTS := $(BUILD)/many-clients
 # stream reader. CLIENT_LIB_SRC is what unit tests and fuzz targets link.
 CLIENT := $(BUILD)/eventlog-socket
 CLIENT_SRC := $(wildcard client/*.c)
+# The manual pages, from docs/man/*.scd.
+MAN_SRC := $(wildcard docs/man/*.scd)
+MAN_PAGES := $(MAN_SRC:docs/man/%.scd=$(BUILD)/man/%)
 CLIENT_LIB_SRC := client/addr.c client/conn.c client/conn_io.c client/blocks.c client/csv.c client/table_rows.c \
                   client/peerpid.c client/rtsopts.c
 # The model of the program (client/model*.c): pure C, linked by its unit
@@ -164,7 +169,7 @@ FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 FUZZ_SECONDS ?= 60
 
 .PHONY: $(PUBLIC_TARGETS)
-all: $(LIB) $(FIBBER) $(CLIENT)
+all: $(LIB) $(FIBBER) $(CLIENT) $(MAN_PAGES)
 lib: $(LIB)
 
 $(BUILD)/obj/cbits/%.o: cbits/%.c
@@ -250,6 +255,13 @@ $(WEB_GEN): scripts/embed-web.sh $(wildcard client/web/*.*) $(WEB_APP) $(DYGRAPH
             $(DYGRAPHS_DIR)/dygraph.min.css
 	@mkdir -p $(dir $@)
 	scripts/embed-web.sh $@ $(WEB_ASSETS)
+
+# The manual pages (docs/man/*.scd), made by scripts/man.awk (awk only).
+# Their date is their source's last commit (the file's time outside git).
+MAN_DATE = $(or $(shell git log -1 --format=%cs -- $< 2>/dev/null),$(shell date -u -r $< +%Y-%m-%d))
+$(BUILD)/man/%: docs/man/%.scd scripts/man.awk eventlog-socket.cabal
+	@mkdir -p $(dir $@)
+	awk -v to=man -v version=$(VERSION) -v date=$(MAN_DATE) -f scripts/man.awk $< > $@.tmp && mv $@.tmp $@
 
 $(CLIENT): $(CLIENT_SRC) $(wildcard client/*.h) $(CLIENT_CBITS) $(wildcard cbits/*.h) $(WEB_GEN) eventlog-socket.cabal
 	@mkdir -p $(dir $@)
@@ -475,7 +487,7 @@ symbols: $(LIB)
 	@tests/check-symbols.sh $(LIB)
 
 integration-test: $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(SPARKER) $(CHECKER) $(MANY_CLIENTS) $(THREADER) \
-                  $(HEAPMODES)
+                  $(HEAPMODES) $(MAN_PAGES)
 	@HC=$(HC) python3 tests/integration/run.py --build $(BUILD) $(INTEGRATION_TESTS)
 
 # The cabal package and both examples, built with cabal offline exactly as
@@ -489,7 +501,7 @@ cabal-test: $(CHECKER)
 	@HC=$(HC) tests/cabal-package.sh $(BUILD)
 
 check: $(LIB) $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(SPARKER) $(CHECKER) $(MANY_CLIENTS) $(THREADER) \
-       $(HEAPMODES) \
+       $(HEAPMODES) $(MAN_PAGES) \
        $(UNIT_BIN) $(UNIT_ASAN_BIN) \
        $(UNIT_TSAN_BIN) $(SAN_PROGRAMS) \
        $(FUZZ_REPLAY_BIN) $(BENCH_PROGRAMS)
@@ -506,7 +518,7 @@ demo: $(FIBBER)
 # the files go to. The archive is built for this GHC ($(HC_VERSION)), which
 # the .pc records as the variable ghc_version. libuv is in Requires, not
 # Requires.private: with only an archive installed, every link needs it.
-install: $(LIB) $(CLIENT)
+install: $(LIB) $(CLIENT) $(MAN_PAGES)
 	@mkdir -p $(BUILD)
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
 	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' -e 's|@VERSION@|$(VERSION)|g' \
@@ -516,6 +528,9 @@ install: $(LIB) $(CLIENT)
 	install -m 644 $(LIB) $(DESTDIR)$(LIBDIR)/libeventlog-socket.a
 	install -m 644 include/eventlog_socket.h $(DESTDIR)$(INCLUDEDIR)/eventlog_socket.h
 	install -m 644 $(BUILD)/eventlog-socket.pc $(DESTDIR)$(PKGCONFIGDIR)/eventlog-socket.pc
+	install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man7
+	install -m 644 $(BUILD)/man/eventlog-socket.1 $(DESTDIR)$(MANDIR)/man1/eventlog-socket.1
+	install -m 644 $(BUILD)/man/eventlog-socket.7 $(DESTDIR)$(MANDIR)/man7/eventlog-socket.7
 
 FORMAT_FILES := $(wildcard include/*.h cbits/*.[ch] rts-writer/*.[ch] tests/unit/*.[ch] tests/fuzz/*.[ch] \
                   examples/*/cbits/*.c tests/probe/*.c tests/clients/*.c tests/cabal/tiny/*.c tests/cabal/upstream-compat/*.c \

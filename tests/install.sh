@@ -45,9 +45,17 @@ rc=$?
 ok $rc "make install PREFIX=$prefix DESTDIR=(temporary directory)"
 [ $rc -eq 0 ] || { show "$tmp/make.log"; bail "make install failed"; }
 files=$(cd "$dest" && find . ! -type d | sort | tr '\n' ' ')
-expected="./opt/eventlog-socket-test/bin/eventlog-socket ./opt/eventlog-socket-test/include/eventlog_socket.h ./opt/eventlog-socket-test/lib/libeventlog-socket.a ./opt/eventlog-socket-test/lib/pkgconfig/eventlog-socket.pc "
+expected="./opt/eventlog-socket-test/bin/eventlog-socket ./opt/eventlog-socket-test/include/eventlog_socket.h ./opt/eventlog-socket-test/lib/libeventlog-socket.a ./opt/eventlog-socket-test/lib/pkgconfig/eventlog-socket.pc ./opt/eventlog-socket-test/share/man/man1/eventlog-socket.1 ./opt/eventlog-socket-test/share/man/man7/eventlog-socket.7 "
 [ "$files" = "$expected" ]
-ok $? "installed exactly the command, the header, the archive and the .pc file (got: $files)"
+ok $? "installed exactly the command, the header, the archive, the .pc file and the manual pages (got: $files)"
+# man finds the installed pages by name, in their sections.
+if command -v man >/dev/null 2>&1; then
+    for sec in 1 7; do
+        found=$(MANPATH=$dest$prefix/share/man man -w "$sec" eventlog-socket 2>&1)
+        [ "$found" = "$dest$prefix/share/man/man$sec/eventlog-socket.$sec" ]
+        ok $? "man -w $sec eventlog-socket finds the installed page (got: $found)"
+    done
+fi
 version=$(sed -n 's/^version:[[:space:]]*//p' "$repo/eventlog-socket.cabal")
 installed_version=$("$dest$prefix/bin/eventlog-socket" --version 2>&1)
 [ "$installed_version" = "eventlog-socket $version" ]
