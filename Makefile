@@ -256,18 +256,24 @@ $(WEB_GEN): scripts/embed-web.sh $(wildcard client/web/*.*) $(WEB_APP) $(DYGRAPH
 	@mkdir -p $(dir $@)
 	scripts/embed-web.sh $@ $(WEB_ASSETS)
 
-# The manual pages (docs/man/*.scd), made by scripts/man.awk (awk only).
-# Their date is their source's last commit (the file's time outside git).
+# The manual pages (docs/man/*.scd) and the command's help, made from the
+# same source by scripts/man.awk (awk only). The pages' date is their
+# source's last commit (the file's time outside git).
 MAN_DATE = $(or $(shell git log -1 --format=%cs -- $< 2>/dev/null),$(shell date -u -r $< +%Y-%m-%d))
 $(BUILD)/man/%: docs/man/%.scd scripts/man.awk eventlog-socket.cabal
 	@mkdir -p $(dir $@)
 	awk -v to=man -v version=$(VERSION) -v date=$(MAN_DATE) -f scripts/man.awk $< > $@.tmp && mv $@.tmp $@
+HELP_GEN := $(BUILD)/gen/help.c
+$(HELP_GEN): docs/man/eventlog-socket.1.scd scripts/man.awk
+	@mkdir -p $(dir $@)
+	awk -v to=c -f scripts/man.awk $< > $@.tmp && mv $@.tmp $@
 
-$(CLIENT): $(CLIENT_SRC) $(wildcard client/*.h) $(CLIENT_CBITS) $(wildcard cbits/*.h) $(WEB_GEN) eventlog-socket.cabal
+$(CLIENT): $(CLIENT_SRC) $(wildcard client/*.h) $(CLIENT_CBITS) $(wildcard cbits/*.h) $(WEB_GEN) $(HELP_GEN) \
+           eventlog-socket.cabal
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(CFLAGS) -Iinclude -Icbits -Iclient $(UV_CFLAGS) \
-	    -DES_VERSION='"$(VERSION)"' $(NCURSES_CFLAGS) $(MHD_CFLAGS) -o $@ $(CLIENT_SRC) $(WEB_GEN) $(CLIENT_CBITS) $(UV_LIBS) \
-	    $(NCURSES_LIBS) $(MHD_LIBS) -lpthread -lm
+	    -DES_VERSION='"$(VERSION)"' $(NCURSES_CFLAGS) $(MHD_CFLAGS) -o $@ $(CLIENT_SRC) $(WEB_GEN) $(HELP_GEN) \
+	    $(CLIENT_CBITS) $(UV_LIBS) $(NCURSES_LIBS) $(MHD_LIBS) -lpthread -lm
 
 $(CHECKER): tests/checker/Main.hs
 	@mkdir -p $(dir $@)
@@ -462,11 +468,11 @@ $(SAN)/fibber-c-main: examples/fibber-c-main/app/Main.hs examples/fibber-c-main/
 
 # The eventlog-socket command under ASan/UBSan, for its tests in the same run.
 $(SAN)/eventlog-socket: $(CLIENT_SRC) $(wildcard client/*.h) $(CLIENT_CBITS) $(wildcard cbits/*.h) \
-                        $(WEB_GEN)
+                        $(WEB_GEN) $(HELP_GEN)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(SAN_FLAGS) -Iinclude -Icbits -Iclient $(UV_CFLAGS) \
-	    -DES_VERSION='"$(VERSION)"' $(NCURSES_CFLAGS) $(MHD_CFLAGS) -o $@ $(CLIENT_SRC) $(WEB_GEN) $(CLIENT_CBITS) $(UV_LIBS) \
-	    $(NCURSES_LIBS) $(MHD_LIBS) -lpthread -lm
+	    -DES_VERSION='"$(VERSION)"' $(NCURSES_CFLAGS) $(MHD_CFLAGS) -o $@ $(CLIENT_SRC) $(WEB_GEN) $(HELP_GEN) \
+	    $(CLIENT_CBITS) $(UV_LIBS) $(NCURSES_LIBS) $(MHD_LIBS) -lpthread -lm
 
 # The checker and the C clients are the test's, not under test.
 $(SAN)/eventlog-check: $(CHECKER)
