@@ -34,6 +34,10 @@ command -v curl >/dev/null 2>&1 || need+=(curl)
 # Tests only: `table` and `compare` CSV read by pandas, and README's pandas
 # example run (Debian's python3, /usr/bin/python3).
 /usr/bin/python3 -c 'import pandas' >/dev/null 2>&1 || need+=(python3-pandas)
+# Tests only: the manual pages' lint (groff -ww, mandoc -T lint, man -l).
+command -v groff >/dev/null 2>&1 || need+=(groff-base)
+command -v mandoc >/dev/null 2>&1 || need+=(mandoc)
+command -v man >/dev/null 2>&1 || need+=(man-db)
 # The formatting check of make check (it is skipped without clang-format).
 command -v clang-format >/dev/null 2>&1 || need+=(clang-format)
 # Profiling libraries, for the cost-centre profiling tests (ghc -prof).
