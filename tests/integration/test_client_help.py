@@ -285,3 +285,33 @@ def man7_lists_every_variable(s):
         entry = re.split(r"\n {7}GHC_EVENTLOG_", entry, 1)[0]
         expect(re.search(r"Default:\s+\S", entry), "%s: no default given" % name)
     note("%d variables, the same in the page and in es_config.c" % len(read))
+
+
+@test
+def man_table_columns_are_the_csv_header(s):
+    """The columns the manual gives for each `table` KIND are the header
+    row `table KIND FILE --csv -` writes, in order; and the kinds are all
+    there are (another one is refused naming the six)."""
+    subs, _ = manual_subcommands(s)
+    lines = subs["table"]
+    kinds = {}
+    for i, line in enumerate(lines[:-1]):
+        m = re.match(r"^ {7}([a-z]+)$", line)
+        if m and re.match(r"^ {14}\S", lines[i + 1]):
+            desc = []
+            for d in lines[i + 1:]:
+                if not d.startswith(" " * 14):
+                    break
+                desc.append(d.strip())
+            head = re.split(r"\.\s|:", " ".join(desc), 1)[0]
+            kinds[m.group(1)] = [c.strip() for c in head.split(",")]
+    expect(sorted(kinds) == sorted(["gc", "heap", "census", "markers", "sparks", "threads"]),
+           "the manual's kinds: %s" % sorted(kinds))
+    for kind, columns in kinds.items():
+        rc, out, err = run(s, ["table", kind, FIXTURE, "--csv", "-"])
+        header = out.splitlines()[0].split(",") if out else []
+        expect(rc == 0 and header == columns, "table %s: exit %d, header %s, the manual %s"
+               % (kind, rc, header, columns))
+    rc, _, err = run(s, ["table", "nosuch", FIXTURE, "--csv", "-"])
+    expect(rc == 2 and all(k in err for k in kinds), "table nosuch: %d %r" % (rc, err))
+    note("%d kinds, %d columns" % (len(kinds), sum(len(c) for c in kinds.values())))
