@@ -134,6 +134,7 @@ static int check_required(const struct es_opts_spec *sp, int npos) {
     for (const struct es_opt *o = sp->opts; o != NULL && o->name != NULL; o++) {
         if (!o->required)
             continue;
+        assert(o->kind == ES_OPT_VALUE);
         if (*(const char **)o->out != NULL)
             return -1;
         len += (size_t)snprintf(need + len, sizeof need - len, "%s%s %s", len ? " or " : "",
