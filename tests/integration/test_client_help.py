@@ -3,7 +3,7 @@ the manual page, the help and the option parser name the same options;
 usage errors name what is missing and the nearest subcommand or option;
 both pages render without a warning in groff, mandoc and man, in 80
 columns; the environment page lists exactly the variables the library
-reads (cbits/.../es_config.c)."""
+reads (cbits/base/es_config.c)."""
 
 import glob
 import os

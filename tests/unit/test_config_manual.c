@@ -7,8 +7,8 @@
  * "Default: *VALUE*." or "Default: none". */
 #define EVENTLOG_SOCKET_NO_RTS
 #include "eventlog_socket.h"
-#include "es_config.h"
-#include "es_log.h"
+#include "base/es_config.h"
+#include "base/es_log.h"
 #include "tap.h"
 
 #include <sys/stat.h>
