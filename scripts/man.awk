@@ -236,7 +236,7 @@ function rofftext(s,    parts, np, i, out, lines, nl, j) {
             continue
         if (i > 1)
             out = out ".br\n"
-        nl = split(fill(inline(parts[i], 1), 72, 0, 0), lines, "\n")
+        nl = split(fill(nohyphen(inline(parts[i], 1)), 72, 0, 0), lines, "\n")
         for (j = 1; j <= nl; j++) {
             if (lines[j] == "")
                 continue
@@ -249,6 +249,21 @@ function rofftext(s,    parts, np, i, out, lines, nl, j) {
                 lines[j] = lines[j] "\\&"
             out = out lines[j] "\n"
         }
+    }
+    return out
+}
+
+# Words that are typed (with a font change or a minus sign: options,
+# commands, paths) are never hyphenated: \% before each (groff 1.23 and
+# later hyphenate and adjust by the reader's settings, whatever the page
+# says at its top).
+function nohyphen(s,    w, n, i, out) {
+    n = split(s, w, / /)
+    out = ""
+    for (i = 1; i <= n; i++) {
+        if (w[i] ~ /\\f[BI]|\\-/ && substr(w[i], 1, 2) != "\\%")
+            w[i] = "\\%" w[i]
+        out = out (i > 1 ? " " : "") w[i]
     }
     return out
 }
@@ -288,11 +303,11 @@ function roffsynopsis(s,    parts, np, j, out, hang, w) {
         hang = 4
     }
     np = split(s, parts, HB)
-    out = ".in +" hang "n\n"
+    out = ".na\n.in +" hang "n\n"
     for (j = 1; j <= np; j++)
         if (parts[j] != "")
             out = out (j > 1 ? ".br\n" : "") ".ti -" hang "n\n" rofftext(parts[j])
-    return out ".in\n"
+    return out ".in\n.ad\n"
 }
 
 function man(    name, sec, i, after) {

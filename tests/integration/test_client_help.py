@@ -66,14 +66,25 @@ def subsections(lines):
 FLAG = re.compile(r"(?:^|[\s,\[(|])(--?[a-z][a-z-]*)")
 
 
-def terms(lines, term_indent, desc_indent, first=r"-"):
-    """The term lines (at term_indent, starting with `first`, followed by
-    a line at desc_indent) of a rendered list."""
+def indent(line):
+    return len(line) - len(line.lstrip(" "))
+
+
+def base_indent(lines):
+    """A section's text indent (7 columns in groff 1.22, 5 in 1.23 and
+    later; subsection headings are at 3)."""
+    return min((indent(ln) for ln in lines if ln.strip() and indent(ln) > 3), default=7)
+
+
+def terms(lines, first=r"-", base=None):
+    """The term lines of a rendered list: at the text indent (or `base`),
+    starting with `first`, the next line (the description) further in."""
+    base = base_indent(lines) if base is None else base
     out = []
     for i, line in enumerate(lines[:-1]):
         nxt = lines[i + 1]
-        if (re.match(r"^ {%d}%s" % (term_indent, first), line)
-                and re.match(r"^ {%d}\S" % desc_indent, nxt)):
+        if (indent(line) == base and re.match(first, line.strip())
+                and nxt.strip() and indent(nxt) > base):
             out.append(line.strip())
     return out
 
@@ -92,7 +103,7 @@ def manual_subcommands(s):
     page = sections(man_text("eventlog-socket.1"))
     expect("SUBCOMMANDS" in page and "OPTIONS" in page,
            "the page has no SUBCOMMANDS or OPTIONS section: %r" % list(page))
-    return subsections(page["SUBCOMMANDS"]), flags_of(terms(page["OPTIONS"], 7, 14))
+    return subsections(page["SUBCOMMANDS"]), flags_of(terms(page["OPTIONS"]))
 
 
 @test
@@ -131,10 +142,10 @@ def client_help_and_manual_name_every_option(s):
     top = help_of(s, ["--help"])
     total = 0
     for sub, lines in subs.items():
-        own = terms(lines, 7, 14)
+        own = terms(lines)
         manual = flags_of(own) | common
         text = help_of(s, [sub, "--help"])
-        helped = flags_of(terms(text.splitlines(), 2, 6))
+        helped = flags_of(terms(text.splitlines(), base=2))
         expect(manual == helped, "%s: the manual has %s, --help %s"
                % (sub, sorted(manual - helped), sorted(helped - manual)))
         expect(re.search(r"^  %s\b" % sub, top, re.M), "--help does not list %s" % sub)
@@ -273,16 +284,17 @@ def man7_lists_every_variable(s):
     page = sections(man_text("eventlog-socket.7"))
     expect("ENVIRONMENT" in page, "no ENVIRONMENT section: %r" % list(page))
     lines = page["ENVIRONMENT"]
-    entries = terms(lines, 7, 14, first="GHC_EVENTLOG_")
+    entries = terms(lines, first="GHC_EVENTLOG_")
     documented = {re.match(r"(GHC_EVENTLOG_[A-Z_]+)", t).group(1) for t in entries}
     read = variables_read()
     expect(documented == read, "the page lacks %s; the code does not read %s"
            % (sorted(read - documented), sorted(documented - read)))
     # Each entry's text, up to the next entry, says its default.
     text = "\n".join(lines)
+    base = base_indent(lines)
     for name in sorted(documented):
-        entry = text.split("       " + name + "=", 1)[1]
-        entry = re.split(r"\n {7}GHC_EVENTLOG_", entry, 1)[0]
+        entry = re.split(r"^ {%d}%s=" % (base, name), text, 1, re.M)[1]
+        entry = re.split(r"^ {%d}GHC_EVENTLOG_" % base, entry, 1, re.M)[0]
         expect(re.search(r"Default:\s+\S", entry), "%s: no default given" % name)
     note("%d variables, the same in the page and in es_config.c" % len(read))
 
@@ -294,17 +306,17 @@ def man_table_columns_are_the_csv_header(s):
     there are (another one is refused naming the six)."""
     subs, _ = manual_subcommands(s)
     lines = subs["table"]
+    base = base_indent(lines)
     kinds = {}
-    for i, line in enumerate(lines[:-1]):
-        m = re.match(r"^ {7}([a-z]+)$", line)
-        if m and re.match(r"^ {14}\S", lines[i + 1]):
-            desc = []
-            for d in lines[i + 1:]:
-                if not d.startswith(" " * 14):
-                    break
-                desc.append(d.strip())
-            head = re.split(r"\.\s|:", " ".join(desc), 1)[0]
-            kinds[m.group(1)] = [c.strip() for c in head.split(",")]
+    for term in terms(lines, first=r"[a-z]+$"):
+        i = lines.index(" " * base + term)
+        desc = []
+        for d in lines[i + 1:]:
+            if indent(d) <= base:
+                break
+            desc.append(d.strip())
+        head = re.split(r"\.\s|:", " ".join(desc), 1)[0]
+        kinds[term] = [c.strip() for c in head.split(",")]
     expect(sorted(kinds) == sorted(["gc", "heap", "census", "markers", "sparks", "threads"]),
            "the manual's kinds: %s" % sorted(kinds))
     for kind, columns in kinds.items():
