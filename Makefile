@@ -33,10 +33,10 @@
 #   make fuzz     libFuzzer on the parsers of what the RTS and clients
 #                 write (tests/fuzz/), FUZZ_SECONDS (60) per target; make
 #                 check runs the same targets on their starting inputs
-#   make install  the eventlog-socket command, the archive, the header and
-#                 eventlog-socket.pc under PREFIX (/usr/local), staged
-#                 under DESTDIR if set (BINDIR, LIBDIR, INCLUDEDIR,
-#                 PKGCONFIGDIR for other layouts)
+#   make install  the eventlog-socket command, the archive, the header,
+#                 eventlog-socket.pc and the manual pages under PREFIX
+#                 (/usr/local), staged under DESTDIR if set (BINDIR, LIBDIR,
+#                 INCLUDEDIR, PKGCONFIGDIR, MANDIR for other layouts)
 #   make uninstall
 #                 remove exactly those files (same PREFIX and DESTDIR)
 #
@@ -61,8 +61,10 @@ BINDIR ?= $(PREFIX)/bin
 LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+MANDIR ?= $(PREFIX)/share/man
 INSTALLED := $(DESTDIR)$(BINDIR)/eventlog-socket $(DESTDIR)$(LIBDIR)/libeventlog-socket.a $(DESTDIR)$(INCLUDEDIR)/eventlog_socket.h \
-             $(DESTDIR)$(PKGCONFIGDIR)/eventlog-socket.pc
+             $(DESTDIR)$(PKGCONFIGDIR)/eventlog-socket.pc \
+             $(DESTDIR)$(MANDIR)/man1/eventlog-socket.1 $(DESTDIR)$(MANDIR)/man7/eventlog-socket.7
 
 # Needs nothing built, so no dependency check either.
 .PHONY: uninstall
@@ -152,6 +154,9 @@ CLIENT_DIRS := source model http web prom top tables
 CLIENT_SRC := $(wildcard client/*.c $(CLIENT_DIRS:%=client/%/*.c))
 CLIENT_H := $(wildcard client/*.h $(CLIENT_DIRS:%=client/%/*.h))
 CLIENT_LIB_SRC := $(wildcard client/source/*.c) client/tables/csv.c client/tables/rows.c
+# The manual pages, from docs/man/*.scd.
+MAN_SRC := $(wildcard docs/man/*.scd)
+MAN_PAGES := $(MAN_SRC:docs/man/%.scd=$(BUILD)/man/%)
 # The model of the program (client/model/): pure C, linked by its unit
 # test and fuzz target.
 MODEL_SRC := $(wildcard client/model/*.c)
@@ -183,7 +188,7 @@ FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 FUZZ_SECONDS ?= 60
 
 .PHONY: $(PUBLIC_TARGETS)
-all: $(LIB) $(FIBBER) $(CLIENT)
+all: $(LIB) $(FIBBER) $(CLIENT) $(MAN_PAGES)
 lib: $(LIB)
 
 $(BUILD)/obj/cbits/%.o: cbits/%.c
@@ -269,11 +274,24 @@ $(WEB_GEN): scripts/embed-web.sh $(wildcard client/web/*.html client/web/*.css c
 	@mkdir -p $(dir $@)
 	scripts/embed-web.sh $@ $(WEB_ASSETS)
 
-$(CLIENT): $(CLIENT_SRC) $(CLIENT_H) $(CLIENT_CBITS) $(CBITS_H) $(WEB_GEN) ghc-eventlog-socket.cabal
+# The manual pages (docs/man/*.scd) and the command's help, made from the
+# same source by scripts/man.awk (awk only). The pages' date is their
+# source's last commit (the file's time outside git).
+MAN_DATE = $(or $(shell git log -1 --format=%cs -- $< 2>/dev/null),$(shell date -u -r $< +%Y-%m-%d))
+$(BUILD)/man/%: docs/man/%.scd scripts/man.awk ghc-eventlog-socket.cabal
+	@mkdir -p $(dir $@)
+	awk -v to=man -v version=$(VERSION) -v date=$(MAN_DATE) -f scripts/man.awk $< > $@.tmp && mv $@.tmp $@
+HELP_GEN := $(BUILD)/gen/help.c
+$(HELP_GEN): docs/man/eventlog-socket.1.scd scripts/man.awk
+	@mkdir -p $(dir $@)
+	awk -v to=c -f scripts/man.awk $< > $@.tmp && mv $@.tmp $@
+
+$(CLIENT): $(CLIENT_SRC) $(CLIENT_H) $(CLIENT_CBITS) $(CBITS_H) $(WEB_GEN) $(HELP_GEN) \
+           ghc-eventlog-socket.cabal
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(CFLAGS) -Iinclude -Icbits -Iclient $(UV_CFLAGS) \
-	    -DES_VERSION='"$(VERSION)"' $(NCURSES_CFLAGS) $(MHD_CFLAGS) -o $@ $(CLIENT_SRC) $(WEB_GEN) $(CLIENT_CBITS) $(UV_LIBS) \
-	    $(NCURSES_LIBS) $(MHD_LIBS) -lpthread -lm
+	    -DES_VERSION='"$(VERSION)"' $(NCURSES_CFLAGS) $(MHD_CFLAGS) -o $@ $(CLIENT_SRC) $(WEB_GEN) $(HELP_GEN) \
+	    $(CLIENT_CBITS) $(UV_LIBS) $(NCURSES_LIBS) $(MHD_LIBS) -lpthread -lm
 
 $(CHECKER): tests/checker/Main.hs
 	@mkdir -p $(dir $@)
@@ -467,11 +485,11 @@ $(SAN)/fibber-c-main: examples/fibber-c-main/app/Main.hs examples/fibber-c-main/
 
 # The eventlog-socket command under ASan/UBSan, for its tests in the same run.
 $(SAN)/eventlog-socket: $(CLIENT_SRC) $(CLIENT_H) $(CLIENT_CBITS) $(CBITS_H) \
-                        $(WEB_GEN)
+                        $(WEB_GEN) $(HELP_GEN)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(SAN_FLAGS) -Iinclude -Icbits -Iclient $(UV_CFLAGS) \
-	    -DES_VERSION='"$(VERSION)"' $(NCURSES_CFLAGS) $(MHD_CFLAGS) -o $@ $(CLIENT_SRC) $(WEB_GEN) $(CLIENT_CBITS) $(UV_LIBS) \
-	    $(NCURSES_LIBS) $(MHD_LIBS) -lpthread -lm
+	    -DES_VERSION='"$(VERSION)"' $(NCURSES_CFLAGS) $(MHD_CFLAGS) -o $@ $(CLIENT_SRC) $(WEB_GEN) $(HELP_GEN) \
+	    $(CLIENT_CBITS) $(UV_LIBS) $(NCURSES_LIBS) $(MHD_LIBS) -lpthread -lm
 
 # The checker and the C clients are the test's, not under test.
 $(SAN)/eventlog-check: $(CHECKER)
@@ -492,7 +510,7 @@ symbols: $(LIB)
 	@tests/check-symbols.sh $(LIB)
 
 integration-test: $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(SPARKER) $(CHECKER) $(MANY_CLIENTS) $(THREADER) \
-                  $(HEAPMODES)
+                  $(HEAPMODES) $(MAN_PAGES)
 	@HC=$(HC) python3 tests/integration/run.py --build $(BUILD) $(INTEGRATION_TESTS)
 
 # The cabal package and both examples, built with cabal offline exactly as
@@ -506,7 +524,7 @@ cabal-test: $(CHECKER)
 	@HC=$(HC) tests/cabal-package.sh $(BUILD)
 
 check: $(LIB) $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(SPARKER) $(CHECKER) $(MANY_CLIENTS) $(THREADER) \
-       $(HEAPMODES) \
+       $(HEAPMODES) $(MAN_PAGES) \
        $(UNIT_BIN) $(UNIT_ASAN_BIN) \
        $(UNIT_TSAN_BIN) $(SAN_PROGRAMS) \
        $(FUZZ_REPLAY_BIN) $(BENCH_PROGRAMS)
@@ -541,7 +559,7 @@ demo: $(FIBBER)
 # so its Cflags carry that GHC's RTS include directories, for a C compiler
 # that ghc does not drive. libuv is in Requires, not
 # Requires.private: with only an archive installed, every link needs it.
-install: $(LIB) $(CLIENT)
+install: $(LIB) $(CLIENT) $(MAN_PAGES)
 	@mkdir -p $(BUILD)
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
 	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' -e 's|@VERSION@|$(VERSION)|g' \
@@ -552,6 +570,9 @@ install: $(LIB) $(CLIENT)
 	install -m 644 $(LIB) $(DESTDIR)$(LIBDIR)/libeventlog-socket.a
 	install -m 644 include/eventlog_socket.h $(DESTDIR)$(INCLUDEDIR)/eventlog_socket.h
 	install -m 644 $(BUILD)/eventlog-socket.pc $(DESTDIR)$(PKGCONFIGDIR)/eventlog-socket.pc
+	install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man7
+	install -m 644 $(BUILD)/man/eventlog-socket.1 $(DESTDIR)$(MANDIR)/man1/eventlog-socket.1
+	install -m 644 $(BUILD)/man/eventlog-socket.7 $(DESTDIR)$(MANDIR)/man7/eventlog-socket.7
 
 FORMAT_FILES := $(wildcard include/*.h cbits/*/*.[ch] rts-writer/*.[ch] tests/unit/*.[ch] tests/fuzz/*.[ch] \
                   examples/*/cbits/*.c tests/probe/*.c tests/clients/*.c tests/cabal/tiny/*.c tests/cabal/upstream-compat/*.c haskell/test/*.c \

@@ -61,15 +61,6 @@ static void say_no_mode(const struct control *k) {
             k->word);
 }
 
-static void control_usage(FILE *f) {
-    fprintf(f, "usage: eventlog-socket control ADDR start|stop|census [--wait] [--timeout S]\n"
-               "                               [--connect-timeout S] [--retry]\n"
-               "Sends a heap profiling command: start or stop timed heap samples, or one heap\n"
-               "census now. Exit 1 at once when the program has no heap profiling mode\n"
-               "(+RTS -hT). With --wait, reads the program's eventlog until the effect shows\n"
-               "and prints when (exit 1 if it does not within --timeout, default 10 s).\n");
-}
-
 static uint64_t wall_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
@@ -331,17 +322,17 @@ int es_control_main(int argc, char **argv) {
     es_session_init(&k->ses);
     k->timeout = 10;
     const char *pos[2] = {NULL, NULL};
-    const struct es_opt opts[] = {{"--wait", NULL, ES_OPT_FLAG, &k->wait, 0, NULL, NULL},
+    const struct es_opt opts[] = {{"--wait", NULL, ES_OPT_FLAG, &k->wait, 0, NULL, NULL, false},
                                   {"--timeout", NULL, ES_OPT_SECONDS, &k->timeout, 1e7,
-                                   "--timeout needs a number of seconds", NULL},
+                                   "--timeout needs a number of seconds", NULL, false},
                                   {0}};
     const struct es_opts_spec spec = {.cmd = "control",
                                       .opts = opts,
                                       .conn = &k->ses.opt,
-                                      .usage = control_usage,
                                       .pos = pos,
                                       .npos = 2,
                                       .required = 2,
+                                      .pos_names = (const char *[]){"ADDR", "start|stop|census"},
                                       .too_many = "unexpected argument %s"};
     int status = es_opts_parse(&spec, argc, argv);
     if (status >= 0)

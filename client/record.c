@@ -47,17 +47,6 @@ struct record {
     int status;
 };
 
-static void record_usage(FILE *f) {
-    fprintf(f, "usage: eventlog-socket record ADDR [-o FILE] [--duration SECONDS] [--lossless]\n"
-               "                              [--connect-timeout S] [--retry]\n"
-               "Writes the program's eventlog to FILE (default PROGRAM-PID.eventlog, from the\n"
-               "stream; - for stdout) until the program exits, --duration passes, or Ctrl-C.\n"
-               "The file is a valid eventlog whenever it stops. Exit status 0 when the\n"
-               "program's end marker arrived, 1 when the recording was cut, 2 on errors.\n"
-               "--lossless asks the program for every byte: it waits for this recording when\n"
-               "it falls behind instead of skipping chunks (README, \"Losing nothing\").\n");
-}
-
 static void clear_progress(struct record *r) {
     if (r->progress_shown) {
         fprintf(stderr, "\r\033[K");
@@ -376,18 +365,18 @@ int es_record_main(int argc, char **argv) {
     es_session_init(&r->ses);
     const char *addr = NULL;
     const struct es_opt opts[] = {
-        {"-o", "--output", ES_OPT_VALUE, &r->out, 0, "-o needs a file name", NULL},
-        {"--lossless", NULL, ES_OPT_FLAG, &r->lossless, 0, NULL, NULL},
+        {"-o", "--output", ES_OPT_VALUE, &r->out, 0, "-o needs a file name", NULL, false},
+        {"--lossless", NULL, ES_OPT_FLAG, &r->lossless, 0, NULL, NULL, false},
         {"--duration", NULL, ES_OPT_SECONDS, &r->duration, 1e7, "--duration needs seconds",
-         "%s: not a number of seconds: %s"},
+         "%s: not a number of seconds: %s", false},
         {0}};
     const struct es_opts_spec spec = {.cmd = "record",
                                       .opts = opts,
                                       .conn = &r->ses.opt,
-                                      .usage = record_usage,
                                       .pos = &addr,
                                       .npos = 1,
-                                      .required = 1};
+                                      .required = 1,
+                                      .pos_names = (const char *[]){"ADDR"}};
     int status = es_opts_parse(&spec, argc, argv);
     if (status >= 0)
         return status;

@@ -20,23 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void compare_usage(FILE *f) {
-    fprintf(f, "usage: eventlog-socket compare RUN_A RUN_B [--csv OUT.csv|-]\n"
-               "                              [--connect-timeout S] [--retry]\n"
-               "Compares the heap profiles of two runs (each a recorded eventlog or a live\n"
-               "program, read to its end; run them with +RTS -hT or another -h mode): for\n"
-               "each label, its peak and mean residency in A and in B and the difference\n"
-               "B - A, sorted by the size of the peak's difference, largest first. A label\n"
-               "only one run has is included, with 0 in the other (the RTS leaves a label\n"
-               "with no live bytes out of a census) and the note \"only in A\"/\"only in B\".\n"
-               "The mean is over the run's censuses, 0 where a census lacks the label.\n"
-               "A table on stdout, or with --csv the columns\n"
-               "  label,peak_a_bytes,peak_b_bytes,peak_diff_bytes,mean_a_bytes,mean_b_bytes,\n"
-               "  mean_diff_bytes,note\n"
-               "(- for stdout). Exit status 0 when both streams were complete, 1 when one\n"
-               "was cut or had no heap profile, 2 on errors.\n");
-}
-
 static void write_csv(FILE *f, const struct es_cmp_row *rows, size_t n) {
     fprintf(f, "label,peak_a_bytes,peak_b_bytes,peak_diff_bytes,mean_a_bytes,mean_b_bytes,"
                "mean_diff_bytes,note\n");
@@ -139,23 +122,20 @@ int es_compare_main(int argc, char **argv) {
     struct es_cmp *cmp = &compare;
     es_cmp_init(cmp, "compare");
     const char *src[2] = {NULL, NULL}, *csv = NULL;
-    const struct es_opt opts[] = {
-        {"--csv", NULL, ES_OPT_VALUE, &csv, 0, "%s needs a file name (or - for stdout)", NULL},
-        {0}};
+    const struct es_opt opts[] = {{"--csv", NULL, ES_OPT_VALUE, &csv, 0,
+                                   "%s needs a file name (or - for stdout)", NULL, false},
+                                  {0}};
     const struct es_opts_spec spec = {.cmd = "compare",
                                       .opts = opts,
                                       .conn = &cmp->run[0].ses.opt,
-                                      .usage = compare_usage,
                                       .pos = src,
                                       .npos = 2,
+                                      .required = 2,
+                                      .pos_names = (const char *[]){"RUN_A", "RUN_B"},
                                       .too_many = "two runs only (then %s)"};
     int status = es_opts_parse(&spec, argc, argv);
     if (status >= 0)
         return status;
-    if (src[0] == NULL || src[1] == NULL) {
-        compare_usage(stderr);
-        return 2;
-    }
     status = es_cmp_read(cmp, src);
     if (status < 0)
         status = output(cmp, csv);

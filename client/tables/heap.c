@@ -38,17 +38,6 @@ struct heap {
     bool opened; /* open_outputs ran */
 };
 
-static void heap_usage(FILE *f) {
-    fprintf(f, "usage: eventlog-socket heap ADDR|FILE (--hp OUT.hp | --csv OUT.csv)\n"
-               "                            [--connect-timeout S] [--retry]\n"
-               "Writes the heap profile (the censuses of a program run with +RTS -hT, or\n"
-               "another -h mode) from a live program or a recorded eventlog: --hp in the\n"
-               "RTS's .hp format (for hp2ps, hp2pretty), --csv one row per (time_s, label,\n"
-               "bytes); - for stdout. Times are seconds since the program started. Exit\n"
-               "status 0 when the stream was complete, 1 when it was cut or had no heap\n"
-               "profile, 2 on errors.\n");
-}
-
 static FILE *open_out(const char *path);
 
 /* The output files are created with the first census (or at the end of a
@@ -283,24 +272,21 @@ int es_heap_main(int argc, char **argv) {
     h->ses.opt.allow_file = true;
     const char *src = NULL;
     const struct es_opt opts[] = {
-        {"--hp", NULL, ES_OPT_VALUE, &h->hp_path, 0, "%s needs a file name", NULL},
-        {"--csv", NULL, ES_OPT_VALUE, &h->csv_path, 0, "%s needs a file name", NULL},
+        {"--hp", NULL, ES_OPT_VALUE, &h->hp_path, 0, "%s needs a file name", NULL, true},
+        {"--csv", NULL, ES_OPT_VALUE, &h->csv_path, 0, "%s needs a file name", NULL, true},
         {0}};
     const struct es_opts_spec spec = {.cmd = "heap",
                                       .opts = opts,
                                       .conn = &h->ses.opt,
-                                      .usage = heap_usage,
                                       .pos = &src,
                                       .npos = 1,
+                                      .required = 1,
+                                      .pos_names = (const char *[]){"ADDR|FILE"},
                                       .too_many = "one source only (%s, then %s)",
                                       .pos_first = true};
     int status = es_opts_parse(&spec, argc, argv);
     if (status >= 0)
         return status;
-    if (src == NULL || (h->hp_path == NULL && h->csv_path == NULL)) {
-        heap_usage(stderr);
-        return 2;
-    }
     if (h->hp_path && h->csv_path && strcmp(h->hp_path, "-") == 0 &&
         strcmp(h->csv_path, "-") == 0) {
         fprintf(stderr, "eventlog-socket heap: --hp and --csv cannot both be stdout\n");

@@ -235,18 +235,6 @@ static void on_signal(void *ctx, int signum) {
     uv_stop(s->ses.loop);
 }
 
-static void serve_usage(FILE *f) {
-    fprintf(f, "usage: eventlog-socket serve ADDR [--http HOST:PORT] [--record FILE]\n"
-               "                             [--connect-timeout S] [--retry]\n"
-               "Serves a live web page of the program at ADDR on http://HOST:PORT/\n"
-               "(default 127.0.0.1:8080; port 0 picks a free one; the URL is printed).\n"
-               "Binds loopback unless another HOST is given. --record keeps the eventlog\n"
-               "received (the page's download link) in FILE; otherwise in a temporary file.\n"
-               "Runs until Ctrl-C, also after the program exits. --retry waits for the\n"
-               "program, and after it ends for its next run, which the page then shows\n"
-               "(with --record, run N is kept in FILE.N).\n");
-}
-
 /* A connection could not be opened (its error says why). */
 static void open_failed(struct serve *s) {
     fprintf(stderr, "eventlog-socket serve: %s\n", s->ses.conn->error);
@@ -306,17 +294,17 @@ int es_serve_main(int argc, char **argv) {
     s->ses.opt.cost_notices = true;
     s->http = "127.0.0.1:8080";
     s->rec_fd = -1;
-    const struct es_opt opts[] = {{"--http", NULL, ES_OPT_VALUE, &s->http, 0, NULL, NULL},
-                                  {"--record", NULL, ES_OPT_VALUE, &s->rec_path, 0, NULL, NULL},
-                                  {0}};
+    const struct es_opt opts[] = {
+        {"--http", NULL, ES_OPT_VALUE, &s->http, 0, NULL, NULL, false},
+        {"--record", NULL, ES_OPT_VALUE, &s->rec_path, 0, NULL, NULL, false},
+        {0}};
     const struct es_opts_spec spec = {.cmd = "serve",
                                       .opts = opts,
                                       .conn = &s->ses.opt,
-                                      .usage = serve_usage,
-                                      .unknown = "unknown option or missing value: %s",
                                       .pos = &s->source,
                                       .npos = 1,
-                                      .required = 1};
+                                      .required = 1,
+                                      .pos_names = (const char *[]){"ADDR"}};
     int status = es_opts_parse(&spec, argc, argv);
     if (status >= 0)
         return status;
