@@ -294,14 +294,18 @@ static int read_lossless(struct es_config *out) {
 
 /* How long exit waits for clients. */
 static int read_linger(struct es_config *out) {
-    static const char *const names[] = {"GHC_EVENTLOG_LINGER_MS", "GHC_EVENTLOG_LINGER_MAX_MS"};
-    unsigned *fields[] = {&out->linger_ms, &out->linger_max_ms};
-    for (unsigned i = 0; i < 2; i++) {
-        const char *v = env(names[i]);
-        if (v && es_config_parse_ms_max(v, ES_MAX_LINGER_MS, fields[i]) != 0) {
-            es_log("%s=\"%s\" is not a number of milliseconds from 0 to 600000", names[i], v);
-            return EVENTLOG_SOCKET_EINVAL;
-        }
+    const char *linger = env("GHC_EVENTLOG_LINGER_MS");
+    if (linger && es_config_parse_ms_max(linger, ES_MAX_LINGER_MS, &out->linger_ms) != 0) {
+        es_log("GHC_EVENTLOG_LINGER_MS=\"%s\" is not a number of milliseconds from 0 to 600000",
+               linger);
+        return EVENTLOG_SOCKET_EINVAL;
+    }
+    const char *max = env("GHC_EVENTLOG_LINGER_MAX_MS");
+    if (max && es_config_parse_ms_max(max, ES_MAX_LINGER_MS, &out->linger_max_ms) != 0) {
+        es_log("GHC_EVENTLOG_LINGER_MAX_MS=\"%s\" is not a number of milliseconds from 0 to "
+               "600000",
+               max);
+        return EVENTLOG_SOCKET_EINVAL;
     }
     return 0;
 }
