@@ -19,6 +19,7 @@ verdicts and `soak: N passed, N failed`; exit status 0 when all passed."""
 
 import argparse
 import os
+import signal
 import socket
 import statistics
 import subprocess
@@ -227,6 +228,9 @@ def main():
     ap.add_argument("--build", default="build")
     ap.add_argument("--minutes", type=float, default=30)
     a = ap.parse_args()
+    # SIGTERM (a timeout, make killed) ends the run through the cleanup
+    # below: the program, the clients and the scratch directory go too.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     g = esproc.Group("es-soak-")
     verdicts = []
     try:
