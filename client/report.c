@@ -6,6 +6,7 @@
  * Runs on one thread, the libuv loop's. */
 #include "model.h"
 #include "opts.h"
+#include "outfile.h"
 #include "session.h"
 #include "subcommands.h"
 #include "web.h"
@@ -70,7 +71,7 @@ static int read_all(struct report *r, const char *in) {
                                    .on_skip = rep_skip};
     int status = 0;
     if (es_session_open(&r->ses, in, &cb) != 0) {
-        fprintf(stderr, "eventlog-socket report: %s\n", r->ses.conn->error);
+        fprintf(stderr, "eventlog-socket report: %s: %s\n", r->ses.conn->name, r->ses.conn->error);
         status = 2;
     } else {
         uv_run(r->ses.loop, UV_RUN_DEFAULT);
@@ -143,6 +144,10 @@ int es_report_main(int argc, char **argv) {
         report_usage(stderr);
         return 2;
     }
+    /* Checked before any source is read (a live program is read to its
+     * exit); the file itself is written at the end. */
+    if (!es_outfile_check("report", NULL, out))
+        return 2;
     if (in[1] != NULL)
         return es_report_two(in, out, &r->ses.opt);
     r->how = ES_CONN_FAILED;
