@@ -2,6 +2,8 @@
  * and the CSV rows. */
 #include "heap_write.h"
 
+#include "csv.h"
+
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +32,9 @@ static bool profiled_rts(const char *rts_id) {
  * RTS its arguments, then " +RTS" and its RTS options (those it got from
  * GHCRTS or -with-rtsopts are not in the stream's arguments). */
 static void hp_job(const struct es_model *m, char *job, size_t size) {
-    snprintf(job, size, "%s", m->program[0] ? m->program : "program");
+    /* A stream without the program's name (a start from Haskell on GHC
+     * 9.0 loses it) says so rather than naming it "program". */
+    snprintf(job, size, "%s", m->program[0] ? m->program : "(program not named in the eventlog)");
     if (!profiled_rts(m->rts_id))
         return;
     char rts[1100] = "";
@@ -146,9 +150,10 @@ void es_heap_csv_begin(FILE *f) {
 }
 
 void es_heap_csv_sample(FILE *f, const struct es_model *m, const struct es_model_census *c) {
-    double t = (double)c->time / 1e9;
     for (size_t i = 0; i < c->n; i++) {
-        fprintf(f, "%f,", t);
+        /* Exact to the nanosecond, as `table census` writes it. */
+        es_csv_time(f, c->time);
+        fputc(',', f);
         csv_field(f, es_model_label(m, c->e[i].label));
         fprintf(f, ",%llu\n", (unsigned long long)c->e[i].bytes);
     }
