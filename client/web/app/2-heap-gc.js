@@ -210,6 +210,7 @@
     ctx.fillRect(0, 0, cv.width, cv.height);
     var nb = S.tl.length, from = 0, end = Math.max(nb, 1);
     cv.setAttribute('data-buckets', String(nb));
+    cv.setAttribute('data-row-height', String(rowH));
     cv.setAttribute('data-bucket-ns', String(S.info.width));
     // Zoomed: the buckets of the charts' time range.
     if (view && S.info.width) {
