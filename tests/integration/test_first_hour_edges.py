@@ -12,7 +12,6 @@ top's screen of these runs are kept there as PNG files."""
 
 import base64
 import os
-import re
 import signal
 import socket
 import subprocess
@@ -90,9 +89,8 @@ def metrics_tell_ghc90_and_haskell_starts_honestly(s):
     note("C main, running: %s" % sorted(k[1] for k in sm if k[0] == "ghc_eventlog_lacking_info"))
     expect(value(sm, "ghc_eventlog_lacking_info", source=c_src, lacks="heap_profile") is None,
            "lacks heap_profile for a program run with -hT")
-    expect((value(sm, "ghc_eventlog_lacking_info", source=c_src, lacks="live") == 1) == old,
-           "lacks live on GHC %r: %r" % (ghc_version(), value(sm, "ghc_eventlog_lacking_info",
-                                                               source=c_src, lacks="live")))
+    live = value(sm, "ghc_eventlog_lacking_info", source=c_src, lacks="live")
+    expect((live == 1) == old, "lacks live on GHC %r: %r" % (ghc_version(), live))
     c.cmd("quit")
     c.finish()
 
@@ -372,7 +370,8 @@ def control_on_ghc90_and_over_tcp(s):
         expect(rc == 1 and "sent" in out and "not waiting" in err and "GHC 9.0" in err,
                "--wait on 9.0: %d %r %r" % (rc, out, err))
     else:
-        expect(rc == 0 and "heap sample at program time" in out, "--wait: %d %r %r" % (rc, out, err))
+        expect(rc == 0 and "heap sample at program time" in out,
+               "--wait: %d %r %r" % (rc, out, err))
     p.cmd("quit")
     p.finish()
     q = Program(s, "probe", tcp_port=0)
