@@ -197,7 +197,8 @@ def client_file_cannot_be_written(s):
     sock = s.path("nowrite.sock")
     p = Program(s, "probe", unix=sock)
     p.wait_socket(sock)
-    one_line_error(s, ["record", sock, "-o", s.path("missing/dir.eventlog")], ["cannot write", "missing/dir.eventlog", "does not exist"])
+    one_line_error(s, ["record", sock, "-o", s.path("missing/dir.eventlog")],
+                   ["cannot write", "missing/dir.eventlog", "does not exist"])
     # Named when the stream names the program, or at the interrupt.
     rec = Cmd(s, ["record", sock], cwd="/proc")
     # Interrupted once it is under way (connected, so its signal handlers
