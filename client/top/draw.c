@@ -330,13 +330,14 @@ static int draw_notes(const struct es_top_view *v, int y, int rows) {
      * this connection asked for (protocol.md 1.3). */
     if (m->cost_notices) {
         double gib = es_model_cost_s_per_gib(m);
-        char per[48];
+        /* Per GiB once the notices counted bytes sent (on GHC 9.0 they may
+         * count none while bytes arrive: "nothing sent" would contradict
+         * the bytes received). */
+        char per[48] = "";
         if (gib >= 0)
-            snprintf(per, sizeof per, "%.2f s per GiB", gib);
-        else
-            snprintf(per, sizeof per, "nothing sent yet");
+            snprintf(per, sizeof per, " (%.2f s per GiB)", gib);
         put(y++, 2, A_BOLD,
-            "streaming costs the program %.1f ms CPU/s (%s): RTS %.1f, walker %.1f, loop %.1f",
+            "streaming costs the program %.1f ms CPU/s%s: RTS %.1f, walker %.1f, loop %.1f",
             m->cost_ms_per_s, per, m->cost_rts_ms_per_s, m->cost_walker_ms_per_s,
             m->cost_loop_ms_per_s);
         if (rows > 0)

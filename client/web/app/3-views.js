@@ -125,14 +125,21 @@
       if (S.liveTl[i] !== null) rows.push([bucketX(i), S.liveTl[i]]);
     for (i = 0; i < S.drops.length; i++) rows.push([S.drops[i][0] / 1e9, NaN]);
     rows.sort(function (a, b) { return a[0] - b[0]; });
-    // A count that never changes draws a filled box that reads as an
-    // empty chart: say it in words instead, and why there is none at all.
-    var lo = Infinity, hi = -Infinity;
-    for (i = 0; i < rows.length; i++)
-      if (rows[i][1] === rows[i][1]) { lo = Math.min(lo, rows[i][1]); hi = Math.max(hi, rows[i][1]); }
-    var why = lo > hi ? 'No chart of live threads: no thread began or finished in the stream.' :
-              lo === hi ? 'No chart of live threads: ' + lo + (lo === 1 ? ' thread was' : ' threads were') +
-                          ' live throughout (none began or finished in between).' : '';
+    // A count that stays one value over nearly the whole run (threads the
+    // RTS starts at once and ends at the exit) draws a filled box that
+    // reads as an empty chart: say it in words instead, and why there is
+    // none at all.
+    var counts = {}, n = 0, mode = null;
+    for (i = 0; i < rows.length; i++) {
+      var v = rows[i][1];
+      if (v !== v) continue;
+      counts[v] = (counts[v] || 0) + 1;
+      n++;
+      if (mode === null || counts[v] > counts[mode]) mode = v;
+    }
+    var why = !n ? 'No chart of live threads: no thread began or finished in the stream.' :
+              counts[mode] >= 0.9 * n ? 'No chart of live threads: ' + mode + (+mode === 1 ? ' thread was' : ' threads were') +
+                                        ' live nearly all along (threads began or finished only at the ends of the run).' : '';
     $('threads-chart').hidden = !!why;
     $('threads-chart-note').hidden = !why;
     text('threads-chart-note', why);
