@@ -1,6 +1,7 @@
 #include "http.h"
 
 #include "http/resp.h"
+#include "http/addr.h"
 #include "http/auth.h"
 
 #include <errno.h>
@@ -9,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define HTTP_TIMEOUT_S    10
 #define HTTP_MEMORY_LIMIT (32 * 1024)
@@ -77,24 +79,33 @@ struct es_promhttp *es_promhttp_start(const struct sockaddr_storage *sa, bool lo
     struct es_promhttp *h = calloc(1, sizeof *h);
     if (h == NULL)
         return NULL;
-    pthread_mutex_init(&h->mu, NULL);
+    /* Listened on here, as serve does, so that a taken port is told by
+     * its own errno (libmicrohttpd's binding may leave another). */
     errno = 0;
+    int fd = es_webaddr_listen(sa);
+    if (fd < 0) {
+        int e = errno;
+        free(h);
+        errno = e;
+        return NULL;
+    }
+    pthread_mutex_init(&h->mu, NULL);
     h->daemon = MHD_start_daemon(
         MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
             (sa->ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
-        0, NULL, NULL, on_request, h, MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)sa,
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_TIMEOUT_S, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-        (size_t)HTTP_MEMORY_LIMIT, MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_MAX_CONNS,
-        MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)HTTP_MAX_PER_IP, MHD_OPTION_END);
+        0, NULL, NULL, on_request, h, MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_TIMEOUT,
+        (unsigned)HTTP_TIMEOUT_S, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_MEMORY_LIMIT,
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_MAX_CONNS, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+        (unsigned)HTTP_MAX_PER_IP, MHD_OPTION_END);
     if (h->daemon == NULL) {
         int e = errno;
+        close(fd);
         pthread_mutex_destroy(&h->mu);
         free(h);
         errno = e;
         return NULL;
     }
-    const union MHD_DaemonInfo *di = MHD_get_daemon_info(h->daemon, MHD_DAEMON_INFO_BIND_PORT);
-    h->port = di ? di->port : 0;
+    h->port = es_webaddr_port(fd); /* the daemon's now: it closes it at stop */
     if (es_webauth_init(&h->auth, sa, loopback, h->port, token) != 0) {
         es_promhttp_stop(h);
         return NULL;
