@@ -8,9 +8,9 @@
 #include "source/blocks.h"
 #include "model/model.h"
 #include "opts.h"
-#include "outfile.h"
 #include "source/session.h"
 #include "subcommands.h"
+#include "source/outfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -105,8 +105,11 @@ static void stop(struct record *r, int status, const char *why);
 
 /* The default name is created, never opened: not a file already there (a
  * previous recording, or one another user planted), not through a symlink
- * (in /tmp, another user's link to a file of ours). Taken: NAME.1.eventlog,
- * NAME.2.eventlog, ... Returns the descriptor (r->path its name), or -1
+ * (in /tmp, another user's link to a file of ours). Taken: NAME.1.eventlog
+ * to NAME.99.eventlog, then NAME.XXXXXX.eventlog with six random
+ * characters, created as mkstemp(3) does (O_EXCL, tried again until a name
+ * is free), so that names planted in advance never leave the recording
+ * without a file. Returns the descriptor (r->path its name), or -1
  * (errno). */
 #define DEFAULT_TRIES 100
 static int create_default(struct record *r) {
@@ -118,13 +121,15 @@ static int create_default(struct record *r) {
             snprintf(r->path, sizeof r->path, "%s", base);
         else
             snprintf(r->path, sizeof r->path, "%.*s.%d.eventlog", (int)stem, base, i);
-        int fd = open(r->path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        int fd = es_outfile_open(r->path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW);
         if (fd >= 0 || errno != EEXIST)
             return fd;
     }
-    snprintf(r->path, sizeof r->path, "%s (and .1 to .%d)", base, DEFAULT_TRIES - 1);
-    errno = EEXIST;
-    return -1;
+    snprintf(r->path, sizeof r->path, "%.*s.XXXXXX.eventlog", (int)stem, base);
+    int fd = mkstemps(r->path, (int)strlen(".eventlog")); /* mode 0600 */
+    if (fd >= 0)
+        fcntl(fd, F_SETFD, FD_CLOEXEC);
+    return fd;
 }
 
 static void open_file(struct record *r) {
@@ -137,7 +142,7 @@ static void open_file(struct record *r) {
     } else {
         if (r->out != NULL) {
             snprintf(r->path, sizeof r->path, "%s", r->out);
-            fd = open(r->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+            fd = es_outfile_open(r->path, O_WRONLY | O_CREAT | O_TRUNC);
         } else {
             fd = create_default(r);
         }
@@ -306,7 +311,10 @@ static void on_bytes(struct es_conn *c, const uint8_t *data, size_t n, void *ctx
     int e = es_blocks_append(&r->blocks, data, n);
     if (e != 0) {
         char msg[600];
-        snprintf(msg, sizeof msg, "cannot write %s: %s", r->path, strerror(-e));
+        if (e == -EMSGSIZE)
+            es_blocks_too_long_why(&r->blocks, msg, sizeof msg);
+        else
+            snprintf(msg, sizeof msg, "cannot write %s: %s", r->path, strerror(-e));
         stop(r, 2, msg);
         return;
     }

@@ -10,10 +10,10 @@
 #include "heap_write.h"
 #include "model/model.h"
 #include "opts.h"
-#include "outfile.h"
 #include "source/rtsopts.h"
 #include "source/session.h"
 #include "subcommands.h"
+#include "source/outfile.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -258,7 +258,7 @@ static void on_signal(void *ctx, int signum) {
 static FILE *open_out(const char *path) {
     if (strcmp(path, "-") == 0)
         return stdout;
-    FILE *f = fopen(path, "w");
+    FILE *f = es_outfile_fopen(path, "w");
     if (f == NULL)
         fprintf(stderr, "eventlog-socket heap: cannot create %s: %s\n", path, strerror(errno));
     return f;

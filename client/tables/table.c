@@ -9,13 +9,14 @@
  * stream's order. Runs on one thread, the libuv loop's. */
 #include "model/model.h"
 #include "opts.h"
-#include "outfile.h"
 #include "source/session.h"
 #include "subcommands.h"
 #include "rows.h"
 
 #include "format/es_notice_text.h"
+#include "format/es_utf8.h"
 #include "csv.h"
+#include "source/outfile.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -160,7 +161,7 @@ static void on_header(struct es_conn *c, void *ctx) {
     if (t->model)
         es_model_header(t->model, &c->stream.header);
     char why[600];
-    t->out = strcmp(t->out_path, "-") == 0 ? stdout : fopen(t->out_path, "w");
+    t->out = strcmp(t->out_path, "-") == 0 ? stdout : es_outfile_fopen(t->out_path, "w");
     if (t->out == NULL) {
         snprintf(why, sizeof why, "cannot create %s: %s", t->out_path, strerror(errno));
         t->out_failed = true;
@@ -203,8 +204,7 @@ static void cut_notice(struct table *t, const struct es_event *ev) {
     if (n.kind != ES_NOTICE_CUT)
         return;
     t->cut = true;
-    snprintf(t->cut_why, sizeof t->cut_why, "%.*s", (int)sizeof t->cut_why - 1, n.why);
-    es_csv_clean_utf8(t->cut_why);
+    es_utf8_copy(t->cut_why, sizeof t->cut_why, (const uint8_t *)n.why, strlen(n.why));
 }
 
 static void on_event(struct es_conn *c, const struct es_event *ev, uint64_t offset, void *ctx) {
