@@ -116,6 +116,8 @@ static void sent_line(struct control *k, bool decided) {
     finish(k, 0);
 }
 
+static void hint(struct control *k);
+
 /* Has the effect shown? Prints the line and finishes when it has. */
 static void judge(struct control *k) {
     if (!k->sent || k->done)
@@ -178,7 +180,8 @@ static void on_header(struct es_conn *c, void *ctx) {
     }
     k->sent = true;
     k->no_flush = es_model_header_no_flush(&c->stream.header);
-    es_heapmode_header(&k->hm, &c->stream.header, c->peer_pid);
+    /* The server's process, over loopback TCP too (as record finds it). */
+    es_heapmode_header(&k->hm, &c->stream.header, es_conn_peer_pid(c));
     k->sent_ns = uv_hrtime();
     k->sent_wall_ns = wall_ns();
     k->latest_at_send = c->info.latest_time;
@@ -234,11 +237,20 @@ static void on_sent(struct es_conn *c, int status, void *ctx) {
         judge(k);
         return;
     }
+    if (k->no_flush && heap_mode(k) != ES_HEAPMODE_OFF) {
+        /* GHC 9.0 sends heap samples only at exit: nothing to wait for. */
+        printf("%s: sent to %s\n", k->word, c->name);
+        fprintf(stderr,
+                "eventlog-socket: %s: %s: not waiting: %s, so the %s can only be seen when the "
+                "program exits (record it, or `eventlog-socket heap %s --hp FILE`, until then)\n",
+                c->name, k->word, ES_MODEL_GHC90_NOTE,
+                k->what == STOP ? "end of heap samples" : "heap sample", c->name);
+        if (heap_mode(k) == ES_HEAPMODE_UNKNOWN)
+            hint(k);
+        finish(k, 1);
+        return;
+    }
     uv_timer_start(&k->timer, on_timeout, (uint64_t)(k->timeout * 1000 + 0.5), 0);
-    if (k->no_flush && heap_mode(k) != ES_HEAPMODE_OFF)
-        fprintf(stderr, "hint: %s: the %s comes when the program exits (waiting %g s)\n",
-                ES_MODEL_GHC90_NOTE, k->what == STOP ? "end of heap samples" : "heap sample",
-                k->timeout);
     judge(k);
 }
 

@@ -44,6 +44,7 @@ struct record {
     uint64_t last_ms, last_bytes, last_events;
     double mib_s, events_s;
     bool stopped;
+    bool by_duration; /* stopped by --duration: what the user asked for */
     int status;
 };
 
@@ -148,6 +149,18 @@ static void open_file(struct record *r) {
     }
 }
 
+/* The default name is made in the current directory. */
+static bool cwd_writable(void) {
+    if (access(".", W_OK | X_OK) == 0)
+        return true;
+    char cwd[512];
+    fprintf(stderr,
+            "eventlog-socket record: cannot create a recording in %s: %s: name one elsewhere "
+            "with -o FILE\n",
+            getcwd(cwd, sizeof cwd) ? cwd : "the current directory", strerror(errno));
+    return false;
+}
+
 static void on_name_timer(uv_timer_t *t) {
     open_file(t->data);
 }
@@ -226,7 +239,16 @@ static void stop(struct record *r, int status, const char *why) {
         snprintf(drops, sizeof drops, ", %llu drop notice%s (%llu chunks missing)",
                  (unsigned long long)info.drop_notices, info.drop_notices == 1 ? "" : "s",
                  (unsigned long long)info.dropped_chunks);
-    if (complete)
+    if (complete && r->by_duration)
+        fprintf(stderr,
+                "eventlog-socket: recorded %s (%s, %llu events%s): %s, as asked (the program "
+                "runs on); the file ends with a notice saying so and an end marker%s\n",
+                r->path, size, (unsigned long long)info.events, drops, why,
+                es_model_header_no_flush(&c->stream.header)
+                    ? " (" ES_MODEL_GHC90_NOTE ": the rest comes only if the recording runs "
+                      "until the program exits)"
+                    : "");
+    else if (complete)
         fprintf(stderr,
                 "eventlog-socket: recorded %s (%s, %llu events%s): complete, the program's end "
                 "marker arrived\n",
@@ -326,9 +348,14 @@ static void on_signal(void *ctx, int signum) {
 
 static void on_duration(uv_timer_t *t) {
     struct record *r = t->data;
-    char why[64];
-    snprintf(why, sizeof why, "stopped after --duration %g s", r->duration);
-    stop(r, 1, why);
+    char why[128];
+    int n = snprintf(why, sizeof why, "stopped after --duration %g s", r->duration);
+    /* Where: the latest event's program time (the notice's own time). */
+    if (r->blocks.last_time > 0)
+        snprintf(why + n, sizeof why - (size_t)n, ", at program time %.3f s",
+                 (double)r->blocks.last_time / 1e9);
+    r->by_duration = true;
+    stop(r, 0, why);
 }
 
 static void on_progress(uv_timer_t *t) {
@@ -380,6 +407,11 @@ int es_record_main(int argc, char **argv) {
     int status = es_opts_parse(&spec, argc, argv);
     if (status >= 0)
         return status;
+    /* The file is checked before connecting: connecting may release a
+     * program held by GHC_EVENTLOG_WAIT, whose start would then go to a
+     * recording that cannot be written. */
+    if (r->out != NULL ? !es_outfile_check("record", NULL, r->out) : !cwd_writable())
+        return 2;
     es_blocks_init(&r->blocks);
     struct es_conn_callbacks cb = {.on_header = on_header,
                                    .on_event = on_event,

@@ -343,8 +343,9 @@ int es_metrics_main(int argc, char **argv) {
     es_promtarget_env_init(&x->env);
     x->http = es_promhttp_start(&sa, loopback, token_file ? user_token : NULL);
     if (x->http == NULL) {
-        fprintf(stderr, "eventlog-socket metrics: cannot serve HTTP on %s: %s\n", http,
-                strerror(errno ? errno : EADDRINUSE));
+        int e = errno ? errno : EADDRINUSE;
+        fprintf(stderr, "eventlog-socket metrics: cannot serve HTTP on %s: %s%s\n", http,
+                strerror(e), e == EADDRINUSE ? ES_WEBADDR_IN_USE_HINT : "");
         return 2;
     }
     es_promhttp_print_url(x->http, http, token_file);

@@ -228,9 +228,8 @@ int es_conn_feed(struct es_conn *c, const uint8_t *data, size_t n) {
     }
     if (r != 0) {
         if (in_header && c->stream.state == ES_STREAM_ERROR && c->stream.error_offset == 0)
-            snprintf(c->error, sizeof c->error,
-                     "not an eventlog-socket server: the first bytes are not a GHC eventlog "
-                     "header");
+            snprintf(c->error, sizeof c->error, "%s: the first bytes are not a GHC eventlog header",
+                     c->is_file ? "not an eventlog" : "not an eventlog-socket server");
         else
             snprintf(c->error, sizeof c->error, "malformed eventlog at byte %llu: %s",
                      (unsigned long long)c->stream.error_offset, c->stream.error);
@@ -244,8 +243,13 @@ enum es_conn_end es_conn_finish(struct es_conn *c) {
     if (r == 0)
         return ES_CONN_COMPLETE;
     if (c->stream.state == ES_STREAM_HEADER) {
-        snprintf(c->error, sizeof c->error, "%s before a whole eventlog header arrived",
-                 c->info.bytes == 0 ? "the stream ended" : "the stream was cut");
+        if (c->is_file)
+            snprintf(c->error, sizeof c->error, "%s",
+                     c->info.bytes == 0 ? "an empty file, not an eventlog"
+                                        : "not an eventlog: the file ends inside its header");
+        else
+            snprintf(c->error, sizeof c->error, "%s before a whole eventlog header arrived",
+                     c->info.bytes == 0 ? "the stream ended" : "the stream was cut");
         return ES_CONN_FAILED;
     }
     if (r == -EINVAL)

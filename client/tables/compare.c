@@ -12,8 +12,8 @@
 #include "csv.h"
 #include "opts.h"
 #include "format/es_utf8.h"
-#include "subcommands.h"
 #include "source/outfile.h"
+#include "subcommands.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -53,8 +53,12 @@ static void write_text(FILE *f, const struct es_cmp *cmp, const struct es_cmp_ro
     for (int i = 0; i < 2; i++) {
         const struct es_cmp_run *r = &cmp->run[i];
         const struct es_model *m = r->model;
-        fprintf(f, "%c: %s (%s%s%llu censuses, %.2f s)\n", "AB"[i], r -> ses.conn->name,
-                m->program[0] ? m->program : "", m->program[0] ? ", " : "",
+        /* A run without its name (started from Haskell on GHC 9.0) says
+         * why rather than leaving it out. */
+        fprintf(f, "%c: %s (%s, %llu censuses, %.2f s)\n", "AB"[i], r -> ses.conn->name,
+                m->program[0]            ? m->program
+                : es_model_late_start(m) ? "program not named in the eventlog: started from Haskell"
+                                         : "program not named in the eventlog",
                 (unsigned long long)m->censuses, (double)m->now / 1e9);
     }
     fprintf(f, "\n%-*s %10s %10s %11s %10s %10s %11s  %s\n", LABEL_WIDTH, "label", "peak A",
@@ -136,7 +140,12 @@ int es_compare_main(int argc, char **argv) {
     int status = es_opts_parse(&spec, argc, argv);
     if (status >= 0)
         return status;
-    status = es_cmp_read(cmp, src);
+    /* The output is checked before the runs are read (a live one to its
+     * exit), and written only once both are. */
+    if (csv != NULL && !es_outfile_check("compare", NULL, csv))
+        status = 2;
+    else
+        status = es_cmp_read(cmp, src);
     if (status < 0)
         status = output(cmp, csv);
     es_cmp_free(cmp);

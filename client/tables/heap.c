@@ -93,6 +93,27 @@ static void write_census(struct heap *h) {
     h->written++;
 }
 
+/* The stream had no heap profile: say why, and what to do, in words that
+ * fit the source (a file or a program) and the way it ended. */
+static void no_profile(struct heap *h, const char *why) {
+    const struct es_conn *c = h->ses.conn;
+    const char *where = c->is_file ? "this eventlog" : "the stream";
+    if (h->model->no_flush && !h->model->ended && es_heapmode_verdict(&h->hm) != ES_HEAPMODE_OFF)
+        /* GHC 9.0 sends its samples (and HEAP_PROF_BEGIN) at exit. */
+        fprintf(stderr,
+                "eventlog-socket: %s: no heap profile in %s (%s): %s, and %s before the "
+                "program's exit; nothing written\n",
+                c->name, where, why, ES_MODEL_GHC90_NOTE,
+                c->is_file ? "this recording ends" : "the stream stopped");
+    else
+        fprintf(stderr,
+                "eventlog-socket: %s: no heap profile in %s (%s): run the program with "
+                "+RTS -hT (or another -h mode); nothing written\n",
+                c->name, where, why);
+    if (h->status == 0)
+        h->status = 1;
+}
+
 static void stop(struct heap *h, int status, const char *why) {
     if (h->stopped)
         return;
@@ -100,22 +121,19 @@ static void stop(struct heap *h, int status, const char *why) {
     h->status = status;
     es_session_close(&h->ses);
     const struct es_conn *c = h->ses.conn;
-    bool have_header = c->stream.state != ES_STREAM_HEADER;
-    if (!have_header) {
+    /* A source that never gave a whole header (not an eventlog, a server
+     * that is not ours): the reason is the whole story. */
+    bool have_header = c->stream.header.len > 0;
+    if (!have_header || (status == 2 && h->written == 0)) {
         fprintf(stderr, "eventlog-socket: %s: %s\n", c->name, why);
         return;
     }
     tell_mode(h);
     const struct es_model *m = h->model;
     bool profile = m->heap_prof || h->written > 0 || es_heapmode_verdict(&h->hm) == ES_HEAPMODE_ON;
-    if (!profile && !c->is_file) {
-        /* Live: nothing written, no file created. */
-        fprintf(stderr,
-                "eventlog-socket: %s: no heap profile in the stream (%s): run the program with "
-                "+RTS -hT (or another -h mode); nothing written\n",
-                c->name, why);
-        if (h->status == 0)
-            h->status = 1;
+    if (!profile) {
+        /* Nothing written, no file created. */
+        no_profile(h, why);
         return;
     }
     if (status != 2 && !open_outputs(h) && h->status != 2)
@@ -139,16 +157,6 @@ static void stop(struct heap *h, int status, const char *why) {
         fprintf(stderr, "eventlog-socket: %s: cannot write the heap profile: %s\n", c->name,
                 strerror(werr));
         h->status = 2;
-        return;
-    }
-    if (!profile) {
-        /* A recorded eventlog: the file ends as the RTS's would, empty. */
-        fprintf(stderr,
-                "eventlog-socket: %s: no heap profile in the stream (%s): run the program with "
-                "+RTS -hT (or another -h mode)\n",
-                c->name, why);
-        if (h->status == 0)
-            h->status = 1;
         return;
     }
     char to[1100];
@@ -245,26 +253,6 @@ static FILE *open_out(const char *path) {
     return f;
 }
 
-/* Whether `path` can be created or written, checked up front: the file
- * itself is created only once there is a heap profile to write. */
-static bool can_create(const char *path) {
-    if (strcmp(path, "-") == 0)
-        return true;
-    char dir[1024];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (slash == dir)
-        dir[1] = '\0';
-    else if (slash != NULL)
-        *slash = '\0';
-    else
-        snprintf(dir, sizeof dir, ".");
-    if (access(path, F_OK) == 0 ? access(path, W_OK) == 0 : access(dir, W_OK | X_OK) == 0)
-        return true;
-    fprintf(stderr, "eventlog-socket heap: cannot create %s: %s\n", path, strerror(errno));
-    return false;
-}
-
 int es_heap_main(int argc, char **argv) {
     static struct heap heap;
     struct heap *h = &heap;
@@ -298,7 +286,10 @@ int es_heap_main(int argc, char **argv) {
         return 2;
     }
     es_model_init(h->model);
-    if ((h->hp_path && !can_create(h->hp_path)) || (h->csv_path && !can_create(h->csv_path)))
+    /* Checked up front; the files are created only once there is a heap
+     * profile to write. */
+    if ((h->hp_path && !es_outfile_check("heap", NULL, h->hp_path)) ||
+        (h->csv_path && !es_outfile_check("heap", NULL, h->csv_path)))
         return 2;
 
     struct es_conn_callbacks cb = {.on_header = on_header,

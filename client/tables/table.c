@@ -34,6 +34,8 @@ struct table {
     uint64_t block_left; /* its bytes not yet read */
     bool cut;            /* the cut notice `record` ends a cut recording with */
     char cut_why[240];
+    int kind;        /* enum es_table_kind */
+    bool out_failed; /* the output could not be opened at the header */
     bool stopped;
     int status;
 };
@@ -73,7 +75,7 @@ static void stop(struct table *t, int status, const char *why) {
     if (t->out)
         es_table_rows_finish(&t->rows);
     int werr = close_out(t);
-    if (c->stream.state == ES_STREAM_HEADER) {
+    if (c->stream.header.len == 0 || t->out_failed) {
         fprintf(stderr, "eventlog-socket: %s: %s\n", c->name, why);
         return;
     }
@@ -105,10 +107,25 @@ static void stop(struct table *t, int status, const char *why) {
                 es_table_kind_name(k), es_table_hint(k));
 }
 
+static void stop(struct table *t, int status, const char *why);
+
+/* The output is created once the source has proved to be an eventlog (it
+ * was checked before connecting), so a source that is not one leaves no
+ * file behind. */
 static void on_header(struct es_conn *c, void *ctx) {
     struct table *t = ctx;
     if (t->model)
         es_model_header(t->model, &c->stream.header);
+    char why[600];
+    t->out = strcmp(t->out_path, "-") == 0 ? stdout : es_outfile_fopen(t->out_path, "w");
+    if (t->out == NULL) {
+        snprintf(why, sizeof why, "cannot create %s: %s", t->out_path, strerror(errno));
+        t->out_failed = true;
+        stop(t, 2, why);
+    } else if (es_table_rows_init(&t->rows, (enum es_table_kind)t->kind, t->out) != 0) {
+        t->out_failed = true;
+        stop(t, 2, "out of memory");
+    }
 }
 
 /* The capability of the block `ev` is in (the model follows blocks the
@@ -252,13 +269,8 @@ int es_table_main(int argc, char **argv) {
         }
         es_model_init(t->model);
     }
-    t->out = strcmp(t->out_path, "-") == 0 ? stdout : es_outfile_fopen(t->out_path, "w");
-    if (t->out == NULL) {
-        fprintf(stderr, "eventlog-socket table: cannot create %s: %s\n", t->out_path,
-                strerror(errno));
-        status = 2;
-    } else if (es_table_rows_init(&t->rows, (enum es_table_kind)kind, t->out) != 0) {
-        fprintf(stderr, "eventlog-socket table: out of memory\n");
+    t->kind = kind;
+    if (!es_outfile_check("table", NULL, t->out_path)) {
         status = 2;
     } else {
         struct es_conn_callbacks cb = {.on_header = on_header,

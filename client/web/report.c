@@ -60,7 +60,7 @@ static int read_all(struct report *r, const char *in) {
                                    .on_skip = rep_skip};
     int status = 0;
     if (es_session_open(&r->ses, in, &cb) != 0) {
-        fprintf(stderr, "eventlog-socket report: %s\n", r->ses.conn->error);
+        fprintf(stderr, "eventlog-socket report: %s: %s\n", r->ses.conn->name, r->ses.conn->error);
         status = 2;
     } else {
         uv_run(r->ses.loop, UV_RUN_DEFAULT);
@@ -129,6 +129,10 @@ int es_report_main(int argc, char **argv) {
     int status = es_opts_parse(&spec, argc, argv);
     if (status >= 0)
         return status;
+    /* Checked before any source is read (a live program is read to its
+     * exit); the file itself is written at the end. */
+    if (!es_outfile_check("report", NULL, out))
+        return 2;
     if (in[1] != NULL)
         return es_report_two(in, out, &r->ses.opt);
     r->how = ES_CONN_FAILED;

@@ -237,7 +237,7 @@ static void on_signal(void *ctx, int signum) {
 
 /* A connection could not be opened (its error says why). */
 static void open_failed(struct serve *s) {
-    fprintf(stderr, "eventlog-socket serve: %s\n", s->ses.conn->error);
+    fprintf(stderr, "eventlog-socket serve: %s: %s\n", s->ses.conn->name, s->ses.conn->error);
     s->status = 2;
     uv_stop(s->ses.loop);
 }
@@ -252,8 +252,9 @@ static void reopened(void *ctx, int r) {
 static int start_http(struct serve *s, const struct sockaddr_storage *sa, bool loopback) {
     s->http_server = es_webhttp_start(s->sh, sa, loopback);
     if (s->http_server == NULL) {
-        fprintf(stderr, "eventlog-socket serve: cannot serve HTTP on %s: %s\n", s->http,
-                strerror(errno ? errno : EADDRINUSE));
+        int e = errno ? errno : EADDRINUSE;
+        fprintf(stderr, "eventlog-socket serve: cannot serve HTTP on %s: %s%s\n", s->http,
+                strerror(e), e == EADDRINUSE ? ES_WEBADDR_IN_USE_HINT : "");
         return 2;
     }
     char host[300];
@@ -263,6 +264,20 @@ static int start_http(struct serve *s, const struct sockaddr_storage *sa, bool l
     printf("eventlog-socket serve: http://%s:%u/%s%s\n", host[0] ? host : "127.0.0.1",
            es_webhttp_port(s->http_server), token[0] ? "?token=" : "", token);
     fflush(stdout);
+    return 0;
+}
+
+/* The source, checked before the HTTP server starts (and without
+ * connecting, which would release a program held by GHC_EVENTLOG_WAIT): a
+ * file, an address that does not parse or a socket that is not there is
+ * said at once, with no URL printed for a page that would never show a
+ * program. Returns 0, or 2 after a message. */
+static int check_source(struct serve *s) {
+    static struct es_conn probe;
+    if (es_conn_address(&probe, s->source, &s->ses.opt) != 0) {
+        fprintf(stderr, "eventlog-socket serve: %s: %s\n", probe.name, probe.error);
+        return 2;
+    }
     return 0;
 }
 
@@ -326,8 +341,16 @@ int es_serve_main(int argc, char **argv) {
     s->blocks.skip_cost_notices = true;
     s->state = "connecting";
 
-    if (open_recording(s) != 0 || start_http(s, &sa, loopback) != 0) {
+    /* The recording is checked before anything is connected (a program
+     * held by GHC_EVENTLOG_WAIT stays held) and created after HTTP starts,
+     * so that a taken port leaves no file behind. */
+    if ((s->rec_path != NULL && !es_outfile_check("serve", "the recording", s->rec_path)) ||
+        check_source(s) != 0 || start_http(s, &sa, loopback) != 0) {
         s->status = 2;
+    } else if (open_recording(s) != 0) {
+        s->status = 2;
+        es_webshare_close(s->sh);
+        es_webhttp_stop(s->http_server);
     } else {
         run(s);
         /* Wake every event stream so its thread ends, then stop the server. */

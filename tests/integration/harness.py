@@ -127,7 +127,8 @@ def raise_nofile():
 def unix_listening(path):
     """Whether a socket listens at `path`: /proc/net/unix lists every Unix
     socket with its flags (0x10000, __SO_ACCEPTCON: listening) and path."""
-    with open("/proc/net/unix") as f:
+    # Another process's socket path may be any bytes (not UTF-8).
+    with open("/proc/net/unix", errors="surrogateescape") as f:
         next(f)
         for line in f:
             fields = line.split(None, 7)

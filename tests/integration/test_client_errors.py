@@ -87,7 +87,7 @@ def client_refused(s):
     one_line_error(s, ["control", "tcp:127.0.0.1:%d" % port, "census"], ["connection refused"])
     plain = s.path("plain-file")
     open(plain, "w").close()
-    one_line_error(s, ["record", plain], ["not a socket"])
+    one_line_error(s, ["record", plain], ["a file, not a running program's socket", "report"])
 
 
 @test
@@ -197,7 +197,8 @@ def client_file_cannot_be_written(s):
     sock = s.path("nowrite.sock")
     p = Program(s, "probe", unix=sock)
     p.wait_socket(sock)
-    one_line_error(s, ["record", sock, "-o", s.path("missing/dir.eventlog")], ["cannot create"])
+    one_line_error(s, ["record", sock, "-o", s.path("missing/dir.eventlog")],
+                   ["cannot write", "missing/dir.eventlog", "does not exist"])
     # Named when the stream names the program, or at the interrupt.
     rec = Cmd(s, ["record", sock], cwd="/proc")
     # Interrupted once it is under way (connected, so its signal handlers

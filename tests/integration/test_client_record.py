@@ -4,6 +4,7 @@ it ended (issue 14)."""
 
 import fcntl
 import os
+import re
 import random
 import signal
 import subprocess
@@ -140,8 +141,10 @@ def record_cut_by_sigint_twenty_times(s):
 
 @test
 def record_duration(s):
-    """--duration stops the recording: a valid eventlog, exit 1, the last
-    line says why."""
+    """--duration stops the recording where the user asked: exit 0 (so
+    `record --duration 60 && next-step` goes on), the last line says it
+    stopped as asked; the file is a valid eventlog ending with an end
+    marker, after a notice saying where it stopped (the program time)."""
     sock = s.path("dur.sock")
     p = Program(s, "probe", unix=sock)
     p.wait_socket(sock)
@@ -149,10 +152,13 @@ def record_duration(s):
     p.proc.stdin.flush()
     out = s.path("dur.eventlog")
     rc, _, err = Cmd(s, ["record", sock, "-o", out, "--duration", "1.5"]).wait()
-    expect(rc == 1 and "--duration" in last_line(err), "exit %d, %r" % (rc, err))
+    expect(rc == 0 and "stopped after --duration 1.5 s" in last_line(err)
+           and "as asked" in last_line(err), "exit %d, %r" % (rc, err))
     with open(out, "rb") as f:
         data = f.read()
     expect(data.endswith(END_MARKER), "no end marker")
+    expect(re.search(rb"recording cut: stopped after --duration 1\.5 s, at program time "
+                     rb"[0-9.]+ s", data), "no notice saying where it stopped")
     check_stream(s, data, "dur")
 
 
