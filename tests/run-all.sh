@@ -73,6 +73,7 @@ suite "cabal package sources" cabal_sources_check
 suite "one version everywhere" tests/check-version.sh "$build"
 suite "which target installs which packages" tests/deps.sh
 suite "ARCHITECTURE.md names every source file" tests/check-architecture.sh
+suite "docs: README's length, links and anchors, lines, the variables' table" python3 tests/check-docs.py
 suite "install (make install into a DESTDIR, the example built against it)" tests/install.sh "$build"
 # Two tests at a time: each is its own process with its own sockets, and
 # the few that measure time or memory are marked to run alone.
