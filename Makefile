@@ -5,8 +5,10 @@
 #   make integration-test [INTEGRATION_TESTS="name ..."]
 #                 the integration tests (some of them)
 #   make check    every test: unit tests (plain and ASan/UBSan), symbol
-#                 check, integration tests against the real GHC, the cabal
-#                 package (make cabal-test alone)
+#                 check, the libFuzzer targets built and run briefly
+#                 (FUZZ_CHECK_SECONDS, 5, each; FUZZ_IN_CHECK=no leaves
+#                 them out), integration tests against the real GHC, the
+#                 cabal package (make cabal-test alone)
 #   make cabal-build
 #                 the cabal package and the examples, offline (README)
 #   make demo     run fibber-c-main on a Unix socket, request a heap census
@@ -22,7 +24,8 @@
 #                 make check on the host's GHC, then 9.6 and 9.10
 #   make fuzz     libFuzzer on the parsers of what the RTS and clients
 #                 write (tests/fuzz/), FUZZ_SECONDS (60) per target; make
-#                 check runs the same targets on their starting inputs
+#                 check runs the same targets on their starting inputs,
+#                 and builds and runs them FUZZ_CHECK_SECONDS each
 #   make install  the eventlog-socket command, the archive, the header and
 #                 eventlog-socket.pc under PREFIX (/usr/local), staged
 #                 under DESTDIR if set (BINDIR, LIBDIR, INCLUDEDIR,
@@ -162,6 +165,13 @@ SAN_PROGRAMS := $(SAN)/probe $(SAN)/fibber-c-main $(SAN)/eventlog-check $(SAN)/m
                 $(SAN)/probe-late
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 FUZZ_SECONDS ?= 60
+# make check builds the libFuzzer targets too and runs each briefly
+# (tests/run-all.sh), so that a target that no longer links or finds a
+# crash at once fails the check. The targets are the same C whatever the
+# GHC: the chroots' checks leave them out (scripts/ghc-chroot.sh).
+FUZZ_IN_CHECK ?= yes
+FUZZ_CHECK_SECONDS ?= 5
+CHECK_FUZZ_BIN := $(if $(filter no,$(FUZZ_IN_CHECK)),,$(FUZZ_BIN))
 
 .PHONY: $(PUBLIC_TARGETS)
 all: $(LIB) $(FIBBER) $(CLIENT)
@@ -383,11 +393,11 @@ $(BUILD)/unit-asan/fuzz_client: tests/fuzz/fuzz_client.c tests/fuzz/fuzz_check.h
 	    tests/fuzz/replay.c $(CLIENT_LIB_SRC) $(CBITS_LIB_asan) $(UV_LIBS)
 
 $(BUILD)/fuzz/fuzz_client: tests/fuzz/fuzz_client.c tests/fuzz/fuzz_check.h $(CLIENT_LIB_SRC) \
-                           $(wildcard client/*.h) $(CBITS_SRC)
+                           $(wildcard client/*.h) $(CLIENT_CBITS)
 	@mkdir -p $(dir $@)
 	clang $(WARN) -D_DEFAULT_SOURCE -O1 -g -fsanitize=fuzzer,address,undefined \
 	    -fno-sanitize-recover=all -Iinclude -Icbits -Iclient $(UV_CFLAGS) -o $@ $< $(CLIENT_LIB_SRC) \
-	    $(CBITS_SRC) $(UV_LIBS)
+	    $(CLIENT_CBITS) $(UV_LIBS)
 
 # The model's fuzz target links the model (MODEL_SRC) as well.
 $(BUILD)/unit-asan/fuzz_model: tests/fuzz/fuzz_model.c tests/fuzz/fuzz_check.h tests/fuzz/replay.c \
@@ -397,11 +407,11 @@ $(BUILD)/unit-asan/fuzz_model: tests/fuzz/fuzz_model.c tests/fuzz/fuzz_check.h t
 	    tests/fuzz/replay.c $(MODEL_SRC) $(CBITS_LIB_asan) -lm
 
 $(BUILD)/fuzz/fuzz_model: tests/fuzz/fuzz_model.c tests/fuzz/fuzz_check.h $(MODEL_SRC) $(MODEL_H) \
-                          $(CBITS_SRC)
+                          $(CLIENT_CBITS)
 	@mkdir -p $(dir $@)
 	clang $(WARN) -D_DEFAULT_SOURCE -O1 -g -fsanitize=fuzzer,address,undefined \
 	    -fno-sanitize-recover=all -Iinclude -Icbits -Iclient $(UV_CFLAGS) -o $@ $< $(MODEL_SRC) \
-	    $(CBITS_SRC) $(UV_LIBS) -lm
+	    $(CLIENT_CBITS) $(UV_LIBS) -lm
 
 $(BUILD)/unit-asan/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_check.h tests/unit/control_ref.h \
                            tests/fuzz/replay.c $(CBITS_LIB_asan)
@@ -492,8 +502,9 @@ check: $(LIB) $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(SPARKER) $(CHECKER) $
        $(HEAPMODES) \
        $(UNIT_BIN) $(UNIT_ASAN_BIN) \
        $(UNIT_TSAN_BIN) $(SAN_PROGRAMS) \
-       $(FUZZ_REPLAY_BIN) $(BENCH_PROGRAMS)
-	@HC=$(HC) tests/run-all.sh $(BUILD)
+       $(FUZZ_REPLAY_BIN) $(CHECK_FUZZ_BIN) $(BENCH_PROGRAMS)
+	@HC=$(HC) FUZZ_IN_CHECK=$(FUZZ_IN_CHECK) FUZZ_CHECK_SECONDS=$(FUZZ_CHECK_SECONDS) \
+	    tests/run-all.sh $(BUILD)
 
 # Record this GHC's eventlog fixture for the unit tests.
 fixtures: $(CHECKER)

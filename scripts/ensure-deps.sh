@@ -43,9 +43,10 @@ else
     need+=(ghc-prof)
 fi
 fi
-# `make fuzz` also needs clang with libFuzzer (Debian keeps its runtime in
+# `make fuzz`, and `make check` unless FUZZ_IN_CHECK=no (the chroots'),
+# also need clang with libFuzzer (Debian keeps its runtime in
 # libclang-rt-dev, which clang only recommends).
-if [ "$mode" = --fuzz ]; then
+if [ "$mode" = --fuzz ] || { [ "$mode" = all ] && [ "${FUZZ_IN_CHECK:-yes}" != no ]; }; then
     command -v clang >/dev/null 2>&1 || need+=(clang libclang-rt-dev)
     command -v clang >/dev/null 2>&1 &&
         ! echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return 0; }' |
