@@ -26,6 +26,8 @@ void es_fanout_append(struct es_fanout *f, struct es_chunk *c) {
     es_store_retain_dropped(st, &dropped, &dropped_bytes);
     if (es_is_block(c->data, c->len) && es_block_end_time(c->data) > f->last_time)
         f->last_time = es_block_end_time(c->data);
+    if (c->flags & ES_CHUNK_END)
+        f->ended = true;
     struct es_chunk *kept = es_store_append(st, c, f->nclients);
     es_defs_end_chunk(&f->defs, es_store_end_offset(st));
     if (kept != NULL)

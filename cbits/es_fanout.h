@@ -24,6 +24,7 @@ struct es_fanout {
     struct es_header header; /* handed over by the walker; es_fanout_header */
     bool have_header;
     uint64_t last_time; /* end time of the newest block, for notices */
+    bool ended;         /* a chunk with the end-of-data marker has come */
     struct es_defs defs;
     struct es_client *clients; /* doubly linked through prev/next */
     unsigned nclients;
@@ -69,6 +70,11 @@ static inline bool es_fanout_have_header(const struct es_fanout *f) {
 /* The end time of the newest block (what a notice is stamped with). */
 static inline uint64_t es_fanout_last_time(const struct es_fanout *f) {
     return f->last_time;
+}
+
+/* Whether the stream's end marker has come: nothing may follow it. */
+static inline bool es_fanout_ended(const struct es_fanout *f) {
+    return f->ended;
 }
 
 /* Clients in the list (joined, not yet left). */
