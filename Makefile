@@ -129,6 +129,8 @@ HEAPMODES := $(BUILD)/heapmodes
 IPE_FLAG := $(shell echo $(HC_VERSION) | awk -F. '{ if ($$1 * 100 + $$2 >= 902) print "-finfo-table-map" }')
 # Many C clients at once, each stream parsed by the library's reader.
 MANY_CLIENTS := $(BUILD)/many-clients
+# An LD_PRELOAD shim that makes large allocations fail on a test's signal.
+FAILALLOC := $(BUILD)/failalloc.so
 # The eventlog-socket command (client/): C on libuv and the library's own
 # stream reader. CLIENT_LIB_SRC is what unit tests and fuzz targets link.
 CLIENT := $(BUILD)/eventlog-socket
@@ -232,6 +234,10 @@ $(MANY_CLIENTS): tests/clients/many_clients.c cbits/es_stream.c cbits/es_header.
                  $(wildcard cbits/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE -O2 -Iinclude -Icbits -o $@ $(filter %.c,$^)
+
+$(FAILALLOC): tests/failalloc/failalloc.c
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) -O2 -shared -fPIC -o $@ $<
 
 # `top` draws with ncurses (wide-character build, for its sparklines).
 NCURSES_CFLAGS = $(shell pkg-config --cflags ncursesw)
@@ -484,7 +490,7 @@ unit-test: $(UNIT_BIN) $(UNIT_ASAN_BIN) $(UNIT_TSAN_BIN) $(FUZZ_REPLAY_BIN)
 symbols: $(LIB)
 	@tests/check-symbols.sh $(LIB)
 
-integration-test: $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(SPARKER) $(CHECKER) $(MANY_CLIENTS) $(THREADER) \
+integration-test: $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(SPARKER) $(CHECKER) $(MANY_CLIENTS) $(FAILALLOC) $(THREADER) \
                   $(HEAPMODES)
 	@HC=$(HC) python3 tests/integration/run.py --build $(BUILD) $(INTEGRATION_TESTS)
 
@@ -498,7 +504,7 @@ cabal-build:
 cabal-test: $(CHECKER)
 	@HC=$(HC) tests/cabal-package.sh $(BUILD)
 
-check: $(LIB) $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(SPARKER) $(CHECKER) $(MANY_CLIENTS) $(THREADER) \
+check: $(LIB) $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(SPARKER) $(CHECKER) $(MANY_CLIENTS) $(FAILALLOC) $(THREADER) \
        $(HEAPMODES) \
        $(UNIT_BIN) $(UNIT_ASAN_BIN) \
        $(UNIT_TSAN_BIN) $(SAN_PROGRAMS) \
@@ -529,7 +535,7 @@ install: $(LIB) $(CLIENT)
 	install -m 644 $(BUILD)/eventlog-socket.pc $(DESTDIR)$(PKGCONFIGDIR)/eventlog-socket.pc
 
 FORMAT_FILES := $(wildcard include/*.h cbits/*.[ch] rts-writer/*.[ch] tests/unit/*.[ch] tests/fuzz/*.[ch] \
-                  examples/*/cbits/*.c tests/probe/*.c tests/clients/*.c tests/cabal/tiny/*.c tests/cabal/upstream-compat/*.c \
+                  examples/*/cbits/*.c tests/probe/*.c tests/clients/*.c tests/failalloc/*.c tests/cabal/tiny/*.c tests/cabal/upstream-compat/*.c \
                   bench/*.[ch] bench/cbits/*.c client/*.[ch])
 format:
 	clang-format -i $(FORMAT_FILES)

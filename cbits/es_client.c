@@ -186,12 +186,13 @@ void es_client_pump(struct es_client *c) {
         c->notice = NULL;
     }
     if (c->gap_chunks > 0) {
+        /* Out of memory for it, the gap waits for the next write. */
         struct es_chunk *notice = drop_notice(c);
         if (notice) {
             es_store_adopt(st, notice);
             first[extra++] = notice;
+            c->gap_chunks = c->gap_bytes = 0;
         }
-        c->gap_chunks = c->gap_bytes = 0;
     }
     struct es_chunk *cost = cost_notice(c);
     if (cost) {

@@ -29,7 +29,7 @@ struct es_fanout {
     struct es_client *clients; /* doubly linked through prev/next */
     unsigned nclients;
     /* Problems that are logged once. */
-    bool bad_header_logged, orphan_logged, retain_drop_logged, defs_full_logged;
+    bool bad_header_logged, orphan_logged, retain_drop_logged, defs_full_logged, defs_oom_logged;
 };
 
 void es_fanout_init(struct es_fanout *f, struct es_counters *counters, size_t max_buffer,
@@ -38,8 +38,8 @@ void es_fanout_destroy(struct es_fanout *f);
 
 /* Take in a chunk from the walker: the header, or data for every client
  * (its definition events kept first). Data before any header is dropped.
- * Returns 0, or -ENOMEM when part of it could not be kept (the caller
- * records the error). */
+ * What memory runs out for is logged here (and bytes after a header lost
+ * for it are counted and noticed); returns 0. */
 int es_fanout_ingest(struct es_fanout *f, struct es_chunk *c);
 
 /* Append a chunk the library made (a drop notice) for every client. */

@@ -318,7 +318,8 @@ struct eventlog_socket_options {
 /* Counters, for monitoring the library itself. Dropped chunks are counted
  * once per client that missed them, plus those lost before the first
  * client connected (chunks dropped before reaching any client, because the
- * library's threads fell behind, count once per client connected then). */
+ * library's threads fell behind or memory ran out, count once per client
+ * connected then; chunks_lost counts those once each). */
 struct eventlog_socket_stats {
     uint64_t clients_connected; /* now */
     uint64_t clients_accepted;  /* since start */
@@ -347,6 +348,13 @@ struct eventlog_socket_stats {
     uint64_t lossless_waits;
     uint64_t lossless_wait_ns;
     uint64_t lossless_wait_max_ns;
+    /* Chunks (and their bytes) the library lost before any client got
+     * them, once each: the hand-off from the RTS was full (its threads
+     * fell behind), or memory ran out for a chunk's copy. Every client
+     * gets a drop notice where they are missing, and each cause is
+     * logged. */
+    uint64_t chunks_lost;
+    uint64_t bytes_lost;
 };
 
 /* Start serving the eventlog on a Unix-domain socket at `path`.

@@ -80,11 +80,11 @@ startUnix waitFlag path = do
 foreign import ccall unsafe "eventlog_socket_stats"
   c_stats :: Ptr () -> IO CInt
 
--- | The nineteen uint64_t counters of struct eventlog_socket_stats.
+-- | The twenty-one uint64_t counters of struct eventlog_socket_stats.
 stats :: IO [Word64]
-stats = allocaBytes (19 * 8) $ \p -> do
+stats = allocaBytes (21 * 8) $ \p -> do
   _ <- c_stats p
-  mapM (peekByteOff p . (* 8)) [0 .. 18]
+  mapM (peekByteOff p . (* 8)) [0 .. 20]
 
 peakRssKb :: IO String
 peakRssKb = do
