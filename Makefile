@@ -99,11 +99,17 @@ ES_CFLAGS := $(WARN) -D_DEFAULT_SOURCE -fvisibility=hidden -fPIC -Iinclude -Icbi
 # GHC's headers are included as system headers: their warnings are not ours.
 RTS_CFLAGS := $(ES_CFLAGS) -Irts-writer $(addprefix -isystem ,$(RTS_INCLUDE))
 
-CBITS_SRC := $(wildcard cbits/*.c)
+# The library's C, a folder per part (ARCHITECTURE.md), bottom to top.
+CBITS_DIRS := format base net delivery control server upstream
+CBITS_SRC := $(wildcard $(CBITS_DIRS:%=cbits/%/*.c))
+CBITS_H := $(wildcard $(CBITS_DIRS:%=cbits/%/*.h))
+# What the library and the command share: the wire format, and the base
+# (log, clocks, peer lookup) under it.
+FORMAT_SRC := $(wildcard cbits/format/*.c)
 # The sources a program without the RTS side links whole (bench, fuzz):
 # es_instance needs the hooks rts-writer/ defines, and es_upstream_start
 # needs es_instance.
-CBITS_NO_INSTANCE := $(filter-out cbits/es_instance.c cbits/es_upstream_start.c,$(CBITS_SRC))
+CBITS_NO_INSTANCE := $(filter-out cbits/server/es_instance.c cbits/upstream/es_upstream_start.c,$(CBITS_SRC))
 RTS_SRC := $(wildcard rts-writer/*.c)
 CBITS_OBJ := $(CBITS_SRC:%.c=$(BUILD)/obj/%.o)
 RTS_OBJ := $(RTS_SRC:%.c=$(BUILD)/obj/%.o)
@@ -134,15 +140,15 @@ FAILALLOC := $(BUILD)/failalloc.so
 # The eventlog-socket command (client/): C on libuv and the library's own
 # stream reader. CLIENT_LIB_SRC is what unit tests and fuzz targets link.
 CLIENT := $(BUILD)/eventlog-socket
-CLIENT_SRC := $(wildcard client/*.c)
-CLIENT_LIB_SRC := client/addr.c client/conn.c client/conn_io.c client/blocks.c client/csv.c client/table_rows.c \
-                  client/peerpid.c client/rtsopts.c
-# The model of the program (client/model*.c): pure C, linked by its unit
+CLIENT_DIRS := source model http web prom top tables
+CLIENT_SRC := $(wildcard client/*.c $(CLIENT_DIRS:%=client/%/*.c))
+CLIENT_H := $(wildcard client/*.h $(CLIENT_DIRS:%=client/%/*.h))
+CLIENT_LIB_SRC := $(wildcard client/source/*.c) client/tables/csv.c client/tables/rows.c
+# The model of the program (client/model/): pure C, linked by its unit
 # test and fuzz target.
-MODEL_SRC := $(wildcard client/model*.c)
-MODEL_H := $(wildcard client/model*.h)
-CLIENT_CBITS := cbits/es_stream.c cbits/es_header.c cbits/es_events.c cbits/es_peer.c \
-                cbits/es_notice_text.c
+MODEL_SRC := $(wildcard client/model/*.c)
+MODEL_H := $(wildcard client/model/*.h)
+CLIENT_CBITS := $(FORMAT_SRC) $(wildcard cbits/base/*.c)
 
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/unit/%)
@@ -230,8 +236,7 @@ $(HEAPMODES): tests/heapmodes/Main.hs tests/heapmodes/Shapes.hs
 	$(HC) -prof -fprof-auto -rtsopts $(EVENTLOG_FLAG) $(IPE_FLAG) -O -outputdir $(BUILD)/hs/heapmodes \
 	    -o $@ tests/heapmodes/Main.hs tests/heapmodes/Shapes.hs
 
-$(MANY_CLIENTS): tests/clients/many_clients.c cbits/es_stream.c cbits/es_header.c cbits/es_events.c \
-                 $(wildcard cbits/*.h)
+$(MANY_CLIENTS): tests/clients/many_clients.c $(FORMAT_SRC) $(CBITS_H)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE -O2 -Iinclude -Icbits -o $@ $(filter %.c,$^)
 
@@ -262,12 +267,12 @@ WEB_ASSETS := page.html=client/web/page.html=text/html \
               dygraph.js=$(DYGRAPHS_DIR)/dygraph.min.js=text/javascript \
               dygraph.css=$(DYGRAPHS_DIR)/dygraph.min.css=text/css
 WEB_GEN := $(BUILD)/gen/web_assets.c
-$(WEB_GEN): scripts/embed-web.sh $(wildcard client/web/*.*) $(WEB_APP) $(DYGRAPHS_DIR)/dygraph.min.js \
+$(WEB_GEN): scripts/embed-web.sh $(wildcard client/web/*.html client/web/*.css client/web/*.js) $(WEB_APP) $(DYGRAPHS_DIR)/dygraph.min.js \
             $(DYGRAPHS_DIR)/dygraph.min.css
 	@mkdir -p $(dir $@)
 	scripts/embed-web.sh $@ $(WEB_ASSETS)
 
-$(CLIENT): $(CLIENT_SRC) $(wildcard client/*.h) $(CLIENT_CBITS) $(wildcard cbits/*.h) $(WEB_GEN) eventlog-socket.cabal
+$(CLIENT): $(CLIENT_SRC) $(CLIENT_H) $(CLIENT_CBITS) $(CBITS_H) $(WEB_GEN) eventlog-socket.cabal
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(CFLAGS) -Iinclude -Icbits -Iclient $(UV_CFLAGS) \
 	    -DES_VERSION='"$(VERSION)"' $(NCURSES_CFLAGS) $(MHD_CFLAGS) -o $@ $(CLIENT_SRC) $(WEB_GEN) $(CLIENT_CBITS) $(UV_LIBS) \
@@ -310,11 +315,9 @@ $(BENCH)/drain: bench/drain.c
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -O2 -o $@ $<
 
-$(BENCH)/skim-floor: bench/skim_floor.c cbits/es_stream.c cbits/es_header.c cbits/es_events.c \
-                     $(wildcard cbits/*.h)
+$(BENCH)/skim-floor: bench/skim_floor.c $(FORMAT_SRC) $(CBITS_H)
 	@mkdir -p $(dir $@)
-	$(CC) $(WARN) -D_DEFAULT_SOURCE -O2 -Icbits -o $@ $< cbits/es_stream.c cbits/es_header.c \
-	    cbits/es_events.c
+	$(CC) $(WARN) -D_DEFAULT_SOURCE -O2 -Iinclude -Icbits -o $@ $< $(FORMAT_SRC)
 
 $(BENCH)/walk: bench/walk.c $(CBITS_SRC)
 	@mkdir -p $(dir $@)
@@ -380,26 +383,26 @@ $(MODEL_UNITS:%=$(BUILD)/unit-asan/%): $(BUILD)/unit-asan/%: tests/unit/%.c test
 
 # Unit tests of the command's parts (tests/unit/test_client_*.c) link them too.
 $(BUILD)/unit/test_client_%: tests/unit/test_client_%.c tests/unit/tap.h $(CLIENT_LIB_SRC) \
-                             $(wildcard client/*.h) $(CBITS_LIB_plain)
+                             $(CLIENT_H) $(CBITS_LIB_plain)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(FLAVOUR_CFLAGS_plain) -Iinclude -Icbits -Iclient $(UV_CFLAGS) \
 	    -o $@ $< $(CLIENT_LIB_SRC) $(CBITS_LIB_plain) $(UV_LIBS)
 
 $(BUILD)/unit-asan/test_client_%: tests/unit/test_client_%.c tests/unit/tap.h $(CLIENT_LIB_SRC) \
-                                  $(wildcard client/*.h) $(CBITS_LIB_asan)
+                                  $(CLIENT_H) $(CBITS_LIB_asan)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(SAN_FLAGS) -Iinclude -Icbits -Iclient $(UV_CFLAGS) -o $@ $< \
 	    $(CLIENT_LIB_SRC) $(CBITS_LIB_asan) $(UV_LIBS)
 
 # The client's fuzz target links the command's parts as well.
 $(BUILD)/unit-asan/fuzz_client: tests/fuzz/fuzz_client.c tests/fuzz/fuzz_check.h tests/fuzz/replay.c \
-                                $(CLIENT_LIB_SRC) $(wildcard client/*.h) $(CBITS_LIB_asan)
+                                $(CLIENT_LIB_SRC) $(CLIENT_H) $(CBITS_LIB_asan)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(SAN_FLAGS) -Iinclude -Icbits -Iclient $(UV_CFLAGS) -o $@ $< \
 	    tests/fuzz/replay.c $(CLIENT_LIB_SRC) $(CBITS_LIB_asan) $(UV_LIBS)
 
 $(BUILD)/fuzz/fuzz_client: tests/fuzz/fuzz_client.c tests/fuzz/fuzz_check.h $(CLIENT_LIB_SRC) \
-                           $(wildcard client/*.h) $(CLIENT_CBITS)
+                           $(CLIENT_H) $(CLIENT_CBITS)
 	@mkdir -p $(dir $@)
 	clang $(WARN) -D_DEFAULT_SOURCE -O1 -g -fsanitize=fuzzer,address,undefined \
 	    -fno-sanitize-recover=all -Iinclude -Icbits -Iclient $(UV_CFLAGS) -o $@ $< $(CLIENT_LIB_SRC) \
@@ -465,7 +468,7 @@ $(SAN)/fibber-c-main: examples/fibber-c-main/app/Main.hs examples/fibber-c-main/
 	    -optl-fsanitize=address,undefined
 
 # The eventlog-socket command under ASan/UBSan, for its tests in the same run.
-$(SAN)/eventlog-socket: $(CLIENT_SRC) $(wildcard client/*.h) $(CLIENT_CBITS) $(wildcard cbits/*.h) \
+$(SAN)/eventlog-socket: $(CLIENT_SRC) $(CLIENT_H) $(CLIENT_CBITS) $(CBITS_H) \
                         $(WEB_GEN)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(SAN_FLAGS) -Iinclude -Icbits -Iclient $(UV_CFLAGS) \
@@ -534,9 +537,9 @@ install: $(LIB) $(CLIENT)
 	install -m 644 include/eventlog_socket.h $(DESTDIR)$(INCLUDEDIR)/eventlog_socket.h
 	install -m 644 $(BUILD)/eventlog-socket.pc $(DESTDIR)$(PKGCONFIGDIR)/eventlog-socket.pc
 
-FORMAT_FILES := $(wildcard include/*.h cbits/*.[ch] rts-writer/*.[ch] tests/unit/*.[ch] tests/fuzz/*.[ch] \
+FORMAT_FILES := $(wildcard include/*.h cbits/*/*.[ch] rts-writer/*.[ch] tests/unit/*.[ch] tests/fuzz/*.[ch] \
                   examples/*/cbits/*.c tests/probe/*.c tests/clients/*.c tests/failalloc/*.c tests/cabal/tiny/*.c tests/cabal/upstream-compat/*.c \
-                  bench/*.[ch] bench/cbits/*.c client/*.[ch])
+                  bench/*.[ch] bench/cbits/*.c client/*.[ch] client/*/*.[ch])
 format:
 	clang-format -i $(FORMAT_FILES)
 format-check:

@@ -1,5 +1,5 @@
 /* The floor under `eventlog-socket metrics`'s parse (issue 26): what the
- * client's reader (cbits/es_stream.c) costs to walk a stream whose events
+ * client's reader (cbits/format/es_stream.c) costs to walk a stream whose events
  * no one wants one by one, every type skimmed but the block markers, the
  * least any consumer of the reader pays per byte. The stream is the one
  * bench_metrics.py sends (a recording's header, then its events MIB MiB
@@ -11,7 +11,7 @@
  *
  * Prints one JSON object: bytes, events, CPU seconds per GiB. */
 #define _GNU_SOURCE
-#include "es_stream.h"
+#include "format/es_stream.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -7,9 +7,9 @@
  *
  *   walk FILE REPEAT */
 #define _GNU_SOURCE
-#include "es_defs.h"
-#include "es_events.h"
-#include "es_header.h"
+#include "delivery/es_defs.h"
+#include "format/es_events.h"
+#include "format/es_header.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -3,14 +3,14 @@
  * stream until its effect shows: a heap sample after the request (census,
  * start), or heap samples no longer coming (stop). Runs on one thread, the
  * libuv loop's. */
-#include "es_header.h"
+#include "format/es_header.h"
 
 #define EVENTLOG_SOCKET_NO_RTS
 #include "eventlog_socket.h"
-#include "model.h"
+#include "model/model.h"
 #include "opts.h"
-#include "rtsopts.h"
-#include "session.h"
+#include "source/rtsopts.h"
+#include "source/session.h"
 #include "subcommands.h"
 
 #include <stdio.h>

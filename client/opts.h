@@ -8,7 +8,7 @@
 #ifndef ES_OPTS_H
 #define ES_OPTS_H
 
-#include "conn.h"
+#include "source/conn.h"
 
 #include <stdbool.h>
 #include <stdio.h>

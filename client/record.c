@@ -5,10 +5,10 @@
 #define EVENTLOG_SOCKET_NO_RTS
 #include "eventlog_socket.h"
 
-#include "blocks.h"
-#include "model.h"
+#include "source/blocks.h"
+#include "model/model.h"
 #include "opts.h"
-#include "session.h"
+#include "source/session.h"
 #include "subcommands.h"
 
 #include <errno.h>
@@ -73,13 +73,13 @@ static void safe_name(char *s) {
 
 /* The program's name and pid from the stream, else from the server's
  * process (Unix sockets: SO_PEERCRED; loopback TCP: the owner of its end
- * of the connection, client/peerpid.h), else the time. */
+ * of the connection, client/source/peerpid.h), else the time. */
 static void default_name(struct record *r, char *out, size_t size) {
     const struct es_conn *c = r->ses.conn;
     const struct es_conn_info *in = &c->info;
     char prog[256] = "";
     /* GHC 9.0 names them at exit: the server's process, over a Unix
-     * socket (SO_PEERCRED) or loopback TCP (client/peerpid.h). */
+     * socket (SO_PEERCRED) or loopback TCP (client/source/peerpid.h). */
     int peer = in->have_pid && in->have_args ? 0 : es_conn_peer_pid(r->ses.conn);
     unsigned long pid = in->have_pid ? in->pid : (unsigned long)peer;
     if (in->have_args && in->program[0] != '\0')
@@ -166,7 +166,7 @@ static void human_size(char *out, size_t size, uint64_t bytes) {
     snprintf(out, size, "%.1f MiB", (double)bytes / (1 << 20));
 }
 
-/* A write failed: say what the file holds now (client/blocks.h cuts it back
+/* A write failed: say what the file holds now (client/source/blocks.h cuts it back
  * to its last whole block and an end marker, when it can). */
 static void write_failed(struct record *r, const char *name, int err) {
     char size[32];

@@ -9,16 +9,16 @@
 
 int es_record_main(int argc, char **argv);  /* client/record.c */
 int es_control_main(int argc, char **argv); /* client/control.c */
-int es_heap_main(int argc, char **argv);    /* client/heap.c */
-int es_top_main(int argc, char **argv);     /* client/top.c */
-int es_serve_main(int argc, char **argv);   /* client/serve.c */
-int es_report_main(int argc, char **argv);  /* client/report.c */
-int es_metrics_main(int argc, char **argv); /* client/metrics.c */
-int es_table_main(int argc, char **argv);   /* client/table.c */
-int es_compare_main(int argc, char **argv); /* client/compare.c */
+int es_heap_main(int argc, char **argv);    /* client/tables/heap.c */
+int es_top_main(int argc, char **argv);     /* client/top/top.c */
+int es_serve_main(int argc, char **argv);   /* client/web/serve.c */
+int es_report_main(int argc, char **argv);  /* client/web/report.c */
+int es_metrics_main(int argc, char **argv); /* client/prom/metrics.c */
+int es_table_main(int argc, char **argv);   /* client/tables/table.c */
+int es_compare_main(int argc, char **argv); /* client/tables/compare.c */
 
 /* `report RUN_A RUN_B -o OUT`, for es_report_main once it parsed the
- * arguments (client/report_two.c). */
+ * arguments (client/web/report_two.c). */
 struct es_conn_options;
 int es_report_two(const char *src[2], const char *out, const struct es_conn_options *opt);
 

@@ -1,13 +1,13 @@
 /* The public API that needs the RTS: readiness (and with it the POST_START
  * hooks), the flush interval, and switching a running RTS over to this
  * library's writer; and the hooks the RTS-free rest of it
- * (cbits/es_instance.c) calls. */
+ * (cbits/server/es_instance.c) calls. */
 #include "es_rts.h"
 
-#include "es_instance.h"
-#include "es_log.h"
-#include "es_registry.h"
-#include "es_signal.h"
+#include "server/es_instance.h"
+#include "base/es_log.h"
+#include "control/es_registry.h"
+#include "base/es_signal.h"
 
 #include <assert.h>
 #include <string.h>

@@ -5,7 +5,7 @@
 #define ES_RTS_H
 
 #include "eventlog_socket.h"
-#include "es_instance.h"
+#include "server/es_instance.h"
 
 /* Rts.h does not define the GHC version; without this header every
  * `#if __GLASGOW_HASKELL__ >= 902` would silently take the 9.0 path. */

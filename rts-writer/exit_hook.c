@@ -6,7 +6,7 @@
  * hs_main.c and api.c, depend on it and not on each other. */
 #include "es_rts.h"
 
-#include "es_registry.h"
+#include "control/es_registry.h"
 
 #include <stdatomic.h>
 

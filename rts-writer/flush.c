@@ -21,7 +21,7 @@
  * GHC 9.0 has no public flush: nothing here does anything. */
 #include "es_rts.h"
 
-#include "es_config.h"
+#include "base/es_config.h"
 
 #if __GLASGOW_HASKELL__ >= 902
 static bool on_flush_timer(void *ctx) {

@@ -57,7 +57,7 @@
  *   because the interval is non-zero again: that is the RTS's own pattern.
  * - Both variables are static storage, so a store after hs_exit is harmless.
  */
-#include "es_log.h"
+#include "base/es_log.h"
 #include "es_rts.h"
 
 #include <Rts.h>

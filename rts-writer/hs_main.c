@@ -4,8 +4,8 @@
  * main stays short. */
 #include "es_rts.h"
 
-#include "es_log.h"
-#include "es_signal.h"
+#include "base/es_log.h"
+#include "base/es_signal.h"
 
 #include <errno.h>
 #include <signal.h>

@@ -8,7 +8,7 @@
  * they do nothing; rts_isProfiled() tells the two apart at run time, since
  * this library is compiled once and linked into profiled and plain programs
  * alike. */
-#include "es_log.h"
+#include "base/es_log.h"
 #include "es_rts.h"
 
 #include <Rts.h>

@@ -1,11 +1,11 @@
 /* Upstream eventlog-socket 0.1.3's C API, the part that needs the RTS:
  * starting in a running RTS, declaring the RTS ready, and its C main
  * helper; each on top of the library's own function (the rest is
- * cbits/es_upstream.c). */
+ * cbits/upstream/es_upstream.c). */
 #include "es_rts.h"
 
-#include "es_log.h"
-#include "es_upstream.h"
+#include "base/es_log.h"
+#include "upstream/es_upstream.h"
 
 #include <stdlib.h>
 

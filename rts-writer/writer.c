@@ -5,7 +5,7 @@
  * stream). */
 #include "es_rts.h"
 
-#include "es_log.h"
+#include "base/es_log.h"
 
 #include <unistd.h>
 

@@ -4,7 +4,7 @@
 # named in it (as `dir/file.c`, `file.c`, or `file.[ch]` for both), and every
 # `file.c`/`file.h` it names in backquotes must exist: under the directory of
 # the "### `dir/`" section it is named in, at the path given, or (outside
-# those sections) in one of the four directories. And every C name it cites
+# those sections) anywhere under the four directories. And every C name it cites
 # in backquotes (a function, type, field or constant with an underscore in
 # it: `es_server_submit`, `c->lossless` aside) occurs in those sources. TAP.
 cd "$(dirname "$0")/.." || exit 1
@@ -14,7 +14,7 @@ dirs="cbits rts-writer client include"
 
 # The names in backquotes, one "SECTION-DIR NAME" a line, X.[ch] expanded.
 named=$(awk '
-    /^### `[a-z-]+\/`/ { split($0, a, "`"); dir = a[2]; sub(/\/$/, "", dir); next }
+    /^####? `[a-z\/-]+\/`/ { split($0, a, "`"); dir = a[2]; sub(/\/$/, "", dir); next }
     /^##[^#]/ { dir = "" }
     {
         line = $0
@@ -40,10 +40,10 @@ resolve() { # SECTION-DIR NAME -> the path, or nothing
     local d=$1 n=$2
     case $n in */*) [ -f "$n" ] && echo "$n"; return ;; esac
     if [ "$d" != - ]; then [ -f "$d/$n" ] && echo "$d/$n"; return; fi
-    for x in $dirs; do [ -f "$x/$n" ] && echo "$x/$n"; done
+    find $dirs -type f -name "$n" | head -n 1
 }
 
-files=$(find $dirs -maxdepth 1 -type f \( -name '*.c' -o -name '*.h' \) | sort)
+files=$(find $dirs -type f \( -name '*.c' -o -name '*.h' \) | sort)
 n=0; out=""; fail=0
 for f in $files; do
     n=$((n + 1))

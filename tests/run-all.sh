@@ -71,7 +71,7 @@ suite "README example" readme_example_check
 # The cabal package compiles the C sources it lists: every one of them.
 cabal_sources_check() {
     local missing
-    missing=$(for f in cbits/*.c rts-writer/*.c; do
+    missing=$(for f in cbits/*/*.c rts-writer/*.c; do
         grep -qx "    $f" eventlog-socket.cabal || echo "$f"
     done)
     if [ -z "$missing" ]; then

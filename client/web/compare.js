@@ -1,5 +1,5 @@
 // The page of `eventlog-socket report RUN_A RUN_B` (client/web/compare.html):
-// the data that client/report_two.c inlined (script#es-data) drawn with
+// the data that client/web/report_two.c inlined (script#es-data) drawn with
 // dygraphs: both runs' heap size and live bytes, and the residency of the
 // labels that differ most, on shared axes (x: seconds since each run's start,
 // 0 to the end of the longer run; y: one byte scale for both runs), and the

@@ -7,7 +7,7 @@
  *
  * Connects N reading clients, then M clients that never read, back to
  * back. Each reader reads its stream to EOF, parsed as it arrives by the
- * library's own stream reader (cbits/es_stream.h): it must start with the
+ * library's own stream reader (cbits/format/es_stream.h): it must start with the
  * header and end with the end-of-data marker. --save writes the first
  * reader's stream to FILE; --stagger-ms waits that long before each
  * stalled client connects, so that they join at different places in the
@@ -20,7 +20,7 @@
  * line; exit status 0 when every connect succeeded and every reader got a
  * complete stream, 1 otherwise, 2 for a usage error. */
 #define _GNU_SOURCE
-#include "es_stream.h"
+#include "format/es_stream.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

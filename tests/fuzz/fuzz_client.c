@@ -1,8 +1,8 @@
 /* libFuzzer target: arbitrary bytes as the stream an `eventlog-socket`
  * command receives, through the command's own stream handling: the
- * connection's parsing half (client/conn.c: header check, events with
+ * connection's parsing half (client/source/conn.c: header check, events with
  * their offsets, program name and pid, drop notices) and record's
- * whole-block writer (client/blocks.c) writing to a real file.
+ * whole-block writer (client/source/blocks.c) writing to a real file.
  *
  * Input: the stream's bytes, fed in pieces whose sizes follow from the
  * input's length (so one input always splits the same way), then ended as
@@ -10,8 +10,8 @@
  * that parses to its end marker (the stream's own, or one added after the
  * last whole block), or empty when no whole header arrived. Build and run
  * with `make fuzz`; `make check` replays the starting inputs. */
-#include "blocks.h"
-#include "conn.h"
+#include "source/blocks.h"
+#include "source/conn.h"
 #include "fuzz_check.h"
 
 #include <stdio.h>

@@ -9,8 +9,8 @@
  * Input: one byte that says where to cut the rest into pieces, then the
  * bytes. Build and run with `make fuzz`. */
 #include "../unit/control_ref.h"
-#include "es_config.h"
-#include "es_control.h"
+#include "base/es_config.h"
+#include "format/es_control.h"
 #include "fuzz_check.h"
 
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* libFuzzer target: arbitrary bytes as the stream `heap` and `top` read,
  * through the library's stream reader into the client's model of the
- * program (client/model_core.c and its families), then every query `top` makes. Whatever the
+ * program (client/model/core.c and its families), then every query `top` makes. Whatever the
  * events say, the model keeps its invariants: figures within their bounds,
  * shares between 0 and 1, censuses whose totals are their entries' sum,
  * bounded tables, text without control characters; and it comes out the
@@ -9,9 +9,9 @@
  * Input: the stream's bytes, fed in pieces whose sizes follow from the
  * input's length. Build and run with `make fuzz`; `make check` replays the
  * starting inputs. */
-#include "es_stream.h"
+#include "format/es_stream.h"
 #include "fuzz_check.h"
-#include "model.h"
+#include "model/model.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -8,11 +8,11 @@
  * RTS is trusted to write well-formed eventlogs, but a bug in a GHC version
  * we have not seen, or in this library, must give "does not walk cleanly",
  * never a read out of bounds. Build and run with `make fuzz`. */
-#include "es_pool.h"
-#include "es_store.h"
-#include "es_defs.h"
-#include "es_events.h"
-#include "es_header.h"
+#include "delivery/es_pool.h"
+#include "delivery/es_store.h"
+#include "delivery/es_defs.h"
+#include "format/es_events.h"
+#include "format/es_header.h"
 #include "fuzz_check.h"
 
 #include <stdio.h>

@@ -4,7 +4,7 @@
 #ifndef ES_TEST_MODEL_EVENTS_H
 #define ES_TEST_MODEL_EVENTS_H
 
-#include "model.h"
+#include "model/model.h"
 
 #include <stdbool.h>
 #include <string.h>

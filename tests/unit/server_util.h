@@ -3,7 +3,7 @@
 #ifndef SERVER_UTIL_H
 #define SERVER_UTIL_H
 
-#include "es_header.h"
+#include "format/es_header.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -6,8 +6,8 @@
  * later, in order: a client that is to be admitted, queued behind a
  * flood of refused ones, is admitted. Threaded: runs under TSan too. */
 #define _GNU_SOURCE
-#include "es_accept.h"
-#include "es_listen.h"
+#include "net/es_accept.h"
+#include "base/es_listen.h"
 #include "server_util.h"
 #include "tap.h"
 

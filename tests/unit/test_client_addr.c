@@ -1,6 +1,6 @@
-/* The eventlog-socket command's address parsing (client/addr.c): every
+/* The eventlog-socket command's address parsing (client/source/addr.c): every
  * form README lists, and the mistakes a user makes, each with a message. */
-#include "addr.h"
+#include "source/addr.h"
 #include "tap.h"
 
 #include <errno.h>

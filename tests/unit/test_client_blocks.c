@@ -1,13 +1,13 @@
-/* The parsing half of the eventlog-socket command (client/conn.c) and the
- * whole-block writer behind `record` (client/blocks.c), on the recorded
+/* The parsing half of the eventlog-socket command (client/source/conn.c) and the
+ * whole-block writer behind `record` (client/source/blocks.c), on the recorded
  * fixtures: a recording of a whole stream is the stream byte for byte,
  * whatever pieces it arrives in; a recording cut anywhere is a prefix of
  * the stream ending between blocks, plus an end marker, and parses to
  * the end; the program's name and pid come out of the stream. A cut one
  * ends with the cut notice; a failed write (a file size limit here, as a
  * full disk) leaves the file cut back to its last whole block. */
-#include "blocks.h"
-#include "conn.h"
+#include "source/blocks.h"
+#include "source/conn.h"
 #include "tap.h"
 
 #include <signal.h>
@@ -147,7 +147,7 @@ static void check_fixture(const char *path) {
     free(data);
 }
 
-/* A drop notice as the library writes it (cbits/es_notice.c) is counted. */
+/* A drop notice as the library writes it (cbits/delivery/es_notice.c) is counted. */
 static void drop_notice(const char *dir) {
     char path[512];
     snprintf(path, sizeof path, "%s/ghc-9.6.6.eventlog", dir);

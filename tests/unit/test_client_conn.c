@@ -1,4 +1,4 @@
-/* A source's stream half (client/conn.c) in its two ways of handing events
+/* A source's stream half (client/source/conn.c) in its two ways of handing events
  * on, on the recorded fixtures: the
  * reader calling the consumer itself (es_conn_callbacks.on_stream_event,
  * the source seeing the types it notes through the reader's tap) and the
@@ -6,7 +6,7 @@
  * (program, arguments, pid, GHC, heap profile, samples, notices, events,
  * latest time) and give the consumer the same events in the same order,
  * in pieces of any size, skimming or not. Argument: the fixture directory. */
-#include "conn.h"
+#include "source/conn.h"
 #include "tap.h"
 
 #include <stdio.h>

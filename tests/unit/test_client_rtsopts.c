@@ -1,8 +1,8 @@
 /* Whether a program has a heap profiling mode, as `control`, `heap` and
- * `top` read it (client/rtsopts.c): -h options among the RTS options of
+ * `top` read it (client/source/rtsopts.c): -h options among the RTS options of
  * the arguments and in GHCRTS, and the verdict from a stream's events. */
-#include "es_event_types.h"
-#include "rtsopts.h"
+#include "format/es_event_types.h"
+#include "source/rtsopts.h"
 #include "tap.h"
 
 #include <string.h>

@@ -1,12 +1,12 @@
-/* The rows of `eventlog-socket table` (client/table_rows.c) and its CSV
- * fields (client/csv.c): RFC 4180 quoting, text made valid UTF-8, exact
+/* The rows of `eventlog-socket table` (client/tables/rows.c) and its CSV
+ * fields (client/tables/csv.c): RFC 4180 quoting, text made valid UTF-8, exact
  * times; every kind's event read against its payload's length (a payload
  * cut anywhere is skipped and counted, never over-read: run under ASan
  * too); and a collection's stats row carrying its pause whichever of its
  * stats and its end comes first in the stream. */
-#include "csv.h"
-#include "es_event_types.h"
-#include "table_rows.h"
+#include "tables/csv.h"
+#include "format/es_event_types.h"
+#include "tables/rows.h"
 #include "tap.h"
 
 #include <stdint.h>

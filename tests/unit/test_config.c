@@ -1,9 +1,9 @@
 /* Reading GHC_EVENTLOG_* from the environment. */
 #define EVENTLOG_SOCKET_NO_RTS
 #include "eventlog_socket.h"
-#include "es_config.h"
-#include "es_instance.h"
-#include "es_log.h"
+#include "base/es_config.h"
+#include "server/es_instance.h"
+#include "base/es_log.h"
 #include "tap.h"
 
 #include <ctype.h>

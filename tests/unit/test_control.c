@@ -2,7 +2,7 @@
  * interleaved and buried in junk, and checked against a literal reference
  * scan (control_ref.h) on megabytes of random data holding frames. */
 #include "control_ref.h"
-#include "es_control.h"
+#include "format/es_control.h"
 #include "tap.h"
 
 #define EVENTLOG_SOCKET_NO_RTS

@@ -4,10 +4,10 @@
  * other's stream is exactly what was submitted. Runs under ASan. */
 #define EVENTLOG_SOCKET_NO_RTS
 #include "eventlog_socket.h"
-#include "es_events.h"
-#include "es_notice.h"
-#include "es_pool.h"
-#include "es_server.h"
+#include "format/es_events.h"
+#include "delivery/es_notice.h"
+#include "delivery/es_pool.h"
+#include "server/es_server.h"
 #include "server_util.h"
 #include "tap.h"
 

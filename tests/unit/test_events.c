@@ -1,7 +1,7 @@
 /* The event walker over real recorded streams: it must find exactly the
  * events and blocks that ghc-events found (the .expect files), and reject
  * damaged input without reading past it. Argument: the fixture directory. */
-#include "es_events.h"
+#include "format/es_events.h"
 #include "tap.h"
 
 #include <errno.h>

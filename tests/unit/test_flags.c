@@ -1,7 +1,7 @@
 /* A client's state word (es_client.h): es_client_set_flags lets a client
  * live its whole life, and stops at each transition the header calls
  * illegal (an assert: the forked child that tries one dies of SIGABRT). */
-#include "es_client.h"
+#include "delivery/es_client.h"
 #include "tap.h"
 
 #include <signal.h>

@@ -3,7 +3,7 @@
  * other commands pass, and nothing asked for is forgotten. */
 #define EVENTLOG_SOCKET_NO_RTS
 #include "eventlog_socket.h"
-#include "es_gate.h"
+#include "control/es_gate.h"
 #include "tap.h"
 
 static uint8_t got[100000];

@@ -1,7 +1,7 @@
 #define _GNU_SOURCE
 /* The header parser against real headers recorded from GHC (fixtures), and
  * against damaged ones. Argument: the fixture directory. */
-#include "es_header.h"
+#include "format/es_header.h"
 #include "tap.h"
 
 #include <errno.h>

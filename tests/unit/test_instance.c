@@ -1,10 +1,10 @@
-/* The public configuration API without the RTS (cbits/es_instance.c):
+/* The public configuration API without the RTS (cbits/server/es_instance.c):
  * options before and after the server starts, the environment on top of
  * them, stats, the TCP port, waiting for a first client, and the command
  * hook. A real server on a real socket; the RTS side is this file's hooks. */
 #define EVENTLOG_SOCKET_NO_RTS
 #include "eventlog_socket.h"
-#include "es_instance.h"
+#include "server/es_instance.h"
 #include "server_util.h"
 #include "tap.h"
 

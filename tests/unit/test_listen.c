@@ -2,8 +2,8 @@
 #define _GNU_SOURCE /* RTLD_NEXT */
 #define EVENTLOG_SOCKET_NO_RTS
 #include "eventlog_socket.h"
-#include "es_listen.h"
-#include "es_log.h"
+#include "base/es_listen.h"
+#include "base/es_log.h"
 #include "tap.h"
 
 #include <dlfcn.h>

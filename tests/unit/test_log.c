@@ -2,7 +2,7 @@
  * than wait (and says so once it can), and a repeating cause makes one
  * line a second plus a summary, however often it happens. */
 #define _GNU_SOURCE
-#include "es_log.h"
+#include "base/es_log.h"
 #include "tap.h"
 
 #include <errno.h>

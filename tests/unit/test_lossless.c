@@ -9,9 +9,9 @@
 #define _GNU_SOURCE
 #define EVENTLOG_SOCKET_NO_RTS
 #include "eventlog_socket.h"
-#include "es_server_test.h"
-#include "es_signal.h"
-#include "es_stream.h"
+#include "server/es_server_test.h"
+#include "base/es_signal.h"
+#include "format/es_stream.h"
 #include "server_util.h"
 #include "tap.h"
 

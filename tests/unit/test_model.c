@@ -1,11 +1,11 @@
-/* The client's model of a program (client/model_core.c and its families), fed by the library's
+/* The client's model of a program (client/model/core.c and its families), fed by the library's
  * stream reader: on the recorded fixtures it finds the program, GHC
  * version, threads, GCs and markers that ghc-events found (the .expect
  * files); cut streams never crash it; skimming the events it does not
  * handle leaves it exactly as reading them all. (test_model_census has
  * the hand-made events.) Argument: the fixture directory. */
-#include "es_stream.h"
-#include "model.h"
+#include "format/es_stream.h"
+#include "model/model.h"
 #include "tap.h"
 
 #include <stdlib.h>

@@ -1,10 +1,10 @@
-/* The client's model of a program (client/model_core.c and its families) on hand-made events:
+/* The client's model of a program (client/model/core.c and its families) on hand-made events:
  * censuses and their trends, GC pauses and their percentiles, markers and
  * drop, wait and cost notices, and the history of the whole run; memory
  * stays bounded however many labels, pauses and threads come; garbled
  * payloads never crash it. (test_model reads the recorded fixtures.)
  * No argument. */
-#include "model.h"
+#include "model/model.h"
 #include "model_events.h"
 #include "tap.h"
 

@@ -1,10 +1,10 @@
-/* The GC pause histogram's buckets (client/model_gc.c): eight per power of
+/* The GC pause histogram's buckets (client/model/gc.c): eight per power of
  * two from 1 us, bucket 8k starting at exactly 2^k us, as the exposition's
- * `le` bounds (client/promtext.c) and the page's percentiles read them.
+ * `le` bounds (client/prom/text.c) and the page's percentiles read them.
  * Each pause is one GC of capability 0 fed to a model; the bucket it lands
  * in is compared with floor(8 log2(d / 1 us)) in long double, exactly on
  * the powers of two and a hair (2^-9) either side of the other bounds. */
-#include "model.h"
+#include "model/model.h"
 #include "model_events.h"
 #include "tap.h"
 

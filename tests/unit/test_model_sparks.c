@@ -1,12 +1,12 @@
-/* The model's sparks (client/model_sparks.c) on hand-made events: the
+/* The model's sparks (client/model/sparks.c) on hand-made events: the
  * counters as +RTS -s counts them (created = pooled + dud + overflowed),
  * summed over the capabilities; the pool; the rate over the last second or
  * more; the points per capability stay bounded (halved when full, the
  * latest kept); the spark events (-lf) counted by kind; a program whose
  * counters are all zero has no sparks; short payloads are ignored; reset
  * frees everything (the ASan build checks). */
-#include "es_header.h"
-#include "model.h"
+#include "format/es_header.h"
+#include "model/model.h"
 #include "tap.h"
 
 #include <string.h>

@@ -1,10 +1,10 @@
-/* The model's threads (client/model_threads.c) on hand-made events: labels,
+/* The model's threads (client/model/threads.c) on hand-made events: labels,
  * states from STOP_THREAD's statuses, running time paired per capability
  * when the capabilities' blocks arrive out of time order, live threads
  * over time, a thread that began before the stream, and bounded memory
  * with the threads that ran most (and the labelled ones) still listed
  * after a million short threads. */
-#include "model.h"
+#include "model/model.h"
 #include "model_events.h"
 #include "tap.h"
 

@@ -3,10 +3,10 @@
  * the server sends) reads back, figure for figure, as the command reads
  * it; the cut notice `record` writes; the program's own messages and
  * malformed or cut notices are not counted. Runs under ASan. */
-#include "es_events.h"
-#include "es_notice.h"
-#include "es_notice_text.h"
-#include "es_pool.h"
+#include "format/es_events.h"
+#include "delivery/es_notice.h"
+#include "format/es_notice_text.h"
+#include "delivery/es_pool.h"
 #include "tap.h"
 
 #include <math.h>

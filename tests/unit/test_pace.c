@@ -2,8 +2,8 @@
  * hand-over of any capability, never earlier than one interval after the
  * last flush nor later than ES_PACE_MAX_INTERVALS intervals after it, and
  * every interval when the capabilities are not all known. */
-#include "es_events.h"
-#include "es_pace.h"
+#include "format/es_events.h"
+#include "delivery/es_pace.h"
 #include "tap.h"
 
 #define MS UINT64_C(1000000)

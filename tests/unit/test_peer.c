@@ -5,7 +5,7 @@
  * owner; another user's socket (as root: a child that becomes nobody) is
  * that user's; a Unix socket's peer by SO_PEERCRED. */
 #define _GNU_SOURCE
-#include "es_peer.h"
+#include "base/es_peer.h"
 #include "server_util.h"
 #include "tap.h"
 

@@ -1,8 +1,8 @@
 /* The shared chunk store: retention before the first client, joining,
  * per-chunk holder counts, freeing in the middle of the list, and that
  * memory comes back. */
-#include "es_pool.h"
-#include "es_store.h"
+#include "delivery/es_pool.h"
+#include "delivery/es_store.h"
 #include "tap.h"
 
 #include <stdint.h>

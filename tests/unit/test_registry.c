@@ -9,8 +9,8 @@
 #define _GNU_SOURCE
 #define EVENTLOG_SOCKET_NO_RTS
 #include "eventlog_socket.h"
-#include "es_control.h"
-#include "es_registry.h"
+#include "format/es_control.h"
+#include "control/es_registry.h"
 #include "server_util.h"
 #include "tap.h"
 

@@ -5,11 +5,11 @@
 /* For SCHED_BATCH. */
 #define _GNU_SOURCE
 #include "eventlog_socket.h"
-#include "es_client.h"
-#include "es_defs.h"
-#include "es_events.h"
-#include "es_pool.h"
-#include "es_server_test.h"
+#include "delivery/es_client.h"
+#include "delivery/es_defs.h"
+#include "format/es_events.h"
+#include "delivery/es_pool.h"
+#include "server/es_server_test.h"
 #include "server_util.h"
 #include "tap.h"
 

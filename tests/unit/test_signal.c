@@ -6,7 +6,7 @@
  * cleanup runs) before a SIGTERM or SIGINT with the default action ends
  * the process, and leaves a program's own handler alone. */
 #define _GNU_SOURCE
-#include "es_signal.h"
+#include "base/es_signal.h"
 #include "tap.h"
 
 #include <signal.h>

@@ -2,7 +2,7 @@
  * every size it finds exactly the events ghc-events found; cut at every
  * offset it reports a cut stream, never a complete one, and never crashes;
  * garbage is "not an eventlog". Argument: the fixture directory. */
-#include "es_stream.h"
+#include "format/es_stream.h"
 #include "tap.h"
 
 #include <errno.h>

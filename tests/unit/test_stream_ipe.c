@@ -6,8 +6,8 @@
  * walker thread's es_chunk_inspect, and the event iterator) must step over
  * the same bytes cleanly, also when a chunk ends right after a short one.
  * Argument: the fixture directory. */
-#include "es_events.h"
-#include "es_stream.h"
+#include "format/es_events.h"
+#include "format/es_stream.h"
 #include "tap.h"
 
 #include <errno.h>

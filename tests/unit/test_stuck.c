@@ -11,9 +11,9 @@
 #define _GNU_SOURCE
 #define EVENTLOG_SOCKET_NO_RTS
 #include "eventlog_socket.h"
-#include "es_client.h"
-#include "es_server_test.h"
-#include "es_stream.h"
+#include "delivery/es_client.h"
+#include "server/es_server_test.h"
+#include "format/es_stream.h"
 #include "server_util.h"
 #include "tap.h"
 

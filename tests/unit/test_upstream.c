@@ -10,12 +10,12 @@
 #define _GNU_SOURCE
 #define EVENTLOG_SOCKET_NO_RTS
 #include "eventlog_socket.h"
-#include "es_config.h"
-#include "es_control.h"
-#include "es_instance.h"
-#include "es_registry.h"
-#include "es_server.h"
-#include "es_upstream.h"
+#include "base/es_config.h"
+#include "format/es_control.h"
+#include "server/es_instance.h"
+#include "control/es_registry.h"
+#include "server/es_server.h"
+#include "upstream/es_upstream.h"
 #include "server_util.h"
 #include "tap.h"
 

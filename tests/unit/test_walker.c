@@ -3,9 +3,9 @@
  * exactly the last chunk is marked as ending the stream, and each chunk
  * lists exactly its definition events (what late joiners are given).
  * Argument: the fixture directory. */
-#include "es_defs.h"
-#include "es_pool.h"
-#include "es_walker.h"
+#include "delivery/es_defs.h"
+#include "delivery/es_pool.h"
+#include "delivery/es_walker.h"
 #include "tap.h"
 
 #include <stdatomic.h>

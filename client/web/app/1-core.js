@@ -1,5 +1,5 @@
 // The page of `eventlog-socket serve` and `report`: it keeps the state that
-// the server sends (a whole state, then deltas; see client/webjson.h) and
+// the server sends (a whole state, then deltas; see client/web/json.h) and
 // draws it with dygraphs. In a report the state is inlined in the page
 // (script#es-data) and nothing is fetched.
 // app.js, part 1 of 3 (state, charts, markers, zoom, legends). The Makefile joins client/web/app/*.js in
@@ -49,7 +49,7 @@
     if (d.full || S === null)
       S = {tl: [], caps: [], labels: [], label_ids: [], census: [], pauses: [], marks: [], drops: [], liveTl: []};
     S.info = d.info;
-    if (d.sparks) S.sparks = d.sparks;  // whole when changed (client/websparks.h)
+    if (d.sparks) S.sparks = d.sparks;  // whole when changed (client/web/sparks.h)
     S.tl.length = Math.min(S.tl.length, d.tl_from);
     Array.prototype.push.apply(S.tl, d.tl);
     for (var c = 0; c < d.caps.length; c++) {

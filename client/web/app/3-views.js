@@ -2,7 +2,7 @@
 // name order into the one script the page loads: together they are one
 // closure, opened in part 1 and closed in part 3.
 
-  // ---- Sparks (S.sparks, client/websparks.h): per capability, the rate
+  // ---- Sparks (S.sparks, client/web/sparks.h): per capability, the rate
   // of sparks created and the sparks in the pool at each counters event,
   // and a table of what became of them, in all and per capability.
   var SPARK_COLS = [0, 3, 5, 4, 1, 2];  // created, converted, fizzled, GC'd, dud, overflowed
@@ -97,7 +97,7 @@
   }
 
   // ---- Threads: live threads over the run, the threads with the most
-  // running time, and every thread the server sent (client/webjson.h).
+  // running time, and every thread the server sent (client/web/json.h).
 
   var THREAD_TOP = 10;
 

@@ -33,7 +33,7 @@ import System.Environment (lookupEnv)
 import System.IO.Unsafe (unsafePerformIO)
 
 #include "eventlog_socket.h"
-#include "es_config.h"
+#include "base/es_config.h"
 
 -- | Where to serve the eventlog.
 data EventlogSocketAddr

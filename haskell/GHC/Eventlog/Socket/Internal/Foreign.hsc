@@ -134,7 +134,7 @@ foreign import ccall unsafe "eventlog_socket_tcp_port"
 foreign import ccall unsafe "eventlog_socket_last_error"
   c_last_error :: IO CInt
 
--- The library's own configuration reader (cbits/es_config.h): the defaults,
+-- The library's own configuration reader (cbits/base/es_config.h): the defaults,
 -- then the environment on top, with the same messages as the C API.
 foreign import ccall unsafe "es_config_defaults"
   c_config_defaults :: Ptr EnvConfig -> IO ()

@@ -1,0 +1,71 @@
+/* The memory bound and the slow-client policy, in one place: how far one
+ * client may fall behind (the client limit), how much the library holds
+ * for all of them (the global bound), and what happens past either: the
+ * client skips chunks and gets a drop notice (the drop policy, default) or
+ * is disconnected (the disconnect policy). Lossless clients are exempt:
+ * the program waits for them instead (es_wait.h), so the library may hold
+ * up to their limit beyond the bound. Clients that stopped reading
+ * with a write in flight, and chunks lost at the hand-off before any client
+ * saw them, are handled here too. Loop thread only. */
+#ifndef ES_BOUND_H
+#define ES_BOUND_H
+
+#include "es_chunk.h"
+#include "es_client.h"
+#include "base/es_counters.h"
+#include "es_fanout.h"
+#include "base/es_log.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+struct es_bound {
+    size_t max_buffer;   /* bytes held for all clients at most */
+    size_t client_limit; /* unsent bytes one client may fall behind */
+    bool drop_slow;      /* past a limit: skip chunks (true) or disconnect */
+    uv_loop_t *loop;
+    struct es_fanout *fan;
+    struct es_counters *counters;
+    /* Causes that repeat per client or per chunk, logged a few lines a
+     * second at most however many clients misbehave (es_log.h). */
+    struct es_log_limit log_dropping; /* chunks skipped for a slow client */
+    struct es_log_limit log_lagging;  /* slow clients disconnected */
+    struct es_log_limit log_handoff;  /* chunks dropped at the hand-off */
+    struct es_log_limit log_oom;      /* chunks lost at the hand-off for memory */
+    /* Chunks no client got whose drop notice found no memory yet: it is
+     * made before the next chunk instead (es_bound_handoff_gap). */
+    uint64_t unnoticed_chunks, unnoticed_bytes, unnoticed_time;
+};
+
+void es_bound_init(struct es_bound *b, size_t max_buffer, size_t client_limit, bool drop_slow,
+                   uv_loop_t *loop, struct es_fanout *fan, struct es_counters *counters);
+
+/* The client limit: past it, the client skips chunks down to half the
+ * limit, or is disconnected. */
+void es_bound_check_client(struct es_bound *b, struct es_client *c);
+
+/* The global bound: while the library holds more, the client furthest
+ * behind skips chunks (or is disconnected), then the next; past the bound
+ * plus what unfinished writes may pin, stuck clients are disconnected. */
+void es_bound_enforce(struct es_bound *b);
+
+/* `c` arrives right after chunks the hand-off dropped or lost for memory
+ * (es_inbox.h, which counts them): every client missed them. They are
+ * logged; under the drop policy each client gets a notice where the
+ * gap is; under the disconnect policy, which promises no gap, each is
+ * disconnected. Call before es_fanout_ingest(c), for a chunk with a gap or
+ * while es_bound_notice_due (a notice that found no memory before). */
+void es_bound_handoff_gap(struct es_bound *b, const struct es_chunk *c);
+
+/* Whether a drop notice for every client is still to be made. */
+static inline bool es_bound_notice_due(const struct es_bound *b) {
+    return b->unnoticed_chunks > 0;
+}
+
+/* Log the summaries of repeating causes whose window has ended (all of
+ * them with `force`). */
+void es_bound_flush_logs(struct es_bound *b, uint64_t now_ms, bool force);
+
+#endif

@@ -1,0 +1,313 @@
+/* One connected client: its socket, its place in the chunk store, its
+ * outgoing write and its control-frame parser. It knows nothing of the
+ * server: what it needs of the stream and whom it tells what happened come
+ * in a struct es_client_env, filled in by the server (es_server.c); its
+ * place in the list of clients belongs to es_fanout.h, and the decisions
+ * about slow clients to es_bound.h. Loop thread only. */
+#ifndef ES_CLIENT_H
+#define ES_CLIENT_H
+
+#include "format/es_control.h"
+#include "base/es_counters.h"
+#include "format/es_header.h"
+#include "es_notice.h"
+#include "es_store.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <uv.h>
+
+/* At most this much goes into one write (but always at least one whole
+ * chunk), so one client cannot hold the loop for long, and a client that
+ * stops reading pins little memory in its unfinished write. */
+#define ES_CLIENT_MAX_BUFS  64
+#define ES_CLIENT_MAX_WRITE (2u << 20)
+
+/* Bytes a client may write per second. Control frames are 5 bytes, and a
+ * client may bury them in megabytes of other bytes (protocol.md, section
+ * 2), but past this the client is not read until the second is over, so
+ * that the kernel makes a client flooding the socket wait instead of the
+ * loop thread reading and parsing for it: a client writing census requests
+ * as fast as it could kept the loop thread busy on one of two cores and
+ * made the program 3 times slower. */
+#define ES_CLIENT_READ_BUDGET ((size_t)4 << 20)
+
+/* At exit the server does not wait for a client that has stopped reading:
+ * one that has never read a byte of its stream is closed once it has read
+ * nothing for ES_EXIT_NEVER_READ_MS (it was never going to); one that has
+ * been reading gets half the linger time (1 s by default) without progress
+ * before it is closed, so that a client that is merely slow (a busy
+ * machine, a collector pause) does not lose the end of its stream. The
+ * same "while" tells a stuck client (es_client_stuck). */
+#define ES_EXIT_NEVER_READ_MS 250
+
+/* A client that asked for cost notices gets at most one per this many
+ * milliseconds, in a write that also carries chunks of the stream. */
+#define ES_COST_NOTICE_MS 1000
+
+/* A client that shut down its writing side may still be reading (`nc`
+ * once its input ends: protocol.md, section 2) or be gone for good, and
+ * the kernel tells which only when asked (es_client_check_peer): over a
+ * Unix socket at once; over TCP only once the peer has answered bytes
+ * sent to it with a reset, so such a TCP client with nothing else to get
+ * is sent an empty block when its writing side ends, and again at most
+ * once per ES_CLIENT_PROBE_MS while the program writes nothing for it. */
+#define ES_CLIENT_PROBE_MS 10000
+
+struct es_client;
+
+/* A client's state: one word of named bits (struct es_client.flags),
+ * changed only through es_client_set_flags, which asserts the legal
+ * transitions:
+ * - bits marked "once" are never cleared;
+ * - nothing begins on a closing client: STARTED, WRITING, FINISHING,
+ *   READ_PAUSED, COST_NOTICES and LOSSLESS are never set once CLOSING is
+ *   (a write that finished before the close may still set HEADER_SENT, a
+ *   look at its progress EVER_READ);
+ * - STARTED, WRITING, FINISHING, CLOSING and LOSSLESS are set only when
+ *   clear, and WRITING and LOSSLESS cleared only when set;
+ * - never both LOSSLESS and LOSSLESS_OVER, WRITING and FINISHING, or
+ *   READ_PAUSED and READ_EOF; WRITE_HEADER only with WRITING and before
+ *   HEADER_SENT. */
+enum es_client_flag {
+    ES_CLIENT_STARTED = 1u << 0,      /* es_client_start ran: on_closed is due at the
+                                       * close (once) */
+    ES_CLIENT_HEADER_SENT = 1u << 1,  /* a write with the header finished (once) */
+    ES_CLIENT_WRITING = 1u << 2,      /* a write is in flight */
+    ES_CLIENT_WRITE_HEADER = 1u << 3, /* ... and it carries the header */
+    ES_CLIENT_EVER_READ = 1u << 4,    /* it has consumed part of its stream (once) */
+    ES_CLIENT_READ_PAUSED = 1u << 5,  /* not read until its budget window ends */
+    ES_CLIENT_READ_EOF = 1u << 6,     /* it shut down its writing side (once) */
+    ES_CLIENT_COST_NOTICES = 1u << 7, /* it asked for cost notices (once) */
+    /* Lossless delivery (es_lossless.h, the only writer of these two):
+     * never skipped or disconnected for lag, the program waits for it
+     * instead; refused or ended for good (once). */
+    ES_CLIENT_LOSSLESS = 1u << 8,
+    ES_CLIENT_LOSSLESS_OVER = 1u << 9,
+    ES_CLIENT_FINISHING = 1u << 10, /* everything sent, shutdown requested (once) */
+    ES_CLIENT_CLOSING = 1u << 11,   /* the handle is closing (once) */
+};
+
+/* What every client is given. The pointers stay valid as long as any
+ * client lives. */
+struct es_client_env {
+    uv_loop_t *loop;
+    struct es_store *store;         /* the chunks, and the header to send first */
+    const struct es_header *header; /* the parsed header, for drop notices */
+    const bool *stopping;           /* the server is stopping: a client that has
+                                     * everything is shut down */
+    unsigned linger_ms;             /* how long exit waits for slow clients */
+    struct es_counters *counters;   /* bytes_sent */
+    /* Where every client's reads land: each read is parsed before the next
+     * one begins, so one buffer serves them all. */
+    uint8_t *read_buf;
+    size_t read_buf_len;
+    /* A known control command arrived. */
+    es_control_cb on_command;
+    /* A frame in another namespace than the built-in one: whether it is a
+     * registered custom command (es_registry_dispatch queues it). */
+    es_control_custom_cb on_custom;
+    /* The client stopped being read for its budget: call es_client_resume
+     * from a timer until it returns false. */
+    void (*on_reading_paused)(void *ctx);
+    /* A write ended and released its chunks: what the library holds may
+     * have fallen. */
+    void (*on_released)(void *ctx);
+    /* The client asked for lossless delivery (EVENTLOG_SOCKET_CMD_LOSSLESS):
+     * es_lossless.h decides. */
+    void (*on_lossless)(struct es_client *c, void *ctx);
+    /* What streaming has cost the program so far, for cost notices
+     * (EVENTLOG_SOCKET_CMD_COST_NOTICES). */
+    void (*read_cost)(struct es_cost *out, void *ctx);
+    /* The client shut down its writing side and its peer is still there:
+     * look again later (es_client_check_peer). */
+    void (*on_half_closed)(void *ctx);
+    /* An empty block stamped with the stream's newest time, for a client
+     * to learn whether it is still there (es_client_check_peer); NULL once
+     * the stream has ended (nothing follows its end marker), or out of
+     * memory. */
+    struct es_chunk *(*empty_block)(void *ctx);
+    /* The connection is closed: unlink the client; it is freed after. */
+    void (*on_closed)(struct es_client *c, void *ctx);
+    void *ctx;
+};
+
+struct es_client {
+    union {
+        uv_handle_t handle;
+        uv_stream_t stream;
+        uv_pipe_t pipe;
+        uv_tcp_t tcp;
+    } io;
+    const struct es_client_env *env;
+    struct es_client *prev, *next; /* es_fanout's list of clients */
+    uint64_t id;                   /* from 1 once joined (es_client_join); 0 before */
+
+    /* The first chunk still to send, or NULL when everything has been
+     * handed to the socket. The client holds a reference on every chunk
+     * from it to the newest: each appended chunk counts every client. */
+    struct es_chunk *next_chunk;
+    unsigned flags;        /* enum es_client_flag */
+    struct es_chunk *defs; /* definitions block still to send (a reference) */
+    uint64_t joined_at;    /* stream offset when it joined; backlog before it is
+                            * not counted against the client's limit */
+
+    /* Chunks skipped since the last drop notice. */
+    uint64_t gap_chunks, gap_bytes, gap_time;
+
+    uv_write_t wreq;
+    /* The chunks of the write in flight, first to last along the list; the
+     * client's references on them belong to the write until it ends. */
+    struct es_chunk *write_first, *write_last;
+    struct es_chunk *notice;         /* a notice for this client alone, still to
+                                      * send (a reference; es_client_notice) */
+    struct es_chunk *write_extra[5]; /* header, definitions, the client's own
+                                      * notice, drop notice and cost notice in
+                                      * the write (references), or NULL */
+    size_t write_bytes;
+    /* Progress, for the exit rule (ES_EXIT_NEVER_READ_MS): bytes of
+     * finished writes, how many bytes the client had consumed at the last
+     * look, when that last grew (or the client had nothing left to read),
+     * and whether it ever consumed anything. */
+    uint64_t bytes_done;
+    uint64_t consumed_seen;
+    uint64_t moved_ms;
+    uv_shutdown_t sreq;
+    /* Since when (loop clock, 0: not) a lossless client has held the
+     * program up (es_lossless.h, its only writer). */
+    uint64_t lossless_held_ms;
+    /* Cost notices (ES_CLIENT_COST_NOTICES): when its last one went out (or
+     * it asked), the cost then, and the end time of the last block it was
+     * sent, which stamps the next notice. */
+    uint64_t cost_ms;
+    struct es_cost cost_seen;
+    uint64_t sent_time;
+    /* When (loop clock, 0: never) it was last sent an empty block to learn
+     * whether its peer is still there (es_client_check_peer). */
+    uint64_t probed_ms;
+
+    struct es_control_parser control;
+    /* What the client wrote in the current one-second window; past
+     * ES_CLIENT_READ_BUDGET its socket is not read until the window ends. */
+    uint64_t read_window_ms;
+    size_t read_bytes;
+};
+
+/* Whether every bit of `f` is set. */
+static inline bool es_client_is(const struct es_client *c, unsigned f) {
+    return (c->flags & f) == f;
+}
+
+/* Whether any bit of `f` is set. */
+static inline bool es_client_is_any(const struct es_client *c, unsigned f) {
+    return (c->flags & f) != 0;
+}
+
+/* Its number, from 1 once joined (es_client_join); 0 before. */
+static inline uint64_t es_client_id(const struct es_client *c) {
+    return c->id;
+}
+
+/* When (loop clock) its consumed bytes last grew, or it had nothing left
+ * to read (es_client_note_progress). */
+static inline uint64_t es_client_moved_ms(const struct es_client *c) {
+    return c->moved_ms;
+}
+
+/* Since when (loop clock, 0: not) a lossless client has held the program
+ * up: kept here for es_lossless, its only writer. */
+static inline uint64_t es_client_held_since(const struct es_client *c) {
+    return c->lossless_held_ms;
+}
+static inline void es_client_set_held_since(struct es_client *c, uint64_t ms) {
+    c->lossless_held_ms = ms;
+}
+
+/* Set (`on`) or clear the bits `f`: the one place a client's state
+ * changes; asserts that the transition is legal (enum es_client_flag). */
+void es_client_set_flags(struct es_client *c, unsigned f, bool on);
+
+/* A client on the accepted connection `fd` (a Unix socket or TCP), or NULL
+ * with *err set (then `fd` is still the caller's to close). */
+struct es_client *es_client_new(const struct es_client_env *env, int fd, bool is_unix, int *err);
+
+/* The connection's socket. */
+int es_client_fd(const struct es_client *c);
+
+/* Send the notice `n` (the caller's reference moves here) to this client
+ * alone, before its next chunk; it replaces one still unsent. */
+void es_client_notice(struct es_client *c, struct es_chunk *n);
+
+/* Place a new client in the stream, once, before es_client_start; the
+ * places are es_fanout_join's to compute: its number `id` (from 1), the
+ * first chunk it is to get (`first`, NULL: the next appended; the store's
+ * references from it on, es_store_join, move to the client), the stream
+ * offset it joins at (backlog before it is not held against it) and the
+ * block of definitions it missed (a reference that moves here, or NULL). */
+void es_client_join(struct es_client *c, uint64_t id, struct es_chunk *first, uint64_t joined_at,
+                    struct es_chunk *defs);
+
+/* Begin serving an accepted client that es_fanout_join placed in the
+ * stream: start reading its control frames and send what it has. Returns 0
+ * or a libuv error (the client is then closing). */
+int es_client_start(struct es_client *c);
+
+/* A chunk was appended: a client that had sent everything starts there. */
+void es_client_on_append(struct es_client *c, struct es_chunk *chunk);
+
+/* Start the next write if the client is idle and has something to send;
+ * while the server stops, a client that has everything is shut down. */
+void es_client_pump(struct es_client *c);
+
+/* Bytes waiting for the client that are not yet in a write (it could skip
+ * them). */
+uint64_t es_client_droppable(const struct es_client *c);
+
+/* What es_client_drop skipped. */
+struct es_skipped {
+    uint64_t chunks, bytes;
+    unsigned reusable; /* buffers freed that the pool may keep (es_pool_lend) */
+};
+
+/* Bytes of the stream the client has not received: from its write in
+ * flight, or its next chunk, to the newest chunk. */
+uint64_t es_client_unsent(const struct es_client *c);
+
+/* Skip whole chunks that are not yet in a write until at most `target`
+ * bytes wait; never the end-of-data chunk. The client is told with a drop
+ * notice before its next chunk. */
+struct es_skipped es_client_drop(struct es_client *c, uint64_t target);
+
+/* A client whose write is unfinished and that has consumed nothing of its
+ * stream for a while (the exit rule's, ES_EXIT_NEVER_READ_MS) is "stuck":
+ * what that write holds (up to ES_CLIENT_MAX_WRITE, or one chunk) cannot
+ * be skipped, only freed by closing the connection (es_bound.h). Returns
+ * whether the client is stuck at `now_ms`; if so, `*since` is the stream
+ * offset where its write begins and `*unique` the bytes that closing it
+ * would free (chunks only its write still holds). */
+bool es_client_stuck(const struct es_client *c, uint64_t now_ms, uint64_t *since, uint64_t *unique);
+
+/* Note whether the client's stream moved since the last look. */
+void es_client_note_progress(struct es_client *c, uint64_t now_ms);
+
+/* Whether the client's stream has not moved for the exit rule's while (it
+ * has stopped reading). */
+bool es_client_stalled(struct es_client *c, uint64_t now_ms);
+
+/* Resume reading a client whose budget window has ended (paused ones
+ * only). Returns whether it is still paused. */
+bool es_client_resume_reading(struct es_client *c, uint64_t now_ms);
+
+/* For a client that shut down its writing side (ES_CLIENT_READ_EOF):
+ * whether its peer is gone for good, and if so close it. The kernel says
+ * so for a Unix socket the peer closed; over TCP once the peer answered
+ * bytes with a reset, so a TCP client with nothing else to send is first
+ * sent an empty block, unless it was sent one less than `probe_gap_ms`
+ * ago (ES_CLIENT_PROBE_MS). False for any other client, and one that is
+ * closing already. */
+bool es_client_check_peer(struct es_client *c, uint64_t now_ms, uint64_t probe_gap_ms);
+
+/* Close the connection; the client is freed when libuv has closed it. */
+void es_client_close(struct es_client *c);
+
+#endif

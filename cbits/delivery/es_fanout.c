@@ -1,0 +1,158 @@
+#include "es_fanout.h"
+
+#include "es_notice.h"
+#include "es_pool.h"
+
+#include "base/es_log.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+void es_fanout_init(struct es_fanout *f, struct es_counters *counters, size_t max_buffer,
+                    size_t defs_limit) {
+    *f = (struct es_fanout){.counters = counters, .max_buffer = max_buffer};
+    es_store_init(&f->store, max_buffer);
+    es_defs_init(&f->defs, defs_limit);
+}
+
+void es_fanout_destroy(struct es_fanout *f) {
+    es_defs_destroy(&f->defs, &f->store);
+    es_store_destroy(&f->store);
+}
+
+void es_fanout_append(struct es_fanout *f, struct es_chunk *c) {
+    struct es_store *st = &f->store;
+    uint64_t dropped, dropped_bytes, now_dropped, now_bytes;
+    es_store_retain_dropped(st, &dropped, &dropped_bytes);
+    if (es_is_block(c->data, c->len) && es_block_end_time(c->data) > f->last_time)
+        f->last_time = es_block_end_time(c->data);
+    if (c->flags & ES_CHUNK_END)
+        f->ended = true;
+    struct es_chunk *kept = es_store_append(st, c, f->nclients);
+    es_defs_end_chunk(&f->defs, es_store_end_offset(st));
+    if (kept != NULL)
+        es_fanout_each(f, cl, next) es_client_on_append(cl, kept);
+    es_store_retain_dropped(st, &now_dropped, &now_bytes);
+    if (now_dropped > dropped) {
+        atomic_fetch_add(&f->counters->chunks_dropped, now_dropped - dropped);
+        atomic_fetch_add(&f->counters->bytes_dropped, now_bytes - dropped_bytes);
+        if (dropped == 0)
+            es_log("no client yet and %.1f MiB retained: dropping the oldest chunks from now "
+                   "on (the first client will miss them)",
+                   (double)f->max_buffer / (1 << 20));
+    }
+}
+
+/* Keep only the header proper: GHC 9.0 may put a stale block marker before
+ * it, which must never reach a client, and bytes after "datb" (none in
+ * practice) are ordinary data. */
+static int ingest_header(struct es_fanout *f, struct es_chunk *c) {
+    /* The walker parsed it (es_walker.h) and handed over its parse. */
+    if (c->header != NULL) {
+        f->header = *c->header;
+        free(c->header);
+        c->header = NULL;
+    } else {
+        if (!f->bad_header_logged) {
+            f->bad_header_logged = true;
+            es_log("the RTS wrote a header that does not parse; passing it on unchanged");
+        }
+        f->header.skip = 0;
+        f->header.len = c->len;
+    }
+    f->have_header = true;
+    size_t rest = c->len - f->header.skip - f->header.len;
+    /* The header stays in its chunk, moved to the front (so that no
+     * allocation can lose it); bytes after it get a chunk of their own. */
+    struct es_chunk *tail = rest ? es_chunk_new(c->data + c->len - rest, rest) : NULL;
+    if (f->header.skip > 0)
+        memmove(c->data, c->data + f->header.skip, f->header.len);
+    c->len = f->header.len;
+    es_store_set_header(&f->store, c);
+    if (tail != NULL) {
+        es_fanout_append(f, tail);
+    } else if (rest > 0) {
+        atomic_fetch_add(&f->counters->chunks_lost, 1);
+        atomic_fetch_add(&f->counters->bytes_lost, rest);
+        es_log("out of memory: lost the %zu bytes of eventlog that followed its header "
+               "(clients get a drop notice)",
+               rest);
+        struct es_chunk *notice = es_notice_new(&f->header, 1, rest, 0);
+        if (notice != NULL)
+            es_fanout_append(f, notice);
+    }
+    return 0;
+}
+
+int es_fanout_ingest(struct es_fanout *f, struct es_chunk *c) {
+    c->next = NULL;
+    if (c->flags & ES_CHUNK_HEADER)
+        return ingest_header(f, c);
+    if (!f->have_header) {
+        /* Data before any header cannot be parsed by a client. */
+        if (!f->orphan_logged) {
+            f->orphan_logged = true;
+            es_log("dropping eventlog data that arrived before the header");
+        }
+        es_chunk_free(c);
+        return 0;
+    }
+    int r = es_defs_take_chunk(&f->defs, c);
+    if (r == -ENOSPC && !f->defs_full_logged) {
+        f->defs_full_logged = true;
+        es_log("more than %.1f MiB of start-up definition events; clients joining later "
+               "will miss the rest",
+               (double)es_defs_limit(&f->defs) / (1 << 20));
+    } else if (r == -ENOMEM && !f->defs_oom_logged) {
+        f->defs_oom_logged = true;
+        es_log("out of memory keeping the program's start-up definition events for clients "
+               "that join later: those clients will miss some of them");
+    }
+    es_fanout_append(f, c);
+    return 0;
+}
+
+bool es_fanout_join(struct es_fanout *f, struct es_client *c) {
+    struct es_store *st = &f->store;
+    uint64_t id = atomic_fetch_add(&f->counters->clients_accepted, 1) + 1;
+    /* Only the first client gets the stream from its start, and with it
+     * what the POST_START hooks posted then, unless chunks were dropped
+     * before it came. */
+    uint64_t missed, missed_bytes;
+    es_store_retain_dropped(st, &missed, &missed_bytes);
+    bool from_start = es_store_retaining(st) && missed == 0;
+    struct es_chunk *first = es_store_join(st);
+    /* Definitions from chunks this client will not get (all of them for a
+     * late joiner; none for a first client that gets everything). */
+    struct es_chunk *defs =
+        es_defs_block(&f->defs, st, first ? es_chunk_start(first) : es_store_end_offset(st));
+    es_client_join(c, id, first, es_store_end_offset(st), defs);
+    c->prev = NULL;
+    c->next = f->clients;
+    if (f->clients)
+        f->clients->prev = c;
+    f->clients = c;
+    f->nclients++;
+    atomic_store(&f->counters->clients_connected, f->nclients);
+    if (missed > 0 && !f->retain_drop_logged) {
+        f->retain_drop_logged = true;
+        es_log("the first client missed %llu chunks (%.1f MiB) that arrived before it "
+               "connected: more than the buffer limit of %.1f MiB",
+               (unsigned long long)missed, (double)missed_bytes / (1 << 20),
+               (double)f->max_buffer / (1 << 20));
+    }
+    return from_start;
+}
+
+void es_fanout_leave(struct es_fanout *f, struct es_client *c) {
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        f->clients = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    c->prev = c->next = NULL;
+    f->nclients--;
+    atomic_store(&f->counters->clients_connected, f->nclients);
+}

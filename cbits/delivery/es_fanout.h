@@ -1,0 +1,116 @@
+/* The stream as the clients get it: the header, the chunks in the store,
+ * the definitions kept for late joiners, and the list of connected
+ * clients. Chunks the walker hands over come in here (es_fanout_ingest)
+ * and go out to every client; a client that connects is placed in the
+ * stream here (es_fanout_join). What to do about clients that fall behind
+ * is es_bound.h's. Loop thread only. */
+#ifndef ES_FANOUT_H
+#define ES_FANOUT_H
+
+#include "es_client.h"
+#include "base/es_counters.h"
+#include "es_defs.h"
+#include "format/es_header.h"
+#include "es_store.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct es_fanout {
+    struct es_counters *counters;
+    size_t max_buffer; /* bytes kept for the first client before it connects */
+    struct es_store store;
+    struct es_header header; /* handed over by the walker; es_fanout_header */
+    bool have_header;
+    uint64_t last_time; /* end time of the newest block, for notices */
+    bool ended;         /* a chunk with the end-of-data marker has come */
+    struct es_defs defs;
+    struct es_client *clients; /* doubly linked through prev/next */
+    unsigned nclients;
+    /* Problems that are logged once. */
+    bool bad_header_logged, orphan_logged, retain_drop_logged, defs_full_logged, defs_oom_logged;
+};
+
+void es_fanout_init(struct es_fanout *f, struct es_counters *counters, size_t max_buffer,
+                    size_t defs_limit);
+void es_fanout_destroy(struct es_fanout *f);
+
+/* Take in a chunk from the walker: the header, or data for every client
+ * (its definition events kept first). Data before any header is dropped.
+ * What memory runs out for is logged here (and bytes after a header lost
+ * for it are counted and noticed); returns 0. */
+int es_fanout_ingest(struct es_fanout *f, struct es_chunk *c);
+
+/* Append a chunk the library made (a drop notice) for every client. */
+void es_fanout_append(struct es_fanout *f, struct es_chunk *c);
+
+/* Place an accepted client in the stream: everything kept for a first
+ * client, otherwise from the next chunk on, after a block of the
+ * definitions it missed. False when the client misses the stream's start:
+ * the caller then has the POST_START hooks run for it
+ * (es_registry_client_connected). */
+bool es_fanout_join(struct es_fanout *f, struct es_client *c);
+
+/* Take a closed client out of the list. */
+void es_fanout_leave(struct es_fanout *f, struct es_client *c);
+
+/* The stream's header as the loop thread knows it: the walker's parse of
+ * the newest header chunk ingested (es_walker.h). The address stays the
+ * same for the fan-out's life; the sizes are those of a header that parsed
+ * (all zero before one has). */
+static inline const struct es_header *es_fanout_header(const struct es_fanout *f) {
+    return &f->header;
+}
+
+/* Whether a header chunk has come (parsed or not). */
+static inline bool es_fanout_have_header(const struct es_fanout *f) {
+    return f->have_header;
+}
+
+/* The end time of the newest block (what a notice is stamped with). */
+static inline uint64_t es_fanout_last_time(const struct es_fanout *f) {
+    return f->last_time;
+}
+
+/* Whether the stream's end marker has come: nothing may follow it. */
+static inline bool es_fanout_ended(const struct es_fanout *f) {
+    return f->ended;
+}
+
+/* Clients in the list (joined, not yet left). */
+static inline unsigned es_fanout_nclients(const struct es_fanout *f) {
+    return f->nclients;
+}
+
+/* Bytes held for clients: chunks, header, definitions. */
+static inline size_t es_fanout_held(const struct es_fanout *f) {
+    return es_store_held(&f->store) + es_defs_held(&f->defs);
+}
+
+/* Whether no client has joined yet: chunks are kept for the first. */
+static inline bool es_fanout_retaining(const struct es_fanout *f) {
+    return es_store_retaining(&f->store);
+}
+
+/* The stream offset after the newest chunk. */
+static inline uint64_t es_fanout_end_offset(const struct es_fanout *f) {
+    return es_store_end_offset(&f->store);
+}
+
+/* The chunk store, for the clients' env (es_client.h); the definition
+ * event types, for the walker's (es_walker.h). Set up by es_fanout_init. */
+static inline struct es_store *es_fanout_store(struct es_fanout *f) {
+    return &f->store;
+}
+static inline const bool *es_fanout_def_types(const struct es_fanout *f) {
+    return es_defs_types(&f->defs);
+}
+
+/* For each client, the next one read first, so that the body may close
+ * the client (closing only unlinks it later, in a libuv callback). */
+#define es_fanout_each(f, c, nxt)                                                                  \
+    for (struct es_client *c = (f)->clients, *nxt = c ? c->next : NULL; c != NULL;                 \
+         c = nxt, nxt = c ? c->next : NULL)
+
+#endif

@@ -1,0 +1,66 @@
+#include "es_notice.h"
+
+#include "format/es_notice_text.h"
+
+#include "es_pool.h"
+
+#include "format/es_events.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* A block holding the one message `msg` (`n` bytes). */
+static struct es_chunk *notice(const struct es_header *hdr, uint64_t time, const char *msg, int n) {
+    if (hdr->size[ES_EVENT_USER_MSG] != ES_SIZE_VARIABLE || n <= 0)
+        return NULL;
+    size_t len = ES_BLOCK_MARKER_LEN + 12 + (size_t)n;
+    struct es_chunk *b = es_chunk_new(NULL, len);
+    if (b == NULL)
+        return NULL;
+    es_put_block_marker(b->data, time, (uint32_t)len, time, ES_GLOBAL_CAP);
+    uint8_t *p = b->data + ES_BLOCK_MARKER_LEN;
+    es_put_be(p, ES_EVENT_USER_MSG, 2);
+    es_put_be(p + 2, time, 8);
+    es_put_be(p + 10, (uint64_t)n, 2);
+    memcpy(p + 12, msg, (size_t)n);
+    return b;
+}
+
+/* snprintf's count `n` for a buffer of `size` bytes: what it holds. */
+static int fit(int n, size_t size) {
+    return n < (int)size ? n : (int)size - 1;
+}
+
+struct es_chunk *es_notice_new(const struct es_header *hdr, uint64_t chunks, uint64_t bytes,
+                               uint64_t time) {
+    char msg[128];
+    return notice(hdr, time, msg,
+                  fit(es_notice_format_drop(msg, sizeof msg, chunks, bytes), sizeof msg));
+}
+
+struct es_chunk *es_notice_text(const struct es_header *hdr, uint64_t time, const char *text) {
+    size_t n = strlen(text);
+    return notice(hdr, time, text, n > 65535 ? 65535 : (int)n);
+}
+
+struct es_chunk *es_notice_empty(uint64_t time) {
+    struct es_chunk *b = es_chunk_new(NULL, ES_BLOCK_MARKER_LEN);
+    if (b != NULL)
+        es_put_block_marker(b->data, time, ES_BLOCK_MARKER_LEN, time, ES_GLOBAL_CAP);
+    return b;
+}
+
+struct es_chunk *es_notice_wait(const struct es_header *hdr, uint64_t time, uint64_t waits,
+                                uint64_t wait_ns, uint64_t period_ms) {
+    char msg[160];
+    int n = es_notice_format_wait(msg, sizeof msg, wait_ns, waits, period_ms);
+    return notice(hdr, time, msg, fit(n, sizeof msg));
+}
+
+struct es_chunk *es_notice_cost(const struct es_header *hdr, uint64_t time, const struct es_cost *d,
+                                uint64_t period_ms) {
+    char msg[200];
+    int n = es_notice_format_cost(msg, sizeof msg, d->writer_ns, d->walker_ns, d->loop_ns,
+                                  period_ms, d->bytes_sent);
+    return notice(hdr, time, msg, fit(n, sizeof msg));
+}

@@ -1,0 +1,84 @@
+/* Who may use `serve`'s HTTP server: `serve` is the invoking user's alone,
+ * as the socket it reads is. README, "Security", says the same:
+ *
+ *   --http on loopback   the HTTP peer's socket must belong to this user
+ *                        (or root): its owner is looked up by
+ *                        es_peer_uid (cbits/base/es_peer.c: sock_diag, else
+ *                        /proc/net/tcp{,6}; the check the library makes
+ *                        for its own TCP clients); others
+ *                        get 403 and a log line on stderr, and hold at
+ *                        most a few connections at once (client/web/http.c
+ *                        closes the rest at once), so that they never
+ *                        lock the owner out.
+ *                        The Host header must name this server (DNS
+ *                        rebinding): 127.0.0.1, localhost, [::1], or the
+ *                        --http address itself, with or without the port.
+ *   --http elsewhere     a secret token (32 random bytes, hex) printed in
+ *                        the URL: `?token=...` once, then a cookie; compared
+ *                        in constant time; without it 403 and a log line.
+ *   a token of the user's (`metrics --token-file FILE`, es_webauth_read_token)
+ *                        replaces the random one, and on loopback also
+ *                        lets other users in (Prometheus runs as its own
+ *                        user): it may come as `?token=`, the cookie or
+ *                        `Authorization: Bearer TOKEN` (Prometheus's
+ *                        `authorization: credentials_file`). Nothing prints it.
+ *
+ * es_webauth_init runs on the main thread before the server starts;
+ * es_webauth_check in libmicrohttpd's threads (it only reads the struct,
+ * and logs under stdio's own lock). */
+#ifndef ES_WEBAUTH_H
+#define ES_WEBAUTH_H
+
+#include <stdbool.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+
+struct MHD_Connection;
+
+#define ES_WEBAUTH_TOKEN_HEX 64  /* a random token's length */
+#define ES_WEBAUTH_TOKEN_MIN 16  /* a token file's, at least */
+#define ES_WEBAUTH_TOKEN_MAX 256 /* and at most */
+
+struct es_webauth {
+    bool loopback;
+    bool given; /* the token is the user's (a token file), not random */
+    uid_t owner;
+    unsigned port;
+    char host[80];                        /* the --http address, numeric ("[v6]" for IPv6) */
+    char token[ES_WEBAUTH_TOKEN_MAX + 1]; /* "" on loopback unless given */
+};
+
+/* For a server bound to `sa` (port: the one it got). `token`: the user's
+ * (from es_webauth_read_token), or NULL for a random one off loopback and
+ * none on loopback. Returns 0, or -1 when no random token could be made
+ * (errno says why). */
+int es_webauth_init(struct es_webauth *a, const struct sockaddr_storage *sa, bool loopback,
+                    unsigned port, const char *token);
+
+/* Read a token file into `out` (ES_WEBAUTH_TOKEN_MAX + 1 bytes): a regular
+ * file of this user's that no one else may read or write (like an SSH
+ * key), holding ES_WEBAUTH_TOKEN_MIN to _MAX printable characters without
+ * spaces, surrounding white space ignored (as Prometheus reads a
+ * credentials_file). Returns 0, or -1 with what is wrong and what to do in
+ * `why`. */
+int es_webauth_read_token(const char *path, char *out, char *why, size_t whysize);
+
+enum es_webauth_verdict {
+    ES_WEBAUTH_OK,
+    ES_WEBAUTH_OK_SET_COOKIE, /* the token came in the URL: answer with the cookie */
+    ES_WEBAUTH_OTHER_USER,    /* 403 */
+    ES_WEBAUTH_NO_TOKEN,      /* 403 */
+    ES_WEBAUTH_WRONG_HOST,    /* 421 */
+};
+
+/* Whether the peer of connection `fd` is this user (or root); always true
+ * off loopback, where the token decides. Logs a refusal. */
+bool es_webauth_fd_is_owner(const struct es_webauth *a, int fd);
+
+/* Judge one request (logging refusals on stderr). */
+enum es_webauth_verdict es_webauth_check(const struct es_webauth *a, struct MHD_Connection *c);
+
+/* The Set-Cookie value that carries the token. */
+void es_webauth_cookie(const struct es_webauth *a, char *out, size_t size);
+
+#endif

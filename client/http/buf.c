@@ -1,0 +1,63 @@
+#include "buf.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void es_webbuf_free(struct es_webbuf *b) {
+    free(b->p);
+    memset(b, 0, sizeof *b);
+}
+
+static bool reserve(struct es_webbuf *b, size_t more) {
+    if (b->oom)
+        return false;
+    if (b->len + more + 1 <= b->cap)
+        return true;
+    size_t ncap = b->cap ? b->cap : 4096;
+    while (ncap < b->len + more + 1)
+        ncap *= 2;
+    char *np = realloc(b->p, ncap);
+    if (np == NULL) {
+        b->oom = true;
+        return false;
+    }
+    b->p = np;
+    b->cap = ncap;
+    return true;
+}
+
+void es_webbuf_add(struct es_webbuf *b, const char *s, size_t n) {
+    if (!reserve(b, n))
+        return;
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = '\0';
+}
+
+void es_webbuf_printf(struct es_webbuf *b, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0 || !reserve(b, (size_t)n))
+        return;
+    va_start(ap, fmt);
+    vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+}
+
+void es_webbuf_json_str(struct es_webbuf *b, const char *s) {
+    ES_WEBBUF_ADD(b, "\"");
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        /* '<', '>' and '&' escaped too: the text may end up in a <script>. */
+        if (*p < 0x20 || *p == '"' || *p == '\\' || *p == '<' || *p == '>' || *p == '&' ||
+            *p == 0x7f)
+            es_webbuf_printf(b, "\\u%04x", *p);
+        else
+            es_webbuf_add(b, (const char *)p, 1);
+    }
+    ES_WEBBUF_ADD(b, "\"");
+}

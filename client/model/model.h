@@ -1,0 +1,313 @@
+/* The model of a running program that the `eventlog-socket` command builds
+ * from its eventlog, fed one event at a time: who the program is, its heap
+ * and GC figures with a short history, what its capabilities do, its heap
+ * censuses, its user markers and messages, and the drop notices the
+ * library put in the stream. Pure: no I/O, no clock, no UI; time is the
+ * stream's own (nanoseconds since the RTS started). Every figure is kept in
+ * bounded memory, so a model can follow a program for any length of time.
+ *
+ * Fed by es_stream (cbits/format/es_stream.h): call es_model_header once with the
+ * parsed header, es_model_event for every event (block markers included:
+ * they say which capability the following events belong to), and
+ * es_model_end when the end-of-data marker arrived. `top` and `heap` read
+ * the fields and the es_model_* queries between events. Inside, one file
+ * per family of events owns its part of the struct below
+ * (client/model/impl.h lists them).
+ *
+ * One model per stream, used by one thread at a time; no locking. */
+#ifndef ES_MODEL_H
+#define ES_MODEL_H
+
+#include "format/es_events.h"
+#include "format/es_header.h"
+#include "format/es_stream.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The limits and the types of the model's families of figures. */
+#include "families.h"
+
+struct es_model {
+    /* Who the program is (empty until the events arrive). */
+    char program[256];     /* program name: basename of argv[0] */
+    char args[1024];       /* the whole command line, space-separated */
+    char rts_id[128];      /* RTS_IDENTIFIER, e.g. "GHC-9.6.6 rts_thr" */
+    char ghc_version[32];  /* from it, e.g. "9.6.6" */
+    uint32_t pid;          /* 0 until OSPROCESS_PID */
+    uint64_t wall_start_s; /* WALL_CLOCK_TIME at the RTS's time 0 (0: unknown) */
+    /* The header declares no IPE events (169, new in GHC 9.2): the program
+     * runs GHC 9.0, whose RTS cannot flush, so its events arrive in 2 MiB
+     * steps and at exit (README, "GHC 9.0 cannot flush"). Known from the
+     * header, long before RTS_IDENTIFIER (which 9.0 sends at exit). */
+    bool no_flush;
+
+    /* Stream time. */
+    uint64_t first_time, now; /* first event's time and the latest time seen */
+    uint64_t events;          /* events fed, block markers included */
+    uint64_t next_second;     /* stream time at which the next second starts */
+    bool ended;               /* the end-of-data marker arrived */
+    /* For a reader that skims (es_stream_callbacks, es_conn_callbacks):
+     * the event types the model reads one by one, and the window of times
+     * the others may be skimmed in; es_model_skip takes the runs. */
+    bool want[ES_MAX_EVENT_TYPES];
+    uint64_t window[2];
+    /* es_model_figures_only: no history (the timeline, the per-second
+     * series, pause, census and spark points, busy-time snapshots, the
+     * lists of markers and messages). */
+    bool figures_only;
+
+    /* Heap, from HEAP_SIZE / HEAP_LIVE / HEAP_ALLOCATED / HEAP_INFO_GHC. */
+    uint64_t heap_size, heap_live, allocated; /* latest; allocated summed over caps */
+    uint64_t max_heap_size, max_heap_live;
+    double alloc_rate;    /* bytes/s between the two latest allocation figures */
+    uint64_t alloc_rated; /* allocated, less each capability's first figure */
+    uint64_t alloc_rate_time, alloc_rate_bytes;
+    struct es_model_series s_size, s_live, s_alloc; /* s_alloc: bytes allocated per second */
+    unsigned generations;                           /* from HEAP_INFO_GHC (default 2) */
+
+    /* GC. */
+    uint64_t gcs, minor_gcs, major_gcs;
+    uint64_t gen_gcs[ES_MODEL_MAX_GENS]; /* by the generation collected (GC_STATS_GHC) */
+    uint64_t gc_ns;                      /* sum of pauses */
+    uint64_t pause_max;
+    uint64_t pause_n; /* pauses recorded (pauses since start) */
+    uint64_t pause_hist[ES_MODEL_PAUSE_BUCKETS];
+    struct es_model_second {
+        uint64_t sec;   /* the second of stream time this slot holds (+1; 0: empty) */
+        uint64_t gc_ns; /* pauses that ended in it */
+        uint64_t max;
+        uint32_t hist[ES_MODEL_PAUSE_BUCKETS];
+    } secs[ES_MODEL_SECONDS]; /* slot sec % ES_MODEL_SECONDS */
+    uint64_t last_copied;     /* bytes copied by the latest GC (GC_STATS_GHC) */
+
+    /* Capabilities: running share from RUN_THREAD/STOP_THREAD. */
+    unsigned ncaps; /* highest capability seen + 1 */
+    struct es_model_cap caps[ES_MODEL_MAX_CAPS];
+    uint16_t block_cap;             /* capability of the current block, ES_GLOBAL_CAP: global */
+    uint64_t block_left;            /* bytes of the current block not yet fed */
+    struct es_model_cap *block_rec; /* its record (caps[0] for the global
+                                     * buffer), NULL past ES_MODEL_MAX_CAPS */
+    uint64_t snap_t[8];             /* once-a-second snapshots of every busy_ns, */
+    uint64_t snap_busy[8][ES_MODEL_MAX_CAPS]; /* running runs included */
+    unsigned snap_n;
+
+    uint64_t threads_created; /* CREATE_THREAD events (client/model/threads.c) */
+
+    /* Threads one by one (client/model/threads.c): the table is its own. */
+    struct {
+        struct es_model_thread_table *tb; /* NULL until the first thread event */
+        uint32_t kept;                    /* threads followed now */
+        uint64_t finished;                /* threads seen finishing (all, followed or not) */
+        uint64_t evicted, evicted_ns;     /* finished threads no longer followed, their run time */
+        uint32_t min_created;             /* the lowest id created in the stream (0: none) */
+        uint64_t evicted_before;          /* evicted threads that began before the stream */
+        uint64_t untracked, untracked_ns; /* threads never followed (all kept were alive) */
+        uint64_t run_ns;                  /* all threads' closed runs */
+    } thr;
+
+    /* Heap profile. */
+    bool heap_prof;            /* a HEAP_PROF_BEGIN arrived */
+    uint32_t breakdown;        /* its breakdown (1 cost centre ... 7 closure type, 8 info table) */
+    uint64_t heap_interval_ns; /* its sampling period */
+    char **labels;             /* interned census labels */
+    uint32_t *label_len;       /* by label: its length */
+    uint32_t *label_hash;      /* open addressing: label index + 1, 0 = empty */
+    size_t nlabels, labels_hash_cap;
+    uint32_t label_guess; /* the label the next census line is tried as first */
+    uint64_t *prev_bytes; /* by label: bytes in the previous census (trend) */
+    struct es_model_census cur, prev, building;
+    bool in_census;
+    uint64_t censuses; /* censuses completed: a change tells a reader a new one is in `cur` */
+    char **cc_label;   /* cost centre labels by id (HEAP_PROF_COST_CENTRE); a CAF's is M.CAF */
+    bool *cc_caf;      /* by id: the cost centre is a CAF's (no '/' after it in a stack) */
+    size_t ncc;
+    /* IPE events (GHC >= 9.2, -finfo-table-map): each info table's name for
+     * people, by address; open addressing, addr 0 = empty. */
+    struct es_model_ipe {
+        uint64_t addr;
+        char *name; /* "LABEL (FILE:SPAN)", es_model_label_name */
+    } * ipe;
+    size_t ipe_cap, ipe_n;
+
+    /* Sparks (client/model/sparks.c): a SPARK_COUNTERS event arrived
+     * (each capability's latest figures are in caps[].sparks), a spark
+     * event (-lf) arrived; each capability's counters over time, NULL
+     * until its first, halved when full (spark_generation counts that). */
+    bool sparks_seen, spark_events_seen;
+    struct es_model_spark_pt *spark_pts[ES_MODEL_MAX_CAPS];
+    unsigned spark_npts[ES_MODEL_MAX_CAPS];
+    uint64_t spark_generation;
+
+    /* Markers and messages: a ring, ES_MODEL_NOTES newest. */
+    struct es_model_note notes[ES_MODEL_NOTES];
+    uint64_t notes_n; /* notes ever seen */
+
+    /* Drop notices from the library (protocol.md 1.3). */
+    uint64_t drops, dropped_chunks;
+    double dropped_mib;
+    uint64_t last_drop_time;
+    /* The cut notice `record` and `serve --record` end a file with when
+     * the program's own end marker never came (client/source/blocks.h): the
+     * recording was cut, whatever end marker follows. */
+    bool cut;
+    char cut_why[ES_MODEL_CUT_WHY];
+    /* Wait notices (protocol.md 1.3): the program waited for lossless
+     * clients; summed over the notices. */
+    uint64_t wait_notices, lossless_waits;
+    double lossless_wait_ms;
+    uint64_t last_wait_time;
+    /* Cost notices (protocol.md 1.3), which the live views ask for: the
+     * latest one's CPU milliseconds per second of the program's run, in
+     * all and by thread role, and the totals over every notice, for CPU
+     * seconds per GiB sent. Not kept as messages. */
+    uint64_t cost_notices;
+    double cost_ms_per_s, cost_rts_ms_per_s, cost_walker_ms_per_s, cost_loop_ms_per_s;
+    double cost_total_ms, cost_total_mib;
+
+    /* The whole run, downsampled. */
+    struct es_model_history h;
+
+    bool oom; /* some label or thread could not be kept for lack of memory */
+};
+
+void es_model_init(struct es_model *m);
+/* After init, for a consumer that reads the model's figures and nothing
+ * over time (metrics): the history that charts, lists and `top`'s recent
+ * shares read (es_model_tl_*, es_model_series_*, es_model_hist_*, the
+ * busy-time snapshots, the spark points, the markers and messages) is not
+ * kept, and markers are not in `want`: a sixth of the work per event.
+ * Lasts through es_model_reset. */
+void es_model_figures_only(struct es_model *m);
+
+/* What every view says about a stream of GHC 9.0 (es_model.no_flush). */
+#define ES_MODEL_GHC90_NOTE "GHC 9.0: events arrive in 2 MiB steps and at exit"
+/* Whether `hdr` is GHC 9.0's: it declares no IPE events (GHC 9.2 added
+ * them). */
+static inline bool es_model_header_no_flush(const struct es_header *hdr) {
+    return hdr->size[ES_EVENT_IPE] == ES_SIZE_UNDECLARED;
+}
+
+/* CPU seconds that streaming cost per GiB sent, over every cost notice so
+ * far; negative when nothing was sent yet. */
+double es_model_cost_s_per_gib(const struct es_model *m);
+void es_model_destroy(struct es_model *m);
+/* Forget the program (a new connection to a restarted one): as after init. */
+void es_model_reset(struct es_model *m);
+
+void es_model_header(struct es_model *m, const struct es_header *hdr);
+void es_model_event(struct es_model *m, const struct es_event *ev);
+/* A run of events of types not in m->want, all timed inside m->window:
+ * the same as feeding them one by one, at the cost of a few additions. */
+void es_model_skip(struct es_model *m, const struct es_stream_skip *run);
+void es_model_end(struct es_model *m);
+
+/* Extend the timeline to the latest event's time (m->now), so that charts
+ * over it, and the runs and GCs still in progress (es_model_cap's
+ * running_since and gc_since), reach "now". Events extend it only as far
+ * as the time of those that fill a bucket; a caller that shows the
+ * timeline live calls this before it does. */
+void es_model_extend_to_now(struct es_model *m);
+
+/* The text of label `i` of a census entry. */
+/* Heap profile breakdowns (HEAP_PROF_BEGIN; GHC's EventLogFormat.h). */
+enum {
+    ES_MODEL_BY_CCS = 1,
+    ES_MODEL_BY_MODULE = 2,
+    ES_MODEL_BY_DESCR = 3,
+    ES_MODEL_BY_TYPE = 4,
+    ES_MODEL_BY_RETAINER = 5,
+    ES_MODEL_BY_BIOGRAPHY = 6,
+    ES_MODEL_BY_CLOSURE_TYPE = 7,
+    ES_MODEL_BY_INFO_TABLE = 8,
+    ES_MODEL_BY_ERA = 9,
+};
+/* A breakdown's name with its +RTS flag, e.g. "cost-centre stack (-hc)". */
+const char *es_model_breakdown_name(uint32_t breakdown);
+/* NULL, or, while no label has come (`have_labels` false), a sentence
+ * saying why a retainer or biographical profile shows nothing yet (-hb:
+ * censuses only at exit; GHC < 9.0: never) and where its samples are. */
+const char *es_model_breakdown_lack(uint32_t breakdown, bool have_labels);
+/* A census label as people read it: for an info-table profile (-hi) the
+ * table's label (else its name without _info) and source location from
+ * its IPE event, e.g. "main (Main.hs:(21,7)-(27,26))" or "Circle_con";
+ * otherwise the label itself. */
+const char *es_model_label_name(const struct es_model *m, uint32_t i);
+const char *es_model_label(const struct es_model *m, uint32_t i);
+/* Bytes of label `i` in the census before `cur`, or -1 when it was absent
+ * (or there was none). */
+int64_t es_model_prev_bytes(const struct es_model *m, uint32_t i);
+/* Indices of `cur`'s entries by bytes, largest first: fills up to `n` of
+ * `out`, returns how many. */
+size_t es_model_top_entries(const struct es_model *m, size_t *out, size_t n);
+
+/* Pause percentiles (0 < p <= 1), in ns, from the histograms: over the
+ * last `window_ns` of stream time in whole seconds, at most
+ * ES_MODEL_SECONDS (window_ns 0: since start). 0 when there were none. */
+uint64_t es_model_pause_pct(const struct es_model *m, double p, uint64_t window_ns);
+/* The largest pause in the last `window_ns` (0: since start). */
+uint64_t es_model_pause_max(const struct es_model *m, uint64_t window_ns);
+/* Share of stream time spent in GC, 0..1, over the last `window_ns` (whole
+ * seconds, at most ES_MODEL_SECONDS; 0: since the first event). */
+double es_model_gc_share(const struct es_model *m, uint64_t window_ns);
+/* Share of time capability `cap` ran Haskell code over about the last
+ * `window_ns` (whole seconds; 0: since the first event), 0..1. */
+double es_model_cap_share(const struct es_model *m, unsigned cap, uint64_t window_ns);
+/* Live threads: created (or seen without their creation: they began
+ * before the stream) and not finished (client/model/threads.c). */
+size_t es_model_threads(const struct es_model *m);
+/* Threads one by one (client/model/threads.c): up to `n` of the followed
+ * threads into `out`, most running time first; returns how many. */
+size_t es_model_threads_top(const struct es_model *m, const struct es_model_thread **out, size_t n);
+/* Threads the stream told of: created, or seen (running, labelled...)
+ * without their CREATE_THREAD (they began before the stream). */
+uint64_t es_model_threads_known(const struct es_model *m);
+/* A thread's running time so far, its run in progress included; and all
+ * threads' (the followed, the forgotten and the never followed). */
+uint64_t es_model_thread_run_ns(const struct es_model *m, const struct es_model_thread *th);
+uint64_t es_model_threads_run_ns(const struct es_model *m);
+/* Its state in words: "running", "runnable", "blocked on MVar", ...,
+ * "finished". */
+const char *es_model_thread_state(const struct es_model_thread *th);
+/* Live threads at the end of buckets `from` to `to` - 1 of `width` ns,
+ * into out[0 ..]: -1 before the first thread. The model keeps the changes
+ * of the whole run in at most ES_MODEL_TL_BUCKETS stretches, so the count
+ * is exact at the end of each of its stretches. */
+void es_model_threads_live(const struct es_model *m, uint64_t width, unsigned from, unsigned to,
+                           long *out);
+/* Sparks so far by what became of them, summed over the capabilities
+ * (meaningful once m->sparks_seen), and of capability `cap` alone. */
+void es_model_sparks(const struct es_model *m, uint64_t out[ES_SPARK_KINDS]);
+void es_model_cap_sparks(const struct es_model *m, unsigned cap, uint64_t out[ES_SPARK_KINDS]);
+/* The program made sparks: counters arrived and say some were created
+ * (a program without sparks posts counters of zeros). */
+bool es_model_has_sparks(const struct es_model *m);
+/* Sparks in the pools now (the latest counters), of one capability or,
+ * for ES_MODEL_MAX_CAPS, of all. */
+uint64_t es_model_spark_pool(const struct es_model *m, unsigned cap);
+/* Sparks created per second by capability `cap` (ES_MODEL_MAX_CAPS:
+ * summed over the capabilities): over the second or more before its
+ * latest counters, or since the first event when the run is younger. */
+double es_model_spark_rate(const struct es_model *m, unsigned cap);
+/* Capability `cap`'s counters over time, oldest first: sets *pts, returns
+ * how many. */
+size_t es_model_spark_points(const struct es_model *m, unsigned cap,
+                             const struct es_model_spark_pt **pts);
+/* Spark events (-lf) by kind, summed over the capabilities. */
+void es_model_spark_events(const struct es_model *m, uint64_t out[ES_SPARK_EV_KINDS]);
+/* Seconds capability `cap` ran Haskell code since the first event, the
+ * run in progress included. */
+double es_model_cap_busy_s(const struct es_model *m, unsigned cap);
+
+/* Mark `i` (0 = oldest kept) and drop notice `i` of the history's rings,
+ * and how many each holds. */
+size_t es_model_marks_kept(const struct es_model *m);
+const struct es_model_mark *es_model_mark_at(const struct es_model *m, size_t i);
+size_t es_model_drops_kept(const struct es_model *m);
+const struct es_model_drop *es_model_drop_at(const struct es_model *m, size_t i);
+
+/* Point `i` (0 = oldest) of a series. */
+double es_model_series_at(const struct es_model_series *s, unsigned i);
+
+#endif

@@ -1,0 +1,91 @@
+/* The model's family "markers, messages and the library's notices"
+ * (client/model/impl.h): the program's markers and messages (a ring of the
+ * newest), and the notices the library puts in the stream as messages
+ * (their text: cbits/format/es_notice_text.h, protocol.md 1.3), summed: drop notices (chunks
+ * skipped), wait notices (the program waited for lossless clients) and
+ * cost notices (what streaming costs the program). */
+#include "impl.h"
+#include "history.h"
+
+#include "format/es_notice_text.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static void note(struct es_model *m, enum es_model_note_kind kind, uint64_t t, const struct rd *r) {
+    struct es_model_note *n = &m->notes[m->notes_n % ES_MODEL_NOTES];
+    n->time = t;
+    n->kind = kind;
+    /* The text is the whole payload (no NUL in GHC's). */
+    size_t k = r->left < ES_MODEL_NOTE_LEN - 1 ? r->left : ES_MODEL_NOTE_LEN - 1;
+    for (size_t i = 0; i < k; i++) {
+        uint8_t c = r->p[i];
+        n->text[i] = (c < 0x20 && c != 0) || c == 0x7f ? ' ' : (char)c;
+    }
+    n->text[k] = '\0';
+    m->notes_n++;
+    if (kind == ES_NOTE_MARKER)
+        es_model_hist_mark(m, t, n->text);
+}
+
+/* The library's notice `n` (es_notice_text.h) summed into the model;
+ * false when the message is not one the model counts. */
+static bool count_notice(struct es_model *m, uint64_t t, const struct es_notice_read *n) {
+    switch (n->kind) {
+    case ES_NOTICE_CUT:
+        m->cut = true;
+        snprintf(m->cut_why, sizeof m->cut_why, "%.*s", (int)sizeof m->cut_why - 1, n->why);
+        return true;
+    case ES_NOTICE_DROP:
+        for (unsigned c = 0; c < ES_MODEL_MAX_CAPS; c++)
+            m->caps[c].after_gap = true;
+        m->drops++;
+        m->dropped_chunks += n->chunks;
+        m->dropped_mib += n->mib;
+        m->last_drop_time = t;
+        es_model_hist_drop(m, t, n->chunks, n->mib);
+        return true;
+    case ES_NOTICE_WAIT:
+        m->wait_notices++;
+        m->lossless_waits += n->times;
+        m->lossless_wait_ms += n->ms;
+        m->last_wait_time = t;
+        return true;
+    case ES_NOTICE_COST:
+        m->cost_notices++;
+        m->cost_ms_per_s = n->ms / n->secs;
+        m->cost_rts_ms_per_s = n->rts_ms / n->secs;
+        m->cost_walker_ms_per_s = n->walker_ms / n->secs;
+        m->cost_loop_ms_per_s = n->loop_ms / n->secs;
+        m->cost_total_ms += n->ms;
+        m->cost_total_mib += n->mib;
+        return true;
+    default:
+        return false;
+    }
+}
+
+double es_model_cost_s_per_gib(const struct es_model *m) {
+    if (!(m->cost_total_mib > 0))
+        return -1;
+    return (m->cost_total_ms / 1000) / (m->cost_total_mib / 1024);
+}
+
+void es_model_on_user_marker(struct es_model *m, struct es_model_ev *e) {
+    note(m, ES_NOTE_MARKER, e->t, &e->r);
+}
+
+void es_model_on_user_msg(struct es_model *m, struct es_model_ev *e) {
+    const struct rd *r = &e->r;
+    struct es_notice_read n;
+    es_notice_parse(r->p, r->left, &n);
+    /* Most messages are the program's (ES_NOTICE_NOT). A wait notice and
+     * a cut notice are also kept as messages: worth reading in the list.
+     * A drop notice is drawn as a gap, and a cost notice, once a second,
+     * would crowd the list out: those are only counted. */
+    if (count_notice(m, e->t, &n) && (n.kind == ES_NOTICE_DROP || n.kind == ES_NOTICE_COST))
+        return;
+    if (m->figures_only)
+        return; /* the list of recent messages is history */
+    note(m, ES_NOTE_MESSAGE, e->t, r);
+}

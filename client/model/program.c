@@ -1,0 +1,81 @@
+/* The model's family "who the program is" (client/model/impl.h): its name
+ * and arguments, its RTS and GHC version, its pid and when it started. */
+#include "impl.h"
+
+#include <string.h>
+
+/* The basename of argv[0], `len` bytes at `p`, as the program's name. */
+static void program_name(struct es_model *m, const uint8_t *p, size_t len) {
+    const uint8_t *base = p;
+    for (size_t i = 0; i < len; i++)
+        if (p[i] == '/')
+            base = p + i + 1;
+    size_t bl = (size_t)(p + len - base);
+    if (bl >= sizeof m->program)
+        bl = sizeof m->program - 1;
+    memcpy(m->program, base, bl);
+    m->program[bl] = '\0';
+    clean_text(m->program);
+}
+
+void es_model_on_program_args(struct es_model *m, struct es_model_ev *e) {
+    struct rd *r = &e->r;
+    rd_n(r, 4); /* capset */
+    if (r->bad)
+        return;
+    /* NUL-separated arguments, argv[0] first. */
+    size_t k = 0;
+    const uint8_t *p = r->p, *end = r->p + r->left;
+    bool first = true;
+    while (p < end) {
+        const uint8_t *nul = memchr(p, 0, (size_t)(end - p));
+        size_t len = nul ? (size_t)(nul - p) : (size_t)(end - p);
+        if (first)
+            program_name(m, p, len);
+        if (k + (first ? 0 : 1) + len < sizeof m->args) {
+            if (!first)
+                m->args[k++] = ' ';
+            memcpy(m->args + k, p, len);
+            k += len;
+        }
+        first = false;
+        p += len + 1;
+    }
+    m->args[k] = '\0';
+    clean_text(m->args);
+}
+
+void es_model_on_rts_identifier(struct es_model *m, struct es_model_ev *e) {
+    rd_n(&e->r, 4); /* capset */
+    rd_str(&e->r, m->rts_id, sizeof m->rts_id);
+    clean_text(m->rts_id);
+    /* "GHC-9.6.6 rts_thr": the version is what follows "GHC-". */
+    const char *v = strstr(m->rts_id, "GHC-");
+    m->ghc_version[0] = '\0';
+    if (v) {
+        v += 4;
+        size_t len = strcspn(v, " ");
+        if (len >= sizeof m->ghc_version)
+            len = sizeof m->ghc_version - 1;
+        memcpy(m->ghc_version, v, len);
+        m->ghc_version[len] = '\0';
+    }
+}
+
+void es_model_on_pid(struct es_model *m, struct es_model_ev *e) {
+    rd_n(&e->r, 4); /* capset */
+    uint32_t pid = (uint32_t)rd_n(&e->r, 4);
+    if (!e->r.bad)
+        m->pid = pid;
+}
+
+void es_model_on_wall_clock(struct es_model *m, struct es_model_ev *e) {
+    rd_n(&e->r, 4); /* capset */
+    uint64_t sec = rd_n(&e->r, 8);
+    uint32_t nsec = (uint32_t)rd_n(&e->r, 4);
+    /* The wall clock at time t: the RTS started t ns earlier. */
+    if (!e->r.bad) {
+        uint64_t wall_ns = sec * NS_PER_S + nsec;
+        m->wall_start_s = wall_ns > e->t ? (wall_ns - e->t) / NS_PER_S : 0;
+    }
+}

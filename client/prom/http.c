@@ -1,0 +1,141 @@
+#include "http.h"
+
+#include "http/resp.h"
+#include "http/auth.h"
+
+#include <errno.h>
+#include <microhttpd.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define HTTP_TIMEOUT_S    10
+#define HTTP_MEMORY_LIMIT (32 * 1024)
+#define HTTP_MAX_CONNS    64
+#define HTTP_MAX_PER_IP   32
+
+struct es_promhttp {
+    struct MHD_Daemon *daemon;
+    struct es_webauth auth; /* who may scrape: as for serve (README, Security) */
+    unsigned port;
+    pthread_mutex_t mu; /* guards text and len */
+    char *text;
+    size_t len;
+};
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_size, void **state) {
+    (void)version;
+    (void)upload_data;
+    (void)upload_size;
+    (void)state;
+    struct es_promhttp *h = cls;
+    switch (es_webauth_check(&h->auth, c)) {
+    case ES_WEBAUTH_OK:
+    case ES_WEBAUTH_OK_SET_COOKIE: /* a scraper sends the token each time */
+        break;
+    case ES_WEBAUTH_OTHER_USER:
+        return es_httpresp_text(c, MHD_HTTP_FORBIDDEN,
+                                h->auth.given
+                                    ? "this eventlog-socket metrics is another user's: scrape "
+                                      "with its --token-file's token (README, Prometheus)\n"
+                                    : "this eventlog-socket metrics is another user's (README, "
+                                      "Security)\n");
+    case ES_WEBAUTH_NO_TOKEN:
+        return es_httpresp_text(c, MHD_HTTP_FORBIDDEN,
+                                h->auth.given
+                                    ? "scrape with the token of its --token-file "
+                                      "(Authorization: Bearer, or ?token=)\n"
+                                    : "scrape the URL eventlog-socket metrics printed (it has "
+                                      "?token=)\n");
+    case ES_WEBAUTH_WRONG_HOST:
+        return es_httpresp_text(c, MHD_HTTP_MISDIRECTED_REQUEST, "wrong Host\n");
+    }
+    if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
+        return es_httpresp_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "GET only\n");
+    if (strcmp(url, "/") == 0)
+        return es_httpresp_text(c, MHD_HTTP_OK,
+                                "eventlog-socket metrics: Prometheus metrics at /metrics\n");
+    if (strcmp(url, "/metrics") != 0)
+        return es_httpresp_text(c, MHD_HTTP_NOT_FOUND, "not found (the metrics are at /metrics)\n");
+    pthread_mutex_lock(&h->mu);
+    size_t len = h->len;
+    char *copy = malloc(len ? len : 1);
+    if (copy != NULL && len)
+        memcpy(copy, h->text, len);
+    pthread_mutex_unlock(&h->mu);
+    if (copy == NULL)
+        return es_httpresp_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+    return es_httpresp(c, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", copy, len,
+                       MHD_RESPMEM_MUST_FREE);
+}
+
+struct es_promhttp *es_promhttp_start(const struct sockaddr_storage *sa, bool loopback,
+                                      const char *token) {
+    struct es_promhttp *h = calloc(1, sizeof *h);
+    if (h == NULL)
+        return NULL;
+    pthread_mutex_init(&h->mu, NULL);
+    errno = 0;
+    h->daemon = MHD_start_daemon(
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
+            (sa->ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
+        0, NULL, NULL, on_request, h, MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)sa,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_TIMEOUT_S, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+        (size_t)HTTP_MEMORY_LIMIT, MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_MAX_CONNS,
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)HTTP_MAX_PER_IP, MHD_OPTION_END);
+    if (h->daemon == NULL) {
+        int e = errno;
+        pthread_mutex_destroy(&h->mu);
+        free(h);
+        errno = e;
+        return NULL;
+    }
+    const union MHD_DaemonInfo *di = MHD_get_daemon_info(h->daemon, MHD_DAEMON_INFO_BIND_PORT);
+    h->port = di ? di->port : 0;
+    if (es_webauth_init(&h->auth, sa, loopback, h->port, token) != 0) {
+        es_promhttp_stop(h);
+        return NULL;
+    }
+    return h;
+}
+
+unsigned es_promhttp_port(const struct es_promhttp *h) {
+    return h->port;
+}
+
+const char *es_promhttp_token(const struct es_promhttp *h) {
+    return h->auth.given ? "" : h->auth.token;
+}
+
+void es_promhttp_print_url(const struct es_promhttp *h, const char *http, const char *token_file) {
+    const char *colon = strrchr(http, ':'), *token = es_promhttp_token(h);
+    if (colon == http)
+        printf("eventlog-socket metrics: http://127.0.0.1:%u/metrics%s%s\n", h->port,
+               token[0] ? "?token=" : "", token);
+    else
+        printf("eventlog-socket metrics: http://%.*s:%u/metrics%s%s\n", (int)(colon - http), http,
+               h->port, token[0] ? "?token=" : "", token);
+    if (token_file != NULL)
+        printf("eventlog-socket metrics: scrapes carry the token in %s (Authorization: Bearer, "
+               "or ?token=)\n",
+               token_file);
+}
+
+void es_promhttp_publish(struct es_promhttp *h, char *text, size_t len) {
+    pthread_mutex_lock(&h->mu);
+    char *old = h->text;
+    h->text = text;
+    h->len = len;
+    pthread_mutex_unlock(&h->mu);
+    free(old);
+}
+
+void es_promhttp_stop(struct es_promhttp *h) {
+    MHD_stop_daemon(h->daemon);
+    pthread_mutex_destroy(&h->mu);
+    free(h->text);
+    free(h);
+}

@@ -1,0 +1,302 @@
+/* `eventlog-socket metrics [--http HOST:PORT] SOURCE...`: a Prometheus
+ * exporter for every program on a host. A SOURCE is an address (as every
+ * subcommand takes it) or a glob of Unix socket paths, re-read every
+ * SCAN_MS so that programs starting later are picked up and those whose
+ * socket went away are dropped. Each program is a target
+ * (client/prom/target.h: one connection, reconnecting whenever it ends, a
+ * restarted program, a new pid, being a new set of series; one model, and
+ * the previous run's while it lingers). Two sides:
+ *   - the libuv loop thread (this file) owns the targets, their
+ *     connections and models; every TICK_MS it writes the exposition
+ *     (client/prom/text.h) and publishes it;
+ *   - libmicrohttpd's thread (client/prom/http.c) answers GET /metrics with
+ *     the latest one, so a scrape never waits on a program.
+ * A run that ended keeps its last figures for --linger seconds (a program
+ * that exited between two scrapes still shows its final counts), then its
+ * series go. */
+#include "source/conn.h"
+#include "model/model.h"
+#include "opts.h"
+#include "http.h"
+#include "target.h"
+#include "text.h"
+#include "source/session.h"
+#include "http/addr.h"
+#include "http/auth.h"
+#include "http/buf.h"
+
+#include <errno.h>
+#include <glob.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TICK_MS 1000
+#define SCAN_MS 2000
+/* A removed target is freed this many ticks later, once the loop has
+ * closed its handles. */
+#define FREE_AFTER_TICKS 2
+
+struct metrics {
+    uv_loop_t *loop;
+    struct es_conn_options opt;
+    struct es_promtarget_env env; /* the targets' view of the above */
+    const char **sources;
+    int nsources;
+    struct es_promtarget *targets, *dead;
+    double linger_s;
+    unsigned top;
+    uv_timer_t tick, scan;
+    uv_signal_t sigint, sigterm;
+    struct es_promhttp *http;
+};
+
+static struct es_promtarget *add_target(struct metrics *x, const char *source, bool from_glob) {
+    struct es_promtarget *t = es_promtarget_new(&x->env, source, from_glob);
+    if (t != NULL) {
+        t->next = x->targets;
+        x->targets = t;
+    }
+    return t;
+}
+
+/* Stop following `t` (its socket went away); freed a little later. */
+static void remove_target(struct metrics *x, struct es_promtarget *t) {
+    es_promtarget_stop(t);
+    t->dead_ticks = FREE_AFTER_TICKS;
+    t->next = x->dead;
+    x->dead = t;
+}
+
+static bool is_glob(const char *s) {
+    return strpbrk(s, "*?[") != NULL;
+}
+
+/* Re-read every glob: new paths become targets, vanished ones go. */
+static void scan(struct metrics *x) {
+    for (struct es_promtarget *t = x->targets; t; t = t->next)
+        t->matched = false;
+    for (int i = 0; i < x->nsources; i++) {
+        if (!is_glob(x->sources[i]))
+            continue;
+        const char *pattern = x->sources[i];
+        if (strncmp(pattern, "unix:", 5) == 0)
+            pattern += 5;
+        glob_t g;
+        if (glob(pattern, 0, NULL, &g) != 0)
+            continue;
+        for (size_t k = 0; k < g.gl_pathc; k++) {
+            char src[300];
+            snprintf(src, sizeof src, "unix:%s", g.gl_pathv[k]);
+            struct es_promtarget *t = x->targets;
+            while (t && strcmp(t->source, src) != 0)
+                t = t->next;
+            if (t == NULL)
+                t = add_target(x, src, true);
+            if (t)
+                t->matched = true;
+        }
+        globfree(&g);
+    }
+    for (struct es_promtarget **p = &x->targets; *p;) {
+        struct es_promtarget *t = *p;
+        if (t->from_glob && !t->matched && !es_promtarget_shown(t)) {
+            *p = t->next;
+            remove_target(x, t);
+        } else {
+            p = &t->next;
+        }
+    }
+}
+
+static void on_scan(uv_timer_t *timer) {
+    scan(timer->data);
+}
+
+/* Write the exposition of every target (and of lingering previous runs)
+ * and publish it. */
+static void publish(struct metrics *x) {
+    size_t n = 0;
+    for (struct es_promtarget *t = x->targets; t; t = t->next)
+        n += 2;
+    struct es_promtext_target *pt = calloc(n ? n : 1, sizeof *pt);
+    if (pt == NULL)
+        return;
+    size_t k = 0;
+    for (struct es_promtarget *t = x->targets; t; t = t->next)
+        k += es_promtarget_export(t, pt + k);
+    struct es_webbuf b = {0};
+    es_promtext_write(&b, pt, k, x->top);
+    free(pt);
+    if (b.oom) {
+        es_webbuf_free(&b);
+        return;
+    }
+    es_promhttp_publish(x->http, b.p, b.len);
+}
+
+static void on_tick(uv_timer_t *timer) {
+    struct metrics *x = timer->data;
+    for (struct es_promtarget **p = &x->dead; *p;) {
+        struct es_promtarget *t = *p;
+        if (--t->dead_ticks == 0) {
+            *p = t->next;
+            es_promtarget_free(t);
+        } else {
+            p = &t->next;
+        }
+    }
+    publish(x);
+}
+
+static void on_signal(uv_signal_t *sig, int signum) {
+    (void)signum;
+    struct metrics *x = sig->data;
+    uv_stop(x->loop);
+}
+
+static void metrics_usage(FILE *f) {
+    fprintf(f,
+            "usage: eventlog-socket metrics [--http HOST:PORT] [--token-file FILE] [--linger S]\n"
+            "                               [--top-labels N] SOURCE...\n"
+            "Exports the programs at each SOURCE to Prometheus: http://HOST:PORT/metrics\n"
+            "(default 127.0.0.1:9464; port 0 picks a free one; the URL is printed).\n"
+            "A SOURCE is an address (unix:/path, a path, tcp:HOST:PORT, HOST:PORT, :PORT)\n"
+            "or a quoted glob of Unix socket paths ('/run/app/*.sock'), read again every\n"
+            "%d s. Each program is reconnected to whenever its run ends (a restarted\n"
+            "program is a new pid); an ended run's series stay for --linger S (default\n"
+            "60). --top-labels N: census labels exported per program (default %d; the\n"
+            "rest as label=\"other\"). --token-file FILE: a token of yours (a file only\n"
+            "you may read, 16 to 256 characters) that scrapes carry as Authorization:\n"
+            "Bearer (Prometheus: authorization: credentials_file) or ?token=; it lets\n"
+            "other users (Prometheus's) scrape a loopback exporter, and replaces the\n"
+            "random token printed for another address. Runs until Ctrl-C.\n",
+            SCAN_MS / 1000, ES_PROMTEXT_TOP_LABELS);
+}
+
+static void close_handle(uv_handle_t *h) {
+    if (!uv_is_closing(h))
+        uv_close(h, NULL);
+}
+
+static void run(struct metrics *x) {
+    for (int i = 0; i < x->nsources; i++)
+        if (!is_glob(x->sources[i]))
+            add_target(x, x->sources[i], false);
+    scan(x);
+    uv_timer_init(x->loop, &x->tick);
+    uv_timer_init(x->loop, &x->scan);
+    x->tick.data = x->scan.data = x;
+    uv_timer_start(&x->tick, on_tick, TICK_MS, TICK_MS);
+    uv_timer_start(&x->scan, on_scan, SCAN_MS, SCAN_MS);
+    uv_signal_init(x->loop, &x->sigint);
+    uv_signal_init(x->loop, &x->sigterm);
+    x->sigint.data = x->sigterm.data = x;
+    uv_signal_start(&x->sigint, on_signal, SIGINT);
+    uv_signal_start(&x->sigterm, on_signal, SIGTERM);
+    publish(x);
+    uv_run(x->loop, UV_RUN_DEFAULT);
+    while (x->targets) {
+        struct es_promtarget *t = x->targets;
+        x->targets = t->next;
+        remove_target(x, t);
+    }
+    close_handle((uv_handle_t *)&x->tick);
+    close_handle((uv_handle_t *)&x->scan);
+    close_handle((uv_handle_t *)&x->sigint);
+    close_handle((uv_handle_t *)&x->sigterm);
+    uv_run(x->loop, UV_RUN_DEFAULT);
+    while (x->dead) {
+        struct es_promtarget *t = x->dead;
+        x->dead = t->next;
+        es_promtarget_free(t);
+    }
+}
+
+/* --top-labels N and --linger S, checked. Returns 0, or 2 after a message. */
+static int numbers(struct metrics *x, const char *top, const char *linger) {
+    char *end;
+    if (top != NULL) {
+        long v = strtol(top, &end, 10);
+        if (*end != '\0' || v < 0 || v > 10000) {
+            fprintf(stderr, "eventlog-socket metrics: --top-labels: not 0 to 10000: %s\n", top);
+            return 2;
+        }
+        x->top = (unsigned)v;
+    }
+    if (linger != NULL) {
+        double v = strtod(linger, &end);
+        if (*end != '\0' || !(v >= 0 && v <= 86400)) {
+            fprintf(stderr, "eventlog-socket metrics: --linger: not 0 to 86400 seconds: %s\n",
+                    linger);
+            return 2;
+        }
+        x->linger_s = v;
+    }
+    return 0;
+}
+
+int es_metrics_main(int argc, char **argv) {
+    static struct metrics the_metrics;
+    struct metrics *x = &the_metrics;
+    es_conn_default_options(&x->opt);
+    x->opt.cost_notices = true;
+    x->opt.retry = true;
+    /* A killed program's socket file stays until the glob drops it (never,
+     * while it matches): try it less and less often, up to a scan's period. */
+    x->opt.retry_max_ms = SCAN_MS;
+    x->top = ES_PROMTEXT_TOP_LABELS;
+    x->linger_s = 60;
+    const char *http = "127.0.0.1:9464", *top = NULL, *linger = NULL, *token_file = NULL;
+    const char *pos[64] = {0};
+    const struct es_opt opts[] = {{"--http", NULL, ES_OPT_VALUE, &http, 0, NULL, NULL},
+                                  {"--top-labels", NULL, ES_OPT_VALUE, &top, 0, NULL, NULL},
+                                  {"--linger", NULL, ES_OPT_VALUE, &linger, 0, NULL, NULL},
+                                  {"--token-file", NULL, ES_OPT_VALUE, &token_file, 0, NULL, NULL},
+                                  {0}};
+    const struct es_opts_spec spec = {.cmd = "metrics",
+                                      .opts = opts,
+                                      .conn = &x->opt,
+                                      .usage = metrics_usage,
+                                      .unknown = "unknown option or missing value: %s",
+                                      .pos = pos,
+                                      .npos = 64,
+                                      .required = 1,
+                                      .too_many = "at most 64 sources (%s)"};
+    int status = es_opts_parse(&spec, argc, argv);
+    if (status >= 0)
+        return status;
+    if (numbers(x, top, linger) != 0)
+        return 2;
+    x->sources = pos;
+    while (x->nsources < 64 && pos[x->nsources] != NULL)
+        x->nsources++;
+    struct sockaddr_storage sa;
+    socklen_t salen;
+    bool loopback = false;
+    if (es_webaddr_parse(http, &sa, &salen, &loopback) != 0) {
+        fprintf(stderr, "eventlog-socket metrics: --http: not HOST:PORT: %s\n", http);
+        return 2;
+    }
+    static char user_token[ES_WEBAUTH_TOKEN_MAX + 1];
+    char why[512];
+    if (token_file != NULL && es_webauth_read_token(token_file, user_token, why, sizeof why) != 0) {
+        fprintf(stderr, "eventlog-socket metrics: --token-file %s\n", why);
+        return 2;
+    }
+    x->loop = uv_default_loop();
+    x->env = (struct es_promtarget_env){.loop = x->loop, .opt = &x->opt, .linger_s = x->linger_s};
+    x->http = es_promhttp_start(&sa, loopback, token_file ? user_token : NULL);
+    if (x->http == NULL) {
+        fprintf(stderr, "eventlog-socket metrics: cannot serve HTTP on %s: %s\n", http,
+                strerror(errno ? errno : EADDRINUSE));
+        return 2;
+    }
+    es_promhttp_print_url(x->http, http, token_file);
+    fflush(stdout);
+    run(x);
+    es_promhttp_stop(x->http);
+    uv_loop_close(x->loop);
+    return 0;
+}

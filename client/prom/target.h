@@ -1,0 +1,77 @@
+/* One program that `eventlog-socket metrics` follows (client/prom/metrics.c):
+ * its address (a SOURCE, or a path a glob matched), its connection, opened
+ * again after every end (a restarted program, a new pid, is a new run),
+ * and its model; the run before a restart stays exported for --linger
+ * beside the new one (at most two models per target). What it exports is
+ * written by es_promtarget_export as client/prom/text.h's targets.
+ *
+ * The list fields (`next`, `from_glob`, `matched`, `dead_ticks`) are the
+ * exporter's (client/prom/metrics.c), which links targets into its lists; the
+ * rest is this module's. Thread ownership: the loop thread. */
+#ifndef ES_PROMTARGET_H
+#define ES_PROMTARGET_H
+
+#include "source/conn.h"
+#include "model/model.h"
+#include "text.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <uv.h>
+
+/* What every target shares: the exporter's loop and connection options,
+ * and how long an ended run stays exported. */
+struct es_promtarget_env {
+    uv_loop_t *loop;
+    const struct es_conn_options *opt;
+    double linger_s;
+};
+
+struct es_promtarget {
+    /* The exporter's (client/prom/metrics.c). */
+    struct es_promtarget *next;
+    bool from_glob, matched; /* matched: found by the latest scan */
+    unsigned dead_ticks;     /* removed: ticks until it is freed (0: alive) */
+    /* This module's. */
+    const struct es_promtarget_env *env;
+    char source[300];
+    /* A connection is opened again after each end; the two alternate,
+     * since a closed one is released by the loop later. */
+    struct es_conn conns[2];
+    unsigned cur;
+    bool conn_open;
+    uv_timer_t reconnect;
+    struct es_model *model;
+    bool run;        /* the model holds a run (a header arrived) */
+    bool connected;  /* and its connection is open */
+    bool exited;     /* the run ended with its end marker */
+    bool ignoring;   /* this session reached the exited run's program again */
+    int run_pid;     /* the run's server process (SO_PEERCRED), 0: unknown */
+    uint64_t bytes;  /* received in the run */
+    uint64_t end_ms; /* when the run ended */
+    char peer_program[256];
+    /* The run before this one, kept for --linger after a restart so that
+     * its final figures are still scraped: at most one. prev == NULL: none. */
+    struct es_model *prev;
+    int prev_pid;
+    uint64_t prev_bytes, prev_end_ms;
+    char prev_program[256];
+    bool said_error;
+};
+
+/* A target for `source`, connecting now. NULL when out of memory (said on
+ * stderr). */
+struct es_promtarget *es_promtarget_new(const struct es_promtarget_env *env, const char *source,
+                                        bool from_glob);
+/* Whether its current run is exported: connected, or ended less than
+ * --linger ago. */
+bool es_promtarget_shown(const struct es_promtarget *t);
+/* Its exposition targets (the lingering previous run, then the current
+ * one) into out[0..1]; returns how many (1 or 2). */
+size_t es_promtarget_export(struct es_promtarget *t, struct es_promtext_target out[2]);
+/* Stop following it (its handles closing); es_promtarget_free once the
+ * loop has closed them. */
+void es_promtarget_stop(struct es_promtarget *t);
+void es_promtarget_free(struct es_promtarget *t);
+
+#endif

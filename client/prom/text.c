@@ -1,0 +1,309 @@
+#include "text.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* What a family's writer gets: the target and its common labels, already
+ * escaped ("program=\"x\",pid=\"1\",source=\"unix:/a\""). */
+struct ctx {
+    struct es_webbuf *b;
+    const struct es_promtext_target *t;
+    const struct es_model *m;
+    const char *lab;
+    unsigned top;
+};
+
+/* A label value as the format wants it: \\, \" and \n escaped. */
+static void add_escaped(struct es_webbuf *b, const char *s) {
+    for (; *s; s++) {
+        if (*s == '\\')
+            ES_WEBBUF_ADD(b, "\\\\");
+        else if (*s == '"')
+            ES_WEBBUF_ADD(b, "\\\"");
+        else if (*s == '\n')
+            ES_WEBBUF_ADD(b, "\\n");
+        else
+            es_webbuf_add(b, s, 1);
+    }
+}
+
+static void sample_u(struct ctx *c, const char *name, uint64_t v) {
+    es_webbuf_printf(c->b, "%s{%s} %" PRIu64 "\n", name, c->lab, v);
+}
+
+static void sample_d(struct ctx *c, const char *name, double v) {
+    es_webbuf_printf(c->b, "%s{%s} %.9g\n", name, c->lab, v);
+}
+
+/* A sample with one more label. */
+static void sample_l(struct ctx *c, const char *name, const char *key, const char *val, double v) {
+    es_webbuf_printf(c->b, "%s{%s,%s=\"", name, c->lab, key);
+    add_escaped(c->b, val);
+    es_webbuf_printf(c->b, "\"} %.17g\n", v);
+}
+
+/* ---- The library's side: the connection and the notices. */
+
+static void f_connected(struct ctx *c) {
+    sample_u(c, "eventlog_socket_connected", c->t->connected);
+}
+
+static void f_received(struct ctx *c) {
+    sample_u(c, "eventlog_socket_received_bytes_total", c->t->received_bytes);
+}
+
+static void f_dropped(struct ctx *c) {
+    sample_d(c, "eventlog_socket_dropped_bytes_total", c->m->dropped_mib * 1048576.0);
+}
+
+static void f_lossless(struct ctx *c) {
+    sample_d(c, "eventlog_socket_lossless_wait_seconds_total", c->m->lossless_wait_ms / 1e3);
+}
+
+static void f_cost(struct ctx *c) {
+    if (c->m->cost_notices > 0)
+        sample_d(c, "eventlog_socket_cost_cpu_seconds_total", c->m->cost_total_ms / 1e3);
+}
+
+static void f_cost_sent(struct ctx *c) {
+    if (c->m->cost_notices > 0)
+        sample_d(c, "eventlog_socket_cost_sent_bytes_total", c->m->cost_total_mib * 1048576.0);
+}
+
+/* ---- Who the program is, and what its eventlog lacks. */
+
+static void f_info(struct ctx *c) {
+    if (c->m->rts_id[0] == '\0')
+        return;
+    es_webbuf_printf(c->b, "ghc_program_info{%s,rts=\"", c->lab);
+    add_escaped(c->b, c->m->rts_id);
+    ES_WEBBUF_ADD(c->b, "\",ghc_version=\"");
+    add_escaped(c->b, c->m->ghc_version);
+    ES_WEBBUF_ADD(c->b, "\"} 1\n");
+}
+
+/* GHC before 9.2 cannot flush its eventlog while it runs. */
+static bool cannot_flush(const struct es_model *m) {
+    unsigned major, minor;
+    if (sscanf(m->ghc_version, "%u.%u", &major, &minor) != 2)
+        return false;
+    return major < 9 || (major == 9 && minor < 2);
+}
+
+static void f_lacking(struct ctx *c) {
+    const struct es_model *m = c->m;
+    if (!m->heap_prof)
+        sample_l(c, "ghc_eventlog_lacking_info", "lacks", "heap_profile", 1);
+    if (cannot_flush(m))
+        sample_l(c, "ghc_eventlog_lacking_info", "lacks", "live", 1);
+    if (!m->sparks_seen && m->gcs > 0)
+        sample_l(c, "ghc_eventlog_lacking_info", "lacks", "sparks", 1);
+}
+
+/* ---- Heap and GC. */
+
+static void f_heap_size(struct ctx *c) {
+    if (c->m->max_heap_size > 0)
+        sample_u(c, "ghc_heap_size_bytes", c->m->heap_size);
+}
+
+static void f_heap_live(struct ctx *c) {
+    if (c->m->max_heap_live > 0)
+        sample_u(c, "ghc_heap_live_bytes", c->m->heap_live);
+}
+
+static void f_allocated(struct ctx *c) {
+    if (c->m->allocated > 0)
+        sample_u(c, "ghc_allocated_bytes_total", c->m->allocated);
+}
+
+static void f_collections(struct ctx *c) {
+    const struct es_model *m = c->m;
+    unsigned gens = m->generations < ES_MODEL_MAX_GENS ? m->generations : ES_MODEL_MAX_GENS;
+    for (unsigned g = 0; g < gens; g++) {
+        char gen[16];
+        snprintf(gen, sizeof gen, "%u", g);
+        sample_l(c, "ghc_gc_collections_total", "generation", gen, (double)m->gen_gcs[g]);
+    }
+}
+
+/* Bucket bounds of the pause histogram: powers of 4 microseconds from
+ * 16 us to about 4 s. They fall on the model's bucket edges (eight per
+ * power of two from 1 us: bucket 8k starts at 2^k us), so the counts are
+ * exact. */
+static void f_pauses(struct ctx *c) {
+    const struct es_model *m = c->m;
+    const char *name = "ghc_gc_pause_seconds_bucket";
+    uint64_t cum = 0;
+    unsigned b = 0;
+    for (unsigned k = 4; k <= 22; k += 2) {
+        for (; b < 8 * k && b < ES_MODEL_PAUSE_BUCKETS; b++)
+            cum += m->pause_hist[b];
+        es_webbuf_printf(c->b, "%s{%s,le=\"%.9g\"} %" PRIu64 "\n", name, c->lab,
+                         (double)(1ull << k) / 1e6, cum);
+    }
+    es_webbuf_printf(c->b, "%s{%s,le=\"+Inf\"} %" PRIu64 "\n", name, c->lab, m->pause_n);
+    sample_d(c, "ghc_gc_pause_seconds_sum", (double)m->gc_ns / 1e9);
+    sample_u(c, "ghc_gc_pause_seconds_count", m->pause_n);
+}
+
+static void f_gc_seconds(struct ctx *c) {
+    sample_d(c, "ghc_gc_seconds_total", (double)c->m->gc_ns / 1e9);
+}
+
+/* ---- Capabilities, threads, sparks. */
+
+static void f_caps(struct ctx *c) {
+    const struct es_model *m = c->m;
+    unsigned n = m->ncaps < ES_MODEL_MAX_CAPS ? m->ncaps : ES_MODEL_MAX_CAPS;
+    for (unsigned i = 0; i < n; i++) {
+        if (!m->caps[i].seen)
+            continue;
+        char cap[16];
+        snprintf(cap, sizeof cap, "%u", i);
+        sample_l(c, "ghc_capability_running_seconds_total", "capability", cap,
+                 es_model_cap_busy_s(m, i));
+    }
+}
+
+static void f_threads(struct ctx *c) {
+    sample_u(c, "ghc_threads", es_model_threads(c->m));
+}
+
+static void f_sparks(struct ctx *c) {
+    static const char *outcome[ES_SPARK_KINDS] = {"created",   "dud", "overflowed",
+                                                  "converted", "gcd", "fizzled"};
+    if (!c->m->sparks_seen)
+        return;
+    uint64_t v[ES_SPARK_KINDS];
+    es_model_sparks(c->m, v);
+    for (int k = 0; k < ES_SPARK_KINDS; k++)
+        sample_l(c, "ghc_sparks_total", "outcome", outcome[k], (double)v[k]);
+}
+
+/* ---- The heap profile: the latest census's `top` labels and the rest. */
+
+static void f_census(struct ctx *c) {
+    const struct es_model *m = c->m;
+    if (m->censuses == 0)
+        return;
+    size_t *idx = malloc((c->top ? c->top : 1) * sizeof *idx);
+    if (idx == NULL) {
+        c->b->oom = true;
+        return;
+    }
+    size_t k = es_model_top_entries(m, idx, c->top);
+    uint64_t shown = 0;
+    for (size_t i = 0; i < k; i++) {
+        const struct es_model_entry *e = &m->cur.e[idx[i]];
+        const char *label = es_model_label(m, e->label);
+        /* The model's own sum of labels past its table counts as other. */
+        if (strcmp(label, "(other labels)") == 0)
+            continue;
+        shown += e->bytes;
+        sample_l(c, "ghc_heap_profile_bytes", "label", label, (double)e->bytes);
+    }
+    free(idx);
+    if (m->cur.total > shown || m->cur.n > k)
+        sample_l(c, "ghc_heap_profile_bytes", "label", "other", (double)(m->cur.total - shown));
+}
+
+/* ---- The families, in the order written. */
+
+static const struct family {
+    const char *name, *type, *help;
+    bool needs_model; /* written only for targets with an eventlog */
+    void (*fn)(struct ctx *c);
+} families[] = {
+    {"eventlog_socket_connected", "gauge",
+     "Whether the exporter is connected to the program's eventlog-socket (1) or not (0).", false,
+     f_connected},
+    {"eventlog_socket_received_bytes_total", "counter",
+     "Eventlog bytes the exporter received from the program.", true, f_received},
+    {"eventlog_socket_dropped_bytes_total", "counter",
+     "Eventlog bytes the program's library dropped for this exporter, from its drop notices.", true,
+     f_dropped},
+    {"eventlog_socket_lossless_wait_seconds_total", "counter",
+     "Seconds the program waited for lossless clients, from its wait notices.", true, f_lossless},
+    {"eventlog_socket_cost_cpu_seconds_total", "counter",
+     "CPU seconds the program spent streaming its eventlog, from its cost notices.", true, f_cost},
+    {"eventlog_socket_cost_sent_bytes_total", "counter",
+     "Eventlog bytes the program sent in the periods of its cost notices.", true, f_cost_sent},
+    {"ghc_program_info", "gauge", "The program's RTS, from its eventlog.", true, f_info},
+    {"ghc_eventlog_lacking_info", "gauge",
+     "What the program's eventlog lacks, one series each: heap_profile (no heap profiling "
+     "mode: run with +RTS -hT, or another -h), live (GHC before 9.2 cannot flush its eventlog: "
+     "figures arrive in 2 MiB steps and at exit), sparks (GCs but no spark counters: +RTS -l "
+     "without p).",
+     true, f_lacking},
+    {"ghc_heap_size_bytes", "gauge", "The heap's size at the latest GC.", true, f_heap_size},
+    {"ghc_heap_live_bytes", "gauge", "Live bytes in the heap at the latest GC.", true, f_heap_live},
+    {"ghc_allocated_bytes_total", "counter",
+     "Bytes allocated, as the capabilities posted at their GCs.", true, f_allocated},
+    {"ghc_gc_collections_total", "counter", "Garbage collections, by the generation collected.",
+     true, f_collections},
+    {"ghc_gc_pause_seconds", "histogram", "GC pauses: the leading capability's GC interval.", true,
+     f_pauses},
+    {"ghc_gc_seconds_total", "counter", "Seconds of GC pauses in all.", true, f_gc_seconds},
+    {"ghc_capability_running_seconds_total", "counter",
+     "Seconds each capability ran Haskell threads.", true, f_caps},
+    {"ghc_threads", "gauge", "Haskell threads alive (created or seen running, not finished).", true,
+     f_threads},
+    {"ghc_sparks_total", "counter",
+     "Sparks from spark counters: created (every spark, as +RTS -s counts them) and what became "
+     "of them (converted, fizzled, gcd, dud, overflowed; the rest are still in the pool).",
+     true, f_sparks},
+    {"ghc_heap_profile_bytes", "gauge",
+     "Bytes by label in the latest heap census: the largest labels, the rest as other.", true,
+     f_census},
+};
+
+/* The common labels of target `t`. */
+static void labels_of(struct es_webbuf *l, const struct es_promtext_target *t) {
+    ES_WEBBUF_ADD(l, "program=\"");
+    add_escaped(l, t->program ? t->program : "");
+    if (t->pid)
+        es_webbuf_printf(l, "\",pid=\"%" PRIu32 "\",source=\"", t->pid);
+    else
+        ES_WEBBUF_ADD(l, "\",pid=\"\",source=\"");
+    add_escaped(l, t->source ? t->source : "");
+    ES_WEBBUF_ADD(l, "\"");
+    es_webbuf_add(l, "", 1); /* the NUL, not counted in len */
+    if (!l->oom)
+        l->len--;
+}
+
+void es_promtext_write(struct es_webbuf *b, const struct es_promtext_target *t, size_t n,
+                       unsigned top) {
+    struct es_webbuf *labs = calloc(n ? n : 1, sizeof *labs);
+    if (labs == NULL) {
+        b->oom = true;
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        labels_of(&labs[i], &t[i]);
+        if (labs[i].oom)
+            b->oom = true;
+    }
+    for (size_t f = 0; f < sizeof families / sizeof *families && !b->oom; f++) {
+        const struct family *fa = &families[f];
+        size_t start = b->len;
+        es_webbuf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", fa->name, fa->help, fa->name, fa->type);
+        size_t head = b->len;
+        for (size_t i = 0; i < n; i++) {
+            const struct es_model *m = t[i].m;
+            if (fa->needs_model && (m == NULL || m->events == 0))
+                continue;
+            struct ctx c = {b, &t[i], m, labs[i].p, top};
+            fa->fn(&c);
+        }
+        /* A family without samples is left out. */
+        if (b->len == head && !b->oom)
+            b->len = start;
+    }
+    for (size_t i = 0; i < n; i++)
+        es_webbuf_free(&labs[i]);
+    free(labs);
+}

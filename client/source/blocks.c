@@ -1,0 +1,293 @@
+#include "blocks.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const uint8_t end_marker[2] = {0xff, 0xff};
+
+void es_blocks_init(struct es_blocks *b) {
+    memset(b, 0, sizeof *b);
+    b->fd = -1;
+    b->salvaged = -1;
+}
+
+void es_blocks_destroy(struct es_blocks *b) {
+    free(b->buf);
+    b->buf = NULL;
+    b->len = b->cap = 0;
+}
+
+void es_blocks_header(struct es_blocks *b, uint64_t header_len) {
+    b->boundary = header_len;
+}
+
+/* The library's cost notice: a block of the global buffer holding one
+ * USER_MSG with these words first (cbits/delivery/es_notice.c). */
+static bool cost_notice(const struct es_blocks *b, const struct es_event *ev, uint64_t offset) {
+    static const char prefix[] = "eventlog-socket: streaming cost ";
+    return ev->type == ES_EVENT_USER_MSG && b->block_cap == ES_GLOBAL_CAP &&
+           offset == b->block_start + ES_BLOCK_MARKER_LEN && b->block_end != 0 &&
+           offset + ev->len == b->block_end && ev->payload_len >= sizeof prefix - 1 &&
+           memcmp(ev->payload, prefix, sizeof prefix - 1) == 0;
+}
+
+void es_blocks_event(struct es_blocks *b, const struct es_event *ev, uint64_t offset) {
+    if (ev->time > b->last_time)
+        b->last_time = ev->time;
+    if (ev->type == ES_EVENT_BLOCK_MARKER) {
+        /* Everything before a block marker is whole blocks. The marker's
+         * payload: u32 block size (marker included), u64 end time, u16 cap. */
+        b->boundary = offset;
+        b->block_end = ev->payload_len >= 4 ? offset + es_be32(ev->payload) : 0;
+        b->block_start = offset;
+        b->block_cap = ev->payload_len >= 14 ? (uint16_t)es_be16(ev->payload + 12) : 0;
+    }
+    /* Events are reported before their bytes arrive, so the range is known
+     * before any of it is written. */
+    if (b->skip_cost_notices && b->nskip < ES_BLOCKS_SKIPS && cost_notice(b, ev, offset)) {
+        b->skip[b->nskip].from = b->block_start;
+        b->skip[b->nskip].to = b->block_end;
+        b->nskip++;
+    }
+    /* A block is whole when an event ends exactly where its marker said:
+     * no need to wait for the next block to write it. */
+    if (b->block_end != 0 && offset + ev->len == b->block_end)
+        b->boundary = b->block_end;
+}
+
+void es_blocks_end_marker(struct es_blocks *b, uint64_t after) {
+    b->boundary = after;
+    b->complete = true;
+}
+
+static int write_all(int fd, const uint8_t *p, size_t n) {
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* Write the stream's bytes [from, to), which `data` holds from `from` on,
+ * leaving out the ranges to skip; forget the ranges passed. */
+static int put(struct es_blocks *b, const uint8_t *data, uint64_t from, uint64_t to) {
+    uint64_t at = from, skipped0 = b->skipped;
+    unsigned used = 0;
+    while (at < to) {
+        uint64_t stop = to;
+        if (used < b->nskip && b->skip[used].to <= at) {
+            used++; /* behind us (cannot happen: ranges come before their bytes) */
+            continue;
+        }
+        if (used < b->nskip && b->skip[used].from < to) {
+            if (b->skip[used].from <= at) {
+                uint64_t end = b->skip[used].to < to ? b->skip[used].to : to;
+                b->skipped += end - at;
+                at = end;
+                if (end == b->skip[used].to)
+                    used++;
+                continue;
+            }
+            stop = b->skip[used].from;
+        }
+        int r = write_all(b->fd, data + (at - from), (size_t)(stop - at));
+        if (r != 0) {
+            b->skipped = skipped0; /* as before the call: the file ends at base - skipped */
+            return r;
+        }
+        at = stop;
+    }
+    b->nskip -= used;
+    memmove(b->skip, b->skip + used, b->nskip * sizeof b->skip[0]);
+    return 0;
+}
+
+/* A write failed (a full disk, a size limit): cut the file back to its
+ * last whole block and end it with an end marker, so that what was written
+ * still parses. The marker goes where mark_end kept one (bytes the file
+ * already has, so it needs no new space), then the rest is cut off.
+ * Nothing to save on a pipe, or before the header was whole. */
+static void salvage(struct es_blocks *b, int err) {
+    b->error = err;
+    if (!b->seekable)
+        return;
+    off_t end = (off_t)es_blocks_file_len(b);
+    if (b->base == 0) {
+        if (ftruncate(b->fd, 0) == 0)
+            b->salvaged = 0;
+        return;
+    }
+    /* The stream's own end marker is in the file only once everything up
+     * to the boundary after it was written. */
+    bool ended = b->complete && b->base >= b->boundary;
+    if (!ended && pwrite(b->fd, end_marker, 2, end) != 2)
+        return;
+    off_t len = ended ? end : end + 2;
+    if (ftruncate(b->fd, len) == 0)
+        b->salvaged = (int64_t)len;
+}
+
+/* After whole blocks were written: an end marker after them, which the
+ * next write overwrites (the file position stays before it). */
+static int mark_end(struct es_blocks *b) {
+    if (!b->seekable || b->complete)
+        return 0;
+    return pwrite(b->fd, end_marker, 2, (off_t)es_blocks_file_len(b)) == 2 ? 0 : -errno;
+}
+
+static int keep(struct es_blocks *b, const uint8_t *data, size_t n) {
+    if (n == 0)
+        return 0;
+    if (b->len + n > b->cap) {
+        size_t cap = b->cap ? b->cap : 1 << 16;
+        while (cap < b->len + n)
+            cap *= 2;
+        uint8_t *p = realloc(b->buf, cap);
+        if (p == NULL)
+            return -ENOMEM;
+        b->buf = p;
+        b->cap = cap;
+    }
+    memcpy(b->buf + b->len, data, n);
+    b->len += n;
+    return 0;
+}
+
+/* Write the whole bytes held. The boundary can lie past the bytes held
+ * when the reader saw events in bytes it then refused (a malformed read). */
+static int flush(struct es_blocks *b) {
+    if (b->fd < 0 || b->error)
+        return -b->error;
+    uint64_t whole = b->boundary < b->base + b->len ? b->boundary : b->base + b->len;
+    if (whole <= b->base)
+        return 0;
+    size_t n = (size_t)(whole - b->base);
+    int r = put(b, b->buf, b->base, whole);
+    if (r != 0) {
+        salvage(b, -r);
+        return r;
+    }
+    b->base += n;
+    b->len -= n;
+    memmove(b->buf, b->buf + n, b->len);
+    r = mark_end(b);
+    if (r != 0)
+        salvage(b, -r);
+    return r;
+}
+
+int es_blocks_append(struct es_blocks *b, const uint8_t *data, size_t n) {
+    if (b->finished)
+        return 0;
+    b->received += n;
+    if (b->fd >= 0 && b->len == 0 && !b->error) {
+        /* The common case: nothing held, so write the whole part straight
+         * from the reader's buffer and keep only the unfinished block. */
+        uint64_t whole = b->boundary < b->received ? b->boundary : b->received;
+        size_t direct = whole > b->base ? (size_t)(whole - b->base) : 0;
+        if (direct > 0) {
+            int r = put(b, data, b->base, b->base + direct);
+            if (r != 0) {
+                salvage(b, -r);
+                return r;
+            }
+            b->base += direct;
+            if ((r = mark_end(b)) != 0) {
+                salvage(b, -r);
+                return r;
+            }
+        }
+        return keep(b, data + direct, n - direct);
+    }
+    int r = keep(b, data, n);
+    if (r != 0)
+        return r;
+    return flush(b);
+}
+
+int es_blocks_set_fd(struct es_blocks *b, int fd) {
+    struct stat st;
+    b->fd = fd;
+    b->seekable = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+    return flush(b);
+}
+
+static void be(uint8_t *p, uint64_t v, int n) {
+    for (int i = n - 1; i >= 0; i--, v >>= 8)
+        p[i] = (uint8_t)v;
+}
+
+/* The cut notice's block in `out` (at most `size` bytes): its length, 0
+ * when the header does not allow it. */
+static size_t cut_notice(const struct es_blocks *b, const struct es_header *hdr, const char *why,
+                         uint8_t *out, size_t size) {
+    if (hdr == NULL || hdr->size[ES_EVENT_USER_MSG] != ES_SIZE_VARIABLE ||
+        hdr->size[ES_EVENT_BLOCK_MARKER] != 14)
+        return 0;
+    char text[400];
+    int n = snprintf(text, sizeof text, ES_NOTICE_PREFIX ES_NOTICE_CUT_WORDS "%s", why);
+    size_t tl = n < 0 ? 0 : (size_t)n < sizeof text ? (size_t)n : sizeof text - 1;
+    size_t block = ES_BLOCK_MARKER_LEN + 12 + tl; /* marker, then USER_MSG: type, time, size */
+    if (block > size)
+        return 0;
+    uint64_t t = b->last_time;
+    be(out, ES_EVENT_BLOCK_MARKER, 2);
+    be(out + 2, t, 8);
+    be(out + 10, block, 4);
+    be(out + 14, t, 8);
+    be(out + 22, ES_GLOBAL_CAP, 2);
+    uint8_t *m = out + ES_BLOCK_MARKER_LEN;
+    be(m, ES_EVENT_USER_MSG, 2);
+    be(m + 2, t, 8);
+    be(m + 10, tl, 2);
+    memcpy(m + 12, text, tl);
+    return block;
+}
+
+int es_blocks_finish_cut(struct es_blocks *b, const struct es_header *hdr, const char *why) {
+    if (b->finished)
+        return -b->error;
+    int r = flush(b);
+    if (r != 0) {
+        b->finished = true;
+        return r;
+    }
+    if (!b->complete && b->base > 0 && b->fd >= 0) {
+        uint8_t note[512];
+        size_t n = cut_notice(b, hdr, why, note, sizeof note);
+        r = n ? write_all(b->fd, note, n) : 0;
+        if (r != 0) {
+            b->finished = true;
+            salvage(b, -r);
+            return r;
+        }
+    }
+    return es_blocks_finish(b);
+}
+
+int es_blocks_finish(struct es_blocks *b) {
+    if (b->finished)
+        return -b->error;
+    b->finished = true;
+    int r = flush(b);
+    if (r != 0)
+        return r;
+    /* An unfinished block is left out: the file ends after the last whole one. */
+    b->len = 0;
+    if (!b->complete && b->base > 0) {
+        r = write_all(b->fd, end_marker, 2);
+        if (r != 0)
+            salvage(b, -r);
+    }
+    return r;
+}

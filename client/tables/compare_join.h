@@ -1,0 +1,64 @@
+/* Two runs' heap profiles read side by side and joined label by label, for
+ * `compare` (client/tables/compare.c, text and CSV) and `report RUN_A RUN_B`
+ * (client/web/report_two.c, an HTML page). Both runs are read at once on one
+ * loop (two sessions, each a recording or a live program to its end), each
+ * into its own model; each label's peak and the sum of its bytes are kept
+ * as the censuses complete. The join gives one row per label of either run
+ * (0 for the run that lacks it: the RTS leaves a label with no live bytes
+ * out of a census), the mean over the run's censuses, sorted by the size of
+ * the peak's difference, largest first. Runs on one thread, the loop's. */
+#ifndef ES_COMPARE_JOIN_H
+#define ES_COMPARE_JOIN_H
+
+#include "model/model.h"
+#include "source/session.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct es_cmp_run {
+    struct es_session ses;
+    struct es_model *model;
+    uint64_t *peak, *sum; /* by the model's label index */
+    uint8_t *seen;
+    size_t n; /* labels the arrays hold */
+    bool oom, ended;
+    bool header; /* the eventlog's header arrived */
+    int status;  /* 0 complete, 1 cut or interrupted, 2 no eventlog */
+    char why[700];
+};
+
+struct es_cmp {
+    const char *cmd; /* "compare" or "report", for messages */
+    struct es_cmp_run run[2];
+    bool stopped;
+};
+
+/* A row of the joined table. */
+struct es_cmp_row {
+    const char *label; /* the model's: valid while the runs are */
+    bool in[2];
+    uint64_t peak[2];
+    double mean[2];
+};
+
+/* Ready the sessions (recordings allowed); their options are in
+ * cmp->run[0].ses.opt, for es_opts_parse. */
+void es_cmp_init(struct es_cmp *cmp, const char *cmd);
+/* Read both runs to their ends (or the first failure, or a signal).
+ * Returns -1 when both were read, else 2 after a message. */
+int es_cmp_read(struct es_cmp *cmp, const char *src[2]);
+/* Why the comparison cannot be made (a message printed: 2 for an error, 1
+ * for a run without a heap profile), or 0. */
+int es_cmp_check(const struct es_cmp *cmp);
+/* The rows of both runs, joined by label and sorted; NULL when memory ran
+ * out. */
+struct es_cmp_row *es_cmp_join(const struct es_cmp *cmp, size_t *nrows);
+/* "", "only in A" or "only in B". */
+const char *es_cmp_note(const struct es_cmp_row *w);
+/* A message for each run that was cut or interrupted; 1 if one was, else 0. */
+int es_cmp_warn_partial(const struct es_cmp *cmp, const char *what);
+void es_cmp_free(struct es_cmp *cmp);
+
+#endif

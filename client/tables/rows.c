@@ -1,0 +1,427 @@
+#include "rows.h"
+
+#include "csv.h"
+#include "format/es_event_types.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Capabilities whose GC intervals are followed (for durations); events of
+ * higher ones get rows without a duration. */
+#define ES_TABLE_MAX_CAPS 1024
+
+/* A GC_STATS_GHC's figures, as read. */
+struct gc_stats {
+    uint64_t time, gen, v[6], balanced; /* v: copied ... par_copied, in the columns' order */
+    bool have_balanced;
+};
+
+struct es_table_gc_cap {
+    uint64_t since;      /* its GC_START, while in_gc */
+    uint64_t start, end; /* its last closed GC interval, while closed */
+    bool in_gc, closed;
+    bool held;             /* a stats row waits for this GC's end */
+    struct gc_stats stats; /* its figures */
+};
+
+static const struct {
+    const char *name, *columns, *hint;
+} kinds[ES_TABLE_KINDS] = {
+    [ES_TABLE_GC] = {"gc",
+                     "time_s,capability,event,generation,duration_s,copied_bytes,slop_bytes,"
+                     "fragmentation_bytes,par_threads,par_max_copied_bytes,par_copied_bytes,"
+                     "par_balanced_copied_bytes",
+                     "the RTS posts GC events with +RTS -l (the default event classes)"},
+    [ES_TABLE_HEAP] = {"heap",
+                       "time_s,capability,heap_size_bytes,live_bytes,blocks_size_bytes,"
+                       "allocated_bytes",
+                       "the RTS posts heap figures at each GC with +RTS -l"},
+    [ES_TABLE_CENSUS] = {"census", "time_s,label,bytes",
+                         "run the program with +RTS -hT (or another -h mode) and -l"},
+    [ES_TABLE_MARKERS] = {"markers", "time_s,capability,marker",
+                          "the program posts markers with Debug.Trace.traceMarkerIO"},
+    [ES_TABLE_SPARKS] = {"sparks",
+                         "time_s,capability,event,created,dud,overflowed,converted,fizzled,gcd,"
+                         "remaining,victim_capability",
+                         "spark counters come from the threaded RTS with +RTS -l; each spark's "
+                         "own events with +RTS -lf"},
+    [ES_TABLE_THREADS] = {"threads",
+                          "time_s,capability,thread,event,status,blocked_on,other_capability,"
+                          "label",
+                          "the RTS posts thread events with +RTS -l (scheduler class s)"},
+};
+
+int es_table_kind(const char *name) {
+    for (int k = 0; k < ES_TABLE_KINDS; k++)
+        if (strcmp(name, kinds[k].name) == 0)
+            return k;
+    return -1;
+}
+
+const char *es_table_kind_name(enum es_table_kind k) {
+    return kinds[k].name;
+}
+
+const char *es_table_columns(enum es_table_kind k) {
+    return kinds[k].columns;
+}
+
+const char *es_table_hint(enum es_table_kind k) {
+    return kinds[k].hint;
+}
+
+int es_table_rows_init(struct es_table_rows *t, enum es_table_kind k, FILE *out) {
+    memset(t, 0, sizeof *t);
+    t->kind = k;
+    t->out = out;
+    if (k == ES_TABLE_GC && (t->gc = calloc(ES_TABLE_MAX_CAPS, sizeof *t->gc)) == NULL)
+        return -1;
+    fprintf(out, "%s\n", kinds[k].columns);
+    return 0;
+}
+
+void es_table_rows_destroy(struct es_table_rows *t) {
+    free(t->gc);
+    t->gc = NULL;
+}
+
+/* ---- Payloads: big-endian fields, each checked against what is left. */
+
+struct rd {
+    const uint8_t *p;
+    size_t left;
+    bool bad;
+};
+
+static uint64_t rd(struct rd *r, int n) {
+    if (r->bad || r->left < (size_t)n) {
+        r->bad = true;
+        return 0;
+    }
+    uint64_t v = 0;
+    for (int i = 0; i < n; i++)
+        v = v << 8 | r->p[i];
+    r->p += n;
+    r->left -= (size_t)n;
+    return v;
+}
+
+/* The start of a row: time and capability (empty for none). */
+static void row_start(struct es_table_rows *t, uint64_t time, int cap) {
+    es_csv_time(t->out, time);
+    if (cap == ES_TABLE_NO_CAP)
+        fputs(",", t->out);
+    else
+        fprintf(t->out, ",%d", cap);
+    t->rows++;
+}
+
+static void u64_cell(FILE *f, uint64_t v, bool have) {
+    if (have)
+        fprintf(f, ",%llu", (unsigned long long)v);
+    else
+        fputc(',', f);
+}
+
+/* ---- gc */
+
+/* The gc kind's events by type (GHC's numbers, all below 64). */
+static const char *const gc_names[64] = {
+    [ES_EVENT_REQUEST_SEQ_GC] = "request_seq",
+    [ES_EVENT_REQUEST_PAR_GC] = "request_par",
+    [ES_EVENT_GC_START] = "start",
+    [ES_EVENT_GC_WORK] = "work",
+    [ES_EVENT_GC_IDLE] = "idle",
+    [ES_EVENT_GC_DONE] = "done",
+    [ES_EVENT_GC_END] = "end",
+    [ES_EVENT_GC_GLOBAL_SYNC] = "sync",
+    [ES_EVENT_GC_STATS_GHC] = "stats",
+};
+
+static void duration_cell(FILE *f, uint64_t a, uint64_t b, bool have) {
+    fputc(',', f);
+    if (have && b >= a)
+        es_csv_time(f, b - a);
+}
+
+static void stats_row(struct es_table_rows *t, const struct gc_stats *st, int cap,
+                      const struct es_table_gc_cap *g) {
+    row_start(t, st->time, cap);
+    fprintf(t->out, ",stats,%llu", (unsigned long long)st->gen);
+    duration_cell(t->out, g ? g->start : 0, g ? g->end : 0, g && g->closed);
+    for (int i = 0; i < 6; i++)
+        fprintf(t->out, ",%llu", (unsigned long long)st->v[i]);
+    u64_cell(t->out, st->balanced, st->have_balanced);
+    fputc('\n', t->out);
+}
+
+/* A stats row held back for its collection's end, written now (with the
+ * pause when the end has come). */
+static void release_stats(struct es_table_rows *t, int cap) {
+    struct es_table_gc_cap *g = &t->gc[cap];
+    if (!g->held)
+        return;
+    g->held = false;
+    stats_row(t, &g->stats, cap, g);
+    g->closed = false;
+}
+
+/* GC_STATS_GHC: the capability that led the collection posts it with its
+ * GC_END, before or after it in the stream (GHC 9.0 writes the stats
+ * first, and the end with an earlier time): the row, with the pause of the
+ * collection (that capability's GC_START to GC_END), waits for the end
+ * when it came first. */
+static void gc_stats(struct es_table_rows *t, const struct es_event *ev, int cap) {
+    struct rd r = {ev->payload, ev->payload_len, false};
+    struct gc_stats st = {.time = ev->time};
+    rd(&r, 4); /* capset */
+    st.gen = rd(&r, 2);
+    static const int width[6] = {8, 8, 8, 4, 8, 8};
+    for (int i = 0; i < 6; i++)
+        st.v[i] = rd(&r, width[i]);
+    if (r.bad) {
+        t->garbled++;
+        return;
+    }
+    /* Older RTSs end the payload here. */
+    st.balanced = rd(&r, 8);
+    st.have_balanced = !r.bad;
+    struct es_table_gc_cap *g = cap >= 0 && cap < ES_TABLE_MAX_CAPS ? &t->gc[cap] : NULL;
+    if (g == NULL) {
+        stats_row(t, &st, cap, NULL);
+        return;
+    }
+    release_stats(t, cap);
+    if (g->in_gc) {
+        g->held = true;
+        g->stats = st;
+        g->closed = false; /* an older interval is not this collection's */
+        return;
+    }
+    stats_row(t, &st, cap, g);
+    g->closed = false;
+}
+
+static void gc_row(struct es_table_rows *t, const struct es_event *ev, int cap) {
+    if (ev->type == ES_EVENT_GC_STATS_GHC) {
+        gc_stats(t, ev, cap);
+        return;
+    }
+    const char *name = ev->type < 64 ? gc_names[ev->type] : NULL;
+    if (name == NULL)
+        return;
+    struct es_table_gc_cap *g = cap >= 0 && cap < ES_TABLE_MAX_CAPS ? &t->gc[cap] : NULL;
+    bool have = false;
+    uint64_t since = 0;
+    if (g && ev->type == ES_EVENT_GC_START) {
+        g->in_gc = true;
+        g->since = ev->time;
+    } else if (g && ev->type == ES_EVENT_GC_END && g->in_gc) {
+        have = true;
+        since = g->since;
+        g->in_gc = false;
+        g->closed = true;
+        g->start = g->since;
+        g->end = ev->time;
+    }
+    /* A held stats row goes out before any later row of its capability:
+     * with the pause at its collection's end, without it otherwise. */
+    if (g)
+        release_stats(t, cap);
+    row_start(t, ev->time, cap);
+    fprintf(t->out, ",%s,", name);
+    duration_cell(t->out, since, ev->time, have);
+    fputs(",,,,,,,\n", t->out);
+}
+
+void es_table_rows_finish(struct es_table_rows *t) {
+    for (int c = 0; t->gc && c < ES_TABLE_MAX_CAPS; c++)
+        release_stats(t, c);
+}
+
+/* ---- heap */
+
+static void heap_row(struct es_table_rows *t, const struct es_event *ev, int cap) {
+    int col;
+    switch (ev->type) {
+    case ES_EVENT_HEAP_SIZE:
+        col = 0;
+        break;
+    case ES_EVENT_HEAP_LIVE:
+        col = 1;
+        break;
+    case ES_EVENT_BLOCKS_SIZE:
+        col = 2;
+        break;
+    case ES_EVENT_HEAP_ALLOCATED:
+        col = 3;
+        break;
+    default:
+        return;
+    }
+    struct rd r = {ev->payload, ev->payload_len, false};
+    rd(&r, 4); /* capset */
+    uint64_t v = rd(&r, 8);
+    if (r.bad) {
+        t->garbled++;
+        return;
+    }
+    row_start(t, ev->time, cap);
+    for (int i = 0; i < 4; i++)
+        u64_cell(t->out, v, i == col);
+    fputc('\n', t->out);
+}
+
+/* ---- markers */
+
+static void marker_row(struct es_table_rows *t, const struct es_event *ev, int cap) {
+    if (ev->type != ES_EVENT_USER_MARKER)
+        return;
+    row_start(t, ev->time, cap);
+    fputc(',', t->out);
+    es_csv_text(t->out, (const char *)ev->payload, ev->payload_len);
+    fputc('\n', t->out);
+}
+
+/* ---- sparks */
+
+/* The spark events of +RTS -lf (GHC's numbers; es_event_types.h names
+ * only SPARK_COUNTERS), in their order after it. */
+enum {
+    SPARK_CREATE = 35,
+    SPARK_DUD,
+    SPARK_OVERFLOW,
+    SPARK_RUN,
+    SPARK_STEAL,
+    SPARK_FIZZLE,
+    SPARK_GC
+};
+
+static void spark_row(struct es_table_rows *t, const struct es_event *ev, int cap) {
+    static const char *const names[] = {
+        [ES_EVENT_SPARK_COUNTERS - ES_EVENT_SPARK_COUNTERS] = "counters",
+        [SPARK_CREATE - ES_EVENT_SPARK_COUNTERS] = "create",
+        [SPARK_DUD - ES_EVENT_SPARK_COUNTERS] = "dud",
+        [SPARK_OVERFLOW - ES_EVENT_SPARK_COUNTERS] = "overflow",
+        [SPARK_RUN - ES_EVENT_SPARK_COUNTERS] = "run",
+        [SPARK_STEAL - ES_EVENT_SPARK_COUNTERS] = "steal",
+        [SPARK_FIZZLE - ES_EVENT_SPARK_COUNTERS] = "fizzle",
+        [SPARK_GC - ES_EVENT_SPARK_COUNTERS] = "gc",
+    };
+    if (ev->type < ES_EVENT_SPARK_COUNTERS || ev->type > SPARK_GC)
+        return;
+    struct rd r = {ev->payload, ev->payload_len, false};
+    uint64_t v[7] = {0}, victim = 0;
+    bool counters = ev->type == ES_EVENT_SPARK_COUNTERS, steal = ev->type == SPARK_STEAL;
+    /* created, dud, overflowed, converted, gcd, fizzled, remaining */
+    for (int i = 0; counters && i < 7; i++)
+        v[i] = rd(&r, 8);
+    if (steal)
+        victim = rd(&r, 2);
+    if (r.bad) {
+        t->garbled++;
+        return;
+    }
+    row_start(t, ev->time, cap);
+    fprintf(t->out, ",%s", names[ev->type - ES_EVENT_SPARK_COUNTERS]);
+    /* The columns' order: created, dud, overflowed, converted, fizzled, gcd, remaining. */
+    static const int order[7] = {0, 1, 2, 3, 5, 4, 6};
+    for (int i = 0; i < 7; i++)
+        u64_cell(t->out, v[order[i]], counters);
+    u64_cell(t->out, victim, steal);
+    fputc('\n', t->out);
+}
+
+/* ---- threads */
+
+/* STOP_THREAD's status: the RTS's return codes (rts/include/rts/Constants.h),
+ * 6 for a foreign call, and 6 + why_blocked for a blocked thread. */
+static const char *stop_status(uint64_t s) {
+    static const char *const names[] = {
+        [1] = "heap_overflow",
+        [2] = "stack_overflow",
+        [3] = "yielding",
+        [4] = "blocked",
+        [5] = "finished",
+        [6] = "foreign_call",
+        [7] = "blocked_on_mvar",
+        [8] = "blocked_on_black_hole",
+        [9] = "blocked_on_read",
+        [10] = "blocked_on_write",
+        [11] = "blocked_on_delay",
+        [12] = "blocked_on_stm",
+        [13] = "blocked_on_do_proc",
+        [16] = "blocked_on_ccall",
+        [17] = "blocked_on_ccall_interruptible",
+        [18] = "blocked_on_msg_throw_to",
+        [19] = "migrating",
+        [20] = "blocked_on_mvar_read",
+        [21] = "blocked_on_io_completion",
+    };
+    return s < sizeof names / sizeof *names && names[s] ? names[s] : NULL;
+}
+
+/* The threads kind's events by type (GHC's numbers, all below 64). */
+static const char *const thread_names[64] = {
+    [ES_EVENT_CREATE_THREAD] = "create",   [ES_EVENT_RUN_THREAD] = "run",
+    [ES_EVENT_STOP_THREAD] = "stop",       [ES_EVENT_THREAD_RUNNABLE] = "runnable",
+    [ES_EVENT_MIGRATE_THREAD] = "migrate", [ES_EVENT_THREAD_WAKEUP] = "wakeup",
+    [ES_EVENT_THREAD_LABEL] = "label",     [ES_EVENT_CREATE_SPARK_THREAD] = "create_spark_thread",
+};
+
+static void thread_row(struct es_table_rows *t, const struct es_event *ev, int cap) {
+    const char *name = ev->type < 64 ? thread_names[ev->type] : NULL;
+    if (name == NULL)
+        return;
+    struct rd r = {ev->payload, ev->payload_len, false};
+    uint64_t id = rd(&r, 4), status = 0, blocked_on = 0, other = 0;
+    if (ev->type == ES_EVENT_STOP_THREAD) {
+        status = rd(&r, 2);
+        blocked_on = rd(&r, 4);
+    } else if (ev->type == ES_EVENT_MIGRATE_THREAD || ev->type == ES_EVENT_THREAD_WAKEUP) {
+        other = rd(&r, 2);
+    }
+    if (r.bad) {
+        t->garbled++;
+        return;
+    }
+    row_start(t, ev->time, cap);
+    fprintf(t->out, ",%llu,%s,", (unsigned long long)id, name);
+    if (ev->type == ES_EVENT_STOP_THREAD) {
+        const char *s = stop_status(status);
+        if (s)
+            fputs(s, t->out);
+        else
+            fprintf(t->out, "status_%llu", (unsigned long long)status);
+    }
+    u64_cell(t->out, blocked_on, blocked_on != 0);
+    u64_cell(t->out, other,
+             ev->type == ES_EVENT_MIGRATE_THREAD || ev->type == ES_EVENT_THREAD_WAKEUP);
+    fputc(',', t->out);
+    if (ev->type == ES_EVENT_THREAD_LABEL)
+        es_csv_text(t->out, (const char *)r.p, r.left);
+    fputc('\n', t->out);
+}
+
+void es_table_rows_event(struct es_table_rows *t, const struct es_event *ev, int cap) {
+    switch (t->kind) {
+    case ES_TABLE_GC:
+        gc_row(t, ev, cap);
+        break;
+    case ES_TABLE_HEAP:
+        heap_row(t, ev, cap);
+        break;
+    case ES_TABLE_MARKERS:
+        marker_row(t, ev, cap);
+        break;
+    case ES_TABLE_SPARKS:
+        spark_row(t, ev, cap);
+        break;
+    case ES_TABLE_THREADS:
+        thread_row(t, ev, cap);
+        break;
+    case ES_TABLE_CENSUS:
+    case ES_TABLE_KINDS:
+        break;
+    }
+}

@@ -1,0 +1,332 @@
+/* `eventlog-socket table KIND SOURCE --csv OUT|-`: the eventlog as a table
+ * that a dataframe reads in one call (pandas.read_csv, polars.read_csv,
+ * R's read.csv): a header row, then one row per event of the kind (gc,
+ * heap, markers, sparks, threads: client/tables/rows.c), or per label of
+ * each heap census (census: from the model, as `heap --csv`). Times are
+ * the stream's own, seconds since the program's RTS started, exact to the
+ * nanosecond. SOURCE is a recording or a live address; rows are written as
+ * the events arrive (flushed after each read from a live program), in the
+ * stream's order. Runs on one thread, the libuv loop's. */
+#include "model/model.h"
+#include "opts.h"
+#include "source/session.h"
+#include "subcommands.h"
+#include "rows.h"
+
+#include "format/es_notice_text.h"
+#include "csv.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct table {
+    struct es_session ses;
+    struct es_table_rows rows;
+    struct es_model *model; /* census only */
+    const char *out_path;
+    FILE *out;
+    uint16_t block_cap;  /* capability of the current block, ES_GLOBAL_CAP: none */
+    uint64_t block_left; /* its bytes not yet read */
+    bool cut;            /* the cut notice `record` ends a cut recording with */
+    char cut_why[240];
+    bool stopped;
+    int status;
+};
+
+static void table_usage(FILE *f) {
+    fprintf(f, "usage: eventlog-socket table KIND ADDR|FILE --csv OUT.csv|-\n"
+               "                            [--connect-timeout S] [--retry]\n"
+               "Writes one kind of event of a recorded eventlog or a live program as CSV\n"
+               "(RFC 4180, UTF-8): a header row, then a row per event, in the stream's\n"
+               "order (sort by time_s for one order across capabilities). time_s: seconds\n"
+               "since the program started (the stream's clock, as in `heap`). capability:\n"
+               "the capability whose buffer posted the event, empty for the RTS's global\n"
+               "one. An empty cell: the event does not carry that figure. KIND and its\n"
+               "columns:\n");
+    for (int k = 0; k < ES_TABLE_KINDS; k++) {
+        /* The columns, wrapped after a comma to fit 80 columns. */
+        const char *cols = es_table_columns(k);
+        fprintf(f, "  %-8s ", es_table_kind_name(k));
+        for (int width = 11; *cols;) {
+            size_t n = strcspn(cols, ",");
+            if (width + (int)n + 1 > 79 && width > 11) {
+                fprintf(f, "\n%11s", "");
+                width = 11;
+            }
+            fprintf(f, "%.*s%s", (int)n, cols, cols[n] ? "," : "");
+            width += (int)n + 1;
+            cols += cols[n] ? n + 1 : n;
+        }
+        fputc('\n', f);
+    }
+    fprintf(f, "gc: event is request_seq, request_par, start, work, idle, done, end, sync or\n"
+               "  stats; an end row's duration_s is its capability's GC (start to end), a stats\n"
+               "  row's is the pause of the collection it reports (the leading capability's);\n"
+               "  the stats rows are one per collection, with its generation and bytes.\n"
+               "heap: each row fills the one figure its event carries (ffill() for the state\n"
+               "  at any time); allocated_bytes is its capability's total so far.\n"
+               "census: a row per label of each census (as `heap --csv`).\n"
+               "sparks: counters rows carry the capability's running totals (the RTS's\n"
+               "  SPARK_COUNTERS); create/dud/overflow/run/steal/fizzle/gc rows are single\n"
+               "  sparks (+RTS -lf); victim_capability: whose spark a steal took.\n"
+               "threads: event is create, run, stop, runnable, migrate, wakeup, label or\n"
+               "  create_spark_thread; status: why a stop row stopped (heap_overflow,\n"
+               "  yielding, blocked_on_mvar, finished, foreign_call, ...); blocked_on: the\n"
+               "  thread that owns the black hole; other_capability: where a thread migrated\n"
+               "  or was woken; label: labelThread's text.\n"
+               "Exit status 0 when the stream was complete, 1 when it was cut, 2 on errors.\n");
+}
+
+static void write_census(struct table *t) {
+    const struct es_model *m = t->model;
+    const struct es_model_census *c = &m->cur;
+    for (size_t i = 0; i < c->n; i++) {
+        es_csv_time(t->out, c->time);
+        fputc(',', t->out);
+        es_csv_str(t->out, es_model_label(m, c->e[i].label));
+        fprintf(t->out, ",%llu\n", (unsigned long long)c->e[i].bytes);
+        t->rows.rows++;
+    }
+}
+
+/* Close the output; 0 or the errno of a failed write. */
+static int close_out(struct table *t) {
+    int werr = 0;
+    if (t->out == NULL)
+        return 0;
+    if ((fflush(t->out) != 0 || ferror(t->out)))
+        werr = errno ? errno : EIO;
+    if (t->out != stdout && fclose(t->out) != 0 && werr == 0)
+        werr = errno;
+    t->out = NULL;
+    return werr;
+}
+
+static void stop(struct table *t, int status, const char *why) {
+    if (t->stopped)
+        return;
+    t->stopped = true;
+    t->status = status;
+    es_session_close(&t->ses);
+    const struct es_conn *c = t->ses.conn;
+    if (t->out)
+        es_table_rows_finish(&t->rows);
+    int werr = close_out(t);
+    if (c->stream.state == ES_STREAM_HEADER) {
+        fprintf(stderr, "eventlog-socket: %s: %s\n", c->name, why);
+        return;
+    }
+    if (werr) {
+        fprintf(stderr, "eventlog-socket: %s: cannot write %s: %s\n", c->name, t->out_path,
+                strerror(werr));
+        t->status = 2;
+        return;
+    }
+    enum es_table_kind k = t->rows.kind;
+    const char *to = strcmp(t->out_path, "-") == 0 ? "stdout" : t->out_path;
+    if (status == 2) {
+        fprintf(stderr, "eventlog-socket: %s: %s (the %llu rows before it are in %s)\n", c->name,
+                why, (unsigned long long)t->rows.rows, to);
+        return;
+    }
+    fprintf(stderr, "eventlog-socket: %s: %llu rows of %s to %s: %s\n", c->name,
+            (unsigned long long)t->rows.rows, es_table_kind_name(k), to, why);
+    if (t->rows.garbled)
+        fprintf(stderr, "eventlog-socket: %s: %llu %s events too short to read were left out\n",
+                c->name, (unsigned long long)t->rows.garbled, es_table_kind_name(k));
+    if (t->rows.rows == 0 && status == 0)
+        fprintf(stderr, "eventlog-socket: hint: no %s events in the stream: %s\n",
+                es_table_kind_name(k), es_table_hint(k));
+    else if (t->rows.rows == 0)
+        fprintf(stderr,
+                "eventlog-socket: hint: no %s events arrived before the end (a program on GHC "
+                "9.0 sends them in 2 MiB steps and at its exit; %s)\n",
+                es_table_kind_name(k), es_table_hint(k));
+}
+
+static void on_header(struct es_conn *c, void *ctx) {
+    struct table *t = ctx;
+    if (t->model)
+        es_model_header(t->model, &c->stream.header);
+}
+
+/* The capability of the block `ev` is in (the model follows blocks the
+ * same way, client/model/core.c). */
+static int event_cap(struct table *t, const struct es_event *ev) {
+    if (ev->type == ES_EVENT_BLOCK_MARKER) {
+        const uint8_t *p = ev->payload;
+        if (ev->payload_len >= 14) {
+            uint32_t size =
+                (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+            t->block_cap = (uint16_t)(p[12] << 8 | p[13]);
+            t->block_left = size > ev->len ? size - ev->len : 0;
+        } else {
+            t->block_cap = ES_GLOBAL_CAP;
+            t->block_left = 0;
+        }
+        return ES_TABLE_NO_CAP;
+    }
+    if (t->block_left >= ev->len) {
+        t->block_left -= ev->len;
+    } else {
+        t->block_left = 0;
+        t->block_cap = ES_GLOBAL_CAP;
+    }
+    return t->block_cap == ES_GLOBAL_CAP ? ES_TABLE_NO_CAP : t->block_cap;
+}
+
+/* "eventlog-socket: recording cut: WHY" (es_notice_text.h). */
+static void cut_notice(struct table *t, const struct es_event *ev) {
+    struct es_notice_read n;
+    es_notice_parse(ev->payload, ev->payload_len, &n);
+    if (n.kind != ES_NOTICE_CUT)
+        return;
+    t->cut = true;
+    snprintf(t->cut_why, sizeof t->cut_why, "%.*s", (int)sizeof t->cut_why - 1, n.why);
+    es_csv_clean_utf8(t->cut_why);
+}
+
+static void on_event(struct es_conn *c, const struct es_event *ev, uint64_t offset, void *ctx) {
+    (void)c;
+    (void)offset;
+    struct table *t = ctx;
+    if (t->out == NULL)
+        return;
+    int cap = event_cap(t, ev);
+    if (ev->type == ES_EVENT_USER_MSG)
+        cut_notice(t, ev);
+    if (t->model) {
+        uint64_t before = t->model->censuses;
+        es_model_event(t->model, ev);
+        if (t->model->censuses != before)
+            write_census(t);
+    } else if (ev->type != ES_EVENT_BLOCK_MARKER) {
+        es_table_rows_event(&t->rows, ev, cap);
+    }
+}
+
+static void on_bytes(struct es_conn *c, const uint8_t *data, size_t n, void *ctx) {
+    (void)data;
+    (void)n;
+    struct table *t = ctx;
+    /* A live program's rows are readable as they come (tail -f). */
+    if (!c->is_file && t->out)
+        fflush(t->out);
+}
+
+static void on_end(struct es_conn *c, enum es_conn_end how, void *ctx) {
+    struct table *t = ctx;
+    char why[700];
+    switch (how) {
+    case ES_CONN_COMPLETE:
+        if (t->model)
+            es_model_end(t->model);
+        /* A recording whose end marker record added after a cut
+         * (client/source/blocks.h) says so in its cut notice. */
+        if (t->cut) {
+            snprintf(why, sizeof why, "cut: the recording was cut (%s)", t->cut_why);
+            stop(t, 1, why);
+        } else {
+            stop(t, 0, "complete, the program's end marker arrived");
+        }
+        break;
+    case ES_CONN_CUT:
+        snprintf(why, sizeof why, "cut: the stream ended without its end marker (%s)", c->error);
+        stop(t, 1, why);
+        break;
+    case ES_CONN_FAILED:
+        stop(t, 2, c->error);
+        break;
+    }
+}
+
+static void on_signal(void *ctx, int signum) {
+    stop(ctx, 1, signum == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)");
+}
+
+/* Parse the command line into `t`; -1 to go on, else the exit status. */
+static int parse(struct table *t, int argc, char **argv, const char **src, int *kind) {
+    const char *pos[2] = {NULL, NULL};
+    const struct es_opt opts[] = {{"--csv", NULL, ES_OPT_VALUE, &t->out_path, 0,
+                                   "%s needs a file name (or - for stdout)", NULL},
+                                  {0}};
+    const struct es_opts_spec spec = {.cmd = "table",
+                                      .opts = opts,
+                                      .conn = &t->ses.opt,
+                                      .usage = table_usage,
+                                      .pos = pos,
+                                      .npos = 2,
+                                      .too_many = "one kind and one source only (then %s)"};
+    int status = es_opts_parse(&spec, argc, argv);
+    if (status >= 0)
+        return status;
+    if (pos[0] == NULL || pos[1] == NULL || t->out_path == NULL) {
+        table_usage(stderr);
+        return 2;
+    }
+    *kind = es_table_kind(pos[0]);
+    if (*kind < 0) {
+        fprintf(stderr,
+                "eventlog-socket table: no kind %s: gc, heap, census, markers, sparks or "
+                "threads\n",
+                pos[0]);
+        return 2;
+    }
+    *src = pos[1];
+    return -1;
+}
+
+int es_table_main(int argc, char **argv) {
+    static struct table table;
+    struct table *t = &table;
+    es_session_init(&t->ses);
+    t->ses.opt.allow_file = true;
+    t->block_cap = ES_GLOBAL_CAP;
+    const char *src = NULL;
+    int kind = 0;
+    int status = parse(t, argc, argv, &src, &kind);
+    if (status >= 0)
+        return status;
+    if (kind == ES_TABLE_CENSUS) {
+        t->model = malloc(sizeof *t->model);
+        if (t->model == NULL) {
+            fprintf(stderr, "eventlog-socket table: out of memory\n");
+            return 2;
+        }
+        es_model_init(t->model);
+    }
+    t->out = strcmp(t->out_path, "-") == 0 ? stdout : fopen(t->out_path, "w");
+    if (t->out == NULL) {
+        fprintf(stderr, "eventlog-socket table: cannot create %s: %s\n", t->out_path,
+                strerror(errno));
+        status = 2;
+    } else if (es_table_rows_init(&t->rows, (enum es_table_kind)kind, t->out) != 0) {
+        fprintf(stderr, "eventlog-socket table: out of memory\n");
+        status = 2;
+    } else {
+        struct es_conn_callbacks cb = {.on_header = on_header,
+                                       .on_event = on_event,
+                                       .on_bytes = on_bytes,
+                                       .on_end = on_end,
+                                       .ctx = t};
+        if (es_session_open(&t->ses, src, &cb) != 0) {
+            fprintf(stderr, "eventlog-socket: %s: %s\n", t->ses.conn->name, t->ses.conn->error);
+            status = 2;
+        } else {
+            es_session_signals(&t->ses, true, on_signal, t);
+            uv_run(t->ses.loop, UV_RUN_DEFAULT);
+            status = t->status;
+        }
+    }
+    es_session_finish(&t->ses);
+    close_out(t);
+    es_table_rows_destroy(&t->rows);
+    if (t->model) {
+        es_model_destroy(t->model);
+        free(t->model);
+    }
+    return status;
+}

@@ -1,0 +1,436 @@
+/* What `eventlog-socket top` draws (client/top/top.c runs the loop, the
+ * connection and the keys): one screen from the model and the view's
+ * state, with ncurses. Called on the loop's thread only, between initscr
+ * and endwin. */
+#include "draw.h"
+#include "sparks.h"
+
+#include <curses.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#define MINUTE_NS 60000000000ull
+
+/* ---- Formatting. */
+
+static void fmt_bytes(char *out, size_t size, double b) {
+    const char *unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int u = 0;
+    double a = b < 0 ? -b : b;
+    while (a >= 1024 && u < 4) {
+        a /= 1024;
+        b /= 1024;
+        u++;
+    }
+    snprintf(out, size, u ? "%.1f %s" : "%.0f %s", b, unit[u]);
+}
+
+static void fmt_ns(char *out, size_t size, uint64_t ns) {
+    if (ns < 1000000)
+        snprintf(out, size, "%.0fus", (double)ns / 1e3);
+    else if (ns < 10000000000ull)
+        snprintf(out, size, "%.1fms", (double)ns / 1e6);
+    else
+        snprintf(out, size, "%.1fs", (double)ns / 1e9);
+}
+
+static void fmt_duration(char *out, size_t size, uint64_t ns) {
+    uint64_t s = ns / 1000000000ull;
+    if (s < 60)
+        snprintf(out, size, "%.1f s", (double)ns / 1e9);
+    else if (s < 3600)
+        snprintf(out, size, "%llum%02llus", (unsigned long long)(s / 60),
+                 (unsigned long long)(s % 60));
+    else
+        snprintf(out, size, "%lluh%02llum", (unsigned long long)(s / 3600),
+                 (unsigned long long)(s / 60 % 60));
+}
+
+/* Print at (y, x), cut to the screen's width. */
+static void put(int y, int x, attr_t a, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void put(int y, int x, attr_t a, const char *fmt, ...) {
+    if (y >= LINES || x >= COLS)
+        return;
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    attron(a);
+    mvaddnstr(y, x, buf, COLS - x);
+    attroff(a);
+}
+
+/* A sparkline of the last `width` points of a series, scaled to its own
+ * maximum over those points. */
+static void sparkline(bool utf8, int y, int x, int width, const struct es_model_series *s) {
+    static const char *bars[] = {"\xe2\x96\x81", "\xe2\x96\x82", "\xe2\x96\x83", "\xe2\x96\x84",
+                                 "\xe2\x96\x85", "\xe2\x96\x86", "\xe2\x96\x87", "\xe2\x96\x88"};
+    static const char ascii[] = "_.,-=+*#";
+    if (width <= 0 || y >= LINES || x >= COLS)
+        return;
+    if (x + width > COLS)
+        width = COLS - x;
+    unsigned n = s->n < (unsigned)width ? s->n : (unsigned)width;
+    double max = 0;
+    for (unsigned i = s->n - n; i < s->n; i++)
+        if (es_model_series_at(s, i) > max)
+            max = es_model_series_at(s, i);
+    move(y, x);
+    for (unsigned i = s->n - n; i < s->n; i++) {
+        double v = es_model_series_at(s, i);
+        int k = max > 0 ? (int)(v / max * 7.999) : 0;
+        if (k < 0)
+            k = 0;
+        if (utf8)
+            addstr(bars[k]);
+        else
+            addch((chtype)ascii[k]);
+    }
+}
+
+/* A bar of `width` cells filled `share` (0..1). */
+static void bar(bool utf8, int y, int x, int width, double share) {
+    if (y >= LINES || x + width > COLS)
+        return;
+    int full = (int)(share * width + 0.5);
+    move(y, x);
+    for (int i = 0; i < width; i++) {
+        if (utf8)
+            addstr(i < full ? "\xe2\x96\x88" : "\xe2\x96\x91");
+        else
+            addch(i < full ? '#' : '.');
+    }
+}
+
+/* ---- The screen. */
+
+static const char *state_text(const struct es_top_view *v) {
+    switch (v->state) {
+    case ES_TOP_CONNECTING:
+        return "connecting";
+    case ES_TOP_WAITING:
+        return "waiting for the program (--retry)";
+    case ES_TOP_LIVE:
+        return "live";
+    case ES_TOP_EXITED:
+        return v->retry ? "program exited (--retry: waiting for the next run)" : "program exited";
+    case ES_TOP_LOST:
+        return "connection lost";
+    }
+    return "";
+}
+
+static int draw_header(const struct es_top_view *v, int y) {
+    const struct es_model *m = v->model;
+    const char *name = m->program[0] ? m->program : v->program[0] ? v->program : "?";
+    uint32_t pid = m->pid ? m->pid : v->pid;
+    char pidtxt[32] = "";
+    if (pid)
+        snprintf(pidtxt, sizeof pidtxt, " (pid %u)", pid);
+    char rate[32], up[32];
+    fmt_bytes(rate, sizeof rate, v->bytes_s);
+    fmt_duration(up, sizeof up, m->now);
+    move(y, 0);
+    clrtoeol();
+    /* GHC 9.0's header says so long before its RTS_IDENTIFIER (at exit);
+     * program time is unknown until the first event. */
+    put(y, 0, A_REVERSE | A_BOLD, " %s%s  GHC %s  up %s ", name, pidtxt,
+        m->ghc_version[0] ? m->ghc_version
+        : m->no_flush     ? "9.0"
+                          : "?",
+        m->events > 0 ? up : "?");
+    int x = getcurx(stdscr) + 1;
+    attr_t sa = v->state == ES_TOP_LIVE     ? A_BOLD
+                : v->state == ES_TOP_EXITED ? A_BOLD | A_STANDOUT
+                                            : A_STANDOUT;
+    put(y, x, sa, "%s", state_text(v));
+    x = getcurx(stdscr);
+    put(y, x, A_NORMAL, "  %s  %s/s", v->source, rate);
+    /* On the blank line under it: why the figures lag (GHC 9.0). */
+    if (m->no_flush && !m->ended)
+        put(y + 1, 0, A_BOLD, "%s%s", ES_MODEL_GHC90_NOTE, m->events == 0 ? " (none yet)" : "");
+    return y + 1;
+}
+
+static int draw_heap(const struct es_top_view *v, int y) {
+    const struct es_model *m = v->model;
+    char a[32], b[32];
+    int spark_x = 32, spark_w = COLS - spark_x - 1;
+    if (spark_w > ES_MODEL_SERIES)
+        spark_w = ES_MODEL_SERIES;
+    put(y, 0, A_BOLD, "Heap");
+    fmt_bytes(a, sizeof a, (double)m->heap_live);
+    fmt_bytes(b, sizeof b, (double)m->max_heap_live);
+    put(y, 6, A_NORMAL, "live  %10s", a);
+    sparkline(v->utf8, y, spark_x, spark_w - 16, &m->s_live);
+    put(y, COLS - 16 > spark_x ? COLS - 16 : COLS, A_DIM, "max %s", b);
+    y++;
+    fmt_bytes(a, sizeof a, (double)m->heap_size);
+    fmt_bytes(b, sizeof b, (double)m->max_heap_size);
+    put(y, 6, A_NORMAL, "size  %10s", a);
+    sparkline(v->utf8, y, spark_x, spark_w - 16, &m->s_size);
+    put(y, COLS - 16 > spark_x ? COLS - 16 : COLS, A_DIM, "max %s", b);
+    y++;
+    fmt_bytes(a, sizeof a, m->alloc_rate);
+    fmt_bytes(b, sizeof b, (double)m->allocated);
+    put(y, 6, A_NORMAL, "alloc %8s/s", a);
+    sparkline(v->utf8, y, spark_x, spark_w - 16, &m->s_alloc);
+    put(y, COLS - 16 > spark_x ? COLS - 16 : COLS, A_DIM, "tot %s", b);
+    return y + 1;
+}
+
+static int draw_gc(const struct es_top_view *v, int y) {
+    const struct es_model *m = v->model;
+    char p50[16], p99[16], mx[16], s50[16], s99[16], smx[16];
+    fmt_ns(p50, sizeof p50, es_model_pause_pct(m, 0.5, MINUTE_NS));
+    fmt_ns(p99, sizeof p99, es_model_pause_pct(m, 0.99, MINUTE_NS));
+    fmt_ns(mx, sizeof mx, es_model_pause_max(m, MINUTE_NS));
+    fmt_ns(s50, sizeof s50, es_model_pause_pct(m, 0.5, 0));
+    fmt_ns(s99, sizeof s99, es_model_pause_pct(m, 0.99, 0));
+    fmt_ns(smx, sizeof smx, m->pause_max);
+    put(y, 0, A_BOLD, "GC");
+    put(y, 6, A_NORMAL, "%llu collections: %llu minor, %llu major   in GC %.1f%% (last min %.1f%%)",
+        (unsigned long long)m->gcs, (unsigned long long)m->minor_gcs,
+        (unsigned long long)m->major_gcs, 100 * es_model_gc_share(m, 0),
+        100 * es_model_gc_share(m, MINUTE_NS));
+    y++;
+    put(y, 6, A_NORMAL, "pause p50/p99/max  last min %s/%s/%s  since start %s/%s/%s", p50, p99, mx,
+        s50, s99, smx);
+    return y + 1;
+}
+
+static int draw_caps(const struct es_top_view *v, int y) {
+    const struct es_model *m = v->model;
+    put(y, 0, A_BOLD, "Caps");
+    char th[48];
+    snprintf(th, sizeof th, "threads %zu", es_model_threads(m));
+    put(y, 6, A_NORMAL, "%s", th);
+    int x = 6 + (int)strlen(th) + 3;
+    unsigned shown = 0;
+    for (unsigned c = 0; c < m->ncaps; c++) {
+        /* Each capability: "N ████░░ 65%" (17 cells). */
+        if (x + 17 > COLS) {
+            y++;
+            x = 6;
+            if (y >= LINES - 8)
+                break;
+        }
+        double share = es_model_cap_share(m, c, 2000000000ull);
+        put(y, x, A_NORMAL, "%u", c);
+        bar(v->utf8, y, x + 3, 8, share);
+        put(y, x + 12, A_NORMAL, "%3.0f%%", 100 * share);
+        x += 17;
+        shown++;
+    }
+    if (m->ncaps == 0)
+        put(y, x, A_DIM, "(no capability seen yet)");
+    else if (shown < m->ncaps)
+        put(y, x, A_DIM, "+%u more", m->ncaps - shown);
+    return y + 1;
+}
+
+static int draw_census(const struct es_top_view *v, int y, int rows) {
+    const struct es_model *m = v->model;
+    char tot[32], when[32];
+    put(y, 0, A_BOLD, "Census");
+    if (!m->heap_prof && m->censuses == 0) {
+        if (m->no_flush && !m->ended)
+            put(y, 8, A_DIM, "none yet: GHC 9.0 sends censuses at exit (with +RTS -hT)");
+        else if (m->ended || (m->rts_id[0] != '\0' && strstr(m->args, " -h") == NULL))
+            put(y, 8, A_DIM, "none: the program runs without a heap profiling mode (+RTS -hT)");
+        else
+            put(y, 8, A_DIM, "none yet: run the program with +RTS -hT");
+        return y + 1;
+    }
+    const char *lack = es_model_breakdown_lack(m->breakdown, m->nlabels > 0);
+    if (lack != NULL) {
+        put(y, 8, A_DIM, "by %s: no sample yet (-hb: censuses come at exit; see PROGRAM.hp)",
+            es_model_breakdown_name(m->breakdown));
+        return y + 1;
+    }
+    if (m->censuses == 0) {
+        put(y, 8, A_DIM, "by %s, every %.2f s; no census yet (c asks for one)",
+            es_model_breakdown_name(m->breakdown), (double)m->heap_interval_ns / 1e9);
+        return y + 1;
+    }
+    fmt_bytes(tot, sizeof tot, (double)m->cur.total);
+    fmt_duration(when, sizeof when, m->cur.time);
+    put(y, 8, A_NORMAL, "#%llu at %s, by %s: %s in %zu labels%s", (unsigned long long)m->censuses,
+        when, es_model_breakdown_name(m->breakdown), tot, m->cur.n,
+        v->prof_paused ? "  (timed samples paused)" : "");
+    y++;
+    if (rows < 2)
+        return y;
+    put(y, 2, A_UNDERLINE, "%10s  %10s  %s", "bytes", "trend", "label");
+    y++;
+    rows--;
+    size_t idx[256];
+    size_t n = es_model_top_entries(m, idx, rows < 256 ? (size_t)rows : 256);
+    for (size_t i = 0; i < n; i++, y++) {
+        const struct es_model_entry *e = &m->cur.e[idx[i]];
+        char b[32], tr[32];
+        fmt_bytes(b, sizeof b, (double)e->bytes);
+        int64_t prev = es_model_prev_bytes(m, e->label);
+        if (m->censuses < 2)
+            tr[0] = '\0';
+        else if (prev < 0)
+            snprintf(tr, sizeof tr, "new");
+        else if ((uint64_t)prev == e->bytes)
+            snprintf(tr, sizeof tr, "=");
+        else {
+            char d[24];
+            fmt_bytes(d, sizeof d, (double)e->bytes - (double)prev);
+            snprintf(tr, sizeof tr, "%s%s", (uint64_t)prev < e->bytes ? "+" : "", d);
+        }
+        put(y, 2, A_NORMAL, "%10s  %10s  %s", b, tr, es_model_label_name(m, e->label));
+    }
+    return y;
+}
+
+static int draw_notes(const struct es_top_view *v, int y, int rows) {
+    const struct es_model *m = v->model;
+    put(y, 0, A_BOLD, "Markers and messages");
+    if (m->drops)
+        put(y, 22, A_STANDOUT,
+            " %llu drop notices: %llu chunks (%.1f MiB) skipped, last at %.1f s ",
+            (unsigned long long)m->drops, (unsigned long long)m->dropped_chunks, m->dropped_mib,
+            (double)m->last_drop_time / 1e9);
+    else
+        put(y, 22, A_DIM, "no drop notice");
+    y++;
+    /* What losing nothing cost the program (GHC_EVENTLOG_SLOW_CLIENT=wait
+     * or a client's lossless request), from the library's wait notices. */
+    if (m->wait_notices) {
+        put(y++, 2, A_BOLD,
+            "the program waited %.1f ms for lossless clients (%llu times), last at %.1f s",
+            m->lossless_wait_ms, (unsigned long long)m->lossless_waits,
+            (double)m->last_wait_time / 1e9);
+        if (rows > 0)
+            rows--;
+    }
+    /* What streaming costs the program in CPU time, from the cost notices
+     * this connection asked for (protocol.md 1.3). */
+    if (m->cost_notices) {
+        double gib = es_model_cost_s_per_gib(m);
+        char per[48];
+        if (gib >= 0)
+            snprintf(per, sizeof per, "%.2f s per GiB", gib);
+        else
+            snprintf(per, sizeof per, "nothing sent yet");
+        put(y++, 2, A_BOLD,
+            "streaming costs the program %.1f ms CPU/s (%s): RTS %.1f, walker %.1f, loop %.1f",
+            m->cost_ms_per_s, per, m->cost_rts_ms_per_s, m->cost_walker_ms_per_s,
+            m->cost_loop_ms_per_s);
+        if (rows > 0)
+            rows--;
+    }
+    uint64_t n = m->notes_n < ES_MODEL_NOTES ? m->notes_n : ES_MODEL_NOTES;
+    if (n > 0 && rows > 1 && m->notes_n > (uint64_t)rows) {
+        /* More than fit: say how many and how fast, so that a flood of
+         * markers reads as a rate rather than as a list that scrolls. */
+        uint64_t latest = m->notes[(m->notes_n - 1) % ES_MODEL_NOTES].time, recent = 0;
+        for (uint64_t k = 1; k <= n; k++) {
+            const struct es_model_note *no = &m->notes[(m->notes_n - k) % ES_MODEL_NOTES];
+            if (latest - no->time > 1000000000u)
+                break;
+            recent++;
+        }
+        put(y++, 2, A_DIM, "%llu in all; %s%llu in the last second of the program; the latest:",
+            (unsigned long long)m->notes_n, recent == n ? "at least " : "",
+            (unsigned long long)recent);
+        rows--;
+    }
+    if ((uint64_t)rows < n)
+        n = (uint64_t)rows;
+    if (n == 0)
+        put(y++, 2, A_DIM, "(none yet: traceMarker, traceEvent)");
+    for (uint64_t i = 0; i < n; i++, y++) {
+        const struct es_model_note *no = &m->notes[(m->notes_n - n + i) % ES_MODEL_NOTES];
+        put(y, 2, A_NORMAL, "%9.3f s  %-7s %s", (double)no->time / 1e9,
+            no->kind == ES_NOTE_MARKER ? "marker" : "message", no->text);
+    }
+    return y;
+}
+
+/* `text` from (y, x) on, wrapped at spaces onto at most `lines` lines,
+ * continuation lines starting at column `x2`. */
+static void put_wrapped(int y, int x, int x2, int lines, attr_t a, const char *text) {
+    size_t len = strlen(text), pos = 0;
+    for (int l = 0; l < lines && pos < len; l++, y++) {
+        int width = COLS - (l ? x2 : x);
+        if (width <= 0)
+            return;
+        size_t cut = len - pos;
+        if (cut > (size_t)width) {
+            cut = (size_t)width;
+            while (cut > 0 && text[pos + cut] != ' ')
+                cut--;
+            if (cut == 0)
+                cut = (size_t)width;
+        }
+        put(y, l ? x2 : x, a, "%.*s", (int)cut, text + pos);
+        pos += cut;
+        while (text[pos] == ' ')
+            pos++;
+    }
+}
+
+/* The final summary, on the lines above the key line. */
+static void draw_summary(const struct es_top_view *v, int y, int lines) {
+    const struct es_model *m = v->model;
+    char run[32], live[32], size[32], alloc[32], mx[32], text[600];
+    fmt_duration(run, sizeof run, m->now);
+    fmt_bytes(live, sizeof live, (double)m->max_heap_live);
+    fmt_bytes(size, sizeof size, (double)m->max_heap_size);
+    fmt_bytes(alloc, sizeof alloc, (double)m->allocated);
+    fmt_ns(mx, sizeof mx, m->pause_max);
+    snprintf(text, sizeof text,
+             "ran %s, allocated %s, peak live %s, peak heap %s; %llu GCs (%llu major), %.1f%% "
+             "in GC, longest pause %s; %llu censuses; %llu drop notices; waited %.1f ms for "
+             "lossless clients",
+             run, alloc, live, size, (unsigned long long)m->gcs, (unsigned long long)m->major_gcs,
+             100 * es_model_gc_share(m, 0), mx, (unsigned long long)m->censuses,
+             (unsigned long long)m->drops, m->lossless_wait_ms);
+    put(y, 0, A_BOLD | A_STANDOUT, " program exited ");
+    put_wrapped(y, 17, 2, lines, A_BOLD, text);
+}
+
+void es_top_draw(const struct es_top_view *v) {
+    erase();
+    if (LINES < 18 || COLS < 50) {
+        put(0, 0, A_BOLD, "terminal too small: %dx%d", COLS, LINES);
+        refresh();
+        return;
+    }
+    int y = draw_header(v, 0);
+    y = draw_heap(v, y + 1);
+    y = draw_gc(v, y);
+    y = draw_caps(v, y);
+    y = es_top_draw_sparks(v->model, y, LINES >= 36 ? ES_TOP_SPARK_LINES : LINES >= 26 ? 3 : 1);
+    y = es_top_draw_threads(v, y);
+    /* What is left: the census gets two thirds, markers the rest. */
+    int footer = 4;
+    int left = LINES - y - 1 - footer;
+    int note_rows = left / 3 < 3 ? 3 : left / 3;
+    if (note_rows > 8)
+        note_rows = 8;
+    int census_rows = left - note_rows - 2;
+    y = draw_census(v, y + 1, census_rows);
+    y = draw_notes(v, LINES - footer - note_rows - 1, note_rows);
+    (void)y;
+    if (v->state == ES_TOP_EXITED)
+        draw_summary(v, LINES - footer, footer - 1);
+    else if (v->state == ES_TOP_LOST) {
+        char lost[700];
+        snprintf(lost, sizeof lost, "connection lost: %s", v->lost);
+        put_wrapped(LINES - footer, 0, 2, footer - 1, A_STANDOUT, lost);
+    }
+    if (v->said != NULL)
+        put(LINES - 1, 0, A_BOLD, "%s", v->said);
+    else
+        put(LINES - 1, 0, A_DIM, "c census now   p %s heap profiling   q quit",
+            v->prof_paused ? "resume" : "pause");
+    refresh();
+}

@@ -1,0 +1,443 @@
+#include "http.h"
+
+#define EVENTLOG_SOCKET_NO_RTS
+#include "eventlog_socket.h"
+
+#include "http/resp.h"
+#include "files.h"
+#include "http/addr.h"
+#include "http/auth.h"
+#include "http/buf.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* libmicrohttpd's limits. */
+#define HTTP_TIMEOUT_S 10
+/* A whole request (headers and any body) must arrive within this long of
+ * the connection's opening or of the previous response's end, however it
+ * trickles in: libmicrohttpd's timeout above fires on silence only. */
+#define HTTP_REQUEST_S    10
+#define HTTP_MEMORY_LIMIT (64 * 1024)
+#define HTTP_MAX_CONNS    256
+#define HTTP_MAX_PER_IP   160
+#define HTTP_THREAD_STACK (512 * 1024)
+/* Connections of other users (answered 403) open at once, at most: the
+ * rest are closed as they come, so the owner always has a slot. */
+#define HTTP_MAX_OTHERS 8
+
+struct es_webhttp {
+    struct MHD_Daemon *daemon;
+    struct es_webshare *sh;
+    struct es_webauth auth; /* who may ask (client/http/auth.h); set before the server starts */
+    int listen_fd;
+    pthread_mutex_t mu;    /* guards `watches` and `others` */
+    struct watch *watches; /* every open connection, for the request deadline */
+    unsigned others;       /* open connections of other users */
+};
+
+/* One HTTP connection (its MHD socket context): the time by which its
+ * current request must have arrived whole, 0 while none is awaited (a
+ * response, such as an event stream, is being sent). */
+struct watch {
+    struct watch *prev, *next;
+    int fd;
+    uint64_t deadline_ms;
+    bool other; /* another user's (counted in `others`) */
+};
+
+static const uint8_t end_marker[2] = {0xff, 0xff};
+
+/* ---- Responses. */
+
+/* A response whose body `read` produces (MHD_SIZE_UNKNOWN: until it says
+ * it ended); `cls` is freed by `done`. */
+static enum MHD_Result respond_with(struct MHD_Connection *c, uint64_t size,
+                                    MHD_ContentReaderCallback read, void *cls,
+                                    MHD_ContentReaderFreeCallback done, const char *type,
+                                    const char *header, const char *value) {
+    struct MHD_Response *r = MHD_create_response_from_callback(size, 64 * 1024, read, cls, done);
+    if (r == NULL) {
+        done(cls);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+    MHD_add_response_header(r, header, value);
+    enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_OK, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+/* One browser's event stream: the next message it needs, and the one it is
+ * sending (shared with the other readers), from `off` on. */
+struct sse {
+    struct es_webshare *sh;
+    uint64_t next;
+    const struct es_webshare_msg *msg;
+    size_t off;
+};
+
+static ssize_t sse_read(void *cls, uint64_t pos, char *out, size_t max) {
+    (void)pos;
+    struct sse *e = cls;
+    size_t len = 0;
+    const char *data = e->msg ? es_webshare_msg_data(e->msg, &len) : NULL;
+    if (e->msg != NULL && e->off < len && es_webshare_msg_stale(e->sh, e->msg))
+        return MHD_CONTENT_READER_END_WITH_ERROR; /* too slow: reconnect for the latest */
+    if (e->off >= len) {
+        es_webshare_release(e->sh, e->msg);
+        e->msg = NULL;
+        e->off = 0;
+        if (es_webshare_next(e->sh, &e->next, &e->msg) == 0)
+            return MHD_CONTENT_READER_END_OF_STREAM;
+        data = es_webshare_msg_data(e->msg, &len);
+    }
+    size_t n = len - e->off < max ? len - e->off : max;
+    memcpy(out, data + e->off, n);
+    e->off += n;
+    return (ssize_t)n;
+}
+
+static void sse_free(void *cls) {
+    struct sse *e = cls;
+    es_webshare_release(e->sh, e->msg);
+    free(e);
+}
+
+/* A download of the recording so far: whole blocks, then an end marker. */
+static ssize_t download_read(void *cls, uint64_t pos, char *out, size_t max) {
+    struct es_webshare_download *d = cls;
+    uint64_t total = d->len + (d->marker ? 2 : 0);
+    if (pos >= total)
+        return MHD_CONTENT_READER_END_OF_STREAM;
+    if (pos >= d->len) {
+        size_t n = (size_t)(total - pos) < max ? (size_t)(total - pos) : max;
+        memcpy(out, end_marker + (pos - d->len), n);
+        return (ssize_t)n;
+    }
+    size_t want = d->len - pos < max ? (size_t)(d->len - pos) : max;
+    ssize_t n = pread(d->fd, out, want, (off_t)pos);
+    return n > 0 ? n : MHD_CONTENT_READER_END_WITH_ERROR;
+}
+
+static void download_free(void *cls) {
+    struct es_webshare_download *d = cls;
+    close(d->fd);
+    free(d);
+}
+
+/* ---- Handlers. */
+
+/* GET /metrics: the program's Prometheus exposition, as the loop thread
+ * last wrote it. */
+static enum MHD_Result serve_metrics(struct es_webhttp *h, struct MHD_Connection *c) {
+    char *buf;
+    size_t len;
+    if (es_webshare_metrics(h->sh, &buf, &len) != 0)
+        return es_httpresp_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+    return es_httpresp(c, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", buf, len,
+                       MHD_RESPMEM_MUST_FREE);
+}
+
+static enum MHD_Result serve_asset(struct MHD_Connection *c, const char *name) {
+    const struct es_web_asset *a = es_web_asset(name);
+    return es_httpresp(c, MHD_HTTP_OK, a->type, a->data, a->len, MHD_RESPMEM_PERSISTENT);
+}
+
+static enum MHD_Result serve_page(struct MHD_Connection *c) {
+    struct es_webbuf b = {0};
+    es_web_page(&b, NULL);
+    if (b.oom) {
+        es_webbuf_free(&b);
+        return es_httpresp_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+    }
+    return es_httpresp(c, MHD_HTTP_OK, "text/html; charset=utf-8", b.p, b.len,
+                       MHD_RESPMEM_MUST_FREE);
+}
+
+static enum MHD_Result serve_events(struct es_webhttp *h, struct MHD_Connection *c) {
+    struct sse *e = calloc(1, sizeof *e);
+    if (e == NULL)
+        return MHD_NO;
+    e->sh = h->sh;
+    return respond_with(c, MHD_SIZE_UNKNOWN, sse_read, e, sse_free, "text/event-stream",
+                        MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+}
+
+static enum MHD_Result serve_recording(struct es_webhttp *h, struct MHD_Connection *c) {
+    struct es_webshare_download *d = calloc(1, sizeof *d);
+    if (d == NULL)
+        return MHD_NO;
+    es_webshare_download(h->sh, d);
+    if (d->fd < 0 || d->len == 0) {
+        if (d->fd >= 0)
+            close(d->fd);
+        free(d);
+        return es_httpresp_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "nothing recorded yet\n");
+    }
+    char disposition[400];
+    snprintf(disposition, sizeof disposition, "attachment; filename=\"%s\"", d->name);
+    return respond_with(c, d->len + (d->marker ? 2 : 0), download_read, d, download_free,
+                        "application/octet-stream", MHD_HTTP_HEADER_CONTENT_DISPOSITION,
+                        disposition);
+}
+
+static enum MHD_Result serve_control(struct es_webhttp *h, struct MHD_Connection *c,
+                                     const char *what) {
+    /* A custom header: a form or script of another site cannot send it
+     * without a CORS preflight, which this server never grants. */
+    if (MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Eventlog-Socket") == NULL)
+        return es_httpresp_text(c, MHD_HTTP_FORBIDDEN, "missing X-Eventlog-Socket header\n");
+    uint8_t cmd;
+    if (strcmp(what, "census") == 0)
+        cmd = EVENTLOG_SOCKET_CMD_REQUEST_HEAP_CENSUS;
+    else if (strcmp(what, "start") == 0)
+        cmd = EVENTLOG_SOCKET_CMD_START_HEAP_PROFILING;
+    else if (strcmp(what, "stop") == 0)
+        cmd = EVENTLOG_SOCKET_CMD_STOP_HEAP_PROFILING;
+    else
+        return es_httpresp_text(c, MHD_HTTP_NOT_FOUND, "no such command\n");
+    switch (es_webshare_command(h->sh, cmd)) {
+    case ES_WEBSHARE_NOT_CONNECTED:
+        return es_httpresp_text(c, MHD_HTTP_CONFLICT, "not connected to the program\n");
+    case ES_WEBSHARE_BUSY:
+        return es_httpresp_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "too many commands at once\n");
+    case ES_WEBSHARE_SENT:
+        break;
+    }
+    return es_httpresp_text(c, MHD_HTTP_ACCEPTED, "sent\n");
+}
+
+/* ---- The request deadline (HTTP_REQUEST_S). MHD calls the two notify
+ * functions in its threads; the loop thread's tick cuts the late
+ * connections. A cut is shutdown(2) of the socket: the connection's thread
+ * sees the end of its input and MHD closes and frees the connection as it
+ * does for any client that leaves. MHD reports the closing (removing the
+ * watch under `mu`) before it closes the socket, so a descriptor is never
+ * shut down after it was closed and reused. */
+
+static uint64_t now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
+}
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code) {
+    struct es_webhttp *h = cls;
+    struct watch *w = *socket_context;
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        w = ci ? calloc(1, sizeof *w) : NULL;
+        *socket_context = w;
+        if (w == NULL)
+            return; /* this connection has the inactivity timeout only */
+        w->fd = ci->connect_fd;
+        w->deadline_ms = now_ms() + HTTP_REQUEST_S * 1000;
+        w->other = !es_webauth_fd_is_owner(&h->auth, w->fd);
+        pthread_mutex_lock(&h->mu);
+        if (w->other && h->others++ >= HTTP_MAX_OTHERS) {
+            shutdown(w->fd, SHUT_RDWR); /* closed by MHD at once: no slot kept */
+            w->deadline_ms = 0;
+        }
+        w->next = h->watches;
+        if (w->next)
+            w->next->prev = w;
+        h->watches = w;
+        pthread_mutex_unlock(&h->mu);
+    } else if (w != NULL) {
+        pthread_mutex_lock(&h->mu);
+        if (w->other)
+            h->others--;
+        if (w->prev)
+            w->prev->next = w->next;
+        else
+            h->watches = w->next;
+        if (w->next)
+            w->next->prev = w->prev;
+        pthread_mutex_unlock(&h->mu);
+        free(w);
+        *socket_context = NULL;
+    }
+}
+
+/* The request arrived whole (deadline 0), or a response ended and the
+ * next request on the connection has HTTP_REQUEST_S to arrive. */
+static void set_deadline(struct es_webhttp *h, struct MHD_Connection *c, uint64_t when) {
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    struct watch *w = ci ? ci->socket_context : NULL;
+    if (w == NULL)
+        return;
+    pthread_mutex_lock(&h->mu);
+    w->deadline_ms = when;
+    pthread_mutex_unlock(&h->mu);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **state,
+                         enum MHD_RequestTerminationCode code) {
+    (void)state;
+    (void)code;
+    set_deadline(cls, c, now_ms() + HTTP_REQUEST_S * 1000);
+}
+
+void es_webhttp_cut_late(struct es_webhttp *h) {
+    uint64_t now = now_ms();
+    pthread_mutex_lock(&h->mu);
+    for (struct watch *w = h->watches; w != NULL; w = w->next)
+        if (w->deadline_ms != 0 && w->deadline_ms <= now) {
+            shutdown(w->fd, SHUT_RDWR);
+            w->deadline_ms = 0;
+        }
+    pthread_mutex_unlock(&h->mu);
+}
+
+/* ---- Requests. */
+
+static enum MHD_Result on_get(struct es_webhttp *h, struct MHD_Connection *c, const char *url) {
+    if (strcmp(url, "/") == 0 || strcmp(url, "/index.html") == 0)
+        return serve_page(c);
+    if (strcmp(url, "/events") == 0)
+        return serve_events(h, c);
+    if (strcmp(url, "/recording.eventlog") == 0)
+        return serve_recording(h, c);
+    if (strcmp(url, "/metrics") == 0)
+        return serve_metrics(h, c);
+    static const char *files[] = {"app.js", "style.css", "dygraph.js", "dygraph.css"};
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++)
+        if (url[0] == '/' && strcmp(url + 1, files[i]) == 0)
+            return serve_asset(c, files[i]);
+    return es_httpresp_text(c, MHD_HTTP_NOT_FOUND, "not found\n");
+}
+
+/* The token came in the URL: set it as a cookie and show the page at "/"
+ * (the address bar loses the token; the page's requests carry the cookie). */
+static enum MHD_Result redirect_with_cookie(struct es_webhttp *h, struct MHD_Connection *c) {
+    struct MHD_Response *r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+    if (r == NULL)
+        return MHD_NO;
+    char cookie[200];
+    es_webauth_cookie(&h->auth, cookie, sizeof cookie);
+    MHD_add_response_header(r, MHD_HTTP_HEADER_SET_COOKIE, cookie);
+    MHD_add_response_header(r, MHD_HTTP_HEADER_LOCATION, "/");
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+    enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_SEE_OTHER, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_size, void **state) {
+    (void)version;
+    (void)upload_data;
+    struct es_webhttp *h = cls;
+    bool post = strcmp(method, MHD_HTTP_METHOD_POST) == 0;
+    if (post) {
+        /* A POST's body (ignored) comes in further calls; answer after it. */
+        static int seen;
+        if (*state == NULL) {
+            *state = &seen;
+            return MHD_YES;
+        }
+        if (*upload_size != 0) {
+            *upload_size = 0;
+            return MHD_YES;
+        }
+    }
+    set_deadline(h, c, 0);
+    switch (es_webauth_check(&h->auth, c)) {
+    case ES_WEBAUTH_OK:
+        break;
+    case ES_WEBAUTH_OK_SET_COOKIE:
+        if (!post && (strcmp(url, "/") == 0 || strcmp(url, "/index.html") == 0))
+            return redirect_with_cookie(h, c);
+        break;
+    case ES_WEBAUTH_OTHER_USER:
+        return es_httpresp_text(
+            c, MHD_HTTP_FORBIDDEN,
+            "this eventlog-socket serve is another user's (README, Security)\n");
+    case ES_WEBAUTH_NO_TOKEN:
+        return es_httpresp_text(c, MHD_HTTP_FORBIDDEN,
+                                "open the URL eventlog-socket serve printed (it has ?token=)\n");
+    case ES_WEBAUTH_WRONG_HOST:
+        return es_httpresp_text(c, MHD_HTTP_MISDIRECTED_REQUEST, "wrong Host\n");
+    }
+    if (post) {
+        if (strncmp(url, "/api/", 5) == 0)
+            return serve_control(h, c, url + 5);
+        return es_httpresp_text(c, MHD_HTTP_NOT_FOUND, "not found\n");
+    }
+    if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
+        return es_httpresp_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "GET or POST only\n");
+    return on_get(h, c, url);
+}
+
+/* ---- The server. */
+
+struct es_webhttp *es_webhttp_start(struct es_webshare *sh, const struct sockaddr_storage *sa,
+                                    bool loopback) {
+    struct es_webhttp *h = calloc(1, sizeof *h);
+    if (h == NULL)
+        return NULL;
+    h->sh = sh;
+    errno = 0;
+    h->listen_fd = es_webaddr_listen(sa);
+    if (h->listen_fd < 0 ||
+        es_webauth_init(&h->auth, sa, loopback, es_webaddr_port(h->listen_fd), NULL) != 0) {
+        int e = errno;
+        if (h->listen_fd >= 0)
+            close(h->listen_fd);
+        free(h);
+        errno = e;
+        return NULL;
+    }
+    pthread_mutex_init(&h->mu, NULL);
+    h->daemon = MHD_start_daemon(
+        MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
+            (sa->ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
+        0, NULL, NULL, on_request, h, MHD_OPTION_LISTEN_SOCKET, h->listen_fd,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_TIMEOUT_S, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+        (size_t)HTTP_MEMORY_LIMIT, MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_MAX_CONNS,
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)HTTP_MAX_PER_IP, MHD_OPTION_THREAD_STACK_SIZE,
+        (size_t)HTTP_THREAD_STACK, MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_END);
+    if (h->daemon == NULL) {
+        int e = errno;
+        close(h->listen_fd);
+        pthread_mutex_destroy(&h->mu);
+        free(h);
+        errno = e;
+        return NULL;
+    }
+    return h;
+}
+
+unsigned es_webhttp_port(const struct es_webhttp *h) {
+    return h->auth.port;
+}
+
+const char *es_webhttp_token(const struct es_webhttp *h) {
+    return h->auth.token;
+}
+
+void es_webhttp_stop(struct es_webhttp *h) {
+    /* Quiesced first, MHD hands the listening socket back instead of
+     * closing it: closed here, once. */
+    MHD_socket fd = MHD_quiesce_daemon(h->daemon);
+    MHD_stop_daemon(h->daemon);
+    if (fd != MHD_INVALID_SOCKET)
+        close(fd);
+    pthread_mutex_destroy(&h->mu);
+    free(h);
+}

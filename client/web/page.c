@@ -1,0 +1,78 @@
+/* The web view's page (client/web/files.h): the template, page.html, with its
+ * two marks replaced by the styles and the scripts, linked for `serve`,
+ * inline with the data for `report`; and the two-run page of
+ * `report RUN_A RUN_B`, compare.html, always inline. */
+#include "files.h"
+
+#include <string.h>
+
+/* The template with its two marks replaced by text that `emit` writes. */
+static void page(struct es_webbuf *out, const char *template,
+                 void (*emit)(struct es_webbuf *, int which, const void *), const void *ctx) {
+    const struct es_web_asset *t = es_web_asset(template);
+    const char *p = (const char *)t->data, *end = p + t->len;
+    static const char *marks[2] = {"<!--ES_STYLE-->", "<!--ES_SCRIPTS-->"};
+    for (int which = 0; which < 2; which++) {
+        const char *m = strstr(p, marks[which]);
+        if (m == NULL)
+            break;
+        es_webbuf_add(out, p, (size_t)(m - p));
+        emit(out, which, ctx);
+        p = m + strlen(marks[which]);
+    }
+    es_webbuf_add(out, p, (size_t)(end - p));
+}
+
+static void emit_linked(struct es_webbuf *out, int which, const void *ctx) {
+    (void)ctx;
+    if (which == 0)
+        es_webbuf_printf(out, "<link rel=\"stylesheet\" href=\"dygraph.css\">"
+                              "<link rel=\"stylesheet\" href=\"style.css\">");
+    else
+        es_webbuf_printf(out, "<script src=\"dygraph.js\"></script>"
+                              "<script src=\"app.js\"></script>");
+}
+
+static void add_asset(struct es_webbuf *out, const char *name) {
+    const struct es_web_asset *a = es_web_asset(name);
+    es_webbuf_add(out, (const char *)a->data, a->len);
+}
+
+/* What emit_inline writes: the data and the script that draws it. */
+struct inline_ctx {
+    const struct es_webbuf *json;
+    const char *script;
+};
+
+/* Everything inline, the data as JSON in a non-executed script. */
+static void emit_inline(struct es_webbuf *out, int which, const void *ctx) {
+    const struct inline_ctx *in = ctx;
+    const struct es_webbuf *json = in->json;
+    if (which == 0) {
+        ES_WEBBUF_ADD(out, "<style>\n");
+        add_asset(out, "dygraph.css");
+        add_asset(out, "style.css");
+        ES_WEBBUF_ADD(out, "</style>");
+    } else {
+        ES_WEBBUF_ADD(out, "<script>\n");
+        add_asset(out, "dygraph.js");
+        es_webbuf_printf(out, "\n</script>\n<script id=\"es-data\" type=\"application/json\">");
+        es_webbuf_add(out, json->p, json->len);
+        ES_WEBBUF_ADD(out, "</script>\n<script>\n");
+        add_asset(out, in->script);
+        ES_WEBBUF_ADD(out, "\n</script>");
+    }
+}
+
+void es_web_page(struct es_webbuf *out, const struct es_webbuf *json) {
+    struct inline_ctx in = {json, "app.js"};
+    if (json == NULL)
+        page(out, "page.html", emit_linked, NULL);
+    else
+        page(out, "page.html", emit_inline, &in);
+}
+
+void es_web_page_compare(struct es_webbuf *out, const struct es_webbuf *json) {
+    struct inline_ctx in = {json, "compare.js"};
+    page(out, "compare.html", emit_inline, &in);
+}

@@ -1,0 +1,161 @@
+/* `eventlog-socket report FILE -o OUT.html`: the page of `serve` rendered
+ * once from a recording (or a program, up to its exit) into one
+ * self-contained HTML file: the stream read with es_conn into the model,
+ * written out with es_webjson, inlined into the page with its scripts
+ * (client/web/files.h). With two runs, client/web/report_two.c writes the page.
+ * Runs on one thread, the libuv loop's. */
+#include "model/model.h"
+#include "opts.h"
+#include "source/session.h"
+#include "subcommands.h"
+#include "files.h"
+#include "json.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct report {
+    struct es_model *model;
+    struct es_session ses;
+    enum es_conn_end how;
+    bool header;
+};
+
+static void rep_header(struct es_conn *c, void *ctx) {
+    struct report *r = ctx;
+    r->header = true;
+    es_model_header(r->model, &c->stream.header);
+}
+
+static void rep_event(struct es_conn *c, const struct es_event *ev, uint64_t offset, void *ctx) {
+    (void)c;
+    (void)offset;
+    es_model_event(((struct report *)ctx)->model, ev);
+}
+
+static void rep_skip(struct es_conn *c, const struct es_stream_skip *run, void *ctx) {
+    (void)c;
+    es_model_skip(((struct report *)ctx)->model, run);
+}
+
+static void rep_end(struct es_conn *c, enum es_conn_end how, void *ctx) {
+    struct report *r = ctx;
+    (void)c;
+    r->how = how;
+    if (how == ES_CONN_COMPLETE)
+        es_model_end(r->model);
+}
+
+static void report_usage(FILE *f) {
+    fprintf(f, "usage: eventlog-socket report FILE|ADDR -o OUT.html\n"
+               "       eventlog-socket report RUN_A RUN_B -o OUT.html\n"
+               "Writes the web page of `serve` for a recorded eventlog (or a program, up to\n"
+               "its exit) into one HTML file with its scripts and data inlined: it opens\n"
+               "from disk, without a server or the internet. With two runs (each a\n"
+               "recording or a live program, as for `compare`), the page compares their\n"
+               "heap profiles: `compare`'s table, and both runs on shared axes (heap size\n"
+               "and live bytes; the labels that differ most).\n");
+}
+
+/* Read the whole stream into the model. Returns 0, or 2 after a message. */
+static int read_all(struct report *r, const char *in) {
+    struct es_conn_callbacks cb = {.on_header = rep_header,
+                                   .on_event = rep_event,
+                                   .on_end = rep_end,
+                                   .ctx = r,
+                                   .want = r->model->want,
+                                   .window = r->model->window,
+                                   .on_skip = rep_skip};
+    int status = 0;
+    if (es_session_open(&r->ses, in, &cb) != 0) {
+        fprintf(stderr, "eventlog-socket report: %s\n", r->ses.conn->error);
+        status = 2;
+    } else {
+        uv_run(r->ses.loop, UV_RUN_DEFAULT);
+    }
+    es_session_finish(&r->ses);
+    if (status == 0 && !r->header) {
+        fprintf(stderr, "eventlog-socket: %s: %s\n", r->ses.conn->name, r->ses.conn->error);
+        status = 2;
+    }
+    return status;
+}
+
+/* Write the page with the model's state to `out`. Returns 0, or 2 after a
+ * message. */
+static int write_page(struct report *r, const char *out) {
+    const struct es_conn *c = r->ses.conn;
+    /* Whole, unless the stream was cut, or ends with the end marker that
+     * record added after a cut (its cut notice, client/source/blocks.h). */
+    bool whole = r->how == ES_CONN_COMPLETE && !r->model->cut;
+    char cut[300];
+    snprintf(cut, sizeof cut, "the recording was cut: %s", r->model->cut_why);
+    struct es_webjson_status st = {
+        .state = whole ? "exited" : "file",
+        .source = c->name,
+        .error = whole           ? ""
+                 : r->model->cut ? cut
+                                 : c->error,
+        .bytes = c->info.bytes,
+    };
+    struct es_webbuf json = {0}, html = {0};
+    es_model_extend_to_now(r->model);
+    es_webjson_state(&json, r->model, &st, NULL);
+    es_web_page(&html, &json);
+    int status = 0;
+    FILE *f = json.oom || html.oom ? NULL : fopen(out, "wb");
+    if (f == NULL || fwrite(html.p, 1, html.len, f) != html.len || fclose(f) != 0) {
+        fprintf(stderr, "eventlog-socket report: cannot write %s: %s\n", out,
+                json.oom || html.oom ? "out of memory" : strerror(errno));
+        status = 2;
+    } else {
+        fprintf(stderr, "eventlog-socket report: %s: %llu censuses, %llu GCs -> %s%s\n", c->name,
+                (unsigned long long)r->model->censuses, (unsigned long long)r->model->gcs, out,
+                whole ? "" : " (the eventlog was cut)");
+    }
+    es_webbuf_free(&json);
+    es_webbuf_free(&html);
+    return status;
+}
+
+int es_report_main(int argc, char **argv) {
+    static struct report rep;
+    struct report *r = &rep;
+    const char *in[2] = {NULL, NULL}, *out = NULL;
+    es_session_init(&r->ses);
+    r->ses.opt.allow_file = true;
+    const struct es_opt opts[] = {{"-o", NULL, ES_OPT_VALUE, &out, 0, NULL, NULL}, {0}};
+    const struct es_opts_spec spec = {.cmd = "report",
+                                      .opts = opts,
+                                      .conn = &r->ses.opt,
+                                      .usage = report_usage,
+                                      .unknown = "unknown option or missing value: %s",
+                                      .pos = in,
+                                      .npos = 2,
+                                      .too_many = "two runs at most (%s, ..., then %s)",
+                                      .pos_first = true};
+    int status = es_opts_parse(&spec, argc, argv);
+    if (status >= 0)
+        return status;
+    if (in[0] == NULL || out == NULL) {
+        report_usage(stderr);
+        return 2;
+    }
+    if (in[1] != NULL)
+        return es_report_two(in, out, &r->ses.opt);
+    r->how = ES_CONN_FAILED;
+    r->model = malloc(sizeof *r->model);
+    if (r->model == NULL) {
+        fprintf(stderr, "eventlog-socket report: out of memory\n");
+        return 2;
+    }
+    es_model_init(r->model);
+    status = read_all(r, in[0]);
+    if (status == 0)
+        status = write_page(r, out);
+    es_model_destroy(r->model);
+    free(r->model);
+    return status;
+}

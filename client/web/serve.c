@@ -1,0 +1,347 @@
+/* `eventlog-socket serve ADDR [--http HOST:PORT]`: a live web page of a
+ * running program. The stream is read with es_conn (client/source/conn.h) into
+ * the same model as `top` (client/model/model.h), recorded whole block by whole
+ * block (the page's download), and written out with es_webjson. Two sides:
+ *   - the libuv loop thread (this file, and serve_page.c for the messages)
+ *     owns the connection, the model and the recording; twice a second it
+ *     writes what changed as one Server-Sent Event message into the share
+ *     (client/web/share.h);
+ *   - libmicrohttpd's threads (client/web/http.c) serve the page from what
+ *     the share holds, and hand button presses back through it.
+ * So the program's stream is read at full speed whatever the browsers do:
+ * a slow or stalled tab only delays its own thread, and the messages kept
+ * for late or slow tabs are bounded. With --retry, the next run of the
+ * program replaces the one shown. */
+#include "serve.h"
+
+#include "opts.h"
+#include "subcommands.h"
+#include "http/addr.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define TICK_MS 500
+/* --retry: the pause before connecting again after a run ended. */
+#define RECONNECT_MS 500
+
+static void on_tick(uv_timer_t *t) {
+    struct serve *s = t->data;
+    es_webhttp_cut_late(s->http_server);
+    es_serve_publish(s, false);
+    es_serve_publish_metrics(s);
+}
+
+/* A button pressed on the page. */
+static void on_command(uint8_t cmd, void *ctx) {
+    struct serve *s = ctx;
+    if (!s->ended)
+        es_conn_send_command(s->ses.conn, cmd);
+}
+
+static int open_recording(struct serve *s) {
+    int fd;
+    char path[600];
+    if (s->rec_path != NULL) {
+        if (s->run > 0)
+            snprintf(path, sizeof path, "%s.%u", s->rec_path, s->run + 1);
+        else
+            snprintf(path, sizeof path, "%s", s->rec_path);
+        fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    } else {
+        const char *dir = getenv("TMPDIR");
+        snprintf(s->tmp_path, sizeof s->tmp_path, "%s/eventlog-socket-serve-XXXXXX",
+                 dir && dir[0] ? dir : "/tmp");
+        fd = mkstemp(s->tmp_path);
+        if (fd >= 0)
+            unlink(s->tmp_path);
+    }
+    if (fd < 0) {
+        fprintf(stderr, "eventlog-socket serve: cannot create the recording %s: %s\n",
+                s->rec_path ? path : s->tmp_path, strerror(errno));
+        return -1;
+    }
+    s->rec_fd = fd;
+    es_webshare_new_recording(s->sh, fd);
+    es_blocks_set_fd(&s->blocks, fd);
+    return 0;
+}
+
+/* --retry: a new run replaces the one shown (the page's history and
+ * download start afresh; with --record FILE the earlier runs' files stay,
+ * run N going to FILE.N). */
+static void new_run(struct serve *s) {
+    if (s->blocks.fd >= 0 && !s->blocks.finished)
+        es_blocks_finish_cut(&s->blocks, NULL, "");
+    es_blocks_destroy(&s->blocks);
+    es_blocks_init(&s->blocks);
+    /* The cost notices serve asks for are not the program's. */
+    s->blocks.skip_cost_notices = true;
+    es_webshare_new_recording(s->sh, -1);
+    if (s->rec_fd >= 0)
+        close(s->rec_fd);
+    s->rec_fd = -1;
+    open_recording(s); /* on failure the download link says so; the page goes on */
+    es_model_reset(s->model);
+    s->cursor.started = false;
+    s->error[0] = '\0';
+    s->peer_program[0] = '\0';
+    s->peer_looked = false;
+}
+
+static void on_header(struct es_conn *c, void *ctx) {
+    struct serve *s = ctx;
+    /* Reconnecting right after the program's end may reach it once more
+     * on its way out: that is not a new run. */
+    if (s->run > 0 && s->run_exited && c->peer_pid > 0 && c->peer_pid == s->run_pid) {
+        s->ignoring = true;
+        return;
+    }
+    if (s->run > 0)
+        new_run(s);
+    s->run++;
+    /* After the first run, say nothing more of waiting on stderr. */
+    s->ses.opt.quiet = true;
+    s->ended = false;
+    s->run_exited = false;
+    s->run_pid = c->peer_pid;
+    snprintf(s->run_source, sizeof s->run_source, "%s", c->name);
+    s->header = true;
+    s->state = "connected";
+    es_model_header(s->model, &c->stream.header);
+    es_blocks_header(&s->blocks, c->stream.header.len);
+    es_serve_name_recording(s);
+    es_serve_publish(s, true);
+}
+
+static void on_event(struct es_conn *c, const struct es_event *ev, uint64_t offset, void *ctx) {
+    (void)c;
+    struct serve *s = ctx;
+    if (s->ignoring)
+        return;
+    es_model_event(s->model, ev);
+    es_blocks_event(&s->blocks, ev, offset);
+}
+
+/* The recording could not be written (a full disk): it stops, cut back to
+ * its last whole block and an end marker (client/source/blocks.h); the page goes
+ * on; serve's exit status will be 2. */
+static void recording_failed(struct serve *s) {
+    int64_t kept = s->blocks.salvaged;
+    fprintf(stderr,
+            "eventlog-socket serve: cannot write the recording %s: %s; recording "
+            "stopped, %s (the page goes on)\n",
+            s->rec_path ? s->rec_path : "(temporary file)",
+            strerror(s->blocks.error ? s->blocks.error : ENOMEM),
+            kept > 0    ? "the file is cut back to its last whole block and ends with an end marker"
+            : kept == 0 ? "nothing recorded"
+                        : "the file could not be cut back and may end inside a block");
+    s->status = 2;
+}
+
+static void on_bytes(struct es_conn *c, const uint8_t *data, size_t n, void *ctx) {
+    struct serve *s = ctx;
+    if (s->ignoring || s->ended)
+        return;
+    if (c->stream.state == ES_STREAM_END)
+        es_blocks_end_marker(&s->blocks, c->stream.offset);
+    if (s->blocks.error == 0 && es_blocks_append(&s->blocks, data, n) != 0)
+        recording_failed(s);
+}
+
+static void reopened(void *ctx, int r);
+
+/* --retry: connect again in a moment (the program may be restarted). */
+static void retry_later(struct serve *s) {
+    es_session_reconnect(&s->ses, RECONNECT_MS, reopened);
+}
+
+/* The shown run ended: keep its page, its recording whole. */
+static void run_ended(struct serve *s, struct es_conn *c, enum es_conn_end how) {
+    s->ended = true;
+    s->run_bytes = c->info.bytes;
+    if (how == ES_CONN_COMPLETE) {
+        es_model_end(s->model);
+        s->state = "exited";
+        s->run_exited = true;
+    } else {
+        snprintf(s->error, sizeof s->error, "%s", c->error);
+        s->state = "lost";
+    }
+    if (!s->header)
+        return;
+    char why[700];
+    snprintf(why, sizeof why, "the connection was lost (%s)", c->error);
+    int e = s->blocks.fd >= 0 ? es_blocks_finish_cut(&s->blocks, &c->stream.header, why) : 0;
+    struct stat sb;
+    if (e == 0 && s->rec_fd >= 0 && fstat(s->rec_fd, &sb) == 0)
+        es_webshare_recording_ended(s->sh, (uint64_t)sb.st_size);
+    es_serve_name_recording(s);
+    es_serve_publish(s, true);
+    fprintf(stderr, "eventlog-socket serve: %s: %s; still serving the page%s (Ctrl-C stops)\n",
+            c->name, how == ES_CONN_COMPLETE ? "the program exited" : "the connection was lost",
+            s->ses.opt.retry ? ", waiting for the next run (--retry)" : "");
+}
+
+static void on_end(struct es_conn *c, enum es_conn_end how, void *ctx) {
+    struct serve *s = ctx;
+    if (s->ignoring || (s->ses.opt.retry && (s->ended || s->run == 0))) {
+        /* The exited program once more, or a session that ended before
+         * its header: nothing to show; wait for the next run. */
+        if (!s->ignoring && !s->said_retry) {
+            fprintf(stderr, "eventlog-socket serve: %s: %s (--retry: trying again)\n", c->name,
+                    c->error);
+            s->said_retry = true;
+        }
+        s->ignoring = false;
+        retry_later(s);
+        return;
+    }
+    run_ended(s, c, how);
+    if (!s->header) {
+        /* Nothing to show: no eventlog at that address. */
+        fprintf(stderr, "eventlog-socket: %s: %s\n", c->name, c->error);
+        s->status = 2;
+        uv_stop(s->ses.loop);
+        return;
+    }
+    if (s->ses.opt.retry)
+        retry_later(s);
+}
+
+static void on_signal(void *ctx, int signum) {
+    (void)signum;
+    struct serve *s = ctx;
+    uv_stop(s->ses.loop);
+}
+
+static void serve_usage(FILE *f) {
+    fprintf(f, "usage: eventlog-socket serve ADDR [--http HOST:PORT] [--record FILE]\n"
+               "                             [--connect-timeout S] [--retry]\n"
+               "Serves a live web page of the program at ADDR on http://HOST:PORT/\n"
+               "(default 127.0.0.1:8080; port 0 picks a free one; the URL is printed).\n"
+               "Binds loopback unless another HOST is given. --record keeps the eventlog\n"
+               "received (the page's download link) in FILE; otherwise in a temporary file.\n"
+               "Runs until Ctrl-C, also after the program exits. --retry waits for the\n"
+               "program, and after it ends for its next run, which the page then shows\n"
+               "(with --record, run N is kept in FILE.N).\n");
+}
+
+/* A connection could not be opened (its error says why). */
+static void open_failed(struct serve *s) {
+    fprintf(stderr, "eventlog-socket serve: %s\n", s->ses.conn->error);
+    s->status = 2;
+    uv_stop(s->ses.loop);
+}
+
+static void reopened(void *ctx, int r) {
+    if (r != 0)
+        open_failed(ctx);
+}
+
+/* Serve the page on --http and print its URL. Returns 0, or 2 after a
+ * message. */
+static int start_http(struct serve *s, const struct sockaddr_storage *sa, bool loopback) {
+    s->http_server = es_webhttp_start(s->sh, sa, loopback);
+    if (s->http_server == NULL) {
+        fprintf(stderr, "eventlog-socket serve: cannot serve HTTP on %s: %s\n", s->http,
+                strerror(errno ? errno : EADDRINUSE));
+        return 2;
+    }
+    char host[300];
+    const char *colon = strrchr(s->http, ':');
+    snprintf(host, sizeof host, "%.*s", (int)(colon - s->http), s->http);
+    const char *token = es_webhttp_token(s->http_server);
+    printf("eventlog-socket serve: http://%s:%u/%s%s\n", host[0] ? host : "127.0.0.1",
+           es_webhttp_port(s->http_server), token[0] ? "?token=" : "", token);
+    fflush(stdout);
+    return 0;
+}
+
+/* Read the program until Ctrl-C (or a first connection that fails). */
+static void run(struct serve *s) {
+    struct es_conn_callbacks cb = {.on_header = on_header,
+                                   .on_event = on_event,
+                                   .on_bytes = on_bytes,
+                                   .on_end = on_end,
+                                   .ctx = s};
+    if (es_session_open(&s->ses, s->source, &cb) != 0) {
+        open_failed(s);
+        return;
+    }
+    uv_timer_init(s->ses.loop, &s->tick);
+    s->tick.data = s;
+    uv_timer_start(&s->tick, on_tick, TICK_MS, TICK_MS);
+    es_session_signals(&s->ses, true, on_signal, s);
+    es_serve_publish(s, true);
+    uv_run(s->ses.loop, UV_RUN_DEFAULT);
+    uv_close((uv_handle_t *)&s->tick, NULL);
+    es_session_close(&s->ses);
+}
+
+int es_serve_main(int argc, char **argv) {
+    static struct serve the_serve;
+    struct serve *s = &the_serve;
+    es_session_init(&s->ses);
+    s->ses.opt.cost_notices = true;
+    s->http = "127.0.0.1:8080";
+    s->rec_fd = -1;
+    const struct es_opt opts[] = {{"--http", NULL, ES_OPT_VALUE, &s->http, 0, NULL, NULL},
+                                  {"--record", NULL, ES_OPT_VALUE, &s->rec_path, 0, NULL, NULL},
+                                  {0}};
+    const struct es_opts_spec spec = {.cmd = "serve",
+                                      .opts = opts,
+                                      .conn = &s->ses.opt,
+                                      .usage = serve_usage,
+                                      .unknown = "unknown option or missing value: %s",
+                                      .pos = &s->source,
+                                      .npos = 1,
+                                      .required = 1};
+    int status = es_opts_parse(&spec, argc, argv);
+    if (status >= 0)
+        return status;
+    struct sockaddr_storage sa;
+    socklen_t salen;
+    bool loopback = false;
+    if (es_webaddr_parse(s->http, &sa, &salen, &loopback) != 0) {
+        fprintf(stderr, "eventlog-socket serve: --http: not HOST:PORT: %s\n", s->http);
+        return 2;
+    }
+    s->model = malloc(sizeof *s->model);
+    s->sh = es_webshare_new(s->ses.loop, on_command, s);
+    if (s->model == NULL || s->sh == NULL) {
+        fprintf(stderr, "eventlog-socket serve: out of memory\n");
+        return 2;
+    }
+    es_model_init(s->model);
+    es_blocks_init(&s->blocks);
+    s->blocks.skip_cost_notices = true;
+    s->state = "connecting";
+
+    if (open_recording(s) != 0 || start_http(s, &sa, loopback) != 0) {
+        s->status = 2;
+    } else {
+        run(s);
+        /* Wake every event stream so its thread ends, then stop the server. */
+        es_webshare_close(s->sh);
+        es_webhttp_stop(s->http_server);
+    }
+    es_webshare_free(s->sh);
+    es_session_finish(&s->ses);
+    if (s->rec_fd >= 0) {
+        if (!s->ended && s->header)
+            es_blocks_finish_cut(&s->blocks, &s->ses.conn->stream.header,
+                                 "serve was stopped while the program ran");
+        close(s->rec_fd);
+    }
+    es_blocks_destroy(&s->blocks);
+    es_model_destroy(s->model);
+    free(s->model);
+    return s->status;
+}
