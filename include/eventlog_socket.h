@@ -273,7 +273,10 @@ struct eventlog_socket_options {
      * profiling) act at most once per this many milliseconds, each kind on
      * its own, across all clients, and one that took d ms to act (a census
      * of a big heap) not again before 50 d ms; requests in between are
-     * folded into one that acts when it may. Default 1000; 0: no limit. */
+     * folded into one that acts when it may. Custom commands likewise, per
+     * namespace, d being what the last run cost (its thread's CPU time,
+     * times the capabilities when the RTS collected meanwhile). Default
+     * 1000; 0: no limit. */
     unsigned control_interval_ms;
     /* Clients served at once; one more is refused (closed at once, with a
      * log line). Default 1024. Whatever this says, a client is also

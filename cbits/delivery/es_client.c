@@ -341,6 +341,7 @@ static void on_command(uint8_t cmd, void *ctx) {
 static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
     struct es_client *c = stream->data;
     if (nread > 0) {
+        uint64_t folded = c->env->folded(c->env->ctx);
         es_control_feed(&c->control, (const uint8_t *)buf->base, (size_t)nread, on_command, c);
         uint64_t now = uv_now(c->env->loop);
         if (now - c->read_window_ms >= 1000) {
@@ -348,6 +349,10 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
             c->read_bytes = 0;
         }
         c->read_bytes += (size_t)nread;
+        if (c->env->folded(c->env->ctx) != folded) {
+            c->read_window_ms = now; /* a whole second from now */
+            c->read_bytes = ES_CLIENT_READ_BUDGET + 1;
+        }
         if (c->read_bytes > ES_CLIENT_READ_BUDGET && !es_client_is(c, ES_CLIENT_CLOSING)) {
             uv_read_stop(stream);
             es_client_set_flags(c, ES_CLIENT_READ_PAUSED, true);

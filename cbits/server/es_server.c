@@ -49,6 +49,11 @@ static void reading_paused(void *ctx) {
     es_command_reading_paused(&s->command);
 }
 
+static uint64_t folded(void *ctx) {
+    struct es_server *s = ctx;
+    return es_command_folded(&s->command) + es_registry_folded();
+}
+
 static void lossless_request(struct es_client *c, void *ctx) {
     struct es_server *s = ctx;
     es_lossless_request(&s->lossless, c);
@@ -359,6 +364,7 @@ static struct es_server *alloc_server(const struct es_config *cfg, bool is_unix,
                                            .on_command = command,
                                            .on_custom = es_registry_dispatch,
                                            .on_reading_paused = reading_paused,
+                                           .folded = folded,
                                            .on_released = released,
                                            .on_lossless = lossless_request,
                                            .read_cost = read_cost,

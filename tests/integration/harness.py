@@ -409,6 +409,22 @@ class Client:
             pass
 
 
+def flood_nonblocking(sock, frames, seconds):
+    """Send `frames` again and again for `seconds`, as much as the socket
+    takes each time without waiting (a frame may be cut: the server skips
+    what is not a frame); the bytes it took. The program reads a client that
+    floods one command a buffer a second once its request is folded into
+    the one waiting, so blocking sends would take far longer."""
+    sent = 0
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            sent += sock.send(frames, socket.MSG_DONTWAIT)
+        except BlockingIOError:
+            time.sleep(0.01)
+    return sent
+
+
 def ghc_version():
     out = subprocess.run([HC, "--numeric-version"], capture_output=True, text=True).stdout
     major, minor = out.strip().split(".")[:2]
