@@ -227,8 +227,7 @@ def half_closed_then_gone_tcp_at_the_limit(s):
     block it was sent, and closed later can only be told gone by sending it
     bytes again: with GHC_EVENTLOG_MAX_CLIENTS=2 and two such clients gone,
     the owner's next connection is served (the library sends them another
-    empty block before it would refuse it), and they are no longer
-    counted."""
+    empty block before it would refuse it), and they are let go."""
     p = Program(s, "probe", tcp_port=0, env=dict(IDLE, GHC_EVENTLOG_MAX_CLIENTS="2"))
     port = p.tcp_port()
     gone = [Client(s, tcp_port=port, read=False) for _ in range(2)]
@@ -244,11 +243,19 @@ def half_closed_then_gone_tcp_at_the_limit(s):
             data += b
         c.close()
     time.sleep(1.5)  # the next empty block may be sent a second after the first
-    expect(p.stats()["clients_connected"] == 2, "the clients were let go already")
+    # Still counted, unless something else the program wrote reached them
+    # after they closed (then their reset told already).
+    note("%d of the 2 closed clients still counted before the owner connects"
+         % p.stats()["clients_connected"])
     owner = Client(s, tcp_port=port)
     owner.wait_header()
-    st = p.stats()
-    expect(st["clients_refused"] == 0 and st["clients_connected"] == 1, "stats %r" % st)
+    expect(p.stats()["clients_refused"] == 0, "a client was refused")
+    # Any gone client the limit did not need is let go at its next empty
+    # block (ES_CLIENT_PROBE_MS, 10 s).
+    deadline = time.monotonic() + 30
+    while (st := p.stats())["clients_connected"] != 1:
+        expect(time.monotonic() < deadline, "closed clients still counted: %r" % st)
+        time.sleep(0.1)
     p.cmd("quit")
     p.finish()
     check_stream(s, owner.wait_eof(), "owner-limit")
