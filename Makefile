@@ -5,10 +5,14 @@
 #   make integration-test [INTEGRATION_TESTS="name ..."]
 #                 the integration tests (some of them)
 #   make check    every test: unit tests (plain and ASan/UBSan), symbol
+#   make check    every test: unit tests (plain and ASan/UBSan), symbol
 #                 check, the libFuzzer targets built and run briefly
 #                 (FUZZ_CHECK_SECONDS, 5, each; FUZZ_IN_CHECK=no leaves
 #                 them out), integration tests against the real GHC, the
 #                 cabal package (make cabal-test alone)
+#   make install-test
+#                 make install (staged and not), pkg-config with cc and
+#                 ghc, README's C main built against the installed copy
 #   make cabal-build
 #                 the cabal package and the examples, offline (README)
 #   make demo     run fibber-c-main on a Unix socket, request a heap census
@@ -20,20 +24,29 @@
 #                 eventlog-socket record and top against a plain client
 #                 (BENCH_ONLY=overhead,... for some of them, BENCH_REPS=N
 #                 for N runs of each figure)
+#   make check-loaded
+#                 make check with stress-ng --cpu 4 beside it (a busy
+#                 machine: load 6 on 2 cores); the hog is killed at the end
+#   make soak [SOAK_MINUTES=30]
+#                 the probe streaming that long to three clients
+#                 (reconnecting, lossless, slow): memory, descriptors and
+#                 the library's CPU judged flat (bench/soak.py)
 #   make check-matrix
 #                 make check on the host's GHC, then 9.6 and 9.10
 #   make fuzz     libFuzzer on the parsers of what the RTS and clients
 #                 write (tests/fuzz/), FUZZ_SECONDS (60) per target; make
 #                 check runs the same targets on their starting inputs,
 #                 and builds and runs them FUZZ_CHECK_SECONDS each
-#   make install  the eventlog-socket command, the archive, the header and
-#                 eventlog-socket.pc under PREFIX (/usr/local), staged
-#                 under DESTDIR if set (BINDIR, LIBDIR, INCLUDEDIR,
-#                 PKGCONFIGDIR for other layouts)
+#   make install  the eventlog-socket command, the archive, the header,
+#                 eventlog-socket.pc and the manual pages under PREFIX
+#                 (/usr/local), staged under DESTDIR if set (BINDIR, LIBDIR,
+#                 INCLUDEDIR, PKGCONFIGDIR, MANDIR for other layouts)
 #   make uninstall
 #                 remove exactly those files (same PREFIX and DESTDIR)
 #
-# Missing tools are installed first (scripts/ensure-deps.sh, apt-get).
+# Missing packages are installed first (scripts/ensure-deps.sh, apt-get),
+# each target's own: make and make install only the build's, make demo the
+# demo's, the test targets the tests' too (README, "Install it").
 
 # `make` alone builds (uninstall below would otherwise be the first target).
 .DEFAULT_GOAL := all
@@ -46,21 +59,24 @@ CC ?= cc
 # The version has one home, the cabal file; the .pc, the command's
 # --version and the header's EVENTLOG_SOCKET_VERSION follow it
 # (tests/check-version.sh).
-VERSION := $(shell sed -n 's/^version:[[:space:]]*//p' eventlog-socket.cabal)
+VERSION := $(shell sed -n 's/^version:[[:space:]]*//p' ghc-eventlog-socket.cabal)
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+MANDIR ?= $(PREFIX)/share/man
 INSTALLED := $(DESTDIR)$(BINDIR)/eventlog-socket $(DESTDIR)$(LIBDIR)/libeventlog-socket.a $(DESTDIR)$(INCLUDEDIR)/eventlog_socket.h \
-             $(DESTDIR)$(PKGCONFIGDIR)/eventlog-socket.pc
+             $(DESTDIR)$(PKGCONFIGDIR)/eventlog-socket.pc \
+             $(DESTDIR)$(MANDIR)/man1/eventlog-socket.1 $(DESTDIR)$(MANDIR)/man7/eventlog-socket.7
 
 # Needs nothing built, so no dependency check either.
 .PHONY: uninstall
 uninstall:
 	rm -f $(INSTALLED)
 
-PUBLIC_TARGETS := all lib check unit-test integration-test cabal-build cabal-test symbols demo \
+PUBLIC_TARGETS := all lib check check-loaded soak unit-test integration-test cabal-build cabal-test install-test \
+                  symbols demo \
                   fixtures bench bench-programs format format-check install
 
 ifndef ES_DEPS_CHECKED
@@ -68,7 +84,7 @@ ifndef ES_DEPS_CHECKED
 # variables computed from ghc and pkg-config see the installed tools.
 .PHONY: $(PUBLIC_TARGETS) clean
 $(PUBLIC_TARGETS):
-	@scripts/ensure-deps.sh $(if $(filter demo,$@),--demo)
+	@scripts/ensure-deps.sh $@
 	@$(MAKE) --no-print-directory -j$(shell nproc 2>/dev/null || echo 2) ES_DEPS_CHECKED=1 $@
 clean:
 	rm -rf $(BUILD)
@@ -82,7 +98,7 @@ check-matrix:
 	@scripts/check-matrix.sh
 .PHONY: fuzz
 fuzz:
-	@scripts/ensure-deps.sh --fuzz
+	@scripts/ensure-deps.sh fuzz
 	@$(MAKE) --no-print-directory -j$(shell nproc 2>/dev/null || echo 2) ES_DEPS_CHECKED=1 $@
 else
 
@@ -144,6 +160,9 @@ CLIENT_DIRS := source model http web prom top tables
 CLIENT_SRC := $(wildcard client/*.c $(CLIENT_DIRS:%=client/%/*.c))
 CLIENT_H := $(wildcard client/*.h $(CLIENT_DIRS:%=client/%/*.h))
 CLIENT_LIB_SRC := $(wildcard client/source/*.c) client/tables/csv.c client/tables/rows.c
+# The manual pages, from docs/man/*.scd.
+MAN_SRC := $(wildcard docs/man/*.scd)
+MAN_PAGES := $(MAN_SRC:docs/man/%.scd=$(BUILD)/man/%)
 # The model of the program (client/model/): pure C, linked by its unit
 # test and fuzz target.
 MODEL_SRC := $(wildcard client/model/*.c)
@@ -182,7 +201,7 @@ FUZZ_CHECK_SECONDS ?= 5
 CHECK_FUZZ_BIN := $(if $(filter no,$(FUZZ_IN_CHECK)),,$(FUZZ_BIN))
 
 .PHONY: $(PUBLIC_TARGETS)
-all: $(LIB) $(FIBBER) $(CLIENT)
+all: $(LIB) $(FIBBER) $(CLIENT) $(MAN_PAGES)
 lib: $(LIB)
 
 $(BUILD)/obj/cbits/%.o: cbits/%.c
@@ -272,11 +291,24 @@ $(WEB_GEN): scripts/embed-web.sh $(wildcard client/web/*.html client/web/*.css c
 	@mkdir -p $(dir $@)
 	scripts/embed-web.sh $@ $(WEB_ASSETS)
 
-$(CLIENT): $(CLIENT_SRC) $(CLIENT_H) $(CLIENT_CBITS) $(CBITS_H) $(WEB_GEN) eventlog-socket.cabal
+# The manual pages (docs/man/*.scd) and the command's help, made from the
+# same source by scripts/man.awk (awk only). The pages' date is their
+# source's last commit (the file's time outside git).
+MAN_DATE = $(or $(shell git log -1 --format=%cs -- $< 2>/dev/null),$(shell date -u -r $< +%Y-%m-%d))
+$(BUILD)/man/%: docs/man/%.scd scripts/man.awk ghc-eventlog-socket.cabal
+	@mkdir -p $(dir $@)
+	awk -v to=man -v version=$(VERSION) -v date=$(MAN_DATE) -f scripts/man.awk $< > $@.tmp && mv $@.tmp $@
+HELP_GEN := $(BUILD)/gen/help.c
+$(HELP_GEN): docs/man/eventlog-socket.1.scd scripts/man.awk
+	@mkdir -p $(dir $@)
+	awk -v to=c -f scripts/man.awk $< > $@.tmp && mv $@.tmp $@
+
+$(CLIENT): $(CLIENT_SRC) $(CLIENT_H) $(CLIENT_CBITS) $(CBITS_H) $(WEB_GEN) $(HELP_GEN) \
+           ghc-eventlog-socket.cabal
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(CFLAGS) -Iinclude -Icbits -Iclient $(UV_CFLAGS) \
-	    -DES_VERSION='"$(VERSION)"' $(NCURSES_CFLAGS) $(MHD_CFLAGS) -o $@ $(CLIENT_SRC) $(WEB_GEN) $(CLIENT_CBITS) $(UV_LIBS) \
-	    $(NCURSES_LIBS) $(MHD_LIBS) -lpthread -lm
+	    -DES_VERSION='"$(VERSION)"' $(NCURSES_CFLAGS) $(MHD_CFLAGS) -o $@ $(CLIENT_SRC) $(WEB_GEN) $(HELP_GEN) \
+	    $(CLIENT_CBITS) $(UV_LIBS) $(NCURSES_LIBS) $(MHD_LIBS) -lpthread -lm
 
 $(CHECKER): tests/checker/Main.hs
 	@mkdir -p $(dir $@)
@@ -367,7 +399,8 @@ $(BUILD)/unit-asan/%: tests/unit/%.c tests/unit/tap.h tests/unit/control_ref.h t
 
 # The client's model (MODEL_SRC) is pure C like cbits/: unit-tested the
 # same way, linked with its sources.
-MODEL_UNITS := test_model test_model_census test_model_sparks test_model_threads test_model_pauses
+MODEL_UNITS := test_model test_model_census test_model_sparks test_model_threads test_model_pauses \
+               test_model_text
 $(MODEL_UNITS:%=$(BUILD)/unit/%): \
 $(BUILD)/unit/%: tests/unit/%.c tests/unit/tap.h tests/unit/model_events.h $(MODEL_SRC) $(MODEL_H) \
                  $(CBITS_LIB_plain)
@@ -469,11 +502,11 @@ $(SAN)/fibber-c-main: examples/fibber-c-main/app/Main.hs examples/fibber-c-main/
 
 # The eventlog-socket command under ASan/UBSan, for its tests in the same run.
 $(SAN)/eventlog-socket: $(CLIENT_SRC) $(CLIENT_H) $(CLIENT_CBITS) $(CBITS_H) \
-                        $(WEB_GEN)
+                        $(WEB_GEN) $(HELP_GEN)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(SAN_FLAGS) -Iinclude -Icbits -Iclient $(UV_CFLAGS) \
-	    -DES_VERSION='"$(VERSION)"' $(NCURSES_CFLAGS) $(MHD_CFLAGS) -o $@ $(CLIENT_SRC) $(WEB_GEN) $(CLIENT_CBITS) $(UV_LIBS) \
-	    $(NCURSES_LIBS) $(MHD_LIBS) -lpthread -lm
+	    -DES_VERSION='"$(VERSION)"' $(NCURSES_CFLAGS) $(MHD_CFLAGS) -o $@ $(CLIENT_SRC) $(WEB_GEN) $(HELP_GEN) \
+	    $(CLIENT_CBITS) $(UV_LIBS) $(NCURSES_LIBS) $(MHD_LIBS) -lpthread -lm
 
 # The checker and the C clients are the test's, not under test.
 $(SAN)/eventlog-check: $(CHECKER)
@@ -494,7 +527,7 @@ symbols: $(LIB)
 	@tests/check-symbols.sh $(LIB)
 
 integration-test: $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(SPARKER) $(CHECKER) $(MANY_CLIENTS) $(FAILALLOC) $(THREADER) \
-                  $(HEAPMODES)
+                  $(HEAPMODES) $(MAN_PAGES)
 	@HC=$(HC) python3 tests/integration/run.py --build $(BUILD) $(INTEGRATION_TESTS)
 
 # The cabal package and both examples, built with cabal offline exactly as
@@ -508,12 +541,29 @@ cabal-test: $(CHECKER)
 	@HC=$(HC) tests/cabal-package.sh $(BUILD)
 
 check: $(LIB) $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(SPARKER) $(CHECKER) $(MANY_CLIENTS) $(FAILALLOC) $(THREADER) \
-       $(HEAPMODES) \
+       $(HEAPMODES) $(MAN_PAGES) \
        $(UNIT_BIN) $(UNIT_ASAN_BIN) \
        $(UNIT_TSAN_BIN) $(SAN_PROGRAMS) \
        $(FUZZ_REPLAY_BIN) $(CHECK_FUZZ_BIN) $(BENCH_PROGRAMS)
 	@HC=$(HC) FUZZ_IN_CHECK=$(FUZZ_IN_CHECK) FUZZ_CHECK_SECONDS=$(FUZZ_CHECK_SECONDS) \
 	    tests/run-all.sh $(BUILD)
+
+# make install three ways, and README's C main built against each copy
+# (tests/install.sh; make check runs it too).
+install-test: $(LIB) $(CLIENT) $(CHECKER)
+	@HC=$(HC) tests/install.sh $(BUILD)
+
+# make check beside a CPU hog (scripts/check-loaded.sh kills it whatever
+# happens).
+check-loaded: $(LIB) $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(SPARKER) $(CHECKER) $(MANY_CLIENTS) \
+              $(FAILALLOC) $(THREADER) $(HEAPMODES) $(UNIT_BIN) $(UNIT_ASAN_BIN) $(UNIT_TSAN_BIN) $(SAN_PROGRAMS) \
+              $(FUZZ_REPLAY_BIN) $(CHECK_FUZZ_BIN) $(BENCH_PROGRAMS)
+	@HC=$(HC) FUZZ_IN_CHECK=$(FUZZ_IN_CHECK) FUZZ_CHECK_SECONDS=$(FUZZ_CHECK_SECONDS) \
+	    scripts/check-loaded.sh $(BUILD)
+
+SOAK_MINUTES ?= 30
+soak: $(PROBE) $(CHECKER) $(MANY_CLIENTS)
+	@python3 bench/soak.py --build $(BUILD) --minutes $(SOAK_MINUTES)
 
 # Record this GHC's eventlog fixture for the unit tests.
 fixtures: $(CHECKER)
@@ -524,21 +574,27 @@ demo: $(FIBBER)
 
 # The .pc file is made at install time, so that it always names the PREFIX
 # the files go to. The archive is built for this GHC ($(HC_VERSION)), which
-# the .pc records as the variable ghc_version. libuv is in Requires, not
+# the .pc records as the variable ghc_version; the header includes Rts.h,
+# so its Cflags carry that GHC's RTS include directories, for a C compiler
+# that ghc does not drive. libuv is in Requires, not
 # Requires.private: with only an archive installed, every link needs it.
-install: $(LIB) $(CLIENT)
+install: $(LIB) $(CLIENT) $(MAN_PAGES)
 	@mkdir -p $(BUILD)
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
 	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' -e 's|@VERSION@|$(VERSION)|g' \
-	    -e 's|@GHC_VERSION@|$(HC_VERSION)|g' eventlog-socket.pc.in > $(BUILD)/eventlog-socket.pc
+	    -e 's|@GHC_VERSION@|$(HC_VERSION)|g' -e 's|@RTS_INCLUDE@|$(RTS_INCLUDE)|g' \
+	    -e 's|@RTS_CFLAGS@|$(addprefix -I,$(RTS_INCLUDE))|g' eventlog-socket.pc.in > $(BUILD)/eventlog-socket.pc
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR)
 	install -m 755 $(CLIENT) $(DESTDIR)$(BINDIR)/eventlog-socket
 	install -m 644 $(LIB) $(DESTDIR)$(LIBDIR)/libeventlog-socket.a
 	install -m 644 include/eventlog_socket.h $(DESTDIR)$(INCLUDEDIR)/eventlog_socket.h
 	install -m 644 $(BUILD)/eventlog-socket.pc $(DESTDIR)$(PKGCONFIGDIR)/eventlog-socket.pc
+	install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man7
+	install -m 644 $(BUILD)/man/eventlog-socket.1 $(DESTDIR)$(MANDIR)/man1/eventlog-socket.1
+	install -m 644 $(BUILD)/man/eventlog-socket.7 $(DESTDIR)$(MANDIR)/man7/eventlog-socket.7
 
 FORMAT_FILES := $(wildcard include/*.h cbits/*/*.[ch] rts-writer/*.[ch] tests/unit/*.[ch] tests/fuzz/*.[ch] \
-                  examples/*/cbits/*.c tests/probe/*.c tests/clients/*.c tests/failalloc/*.c tests/cabal/tiny/*.c tests/cabal/upstream-compat/*.c \
+                  examples/*/cbits/*.c tests/probe/*.c tests/clients/*.c tests/failalloc/*.c tests/cabal/tiny/*.c tests/cabal/upstream-compat/*.c haskell/test/*.c \
                   bench/*.[ch] bench/cbits/*.c client/*.[ch] client/*/*.[ch])
 format:
 	clang-format -i $(FORMAT_FILES)

@@ -10,6 +10,7 @@
 #include "opts.h"
 #include "source/session.h"
 #include "subcommands.h"
+#include "source/outfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -43,19 +44,9 @@ struct record {
     uint64_t last_ms, last_bytes, last_events;
     double mib_s, events_s;
     bool stopped;
+    bool by_duration; /* stopped by --duration: what the user asked for */
     int status;
 };
-
-static void record_usage(FILE *f) {
-    fprintf(f, "usage: eventlog-socket record ADDR [-o FILE] [--duration SECONDS] [--lossless]\n"
-               "                              [--connect-timeout S] [--retry]\n"
-               "Writes the program's eventlog to FILE (default PROGRAM-PID.eventlog, from the\n"
-               "stream; - for stdout) until the program exits, --duration passes, or Ctrl-C.\n"
-               "The file is a valid eventlog whenever it stops. Exit status 0 when the\n"
-               "program's end marker arrived, 1 when the recording was cut, 2 on errors.\n"
-               "--lossless asks the program for every byte: it waits for this recording when\n"
-               "it falls behind instead of skipping chunks (README, \"Losing nothing\").\n");
-}
 
 static void clear_progress(struct record *r) {
     if (r->progress_shown) {
@@ -101,8 +92,11 @@ static void stop(struct record *r, int status, const char *why);
 
 /* The default name is created, never opened: not a file already there (a
  * previous recording, or one another user planted), not through a symlink
- * (in /tmp, another user's link to a file of ours). Taken: NAME.1.eventlog,
- * NAME.2.eventlog, ... Returns the descriptor (r->path its name), or -1
+ * (in /tmp, another user's link to a file of ours). Taken: NAME.1.eventlog
+ * to NAME.99.eventlog, then NAME.XXXXXX.eventlog with six random
+ * characters, created as mkstemp(3) does (O_EXCL, tried again until a name
+ * is free), so that names planted in advance never leave the recording
+ * without a file. Returns the descriptor (r->path its name), or -1
  * (errno). */
 #define DEFAULT_TRIES 100
 static int create_default(struct record *r) {
@@ -114,13 +108,15 @@ static int create_default(struct record *r) {
             snprintf(r->path, sizeof r->path, "%s", base);
         else
             snprintf(r->path, sizeof r->path, "%.*s.%d.eventlog", (int)stem, base, i);
-        int fd = open(r->path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        int fd = es_outfile_open(r->path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW);
         if (fd >= 0 || errno != EEXIST)
             return fd;
     }
-    snprintf(r->path, sizeof r->path, "%s (and .1 to .%d)", base, DEFAULT_TRIES - 1);
-    errno = EEXIST;
-    return -1;
+    snprintf(r->path, sizeof r->path, "%.*s.XXXXXX.eventlog", (int)stem, base);
+    int fd = mkstemps(r->path, (int)strlen(".eventlog")); /* mode 0600 */
+    if (fd >= 0)
+        fcntl(fd, F_SETFD, FD_CLOEXEC);
+    return fd;
 }
 
 static void open_file(struct record *r) {
@@ -133,7 +129,7 @@ static void open_file(struct record *r) {
     } else {
         if (r->out != NULL) {
             snprintf(r->path, sizeof r->path, "%s", r->out);
-            fd = open(r->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+            fd = es_outfile_open(r->path, O_WRONLY | O_CREAT | O_TRUNC);
         } else {
             fd = create_default(r);
         }
@@ -151,6 +147,18 @@ static void open_file(struct record *r) {
         snprintf(msg, sizeof msg, "cannot write %s: %s", r->path, strerror(r->blocks.error));
         stop(r, 2, msg);
     }
+}
+
+/* The default name is made in the current directory. */
+static bool cwd_writable(void) {
+    if (access(".", W_OK | X_OK) == 0)
+        return true;
+    char cwd[512];
+    fprintf(stderr,
+            "eventlog-socket record: cannot create a recording in %s: %s: name one elsewhere "
+            "with -o FILE\n",
+            getcwd(cwd, sizeof cwd) ? cwd : "the current directory", strerror(errno));
+    return false;
 }
 
 static void on_name_timer(uv_timer_t *t) {
@@ -231,7 +239,16 @@ static void stop(struct record *r, int status, const char *why) {
         snprintf(drops, sizeof drops, ", %llu drop notice%s (%llu chunks missing)",
                  (unsigned long long)info.drop_notices, info.drop_notices == 1 ? "" : "s",
                  (unsigned long long)info.dropped_chunks);
-    if (complete)
+    if (complete && r->by_duration)
+        fprintf(stderr,
+                "eventlog-socket: recorded %s (%s, %llu events%s): %s, as asked (the program "
+                "runs on); the file ends with a notice saying so and an end marker%s\n",
+                r->path, size, (unsigned long long)info.events, drops, why,
+                es_model_header_no_flush(&c->stream.header)
+                    ? " (" ES_MODEL_GHC90_NOTE ": the rest comes only if the recording runs "
+                      "until the program exits)"
+                    : "");
+    else if (complete)
         /* With drop notices the end marker came, but chunks are missing. */
         fprintf(stderr,
                 "eventlog-socket: recorded %s (%s, %llu events%s): %s, the program's end "
@@ -244,7 +261,8 @@ static void stop(struct record *r, int status, const char *why) {
                 "an end marker after the last whole block%s\n",
                 r->path, size, (unsigned long long)info.events, drops, why,
                 /* Few events of a program still running: say why. */
-                status == 1 && es_model_header_no_flush(&c->stream.header)
+                status == 1 && es_model_header_no_flush(&c->stream.header) &&
+                        c->info.cut_notice[0] == '\0'
                     ? " (" ES_MODEL_GHC90_NOTE ": the rest comes only if the recording runs "
                       "until the program exits)"
                     : "");
@@ -283,7 +301,10 @@ static void on_bytes(struct es_conn *c, const uint8_t *data, size_t n, void *ctx
     int e = es_blocks_append(&r->blocks, data, n);
     if (e != 0) {
         char msg[600];
-        snprintf(msg, sizeof msg, "cannot write %s: %s", r->path, strerror(-e));
+        if (e == -EMSGSIZE)
+            es_blocks_too_long_why(&r->blocks, msg, sizeof msg);
+        else
+            snprintf(msg, sizeof msg, "cannot write %s: %s", r->path, strerror(-e));
         stop(r, 2, msg);
         return;
     }
@@ -296,7 +317,15 @@ static void on_end(struct es_conn *c, enum es_conn_end how, void *ctx) {
     char why[700];
     switch (how) {
     case ES_CONN_COMPLETE:
-        stop(r, 0, "complete");
+        /* The end marker after a cut notice: the program ended this
+         * connection early (a slow client at exit), on an event boundary. */
+        if (c->info.cut_notice[0] != '\0') {
+            snprintf(why, sizeof why, "the program cut this connection short: %s",
+                     c->info.cut_notice);
+            stop(r, 1, why);
+        } else {
+            stop(r, 0, "complete");
+        }
         break;
     case ES_CONN_CUT:
         /* The reader says where it stopped; the usual story is a program
@@ -321,9 +350,14 @@ static void on_signal(void *ctx, int signum) {
 
 static void on_duration(uv_timer_t *t) {
     struct record *r = t->data;
-    char why[64];
-    snprintf(why, sizeof why, "stopped after --duration %g s", r->duration);
-    stop(r, 1, why);
+    char why[128];
+    int n = snprintf(why, sizeof why, "stopped after --duration %g s", r->duration);
+    /* Where: the latest event's program time (the notice's own time). */
+    if (r->blocks.last_time > 0)
+        snprintf(why + n, sizeof why - (size_t)n, ", at program time %.3f s",
+                 (double)r->blocks.last_time / 1e9);
+    r->by_duration = true;
+    stop(r, 0, why);
 }
 
 static void on_progress(uv_timer_t *t) {
@@ -360,21 +394,26 @@ int es_record_main(int argc, char **argv) {
     es_session_init(&r->ses);
     const char *addr = NULL;
     const struct es_opt opts[] = {
-        {"-o", "--output", ES_OPT_VALUE, &r->out, 0, "-o needs a file name", NULL},
-        {"--lossless", NULL, ES_OPT_FLAG, &r->lossless, 0, NULL, NULL},
+        {"-o", "--output", ES_OPT_VALUE, &r->out, 0, "-o needs a file name", NULL, false},
+        {"--lossless", NULL, ES_OPT_FLAG, &r->lossless, 0, NULL, NULL, false},
         {"--duration", NULL, ES_OPT_SECONDS, &r->duration, 1e7, "--duration needs seconds",
-         "%s: not a number of seconds: %s"},
+         "%s: not a number of seconds: %s", false},
         {0}};
     const struct es_opts_spec spec = {.cmd = "record",
                                       .opts = opts,
                                       .conn = &r->ses.opt,
-                                      .usage = record_usage,
                                       .pos = &addr,
                                       .npos = 1,
-                                      .required = 1};
+                                      .required = 1,
+                                      .pos_names = (const char *[]){"ADDR"}};
     int status = es_opts_parse(&spec, argc, argv);
     if (status >= 0)
         return status;
+    /* The file is checked before connecting: connecting may release a
+     * program held by GHC_EVENTLOG_WAIT, whose start would then go to a
+     * recording that cannot be written. */
+    if (r->out != NULL ? !es_outfile_check("record", NULL, r->out) : !cwd_writable())
+        return 2;
     es_blocks_init(&r->blocks);
     struct es_conn_callbacks cb = {.on_header = on_header,
                                    .on_event = on_event,

@@ -54,7 +54,7 @@
 extern "C" {
 #endif
 
-/* This package's version, as eventlog-socket.cabal, the .pc file and
+/* This package's version, as ghc-eventlog-socket.cabal, the .pc file and
  * `eventlog-socket --version` say it (tests/check-version.sh). */
 #define EVENTLOG_SOCKET_VERSION "0.3.0.0"
 
@@ -266,8 +266,12 @@ struct eventlog_socket_options {
     /* EVENTLOG_SOCKET_SLOW_CLIENT_DROP (default): skip whole chunks for it
      * and put a notice in its stream; _DISCONNECT: close its connection. */
     int slow_client;
-    /* How long exit waits for slow clients to take the rest. Default 2000.
-     * Exit never waits for the library longer than this plus 500 ms. */
+    /* How long exit waits for clients to take the rest of their stream:
+     * every client that keeps reading gets this long (default 2000); a
+     * client that reads nothing for half of it (250 ms when it never read,
+     * all of it once it has read during the exit) is cut at once. What the
+     * library cuts ends on an event boundary, with a cut notice and the
+     * end marker when the socket takes them (at most 5000 ms more). */
     unsigned linger_ms;
     /* Control commands that cost the program (a heap census; start/stop of
      * profiling) act at most once per this many milliseconds, each kind on
@@ -304,6 +308,12 @@ struct eventlog_socket_options {
      * a notice in its stream; from then on slow_client's policy, drop
      * under _WAIT). Default 10000; 0: never; at most 3600000. */
     unsigned lossless_stall_ms;
+    /* Past linger_ms, exit waits for a client only while it drains its
+     * backlog at a pace that brings it to the end within this many
+     * milliseconds of the exit's start, and never longer (default 10000;
+     * linger_ms when that is longer; at most 600000). Exit never waits for
+     * the library longer than this plus 5500 ms. */
+    unsigned linger_max_ms;
 };
 #define EVENTLOG_SOCKET_LOSSLESS_OWNER         0
 #define EVENTLOG_SOCKET_LOSSLESS_ALL           1

@@ -97,20 +97,24 @@ int eventlog_socket_set_flush_interval_ms(unsigned ms) {
     return 0;
 }
 
+int es_rts_can_switch(void) {
+    if (eventLogStatus() == EVENTLOG_NOT_SUPPORTED)
+        return EVENTLOG_SOCKET_ENOEVENTLOG;
+    /* Without -l no event class is enabled (they are chosen once, at
+     * start-up): startEventLogging would succeed and the clients would
+     * get a header and nothing else. A log stopped by the program itself
+     * after starting with -l may be restarted. */
+    if (eventLogStatus() != EVENTLOG_RUNNING && RtsFlags.TraceFlags.tracing != TRACE_EVENTLOG)
+        return EVENTLOG_SOCKET_EEVENTLOGOFF;
+    return 0;
+}
+
 int es_rts_switch_writer(bool wait) {
     int r = 0;
     /* No periodic flush may run while event logging stops and starts. */
     pthread_mutex_lock(&es_rts.flush_lock);
-    if (eventLogStatus() == EVENTLOG_NOT_SUPPORTED) {
-        r = EVENTLOG_SOCKET_ENOEVENTLOG;
-    } else if (eventLogStatus() != EVENTLOG_RUNNING &&
-               RtsFlags.TraceFlags.tracing != TRACE_EVENTLOG) {
-        /* Without -l no event class is enabled (they are chosen once, at
-         * start-up): startEventLogging would succeed and the clients would
-         * get a header and nothing else. A log stopped by the program
-         * itself after starting with -l may be restarted. */
-        r = EVENTLOG_SOCKET_EEVENTLOGOFF;
-    } else {
+    r = es_rts_can_switch();
+    if (r == 0) {
         if (eventLogStatus() == EVENTLOG_RUNNING)
             endEventLogging();
         if (!startEventLogging(&SocketEventLogWriter))
@@ -135,13 +139,19 @@ int es_rts_switch_writer(bool wait) {
     return eventlog_socket_wait_for_client();
 }
 
+/* The refusals of es_rts_can_switch come before anything listens, so no
+ * "listening on" line (which scripts wait for) precedes them. */
 int eventlog_socket_start_unix(const char *path, bool wait) {
-    int r = eventlog_socket_init_unix(path);
+    int r = es_rts_can_switch();
+    if (r == 0)
+        r = eventlog_socket_init_unix(path);
     return r < 0 ? r : es_rts_switch_writer(wait);
 }
 
 int eventlog_socket_start_tcp(const char *host, const char *port, bool wait) {
-    int r = eventlog_socket_init_tcp(host, port);
+    int r = es_rts_can_switch();
+    if (r == 0)
+        r = eventlog_socket_init_tcp(host, port);
     return r < 0 ? r : es_rts_switch_writer(wait);
 }
 

@@ -72,16 +72,17 @@ suite "README example" readme_example_check
 cabal_sources_check() {
     local missing
     missing=$(for f in cbits/*/*.c rts-writer/*.c; do
-        grep -qx "    $f" eventlog-socket.cabal || echo "$f"
+        grep -qx "    $f" ghc-eventlog-socket.cabal || echo "$f"
     done)
     if [ -z "$missing" ]; then
-        echo "ok 1 - eventlog-socket.cabal lists every C source of cbits/ and rts-writer/"
+        echo "ok 1 - ghc-eventlog-socket.cabal lists every C source of cbits/ and rts-writer/"
     else
-        echo "not ok 1 - eventlog-socket.cabal's c-sources miss:" $missing
+        echo "not ok 1 - ghc-eventlog-socket.cabal's c-sources miss:" $missing
     fi
 }
 suite "cabal package sources" cabal_sources_check
 suite "one version everywhere" tests/check-version.sh "$build"
+suite "which target installs which packages" tests/deps.sh
 suite "ARCHITECTURE.md names every source file" tests/check-architecture.sh
 suite "install (make install into a DESTDIR, the example built against it)" tests/install.sh "$build"
 # Two tests at a time: each is its own process with its own sockets, and
@@ -102,6 +103,7 @@ suite "integration tests, library under ASan/UBSan (GHC $ghc_version)" \
     record_equals_plain_client record_counts_drop_notices client_header_then_garbage \
     client_peer_not_eventlog_socket control_wait_judgement \
     heap_hp_equals_ghc heap_live_hp heap_cut_file top_live_screen top_retry_reconnects \
-    web_serve_live web_report_files
+    web_serve_live web_report_files exit_waits_for_a_reader_that_keeps_reading \
+    slow_reader_cut_at_exit_ends_on_an_event_boundary slow_client_disconnect_ends_on_an_event_boundary
 echo "check: $pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]

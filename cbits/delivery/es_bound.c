@@ -1,5 +1,6 @@
 #include "es_bound.h"
 
+#include "es_cut.h"
 #include "es_notice.h"
 #include "es_pool.h"
 
@@ -26,12 +27,18 @@ void es_bound_flush_logs(struct es_bound *b, uint64_t now_ms, bool force) {
     es_log_limit_flush(&b->log_oom, now_ms, force);
 }
 
+/* The stream it got ends on an event boundary, with a cut notice saying
+ * why when there is room (es_cut.h). */
 static void disconnect(struct es_bound *b, struct es_client *c, uint64_t lag, const char *limit) {
     atomic_fetch_add(&b->counters->clients_lagged, 1);
     es_log_limited(&b->log_lagging, uv_now(b->loop),
                    "client %llu fell %.1f MiB behind (%s); disconnecting it",
                    (unsigned long long)es_client_id(c), (double)lag / (1 << 20), limit);
-    es_client_close(c);
+    char why[256];
+    snprintf(why, sizeof why,
+             "the program disconnected this slow client: it fell %.1f MiB behind (%s)",
+             (double)lag / (1 << 20), limit);
+    es_cut_client(c, why);
 }
 
 /* Skip chunks for `c` down to `target` bytes; returns how many. */

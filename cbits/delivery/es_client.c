@@ -49,6 +49,8 @@ static void on_client_closed(uv_handle_t *h) {
      * released what they held. */
     assert(es_client_is(c, ES_CLIENT_CLOSING) && !es_client_is(c, ES_CLIENT_WRITING));
     assert(c->write_first == NULL);
+    if (c->closed_hook != NULL && c->closed_hook(c))
+        return; /* its stream is being ended on a new handle (es_cut.h) */
     if (c->next_chunk)
         es_store_release_range(st, c->next_chunk, es_store_newest(st));
     es_store_release(st, c->defs);
@@ -64,6 +66,11 @@ void es_client_close(struct es_client *c) {
     es_client_set_flags(c, ES_CLIENT_CLOSING, true);
     /* Pending writes complete with UV_ECANCELED before the close callback,
      * so their references are released before the client is freed. */
+    uv_close(&c->io.handle, on_client_closed);
+}
+
+void es_client_close_reopened(struct es_client *c) {
+    assert(es_client_is(c, ES_CLIENT_CLOSING) && c->closed_hook != NULL);
     uv_close(&c->io.handle, on_client_closed);
 }
 
@@ -108,17 +115,14 @@ static void on_write(uv_write_t *req, int status) {
         es_store_release_range(st, c->write_first, c->write_last);
     c->write_first = c->write_last = NULL;
     c->env->on_released(c->env->ctx);
-    if (status == 0) {
-        if (with_header)
-            es_client_set_flags(c, ES_CLIENT_HEADER_SENT, true);
-        atomic_fetch_add(&c->env->counters->bytes_sent, c->write_bytes);
-        c->bytes_done += c->write_bytes;
-    }
     if (status < 0) {
-        /* The peer went away (EPIPE, ECONNRESET) or we closed it. */
-        es_client_close(c);
+        es_client_close(c); /* the peer went away (EPIPE, ECONNRESET) or we closed it */
         return;
     }
+    if (with_header)
+        es_client_set_flags(c, ES_CLIENT_HEADER_SENT, true);
+    atomic_fetch_add(&c->env->counters->bytes_sent, c->write_bytes);
+    c->bytes_done += c->write_bytes;
     es_client_pump(c);
 }
 

@@ -180,6 +180,14 @@ struct es_client {
     uint64_t bytes_done;
     uint64_t consumed_seen;
     uint64_t moved_ms;
+    /* What it had consumed when the program's exit began (es_linger.h,
+     * its only writer), for its pace since. */
+    uint64_t exit_consumed;
+    /* Its stream being ended on an event boundary (es_cut.h, the owner),
+     * or NULL; while it is, the close callback first calls closed_hook,
+     * which says whether the client lives on (on a reopened handle). */
+    struct es_cut *cut;
+    bool (*closed_hook)(struct es_client *c);
     uv_shutdown_t sreq;
     /* Since when (loop clock, 0: not) a lossless client has held the
      * program up (es_lossless.h, its only writer). */
@@ -220,6 +228,16 @@ static inline uint64_t es_client_id(const struct es_client *c) {
  * to read (es_client_note_progress). */
 static inline uint64_t es_client_moved_ms(const struct es_client *c) {
     return c->moved_ms;
+}
+
+/* The program's exit begins: what the client has consumed so far (as of
+ * the last es_client_note_progress) is where its pace at exit counts
+ * from (es_linger.h). */
+static inline void es_client_mark_exit(struct es_client *c) {
+    c->exit_consumed = c->consumed_seen;
+}
+static inline uint64_t es_client_consumed_since_exit(const struct es_client *c) {
+    return c->consumed_seen - c->exit_consumed;
 }
 
 /* Since when (loop clock, 0: not) a lossless client has held the program
@@ -315,7 +333,14 @@ bool es_client_resume_reading(struct es_client *c, uint64_t now_ms);
  * closing already. */
 bool es_client_check_peer(struct es_client *c, uint64_t now_ms, uint64_t probe_gap_ms);
 
-/* Close the connection; the client is freed when libuv has closed it. */
+/* Close the connection at once; the client is freed when libuv has
+ * closed it (unless closed_hook keeps it). The library's own closes go
+ * through es_cut_client (es_cut.h), which ends the stream on an event
+ * boundary first. */
 void es_client_close(struct es_client *c);
+
+/* Close the handle that closed_hook's owner (es_cut.h) reopened on the
+ * client's socket. */
+void es_client_close_reopened(struct es_client *c);
 
 #endif

@@ -30,6 +30,10 @@ int es_notice_format_cost(char *buf, size_t size, uint64_t writer_ns, uint64_t w
                     (double)walker_ns / 1e6, (double)loop_ns / 1e6, (double)bytes_sent / (1 << 20));
 }
 
+int es_notice_format_cut(char *buf, size_t size, const char *why) {
+    return snprintf(buf, size, ES_NOTICE_PREFIX ES_NOTICE_CUT_WORDS "%s", why);
+}
+
 /* The words after `words` in `text` (the prefix already matched), as a
  * NUL-terminated copy in `buf`; NULL when the text goes on otherwise or
  * is too long for `buf` (no notice is). */

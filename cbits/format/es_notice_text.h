@@ -12,8 +12,9 @@
 
 /* What every notice's message starts with. */
 #define ES_NOTICE_PREFIX "eventlog-socket: "
-/* The cut notice `record` ends a cut recording with: the prefix, these
- * words, then why. */
+/* The cut notice `record` ends a cut recording with, and the library a
+ * stream it ends before the program's end marker (es_cut.h): the prefix,
+ * these words, then why. */
 #define ES_NOTICE_CUT_WORDS "recording cut: "
 
 /* "eventlog-socket: dropped N chunks (X MiB)". */
@@ -26,6 +27,8 @@ int es_notice_format_wait(char *buf, size_t size, uint64_t wait_ns, uint64_t wai
  * threads W, walker K, loop L), M MiB sent". */
 int es_notice_format_cost(char *buf, size_t size, uint64_t writer_ns, uint64_t walker_ns,
                           uint64_t loop_ns, uint64_t period_ms, uint64_t bytes_sent);
+/* "eventlog-socket: recording cut: WHY". */
+int es_notice_format_cut(char *buf, size_t size, const char *why);
 /* The format functions return snprintf's count (the message is cut to
  * `size` - 1 bytes when longer). */
 

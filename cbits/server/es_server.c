@@ -7,9 +7,10 @@
 #define EVENTLOG_SOCKET_NO_RTS
 #include "eventlog_socket.h"
 #include "base/es_log.h"
-#include "delivery/es_notice.h"
-#include "control/es_registry.h"
 #include "base/es_signal.h"
+#include "control/es_registry.h"
+#include "delivery/es_cut.h"
+#include "delivery/es_notice.h"
 
 #include <assert.h>
 #include <stdlib.h>
@@ -251,7 +252,7 @@ static int open_handles(struct es_server *s) {
     es_lossless_open(&s->lossless, &s->loop, &s->fan, &s->counters);
     es_command_open(&s->command, &s->loop, &s->fan, &s->lossless);
     es_hangup_open(&s->hangup, &s->loop, &s->fan);
-    es_linger_open(&s->linger, &s->loop, &s->fan, s->cfg.linger_ms);
+    es_linger_open(&s->linger, &s->loop, &s->fan, s->cfg.linger_ms, es_config_linger_max(&s->cfg));
     struct es_accept_env aenv = {
         .on_client = on_client, .nclients = nclients, .on_error = async_error, .ctx = s};
     int r = es_accept_start(&s->accept, &s->loop, es_endpoint_fd(&s->endpoint), &s->admit,
@@ -414,11 +415,16 @@ static void request_stop(struct es_server *s) {
     es_intake_wake(&s->intake);
 }
 
+/* The longest a stop takes: the longest linger, the ending of the streams
+ * cut at its end (es_cut.h), and a margin. */
+static unsigned stop_ms(const struct es_server *s) {
+    return es_config_linger_max(&s->cfg) + ES_CUT_FINISH_MS + ES_STOP_MARGIN_MS;
+}
+
 int es_server_stop(struct es_server *s) {
     if (atomic_exchange(&s->stop_called, true))
         return 0;
-    uint64_t deadline =
-        uv_hrtime() + ((uint64_t)s->cfg.linger_ms + ES_STOP_MARGIN_MS) * ES_NS_PER_MS;
+    uint64_t deadline = uv_hrtime() + (uint64_t)stop_ms(s) * ES_NS_PER_MS;
     /* Refuse further chunks; the walker hands over the rest, then ends. */
     es_lossless_shutdown(&s->lossless); /* no RTS thread waits for a client any more */
     es_inbox_close(&s->inbox);
@@ -436,7 +442,7 @@ int es_server_stop(struct es_server *s) {
      * overloaded to run them): the program's exit must not wait for them. */
     es_log("the library's threads did not finish within %u ms; the program exits without "
            "them, and clients still connected lose the end of the stream",
-           s->cfg.linger_ms + ES_STOP_MARGIN_MS);
+           stop_ms(s));
     es_endpoint_unlink(&s->endpoint);
     return r;
 }

@@ -40,10 +40,11 @@ int es_server_start_tcp(struct es_server **out, const char *host, const char *po
  * clients. */
 void es_server_submit(struct es_server *s, const void *buf, size_t len);
 
-/* Deliver what is pending to every client (waiting at most linger_ms for
- * slow ones), close them, remove the socket file and end the loop thread.
- * Blocks the caller until then, but never longer than linger_ms plus
- * ES_STOP_MARGIN_MS, whatever state the library's threads are in: then it
+/* Deliver what is pending to every client (es_linger.h: the linger time,
+ * more for clients that keep reading, up to the maximum), close them,
+ * remove the socket file and end the loop thread. Blocks the caller until
+ * then, but never longer than the maximum linger plus ES_CUT_FINISH_MS
+ * plus ES_STOP_MARGIN_MS, whatever state the library's threads are in: then it
  * logs that it gave up on them, removes the socket file itself and returns
  * UV_ETIMEDOUT, leaving the threads running (the program is exiting).
  * Returns 0 otherwise. Any thread except the loop thread. The server is

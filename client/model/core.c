@@ -35,6 +35,7 @@ static es_model_handler *const handlers[HANDLED_TYPES] = {
     [ES_EVENT_PROGRAM_ARGS] = es_model_on_program_args,
     [ES_EVENT_OSPROCESS_PID] = es_model_on_pid,
     [ES_EVENT_WALL_CLOCK_TIME] = es_model_on_wall_clock,
+    [ES_EVENT_CAPSET_CREATE] = es_model_on_capset_create,
     /* model_notes.c */
     [ES_EVENT_USER_MARKER] = es_model_on_user_marker,
     [ES_EVENT_USER_MSG] = es_model_on_user_msg,
@@ -177,6 +178,9 @@ void es_model_figures_only(struct es_model *m) {
     m->figures_only = true;
     /* Markers go only to the history's list (the notices are messages). */
     m->want[ES_EVENT_USER_MARKER] = false;
+    /* Info tables' names are for people: the exposition's labels are the
+     * addresses (es_model_on_ipe keeps none of them). */
+    m->want[ES_EVENT_IPE] = false;
     /* es_model_tl_at's cached bucket covers all time: the events that
      * write to the timeline write to one bucket no one reads, without a
      * test of their own. */

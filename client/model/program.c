@@ -10,11 +10,7 @@ static void program_name(struct es_model *m, const uint8_t *p, size_t len) {
     for (size_t i = 0; i < len; i++)
         if (p[i] == '/')
             base = p + i + 1;
-    size_t bl = (size_t)(p + len - base);
-    if (bl >= sizeof m->program)
-        bl = sizeof m->program - 1;
-    memcpy(m->program, base, bl);
-    m->program[bl] = '\0';
+    es_utf8_copy(m->program, sizeof m->program, base, (size_t)(p + len - base));
     clean_text(m->program);
 }
 
@@ -35,8 +31,7 @@ void es_model_on_program_args(struct es_model *m, struct es_model_ev *e) {
         if (k + (first ? 0 : 1) + len < sizeof m->args) {
             if (!first)
                 m->args[k++] = ' ';
-            memcpy(m->args + k, p, len);
-            k += len;
+            k += es_utf8_copy(m->args + k, sizeof m->args - k, p, len);
         }
         first = false;
         p += len + 1;
@@ -60,6 +55,17 @@ void es_model_on_rts_identifier(struct es_model *m, struct es_model_ev *e) {
         memcpy(m->ghc_version, v, len);
         m->ghc_version[len] = '\0';
     }
+}
+
+/* The RTS posts it once, at its start, before RTS_IDENTIFIER; a restart
+ * of event logging (a start from Haskell) never posts it again. */
+void es_model_on_capset_create(struct es_model *m, struct es_model_ev *e) {
+    (void)e;
+    m->rts_started = true;
+}
+
+bool es_model_late_start(const struct es_model *m) {
+    return !m->rts_started && (m->ended || m->rts_id[0] != '\0');
 }
 
 void es_model_on_pid(struct es_model *m, struct es_model_ev *e) {

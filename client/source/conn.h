@@ -68,6 +68,10 @@ struct es_conn_info {
      * (refused, or ended; protocol.md 1.3), and how many came. */
     char lossless_notice[512];
     uint64_t lossless_notices;
+    /* Why the stream was cut short, from the cut notice before its end
+     * marker (the library's when it ended this connection early, or
+     * `record`'s in a recording of a cut stream); "" when none came. */
+    char cut_notice[320];
     uint64_t bytes;       /* bytes received */
     uint64_t events;      /* events read, block markers included (after each piece read) */
     uint64_t latest_time; /* the latest event time seen (program time, ns; the same) */
@@ -159,6 +163,12 @@ int es_conn_parse_option(struct es_conn_options *o, int argc, char **argv, int *
 /* Start reading `source` (an address, or a file when allowed). Returns 0,
  * or -EINVAL for an argument that is no address (c->error says why; then
  * no callback is made). Otherwise on_end is called exactly once. */
+/* The checks es_conn_open makes before it connects, alone: a file where a
+ * program's socket is expected (without opt->allow_file), an address that
+ * does not parse, a Unix socket that is not there (without --retry).
+ * Fills c->name and c->addr, and on an error c->error. Returns 0 or
+ * -EINVAL. Nothing is connected. */
+int es_conn_address(struct es_conn *c, const char *source, const struct es_conn_options *opt);
 int es_conn_open(struct es_conn *c, uv_loop_t *loop, const char *source,
                  const struct es_conn_options *opt, const struct es_conn_callbacks *cb);
 

@@ -41,7 +41,8 @@ module GHC.Eventlog.Socket
         esoSlowClient,
         esoFlushIntervalMs,
         esoLosslessClients,
-        esoLosslessStallMs
+        esoLosslessStallMs,
+        esoLingerMaxMs
       ),
     SlowClientPolicy (..),
     LosslessClients (..),

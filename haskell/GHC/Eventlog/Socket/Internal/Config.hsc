@@ -82,8 +82,9 @@ data EventlogSocketOpts = EventlogSocketOpts
     -- | Accepted for compatibility with upstream eventlog-socket and
     -- ignored: the library keeps its own, bounded buffers per client.
     esoSndbuf :: Maybe Int32,
-    -- | Seconds the program's exit waits at most for slow clients to take
-    -- the rest of the stream (default: 2).
+    -- | Seconds the program's exit waits for every client that keeps
+    -- reading to take the rest of the stream (default: 2; see
+    -- 'esoLingerMaxMs' for clients that are still draining then).
     esoLinger :: Maybe Int32,
     -- | Bytes held for all clients together at most, and kept for the first
     -- client before it connects (default 64 MiB, at least 64 KiB).
@@ -101,7 +102,11 @@ data EventlogSocketOpts = EventlogSocketOpts
     -- | A lossless client that reads nothing for this many milliseconds
     -- while the program waits for it loses lossless delivery (default
     -- 10000; 0: never).
-    esoLosslessStallMs :: Word64
+    esoLosslessStallMs :: Word64,
+    -- | Past 'esoLinger', exit waits for a client only while its pace would
+    -- bring it to the end of its stream within this many milliseconds of
+    -- the exit's start, and never longer (default 10000; at most 600000).
+    esoLingerMaxMs :: Word64
   }
   deriving (Eq, Show)
 
@@ -115,6 +120,7 @@ defaultEventlogSocketOpts = unsafePerformIO $
     slow <- #{peek struct eventlog_socket_options, slow_client} p :: IO CInt
     lossless <- #{peek struct eventlog_socket_options, lossless_clients} p :: IO CInt
     stall <- #{peek struct eventlog_socket_options, lossless_stall_ms} p :: IO CUInt
+    lingerMax <- #{peek struct eventlog_socket_options, linger_max_ms} p :: IO CUInt
     pure
       EventlogSocketOpts
         { esoWait = False,
@@ -131,7 +137,8 @@ defaultEventlogSocketOpts = unsafePerformIO $
                   else SlowClientDrop,
           esoFlushIntervalMs = Nothing,
           esoLosslessClients = losslessFromC lossless,
-          esoLosslessStallMs = fromIntegral stall
+          esoLosslessStallMs = fromIntegral stall,
+          esoLingerMaxMs = fromIntegral lingerMax
         }
 {-# NOINLINE defaultEventlogSocketOpts #-}
 
@@ -175,6 +182,10 @@ applyOptions opts = do
       invalid "esoLosslessStallMs must be at most 3600000"
     #{poke struct eventlog_socket_options, lossless_stall_ms} p
       (fromIntegral (esoLosslessStallMs opts) :: CUInt)
+    when (esoLingerMaxMs opts > 600000) $
+      invalid "esoLingerMaxMs must be at most 600000"
+    #{poke struct eventlog_socket_options, linger_max_ms} p
+      (fromIntegral (esoLingerMaxMs opts) :: CUInt)
     check =<< c_set_options p
   case esoFlushIntervalMs opts of
     Nothing -> pure ()
@@ -188,7 +199,8 @@ applyOptions opts = do
 -- (@GHC_EVENTLOG_UNIX_PATH@, @GHC_EVENTLOG_INET_HOST@/@_PORT@,
 -- @GHC_EVENTLOG_WAIT@, @GHC_EVENTLOG_MAX_BUFFER@, @_CLIENT_BUFFER@,
 -- @_SLOW_CLIENT@, @_FLUSH_INTERVAL_MS@, @_LOSSLESS_CLIENTS@,
--- @_LOSSLESS_STALL_MS@; see README.md). 'Nothing' when no
+-- @_LOSSLESS_STALL_MS@, @_LINGER_MS@ (as whole seconds, rounded up),
+-- @_LINGER_MAX_MS@; see README.md). 'Nothing' when no
 -- socket is configured. Throws 'EventlogSocketAddrError' for a path that is
 -- too long or a host without a port, and an 'IOError' for any other invalid
 -- value (the message before it names the variable).
@@ -219,6 +231,9 @@ fromEnv = do
         slow <- #{peek struct es_config, slow_client} p :: IO CInt
         lossless <- #{peek struct es_config, lossless_clients} p :: IO CInt
         stall <- #{peek struct es_config, lossless_stall_ms} p :: IO CUInt
+        lingerMs <- #{peek struct es_config, linger_ms} p :: IO CUInt
+        lingerMax <- #{peek struct es_config, linger_max_ms} p :: IO CUInt
+        lingerSet <- nonEmpty <$> lookupEnv "GHC_EVENTLOG_LINGER_MS"
         addr <-
           if cpath /= nullPtr
             then EventlogSocketUnixAddr <$> peekCString cpath
@@ -237,7 +252,9 @@ fromEnv = do
                   esoSlowClient = slowPolicy,
                   esoFlushIntervalMs = if flushMs < 0 then Nothing else Just (fromIntegral flushMs),
                   esoLosslessClients = losslessFromC lossless,
-                  esoLosslessStallMs = fromIntegral stall
+                  esoLosslessStallMs = fromIntegral stall,
+                  esoLinger = (fromIntegral ((lingerMs + 999) `div` 1000) <$ lingerSet),
+                  esoLingerMaxMs = fromIntegral lingerMax
                 }
         pure (Just (addr, opts))
   where
