@@ -7,7 +7,7 @@
  * latest time) and give the consumer the same events in the same order,
  * in pieces of any size, skimming or not. Argument: the fixture directory. */
 #include "source/conn.h"
-#include "tap.h"
+#include "unit.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -121,14 +121,12 @@ static void compare(const char *name, const uint8_t *buf, size_t len) {
 
 static void check_fixture(const char *path) {
     size_t len;
-    uint8_t *buf = tap_read_file(path, &len);
+    uint8_t *buf = unit_read_file(path, &len);
     if (buf != NULL)
         compare(path, buf, len);
     free(buf);
 }
 
-int main(int argc, char **argv) {
-    const char *dir = argc > 1 ? argv[1] : "tests/fixtures";
-    tap_each_fixture(dir, check_fixture);
-    return tap_done();
+UNIT_FIXTURE_CASE(client_conn_hop_or_direct, path) {
+    check_fixture(path);
 }

@@ -7,7 +7,7 @@
 #include "tables/csv.h"
 #include "format/es_event_types.h"
 #include "tables/rows.h"
-#include "tap.h"
+#include "unit.h"
 
 #include <stdint.h>
 
@@ -36,7 +36,7 @@ static void field(const char *in, size_t n, const char *want, const char *what) 
         printf("#   got [%s], want [%s]\n", got, want);
 }
 
-static void csv_fields(void) {
+UNIT_CASE(client_table_csv_fields) {
     field("plain", 5, "plain", "plain text as it is");
     field("a,b", 3, "\"a,b\"", "a comma quoted");
     field("say \"hi\"", 8, "\"say \"\"hi\"\"\"", "quotes doubled inside quotes");
@@ -68,7 +68,7 @@ static void csv_fields(void) {
     ok(strcmp(buf, "0.000000000 1.234567891 86400.000000005") == 0, "times exact: %s", buf);
 }
 
-static void kinds(void) {
+UNIT_CASE(client_table_kinds) {
     ok(es_table_kind("gc") == ES_TABLE_GC && es_table_kind("threads") == ES_TABLE_THREADS &&
            es_table_kind("census") == ES_TABLE_CENSUS,
        "kinds by name");
@@ -108,7 +108,7 @@ static size_t lines(const char *s) {
 /* Each payload cut short is skipped and counted; whole ones give a row of
  * as many fields as the header has. Payloads are exact-size heap blocks,
  * so ASan catches a read past them. */
-static void cut_payloads(void) {
+UNIT_CASE(client_table_cut_payloads) {
     for (size_t i = 0; i < sizeof typed / sizeof *typed; i++) {
         FILE *f = mem();
         struct es_table_rows t;
@@ -149,7 +149,7 @@ static void gc_event(struct es_table_rows *t, uint16_t type, uint64_t time, int 
 }
 
 /* The stats row's duration_s (its fifth field) in the CSV's lines. */
-static void pauses(void) {
+UNIT_CASE(client_table_pauses) {
     FILE *f = mem();
     struct es_table_rows t;
     if (es_table_rows_init(&t, ES_TABLE_GC, f) != 0)
@@ -180,13 +180,4 @@ static void pauses(void) {
     ok(a && b && a < b, "rows in the stream's order");
     ok(t.rows == 10, "a row per event (%llu)", (unsigned long long)t.rows);
     es_table_rows_destroy(&t);
-}
-
-int main(void) {
-    csv_fields();
-    kinds();
-    cut_payloads();
-    pauses();
-    free(buf);
-    return tap_done();
 }

@@ -6,7 +6,7 @@
  * after a million short threads. */
 #include "model/model.h"
 #include "model_events.h"
-#include "tap.h"
+#include "unit.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -180,13 +180,23 @@ static void check_threads_before_the_stream(struct es_model *m) {
        live[8], live[9]);
 }
 
-int main(void) {
+/* `check` on a model of its own. */
+static void with_model(void (*check)(struct es_model *m)) {
     struct es_model *m = malloc(sizeof *m);
     es_model_init(m);
-    check_states_and_times(m);
-    check_bounded(m);
-    check_threads_before_the_stream(m);
+    check(m);
     es_model_destroy(m);
     free(m);
-    return tap_done();
+}
+
+UNIT_CASE(model_threads_states_and_times) {
+    with_model(check_states_and_times);
+}
+
+UNIT_CASE(model_threads_bounded) {
+    with_model(check_bounded);
+}
+
+UNIT_CASE(model_threads_before_the_stream) {
+    with_model(check_threads_before_the_stream);
 }
