@@ -14,6 +14,7 @@
 #include "rows.h"
 
 #include "format/es_notice_text.h"
+#include "format/es_payload.h"
 #include "format/es_utf8.h"
 #include "csv.h"
 #include "source/outfile.h"
@@ -132,16 +133,11 @@ static void on_header(struct es_conn *c, void *ctx) {
  * same way, client/model/core.c). */
 static int event_cap(struct table *t, const struct es_event *ev) {
     if (ev->type == ES_EVENT_BLOCK_MARKER) {
-        const uint8_t *p = ev->payload;
-        if (ev->payload_len >= 14) {
-            uint32_t size =
-                (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-            t->block_cap = (uint16_t)(p[12] << 8 | p[13]);
-            t->block_left = size > ev->len ? size - ev->len : 0;
-        } else {
-            t->block_cap = ES_GLOBAL_CAP;
-            t->block_left = 0;
-        }
+        /* A marker too short to say is the global buffer's. */
+        struct es_block_fields b;
+        es_payload_block(ev, &b);
+        t->block_cap = b.cap;
+        t->block_left = b.size > ev->len ? b.size - ev->len : 0;
         return ES_TABLE_NO_CAP;
     }
     if (t->block_left >= ev->len) {

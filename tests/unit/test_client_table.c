@@ -182,11 +182,64 @@ static void pauses(void) {
     es_table_rows_destroy(&t);
 }
 
+/* Every STOP_THREAD status as `table threads` spells it (README's
+ * "Tables"; the integration test compares them with ghc-events' words),
+ * and a number GHC does not define as itself. */
+static void stop_statuses(void) {
+    static const char *const codes[] = {
+        "status_0",
+        "heap_overflow",
+        "stack_overflow",
+        "yielding",
+        "blocked",
+        "finished",
+        "foreign_call",
+        "blocked_on_mvar",
+        "blocked_on_black_hole",
+        "blocked_on_read",
+        "blocked_on_write",
+        "blocked_on_delay",
+        "blocked_on_stm",
+        "blocked_on_do_proc",
+        "status_14",
+        "status_15",
+        "blocked_on_ccall",
+        "blocked_on_ccall_interruptible",
+        "blocked_on_msg_throw_to",
+        "migrating",
+        "blocked_on_mvar_read",
+        "blocked_on_io_completion",
+        "status_22",
+    };
+    int wrong = 0;
+    for (unsigned s = 0; s < sizeof codes / sizeof *codes; s++) {
+        FILE *f = mem();
+        struct es_table_rows t;
+        if (es_table_rows_init(&t, ES_TABLE_THREADS, f) != 0)
+            exit(1);
+        uint8_t p[10] = {0, 0, 0, 42, (uint8_t)(s >> 8), (uint8_t)s, 0, 0, 0, 0};
+        struct es_event ev = {
+            .type = ES_EVENT_STOP_THREAD, .time = 1000, .payload = p, .payload_len = 10};
+        es_table_rows_event(&t, &ev, 0);
+        es_table_rows_finish(&t);
+        fclose(f);
+        char want[96];
+        snprintf(want, sizeof want, "\n0.000001000,0,42,stop,%s,,,\n", codes[s]);
+        if (strstr(buf, want) == NULL) {
+            printf("# status %u: %s", s, strchr(buf, '\n') + 1);
+            wrong++;
+        }
+        es_table_rows_destroy(&t);
+    }
+    ok(wrong == 0, "each stop's status in the words README lists, an unknown one as status_N");
+}
+
 int main(void) {
     csv_fields();
     kinds();
     cut_payloads();
     pauses();
+    stop_statuses();
     free(buf);
     return tap_done();
 }
