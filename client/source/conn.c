@@ -8,6 +8,7 @@
 #include "conn.h"
 
 #include "format/es_notice_text.h"
+#include "format/es_payload.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -22,20 +23,24 @@ static void copy_text(char *dst, size_t size, const uint8_t *p, size_t n) {
 }
 
 /* PROGRAM_ARGS: u32 capset, then the arguments, each ended by NUL. */
-static void note_args(struct es_conn_info *in, const uint8_t *p, size_t n) {
-    if (n <= 4)
+static void note_args(struct es_conn_info *in, const struct es_event *ev) {
+    struct es_payload r = es_payload_of(ev);
+    es_payload_skip(&r, 4); /* capset */
+    size_t n;
+    const uint8_t *p = es_payload_peek(&r, &n);
+    if (n == 0)
         return;
-    p += 4;
-    n -= 4;
+    /* One line: each NUL a space, the last ones dropped. */
     size_t out = 0;
     for (size_t i = 0; i < n && out + 1 < sizeof in->args; i++)
         in->args[out++] = p[i] == '\0' ? ' ' : (char)p[i];
     while (out > 0 && in->args[out - 1] == ' ')
         out--;
     in->args[out] = '\0';
-    size_t arg0 = strnlen((const char *)p, n);
+    size_t arg0;
+    const uint8_t *s = es_payload_str(&r, &arg0);
     char first[sizeof in->program * 4];
-    copy_text(first, sizeof first, p, arg0);
+    copy_text(first, sizeof first, s, arg0);
     const char *slash = strrchr(first, '/');
     const char *base = slash ? slash + 1 : first;
     copy_text(in->program, sizeof in->program, (const uint8_t *)base, strlen(base));
@@ -65,6 +70,47 @@ static const bool noted[ES_MAX_EVENT_TYPES] = {
     [ES_EVENT_HEAP_PROF_SAMPLE_BEGIN] = true, [ES_EVENT_USER_MSG] = true,
 };
 
+/* The events note_event looks into, other than messages. */
+static void note_program(struct es_conn_info *in, const struct es_event *ev) {
+    struct es_payload r = es_payload_of(ev);
+    switch (ev->type) {
+    case ES_EVENT_PROGRAM_ARGS:
+        if (!in->have_args)
+            note_args(in, ev);
+        break;
+    case ES_EVENT_OSPROCESS_PID: { /* u32 capset, u32 pid */
+        es_payload_skip(&r, 4);
+        uint32_t pid = es_payload_u32(&r);
+        if (es_payload_ok(&r) && !in->have_pid) {
+            in->pid = pid;
+            in->have_pid = true;
+        }
+        break;
+    }
+    case ES_EVENT_RTS_IDENTIFIER: { /* u32 capset, the text (no NUL) */
+        es_payload_skip(&r, 4);
+        size_t n;
+        const uint8_t *s = es_payload_rest(&r, &n);
+        if (n > 0)
+            copy_text(in->rts_ident, sizeof in->rts_ident, s, n);
+        break;
+    }
+    case ES_EVENT_HEAP_PROF_BEGIN: { /* u8 profile id, u64 period, u32 breakdown, ... */
+        in->heap_prof = true;
+        es_payload_skip(&r, 1);
+        uint64_t period = es_payload_u64(&r);
+        if (es_payload_ok(&r))
+            in->heap_period_ns = period;
+        uint32_t breakdown = es_payload_u32(&r);
+        if (es_payload_ok(&r))
+            in->heap_breakdown = breakdown;
+        break;
+    }
+    default:
+        break;
+    }
+}
+
 static void note_event(struct es_conn_info *in, const struct es_event *ev) {
     const uint8_t *p = ev->payload;
     size_t n = ev->payload_len;
@@ -72,25 +118,10 @@ static void note_event(struct es_conn_info *in, const struct es_event *ev) {
         return;
     switch (ev->type) {
     case ES_EVENT_PROGRAM_ARGS:
-        if (!in->have_args)
-            note_args(in, p, n);
-        break;
-    case ES_EVENT_OSPROCESS_PID: /* u32 capset, u32 pid */
-        if (n >= 8 && !in->have_pid) {
-            in->pid = es_be32(p + 4);
-            in->have_pid = true;
-        }
-        break;
-    case ES_EVENT_RTS_IDENTIFIER: /* u32 capset, the text */
-        if (n > 4)
-            copy_text(in->rts_ident, sizeof in->rts_ident, p + 4, n - 4);
-        break;
-    case ES_EVENT_HEAP_PROF_BEGIN: /* u8 profile id, u64 sampling period, ... */
-        in->heap_prof = true;
-        if (n >= 9)
-            in->heap_period_ns = es_be64(p + 1);
-        if (n >= 13)
-            in->heap_breakdown = es_be32(p + 9);
+    case ES_EVENT_OSPROCESS_PID:
+    case ES_EVENT_RTS_IDENTIFIER:
+    case ES_EVENT_HEAP_PROF_BEGIN:
+        note_program(in, ev);
         break;
     case ES_EVENT_HEAP_PROF_SAMPLE_BEGIN:
         in->heap_samples++;

@@ -2,6 +2,7 @@
  * (client/source/rtsopts.h). */
 #include "rtsopts.h"
 
+#include "format/es_payload.h"
 #include "model/model.h"
 
 #include <stdio.h>
@@ -108,9 +109,11 @@ void es_heapmode_header(struct es_heapmode *hm, const struct es_header *hdr, int
 }
 
 void es_heapmode_event(struct es_heapmode *hm, const struct es_event *ev) {
-    /* PROGRAM_ARGS, PROGRAM_ENV: u32 capset, then NUL-separated strings. */
-    const char *strs = (const char *)ev->payload + 4;
-    size_t n = ev->payload_len > 4 ? ev->payload_len - 4 : 0;
+    /* PROGRAM_ARGS, PROGRAM_ENV: u32 capset, then NUL-terminated strings. */
+    struct es_payload r = es_payload_of(ev);
+    es_payload_skip(&r, 4);
+    size_t n;
+    const char *strs = (const char *)es_payload_rest(&r, &n);
     switch (ev->type) {
     case ES_EVENT_HEAP_PROF_BEGIN:
     case ES_EVENT_HEAP_PROF_SAMPLE_BEGIN:
