@@ -42,7 +42,10 @@ module GHC.Eventlog.Socket
         esoFlushIntervalMs,
         esoLosslessClients,
         esoLosslessStallMs,
-        esoLingerMaxMs
+        esoLingerMaxMs,
+        esoControlIntervalMs,
+        esoMaxClients,
+        esoAllowOtherUsers
       ),
     SlowClientPolicy (..),
     LosslessClients (..),

@@ -106,7 +106,16 @@ data EventlogSocketOpts = EventlogSocketOpts
     -- | Past 'esoLinger', exit waits for a client only while its pace would
     -- bring it to the end of its stream within this many milliseconds of
     -- the exit's start, and never longer (default 10000; at most 600000).
-    esoLingerMaxMs :: Word64
+    esoLingerMaxMs :: Word64,
+    -- | Control commands that cost the program (a heap census, starting or
+    -- stopping profiling) act at most once per this many milliseconds
+    -- (default 1000; 0: no limit; at most 60000).
+    esoControlIntervalMs :: Word64,
+    -- | Clients served at once; one more is refused (default 1024).
+    esoMaxClients :: Word64,
+    -- | TCP only: serve clients of every user of this machine, not only the
+    -- program's own user and root (default 'False').
+    esoAllowOtherUsers :: Bool
   }
   deriving (Eq, Show)
 
@@ -121,6 +130,9 @@ defaultEventlogSocketOpts = unsafePerformIO $
     lossless <- #{peek struct eventlog_socket_options, lossless_clients} p :: IO CInt
     stall <- #{peek struct eventlog_socket_options, lossless_stall_ms} p :: IO CUInt
     lingerMax <- #{peek struct eventlog_socket_options, linger_max_ms} p :: IO CUInt
+    control <- #{peek struct eventlog_socket_options, control_interval_ms} p :: IO CUInt
+    clients <- #{peek struct eventlog_socket_options, max_clients} p :: IO CUInt
+    others <- #{peek struct eventlog_socket_options, allow_other_users} p :: IO CInt
     pure
       EventlogSocketOpts
         { esoWait = False,
@@ -138,7 +150,10 @@ defaultEventlogSocketOpts = unsafePerformIO $
           esoFlushIntervalMs = Nothing,
           esoLosslessClients = losslessFromC lossless,
           esoLosslessStallMs = fromIntegral stall,
-          esoLingerMaxMs = fromIntegral lingerMax
+          esoLingerMaxMs = fromIntegral lingerMax,
+          esoControlIntervalMs = fromIntegral control,
+          esoMaxClients = fromIntegral clients,
+          esoAllowOtherUsers = others /= 0
         }
 {-# NOINLINE defaultEventlogSocketOpts #-}
 
@@ -186,6 +201,16 @@ applyOptions opts = do
       invalid "esoLingerMaxMs must be at most 600000"
     #{poke struct eventlog_socket_options, linger_max_ms} p
       (fromIntegral (esoLingerMaxMs opts) :: CUInt)
+    when (esoControlIntervalMs opts > 60000) $
+      invalid "esoControlIntervalMs must be at most 60000"
+    #{poke struct eventlog_socket_options, control_interval_ms} p
+      (fromIntegral (esoControlIntervalMs opts) :: CUInt)
+    when (esoMaxClients opts == 0 || esoMaxClients opts > 0xffffffff) $
+      invalid "esoMaxClients must be at least 1"
+    #{poke struct eventlog_socket_options, max_clients} p
+      (fromIntegral (esoMaxClients opts) :: CUInt)
+    #{poke struct eventlog_socket_options, allow_other_users} p
+      (if esoAllowOtherUsers opts then 1 else 0 :: CInt)
     check =<< c_set_options p
   case esoFlushIntervalMs opts of
     Nothing -> pure ()
@@ -200,7 +225,8 @@ applyOptions opts = do
 -- @GHC_EVENTLOG_WAIT@, @GHC_EVENTLOG_MAX_BUFFER@, @_CLIENT_BUFFER@,
 -- @_SLOW_CLIENT@, @_FLUSH_INTERVAL_MS@, @_LOSSLESS_CLIENTS@,
 -- @_LOSSLESS_STALL_MS@, @_LINGER_MS@ (as whole seconds, rounded up),
--- @_LINGER_MAX_MS@; see README.md). 'Nothing' when no
+-- @_LINGER_MAX_MS@, @_CONTROL_INTERVAL_MS@, @_MAX_CLIENTS@,
+-- @_ALLOW_OTHER_USERS@; see README.md). 'Nothing' when no
 -- socket is configured. Throws 'EventlogSocketAddrError' for a path that is
 -- too long or a host without a port, and an 'IOError' for any other invalid
 -- value (the message before it names the variable).
@@ -233,6 +259,9 @@ fromEnv = do
         stall <- #{peek struct es_config, lossless_stall_ms} p :: IO CUInt
         lingerMs <- #{peek struct es_config, linger_ms} p :: IO CUInt
         lingerMax <- #{peek struct es_config, linger_max_ms} p :: IO CUInt
+        control <- #{peek struct es_config, control_interval_ms} p :: IO CUInt
+        clients <- #{peek struct es_config, max_clients} p :: IO CUInt
+        others <- #{peek struct es_config, allow_other_users} p :: IO CBool
         lingerSet <- nonEmpty <$> lookupEnv "GHC_EVENTLOG_LINGER_MS"
         addr <-
           if cpath /= nullPtr
@@ -254,7 +283,10 @@ fromEnv = do
                   esoLosslessClients = losslessFromC lossless,
                   esoLosslessStallMs = fromIntegral stall,
                   esoLinger = (fromIntegral ((lingerMs + 999) `div` 1000) <$ lingerSet),
-                  esoLingerMaxMs = fromIntegral lingerMax
+                  esoLingerMaxMs = fromIntegral lingerMax,
+                  esoControlIntervalMs = fromIntegral control,
+                  esoMaxClients = fromIntegral clients,
+                  esoAllowOtherUsers = others /= 0
                 }
         pure (Just (addr, opts))
   where
