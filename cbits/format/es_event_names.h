@@ -2,8 +2,8 @@
  * statuses, in one table each, so that every output spells them alike:
  * `table`'s event and status columns (client/tables/rows.c), the model's
  * thread states (client/model/threads.c) and through it `top`, `serve`
- * and `report`. README's "Tables" and eventlog-socket(1) list the same
- * words.
+ * and `report`. docs/command.md ("Tables for dataframes") and
+ * eventlog-socket(1) list the same words.
  *
  * Constant tables; any thread. */
 #ifndef ES_EVENT_NAMES_H

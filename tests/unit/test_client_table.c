@@ -182,8 +182,8 @@ static void pauses(void) {
     es_table_rows_destroy(&t);
 }
 
-/* Every STOP_THREAD status as `table threads` spells it (README's
- * "Tables"; the integration test compares them with ghc-events' words),
+/* Every STOP_THREAD status as `table threads` spells it (docs/command.md's
+ * "Tables for dataframes"; the integration test compares them with ghc-events' words),
  * and a number GHC does not define as itself. */
 static void stop_statuses(void) {
     static const char *const codes[] = {
@@ -231,7 +231,7 @@ static void stop_statuses(void) {
         }
         es_table_rows_destroy(&t);
     }
-    ok(wrong == 0, "each stop's status in the words README lists, an unknown one as status_N");
+    ok(wrong == 0, "each stop status as docs/command.md lists it, an unknown one as status_N");
 }
 
 int main(void) {

@@ -261,7 +261,7 @@ static void names(void) {
 }
 
 /* The statuses: `table`'s code and the views' words side by side, and
- * what each leaves the thread doing. README's "Tables" lists the codes. */
+ * what each leaves the thread doing. docs/command.md lists the codes. */
 static void statuses(void) {
     static const struct {
         unsigned status;
