@@ -4,13 +4,7 @@
 
 #include <stddef.h>
 
-/* Every event named, by type (all of GHC's numbers for them are below 64). */
-#define NAMED_TYPES 64
-
-static const struct {
-    const char *name;
-    enum es_event_family family;
-} names[NAMED_TYPES] = {
+const struct es_event_named es_event_names_by_type[ES_EVENT_NAMED] = {
     [ES_EVENT_REQUEST_SEQ_GC] = {"request_seq", ES_FAMILY_GC},
     [ES_EVENT_REQUEST_PAR_GC] = {"request_par", ES_FAMILY_GC},
     [ES_EVENT_GC_START] = {"start", ES_FAMILY_GC},
@@ -39,12 +33,6 @@ static const struct {
     [ES_EVENT_THREAD_LABEL] = {"label", ES_FAMILY_THREAD},
     [ES_EVENT_CREATE_SPARK_THREAD] = {"create_spark_thread", ES_FAMILY_THREAD},
 };
-
-const char *es_event_name(unsigned type, enum es_event_family family) {
-    if (type >= NAMED_TYPES || family == ES_FAMILY_NONE || names[type].family != family)
-        return NULL;
-    return names[type].name;
-}
 
 /* The statuses by number. A code is the RTS's constant's name in lower
  * case with words parted by '_' (BlockedOnMVar: blocked_on_mvar), less

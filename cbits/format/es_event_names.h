@@ -9,6 +9,7 @@
 #ifndef ES_EVENT_NAMES_H
 #define ES_EVENT_NAMES_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* The families whose events `table` writes a row for, one name each. */
@@ -19,10 +20,25 @@ enum es_event_family {
     ES_FAMILY_THREAD, /* the scheduler's thread events */
 };
 
+/* The table es_event_name reads, by type: every event named has a type
+ * below ES_EVENT_NAMED (GHC's numbers for them are all below 64). */
+#define ES_EVENT_NAMED 64
+struct es_event_named {
+    const char *name;
+    enum es_event_family family;
+};
+extern const struct es_event_named es_event_names_by_type[ES_EVENT_NAMED];
+
 /* Event type `type`'s name within `family` ("start" for GC_START in
  * ES_FAMILY_GC, "create" for CREATE_THREAD in ES_FAMILY_THREAD), or NULL
- * when it is not one of that family's. */
-const char *es_event_name(unsigned type, enum es_event_family family);
+ * when it is not one of that family's. Inline: `table` asks for every
+ * event of the stream. */
+static inline const char *es_event_name(unsigned type, enum es_event_family family) {
+    if (type >= ES_EVENT_NAMED || family == ES_FAMILY_NONE ||
+        es_event_names_by_type[type].family != family)
+        return NULL;
+    return es_event_names_by_type[type].name;
+}
 
 /* What a STOP_THREAD status leaves the thread doing. GHC's statuses
  * (rts/include/rts/EventLogFormat.h): 1 to 5 the scheduler's return codes
