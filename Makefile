@@ -192,6 +192,10 @@ SAN_PROGRAMS := $(SAN)/probe $(SAN)/fibber-c-main $(SAN)/eventlog-check $(SAN)/m
                 $(SAN)/probe-late
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 FUZZ_SECONDS ?= 60
+# The tests include the library's headers themselves, some of them inline
+# code no library object holds (cbits/format/es_payload.h): a header that
+# changes rebuilds them.
+$(UNIT_BIN) $(UNIT_ASAN_BIN) $(UNIT_TSAN_BIN) $(FUZZ_REPLAY_BIN) $(FUZZ_BIN): $(CBITS_H)
 # make check builds the libFuzzer targets too and runs each briefly
 # (tests/run-all.sh), so that a target that no longer links or finds a
 # crash at once fails the check. The targets are the same C whatever the
