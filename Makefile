@@ -154,7 +154,7 @@ SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sa
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_REPLAY_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/unit-asan/%)
 # The unit tests that run the library's threads, also under ThreadSanitizer.
-TSAN_UNITS := test_server test_cost_notice test_stuck test_walker test_log test_registry test_instance test_wait \
+TSAN_UNITS := test_server test_window test_cost_notice test_stuck test_walker test_log test_registry test_instance test_wait \
               test_lossless test_accept test_signal \
               test_upstream
 UNIT_TSAN_BIN := $(TSAN_UNITS:%=$(BUILD)/unit-tsan/%)

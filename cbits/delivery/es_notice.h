@@ -28,6 +28,15 @@ struct es_chunk *es_notice_wait(const struct es_header *hdr, uint64_t time, uint
 /* A notice holding `text` (at most 65535 bytes), stamped `time`. */
 struct es_chunk *es_notice_text(const struct es_header *hdr, uint64_t time, const char *text);
 
+/* A new block (global buffer, one reference for the caller): the events
+ * of `block` (a block, or NULL for none) followed by one USER_MSG holding
+ * `text`, stamped `time`; the block's start and end cover both. What a
+ * client that asked for the window gets: its definitions block, and the
+ * window notice at its end (es_fanout_window). NULL when out of memory or
+ * when USER_MSG is not variable-size. */
+struct es_chunk *es_notice_append(const struct es_header *hdr, const struct es_chunk *block,
+                                  uint64_t time, const char *text);
+
 /* What streaming has cost the program so far: CPU nanoseconds by thread
  * role (eventlog_socket_stats()'s cpu_ns_*) and bytes sent to all clients.
  * The cost notice carries the difference between two of these. */

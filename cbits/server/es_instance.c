@@ -65,6 +65,8 @@ int eventlog_socket_stats(struct eventlog_socket_stats *out) {
     out->flush_us = atomic_load(&k->flush_us);
     out->bytes_received = es_server_bytes_received(s);
     out->clients_lossless = atomic_load(&k->clients_lossless);
+    out->window_bytes = atomic_load(&k->window_bytes);
+    out->windows_sent = atomic_load(&k->windows_sent);
     es_server_wait_stats(s, &out->lossless_waits, &out->lossless_wait_ns,
                          &out->lossless_wait_max_ns);
     return 0;

@@ -52,6 +52,18 @@ void es_server_submit(struct es_server *s, const void *buf, size_t len);
 #define ES_STOP_MARGIN_MS 500
 int es_server_stop(struct es_server *s);
 
+/* Write the flight recorder's window (header, definitions, blocks; an end
+ * marker if the program's own is not among them) to `fd`, once
+ * es_server_stop has returned 0 on this thread or another (the loop has
+ * ended and nothing changes the window any more). Returns the bytes
+ * written, -EBUSY when the loop has not ended, -ENODATA when the program
+ * keeps no window or wrote no header, or -errno of a failed write. */
+long long es_server_write_window(struct es_server *s, int fd);
+
+/* Where the window goes at a failing exit (GHC_EVENTLOG_DUMP_ON_FAILURE),
+ * or NULL. Any thread. */
+const char *es_server_dump_on_failure(const struct es_server *s);
+
 /* Free a stopped server. Only once no other thread can reach it. After a
  * stop that gave up on the threads, this waits for them to end. */
 void es_server_free(struct es_server *s);

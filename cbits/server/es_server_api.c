@@ -8,6 +8,8 @@
 
 #include "base/es_time.h"
 
+#include <errno.h>
+
 /* ---- RTS threads ---------------------------------------------------------- */
 
 void es_server_submit(struct es_server *s, const void *buf, size_t len) {
@@ -46,6 +48,18 @@ pid_t es_server_pid(const struct es_server *s) {
 
 void es_server_exiting(struct es_server *s) {
     es_lossless_exiting(&s->lossless);
+}
+
+long long es_server_write_window(struct es_server *s, int fd) {
+    if (!atomic_load(&s->joined))
+        return -EBUSY;
+    if (!es_fanout_has_window(&s->fan))
+        return -ENODATA;
+    return es_fanout_write_window(&s->fan, fd);
+}
+
+const char *es_server_dump_on_failure(const struct es_server *s) {
+    return s->cfg.dump_on_failure[0] != '\0' ? s->cfg.dump_on_failure : NULL;
 }
 
 void es_server_wait_stats(struct es_server *s, uint64_t *waits, uint64_t *ns, uint64_t *max_ns) {
