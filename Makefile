@@ -135,10 +135,10 @@ MANY_CLIENTS := $(BUILD)/many-clients
 # The eventlog-socket command (client/): C on libuv and the library's own
 # stream reader. CLIENT_LIB_SRC is what unit tests and fuzz targets link.
 CLIENT := $(BUILD)/eventlog-socket
-CLIENT_DIRS := source model http web prom top tables
+CLIENT_DIRS := source model http web prom top tables flight
 CLIENT_SRC := $(wildcard client/*.c $(CLIENT_DIRS:%=client/%/*.c))
 CLIENT_H := $(wildcard client/*.h $(CLIENT_DIRS:%=client/%/*.h))
-CLIENT_LIB_SRC := $(wildcard client/source/*.c) client/tables/csv.c client/tables/rows.c
+CLIENT_LIB_SRC := $(wildcard client/source/*.c client/flight/*.c) client/tables/csv.c client/tables/rows.c
 # The model of the program (client/model/): pure C, linked by its unit
 # test and fuzz target.
 MODEL_SRC := $(wildcard client/model/*.c)

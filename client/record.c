@@ -5,6 +5,8 @@
 #define EVENTLOG_SOCKET_NO_RTS
 #include "eventlog_socket.h"
 
+#include "flight/units.h"
+#include "flight/window.h"
 #include "source/blocks.h"
 #include "model/model.h"
 #include "opts.h"
@@ -44,17 +46,27 @@ struct record {
     double mib_s, events_s;
     bool stopped;
     int status;
+    /* --window, --since, --snapshot (client/flight/window.h). */
+    struct es_rwindow win;
+    const char *since;
+    uv_timer_t answer_timer;
+    int tries;
+    bool snapshot_done;
 };
 
 static void record_usage(FILE *f) {
     fprintf(f, "usage: eventlog-socket record ADDR [-o FILE] [--duration SECONDS] [--lossless]\n"
+               "                              [--window | --since DURATION] [--snapshot]\n"
                "                              [--connect-timeout S] [--retry]\n"
                "Writes the program's eventlog to FILE (default PROGRAM-PID.eventlog, from the\n"
                "stream; - for stdout) until the program exits, --duration passes, or Ctrl-C.\n"
                "The file is a valid eventlog whenever it stops. Exit status 0 when the\n"
                "program's end marker arrived, 1 when the recording was cut, 2 on errors.\n"
                "--lossless asks the program for every byte: it waits for this recording when\n"
-               "it falls behind instead of skipping chunks (README, \"Losing nothing\").\n");
+               "it falls behind instead of skipping chunks (README, \"Losing nothing\").\n"
+               "--window starts with the program's window (the last minutes it kept, with\n"
+               "GHC_EVENTLOG_RETAIN), --since DURATION (5m, 90s) with its last DURATION;\n"
+               "--snapshot writes the window and stops (README, \"Flight recorder\").\n");
 }
 
 static void clear_progress(struct record *r) {
@@ -209,6 +221,7 @@ static void stop(struct record *r, int status, const char *why) {
     close_handle((uv_handle_t *)&r->duration_timer);
     close_handle((uv_handle_t *)&r->progress_timer);
     close_handle((uv_handle_t *)&r->name_timer);
+    close_handle((uv_handle_t *)&r->answer_timer);
     int werr = 0;
     if (r->opened && r->blocks.fd >= 0) {
         werr = -es_blocks_finish_cut(&r->blocks, &c->stream.header, why);
@@ -231,7 +244,15 @@ static void stop(struct record *r, int status, const char *why) {
         snprintf(drops, sizeof drops, ", %llu drop notice%s (%llu chunks missing)",
                  (unsigned long long)info.drop_notices, info.drop_notices == 1 ? "" : "s",
                  (unsigned long long)info.dropped_chunks);
-    if (complete)
+    if (r->snapshot_done)
+        fprintf(stderr,
+                "eventlog-socket: recorded %s (%s, %llu events%s): the program's window, %.3f s "
+                "to %.3f s of its time%s; the program goes on\n",
+                r->path, size, (unsigned long long)info.events, drops,
+                r->win.since_ns ? info.window_to_s - (double)r->win.since_ns / 1e9
+                                : info.window_from_s,
+                info.window_to_s, r->win.blocks_left_out ? " (older blocks left out)" : "");
+    else if (complete)
         fprintf(stderr,
                 "eventlog-socket: recorded %s (%s, %llu events%s): complete, the program's end "
                 "marker arrived\n",
@@ -248,6 +269,60 @@ static void stop(struct record *r, int status, const char *why) {
                     : "");
 }
 
+/* The recording begins: the file now, or once the stream names it. */
+static void begin(struct record *r) {
+    uv_timer_stop(&r->answer_timer);
+    if (r->out != NULL)
+        open_file(r);
+    else
+        uv_timer_start(&r->name_timer, on_name_timer, NAME_WAIT_MS, 0);
+}
+
+static void on_no_answer(uv_timer_t *t) {
+    struct record *r = t->data;
+    char why[160];
+    snprintf(why, sizeof why,
+             "no answer to the window request within %g s (the program's eventlog-socket "
+             "predates the flight recorder?)",
+             r->ses.opt.connect_timeout);
+    r->have_header = false; /* nothing to write: the recording never began */
+    stop(r, 2, why);
+}
+
+static void reopened(void *ctx, int rc) {
+    struct record *r = ctx;
+    if (rc != 0)
+        stop(r, 2, r->ses.conn->error);
+}
+
+/* The window's answer, after each event. */
+static void window_answer(struct record *r, struct es_conn *c, const struct es_event *ev,
+                          uint64_t offset) {
+    char why[400];
+    switch (es_rwindow_event(&r->win, c, ev, offset, &r->blocks)) {
+    case ES_RWINDOW_BEGIN:
+        begin(r);
+        break;
+    case ES_RWINDOW_AGAIN:
+        if (++r->tries < 3) { /* it asked later than the program waits: again */
+            es_blocks_destroy(&r->blocks);
+            es_blocks_init(&r->blocks);
+            r->have_header = false;
+            uv_timer_stop(&r->answer_timer);
+            es_session_reconnect(&r->ses, 100, reopened);
+            break;
+        }
+        /* fall through */
+    case ES_RWINDOW_REFUSED:
+        snprintf(why, sizeof why, "no window: the program says: %s", c->info.window_why);
+        r->have_header = false;
+        stop(r, 2, why);
+        break;
+    default:
+        break;
+    }
+}
+
 static void on_header(struct es_conn *c, void *ctx) {
     struct record *r = ctx;
     r->have_header = true;
@@ -256,15 +331,19 @@ static void on_header(struct es_conn *c, void *ctx) {
     if (r->lossless)
         es_conn_send_command(c, EVENTLOG_SOCKET_CMD_LOSSLESS);
     es_blocks_header(&r->blocks, c->stream.header.len);
-    if (r->out != NULL)
-        open_file(r);
+    if (r->win.asked) /* the window's answer first */
+        uv_timer_start(&r->answer_timer, on_no_answer,
+                       (uint64_t)(r->ses.opt.connect_timeout * 1000 + 0.5), 0);
     else
-        uv_timer_start(&r->name_timer, on_name_timer, NAME_WAIT_MS, 0);
+        begin(r);
 }
 
 static void on_event(struct es_conn *c, const struct es_event *ev, uint64_t offset, void *ctx) {
     struct record *r = ctx;
     es_blocks_event(&r->blocks, ev, offset);
+    window_answer(r, c, ev, offset);
+    if (r->stopped || (r->win.asked && !r->win.decided))
+        return;
     if (c->info.lossless_notices > r->lossless_notices) { /* refused, or ended */
         r->lossless_notices = c->info.lossless_notices;
         clear_progress(r);
@@ -276,17 +355,26 @@ static void on_event(struct es_conn *c, const struct es_event *ev, uint64_t offs
 
 static void on_bytes(struct es_conn *c, const uint8_t *data, size_t n, void *ctx) {
     struct record *r = ctx;
+    if (r->stopped)
+        return;
     if (c->stream.state == ES_STREAM_END)
         es_blocks_end_marker(&r->blocks, c->stream.offset);
-    int e = es_blocks_append(&r->blocks, data, n);
+    uint64_t at = r->blocks.received;
+    int e = es_blocks_append(&r->blocks, data, es_rwindow_clip(&r->win, c, at, n));
     if (e != 0) {
         char msg[600];
         snprintf(msg, sizeof msg, "cannot write %s: %s", r->path, strerror(-e));
         stop(r, 2, msg);
         return;
     }
+    if (r->win.asked && !r->win.decided)
+        return;
     if (!r->opened && es_blocks_held(&r->blocks) > NAME_WAIT_BYTES)
         open_file(r);
+    if (es_rwindow_done(&r->win, c, at + n)) {
+        r->snapshot_done = true;
+        stop(r, 0, "a snapshot of the program's window; the program went on");
+    }
 }
 
 static void on_end(struct es_conn *c, enum es_conn_end how, void *ctx) {
@@ -360,6 +448,9 @@ int es_record_main(int argc, char **argv) {
     const struct es_opt opts[] = {
         {"-o", "--output", ES_OPT_VALUE, &r->out, 0, "-o needs a file name", NULL},
         {"--lossless", NULL, ES_OPT_FLAG, &r->lossless, 0, NULL, NULL},
+        {"--window", NULL, ES_OPT_FLAG, &r->win.asked, 0, NULL, NULL},
+        {"--snapshot", NULL, ES_OPT_FLAG, &r->win.snapshot, 0, NULL, NULL},
+        {"--since", NULL, ES_OPT_VALUE, &r->since, 0, "--since needs a duration (5m, 90s)", NULL},
         {"--duration", NULL, ES_OPT_SECONDS, &r->duration, 1e7, "--duration needs seconds",
          "%s: not a number of seconds: %s"},
         {0}};
@@ -373,6 +464,14 @@ int es_record_main(int argc, char **argv) {
     int status = es_opts_parse(&spec, argc, argv);
     if (status >= 0)
         return status;
+    if (r->since != NULL &&
+        (!es_units_duration(r->since, &r->win.since_ns) || r->win.since_ns == 0)) {
+        fprintf(stderr, "eventlog-socket record: --since %s: not a duration (5m, 90s, 1h)\n",
+                r->since);
+        return 2;
+    }
+    r->win.asked = r->win.asked || r->since != NULL || r->win.snapshot;
+    r->ses.opt.window = r->win.asked;
     es_blocks_init(&r->blocks);
     struct es_conn_callbacks cb = {.on_header = on_header,
                                    .on_event = on_event,
@@ -388,7 +487,9 @@ int es_record_main(int argc, char **argv) {
     uv_timer_init(loop, &r->duration_timer);
     uv_timer_init(loop, &r->progress_timer);
     uv_timer_init(loop, &r->name_timer);
+    uv_timer_init(loop, &r->answer_timer);
     r->duration_timer.data = r->progress_timer.data = r->name_timer.data = r;
+    r->answer_timer.data = r;
     if (r->duration > 0)
         uv_timer_start(&r->duration_timer, on_duration, (uint64_t)(r->duration * 1000 + 0.5), 0);
     r->start_ms = r->last_ms = uv_now(loop);

@@ -59,6 +59,15 @@ void es_blocks_event(struct es_blocks *b, const struct es_event *ev, uint64_t of
         b->boundary = b->block_end;
 }
 
+int es_blocks_skip(struct es_blocks *b, uint64_t from, uint64_t to) {
+    if (b->nskip >= ES_BLOCKS_SKIPS)
+        return -ENOSPC;
+    b->skip[b->nskip].from = from;
+    b->skip[b->nskip].to = to;
+    b->nskip++;
+    return 0;
+}
+
 void es_blocks_end_marker(struct es_blocks *b, uint64_t after) {
     b->boundary = after;
     b->complete = true;

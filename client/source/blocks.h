@@ -75,6 +75,12 @@ void es_blocks_end_marker(struct es_blocks *b, uint64_t after);
  * set. Returns 0, -ENOMEM, or -errno of a failed write. */
 int es_blocks_append(struct es_blocks *b, const uint8_t *data, size_t n);
 
+/* Leave the stream's bytes [from, to) out of the file (whole blocks, not
+ * yet written, after any range left out so far): `record --since` leaves
+ * out the oldest blocks of the program's window. Returns 0, or -ENOSPC
+ * when ES_BLOCKS_SKIPS ranges wait already. */
+int es_blocks_skip(struct es_blocks *b, uint64_t from, uint64_t to);
+
 /* Start writing to `fd` (everything whole so far goes out now). */
 int es_blocks_set_fd(struct es_blocks *b, int fd);
 
