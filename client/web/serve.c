@@ -290,6 +290,7 @@ int es_serve_main(int argc, char **argv) {
     struct serve *s = &the_serve;
     es_session_init(&s->ses);
     s->ses.opt.cost_notices = true;
+    s->ses.opt.window = true; /* from the program's window, when it keeps one */
     s->http = "127.0.0.1:8080";
     s->rec_fd = -1;
     const struct es_opt opts[] = {{"--http", NULL, ES_OPT_VALUE, &s->http, 0, NULL, NULL},

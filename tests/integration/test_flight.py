@@ -1,14 +1,17 @@
 """The flight recorder: a window of the program's last events kept with
 nobody connected (GHC_EVENTLOG_RETAIN), sent to a client that asks
-(`record --window`, `--since`, `--snapshot`), refused clearly by a program
-that keeps none; its memory bounded."""
+(`record --window`, `--since`, `--snapshot`, and `serve`/`top`, which start
+from it), refused clearly by a program that keeps none; its memory bounded."""
 
 import os
 import re
+import socket
 import time
 
 from client_cmd import Cmd, last_line, run
 from harness import (Client, Program, Skip, check_stream, expect, ghc_version, note, test)
+from test_client_top import Tmux, top_command
+from test_client_web import http_get, start_serve
 
 WINDOW_RE = re.compile(r"eventlog-socket: window of (\d+) blocks \((\d+) bytes\) from ([\d.]+) s "
                        r"to ([\d.]+) s")
@@ -206,3 +209,53 @@ def window_refused_without_retain(s):
     expect(any(m.startswith("eventlog-socket: window refused: this program keeps no window")
                for _, m in summ.messages), "no refusal in %s" % summ.messages)
     expect("later" in [m for _, m in summ.markers], "the stream went on")
+
+
+def first_sse_message(url, timeout=30):
+    """The first Server-Sent Event of serve's /events: the whole state."""
+    host, port = re.match(r"http://([\d.]+):(\d+)/", url).groups()
+    c = socket.create_connection((host, int(port)), timeout=timeout)
+    c.sendall(b"GET /events HTTP/1.1\r\nHost: %s:%s\r\n\r\n" % (host.encode(), port.encode()))
+    data = b""
+    deadline = time.monotonic() + timeout
+    while b"\n\n" not in data.split(b"\r\n\r\n", 1)[-1] and time.monotonic() < deadline:
+        data += c.recv(1 << 20)
+    c.close()
+    return data.decode(errors="replace")
+
+
+@test(timeout=180)
+def window_serve_and_top_start_from_it(s):
+    """serve and top started after an incident show it: a marker posted
+    with nobody connected is in serve's page state and its recording, and
+    on top's screen (GHC 9.0 hands over buffers only when full: there a
+    flood that fills one follows the marker, and top's count of messages
+    says it got the history)."""
+    p, sock = kept_program(s, "views", {"GHC_EVENTLOG_RETAIN": "64M"})
+    p.cmd("marker the-incident")
+    live = ghc_version() >= (9, 2)
+    if not live:
+        p.cmd("flood 120000 pad")
+    p.cmd("sleep 0.5")
+    srv, url = start_serve(s, sock)
+    deadline = time.monotonic() + 30
+    state = ""
+    while "the-incident" not in state and time.monotonic() < deadline:
+        state = first_sse_message(url)
+        time.sleep(0.3)
+    expect("the-incident" in state, "the page's state lacks the marker")
+    status, data = http_get(url + "recording.eventlog")
+    summ = check_stream(s, data, "serve-recording", partial=True)
+    expect("the-incident" in [m for _, m in summ.markers], "the download lacks the marker")
+    srv.kill()
+    t = Tmux(s, top_command(sock))
+    if live:
+        t.wait(r"marker the-incident", timeout=30, what="the marker from before top started")
+    else:
+        # The flood's messages bury the marker in the list; their count
+        # says the history came: 120000 "fill" messages and more were
+        # posted before top started.
+        m = t.wait(r"(\d+) in all", timeout=30, what="the count of markers and messages")
+        expect(int(m.group(1)) > 120000, "top counts %s markers and messages" % m.group(1))
+    p.cmd("quit")
+    p.finish()
