@@ -17,12 +17,15 @@ static uint64_t end_time(const struct es_window *w, const struct es_chunk *c) {
     return es_is_block(c->data, c->len) ? es_block_end_time(c->data) : w->newest_time;
 }
 
-/* Whether the oldest chunk is past the window's size or age (the newest
- * always stays). */
+/* Whether the oldest chunk is past the window's size or age: the newer
+ * ones hold the size without it (so the window holds at least its size
+ * once the stream has, and at most one chunk more: a chunk is a whole RTS
+ * buffer, and GHC 9.0's last one is the end marker alone), or it ended
+ * longer ago than the age. The newest always stays. */
 static bool too_old(const struct es_window *w) {
     if (w->first == w->last)
         return false;
-    if (w->bytes > w->limit)
+    if (w->bytes - w->first->len >= w->limit)
         return true;
     return w->max_age_ns > 0 && end_time(w, w->first) + w->max_age_ns < w->newest_time;
 }

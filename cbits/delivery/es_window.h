@@ -5,7 +5,8 @@
  * gets the program's last minutes. It holds one reference on every chunk
  * from its oldest to the newest in the chunk store (es_store.h), so those
  * chunks stay in the store's list, in the order they came; past its size
- * (GHC_EVENTLOG_RETAIN) or its age in program time
+ * (GHC_EVENTLOG_RETAIN: it holds at least that many bytes once the stream
+ * has, and less than one chunk more) or its age in program time
  * (GHC_EVENTLOG_RETAIN_SECONDS) it lets the oldest go, never the newest.
  * No memory of its own. Loop thread only (after the loop has ended, the
  * thread that ended it may read it). */
@@ -20,7 +21,7 @@
 #include <stdint.h>
 
 struct es_window {
-    size_t limit;        /* bytes at most; 0: no window */
+    size_t limit;        /* bytes (and at most one chunk more); 0: no window */
     uint64_t max_age_ns; /* program time at most; 0: no limit */
     struct es_chunk *first, *last;
     size_t bytes;

@@ -7,6 +7,8 @@
 #include "es_server_test.h"
 
 #include "base/es_time.h"
+#include "delivery/es_notice.h"
+#include "delivery/es_pool.h"
 
 #include <errno.h>
 
@@ -22,6 +24,16 @@ void es_server_submit(struct es_server *s, const void *buf, size_t len) {
     es_inbox_push(&s->inbox, buf, len, !lossless);
     atomic_fetch_add_explicit(&s->counters.cpu_writer_ns, es_thread_cpu_ns() - a,
                               memory_order_relaxed);
+}
+
+void es_server_post_text(struct es_server *s, const char *text) {
+    /* GHC always declares USER_MSG of variable size (es_notice.h). */
+    static struct es_header hdr = {.size[ES_EVENT_USER_MSG] = ES_SIZE_VARIABLE};
+    struct es_chunk *n = es_notice_text(&hdr, es_walker_program_time(&s->walker), text);
+    if (n == NULL)
+        return;
+    es_server_submit(s, n->data, n->len);
+    es_chunk_free(n);
 }
 
 /* ---- what the API reads ------------------------------------------------------ */
