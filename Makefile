@@ -138,7 +138,9 @@ CLIENT := $(BUILD)/eventlog-socket
 CLIENT_DIRS := source model http web prom top tables flight
 CLIENT_SRC := $(wildcard client/*.c $(CLIENT_DIRS:%=client/%/*.c))
 CLIENT_H := $(wildcard client/*.h $(CLIENT_DIRS:%=client/%/*.h))
-CLIENT_LIB_SRC := $(wildcard client/source/*.c client/flight/*.c) client/tables/csv.c client/tables/rows.c
+# client/flight/'s parts but its subcommand (watch.c, which needs opts.c).
+CLIENT_LIB_SRC := $(wildcard client/source/*.c) $(filter-out client/flight/watch.c,$(wildcard client/flight/*.c)) \
+                  client/tables/csv.c client/tables/rows.c
 # The model of the program (client/model/): pure C, linked by its unit
 # test and fuzz target.
 MODEL_SRC := $(wildcard client/model/*.c)

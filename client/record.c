@@ -5,9 +5,9 @@
 #define EVENTLOG_SOCKET_NO_RTS
 #include "eventlog_socket.h"
 
-#include "flight/units.h"
 #include "flight/window.h"
 #include "source/blocks.h"
+#include "source/naming.h"
 #include "model/model.h"
 #include "opts.h"
 #include "source/session.h"
@@ -18,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 /* How long to wait for the stream to name the program (PROGRAM_ARGS and
@@ -50,7 +49,6 @@ struct record {
     struct es_rwindow win;
     const char *since;
     uv_timer_t answer_timer;
-    int tries;
     bool snapshot_done;
 };
 
@@ -66,7 +64,8 @@ static void record_usage(FILE *f) {
                "it falls behind instead of skipping chunks (README, \"Losing nothing\").\n"
                "--window starts with the program's window (the last minutes it kept, with\n"
                "GHC_EVENTLOG_RETAIN), --since DURATION (5m, 90s) with its last DURATION;\n"
-               "--snapshot writes the window and stops (README, \"Flight recorder\").\n");
+               "--snapshot writes the window and stops. --trigger COND records around each\n"
+               "moment COND holds (record --trigger --help; README, \"Flight recorder\").\n");
 }
 
 static void clear_progress(struct record *r) {
@@ -76,63 +75,27 @@ static void clear_progress(struct record *r) {
     }
 }
 
-/* Keep a file name to characters that need no quoting. */
-static void safe_name(char *s) {
-    for (; *s; s++)
-        if (*s == '/' || *s < ' ' || *s == ' ')
-            *s = '_';
-}
-
-/* The program's name and pid from the stream, else from the server's
- * process (Unix sockets: SO_PEERCRED; loopback TCP: the owner of its end
- * of the connection, client/source/peerpid.h), else the time. */
-static void default_name(struct record *r, char *out, size_t size) {
-    const struct es_conn *c = r->ses.conn;
-    const struct es_conn_info *in = &c->info;
-    char prog[256] = "";
-    /* GHC 9.0 names them at exit: the server's process, over a Unix
-     * socket (SO_PEERCRED) or loopback TCP (client/source/peerpid.h). */
-    int peer = in->have_pid && in->have_args ? 0 : es_conn_peer_pid(r->ses.conn);
-    unsigned long pid = in->have_pid ? in->pid : (unsigned long)peer;
-    if (in->have_args && in->program[0] != '\0')
-        snprintf(prog, sizeof prog, "%s", in->program);
-    else
-        es_session_program_of(peer, prog, sizeof prog);
-    safe_name(prog);
+/* The stem of the default name: PROGRAM-PID from the stream, else from
+ * the server's process (client/source/naming.h), else the time. */
+static void default_stem(struct record *r, char *out, size_t size) {
+    char prog[256], stamp[32];
+    unsigned long pid;
+    es_naming_program(r->ses.conn, prog, sizeof prog, &pid);
     if (prog[0] != '\0' && pid != 0) {
-        snprintf(out, size, "%s-%lu.eventlog", prog, pid);
+        snprintf(out, size, "%s-%lu", prog, pid);
         return;
     }
-    char stamp[32];
-    time_t now = time(NULL);
-    strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", localtime(&now));
-    snprintf(out, size, "%s-%s.eventlog", prog[0] ? prog : "eventlog-socket", stamp);
+    es_naming_stamp(stamp, sizeof stamp);
+    snprintf(out, size, "%s-%s", prog[0] ? prog : "eventlog-socket", stamp);
 }
 
 static void stop(struct record *r, int status, const char *why);
 
-/* The default name is created, never opened: not a file already there (a
- * previous recording, or one another user planted), not through a symlink
- * (in /tmp, another user's link to a file of ours). Taken: NAME.1.eventlog,
- * NAME.2.eventlog, ... Returns the descriptor (r->path its name), or -1
- * (errno). */
-#define DEFAULT_TRIES 100
+/* The default name is created anew, never through a link (naming.h). */
 static int create_default(struct record *r) {
-    char base[400]; /* room in r->path for a suffix */
-    default_name(r, base, sizeof base);
-    size_t stem = strlen(base) - strlen(".eventlog"); /* default_name ends so */
-    for (int i = 0; i < DEFAULT_TRIES; i++) {
-        if (i == 0)
-            snprintf(r->path, sizeof r->path, "%s", base);
-        else
-            snprintf(r->path, sizeof r->path, "%.*s.%d.eventlog", (int)stem, base, i);
-        int fd = open(r->path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-        if (fd >= 0 || errno != EEXIST)
-            return fd;
-    }
-    snprintf(r->path, sizeof r->path, "%s (and .1 to .%d)", base, DEFAULT_TRIES - 1);
-    errno = EEXIST;
-    return -1;
+    char stem[400];
+    default_stem(r, stem, sizeof stem);
+    return es_naming_create(stem, r->path, sizeof r->path);
 }
 
 static void open_file(struct record *r) {
@@ -245,13 +208,8 @@ static void stop(struct record *r, int status, const char *why) {
                  (unsigned long long)info.drop_notices, info.drop_notices == 1 ? "" : "s",
                  (unsigned long long)info.dropped_chunks);
     if (r->snapshot_done)
-        fprintf(stderr,
-                "eventlog-socket: recorded %s (%s, %llu events%s): the program's window, %.3f s "
-                "to %.3f s of its time%s; the program goes on\n",
-                r->path, size, (unsigned long long)info.events, drops,
-                r->win.since_ns ? info.window_to_s - (double)r->win.since_ns / 1e9
-                                : info.window_from_s,
-                info.window_to_s, r->win.blocks_left_out ? " (older blocks left out)" : "");
+        fprintf(stderr, "eventlog-socket: recorded %s (%s, %llu events%s): %s\n", r->path, size,
+                (unsigned long long)info.events, drops, es_rwindow_summary(&r->win, &info));
     else if (complete)
         fprintf(stderr,
                 "eventlog-socket: recorded %s (%s, %llu events%s): complete, the program's end "
@@ -278,15 +236,16 @@ static void begin(struct record *r) {
         uv_timer_start(&r->name_timer, on_name_timer, NAME_WAIT_MS, 0);
 }
 
+/* No window after all (client/flight/window.h says why): nothing was
+ * written, nothing will be. */
+static void no_window(struct record *r, const char *why) {
+    r->have_header = false;
+    stop(r, 2, why);
+}
+
 static void on_no_answer(uv_timer_t *t) {
     struct record *r = t->data;
-    char why[160];
-    snprintf(why, sizeof why,
-             "no answer to the window request within %g s (the program's eventlog-socket "
-             "predates the flight recorder?)",
-             r->ses.opt.connect_timeout);
-    r->have_header = false; /* nothing to write: the recording never began */
-    stop(r, 2, why);
+    no_window(r, es_rwindow_why(&r->win, r->ses.conn, r->ses.opt.connect_timeout));
 }
 
 static void reopened(void *ctx, int rc) {
@@ -298,28 +257,17 @@ static void reopened(void *ctx, int rc) {
 /* The window's answer, after each event. */
 static void window_answer(struct record *r, struct es_conn *c, const struct es_event *ev,
                           uint64_t offset) {
-    char why[400];
-    switch (es_rwindow_event(&r->win, c, ev, offset, &r->blocks)) {
-    case ES_RWINDOW_BEGIN:
+    enum es_rwindow_says say = es_rwindow_event(&r->win, c, ev, offset, &r->blocks);
+    if (say == ES_RWINDOW_BEGIN) {
         begin(r);
-        break;
-    case ES_RWINDOW_AGAIN:
-        if (++r->tries < 3) { /* it asked later than the program waits: again */
-            es_blocks_destroy(&r->blocks);
-            es_blocks_init(&r->blocks);
-            r->have_header = false;
-            uv_timer_stop(&r->answer_timer);
-            es_session_reconnect(&r->ses, 100, reopened);
-            break;
-        }
-        /* fall through */
-    case ES_RWINDOW_REFUSED:
-        snprintf(why, sizeof why, "no window: the program says: %s", c->info.window_why);
+    } else if (say == ES_RWINDOW_AGAIN) { /* asked later than the program waits */
+        es_blocks_destroy(&r->blocks);
+        es_blocks_init(&r->blocks);
         r->have_header = false;
-        stop(r, 2, why);
-        break;
-    default:
-        break;
+        uv_timer_stop(&r->answer_timer);
+        es_session_reconnect(&r->ses, 100, reopened);
+    } else if (say == ES_RWINDOW_REFUSED) {
+        no_window(r, es_rwindow_why(&r->win, c, 0));
     }
 }
 
@@ -441,6 +389,8 @@ static void on_progress(uv_timer_t *t) {
 }
 
 int es_record_main(int argc, char **argv) {
+    if (es_watch_wanted(argc, argv)) /* --trigger: client/flight/watch.c */
+        return es_watch_main(argc, argv);
     static struct record rec;
     struct record *r = &rec;
     es_session_init(&r->ses);
@@ -464,13 +414,8 @@ int es_record_main(int argc, char **argv) {
     int status = es_opts_parse(&spec, argc, argv);
     if (status >= 0)
         return status;
-    if (r->since != NULL &&
-        (!es_units_duration(r->since, &r->win.since_ns) || r->win.since_ns == 0)) {
-        fprintf(stderr, "eventlog-socket record: --since %s: not a duration (5m, 90s, 1h)\n",
-                r->since);
+    if (es_rwindow_setup(&r->win, r->since) != 0)
         return 2;
-    }
-    r->win.asked = r->win.asked || r->since != NULL || r->win.snapshot;
     r->ses.opt.window = r->win.asked;
     es_blocks_init(&r->blocks);
     struct es_conn_callbacks cb = {.on_header = on_header,

@@ -1,7 +1,6 @@
 #include "units.h"
 
 #include <errno.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -27,7 +26,7 @@ bool es_units_duration(const char *text, uint64_t *ns) {
         double t = v * units[i].ns;
         if (t > YEAR_NS)
             return false;
-        *ns = (uint64_t)llround(t);
+        *ns = (uint64_t)(t + 0.5);
         return true;
     }
     return false;

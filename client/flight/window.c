@@ -1,6 +1,19 @@
 #include "window.h"
 
+#include "units.h"
+
+#include <stdio.h>
 #include <string.h>
+
+int es_rwindow_setup(struct es_rwindow *w, const char *since) {
+    if (since != NULL && (!es_units_duration(since, &w->since_ns) || w->since_ns == 0)) {
+        fprintf(stderr, "eventlog-socket record: --since %s: not a duration (5m, 90s, 1h)\n",
+                since);
+        return -1;
+    }
+    w->asked = w->asked || since != NULL || w->snapshot;
+    return 0;
+}
 
 /* A block of the window that ended before --since's cut, at the head of
  * the window: left out, with the ones before it. Returns whether the
@@ -27,8 +40,8 @@ enum es_rwindow_says es_rwindow_event(struct es_rwindow *w, const struct es_conn
         return ES_RWINDOW_GOING;
     const struct es_conn_info *in = &c->info;
     if (in->window < 0)
-        return strstr(in->window_why, "first thing") != NULL ? ES_RWINDOW_AGAIN
-                                                             : ES_RWINDOW_REFUSED;
+        return strstr(in->window_why, "first thing") != NULL && ++w->tries < 3 ? ES_RWINDOW_AGAIN
+                                                                               : ES_RWINDOW_REFUSED;
     if (in->window == 0 || !trim(w, c, ev, offset))
         return ES_RWINDOW_WAIT;
     w->decided = true;
@@ -48,4 +61,24 @@ size_t es_rwindow_clip(const struct es_rwindow *w, const struct es_conn *c, uint
 
 bool es_rwindow_done(const struct es_rwindow *w, const struct es_conn *c, uint64_t at) {
     return w->snapshot && c->info.window == 1 && at >= c->info.window_end;
+}
+
+const char *es_rwindow_why(struct es_rwindow *w, const struct es_conn *c, double waited) {
+    if (waited > 0)
+        snprintf(w->why, sizeof w->why,
+                 "no answer to the window request within %g s (the program's eventlog-socket "
+                 "predates the flight recorder?)",
+                 waited);
+    else
+        snprintf(w->why, sizeof w->why, "no window: the program says: %s", c->info.window_why);
+    return w->why;
+}
+
+const char *es_rwindow_summary(struct es_rwindow *w, const struct es_conn_info *in) {
+    double from = w->since_ns ? in->window_to_s - (double)w->since_ns / 1e9 : in->window_from_s;
+    snprintf(w->why, sizeof w->why,
+             "the program's window, %.3f s to %.3f s of its time%s; the program goes on",
+             from > in->window_from_s ? from : in->window_from_s, in->window_to_s,
+             w->blocks_left_out ? " (older blocks left out)" : "");
+    return w->why;
 }

@@ -24,6 +24,8 @@ struct es_rwindow {
     bool decided;      /* the recording may begin */
     uint64_t skip_to;  /* --since: the window's bytes before this are left out */
     uint64_t blocks_left_out;
+    int tries; /* connections that asked too late */
+    char why[400];
 };
 
 enum es_rwindow_says {
@@ -31,14 +33,26 @@ enum es_rwindow_says {
     ES_RWINDOW_BEGIN,   /* decided just now: the recording begins (skips are set) */
     ES_RWINDOW_GOING,   /* decided earlier */
     ES_RWINDOW_REFUSED, /* no window: c->info.window_why says why */
-    ES_RWINDOW_AGAIN,   /* asked too late: ask again on a new connection */
+    ES_RWINDOW_AGAIN,   /* asked too late: ask again on a new connection (twice at most) */
 };
+
+/* --window, --since `since` (NULL: not given) and --snapshot into `w`.
+ * Returns 0, or -1 after a message on stderr. */
+int es_rwindow_setup(struct es_rwindow *w, const char *since);
 
 /* After an event at stream offset `offset` (the reader's callbacks): what
  * to do now. Sets the skip of --since in `b` when it decides. */
 enum es_rwindow_says es_rwindow_event(struct es_rwindow *w, const struct es_conn *c,
                                       const struct es_event *ev, uint64_t offset,
                                       struct es_blocks *b);
+
+/* Why there is no window, for the user: the program's refusal, or no
+ * answer within `waited` seconds (when not 0). Valid until the next call. */
+const char *es_rwindow_why(struct es_rwindow *w, const struct es_conn *c, double waited);
+
+/* What a snapshot holds, for the recording's last line. Valid until the
+ * next call. */
+const char *es_rwindow_summary(struct es_rwindow *w, const struct es_conn_info *in);
 
 /* --snapshot: how many of the `n` bytes received from stream offset
  * `at` belong to the window (all of them until the answer came). */

@@ -195,6 +195,12 @@ static int flush(struct es_blocks *b) {
     return r;
 }
 
+int es_blocks_whole(struct es_blocks *b, uint64_t offset) {
+    if (offset > b->boundary)
+        b->boundary = offset;
+    return flush(b);
+}
+
 int es_blocks_append(struct es_blocks *b, const uint8_t *data, size_t n) {
     if (b->finished)
         return 0;

@@ -81,6 +81,11 @@ int es_blocks_append(struct es_blocks *b, const uint8_t *data, size_t n);
  * when ES_BLOCKS_SKIPS ranges wait already. */
 int es_blocks_skip(struct es_blocks *b, uint64_t from, uint64_t to);
 
+/* Everything before stream offset `offset` is whole blocks (a writer that
+ * cuts its own blocks: `record --trigger`'s files): write it. Returns 0
+ * or -errno. */
+int es_blocks_whole(struct es_blocks *b, uint64_t offset);
+
 /* Start writing to `fd` (everything whole so far goes out now). */
 int es_blocks_set_fd(struct es_blocks *b, int fd);
 

@@ -1,0 +1,50 @@
+#include "naming.h"
+
+#include "session.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
+
+#define TRIES 100
+
+/* Keep a file name to characters that need no quoting. */
+static void safe_name(char *s) {
+    for (; *s; s++)
+        if (*s == '/' || *s < ' ' || *s == ' ')
+            *s = '_';
+}
+
+void es_naming_program(struct es_conn *c, char *prog, size_t size, unsigned long *pid) {
+    const struct es_conn_info *in = &c->info;
+    int peer = in->have_pid && in->have_args ? 0 : es_conn_peer_pid(c);
+    *pid = in->have_pid ? in->pid : (unsigned long)peer;
+    prog[0] = '\0';
+    if (in->have_args && in->program[0] != '\0')
+        snprintf(prog, size, "%s", in->program);
+    else
+        es_session_program_of(peer, prog, size);
+    safe_name(prog);
+}
+
+void es_naming_stamp(char *out, size_t size) {
+    time_t now = time(NULL);
+    strftime(out, size, "%Y%m%d-%H%M%S", localtime(&now));
+}
+
+int es_naming_create(const char *stem, char *path, size_t size) {
+    for (int i = 0; i < TRIES; i++) {
+        if (i == 0)
+            snprintf(path, size, "%s.eventlog", stem);
+        else
+            snprintf(path, size, "%s.%d.eventlog", stem, i);
+        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (fd >= 0 || errno != EEXIST)
+            return fd;
+    }
+    snprintf(path, size, "%s.eventlog (and .1 to .%d)", stem, TRIES - 1);
+    errno = EEXIST;
+    return -1;
+}
