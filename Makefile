@@ -7,6 +7,9 @@
 #   make check    every test: unit tests (plain and ASan/UBSan), symbol
 #                 check, integration tests against the real GHC, the cabal
 #                 package (make cabal-test alone)
+#   make install-test
+#                 make install (staged and not), pkg-config with cc and
+#                 ghc, README's C main built against the installed copy
 #   make cabal-build
 #                 the cabal package and the examples, offline (README)
 #   make demo     run fibber-c-main on a Unix socket, request a heap census
@@ -30,7 +33,9 @@
 #   make uninstall
 #                 remove exactly those files (same PREFIX and DESTDIR)
 #
-# Missing tools are installed first (scripts/ensure-deps.sh, apt-get).
+# Missing packages are installed first (scripts/ensure-deps.sh, apt-get),
+# each target's own: make and make install only the build's, make demo the
+# demo's, the test targets the tests' too (README, "Install it").
 
 # `make` alone builds (uninstall below would otherwise be the first target).
 .DEFAULT_GOAL := all
@@ -43,7 +48,7 @@ CC ?= cc
 # The version has one home, the cabal file; the .pc, the command's
 # --version and the header's EVENTLOG_SOCKET_VERSION follow it
 # (tests/check-version.sh).
-VERSION := $(shell sed -n 's/^version:[[:space:]]*//p' eventlog-socket.cabal)
+VERSION := $(shell sed -n 's/^version:[[:space:]]*//p' ghc-eventlog-socket.cabal)
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 LIBDIR ?= $(PREFIX)/lib
@@ -57,7 +62,7 @@ INSTALLED := $(DESTDIR)$(BINDIR)/eventlog-socket $(DESTDIR)$(LIBDIR)/libeventlog
 uninstall:
 	rm -f $(INSTALLED)
 
-PUBLIC_TARGETS := all lib check unit-test integration-test cabal-build cabal-test symbols demo \
+PUBLIC_TARGETS := all lib check unit-test integration-test cabal-build cabal-test install-test symbols demo \
                   fixtures bench bench-programs format format-check install
 
 ifndef ES_DEPS_CHECKED
@@ -65,7 +70,7 @@ ifndef ES_DEPS_CHECKED
 # variables computed from ghc and pkg-config see the installed tools.
 .PHONY: $(PUBLIC_TARGETS) clean
 $(PUBLIC_TARGETS):
-	@scripts/ensure-deps.sh $(if $(filter demo,$@),--demo)
+	@scripts/ensure-deps.sh $@
 	@$(MAKE) --no-print-directory -j$(shell nproc 2>/dev/null || echo 2) ES_DEPS_CHECKED=1 $@
 clean:
 	rm -rf $(BUILD)
@@ -79,7 +84,7 @@ check-matrix:
 	@scripts/check-matrix.sh
 .PHONY: fuzz
 fuzz:
-	@scripts/ensure-deps.sh --fuzz
+	@scripts/ensure-deps.sh fuzz
 	@$(MAKE) --no-print-directory -j$(shell nproc 2>/dev/null || echo 2) ES_DEPS_CHECKED=1 $@
 else
 
@@ -258,7 +263,7 @@ $(WEB_GEN): scripts/embed-web.sh $(wildcard client/web/*.html client/web/*.css c
 	@mkdir -p $(dir $@)
 	scripts/embed-web.sh $@ $(WEB_ASSETS)
 
-$(CLIENT): $(CLIENT_SRC) $(CLIENT_H) $(CLIENT_CBITS) $(CBITS_H) $(WEB_GEN) eventlog-socket.cabal
+$(CLIENT): $(CLIENT_SRC) $(CLIENT_H) $(CLIENT_CBITS) $(CBITS_H) $(WEB_GEN) ghc-eventlog-socket.cabal
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(CFLAGS) -Iinclude -Icbits -Iclient $(UV_CFLAGS) \
 	    -DES_VERSION='"$(VERSION)"' $(NCURSES_CFLAGS) $(MHD_CFLAGS) -o $@ $(CLIENT_SRC) $(WEB_GEN) $(CLIENT_CBITS) $(UV_LIBS) \
@@ -353,7 +358,8 @@ $(BUILD)/unit-asan/%: tests/unit/%.c tests/unit/tap.h tests/unit/control_ref.h t
 
 # The client's model (MODEL_SRC) is pure C like cbits/: unit-tested the
 # same way, linked with its sources.
-MODEL_UNITS := test_model test_model_census test_model_sparks test_model_threads test_model_pauses
+MODEL_UNITS := test_model test_model_census test_model_sparks test_model_threads test_model_pauses \
+               test_model_text
 $(MODEL_UNITS:%=$(BUILD)/unit/%): \
 $(BUILD)/unit/%: tests/unit/%.c tests/unit/tap.h tests/unit/model_events.h $(MODEL_SRC) $(MODEL_H) \
                  $(CBITS_LIB_plain)
@@ -500,6 +506,11 @@ check: $(LIB) $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(SPARKER) $(CHECKER) $
        $(FUZZ_REPLAY_BIN) $(BENCH_PROGRAMS)
 	@HC=$(HC) tests/run-all.sh $(BUILD)
 
+# make install three ways, and README's C main built against each copy
+# (tests/install.sh; make check runs it too).
+install-test: $(LIB) $(CLIENT) $(CHECKER)
+	@HC=$(HC) tests/install.sh $(BUILD)
+
 # Record this GHC's eventlog fixture for the unit tests.
 fixtures: $(CHECKER)
 	HC=$(HC) tests/fixtures/make-fixtures.sh $(BUILD)
@@ -509,13 +520,16 @@ demo: $(FIBBER)
 
 # The .pc file is made at install time, so that it always names the PREFIX
 # the files go to. The archive is built for this GHC ($(HC_VERSION)), which
-# the .pc records as the variable ghc_version. libuv is in Requires, not
+# the .pc records as the variable ghc_version; the header includes Rts.h,
+# so its Cflags carry that GHC's RTS include directories, for a C compiler
+# that ghc does not drive. libuv is in Requires, not
 # Requires.private: with only an archive installed, every link needs it.
 install: $(LIB) $(CLIENT)
 	@mkdir -p $(BUILD)
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
 	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' -e 's|@VERSION@|$(VERSION)|g' \
-	    -e 's|@GHC_VERSION@|$(HC_VERSION)|g' eventlog-socket.pc.in > $(BUILD)/eventlog-socket.pc
+	    -e 's|@GHC_VERSION@|$(HC_VERSION)|g' -e 's|@RTS_INCLUDE@|$(RTS_INCLUDE)|g' \
+	    -e 's|@RTS_CFLAGS@|$(addprefix -I,$(RTS_INCLUDE))|g' eventlog-socket.pc.in > $(BUILD)/eventlog-socket.pc
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR)
 	install -m 755 $(CLIENT) $(DESTDIR)$(BINDIR)/eventlog-socket
 	install -m 644 $(LIB) $(DESTDIR)$(LIBDIR)/libeventlog-socket.a
@@ -523,7 +537,7 @@ install: $(LIB) $(CLIENT)
 	install -m 644 $(BUILD)/eventlog-socket.pc $(DESTDIR)$(PKGCONFIGDIR)/eventlog-socket.pc
 
 FORMAT_FILES := $(wildcard include/*.h cbits/*/*.[ch] rts-writer/*.[ch] tests/unit/*.[ch] tests/fuzz/*.[ch] \
-                  examples/*/cbits/*.c tests/probe/*.c tests/clients/*.c tests/cabal/tiny/*.c tests/cabal/upstream-compat/*.c \
+                  examples/*/cbits/*.c tests/probe/*.c tests/clients/*.c tests/cabal/tiny/*.c tests/cabal/upstream-compat/*.c haskell/test/*.c \
                   bench/*.[ch] bench/cbits/*.c client/*.[ch] client/*/*.[ch])
 format:
 	clang-format -i $(FORMAT_FILES)

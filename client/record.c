@@ -12,6 +12,7 @@
 #include "opts.h"
 #include "source/session.h"
 #include "subcommands.h"
+#include "source/outfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -45,8 +46,7 @@ struct record {
     double mib_s, events_s;
     bool stopped;
     int status;
-    /* --window, --since, --snapshot (client/flight/window.h). */
-    struct es_rwindow win;
+    struct es_rwindow win; /* --window, --since, --snapshot (flight/window.h) */
     const char *since;
     uv_timer_t answer_timer;
     bool snapshot_done;
@@ -62,10 +62,8 @@ static void record_usage(FILE *f) {
                "program's end marker arrived, 1 when the recording was cut, 2 on errors.\n"
                "--lossless asks the program for every byte: it waits for this recording when\n"
                "it falls behind instead of skipping chunks (README, \"Losing nothing\").\n"
-               "--window starts with the program's window (the last minutes it kept, with\n"
-               "GHC_EVENTLOG_RETAIN), --since DURATION (5m, 90s) with its last DURATION;\n"
-               "--snapshot writes the window and stops. --trigger COND records around each\n"
-               "moment COND holds (record --trigger --help; README, \"Flight recorder\").\n");
+               "--window, --since D (5m): begin with the program's window; --snapshot: only it;\n"
+               "--trigger COND: a file per moment COND holds (README, \"Flight recorder\").\n");
 }
 
 static void clear_progress(struct record *r) {
@@ -108,7 +106,7 @@ static void open_file(struct record *r) {
     } else {
         if (r->out != NULL) {
             snprintf(r->path, sizeof r->path, "%s", r->out);
-            fd = open(r->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+            fd = es_outfile_open(r->path, O_WRONLY | O_CREAT | O_TRUNC);
         } else {
             fd = create_default(r);
         }
@@ -311,7 +309,10 @@ static void on_bytes(struct es_conn *c, const uint8_t *data, size_t n, void *ctx
     int e = es_blocks_append(&r->blocks, data, es_rwindow_clip(&r->win, c, at, n));
     if (e != 0) {
         char msg[600];
-        snprintf(msg, sizeof msg, "cannot write %s: %s", r->path, strerror(-e));
+        if (e == -EMSGSIZE)
+            es_blocks_too_long_why(&r->blocks, msg, sizeof msg);
+        else
+            snprintf(msg, sizeof msg, "cannot write %s: %s", r->path, strerror(-e));
         stop(r, 2, msg);
         return;
     }

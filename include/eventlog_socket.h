@@ -54,7 +54,7 @@
 extern "C" {
 #endif
 
-/* This package's version, as eventlog-socket.cabal, the .pc file and
+/* This package's version, as ghc-eventlog-socket.cabal, the .pc file and
  * `eventlog-socket --version` say it (tests/check-version.sh). */
 #define EVENTLOG_SOCKET_VERSION "0.3.0.0"
 

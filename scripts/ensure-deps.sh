@@ -1,65 +1,115 @@
 #!/usr/bin/env bash
-# Install what building and testing eventlog-socket needs, if it is missing.
-# Debian/Ubuntu only (apt-get); elsewhere it says what to install and fails.
+# Install what a make target of eventlog-socket needs, if it is missing, and
+# nothing more: building and installing take only the build's packages, the
+# tests' packages (a browser, Prometheus, pandas, profiling libraries...)
+# come with the test targets. Debian/Ubuntu only (apt-get); elsewhere it
+# says what to install and fails.
+#
+#   ensure-deps.sh TARGET            install what TARGET needs and is missing
+#   ensure-deps.sh --dry-run TARGET  print what it would install, one a line
+#   ensure-deps.sh --list TARGET     print every package TARGET needs, one a
+#                                    line, installed or not (a bare machine's
+#                                    dry run)
+#
+# TARGET is the make target (the Makefile passes its own name). README's
+# table "which target installs what" says the same, and tests/deps.sh holds
+# the two together.
 set -euo pipefail
 
-# --demo: only what `make demo` needs (the library, fibber-c-main, nc and
-# ghc-events); otherwise everything the build and the tests use.
-mode=${1:-all}
+action=install
+case ${1:-} in
+--dry-run) action=dry-run; shift ;;
+--list) action=list; shift ;;
+esac
+target=${1:?usage: ensure-deps.sh [--dry-run | --list] TARGET}
 
-need=()
-command -v ghc >/dev/null 2>&1 || need+=(ghc)
-command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
-pkg-config --exists libuv 2>/dev/null || need+=(libuv1-dev)
-command -v ghc-events >/dev/null 2>&1 || need+=(libghc-ghc-events-dev)
-command -v nc >/dev/null 2>&1 || need+=(netcat-openbsd)
-command -v cc >/dev/null 2>&1 || need+=(gcc)
-command -v objcopy >/dev/null 2>&1 || need+=(binutils)
-if [ "$mode" != --demo ]; then
-command -v cabal >/dev/null 2>&1 || need+=(cabal-install)
-# The eventlog-socket command's `top` (ncurses), and its test (tmux).
-pkg-config --exists ncursesw 2>/dev/null || need+=(libncurses-dev)
-command -v tmux >/dev/null 2>&1 || need+=(tmux)
-# `serve` and `report`: libmicrohttpd serves the page, dygraphs draws its
-# charts (embedded at build time), and the tests drive headless Chromium.
-pkg-config --exists libmicrohttpd 2>/dev/null || need+=(libmicrohttpd-dev)
-[ -e /usr/share/javascript/dygraphs/dygraph.min.js ] || need+=(libjs-dygraphs)
-command -v chromium >/dev/null 2>&1 || need+=(chromium)
-ghc-pkg --global list --simple-output ghc-events 2>/dev/null | grep -q ghc-events || need+=(libghc-ghc-events-dev)
-command -v python3 >/dev/null 2>&1 || need+=(python3)
-# `metrics`'s tests scrape with the real Prometheus and check with promtool.
-command -v promtool >/dev/null 2>&1 || need+=(prometheus)
-# The security tests ask as another user with curl.
-command -v curl >/dev/null 2>&1 || need+=(curl)
-# Tests only: `table` and `compare` CSV read by pandas, and README's pandas
-# example run (Debian's python3, /usr/bin/python3).
-/usr/bin/python3 -c 'import pandas' >/dev/null 2>&1 || need+=(python3-pandas)
-# The formatting check of make check (it is skipped without clang-format).
-command -v clang-format >/dev/null 2>&1 || need+=(clang-format)
-# Profiling libraries, for the cost-centre profiling tests (ghc -prof).
-if command -v ghc >/dev/null 2>&1; then
-    [ -e "$(ghc --print-libdir)/rts/libHSrts_thr_p.a" ] || need+=(ghc-prof)
-else
-    need+=(ghc-prof)
-fi
-fi
-# `make fuzz` also needs clang with libFuzzer (Debian keeps its runtime in
-# libclang-rt-dev, which clang only recommends).
-if [ "$mode" = --fuzz ]; then
-    command -v clang >/dev/null 2>&1 || need+=(clang libclang-rt-dev)
-    command -v clang >/dev/null 2>&1 &&
-        ! echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return 0; }' |
-        clang -x c -fsanitize=fuzzer -o /dev/null - >/dev/null 2>&1 && need+=(libclang-rt-dev)
-fi
+# The packages of each group, in install order.
+# build: the library, the example, and the eventlog-socket command (top's
+# ncurses; serve's libmicrohttpd and dygraphs, embedded at build time).
+build_pkgs=(ghc gcc binutils pkg-config libuv1-dev libncurses-dev libmicrohttpd-dev libjs-dygraphs)
+# demo: the library and fibber-c-main, a client (nc) and ghc-events to show
+# what arrived.
+demo_pkgs=(ghc gcc binutils pkg-config libuv1-dev netcat-openbsd libghc-ghc-events-dev)
+# cabal: the cabal package and its examples (GHC compiles the C).
+cabal_pkgs=(ghc gcc pkg-config libuv1-dev cabal-install)
+# test: what the tests use beyond the build: cabal, python3 (the harness),
+# the checker's ghc-events library, nc, tmux (top), Chromium (the page),
+# Prometheus and promtool (metrics), curl (another user's requests), pandas
+# (CSV tables), clang-format (the formatting check) and GHC's profiling
+# libraries (the cost-centre tests).
+test_pkgs=(cabal-install python3 libghc-ghc-events-dev netcat-openbsd tmux chromium prometheus curl
+    python3-pandas clang-format ghc-prof)
+# fuzz: clang with libFuzzer (Debian keeps its runtime in libclang-rt-dev,
+# which clang only recommends).
+fuzz_pkgs=(clang libclang-rt-dev)
 
-[ ${#need[@]} -eq 0 ] && exit 0
+case $target in
+all | lib | install | symbols) want=("${build_pkgs[@]}") ;;
+demo) want=("${demo_pkgs[@]}") ;;
+cabal-build) want=("${cabal_pkgs[@]}") ;;
+check | unit-test | integration-test | cabal-test | install-test | fixtures | bench | bench-programs | format | \
+    format-check)
+    want=("${build_pkgs[@]}" "${test_pkgs[@]}") ;;
+fuzz) want=("${build_pkgs[@]}" "${test_pkgs[@]}" "${fuzz_pkgs[@]}") ;;
+*)
+    echo "ensure-deps.sh: no package list for the target \"$target\"" >&2
+    exit 2
+    ;;
+esac
+
+# Is PACKAGE's part that we use there? Probed by what it provides, so that
+# a tool installed otherwise (a GHC from ghcup) counts too.
+present() {
+    case $1 in
+    ghc) command -v ghc ;;
+    gcc) command -v cc ;;
+    binutils) command -v objcopy ;;
+    pkg-config) command -v pkg-config ;;
+    libuv1-dev) pkg-config --exists libuv ;;
+    libncurses-dev) pkg-config --exists ncursesw ;;
+    libmicrohttpd-dev) pkg-config --exists libmicrohttpd ;;
+    libjs-dygraphs) [ -e /usr/share/javascript/dygraphs/dygraph.min.js ] ;;
+    netcat-openbsd) command -v nc ;;
+    libghc-ghc-events-dev)
+        command -v ghc-events && ghc-pkg --global list --simple-output ghc-events | grep -q ghc-events ;;
+    cabal-install) command -v cabal ;;
+    python3) command -v python3 ;;
+    tmux) command -v tmux ;;
+    chromium) command -v chromium ;;
+    prometheus) command -v promtool ;;
+    curl) command -v curl ;;
+    # Debian's python3, as the tests run it.
+    python3-pandas) /usr/bin/python3 -c 'import pandas' ;;
+    clang-format) command -v clang-format ;;
+    ghc-prof) command -v ghc && [ -e "$(ghc --print-libdir)/rts/libHSrts_thr_p.a" ] ;;
+    clang) command -v clang ;;
+    libclang-rt-dev)
+        command -v clang && echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return 0; }' |
+            clang -x c -fsanitize=fuzzer -o /dev/null - ;;
+    *) return 1 ;;
+    esac
+}
+
 # De-duplicate while keeping the order.
-mapfile -t need < <(printf '%s\n' "${need[@]}" | awk '!seen[$0]++')
+mapfile -t want < <(printf '%s\n' "${want[@]}" | awk '!seen[$0]++')
+if [ "$action" = list ]; then
+    printf '%s\n' "${want[@]}"
+    exit 0
+fi
+need=()
+for p in "${want[@]}"; do
+    present "$p" >/dev/null 2>&1 || need+=("$p")
+done
+if [ "$action" = dry-run ]; then
+    [ ${#need[@]} -eq 0 ] || printf '%s\n' "${need[@]}"
+    exit 0
+fi
+[ ${#need[@]} -eq 0 ] && exit 0
 
 if ! command -v apt-get >/dev/null 2>&1; then
-    echo "eventlog-socket needs: ${need[*]} (Debian package names)." >&2
-    echo "This is not a Debian/Ubuntu system: install GHC >= 9.0, libuv (with its" >&2
-    echo "pkg-config file), the ghc-events library and CLI, netcat and python3 yourself." >&2
+    echo "eventlog-socket: make $target needs: ${need[*]} (Debian package names)." >&2
+    echo "This is not a Debian/Ubuntu system: install their equivalents yourself" >&2
+    echo "(GHC >= 9.0, libuv with its pkg-config file, ...), then run make again." >&2
     exit 1
 fi
 sudo=()
@@ -67,11 +117,11 @@ if [ "$(id -u)" -ne 0 ]; then
     if command -v sudo >/dev/null 2>&1; then
         sudo=(sudo)
     else
-        echo "eventlog-socket needs: ${need[*]}; run as root or install sudo." >&2
+        echo "eventlog-socket: make $target needs: ${need[*]}; run as root or install sudo." >&2
         exit 1
     fi
 fi
-echo "Installing missing packages: ${need[*]}"
+echo "Installing missing packages for make $target: ${need[*]}"
 export DEBIAN_FRONTEND=noninteractive
 # Another apt-get (a chroot being built, unattended upgrades) may hold apt's
 # locks: wait for it, up to 10 minutes, rather than fail.

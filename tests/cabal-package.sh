@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
-# The cabal package as a user meets it: a tiny project (tests/cabal/tiny)
-# depends on eventlog-socket through a cabal.project, is built offline with a
-# fresh cabal directory (no ~/.cabal, no package index) and only GHC's boot
-# packages, then run with a reading client; the streams are judged by the
-# checker (ghc-events). So are the programs of tests/cabal/upstream-compat,
-# written against upstream eventlog-socket 0.1.3's API only: they must
-# build unchanged, and their hooks fire when upstream's would
-# (tests/cabal/upstream_hooks.py, HOOK_RUNS runs of each, default 20).
+# The cabal package as a user meets it, from its release tarball: `cabal
+# sdist` of ghc-eventlog-socket, unpacked into an empty directory (nothing else of
+# this tree), is what every build below uses, offline, with a fresh cabal
+# directory (no ~/.cabal, no package index) and only GHC's boot packages.
+# Its modules build without a warning (-Werror, for the C sources too) and
+# haddock documents every exported name. A tiny project (tests/cabal/tiny)
+# depends on ghc-eventlog-socket; the programs of tests/cabal/upstream-compat,
+# written against upstream eventlog-socket 0.1.3's API only, keep
+# upstream's README bounds (eventlog-socket >=0.1 && <0.2) and build with
+# the cabal.project lines of README's "Coming from upstream", copied out of
+# it. They run with reading clients; the streams are judged by the checker
+# (ghc-events), and the upstream programs' hooks must fire when upstream's
+# would (tests/cabal/upstream_hooks.py, HOOK_RUNS runs of each, default 20).
 # Prints TAP.
 #
 #   tests/cabal-package.sh BUILD     (BUILD holds eventlog-check)
@@ -44,7 +49,7 @@ expect() { # expect DESCRIPTION LOG COMMAND...
     if "$@"; then ok "$what"; else not_ok "$what" "$log"; fi
 }
 
-echo "1..19"
+echo "1..33"
 if ! command -v cabal >/dev/null 2>&1; then
     not_ok "cabal is installed (apt-get install cabal-install)"
     exit 1
@@ -54,35 +59,119 @@ if [ ! -x "$checker" ]; then
     exit 1
 fi
 
-cp -r "$repo/tests/cabal/tiny" "$tmp/tiny"
-cp -r "$repo/tests/cabal/upstream-compat" "$tmp/upstream-compat"
-cat >"$tmp/cabal.project" <<EOF
-packages: $repo
-          tiny
-          upstream-compat
-active-repositories: :none
-EOF
-
 # No user configuration and no package index: an empty config file (without
 # it cabal would try to download Hackage's root.json), a cabal directory of
 # our own, --offline.
 export CABAL_DIR="$tmp/cabal-dir"
+version=$(sed -n 's/^version:[[:space:]]*//p' "$repo/ghc-eventlog-socket.cabal")
+
+# The release tarball, made as a maintainer makes it, then unpacked where
+# README's lines expect this repository: ../eventlog-socket of the project.
+(cd "$repo" && timeout "$build_timeout" cabal --config-file=/dev/null sdist --ignore-project \
+    --builddir="$tmp/dist-sdist" -o "$tmp/sdist") >"$tmp/sdist.log" 2>&1
+tarball=$tmp/sdist/ghc-eventlog-socket-$version.tar.gz
+mkdir -p "$tmp/eventlog-socket"
+tar -xzf "$tarball" -C "$tmp/eventlog-socket" --strip-components=1 >>"$tmp/sdist.log" 2>&1
+expect "cabal sdist makes ghc-eventlog-socket-$version.tar.gz; unpacked into an empty directory" "$tmp/sdist.log" \
+    [ -f "$tmp/eventlog-socket/ghc-eventlog-socket.cabal" ]
+missing=
+for f in LICENSE README.md CHANGELOG.md protocol.md include/eventlog_socket.h \
+    compat/eventlog-socket/eventlog-socket.cabal; do
+    [ -f "$tmp/eventlog-socket/$f" ] || missing="$missing $f"
+done
+expect "the tarball holds the licence, README, CHANGELOG, protocol, the header and the drop-in package${missing:+ (missing:$missing)}" \
+    /dev/null [ -z "$missing" ]
+
+# cabal check, as Hackage would run it on the upload: nothing for
+# ghc-eventlog-socket; for the drop-in package (never uploaded) only the warning
+# CONTRIBUTING.md gives the reason for: upstream's flags change nothing.
+(cd "$tmp/eventlog-socket" && timeout 120 cabal --config-file=/dev/null check) >"$tmp/check.log" 2>&1
+check_rc=$?
+expect "cabal check on the unpacked tarball: no error, no warning" "$tmp/check.log" \
+    bash -c "[ $check_rc -eq 0 ] && grep -q 'No errors or warnings could be found' '$tmp/check.log'"
+(cd "$tmp/eventlog-socket/compat/eventlog-socket" && timeout 120 cabal --config-file=/dev/null check) \
+    >"$tmp/check-compat.log" 2>&1
+python3 - "$tmp/check-compat.log" >>"$tmp/check-compat.log" 2>&1 <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+# One warning, wrapped over lines: the flags are declared and never used.
+warnings = re.split(r"\nWarning: ", "\n" + text)[1:]
+real = [w for w in warnings if not w.startswith("These warnings")]
+ok = len(real) == 1 and "Declared and used flag sets differ" in real[0]
+print("warnings: %d, %s" % (len(real), "only the unused flags" if ok else "unexpected"))
+sys.exit(0 if ok else 1)
+PY
+expect "cabal check on compat/eventlog-socket: only the unused-flags warning CONTRIBUTING.md explains" \
+    "$tmp/check-compat.log" [ $? -eq 0 ]
+
+# README's cabal.project for a project that keeps upstream's bounds: the
+# ```cabal block (README.md, or a page of docs/) that relaxes them.
+python3 - "$repo" >"$tmp/readme-project" 2>"$tmp/readme-project.err" <<'PY'
+import glob, re, sys, textwrap
+repo = sys.argv[1]
+for path in [repo + "/README.md"] + sorted(glob.glob(repo + "/docs/*.md")):
+    text = open(path).read()
+    for indent, block in re.findall(r"^( *)```cabal\n(.*?)^ *```", text, re.S | re.M):
+        if "allow-newer: eventlog-socket" in block:
+            print(textwrap.dedent(block), end="")
+            sys.exit(0)
+sys.exit("no ```cabal block with allow-newer: eventlog-socket in README.md or docs/")
+PY
+readme_rc=$?
+expect "README gives the cabal.project lines for upstream's bounds: $(grep -v '^--' "$tmp/readme-project" | tr -s '\n ' '  ')" \
+    "$tmp/readme-project.err" [ "$readme_rc" -eq 0 ]
+grep -q '^    , eventlog-socket  >=0.1 && <0.2$' "$repo/tests/cabal/upstream-compat/upstream-compat.cabal"
+expect "upstream-compat.cabal keeps upstream README's dependency line verbatim (eventlog-socket  >=0.1 && <0.2)" \
+    /dev/null [ $? -eq 0 ]
+
+# The project: upstream-compat with README's lines as its cabal.project,
+# and, appended, the tiny project and CI's -Werror for the package.
+cp -r "$repo/tests/cabal/tiny" "$tmp/tiny"
+cp -r "$repo/tests/cabal/upstream-compat" "$tmp/upstream-compat"
+proj=$tmp/upstream-compat
+{
+    cat "$tmp/readme-project"
+    echo
+    echo "-- Added by tests/cabal-package.sh:"
+    echo "packages: ../tiny"
+    echo "package ghc-eventlog-socket"
+    echo "  ghc-options: -Werror -optc-Werror"
+} >"$proj/cabal.project"
+
 cabal_build() {
-    (cd "$tmp" && timeout "$build_timeout" cabal --config-file=/dev/null build --offline \
+    (cd "$proj" && timeout "$build_timeout" cabal --config-file=/dev/null build --offline \
         -w "$hc" --builddir="$tmp/dist" "$@")
 }
 started=$(date +%s)
 if cabal_build all >"$tmp/build.log" 2>&1; then
-    ok "cabal build --offline of a project depending on eventlog-socket, and of programs written against upstream 0.1.3's Haskell and C API (tests/cabal/upstream-compat) ($(($(date +%s) - started)) s, $(cabal --numeric-version), GHC $("$hc" --numeric-version))"
+    ok "cabal build --offline, from the tarball, of a project depending on ghc-eventlog-socket, and of programs written against upstream 0.1.3's Haskell and C API with upstream's bounds (tests/cabal/upstream-compat) ($(($(date +%s) - started)) s, $(cabal --numeric-version), GHC $("$hc" --numeric-version))"
 else
-    not_ok "cabal build --offline of a project depending on eventlog-socket, and of programs written against upstream 0.1.3's API" "$tmp/build.log"
+    not_ok "cabal build --offline, from the tarball, of a project depending on ghc-eventlog-socket, and of programs written against upstream 0.1.3's API with upstream's bounds" "$tmp/build.log"
     exit 1
 fi
+# The package's own test-suite, as a Hackage user runs it from the tarball.
+(cd "$proj" && timeout "$build_timeout" cabal --config-file=/dev/null test --offline -w "$hc" \
+    --builddir="$tmp/dist" --test-show-details=direct ghc-eventlog-socket) >"$tmp/test.log" 2>&1
+test_rc=$?
+test_summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$tmp/test.log" | tail -n 1)
+expect "cabal test ghc-eventlog-socket, from the tarball: its test-suite passes (${test_summary:-no summary})" \
+    "$tmp/test.log" bash -c "[ $test_rc -eq 0 ] && echo '$test_summary' | grep -q ' 0 failed$'"
+# -Werror made any warning fail the build; say so, and that the package was
+# compiled in this run (not taken from a store).
+grep -q "Building library for ghc-eventlog-socket-$version" "$tmp/build.log"
+expect "ghc-eventlog-socket's Haskell modules and C sources compile without a warning (-Werror -optc-Werror)" \
+    "$tmp/build.log" [ $? -eq 0 ]
+(cd "$proj" && timeout "$build_timeout" cabal --config-file=/dev/null haddock --offline -w "$hc" \
+    --builddir="$tmp/dist" ghc-eventlog-socket) >"$tmp/haddock.log" 2>&1
+haddock_rc=$?
+coverage=$(grep -E "^ *[0-9]+% \( *[0-9]+ / *[0-9]+\) in 'GHC.Eventlog.Socket'" "$tmp/haddock.log")
+expect "cabal haddock: every exported name of GHC.Eventlog.Socket is documented (${coverage# *})" \
+    "$tmp/haddock.log" bash -c "[ $haddock_rc -eq 0 ] && echo '$coverage' | grep -q '^ *100% '"
 # Upstream's cabal flags: build scripts written for it pass
 # --constraint=eventlog-socket+control and the like. cabal accepts a
 # constraint on a flag that a package does not declare and ignores it, so
-# the plan must show each flag set.
-(cd "$tmp" && timeout "$build_timeout" cabal --config-file=/dev/null build --offline --dry-run \
+# the plan must show each flag set on the drop-in package.
+(cd "$proj" && timeout "$build_timeout" cabal --config-file=/dev/null build --offline --dry-run \
     -w "$hc" --builddir="$tmp/dist-flags" \
     --constraint='eventlog-socket +control +debug +debug-verbosity-trace +debug-verbosity-quiet +optimise-heavily' \
     all) >"$tmp/flags.log" 2>&1
@@ -98,7 +187,7 @@ flags_rc=$?
 expect "upstream 0.1.3's cabal flags (control, debug, debug-verbosity-trace, debug-verbosity-quiet, optimise-heavily) are declared, so --constraint=eventlog-socket+control resolves" \
     "$tmp/flags.log" [ "$flags_rc" -eq 0 ]
 bin() {
-    (cd "$tmp" && cabal --config-file=/dev/null list-bin --offline -w "$hc" --builddir="$tmp/dist" "exe:$1" 2>/dev/null | tail -n 1)
+    (cd "$proj" && cabal --config-file=/dev/null list-bin --offline -w "$hc" --builddir="$tmp/dist" "exe:$1" 2>/dev/null | tail -n 1)
 }
 tiny=$(bin tiny)
 tiny_c=$(bin tiny-c-main)
@@ -261,8 +350,8 @@ while IFS= read -r line; do
     *) echo "#   $line" ;;
     esac
 done <"$tmp/hooks.tap"
-if [ "$hooks_seen" -ne 6 ]; then
-    not_ok "upstream_hooks.py judged all 5 entry points and the failed start (status $hooks_rc)" "$tmp/hooks.tap"
+if [ "$hooks_seen" -ne 11 ]; then
+    not_ok "upstream_hooks.py judged all 5 entry points, their reconnects and the failed start (status $hooks_rc)" "$tmp/hooks.tap"
 else
     expect "upstream_hooks.py ran to its end (status $hooks_rc)" "$tmp/hooks.tap" [ "$hooks_rc" -eq 0 ]
 fi

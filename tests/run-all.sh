@@ -61,16 +61,17 @@ suite "README example" readme_example_check
 cabal_sources_check() {
     local missing
     missing=$(for f in cbits/*/*.c rts-writer/*.c; do
-        grep -qx "    $f" eventlog-socket.cabal || echo "$f"
+        grep -qx "    $f" ghc-eventlog-socket.cabal || echo "$f"
     done)
     if [ -z "$missing" ]; then
-        echo "ok 1 - eventlog-socket.cabal lists every C source of cbits/ and rts-writer/"
+        echo "ok 1 - ghc-eventlog-socket.cabal lists every C source of cbits/ and rts-writer/"
     else
-        echo "not ok 1 - eventlog-socket.cabal's c-sources miss:" $missing
+        echo "not ok 1 - ghc-eventlog-socket.cabal's c-sources miss:" $missing
     fi
 }
 suite "cabal package sources" cabal_sources_check
 suite "one version everywhere" tests/check-version.sh "$build"
+suite "which target installs which packages" tests/deps.sh
 suite "ARCHITECTURE.md names every source file" tests/check-architecture.sh
 suite "install (make install into a DESTDIR, the example built against it)" tests/install.sh "$build"
 # Two tests at a time: each is its own process with its own sockets, and

@@ -20,8 +20,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define COOKIE "es_token"
-
 int es_webauth_init(struct es_webauth *a, const struct sockaddr_storage *sa, bool loopback,
                     unsigned port, const char *token) {
     memset(a, 0, sizeof *a);
@@ -191,17 +189,17 @@ static bool same_token(const char *given, const char *token) {
     return d == 0;
 }
 
-/* The token the request carries, if it is the right one: in the cookie,
- * as `Authorization: Bearer`, or as ?token= (OK_SET_COOKIE). */
+/* The token the request carries, if it is the right one: as
+ * `Authorization: Bearer`, or as ?token=. Never a cookie: a browser sends
+ * a host's cookies to every port of it (RFC 6265 8.5), so another user's
+ * server on another port of the same host would receive it. */
 static enum es_webauth_verdict token_verdict(const struct es_webauth *a, struct MHD_Connection *c) {
-    if (same_token(MHD_lookup_connection_value(c, MHD_COOKIE_KIND, COOKIE), a->token))
-        return ES_WEBAUTH_OK;
     const char *auth =
         MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
     if (auth != NULL && strncasecmp(auth, "Bearer ", 7) == 0 && same_token(auth + 7, a->token))
         return ES_WEBAUTH_OK;
     if (same_token(MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "token"), a->token))
-        return ES_WEBAUTH_OK_SET_COOKIE;
+        return ES_WEBAUTH_OK;
     return ES_WEBAUTH_NO_TOKEN;
 }
 
@@ -228,8 +226,4 @@ enum es_webauth_verdict es_webauth_check(const struct es_webauth *a, struct MHD_
                              : "refused an HTTP request without the token: open the URL this "
                                "command printed (with ?token=)");
     return v;
-}
-
-void es_webauth_cookie(const struct es_webauth *a, char *out, size_t size) {
-    snprintf(out, size, COOKIE "=%s; Path=/; HttpOnly; SameSite=Strict", a->token);
 }

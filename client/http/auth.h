@@ -1,25 +1,28 @@
-/* Who may use `serve`'s HTTP server: `serve` is the invoking user's alone,
- * as the socket it reads is. README, "Security", says the same:
+/* Who may use `serve`'s and `metrics`'s HTTP servers: they are the
+ * invoking user's alone, as the socket they read is. README, "Security",
+ * says the same:
  *
  *   --http on loopback   the HTTP peer's socket must belong to this user
  *                        (or root): its owner is looked up by
  *                        es_peer_uid (cbits/base/es_peer.c: sock_diag, else
  *                        /proc/net/tcp{,6}; the check the library makes
- *                        for its own TCP clients); others
- *                        get 403 and a log line on stderr, and hold at
- *                        most a few connections at once (client/web/http.c
- *                        closes the rest at once), so that they never
- *                        lock the owner out.
+ *                        for its own TCP clients); others get 403 and a
+ *                        log line on stderr, and hold at most a few
+ *                        connections at once (client/http/guard.h), so
+ *                        that they never lock the owner out.
  *                        The Host header must name this server (DNS
  *                        rebinding): 127.0.0.1, localhost, [::1], or the
  *                        --http address itself, with or without the port.
  *   --http elsewhere     a secret token (32 random bytes, hex) printed in
- *                        the URL: `?token=...` once, then a cookie; compared
+ *                        the URL as `?token=...`, which every request
+ *                        carries (the page's script passes it on); compared
  *                        in constant time; without it 403 and a log line.
+ *                        Never a cookie: a browser sends a host's cookies
+ *                        to every port of it, another user's server too.
  *   a token of the user's (`metrics --token-file FILE`, es_webauth_read_token)
  *                        replaces the random one, and on loopback also
  *                        lets other users in (Prometheus runs as its own
- *                        user): it may come as `?token=`, the cookie or
+ *                        user): it may come as `?token=` or
  *                        `Authorization: Bearer TOKEN` (Prometheus's
  *                        `authorization: credentials_file`). Nothing prints it.
  *
@@ -65,10 +68,9 @@ int es_webauth_read_token(const char *path, char *out, char *why, size_t whysize
 
 enum es_webauth_verdict {
     ES_WEBAUTH_OK,
-    ES_WEBAUTH_OK_SET_COOKIE, /* the token came in the URL: answer with the cookie */
-    ES_WEBAUTH_OTHER_USER,    /* 403 */
-    ES_WEBAUTH_NO_TOKEN,      /* 403 */
-    ES_WEBAUTH_WRONG_HOST,    /* 421 */
+    ES_WEBAUTH_OTHER_USER, /* 403 */
+    ES_WEBAUTH_NO_TOKEN,   /* 403 */
+    ES_WEBAUTH_WRONG_HOST, /* 421 */
 };
 
 /* Whether the peer of connection `fd` is this user (or root); always true
@@ -77,8 +79,5 @@ bool es_webauth_fd_is_owner(const struct es_webauth *a, int fd);
 
 /* Judge one request (logging refusals on stderr). */
 enum es_webauth_verdict es_webauth_check(const struct es_webauth *a, struct MHD_Connection *c);
-
-/* The Set-Cookie value that carries the token. */
-void es_webauth_cookie(const struct es_webauth *a, char *out, size_t size);
 
 #endif

@@ -1,5 +1,7 @@
 #include "buf.h"
 
+#include "format/es_utf8.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,13 +53,24 @@ void es_webbuf_printf(struct es_webbuf *b, const char *fmt, ...) {
 
 void es_webbuf_json_str(struct es_webbuf *b, const char *s) {
     ES_WEBBUF_ADD(b, "\"");
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    const unsigned char *p = (const unsigned char *)s;
+    size_t n = strlen(s);
+    for (size_t i = 0; i < n; i++) {
         /* '<', '>' and '&' escaped too: the text may end up in a <script>. */
-        if (*p < 0x20 || *p == '"' || *p == '\\' || *p == '<' || *p == '>' || *p == '&' ||
-            *p == 0x7f)
-            es_webbuf_printf(b, "\\u%04x", *p);
-        else
-            es_webbuf_add(b, (const char *)p, 1);
+        if (p[i] < 0x20 || p[i] == '"' || p[i] == '\\' || p[i] == '<' || p[i] == '>' ||
+            p[i] == '&' || p[i] == 0x7f) {
+            es_webbuf_printf(b, "\\u%04x", p[i]);
+        } else if (p[i] < 0x80) {
+            es_webbuf_add(b, s + i, 1);
+        } else {
+            /* Valid UTF-8 whatever the text (cbits/format/es_utf8.h's rule). */
+            size_t k = es_utf8_len(p + i, n - i);
+            if (k == 0)
+                ES_WEBBUF_ADD(b, "\\ufffd");
+            else
+                es_webbuf_add(b, s + i, k);
+            i += k ? k - 1 : 0;
+        }
     }
     ES_WEBBUF_ADD(b, "\"");
 }

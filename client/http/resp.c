@@ -14,6 +14,8 @@ enum MHD_Result es_httpresp(struct MHD_Connection *c, unsigned status, const cha
     MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
     MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
     MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+    /* A page's address may carry the token: never sent on as a Referer. */
+    MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
     /* The answer owns a MUST_FREE body now: destroying it (here, or once
      * it has been sent) frees the body, also when queueing failed. */
     enum MHD_Result ret = MHD_queue_response(c, status, r);

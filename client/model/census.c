@@ -289,8 +289,10 @@ void es_model_on_cost_centre(struct es_model *m, struct es_model_ev *e) {
         m->ncc = n;
     }
     bool caf = strcmp(label, "CAF") == 0;
-    if (caf)
+    if (caf) {
+        es_utf8_cut(module, 200);
         snprintf(label, sizeof label, "%.200s.CAF", module);
+    }
     free(m->cc_label[id]);
     m->cc_label[id] = strdup(label);
     m->cc_caf[id] = caf;
@@ -349,7 +351,7 @@ void es_model_on_sample_cost_centre(struct es_model *m, struct es_model_ev *e) {
         int w = snprintf(label + k, sizeof label - k, "%s%s", sep ? "/" : "", cc);
         sep = !(id < m->ncc && m->cc_caf[id]);
         if (w < 0 || (size_t)w >= sizeof label - k) {
-            k = sizeof label - 1;
+            k = es_utf8_cut(label, sizeof label - 1); /* between characters */
             break;
         }
         k += (size_t)w;

@@ -177,6 +177,9 @@ void es_model_figures_only(struct es_model *m) {
     m->figures_only = true;
     /* Markers go only to the history's list (the notices are messages). */
     m->want[ES_EVENT_USER_MARKER] = false;
+    /* Info tables' names are for people: the exposition's labels are the
+     * addresses (es_model_on_ipe keeps none of them). */
+    m->want[ES_EVENT_IPE] = false;
     /* es_model_tl_at's cached bucket covers all time: the events that
      * write to the timeline write to one bucket no one reads, without a
      * test of their own. */

@@ -30,6 +30,10 @@
 /* The cut notice's reason, kept at most (bytes, NUL included). */
 #define ES_MODEL_CUT_WHY    240
 #define ES_MODEL_MAX_LABELS 65536
+/* The names of -hi's info tables (IPE events) kept, in bytes (names and
+ * table); the tables past it keep their addresses as names. A
+ * figures-only model (`metrics`, which exports addresses) keeps none. */
+#define ES_MODEL_MAX_IPE_BYTES ((size_t)32 << 20)
 /* The whole run, downsampled (struct es_model_history): timeline buckets,
  * starting 10 ms wide and doubling in width whenever the run outgrows
  * them; GC pauses, censuses, markers and drop notices as points. */

@@ -33,6 +33,8 @@
 
 #include "model.h"
 
+#include "format/es_utf8.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -82,14 +84,13 @@ static inline uint64_t rd_n(struct rd *r, int n) {
 }
 
 /* A NUL-terminated string (or the rest of the payload when the NUL is
- * missing), copied into `out` cut to fit. */
+ * missing), copied into `out` as valid UTF-8 and cut to fit between two
+ * characters (cbits/format/es_utf8.h: the one rule for every text the model
+ * keeps). */
 static inline void rd_str(struct rd *r, char *out, size_t size) {
     const uint8_t *nul = r->bad ? NULL : memchr(r->p, 0, r->left);
     size_t len = r->bad ? 0 : nul ? (size_t)(nul - r->p) : r->left;
-    size_t k = len < size - 1 ? len : size - 1;
-    if (k)
-        memcpy(out, r->p, k);
-    out[k] = '\0';
+    es_utf8_copy(out, size, r->p, len);
     if (!r->bad) {
         size_t used = nul ? len + 1 : len;
         r->p += used;

@@ -57,11 +57,19 @@ static int ipe_grow(struct es_model *m) {
     size_t ocap = m->ipe_cap;
     m->ipe = n;
     m->ipe_cap = ncap;
+    m->ipe_bytes += (ncap - ocap) * sizeof *n;
     for (size_t i = 0; i < ocap; i++)
         if (old[i].addr)
             m->ipe[ipe_slot(m, old[i].addr)] = old[i];
     free(old);
     return 0;
+}
+
+/* Whether a table named `name` may be kept: the bound in bytes, names and
+ * table (as it will be after growing) counted. */
+static bool ipe_room(const struct es_model *m, const char *name) {
+    size_t table = (m->ipe_n + 1) * 2 > m->ipe_cap ? (m->ipe_cap ? m->ipe_cap : 256) : 0;
+    return m->ipe_bytes + table * sizeof *m->ipe + strlen(name) + 1 <= ES_MODEL_MAX_IPE_BYTES;
 }
 
 /* IPE: the info table's address, then table name, closure type, type,
@@ -76,12 +84,8 @@ void es_model_on_ipe(struct es_model *m, struct es_model_ev *e) {
     rd_str(r, label, sizeof label);
     rd_str(r, module, sizeof module);
     rd_str(r, loc, sizeof loc);
-    if (r->bad || addr == 0 || m->ipe_n >= ES_MODEL_MAX_LABELS * 16)
+    if (r->bad || addr == 0 || m->figures_only)
         return;
-    if ((m->ipe_n + 1) * 2 > m->ipe_cap && ipe_grow(m) < 0) {
-        m->oom = true;
-        return;
-    }
     /* The label (the binding or constructor), else the table's name
      * without "_info"; the source location when GHC knows it. */
     size_t tl = strlen(table);
@@ -94,15 +98,27 @@ void es_model_on_ipe(struct es_model *m, struct es_model_ev *e) {
     else
         snprintf(name, sizeof name, "%s", what);
     clean_text(name);
+    if (!ipe_room(m, name)) {
+        m->ipe_dropped++;
+        return;
+    }
+    if ((m->ipe_n + 1) * 2 > m->ipe_cap && ipe_grow(m) < 0) {
+        m->oom = true;
+        return;
+    }
     size_t j = ipe_slot(m, addr);
     char *copy = strdup(name);
     if (copy == NULL) {
         m->oom = true;
         return;
     }
-    if (m->ipe[j].addr == 0)
+    if (m->ipe[j].addr == 0) {
         m->ipe_n++;
-    free(m->ipe[j].name);
+    } else {
+        m->ipe_bytes -= strlen(m->ipe[j].name) + 1;
+        free(m->ipe[j].name);
+    }
+    m->ipe_bytes += strlen(copy) + 1;
     m->ipe[j] = (struct es_model_ipe){addr, copy};
 }
 
@@ -123,5 +139,5 @@ void es_model_ipe_free(struct es_model *m) {
         free(m->ipe[i].name);
     free(m->ipe);
     m->ipe = NULL;
-    m->ipe_cap = m->ipe_n = 0;
+    m->ipe_cap = m->ipe_n = m->ipe_bytes = 0;
 }

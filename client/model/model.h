@@ -130,6 +130,8 @@ struct es_model {
         char *name; /* "LABEL (FILE:SPAN)", es_model_label_name */
     } * ipe;
     size_t ipe_cap, ipe_n;
+    size_t ipe_bytes;     /* names and table, at most ES_MODEL_MAX_IPE_BYTES */
+    uint64_t ipe_dropped; /* IPE events past that bound, not kept */
 
     /* Sparks (client/model/sparks.c): a SPARK_COUNTERS event arrived
      * (each capability's latest figures are in caps[].sparks), a spark

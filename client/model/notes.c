@@ -16,13 +16,9 @@ static void note(struct es_model *m, enum es_model_note_kind kind, uint64_t t, c
     struct es_model_note *n = &m->notes[m->notes_n % ES_MODEL_NOTES];
     n->time = t;
     n->kind = kind;
-    /* The text is the whole payload (no NUL in GHC's). */
-    size_t k = r->left < ES_MODEL_NOTE_LEN - 1 ? r->left : ES_MODEL_NOTE_LEN - 1;
-    for (size_t i = 0; i < k; i++) {
-        uint8_t c = r->p[i];
-        n->text[i] = (c < 0x20 && c != 0) || c == 0x7f ? ' ' : (char)c;
-    }
-    n->text[k] = '\0';
+    /* The text is the whole payload (no NUL in GHC's), as valid UTF-8. */
+    es_utf8_copy(n->text, ES_MODEL_NOTE_LEN, r->p, r->left);
+    clean_text(n->text);
     m->notes_n++;
     if (kind == ES_NOTE_MARKER)
         es_model_hist_mark(m, t, n->text);
@@ -34,7 +30,7 @@ static bool count_notice(struct es_model *m, uint64_t t, const struct es_notice_
     switch (n->kind) {
     case ES_NOTICE_CUT:
         m->cut = true;
-        snprintf(m->cut_why, sizeof m->cut_why, "%.*s", (int)sizeof m->cut_why - 1, n->why);
+        es_utf8_copy(m->cut_why, sizeof m->cut_why, (const uint8_t *)n->why, strlen(n->why));
         return true;
     case ES_NOTICE_DROP:
         for (unsigned c = 0; c < ES_MODEL_MAX_CAPS; c++)

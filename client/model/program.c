@@ -10,11 +10,7 @@ static void program_name(struct es_model *m, const uint8_t *p, size_t len) {
     for (size_t i = 0; i < len; i++)
         if (p[i] == '/')
             base = p + i + 1;
-    size_t bl = (size_t)(p + len - base);
-    if (bl >= sizeof m->program)
-        bl = sizeof m->program - 1;
-    memcpy(m->program, base, bl);
-    m->program[bl] = '\0';
+    es_utf8_copy(m->program, sizeof m->program, base, (size_t)(p + len - base));
     clean_text(m->program);
 }
 
@@ -35,8 +31,7 @@ void es_model_on_program_args(struct es_model *m, struct es_model_ev *e) {
         if (k + (first ? 0 : 1) + len < sizeof m->args) {
             if (!first)
                 m->args[k++] = ' ';
-            memcpy(m->args + k, p, len);
-            k += len;
+            k += es_utf8_copy(m->args + k, sizeof m->args - k, p, len);
         }
         first = false;
         p += len + 1;

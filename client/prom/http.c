@@ -1,7 +1,9 @@
 #include "http.h"
 
-#include "http/resp.h"
+#include "http/addr.h"
 #include "http/auth.h"
+#include "http/guard.h"
+#include "http/resp.h"
 
 #include <errno.h>
 #include <microhttpd.h>
@@ -9,7 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+/* libmicrohttpd's limits; who holds the connections, and the request
+ * deadline: client/http/guard.h, as for serve. */
 #define HTTP_TIMEOUT_S    10
 #define HTTP_MEMORY_LIMIT (32 * 1024)
 #define HTTP_MAX_CONNS    64
@@ -17,7 +22,9 @@
 
 struct es_promhttp {
     struct MHD_Daemon *daemon;
-    struct es_webauth auth; /* who may scrape: as for serve (README, Security) */
+    struct es_webauth auth;    /* who may scrape: as for serve (README, Security) */
+    struct es_httpguard guard; /* its connections */
+    int listen_fd;
     unsigned port;
     pthread_mutex_t mu; /* guards text and len */
     char *text;
@@ -32,9 +39,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     (void)upload_size;
     (void)state;
     struct es_promhttp *h = cls;
-    switch (es_webauth_check(&h->auth, c)) {
+    enum es_webauth_verdict v = es_webauth_check(&h->auth, c);
+    es_httpguard_request(&h->guard, c, v == ES_WEBAUTH_OK);
+    switch (v) {
     case ES_WEBAUTH_OK:
-    case ES_WEBAUTH_OK_SET_COOKIE: /* a scraper sends the token each time */
         break;
     case ES_WEBAUTH_OTHER_USER:
         return es_httpresp_text(c, MHD_HTTP_FORBIDDEN,
@@ -77,29 +85,44 @@ struct es_promhttp *es_promhttp_start(const struct sockaddr_storage *sa, bool lo
     struct es_promhttp *h = calloc(1, sizeof *h);
     if (h == NULL)
         return NULL;
-    pthread_mutex_init(&h->mu, NULL);
     errno = 0;
+    /* Listening, with its port known, before the server starts: every
+     * connection is judged by the whole of `auth`. */
+    h->listen_fd = es_webaddr_listen(sa);
+    h->port = h->listen_fd >= 0 ? es_webaddr_port(h->listen_fd) : 0;
+    if (h->listen_fd < 0 || es_webauth_init(&h->auth, sa, loopback, h->port, token) != 0) {
+        int e = errno;
+        if (h->listen_fd >= 0)
+            close(h->listen_fd);
+        free(h);
+        errno = e;
+        return NULL;
+    }
+    pthread_mutex_init(&h->mu, NULL);
+    es_httpguard_init(&h->guard, &h->auth);
     h->daemon = MHD_start_daemon(
         MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
             (sa->ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
-        0, NULL, NULL, on_request, h, MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)sa,
+        0, NULL, NULL, on_request, h, MHD_OPTION_LISTEN_SOCKET, h->listen_fd,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_TIMEOUT_S, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
         (size_t)HTTP_MEMORY_LIMIT, MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_MAX_CONNS,
-        MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)HTTP_MAX_PER_IP, MHD_OPTION_END);
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)HTTP_MAX_PER_IP, MHD_OPTION_NOTIFY_CONNECTION,
+        es_httpguard_notify, &h->guard, MHD_OPTION_NOTIFY_COMPLETED, es_httpguard_completed,
+        &h->guard, MHD_OPTION_END);
     if (h->daemon == NULL) {
         int e = errno;
+        close(h->listen_fd);
+        es_httpguard_destroy(&h->guard);
         pthread_mutex_destroy(&h->mu);
         free(h);
         errno = e;
         return NULL;
     }
-    const union MHD_DaemonInfo *di = MHD_get_daemon_info(h->daemon, MHD_DAEMON_INFO_BIND_PORT);
-    h->port = di ? di->port : 0;
-    if (es_webauth_init(&h->auth, sa, loopback, h->port, token) != 0) {
-        es_promhttp_stop(h);
-        return NULL;
-    }
     return h;
+}
+
+void es_promhttp_cut_late(struct es_promhttp *h) {
+    es_httpguard_cut_late(&h->guard);
 }
 
 unsigned es_promhttp_port(const struct es_promhttp *h) {
@@ -134,7 +157,13 @@ void es_promhttp_publish(struct es_promhttp *h, char *text, size_t len) {
 }
 
 void es_promhttp_stop(struct es_promhttp *h) {
+    /* Quiesced first, MHD hands the listening socket back instead of
+     * closing it: closed here, once. */
+    MHD_socket fd = MHD_quiesce_daemon(h->daemon);
     MHD_stop_daemon(h->daemon);
+    if (fd != MHD_INVALID_SOCKET)
+        close(fd);
+    es_httpguard_destroy(&h->guard);
     pthread_mutex_destroy(&h->mu);
     free(h->text);
     free(h);

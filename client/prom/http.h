@@ -3,7 +3,9 @@
  * served. libmicrohttpd runs it in one thread of its own, polling every
  * connection, so a scrape only copies the text under a lock and never
  * waits on a program, and a slow scraper delays nobody. Limits:
- * connections in all, memory per connection, a timeout on silence. When
+ * connections in all, memory per connection, a timeout on silence, and
+ * serve's guard (client/http/guard.h): other users' and unproven
+ * connections few at a time, a deadline for each request. When
  * bound to loopback it answers only requests whose Host names it (DNS
  * rebinding), as serve's server does (client/web/http.h). */
 #ifndef ES_PROMHTTP_H
@@ -32,6 +34,9 @@ void es_promhttp_print_url(const struct es_promhttp *h, const char *http, const 
 /* The loop thread: `text` (malloc'd, `len` bytes, taken over) is what the
  * next scrapes get. */
 void es_promhttp_publish(struct es_promhttp *h, char *text, size_t len);
+/* The loop thread, every tick: cut the connections whose request is late
+ * (client/http/guard.h). */
+void es_promhttp_cut_late(struct es_promhttp *h);
 /* Stop the server and free it. */
 void es_promhttp_stop(struct es_promhttp *h);
 

@@ -2,7 +2,9 @@
  * exporter for every program on a host. A SOURCE is an address (as every
  * subcommand takes it) or a glob of Unix socket paths, re-read every
  * SCAN_MS so that programs starting later are picked up and those whose
- * socket went away are dropped. Each program is a target
+ * socket went away are dropped; a path a glob matches is followed only once
+ * it sent an eventlog header (client/prom/scan.h tries them a few at a
+ * time). Each program is a target
  * (client/prom/target.h: one connection, reconnecting whenever it ends, a
  * restarted program, a new pid, being a new set of series; one model, and
  * the previous run's while it lingers). Two sides:
@@ -18,6 +20,7 @@
 #include "model/model.h"
 #include "opts.h"
 #include "http.h"
+#include "scan.h"
 #include "target.h"
 #include "text.h"
 #include "source/session.h"
@@ -27,6 +30,7 @@
 
 #include <errno.h>
 #include <glob.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +49,7 @@ struct metrics {
     const char **sources;
     int nsources;
     struct es_promtarget *targets, *dead;
+    struct es_promscan sc; /* what the globs match that is not followed yet */
     double linger_s;
     unsigned top;
     uv_timer_t tick, scan;
@@ -73,10 +78,21 @@ static bool is_glob(const char *s) {
     return strpbrk(s, "*?[") != NULL;
 }
 
-/* Re-read every glob: new paths become targets, vanished ones go. */
+/* The path of `source` matched by a glob: its target, or NULL. */
+static struct es_promtarget *target_of(struct metrics *x, const char *path) {
+    for (struct es_promtarget *t = x->targets; t; t = t->next)
+        if (strncmp(t->source, "unix:", 5) == 0 && strcmp(t->source + 5, path) == 0)
+            return t;
+    return NULL;
+}
+
+/* Re-read every glob: new paths become candidates (client/prom/scan.h),
+ * vanished ones go. */
 static void scan(struct metrics *x) {
+    uint64_t now = uv_now(x->loop);
     for (struct es_promtarget *t = x->targets; t; t = t->next)
         t->matched = false;
+    es_promscan_begin(&x->sc);
     for (int i = 0; i < x->nsources; i++) {
         if (!is_glob(x->sources[i]))
             continue;
@@ -87,15 +103,11 @@ static void scan(struct metrics *x) {
         if (glob(pattern, 0, NULL, &g) != 0)
             continue;
         for (size_t k = 0; k < g.gl_pathc; k++) {
-            char src[300];
-            snprintf(src, sizeof src, "unix:%s", g.gl_pathv[k]);
-            struct es_promtarget *t = x->targets;
-            while (t && strcmp(t->source, src) != 0)
-                t = t->next;
-            if (t == NULL)
-                t = add_target(x, src, true);
-            if (t)
+            struct es_promtarget *t = target_of(x, g.gl_pathv[k]);
+            if (t != NULL)
                 t->matched = true;
+            else
+                es_promscan_match(&x->sc, g.gl_pathv[k], now);
         }
         globfree(&g);
     }
@@ -103,15 +115,61 @@ static void scan(struct metrics *x) {
         struct es_promtarget *t = *p;
         if (t->from_glob && !t->matched && !es_promtarget_shown(t)) {
             *p = t->next;
+            if (t->trial != NULL)
+                es_promscan_forget(&x->sc, t->trial);
             remove_target(x, t);
         } else {
             p = &t->next;
         }
     }
+    es_promscan_end(&x->sc);
+}
+
+/* A try of a candidate lasts this long at most (or the connect timeout,
+ * if shorter): a program's library sends the header as it accepts. */
+#define TRIAL_MS 2000
+
+/* Candidates being tried: followed from their header on, or given up
+ * (no eventlog, or none within TRIAL_MS); then as many new tries as there
+ * is room for. */
+static void trials(struct metrics *x) {
+    uint64_t now = uv_now(x->loop), limit = (uint64_t)(x->opt.connect_timeout * 1e3);
+    if (limit > TRIAL_MS)
+        limit = TRIAL_MS;
+    for (struct es_promtarget **p = &x->targets; *p;) {
+        struct es_promtarget *t = *p;
+        if (t->trial == NULL || t->run) {
+            if (t->trial != NULL)
+                es_promscan_forget(&x->sc, t->trial);
+            t->trial = NULL;
+            p = &t->next;
+            continue;
+        }
+        if (!t->said_error && now - t->trial_ms < limit) {
+            p = &t->next;
+            continue;
+        }
+        char why[200];
+        snprintf(why, sizeof why, "%s", t->said_error ? t->why : "no eventlog header within 2 s");
+        es_promscan_failed(&x->sc, t->trial, why, now);
+        *p = t->next;
+        remove_target(x, t);
+    }
+    struct es_promscan_cand *c;
+    while ((c = es_promscan_next(&x->sc, now)) != NULL) {
+        struct es_promtarget *t = add_target(x, c->source, true);
+        if (t == NULL) {
+            es_promscan_failed(&x->sc, c, "out of memory", now);
+            break;
+        }
+        t->trial = c;
+        t->trial_ms = now;
+    }
 }
 
 static void on_scan(uv_timer_t *timer) {
     scan(timer->data);
+    trials(timer->data);
 }
 
 /* Write the exposition of every target (and of lingering previous runs)
@@ -138,15 +196,26 @@ static void publish(struct metrics *x) {
 
 static void on_tick(uv_timer_t *timer) {
     struct metrics *x = timer->data;
+    bool freed = false;
     for (struct es_promtarget **p = &x->dead; *p;) {
         struct es_promtarget *t = *p;
         if (--t->dead_ticks == 0) {
             *p = t->next;
             es_promtarget_free(t);
+            freed = true;
         } else {
             p = &t->next;
         }
     }
+    for (struct es_promtarget *t = x->targets; t; t = t->next)
+        freed |= es_promtarget_tidy(t);
+    /* What the models of ended runs held goes back to the system, not
+     * only to malloc's free lists. */
+    if (freed)
+        malloc_trim(0);
+    trials(x);
+    es_promscan_report(&x->sc);
+    es_promhttp_cut_late(x->http);
     publish(x);
 }
 
@@ -184,7 +253,9 @@ static void run(struct metrics *x) {
     for (int i = 0; i < x->nsources; i++)
         if (!is_glob(x->sources[i]))
             add_target(x, x->sources[i], false);
+    es_promscan_init(&x->sc);
     scan(x);
+    trials(x);
     uv_timer_init(x->loop, &x->tick);
     uv_timer_init(x->loop, &x->scan);
     x->tick.data = x->scan.data = x;
@@ -212,6 +283,7 @@ static void run(struct metrics *x) {
         x->dead = t->next;
         es_promtarget_free(t);
     }
+    es_promscan_destroy(&x->sc);
 }
 
 /* --top-labels N and --linger S, checked. Returns 0, or 2 after a message. */
@@ -287,6 +359,7 @@ int es_metrics_main(int argc, char **argv) {
     }
     x->loop = uv_default_loop();
     x->env = (struct es_promtarget_env){.loop = x->loop, .opt = &x->opt, .linger_s = x->linger_s};
+    es_promtarget_env_init(&x->env);
     x->http = es_promhttp_start(&sa, loopback, token_file ? user_token : NULL);
     if (x->http == NULL) {
         fprintf(stderr, "eventlog-socket metrics: cannot serve HTTP on %s: %s\n", http,

@@ -25,18 +25,28 @@ bool es_promtarget_shown(const struct es_promtarget *t) {
     return t->run && (t->connected || uv_now(t->env->loop) < t->end_ms + linger_ms(t));
 }
 
+static struct es_model *new_model(void) {
+    struct es_model *m = malloc(sizeof *m);
+    if (m != NULL) {
+        es_model_init(m);
+        es_model_figures_only(m);
+    }
+    return m;
+}
+
+static void free_model(struct es_model **m) {
+    if (*m != NULL)
+        es_model_destroy(*m);
+    free(*m);
+    *m = NULL;
+}
+
 /* A new run starts: keep the ended one as `prev` while it lingers (its
- * model swapped out, the older prev's model reused for the new run). */
+ * model swapped out, the older prev's model, if any, reused for the new
+ * run). */
 static void keep_previous(struct es_promtarget *t) {
     if (!es_promtarget_shown(t))
         return;
-    if (t->prev == NULL) {
-        t->prev = malloc(sizeof *t->prev);
-        if (t->prev == NULL)
-            return; /* the old run's figures go now: nothing else is lost */
-        es_model_init(t->prev);
-        es_model_figures_only(t->prev);
-    }
     struct es_model *m = t->prev;
     t->prev = t->model;
     t->model = m;
@@ -57,6 +67,14 @@ static void on_header(struct es_conn *c, void *ctx) {
     }
     if (t->run)
         keep_previous(t);
+    /* The source earns its model with a header: a path that sends none
+     * (a planted socket, a file) costs no model. */
+    if (t->model == NULL && (t->model = new_model()) == NULL) {
+        snprintf(t->why, sizeof t->why, "out of memory for its model");
+        t->said_error = true;
+        fprintf(stderr, "eventlog-socket metrics: %s: %s\n", c->name, t->why);
+        return; /* no run: the events are not read (ignoring) */
+    }
     es_model_reset(t->model);
     es_model_header(t->model, &c->stream.header);
     /* keep_previous may have put another model in place of the one the
@@ -76,13 +94,13 @@ static void on_header(struct es_conn *c, void *ctx) {
 static void on_event(const struct es_event *ev, const uint8_t *base, void *ctx) {
     (void)base;
     struct es_promtarget *t = ctx;
-    if (!t->ignoring)
+    if (!t->ignoring && t->model != NULL)
         es_model_event(t->model, ev);
 }
 
 static void on_skip(const struct es_stream_skip *run, void *ctx) {
     struct es_promtarget *t = ctx;
-    if (!t->ignoring)
+    if (!t->ignoring && t->model != NULL)
         es_model_skip(t->model, run);
 }
 
@@ -103,8 +121,12 @@ static void on_end(struct es_conn *c, enum es_conn_end how, void *ctx) {
             t->exited = true;
         }
     } else if (!t->said_error) {
-        /* No eventlog there (not a program's socket, or a bad stream). */
-        fprintf(stderr, "eventlog-socket metrics: %s: %s (trying again)\n", c->name, c->error);
+        /* No eventlog there (not a program's socket, or a bad stream): a
+         * path a glob found is the exporter's to report (client/prom/scan.h,
+         * one line a second for all of them). */
+        snprintf(t->why, sizeof t->why, "%.159s", c->error);
+        if (!t->from_glob)
+            fprintf(stderr, "eventlog-socket metrics: %s: %s (trying again)\n", c->name, c->error);
         t->said_error = true;
     }
     es_conn_close(c);
@@ -119,13 +141,14 @@ static void open_conn(struct es_promtarget *t) {
     struct es_conn_callbacks cb = {.on_header = on_header,
                                    .on_end = on_end,
                                    .ctx = t,
-                                   .want = t->model->want,
-                                   .window = t->model->window,
+                                   .want = t->env->want,
+                                   .window = t->model ? t->model->window : t->no_window,
                                    .on_stream_event = on_event,
                                    .on_stream_skip = on_skip};
     struct es_conn *c = &t->conns[t->cur];
     if (es_conn_open(c, t->env->loop, t->source, t->env->opt, &cb) != 0) {
-        if (!t->said_error)
+        snprintf(t->why, sizeof t->why, "%.159s", c->error);
+        if (!t->said_error && !t->from_glob)
             fprintf(stderr, "eventlog-socket metrics: %s\n", c->error);
         t->said_error = true;
         return;
@@ -135,19 +158,22 @@ static void open_conn(struct es_promtarget *t) {
     t->conn_open = true;
 }
 
+void es_promtarget_env_init(struct es_promtarget_env *env) {
+    struct es_model *m = new_model();
+    if (m != NULL)
+        memcpy(env->want, m->want, sizeof env->want);
+    else /* every event one by one: slower, the same figures */
+        memset(env->want, 1, sizeof env->want);
+    free_model(&m);
+}
+
 struct es_promtarget *es_promtarget_new(const struct es_promtarget_env *env, const char *source,
                                         bool from_glob) {
     struct es_promtarget *t = calloc(1, sizeof *t);
-    struct es_model *m = malloc(sizeof *m);
-    if (t == NULL || m == NULL) {
-        free(t);
-        free(m);
+    if (t == NULL) {
         fprintf(stderr, "eventlog-socket metrics: out of memory for %s\n", source);
         return NULL;
     }
-    es_model_init(m);
-    es_model_figures_only(m);
-    t->model = m;
     t->env = env;
     snprintf(t->source, sizeof t->source, "%s", source);
     t->from_glob = from_glob;
@@ -165,17 +191,29 @@ void es_promtarget_stop(struct es_promtarget *t) {
 }
 
 void es_promtarget_free(struct es_promtarget *t) {
-    es_model_destroy(t->model);
-    free(t->model);
-    if (t->prev != NULL)
-        es_model_destroy(t->prev);
-    free(t->prev);
+    free_model(&t->model);
+    free_model(&t->prev);
     free(t);
 }
 
 /* Whether the previous run is still exported. */
 static bool prev_shown(const struct es_promtarget *t) {
     return t->prev != NULL && uv_now(t->env->loop) < t->prev_end_ms + linger_ms(t);
+}
+
+bool es_promtarget_tidy(struct es_promtarget *t) {
+    bool freed = false;
+    if (t->prev != NULL && !prev_shown(t)) {
+        free_model(&t->prev);
+        freed = true;
+    }
+    /* A run no longer shown: its model goes, until the next run's header. */
+    if (t->model != NULL && !es_promtarget_shown(t)) {
+        free_model(&t->model);
+        t->run = false;
+        freed = true;
+    }
+    return freed;
 }
 
 size_t es_promtarget_export(struct es_promtarget *t, struct es_promtext_target out[2]) {
@@ -189,6 +227,10 @@ size_t es_promtarget_export(struct es_promtarget *t, struct es_promtext_target o
         q->pid = t->prev->pid ? t->prev->pid : (uint32_t)(t->prev_pid > 0 ? t->prev_pid : 0);
         q->received_bytes = t->prev_bytes;
     }
+    /* A path a glob found is exported only once it sent a header: what
+     * else matches the glob (planted files and sockets) makes no series. */
+    if (!es_promtarget_shown(t) && t->from_glob)
+        return i;
     struct es_promtext_target *p = &out[i++];
     *p = (struct es_promtext_target){0};
     p->source = t->source;

@@ -1,5 +1,7 @@
 #include "text.h"
 
+#include "format/es_utf8.h"
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,17 +17,26 @@ struct ctx {
     unsigned top;
 };
 
-/* A label value as the format wants it: \\, \" and \n escaped. */
+/* A label value as the format wants it: \\, \" and \n escaped, and valid
+ * UTF-8 (cbits/format/es_utf8.h: a byte that starts no character as U+FFFD), or
+ * Prometheus rejects the whole scrape. The model's text is valid already;
+ * a source's path and a program's name from /proc may not be. */
 static void add_escaped(struct es_webbuf *b, const char *s) {
-    for (; *s; s++) {
-        if (*s == '\\')
+    const uint8_t *p = (const uint8_t *)s;
+    size_t n = strlen(s);
+    for (size_t i = 0; i < n;) {
+        size_t k = p[i] < 0x80 ? 1 : es_utf8_len(p + i, n - i);
+        if (p[i] == '\\')
             ES_WEBBUF_ADD(b, "\\\\");
-        else if (*s == '"')
+        else if (p[i] == '"')
             ES_WEBBUF_ADD(b, "\\\"");
-        else if (*s == '\n')
+        else if (p[i] == '\n')
             ES_WEBBUF_ADD(b, "\\n");
+        else if (k == 0)
+            ES_WEBBUF_ADD(b, ES_UTF8_REPLACEMENT);
         else
-            es_webbuf_add(b, s, 1);
+            es_webbuf_add(b, s + i, k);
+        i += k ? k : 1;
     }
 }
 

@@ -22,7 +22,7 @@ void es_blocks_destroy(struct es_blocks *b) {
 }
 
 void es_blocks_header(struct es_blocks *b, uint64_t header_len) {
-    b->boundary = header_len;
+    b->boundary = b->header_len = header_len;
 }
 
 /* The library's cost notice: a block of the global buffer holding one
@@ -172,6 +172,30 @@ static int keep(struct es_blocks *b, const uint8_t *data, size_t n) {
     return 0;
 }
 
+/* Write the stream's whole bytes [base, whole) from `data`, which holds
+ * them from `base` on, each part followed by an end marker (mark_end). The
+ * header goes in a write of its own: once it is in the file, the end
+ * marker after it fits in the page it took, so that a disk with a page
+ * free keeps a file that parses (a first write of the header and blocks
+ * together could fill that page with a part of it and fail, leaving
+ * nothing to cut back to). */
+static int write_whole(struct es_blocks *b, const uint8_t *data, uint64_t whole) {
+    uint64_t from = b->base;
+    while (b->base < whole) {
+        uint64_t to = b->base < b->header_len && whole > b->header_len ? b->header_len : whole;
+        int r = put(b, data + (b->base - from), b->base, to);
+        if (r == 0) {
+            b->base = to;
+            r = mark_end(b);
+        }
+        if (r != 0) {
+            salvage(b, -r);
+            return r;
+        }
+    }
+    return 0;
+}
+
 /* Write the whole bytes held. The boundary can lie past the bytes held
  * when the reader saw events in bytes it then refused (a malformed read). */
 static int flush(struct es_blocks *b) {
@@ -180,18 +204,11 @@ static int flush(struct es_blocks *b) {
     uint64_t whole = b->boundary < b->base + b->len ? b->boundary : b->base + b->len;
     if (whole <= b->base)
         return 0;
-    size_t n = (size_t)(whole - b->base);
-    int r = put(b, b->buf, b->base, whole);
-    if (r != 0) {
-        salvage(b, -r);
-        return r;
-    }
-    b->base += n;
+    uint64_t base0 = b->base;
+    int r = write_whole(b, b->buf, whole);
+    size_t n = (size_t)(b->base - base0);
     b->len -= n;
     memmove(b->buf, b->buf + n, b->len);
-    r = mark_end(b);
-    if (r != 0)
-        salvage(b, -r);
     return r;
 }
 
@@ -201,33 +218,70 @@ int es_blocks_whole(struct es_blocks *b, uint64_t offset) {
     return flush(b);
 }
 
-int es_blocks_append(struct es_blocks *b, const uint8_t *data, size_t n) {
-    if (b->finished)
-        return 0;
-    b->received += n;
+/* An unfinished block longer than any a server sends (a block marker that
+ * claims 4 GiB, or events that never close their block): not an
+ * eventlog-socket stream, or a corrupt one. Its bytes are let go, and
+ * nothing more is held. */
+static int too_long(struct es_blocks *b) {
+    uint64_t kept = b->boundary > b->base ? b->boundary - b->base : 0;
+    if (kept < b->len)
+        b->len = (size_t)kept;
+    if (b->len == 0) {
+        free(b->buf);
+        b->buf = NULL;
+        b->cap = 0;
+    }
+    b->too_long = true;
+    return -EMSGSIZE;
+}
+
+/* Whether the unfinished block has grown past ES_BLOCKS_MAX_BLOCK. */
+static bool overlong(const struct es_blocks *b) {
+    return b->header_len > 0 && b->received > b->boundary &&
+           b->received - b->boundary > ES_BLOCKS_MAX_BLOCK;
+}
+
+static int append(struct es_blocks *b, const uint8_t *data, size_t n) {
     if (b->fd >= 0 && b->len == 0 && !b->error) {
         /* The common case: nothing held, so write the whole part straight
          * from the reader's buffer and keep only the unfinished block. */
         uint64_t whole = b->boundary < b->received ? b->boundary : b->received;
-        size_t direct = whole > b->base ? (size_t)(whole - b->base) : 0;
-        if (direct > 0) {
-            int r = put(b, data, b->base, b->base + direct);
-            if (r != 0) {
-                salvage(b, -r);
+        uint64_t base0 = b->base;
+        if (whole > b->base) {
+            int r = write_whole(b, data, whole);
+            if (r != 0)
                 return r;
-            }
-            b->base += direct;
-            if ((r = mark_end(b)) != 0) {
-                salvage(b, -r);
-                return r;
-            }
         }
+        size_t direct = (size_t)(b->base - base0);
         return keep(b, data + direct, n - direct);
     }
     int r = keep(b, data, n);
     if (r != 0)
         return r;
     return flush(b);
+}
+
+int es_blocks_append(struct es_blocks *b, const uint8_t *data, size_t n) {
+    if (b->finished)
+        return 0;
+    if (b->too_long)
+        return -EMSGSIZE;
+    b->received += n;
+    int r = append(b, data, n);
+    return r == 0 && overlong(b) ? too_long(b) : r;
+}
+
+void es_blocks_too_long_why(const struct es_blocks *b, char *out, size_t size) {
+    uint64_t claims = b->block_end > b->block_start ? b->block_end - b->block_start : 0;
+    char what[80] = "";
+    if (b->block_start == b->boundary && claims > ES_BLOCKS_MAX_BLOCK)
+        snprintf(what, sizeof what, ", whose marker claims %.1f MiB", (double)claims / (1 << 20));
+    snprintf(out, size,
+             "a malformed stream: the block at byte %llu%s runs past %.0f MiB, longer than any "
+             "block a program sends (its RTS writes 2 MiB at most, the library's definitions "
+             "block 16 MiB): not a program's eventlog, or a corrupt one; the recording keeps "
+             "the blocks before it",
+             (unsigned long long)b->boundary, what, (double)ES_BLOCKS_MAX_BLOCK / (1 << 20));
 }
 
 int es_blocks_set_fd(struct es_blocks *b, int fd) {

@@ -31,6 +31,11 @@
  * message, "eventlog-socket: recording cut: WHY" (a USER_MSG, as the
  * library's notices, protocol.md 1.3; its words: es_notice_text.h), before the end marker it adds,
  * so that whoever reads the file later (heap, report) knows it was cut. */
+/* The longest block a server sends (protocol.md 1.3): the library's
+ * definitions block, 16 MiB of events and its marker (the RTS's own are
+ * 2 MiB). Bytes of an unfinished block past this are not held: the
+ * stream is refused as one no server sends (es_blocks_append). */
+#define ES_BLOCKS_MAX_BLOCK (((uint64_t)16 << 20) + 24)
 /* Cost notices waiting to be left out, at most (more are kept). */
 #define ES_BLOCKS_SKIPS 16
 
@@ -39,15 +44,17 @@ struct es_blocks {
     bool seekable; /* a regular file: keep a trailing end marker */
     uint8_t *buf;  /* received bytes not yet written, from stream offset `base` */
     size_t len, cap;
-    uint64_t base;      /* stream offset of buf[0] (= bytes written so far) */
-    uint64_t received;  /* stream offset after the last byte received */
-    uint64_t boundary;  /* bytes before this offset are the header and whole blocks */
-    uint64_t block_end; /* where the current block ends by its marker's size, 0: none */
-    bool complete;      /* the stream's end marker is before `boundary` */
-    bool finished;      /* es_blocks_finish has written the end */
-    int error;          /* errno of a failed write, 0 */
-    int64_t salvaged;   /* after a failed write: the file's length once cut back to its last
-                         * whole block and an end marker (0: nothing whole), -1: not done */
+    uint64_t base;       /* stream offset of buf[0] (= bytes written so far) */
+    uint64_t received;   /* stream offset after the last byte received */
+    uint64_t header_len; /* the header's length, 0 until it is known */
+    uint64_t boundary;   /* bytes before this offset are the header and whole blocks */
+    uint64_t block_end;  /* where the current block ends by its marker's size, 0: none */
+    bool complete;       /* the stream's end marker is before `boundary` */
+    bool finished;       /* es_blocks_finish has written the end */
+    bool too_long;       /* an unfinished block grew past ES_BLOCKS_MAX_BLOCK */
+    int error;           /* errno of a failed write, 0 */
+    int64_t salvaged;    /* after a failed write: the file's length once cut back to its last
+                          * whole block and an end marker (0: nothing whole), -1: not done */
     /* Leave the library's cost notices out (set after es_blocks_init):
      * the stream ranges of the ones seen and not yet passed, in order, and
      * the bytes left out before `base` (the file is that much shorter). */
@@ -72,7 +79,10 @@ void es_blocks_event(struct es_blocks *b, const struct es_event *ev, uint64_t of
 void es_blocks_end_marker(struct es_blocks *b, uint64_t after);
 
 /* The next received bytes. Writes what has become whole when a file is
- * set. Returns 0, -ENOMEM, or -errno of a failed write. */
+ * set. Returns 0, -ENOMEM, -errno of a failed write, or -EMSGSIZE once an
+ * unfinished block has grown past ES_BLOCKS_MAX_BLOCK (its bytes are let
+ * go; es_blocks_finish_cut still ends the file after the last whole
+ * block). */
 int es_blocks_append(struct es_blocks *b, const uint8_t *data, size_t n);
 
 /* Leave the stream's bytes [from, to) out of the file (whole blocks, not
@@ -85,6 +95,9 @@ int es_blocks_skip(struct es_blocks *b, uint64_t from, uint64_t to);
  * cuts its own blocks: `record --trigger`'s files): write it. Returns 0
  * or -errno. */
 int es_blocks_whole(struct es_blocks *b, uint64_t offset);
+
+/* After -EMSGSIZE: what was refused and why, for people, into `out`. */
+void es_blocks_too_long_why(const struct es_blocks *b, char *out, size_t size);
 
 /* Start writing to `fd` (everything whole so far goes out now). */
 int es_blocks_set_fd(struct es_blocks *b, int fd);

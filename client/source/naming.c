@@ -1,10 +1,13 @@
 #include "naming.h"
 
+#include "outfile.h"
 #include "session.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -40,11 +43,15 @@ int es_naming_create(const char *stem, char *path, size_t size) {
             snprintf(path, size, "%s.eventlog", stem);
         else
             snprintf(path, size, "%s.%d.eventlog", stem, i);
-        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        int fd = es_outfile_open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW);
         if (fd >= 0 || errno != EEXIST)
             return fd;
     }
-    snprintf(path, size, "%s.eventlog (and .1 to .%d)", stem, TRIES - 1);
-    errno = EEXIST;
-    return -1;
+    /* Names planted in advance never leave the recording without a file:
+     * six random characters, as mkstemp(3) makes them (mode 0600). */
+    snprintf(path, size, "%s.XXXXXX.eventlog", stem);
+    int fd = mkstemps(path, (int)strlen(".eventlog"));
+    if (fd >= 0)
+        fcntl(fd, F_SETFD, FD_CLOEXEC);
+    return fd;
 }

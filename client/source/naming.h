@@ -2,9 +2,10 @@
  * program's name and pid from the stream, else from the server's process
  * (GHC 9.0 names them only at exit: SO_PEERCRED on a Unix socket, the
  * owner of the connection's other end over loopback TCP), and a file
- * created anew: never a file already there (a previous recording, or one
- * another user planted in /tmp), never through a symbolic link; a taken
- * name gets .1, .2, ... before its .eventlog. The loop thread. */
+ * created anew for its user alone (outfile.h, mode 0600): never a file
+ * already there (a previous recording, or one another user planted in
+ * /tmp), never through a symbolic link; a taken name gets .1 to .99, then
+ * six random characters, before its .eventlog. The loop thread. */
 #ifndef ES_NAMING_H
 #define ES_NAMING_H
 
@@ -19,9 +20,9 @@ void es_naming_program(struct es_conn *c, char *prog, size_t size, unsigned long
 /* The time now as it goes into a name: YYYYMMDD-HHMMSS (local time). */
 void es_naming_stamp(char *out, size_t size);
 
-/* Create `stem`.eventlog (or `stem`.N.eventlog, N from 1 to 99, when
- * taken), mode 0644; its name in `path`. Returns the descriptor, or -1
- * with errno set (EEXIST when all were taken; `path` then says so). */
+/* Create `stem`.eventlog (or `stem`.N.eventlog, N from 1 to 99, then
+ * `stem`.XXXXXX.eventlog, when taken); its name in `path`. Returns the
+ * descriptor, or -1 with errno set. */
 int es_naming_create(const char *stem, char *path, size_t size);
 
 #endif

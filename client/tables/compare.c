@@ -11,7 +11,9 @@
 #include "compare_join.h"
 #include "csv.h"
 #include "opts.h"
+#include "format/es_utf8.h"
 #include "subcommands.h"
+#include "source/outfile.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -79,11 +81,10 @@ static void write_text(FILE *f, const struct es_cmp *cmp, const struct es_cmp_ro
         char label[LABEL_WIDTH + 1], c[6][32];
         snprintf(label, sizeof label, "%s", w->label);
         if (strlen(w->label) > LABEL_WIDTH)
-            memcpy(label + LABEL_WIDTH - 3, "...", 3);
+            strcpy(label + es_utf8_cut(label, LABEL_WIDTH - 3), "...");
         for (char *p = label; *p; p++)
             if ((unsigned char)*p < 0x20)
                 *p = ' ';
-        es_csv_clean_utf8(label);
         human(c[0], sizeof c[0], (double)w->peak[0], false);
         human(c[1], sizeof c[1], (double)w->peak[1], false);
         human(c[2], sizeof c[2], (double)w->peak[1] - (double)w->peak[0], true);
@@ -107,7 +108,7 @@ static int output(const struct es_cmp *cmp, const char *csv) {
         fprintf(stderr, "eventlog-socket compare: out of memory\n");
         return 2;
     }
-    FILE *f = csv == NULL || strcmp(csv, "-") == 0 ? stdout : fopen(csv, "w");
+    FILE *f = csv == NULL || strcmp(csv, "-") == 0 ? stdout : es_outfile_fopen(csv, "w");
     if (f == NULL) {
         fprintf(stderr, "eventlog-socket compare: cannot create %s: %s\n", csv, strerror(errno));
         free(rows);

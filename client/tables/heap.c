@@ -13,6 +13,7 @@
 #include "source/rtsopts.h"
 #include "source/session.h"
 #include "subcommands.h"
+#include "source/outfile.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -249,7 +250,7 @@ static void on_signal(void *ctx, int signum) {
 static FILE *open_out(const char *path) {
     if (strcmp(path, "-") == 0)
         return stdout;
-    FILE *f = fopen(path, "w");
+    FILE *f = es_outfile_fopen(path, "w");
     if (f == NULL)
         fprintf(stderr, "eventlog-socket heap: cannot create %s: %s\n", path, strerror(errno));
     return f;

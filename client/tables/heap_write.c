@@ -2,6 +2,9 @@
  * and the CSV rows. */
 #include "heap_write.h"
 
+#include "csv.h"
+#include "format/es_utf8.h"
+
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,17 +85,40 @@ static size_t ccs_length(const struct es_model *m) {
     return len < 4 ? 4 : len;
 }
 
+/* A label as hp2ps reads it: the RTS writes labels as they are, but
+ * hp2ps ends a label at white space, reads one that starts with '"' as a
+ * string and one that is a word of the format (BEGIN_SAMPLE, JOB, ...) as
+ * that word, and has no empty label. So each white-space character
+ * becomes '_', and so does a leading '"'; a format word gets a '_' after
+ * it; an empty label is "_". Any other label, every one the RTS's own
+ * modes make, is written as the RTS writes it. */
+static void hp_readable(char *out, size_t size) {
+    static const char *const words[] = {"BEGIN_SAMPLE", "END_SAMPLE", "JOB", "DATE",
+                                        "SAMPLE_UNIT",  "VALUE_UNIT", "MARK"};
+    for (char *p = out; *p; p++)
+        if (strchr(" \t\n\v\f\r", *p) != NULL) /* hp2ps's isspace, in the C locale */
+            *p = '_';
+    if (out[0] == '"')
+        out[0] = '_';
+    size_t n = strlen(out);
+    for (size_t i = 0; i < sizeof words / sizeof *words; i++)
+        if (strcmp(out, words[i]) == 0 && n + 1 < size)
+            strcpy(out + n, "_");
+    if (out[0] == '\0' && size >= 2)
+        strcpy(out, "_");
+}
+
 /* A census label as the RTS's .hp writes it: a cost-centre stack longer
  * than -L is cut to its first L-4 characters and "..." (rts/ProfHeap.c,
- * fprint_ccs); its "(N)" stack number is not in the eventlog. */
+ * fprint_ccs; here between two UTF-8 characters, so the text stays
+ * valid); its "(N)" stack number is not in the eventlog. Then made
+ * readable by hp2ps (hp_readable). */
 static void hp_label(const struct es_model *m, char *out, size_t size, uint32_t label) {
     snprintf(out, size, "%s", es_model_label(m, label));
     size_t len = ccs_length(m);
     if (m->breakdown == ES_MODEL_BY_CCS && strlen(out) > len && len < size)
-        snprintf(out + len - 4, size - (len - 4), "...");
-    for (char *p = out; *p; p++)
-        if (*p == '\n' || *p == '\t')
-            *p = ' ';
+        strcpy(out + es_utf8_cut(out, len - 4), "...");
+    hp_readable(out, size);
 }
 
 void es_heap_hp_begin(FILE *f, const struct es_model *m) {
@@ -126,21 +152,6 @@ void es_heap_hp_end(FILE *f, uint64_t end) {
     fprintf(f, "BEGIN_SAMPLE %f\nEND_SAMPLE %f\n", (double)end / 1e9, (double)end / 1e9);
 }
 
-/* A CSV field, quoted when it must be (RFC 4180). */
-static void csv_field(FILE *f, const char *s) {
-    if (strpbrk(s, ",\"\n\r") == NULL) {
-        fputs(s, f);
-        return;
-    }
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
 void es_heap_csv_begin(FILE *f) {
     fprintf(f, "time_s,label,bytes\n");
 }
@@ -149,7 +160,7 @@ void es_heap_csv_sample(FILE *f, const struct es_model *m, const struct es_model
     double t = (double)c->time / 1e9;
     for (size_t i = 0; i < c->n; i++) {
         fprintf(f, "%f,", t);
-        csv_field(f, es_model_label(m, c->e[i].label));
+        es_csv_str(f, es_model_label(m, c->e[i].label)); /* as `table census` writes it */
         fprintf(f, ",%llu\n", (unsigned long long)c->e[i].bytes);
     }
     fflush(f);

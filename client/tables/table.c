@@ -14,7 +14,9 @@
 #include "rows.h"
 
 #include "format/es_notice_text.h"
+#include "format/es_utf8.h"
 #include "csv.h"
+#include "source/outfile.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -185,8 +187,7 @@ static void cut_notice(struct table *t, const struct es_event *ev) {
     if (n.kind != ES_NOTICE_CUT)
         return;
     t->cut = true;
-    snprintf(t->cut_why, sizeof t->cut_why, "%.*s", (int)sizeof t->cut_why - 1, n.why);
-    es_csv_clean_utf8(t->cut_why);
+    es_utf8_copy(t->cut_why, sizeof t->cut_why, (const uint8_t *)n.why, strlen(n.why));
 }
 
 static void on_event(struct es_conn *c, const struct es_event *ev, uint64_t offset, void *ctx) {
@@ -298,7 +299,7 @@ int es_table_main(int argc, char **argv) {
         }
         es_model_init(t->model);
     }
-    t->out = strcmp(t->out_path, "-") == 0 ? stdout : fopen(t->out_path, "w");
+    t->out = strcmp(t->out_path, "-") == 0 ? stdout : es_outfile_fopen(t->out_path, "w");
     if (t->out == NULL) {
         fprintf(stderr, "eventlog-socket table: cannot create %s: %s\n", t->out_path,
                 strerror(errno));

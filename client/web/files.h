@@ -24,10 +24,12 @@ extern const size_t es_web_nassets;
 /* The asset called `name`, or NULL. */
 const struct es_web_asset *es_web_asset(const char *name);
 
-/* The page: with its styles and scripts linked (`serve` serves them) when
- * `json` is NULL, else with them and the state `json` (es_webjson_state)
- * inline, one file that needs nothing else (`report`). */
+/* The page with its styles, its scripts and the state `json`
+ * (es_webjson_state) inline: one file that needs nothing else (`report`). */
 void es_web_page(struct es_webbuf *out, const struct es_webbuf *json);
+/* The page with its styles and scripts linked (`serve` serves them), each
+ * link followed by `query` ("?token=...", or "" for none). */
+void es_web_page_linked(struct es_webbuf *out, const char *query);
 /* The two-run page (compare.html, `report RUN_A RUN_B`) with its styles,
  * its script (compare.js) and `json` (client/web/report_two.c) inline. */
 void es_web_page_compare(struct es_webbuf *out, const struct es_webbuf *json);

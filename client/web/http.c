@@ -8,6 +8,7 @@
 #include "http/addr.h"
 #include "http/auth.h"
 #include "http/buf.h"
+#include "http/guard.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -21,38 +22,20 @@
 #include <time.h>
 #include <unistd.h>
 
-/* libmicrohttpd's limits. */
-#define HTTP_TIMEOUT_S 10
-/* A whole request (headers and any body) must arrive within this long of
- * the connection's opening or of the previous response's end, however it
- * trickles in: libmicrohttpd's timeout above fires on silence only. */
-#define HTTP_REQUEST_S    10
+/* libmicrohttpd's limits; who holds the connections, and the request
+ * deadline: client/http/guard.h. */
+#define HTTP_TIMEOUT_S    10
 #define HTTP_MEMORY_LIMIT (64 * 1024)
 #define HTTP_MAX_CONNS    256
 #define HTTP_MAX_PER_IP   160
 #define HTTP_THREAD_STACK (512 * 1024)
-/* Connections of other users (answered 403) open at once, at most: the
- * rest are closed as they come, so the owner always has a slot. */
-#define HTTP_MAX_OTHERS 8
 
 struct es_webhttp {
     struct MHD_Daemon *daemon;
     struct es_webshare *sh;
-    struct es_webauth auth; /* who may ask (client/http/auth.h); set before the server starts */
+    struct es_webauth auth;    /* who may ask (client/http/auth.h); set before the server starts */
+    struct es_httpguard guard; /* its connections (client/http/guard.h) */
     int listen_fd;
-    pthread_mutex_t mu;    /* guards `watches` and `others` */
-    struct watch *watches; /* every open connection, for the request deadline */
-    unsigned others;       /* open connections of other users */
-};
-
-/* One HTTP connection (its MHD socket context): the time by which its
- * current request must have arrived whole, 0 while none is awaited (a
- * response, such as an event stream, is being sent). */
-struct watch {
-    struct watch *prev, *next;
-    int fd;
-    uint64_t deadline_ms;
-    bool other; /* another user's (counted in `others`) */
 };
 
 static const uint8_t end_marker[2] = {0xff, 0xff};
@@ -153,9 +136,14 @@ static enum MHD_Result serve_asset(struct MHD_Connection *c, const char *name) {
     return es_httpresp(c, MHD_HTTP_OK, a->type, a->data, a->len, MHD_RESPMEM_PERSISTENT);
 }
 
-static enum MHD_Result serve_page(struct MHD_Connection *c) {
+/* The page, its files linked with the token when there is one (the page's
+ * script carries it on to the events, commands and download). */
+static enum MHD_Result serve_page(struct es_webhttp *h, struct MHD_Connection *c) {
     struct es_webbuf b = {0};
-    es_web_page(&b, NULL);
+    char query[sizeof h->auth.token + 8] = "";
+    if (h->auth.token[0] != '\0')
+        snprintf(query, sizeof query, "?token=%s", h->auth.token);
+    es_web_page_linked(&b, query);
     if (b.oom) {
         es_webbuf_free(&b);
         return es_httpresp_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
@@ -217,96 +205,15 @@ static enum MHD_Result serve_control(struct es_webhttp *h, struct MHD_Connection
     return es_httpresp_text(c, MHD_HTTP_ACCEPTED, "sent\n");
 }
 
-/* ---- The request deadline (HTTP_REQUEST_S). MHD calls the two notify
- * functions in its threads; the loop thread's tick cuts the late
- * connections. A cut is shutdown(2) of the socket: the connection's thread
- * sees the end of its input and MHD closes and frees the connection as it
- * does for any client that leaves. MHD reports the closing (removing the
- * watch under `mu`) before it closes the socket, so a descriptor is never
- * shut down after it was closed and reused. */
-
-static uint64_t now_ms(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
-}
-
-static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
-                          enum MHD_ConnectionNotificationCode code) {
-    struct es_webhttp *h = cls;
-    struct watch *w = *socket_context;
-    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
-        const union MHD_ConnectionInfo *ci =
-            MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-        w = ci ? calloc(1, sizeof *w) : NULL;
-        *socket_context = w;
-        if (w == NULL)
-            return; /* this connection has the inactivity timeout only */
-        w->fd = ci->connect_fd;
-        w->deadline_ms = now_ms() + HTTP_REQUEST_S * 1000;
-        w->other = !es_webauth_fd_is_owner(&h->auth, w->fd);
-        pthread_mutex_lock(&h->mu);
-        if (w->other && h->others++ >= HTTP_MAX_OTHERS) {
-            shutdown(w->fd, SHUT_RDWR); /* closed by MHD at once: no slot kept */
-            w->deadline_ms = 0;
-        }
-        w->next = h->watches;
-        if (w->next)
-            w->next->prev = w;
-        h->watches = w;
-        pthread_mutex_unlock(&h->mu);
-    } else if (w != NULL) {
-        pthread_mutex_lock(&h->mu);
-        if (w->other)
-            h->others--;
-        if (w->prev)
-            w->prev->next = w->next;
-        else
-            h->watches = w->next;
-        if (w->next)
-            w->next->prev = w->prev;
-        pthread_mutex_unlock(&h->mu);
-        free(w);
-        *socket_context = NULL;
-    }
-}
-
-/* The request arrived whole (deadline 0), or a response ended and the
- * next request on the connection has HTTP_REQUEST_S to arrive. */
-static void set_deadline(struct es_webhttp *h, struct MHD_Connection *c, uint64_t when) {
-    const union MHD_ConnectionInfo *ci =
-        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-    struct watch *w = ci ? ci->socket_context : NULL;
-    if (w == NULL)
-        return;
-    pthread_mutex_lock(&h->mu);
-    w->deadline_ms = when;
-    pthread_mutex_unlock(&h->mu);
-}
-
-static void on_completed(void *cls, struct MHD_Connection *c, void **state,
-                         enum MHD_RequestTerminationCode code) {
-    (void)state;
-    (void)code;
-    set_deadline(cls, c, now_ms() + HTTP_REQUEST_S * 1000);
-}
-
 void es_webhttp_cut_late(struct es_webhttp *h) {
-    uint64_t now = now_ms();
-    pthread_mutex_lock(&h->mu);
-    for (struct watch *w = h->watches; w != NULL; w = w->next)
-        if (w->deadline_ms != 0 && w->deadline_ms <= now) {
-            shutdown(w->fd, SHUT_RDWR);
-            w->deadline_ms = 0;
-        }
-    pthread_mutex_unlock(&h->mu);
+    es_httpguard_cut_late(&h->guard);
 }
 
 /* ---- Requests. */
 
 static enum MHD_Result on_get(struct es_webhttp *h, struct MHD_Connection *c, const char *url) {
     if (strcmp(url, "/") == 0 || strcmp(url, "/index.html") == 0)
-        return serve_page(c);
+        return serve_page(h, c);
     if (strcmp(url, "/events") == 0)
         return serve_events(h, c);
     if (strcmp(url, "/recording.eventlog") == 0)
@@ -318,22 +225,6 @@ static enum MHD_Result on_get(struct es_webhttp *h, struct MHD_Connection *c, co
         if (url[0] == '/' && strcmp(url + 1, files[i]) == 0)
             return serve_asset(c, files[i]);
     return es_httpresp_text(c, MHD_HTTP_NOT_FOUND, "not found\n");
-}
-
-/* The token came in the URL: set it as a cookie and show the page at "/"
- * (the address bar loses the token; the page's requests carry the cookie). */
-static enum MHD_Result redirect_with_cookie(struct es_webhttp *h, struct MHD_Connection *c) {
-    struct MHD_Response *r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
-    if (r == NULL)
-        return MHD_NO;
-    char cookie[200];
-    es_webauth_cookie(&h->auth, cookie, sizeof cookie);
-    MHD_add_response_header(r, MHD_HTTP_HEADER_SET_COOKIE, cookie);
-    MHD_add_response_header(r, MHD_HTTP_HEADER_LOCATION, "/");
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-    enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_SEE_OTHER, r);
-    MHD_destroy_response(r);
-    return ret;
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
@@ -355,13 +246,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
             return MHD_YES;
         }
     }
-    set_deadline(h, c, 0);
-    switch (es_webauth_check(&h->auth, c)) {
+    enum es_webauth_verdict v = es_webauth_check(&h->auth, c);
+    es_httpguard_request(&h->guard, c, v == ES_WEBAUTH_OK);
+    switch (v) {
     case ES_WEBAUTH_OK:
-        break;
-    case ES_WEBAUTH_OK_SET_COOKIE:
-        if (!post && (strcmp(url, "/") == 0 || strcmp(url, "/index.html") == 0))
-            return redirect_with_cookie(h, c);
         break;
     case ES_WEBAUTH_OTHER_USER:
         return es_httpresp_text(
@@ -402,7 +290,7 @@ struct es_webhttp *es_webhttp_start(struct es_webshare *sh, const struct sockadd
         errno = e;
         return NULL;
     }
-    pthread_mutex_init(&h->mu, NULL);
+    es_httpguard_init(&h->guard, &h->auth);
     h->daemon = MHD_start_daemon(
         MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
             (sa->ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
@@ -410,12 +298,12 @@ struct es_webhttp *es_webhttp_start(struct es_webshare *sh, const struct sockadd
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_TIMEOUT_S, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
         (size_t)HTTP_MEMORY_LIMIT, MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_MAX_CONNS,
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)HTTP_MAX_PER_IP, MHD_OPTION_THREAD_STACK_SIZE,
-        (size_t)HTTP_THREAD_STACK, MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
-        MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_END);
+        (size_t)HTTP_THREAD_STACK, MHD_OPTION_NOTIFY_CONNECTION, es_httpguard_notify, &h->guard,
+        MHD_OPTION_NOTIFY_COMPLETED, es_httpguard_completed, &h->guard, MHD_OPTION_END);
     if (h->daemon == NULL) {
         int e = errno;
         close(h->listen_fd);
-        pthread_mutex_destroy(&h->mu);
+        es_httpguard_destroy(&h->guard);
         free(h);
         errno = e;
         return NULL;
@@ -438,6 +326,6 @@ void es_webhttp_stop(struct es_webhttp *h) {
     MHD_stop_daemon(h->daemon);
     if (fd != MHD_INVALID_SOCKET)
         close(fd);
-    pthread_mutex_destroy(&h->mu);
+    es_httpguard_destroy(&h->guard);
     free(h);
 }

@@ -3,11 +3,13 @@
  * (Server-Sent Events of the messages the loop thread publishes in the
  * share, client/web/share.h), the recording's download and the buttons'
  * commands, within limits: connections in all and per address, memory per
- * connection, a timeout on silence, and a deadline by which each request
- * must have arrived whole however it trickles in (HTTP_REQUEST_S), which
- * the loop thread enforces from its tick (es_webhttp_cut_late). Who may
- * ask is client/http/auth.h's: on loopback, this user only (and a Host that
- * names the server); elsewhere, whoever has the token printed in the URL. */
+ * connection, a timeout on silence, and client/http/guard.h's: connections
+ * not yet known to be the owner's few per address, and a deadline by which
+ * each request must have arrived whole however it trickles in, which the
+ * loop thread enforces from its tick (es_webhttp_cut_late). Who may ask is
+ * client/http/auth.h's: on loopback, this user only (and a Host that names
+ * the server); elsewhere, whoever has the token printed in the URL, which
+ * every request carries (the page passes it on: no cookie). */
 #ifndef ES_WEBHTTP_H
 #define ES_WEBHTTP_H
 

@@ -23,14 +23,19 @@ static void page(struct es_webbuf *out, const char *template,
     es_webbuf_add(out, p, (size_t)(end - p));
 }
 
+/* `ctx`: the query every link carries (the token, or ""). */
 static void emit_linked(struct es_webbuf *out, int which, const void *ctx) {
-    (void)ctx;
+    const char *q = ctx;
     if (which == 0)
-        es_webbuf_printf(out, "<link rel=\"stylesheet\" href=\"dygraph.css\">"
-                              "<link rel=\"stylesheet\" href=\"style.css\">");
+        es_webbuf_printf(out,
+                         "<link rel=\"stylesheet\" href=\"dygraph.css%s\">"
+                         "<link rel=\"stylesheet\" href=\"style.css%s\">",
+                         q, q);
     else
-        es_webbuf_printf(out, "<script src=\"dygraph.js\"></script>"
-                              "<script src=\"app.js\"></script>");
+        es_webbuf_printf(out,
+                         "<script src=\"dygraph.js%s\"></script>"
+                         "<script src=\"app.js%s\"></script>",
+                         q, q);
 }
 
 static void add_asset(struct es_webbuf *out, const char *name) {
@@ -66,10 +71,11 @@ static void emit_inline(struct es_webbuf *out, int which, const void *ctx) {
 
 void es_web_page(struct es_webbuf *out, const struct es_webbuf *json) {
     struct inline_ctx in = {json, "app.js"};
-    if (json == NULL)
-        page(out, "page.html", emit_linked, NULL);
-    else
-        page(out, "page.html", emit_inline, &in);
+    page(out, "page.html", emit_inline, &in);
+}
+
+void es_web_page_linked(struct es_webbuf *out, const char *query) {
+    page(out, "page.html", emit_linked, query);
 }
 
 void es_web_page_compare(struct es_webbuf *out, const struct es_webbuf *json) {

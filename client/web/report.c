@@ -10,6 +10,7 @@
 #include "subcommands.h"
 #include "files.h"
 #include "json.h"
+#include "source/outfile.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -105,7 +106,7 @@ static int write_page(struct report *r, const char *out) {
     es_webjson_state(&json, r->model, &st, NULL);
     es_web_page(&html, &json);
     int status = 0;
-    FILE *f = json.oom || html.oom ? NULL : fopen(out, "wb");
+    FILE *f = json.oom || html.oom ? NULL : es_outfile_fopen(out, "wb");
     if (f == NULL || fwrite(html.p, 1, html.len, f) != html.len || fclose(f) != 0) {
         fprintf(stderr, "eventlog-socket report: cannot write %s: %s\n", out,
                 json.oom || html.oom ? "out of memory" : strerror(errno));

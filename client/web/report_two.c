@@ -9,6 +9,7 @@
 #include "subcommands.h"
 #include "files.h"
 #include "http/buf.h"
+#include "source/outfile.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -137,7 +138,7 @@ static int write_two(const struct es_cmp *cmp, const char *out) {
         es_web_page_compare(&html, &json);
     }
     bool oom = rows == NULL || json.oom || html.oom;
-    FILE *f = oom ? NULL : fopen(out, "wb");
+    FILE *f = oom ? NULL : es_outfile_fopen(out, "wb");
     bool wrote = f != NULL && fwrite(html.p, 1, html.len, f) == html.len;
     if (f != NULL && fclose(f) != 0)
         wrote = false;

@@ -17,6 +17,7 @@
 #include "opts.h"
 #include "subcommands.h"
 #include "http/addr.h"
+#include "source/outfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -53,7 +54,7 @@ static int open_recording(struct serve *s) {
             snprintf(path, sizeof path, "%s.%u", s->rec_path, s->run + 1);
         else
             snprintf(path, sizeof path, "%s", s->rec_path);
-        fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        fd = es_outfile_open(path, O_RDWR | O_CREAT | O_TRUNC);
     } else {
         const char *dir = getenv("TMPDIR");
         snprintf(s->tmp_path, sizeof s->tmp_path, "%s/eventlog-socket-serve-XXXXXX",
@@ -129,20 +130,31 @@ static void on_event(struct es_conn *c, const struct es_event *ev, uint64_t offs
     es_blocks_event(&s->blocks, ev, offset);
 }
 
-/* The recording could not be written (a full disk): it stops, cut back to
- * its last whole block and an end marker (client/source/blocks.h); the page goes
- * on; serve's exit status will be 2. */
-static void recording_failed(struct serve *s) {
+/* The recording could not be written (a full disk), or the stream holds a
+ * block longer than any a program sends: it stops, cut back to its last
+ * whole block and an end marker (client/source/blocks.h); the page goes on;
+ * serve's exit status will be 2. */
+static void recording_failed(struct serve *s, int e) {
     int64_t kept = s->blocks.salvaged;
+    const char *file = s->rec_path ? s->rec_path : "(temporary file)";
+    s->status = 2;
+    if (e == -EMSGSIZE) {
+        char why[600];
+        es_blocks_too_long_why(&s->blocks, why, sizeof why);
+        es_blocks_finish_cut(&s->blocks, &s->ses.conn->stream.header, why);
+        fprintf(stderr,
+                "eventlog-socket serve: %s: %s; recording stopped, %s ends after its last whole "
+                "block (the page goes on)\n",
+                s->ses.conn->name, why, file);
+        return;
+    }
     fprintf(stderr,
             "eventlog-socket serve: cannot write the recording %s: %s; recording "
             "stopped, %s (the page goes on)\n",
-            s->rec_path ? s->rec_path : "(temporary file)",
-            strerror(s->blocks.error ? s->blocks.error : ENOMEM),
+            file, strerror(s->blocks.error ? s->blocks.error : ENOMEM),
             kept > 0    ? "the file is cut back to its last whole block and ends with an end marker"
             : kept == 0 ? "nothing recorded"
                         : "the file could not be cut back and may end inside a block");
-    s->status = 2;
 }
 
 static void on_bytes(struct es_conn *c, const uint8_t *data, size_t n, void *ctx) {
@@ -151,8 +163,10 @@ static void on_bytes(struct es_conn *c, const uint8_t *data, size_t n, void *ctx
         return;
     if (c->stream.state == ES_STREAM_END)
         es_blocks_end_marker(&s->blocks, c->stream.offset);
-    if (s->blocks.error == 0 && es_blocks_append(&s->blocks, data, n) != 0)
-        recording_failed(s);
+    int e = 0;
+    if (s->blocks.error == 0 && !s->blocks.finished &&
+        (e = es_blocks_append(&s->blocks, data, n)) != 0)
+        recording_failed(s, e);
 }
 
 static void reopened(void *ctx, int r);

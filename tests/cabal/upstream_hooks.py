@@ -18,7 +18,10 @@ main posts), and comes once; "post-start 2" (B's run) comes once, and no
 third; "pre-end" is the last marker. In B's stream "post-start 2" comes
 once, before "main ends", and "pre-end" last. upstream-hs also registers a
 POST_START hook that throws, first: it must be reported on stderr, and the
-hooks after it run. Last, upstream-c-main's eventlog_socket_wrap_hs_main
+hooks after it run. Then fewer runs of a reconnect: A leaves once main has
+begun and B comes; the PRE_END hook must run once, at exit, and its marker
+be the last of B's stream (upstream runs it at each reconnect). Last,
+upstream-c-main's eventlog_socket_wrap_hs_main
 whose server cannot start (its port taken) must say so and run the
 program. Prints one TAP line ("ok - "
 or "not ok - ") per program, for every run."""
@@ -92,6 +95,53 @@ def one_run(harness, exe, entry, run):
         s.close()
 
 
+def reconnect_run(harness, exe, entry, run):
+    """A reconnect: the first client A leaves once main has begun, then a
+    client B comes. Upstream ends and restarts event logging there, running
+    PRE_END; here nothing ends between clients (README, "Coming from
+    upstream"): the PRE_END hook runs once, at exit ("pre-end hook ran" on
+    stderr once), and its marker is the last of B's stream, after "main
+    ends". Returns a list of what went wrong."""
+    s = harness.Scope()
+    try:
+        sock = s.path("u.sock")
+        args, env, rts = [], {}, []
+        if os.path.basename(exe) == "upstream-hs":
+            rts = ["-l"]
+            args = ["with", sock] if entry == "with" else ["env"]
+        if entry in ("wrap", "manual"):
+            env["COMPAT_ENTRY"] = entry
+        p = harness.Program(s, exe, args, env=env, rts=rts, unix=sock, wait=True,
+                            stdin=False)
+        p.wait_socket(sock)
+        a = harness.Client(s, unix=sock)
+        while p.readline(60) != "main begins":
+            pass
+        a.wait_header()
+        a.sock.shutdown(socket.SHUT_RDWR)  # A leaves: its reader sees EOF
+        a.wait_eof(60)
+        a.close()
+        b = harness.Client(s, unix=sock)
+        rc = p.proc.wait(timeout=60)
+        wrong = [] if rc == 0 else ["exit status %d; stderr: %s" % (rc, p.stderr()[-300:])]
+        ran = p.stderr().count("pre-end hook ran")
+        if ran != 1:
+            wrong.append("the PRE_END hook ran %d times, not once (at exit)" % ran)
+        summary = harness.check_stream(s, b.wait_eof(60), "reconnect%d-B" % run)
+        markers = [m for _, m in sorted(summary.markers)]
+        if markers.count("pre-end") != 1 or markers[-1] != "pre-end":
+            wrong.append("B: pre-end is not the last marker, once (%s)" % markers[-3:])
+        if "main ends" not in markers or markers.index("main ends") > markers.index("pre-end"):
+            wrong.append("B: pre-end before main ends (%s)" % markers[-3:])
+        if markers.count("post-start 2") != 1:
+            wrong.append("B got post-start 2 %d times" % markers.count("post-start 2"))
+        return wrong
+    except Exception as e:  # a timeout, a stream that does not parse
+        return ["%s: %s" % (type(e).__name__, e)]
+    finally:
+        s.close()
+
+
 def wrap_without_server(harness, exe):
     """eventlog_socket_wrap_hs_main whose server cannot start (its TCP port
     is taken): it says why and runs the program, which exits normally.
@@ -148,6 +198,31 @@ def main():
                 print("#   run %d: %s" % (run, "; ".join(wrong)))
         else:
             print("ok - %s, in %d of %d runs (%.0f s)" % (what, opts.runs, opts.runs, took))
+        sys.stdout.flush()
+    # A client that leaves and another that comes: fewer runs, the same
+    # paths as above.
+    reconnect_runs = max(1, opts.runs // 4)
+    for spec in opts.programs:
+        name, target = spec.split("=", 1)
+        exe, _, entry = target.partition(":")
+        started = time.monotonic()
+        failures = []
+        for run in range(reconnect_runs):
+            wrong = reconnect_run(harness, exe, entry, run)
+            if wrong:
+                failures.append((run, wrong))
+        took = time.monotonic() - started
+        what = ("%s: a client leaves, another comes: no PRE_END between them; it runs once, at "
+                "exit, its marker last in the new client's stream" % name)
+        if failures:
+            all_ok = False
+            counts = (what, len(failures), reconnect_runs, took)
+            print("not ok - %s: %d of %d runs failed (%.0f s)" % counts)
+            for run, wrong in failures[:5]:
+                print("#   run %d: %s" % (run, "; ".join(wrong)))
+        else:
+            counts = (what, reconnect_runs, reconnect_runs, took)
+            print("ok - %s, in %d of %d runs (%.0f s)" % counts)
         sys.stdout.flush()
     upstream_c = [t.split("=", 1)[1].partition(":")[0] for t in opts.programs
                   if os.path.basename(t.split("=", 1)[1].partition(":")[0]) == "upstream-c-main"]

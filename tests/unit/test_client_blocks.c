@@ -312,6 +312,104 @@ static void write_fails(const char *dir) {
     free(data);
 }
 
+/* A disk with room for the header and a little more (a file size limit
+ * just past it here) and a stream that arrives whole in one piece: the
+ * header is written on its own first, so the file keeps it and an end
+ * marker after it, and parses (a first write of the header and blocks
+ * together failed part-way, leaving an empty file). */
+static void room_for_the_header(const char *path) {
+    size_t len, out_len;
+    uint8_t *data = tap_read_file(path, &len);
+    struct es_stream s;
+    es_stream_init(&s);
+    es_stream_feed(&s, data, len, NULL);
+    size_t header = s.header.len;
+    es_stream_destroy(&s);
+    struct rlimit old, lim;
+    getrlimit(RLIMIT_FSIZE, &old);
+    signal(SIGXFSZ, SIG_IGN);
+    lim = old;
+    lim.rlim_cur = header + 100;
+    setrlimit(RLIMIT_FSIZE, &lim);
+    uint8_t *out = record(data, len, len, &out_len, NULL);
+    setrlimit(RLIMIT_FSIZE, &old);
+    signal(SIGXFSZ, SIG_DFL);
+    ok(last.error == EFBIG && out_len == header + 2 && memcmp(out, data, header) == 0 &&
+           parses(out, out_len),
+       "%s: room for the header and 100 bytes, the stream in one piece: the header and an "
+       "end marker kept (%zu bytes of %zu)",
+       path, out_len, header + 2);
+    free(out);
+    free(data);
+}
+
+static void be_put(uint8_t *p, uint64_t v, int n) {
+    for (int i = n - 1; i >= 0; i--, v >>= 8)
+        p[i] = (uint8_t)v;
+}
+
+/* A block marker that claims 4 GiB, then messages that keep coming: the
+ * writer holds at most ES_BLOCKS_MAX_BLOCK of the unfinished block, then
+ * refuses the stream (-EMSGSIZE) and lets its bytes go; the file ends
+ * after the last whole block, with the cut notice and an end marker. */
+static void block_too_long(const char *dir) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/ghc-9.6.6.eventlog", dir);
+    size_t len;
+    uint8_t *data = tap_read_file(path, &len);
+    struct rec r;
+    struct es_conn c;
+    struct es_conn_callbacks cb = {.on_header = on_header, .on_event = on_event, .ctx = &r};
+    es_blocks_init(&r.blocks);
+    es_conn_init_parser(&c, &cb);
+    FILE *f = tmpfile();
+    es_blocks_set_fd(&r.blocks, fileno(f));
+    /* The fixture up to its end marker, then the long block. */
+    size_t body = len - 2;
+    es_conn_feed(&c, data, body);
+    int first = es_blocks_append(&r.blocks, data, body);
+    uint8_t marker[24], msg[1012];
+    be_put(marker, ES_EVENT_BLOCK_MARKER, 2);
+    be_put(marker + 2, 1, 8);
+    be_put(marker + 10, 0xfffffff0u, 4);
+    be_put(marker + 14, 2, 8);
+    be_put(marker + 22, 0, 2);
+    es_conn_feed(&c, marker, sizeof marker);
+    int r1 = es_blocks_append(&r.blocks, marker, sizeof marker), refused = 0;
+    size_t held_max = 0, sent = sizeof marker;
+    be_put(msg, ES_EVENT_USER_MSG, 2);
+    be_put(msg + 2, 3, 8);
+    be_put(msg + 10, 1000, 2);
+    memset(msg + 12, 'm', 1000);
+    while (sent < ES_BLOCKS_MAX_BLOCK + (4u << 20)) {
+        es_conn_feed(&c, msg, sizeof msg);
+        int e = es_blocks_append(&r.blocks, msg, sizeof msg);
+        refused += e == -EMSGSIZE;
+        if (es_blocks_held(&r.blocks) > held_max)
+            held_max = es_blocks_held(&r.blocks);
+        sent += sizeof msg;
+    }
+    ok(first == 0 && r1 == 0 && refused > 0 && held_max <= ES_BLOCKS_MAX_BLOCK + sizeof msg &&
+           es_blocks_held(&r.blocks) == 0,
+       "a block that claims 4 GiB: at most %zu bytes of it held (%zu), then refused "
+       "(-EMSGSIZE, %d times) and let go",
+       (size_t)ES_BLOCKS_MAX_BLOCK, held_max, refused);
+    es_blocks_finish_cut(&r.blocks, &c.stream.header, "a block too long");
+    es_conn_destroy_parser(&c);
+    es_blocks_destroy(&r.blocks);
+    fflush(f);
+    long size = ftell(f);
+    uint8_t *out = malloc((size_t)size);
+    rewind(f);
+    size_t out_len = fread(out, 1, (size_t)size, f);
+    fclose(f);
+    ok(out_len > body && memcmp(out, data, body) == 0 && parses(out, out_len),
+       "the file: the stream before the long block, the cut notice, an end marker (%zu bytes)",
+       out_len);
+    free(out);
+    free(data);
+}
+
 static const char *fixtures;
 
 int main(int argc, char **argv) {
@@ -321,6 +419,8 @@ int main(int argc, char **argv) {
     cost_notices(fixtures);
     cut_notice(fixtures);
     write_fails(fixtures);
+    tap_each_fixture(fixtures, room_for_the_header);
+    block_too_long(fixtures);
     not_an_eventlog();
     return tap_done();
 }

@@ -204,11 +204,20 @@
     document.body.setAttribute('data-drawn', String((+document.body.getAttribute('data-drawn') || 0) + 1));
   }
 
+  // ---- The token: serve on another address than loopback prints the
+  // page's URL with ?token=, and every request of the page carries it on
+  // (never a cookie, which the browser would send to every port of the host).
+  var TOKEN = new URLSearchParams(location.search).get('token');
+
+  function withToken(url) {
+    return TOKEN ? url + '?token=' + encodeURIComponent(TOKEN) : url;
+  }
+
   // ---- Buttons: POST /api/COMMAND (the header keeps other sites out).
 
   function control(ev) {
     var cmd = ev.target.getAttribute('data-cmd');
-    fetch('api/' + cmd, {method: 'POST', headers: {'X-Eventlog-Socket': '1'}})
+    fetch(withToken('api/' + cmd), {method: 'POST', headers: {'X-Eventlog-Socket': '1'}})
       .then(function (r) { return r.text().then(function (t) { text('control-result', cmd + ': ' + t.trim()); }); })
       .catch(function (e) { text('control-result', cmd + ': ' + e); });
   }
@@ -228,7 +237,8 @@
     ['btn-census', 'btn-start', 'btn-stop'].forEach(function (id) {
       $(id).addEventListener('click', control);
     });
-    var es = new EventSource('events');
+    $('download').setAttribute('href', withToken('recording.eventlog'));
+    var es = new EventSource(withToken('events'));
     var on = function (ev) { apply(JSON.parse(ev.data)); };
     es.addEventListener('state', on);
     es.addEventListener('delta', on);

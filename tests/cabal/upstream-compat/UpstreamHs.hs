@@ -7,14 +7,15 @@
 --
 -- It registers a POST_START hook that throws, another (the marker
 -- "post-start N" on its Nth run),
--- a PRE_END hook ("pre-end") and a custom command, starts (startWith on PATH
+-- a PRE_END hook (the marker "pre-end", and "pre-end hook ran" on stderr)
+-- and a custom command, starts (startWith on PATH
 -- waiting for a client, or startFromEnv), posts "main begins" and says so on
 -- stdout, waits (60 s at most) until POST_START has run twice (the second
 -- client's connection), posts "main ends" and returns.
 module Main (main) where
 
 import Control.Concurrent (threadDelay)
-import Control.Concurrent.MVar (modifyMVar, newMVar, readMVar)
+import Control.Concurrent.MVar (modifyMVar_, newMVar, readMVar)
 import Control.Exception (Exception (..), SomeException, toException, try)
 import Data.Int (Int32)
 import Data.Word (Word8)
@@ -23,7 +24,7 @@ import Foreign.Storable (Storable (sizeOf))
 import GHC.Eventlog.Socket
 import System.Environment (getArgs)
 import System.Exit (exitFailure)
-import System.IO (hFlush, stdout)
+import System.IO (hFlush, hPutStrLn, stderr, stdout)
 
 -- Every function and value of upstream's export list, at upstream's type.
 api ::
@@ -90,10 +91,11 @@ main = do
   runs <- newMVar (0 :: Int)
   -- A hook that throws: the library prints it, the next hook still runs.
   registerHook' HookPostStartEventLogging (ioError (userError "hook boom"))
-  registerHook' HookPostStartEventLogging $ do
-    n <- modifyMVar runs (\k -> pure (k + 1, k + 1))
-    traceMarkerIO ("post-start " ++ show n)
-  registerHook' HookPreEndEventLogging (traceMarkerIO "pre-end")
+  -- The marker before the count goes up: main posts "main ends" after it.
+  registerHook' HookPostStartEventLogging $ modifyMVar_ runs $ \k -> do
+    traceMarkerIO ("post-start " ++ show (k + 1))
+    pure (k + 1)
+  registerHook' HookPreEndEventLogging (traceMarkerIO "pre-end" >> hPutStrLn stderr "pre-end hook ran")
   ns <- registerNamespace' "upstream-hs"
   registerCommand' ns (CommandId 1) (traceMarkerIO "command 1")
   taken <- try (registerNamespace' "upstream-hs")

@@ -153,13 +153,18 @@ pattern EVENTLOG_SOCKET_HOOK_PRE_END_EVENT_LOGGING = HookPreEndEventLogging
 -- program goes on. It must not call this module's functions.
 type HookHandler = IO ()
 
+-- The name error messages give a hook. Compared by value, not matched
+-- against the pattern synonyms: no GHC can then find a case missing.
+hookLabel :: Hook -> String
+hookLabel hook
+  | hook == HookPostStartEventLogging = "POST_START"
+  | hook == HookPreEndEventLogging = "PRE_END"
+  | otherwise = show (unHook hook)
+
 -- | Run @handler@ at @hook@, after the handlers registered before it.
 -- Hooks cannot be unregistered.
 registerHook :: Hook -> HookHandler -> IO ()
 registerHook hook@(Hook h) handler = do
-  let label = case hook of
-        HookPostStartEventLogging -> "POST_START"
-        HookPreEndEventLogging -> "PRE_END"
-  fp <- mkHookFn (\_ -> guarded ("hook " ++ label) handler)
+  fp <- mkHookFn (\_ -> guarded ("hook " ++ hookLabel hook) handler)
   r <- c_add_hook h fp nullPtr
   when (r /= 0) $ freeHaskellFunPtr fp >> throwError "registerHook" r

@@ -1,0 +1,186 @@
+#include "guard.h"
+
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+
+struct es_httpguard_conn {
+    struct es_httpguard_conn *prev, *next;
+    int fd;
+    uint8_t addr[17]; /* the peer's address: its family, then up to 16 bytes */
+    uint64_t opened_ms;
+    uint64_t deadline_ms; /* by when the awaited request must be whole, 0: none awaited */
+    bool proven;
+    bool cut; /* shut down, waiting for libmicrohttpd to close it */
+};
+
+static uint64_t now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
+}
+
+void es_httpguard_init(struct es_httpguard *g, const struct es_webauth *auth) {
+    g->auth = auth;
+    g->conns = NULL;
+    g->unproven = 0;
+    pthread_mutex_init(&g->mu, NULL);
+}
+
+void es_httpguard_destroy(struct es_httpguard *g) {
+    pthread_mutex_destroy(&g->mu);
+}
+
+/* Under the lock: shut `k` down (libmicrohttpd closes it soon). */
+static void cut(struct es_httpguard *g, struct es_httpguard_conn *k) {
+    if (k->cut)
+        return;
+    shutdown(k->fd, SHUT_RDWR);
+    k->cut = true;
+    k->deadline_ms = 0;
+    if (!k->proven)
+        g->unproven--;
+}
+
+/* The peer address of `fd` as a key: the family, then the address (an
+ * IPv4 one as IPv6 maps it, so that one host is one key). */
+static void peer_key(int fd, uint8_t key[17]) {
+    struct sockaddr_storage sa;
+    socklen_t len = sizeof sa;
+    memset(key, 0, 17);
+    if (getpeername(fd, (struct sockaddr *)&sa, &len) != 0)
+        return;
+    key[0] = AF_INET6;
+    if (sa.ss_family == AF_INET) {
+        key[11] = key[12] = 0xff;
+        memcpy(key + 13, &((struct sockaddr_in *)&sa)->sin_addr, 4);
+    } else if (sa.ss_family == AF_INET6) {
+        memcpy(key + 1, &((struct sockaddr_in6 *)&sa)->sin6_addr, 16);
+    } else {
+        key[0] = (uint8_t)sa.ss_family;
+    }
+}
+
+/* Under the lock: the oldest unproven connection, not cut, of `addr`
+ * (NULL: of any address). The list is newest first. */
+static struct es_httpguard_conn *oldest(struct es_httpguard *g, const uint8_t *addr,
+                                        unsigned *count) {
+    struct es_httpguard_conn *found = NULL;
+    *count = 0;
+    for (struct es_httpguard_conn *w = g->conns; w != NULL; w = w->next)
+        if (!w->proven && !w->cut && (addr == NULL || memcmp(w->addr, addr, 17) == 0)) {
+            found = w;
+            (*count)++;
+        }
+    return found;
+}
+
+/* Under the lock: `k`, unproven, has just come; make room if its address,
+ * or all, hold too many. */
+static void make_room(struct es_httpguard *g, struct es_httpguard_conn *k) {
+    unsigned n;
+    struct es_httpguard_conn *w = oldest(g, k->addr, &n);
+    if (n > ES_HTTPGUARD_PER_ADDRESS)
+        cut(g, w);
+    if (g->unproven > ES_HTTPGUARD_UNPROVEN && (w = oldest(g, NULL, &n)) != NULL)
+        cut(g, w);
+}
+
+static void opened(struct es_httpguard *g, struct MHD_Connection *c, void **socket_context) {
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    struct es_httpguard_conn *k = ci ? calloc(1, sizeof *k) : NULL;
+    *socket_context = k;
+    if (k == NULL) {
+        if (ci != NULL)
+            shutdown(ci->connect_fd, SHUT_RDWR); /* no room to judge it: not served */
+        return;
+    }
+    uint64_t now = now_ms();
+    k->fd = ci->connect_fd;
+    k->opened_ms = now;
+    k->deadline_ms = now + ES_HTTPGUARD_REQUEST_S * 1000;
+    /* On loopback the peer's user is known at once; elsewhere only the
+     * token, in a request, tells. */
+    k->proven = g->auth->loopback && es_webauth_fd_is_owner(g->auth, k->fd);
+    peer_key(k->fd, k->addr);
+    pthread_mutex_lock(&g->mu);
+    k->next = g->conns;
+    if (k->next)
+        k->next->prev = k;
+    g->conns = k;
+    if (!k->proven) {
+        g->unproven++;
+        make_room(g, k);
+    }
+    pthread_mutex_unlock(&g->mu);
+}
+
+static void closed(struct es_httpguard *g, void **socket_context) {
+    struct es_httpguard_conn *k = *socket_context;
+    pthread_mutex_lock(&g->mu);
+    if (!k->proven && !k->cut)
+        g->unproven--;
+    if (k->prev)
+        k->prev->next = k->next;
+    else
+        g->conns = k->next;
+    if (k->next)
+        k->next->prev = k->prev;
+    pthread_mutex_unlock(&g->mu);
+    free(k);
+    *socket_context = NULL;
+}
+
+void es_httpguard_notify(void *cls, struct MHD_Connection *c, void **socket_context,
+                         enum MHD_ConnectionNotificationCode code) {
+    if (code == MHD_CONNECTION_NOTIFY_STARTED)
+        opened(cls, c, socket_context);
+    else if (*socket_context != NULL)
+        closed(cls, socket_context);
+}
+
+static struct es_httpguard_conn *conn_of(struct MHD_Connection *c) {
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return ci ? ci->socket_context : NULL;
+}
+
+void es_httpguard_completed(void *cls, struct MHD_Connection *c, void **state,
+                            enum MHD_RequestTerminationCode code) {
+    (void)state;
+    (void)code;
+    struct es_httpguard *g = cls;
+    struct es_httpguard_conn *k = conn_of(c);
+    if (k == NULL)
+        return;
+    pthread_mutex_lock(&g->mu);
+    if (!k->cut)
+        k->deadline_ms = now_ms() + ES_HTTPGUARD_REQUEST_S * 1000;
+    pthread_mutex_unlock(&g->mu);
+}
+
+void es_httpguard_request(struct es_httpguard *g, struct MHD_Connection *c, bool proven) {
+    struct es_httpguard_conn *k = conn_of(c);
+    if (k == NULL)
+        return;
+    pthread_mutex_lock(&g->mu);
+    k->deadline_ms = 0;
+    if (proven && !k->proven) {
+        k->proven = true;
+        if (!k->cut)
+            g->unproven--;
+    }
+    pthread_mutex_unlock(&g->mu);
+}
+
+void es_httpguard_cut_late(struct es_httpguard *g) {
+    uint64_t now = now_ms();
+    pthread_mutex_lock(&g->mu);
+    for (struct es_httpguard_conn *k = g->conns; k != NULL; k = k->next)
+        if (k->deadline_ms != 0 && k->deadline_ms <= now)
+            cut(g, k);
+    pthread_mutex_unlock(&g->mu);
+}

@@ -1,0 +1,23 @@
+/* The files the `eventlog-socket` command writes (recordings, HTML
+ * reports, CSV, .hp): its user's alone, as the socket it reads is (the
+ * eventlog holds the program's arguments and environment). A file the
+ * command creates gets mode 0600, less what the umask takes away; a file
+ * that exists already is written as it is, keeping the mode its owner
+ * gave it. Called by the thread that runs the subcommand. */
+#ifndef ES_OUTFILE_H
+#define ES_OUTFILE_H
+
+#include <stdio.h>
+
+/* The mode of a file the command creates. */
+#define ES_OUTFILE_MODE 0600
+
+/* open(2) of `path` with `flags` (O_CREAT and the like; O_CLOEXEC is
+ * added), creating it with ES_OUTFILE_MODE. -1 and errno on failure. */
+int es_outfile_open(const char *path, int flags);
+
+/* fopen(3) of `path` for writing ("w" or "wb"): created with
+ * ES_OUTFILE_MODE, truncated if it exists. NULL and errno on failure. */
+FILE *es_outfile_fopen(const char *path, const char *mode);
+
+#endif
