@@ -30,6 +30,8 @@ struct watch {
     struct es_ring ring;
     struct es_shot shot;
     struct es_firing firing;
+    struct es_firing next; /* one that waits for the shot before it to end */
+    bool has_next;
     bool want[ES_MAX_EVENT_TYPES];
     const char *dir;
     uint64_t before, after, holdoff; /* ns */
@@ -147,14 +149,17 @@ static void on_event(struct es_conn *c, const struct es_event *ev, uint64_t offs
         return;
     if (f.by->kind == ES_TRIGGER_EXIT_FAILURE)
         w->fired_at_error = true;
-    /* A shot whose time is over in the program's clock (its blocks come
-     * late, as GHC 9.0's full buffers do) ends before the next begins. */
-    if (w->shot.open && f.time >= w->shot.until)
-        end_shot(w, false, "the time after the trigger is over; the program went on");
-    if (w->shot.open || f.time < w->next_allowed)
+    if (f.time < w->next_allowed || (w->shot.open && (f.time < w->shot.until || w->has_next))) {
         w->held_off++;
-    else
+    } else if (w->shot.open) {
+        /* The shot's time is over in the program's clock, but its blocks
+         * are still arriving (GHC 9.0 hands over full buffers that span
+         * seconds): the next begins once the bytes read so far are in. */
+        w->next = f;
+        w->has_next = true;
+    } else {
         start_shot(w, &f);
+    }
 }
 
 static void on_skip(struct es_conn *c, const struct es_stream_skip *run, void *ctx) {
@@ -172,6 +177,11 @@ static void on_bytes(struct es_conn *c, const uint8_t *data, size_t n, void *ctx
     if (es_ring_bytes(&w->ring, w->received, data, n, on_block, w) != 0)
         w->status = 2;
     w->received += n;
+    if (w->has_next) {
+        w->has_next = false;
+        end_shot(w, false, "the time after the trigger is over; the program went on");
+        start_shot(w, &w->next);
+    }
     uint64_t now = c->info.latest_time;
     /* The time before the latest event is kept, and no more. */
     if (!w->shot.open)
