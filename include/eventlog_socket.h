@@ -323,12 +323,13 @@ struct eventlog_socket_options {
      * limits it. Needs retain_bytes; at most 604800. */
     unsigned retain_seconds;
     /* When the program exits with a failure (a non-zero exit status: an
-     * uncaught exception, exitWith (ExitFailure n), an exhausted heap,
-     * Ctrl-C), write the window to this file (mode 0600, replaced if it
+     * uncaught exception, exitWith (ExitFailure n), an exhausted heap),
+     * write the window to this file (mode 0600, replaced if it
      * exists; %p in it is the pid, %t the time in seconds since 1970, %%
      * a %). NULL (default): nowhere. Needs retain_bytes. The string is
-     * copied (at most 1023 bytes). Not on a fatal signal or SIGKILL
-     * (README, "Flight recorder"). */
+     * copied (at most 1023 bytes). Not on Ctrl-C (the RTS ends the program
+     * by the signal), a fatal signal or SIGKILL (README, "Flight
+     * recorder"). */
     const char *dump_on_failure;
 };
 #define EVENTLOG_SOCKET_LOSSLESS_OWNER         0

@@ -6,9 +6,10 @@
  * GHC_EVENTLOG_DUMP_ON_FAILURE set, the RTS's exit function (exitFn, which
  * stg_exit calls with the exit status once hs_exit has ended event
  * logging: after main returns, exitWith, an uncaught exception, an
- * exhausted heap, Ctrl-C) writes the window to that file when the status
- * is not 0 (cbits/server/es_dump.h). Exits that never reach stg_exit (a
- * fatal signal, SIGKILL, the RTS's own abort, C exit()) leave nothing. */
+ * exhausted heap) writes the window to that file when the status is not 0
+ * (cbits/server/es_dump.h). Exits that never reach stg_exit (Ctrl-C, which
+ * the RTS ends by the signal again, a fatal signal, SIGKILL, the RTS's own
+ * abort, C exit()) leave nothing. */
 #include "es_rts.h"
 
 #include "format/es_notice_text.h"

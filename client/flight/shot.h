@@ -21,6 +21,7 @@ struct es_shot {
     uint64_t off;        /* the file's length so far (the writer's stream offset) */
     uint64_t until;      /* program time: later blocks are not written */
     uint64_t from, last; /* the program time its blocks cover */
+    uint64_t stream_end; /* the stream offset where its last block ends */
     bool open;
 };
 
@@ -35,8 +36,11 @@ int es_shot_begin(struct es_shot *s, int fd, const char *path, const struct es_r
  * it), 0 when it goes on, or -errno. */
 int es_shot_block(struct es_shot *s, const struct es_ring_block *b);
 
-/* The end: with the program's end marker (`complete`), else with a cut
- * notice saying `why`; the file is closed. Returns 0 or -errno. */
-int es_shot_end(struct es_shot *s, const struct es_header *hdr, bool complete, const char *why);
+/* The end: with the program's end marker (`complete`: the stream's ends
+ * at stream offset `end`, inside the last block written on GHC 9.2+,
+ * after it on 9.0), else with a cut notice saying `why`; the file is
+ * closed. Returns 0 or -errno. */
+int es_shot_end(struct es_shot *s, const struct es_header *hdr, bool complete, uint64_t end,
+                const char *why);
 
 #endif

@@ -79,7 +79,8 @@ static void end_shot(struct watch *w, bool complete, const char *why) {
     if (!w->shot.open)
         return;
     uv_timer_stop(&w->after_timer);
-    int e = es_shot_end(&w->shot, &w->ses.conn->stream.header, complete, why);
+    const struct es_conn *c = w->ses.conn;
+    int e = es_shot_end(&w->shot, &c->stream.header, complete, c->stream.offset, why);
     if (e != 0) {
         fprintf(stderr,
                 "eventlog-socket: cannot write %s: %s; the file ends at its last whole "

@@ -203,7 +203,7 @@ static void test_ring_and_shot(void) {
     ok(es_shot_block(&s, &late) == 0, "a block before its end is written");
     late.start_time = 28000000000ull;
     ok(es_shot_block(&s, &late) == 1, "one after its end ends it");
-    ok(es_shot_end(&s, &hdr, false, "the time after the trigger is over") == 0, "it ends");
+    ok(es_shot_end(&s, &hdr, false, 0, "the time after the trigger is over") == 0, "it ends");
     struct es_stream st;
     es_stream_init(&st);
     struct seen v = {.n = 0};
@@ -220,6 +220,39 @@ static void test_ring_and_shot(void) {
        v.labels);
     es_stream_destroy(&st);
     es_ring_destroy(&r);
+
+    /* The end marker: after the last block (GHC 9.0), or inside it, as
+     * GHC 9.2+ writes its last block: either way the file has one. */
+    for (int inside = 0; inside < 2; inside++) {
+        es_ring_init(&r, 1 << 20);
+        feed(&r, 4096);
+        struct es_ring_block *lb = &r.b[(r.first + r.n - 1) % r.cap];
+        uint64_t end = lb->offset + lb->len + 2;
+        if (inside) {
+            uint8_t *grown = realloc(lb->data, lb->len + 2);
+            grown[lb->len] = grown[lb->len + 1] = 0xff;
+            lb->data = grown;
+            lb->len += 2;
+            es_put_be(grown + 10, lb->len, 4); /* the marker's size covers it */
+        }
+        fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+        es_shot_begin(&s, fd, path, &r, UINT64_MAX);
+        ok(es_shot_end(&s, &hdr, true, end, "") == 0, "a complete shot ends (%s)",
+           inside ? "its last block ends with the end marker" : "the end marker after it");
+        fd = open(path, O_RDONLY);
+        k = read(fd, buf, sizeof buf);
+        close(fd);
+        unlink(path);
+        es_stream_init(&st);
+        memset(&v, 0, sizeof v);
+        fr = es_stream_feed(&st, buf, (size_t)k, &cb);
+        ok(fr == 0 && es_stream_finish(&st) == 0 && buf[k - 1] == 0xff && buf[k - 2] == 0xff &&
+               (k < 4 || buf[k - 3] != 0xff || buf[k - 4] != 0xff),
+           "one end marker, last, nothing after it (%d %d %zd %02x%02x%02x%02x)", fr, st.state, k,
+           buf[k - 4], buf[k - 3], buf[k - 2], buf[k - 1]);
+        es_stream_destroy(&st);
+        es_ring_destroy(&r);
+    }
 
     es_ring_init(&r, 500);
     feed(&r, 100);
