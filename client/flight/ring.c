@@ -12,10 +12,9 @@ void es_ring_init(struct es_ring *r, size_t max_bytes) {
 void es_ring_destroy(struct es_ring *r) {
     for (size_t i = 0; i < r->n; i++)
         free(r->b[(r->first + i) % r->cap].data);
-    for (size_t i = 0; i < r->npend; i++)
-        free(r->pend[i].data);
     free(r->b);
     free(r->pend);
+    free(r->stage);
     free(r->defs);
     free(r->header);
     memset(r, 0, sizeof *r);
@@ -30,7 +29,7 @@ int es_ring_marker(struct es_ring *r, const struct es_event *ev, uint64_t offset
     if (ev->payload_len < 12)
         return 0;
     size_t len = es_be32(ev->payload);
-    if (len < ES_BLOCK_MARKER_LEN)
+    if (len < ES_BLOCK_MARKER_LEN || offset < r->stage_off)
         return 0;
     if (r->npend == r->pend_cap) {
         size_t cap = r->pend_cap ? 2 * r->pend_cap : 8;
@@ -40,14 +39,10 @@ int es_ring_marker(struct es_ring *r, const struct es_event *ev, uint64_t offset
         r->pend = p;
         r->pend_cap = cap;
     }
-    uint8_t *data = malloc(len);
-    if (data == NULL)
-        return -ENOMEM;
-    r->pend[r->npend++] = (struct es_ring_block){.data = data,
-                                                 .len = len,
-                                                 .offset = offset,
-                                                 .start_time = ev->time,
-                                                 .end_time = es_be64(ev->payload + 4)};
+    r->pend[r->npend++] = (struct es_ring_block){
+        .len = len, .offset = offset, .start_time = ev->time, .end_time = es_be64(ev->payload + 4)};
+    if (offset + len > r->claimed)
+        r->claimed = offset + len;
     return 0;
 }
 
@@ -81,7 +76,7 @@ static void let_go(struct es_ring *r) {
     struct es_ring_block *b = &r->b[r->first];
     if (r->hdr != NULL)
         keep_defs(r, b);
-    r->bytes -= b->len;
+    r->bytes -= b->len + ES_RING_PER_BLOCK;
     free(b->data);
     r->first = (r->first + 1) % r->cap;
     r->n--;
@@ -102,7 +97,7 @@ static int push(struct es_ring *r, const struct es_ring_block *b) {
     }
     r->b[(r->first + r->n) % r->cap] = *b;
     r->n++;
-    r->bytes += b->len;
+    r->bytes += b->len + ES_RING_PER_BLOCK;
     while (r->bytes > r->max_bytes && r->n > 1) {
         r->let_go_for_size++;
         let_go(r);
@@ -122,30 +117,61 @@ static int take_header(struct es_ring *r, uint64_t offset, const uint8_t *data, 
     return 0;
 }
 
+static int stage(struct es_ring *r, const uint8_t *data, size_t n) {
+    if (r->stage_len + n > r->stage_cap) {
+        size_t cap = r->stage_cap ? r->stage_cap : 1 << 16;
+        while (cap < r->stage_len + n)
+            cap *= 2;
+        uint8_t *p = realloc(r->stage, cap);
+        if (p == NULL)
+            return -ENOMEM;
+        r->stage = p;
+        r->stage_cap = cap;
+    }
+    memcpy(r->stage + r->stage_len, data, n);
+    r->stage_len += n;
+    return 0;
+}
+
+/* Let go of the staged bytes before `off`: no block will claim them. */
+static void unstage(struct es_ring *r, uint64_t off) {
+    if (off <= r->stage_off)
+        return;
+    size_t k = off - r->stage_off < r->stage_len ? (size_t)(off - r->stage_off) : r->stage_len;
+    memmove(r->stage, r->stage + k, r->stage_len - k);
+    r->stage_len -= k;
+    r->stage_off += k;
+}
+
 int es_ring_bytes(struct es_ring *r, uint64_t offset, const uint8_t *data, size_t n,
                   es_ring_block_fn *fn, void *ctx) {
     if (take_header(r, offset, data, n) != 0)
         return -ENOMEM;
+    if (r->stage_len == 0)
+        r->stage_off = offset; /* nothing held: the next bytes start it */
+    if (stage(r, data, n) != 0)
+        return -ENOMEM;
+    uint64_t end = r->stage_off + r->stage_len;
     size_t done = 0; /* pending blocks made whole */
-    for (size_t i = 0; i < r->npend; i++) {
-        struct es_ring_block *b = &r->pend[i];
-        uint64_t from = b->offset + b->filled, to = b->offset + b->len;
-        uint64_t lo = from > offset ? from : offset, hi = to < offset + n ? to : offset + n;
-        if (lo < hi && lo == from) {
-            memcpy(b->data + b->filled, data + (lo - offset), (size_t)(hi - lo));
-            b->filled += (size_t)(hi - lo);
-        }
-        if (b->filled < b->len)
-            break; /* its rest comes with the next bytes */
-        if (push(r, b) != 0)
+    for (; done < r->npend && r->pend[done].offset + r->pend[done].len <= end; done++) {
+        struct es_ring_block b = r->pend[done];
+        if (b.offset < r->stage_off || (b.data = malloc(b.len)) == NULL)
+            continue; /* its first bytes went (cannot happen), or no memory */
+        memcpy(b.data, r->stage + (b.offset - r->stage_off), b.len);
+        if (push(r, &b) != 0)
             return -ENOMEM;
-        done++;
         if (fn != NULL)
             fn(es_ring_at(r, r->n - 1), ctx);
     }
     r->npend -= done;
     if (done > 0)
         memmove(r->pend, r->pend + done, r->npend * sizeof *r->pend);
+    /* Keep what a block may still claim: from the first one waiting, or
+     * past the last one known (the header and the end marker are no
+     * block's). */
+    unstage(r, r->npend > 0                 ? r->pend[0].offset
+               : r->claimed > r->header_len ? r->claimed
+                                            : r->header_len);
     return 0;
 }
 

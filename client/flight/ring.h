@@ -20,6 +20,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* What a block costs beside its bytes (its slot, the allocator's
+ * header), counted against max_bytes: a GHC 9.2+ stream is mostly the
+ * 24-byte empty blocks of its flushes. */
+#define ES_RING_PER_BLOCK 64
+
 /* Definition events kept from blocks let go, at most. */
 #define ES_RING_DEFS_MAX ((size_t)16 << 20)
 
@@ -28,7 +33,6 @@ struct es_ring_block {
     size_t len;
     uint64_t offset; /* in the stream */
     uint64_t start_time, end_time;
-    size_t filled; /* while it arrives */
 };
 
 struct es_ring {
@@ -39,11 +43,19 @@ struct es_ring {
     /* Whole blocks, oldest first: a circular array. */
     struct es_ring_block *b;
     size_t cap, first, n;
-    size_t bytes;
+    size_t bytes;             /* the blocks' bytes and ES_RING_PER_BLOCK each */
     uint64_t let_go_for_size; /* blocks let go before their time: past max_bytes */
-    /* Blocks whose markers came and whose bytes are still arriving. */
+    /* Blocks whose markers came and whose bytes are still arriving (their
+     * data is not allocated yet). */
     struct es_ring_block *pend;
     size_t npend, pend_cap;
+    /* The stream's bytes from stage_off on that no whole block holds yet:
+     * the block being received, and what comes before its marker is read
+     * (a marker split across two reads is reported with the second). */
+    uint8_t *stage;
+    size_t stage_len, stage_cap;
+    uint64_t stage_off;
+    uint64_t claimed; /* where the last block registered ends */
     /* Definitions of the blocks let go, back to back, and their times. */
     uint8_t *defs;
     size_t defs_len, defs_cap;
@@ -64,7 +76,8 @@ int es_ring_marker(struct es_ring *r, const struct es_event *ev, uint64_t offset
 /* Called for each block as it becomes whole, after it joined the ring. */
 typedef void es_ring_block_fn(const struct es_ring_block *b, void *ctx);
 
-/* The stream's bytes from `offset` on. Returns 0 or -ENOMEM. */
+/* The stream's bytes from `offset` on (each call's bytes follow the
+ * last's). Returns 0 or -ENOMEM. */
 int es_ring_bytes(struct es_ring *r, uint64_t offset, const uint8_t *data, size_t n,
                   es_ring_block_fn *fn, void *ctx);
 
