@@ -5,8 +5,11 @@
 #   make integration-test [INTEGRATION_TESTS="name ..."]
 #                 the integration tests (some of them)
 #   make check    every test: unit tests (plain and ASan/UBSan), symbol
-#                 check, integration tests against the real GHC, the cabal
-#                 package (make cabal-test alone)
+#   make check    every test: unit tests (plain and ASan/UBSan), symbol
+#                 check, the libFuzzer targets built and run briefly
+#                 (FUZZ_CHECK_SECONDS, 5, each; FUZZ_IN_CHECK=no leaves
+#                 them out), integration tests against the real GHC, the
+#                 cabal package (make cabal-test alone)
 #   make install-test
 #                 make install (staged and not), pkg-config with cc and
 #                 ghc, README's C main built against the installed copy
@@ -21,15 +24,23 @@
 #                 eventlog-socket record and top against a plain client
 #                 (BENCH_ONLY=overhead,... for some of them, BENCH_REPS=N
 #                 for N runs of each figure)
+#   make check-loaded
+#                 make check with stress-ng --cpu 4 beside it (a busy
+#                 machine: load 6 on 2 cores); the hog is killed at the end
+#   make soak [SOAK_MINUTES=30]
+#                 the probe streaming that long to three clients
+#                 (reconnecting, lossless, slow): memory, descriptors and
+#                 the library's CPU judged flat (bench/soak.py)
 #   make check-matrix
 #                 make check on the host's GHC, then 9.6 and 9.10
 #   make fuzz     libFuzzer on the parsers of what the RTS and clients
 #                 write (tests/fuzz/), FUZZ_SECONDS (60) per target; make
-#                 check runs the same targets on their starting inputs
-#   make install  the eventlog-socket command, the archive, the header and
-#                 eventlog-socket.pc under PREFIX (/usr/local), staged
-#                 under DESTDIR if set (BINDIR, LIBDIR, INCLUDEDIR,
-#                 PKGCONFIGDIR for other layouts)
+#                 check runs the same targets on their starting inputs,
+#                 and builds and runs them FUZZ_CHECK_SECONDS each
+#   make install  the eventlog-socket command, the archive, the header,
+#                 eventlog-socket.pc and the manual pages under PREFIX
+#                 (/usr/local), staged under DESTDIR if set (BINDIR, LIBDIR,
+#                 INCLUDEDIR, PKGCONFIGDIR, MANDIR for other layouts)
 #   make uninstall
 #                 remove exactly those files (same PREFIX and DESTDIR)
 #
@@ -54,15 +65,18 @@ BINDIR ?= $(PREFIX)/bin
 LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+MANDIR ?= $(PREFIX)/share/man
 INSTALLED := $(DESTDIR)$(BINDIR)/eventlog-socket $(DESTDIR)$(LIBDIR)/libeventlog-socket.a $(DESTDIR)$(INCLUDEDIR)/eventlog_socket.h \
-             $(DESTDIR)$(PKGCONFIGDIR)/eventlog-socket.pc
+             $(DESTDIR)$(PKGCONFIGDIR)/eventlog-socket.pc \
+             $(DESTDIR)$(MANDIR)/man1/eventlog-socket.1 $(DESTDIR)$(MANDIR)/man7/eventlog-socket.7
 
 # Needs nothing built, so no dependency check either.
 .PHONY: uninstall
 uninstall:
 	rm -f $(INSTALLED)
 
-PUBLIC_TARGETS := all lib check unit-test integration-test cabal-build cabal-test install-test symbols demo \
+PUBLIC_TARGETS := all lib check check-loaded soak unit-test integration-test cabal-build cabal-test install-test \
+                  symbols demo \
                   fixtures bench bench-programs format format-check install
 
 ifndef ES_DEPS_CHECKED
@@ -137,6 +151,8 @@ HEAPMODES := $(BUILD)/heapmodes
 IPE_FLAG := $(shell echo $(HC_VERSION) | awk -F. '{ if ($$1 * 100 + $$2 >= 902) print "-finfo-table-map" }')
 # Many C clients at once, each stream parsed by the library's reader.
 MANY_CLIENTS := $(BUILD)/many-clients
+# An LD_PRELOAD shim that makes large allocations fail on a test's signal.
+FAILALLOC := $(BUILD)/failalloc.so
 # The eventlog-socket command (client/): C on libuv and the library's own
 # stream reader. CLIENT_LIB_SRC is what unit tests and fuzz targets link.
 CLIENT := $(BUILD)/eventlog-socket
@@ -146,6 +162,9 @@ CLIENT_H := $(wildcard client/*.h $(CLIENT_DIRS:%=client/%/*.h))
 # client/flight/'s parts but its subcommand (watch.c, which needs opts.c).
 CLIENT_LIB_SRC := $(wildcard client/source/*.c) $(filter-out client/flight/watch.c,$(wildcard client/flight/*.c)) \
                   client/tables/csv.c client/tables/rows.c
+# The manual pages, from docs/man/*.scd.
+MAN_SRC := $(wildcard docs/man/*.scd)
+MAN_PAGES := $(MAN_SRC:docs/man/%.scd=$(BUILD)/man/%)
 # The model of the program (client/model/): pure C, linked by its unit
 # test and fuzz target.
 MODEL_SRC := $(wildcard client/model/*.c)
@@ -175,9 +194,16 @@ SAN_PROGRAMS := $(SAN)/probe $(SAN)/fibber-c-main $(SAN)/eventlog-check $(SAN)/m
                 $(SAN)/probe-late
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 FUZZ_SECONDS ?= 60
+# make check builds the libFuzzer targets too and runs each briefly
+# (tests/run-all.sh), so that a target that no longer links or finds a
+# crash at once fails the check. The targets are the same C whatever the
+# GHC: the chroots' checks leave them out (scripts/ghc-chroot.sh).
+FUZZ_IN_CHECK ?= yes
+FUZZ_CHECK_SECONDS ?= 5
+CHECK_FUZZ_BIN := $(if $(filter no,$(FUZZ_IN_CHECK)),,$(FUZZ_BIN))
 
 .PHONY: $(PUBLIC_TARGETS)
-all: $(LIB) $(FIBBER) $(CLIENT)
+all: $(LIB) $(FIBBER) $(CLIENT) $(MAN_PAGES)
 lib: $(LIB)
 
 $(BUILD)/obj/cbits/%.o: cbits/%.c
@@ -235,6 +261,10 @@ $(MANY_CLIENTS): tests/clients/many_clients.c $(FORMAT_SRC) $(CBITS_H)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE -O2 -Iinclude -Icbits -o $@ $(filter %.c,$^)
 
+$(FAILALLOC): tests/failalloc/failalloc.c
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) -O2 -shared -fPIC -o $@ $<
+
 # `top` draws with ncurses (wide-character build, for its sparklines).
 NCURSES_CFLAGS = $(shell pkg-config --cflags ncursesw)
 NCURSES_LIBS = $(shell pkg-config --libs ncursesw)
@@ -263,11 +293,24 @@ $(WEB_GEN): scripts/embed-web.sh $(wildcard client/web/*.html client/web/*.css c
 	@mkdir -p $(dir $@)
 	scripts/embed-web.sh $@ $(WEB_ASSETS)
 
-$(CLIENT): $(CLIENT_SRC) $(CLIENT_H) $(CLIENT_CBITS) $(CBITS_H) $(WEB_GEN) ghc-eventlog-socket.cabal
+# The manual pages (docs/man/*.scd) and the command's help, made from the
+# same source by scripts/man.awk (awk only). The pages' date is their
+# source's last commit (the file's time outside git).
+MAN_DATE = $(or $(shell git log -1 --format=%cs -- $< 2>/dev/null),$(shell date -u -r $< +%Y-%m-%d))
+$(BUILD)/man/%: docs/man/%.scd scripts/man.awk ghc-eventlog-socket.cabal
+	@mkdir -p $(dir $@)
+	awk -v to=man -v version=$(VERSION) -v date=$(MAN_DATE) -f scripts/man.awk $< > $@.tmp && mv $@.tmp $@
+HELP_GEN := $(BUILD)/gen/help.c
+$(HELP_GEN): docs/man/eventlog-socket.1.scd scripts/man.awk
+	@mkdir -p $(dir $@)
+	awk -v to=c -f scripts/man.awk $< > $@.tmp && mv $@.tmp $@
+
+$(CLIENT): $(CLIENT_SRC) $(CLIENT_H) $(CLIENT_CBITS) $(CBITS_H) $(WEB_GEN) $(HELP_GEN) \
+           ghc-eventlog-socket.cabal
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(CFLAGS) -Iinclude -Icbits -Iclient $(UV_CFLAGS) \
-	    -DES_VERSION='"$(VERSION)"' $(NCURSES_CFLAGS) $(MHD_CFLAGS) -o $@ $(CLIENT_SRC) $(WEB_GEN) $(CLIENT_CBITS) $(UV_LIBS) \
-	    $(NCURSES_LIBS) $(MHD_LIBS) -lpthread -lm
+	    -DES_VERSION='"$(VERSION)"' $(NCURSES_CFLAGS) $(MHD_CFLAGS) -o $@ $(CLIENT_SRC) $(WEB_GEN) $(HELP_GEN) \
+	    $(CLIENT_CBITS) $(UV_LIBS) $(NCURSES_LIBS) $(MHD_LIBS) -lpthread -lm
 
 $(CHECKER): tests/checker/Main.hs
 	@mkdir -p $(dir $@)
@@ -394,11 +437,11 @@ $(BUILD)/unit-asan/fuzz_client: tests/fuzz/fuzz_client.c tests/fuzz/fuzz_check.h
 	    tests/fuzz/replay.c $(CLIENT_LIB_SRC) $(CBITS_LIB_asan) $(UV_LIBS)
 
 $(BUILD)/fuzz/fuzz_client: tests/fuzz/fuzz_client.c tests/fuzz/fuzz_check.h $(CLIENT_LIB_SRC) \
-                           $(CLIENT_H) $(CBITS_SRC)
+                           $(CLIENT_H) $(CLIENT_CBITS)
 	@mkdir -p $(dir $@)
 	clang $(WARN) -D_DEFAULT_SOURCE -O1 -g -fsanitize=fuzzer,address,undefined \
 	    -fno-sanitize-recover=all -Iinclude -Icbits -Iclient $(UV_CFLAGS) -o $@ $< $(CLIENT_LIB_SRC) \
-	    $(CBITS_SRC) $(UV_LIBS)
+	    $(CLIENT_CBITS) $(UV_LIBS)
 
 # The model's fuzz target links the model (MODEL_SRC) as well.
 $(BUILD)/unit-asan/fuzz_model: tests/fuzz/fuzz_model.c tests/fuzz/fuzz_check.h tests/fuzz/replay.c \
@@ -408,11 +451,11 @@ $(BUILD)/unit-asan/fuzz_model: tests/fuzz/fuzz_model.c tests/fuzz/fuzz_check.h t
 	    tests/fuzz/replay.c $(MODEL_SRC) $(CBITS_LIB_asan) -lm
 
 $(BUILD)/fuzz/fuzz_model: tests/fuzz/fuzz_model.c tests/fuzz/fuzz_check.h $(MODEL_SRC) $(MODEL_H) \
-                          $(CBITS_SRC)
+                          $(CLIENT_CBITS)
 	@mkdir -p $(dir $@)
 	clang $(WARN) -D_DEFAULT_SOURCE -O1 -g -fsanitize=fuzzer,address,undefined \
 	    -fno-sanitize-recover=all -Iinclude -Icbits -Iclient $(UV_CFLAGS) -o $@ $< $(MODEL_SRC) \
-	    $(CBITS_SRC) $(UV_LIBS) -lm
+	    $(CLIENT_CBITS) $(UV_LIBS) -lm
 
 $(BUILD)/unit-asan/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_check.h tests/unit/control_ref.h \
                            tests/fuzz/replay.c $(CBITS_LIB_asan)
@@ -461,11 +504,11 @@ $(SAN)/fibber-c-main: examples/fibber-c-main/app/Main.hs examples/fibber-c-main/
 
 # The eventlog-socket command under ASan/UBSan, for its tests in the same run.
 $(SAN)/eventlog-socket: $(CLIENT_SRC) $(CLIENT_H) $(CLIENT_CBITS) $(CBITS_H) \
-                        $(WEB_GEN)
+                        $(WEB_GEN) $(HELP_GEN)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(SAN_FLAGS) -Iinclude -Icbits -Iclient $(UV_CFLAGS) \
-	    -DES_VERSION='"$(VERSION)"' $(NCURSES_CFLAGS) $(MHD_CFLAGS) -o $@ $(CLIENT_SRC) $(WEB_GEN) $(CLIENT_CBITS) $(UV_LIBS) \
-	    $(NCURSES_LIBS) $(MHD_LIBS) -lpthread -lm
+	    -DES_VERSION='"$(VERSION)"' $(NCURSES_CFLAGS) $(MHD_CFLAGS) -o $@ $(CLIENT_SRC) $(WEB_GEN) $(HELP_GEN) \
+	    $(CLIENT_CBITS) $(UV_LIBS) $(NCURSES_LIBS) $(MHD_LIBS) -lpthread -lm
 
 # The checker and the C clients are the test's, not under test.
 $(SAN)/eventlog-check: $(CHECKER)
@@ -485,8 +528,8 @@ unit-test: $(UNIT_BIN) $(UNIT_ASAN_BIN) $(UNIT_TSAN_BIN) $(FUZZ_REPLAY_BIN)
 symbols: $(LIB)
 	@tests/check-symbols.sh $(LIB)
 
-integration-test: $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(SPARKER) $(CHECKER) $(MANY_CLIENTS) $(THREADER) \
-                  $(HEAPMODES)
+integration-test: $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(SPARKER) $(CHECKER) $(MANY_CLIENTS) $(FAILALLOC) $(THREADER) \
+                  $(HEAPMODES) $(MAN_PAGES)
 	@HC=$(HC) python3 tests/integration/run.py --build $(BUILD) $(INTEGRATION_TESTS)
 
 # The cabal package and both examples, built with cabal offline exactly as
@@ -499,17 +542,30 @@ cabal-build:
 cabal-test: $(CHECKER)
 	@HC=$(HC) tests/cabal-package.sh $(BUILD)
 
-check: $(LIB) $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(SPARKER) $(CHECKER) $(MANY_CLIENTS) $(THREADER) \
-       $(HEAPMODES) \
+check: $(LIB) $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(SPARKER) $(CHECKER) $(MANY_CLIENTS) $(FAILALLOC) $(THREADER) \
+       $(HEAPMODES) $(MAN_PAGES) \
        $(UNIT_BIN) $(UNIT_ASAN_BIN) \
        $(UNIT_TSAN_BIN) $(SAN_PROGRAMS) \
-       $(FUZZ_REPLAY_BIN) $(BENCH_PROGRAMS)
-	@HC=$(HC) tests/run-all.sh $(BUILD)
+       $(FUZZ_REPLAY_BIN) $(CHECK_FUZZ_BIN) $(BENCH_PROGRAMS)
+	@HC=$(HC) FUZZ_IN_CHECK=$(FUZZ_IN_CHECK) FUZZ_CHECK_SECONDS=$(FUZZ_CHECK_SECONDS) \
+	    tests/run-all.sh $(BUILD)
 
 # make install three ways, and README's C main built against each copy
 # (tests/install.sh; make check runs it too).
 install-test: $(LIB) $(CLIENT) $(CHECKER)
 	@HC=$(HC) tests/install.sh $(BUILD)
+
+# make check beside a CPU hog (scripts/check-loaded.sh kills it whatever
+# happens).
+check-loaded: $(LIB) $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(SPARKER) $(CHECKER) $(MANY_CLIENTS) \
+              $(FAILALLOC) $(THREADER) $(HEAPMODES) $(UNIT_BIN) $(UNIT_ASAN_BIN) $(UNIT_TSAN_BIN) $(SAN_PROGRAMS) \
+              $(FUZZ_REPLAY_BIN) $(CHECK_FUZZ_BIN) $(BENCH_PROGRAMS)
+	@HC=$(HC) FUZZ_IN_CHECK=$(FUZZ_IN_CHECK) FUZZ_CHECK_SECONDS=$(FUZZ_CHECK_SECONDS) \
+	    scripts/check-loaded.sh $(BUILD)
+
+SOAK_MINUTES ?= 30
+soak: $(PROBE) $(CHECKER) $(MANY_CLIENTS)
+	@python3 bench/soak.py --build $(BUILD) --minutes $(SOAK_MINUTES)
 
 # Record this GHC's eventlog fixture for the unit tests.
 fixtures: $(CHECKER)
@@ -524,7 +580,7 @@ demo: $(FIBBER)
 # so its Cflags carry that GHC's RTS include directories, for a C compiler
 # that ghc does not drive. libuv is in Requires, not
 # Requires.private: with only an archive installed, every link needs it.
-install: $(LIB) $(CLIENT)
+install: $(LIB) $(CLIENT) $(MAN_PAGES)
 	@mkdir -p $(BUILD)
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
 	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' -e 's|@VERSION@|$(VERSION)|g' \
@@ -535,9 +591,12 @@ install: $(LIB) $(CLIENT)
 	install -m 644 $(LIB) $(DESTDIR)$(LIBDIR)/libeventlog-socket.a
 	install -m 644 include/eventlog_socket.h $(DESTDIR)$(INCLUDEDIR)/eventlog_socket.h
 	install -m 644 $(BUILD)/eventlog-socket.pc $(DESTDIR)$(PKGCONFIGDIR)/eventlog-socket.pc
+	install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man7
+	install -m 644 $(BUILD)/man/eventlog-socket.1 $(DESTDIR)$(MANDIR)/man1/eventlog-socket.1
+	install -m 644 $(BUILD)/man/eventlog-socket.7 $(DESTDIR)$(MANDIR)/man7/eventlog-socket.7
 
 FORMAT_FILES := $(wildcard include/*.h cbits/*/*.[ch] rts-writer/*.[ch] tests/unit/*.[ch] tests/fuzz/*.[ch] \
-                  examples/*/cbits/*.c tests/probe/*.c tests/clients/*.c tests/cabal/tiny/*.c tests/cabal/upstream-compat/*.c haskell/test/*.c \
+                  examples/*/cbits/*.c tests/probe/*.c tests/clients/*.c tests/failalloc/*.c tests/cabal/tiny/*.c tests/cabal/upstream-compat/*.c haskell/test/*.c \
                   bench/*.[ch] bench/cbits/*.c client/*.[ch] client/*/*.[ch])
 format:
 	clang-format -i $(FORMAT_FILES)

@@ -208,7 +208,7 @@ def report(r, add):
         return
     f = r["flight"]
     add("")
-    add("12. The flight recorder: the window (GHC_EVENTLOG_RETAIN=64M) on against off, nobody "
+    add("13. The flight recorder: the window (GHC_EVENTLOG_RETAIN=64M) on against off, nobody "
         "connected")
     ins = f.get("instructions", {})
     if "skipped" in ins:

@@ -61,15 +61,6 @@ static void say_no_mode(const struct control *k) {
             k->word);
 }
 
-static void control_usage(FILE *f) {
-    fprintf(f, "usage: eventlog-socket control ADDR start|stop|census [--wait] [--timeout S]\n"
-               "                               [--connect-timeout S] [--retry]\n"
-               "Sends a heap profiling command: start or stop timed heap samples, or one heap\n"
-               "census now. Exit 1 at once when the program has no heap profiling mode\n"
-               "(+RTS -hT). With --wait, reads the program's eventlog until the effect shows\n"
-               "and prints when (exit 1 if it does not within --timeout, default 10 s).\n");
-}
-
 static uint64_t wall_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
@@ -124,6 +115,8 @@ static void sent_line(struct control *k, bool decided) {
                ES_MODEL_GHC90_NOTE);
     finish(k, 0);
 }
+
+static void hint(struct control *k);
 
 /* Has the effect shown? Prints the line and finishes when it has. */
 static void judge(struct control *k) {
@@ -187,7 +180,8 @@ static void on_header(struct es_conn *c, void *ctx) {
     }
     k->sent = true;
     k->no_flush = es_model_header_no_flush(&c->stream.header);
-    es_heapmode_header(&k->hm, &c->stream.header, c->peer_pid);
+    /* The server's process, over loopback TCP too (as record finds it). */
+    es_heapmode_header(&k->hm, &c->stream.header, es_conn_peer_pid(c));
     k->sent_ns = uv_hrtime();
     k->sent_wall_ns = wall_ns();
     k->latest_at_send = c->info.latest_time;
@@ -243,11 +237,20 @@ static void on_sent(struct es_conn *c, int status, void *ctx) {
         judge(k);
         return;
     }
+    if (k->no_flush && heap_mode(k) != ES_HEAPMODE_OFF) {
+        /* GHC 9.0 sends heap samples only at exit: nothing to wait for. */
+        printf("%s: sent to %s\n", k->word, c->name);
+        fprintf(stderr,
+                "eventlog-socket: %s: %s: not waiting: %s, so the %s can only be seen when the "
+                "program exits (record it, or `eventlog-socket heap %s --hp FILE`, until then)\n",
+                c->name, k->word, ES_MODEL_GHC90_NOTE,
+                k->what == STOP ? "end of heap samples" : "heap sample", c->name);
+        if (heap_mode(k) == ES_HEAPMODE_UNKNOWN)
+            hint(k);
+        finish(k, 1);
+        return;
+    }
     uv_timer_start(&k->timer, on_timeout, (uint64_t)(k->timeout * 1000 + 0.5), 0);
-    if (k->no_flush && heap_mode(k) != ES_HEAPMODE_OFF)
-        fprintf(stderr, "hint: %s: the %s comes when the program exits (waiting %g s)\n",
-                ES_MODEL_GHC90_NOTE, k->what == STOP ? "end of heap samples" : "heap sample",
-                k->timeout);
     judge(k);
 }
 
@@ -331,17 +334,17 @@ int es_control_main(int argc, char **argv) {
     es_session_init(&k->ses);
     k->timeout = 10;
     const char *pos[2] = {NULL, NULL};
-    const struct es_opt opts[] = {{"--wait", NULL, ES_OPT_FLAG, &k->wait, 0, NULL, NULL},
+    const struct es_opt opts[] = {{"--wait", NULL, ES_OPT_FLAG, &k->wait, 0, NULL, NULL, false},
                                   {"--timeout", NULL, ES_OPT_SECONDS, &k->timeout, 1e7,
-                                   "--timeout needs a number of seconds", NULL},
+                                   "--timeout needs a number of seconds", NULL, false},
                                   {0}};
     const struct es_opts_spec spec = {.cmd = "control",
                                       .opts = opts,
                                       .conn = &k->ses.opt,
-                                      .usage = control_usage,
                                       .pos = pos,
                                       .npos = 2,
                                       .required = 2,
+                                      .pos_names = (const char *[]){"ADDR", "start|stop|census"},
                                       .too_many = "unexpected argument %s"};
     int status = es_opts_parse(&spec, argc, argv);
     if (status >= 0)

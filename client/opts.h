@@ -1,8 +1,10 @@
 /* The subcommands' command lines: one parser for all of them, driven by a
  * table of each subcommand's options, so that every subcommand treats
- * --help, the connection options (es_conn_parse_option), unknown options,
- * missing values and extra arguments the same way, each with its own
- * words in the messages.
+ * --help, the connection options (es_conn_parse_option), unknown options
+ * (with the nearest one), missing arguments, options and values, and extra
+ * arguments the same way, each with its own words in the messages. The
+ * help and the usage come from the manual (help.h), whose options must be
+ * the table's: the parser asserts it.
  *
  * Thread ownership: the main thread, before the subcommand starts. */
 #ifndef ES_OPTS_H
@@ -39,19 +41,23 @@ struct es_opt {
      * word; NULL: `missing`). */
     const char *missing;
     const char *bad;
+    /* At least one of a subcommand's options marked required must be
+     * given (one: "-o OUT.html is required"; more: "--hp OUT.hp or --csv
+     * OUT.csv is required"). */
+    bool required;
 };
 
 struct es_opts_spec {
-    const char *cmd;              /* "record": messages begin "eventlog-socket record: " */
+    /* "record": messages begin "eventlog-socket record: ", and the help is
+     * the manual's for it (es_help_page). */
+    const char *cmd;
     const struct es_opt *opts;    /* ended by an entry whose name is NULL */
     struct es_conn_options *conn; /* --retry and --connect-timeout go here */
-    void (*usage)(FILE *);
-    /* An unknown option (NULL: "unknown option %s"); the usage follows it
-     * on stderr. */
-    const char *unknown;
-    const char **pos; /* where the positional arguments go, in order */
+    const char **pos;             /* where the positional arguments go, in order */
     int npos;
-    int required; /* positional arguments that must be there, else the usage on stderr */
+    int required; /* positional arguments that must be there */
+    /* What the required ones are called in a message ("ADDR is required"). */
+    const char *const *pos_names;
     /* One positional argument too many: with "%s, then %s" (the first
      * one and the extra one) when pos_first, else "%s" (the extra one).
      * NULL: "one address only (%s, then %s)". */
@@ -60,8 +66,9 @@ struct es_opts_spec {
 };
 
 /* Parse argv[1..argc-1] into the spec's places. Returns -1 when the
- * subcommand should go on, or its exit status: 0 after --help (the usage
- * on stdout), 2 after a message on stderr. */
+ * subcommand should go on, or its exit status: 0 after --help (the help on
+ * stdout), 2 after a message on stderr (and the usage lines, when the
+ * words themselves are wrong: unknown, missing or too many). */
 int es_opts_parse(const struct es_opts_spec *sp, int argc, char **argv);
 
 #endif

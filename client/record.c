@@ -45,26 +45,12 @@ struct record {
     uint64_t last_ms, last_bytes, last_events;
     double mib_s, events_s;
     bool stopped;
+    bool by_duration; /* stopped by --duration: what the user asked for */
     int status;
     struct es_rwindow win; /* --window, --since, --snapshot (flight/window.h) */
     const char *since;
-    uv_timer_t answer_timer;
     bool snapshot_done;
 };
-
-static void record_usage(FILE *f) {
-    fprintf(f, "usage: eventlog-socket record ADDR [-o FILE] [--duration SECONDS] [--lossless]\n"
-               "                              [--window | --since DURATION] [--snapshot]\n"
-               "                              [--connect-timeout S] [--retry]\n"
-               "Writes the program's eventlog to FILE (default PROGRAM-PID.eventlog, from the\n"
-               "stream; - for stdout) until the program exits, --duration passes, or Ctrl-C.\n"
-               "The file is a valid eventlog whenever it stops. Exit status 0 when the\n"
-               "program's end marker arrived, 1 when the recording was cut, 2 on errors.\n"
-               "--lossless asks the program for every byte: it waits for this recording when\n"
-               "it falls behind instead of skipping chunks (README, \"Losing nothing\").\n"
-               "--window, --since D (5m): begin with the program's window; --snapshot: only it;\n"
-               "--trigger COND: a file per moment COND holds (README, \"Flight recorder\").\n");
-}
 
 static void clear_progress(struct record *r) {
     if (r->progress_shown) {
@@ -73,26 +59,12 @@ static void clear_progress(struct record *r) {
     }
 }
 
-/* The stem of the default name: PROGRAM-PID from the stream, else from
- * the server's process (client/source/naming.h), else the time. */
-static void default_stem(struct record *r, char *out, size_t size) {
-    char prog[256], stamp[32];
-    unsigned long pid;
-    es_naming_program(r->ses.conn, prog, sizeof prog, &pid);
-    if (prog[0] != '\0' && pid != 0) {
-        snprintf(out, size, "%s-%lu", prog, pid);
-        return;
-    }
-    es_naming_stamp(stamp, sizeof stamp);
-    snprintf(out, size, "%s-%s", prog[0] ? prog : "eventlog-socket", stamp);
-}
-
 static void stop(struct record *r, int status, const char *why);
 
 /* The default name is created anew, never through a link (naming.h). */
 static int create_default(struct record *r) {
     char stem[400];
-    default_stem(r, stem, sizeof stem);
+    es_naming_stem(r->ses.conn, false, stem, sizeof stem);
     return es_naming_create(stem, r->path, sizeof r->path);
 }
 
@@ -124,6 +96,18 @@ static void open_file(struct record *r) {
         snprintf(msg, sizeof msg, "cannot write %s: %s", r->path, strerror(r->blocks.error));
         stop(r, 2, msg);
     }
+}
+
+/* The default name is made in the current directory. */
+static bool cwd_writable(void) {
+    if (access(".", W_OK | X_OK) == 0)
+        return true;
+    char cwd[512];
+    fprintf(stderr,
+            "eventlog-socket record: cannot create a recording in %s: %s: name one elsewhere "
+            "with -o FILE\n",
+            getcwd(cwd, sizeof cwd) ? cwd : "the current directory", strerror(errno));
+    return false;
 }
 
 static void on_name_timer(uv_timer_t *t) {
@@ -182,7 +166,6 @@ static void stop(struct record *r, int status, const char *why) {
     close_handle((uv_handle_t *)&r->duration_timer);
     close_handle((uv_handle_t *)&r->progress_timer);
     close_handle((uv_handle_t *)&r->name_timer);
-    close_handle((uv_handle_t *)&r->answer_timer);
     int werr = 0;
     if (r->opened && r->blocks.fd >= 0) {
         werr = -es_blocks_finish_cut(&r->blocks, &c->stream.header, why);
@@ -208,18 +191,30 @@ static void stop(struct record *r, int status, const char *why) {
     if (r->snapshot_done)
         fprintf(stderr, "eventlog-socket: recorded %s (%s, %llu events%s): %s\n", r->path, size,
                 (unsigned long long)info.events, drops, es_rwindow_summary(&r->win, &info));
-    else if (complete)
+    else if (complete && r->by_duration)
         fprintf(stderr,
-                "eventlog-socket: recorded %s (%s, %llu events%s): complete, the program's end "
+                "eventlog-socket: recorded %s (%s, %llu events%s): %s, as asked (the program "
+                "runs on); the file ends with a notice saying so and an end marker%s\n",
+                r->path, size, (unsigned long long)info.events, drops, why,
+                es_model_header_no_flush(&c->stream.header)
+                    ? " (" ES_MODEL_GHC90_NOTE ": the rest comes only if the recording runs "
+                      "until the program exits)"
+                    : "");
+    else if (complete)
+        /* With drop notices the end marker came, but chunks are missing. */
+        fprintf(stderr,
+                "eventlog-socket: recorded %s (%s, %llu events%s): %s, the program's end "
                 "marker arrived\n",
-                r->path, size, (unsigned long long)info.events, drops);
+                r->path, size, (unsigned long long)info.events, drops,
+                info.drop_notices > 0 ? "with gaps" : "complete");
     else
         fprintf(stderr,
                 "eventlog-socket: recorded %s (%s, %llu events%s): cut, %s; the file ends with "
                 "an end marker after the last whole block%s\n",
                 r->path, size, (unsigned long long)info.events, drops, why,
                 /* Few events of a program still running: say why. */
-                status == 1 && es_model_header_no_flush(&c->stream.header)
+                status == 1 && es_model_header_no_flush(&c->stream.header) &&
+                        c->info.cut_notice[0] == '\0'
                     ? " (" ES_MODEL_GHC90_NOTE ": the rest comes only if the recording runs "
                       "until the program exits)"
                     : "");
@@ -227,7 +222,7 @@ static void stop(struct record *r, int status, const char *why) {
 
 /* The recording begins: the file now, or once the stream names it. */
 static void begin(struct record *r) {
-    uv_timer_stop(&r->answer_timer);
+    uv_timer_stop(&r->name_timer); /* it waited for the window's answer */
     if (r->out != NULL)
         open_file(r);
     else
@@ -246,27 +241,14 @@ static void on_no_answer(uv_timer_t *t) {
     no_window(r, es_rwindow_why(&r->win, r->ses.conn, r->ses.opt.connect_timeout));
 }
 
-static void reopened(void *ctx, int rc) {
-    struct record *r = ctx;
-    if (rc != 0)
-        stop(r, 2, r->ses.conn->error);
-}
-
 /* The window's answer, after each event. */
 static void window_answer(struct record *r, struct es_conn *c, const struct es_event *ev,
                           uint64_t offset) {
     enum es_rwindow_says say = es_rwindow_event(&r->win, c, ev, offset, &r->blocks);
-    if (say == ES_RWINDOW_BEGIN) {
+    if (say == ES_RWINDOW_BEGIN)
         begin(r);
-    } else if (say == ES_RWINDOW_AGAIN) { /* asked later than the program waits */
-        es_blocks_destroy(&r->blocks);
-        es_blocks_init(&r->blocks);
-        r->have_header = false;
-        uv_timer_stop(&r->answer_timer);
-        es_session_reconnect(&r->ses, 100, reopened);
-    } else if (say == ES_RWINDOW_REFUSED) {
+    else if (say == ES_RWINDOW_REFUSED)
         no_window(r, es_rwindow_why(&r->win, c, 0));
-    }
 }
 
 static void on_header(struct es_conn *c, void *ctx) {
@@ -278,7 +260,7 @@ static void on_header(struct es_conn *c, void *ctx) {
         es_conn_send_command(c, EVENTLOG_SOCKET_CMD_LOSSLESS);
     es_blocks_header(&r->blocks, c->stream.header.len);
     if (r->win.asked) /* the window's answer first */
-        uv_timer_start(&r->answer_timer, on_no_answer,
+        uv_timer_start(&r->name_timer, on_no_answer,
                        (uint64_t)(r->ses.opt.connect_timeout * 1000 + 0.5), 0);
     else
         begin(r);
@@ -331,7 +313,15 @@ static void on_end(struct es_conn *c, enum es_conn_end how, void *ctx) {
     char why[700];
     switch (how) {
     case ES_CONN_COMPLETE:
-        stop(r, 0, "complete");
+        /* The end marker after a cut notice: the program ended this
+         * connection early (a slow client at exit), on an event boundary. */
+        if (c->info.cut_notice[0] != '\0') {
+            snprintf(why, sizeof why, "the program cut this connection short: %s",
+                     c->info.cut_notice);
+            stop(r, 1, why);
+        } else {
+            stop(r, 0, "complete");
+        }
         break;
     case ES_CONN_CUT:
         /* The reader says where it stopped; the usual story is a program
@@ -356,9 +346,14 @@ static void on_signal(void *ctx, int signum) {
 
 static void on_duration(uv_timer_t *t) {
     struct record *r = t->data;
-    char why[64];
-    snprintf(why, sizeof why, "stopped after --duration %g s", r->duration);
-    stop(r, 1, why);
+    char why[128];
+    int n = snprintf(why, sizeof why, "stopped after --duration %g s", r->duration);
+    /* Where: the latest event's program time (the notice's own time). */
+    if (r->blocks.last_time > 0)
+        snprintf(why + n, sizeof why - (size_t)n, ", at program time %.3f s",
+                 (double)r->blocks.last_time / 1e9);
+    r->by_duration = true;
+    stop(r, 0, why);
 }
 
 static void on_progress(uv_timer_t *t) {
@@ -397,27 +392,33 @@ int es_record_main(int argc, char **argv) {
     es_session_init(&r->ses);
     const char *addr = NULL;
     const struct es_opt opts[] = {
-        {"-o", "--output", ES_OPT_VALUE, &r->out, 0, "-o needs a file name", NULL},
-        {"--lossless", NULL, ES_OPT_FLAG, &r->lossless, 0, NULL, NULL},
-        {"--window", NULL, ES_OPT_FLAG, &r->win.asked, 0, NULL, NULL},
-        {"--snapshot", NULL, ES_OPT_FLAG, &r->win.snapshot, 0, NULL, NULL},
-        {"--since", NULL, ES_OPT_VALUE, &r->since, 0, "--since needs a duration (5m, 90s)", NULL},
+        {"-o", "--output", ES_OPT_VALUE, &r->out, 0, "-o needs a file name", NULL, false},
+        {"--lossless", NULL, ES_OPT_FLAG, &r->lossless, 0, NULL, NULL, false},
+        {"--window", NULL, ES_OPT_FLAG, &r->win.asked, 0, NULL, NULL, false},
+        {"--snapshot", NULL, ES_OPT_FLAG, &r->win.snapshot, 0, NULL, NULL, false},
+        {"--since", NULL, ES_OPT_VALUE, &r->since, 0, "--since needs a duration (5m, 90s)", NULL,
+         false},
         {"--duration", NULL, ES_OPT_SECONDS, &r->duration, 1e7, "--duration needs seconds",
-         "%s: not a number of seconds: %s"},
+         "%s: not a number of seconds: %s", false},
         {0}};
     const struct es_opts_spec spec = {.cmd = "record",
                                       .opts = opts,
                                       .conn = &r->ses.opt,
-                                      .usage = record_usage,
                                       .pos = &addr,
                                       .npos = 1,
-                                      .required = 1};
+                                      .required = 1,
+                                      .pos_names = (const char *[]){"ADDR"}};
     int status = es_opts_parse(&spec, argc, argv);
     if (status >= 0)
         return status;
     if (es_rwindow_setup(&r->win, r->since) != 0)
         return 2;
     r->ses.opt.window = r->win.asked;
+    /* The file is checked before connecting: connecting may release a
+     * program held by GHC_EVENTLOG_WAIT, whose start would then go to a
+     * recording that cannot be written. */
+    if (r->out != NULL ? !es_outfile_check("record", NULL, r->out) : !cwd_writable())
+        return 2;
     es_blocks_init(&r->blocks);
     struct es_conn_callbacks cb = {.on_header = on_header,
                                    .on_event = on_event,
@@ -433,9 +434,7 @@ int es_record_main(int argc, char **argv) {
     uv_timer_init(loop, &r->duration_timer);
     uv_timer_init(loop, &r->progress_timer);
     uv_timer_init(loop, &r->name_timer);
-    uv_timer_init(loop, &r->answer_timer);
     r->duration_timer.data = r->progress_timer.data = r->name_timer.data = r;
-    r->answer_timer.data = r;
     if (r->duration > 0)
         uv_timer_start(&r->duration_timer, on_duration, (uint64_t)(r->duration * 1000 + 0.5), 0);
     r->start_ms = r->last_ms = uv_now(loop);

@@ -273,14 +273,21 @@ struct eventlog_socket_options {
     /* EVENTLOG_SOCKET_SLOW_CLIENT_DROP (default): skip whole chunks for it
      * and put a notice in its stream; _DISCONNECT: close its connection. */
     int slow_client;
-    /* How long exit waits for slow clients to take the rest. Default 2000.
-     * Exit never waits for the library longer than this plus 500 ms. */
+    /* How long exit waits for clients to take the rest of their stream:
+     * every client that keeps reading gets this long (default 2000); a
+     * client that reads nothing for half of it (250 ms when it never read,
+     * all of it once it has read during the exit) is cut at once. What the
+     * library cuts ends on an event boundary, with a cut notice and the
+     * end marker when the socket takes them (at most 5000 ms more). */
     unsigned linger_ms;
     /* Control commands that cost the program (a heap census; start/stop of
      * profiling) act at most once per this many milliseconds, each kind on
      * its own, across all clients, and one that took d ms to act (a census
      * of a big heap) not again before 50 d ms; requests in between are
-     * folded into one that acts when it may. Default 1000; 0: no limit. */
+     * folded into one that acts when it may. Custom commands likewise, per
+     * namespace, d being what the last run cost (its thread's CPU time,
+     * times the capabilities when the RTS collected meanwhile). Default
+     * 1000; 0: no limit. */
     unsigned control_interval_ms;
     /* Clients served at once; one more is refused (closed at once, with a
      * log line). Default 1024. Whatever this says, a client is also
@@ -308,6 +315,12 @@ struct eventlog_socket_options {
      * a notice in its stream; from then on slow_client's policy, drop
      * under _WAIT). Default 10000; 0: never; at most 3600000. */
     unsigned lossless_stall_ms;
+    /* Past linger_ms, exit waits for a client only while it drains its
+     * backlog at a pace that brings it to the end within this many
+     * milliseconds of the exit's start, and never longer (default 10000;
+     * linger_ms when that is longer; at most 600000). Exit never waits for
+     * the library longer than this plus 5500 ms. */
+    unsigned linger_max_ms;
     /* The flight recorder. Keep the most recent retain_bytes of the
      * eventlog (whole blocks, as they came) at all times: while nobody is
      * connected and after clients leave, so that a client that asks
@@ -348,7 +361,8 @@ struct eventlog_socket_options {
 /* Counters, for monitoring the library itself. Dropped chunks are counted
  * once per client that missed them, plus those lost before the first
  * client connected (chunks dropped before reaching any client, because the
- * library's threads fell behind, count once per client connected then). */
+ * library's threads fell behind or memory ran out, count once per client
+ * connected then; chunks_lost counts those once each). */
 struct eventlog_socket_stats {
     uint64_t clients_connected; /* now */
     uint64_t clients_accepted;  /* since start */
@@ -377,6 +391,13 @@ struct eventlog_socket_stats {
     uint64_t lossless_waits;
     uint64_t lossless_wait_ns;
     uint64_t lossless_wait_max_ns;
+    /* Chunks (and their bytes) the library lost before any client got
+     * them, once each: the hand-off from the RTS was full (its threads
+     * fell behind), or memory ran out for a chunk's copy. Every client
+     * gets a drop notice where they are missing, and each cause is
+     * logged. */
+    uint64_t chunks_lost;
+    uint64_t bytes_lost;
     /* The flight recorder: bytes in the window now (also in bytes_held),
      * and how many clients were sent it. */
     uint64_t window_bytes;

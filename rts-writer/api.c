@@ -38,6 +38,19 @@ void es_rts_on_command(uint8_t cmd, void *ctx) {
     pthread_mutex_unlock(&es_rts.control_lock);
 }
 
+/* The RTS's collections so far and its capabilities, for the registry's
+ * cost of a handler (es_registry_set_rts). getRTSStats counts collections
+ * with or without +RTS -T (which only adds their times). */
+static uint64_t collections(void) {
+    RTSStats s;
+    getRTSStats(&s);
+    return s.gcs;
+}
+
+static unsigned capabilities(void) {
+    return enabled_capabilities;
+}
+
 void eventlog_socket_ready(void) {
     pthread_mutex_lock(&es_rts.control_lock);
     if (!es_rts.ready) {
@@ -64,6 +77,7 @@ void eventlog_socket_ready(void) {
     /* The POST_START hooks, here and now (the first time only), then
      * custom command handlers and hooks may run on the library's threads. */
     es_registry_post_start();
+    es_registry_set_rts(collections, capabilities);
     es_registry_set_running(true);
 }
 
@@ -85,20 +99,24 @@ int eventlog_socket_set_flush_interval_ms(unsigned ms) {
     return 0;
 }
 
+int es_rts_can_switch(void) {
+    if (eventLogStatus() == EVENTLOG_NOT_SUPPORTED)
+        return EVENTLOG_SOCKET_ENOEVENTLOG;
+    /* Without -l no event class is enabled (they are chosen once, at
+     * start-up): startEventLogging would succeed and the clients would
+     * get a header and nothing else. A log stopped by the program itself
+     * after starting with -l may be restarted. */
+    if (eventLogStatus() != EVENTLOG_RUNNING && RtsFlags.TraceFlags.tracing != TRACE_EVENTLOG)
+        return EVENTLOG_SOCKET_EEVENTLOGOFF;
+    return 0;
+}
+
 int es_rts_switch_writer(bool wait) {
     int r = 0;
     /* No periodic flush may run while event logging stops and starts. */
     pthread_mutex_lock(&es_rts.flush_lock);
-    if (eventLogStatus() == EVENTLOG_NOT_SUPPORTED) {
-        r = EVENTLOG_SOCKET_ENOEVENTLOG;
-    } else if (eventLogStatus() != EVENTLOG_RUNNING &&
-               RtsFlags.TraceFlags.tracing != TRACE_EVENTLOG) {
-        /* Without -l no event class is enabled (they are chosen once, at
-         * start-up): startEventLogging would succeed and the clients would
-         * get a header and nothing else. A log stopped by the program
-         * itself after starting with -l may be restarted. */
-        r = EVENTLOG_SOCKET_EEVENTLOGOFF;
-    } else {
+    r = es_rts_can_switch();
+    if (r == 0) {
         if (eventLogStatus() == EVENTLOG_RUNNING)
             endEventLogging();
         if (!startEventLogging(&SocketEventLogWriter))
@@ -123,13 +141,19 @@ int es_rts_switch_writer(bool wait) {
     return eventlog_socket_wait_for_client();
 }
 
+/* The refusals of es_rts_can_switch come before anything listens, so no
+ * "listening on" line (which scripts wait for) precedes them. */
 int eventlog_socket_start_unix(const char *path, bool wait) {
-    int r = eventlog_socket_init_unix(path);
+    int r = es_rts_can_switch();
+    if (r == 0)
+        r = eventlog_socket_init_unix(path);
     return r < 0 ? r : es_rts_switch_writer(wait);
 }
 
 int eventlog_socket_start_tcp(const char *host, const char *port, bool wait) {
-    int r = eventlog_socket_init_tcp(host, port);
+    int r = es_rts_can_switch();
+    if (r == 0)
+        r = eventlog_socket_init_tcp(host, port);
     return r < 0 ? r : es_rts_switch_writer(wait);
 }
 

@@ -108,6 +108,10 @@ void es_rts_on_command(uint8_t cmd, void *ctx);
  * EVENTLOG_SOCKET_ENOEVENTLOG, _EEVENTLOGOFF, or what the wait returns.
  * A thread that holds no capability. */
 int es_rts_switch_writer(bool wait);
+/* Whether the running RTS can be switched over (before anything is set up):
+ * 0, EVENTLOG_SOCKET_ENOEVENTLOG (an RTS without -eventlog) or
+ * EVENTLOG_SOCKET_EEVENTLOGOFF (run without +RTS -l). */
+int es_rts_can_switch(void);
 
 /* eventlog_socket_hs_main, with a wait for the first client after the
  * POST_START hooks and before `main_closure` runs when `wait`

@@ -11,6 +11,10 @@
 
 EventlogSocketStatus eventlog_socket_start(const EventlogSocketAddr *addr,
                                            const EventlogSocketOpts *opts) {
+    /* Refused before anything listens (no "listening on" line first). */
+    int r = es_rts_can_switch();
+    if (r < 0)
+        return es_upstream_status(r);
     EventlogSocketStatus st = eventlog_socket_init(addr, opts);
     if (st.ess_status_code != EVENTLOG_SOCKET_OK)
         return st;

@@ -35,21 +35,30 @@ cabal_pkgs=(ghc gcc pkg-config libuv1-dev cabal-install)
 # test: what the tests use beyond the build: cabal, python3 (the harness),
 # the checker's ghc-events library, nc, tmux (top), Chromium (the page),
 # Prometheus and promtool (metrics), curl (another user's requests), pandas
-# (CSV tables), clang-format (the formatting check) and GHC's profiling
-# libraries (the cost-centre tests).
+# (CSV tables), clang-format (the formatting check), GHC's profiling
+# libraries (the cost-centre tests), and groff, mandoc and man-db (the
+# manual pages' lint; the pages are built with awk).
 test_pkgs=(cabal-install python3 libghc-ghc-events-dev netcat-openbsd tmux chromium prometheus curl
-    python3-pandas clang-format ghc-prof)
+    python3-pandas clang-format ghc-prof groff-base mandoc man-db)
+# check-loaded: the CPU hog beside the tests.
+loaded_pkgs=(stress-ng)
 # fuzz: clang with libFuzzer (Debian keeps its runtime in libclang-rt-dev,
 # which clang only recommends).
 fuzz_pkgs=(clang libclang-rt-dev)
+# make check builds and runs the libFuzzer targets too, unless
+# FUZZ_IN_CHECK=no (the chroots' checks, scripts/ghc-chroot.sh).
+check_fuzz_pkgs=("${fuzz_pkgs[@]}")
+[ "${FUZZ_IN_CHECK:-yes}" != no ] || check_fuzz_pkgs=()
 
 case $target in
 all | lib | install | symbols) want=("${build_pkgs[@]}") ;;
 demo) want=("${demo_pkgs[@]}") ;;
 cabal-build) want=("${cabal_pkgs[@]}") ;;
-check | unit-test | integration-test | cabal-test | install-test | fixtures | bench | bench-programs | format | \
-    format-check)
+unit-test | integration-test | cabal-test | install-test | fixtures | bench | bench-programs | format | \
+    format-check | soak)
     want=("${build_pkgs[@]}" "${test_pkgs[@]}") ;;
+check) want=("${build_pkgs[@]}" "${test_pkgs[@]}" "${check_fuzz_pkgs[@]}") ;;
+check-loaded) want=("${build_pkgs[@]}" "${test_pkgs[@]}" "${check_fuzz_pkgs[@]}" "${loaded_pkgs[@]}") ;;
 fuzz) want=("${build_pkgs[@]}" "${test_pkgs[@]}" "${fuzz_pkgs[@]}") ;;
 *)
     echo "ensure-deps.sh: no package list for the target \"$target\"" >&2
@@ -81,7 +90,11 @@ present() {
     # Debian's python3, as the tests run it.
     python3-pandas) /usr/bin/python3 -c 'import pandas' ;;
     clang-format) command -v clang-format ;;
+    groff-base) command -v groff ;;
+    mandoc) command -v mandoc ;;
+    man-db) command -v man ;;
     ghc-prof) command -v ghc && [ -e "$(ghc --print-libdir)/rts/libHSrts_thr_p.a" ] ;;
+    stress-ng) command -v stress-ng ;;
     clang) command -v clang ;;
     libclang-rt-dev)
         command -v clang && echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return 0; }' |

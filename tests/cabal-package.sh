@@ -241,11 +241,37 @@ expect "without +RTS -l, startWith fails saying to run with +RTS -l (rc $rc)" "$
 
 # fromEnv reads the same variables as the C library.
 (cd "$tmp" && GHC_EVENTLOG_UNIX_PATH=/tmp/x.sock GHC_EVENTLOG_WAIT=yes GHC_EVENTLOG_MAX_BUFFER=1M \
-    GHC_EVENTLOG_SLOW_CLIENT=disconnect timeout "$step_timeout" "$tiny" env >"$tmp/env.out" 2>&1)
+    GHC_EVENTLOG_SLOW_CLIENT=disconnect GHC_EVENTLOG_MAX_CLIENTS=3 GHC_EVENTLOG_ALLOW_OTHER_USERS=1 \
+    GHC_EVENTLOG_CONTROL_INTERVAL_MS=250 timeout "$step_timeout" "$tiny" env >"$tmp/env.out" 2>&1)
 (cd "$tmp" && GHC_EVENTLOG_INET_HOST=127.0.0.1 timeout "$step_timeout" "$tiny" env >>"$tmp/env.out" 2>&1)
 expect "fromEnv: path, wait, buffer and policy from the environment; a host without a port is an error" \
-    "$tmp/env.out" bash -c "grep -qx 'EventlogSocketUnixAddr {esaUnixPath = \"/tmp/x.sock\"} wait=True max=1048576 slow=SlowClientDisconnect' '$tmp/env.out' &&
+    "$tmp/env.out" bash -c "grep -qx 'EventlogSocketUnixAddr {esaUnixPath = \"/tmp/x.sock\"} wait=True max=1048576 slow=SlowClientDisconnect clients=3 others=True control=250' '$tmp/env.out' &&
         grep -qx 'error: EventlogSocketAddrInetPortMissing \"127.0.0.1\"' '$tmp/env.out'"
+
+# startFromEnv applies every variable: with GHC_EVENTLOG_MAX_CLIENTS=1 a
+# second client is refused while the first is connected.
+esock=$tmp/fromenv.sock
+(cd "$tmp" && GHC_EVENTLOG_UNIX_PATH=$esock GHC_EVENTLOG_MAX_CLIENTS=1 exec timeout "$step_timeout" \
+    "$tiny" fromenv "$tmp/envgo" +RTS -l -RTS >"$tmp/fromenv.out" 2>"$tmp/fromenv.err") &
+prog=$!
+pids+=("$prog")
+second=-1
+if await_socket "$esock"; then
+    timeout "$step_timeout" nc -U "$esock" </dev/null >"$tmp/fromenv1.eventlog" 2>/dev/null &
+    pids+=($!)
+    for ((i = 0; i < step_timeout * 10; i++)); do
+        grep -qa hdrb "$tmp/fromenv1.eventlog" && break
+        sleep 0.1
+    done
+    timeout 10 nc -U "$esock" </dev/null >"$tmp/fromenv2.eventlog" 2>/dev/null
+    second=$(wc -c <"$tmp/fromenv2.eventlog")
+fi
+touch "$tmp/envgo"
+wait "$prog"
+rc=$?
+expect "startFromEnv applies GHC_EVENTLOG_MAX_CLIENTS=1: the second client is refused (got $second bytes; rc $rc)" \
+    "$tmp/fromenv.err" bash -c "[ $rc -eq 0 ] && [ $second -eq 0 ] && grep -qa hdrb '$tmp/fromenv1.eventlog' &&
+        grep -q 'refusing a client' '$tmp/fromenv.err'"
 
 # A custom C main in the dependent project, against the installed header.
 csock=$tmp/c.sock

@@ -111,9 +111,18 @@ one_install() { # one_install LABEL PREFIX DESTDIR
     ok $rc "$label: make install ${prefix:+PREFIX=$prefix }${dest:+DESTDIR=(temporary directory)}"
     [ $rc -eq 0 ] || { show "$tmp/make.log"; bail "make install failed"; }
     files=$(cd "$root" && find . ! -type d | sort | tr '\n' ' ')
-    expected="./bin/eventlog-socket ./include/eventlog_socket.h ./lib/libeventlog-socket.a ./lib/pkgconfig/eventlog-socket.pc "
+    expected="./bin/eventlog-socket ./include/eventlog_socket.h ./lib/libeventlog-socket.a ./lib/pkgconfig/eventlog-socket.pc ./share/man/man1/eventlog-socket.1 ./share/man/man7/eventlog-socket.7 "
     [ "$files" = "$expected" ]
-    ok $? "$label: installed exactly the command, the header, the archive and the .pc file (got: $files)"
+    ok $? "$label: installed exactly the command, the header, the archive, the .pc file and the manual pages (got: $files)"
+    # man finds the installed pages by name, in their sections.
+    if command -v man >/dev/null 2>&1; then
+        local sec found
+        for sec in 1 7; do
+            found=$(MANPATH=$root/share/man man -w "$sec" eventlog-socket 2>&1)
+            [ "$found" = "$root/share/man/man$sec/eventlog-socket.$sec" ]
+            ok $? "$label: man -w $sec eventlog-socket finds the installed page (got: $found)"
+        done
+    fi
     local installed_version
     installed_version=$("$root/bin/eventlog-socket" --version 2>&1)
     [ "$installed_version" = "eventlog-socket $version" ]

@@ -19,6 +19,7 @@ void es_config_defaults(struct es_config *cfg) {
         .slow_client = EVENTLOG_SOCKET_SLOW_CLIENT_DROP,
         .defs_limit = (size_t)16 << 20,
         .linger_ms = 2000,
+        .linger_max_ms = 10000,
         .max_clients = 1024,
         .control_interval_ms = 1000,
         .lossless_clients = EVENTLOG_SOCKET_LOSSLESS_OWNER,
@@ -62,6 +63,10 @@ const char *es_config_invalid(const struct es_config *cfg) {
         cfg->lossless_clients != EVENTLOG_SOCKET_LOSSLESS_ALL &&
         cfg->lossless_clients != EVENTLOG_SOCKET_LOSSLESS_NONE)
         return "GHC_EVENTLOG_LOSSLESS_CLIENTS must be owner, all or none";
+    if (cfg->linger_ms > ES_MAX_LINGER_MS)
+        return "GHC_EVENTLOG_LINGER_MS must be at most 600000 (ten minutes)";
+    if (cfg->linger_max_ms > ES_MAX_LINGER_MS)
+        return "GHC_EVENTLOG_LINGER_MAX_MS must be at most 600000 (ten minutes)";
     if (cfg->lossless_stall_ms > ES_MAX_STALL_MS)
         return "GHC_EVENTLOG_LOSSLESS_STALL_MS must be at most 3600000 (an hour)";
     if (cfg->slow_client == EVENTLOG_SOCKET_SLOW_CLIENT_WAIT &&
@@ -79,6 +84,7 @@ int es_config_from_options(struct es_config *cfg, const struct eventlog_socket_o
     next.client_limit = opts->client_buffer;
     next.slow_client = opts->slow_client;
     next.linger_ms = opts->linger_ms;
+    next.linger_max_ms = opts->linger_max_ms;
     next.control_interval_ms = opts->control_interval_ms;
     next.max_clients = opts->max_clients;
     next.allow_other_users = opts->allow_other_users != 0;
@@ -101,6 +107,7 @@ void es_config_to_options(const struct es_config *cfg, struct eventlog_socket_op
     opts->client_buffer = cfg->client_limit;
     opts->slow_client = cfg->slow_client;
     opts->linger_ms = cfg->linger_ms;
+    opts->linger_max_ms = cfg->linger_max_ms;
     opts->control_interval_ms = cfg->control_interval_ms;
     opts->max_clients = cfg->max_clients;
     opts->allow_other_users = cfg->allow_other_users;
@@ -314,6 +321,24 @@ static int read_lossless(struct es_config *out) {
     return 0;
 }
 
+/* How long exit waits for clients. */
+static int read_linger(struct es_config *out) {
+    const char *linger = env("GHC_EVENTLOG_LINGER_MS");
+    if (linger && es_config_parse_ms_max(linger, ES_MAX_LINGER_MS, &out->linger_ms) != 0) {
+        es_log("GHC_EVENTLOG_LINGER_MS=\"%s\" is not a number of milliseconds from 0 to 600000",
+               linger);
+        return EVENTLOG_SOCKET_EINVAL;
+    }
+    const char *max = env("GHC_EVENTLOG_LINGER_MAX_MS");
+    if (max && es_config_parse_ms_max(max, ES_MAX_LINGER_MS, &out->linger_max_ms) != 0) {
+        es_log("GHC_EVENTLOG_LINGER_MAX_MS=\"%s\" is not a number of milliseconds from 0 to "
+               "600000",
+               max);
+        return EVENTLOG_SOCKET_EINVAL;
+    }
+    return 0;
+}
+
 /* How many clients may connect at once. */
 static int read_max_clients(struct es_config *out) {
     const char *clients = env("GHC_EVENTLOG_MAX_CLIENTS");
@@ -390,8 +415,8 @@ static int read_env(struct es_config *out) {
     int r;
     if ((r = read_switches(out)) != 0 || (r = read_sizes(out)) != 0 ||
         (r = read_slow_client(out)) != 0 || (r = read_intervals(out)) != 0 ||
-        (r = read_lossless(out)) != 0 || (r = read_max_clients(out)) != 0 ||
-        (r = read_window(out)) != 0)
+        (r = read_lossless(out)) != 0 || (r = read_linger(out)) != 0 ||
+        (r = read_max_clients(out)) != 0 || (r = read_window(out)) != 0)
         return r;
     const char *invalid = es_config_invalid(out);
     if (invalid != NULL) {

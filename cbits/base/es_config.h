@@ -32,7 +32,10 @@ struct es_config {
                                    * client skips chunks (DROP, default), is
                                    * disconnected, or the program waits (WAIT) */
     size_t defs_limit;            /* bytes of definition events kept (16 MiB) */
-    unsigned linger_ms;           /* how long exit waits for slow clients (2000) */
+    unsigned linger_ms;           /* how long exit waits for every client that
+                                   * reads (2000; es_linger.h) */
+    unsigned linger_max_ms;       /* ... and for one that keeps draining its
+                                   * backlog (10000; never less than linger_ms) */
     unsigned max_clients;         /* connections served at once (1024) */
     bool allow_other_users;       /* TCP: serve loopback clients of any user */
     unsigned control_interval_ms; /* a census, or a start/stop, at most this
@@ -58,6 +61,8 @@ struct es_config {
 #define ES_MAX_MS 60000u
 /* The longest lossless stall time accepted (an hour), in milliseconds. */
 #define ES_MAX_STALL_MS 3600000u
+/* The longest linger times accepted (ten minutes), in milliseconds. */
+#define ES_MAX_LINGER_MS 600000u
 /* The most clients that may be allowed at once. */
 #define ES_MAX_CLIENTS 1000000u
 
@@ -81,6 +86,12 @@ int es_config_parse_ms_max(const char *value, unsigned max, unsigned *out);
 /* Parse a size in bytes: digits with an optional K, M or G suffix (powers
  * of 1024; "MiB", "M" and "MB" mean the same). Returns 0 or -EINVAL. */
 int es_config_parse_size(const char *value, size_t *out);
+
+/* The longest exit waits for a client that keeps reading: linger_max_ms,
+ * or linger_ms when that is longer. */
+static inline unsigned es_config_linger_max(const struct es_config *cfg) {
+    return cfg->linger_max_ms > cfg->linger_ms ? cfg->linger_max_ms : cfg->linger_ms;
+}
 
 /* The defaults. */
 void es_config_defaults(struct es_config *cfg);

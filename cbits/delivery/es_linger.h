@@ -1,10 +1,17 @@
 /* The end of the stream: once the server stops (the program exits), every
- * client gets the rest of its stream and the end marker, but exit waits at
- * most the linger time for them, and not at all for a client that has
- * stopped reading (es_client_stalled: one that never read anything after
- * ES_EXIT_NEVER_READ_MS without progress, one that did after half the
- * linger time), which is closed without the rest, with a log line
- * (rate-limited). Loop thread only. */
+ * client gets the rest of its stream and the end marker, and exit waits
+ * for them as long as they make progress:
+ * - a client that has stopped reading (es_client_stalled: nothing consumed
+ *   for half the linger time, 1 s by default, or for ES_EXIT_NEVER_READ_MS
+ *   when it never read; the whole linger time for one that has read since
+ *   the exit began) is cut at once;
+ * - every other client gets the linger time (GHC_EVENTLOG_LINGER_MS, 2 s);
+ * - past it, a client stays only while its pace since the exit began
+ *   would bring it to the end within the maximum
+ *   (GHC_EVENTLOG_LINGER_MAX_MS, 10 s) with a margin of two, and never
+ *   past the maximum.
+ * Every cut ends the client's stream on an event boundary (es_cut.h), with
+ * a log line (rate-limited). Loop thread only. */
 #ifndef ES_LINGER_H
 #define ES_LINGER_H
 
@@ -18,19 +25,21 @@
 struct es_linger {
     uv_loop_t *loop;
     struct es_fanout *fan;
-    unsigned linger_ms;
-    uv_timer_t linger; /* closes every client still there */
-    uv_timer_t check;  /* closes clients that stopped reading */
+    unsigned linger_ms, max_ms;
+    uint64_t began_ms; /* when the server began to stop */
+    uv_timer_t linger; /* at the maximum: cuts every client still there */
+    uv_timer_t check;  /* cuts clients that stopped reading or cannot finish */
     bool open;
-    struct es_log_limit log_stall; /* clients that stopped reading closed at exit */
+    struct es_log_limit log_stall; /* clients that stopped reading cut at exit */
+    struct es_log_limit log_slow;  /* clients too slow to finish cut at exit */
 };
 
-void es_linger_open(struct es_linger *l, uv_loop_t *loop, struct es_fanout *fan,
-                    unsigned linger_ms);
+void es_linger_open(struct es_linger *l, uv_loop_t *loop, struct es_fanout *fan, unsigned linger_ms,
+                    unsigned max_ms);
 void es_linger_close(struct es_linger *l, uv_close_cb cb);
 
-/* The server stops: start counting, and close at once the clients that
- * had stopped reading already. */
+/* The server stops: start counting, and cut at once the clients that had
+ * stopped reading already. */
 void es_linger_begin(struct es_linger *l);
 
 void es_linger_flush_logs(struct es_linger *l, uint64_t now_ms, bool force);

@@ -9,12 +9,14 @@
 #include <stdio.h>
 #include <string.h>
 
-/* A block holding the one message `msg` (`n` bytes). */
-static struct es_chunk *notice(const struct es_header *hdr, uint64_t time, const char *msg, int n) {
+/* A block holding the one message `msg` (`n` bytes), and `more` bytes
+ * after it for the caller to fill. */
+static struct es_chunk *notice_and(const struct es_header *hdr, uint64_t time, const char *msg,
+                                   int n, size_t more) {
     if (hdr->size[ES_EVENT_USER_MSG] != ES_SIZE_VARIABLE || n <= 0)
         return NULL;
     size_t len = ES_BLOCK_MARKER_LEN + 12 + (size_t)n;
-    struct es_chunk *b = es_chunk_new(NULL, len);
+    struct es_chunk *b = es_chunk_new(NULL, len + more);
     if (b == NULL)
         return NULL;
     es_put_block_marker(b->data, time, (uint32_t)len, time, ES_GLOBAL_CAP);
@@ -24,6 +26,10 @@ static struct es_chunk *notice(const struct es_header *hdr, uint64_t time, const
     es_put_be(p + 10, (uint64_t)n, 2);
     memcpy(p + 12, msg, (size_t)n);
     return b;
+}
+
+static struct es_chunk *notice(const struct es_header *hdr, uint64_t time, const char *msg, int n) {
+    return notice_and(hdr, time, msg, n, 0);
 }
 
 /* snprintf's count `n` for a buffer of `size` bytes: what it holds. */
@@ -71,6 +77,13 @@ struct es_chunk *es_notice_append(const struct es_header *hdr, const struct es_c
     return b;
 }
 
+struct es_chunk *es_notice_empty(uint64_t time) {
+    struct es_chunk *b = es_chunk_new(NULL, ES_BLOCK_MARKER_LEN);
+    if (b != NULL)
+        es_put_block_marker(b->data, time, ES_BLOCK_MARKER_LEN, time, ES_GLOBAL_CAP);
+    return b;
+}
+
 struct es_chunk *es_notice_wait(const struct es_header *hdr, uint64_t time, uint64_t waits,
                                 uint64_t wait_ns, uint64_t period_ms) {
     char msg[160];
@@ -84,4 +97,13 @@ struct es_chunk *es_notice_cost(const struct es_header *hdr, uint64_t time, cons
     int n = es_notice_format_cost(msg, sizeof msg, d->writer_ns, d->walker_ns, d->loop_ns,
                                   period_ms, d->bytes_sent);
     return notice(hdr, time, msg, fit(n, sizeof msg));
+}
+
+struct es_chunk *es_notice_cut(const struct es_header *hdr, uint64_t time, const char *why) {
+    char msg[320];
+    int n = fit(es_notice_format_cut(msg, sizeof msg, why), sizeof msg);
+    struct es_chunk *b = notice_and(hdr, time, msg, n, 2);
+    if (b != NULL)
+        es_put_be(b->data + b->len - 2, ES_EVENT_END_MARKER, 2);
+    return b;
 }

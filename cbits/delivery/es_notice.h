@@ -37,6 +37,16 @@ struct es_chunk *es_notice_text(const struct es_header *hdr, uint64_t time, cons
 struct es_chunk *es_notice_append(const struct es_header *hdr, const struct es_chunk *block,
                                   uint64_t time, const char *text);
 
+/* An empty block (its marker alone, global buffer), stamped `time`: what
+ * a TCP client that shut down its writing side is sent to learn whether
+ * it is still there (es_client_check_peer; protocol.md 1.3). */
+struct es_chunk *es_notice_empty(uint64_t time);
+
+/* The end of a stream the library cuts short (es_cut.h): the cut notice
+ * "eventlog-socket: recording cut: WHY" in a block stamped `time`, then
+ * the end-of-data marker, in one chunk. */
+struct es_chunk *es_notice_cut(const struct es_header *hdr, uint64_t time, const char *why);
+
 /* What streaming has cost the program so far: CPU nanoseconds by thread
  * role (eventlog_socket_stats()'s cpu_ns_*) and bytes sent to all clients.
  * The cost notice carries the difference between two of these. */

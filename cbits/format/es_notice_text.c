@@ -63,6 +63,10 @@ static bool rest_of(const char *text, size_t len, const char *words, const char 
     return true;
 }
 
+int es_notice_format_cut(char *buf, size_t size, const char *why) {
+    return snprintf(buf, size, ES_NOTICE_PREFIX ES_NOTICE_CUT_WORDS "%s", why);
+}
+
 /* The words after `words` in `text` (the prefix already matched), as a
  * NUL-terminated copy in `buf`; NULL when the text goes on otherwise or
  * is too long for `buf` (no notice is). */

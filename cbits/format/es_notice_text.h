@@ -12,8 +12,9 @@
 
 /* What every notice's message starts with. */
 #define ES_NOTICE_PREFIX "eventlog-socket: "
-/* The cut notice `record` ends a cut recording with: the prefix, these
- * words, then why. */
+/* The cut notice `record` ends a cut recording with, and the library a
+ * stream it ends before the program's end marker (es_cut.h): the prefix,
+ * these words, then why. */
 #define ES_NOTICE_CUT_WORDS "recording cut: "
 /* The error notice the library posts when the RTS reports an error (an
  * uncaught exception, an exhausted heap) while the program runs: the
@@ -40,6 +41,8 @@ int es_notice_format_window(char *buf, size_t size, uint64_t blocks, uint64_t by
                             uint64_t from_ns, uint64_t to_ns);
 /* "eventlog-socket: window refused: WHY; the live stream follows". */
 int es_notice_format_window_refused(char *buf, size_t size, const char *why);
+/* "eventlog-socket: recording cut: WHY". */
+int es_notice_format_cut(char *buf, size_t size, const char *why);
 /* The format functions return snprintf's count (the message is cut to
  * `size` - 1 bytes when longer). */
 

@@ -64,6 +64,7 @@ int eventlog_socket_stats(struct eventlog_socket_stats *out) {
     out->flushes = atomic_load(&k->flushes);
     out->flush_us = atomic_load(&k->flush_us);
     out->bytes_received = es_server_bytes_received(s);
+    es_server_lost(s, &out->chunks_lost, &out->bytes_lost);
     out->clients_lossless = atomic_load(&k->clients_lossless);
     out->window_bytes = atomic_load(&k->window_bytes);
     out->windows_sent = atomic_load(&k->windows_sent);
@@ -73,9 +74,16 @@ int eventlog_socket_stats(struct eventlog_socket_stats *out) {
 }
 
 /* Publish a started server, unless one exists already. */
+/* How long a failed start waits for its log lines to reach stderr. */
+#define FAIL_LOG_DRAIN_MS 1000
+
 static int install(int r, struct es_server *s) {
-    if (r < 0)
+    if (r < 0) {
+        /* The lines that say why (the path, the variable, what to do) go
+         * out before the caller prints its own one-line error. */
+        es_log_drain(FAIL_LOG_DRAIN_MS);
         return r;
+    }
     struct es_server *none = NULL;
     if (!atomic_compare_exchange_strong(&instance.server, &none, s)) {
         es_server_stop(s);

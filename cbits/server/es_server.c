@@ -7,8 +7,10 @@
 #define EVENTLOG_SOCKET_NO_RTS
 #include "eventlog_socket.h"
 #include "base/es_log.h"
-#include "control/es_registry.h"
 #include "base/es_signal.h"
+#include "control/es_registry.h"
+#include "delivery/es_cut.h"
+#include "delivery/es_notice.h"
 
 #include <assert.h>
 #include <stdlib.h>
@@ -48,6 +50,11 @@ static void reading_paused(void *ctx) {
     es_command_reading_paused(&s->command);
 }
 
+static uint64_t folded(void *ctx) {
+    struct es_server *s = ctx;
+    return es_command_folded(&s->command) + es_registry_folded();
+}
+
 static void lossless_request(struct es_client *c, void *ctx) {
     struct es_server *s = ctx;
     es_lossless_request(&s->lossless, c);
@@ -70,6 +77,16 @@ static void read_cost(struct es_cost *out, void *ctx) {
 void es_server_cpu(struct es_server *s, uint64_t *writer, uint64_t *walker, uint64_t *loop) {
     *writer = atomic_load_explicit(&s->counters.cpu_writer_ns, memory_order_relaxed);
     es_threads_cpu(&s->threads, &s->counters, !atomic_load(&s->stop_called), walker, loop);
+}
+
+static void half_closed(void *ctx) {
+    struct es_server *s = ctx;
+    es_hangup_watch(&s->hangup);
+}
+
+static struct es_chunk *empty_block(void *ctx) {
+    struct es_server *s = ctx;
+    return es_fanout_ended(&s->fan) ? NULL : es_notice_empty(es_fanout_last_time(&s->fan));
 }
 
 static void wake_loop(void *ctx) {
@@ -115,6 +132,7 @@ static void on_handle_closed(uv_handle_t *h) {
 static void close_handles(struct es_server *s, uv_close_cb cb) {
     es_intake_close(&s->intake, cb);
     uv_close(es_flush_timer_handle(&s->flush), cb);
+    es_hangup_close(&s->hangup, cb);
     es_linger_close(&s->linger, cb);
     es_command_close(&s->command, cb);
     es_lossless_close(&s->lossless, cb);
@@ -149,9 +167,12 @@ static void client_held(void *ctx) {
     es_hold_arm(&s->hold);
 }
 
+/* The clients a connection is admitted against: at the limit, those whose
+ * peer is gone are let go first and no longer count. */
 static unsigned nclients(void *ctx) {
     struct es_server *s = ctx;
-    return es_fanout_nclients(&s->fan);
+    unsigned n = es_fanout_nclients(&s->fan);
+    return n < s->cfg.max_clients ? n : es_hangup_make_room(&s->hangup);
 }
 
 /* An admitted connection becomes a client. */
@@ -244,7 +265,8 @@ static int open_handles(struct es_server *s) {
     es_flush_timer_open(&s->flush, &s->loop);
     es_lossless_open(&s->lossless, &s->loop, &s->fan, &s->counters);
     es_command_open(&s->command, &s->loop, &s->fan, &s->lossless);
-    es_linger_open(&s->linger, &s->loop, &s->fan, s->cfg.linger_ms);
+    es_hangup_open(&s->hangup, &s->loop, &s->fan);
+    es_linger_open(&s->linger, &s->loop, &s->fan, s->cfg.linger_ms, es_config_linger_max(&s->cfg));
     if (es_fanout_has_window(&s->fan))
         es_hold_open(&s->hold, &s->loop, &s->fan);
     struct es_accept_env aenv = {
@@ -362,9 +384,12 @@ static struct es_server *alloc_server(const struct es_config *cfg, bool is_unix,
                                .on_command = command,
                                .on_custom = es_registry_dispatch,
                                .on_reading_paused = reading_paused,
+                               .folded = folded,
                                .on_released = released,
                                .on_lossless = lossless_request,
                                .read_cost = read_cost,
+                               .on_half_closed = half_closed,
+                               .empty_block = empty_block,
                                .on_closed = client_closed,
                                .on_window = window_request,
                                .hold_ms = es_fanout_has_window(&s->fan) ? ES_HOLD_MS : 0,
@@ -412,11 +437,16 @@ static void request_stop(struct es_server *s) {
     es_intake_wake(&s->intake);
 }
 
+/* The longest a stop takes: the longest linger, the ending of the streams
+ * cut at its end (es_cut.h), and a margin. */
+static unsigned stop_ms(const struct es_server *s) {
+    return es_config_linger_max(&s->cfg) + ES_CUT_FINISH_MS + ES_STOP_MARGIN_MS;
+}
+
 int es_server_stop(struct es_server *s) {
     if (atomic_exchange(&s->stop_called, true))
         return 0;
-    uint64_t deadline =
-        uv_hrtime() + ((uint64_t)s->cfg.linger_ms + ES_STOP_MARGIN_MS) * ES_NS_PER_MS;
+    uint64_t deadline = uv_hrtime() + (uint64_t)stop_ms(s) * ES_NS_PER_MS;
     /* Refuse further chunks; the walker hands over the rest, then ends. */
     es_lossless_shutdown(&s->lossless); /* no RTS thread waits for a client any more */
     es_inbox_close(&s->inbox);
@@ -435,7 +465,7 @@ int es_server_stop(struct es_server *s) {
      * overloaded to run them): the program's exit must not wait for them. */
     es_log("the library's threads did not finish within %u ms; the program exits without "
            "them, and clients still connected lose the end of the stream",
-           s->cfg.linger_ms + ES_STOP_MARGIN_MS);
+           stop_ms(s));
     es_endpoint_unlink(&s->endpoint);
     return r;
 }

@@ -40,10 +40,11 @@ int es_server_start_tcp(struct es_server **out, const char *host, const char *po
  * clients. */
 void es_server_submit(struct es_server *s, const void *buf, size_t len);
 
-/* Deliver what is pending to every client (waiting at most linger_ms for
- * slow ones), close them, remove the socket file and end the loop thread.
- * Blocks the caller until then, but never longer than linger_ms plus
- * ES_STOP_MARGIN_MS, whatever state the library's threads are in: then it
+/* Deliver what is pending to every client (es_linger.h: the linger time,
+ * more for clients that keep reading, up to the maximum), close them,
+ * remove the socket file and end the loop thread. Blocks the caller until
+ * then, but never longer than the maximum linger plus ES_CUT_FINISH_MS
+ * plus ES_STOP_MARGIN_MS, whatever state the library's threads are in: then it
  * logs that it gave up on them, removes the socket file itself and returns
  * UV_ETIMEDOUT, leaving the threads running (the program is exiting).
  * Returns 0 otherwise. Any thread except the loop thread. The server is
@@ -96,6 +97,9 @@ int es_server_wait_client(struct es_server *s);
  * the TCP port (-1 for a Unix socket). Any thread. */
 const struct es_counters *es_server_counters(const struct es_server *s);
 uint64_t es_server_bytes_received(const struct es_server *s);
+/* Chunks (and bytes) lost before any client got them: dropped at a full
+ * hand-off or for lack of memory. */
+void es_server_lost(struct es_server *s, uint64_t *chunks, uint64_t *bytes);
 int es_server_last_error(const struct es_server *s);
 int es_server_tcp_port(const struct es_server *s);
 /* The process that started the server: a forked child is not it. */

@@ -17,6 +17,7 @@
 #include "delivery/es_fanout.h"
 #include "delivery/es_hold.h"
 #include "es_flush_timer.h"
+#include "delivery/es_hangup.h"
 #include "delivery/es_inbox.h"
 #include "delivery/es_intake.h"
 #include "delivery/es_linger.h"
@@ -38,7 +39,8 @@
  * own: taking connections in es_accept's, the wake-and-take path
  * es_intake's, the stream es_fanout's, the memory bound es_bound's,
  * lossless delivery es_lossless's, commands es_command's, the flush timer
- * es_flush_timer's, the end of the stream es_linger's, the threads
+ * es_flush_timer's, clients that shut down their writing side
+ * es_hangup's, the end of the stream es_linger's, the threads
  * es_threads', what other threads wait for es_milestones'. */
 struct es_server {
     struct es_config cfg;
@@ -60,6 +62,7 @@ struct es_server {
     struct es_bound bound;       /* the memory bound */
     struct es_lossless lossless; /* clients that get every byte */
     struct es_command command;   /* control commands */
+    struct es_hangup hangup;     /* clients that shut down their writing side */
     struct es_linger linger;     /* the end of the stream */
     struct es_hold hold;         /* new clients' holds, when a window is kept */
     struct es_threads threads;   /* the walker and the loop thread */

@@ -1,4 +1,5 @@
-/* `eventlog-socket record --trigger CONDITION ... ADDR`: stay connected,
+/* `eventlog-socket watch ADDR --trigger CONDITION ...` (also `record
+ * --trigger ...`): stay connected,
  * skim the stream for the conditions (client/flight/trigger.h) while
  * keeping the last --before of it in memory (client/flight/ring.h), and
  * write a file for each moment a condition holds: the time before it and
@@ -46,22 +47,6 @@ struct watch {
     int status;
 };
 
-static void usage(FILE *f) {
-    fprintf(f, "usage: eventlog-socket record --trigger CONDITION [--trigger CONDITION...] ADDR\n"
-               "          [--before D] [--after D] [--holdoff D] [--memory SIZE] [-o DIR]\n"
-               "          [--connect-timeout S] [--retry]\n"
-               "Stays connected and writes DIR/PROGRAM-PID-DATE-TIME.eventlog (DIR: the current\n"
-               "directory) for each moment a condition holds: the stream from --before (60s)\n"
-               "before it to --after (10s) after it. Conditions: gc-pause>DURATION,\n"
-               "heap-size>SIZE, live>SIZE, marker~PATTERN, message~PATTERN (extended regular\n"
-               "expressions), exit-failure (the RTS reported an error, or the stream was cut).\n"
-               "After a firing the conditions rest for --holdoff (--before + --after). The time\n"
-               "before is kept in memory, at most --memory (256M); the program's window (when\n"
-               "it keeps one, GHC_EVENTLOG_RETAIN) fills it at the start. Exit status 0 when\n"
-               "the program's end marker arrived, 1 when the stream was cut or interrupted,\n"
-               "2 on errors (README, \"Flight recorder\").\n");
-}
-
 int es_watch_wanted(int argc, char **argv) {
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "--trigger") == 0)
@@ -103,15 +88,12 @@ static void on_after(uv_timer_t *t) {
 /* A condition holds: a new file with the ring, then what comes until
  * --after has passed. */
 static void start_shot(struct watch *w, const struct es_firing *f) {
-    char prog[256], stamp[32], stem[600], path[700];
-    unsigned long pid;
+    char stem[600], path[700];
     w->firing = *f;
     w->next_allowed = f->time + w->holdoff;
     es_ring_trim(&w->ring, f->time > w->before ? f->time - w->before : 0);
-    es_naming_program(w->ses.conn, prog, sizeof prog, &pid);
-    es_naming_stamp(stamp, sizeof stamp);
-    snprintf(stem, sizeof stem, "%s/%s-%lu-%s", w->dir, prog[0] ? prog : "eventlog-socket", pid,
-             stamp);
+    int n = snprintf(stem, sizeof stem, "%s/", w->dir);
+    es_naming_stem(w->ses.conn, true, stem + n, sizeof stem - (size_t)n);
     int fd = es_naming_create(stem, path, sizeof path);
     if (fd < 0) {
         fprintf(stderr, "eventlog-socket: %s held at %.3f s, but %s cannot be created: %s\n",
@@ -228,20 +210,20 @@ static int setup(struct watch *w, const struct es_opt_list *conds, const char *d
     uint64_t *ns[] = {&w->before, &w->after, &w->holdoff};
     for (int i = 0; i < 3; i++)
         if (d[i] != NULL && !es_units_duration(d[i], ns[i])) {
-            fprintf(stderr, "eventlog-socket record: %s %s: not a duration (60s, 5m)\n", names[i],
+            fprintf(stderr, "eventlog-socket watch: %s %s: not a duration (60s, 5m)\n", names[i],
                     d[i]);
             return -1;
         }
     if (d[2] == NULL)
         w->holdoff = w->before + w->after;
     if (d[3] != NULL && (!es_units_size(d[3], &w->memory) || w->memory < (1 << 20))) {
-        fprintf(stderr, "eventlog-socket record: --memory %s: not a size of 1M or more\n", d[3]);
+        fprintf(stderr, "eventlog-socket watch: --memory %s: not a size of 1M or more\n", d[3]);
         return -1;
     }
     for (int i = 0; i < conds->n; i++) {
         char err[400];
         if (es_triggers_add(&w->ts, conds->v[i], err, sizeof err) != 0) {
-            fprintf(stderr, "eventlog-socket record: --trigger %s\n", err);
+            fprintf(stderr, "eventlog-socket watch: --trigger %s\n", err);
             return -1;
         }
     }
@@ -258,24 +240,29 @@ int es_watch_main(int argc, char **argv) {
     w->before = 60 * NS_PER_S;
     w->after = 10 * NS_PER_S;
     w->memory = (uint64_t)256 << 20;
-    const struct es_opt opts[] = {
-        {"--trigger", NULL, ES_OPT_LIST, &conds, 0, "--trigger needs a condition", NULL},
-        {"--before", NULL, ES_OPT_VALUE, &d[0], 0, "--before needs a duration", NULL},
-        {"--after", NULL, ES_OPT_VALUE, &d[1], 0, "--after needs a duration", NULL},
-        {"--holdoff", NULL, ES_OPT_VALUE, &d[2], 0, "--holdoff needs a duration", NULL},
-        {"--memory", NULL, ES_OPT_VALUE, &d[3], 0, "--memory needs a size", NULL},
-        {"-o", "--output", ES_OPT_VALUE, &w->dir, 0, "-o needs a directory", NULL},
-        {0}};
-    const struct es_opts_spec spec = {.cmd = "record",
+    const struct es_opt opts[] = {{"--trigger", NULL, ES_OPT_LIST, &conds, 0, NULL, NULL, false},
+                                  {"--before", NULL, ES_OPT_VALUE, &d[0], 0, NULL, NULL, false},
+                                  {"--after", NULL, ES_OPT_VALUE, &d[1], 0, NULL, NULL, false},
+                                  {"--holdoff", NULL, ES_OPT_VALUE, &d[2], 0, NULL, NULL, false},
+                                  {"--memory", NULL, ES_OPT_VALUE, &d[3], 0, NULL, NULL, false},
+                                  {"-o", "--output", ES_OPT_VALUE, &w->dir, 0, NULL, NULL, false},
+                                  {0}};
+    static const char *const pos_names[] = {"ADDR"};
+    const struct es_opts_spec spec = {.cmd = "watch",
                                       .opts = opts,
                                       .conn = &w->ses.opt,
-                                      .usage = usage,
                                       .pos = &addr,
                                       .npos = 1,
-                                      .required = 1};
+                                      .required = 1,
+                                      .pos_names = pos_names};
     int status = es_opts_parse(&spec, argc, argv);
     if (status >= 0)
         return status;
+    if (conds.n == 0) {
+        fprintf(stderr, "eventlog-socket watch: --trigger COND is required (gc-pause>100ms, "
+                        "marker~PATTERN, exit-failure, ...)\n");
+        return 2;
+    }
     if (setup(w, &conds, d) != 0) {
         es_triggers_free(&w->ts);
         return 2;

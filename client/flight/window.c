@@ -40,8 +40,7 @@ enum es_rwindow_says es_rwindow_event(struct es_rwindow *w, const struct es_conn
         return ES_RWINDOW_GOING;
     const struct es_conn_info *in = &c->info;
     if (in->window < 0)
-        return strstr(in->window_why, "first thing") != NULL && ++w->tries < 3 ? ES_RWINDOW_AGAIN
-                                                                               : ES_RWINDOW_REFUSED;
+        return ES_RWINDOW_REFUSED;
     if (in->window == 0 || !trim(w, c, ev, offset))
         return ES_RWINDOW_WAIT;
     w->decided = true;
@@ -69,6 +68,13 @@ const char *es_rwindow_why(struct es_rwindow *w, const struct es_conn *c, double
                  "no answer to the window request within %g s (the program's eventlog-socket "
                  "predates the flight recorder?)",
                  waited);
+    else if (strstr(c->info.window_why, "first thing") != NULL)
+        /* The request reaches the program with the connection; only a
+         * command held up for longer than the program holds a new stream
+         * (500 ms) asks too late. */
+        snprintf(w->why, sizeof w->why,
+                 "no window: the request reached the program after this connection's stream "
+                 "had begun (a loaded machine?); try again");
     else
         snprintf(w->why, sizeof w->why, "no window: the program says: %s", c->info.window_why);
     return w->why;

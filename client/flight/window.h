@@ -24,7 +24,6 @@ struct es_rwindow {
     bool decided;      /* the recording may begin */
     uint64_t skip_to;  /* --since: the window's bytes before this are left out */
     uint64_t blocks_left_out;
-    int tries; /* connections that asked too late */
     char why[400];
 };
 
@@ -32,8 +31,7 @@ enum es_rwindow_says {
     ES_RWINDOW_WAIT,    /* no answer yet */
     ES_RWINDOW_BEGIN,   /* decided just now: the recording begins (skips are set) */
     ES_RWINDOW_GOING,   /* decided earlier */
-    ES_RWINDOW_REFUSED, /* no window: c->info.window_why says why */
-    ES_RWINDOW_AGAIN,   /* asked too late: ask again on a new connection (twice at most) */
+    ES_RWINDOW_REFUSED, /* no window: es_rwindow_why says why */
 };
 
 /* --window, --since `since` (NULL: not given) and --snapshot into `w`.

@@ -15,6 +15,11 @@ int es_webaddr_parse(const char *spec, struct sockaddr_storage *out, socklen_t *
 /* A listening socket on `sa`. Returns the descriptor, or -1 (errno). */
 int es_webaddr_listen(const struct sockaddr_storage *sa);
 
+/* What follows strerror(EADDRINUSE) when --http's port is taken. */
+#define ES_WEBADDR_IN_USE_HINT                                                                     \
+    " (another process listens there: choose another port with --http HOST:PORT, or port 0 "       \
+    "for a free one)"
+
 /* The port a socket is bound to, 0 when it cannot tell. */
 unsigned es_webaddr_port(int fd);
 

@@ -35,6 +35,7 @@ static es_model_handler *const handlers[HANDLED_TYPES] = {
     [ES_EVENT_PROGRAM_ARGS] = es_model_on_program_args,
     [ES_EVENT_OSPROCESS_PID] = es_model_on_pid,
     [ES_EVENT_WALL_CLOCK_TIME] = es_model_on_wall_clock,
+    [ES_EVENT_CAPSET_CREATE] = es_model_on_capset_create,
     /* model_notes.c */
     [ES_EVENT_USER_MARKER] = es_model_on_user_marker,
     [ES_EVENT_USER_MSG] = es_model_on_user_msg,

@@ -117,7 +117,7 @@ typedef void es_model_handler(struct es_model *m, struct es_model_ev *e);
 
 /* model_program.c */
 es_model_handler es_model_on_rts_identifier, es_model_on_program_args, es_model_on_pid,
-    es_model_on_wall_clock;
+    es_model_on_wall_clock, es_model_on_capset_create;
 
 /* model_gc.c */
 es_model_handler es_model_on_gc_start, es_model_on_gc_end, es_model_on_gc_stats,

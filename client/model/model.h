@@ -42,6 +42,10 @@ struct es_model {
      * steps and at exit (README, "GHC 9.0 cannot flush"). Known from the
      * header, long before RTS_IDENTIFIER (which 9.0 sends at exit). */
     bool no_flush;
+    /* CAPSET_CREATE or CAP_CREATE came: the RTS started this eventlog
+     * itself and its start-up events are in the stream (see
+     * es_model_late_start). */
+    bool rts_started;
 
     /* Stream time. */
     uint64_t first_time, now; /* first event's time and the latest time seen */
@@ -190,6 +194,18 @@ void es_model_figures_only(struct es_model *m);
 static inline bool es_model_header_no_flush(const struct es_header *hdr) {
     return hdr->size[ES_EVENT_IPE] == ES_SIZE_UNDECLARED;
 }
+
+/* Whether the stream began after the program's start: its RTS switched
+ * to eventlog-socket while running (a start from Haskell, README "What a
+ * start from Haskell loses"), so the start-up events never came (on GHC
+ * 9.0 also the name, arguments, pid and the heap profile's set-up). Known
+ * once the stream ended without CAPSET_CREATE or CAP_CREATE, or (9.2+)
+ * once the RTS_IDENTIFIER a restart posts came without them before it. */
+bool es_model_late_start(const struct es_model *m);
+/* What the views say of it. */
+#define ES_MODEL_LATE_START_NOTE                                                                   \
+    "started from Haskell: the events written before the start (the program's start-up: on "       \
+    "GHC 9.0 also its name, pid and the heap profile's kind) were not streamed"
 
 /* CPU seconds that streaming cost per GiB sent, over every cost notice so
  * far; negative when nothing was sent yet. */

@@ -57,6 +57,17 @@ void es_model_on_rts_identifier(struct es_model *m, struct es_model_ev *e) {
     }
 }
 
+/* The RTS posts it once, at its start, before RTS_IDENTIFIER; a restart
+ * of event logging (a start from Haskell) never posts it again. */
+void es_model_on_capset_create(struct es_model *m, struct es_model_ev *e) {
+    (void)e;
+    m->rts_started = true;
+}
+
+bool es_model_late_start(const struct es_model *m) {
+    return !m->rts_started && (m->ended || m->rts_id[0] != '\0');
+}
+
 void es_model_on_pid(struct es_model *m, struct es_model_ev *e) {
     rd_n(&e->r, 4); /* capset */
     uint32_t pid = (uint32_t)rd_n(&e->r, 4);

@@ -75,11 +75,19 @@ static void live_change(struct es_model *m, uint64_t t, int d) {
 void es_model_threads_live(const struct es_model *m, uint64_t width, unsigned from, unsigned to,
                            long *out) {
     const struct es_model_thread_table *tb = m->thr.tb;
-    int64_t sum = (int64_t)es_model_threads_before(m);
+    uint64_t before = es_model_threads_before(m);
+    int64_t sum = (int64_t)before;
+    /* The count is known from the first change, or, when threads begun
+     * before the stream were seen (a start from Haskell, a late joiner),
+     * from the stream's first event: they were live all along. */
+    bool known = tb != NULL && (tb->first_change != 0 || before > 0);
+    uint64_t known_from = tb == NULL ? 0 : tb->first_change;
+    if (known && before > 0 && (known_from == 0 || m->first_time < known_from))
+        known_from = m->first_time;
     unsigned j = 0;
     for (unsigned i = from; i < to; i++) {
         uint64_t end = (uint64_t)(i + 1) * width;
-        if (tb == NULL || tb->first_change == 0 || end <= tb->first_change) {
+        if (!known || end <= known_from) {
             out[i - from] = -1;
             continue;
         }

@@ -225,25 +225,6 @@ static void on_signal(uv_signal_t *sig, int signum) {
     uv_stop(x->loop);
 }
 
-static void metrics_usage(FILE *f) {
-    fprintf(f,
-            "usage: eventlog-socket metrics [--http HOST:PORT] [--token-file FILE] [--linger S]\n"
-            "                               [--top-labels N] SOURCE...\n"
-            "Exports the programs at each SOURCE to Prometheus: http://HOST:PORT/metrics\n"
-            "(default 127.0.0.1:9464; port 0 picks a free one; the URL is printed).\n"
-            "A SOURCE is an address (unix:/path, a path, tcp:HOST:PORT, HOST:PORT, :PORT)\n"
-            "or a quoted glob of Unix socket paths ('/run/app/*.sock'), read again every\n"
-            "%d s. Each program is reconnected to whenever its run ends (a restarted\n"
-            "program is a new pid); an ended run's series stay for --linger S (default\n"
-            "60). --top-labels N: census labels exported per program (default %d; the\n"
-            "rest as label=\"other\"). --token-file FILE: a token of yours (a file only\n"
-            "you may read, 16 to 256 characters) that scrapes carry as Authorization:\n"
-            "Bearer (Prometheus: authorization: credentials_file) or ?token=; it lets\n"
-            "other users (Prometheus's) scrape a loopback exporter, and replaces the\n"
-            "random token printed for another address. Runs until Ctrl-C.\n",
-            SCAN_MS / 1000, ES_PROMTEXT_TOP_LABELS);
-}
-
 static void close_handle(uv_handle_t *h) {
     if (!uv_is_closing(h))
         uv_close(h, NULL);
@@ -322,19 +303,19 @@ int es_metrics_main(int argc, char **argv) {
     x->linger_s = 60;
     const char *http = "127.0.0.1:9464", *top = NULL, *linger = NULL, *token_file = NULL;
     const char *pos[64] = {0};
-    const struct es_opt opts[] = {{"--http", NULL, ES_OPT_VALUE, &http, 0, NULL, NULL},
-                                  {"--top-labels", NULL, ES_OPT_VALUE, &top, 0, NULL, NULL},
-                                  {"--linger", NULL, ES_OPT_VALUE, &linger, 0, NULL, NULL},
-                                  {"--token-file", NULL, ES_OPT_VALUE, &token_file, 0, NULL, NULL},
-                                  {0}};
+    const struct es_opt opts[] = {
+        {"--http", NULL, ES_OPT_VALUE, &http, 0, NULL, NULL, false},
+        {"--top-labels", NULL, ES_OPT_VALUE, &top, 0, NULL, NULL, false},
+        {"--linger", NULL, ES_OPT_VALUE, &linger, 0, NULL, NULL, false},
+        {"--token-file", NULL, ES_OPT_VALUE, &token_file, 0, NULL, NULL, false},
+        {0}};
     const struct es_opts_spec spec = {.cmd = "metrics",
                                       .opts = opts,
                                       .conn = &x->opt,
-                                      .usage = metrics_usage,
-                                      .unknown = "unknown option or missing value: %s",
                                       .pos = pos,
                                       .npos = 64,
                                       .required = 1,
+                                      .pos_names = (const char *[]){"SOURCE"},
                                       .too_many = "at most 64 sources (%s)"};
     int status = es_opts_parse(&spec, argc, argv);
     if (status >= 0)
@@ -362,8 +343,9 @@ int es_metrics_main(int argc, char **argv) {
     es_promtarget_env_init(&x->env);
     x->http = es_promhttp_start(&sa, loopback, token_file ? user_token : NULL);
     if (x->http == NULL) {
-        fprintf(stderr, "eventlog-socket metrics: cannot serve HTTP on %s: %s\n", http,
-                strerror(errno ? errno : EADDRINUSE));
+        int e = errno ? errno : EADDRINUSE;
+        fprintf(stderr, "eventlog-socket metrics: cannot serve HTTP on %s: %s%s\n", http,
+                strerror(e), e == EADDRINUSE ? ES_WEBADDR_IN_USE_HINT : "");
         return 2;
     }
     es_promhttp_print_url(x->http, http, token_file);

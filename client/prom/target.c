@@ -1,5 +1,7 @@
 #include "target.h"
 
+#include "source/addr.h"
+#include "source/rtsopts.h"
 #include "source/session.h"
 
 #include <stdio.h>
@@ -55,13 +57,14 @@ static void keep_previous(struct es_promtarget *t) {
     t->prev_end_ms = t->end_ms;
     peer_program(t);
     memcpy(t->prev_program, t->peer_program, sizeof t->prev_program);
+    t->prev_heap_mode_proc = t->heap_mode_proc;
 }
 
 static void on_header(struct es_conn *c, void *ctx) {
     struct es_promtarget *t = ctx;
     /* Reconnecting right after the program's end may reach it once more
      * on its way out: that is not a new run. */
-    if (t->run && t->exited && c->peer_pid > 0 && c->peer_pid == t->run_pid) {
+    if (t->run && t->exited && es_conn_peer_pid(c) > 0 && es_conn_peer_pid(c) == t->run_pid) {
         t->ignoring = true;
         return;
     }
@@ -84,10 +87,12 @@ static void on_header(struct es_conn *c, void *ctx) {
     es_conn_skim_window(c, t->model->window);
     t->run = t->connected = true;
     t->exited = false;
-    t->run_pid = c->peer_pid;
+    t->run_pid = es_conn_peer_pid(c); /* over loopback TCP too */
     t->peer_program[0] = '\0';
     t->said_error = false;
     peer_program(t);
+    /* GHC 9.0 says whether it has a heap profile only at exit. */
+    t->heap_mode_proc = t->model->no_flush ? es_rtsopts_heap_mode_of_pid(t->run_pid) : -1;
 }
 
 /* The reader calls these itself (es_conn_callbacks.on_stream_event). */
@@ -176,6 +181,13 @@ struct es_promtarget *es_promtarget_new(const struct es_promtarget_env *env, con
     }
     t->env = env;
     snprintf(t->source, sizeof t->source, "%s", source);
+    /* One label whether the address came from a glob or as typed. */
+    struct es_addr a;
+    const char *why;
+    if (es_addr_parse(source, &a, &why) == 0)
+        es_addr_format(&a, t->label, sizeof t->label);
+    else
+        snprintf(t->label, sizeof t->label, "%s", source);
     t->from_glob = from_glob;
     uv_timer_init(env->loop, &t->reconnect);
     t->reconnect.data = t;
@@ -221,8 +233,9 @@ size_t es_promtarget_export(struct es_promtarget *t, struct es_promtext_target o
     if (prev_shown(t)) {
         struct es_promtext_target *q = &out[i++];
         *q = (struct es_promtext_target){0};
-        q->source = t->source;
+        q->source = t->label;
         q->m = t->prev;
+        q->heap_mode_proc = t->prev_heap_mode_proc;
         q->program = t->prev->program[0] ? t->prev->program : t->prev_program;
         q->pid = t->prev->pid ? t->prev->pid : (uint32_t)(t->prev_pid > 0 ? t->prev_pid : 0);
         q->received_bytes = t->prev_bytes;
@@ -233,8 +246,9 @@ size_t es_promtarget_export(struct es_promtarget *t, struct es_promtext_target o
         return i;
     struct es_promtext_target *p = &out[i++];
     *p = (struct es_promtext_target){0};
-    p->source = t->source;
+    p->source = t->label;
     p->connected = t->connected;
+    p->heap_mode_proc = t->heap_mode_proc;
     if (!es_promtarget_shown(t)) {
         p->program = "";
         return i;

@@ -45,6 +45,8 @@ struct es_promtarget {
     /* This module's. */
     const struct es_promtarget_env *env;
     char source[300];
+    char label[300]; /* the source label: the address as the command writes it
+                      * (unix:/path, tcp:HOST:PORT), however it was given */
     /* A connection is opened again after each end; the two alternate,
      * since a closed one is released by the loop later. */
     struct es_conn conns[2];
@@ -61,12 +63,14 @@ struct es_promtarget {
     uint64_t bytes;         /* received in the run */
     uint64_t end_ms;        /* when the run ended */
     char peer_program[256];
+    int heap_mode_proc; /* GHC 9.0: es_rtsopts_heap_mode_of_pid of the server (-1: unknown) */
     /* The run before this one, kept for --linger after a restart so that
      * its final figures are still scraped: at most one. prev == NULL: none. */
     struct es_model *prev;
     int prev_pid;
     uint64_t prev_bytes, prev_end_ms;
     char prev_program[256];
+    int prev_heap_mode_proc;
     bool said_error;
     char why[160]; /* why the latest attempt found no eventlog */
 };

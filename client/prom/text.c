@@ -86,28 +86,37 @@ static void f_cost_sent(struct ctx *c) {
 /* ---- Who the program is, and what its eventlog lacks. */
 
 static void f_info(struct ctx *c) {
-    if (c->m->rts_id[0] == '\0')
+    const struct es_model *m = c->m;
+    /* GHC 9.0 sends RTS_IDENTIFIER at exit (and never, started from
+     * Haskell): its header says 9.0 at once. */
+    if (m->rts_id[0] == '\0' && !m->no_flush)
         return;
     es_webbuf_printf(c->b, "ghc_program_info{%s,rts=\"", c->lab);
-    add_escaped(c->b, c->m->rts_id);
+    add_escaped(c->b, m->rts_id);
     ES_WEBBUF_ADD(c->b, "\",ghc_version=\"");
-    add_escaped(c->b, c->m->ghc_version);
+    add_escaped(c->b, m->ghc_version[0] ? m->ghc_version : "9.0");
     ES_WEBBUF_ADD(c->b, "\"} 1\n");
 }
 
-/* GHC before 9.2 cannot flush its eventlog while it runs. */
-static bool cannot_flush(const struct es_model *m) {
-    unsigned major, minor;
-    if (sscanf(m->ghc_version, "%u.%u", &major, &minor) != 2)
+/* Whether the program's eventlog has no heap profile. Censuses say it has
+ * (a start from Haskell streams no HEAP_PROF_BEGIN); GHC 9.0 sends both
+ * only at exit, so until then its process is asked, and if that cannot
+ * tell, nothing is claimed. */
+static bool lacks_heap_profile(const struct ctx *c) {
+    const struct es_model *m = c->m;
+    if (m->heap_prof || m->censuses > 0)
         return false;
-    return major < 9 || (major == 9 && minor < 2);
+    if (m->no_flush && !m->ended)
+        return c->t->heap_mode_proc == 0;
+    return true;
 }
 
 static void f_lacking(struct ctx *c) {
     const struct es_model *m = c->m;
-    if (!m->heap_prof)
+    if (lacks_heap_profile(c))
         sample_l(c, "ghc_eventlog_lacking_info", "lacks", "heap_profile", 1);
-    if (cannot_flush(m))
+    /* Known from the header, as top and control know it. */
+    if (m->no_flush)
         sample_l(c, "ghc_eventlog_lacking_info", "lacks", "live", 1);
     if (!m->sparks_seen && m->gcs > 0)
         sample_l(c, "ghc_eventlog_lacking_info", "lacks", "sparks", 1);
@@ -286,6 +295,12 @@ static void labels_of(struct es_webbuf *l, const struct es_promtext_target *t) {
         l->len--;
 }
 
+/* Families known once a program's header has come (GHC 9.0 sends nothing
+ * else for its first 2 MiB): who it is and what its eventlog lacks. */
+static bool from_header(void (*fn)(struct ctx *c)) {
+    return fn == f_info || fn == f_lacking;
+}
+
 void es_promtext_write(struct es_webbuf *b, const struct es_promtext_target *t, size_t n,
                        unsigned top) {
     struct es_webbuf *labs = calloc(n ? n : 1, sizeof *labs);
@@ -305,7 +320,7 @@ void es_promtext_write(struct es_webbuf *b, const struct es_promtext_target *t, 
         size_t head = b->len;
         for (size_t i = 0; i < n; i++) {
             const struct es_model *m = t[i].m;
-            if (fa->needs_model && (m == NULL || m->events == 0))
+            if (fa->needs_model && (m == NULL || (m->events == 0 && !from_header(fa->fn))))
                 continue;
             struct ctx c = {b, &t[i], m, labs[i].p, top};
             fa->fn(&c);

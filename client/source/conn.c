@@ -117,6 +117,7 @@ static void note_event(struct es_conn_info *in, const struct es_event *ev) {
         break;
     case ES_EVENT_USER_MSG: {
         static const char lossless[] = "eventlog-socket: lossless delivery ";
+        static const char cut[] = ES_NOTICE_PREFIX ES_NOTICE_CUT_WORDS;
         uint64_t chunks;
         if (is_drop_notice(p, n, &chunks)) {
             in->drop_notices++;
@@ -124,6 +125,9 @@ static void note_event(struct es_conn_info *in, const struct es_event *ev) {
         } else if (n > sizeof lossless - 1 && memcmp(p, lossless, sizeof lossless - 1) == 0) {
             copy_text(in->lossless_notice, sizeof in->lossless_notice, p, n);
             in->lossless_notices++;
+        } else if (n > sizeof cut - 1 && memcmp(p, cut, sizeof cut - 1) == 0) {
+            copy_text(in->cut_notice, sizeof in->cut_notice, p + sizeof cut - 1,
+                      n - (sizeof cut - 1));
         } else if (in->window == 0) {
             note_window(in, p, n);
         }
@@ -246,9 +250,8 @@ int es_conn_feed(struct es_conn *c, const uint8_t *data, size_t n) {
     }
     if (r != 0) {
         if (in_header && c->stream.state == ES_STREAM_ERROR && c->stream.error_offset == 0)
-            snprintf(c->error, sizeof c->error,
-                     "not an eventlog-socket server: the first bytes are not a GHC eventlog "
-                     "header");
+            snprintf(c->error, sizeof c->error, "%s: the first bytes are not a GHC eventlog header",
+                     c->is_file ? "not an eventlog" : "not an eventlog-socket server");
         else
             snprintf(c->error, sizeof c->error, "malformed eventlog at byte %llu: %s",
                      (unsigned long long)c->stream.error_offset, c->stream.error);
@@ -262,8 +265,13 @@ enum es_conn_end es_conn_finish(struct es_conn *c) {
     if (r == 0)
         return ES_CONN_COMPLETE;
     if (c->stream.state == ES_STREAM_HEADER) {
-        snprintf(c->error, sizeof c->error, "%s before a whole eventlog header arrived",
-                 c->info.bytes == 0 ? "the stream ended" : "the stream was cut");
+        if (c->is_file)
+            snprintf(c->error, sizeof c->error, "%s",
+                     c->info.bytes == 0 ? "an empty file, not an eventlog"
+                                        : "not an eventlog: the file ends inside its header");
+        else
+            snprintf(c->error, sizeof c->error, "%s before a whole eventlog header arrived",
+                     c->info.bytes == 0 ? "the stream ended" : "the stream was cut");
         return ES_CONN_FAILED;
     }
     if (r == -EINVAL)

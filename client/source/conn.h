@@ -79,7 +79,11 @@ struct es_conn_info {
     uint64_t window_start, window_end, window_blocks;
     double window_from_s, window_to_s;
     char window_why[256];
-    uint64_t block_end;   /* stream offset where the latest block read ends */
+    uint64_t block_end; /* stream offset where the latest block read ends */
+    /* Why the stream was cut short, from the cut notice before its end
+     * marker (the library's when it ended this connection early, or
+     * `record`'s in a recording of a cut stream); "" when none came. */
+    char cut_notice[320];
     uint64_t bytes;       /* bytes received */
     uint64_t events;      /* events read, block markers included (after each piece read) */
     uint64_t latest_time; /* the latest event time seen (program time, ns; the same) */
@@ -171,6 +175,12 @@ int es_conn_parse_option(struct es_conn_options *o, int argc, char **argv, int *
 /* Start reading `source` (an address, or a file when allowed). Returns 0,
  * or -EINVAL for an argument that is no address (c->error says why; then
  * no callback is made). Otherwise on_end is called exactly once. */
+/* The checks es_conn_open makes before it connects, alone: a file where a
+ * program's socket is expected (without opt->allow_file), an address that
+ * does not parse, a Unix socket that is not there (without --retry).
+ * Fills c->name and c->addr, and on an error c->error. Returns 0 or
+ * -EINVAL. Nothing is connected. */
+int es_conn_address(struct es_conn *c, const char *source, const struct es_conn_options *opt);
 int es_conn_open(struct es_conn *c, uv_loop_t *loop, const char *source,
                  const struct es_conn_options *opt, const struct es_conn_callbacks *cb);
 

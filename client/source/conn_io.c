@@ -331,6 +331,36 @@ static void on_idle(uv_idle_t *idle) {
     end(c, es_conn_finish(c));
 }
 
+int es_conn_address(struct es_conn *c, const char *source, const struct es_conn_options *opt) {
+    struct stat st;
+    /* A file where a program's socket was expected: a recording given to
+     * a subcommand that needs the running program. */
+    if (!opt->allow_file && stat(source, &st) == 0 && S_ISREG(st.st_mode)) {
+        snprintf(c->name, sizeof c->name, "%s", source);
+        snprintf(c->error, sizeof c->error,
+                 "a file, not a running program's socket (a recorded eventlog is read by "
+                 "`eventlog-socket report %s -o OUT.html`, and by heap, table and compare)",
+                 source);
+        return -EINVAL;
+    }
+    const char *why;
+    if (es_addr_parse(source, &c->addr, &why) != 0) {
+        snprintf(c->name, sizeof c->name, "%s", source);
+        snprintf(c->error, sizeof c->error, "%s", why);
+        return -EINVAL;
+    }
+    es_addr_format(&c->addr, c->name, sizeof c->name);
+    c->is_unix = c->addr.kind == ES_ADDR_UNIX;
+    /* Said at once, before the subcommand goes on (serve's HTTP server,
+     * a file): without --retry nothing would wait for the socket. */
+    if (c->is_unix && !opt->retry && stat(c->addr.path, &st) != 0 && errno == ENOENT) {
+        snprintf(c->error, sizeof c->error, "%s",
+                 "no such socket (is the program running? --retry waits for it)");
+        return -EINVAL;
+    }
+    return 0;
+}
+
 int es_conn_open(struct es_conn *c, uv_loop_t *loop, const char *source,
                  const struct es_conn_options *opt, const struct es_conn_callbacks *cb) {
     es_conn_init_parser(c, cb);
@@ -361,14 +391,9 @@ int es_conn_open(struct es_conn *c, uv_loop_t *loop, const char *source,
         snprintf(c->error, sizeof c->error, "%s", "no such file");
         return -EINVAL;
     }
-    const char *why;
-    if (es_addr_parse(source, &c->addr, &why) != 0) {
-        snprintf(c->name, sizeof c->name, "%s", source);
-        snprintf(c->error, sizeof c->error, "%s", why);
-        return -EINVAL;
-    }
-    es_addr_format(&c->addr, c->name, sizeof c->name);
-    c->is_unix = c->addr.kind == ES_ADDR_UNIX;
+    int r = es_conn_address(c, source, opt);
+    if (r < 0)
+        return r;
     uv_timer_init(loop, &c->timer);
     c->timer.data = c;
     c->timer_open = true;

@@ -37,6 +37,20 @@ void es_naming_stamp(char *out, size_t size) {
     strftime(out, size, "%Y%m%d-%H%M%S", localtime(&now));
 }
 
+void es_naming_stem(struct es_conn *c, bool stamped, char *out, size_t size) {
+    char prog[256], stamp[32];
+    unsigned long pid;
+    es_naming_program(c, prog, sizeof prog, &pid);
+    const char *who = prog[0] ? prog : "eventlog-socket";
+    es_naming_stamp(stamp, sizeof stamp);
+    if (stamped)
+        snprintf(out, size, "%s-%lu-%s", who, pid, stamp);
+    else if (prog[0] != '\0' && pid != 0)
+        snprintf(out, size, "%s-%lu", prog, pid);
+    else
+        snprintf(out, size, "%s-%s", who, stamp);
+}
+
 int es_naming_create(const char *stem, char *path, size_t size) {
     for (int i = 0; i < TRIES; i++) {
         if (i == 0)

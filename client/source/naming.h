@@ -11,6 +11,7 @@
 
 #include "conn.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* The program's name (characters that need no quoting; "" when unknown)
@@ -19,6 +20,12 @@ void es_naming_program(struct es_conn *c, char *prog, size_t size, unsigned long
 
 /* The time now as it goes into a name: YYYYMMDD-HHMMSS (local time). */
 void es_naming_stamp(char *out, size_t size);
+
+/* A name's stem for the connection `c`: PROGRAM-PID, PROGRAM-DATE-TIME when
+ * the pid is not known (`record`), or always PROGRAM-PID-DATE-TIME with
+ * `stamped` (a file per moment: `record --trigger`); "eventlog-socket" for
+ * an unknown program. */
+void es_naming_stem(struct es_conn *c, bool stamped, char *out, size_t size);
 
 /* Create `stem`.eventlog (or `stem`.N.eventlog, N from 1 to 99, then
  * `stem`.XXXXXX.eventlog, when taken); its name in `path`. Returns the

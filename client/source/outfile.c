@@ -2,6 +2,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int es_outfile_open(const char *path, int flags) {
@@ -19,4 +22,48 @@ FILE *es_outfile_fopen(const char *path, const char *mode) {
         errno = e;
     }
     return f;
+}
+
+/* The directory `path` would be created in. */
+static void dir_of(const char *path, char *dir, size_t size) {
+    snprintf(dir, size, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash == dir)
+        dir[1] = '\0';
+    else if (slash != NULL)
+        *slash = '\0';
+    else
+        snprintf(dir, size, ".");
+}
+
+bool es_outfile_check(const char *cmd, const char *what, const char *path) {
+    if (strcmp(path, "-") == 0)
+        return true;
+    struct stat st;
+    char dir[1024];
+    const char *why = NULL;
+    if (path[0] == '\0') {
+        why = "an empty file name";
+    } else if (stat(path, &st) == 0) {
+        if (S_ISDIR(st.st_mode))
+            why = "a directory: name a file in it";
+        else if (access(path, W_OK) != 0)
+            why = strerror(errno);
+    } else if (errno != ENOENT) {
+        why = strerror(errno);
+    } else {
+        dir_of(path, dir, sizeof dir);
+        if (stat(dir, &st) != 0)
+            why = errno == ENOENT ? "its directory does not exist" : strerror(errno);
+        else if (!S_ISDIR(st.st_mode))
+            why = "its directory is not a directory";
+        else if (access(dir, W_OK | X_OK) != 0)
+            why = errno == EACCES ? "Permission denied (its directory is not writable)"
+                                  : strerror(errno);
+    }
+    if (why == NULL)
+        return true;
+    fprintf(stderr, "eventlog-socket %s: cannot write %s%s%s: %s\n", cmd, what ? what : "",
+            what ? " " : "", path, why);
+    return false;
 }

@@ -3,10 +3,15 @@
  * eventlog holds the program's arguments and environment). A file the
  * command creates gets mode 0600, less what the umask takes away; a file
  * that exists already is written as it is, keeping the mode its owner
- * gave it. Called by the thread that runs the subcommand. */
+ * gave it. Each output is checked before anything is connected or read
+ * (es_outfile_check), so that a program held by GHC_EVENTLOG_WAIT is not
+ * released for a recording that cannot be written, and no work is done
+ * for an output that cannot exist. Called by the thread that runs the
+ * subcommand. */
 #ifndef ES_OUTFILE_H
 #define ES_OUTFILE_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 /* The mode of a file the command creates. */
@@ -19,5 +24,12 @@ int es_outfile_open(const char *path, int flags);
 /* fopen(3) of `path` for writing ("w" or "wb"): created with
  * ES_OUTFILE_MODE, truncated if it exists. NULL and errno on failure. */
 FILE *es_outfile_fopen(const char *path, const char *mode);
+
+/* Whether `path` ("-": stdout, always) can be created, or written if it
+ * exists: not a directory, its directory there and writable. Nothing is
+ * created or changed. False after "eventlog-socket CMD: cannot write
+ * PATH: WHY" on stderr (`what`, if not NULL, names the file: "the
+ * recording"). */
+bool es_outfile_check(const char *cmd, const char *what, const char *path);
 
 #endif

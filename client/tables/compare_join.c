@@ -183,6 +183,14 @@ int es_cmp_check(const struct es_cmp *cmp) {
         } else if (r->oom || r->model->oom) {
             fprintf(stderr, "eventlog-socket %s: %s: out of memory\n", cmp->cmd, name);
             status = 2;
+        } else if (r->model->censuses == 0 && r->model->no_flush && !r->model->ended) {
+            /* GHC 9.0 sends its heap samples at exit: -hT may well be on. */
+            fprintf(stderr,
+                    "eventlog-socket: %s: no heap profile in the stream (%s): %s, and the "
+                    "stream ends before the program's exit\n",
+                    name, r->why, ES_MODEL_GHC90_NOTE);
+            if (status == 0)
+                status = 1;
         } else if (r->model->censuses == 0) {
             fprintf(stderr,
                     "eventlog-socket: %s: no heap profile in the stream (%s): run the program "

@@ -38,17 +38,6 @@ struct heap {
     bool opened; /* open_outputs ran */
 };
 
-static void heap_usage(FILE *f) {
-    fprintf(f, "usage: eventlog-socket heap ADDR|FILE (--hp OUT.hp | --csv OUT.csv)\n"
-               "                            [--connect-timeout S] [--retry]\n"
-               "Writes the heap profile (the censuses of a program run with +RTS -hT, or\n"
-               "another -h mode) from a live program or a recorded eventlog: --hp in the\n"
-               "RTS's .hp format (for hp2ps, hp2pretty), --csv one row per (time_s, label,\n"
-               "bytes); - for stdout. Times are seconds since the program started. Exit\n"
-               "status 0 when the stream was complete, 1 when it was cut or had no heap\n"
-               "profile, 2 on errors.\n");
-}
-
 static FILE *open_out(const char *path);
 
 /* The output files are created with the first census (or at the end of a
@@ -104,6 +93,27 @@ static void write_census(struct heap *h) {
     h->written++;
 }
 
+/* The stream had no heap profile: say why, and what to do, in words that
+ * fit the source (a file or a program) and the way it ended. */
+static void no_profile(struct heap *h, const char *why) {
+    const struct es_conn *c = h->ses.conn;
+    const char *where = c->is_file ? "this eventlog" : "the stream";
+    if (h->model->no_flush && !h->model->ended && es_heapmode_verdict(&h->hm) != ES_HEAPMODE_OFF)
+        /* GHC 9.0 sends its samples (and HEAP_PROF_BEGIN) at exit. */
+        fprintf(stderr,
+                "eventlog-socket: %s: no heap profile in %s (%s): %s, and %s before the "
+                "program's exit; nothing written\n",
+                c->name, where, why, ES_MODEL_GHC90_NOTE,
+                c->is_file ? "this recording ends" : "the stream stopped");
+    else
+        fprintf(stderr,
+                "eventlog-socket: %s: no heap profile in %s (%s): run the program with "
+                "+RTS -hT (or another -h mode); nothing written\n",
+                c->name, where, why);
+    if (h->status == 0)
+        h->status = 1;
+}
+
 static void stop(struct heap *h, int status, const char *why) {
     if (h->stopped)
         return;
@@ -111,22 +121,19 @@ static void stop(struct heap *h, int status, const char *why) {
     h->status = status;
     es_session_close(&h->ses);
     const struct es_conn *c = h->ses.conn;
-    bool have_header = c->stream.state != ES_STREAM_HEADER;
-    if (!have_header) {
+    /* A source that never gave a whole header (not an eventlog, a server
+     * that is not ours): the reason is the whole story. */
+    bool have_header = c->stream.header.len > 0;
+    if (!have_header || (status == 2 && h->written == 0)) {
         fprintf(stderr, "eventlog-socket: %s: %s\n", c->name, why);
         return;
     }
     tell_mode(h);
     const struct es_model *m = h->model;
     bool profile = m->heap_prof || h->written > 0 || es_heapmode_verdict(&h->hm) == ES_HEAPMODE_ON;
-    if (!profile && !c->is_file) {
-        /* Live: nothing written, no file created. */
-        fprintf(stderr,
-                "eventlog-socket: %s: no heap profile in the stream (%s): run the program with "
-                "+RTS -hT (or another -h mode); nothing written\n",
-                c->name, why);
-        if (h->status == 0)
-            h->status = 1;
+    if (!profile) {
+        /* Nothing written, no file created. */
+        no_profile(h, why);
         return;
     }
     if (status != 2 && !open_outputs(h) && h->status != 2)
@@ -150,16 +157,6 @@ static void stop(struct heap *h, int status, const char *why) {
         fprintf(stderr, "eventlog-socket: %s: cannot write the heap profile: %s\n", c->name,
                 strerror(werr));
         h->status = 2;
-        return;
-    }
-    if (!profile) {
-        /* A recorded eventlog: the file ends as the RTS's would, empty. */
-        fprintf(stderr,
-                "eventlog-socket: %s: no heap profile in the stream (%s): run the program with "
-                "+RTS -hT (or another -h mode)\n",
-                c->name, why);
-        if (h->status == 0)
-            h->status = 1;
         return;
     }
     char to[1100];
@@ -256,26 +253,6 @@ static FILE *open_out(const char *path) {
     return f;
 }
 
-/* Whether `path` can be created or written, checked up front: the file
- * itself is created only once there is a heap profile to write. */
-static bool can_create(const char *path) {
-    if (strcmp(path, "-") == 0)
-        return true;
-    char dir[1024];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (slash == dir)
-        dir[1] = '\0';
-    else if (slash != NULL)
-        *slash = '\0';
-    else
-        snprintf(dir, sizeof dir, ".");
-    if (access(path, F_OK) == 0 ? access(path, W_OK) == 0 : access(dir, W_OK | X_OK) == 0)
-        return true;
-    fprintf(stderr, "eventlog-socket heap: cannot create %s: %s\n", path, strerror(errno));
-    return false;
-}
-
 int es_heap_main(int argc, char **argv) {
     static struct heap heap;
     struct heap *h = &heap;
@@ -283,24 +260,21 @@ int es_heap_main(int argc, char **argv) {
     h->ses.opt.allow_file = true;
     const char *src = NULL;
     const struct es_opt opts[] = {
-        {"--hp", NULL, ES_OPT_VALUE, &h->hp_path, 0, "%s needs a file name", NULL},
-        {"--csv", NULL, ES_OPT_VALUE, &h->csv_path, 0, "%s needs a file name", NULL},
+        {"--hp", NULL, ES_OPT_VALUE, &h->hp_path, 0, "%s needs a file name", NULL, true},
+        {"--csv", NULL, ES_OPT_VALUE, &h->csv_path, 0, "%s needs a file name", NULL, true},
         {0}};
     const struct es_opts_spec spec = {.cmd = "heap",
                                       .opts = opts,
                                       .conn = &h->ses.opt,
-                                      .usage = heap_usage,
                                       .pos = &src,
                                       .npos = 1,
+                                      .required = 1,
+                                      .pos_names = (const char *[]){"ADDR|FILE"},
                                       .too_many = "one source only (%s, then %s)",
                                       .pos_first = true};
     int status = es_opts_parse(&spec, argc, argv);
     if (status >= 0)
         return status;
-    if (src == NULL || (h->hp_path == NULL && h->csv_path == NULL)) {
-        heap_usage(stderr);
-        return 2;
-    }
     if (h->hp_path && h->csv_path && strcmp(h->hp_path, "-") == 0 &&
         strcmp(h->csv_path, "-") == 0) {
         fprintf(stderr, "eventlog-socket heap: --hp and --csv cannot both be stdout\n");
@@ -312,7 +286,10 @@ int es_heap_main(int argc, char **argv) {
         return 2;
     }
     es_model_init(h->model);
-    if ((h->hp_path && !can_create(h->hp_path)) || (h->csv_path && !can_create(h->csv_path)))
+    /* Checked up front; the files are created only once there is a heap
+     * profile to write. */
+    if ((h->hp_path && !es_outfile_check("heap", NULL, h->hp_path)) ||
+        (h->csv_path && !es_outfile_check("heap", NULL, h->csv_path)))
         return 2;
 
     struct es_conn_callbacks cb = {.on_header = on_header,

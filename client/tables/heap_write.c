@@ -33,7 +33,9 @@ static bool profiled_rts(const char *rts_id) {
  * RTS its arguments, then " +RTS" and its RTS options (those it got from
  * GHCRTS or -with-rtsopts are not in the stream's arguments). */
 static void hp_job(const struct es_model *m, char *job, size_t size) {
-    snprintf(job, size, "%s", m->program[0] ? m->program : "program");
+    /* A stream without the program's name (a start from Haskell on GHC
+     * 9.0 loses it) says so rather than naming it "program". */
+    snprintf(job, size, "%s", m->program[0] ? m->program : "(program not named in the eventlog)");
     if (!profiled_rts(m->rts_id))
         return;
     char rts[1100] = "";
@@ -157,10 +159,12 @@ void es_heap_csv_begin(FILE *f) {
 }
 
 void es_heap_csv_sample(FILE *f, const struct es_model *m, const struct es_model_census *c) {
-    double t = (double)c->time / 1e9;
     for (size_t i = 0; i < c->n; i++) {
-        fprintf(f, "%f,", t);
-        es_csv_str(f, es_model_label(m, c->e[i].label)); /* as `table census` writes it */
+        /* Exact to the nanosecond, and the label cleaned, as `table
+         * census` writes them. */
+        es_csv_time(f, c->time);
+        fputc(',', f);
+        es_csv_str(f, es_model_label(m, c->e[i].label));
         fprintf(f, ",%llu\n", (unsigned long long)c->e[i].bytes);
     }
     fflush(f);

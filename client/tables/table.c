@@ -34,53 +34,11 @@ struct table {
     uint64_t block_left; /* its bytes not yet read */
     bool cut;            /* the cut notice `record` ends a cut recording with */
     char cut_why[240];
+    int kind;        /* enum es_table_kind */
+    bool out_failed; /* the output could not be opened at the header */
     bool stopped;
     int status;
 };
-
-static void table_usage(FILE *f) {
-    fprintf(f, "usage: eventlog-socket table KIND ADDR|FILE --csv OUT.csv|-\n"
-               "                            [--connect-timeout S] [--retry]\n"
-               "Writes one kind of event of a recorded eventlog or a live program as CSV\n"
-               "(RFC 4180, UTF-8): a header row, then a row per event, in the stream's\n"
-               "order (sort by time_s for one order across capabilities). time_s: seconds\n"
-               "since the program started (the stream's clock, as in `heap`). capability:\n"
-               "the capability whose buffer posted the event, empty for the RTS's global\n"
-               "one. An empty cell: the event does not carry that figure. KIND and its\n"
-               "columns:\n");
-    for (int k = 0; k < ES_TABLE_KINDS; k++) {
-        /* The columns, wrapped after a comma to fit 80 columns. */
-        const char *cols = es_table_columns(k);
-        fprintf(f, "  %-8s ", es_table_kind_name(k));
-        for (int width = 11; *cols;) {
-            size_t n = strcspn(cols, ",");
-            if (width + (int)n + 1 > 79 && width > 11) {
-                fprintf(f, "\n%11s", "");
-                width = 11;
-            }
-            fprintf(f, "%.*s%s", (int)n, cols, cols[n] ? "," : "");
-            width += (int)n + 1;
-            cols += cols[n] ? n + 1 : n;
-        }
-        fputc('\n', f);
-    }
-    fprintf(f, "gc: event is request_seq, request_par, start, work, idle, done, end, sync or\n"
-               "  stats; an end row's duration_s is its capability's GC (start to end), a stats\n"
-               "  row's is the pause of the collection it reports (the leading capability's);\n"
-               "  the stats rows are one per collection, with its generation and bytes.\n"
-               "heap: each row fills the one figure its event carries (ffill() for the state\n"
-               "  at any time); allocated_bytes is its capability's total so far.\n"
-               "census: a row per label of each census (as `heap --csv`).\n"
-               "sparks: counters rows carry the capability's running totals (the RTS's\n"
-               "  SPARK_COUNTERS); create/dud/overflow/run/steal/fizzle/gc rows are single\n"
-               "  sparks (+RTS -lf); victim_capability: whose spark a steal took.\n"
-               "threads: event is create, run, stop, runnable, migrate, wakeup, label or\n"
-               "  create_spark_thread; status: why a stop row stopped (heap_overflow,\n"
-               "  yielding, blocked_on_mvar, finished, foreign_call, ...); blocked_on: the\n"
-               "  thread that owns the black hole; other_capability: where a thread migrated\n"
-               "  or was woken; label: labelThread's text.\n"
-               "Exit status 0 when the stream was complete, 1 when it was cut, 2 on errors.\n");
-}
 
 static void write_census(struct table *t) {
     const struct es_model *m = t->model;
@@ -117,7 +75,7 @@ static void stop(struct table *t, int status, const char *why) {
     if (t->out)
         es_table_rows_finish(&t->rows);
     int werr = close_out(t);
-    if (c->stream.state == ES_STREAM_HEADER) {
+    if (c->stream.header.len == 0 || t->out_failed) {
         fprintf(stderr, "eventlog-socket: %s: %s\n", c->name, why);
         return;
     }
@@ -149,10 +107,25 @@ static void stop(struct table *t, int status, const char *why) {
                 es_table_kind_name(k), es_table_hint(k));
 }
 
+static void stop(struct table *t, int status, const char *why);
+
+/* The output is created once the source has proved to be an eventlog (it
+ * was checked before connecting), so a source that is not one leaves no
+ * file behind. */
 static void on_header(struct es_conn *c, void *ctx) {
     struct table *t = ctx;
     if (t->model)
         es_model_header(t->model, &c->stream.header);
+    char why[600];
+    t->out = strcmp(t->out_path, "-") == 0 ? stdout : es_outfile_fopen(t->out_path, "w");
+    if (t->out == NULL) {
+        snprintf(why, sizeof why, "cannot create %s: %s", t->out_path, strerror(errno));
+        t->out_failed = true;
+        stop(t, 2, why);
+    } else if (es_table_rows_init(&t->rows, (enum es_table_kind)t->kind, t->out) != 0) {
+        t->out_failed = true;
+        stop(t, 2, "out of memory");
+    }
 }
 
 /* The capability of the block `ev` is in (the model follows blocks the
@@ -252,22 +225,19 @@ static void on_signal(void *ctx, int signum) {
 static int parse(struct table *t, int argc, char **argv, const char **src, int *kind) {
     const char *pos[2] = {NULL, NULL};
     const struct es_opt opts[] = {{"--csv", NULL, ES_OPT_VALUE, &t->out_path, 0,
-                                   "%s needs a file name (or - for stdout)", NULL},
+                                   "%s needs a file name (or - for stdout)", NULL, true},
                                   {0}};
     const struct es_opts_spec spec = {.cmd = "table",
                                       .opts = opts,
                                       .conn = &t->ses.opt,
-                                      .usage = table_usage,
                                       .pos = pos,
                                       .npos = 2,
+                                      .required = 2,
+                                      .pos_names = (const char *[]){"KIND", "ADDR|FILE"},
                                       .too_many = "one kind and one source only (then %s)"};
     int status = es_opts_parse(&spec, argc, argv);
     if (status >= 0)
         return status;
-    if (pos[0] == NULL || pos[1] == NULL || t->out_path == NULL) {
-        table_usage(stderr);
-        return 2;
-    }
     *kind = es_table_kind(pos[0]);
     if (*kind < 0) {
         fprintf(stderr,
@@ -299,13 +269,8 @@ int es_table_main(int argc, char **argv) {
         }
         es_model_init(t->model);
     }
-    t->out = strcmp(t->out_path, "-") == 0 ? stdout : es_outfile_fopen(t->out_path, "w");
-    if (t->out == NULL) {
-        fprintf(stderr, "eventlog-socket table: cannot create %s: %s\n", t->out_path,
-                strerror(errno));
-        status = 2;
-    } else if (es_table_rows_init(&t->rows, (enum es_table_kind)kind, t->out) != 0) {
-        fprintf(stderr, "eventlog-socket table: out of memory\n");
+    t->kind = kind;
+    if (!es_outfile_check("table", NULL, t->out_path)) {
         status = 2;
     } else {
         struct es_conn_callbacks cb = {.on_header = on_header,

@@ -136,18 +136,34 @@ static int draw_header(const struct es_top_view *v, int y) {
     clrtoeol();
     /* GHC 9.0's header says so long before its RTS_IDENTIFIER (at exit);
      * program time is unknown until the first event. */
-    put(y, 0, A_REVERSE | A_BOLD, " %s%s  GHC %s  up %s ", name, pidtxt,
-        m->ghc_version[0] ? m->ghc_version
-        : m->no_flush     ? "9.0"
-                          : "?",
-        m->events > 0 ? up : "?");
-    int x = getcurx(stdscr) + 1;
+    char title[600], tail[400];
+    int tw = snprintf(title, sizeof title, " %s%s  GHC %s  up %s ", name, pidtxt,
+                      m->ghc_version[0] ? m->ghc_version
+                      : m->no_flush     ? "9.0"
+                                        : "?",
+                      m->events > 0 ? up : "?");
+    const char *state = state_text(v);
+    int sw = (int)strlen(state);
+    if (tw + 1 + sw > COLS && v->retry &&
+        (v->state == ES_TOP_EXITED || v->state == ES_TOP_WAITING)) {
+        state = v->state == ES_TOP_EXITED ? "exited, --retry waits" : "waiting (--retry)";
+        sw = (int)strlen(state);
+    }
+    int rw = snprintf(tail, sizeof tail, "  %s  %s/s", v->source, rate);
+    /* Positions from the texts' lengths (the cursor wraps to the line's
+     * start after its last column): what does not fit goes, the source
+     * and rate first, then the end of the state. */
+    if (tw + 1 + sw + rw > COLS)
+        rw = 0;
+    put(y, 0, A_REVERSE | A_BOLD, "%s", title);
+    int x = tw + 1;
     attr_t sa = v->state == ES_TOP_LIVE     ? A_BOLD
                 : v->state == ES_TOP_EXITED ? A_BOLD | A_STANDOUT
                                             : A_STANDOUT;
-    put(y, x, sa, "%s", state_text(v));
-    x = getcurx(stdscr);
-    put(y, x, A_NORMAL, "  %s  %s/s", v->source, rate);
+    if (x < COLS)
+        put(y, x, sa, "%.*s", COLS - x < sw ? COLS - x : sw, state);
+    if (rw > 0)
+        put(y, x + sw, A_NORMAL, "%s", tail);
     /* On the blank line under it: why the figures lag (GHC 9.0). */
     if (m->no_flush && !m->ended)
         put(y + 1, 0, A_BOLD, "%s%s", ES_MODEL_GHC90_NOTE, m->events == 0 ? " (none yet)" : "");
@@ -314,13 +330,14 @@ static int draw_notes(const struct es_top_view *v, int y, int rows) {
      * this connection asked for (protocol.md 1.3). */
     if (m->cost_notices) {
         double gib = es_model_cost_s_per_gib(m);
-        char per[48];
+        /* Per GiB once the notices counted bytes sent (on GHC 9.0 they may
+         * count none while bytes arrive: "nothing sent" would contradict
+         * the bytes received). */
+        char per[48] = "";
         if (gib >= 0)
-            snprintf(per, sizeof per, "%.2f s per GiB", gib);
-        else
-            snprintf(per, sizeof per, "nothing sent yet");
+            snprintf(per, sizeof per, " (%.2f s per GiB)", gib);
         put(y++, 2, A_BOLD,
-            "streaming costs the program %.1f ms CPU/s (%s): RTS %.1f, walker %.1f, loop %.1f",
+            "streaming costs the program %.1f ms CPU/s%s: RTS %.1f, walker %.1f, loop %.1f",
             m->cost_ms_per_s, per, m->cost_rts_ms_per_s, m->cost_walker_ms_per_s,
             m->cost_loop_ms_per_s);
         if (rows > 0)

@@ -61,14 +61,6 @@ struct top {
 
 static struct top the_top;
 
-static void top_usage(FILE *f) {
-    fprintf(f, "usage: eventlog-socket top ADDR [--retry] [--connect-timeout S]\n"
-               "A live view of the program's heap, GC, capabilities, threads, sparks,\n"
-               "heap census, markers and messages. Keys: c census now, p pause/resume\n"
-               "heap profiling, q quit. With --retry it waits for the program and\n"
-               "reconnects when it is restarted.\n");
-}
-
 static void draw(struct top *t) {
     const struct es_conn *c = t->ses.conn;
     struct es_top_view v = {
@@ -273,10 +265,10 @@ int es_top_main(int argc, char **argv) {
     t->ses.opt.window = true; /* from the program's window, when it keeps one */
     const struct es_opts_spec spec = {.cmd = "top",
                                       .conn = &t->ses.opt,
-                                      .usage = top_usage,
                                       .pos = &t->addr,
                                       .npos = 1,
-                                      .required = 1};
+                                      .required = 1,
+                                      .pos_names = (const char *[]){"ADDR"}};
     int status = es_opts_parse(&spec, argc, argv);
     if (status >= 0)
         return status;

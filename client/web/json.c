@@ -32,7 +32,8 @@ static void info(struct es_webbuf *b, const struct es_model *m,
     ES_WEBBUF_ADD(b, ",\"error\":");
     es_webbuf_json_str(b, st->error ? st->error : "");
     es_webbuf_printf(b, ",\"run\":%u,\"retry\":%s", st->run, st->retry ? "true" : "false");
-    es_webbuf_printf(b, ",\"no_flush\":%s", m->no_flush ? "true" : "false");
+    es_webbuf_printf(b, ",\"no_flush\":%s,\"late_start\":%s", m->no_flush ? "true" : "false",
+                     es_model_late_start(m) ? "true" : "false");
     /* The heap profile's mode by name, and why it shows nothing when the
      * eventlog cannot carry its samples (-hr, -hb). */
     const char *lack = m->heap_prof ? es_model_breakdown_lack(m->breakdown, m->nlabels > 0) : NULL;

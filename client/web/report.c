@@ -49,17 +49,6 @@ static void rep_end(struct es_conn *c, enum es_conn_end how, void *ctx) {
         es_model_end(r->model);
 }
 
-static void report_usage(FILE *f) {
-    fprintf(f, "usage: eventlog-socket report FILE|ADDR -o OUT.html\n"
-               "       eventlog-socket report RUN_A RUN_B -o OUT.html\n"
-               "Writes the web page of `serve` for a recorded eventlog (or a program, up to\n"
-               "its exit) into one HTML file with its scripts and data inlined: it opens\n"
-               "from disk, without a server or the internet. With two runs (each a\n"
-               "recording or a live program, as for `compare`), the page compares their\n"
-               "heap profiles: `compare`'s table, and both runs on shared axes (heap size\n"
-               "and live bytes; the labels that differ most).\n");
-}
-
 /* Read the whole stream into the model. Returns 0, or 2 after a message. */
 static int read_all(struct report *r, const char *in) {
     struct es_conn_callbacks cb = {.on_header = rep_header,
@@ -71,7 +60,7 @@ static int read_all(struct report *r, const char *in) {
                                    .on_skip = rep_skip};
     int status = 0;
     if (es_session_open(&r->ses, in, &cb) != 0) {
-        fprintf(stderr, "eventlog-socket report: %s\n", r->ses.conn->error);
+        fprintf(stderr, "eventlog-socket report: %s: %s\n", r->ses.conn->name, r->ses.conn->error);
         status = 2;
     } else {
         uv_run(r->ses.loop, UV_RUN_DEFAULT);
@@ -127,23 +116,23 @@ int es_report_main(int argc, char **argv) {
     const char *in[2] = {NULL, NULL}, *out = NULL;
     es_session_init(&r->ses);
     r->ses.opt.allow_file = true;
-    const struct es_opt opts[] = {{"-o", NULL, ES_OPT_VALUE, &out, 0, NULL, NULL}, {0}};
+    const struct es_opt opts[] = {{"-o", NULL, ES_OPT_VALUE, &out, 0, NULL, NULL, true}, {0}};
     const struct es_opts_spec spec = {.cmd = "report",
                                       .opts = opts,
                                       .conn = &r->ses.opt,
-                                      .usage = report_usage,
-                                      .unknown = "unknown option or missing value: %s",
                                       .pos = in,
                                       .npos = 2,
+                                      .required = 1,
+                                      .pos_names = (const char *[]){"FILE|ADDR"},
                                       .too_many = "two runs at most (%s, ..., then %s)",
                                       .pos_first = true};
     int status = es_opts_parse(&spec, argc, argv);
     if (status >= 0)
         return status;
-    if (in[0] == NULL || out == NULL) {
-        report_usage(stderr);
+    /* Checked before any source is read (a live program is read to its
+     * exit); the file itself is written at the end. */
+    if (!es_outfile_check("report", NULL, out))
         return 2;
-    }
     if (in[1] != NULL)
         return es_report_two(in, out, &r->ses.opt);
     r->how = ES_CONN_FAILED;

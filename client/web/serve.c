@@ -235,21 +235,9 @@ static void on_signal(void *ctx, int signum) {
     uv_stop(s->ses.loop);
 }
 
-static void serve_usage(FILE *f) {
-    fprintf(f, "usage: eventlog-socket serve ADDR [--http HOST:PORT] [--record FILE]\n"
-               "                             [--connect-timeout S] [--retry]\n"
-               "Serves a live web page of the program at ADDR on http://HOST:PORT/\n"
-               "(default 127.0.0.1:8080; port 0 picks a free one; the URL is printed).\n"
-               "Binds loopback unless another HOST is given. --record keeps the eventlog\n"
-               "received (the page's download link) in FILE; otherwise in a temporary file.\n"
-               "Runs until Ctrl-C, also after the program exits. --retry waits for the\n"
-               "program, and after it ends for its next run, which the page then shows\n"
-               "(with --record, run N is kept in FILE.N).\n");
-}
-
 /* A connection could not be opened (its error says why). */
 static void open_failed(struct serve *s) {
-    fprintf(stderr, "eventlog-socket serve: %s\n", s->ses.conn->error);
+    fprintf(stderr, "eventlog-socket serve: %s: %s\n", s->ses.conn->name, s->ses.conn->error);
     s->status = 2;
     uv_stop(s->ses.loop);
 }
@@ -264,8 +252,9 @@ static void reopened(void *ctx, int r) {
 static int start_http(struct serve *s, const struct sockaddr_storage *sa, bool loopback) {
     s->http_server = es_webhttp_start(s->sh, sa, loopback);
     if (s->http_server == NULL) {
-        fprintf(stderr, "eventlog-socket serve: cannot serve HTTP on %s: %s\n", s->http,
-                strerror(errno ? errno : EADDRINUSE));
+        int e = errno ? errno : EADDRINUSE;
+        fprintf(stderr, "eventlog-socket serve: cannot serve HTTP on %s: %s%s\n", s->http,
+                strerror(e), e == EADDRINUSE ? ES_WEBADDR_IN_USE_HINT : "");
         return 2;
     }
     char host[300];
@@ -275,6 +264,20 @@ static int start_http(struct serve *s, const struct sockaddr_storage *sa, bool l
     printf("eventlog-socket serve: http://%s:%u/%s%s\n", host[0] ? host : "127.0.0.1",
            es_webhttp_port(s->http_server), token[0] ? "?token=" : "", token);
     fflush(stdout);
+    return 0;
+}
+
+/* The source, checked before the HTTP server starts (and without
+ * connecting, which would release a program held by GHC_EVENTLOG_WAIT): a
+ * file, an address that does not parse or a socket that is not there is
+ * said at once, with no URL printed for a page that would never show a
+ * program. Returns 0, or 2 after a message. */
+static int check_source(struct serve *s) {
+    static struct es_conn probe;
+    if (es_conn_address(&probe, s->source, &s->ses.opt) != 0) {
+        fprintf(stderr, "eventlog-socket serve: %s: %s\n", probe.name, probe.error);
+        return 2;
+    }
     return 0;
 }
 
@@ -307,17 +310,17 @@ int es_serve_main(int argc, char **argv) {
     s->ses.opt.window = true; /* from the program's window, when it keeps one */
     s->http = "127.0.0.1:8080";
     s->rec_fd = -1;
-    const struct es_opt opts[] = {{"--http", NULL, ES_OPT_VALUE, &s->http, 0, NULL, NULL},
-                                  {"--record", NULL, ES_OPT_VALUE, &s->rec_path, 0, NULL, NULL},
-                                  {0}};
+    const struct es_opt opts[] = {
+        {"--http", NULL, ES_OPT_VALUE, &s->http, 0, NULL, NULL, false},
+        {"--record", NULL, ES_OPT_VALUE, &s->rec_path, 0, NULL, NULL, false},
+        {0}};
     const struct es_opts_spec spec = {.cmd = "serve",
                                       .opts = opts,
                                       .conn = &s->ses.opt,
-                                      .usage = serve_usage,
-                                      .unknown = "unknown option or missing value: %s",
                                       .pos = &s->source,
                                       .npos = 1,
-                                      .required = 1};
+                                      .required = 1,
+                                      .pos_names = (const char *[]){"ADDR"}};
     int status = es_opts_parse(&spec, argc, argv);
     if (status >= 0)
         return status;
@@ -339,8 +342,16 @@ int es_serve_main(int argc, char **argv) {
     s->blocks.skip_cost_notices = true;
     s->state = "connecting";
 
-    if (open_recording(s) != 0 || start_http(s, &sa, loopback) != 0) {
+    /* The recording is checked before anything is connected (a program
+     * held by GHC_EVENTLOG_WAIT stays held) and created after HTTP starts,
+     * so that a taken port leaves no file behind. */
+    if ((s->rec_path != NULL && !es_outfile_check("serve", "the recording", s->rec_path)) ||
+        check_source(s) != 0 || start_http(s, &sa, loopback) != 0) {
         s->status = 2;
+    } else if (open_recording(s) != 0) {
+        s->status = 2;
+        es_webshare_close(s->sh);
+        es_webhttp_stop(s->http_server);
     } else {
         run(s);
         /* Wake every event stream so its thread ends, then stop the server. */

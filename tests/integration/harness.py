@@ -127,7 +127,8 @@ def raise_nofile():
 def unix_listening(path):
     """Whether a socket listens at `path`: /proc/net/unix lists every Unix
     socket with its flags (0x10000, __SO_ACCEPTCON: listening) and path."""
-    with open("/proc/net/unix") as f:
+    # Another process's socket path may be any bytes (not UTF-8).
+    with open("/proc/net/unix", errors="surrogateescape") as f:
         next(f)
         for line in f:
             fields = line.split(None, 7)
@@ -230,7 +231,8 @@ class Program:
                  "bytes_sent", "chunks_dropped", "bytes_dropped", "bytes_held",
                  "bytes_held_peak", "flushes", "flush_us", "clients_refused", "cpu_ns_writer",
                  "cpu_ns_walker", "cpu_ns_loop", "clients_lossless", "lossless_waits",
-                 "lossless_wait_ns", "lossless_wait_max_ns", "window_bytes", "windows_sent"]
+                 "lossless_wait_ns", "lossless_wait_max_ns", "chunks_lost", "bytes_lost",
+                 "window_bytes", "windows_sent"]
         words = self.query("stats").split()
         expect(words[0] == "stats" and len(words) == 1 + len(names), "stats answer %r" % words)
         return dict(zip(names, map(int, words[1:])))
@@ -308,10 +310,14 @@ class Client:
     """A client that reads the stream to EOF in a thread, and can send."""
 
     def __init__(self, scope, unix=None, tcp_port=None, connect_timeout=10.0, read=True,
-                 keep=True):
+                 keep=True, pace=None, nap=None):
         """keep=False: keep only the last 64 KiB of what arrives (received()
-        then returns that tail), for a stream of hundreds of MB."""
+        then returns that tail), for a stream of hundreds of MB. pace: read
+        at most this many bytes a second (64 KiB at a time); nap: sleep this
+        many seconds after every read (a reader that is busy elsewhere)."""
         self.keep = keep
+        self.pace = pace
+        self.nap = nap
         self.data = bytearray()
         self.eof = threading.Event()
         self.error = None
@@ -340,15 +346,21 @@ class Client:
         self.thread.start()
 
     def _read(self):
+        start, total = time.monotonic(), 0
         try:
             while True:
-                chunk = self.sock.recv(1 << 20)
+                chunk = self.sock.recv(1 << 16 if self.pace or self.nap else 1 << 20)
                 if not chunk:
                     break
                 with self.lock:
                     self.data += chunk
                     if not self.keep and len(self.data) > 1 << 16:
                         del self.data[:-(1 << 16)]
+                total += len(chunk)
+                if self.pace:
+                    time.sleep(max(0.0, start + total / self.pace - time.monotonic()))
+                if self.nap:
+                    time.sleep(self.nap)
         except OSError as e:
             self.error = e
         self.eof.set()
@@ -409,6 +421,22 @@ class Client:
             pass
 
 
+def flood_nonblocking(sock, frames, seconds):
+    """Send `frames` again and again for `seconds`, as much as the socket
+    takes each time without waiting (a frame may be cut: the server skips
+    what is not a frame); the bytes it took. The program reads a client that
+    floods one command a buffer a second once its request is folded into
+    the one waiting, so blocking sends would take far longer."""
+    sent = 0
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            sent += sock.send(frames, socket.MSG_DONTWAIT)
+        except BlockingIOError:
+            time.sleep(0.01)
+    return sent
+
+
 def ghc_version():
     out = subprocess.run([HC, "--numeric-version"], capture_output=True, text=True).stdout
     major, minor = out.strip().split(".")[:2]
@@ -421,15 +449,16 @@ def fib_markers(summary):
 
 def serve(s, name, args=(), rts=(), tcp=False, exe="probe"):
     """Start the probe waiting for a client on a Unix socket or TCP; return
-    the program and a function that connects a client."""
+    the program and a function that connects a client (its keyword
+    arguments go to Client)."""
     if tcp:
         p = Program(s, exe, list(args), tcp_port=0, wait=True, rts=rts)
         port = p.tcp_port()
-        return p, lambda: Client(s, tcp_port=port)
+        return p, lambda **kw: Client(s, tcp_port=port, **kw)
     sock = s.path(name + ".sock")
     p = Program(s, exe, list(args), unix=sock, wait=True, rts=rts)
     p.wait_socket(sock)
-    return p, lambda: Client(s, unix=sock)
+    return p, lambda **kw: Client(s, unix=sock, **kw)
 
 
 def stall_with_lossless_client(s, p, sock, framing=GCTL + LOSSLESS):

@@ -144,7 +144,7 @@ def table_compare_bad_input(s):
     refused(["table", "gc", log], "usage: eventlog-socket table")
     refused(["table", "gc", s.path("missing.eventlog"), "--csv", "-", "--connect-timeout", "1"],
             "missing.eventlog")
-    refused(["table", "gc", log, "--csv", s.path("no/such/dir.csv")], "cannot create")
+    refused(["table", "gc", log, "--csv", s.path("no/such/dir.csv")], "cannot write")
     junk = s.path("junk.eventlog")
     with open(junk, "wb") as f:
         f.write(b"GET / HTTP/1.1\r\n\r\n" * 100)

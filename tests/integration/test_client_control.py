@@ -47,8 +47,10 @@ def control_sends_each_command(s):
 
 @test
 def control_census_wait(s):
-    """census --wait on a busy program sees its census: the sample the
-    request caused, taken within a second of the request."""
+    """census --wait on a busy program sees its census: a sample taken after
+    the request, and seen long before the 10 s timeout (on a quiet machine
+    within a second; a busy one delays the library's threads and the
+    flush)."""
     need_live_samples()
     p, sock = busy(s, "census", ["-hT", "-i100"])
     time.sleep(0.5)
@@ -58,7 +60,7 @@ def control_census_wait(s):
                   r"\(seen after ([\d.]+) s\)", out)
     expect(m, "output %r" % out)
     note(out.strip())
-    expect(float(m.group(2)) < 1.0, "the census came %s s after the request" % m.group(2))
+    expect(0 <= float(m.group(2)) < 5.0, "the census came %s s after the request" % m.group(2))
 
 
 @test
@@ -83,9 +85,9 @@ def control_stop_start_wait(s):
 
 @test
 def control_wait_timeout_hint(s):
-    """--wait that sees nothing exits 1: on GHC 9.0 after --timeout with a
-    hint that samples cannot be seen live, on 9.2+ at once, saying that the
-    program runs without a heap profiling mode."""
+    """--wait that cannot see the effect exits 1 at once: on GHC 9.0 (the
+    program has -hT) saying that the sample can only be seen at exit, on
+    9.2+ that the program runs without a heap profiling mode."""
     old = ghc_version() < (9, 2)
     p, sock = busy(s, "hint", ["-hT"] if old else [])
     time.sleep(0.3)
@@ -94,9 +96,9 @@ def control_wait_timeout_hint(s):
     took = time.monotonic() - start
     expect(rc == 1, "exit %d: %r %r" % (rc, out, err))
     if old:
-        expect("no heap sample arrived within 3 s" in err, "stderr %r" % err)
         hint = last_line(err)
-        expect(hint.startswith("hint:") and "9.2" in hint, "hint %r" % hint)
+        expect("census: sent" in out and "not waiting" in hint and "GHC 9.0" in hint
+               and "when the program exits" in hint, "stdout %r, stderr %r" % (out, err))
     else:
         # The stream says at once that no sample can come (issue 28).
         hint = last_line(err)

@@ -87,7 +87,7 @@ def client_refused(s):
     one_line_error(s, ["control", "tcp:127.0.0.1:%d" % port, "census"], ["connection refused"])
     plain = s.path("plain-file")
     open(plain, "w").close()
-    one_line_error(s, ["record", plain], ["not a socket"])
+    one_line_error(s, ["record", plain], ["a file, not a running program's socket", "report"])
 
 
 @test
@@ -197,7 +197,8 @@ def client_file_cannot_be_written(s):
     sock = s.path("nowrite.sock")
     p = Program(s, "probe", unix=sock)
     p.wait_socket(sock)
-    one_line_error(s, ["record", sock, "-o", s.path("missing/dir.eventlog")], ["cannot create"])
+    one_line_error(s, ["record", sock, "-o", s.path("missing/dir.eventlog")],
+                   ["cannot write", "missing/dir.eventlog", "does not exist"])
     # Named when the stream names the program, or at the interrupt.
     rec = Cmd(s, ["record", sock], cwd="/proc")
     # Interrupted once it is under way (connected, so its signal handlers
@@ -214,19 +215,22 @@ def client_file_cannot_be_written(s):
 @test
 def client_usage_errors(s):
     """Each subcommand's command line, through the one option parser:
-    --help prints the usage on stdout and exits 0; a missing address, an
+    --help prints the help on stdout and exits 0; a missing address, an
     unknown option, an option without its value, a bad number of seconds
     or an extra argument exits 2 with a message on stderr that names the
     word at fault, before any connection is tried (the address below
     does not exist, and no "no such socket" may appear)."""
     sock = s.path("never.sock")
-    cmds = ["record", "control", "heap", "top", "serve", "report"]
-    for cmd in cmds:
+    cmds = {"record": "ADDR", "control": "ADDR", "heap": "ADDR|FILE", "top": "ADDR",
+            "serve": "ADDR", "report": "FILE|ADDR"}
+    for cmd, what in cmds.items():
         rc, out, err = run(s, [cmd, "--help"])
         expect(rc == 0 and out.startswith("usage: eventlog-socket " + cmd) and not err,
                "%s --help: exit %d, %r %r" % (cmd, rc, out[:80], err))
         rc, out, err = run(s, [cmd])
-        expect(rc == 2 and err.startswith("usage: eventlog-socket " + cmd) and not out,
+        expect(rc == 2 and err.startswith("eventlog-socket %s: %s is required\n"
+                                          "usage: eventlog-socket %s" % (cmd, what, cmd))
+               and not out,
                "%s without an address: exit %d, %r" % (cmd, rc, err[:80]))
     cases = [
         (["record", sock, "--bogus"], ["unknown option --bogus", "usage:"]),

@@ -177,7 +177,9 @@ def heap_live_hp(s):
 @test
 def heap_cut_file(s):
     """A recording cut in the middle: `heap` says so (exit 1), and the .hp
-    file still ends properly with the censuses before the cut."""
+    file still ends properly with the censuses before the cut. On GHC 9.0,
+    whose censuses come at exit, there are none before the cut: heap says
+    so, naming GHC 9.0, and writes no file."""
     _, log = record_with_rts_files(s, seconds=0.8)
     with open(log, "rb") as f:
         data = f.read()
@@ -188,9 +190,13 @@ def heap_cut_file(s):
     res = run_heap(cut, "--hp", out)
     expect(res.returncode == 1 and "cut" in res.stderr,
            "heap of a cut file exited %d: %s" % (res.returncode, res.stderr))
-    samples = parse_hp(out)
-    expect(samples and not samples[-1], "the cut .hp file does not end with an empty sample")
-    hp2ps(s, out)
+    if "no heap profile" in res.stderr:
+        expect(ghc_version() < (9, 2) and "GHC 9.0" in res.stderr and not os.path.exists(out),
+               "no censuses before the cut: %r" % res.stderr)
+    else:
+        samples = parse_hp(out)
+        expect(samples and not samples[-1], "the cut .hp file does not end with an empty sample")
+        hp2ps(s, out)
     # And the usage errors a user makes first.
     res = run_heap(log)
     expect(res.returncode == 2 and "usage" in res.stderr, "heap without --hp/--csv: %r" % res.stderr)

@@ -2,10 +2,16 @@
 a valid eventlog wherever it stops, named after the program, and says how
 it ended (issue 14)."""
 
+import fcntl
 import os
+import re
 import random
 import signal
+import subprocess
+import threading
 import time
+
+import harness
 
 from client_cmd import Cmd, last_line, pty_stderr_of
 from harness import (END_MARKER, FLOOD, Client, Program, check_stream, expect, ghc_version, note,
@@ -135,8 +141,10 @@ def record_cut_by_sigint_twenty_times(s):
 
 @test
 def record_duration(s):
-    """--duration stops the recording: a valid eventlog, exit 1, the last
-    line says why."""
+    """--duration stops the recording where the user asked: exit 0 (so
+    `record --duration 60 && next-step` goes on), the last line says it
+    stopped as asked; the file is a valid eventlog ending with an end
+    marker, after a notice saying where it stopped (the program time)."""
     sock = s.path("dur.sock")
     p = Program(s, "probe", unix=sock)
     p.wait_socket(sock)
@@ -144,10 +152,13 @@ def record_duration(s):
     p.proc.stdin.flush()
     out = s.path("dur.eventlog")
     rc, _, err = Cmd(s, ["record", sock, "-o", out, "--duration", "1.5"]).wait()
-    expect(rc == 1 and "--duration" in last_line(err), "exit %d, %r" % (rc, err))
+    expect(rc == 0 and "stopped after --duration 1.5 s" in last_line(err)
+           and "as asked" in last_line(err), "exit %d, %r" % (rc, err))
     with open(out, "rb") as f:
         data = f.read()
     expect(data.endswith(END_MARKER), "no end marker")
+    expect(re.search(rb"recording cut: stopped after --duration 1\.5 s, at program time "
+                     rb"[0-9.]+ s", data), "no notice saying where it stopped")
     check_stream(s, data, "dur")
 
 
@@ -218,3 +229,54 @@ def record_counts_drop_notices(s):
     expect(notices and (" %d drop notice" % len(notices)) in last_line(err),
            "the stream has %d notices, the line says %r" % (len(notices), last_line(err)))
     note(last_line(err))
+
+
+@test(timeout=180)
+def record_says_when_the_program_cut_it(s):
+    """A recorder slower than the program under GHC_EVENTLOG_SLOW_CLIENT=
+    disconnect (its output a pipe read at about 2 MB/s) is cut by the
+    program on an event boundary: the recording parses, ends with the
+    program's cut notice and the end marker, and `record` says "cut" with
+    the program's reason (exit 1), not that the stream simply ended."""
+    sock = s.path("slowrec.sock")
+    p = Program(s, "probe", unix=sock, wait=True,
+                env={"GHC_EVENTLOG_SLOW_CLIENT": "disconnect", "GHC_EVENTLOG_CLIENT_BUFFER": "1M"})
+    p.wait_socket(sock)
+    exe = os.path.join(harness.BUILD, "eventlog-socket")
+    rec = s.spawn([exe, "record", sock, "-o", "-"], stdout=subprocess.PIPE,
+                  stderr=subprocess.PIPE)
+    got = bytearray()
+    # A 1 MiB pipe: record's writes of 2 MiB blocks never hold its loop for
+    # long, whatever the machine's load.
+    fcntl.fcntl(rec.stdout.fileno(), 1031, 1 << 20)  # F_SETPIPE_SZ
+
+    def drain():
+        """The consumer of record's output, about 2 MB/s: fast enough that
+        record never stops reading its socket for a second (a recorder
+        blocked that long has stopped reading, and the program closes it at
+        once), slower than the flood."""
+        while True:
+            chunk = rec.stdout.read1(1 << 15)
+            if not chunk:
+                return
+            got.extend(chunk)
+            time.sleep(0.015)
+
+    t = threading.Thread(target=drain, daemon=True)
+    t.start()
+    wait_clients(p, 1)
+    p.cmd("flood 300000 r")
+    p.cmd("quit")
+    p.finish(timeout=60)
+    t.join(timeout=120)
+    err = rec.stderr.read().decode(errors="replace")
+    rec.wait(timeout=30)
+    note(last_line(err))
+    expect(rec.returncode == 1 and "cut, the program cut this connection short: the program "
+           "disconnected this slow client" in last_line(err),
+           "exit %s, %r" % (rec.returncode, err))
+    summ = check_stream(s, bytes(got), "slowrec")
+    expect(got.endswith(END_MARKER) and summ.messages and
+           summ.messages[-1][1].startswith("eventlog-socket: recording cut: the program "
+                                           "disconnected"),
+           "the recording's last message: %r" % summ.messages[-1:])

@@ -196,8 +196,12 @@ def top_shows_lossless_waits(s):
     m = t.wait(r"the program waited ([\d.]+) ms for lossless clients \((\d+) times\)",
                what="the wait line")
     note(m.group(0))
-    expect(float(m.group(1)) >= 1000 and int(m.group(2)) >= 1,
-           "a stall of 3 s shown as %s" % m.group(0))
+    # What top shows is what the library measured and told in its wait
+    # notices: more than nothing, and no more than its own total (how long
+    # the wait lasted depends on how busy the machine was).
+    waited_ms = p.stats()["lossless_wait_ns"] / 1e6
+    expect(0 < float(m.group(1)) <= waited_ms + 0.1 and int(m.group(2)) >= 1,
+           "a wait of %.1f ms shown as %s" % (waited_ms, m.group(0)))
     p.cmd("quit")
     p.finish(timeout=30)
     final = t.wait(r"program exited\s+ran [\d.]+", what="the final summary").string

@@ -353,7 +353,8 @@ def strip_pixel(b, cap, ms, gc):
         const cv = document.getElementById('cap-strip');
         const nb = +cv.dataset.buckets, w = +cv.dataset.bucketNs;
         const x = Math.floor((%d * 1e6 / w) * cv.width / nb);
-        const y = %d * 16 + (%s ? 4 : 12);
+        const h = +cv.dataset.rowHeight;
+        const y = %d * h + (%s ? h / 4 : 3 * h / 4);
         return Array.from(cv.getContext('2d').getImageData(x, y, 1, 1).data.slice(0, 3));
     })()""" % (ms, cap, "true" if gc else "false"))
 

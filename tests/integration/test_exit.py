@@ -2,9 +2,12 @@
 Haskell handler, GHC_EVENTLOG_GRACEFUL_SIGTERM)."""
 
 import os
+import re
 import signal
+import subprocess
 
-from harness import Client, END_MARKER, Program, check_stream, expect, test
+import harness
+from harness import Client, END_MARKER, Program, check_stream, expect, note, test
 
 
 @test
@@ -72,3 +75,103 @@ def sigterm_graceful_setting(s):
     expect(data.endswith(END_MARKER), "no end marker")
     expect(summ.tagged("before-term") == list(range(1, 1001)), "messages missing")
     expect(not os.path.exists(sock), "socket file left behind")
+
+
+# What a paced reader at exit has left: a flood of this many messages is
+# 10-12 MB of stream, so a reader taking 2 MB a second still has seconds of
+# it to read when the program exits right after the flood.
+EXIT_FLOOD = 300000
+CUT_PREFIX = "eventlog-socket: recording cut: "
+
+
+def exit_with_readers(s, name, env, readers, late=()):
+    """The probe with the clients `readers` (Client keyword arguments each)
+    connected, a flood, then the program's exit; returns the program and
+    the clients, their streams ended. The clients numbered in `late` read
+    nothing until the flood is over: at exit the whole flood is their
+    backlog, however fast the machine ran the program."""
+    sock = s.path(name + ".sock")
+    p = Program(s, "probe", unix=sock, wait=True, env=env)
+    p.wait_socket(sock)
+    clients = [Client(s, unix=sock, **dict(kw, read=kw.get("read", True) and i not in late))
+               for i, kw in enumerate(readers)]
+    p.wait_clients(len(clients))
+    p.cmd("flood %d x" % EXIT_FLOOD)
+    for i in late:
+        clients[i].start_reading()
+        clients[i].wait_bytes(1)
+    p.cmd("quit")
+    p.finish(timeout=120)
+    expect(p.proc.returncode == 0, "exit status %s" % p.proc.returncode)
+    for c in clients:
+        if not c.thread.is_alive() and not c.eof.is_set():
+            c.start_reading()  # one that read nothing: what did it get?
+        c.wait_eof(timeout=120)
+    return p, clients
+
+
+def judge_cut(s, data, name):
+    """A stream the library cut: it parses as a whole (no partial event),
+    ends with the end marker after a cut notice, and holds the flood's
+    first messages in order, not all of them. Returns the notice's why."""
+    summ = check_stream(s, data, name)
+    expect(data.endswith(END_MARKER), "%s: no end marker" % name)
+    expect(summ.messages and summ.messages[-1][1].startswith(CUT_PREFIX),
+           "%s: the last message is not a cut notice: %r" % (name, summ.messages[-1:]))
+    got = summ.tagged("x")
+    expect(got == list(range(1, len(got) + 1)) and len(got) < EXIT_FLOOD,
+           "%s: %d messages, not a prefix of the %d" % (name, len(got), EXIT_FLOOD))
+    return summ.messages[-1][1][len(CUT_PREFIX):], len(got)
+
+
+@test(timeout=240)
+def exit_waits_for_a_reader_that_keeps_reading(s):
+    """At exit a client that keeps reading gets the rest of its stream and
+    the end marker, even when that takes several times the linger time (a
+    reader paced at 2 MB/s with megabytes left; GHC_EVENTLOG_LINGER_MS=1000),
+    while a client that stopped reading is cut by the stall rule, not kept
+    until the maximum."""
+    env = {"GHC_EVENTLOG_LINGER_MS": "1000", "GHC_EVENTLOG_LINGER_MAX_MS": "120000"}
+    p, (reader, stopped) = exit_with_readers(s, "keeps", env,
+                                             [{"pace": 2e6}, {"read": False}])
+    data = reader.received()
+    summ = check_stream(s, data, "reader")
+    expect(data.endswith(END_MARKER), "the reader's stream has no end marker")
+    expect(summ.tagged("x") == list(range(1, EXIT_FLOOD + 1)), "the reader misses messages")
+    err = p.stderr()
+    expect(re.search(r"client \d+ stopped reading; cutting it", err) and
+           "did not take the rest of the stream within" not in err and
+           "too slowly" not in err, "log:\n%s" % err)
+
+
+@test(timeout=240)
+def slow_reader_cut_at_exit_ends_on_an_event_boundary(s):
+    """A reader too slow to take the rest within GHC_EVENTLOG_LINGER_MAX_MS
+    (1.5 s: it reads 2 MB/s and begins when the flood, 10-12 MB, is over)
+    is cut, but what it gets ends on an event boundary with a cut
+    notice and the end marker: it parses with ghc-events, and
+    `eventlog-socket table` says "cut" (exit 1) with the library's reason."""
+    env = {"GHC_EVENTLOG_LINGER_MS": "500", "GHC_EVENTLOG_LINGER_MAX_MS": "1500"}
+    p, (reader,) = exit_with_readers(s, "slow", env, [{"pace": 2e6}], late=[0])
+    data = reader.received()
+    why, n = judge_cut(s, data, "slow")
+    note("cut after %d of %d messages: %s" % (n, EXIT_FLOOD, why))
+    expect(why.startswith("the program exited"), "why: %r" % why)
+    path = s.path("slow.eventlog")
+    t = subprocess.run([os.path.join(harness.BUILD, "eventlog-socket"), "table", "markers", path,
+                        "--csv", "-"], capture_output=True, text=True, timeout=120)
+    expect(t.returncode == 1 and "cut: the recording was cut (the program exited" in t.stderr,
+           "table: exit %d, %s" % (t.returncode, t.stderr.strip()))
+
+
+@test(timeout=240)
+def slow_client_disconnect_ends_on_an_event_boundary(s):
+    """GHC_EVENTLOG_SLOW_CLIENT=disconnect: a client that falls more than
+    its 1 MiB behind is disconnected, and its stream ends on an event
+    boundary with a cut notice saying so, then the end marker."""
+    env = {"GHC_EVENTLOG_SLOW_CLIENT": "disconnect", "GHC_EVENTLOG_CLIENT_BUFFER": "1M"}
+    p, (reader,) = exit_with_readers(s, "disc", env, [{"pace": 1e6}])
+    why, n = judge_cut(s, reader.received(), "disc")
+    note("cut after %d of %d messages: %s" % (n, EXIT_FLOOD, why))
+    expect(why.startswith("the program disconnected this slow client"), "why: %r" % why)
+    expect("disconnecting it" in p.stderr(), "log:\n%s" % p.stderr())

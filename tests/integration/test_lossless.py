@@ -167,12 +167,13 @@ def lossless_client_killed_releases_the_program(s):
     expect(p.proc.returncode == 0, "exit status %s" % p.proc.returncode)
 
 
-@test
-def lossless_client_never_hangs_exit(s):
-    """A lossless client that stops reading just before the program exits
-    cannot keep it from exiting: at exit no wait lasts beyond the linger
-    time, and the library says so."""
-    sock = s.path("exit.sock")
+def exit_with_a_stopped_lossless_client(s, attempt):
+    """One run of the scenario below. Returns the program's stderr, or None
+    when the premise did not hold: the program already waited for the
+    client during the second flood (on a busy machine the RTS may hand
+    over a second full buffer then) and the stall rule demoted it before
+    the exit began."""
+    sock = s.path("exit%d.sock" % attempt)
     # No periodic flush (GHC 9.2+): chunks come only from full buffers and
     # at exit, as on GHC 9.0, so what the RTS holds at exit is known.
     env = {"GHC_EVENTLOG_CLIENT_BUFFER": "64K"}
@@ -210,19 +211,36 @@ def lossless_client_never_hangs_exit(s):
     # (On GHC 9.2+ the periodic flush goes on sending meanwhile, and a write
     # counts as sent only once complete: read is not compared with sent.)
     expect(got[0] > 0, "the client read nothing")
-    # What the RTS writes at exit must find no room, and nothing before: at
-    # most one full buffer is written during this flood (the client has
-    # read everything, so it passes), and the rest, written at exit before
-    # the end marker, finds the client full.
+    # What the RTS writes at exit must find no room: the rest of this flood
+    # stays in the RTS's buffers until then, behind what the client left
+    # unread in its socket.
     p.cmd("flood 50000 b", timeout=60)
+    if p.stats()["clients_lossless"] != 1:
+        note("attempt %d: the client was demoted before the exit" % attempt)
+        p.kill()
+        return None
     p.proc.stdin.close()
     start = time.monotonic()
     status, _ = p.wait_rusage(timeout=60)
-    took = time.monotonic() - start
-    note("exited %.1f s after its input ended" % took)
+    note("exited %.1f s after its input ended" % (time.monotonic() - start))
     expect(status == 0, "exit status %s" % status)
-    expect("did not take the end of the stream within the linger time" in p.stderr(),
-           "no wait at exit was cut short:\n%s" % p.stderr())
+    return p.stderr()
+
+
+@test(timeout=240)
+def lossless_client_never_hangs_exit(s):
+    """A lossless client that stops reading just before the program exits
+    cannot keep it from exiting: at exit no wait lasts beyond the linger
+    time, and the library says so. (The premise, a client still lossless
+    when the exit begins, is set up again, up to three times, when a busy
+    machine broke it.)"""
+    for attempt in range(3):
+        err = exit_with_a_stopped_lossless_client(s, attempt)
+        if err is not None:
+            break
+    expect(err is not None, "the client was demoted before the exit in all three attempts")
+    expect("did not take the end of the stream within the linger time" in err,
+           "no wait at exit was cut short:\n%s" % err)
 
 
 @test

@@ -4,7 +4,7 @@ the client limit and the descriptors kept for the program."""
 import re
 import time
 
-from harness import (Client, FLOOD, Program, check_stream, enough_descriptors, expect,
+from harness import (Client, END_MARKER, FLOOD, Program, check_stream, enough_descriptors, expect,
                      many_clients_result, many_clients_run, note, serve, test)
 
 
@@ -61,15 +61,18 @@ def sixteen_clients_tcp(s):
 # 64 streams of 3-5 MB: the checker takes about a minute for all of them on
 # a quiet 2-core machine, several under load (identical streams are judged
 # once, which usually leaves a handful).
-@test(timeout=600)
-def sixty_four_clients(s):
-    """64 concurrent clients, half of them joining late: every stream parses
-    and carries the definitions."""
-    p, connect = serve(s, "sixty-four")
-    early = [connect() for _ in range(32)]
+def sixty_four(s, name, nap=None):
+    """64 clients, half of them joining late; with `nap`, every other one
+    sleeps that long after each read. The program exits right after its
+    second flood, so on a busy machine the clients still have megabytes to
+    read at exit: they keep reading, and each must get the whole stream
+    and the end marker (the library waits for readers that make
+    progress)."""
+    p, connect = serve(s, name)
+    early = [connect(nap=nap if i % 2 else None) for i in range(32)]
     p.wait_clients(32)
     p.cmd("flood %d one" % FLOOD)
-    late = [connect() for _ in range(32)]
+    late = [connect(nap=nap if i % 2 else None) for i in range(32)]
     # The late ones taken in before the second flood, so all of it is theirs.
     p.wait_clients(64)
     p.cmd("flood %d two" % FLOOD)
@@ -80,14 +83,32 @@ def sixty_four_clients(s):
     judged = {}  # stream -> the first client that got it, byte for byte
     for i, c in enumerate(early + late):
         data = c.wait_eof()
+        expect(data.endswith(END_MARKER), "client %d's stream has no end marker" % i)
         if data in judged:
             continue  # the same bytes parse the same: judged already
         judged[data] = i
         summ = check_stream(s, data, "c%d" % i)
+        cut = [m for _, m in summ.messages if m.startswith("eventlog-socket: recording cut")]
+        expect(not cut, "client %d was cut: %s\n%s" % (i, cut, p.stderr()))
         expect(summ.tagged("two") == list(range(1, FLOOD + 1)), "client %d misses data" % i)
         for ev in ("RtsIdentifier", "ProgramArgs", "CapsetCreate", "CapCreate"):
             expect(summ.counts.get(ev, 0) >= 1, "client %d has no %s" % (i, ev))
     note("%d distinct streams among 64 clients" % len(judged))
+
+
+@test(timeout=600)
+def sixty_four_clients(s):
+    """64 concurrent clients, half of them joining late: every stream parses,
+    carries the definitions and ends with the end marker."""
+    sixty_four(s, "sixty-four")
+
+
+@test(timeout=600)
+def sixty_four_clients_half_napping(s):
+    """The same with every other client sleeping 30 ms after each read of
+    64 KiB (a reader busy with other work): all 64 still get the whole
+    stream and the end marker at exit."""
+    sixty_four(s, "napping", nap=0.03)
 
 
 @test

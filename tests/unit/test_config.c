@@ -216,10 +216,30 @@ static void lossless_settings(void) {
            strstr(log, "GHC_EVENTLOG_LOSSLESS_STALL_MS"),
        "more is refused: %s", log);
     unsetenv("GHC_EVENTLOG_LOSSLESS_STALL_MS");
+    setenv("GHC_EVENTLOG_LINGER_MS", "500", 1);
+    setenv("GHC_EVENTLOG_LINGER_MAX_MS", "30000", 1);
+    ok(from_env_logged(&c, log, sizeof log) == 0 && c.linger_ms == 500 &&
+           c.linger_max_ms == 30000 && es_config_linger_max(&c) == 30000,
+       "GHC_EVENTLOG_LINGER_MS and _LINGER_MAX_MS are read");
+    setenv("GHC_EVENTLOG_LINGER_MAX_MS", "100", 1);
+    ok(from_env_logged(&c, log, sizeof log) == 0 && es_config_linger_max(&c) == 500,
+       "a maximum below the linger time means the linger time");
+    setenv("GHC_EVENTLOG_LINGER_MAX_MS", "600001", 1);
+    ok(from_env_logged(&c, log, sizeof log) == EVENTLOG_SOCKET_EINVAL &&
+           strstr(log, "GHC_EVENTLOG_LINGER_MAX_MS=\"600001\""),
+       "more than ten minutes is refused: %s", log);
+    setenv("GHC_EVENTLOG_LINGER_MAX_MS", "10000", 1);
+    setenv("GHC_EVENTLOG_LINGER_MS", "2s", 1);
+    ok(from_env_logged(&c, log, sizeof log) == EVENTLOG_SOCKET_EINVAL &&
+           strstr(log, "GHC_EVENTLOG_LINGER_MS=\"2s\""),
+       "and so is anything but digits: %s", log);
+    unsetenv("GHC_EVENTLOG_LINGER_MS");
+    unsetenv("GHC_EVENTLOG_LINGER_MAX_MS");
     clear();
     struct eventlog_socket_options o;
     eventlog_socket_options_init(&o);
-    ok(o.lossless_clients == EVENTLOG_SOCKET_LOSSLESS_OWNER && o.lossless_stall_ms == 10000,
+    ok(o.lossless_clients == EVENTLOG_SOCKET_LOSSLESS_OWNER && o.lossless_stall_ms == 10000 &&
+           o.linger_ms == 2000 && o.linger_max_ms == 10000,
        "options_init gives the same defaults");
     o.lossless_clients = EVENTLOG_SOCKET_LOSSLESS_ALL;
     o.lossless_stall_ms = 500;

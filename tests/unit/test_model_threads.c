@@ -158,11 +158,34 @@ static void check_bounded(struct es_model *m) {
        (unsigned long long)m->thr.evicted, (unsigned long long)es_model_threads_run_ns(m));
 }
 
+/* A stream that began after its threads did (a start from Haskell): they
+ * run all along, and the first change of the count (a thread created)
+ * comes near the end. The count is known from the stream's first event,
+ * not only from that change (the page's chart drew the run's last
+ * instant only). */
+static void check_threads_before_the_stream(struct es_model *m) {
+    es_model_reset(m);
+    block(m, 0);
+    run(m, 5 * MS, 4); /* threads 2, 3 and 4 began before the stream */
+    stop(m, 6 * MS, 4, 3);
+    run(m, 10 * MS, 2);
+    stop(m, 11 * MS, 2, 7);
+    run(m, 20 * MS, 3);
+    stop(m, 21 * MS, 3, 7);
+    create(m, 95 * MS, 6); /* the only change, in the last bucket */
+    long live[10];
+    es_model_threads_live(m, 10 * MS, 0, 10, live);
+    ok(live[0] == 3 && live[4] == 3 && live[8] == 3 && live[9] == 4,
+       "threads begun before the stream, live all along: %ld %ld %ld %ld", live[0], live[4],
+       live[8], live[9]);
+}
+
 int main(void) {
     struct es_model *m = malloc(sizeof *m);
     es_model_init(m);
     check_states_and_times(m);
     check_bounded(m);
+    check_threads_before_the_stream(m);
     es_model_destroy(m);
     free(m);
     return tap_done();

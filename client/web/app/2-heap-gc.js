@@ -128,8 +128,7 @@
     var kinds = {1: 'cost centre', 2: 'module', 3: 'closure description', 4: 'type description',
                  5: 'retainer', 6: 'biography', 7: 'closure type', 8: 'info table', 9: 'era'};
     if (S.info.mode_note) kinds[S.info.breakdown] += ' (' + S.info.mode_note + ')';
-    text('breakdown', S.info.heap_prof ? (kinds[S.info.breakdown] || 'label') :
-         'label (no heap profile seen yet: run the program with +RTS -hT; GHC 9.0 sends it at exit)');
+    text('breakdown', S.info.heap_prof ? (kinds[S.info.breakdown] || 'label') : 'label (' + noProfile(S.info) + ')');
     // Every census kept, as text.
     var tb = $('census-table').tBodies[0], html = '';
     for (i = 0; i < census.length; i++) {
@@ -140,6 +139,20 @@
               '</td><td>' + (big >= 0 ? esc(labels[big] || '?') : '') + '</td></tr>';
     }
     if (tb.childElementCount !== census.length) tb.innerHTML = html;
+  }
+
+  // Why the heap chart has no kind of profile: censuses whose set-up was
+  // not streamed, a GHC 9.0 stream that ends before the exit, a run
+  // without -h, or one that has not sent it yet.
+  function noProfile(I) {
+    if (I.censuses > 0)
+      return 'its kind was not streamed' + (I.late_start ? ': started from Haskell' : '');
+    var over = I.ended || I.state === 'file' || I.state === 'exited';
+    if (I.no_flush && !I.ended)
+      return over ? 'no heap profile: GHC 9.0 sends it at exit, and the eventlog ends before'
+                  : 'no heap profile seen yet: GHC 9.0 sends it at exit (with +RTS -hT)';
+    return over ? 'no heap profile: run the program with +RTS -hT' :
+                  'no heap profile seen yet: run the program with +RTS -hT';
   }
 
   function drawGc() {
@@ -187,7 +200,8 @@
   }
 
   function drawCaps() {
-    var cv = $('cap-strip'), n = Math.max(S.info.ncaps, 1), rowH = 16;
+    // A strip per capability, tall enough to read when there are few.
+    var cv = $('cap-strip'), n = Math.max(S.info.ncaps, 1), rowH = n <= 4 ? 32 : 16;
     var width = cv.clientWidth || 760;
     if (cv.width !== width) cv.width = width;
     if (cv.height !== n * rowH) cv.height = n * rowH;
@@ -196,29 +210,38 @@
     ctx.fillRect(0, 0, cv.width, cv.height);
     var nb = S.tl.length, from = 0, end = Math.max(nb, 1);
     cv.setAttribute('data-buckets', String(nb));
+    cv.setAttribute('data-row-height', String(rowH));
     cv.setAttribute('data-bucket-ns', String(S.info.width));
     // Zoomed: the buckets of the charts' time range.
     if (view && S.info.width) {
       from = Math.max(0, Math.floor(view[0] * 1e9 / S.info.width));
       end = Math.max(from + 1, Math.ceil(view[1] * 1e9 / S.info.width));
     }
-    var span = end - from;
+    var span = end - from, painted = 0;
     cv.setAttribute('data-view-buckets', from + ',' + end);
     for (var c = 0; c < S.caps.length; c++) {
       var a = S.caps[c];
       for (var i = from; 2 * i + 1 < a.length && i < end; i++) {
         var run = a[2 * i], gc = a[2 * i + 1];
         var x0 = Math.floor((i - from) * width / span), x1 = Math.max(Math.floor((i - from + 1) * width / span), x0 + 1);
+        // Even a short run shows (a long run's buckets are long).
         if (gc > 0.001) {
-          ctx.fillStyle = 'rgba(224,123,0,' + Math.min(1, 0.3 + gc) + ')';
+          ctx.fillStyle = 'rgba(224,123,0,' + Math.min(1, 0.45 + gc) + ')';
           ctx.fillRect(x0, c * rowH + 1, x1 - x0, rowH / 2 - 1);
+          painted++;
         }
         if (run > 0.001) {
-          ctx.fillStyle = 'rgba(42,157,58,' + Math.min(1, 0.15 + run) + ')';
+          ctx.fillStyle = 'rgba(42,157,58,' + Math.min(1, 0.45 + run) + ')';
           ctx.fillRect(x0, c * rowH + rowH / 2, x1 - x0, rowH / 2 - 1);
+          painted++;
         }
       }
     }
+    cv.setAttribute('data-painted', String(painted));
+    var none = !painted && S.info.events > 0;
+    $('cap-strip-note').hidden = !none;
+    text('cap-strip-note', none ? 'Nothing to paint: no capability ran Haskell code or a GC in the stream' +
+         (S.info.no_flush && !S.info.ended ? ' yet (GHC 9.0 sends its events in 2 MiB steps and at exit)' : '') + '.' : '');
     // Each capability's share, and what it is doing as of the latest event
     // (a run or GC in progress is painted up to then).
     var html = '', what = ['idle', 'running', 'in GC'];

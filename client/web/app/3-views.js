@@ -125,8 +125,27 @@
       if (S.liveTl[i] !== null) rows.push([bucketX(i), S.liveTl[i]]);
     for (i = 0; i < S.drops.length; i++) rows.push([S.drops[i][0] / 1e9, NaN]);
     rows.sort(function (a, b) { return a[0] - b[0]; });
-    chart('threads-chart', rows, {labels: ['time', 'live threads'], ylabel: 'threads', colors: ['#b07aa1'],
-                                  fillGraph: true, stepPlot: true, includeZero: true});
+    // A count that stays one value over nearly the whole run (threads the
+    // RTS starts at once and ends at the exit) draws a filled box that
+    // reads as an empty chart: say it in words instead, and why there is
+    // none at all.
+    var counts = {}, n = 0, mode = null;
+    for (i = 0; i < rows.length; i++) {
+      var v = rows[i][1];
+      if (v !== v) continue;
+      counts[v] = (counts[v] || 0) + 1;
+      n++;
+      if (mode === null || counts[v] > counts[mode]) mode = v;
+    }
+    var why = !n ? 'No chart of live threads: no thread began or finished in the stream.' :
+              counts[mode] >= 0.9 * n ? 'No chart of live threads: ' + mode + (+mode === 1 ? ' thread was' : ' threads were') +
+                                        ' live nearly all along (threads began or finished only at the ends of the run).' : '';
+    $('threads-chart').hidden = !!why;
+    $('threads-chart-note').hidden = !why;
+    text('threads-chart-note', why);
+    if (!why)
+      chart('threads-chart', rows, {labels: ['time', 'live threads'], ylabel: 'threads', colors: ['#b07aa1'],
+                                    fillGraph: true, stepPlot: true, includeZero: true});
     var html = '';
     T.rows.slice(0, THREAD_TOP).forEach(function (r) { html += threadRow(r, T.run_s, false); });
     var body = $('threads-top').tBodies[0];
@@ -135,8 +154,13 @@
     T.rows.forEach(function (r) { html += threadRow(r, T.run_s, true); });
     body = $('threads-all').tBodies[0];
     if (body.innerHTML !== html) body.innerHTML = html;
-    text('threads-note', T.live + ' live now, ' + T.created + ' created, ' + T.finished + ' finished; ' +
-         T.run_s.toFixed(3) + ' s of running time in all.');
+    // After the exit nothing is live: the RTS ends its last threads
+    // without a "finished" stop, so a live count would be a stale one.
+    var ended = S.info.ended || S.info.state === 'exited';
+    var before = T.known > T.created ? ' (and ' + (T.known - T.created) + ' begun before the stream)' : '';
+    text('threads-note', (ended ? '' : T.live + ' live now, ') + T.created + ' created' + before + ', ' +
+         T.finished + ' finished; ' + T.run_s.toFixed(3) + ' s of running time in all' +
+         (ended ? ' (the program exited).' : '.'));
     text('threads-all-summary', 'All threads: ' + T.rows.length + ' listed, most running time first' +
          (T.more ? '; and ' + T.more + ' more (' + T.more_s.toFixed(3) + ' s of running time)' : ''));
     var box = $('threads').dataset;
@@ -148,14 +172,23 @@
 
   function drawInfo() {
     var I = S.info;
-    text('program', I.program || '(program not named yet)');
+    // A stream that began after the program did (a start from Haskell)
+    // never names what only the start-up events say: never "yet" then.
+    var over = I.ended || I.state === 'file' || I.state === 'exited';
+    var unnamed = I.late_start || over ? '(program not named in the stream)' : '(program not named yet)';
+    text('program', I.program || unnamed);
     text('ghc', I.ghc ? 'GHC ' + I.ghc : I.no_flush ? 'GHC 9.0' : '');
     // GHC 9.0 cannot flush: say so while the program runs (its header tells).
     $('ghc90').hidden = !(I.no_flush && !I.ended && I.state !== 'file');
     text('state', {connecting: I.retry ? 'waiting for the program (--retry)' : 'connecting', connected: 'connected', exited: 'program exited',
                    lost: 'connection lost', file: 'recording'}[I.state] || I.state);
     text('source', I.source);
-    text('pid', I.pid ? String(I.pid) : '?');
+    text('pid', I.pid ? String(I.pid) : I.late_start || over ? 'not in the stream' : '?');
+    $('late-start').hidden = !I.late_start;
+    text('late-start', 'Started from Haskell: the events the program wrote before it switched its ' +
+         'eventlog to eventlog-socket were not streamed (its start-up' +
+         (I.no_flush ? '; on GHC 9.0 also its name, arguments, pid and the kind of heap profile' : '') +
+         '). README: "What a start from Haskell loses".');
     text('uptime', I.events > 0 ? uptime(I.now > I.first ? I.now : 0) : '?');
     text('bytes', bytes(I.bytes));
     text('dropped', I.drops ? I.dropped_chunks + ' chunks (' + I.dropped_mib.toFixed(1) + ' MiB) in ' +
@@ -170,12 +203,14 @@
     // What streaming costs the program in CPU time (the cost notices the
     // server sends this connection).
     $('cost-fact').hidden = !I.cost_notices;
-    text('cost', I.cost_ms_per_s.toFixed(1) + ' ms CPU/s (' +
-         (I.cost_s_per_gib >= 0 ? I.cost_s_per_gib.toFixed(2) + ' s per GiB' : 'nothing sent yet') +
-         '): RTS ' + I.cost_rts.toFixed(1) + ', walker ' + I.cost_walker.toFixed(1) +
+    // Per GiB only once the notices counted bytes sent ("nothing sent yet"
+    // beside the bytes received would contradict them).
+    text('cost', I.cost_ms_per_s.toFixed(1) + ' ms CPU/s' +
+         (I.cost_s_per_gib >= 0 ? ' (' + I.cost_s_per_gib.toFixed(2) + ' s per GiB)' : '') +
+         ': RTS ' + I.cost_rts.toFixed(1) + ', walker ' + I.cost_walker.toFixed(1) +
          ', loop ' + I.cost_loop.toFixed(1));
     $('cost').dataset.msPerS = I.cost_ms_per_s.toFixed(2);
-    document.title = (I.program || 'eventlog-socket') + ' - eventlog-socket';
+    document.title = (I.program || I.source || 'eventlog-socket') + ' - eventlog-socket';
     $('exited').hidden = I.state !== 'exited';
     text('exited', 'The program exited.' + (I.retry ? ' Waiting for its next run (--retry).' : ''));
     text('run', String(I.run));

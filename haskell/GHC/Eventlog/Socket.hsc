@@ -42,6 +42,10 @@ module GHC.Eventlog.Socket
         esoFlushIntervalMs,
         esoLosslessClients,
         esoLosslessStallMs,
+        esoLingerMaxMs,
+        esoControlIntervalMs,
+        esoMaxClients,
+        esoAllowOtherUsers,
         esoRetainBytes,
         esoRetainSeconds,
         esoDumpOnFailure

@@ -4,6 +4,7 @@
 -- "live 1", then wait (60 s at most) for the file GO, which the test creates
 -- once the marker reached the client; print "go" or "no go".
 -- tiny env: print what fromEnv makes of the environment.
+-- tiny fromenv GO: startFromEnv, then wait (60 s at most) for the file GO.
 -- tiny custom PATH: register the namespace "tiny" (command 1 posts "tiny
 -- custom 1" and lets the program end, command 2 throws) and a POST_START
 -- hook, try the registrations that must fail, serve on PATH and wait (30 s
@@ -44,6 +45,7 @@ main = do
     ["stream", path, n] -> stream path (read n)
     ["live", path, go] -> live path go
     ["env"] -> env
+    ["fromenv", go] -> fromenvStart go
     ["custom", path] -> custom path
     _ -> exitWith (ExitFailure 2)
 
@@ -59,6 +61,17 @@ stream path n = do
   forM_ [1 .. n] $ \i -> traceMarkerIO ("tiny " ++ show i)
   Just s <- stats
   putStrLn ("clients accepted: " ++ show (statsClientsAccepted s))
+
+fromenvStart :: FilePath -> IO ()
+fromenvStart go = do
+  startFromEnv
+  let poll :: Int -> IO Bool
+      poll 0 = pure False
+      poll k = do
+        there <- doesFileExist go
+        if there then pure True else threadDelay 50000 >> poll (k - 1)
+  seen <- poll 1200
+  putStrLn (if seen then "go" else "no go")
 
 live :: FilePath -> FilePath -> IO ()
 live path go = do
@@ -123,6 +136,9 @@ env = do
         ( show addr ++ " wait=" ++ show (esoWait opts)
             ++ " max=" ++ show (esoMaxBuffer opts)
             ++ " slow=" ++ show (esoSlowClient opts)
+            ++ " clients=" ++ show (esoMaxClients opts)
+            ++ " others=" ++ show (esoAllowOtherUsers opts)
+            ++ " control=" ++ show (esoControlIntervalMs opts)
         )
   let (_, _, _, _, _, _, d, _, _) = upstream
   putStrLn ("default wait: " ++ show (esoWait d))

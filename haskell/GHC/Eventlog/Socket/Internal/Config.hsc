@@ -82,8 +82,9 @@ data EventlogSocketOpts = EventlogSocketOpts
     -- | Accepted for compatibility with upstream eventlog-socket and
     -- ignored: the library keeps its own, bounded buffers per client.
     esoSndbuf :: Maybe Int32,
-    -- | Seconds the program's exit waits at most for slow clients to take
-    -- the rest of the stream (default: 2).
+    -- | Seconds the program's exit waits for every client that keeps
+    -- reading to take the rest of the stream (default: 2; see
+    -- 'esoLingerMaxMs' for clients that are still draining then).
     esoLinger :: Maybe Int32,
     -- | Bytes held for all clients together at most, and kept for the first
     -- client before it connects (default 64 MiB, at least 64 KiB).
@@ -102,6 +103,19 @@ data EventlogSocketOpts = EventlogSocketOpts
     -- while the program waits for it loses lossless delivery (default
     -- 10000; 0: never).
     esoLosslessStallMs :: Word64,
+    -- | Past 'esoLinger', exit waits for a client only while its pace would
+    -- bring it to the end of its stream within this many milliseconds of
+    -- the exit's start, and never longer (default 10000; at most 600000).
+    esoLingerMaxMs :: Word64,
+    -- | Control commands that cost the program (a heap census, starting or
+    -- stopping profiling) act at most once per this many milliseconds
+    -- (default 1000; 0: no limit; at most 60000).
+    esoControlIntervalMs :: Word64,
+    -- | Clients served at once; one more is refused (default 1024).
+    esoMaxClients :: Word64,
+    -- | TCP only: serve clients of every user of this machine, not only the
+    -- program's own user and root (default 'False').
+    esoAllowOtherUsers :: Bool,
     -- | The flight recorder (README, \"Flight recorder\"): keep the most
     -- recent this many bytes of the eventlog at all times, for a client
     -- that asks for them later (0, the default: no window; else at least
@@ -126,6 +140,10 @@ defaultEventlogSocketOpts = unsafePerformIO $
     slow <- #{peek struct eventlog_socket_options, slow_client} p :: IO CInt
     lossless <- #{peek struct eventlog_socket_options, lossless_clients} p :: IO CInt
     stall <- #{peek struct eventlog_socket_options, lossless_stall_ms} p :: IO CUInt
+    lingerMax <- #{peek struct eventlog_socket_options, linger_max_ms} p :: IO CUInt
+    control <- #{peek struct eventlog_socket_options, control_interval_ms} p :: IO CUInt
+    clients <- #{peek struct eventlog_socket_options, max_clients} p :: IO CUInt
+    others <- #{peek struct eventlog_socket_options, allow_other_users} p :: IO CInt
     pure
       EventlogSocketOpts
         { esoWait = False,
@@ -143,6 +161,10 @@ defaultEventlogSocketOpts = unsafePerformIO $
           esoFlushIntervalMs = Nothing,
           esoLosslessClients = losslessFromC lossless,
           esoLosslessStallMs = fromIntegral stall,
+          esoLingerMaxMs = fromIntegral lingerMax,
+          esoControlIntervalMs = fromIntegral control,
+          esoMaxClients = fromIntegral clients,
+          esoAllowOtherUsers = others /= 0,
           esoRetainBytes = 0,
           esoRetainSeconds = 0,
           esoDumpOnFailure = Nothing
@@ -189,6 +211,20 @@ applyOptions opts = do
       invalid "esoLosslessStallMs must be at most 3600000"
     #{poke struct eventlog_socket_options, lossless_stall_ms} p
       (fromIntegral (esoLosslessStallMs opts) :: CUInt)
+    when (esoLingerMaxMs opts > 600000) $
+      invalid "esoLingerMaxMs must be at most 600000"
+    #{poke struct eventlog_socket_options, linger_max_ms} p
+      (fromIntegral (esoLingerMaxMs opts) :: CUInt)
+    when (esoControlIntervalMs opts > 60000) $
+      invalid "esoControlIntervalMs must be at most 60000"
+    #{poke struct eventlog_socket_options, control_interval_ms} p
+      (fromIntegral (esoControlIntervalMs opts) :: CUInt)
+    when (esoMaxClients opts == 0 || esoMaxClients opts > 0xffffffff) $
+      invalid "esoMaxClients must be at least 1"
+    #{poke struct eventlog_socket_options, max_clients} p
+      (fromIntegral (esoMaxClients opts) :: CUInt)
+    #{poke struct eventlog_socket_options, allow_other_users} p
+      (if esoAllowOtherUsers opts then 1 else 0 :: CInt)
     when (esoRetainSeconds opts > 604800) $
       invalid "esoRetainSeconds must be at most 604800 (a week)"
     #{poke struct eventlog_socket_options, retain_bytes} p
@@ -213,7 +249,9 @@ applyOptions opts = do
 -- (@GHC_EVENTLOG_UNIX_PATH@, @GHC_EVENTLOG_INET_HOST@/@_PORT@,
 -- @GHC_EVENTLOG_WAIT@, @GHC_EVENTLOG_MAX_BUFFER@, @_CLIENT_BUFFER@,
 -- @_SLOW_CLIENT@, @_FLUSH_INTERVAL_MS@, @_LOSSLESS_CLIENTS@,
--- @_LOSSLESS_STALL_MS@, @_RETAIN@, @_RETAIN_SECONDS@, @_DUMP_ON_FAILURE@;
+-- @_LOSSLESS_STALL_MS@, @_LINGER_MS@ (as whole seconds, rounded up),
+-- @_LINGER_MAX_MS@, @_CONTROL_INTERVAL_MS@, @_MAX_CLIENTS@,
+-- @_ALLOW_OTHER_USERS@, @_RETAIN@, @_RETAIN_SECONDS@, @_DUMP_ON_FAILURE@;
 -- see README.md). 'Nothing' when no
 -- socket is configured. Throws 'EventlogSocketAddrError' for a path that is
 -- too long or a host without a port, and an 'IOError' for any other invalid
@@ -248,6 +286,12 @@ fromEnv = do
         retain <- #{peek struct es_config, retain} p :: IO CSize
         retainSecs <- #{peek struct es_config, retain_seconds} p :: IO CUInt
         dump <- peekCString (#{ptr struct es_config, dump_on_failure} p :: Ptr CChar)
+        lingerMs <- #{peek struct es_config, linger_ms} p :: IO CUInt
+        lingerMax <- #{peek struct es_config, linger_max_ms} p :: IO CUInt
+        control <- #{peek struct es_config, control_interval_ms} p :: IO CUInt
+        clients <- #{peek struct es_config, max_clients} p :: IO CUInt
+        others <- #{peek struct es_config, allow_other_users} p :: IO CBool
+        lingerSet <- nonEmpty <$> lookupEnv "GHC_EVENTLOG_LINGER_MS"
         addr <-
           if cpath /= nullPtr
             then EventlogSocketUnixAddr <$> peekCString cpath
@@ -267,6 +311,11 @@ fromEnv = do
                   esoFlushIntervalMs = if flushMs < 0 then Nothing else Just (fromIntegral flushMs),
                   esoLosslessClients = losslessFromC lossless,
                   esoLosslessStallMs = fromIntegral stall,
+                  esoLinger = (fromIntegral ((lingerMs + 999) `div` 1000) <$ lingerSet),
+                  esoLingerMaxMs = fromIntegral lingerMax,
+                  esoControlIntervalMs = fromIntegral control,
+                  esoMaxClients = fromIntegral clients,
+                  esoAllowOtherUsers = others /= 0,
                   esoRetainBytes = fromIntegral retain,
                   esoRetainSeconds = fromIntegral retainSecs,
                   esoDumpOnFailure = if null dump then Nothing else Just dump
