@@ -156,10 +156,12 @@ FAILALLOC := $(BUILD)/failalloc.so
 # The eventlog-socket command (client/): C on libuv and the library's own
 # stream reader. CLIENT_LIB_SRC is what unit tests and fuzz targets link.
 CLIENT := $(BUILD)/eventlog-socket
-CLIENT_DIRS := source model http web prom top tables
+CLIENT_DIRS := source model http web prom top tables flight
 CLIENT_SRC := $(wildcard client/*.c $(CLIENT_DIRS:%=client/%/*.c))
 CLIENT_H := $(wildcard client/*.h $(CLIENT_DIRS:%=client/%/*.h))
-CLIENT_LIB_SRC := $(wildcard client/source/*.c) client/tables/csv.c client/tables/rows.c
+# client/flight/'s parts but its subcommand (watch.c, which needs opts.c).
+CLIENT_LIB_SRC := $(wildcard client/source/*.c) $(filter-out client/flight/watch.c,$(wildcard client/flight/*.c)) \
+                  client/tables/csv.c client/tables/rows.c
 # The manual pages, from docs/man/*.scd.
 MAN_SRC := $(wildcard docs/man/*.scd)
 MAN_PAGES := $(MAN_SRC:docs/man/%.scd=$(BUILD)/man/%)
@@ -178,7 +180,7 @@ SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sa
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_REPLAY_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/unit-asan/%)
 # The unit tests that run the library's threads, also under ThreadSanitizer.
-TSAN_UNITS := test_server test_cost_notice test_stuck test_walker test_log test_registry test_instance test_wait \
+TSAN_UNITS := test_server test_window test_cost_notice test_stuck test_walker test_log test_registry test_instance test_wait \
               test_lossless test_accept test_signal \
               test_upstream
 UNIT_TSAN_BIN := $(TSAN_UNITS:%=$(BUILD)/unit-tsan/%)

@@ -86,6 +86,10 @@ void es_model_on_user_msg(struct es_model *m, struct es_model_ev *e) {
      * would crowd the list out: those are only counted. */
     if (count_notice(m, e->t, &n) && (n.kind == ES_NOTICE_DROP || n.kind == ES_NOTICE_COST))
         return;
+    /* The views ask every program for its window: one that keeps none
+     * says so, which is no news. */
+    if (n.kind == ES_NOTICE_WINDOW_REFUSED)
+        return;
     if (m->figures_only)
         return; /* the list of recent messages is history */
     note(m, ES_NOTE_MESSAGE, e->t, r);

@@ -63,6 +63,15 @@ void es_blocks_event(struct es_blocks *b, const struct es_event *ev, uint64_t of
         b->boundary = b->block_end;
 }
 
+int es_blocks_skip(struct es_blocks *b, uint64_t from, uint64_t to) {
+    if (b->nskip >= ES_BLOCKS_SKIPS)
+        return -ENOSPC;
+    b->skip[b->nskip].from = from;
+    b->skip[b->nskip].to = to;
+    b->nskip++;
+    return 0;
+}
+
 void es_blocks_end_marker(struct es_blocks *b, uint64_t after) {
     b->boundary = after;
     b->complete = true;
@@ -205,6 +214,12 @@ static int flush(struct es_blocks *b) {
     b->len -= n;
     memmove(b->buf, b->buf + n, b->len);
     return r;
+}
+
+int es_blocks_whole(struct es_blocks *b, uint64_t offset) {
+    if (offset > b->boundary)
+        b->boundary = offset;
+    return flush(b);
 }
 
 /* An unfinished block longer than any a server sends (a block marker that

@@ -111,6 +111,24 @@ static void note_program(struct es_conn_info *in, const struct es_event *ev) {
     }
 }
 
+/* The answer to a window request; the window's blocks begin where the
+ * notice's block ends. */
+static void note_window(struct es_conn_info *in, const uint8_t *p, size_t n) {
+    struct es_notice_read r;
+    es_notice_parse(p, n, &r);
+    if (r.kind == ES_NOTICE_WINDOW && in->window == 0) {
+        in->window = 1;
+        in->window_start = in->block_end;
+        in->window_end = in->block_end + r.bytes;
+        in->window_blocks = r.chunks;
+        in->window_from_s = r.from_s;
+        in->window_to_s = r.to_s;
+    } else if (r.kind == ES_NOTICE_WINDOW_REFUSED && in->window == 0) {
+        in->window = -1;
+        snprintf(in->window_why, sizeof in->window_why, "%s", r.why);
+    }
+}
+
 static void note_event(struct es_conn_info *in, const struct es_event *ev) {
     const uint8_t *p = ev->payload;
     size_t n = ev->payload_len;
@@ -141,6 +159,8 @@ static void note_event(struct es_conn_info *in, const struct es_event *ev) {
         } else if (n > sizeof cut - 1 && memcmp(p, cut, sizeof cut - 1) == 0) {
             copy_text(in->cut_notice, sizeof in->cut_notice, p + sizeof cut - 1,
                       n - (sizeof cut - 1));
+        } else if (in->window == 0) {
+            note_window(in, p, n);
         }
         break;
     }
@@ -167,6 +187,8 @@ static void stream_skip(const struct es_stream_skip *run, void *ctx) {
 static void stream_event(const struct es_event *ev, const uint8_t *base, void *ctx) {
     (void)base;
     struct es_conn *c = ctx;
+    if (ev->type == ES_EVENT_BLOCK_MARKER && ev->payload_len >= 4)
+        c->info.block_end = c->stream.offset + ev->offset + es_be32(ev->payload);
     note_event(&c->info, ev);
     if (c->ended)
         return; /* closed by an earlier callback of this same read */

@@ -272,8 +272,13 @@ static void on_connect(uv_connect_t *req, int status) {
         c->tcp_pid_looked = false;
     }
     int r = uv_read_start(&a->h.stream, alloc_cb, on_read);
-    if (r < 0)
+    if (r < 0) {
         fail(c, "cannot read: %s", uv_strerror(r));
+        return;
+    }
+    /* The first thing the connection sends (protocol.md, section 2). */
+    if (c->opt.window)
+        es_conn_send_command(c, EVENTLOG_SOCKET_CMD_WINDOW);
 }
 
 static void start_attempt(struct es_conn *c) {

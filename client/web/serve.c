@@ -307,6 +307,7 @@ int es_serve_main(int argc, char **argv) {
     struct serve *s = &the_serve;
     es_session_init(&s->ses);
     s->ses.opt.cost_notices = true;
+    s->ses.opt.window = true; /* from the program's window, when it keeps one */
     s->http = "127.0.0.1:8080";
     s->rec_fd = -1;
     const struct es_opt opts[] = {
