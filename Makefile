@@ -370,12 +370,14 @@ $(CBITS_LIB_DIR)/$(1)/libcbits.a: $(CBITS_SRC:cbits/%.c=$(CBITS_LIB_DIR)/$(1)/ob
 endef
 $(foreach f,plain asan tsan,$(eval $(call cbits_flavour,$(f))))
 
-$(BUILD)/unit/%: tests/unit/%.c tests/unit/tap.h tests/unit/control_ref.h tests/unit/server_util.h $(CBITS_LIB_plain)
+$(BUILD)/unit/%: tests/unit/%.c tests/unit/tap.h tests/unit/control_ref.h tests/unit/server_util.h $(CBITS_H) \
+                $(CBITS_LIB_plain)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(FLAVOUR_CFLAGS_plain) -Iinclude -Icbits $(UV_CFLAGS) -o $@ $< \
 	    $(CBITS_LIB_plain) $(UV_LIBS)
 
-$(BUILD)/unit-asan/%: tests/unit/%.c tests/unit/tap.h tests/unit/control_ref.h tests/unit/server_util.h $(CBITS_LIB_asan)
+$(BUILD)/unit-asan/%: tests/unit/%.c tests/unit/tap.h tests/unit/control_ref.h tests/unit/server_util.h $(CBITS_H) \
+                     $(CBITS_LIB_asan)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(SAN_FLAGS) -Iinclude -Icbits $(UV_CFLAGS) -o $@ $< \
 	    $(CBITS_LIB_asan) $(UV_LIBS)
