@@ -4,7 +4,7 @@
 #include "eventlog_socket.h"
 
 #include "http/resp.h"
-#include "files.h"
+#include "page.h"
 #include "http/addr.h"
 #include "http/auth.h"
 #include "http/buf.h"
@@ -132,7 +132,7 @@ static enum MHD_Result serve_metrics(struct es_webhttp *h, struct MHD_Connection
 }
 
 static enum MHD_Result serve_asset(struct MHD_Connection *c, const char *name) {
-    const struct es_web_asset *a = es_web_asset(name);
+    const struct es_webpage_asset *a = es_webpage_asset(name);
     return es_httpresp(c, MHD_HTTP_OK, a->type, a->data, a->len, MHD_RESPMEM_PERSISTENT);
 }
 
@@ -143,7 +143,7 @@ static enum MHD_Result serve_page(struct es_webhttp *h, struct MHD_Connection *c
     char query[sizeof h->auth.token + 8] = "";
     if (h->auth.token[0] != '\0')
         snprintf(query, sizeof query, "?token=%s", h->auth.token);
-    es_web_page_linked(&b, query);
+    es_webpage_linked(&b, query);
     if (b.oom) {
         es_webbuf_free(&b);
         return es_httpresp_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");

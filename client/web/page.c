@@ -1,15 +1,23 @@
-/* The web view's page (client/web/files.h): the template, page.html, with its
+/* The web view's page (client/web/page.h): its files by name (the table
+ * scripts/embed-web.sh generates), and the template, page.html, with its
  * two marks replaced by the styles and the scripts, linked for `serve`,
  * inline with the data for `report`; and the two-run page of
  * `report RUN_A RUN_B`, compare.html, always inline. */
-#include "files.h"
+#include "page.h"
 
 #include <string.h>
+
+const struct es_webpage_asset *es_webpage_asset(const char *name) {
+    for (size_t i = 0; i < es_webpage_nassets; i++)
+        if (strcmp(es_webpage_assets[i].name, name) == 0)
+            return &es_webpage_assets[i];
+    return NULL;
+}
 
 /* The template with its two marks replaced by text that `emit` writes. */
 static void page(struct es_webbuf *out, const char *template,
                  void (*emit)(struct es_webbuf *, int which, const void *), const void *ctx) {
-    const struct es_web_asset *t = es_web_asset(template);
+    const struct es_webpage_asset *t = es_webpage_asset(template);
     const char *p = (const char *)t->data, *end = p + t->len;
     static const char *marks[2] = {"<!--ES_STYLE-->", "<!--ES_SCRIPTS-->"};
     for (int which = 0; which < 2; which++) {
@@ -39,7 +47,7 @@ static void emit_linked(struct es_webbuf *out, int which, const void *ctx) {
 }
 
 static void add_asset(struct es_webbuf *out, const char *name) {
-    const struct es_web_asset *a = es_web_asset(name);
+    const struct es_webpage_asset *a = es_webpage_asset(name);
     es_webbuf_add(out, (const char *)a->data, a->len);
 }
 
@@ -69,16 +77,16 @@ static void emit_inline(struct es_webbuf *out, int which, const void *ctx) {
     }
 }
 
-void es_web_page(struct es_webbuf *out, const struct es_webbuf *json) {
+void es_webpage_inline(struct es_webbuf *out, const struct es_webbuf *json) {
     struct inline_ctx in = {json, "app.js"};
     page(out, "page.html", emit_inline, &in);
 }
 
-void es_web_page_linked(struct es_webbuf *out, const char *query) {
+void es_webpage_linked(struct es_webbuf *out, const char *query) {
     page(out, "page.html", emit_linked, query);
 }
 
-void es_web_page_compare(struct es_webbuf *out, const struct es_webbuf *json) {
+void es_webpage_compare(struct es_webbuf *out, const struct es_webbuf *json) {
     struct inline_ctx in = {json, "compare.js"};
     page(out, "compare.html", emit_inline, &in);
 }

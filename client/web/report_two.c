@@ -7,7 +7,7 @@
  * seconds since each run's start). Runs on one thread, the loop's. */
 #include "tables/compare_join.h"
 #include "subcommands.h"
-#include "files.h"
+#include "page.h"
 #include "http/buf.h"
 #include "source/outfile.h"
 
@@ -135,7 +135,7 @@ static int write_two(const struct es_cmp *cmp, const char *out) {
     struct es_webbuf json = {0}, html = {0};
     if (rows != NULL) {
         page_json(&json, cmp, rows, n);
-        es_web_page_compare(&html, &json);
+        es_webpage_compare(&html, &json);
     }
     bool oom = rows == NULL || json.oom || html.oom;
     FILE *f = oom ? NULL : es_outfile_fopen(out, "wb");
