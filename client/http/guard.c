@@ -23,7 +23,7 @@ static uint64_t now_ms(void) {
     return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
 }
 
-void es_httpguard_init(struct es_httpguard *g, const struct es_webauth *auth) {
+void es_httpguard_init(struct es_httpguard *g, const struct es_httpauth *auth) {
     g->auth = auth;
     es_queue_init(&g->conns);
     g->unproven = 0;
@@ -110,7 +110,7 @@ static void opened(struct es_httpguard *g, struct MHD_Connection *c, void **sock
     k->deadline_ms = now + ES_HTTPGUARD_REQUEST_S * 1000;
     /* On loopback the peer's user is known at once; elsewhere only the
      * token, in a request, tells. */
-    k->proven = g->auth->loopback && es_webauth_fd_is_owner(g->auth, k->fd);
+    k->proven = g->auth->loopback && es_httpauth_fd_is_owner(g->auth, k->fd);
     peer_key(k->fd, k->addr);
     pthread_mutex_lock(&g->mu);
     es_queue_insert_head(&g->conns, &k->node);

@@ -182,11 +182,11 @@ static void publish(struct metrics *x) {
         k += es_promtarget_export(TARGET(e), pt + k);
     }
     assert(k <= n);
-    struct es_webbuf b = {0};
+    struct es_httpbuf b = {0};
     es_promtext_write(&b, pt, k, x->top);
     free(pt);
     if (b.oom) {
-        es_webbuf_free(&b);
+        es_httpbuf_free(&b);
         return;
     }
     es_promhttp_publish(x->http, b.p, b.len);
@@ -323,13 +323,14 @@ int es_metrics_main(int argc, char **argv) {
     struct sockaddr_storage sa;
     socklen_t salen;
     bool loopback = false;
-    if (es_webaddr_parse(http, &sa, &salen, &loopback) != 0) {
+    if (es_httpaddr_parse(http, &sa, &salen, &loopback) != 0) {
         fprintf(stderr, "eventlog-socket metrics: --http: not HOST:PORT: %s\n", http);
         return 2;
     }
-    static char user_token[ES_WEBAUTH_TOKEN_MAX + 1];
+    static char user_token[ES_HTTPAUTH_TOKEN_MAX + 1];
     char why[512];
-    if (token_file != NULL && es_webauth_read_token(token_file, user_token, why, sizeof why) != 0) {
+    if (token_file != NULL &&
+        es_httpauth_read_token(token_file, user_token, why, sizeof why) != 0) {
         fprintf(stderr, "eventlog-socket metrics: --token-file %s\n", why);
         return 2;
     }
@@ -340,7 +341,7 @@ int es_metrics_main(int argc, char **argv) {
     if (x->http == NULL) {
         int e = errno ? errno : EADDRINUSE;
         fprintf(stderr, "eventlog-socket metrics: cannot serve HTTP on %s: %s%s\n", http,
-                strerror(e), e == EADDRINUSE ? ES_WEBADDR_IN_USE_HINT : "");
+                strerror(e), e == EADDRINUSE ? ES_HTTPADDR_IN_USE_HINT : "");
         return 2;
     }
     es_promhttp_print_url(x->http, http, token_file);

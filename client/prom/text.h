@@ -36,7 +36,7 @@ struct es_promtext_target {
 };
 
 /* Append the exposition of `n` targets to `b`; `top` census labels each. */
-void es_promtext_write(struct es_webbuf *b, const struct es_promtext_target *t, size_t n,
+void es_promtext_write(struct es_httpbuf *b, const struct es_promtext_target *t, size_t n,
                        unsigned top);
 
 #endif

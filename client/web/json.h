@@ -63,7 +63,7 @@ struct es_webjson_cursor {
  * started, or the model's history was downsampled since; otherwise what
  * changed since the cursor. The cursor (if any) then covers what was
  * written. */
-void es_webjson_state(struct es_webbuf *out, const struct es_model *m,
+void es_webjson_state(struct es_httpbuf *out, const struct es_model *m,
                       const struct es_webjson_status *st, struct es_webjson_cursor *cur);
 
 #endif

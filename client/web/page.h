@@ -27,12 +27,12 @@ const struct es_webpage_asset *es_webpage_asset(const char *name);
 
 /* The page with its styles, its scripts and the state `json`
  * (es_webjson_state) inline: one file that needs nothing else (`report`). */
-void es_webpage_inline(struct es_webbuf *out, const struct es_webbuf *json);
+void es_webpage_inline(struct es_httpbuf *out, const struct es_httpbuf *json);
 /* The page with its styles and scripts linked (`serve` serves them), each
  * link followed by `query` ("?token=...", or "" for none). */
-void es_webpage_linked(struct es_webbuf *out, const char *query);
+void es_webpage_linked(struct es_httpbuf *out, const char *query);
 /* The two-run page (compare.html, `report RUN_A RUN_B`) with its styles,
  * its script (compare.js) and `json` (client/web/report_two.c) inline. */
-void es_webpage_compare(struct es_webbuf *out, const struct es_webbuf *json);
+void es_webpage_compare(struct es_httpbuf *out, const struct es_httpbuf *json);
 
 #endif

@@ -90,7 +90,7 @@ static int write_page(struct report *r, const char *out) {
                                  : c->error,
         .bytes = c->info.bytes,
     };
-    struct es_webbuf json = {0}, html = {0};
+    struct es_httpbuf json = {0}, html = {0};
     es_model_extend_to_now(r->model);
     es_webjson_state(&json, r->model, &st, NULL);
     es_webpage_inline(&html, &json);
@@ -105,8 +105,8 @@ static int write_page(struct report *r, const char *out) {
                 (unsigned long long)r->model->censuses, (unsigned long long)r->model->gcs, out,
                 whole ? "" : " (the eventlog was cut)");
     }
-    es_webbuf_free(&json);
-    es_webbuf_free(&html);
+    es_httpbuf_free(&json);
+    es_httpbuf_free(&html);
     return status;
 }
 

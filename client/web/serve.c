@@ -109,14 +109,14 @@ static void publish(struct serve *s, bool force) {
     struct es_webjson_status st;
     status_of(s, &st);
     es_model_extend_to_now(s->model);
-    struct es_webbuf b = {0};
+    struct es_httpbuf b = {0};
     bool full = !s->cursor.started || s->cursor.generation != s->model->h.generation;
-    es_webbuf_printf(&b, "event: %s\ndata: ", full ? "state" : "delta");
+    es_httpbuf_printf(&b, "event: %s\ndata: ", full ? "state" : "delta");
     es_webjson_state(&b, s->model, &st, &s->cursor);
-    ES_WEBBUF_ADD(&b, "\n\n");
+    ES_HTTPBUF_ADD(&b, "\n\n");
     if (b.oom) {
         /* Try again with a whole state next time. */
-        es_webbuf_free(&b);
+        es_httpbuf_free(&b);
         s->cursor.started = false;
         return;
     }
@@ -136,10 +136,10 @@ static void publish_metrics(struct serve *s) {
         .connected = run && !s->ended,
         .received_bytes = st.bytes,
     };
-    struct es_webbuf b = {0};
+    struct es_httpbuf b = {0};
     es_promtext_write(&b, &t, 1, ES_PROMTEXT_TOP_LABELS);
     if (b.oom)
-        es_webbuf_free(&b);
+        es_httpbuf_free(&b);
     else
         es_webshare_publish_metrics(s->sh, b.p, b.len);
 }
@@ -385,7 +385,7 @@ static int start_http(struct serve *s, const struct sockaddr_storage *sa, bool l
     if (s->http_server == NULL) {
         int e = errno ? errno : EADDRINUSE;
         fprintf(stderr, "eventlog-socket serve: cannot serve HTTP on %s: %s%s\n", s->http,
-                strerror(e), e == EADDRINUSE ? ES_WEBADDR_IN_USE_HINT : "");
+                strerror(e), e == EADDRINUSE ? ES_HTTPADDR_IN_USE_HINT : "");
         return 2;
     }
     char host[300];
@@ -457,7 +457,7 @@ int es_serve_main(int argc, char **argv) {
     struct sockaddr_storage sa;
     socklen_t salen;
     bool loopback = false;
-    if (es_webaddr_parse(s->http, &sa, &salen, &loopback) != 0) {
+    if (es_httpaddr_parse(s->http, &sa, &salen, &loopback) != 0) {
         fprintf(stderr, "eventlog-socket serve: --http: not HOST:PORT: %s\n", s->http);
         return 2;
     }
