@@ -64,7 +64,7 @@ struct es_promtarget {
     uint64_t bytes;         /* received in the run */
     uint64_t end_ms;        /* when the run ended */
     char peer_program[256];
-    int heap_mode_proc; /* GHC 9.0: es_rtsopts_heap_mode_of_pid of the server (-1: unknown) */
+    int heap_mode_proc; /* GHC 9.0: es_heapmode_of_pid of the server (-1: unknown) */
     /* The run before this one, kept for --linger after a restart so that
      * its final figures are still scraped: at most one. prev == NULL: none. */
     struct es_model *prev;

@@ -31,7 +31,7 @@ struct es_promtext_target {
     uint64_t received_bytes; /* eventlog bytes received from it */
     /* For GHC 9.0, which streams its heap profile's set-up at exit: an -h
      * option in the server process's arguments or GHCRTS (1), none (0),
-     * cannot tell (-1; es_rtsopts_heap_mode_of_pid). */
+     * cannot tell (-1; es_heapmode_of_pid). */
     int heap_mode_proc;
 };
 
