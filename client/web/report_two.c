@@ -1,11 +1,11 @@
 /* `eventlog-socket report RUN_A RUN_B -o OUT.html`: two runs in one
  * self-contained page (client/web/compare.html and compare.js): the table
- * of `compare` (the same join, client/tables/compare_join.h), and charts on shared
+ * of `compare` (the same join, client/tables/join.h), and charts on shared
  * axes of each run's heap size and live bytes and of the residency of the
  * labels that differ most. The runs are read as `compare` reads them; the
  * page's data is JSON written here from both models' histories (time in
  * seconds since each run's start). Runs on one thread, the loop's. */
-#include "tables/compare_join.h"
+#include "tables/join.h"
 #include "subcommands.h"
 #include "page.h"
 #include "http/buf.h"
@@ -28,7 +28,7 @@ static void num(struct es_httpbuf *b, double v) {
 
 /* A run's facts and its heap size and live bytes over time:
  * [[t, size, live], ...], null where a figure is missing. */
-static void run_json(struct es_httpbuf *b, const struct es_cmp_run *r, char letter) {
+static void run_json(struct es_httpbuf *b, const struct es_join_run *r, char letter) {
     const struct es_model *m = r->model;
     const struct es_model_history *h = &m->h;
     es_httpbuf_printf(b, "{\"letter\":\"%c\",\"name\":", letter);
@@ -82,9 +82,9 @@ static void label_json(struct es_httpbuf *b, const struct es_model *m, const cha
 
 /* The table's rows as `compare --csv` gives them:
  * [label, peak A, peak B, peak B-A, mean A, mean B, mean B-A, note]. */
-static void rows_json(struct es_httpbuf *b, const struct es_cmp_row *rows, size_t n) {
+static void rows_json(struct es_httpbuf *b, const struct es_join_row *rows, size_t n) {
     for (size_t i = 0; i < n; i++) {
-        const struct es_cmp_row *w = &rows[i];
+        const struct es_join_row *w = &rows[i];
         if (i)
             ES_HTTPBUF_ADD(b, ",");
         ES_HTTPBUF_ADD(b, "[");
@@ -93,13 +93,13 @@ static void rows_json(struct es_httpbuf *b, const struct es_cmp_row *rows, size_
                           (unsigned long long)w->peak[1],
                           (long long)w->peak[1] - (long long)w->peak[0], w->mean[0], w->mean[1],
                           w->mean[1] - w->mean[0]);
-        es_httpbuf_json_str(b, es_cmp_note(w));
+        es_httpbuf_json_str(b, es_join_note(w));
         ES_HTTPBUF_ADD(b, "]");
     }
 }
 
-static void page_json(struct es_httpbuf *b, const struct es_cmp *cmp, const struct es_cmp_row *rows,
-                      size_t n) {
+static void page_json(struct es_httpbuf *b, const struct es_join *cmp,
+                      const struct es_join_row *rows, size_t n) {
     ES_HTTPBUF_ADD(b, "{\"runs\":[");
     for (int i = 0; i < 2; i++) {
         if (i)
@@ -124,14 +124,14 @@ static void page_json(struct es_httpbuf *b, const struct es_cmp *cmp, const stru
 }
 
 /* Write the page; the exit status. */
-static int write_two(const struct es_cmp *cmp, const char *out) {
-    int status = es_cmp_check(cmp);
+static int write_two(const struct es_join *cmp, const char *out) {
+    int status = es_join_check(cmp);
     if (status != 0)
         return status;
     for (int i = 0; i < 2; i++)
         es_model_extend_to_now(cmp->run[i].model);
     size_t n = 0;
-    struct es_cmp_row *rows = es_cmp_join(cmp, &n);
+    struct es_join_row *rows = es_join_rows(cmp, &n);
     struct es_httpbuf json = {0}, html = {0};
     if (rows != NULL) {
         page_json(&json, cmp, rows, n);
@@ -147,7 +147,7 @@ static int write_two(const struct es_cmp *cmp, const char *out) {
                 oom ? "out of memory" : strerror(errno));
         status = 2;
     } else {
-        status = es_cmp_warn_partial(cmp, "the report");
+        status = es_join_warn_partial(cmp, "the report");
         fprintf(stderr, "eventlog-socket report: %s vs %s: %zu labels -> %s\n",
                 cmp->run[0].ses.conn->name, cmp->run[1].ses.conn->name, n, out);
     }
@@ -158,12 +158,12 @@ static int write_two(const struct es_cmp *cmp, const char *out) {
 }
 
 int es_report_two(const char *src[2], const char *out, const struct es_conn_options *opt) {
-    static struct es_cmp two;
-    es_cmp_init(&two, "report");
+    static struct es_join two;
+    es_join_init(&two, "report");
     two.run[0].ses.opt = *opt;
-    int status = es_cmp_read(&two, src);
+    int status = es_join_read(&two, src);
     if (status < 0)
         status = write_two(&two, out);
-    es_cmp_free(&two);
+    es_join_free(&two);
     return status;
 }
