@@ -69,6 +69,7 @@ struct serve {
     uint64_t last_events; /* at the last message */
     const char *last_state;
     uv_timer_t tick;
+    uv_async_t commands; /* woken by the share when a button sent a command */
     struct es_webshare *sh;
     struct es_webhttp *http_server;
     int status;
@@ -170,11 +171,13 @@ static void on_tick(uv_timer_t *t) {
     publish_metrics(s);
 }
 
-/* A button pressed on the page. */
-static void on_command(uint8_t cmd, void *ctx) {
-    struct serve *s = ctx;
-    if (!s->ended)
-        es_conn_send_command(s->ses.conn, cmd);
+/* Buttons pressed on the page: the share woke the loop (client/web/share.h). */
+static void on_commands(uv_async_t *a) {
+    struct serve *s = a->data;
+    uint8_t cmds[ES_WEBSHARE_COMMANDS];
+    size_t n = es_webshare_take_commands(s->sh, cmds);
+    for (size_t i = 0; i < n && !s->ended; i++)
+        es_conn_send_command(s->ses.conn, cmds[i]);
 }
 
 static int open_recording(struct serve *s) {
@@ -462,7 +465,9 @@ int es_serve_main(int argc, char **argv) {
         return 2;
     }
     s->model = malloc(sizeof *s->model);
-    s->sh = es_webshare_new(s->ses.loop, on_command, s);
+    uv_async_init(s->ses.loop, &s->commands, on_commands);
+    s->commands.data = s;
+    s->sh = es_webshare_new(&s->commands);
     if (s->model == NULL || s->sh == NULL) {
         fprintf(stderr, "eventlog-socket serve: out of memory\n");
         return 2;
@@ -488,8 +493,9 @@ int es_serve_main(int argc, char **argv) {
         es_webshare_close(s->sh);
         es_webhttp_stop(s->http_server);
     }
-    es_webshare_free(s->sh);
+    uv_close((uv_handle_t *)&s->commands, NULL);
     es_session_finish(&s->ses);
+    es_webshare_free(s->sh);
     if (s->rec_fd >= 0) {
         if (!s->ended && s->header)
             es_blocks_finish_cut(&s->blocks, &s->ses.conn->stream.header,
