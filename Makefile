@@ -5,8 +5,11 @@
 #   make integration-test [INTEGRATION_TESTS="name ..."]
 #                 the integration tests (some of them)
 #   make check    every test: unit tests (plain and ASan/UBSan), symbol
-#                 check, integration tests against the real GHC, the cabal
-#                 package (make cabal-test alone)
+#   make check    every test: unit tests (plain and ASan/UBSan), symbol
+#                 check, the libFuzzer targets built and run briefly
+#                 (FUZZ_CHECK_SECONDS, 5, each; FUZZ_IN_CHECK=no leaves
+#                 them out), integration tests against the real GHC, the
+#                 cabal package (make cabal-test alone)
 #   make install-test
 #                 make install (staged and not), pkg-config with cc and
 #                 ghc, README's C main built against the installed copy
@@ -32,7 +35,8 @@
 #                 make check on the host's GHC, then 9.6 and 9.10
 #   make fuzz     libFuzzer on the parsers of what the RTS and clients
 #                 write (tests/fuzz/), FUZZ_SECONDS (60) per target; make
-#                 check runs the same targets on their starting inputs
+#                 check runs the same targets on their starting inputs,
+#                 and builds and runs them FUZZ_CHECK_SECONDS each
 #   make install  the eventlog-socket command, the archive, the header,
 #                 eventlog-socket.pc and the manual pages under PREFIX
 #                 (/usr/local), staged under DESTDIR if set (BINDIR, LIBDIR,
@@ -147,6 +151,8 @@ HEAPMODES := $(BUILD)/heapmodes
 IPE_FLAG := $(shell echo $(HC_VERSION) | awk -F. '{ if ($$1 * 100 + $$2 >= 902) print "-finfo-table-map" }')
 # Many C clients at once, each stream parsed by the library's reader.
 MANY_CLIENTS := $(BUILD)/many-clients
+# An LD_PRELOAD shim that makes large allocations fail on a test's signal.
+FAILALLOC := $(BUILD)/failalloc.so
 # The eventlog-socket command (client/): C on libuv and the library's own
 # stream reader. CLIENT_LIB_SRC is what unit tests and fuzz targets link.
 CLIENT := $(BUILD)/eventlog-socket
@@ -186,6 +192,13 @@ SAN_PROGRAMS := $(SAN)/probe $(SAN)/fibber-c-main $(SAN)/eventlog-check $(SAN)/m
                 $(SAN)/probe-late
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 FUZZ_SECONDS ?= 60
+# make check builds the libFuzzer targets too and runs each briefly
+# (tests/run-all.sh), so that a target that no longer links or finds a
+# crash at once fails the check. The targets are the same C whatever the
+# GHC: the chroots' checks leave them out (scripts/ghc-chroot.sh).
+FUZZ_IN_CHECK ?= yes
+FUZZ_CHECK_SECONDS ?= 5
+CHECK_FUZZ_BIN := $(if $(filter no,$(FUZZ_IN_CHECK)),,$(FUZZ_BIN))
 
 .PHONY: $(PUBLIC_TARGETS)
 all: $(LIB) $(FIBBER) $(CLIENT) $(MAN_PAGES)
@@ -245,6 +258,10 @@ $(HEAPMODES): tests/heapmodes/Main.hs tests/heapmodes/Shapes.hs
 $(MANY_CLIENTS): tests/clients/many_clients.c $(FORMAT_SRC) $(CBITS_H)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE -O2 -Iinclude -Icbits -o $@ $(filter %.c,$^)
+
+$(FAILALLOC): tests/failalloc/failalloc.c
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) -O2 -shared -fPIC -o $@ $<
 
 # `top` draws with ncurses (wide-character build, for its sparklines).
 NCURSES_CFLAGS = $(shell pkg-config --cflags ncursesw)
@@ -416,11 +433,11 @@ $(BUILD)/unit-asan/fuzz_client: tests/fuzz/fuzz_client.c tests/fuzz/fuzz_check.h
 	    tests/fuzz/replay.c $(CLIENT_LIB_SRC) $(CBITS_LIB_asan) $(UV_LIBS)
 
 $(BUILD)/fuzz/fuzz_client: tests/fuzz/fuzz_client.c tests/fuzz/fuzz_check.h $(CLIENT_LIB_SRC) \
-                           $(CLIENT_H) $(CBITS_SRC)
+                           $(CLIENT_H) $(CLIENT_CBITS)
 	@mkdir -p $(dir $@)
 	clang $(WARN) -D_DEFAULT_SOURCE -O1 -g -fsanitize=fuzzer,address,undefined \
 	    -fno-sanitize-recover=all -Iinclude -Icbits -Iclient $(UV_CFLAGS) -o $@ $< $(CLIENT_LIB_SRC) \
-	    $(CBITS_SRC) $(UV_LIBS)
+	    $(CLIENT_CBITS) $(UV_LIBS)
 
 # The model's fuzz target links the model (MODEL_SRC) as well.
 $(BUILD)/unit-asan/fuzz_model: tests/fuzz/fuzz_model.c tests/fuzz/fuzz_check.h tests/fuzz/replay.c \
@@ -430,11 +447,11 @@ $(BUILD)/unit-asan/fuzz_model: tests/fuzz/fuzz_model.c tests/fuzz/fuzz_check.h t
 	    tests/fuzz/replay.c $(MODEL_SRC) $(CBITS_LIB_asan) -lm
 
 $(BUILD)/fuzz/fuzz_model: tests/fuzz/fuzz_model.c tests/fuzz/fuzz_check.h $(MODEL_SRC) $(MODEL_H) \
-                          $(CBITS_SRC)
+                          $(CLIENT_CBITS)
 	@mkdir -p $(dir $@)
 	clang $(WARN) -D_DEFAULT_SOURCE -O1 -g -fsanitize=fuzzer,address,undefined \
 	    -fno-sanitize-recover=all -Iinclude -Icbits -Iclient $(UV_CFLAGS) -o $@ $< $(MODEL_SRC) \
-	    $(CBITS_SRC) $(UV_LIBS) -lm
+	    $(CLIENT_CBITS) $(UV_LIBS) -lm
 
 $(BUILD)/unit-asan/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_check.h tests/unit/control_ref.h \
                            tests/fuzz/replay.c $(CBITS_LIB_asan)
@@ -507,7 +524,7 @@ unit-test: $(UNIT_BIN) $(UNIT_ASAN_BIN) $(UNIT_TSAN_BIN) $(FUZZ_REPLAY_BIN)
 symbols: $(LIB)
 	@tests/check-symbols.sh $(LIB)
 
-integration-test: $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(SPARKER) $(CHECKER) $(MANY_CLIENTS) $(THREADER) \
+integration-test: $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(SPARKER) $(CHECKER) $(MANY_CLIENTS) $(FAILALLOC) $(THREADER) \
                   $(HEAPMODES) $(MAN_PAGES)
 	@HC=$(HC) python3 tests/integration/run.py --build $(BUILD) $(INTEGRATION_TESTS)
 
@@ -521,12 +538,13 @@ cabal-build:
 cabal-test: $(CHECKER)
 	@HC=$(HC) tests/cabal-package.sh $(BUILD)
 
-check: $(LIB) $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(SPARKER) $(CHECKER) $(MANY_CLIENTS) $(THREADER) \
+check: $(LIB) $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(SPARKER) $(CHECKER) $(MANY_CLIENTS) $(FAILALLOC) $(THREADER) \
        $(HEAPMODES) $(MAN_PAGES) \
        $(UNIT_BIN) $(UNIT_ASAN_BIN) \
        $(UNIT_TSAN_BIN) $(SAN_PROGRAMS) \
-       $(FUZZ_REPLAY_BIN) $(BENCH_PROGRAMS)
-	@HC=$(HC) tests/run-all.sh $(BUILD)
+       $(FUZZ_REPLAY_BIN) $(CHECK_FUZZ_BIN) $(BENCH_PROGRAMS)
+	@HC=$(HC) FUZZ_IN_CHECK=$(FUZZ_IN_CHECK) FUZZ_CHECK_SECONDS=$(FUZZ_CHECK_SECONDS) \
+	    tests/run-all.sh $(BUILD)
 
 # make install three ways, and README's C main built against each copy
 # (tests/install.sh; make check runs it too).
@@ -536,9 +554,10 @@ install-test: $(LIB) $(CLIENT) $(CHECKER)
 # make check beside a CPU hog (scripts/check-loaded.sh kills it whatever
 # happens).
 check-loaded: $(LIB) $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(SPARKER) $(CHECKER) $(MANY_CLIENTS) \
-              $(THREADER) $(HEAPMODES) $(UNIT_BIN) $(UNIT_ASAN_BIN) $(UNIT_TSAN_BIN) $(SAN_PROGRAMS) \
-              $(FUZZ_REPLAY_BIN) $(BENCH_PROGRAMS)
-	@HC=$(HC) scripts/check-loaded.sh $(BUILD)
+              $(FAILALLOC) $(THREADER) $(HEAPMODES) $(UNIT_BIN) $(UNIT_ASAN_BIN) $(UNIT_TSAN_BIN) $(SAN_PROGRAMS) \
+              $(FUZZ_REPLAY_BIN) $(CHECK_FUZZ_BIN) $(BENCH_PROGRAMS)
+	@HC=$(HC) FUZZ_IN_CHECK=$(FUZZ_IN_CHECK) FUZZ_CHECK_SECONDS=$(FUZZ_CHECK_SECONDS) \
+	    scripts/check-loaded.sh $(BUILD)
 
 SOAK_MINUTES ?= 30
 soak: $(PROBE) $(CHECKER) $(MANY_CLIENTS)
@@ -573,7 +592,7 @@ install: $(LIB) $(CLIENT) $(MAN_PAGES)
 	install -m 644 $(BUILD)/man/eventlog-socket.7 $(DESTDIR)$(MANDIR)/man7/eventlog-socket.7
 
 FORMAT_FILES := $(wildcard include/*.h cbits/*/*.[ch] rts-writer/*.[ch] tests/unit/*.[ch] tests/fuzz/*.[ch] \
-                  examples/*/cbits/*.c tests/probe/*.c tests/clients/*.c tests/cabal/tiny/*.c tests/cabal/upstream-compat/*.c haskell/test/*.c \
+                  examples/*/cbits/*.c tests/probe/*.c tests/clients/*.c tests/failalloc/*.c tests/cabal/tiny/*.c tests/cabal/upstream-compat/*.c haskell/test/*.c \
                   bench/*.[ch] bench/cbits/*.c client/*.[ch] client/*/*.[ch])
 format:
 	clang-format -i $(FORMAT_FILES)

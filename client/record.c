@@ -249,10 +249,12 @@ static void stop(struct record *r, int status, const char *why) {
                       "until the program exits)"
                     : "");
     else if (complete)
+        /* With drop notices the end marker came, but chunks are missing. */
         fprintf(stderr,
-                "eventlog-socket: recorded %s (%s, %llu events%s): complete, the program's end "
+                "eventlog-socket: recorded %s (%s, %llu events%s): %s, the program's end "
                 "marker arrived\n",
-                r->path, size, (unsigned long long)info.events, drops);
+                r->path, size, (unsigned long long)info.events, drops,
+                info.drop_notices > 0 ? "with gaps" : "complete");
     else
         fprintf(stderr,
                 "eventlog-socket: recorded %s (%s, %llu events%s): cut, %s; the file ends with "

@@ -277,7 +277,10 @@ struct eventlog_socket_options {
      * profiling) act at most once per this many milliseconds, each kind on
      * its own, across all clients, and one that took d ms to act (a census
      * of a big heap) not again before 50 d ms; requests in between are
-     * folded into one that acts when it may. Default 1000; 0: no limit. */
+     * folded into one that acts when it may. Custom commands likewise, per
+     * namespace, d being what the last run cost (its thread's CPU time,
+     * times the capabilities when the RTS collected meanwhile). Default
+     * 1000; 0: no limit. */
     unsigned control_interval_ms;
     /* Clients served at once; one more is refused (closed at once, with a
      * log line). Default 1024. Whatever this says, a client is also
@@ -328,7 +331,8 @@ struct eventlog_socket_options {
 /* Counters, for monitoring the library itself. Dropped chunks are counted
  * once per client that missed them, plus those lost before the first
  * client connected (chunks dropped before reaching any client, because the
- * library's threads fell behind, count once per client connected then). */
+ * library's threads fell behind or memory ran out, count once per client
+ * connected then; chunks_lost counts those once each). */
 struct eventlog_socket_stats {
     uint64_t clients_connected; /* now */
     uint64_t clients_accepted;  /* since start */
@@ -357,6 +361,13 @@ struct eventlog_socket_stats {
     uint64_t lossless_waits;
     uint64_t lossless_wait_ns;
     uint64_t lossless_wait_max_ns;
+    /* Chunks (and their bytes) the library lost before any client got
+     * them, once each: the hand-off from the RTS was full (its threads
+     * fell behind), or memory ran out for a chunk's copy. Every client
+     * gets a drop notice where they are missing, and each cause is
+     * logged. */
+    uint64_t chunks_lost;
+    uint64_t bytes_lost;
 };
 
 /* Start serving the eventlog on a Unix-domain socket at `path`.

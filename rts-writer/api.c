@@ -38,6 +38,19 @@ void es_rts_on_command(uint8_t cmd, void *ctx) {
     pthread_mutex_unlock(&es_rts.control_lock);
 }
 
+/* The RTS's collections so far and its capabilities, for the registry's
+ * cost of a handler (es_registry_set_rts). getRTSStats counts collections
+ * with or without +RTS -T (which only adds their times). */
+static uint64_t collections(void) {
+    RTSStats s;
+    getRTSStats(&s);
+    return s.gcs;
+}
+
+static unsigned capabilities(void) {
+    return enabled_capabilities;
+}
+
 void eventlog_socket_ready(void) {
     pthread_mutex_lock(&es_rts.control_lock);
     if (!es_rts.ready) {
@@ -62,6 +75,7 @@ void eventlog_socket_ready(void) {
     /* The POST_START hooks, here and now (the first time only), then
      * custom command handlers and hooks may run on the library's threads. */
     es_registry_post_start();
+    es_registry_set_rts(collections, capabilities);
     es_registry_set_running(true);
 }
 

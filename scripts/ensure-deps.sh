@@ -45,15 +45,20 @@ loaded_pkgs=(stress-ng)
 # fuzz: clang with libFuzzer (Debian keeps its runtime in libclang-rt-dev,
 # which clang only recommends).
 fuzz_pkgs=(clang libclang-rt-dev)
+# make check builds and runs the libFuzzer targets too, unless
+# FUZZ_IN_CHECK=no (the chroots' checks, scripts/ghc-chroot.sh).
+check_fuzz_pkgs=("${fuzz_pkgs[@]}")
+[ "${FUZZ_IN_CHECK:-yes}" != no ] || check_fuzz_pkgs=()
 
 case $target in
 all | lib | install | symbols) want=("${build_pkgs[@]}") ;;
 demo) want=("${demo_pkgs[@]}") ;;
 cabal-build) want=("${cabal_pkgs[@]}") ;;
-check | unit-test | integration-test | cabal-test | install-test | fixtures | bench | bench-programs | format | \
+unit-test | integration-test | cabal-test | install-test | fixtures | bench | bench-programs | format | \
     format-check | soak)
     want=("${build_pkgs[@]}" "${test_pkgs[@]}") ;;
-check-loaded) want=("${build_pkgs[@]}" "${test_pkgs[@]}" "${loaded_pkgs[@]}") ;;
+check) want=("${build_pkgs[@]}" "${test_pkgs[@]}" "${check_fuzz_pkgs[@]}") ;;
+check-loaded) want=("${build_pkgs[@]}" "${test_pkgs[@]}" "${check_fuzz_pkgs[@]}" "${loaded_pkgs[@]}") ;;
 fuzz) want=("${build_pkgs[@]}" "${test_pkgs[@]}" "${fuzz_pkgs[@]}") ;;
 *)
     echo "ensure-deps.sh: no package list for the target \"$target\"" >&2

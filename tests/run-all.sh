@@ -23,6 +23,17 @@ suite() {
 }
 suite "unit tests (plain and ASan/UBSan)" tests/run-unit.sh "$build"
 suite "exported symbols" tests/check-symbols.sh "$build/libeventlog-socket.a"
+# The libFuzzer targets (make fuzz) built and run briefly, so that they
+# keep linking and a crash they find at once fails the check; the chroots
+# leave them to the host's check (FUZZ_IN_CHECK=no).
+fuzz_check() {
+    if [ "${FUZZ_IN_CHECK:-yes}" = no ]; then
+        echo "ok 1 - # SKIP libFuzzer targets: the host's make check runs them (FUZZ_IN_CHECK=no)"
+    else
+        scripts/fuzz.sh "$build" "${FUZZ_CHECK_SECONDS:-5}"
+    fi
+}
+suite "fuzz targets (libFuzzer, ${FUZZ_CHECK_SECONDS:-5} s each)" fuzz_check
 format_check() {
     # .clang-format is kept with Debian bookworm's clang-format 14; other
     # versions lay some constructs out differently, so only 14 judges.
@@ -108,7 +119,8 @@ suite "integration tests, library under ASan/UBSan (GHC $ghc_version)" \
     events_before_first_client reconnect sixteen_clients client_joins_mid_run client_vanishes \
     heap_control heap_control_mixed_framings_and_junk census_flood_rate_limited \
     late_joiner_self_contained stalled_clients_join_one_by_one stderr_pipe_never_read \
-    thousand_clients_unix clients_refused_at_the_limit sigterm_graceful_setting \
+    thousand_clients_unix clients_refused_at_the_limit closed_clients_freed_at_once_unix \
+    half_closed_then_gone_tcp_at_the_limit sigterm_graceful_setting \
     record_equals_plain_client record_counts_drop_notices client_header_then_garbage \
     client_peer_not_eventlog_socket control_wait_judgement \
     heap_hp_equals_ghc heap_live_hp heap_cut_file top_live_screen top_retry_reconnects \

@@ -18,6 +18,10 @@ struct es_counters {
     atomic_uint_fast64_t bytes_sent;
     atomic_uint_fast64_t chunks_dropped; /* per client, plus lost before any client */
     atomic_uint_fast64_t bytes_dropped;
+    /* Lost on the loop thread before any client got them (the hand-off's
+     * losses are es_inbox's to count). */
+    atomic_uint_fast64_t chunks_lost;
+    atomic_uint_fast64_t bytes_lost;
     atomic_uint_fast64_t bytes_held;
     atomic_uint_fast64_t bytes_held_peak;
     atomic_uint_fast64_t flushes;  /* flush timer calls that flushed */

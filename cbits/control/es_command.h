@@ -44,6 +44,11 @@ void es_command_offer(struct es_command *c, uint8_t cmd);
  * from a timer once its window is over. */
 void es_command_reading_paused(struct es_command *c);
 
+/* Requests folded so far into one of the same kind still waiting. */
+static inline uint64_t es_command_folded(const struct es_command *c) {
+    return c->gate.folded;
+}
+
 /* The server stops: commands held back are dropped. */
 void es_command_stop(struct es_command *c);
 

@@ -89,7 +89,9 @@ static struct {
     bool started;
     unsigned post_start_count; /* POST_START hooks registered */
     uint64_t run, dropped, folded;
-    unsigned interval_ms; /* the rate limit (es_registry_set_interval) */
+    unsigned interval_ms;          /* the rate limit (es_registry_set_interval) */
+    uint64_t (*collections)(void); /* es_registry_set_rts */
+    unsigned (*capabilities)(void);
 } reg = {
     .interval_ms = ES_GATE_DEFAULT_MS,
     .lock = PTHREAD_MUTEX_INITIALIZER,
@@ -233,6 +235,23 @@ static bool wait_turn(eventlog_socket_namespace *n) {
     return !reg.quiesced;
 }
 
+/* Run one handler; returns what it cost the program in nanoseconds (see
+ * es_registry_set_interval): its thread's CPU time, not the time it slept
+ * or waited, times the capabilities when the RTS collected meanwhile. */
+static uint64_t run_command(eventlog_socket_namespace *n, uint8_t id, const struct command *c,
+                            uint64_t (*collections)(void), unsigned (*capabilities)(void)) {
+    bool rts = collections != NULL && capabilities != NULL;
+    uint64_t gcs = rts ? collections() : 0;
+    uint64_t cpu = es_thread_cpu_ns();
+    if (c->fn != NULL)
+        c->fn(n, id, (void *)c->data);
+    else
+        c->ufn(n, id, c->data);
+    cpu = es_thread_cpu_ns() - cpu;
+    unsigned caps = rts && collections() != gcs ? capabilities() : 1;
+    return cpu * (caps > 0 ? caps : 1);
+}
+
 static void *namespace_thread(void *arg) {
     eventlog_socket_namespace *n = arg;
     pthread_mutex_lock(&reg.lock);
@@ -249,17 +268,12 @@ static void *namespace_thread(void *arg) {
         n->limit.acted = true;
         n->limit.last_ms = es_monotonic_ms();
         struct command c = n->cmds[id];
+        uint64_t (*collections)(void) = reg.collections;
+        unsigned (*capabilities)(void) = reg.capabilities;
         pthread_mutex_unlock(&reg.lock);
-        /* What the handler cost: its thread's CPU time (a GC it forces runs
-         * on this thread), not the time it slept or waited. */
-        uint64_t cpu = es_thread_cpu_ns();
-        if (c.fn != NULL)
-            c.fn(n, id, (void *)c.data);
-        else
-            c.ufn(n, id, c.data);
-        cpu = (es_thread_cpu_ns() - cpu) / 1000000;
+        uint64_t cost = run_command(n, id, &c, collections, capabilities) / 1000000;
         pthread_mutex_lock(&reg.lock);
-        n->limit.gap_ms = cpu * ES_GATE_COST_FACTOR;
+        n->limit.gap_ms = cost * ES_GATE_COST_FACTOR;
         done_item(&n->worker);
     }
     pthread_mutex_unlock(&reg.lock);
@@ -439,6 +453,13 @@ uint64_t es_registry_folded(void) {
     uint64_t n = reg.folded;
     pthread_mutex_unlock(&reg.lock);
     return n;
+}
+
+void es_registry_set_rts(uint64_t (*collections)(void), unsigned (*capabilities)(void)) {
+    pthread_mutex_lock(&reg.lock);
+    reg.collections = collections;
+    reg.capabilities = capabilities;
+    pthread_mutex_unlock(&reg.lock);
 }
 
 void es_registry_set_interval(unsigned ms) {

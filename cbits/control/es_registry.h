@@ -82,9 +82,19 @@ void es_registry_counts(uint64_t *run, uint64_t *dropped);
 uint64_t es_registry_folded(void);
 
 /* A namespace runs one command per `ms` at most, and after a command that
- * took d ms of CPU time not again before ES_GATE_COST_FACTOR * d
+ * cost d ms not again before ES_GATE_COST_FACTOR * d
  * (GHC_EVENTLOG_CONTROL_INTERVAL_MS; 0: no limit; default 1000). A request
- * for a command already queued is folded into it. Any thread. */
+ * for a command already queued is folded into it. Any thread.
+ *
+ * What a command cost is its thread's CPU time, unless the RTS collected
+ * while it ran (README's example forces a major GC): a collection stops
+ * every capability, whose GC threads work (or spin) as long as the
+ * handler's does, so then it is that time for each capability. */
 void es_registry_set_interval(unsigned ms);
+
+/* What the registry asks the RTS (rts-writer/): the number of collections
+ * so far, and of capabilities. Without them a command costs its thread's
+ * CPU time. Any thread, before handlers run. */
+void es_registry_set_rts(uint64_t (*collections)(void), unsigned (*capabilities)(void));
 
 #endif

@@ -17,12 +17,14 @@ void es_bound_init(struct es_bound *b, size_t max_buffer, size_t client_limit, b
     b->log_dropping.what = "times chunks were skipped for slow clients";
     b->log_lagging.what = "slow clients disconnected";
     b->log_handoff.what = "times chunks were dropped at the hand-off";
+    b->log_oom.what = "times chunks were lost for memory at the hand-off";
 }
 
 void es_bound_flush_logs(struct es_bound *b, uint64_t now_ms, bool force) {
     es_log_limit_flush(&b->log_dropping, now_ms, force);
     es_log_limit_flush(&b->log_lagging, now_ms, force);
     es_log_limit_flush(&b->log_handoff, now_ms, force);
+    es_log_limit_flush(&b->log_oom, now_ms, force);
 }
 
 /* The stream it got ends on an event boundary, with a cut notice saying
@@ -137,27 +139,58 @@ void es_bound_enforce(struct es_bound *b) {
     }
 }
 
+/* Log a gap at the hand-off, by its cause. */
+static void log_gap(struct es_bound *b, const struct es_chunk *c) {
+    uint64_t now = uv_now(b->loop);
+    uint64_t full = c->gap_chunks - c->gap_oom_chunks;
+    const char *then = b->drop_slow ? "each gets a drop notice where the gap is"
+                                    : "clients connected are disconnected";
+    if (full > 0)
+        es_log_limited(&b->log_handoff, now,
+                       "the library's threads fell behind the program: dropped %llu chunks "
+                       "(%.1f MiB) before they reached any client (%s)",
+                       (unsigned long long)full,
+                       (double)(c->gap_bytes - c->gap_oom_bytes) / (1 << 20), then);
+    if (c->gap_oom_chunks > 0)
+        es_log_limited(&b->log_oom, now,
+                       "out of memory: lost %llu chunks (%.1f MiB) of the eventlog before they "
+                       "reached any client (%s)",
+                       (unsigned long long)c->gap_oom_chunks, (double)c->gap_oom_bytes / (1 << 20),
+                       then);
+}
+
+/* A drop notice for every client, for the chunks of this gap and of any
+ * earlier one whose notice found no memory; out of memory again, it is
+ * tried before the next chunk. */
+static void notice_all(struct es_bound *b, const struct es_chunk *c) {
+    struct es_fanout *f = b->fan;
+    b->unnoticed_chunks += c->gap_chunks;
+    b->unnoticed_bytes += c->gap_bytes;
+    if (c->gap_chunks > 0)
+        b->unnoticed_time = c->gap_time;
+    struct es_chunk *notice = es_notice_new(es_fanout_header(f), b->unnoticed_chunks,
+                                            b->unnoticed_bytes, b->unnoticed_time);
+    if (notice == NULL)
+        return;
+    b->unnoticed_chunks = b->unnoticed_bytes = b->unnoticed_time = 0;
+    es_fanout_append(f, notice);
+}
+
 void es_bound_handoff_gap(struct es_bound *b, const struct es_chunk *c) {
     struct es_fanout *f = b->fan;
-    es_log_limited(&b->log_handoff, uv_now(b->loop),
-                   "the library's threads fell behind the program: dropped %llu chunks "
-                   "(%.1f MiB) before they reached any client (%s)",
-                   (unsigned long long)c->gap_chunks, (double)c->gap_bytes / (1 << 20),
-                   b->drop_slow ? "each gets a drop notice where the gap is"
-                                : "clients connected are disconnected");
-    unsigned n = es_fanout_nclients(f), missed = n > 0 ? n : es_fanout_retaining(f) ? 1 : 0;
-    atomic_fetch_add(&b->counters->chunks_dropped, c->gap_chunks * missed);
-    atomic_fetch_add(&b->counters->bytes_dropped, c->gap_bytes * missed);
+    if (c->gap_chunks > 0) {
+        log_gap(b, c);
+        unsigned n = es_fanout_nclients(f), missed = n > 0 ? n : es_fanout_retaining(f) ? 1 : 0;
+        atomic_fetch_add(&b->counters->chunks_dropped, c->gap_chunks * missed);
+        atomic_fetch_add(&b->counters->bytes_dropped, c->gap_bytes * missed);
+    }
     if (!b->drop_slow) {
         es_fanout_each(f, cl, next) {
-            if (!es_client_is(cl, ES_CLIENT_CLOSING))
+            if (c->gap_chunks > 0 && !es_client_is(cl, ES_CLIENT_CLOSING))
                 disconnect(b, cl, c->gap_bytes, "chunks dropped at the hand-off");
         }
         if (!es_fanout_retaining(f))
             return;
     }
-    struct es_chunk *notice =
-        es_notice_new(es_fanout_header(f), c->gap_chunks, c->gap_bytes, c->gap_time);
-    if (notice != NULL)
-        es_fanout_append(f, notice);
+    notice_all(b, c);
 }

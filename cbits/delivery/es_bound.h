@@ -33,6 +33,10 @@ struct es_bound {
     struct es_log_limit log_dropping; /* chunks skipped for a slow client */
     struct es_log_limit log_lagging;  /* slow clients disconnected */
     struct es_log_limit log_handoff;  /* chunks dropped at the hand-off */
+    struct es_log_limit log_oom;      /* chunks lost at the hand-off for memory */
+    /* Chunks no client got whose drop notice found no memory yet: it is
+     * made before the next chunk instead (es_bound_handoff_gap). */
+    uint64_t unnoticed_chunks, unnoticed_bytes, unnoticed_time;
 };
 
 void es_bound_init(struct es_bound *b, size_t max_buffer, size_t client_limit, bool drop_slow,
@@ -47,11 +51,18 @@ void es_bound_check_client(struct es_bound *b, struct es_client *c);
  * plus what unfinished writes may pin, stuck clients are disconnected. */
 void es_bound_enforce(struct es_bound *b);
 
-/* `c` arrives right after chunks the hand-off dropped (es_inbox.h): every
- * client missed them. Under the drop policy each gets a notice where the
+/* `c` arrives right after chunks the hand-off dropped or lost for memory
+ * (es_inbox.h, which counts them): every client missed them. They are
+ * logged; under the drop policy each client gets a notice where the
  * gap is; under the disconnect policy, which promises no gap, each is
- * disconnected. Call before es_fanout_ingest(c). */
+ * disconnected. Call before es_fanout_ingest(c), for a chunk with a gap or
+ * while es_bound_notice_due (a notice that found no memory before). */
 void es_bound_handoff_gap(struct es_bound *b, const struct es_chunk *c);
+
+/* Whether a drop notice for every client is still to be made. */
+static inline bool es_bound_notice_due(const struct es_bound *b) {
+    return b->unnoticed_chunks > 0;
+}
 
 /* Log the summaries of repeating causes whose window has ended (all of
  * them with `force`). */

@@ -31,8 +31,10 @@ struct es_chunk {
     struct es_header *header;
     uint64_t arrived; /* when the RTS handed it over (uv_hrtime), set by the inbox */
     /* Chunks the hand-off dropped right before this one (es_inbox.h), their
-     * bytes, and the end time of the last of them; 0 when none. */
+     * bytes, and the end time of the last of them; 0 when none. Of them,
+     * those lost because memory ran out (the rest: the hand-off was full). */
     uint64_t gap_chunks, gap_bytes, gap_time;
+    uint64_t gap_oom_chunks, gap_oom_bytes;
     size_t len;
     size_t cap; /* bytes allocated for data (a reused buffer may be larger) */
     uint8_t data[];

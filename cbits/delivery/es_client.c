@@ -10,6 +10,7 @@
 
 #include <assert.h>
 #include <linux/sockios.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
 
@@ -189,12 +190,13 @@ void es_client_pump(struct es_client *c) {
         c->notice = NULL;
     }
     if (c->gap_chunks > 0) {
+        /* Out of memory for it, the gap waits for the next write. */
         struct es_chunk *notice = drop_notice(c);
         if (notice) {
             es_store_adopt(st, notice);
             first[extra++] = notice;
+            c->gap_chunks = c->gap_bytes = 0;
         }
-        c->gap_chunks = c->gap_bytes = 0;
     }
     struct es_chunk *cost = cost_notice(c);
     if (cost) {
@@ -343,6 +345,7 @@ static void on_command(uint8_t cmd, void *ctx) {
 static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
     struct es_client *c = stream->data;
     if (nread > 0) {
+        uint64_t folded = c->env->folded(c->env->ctx);
         es_control_feed(&c->control, (const uint8_t *)buf->base, (size_t)nread, on_command, c);
         uint64_t now = uv_now(c->env->loop);
         if (now - c->read_window_ms >= 1000) {
@@ -350,6 +353,10 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
             c->read_bytes = 0;
         }
         c->read_bytes += (size_t)nread;
+        if (c->env->folded(c->env->ctx) != folded) {
+            c->read_window_ms = now; /* a whole second from now */
+            c->read_bytes = ES_CLIENT_READ_BUDGET + 1;
+        }
         if (c->read_bytes > ES_CLIENT_READ_BUDGET && !es_client_is(c, ES_CLIENT_CLOSING)) {
             uv_read_stop(stream);
             es_client_set_flags(c, ES_CLIENT_READ_PAUSED, true);
@@ -357,12 +364,50 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
         }
     } else if (nread == UV_EOF) {
         /* The client has nothing more to say; it may still be reading, as
-         * `nc` does after its standard input ends. */
+         * `nc` does after its standard input ends, or be gone. */
         es_client_set_flags(c, ES_CLIENT_READ_EOF, true);
         uv_read_stop(stream);
+        if (!es_client_check_peer(c, uv_now(c->env->loop), 0))
+            c->env->on_half_closed(c->env->ctx);
     } else if (nread < 0) {
         es_client_close(c);
     }
+}
+
+/* Whether the kernel says the peer is gone: it closed a Unix socket (or
+ * shut down both its sides), or a TCP peer answered with a reset. */
+static bool peer_gone(const struct es_client *c) {
+    struct pollfd p = {.fd = es_client_fd(c), .events = 0};
+    return p.fd >= 0 && poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLERR));
+}
+
+/* Send a TCP client with nothing else to send an empty block: a peer
+ * that is gone answers it with a reset. Returns whether one was sent. */
+static bool probe(struct es_client *c, uint64_t now_ms, uint64_t gap_ms) {
+    if (c->io.handle.type != UV_TCP || !caught_up(c) || *c->env->stopping ||
+        !es_client_is(c, ES_CLIENT_HEADER_SENT) || es_client_is(c, ES_CLIENT_FINISHING) ||
+        (c->probed_ms != 0 && now_ms - c->probed_ms < gap_ms))
+        return false;
+    struct es_chunk *b = c->env->empty_block(c->env->ctx);
+    if (b == NULL)
+        return false;
+    c->probed_ms = now_ms;
+    es_client_notice(c, b);
+    /* libuv writes at once when nothing else is queued, so a loopback
+     * peer's reset has come back before the write call returns. */
+    es_client_pump(c);
+    return true;
+}
+
+bool es_client_check_peer(struct es_client *c, uint64_t now_ms, uint64_t probe_gap_ms) {
+    if (!es_client_is(c, ES_CLIENT_READ_EOF) || es_client_is(c, ES_CLIENT_CLOSING))
+        return false;
+    if (peer_gone(c) ||
+        (probe(c, now_ms, probe_gap_ms) && !es_client_is(c, ES_CLIENT_CLOSING) && peer_gone(c))) {
+        es_client_close(c);
+        return true;
+    }
+    return es_client_is(c, ES_CLIENT_CLOSING); /* the probe's write failed */
 }
 
 bool es_client_resume_reading(struct es_client *c, uint64_t now_ms) {

@@ -29,7 +29,10 @@
  * that the kernel makes a client flooding the socket wait instead of the
  * loop thread reading and parsing for it: a client writing census requests
  * as fast as it could kept the loop thread busy on one of two cores and
- * made the program 3 times slower. */
+ * made the program 3 times slower. A client whose read folded a request
+ * into one still waiting is not read for a second either: a flood of one
+ * command is then read one buffer (64 KiB) a second, not 4 MiB (parsing
+ * those took 4-5 % of a core beside a program of two capabilities). */
 #define ES_CLIENT_READ_BUDGET ((size_t)4 << 20)
 
 /* At exit the server does not wait for a client that has stopped reading:
@@ -44,6 +47,15 @@
 /* A client that asked for cost notices gets at most one per this many
  * milliseconds, in a write that also carries chunks of the stream. */
 #define ES_COST_NOTICE_MS 1000
+
+/* A client that shut down its writing side may still be reading (`nc`
+ * once its input ends: protocol.md, section 2) or be gone for good, and
+ * the kernel tells which only when asked (es_client_check_peer): over a
+ * Unix socket at once; over TCP only once the peer has answered bytes
+ * sent to it with a reset, so such a TCP client with nothing else to get
+ * is sent an empty block when its writing side ends, and again at most
+ * once per ES_CLIENT_PROBE_MS while the program writes nothing for it. */
+#define ES_CLIENT_PROBE_MS 10000
 
 struct es_client;
 
@@ -101,6 +113,11 @@ struct es_client_env {
     /* The client stopped being read for its budget: call es_client_resume
      * from a timer until it returns false. */
     void (*on_reading_paused)(void *ctx);
+    /* Requests folded so far into one of the same kind still waiting
+     * (built-in and custom commands): a client whose read folded one is
+     * not read again for a second, since more of the same would only
+     * fold too (ES_CLIENT_READ_BUDGET). */
+    uint64_t (*folded)(void *ctx);
     /* A write ended and released its chunks: what the library holds may
      * have fallen. */
     void (*on_released)(void *ctx);
@@ -110,6 +127,14 @@ struct es_client_env {
     /* What streaming has cost the program so far, for cost notices
      * (EVENTLOG_SOCKET_CMD_COST_NOTICES). */
     void (*read_cost)(struct es_cost *out, void *ctx);
+    /* The client shut down its writing side and its peer is still there:
+     * look again later (es_client_check_peer). */
+    void (*on_half_closed)(void *ctx);
+    /* An empty block stamped with the stream's newest time, for a client
+     * to learn whether it is still there (es_client_check_peer); NULL once
+     * the stream has ended (nothing follows its end marker), or out of
+     * memory. */
+    struct es_chunk *(*empty_block)(void *ctx);
     /* The connection is closed: unlink the client; it is freed after. */
     void (*on_closed)(struct es_client *c, void *ctx);
     void *ctx;
@@ -173,6 +198,9 @@ struct es_client {
     uint64_t cost_ms;
     struct es_cost cost_seen;
     uint64_t sent_time;
+    /* When (loop clock, 0: never) it was last sent an empty block to learn
+     * whether its peer is still there (es_client_check_peer). */
+    uint64_t probed_ms;
 
     struct es_control_parser control;
     /* What the client wrote in the current one-second window; past
@@ -295,6 +323,15 @@ bool es_client_stalled(struct es_client *c, uint64_t now_ms);
 /* Resume reading a client whose budget window has ended (paused ones
  * only). Returns whether it is still paused. */
 bool es_client_resume_reading(struct es_client *c, uint64_t now_ms);
+
+/* For a client that shut down its writing side (ES_CLIENT_READ_EOF):
+ * whether its peer is gone for good, and if so close it. The kernel says
+ * so for a Unix socket the peer closed; over TCP once the peer answered
+ * bytes with a reset, so a TCP client with nothing else to send is first
+ * sent an empty block, unless it was sent one less than `probe_gap_ms`
+ * ago (ES_CLIENT_PROBE_MS). False for any other client, and one that is
+ * closing already. */
+bool es_client_check_peer(struct es_client *c, uint64_t now_ms, uint64_t probe_gap_ms);
 
 /* Close the connection at once; the client is freed when libuv has
  * closed it (unless closed_hook keeps it). The library's own closes go

@@ -23,7 +23,7 @@ int es_defs_take_chunk(struct es_defs *d, struct es_chunk *c) {
                               .offset = c->defs[i].offset,
                               .len = c->defs[i].len};
         if (!es_defs_keep(d, &ev, c->data) && !was_full && r == 0)
-            r = -ENOSPC;
+            r = d->oom ? -ENOMEM : -ENOSPC;
     }
     free(c->defs);
     c->defs = NULL;
@@ -97,7 +97,7 @@ bool es_defs_keep(struct es_defs *d, const struct es_event *ev, const uint8_t *c
     grown = grown && grow(&marks, &d->marks_cap, d->nmarks + 1, sizeof *d->marks);
     d->marks = marks;
     if (!grown) {
-        d->full = true;
+        d->full = d->oom = true;
         return false;
     }
     if (d->len == 0)

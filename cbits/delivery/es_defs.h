@@ -30,6 +30,7 @@ struct es_defs {
     size_t len, cap;
     size_t limit; /* bytes; past it nothing more is kept */
     bool full;    /* the limit was reached (logged once by the caller) */
+    bool oom;     /* ... because memory ran out */
     uint64_t first_time;
     struct es_defs_mark *marks;
     size_t nmarks, marks_cap;
@@ -64,7 +65,8 @@ bool es_defs_is_definition(uint16_t type);
 /* Keep the definition events the walker found in chunk `c` (its `defs`
  * spans, which this frees). Returns 0, -ENOSPC the first time the limit
  * stops one (later ones are dropped silently), or -ENOMEM when the walker
- * could not note them all. */
+ * could not note them all, or the first time memory ran out keeping
+ * one. */
 int es_defs_take_chunk(struct es_defs *d, struct es_chunk *c);
 
 /* Keep the definition event `ev` from a chunk; returns false when the limit

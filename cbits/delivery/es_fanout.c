@@ -1,11 +1,13 @@
 #include "es_fanout.h"
 
+#include "es_notice.h"
 #include "es_pool.h"
 
 #include "base/es_log.h"
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 void es_fanout_init(struct es_fanout *f, struct es_counters *counters, size_t max_buffer,
                     size_t defs_limit) {
@@ -25,6 +27,8 @@ void es_fanout_append(struct es_fanout *f, struct es_chunk *c) {
     es_store_retain_dropped(st, &dropped, &dropped_bytes);
     if (es_is_block(c->data, c->len) && es_block_end_time(c->data) > f->last_time)
         f->last_time = es_block_end_time(c->data);
+    if (c->flags & ES_CHUNK_END)
+        f->ended = true;
     struct es_chunk *kept = es_store_append(st, c, f->nclients);
     es_defs_end_chunk(&f->defs, es_store_end_offset(st));
     if (kept != NULL)
@@ -59,21 +63,25 @@ static int ingest_header(struct es_fanout *f, struct es_chunk *c) {
     }
     f->have_header = true;
     size_t rest = c->len - f->header.skip - f->header.len;
-    if (f->header.skip == 0 && rest == 0) {
-        es_store_set_header(&f->store, c);
-        return 0;
-    }
-    struct es_chunk *h = es_chunk_new(c->data + f->header.skip, f->header.len);
+    /* The header stays in its chunk, moved to the front (so that no
+     * allocation can lose it); bytes after it get a chunk of their own. */
     struct es_chunk *tail = rest ? es_chunk_new(c->data + c->len - rest, rest) : NULL;
-    es_chunk_free(c);
-    if (h == NULL || (rest && tail == NULL)) {
-        es_chunk_free(h);
-        es_chunk_free(tail);
-        return -ENOMEM;
-    }
-    es_store_set_header(&f->store, h);
-    if (tail)
+    if (f->header.skip > 0)
+        memmove(c->data, c->data + f->header.skip, f->header.len);
+    c->len = f->header.len;
+    es_store_set_header(&f->store, c);
+    if (tail != NULL) {
         es_fanout_append(f, tail);
+    } else if (rest > 0) {
+        atomic_fetch_add(&f->counters->chunks_lost, 1);
+        atomic_fetch_add(&f->counters->bytes_lost, rest);
+        es_log("out of memory: lost the %zu bytes of eventlog that followed its header "
+               "(clients get a drop notice)",
+               rest);
+        struct es_chunk *notice = es_notice_new(&f->header, 1, rest, 0);
+        if (notice != NULL)
+            es_fanout_append(f, notice);
+    }
     return 0;
 }
 
@@ -91,17 +99,18 @@ int es_fanout_ingest(struct es_fanout *f, struct es_chunk *c) {
         return 0;
     }
     int r = es_defs_take_chunk(&f->defs, c);
-    if (r == -ENOSPC) {
-        if (!f->defs_full_logged) {
-            f->defs_full_logged = true;
-            es_log("more than %.1f MiB of start-up definition events; clients joining later "
-                   "will miss the rest",
-                   (double)es_defs_limit(&f->defs) / (1 << 20));
-        }
-        r = 0;
+    if (r == -ENOSPC && !f->defs_full_logged) {
+        f->defs_full_logged = true;
+        es_log("more than %.1f MiB of start-up definition events; clients joining later "
+               "will miss the rest",
+               (double)es_defs_limit(&f->defs) / (1 << 20));
+    } else if (r == -ENOMEM && !f->defs_oom_logged) {
+        f->defs_oom_logged = true;
+        es_log("out of memory keeping the program's start-up definition events for clients "
+               "that join later: those clients will miss some of them");
     }
     es_fanout_append(f, c);
-    return r;
+    return 0;
 }
 
 bool es_fanout_join(struct es_fanout *f, struct es_client *c) {

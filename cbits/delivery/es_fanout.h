@@ -24,11 +24,12 @@ struct es_fanout {
     struct es_header header; /* handed over by the walker; es_fanout_header */
     bool have_header;
     uint64_t last_time; /* end time of the newest block, for notices */
+    bool ended;         /* a chunk with the end-of-data marker has come */
     struct es_defs defs;
     struct es_client *clients; /* doubly linked through prev/next */
     unsigned nclients;
     /* Problems that are logged once. */
-    bool bad_header_logged, orphan_logged, retain_drop_logged, defs_full_logged;
+    bool bad_header_logged, orphan_logged, retain_drop_logged, defs_full_logged, defs_oom_logged;
 };
 
 void es_fanout_init(struct es_fanout *f, struct es_counters *counters, size_t max_buffer,
@@ -37,8 +38,8 @@ void es_fanout_destroy(struct es_fanout *f);
 
 /* Take in a chunk from the walker: the header, or data for every client
  * (its definition events kept first). Data before any header is dropped.
- * Returns 0, or -ENOMEM when part of it could not be kept (the caller
- * records the error). */
+ * What memory runs out for is logged here (and bytes after a header lost
+ * for it are counted and noticed); returns 0. */
 int es_fanout_ingest(struct es_fanout *f, struct es_chunk *c);
 
 /* Append a chunk the library made (a drop notice) for every client. */
@@ -70,6 +71,11 @@ static inline bool es_fanout_have_header(const struct es_fanout *f) {
 /* The end time of the newest block (what a notice is stamped with). */
 static inline uint64_t es_fanout_last_time(const struct es_fanout *f) {
     return f->last_time;
+}
+
+/* Whether the stream's end marker has come: nothing may follow it. */
+static inline bool es_fanout_ended(const struct es_fanout *f) {
+    return f->ended;
 }
 
 /* Clients in the list (joined, not yet left). */

@@ -12,9 +12,14 @@ int es_inbox_init(struct es_inbox *in, size_t limit) {
     in->open = true;
     in->limit = limit;
     atomic_init(&in->in_flight, 0);
+    in->reserve = es_chunk_new(NULL, ES_RTS_BUFFER);
+    if (in->reserve == NULL)
+        return UV_ENOMEM;
     int r = uv_mutex_init(&in->lock);
     if (r == 0 && (r = uv_cond_init(&in->ready)) != 0)
         uv_mutex_destroy(&in->lock);
+    if (r != 0)
+        es_chunk_free(in->reserve);
     return r;
 }
 
@@ -26,6 +31,8 @@ void es_inbox_destroy(struct es_inbox *in) {
         c = next;
     }
     in->head = in->tail = NULL;
+    es_chunk_free(in->reserve);
+    in->reserve = NULL;
     uv_cond_destroy(&in->ready);
     uv_mutex_destroy(&in->lock);
 }
@@ -40,15 +47,39 @@ static bool droppable(const uint8_t *p, size_t len) {
            !(p[len - 2] == 0xff && p[len - 1] == 0xff);
 }
 
-/* Count a chunk dropped for the limit; the next accepted one carries the gap. */
-static void drop(struct es_inbox *in, const uint8_t *p, size_t len) {
-    uv_mutex_lock(&in->lock);
+/* With the lock held: count a chunk dropped for the limit or lost for
+ * memory (`oom`); the next accepted one carries the gap. */
+static void gap(struct es_inbox *in, const uint8_t *p, size_t len, bool oom) {
     in->gap_chunks++;
     in->gap_bytes += len;
-    in->gap_time = es_block_end_time(p);
-    in->dropped_chunks++;
-    in->dropped_bytes += len;
+    if (es_is_block(p, len))
+        in->gap_time = es_block_end_time(p);
+    if (oom) {
+        in->gap_oom_chunks++;
+        in->gap_oom_bytes += len;
+        in->oom_chunks++;
+        in->oom_bytes += len;
+    } else {
+        in->dropped_chunks++;
+        in->dropped_bytes += len;
+    }
+}
+
+static void drop(struct es_inbox *in, const uint8_t *p, size_t len) {
+    uv_mutex_lock(&in->lock);
+    gap(in, p, len, false);
     uv_mutex_unlock(&in->lock);
+}
+
+/* With the lock held: a chunk that could not be kept, for memory (`oom`:
+ * a gap in the stream) or because the inbox is closed. */
+static void lose(struct es_inbox *in, const uint8_t *p, size_t len, bool oom) {
+    if (oom) {
+        gap(in, p, len, true);
+    } else {
+        in->lost_chunks++;
+        in->lost_bytes += len;
+    }
 }
 
 bool es_inbox_push(struct es_inbox *in, const void *buf, size_t len, bool may_drop) {
@@ -67,21 +98,26 @@ bool es_inbox_push(struct es_inbox *in, const void *buf, size_t len, bool may_dr
      * whatever the RTS posts to the buffer it is emptying is newer. */
     uint64_t now = uv_hrtime();
     struct es_chunk *c = es_chunk_new(buf, len);
-    if (c != NULL)
-        c->arrived = now;
     uv_mutex_lock(&in->lock);
+    if (c == NULL && !droppable(buf, len) && in->reserve != NULL && len <= in->reserve->cap) {
+        c = es_chunk_fill(in->reserve, buf, len); /* under the lock: one reserve */
+        in->reserve = NULL;
+    }
     if (c == NULL || !in->open) {
-        in->lost_chunks++;
-        in->lost_bytes += len;
+        lose(in, buf, len, c == NULL && in->open);
         uv_mutex_unlock(&in->lock);
         es_chunk_free(c);
         return false;
     }
+    c->arrived = now;
     if (in->gap_chunks > 0) {
         c->gap_chunks = in->gap_chunks;
         c->gap_bytes = in->gap_bytes;
         c->gap_time = in->gap_time;
+        c->gap_oom_chunks = in->gap_oom_chunks;
+        c->gap_oom_bytes = in->gap_oom_bytes;
         in->gap_chunks = in->gap_bytes = in->gap_time = 0;
+        in->gap_oom_chunks = in->gap_oom_bytes = 0;
     }
     atomic_fetch_add_explicit(&in->in_flight, len, memory_order_relaxed);
     if (in->tail != NULL)
@@ -103,6 +139,32 @@ void es_inbox_release(struct es_inbox *in, size_t bytes) {
     size_t was = atomic_fetch_sub_explicit(&in->in_flight, bytes, memory_order_relaxed);
     assert(was >= bytes);
     (void)was;
+}
+
+bool es_inbox_refill(struct es_inbox *in) {
+    uv_mutex_lock(&in->lock);
+    bool full = in->reserve != NULL;
+    uv_mutex_unlock(&in->lock);
+    if (full)
+        return true;
+    struct es_chunk *c = es_chunk_new(NULL, ES_RTS_BUFFER);
+    if (c == NULL)
+        return false;
+    uv_mutex_lock(&in->lock);
+    if (in->reserve == NULL) {
+        in->reserve = c;
+        c = NULL;
+    }
+    uv_mutex_unlock(&in->lock);
+    es_chunk_free(c);
+    return true;
+}
+
+void es_inbox_oom(struct es_inbox *in, uint64_t *chunks, uint64_t *bytes) {
+    uv_mutex_lock(&in->lock);
+    *chunks = in->oom_chunks;
+    *bytes = in->oom_bytes;
+    uv_mutex_unlock(&in->lock);
 }
 
 void es_inbox_dropped(struct es_inbox *in, uint64_t *chunks, uint64_t *bytes) {

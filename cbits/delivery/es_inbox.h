@@ -3,6 +3,13 @@
  * never waits for a client or for the walker. The walker takes everything
  * pending at once.
  *
+ * A chunk that finds no memory for its copy is lost like one dropped for
+ * the limit below: counted, and the next chunk accepted carries the gap
+ * (with how much of it memory took). The header and a chunk that may end
+ * the stream are not lost for memory while the reserve lasts: one buffer
+ * of an RTS buffer's size, allocated at the start (untouched, it costs no
+ * memory) and again by the walker after it was used (es_inbox_refill).
+ *
  * What was handed over but not yet taken in by the loop thread (here, in
  * the walker, between walker and loop) is bounded too: should those threads
  * fall behind or get stuck, RTS threads would otherwise queue everything
@@ -27,10 +34,13 @@ struct es_inbox {
     struct es_chunk *head, *tail;     /* pending chunks, oldest first, linked by next */
     bool open;                        /* false once the server stops accepting chunks */
     uint64_t chunks_in, bytes_in;     /* accepted from the RTS */
-    uint64_t lost_chunks, lost_bytes; /* refused: out of memory, or closed */
+    uint64_t lost_chunks, lost_bytes; /* refused: closed */
+    uint64_t oom_chunks, oom_bytes;   /* lost: no memory for the copy */
+    struct es_chunk *reserve;         /* for a chunk that must not be lost, or NULL */
     size_t limit;                     /* bytes in flight before chunks are dropped (0: none) */
     atomic_size_t in_flight;          /* pushed, not yet released by the loop */
     uint64_t gap_chunks, gap_bytes, gap_time; /* dropped since the last accepted chunk */
+    uint64_t gap_oom_chunks, gap_oom_bytes;   /* ... of them for memory */
     uint64_t dropped_chunks, dropped_bytes;   /* dropped for the limit, in all */
 };
 
@@ -40,7 +50,8 @@ void es_inbox_destroy(struct es_inbox *in);
 
 /* Copy `len` bytes into a new pending chunk. Any thread. Returns false when
  * the chunk was lost (dropped for the limit, out of memory or the inbox is
- * closed); the loss is counted. With `may_drop` false the limit does not
+ * closed); the loss is counted, and a loss while open is a gap the next
+ * accepted chunk carries. With `may_drop` false the limit does not
  * apply: a lossless client is connected (es_wait.h), and the caller has
  * waited for room instead. */
 bool es_inbox_push(struct es_inbox *in, const void *buf, size_t len, bool may_drop);
@@ -48,6 +59,13 @@ bool es_inbox_push(struct es_inbox *in, const void *buf, size_t len, bool may_dr
 /* The loop thread has taken in `bytes` of the chunks it took (their
  * original lengths): they no longer count as in flight. */
 void es_inbox_release(struct es_inbox *in, size_t bytes);
+
+/* Allocate the reserve again if it was used; false while memory is still
+ * out. The walker thread, after a chunk. */
+bool es_inbox_refill(struct es_inbox *in);
+
+/* Chunks and bytes lost for memory so far. Any thread. */
+void es_inbox_oom(struct es_inbox *in, uint64_t *chunks, uint64_t *bytes);
 
 /* Chunks and bytes dropped for the limit so far. Any thread. */
 void es_inbox_dropped(struct es_inbox *in, uint64_t *chunks, uint64_t *bytes);

@@ -61,7 +61,7 @@ bool es_intake_take(struct es_intake *in) {
     while (c != NULL) {
         struct es_chunk *next = c->next;
         bytes += c->len; /* before ingest, which may free or split it */
-        if (c->gap_chunks > 0 && es_fanout_have_header(e->fan))
+        if ((c->gap_chunks > 0 || es_bound_notice_due(e->bound)) && es_fanout_have_header(e->fan))
             es_bound_handoff_gap(e->bound, c);
         if (es_fanout_ingest(e->fan, c) != 0)
             e->on_error(UV_ENOMEM, "keeping a chunk for the clients", e->ctx);

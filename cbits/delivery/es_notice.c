@@ -49,6 +49,13 @@ struct es_chunk *es_notice_text(const struct es_header *hdr, uint64_t time, cons
     return notice(hdr, time, text, n > 65535 ? 65535 : (int)n);
 }
 
+struct es_chunk *es_notice_empty(uint64_t time) {
+    struct es_chunk *b = es_chunk_new(NULL, ES_BLOCK_MARKER_LEN);
+    if (b != NULL)
+        es_put_block_marker(b->data, time, ES_BLOCK_MARKER_LEN, time, ES_GLOBAL_CAP);
+    return b;
+}
+
 struct es_chunk *es_notice_wait(const struct es_header *hdr, uint64_t time, uint64_t waits,
                                 uint64_t wait_ns, uint64_t period_ms) {
     char msg[160];

@@ -28,6 +28,11 @@ struct es_chunk *es_notice_wait(const struct es_header *hdr, uint64_t time, uint
 /* A notice holding `text` (at most 65535 bytes), stamped `time`. */
 struct es_chunk *es_notice_text(const struct es_header *hdr, uint64_t time, const char *text);
 
+/* An empty block (its marker alone, global buffer), stamped `time`: what
+ * a TCP client that shut down its writing side is sent to learn whether
+ * it is still there (es_client_check_peer; protocol.md 1.3). */
+struct es_chunk *es_notice_empty(uint64_t time);
+
 /* The end of a stream the library cuts short (es_cut.h): the cut notice
  * "eventlog-socket: recording cut: WHY" in a block stamped `time`, then
  * the end-of-data marker, in one chunk. */

@@ -176,8 +176,10 @@ void es_pool_put(struct es_chunk *c) {
 
 struct es_chunk *es_chunk_new(const void *data, size_t len) {
     struct es_chunk *c = es_pool_get(len);
-    if (c == NULL)
-        return NULL;
+    return c != NULL ? es_chunk_fill(c, data, len) : NULL;
+}
+
+struct es_chunk *es_chunk_fill(struct es_chunk *c, const void *data, size_t len) {
     c->next = c->prev = NULL;
     c->refs = 1;
     c->flags = 0;
@@ -187,6 +189,7 @@ struct es_chunk *es_chunk_new(const void *data, size_t len) {
     c->header = NULL;
     c->arrived = 0;
     c->gap_chunks = c->gap_bytes = c->gap_time = 0;
+    c->gap_oom_chunks = c->gap_oom_bytes = 0;
     c->len = len;
     if (data != NULL && len > 0)
         memcpy(c->data, data, len);

@@ -38,6 +38,9 @@
  * is NULL), with one reference owned by the caller; NULL when out of
  * memory. Safe on any thread. */
 struct es_chunk *es_chunk_new(const void *data, size_t len);
+/* Make `c`, a chunk of at least `len` bytes' capacity, a fresh chunk
+ * holding a copy of `data` (as es_chunk_new makes one); returns it. */
+struct es_chunk *es_chunk_fill(struct es_chunk *c, const void *data, size_t len);
 /* Free a chunk (or keep its buffer for reuse). Safe on any thread. */
 void es_chunk_free(struct es_chunk *c);
 /* A buffer for a chunk of `len` bytes (`cap` set, nothing else): a pooled

@@ -119,8 +119,10 @@ static void walker_main(void *arg) {
              * RTS (in a flood of chunks, writeEventLog's p50 went from 0.16
              * to 1 ms). Out of memory here only means the RTS thread
              * allocates for itself. */
-            if (next == NULL && es_inbox_empty(w->in))
+            if (next == NULL && es_inbox_empty(w->in)) {
                 (void)es_pool_reserve(spare);
+                (void)es_inbox_refill(w->in); /* the inbox's reserve, if it was used */
+            }
             c = next;
         }
     }

@@ -64,6 +64,7 @@ int eventlog_socket_stats(struct eventlog_socket_stats *out) {
     out->flushes = atomic_load(&k->flushes);
     out->flush_us = atomic_load(&k->flush_us);
     out->bytes_received = es_server_bytes_received(s);
+    es_server_lost(s, &out->chunks_lost, &out->bytes_lost);
     out->clients_lossless = atomic_load(&k->clients_lossless);
     es_server_wait_stats(s, &out->lossless_waits, &out->lossless_wait_ns,
                          &out->lossless_wait_max_ns);

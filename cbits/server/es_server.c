@@ -10,6 +10,7 @@
 #include "base/es_signal.h"
 #include "control/es_registry.h"
 #include "delivery/es_cut.h"
+#include "delivery/es_notice.h"
 
 #include <assert.h>
 #include <stdlib.h>
@@ -49,6 +50,11 @@ static void reading_paused(void *ctx) {
     es_command_reading_paused(&s->command);
 }
 
+static uint64_t folded(void *ctx) {
+    struct es_server *s = ctx;
+    return es_command_folded(&s->command) + es_registry_folded();
+}
+
 static void lossless_request(struct es_client *c, void *ctx) {
     struct es_server *s = ctx;
     es_lossless_request(&s->lossless, c);
@@ -71,6 +77,16 @@ static void read_cost(struct es_cost *out, void *ctx) {
 void es_server_cpu(struct es_server *s, uint64_t *writer, uint64_t *walker, uint64_t *loop) {
     *writer = atomic_load_explicit(&s->counters.cpu_writer_ns, memory_order_relaxed);
     es_threads_cpu(&s->threads, &s->counters, !atomic_load(&s->stop_called), walker, loop);
+}
+
+static void half_closed(void *ctx) {
+    struct es_server *s = ctx;
+    es_hangup_watch(&s->hangup);
+}
+
+static struct es_chunk *empty_block(void *ctx) {
+    struct es_server *s = ctx;
+    return es_fanout_ended(&s->fan) ? NULL : es_notice_empty(es_fanout_last_time(&s->fan));
 }
 
 static void wake_loop(void *ctx) {
@@ -113,6 +129,7 @@ static void on_handle_closed(uv_handle_t *h) {
 static void close_handles(struct es_server *s, uv_close_cb cb) {
     es_intake_close(&s->intake, cb);
     uv_close(es_flush_timer_handle(&s->flush), cb);
+    es_hangup_close(&s->hangup, cb);
     es_linger_close(&s->linger, cb);
     es_command_close(&s->command, cb);
     es_lossless_close(&s->lossless, cb);
@@ -136,9 +153,12 @@ static void client_closed(struct es_client *c, void *ctx) {
     maybe_finish(s);
 }
 
+/* The clients a connection is admitted against: at the limit, those whose
+ * peer is gone are let go first and no longer count. */
 static unsigned nclients(void *ctx) {
     struct es_server *s = ctx;
-    return es_fanout_nclients(&s->fan);
+    unsigned n = es_fanout_nclients(&s->fan);
+    return n < s->cfg.max_clients ? n : es_hangup_make_room(&s->hangup);
 }
 
 /* An admitted connection becomes a client. */
@@ -231,6 +251,7 @@ static int open_handles(struct es_server *s) {
     es_flush_timer_open(&s->flush, &s->loop);
     es_lossless_open(&s->lossless, &s->loop, &s->fan, &s->counters);
     es_command_open(&s->command, &s->loop, &s->fan, &s->lossless);
+    es_hangup_open(&s->hangup, &s->loop, &s->fan);
     es_linger_open(&s->linger, &s->loop, &s->fan, s->cfg.linger_ms, es_config_linger_max(&s->cfg));
     struct es_accept_env aenv = {
         .on_client = on_client, .nclients = nclients, .on_error = async_error, .ctx = s};
@@ -344,9 +365,12 @@ static struct es_server *alloc_server(const struct es_config *cfg, bool is_unix,
                                            .on_command = command,
                                            .on_custom = es_registry_dispatch,
                                            .on_reading_paused = reading_paused,
+                                           .folded = folded,
                                            .on_released = released,
                                            .on_lossless = lossless_request,
                                            .read_cost = read_cost,
+                                           .on_half_closed = half_closed,
+                                           .empty_block = empty_block,
                                            .on_closed = client_closed,
                                            .ctx = s};
     return s;

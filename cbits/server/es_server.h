@@ -78,6 +78,9 @@ int es_server_wait_client(struct es_server *s);
  * the TCP port (-1 for a Unix socket). Any thread. */
 const struct es_counters *es_server_counters(const struct es_server *s);
 uint64_t es_server_bytes_received(const struct es_server *s);
+/* Chunks (and bytes) lost before any client got them: dropped at a full
+ * hand-off or for lack of memory. */
+void es_server_lost(struct es_server *s, uint64_t *chunks, uint64_t *bytes);
 int es_server_last_error(const struct es_server *s);
 int es_server_tcp_port(const struct es_server *s);
 /* The process that started the server: a forked child is not it. */

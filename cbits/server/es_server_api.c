@@ -32,6 +32,14 @@ uint64_t es_server_bytes_received(const struct es_server *s) {
     return es_inbox_bytes_in((struct es_inbox *)&s->inbox);
 }
 
+void es_server_lost(struct es_server *s, uint64_t *chunks, uint64_t *bytes) {
+    uint64_t dropped, dropped_bytes;
+    es_inbox_oom(&s->inbox, chunks, bytes);
+    es_inbox_dropped(&s->inbox, &dropped, &dropped_bytes);
+    *chunks += dropped + atomic_load_explicit(&s->counters.chunks_lost, memory_order_relaxed);
+    *bytes += dropped_bytes + atomic_load_explicit(&s->counters.bytes_lost, memory_order_relaxed);
+}
+
 int es_server_last_error(const struct es_server *s) {
     return atomic_load(&s->last_error);
 }

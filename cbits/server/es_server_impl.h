@@ -16,6 +16,7 @@
 #include "net/es_endpoint.h"
 #include "delivery/es_fanout.h"
 #include "es_flush_timer.h"
+#include "delivery/es_hangup.h"
 #include "delivery/es_inbox.h"
 #include "delivery/es_intake.h"
 #include "delivery/es_linger.h"
@@ -37,7 +38,8 @@
  * own: taking connections in es_accept's, the wake-and-take path
  * es_intake's, the stream es_fanout's, the memory bound es_bound's,
  * lossless delivery es_lossless's, commands es_command's, the flush timer
- * es_flush_timer's, the end of the stream es_linger's, the threads
+ * es_flush_timer's, clients that shut down their writing side
+ * es_hangup's, the end of the stream es_linger's, the threads
  * es_threads', what other threads wait for es_milestones'. */
 struct es_server {
     struct es_config cfg;
@@ -59,6 +61,7 @@ struct es_server {
     struct es_bound bound;       /* the memory bound */
     struct es_lossless lossless; /* clients that get every byte */
     struct es_command command;   /* control commands */
+    struct es_hangup hangup;     /* clients that shut down their writing side */
     struct es_linger linger;     /* the end of the stream */
     struct es_threads threads;   /* the walker and the loop thread */
     struct es_milestones milestones;

@@ -231,7 +231,7 @@ class Program:
                  "bytes_sent", "chunks_dropped", "bytes_dropped", "bytes_held",
                  "bytes_held_peak", "flushes", "flush_us", "clients_refused", "cpu_ns_writer",
                  "cpu_ns_walker", "cpu_ns_loop", "clients_lossless", "lossless_waits",
-                 "lossless_wait_ns", "lossless_wait_max_ns"]
+                 "lossless_wait_ns", "lossless_wait_max_ns", "chunks_lost", "bytes_lost"]
         words = self.query("stats").split()
         expect(words[0] == "stats" and len(words) == 1 + len(names), "stats answer %r" % words)
         return dict(zip(names, map(int, words[1:])))
@@ -418,6 +418,22 @@ class Client:
             self.sock.close()
         except OSError:
             pass
+
+
+def flood_nonblocking(sock, frames, seconds):
+    """Send `frames` again and again for `seconds`, as much as the socket
+    takes each time without waiting (a frame may be cut: the server skips
+    what is not a frame); the bytes it took. The program reads a client that
+    floods one command a buffer a second once its request is folded into
+    the one waiting, so blocking sends would take far longer."""
+    sent = 0
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            sent += sock.send(frames, socket.MSG_DONTWAIT)
+        except BlockingIOError:
+            time.sleep(0.01)
+    return sent
 
 
 def ghc_version():

@@ -18,7 +18,7 @@ import sys
 import time
 
 from harness import (END_MARKER, GCTL, LOSSLESS, Client, Program, Skip, TestFailure, check_stream,
-                     expect, note, test, upstream)
+                     expect, flood_nonblocking, note, test, upstream)
 import connflood
 import harness
 
@@ -414,6 +414,34 @@ def custom_command_flood_is_rate_limited(s):
     note("%d requests in %.1f s: %d runs of the handler" % (sent, secs, len(runs)))
     expect(runs, "the handler never ran")
     expect(len(runs) <= secs + 3, "%d runs of a costly handler in %.1f s" % (len(runs), secs))
+
+
+@test
+def custom_command_flood_is_read_a_buffer_a_second(s):
+    """A client floods README's example command as fast as its socket
+    takes it for 3 s: once a request is folded into the one waiting, the
+    program reads that client no more for a second, so the flood is held
+    back by its own socket (well under 2 MiB taken in 3 s, where reading 4
+    MiB a second took over 12) and costs the program next to nothing to
+    parse; the handler runs about once a second, and the stream goes on."""
+    sock = s.path("custom-slow.sock")
+    p = Program(s, "probe", ["--custom"], unix=sock, wait=True)
+    p.wait_socket(sock)
+    c = Client(s, unix=sock)
+    c.wait_header()
+    p.cmd("marker A")
+    sent = flood_nonblocking(c.sock, custom_frames(500), 3)
+    p.cmd("marker B")
+    p.cmd("quit")
+    p.finish()
+    summ = check_stream(s, c.wait_eof(), "custom-slow")
+    runs = [t for t, m in summ.markers if m == "gc done"]
+    secs = (summ.marker_time("B") - summ.marker_time("A")) / 1e9
+    note("the flood got %.2f MiB into the socket in %.1f s; %d runs of the handler"
+         % (sent / (1 << 20), secs, len(runs)))
+    expect(sent < 2 << 20, "%.1f MiB of requests taken in 3 s: the flood is read as fast as it "
+           "comes" % (sent / (1 << 20)))
+    expect(runs and len(runs) <= secs + 3, "%d runs of the handler in %.1f s" % (len(runs), secs))
 
 
 def removed_after(s, name, sig):

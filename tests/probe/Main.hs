@@ -10,6 +10,9 @@
 --   flood-fast S TAG   post user messages "TAG i" without pause for S seconds
 --                      (a full 2 MiB buffer every 80 ms or so); "ok N"
 --   hwm                answer "hwm KB": the process's peak RSS (VmHWM)
+--   gcstats            answer "gcstats GCS MAJOR GC_CPU_NS GC_ELAPSED_NS
+--                      MUTATOR_CPU_NS MUTATOR_ELAPSED_NS": the RTS's own
+--                      account (GHC.Stats; needs +RTS -T, else "gcstats off")
 --   stats              answer "stats" and eventlog_socket_stats' counters
 --                      in declaration order
 --   gc                 perform a major GC
@@ -52,6 +55,7 @@ import Foreign.Ptr (FunPtr, Ptr, nullPtr)
 import Foreign.Storable (peek)
 import Foreign.Storable (peekByteOff)
 import GHC.Clock (getMonotonicTime)
+import GHC.Stats (RTSStats (..), getRTSStats, getRTSStatsEnabled)
 import System.Environment (getArgs)
 import System.IO (Handle, IOMode (ReadMode), hClose, hFlush, hIsEOF, hPutStrLn, openFile, stderr, stdin, stdout)
 import System.Exit (ExitCode (ExitFailure))
@@ -80,11 +84,30 @@ startUnix waitFlag path = do
 foreign import ccall unsafe "eventlog_socket_stats"
   c_stats :: Ptr () -> IO CInt
 
--- | The nineteen uint64_t counters of struct eventlog_socket_stats.
+-- | The twenty-one uint64_t counters of struct eventlog_socket_stats.
 stats :: IO [Word64]
-stats = allocaBytes (19 * 8) $ \p -> do
+stats = allocaBytes (21 * 8) $ \p -> do
   _ <- c_stats p
-  mapM (peekByteOff p . (* 8)) [0 .. 18]
+  mapM (peekByteOff p . (* 8)) [0 .. 20]
+
+-- | The RTS's account of its collections and of the mutator, for the
+-- benchmarks (bench/bench_trust.py): where a program's time went.
+gcStats :: IO String
+gcStats = do
+  on <- getRTSStatsEnabled
+  if not on
+    then pure "off"
+    else do
+      s <- getRTSStats
+      pure $
+        unwords
+          [ show (gcs s),
+            show (major_gcs s),
+            show (gc_cpu_ns s),
+            show (gc_elapsed_ns s),
+            show (mutator_cpu_ns s),
+            show (mutator_elapsed_ns s)
+          ]
 
 peakRssKb :: IO String
 peakRssKb = do
@@ -164,6 +187,7 @@ loop = do
           n <- floodFast (read secs) tag
           putStrLn ("ok " ++ show n) >> hFlush stdout >> loop
         ["hwm"] -> peakRssKb >>= \kb -> putStrLn ("hwm " ++ kb) >> hFlush stdout >> loop
+        ["gcstats"] -> gcStats >>= \s -> putStrLn ("gcstats " ++ s) >> hFlush stdout >> loop
         ["stats"] -> do
           counters <- stats
           putStrLn (unwords ("stats" : map show counters)) >> hFlush stdout >> loop

@@ -2,7 +2,8 @@
  * reserved namespace, duplicates, many commands), commands waiting until
  * the RTS is up, a slow handler holding up only its own namespace,
  * repeated requests folded into one, the rate limit per namespace (the
- * interval, and fifty times a handler's CPU time), hooks (POST_START on
+ * interval, and fifty times a handler's CPU time, times the capabilities
+ * when the RTS collected while it ran), hooks (POST_START on
  * the thread that declares the RTS ready, once; then per later client;
  * both handler types), and a quiesce
  * that runs PRE_END and stops all. */
@@ -35,8 +36,19 @@ static void slow(const eventlog_socket_namespace *ns, uint8_t id, void *data) {
     count(ns, id, data);
 }
 
-/* Runs of lim/1 and lim/2; lim/2 burns CPU. */
+/* Runs of lim/1, lim/2 and lim/3; lim/2 and lim/3 burn CPU, and lim/3
+ * "collects": it moves the collection count the registry is given in
+ * place of the RTS's (four capabilities). */
 static atomic_int lim_runs;
+static atomic_uint_fast64_t fake_gcs;
+
+static uint64_t fake_collections(void) {
+    return atomic_load(&fake_gcs);
+}
+
+static unsigned fake_capabilities(void) {
+    return 4;
+}
 
 static uint64_t now_ms(void) {
     struct timespec t;
@@ -47,13 +59,16 @@ static uint64_t now_ms(void) {
 static void timed(const eventlog_socket_namespace *ns, uint8_t id, void *data) {
     (void)ns;
     (void)data;
-    if (id == 2) { /* 20 ms of CPU */
+    if (id == 2 || id == 3) { /* 20 or 10 ms of CPU */
+        long ns = id == 2 ? 20000000L : 10000000L;
         struct timespec t0, t;
         clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
         do
             clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-        while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < 20000000L);
+        while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < ns);
     }
+    if (id == 3)
+        atomic_fetch_add(&fake_gcs, 1);
     atomic_fetch_add(&lim_runs, 1);
 }
 
@@ -148,7 +163,8 @@ int main(void) {
     eventlog_socket_namespace *lim;
     ok(eventlog_socket_register_namespace("lim", 3, &lim) == 0 &&
            eventlog_socket_register_command(lim, 1, timed, NULL) == 0 &&
-           eventlog_socket_register_command(lim, 2, timed, NULL) == 0,
+           eventlog_socket_register_command(lim, 2, timed, NULL) == 0 &&
+           eventlog_socket_register_command(lim, 3, timed, NULL) == 0,
        "namespace lim registered");
     /* A short interval, so that the test does not wait seconds. */
     es_registry_set_interval(100);
@@ -240,6 +256,26 @@ int main(void) {
        "after a command that took 20 ms of CPU, nothing for the next 500 ms (%d ran)",
        atomic_load(&lim_runs) - n2 - 1);
     ok(wait_for(&lim_runs, n2 + 2) == n2 + 2, "and the waiting request runs later");
+    /* A command during which the RTS collected (README's example forces a
+     * major GC) cost every capability its time: after 10 ms of CPU with
+     * four capabilities, none for 50 times 40 ms (2000 ms from its start),
+     * where its own thread's 10 ms alone would allow one after 500. */
+    es_registry_set_rts(fake_collections, fake_capabilities);
+    sleep_ms(200); /* the last lim/1 gap: the interval */
+    feed("lim", 3);
+    int n3 = atomic_load(&lim_runs);
+    ok(wait_for(&lim_runs, n3 + 1) == n3 + 1 && atomic_load(&fake_gcs) == 1, "lim/3 ran");
+    t0 = now_ms();
+    while ((t1 = now_ms()) - t0 < 1000) {
+        feed("lim", 1);
+        sleep_ms(5);
+    }
+    ok(atomic_load(&lim_runs) == n3 + 1,
+       "after a command that took 10 ms of CPU while the RTS collected, on four capabilities, "
+       "nothing for the next 1000 ms (%d ran)",
+       atomic_load(&lim_runs) - n3 - 1);
+    ok(wait_for(&lim_runs, n3 + 2) == n3 + 2, "and the waiting request runs later");
+    es_registry_set_rts(NULL, NULL);
 
     es_registry_client_connected();
     ok(wait_for(&hooks_post, 2) == 2 && wait_for(&hooks_post_upstream, 2) == 2 &&
