@@ -14,7 +14,7 @@
 #                 make install (staged and not), pkg-config with cc and
 #                 ghc, README's C main built against the installed copy
 #   make cabal-build
-#                 the cabal package and the examples, offline (README)
+#                 the cabal package and the examples, offline (docs/haskell.md)
 #   make demo     run fibber-c-main on a Unix socket, request a heap census
 #                 from a client, and show what arrived
 #   make check-ghc GHC=9.6|9.10
@@ -46,7 +46,7 @@
 #
 # Missing packages are installed first (scripts/ensure-deps.sh, apt-get),
 # each target's own: make and make install only the build's, make demo the
-# demo's, the test targets the tests' too (README, "Install it").
+# demo's, the test targets the tests' too (README, "Install").
 
 # `make` alone builds (uninstall below would otherwise be the first target).
 .DEFAULT_GOAL := all
@@ -529,7 +529,7 @@ integration-test: $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(SPARKER) $(CHECKE
 	@HC=$(HC) python3 tests/integration/run.py --build $(BUILD) $(INTEGRATION_TESTS)
 
 # The cabal package and both examples, built with cabal offline exactly as
-# README says, into $(BUILD)/dist-newstyle so GHC versions never mix.
+# docs/haskell.md says, into $(BUILD)/dist-newstyle so GHC versions never mix.
 cabal-build:
 	cabal --config-file=/dev/null build --offline -w $(HC) --builddir=$(BUILD)/dist-newstyle all
 

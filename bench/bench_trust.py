@@ -23,7 +23,7 @@ library's own cost, without what the attacking processes take of a
   connect-elsewhere  the same flood aimed at another process that accepts
              and closes: what the flood costs the program on this machine
              without the library's part (the reference for `connect`)
-  custom     one client of the owner sends README's example custom command
+  custom     one client of the owner sends the docs' example custom command
              (a major GC, then a marker) as fast as the library reads
 
 Issue 25 asks for >= 0.90 under each. Needs root (setpriv) for the first
@@ -72,7 +72,7 @@ while True:
     s.accept()[0].close()
 """
 
-# README's custom command (namespace "my-package", id 1) as upstream frames,
+# The docs' example custom command (namespace "my-package", id 1) as upstream frames,
 # sent as fast as the program takes them, the stream read and thrown away.
 CUSTOM_ATTACKER = r"""
 import signal, socket, sys, threading
@@ -306,7 +306,7 @@ def report(r, add):
     what = {"lossless": "another user asks for lossless delivery and never reads",
             "connect": "two processes of another user connect/reset in a loop",
             "connect-elsewhere": "the same flood aimed at another process's port (reference)",
-            "custom": "README's custom command (major GC + marker) flooded"}
+            "custom": "the docs' example custom command (major GC + marker) flooded"}
     for attack in ATTACKS:
         if attack not in t:
             continue

@@ -266,7 +266,7 @@ static void hint(struct control *k) {
             fprintf(stderr,
                     "hint: %s: heap samples come with the RTS's global buffer, when it fills "
                     "or the program exits, so they cannot be seen live; use GHC 9.2 or later "
-                    "(README, \"GHC 9.0 cannot flush\")\n",
+                    "(docs/performance.md, \"GHC 9.0 cannot flush\")\n",
                     ES_MODEL_GHC90_NOTE);
         else
             fprintf(stderr, "hint: the program has a heap profiling mode, but its samples did "

@@ -329,7 +329,7 @@ static void on_end(struct es_conn *c, enum es_conn_end how, void *ctx) {
         break;
     case ES_CONN_CUT:
         /* The reader says where it stopped; the usual story is a program
-         * that ended without hs_exit (README, "Stopping a program"). */
+         * that ended without hs_exit (docs/performance.md, "Stopping a program"). */
         snprintf(why, sizeof why,
                  "the program's stream ended without its end marker (%s: killed, or an exit "
                  "that bypassed hs_exit?)",

@@ -8,7 +8,7 @@
 # depends on ghc-eventlog-socket; the programs of tests/cabal/upstream-compat,
 # written against upstream eventlog-socket 0.1.3's API only, keep
 # upstream's README bounds (eventlog-socket >=0.1 && <0.2) and build with
-# the cabal.project lines of README's "Coming from upstream", copied out of
+# the cabal.project lines of docs/upstream.md, copied out of
 # it. They run with reading clients; the streams are judged by the checker
 # (ghc-events), and the upstream programs' hooks must fire when upstream's
 # would (tests/cabal/upstream_hooks.py, HOOK_RUNS runs of each, default 20).
@@ -66,7 +66,7 @@ export CABAL_DIR="$tmp/cabal-dir"
 version=$(sed -n 's/^version:[[:space:]]*//p' "$repo/ghc-eventlog-socket.cabal")
 
 # The release tarball, made as a maintainer makes it, then unpacked where
-# README's lines expect this repository: ../eventlog-socket of the project.
+# the docs' lines expect this repository: ../eventlog-socket of the project.
 (cd "$repo" && timeout "$build_timeout" cabal --config-file=/dev/null sdist --ignore-project \
     --builddir="$tmp/dist-sdist" -o "$tmp/sdist") >"$tmp/sdist.log" 2>&1
 tarball=$tmp/sdist/ghc-eventlog-socket-$version.tar.gz
@@ -104,7 +104,7 @@ PY
 expect "cabal check on compat/eventlog-socket: only the unused-flags warning CONTRIBUTING.md explains" \
     "$tmp/check-compat.log" [ $? -eq 0 ]
 
-# README's cabal.project for a project that keeps upstream's bounds: the
+# The docs' cabal.project for a project that keeps upstream's bounds: the
 # ```cabal block (README.md, or a page of docs/) that relaxes them.
 python3 - "$repo" >"$tmp/readme-project" 2>"$tmp/readme-project.err" <<'PY'
 import glob, re, sys, textwrap
@@ -118,7 +118,7 @@ for path in [repo + "/README.md"] + sorted(glob.glob(repo + "/docs/*.md")):
 sys.exit("no ```cabal block with allow-newer: eventlog-socket in README.md or docs/")
 PY
 readme_rc=$?
-expect "README gives the cabal.project lines for upstream's bounds: $(grep -v '^--' "$tmp/readme-project" | tr -s '\n ' '  ')" \
+expect "the docs give the cabal.project lines for upstream's bounds: $(grep -v '^--' "$tmp/readme-project" | tr -s '\n ' '  ')" \
     "$tmp/readme-project.err" [ "$readme_rc" -eq 0 ]
 grep -q '^    , eventlog-socket  >=0.1 && <0.2$' "$repo/tests/cabal/upstream-compat/upstream-compat.cabal"
 expect "upstream-compat.cabal keeps upstream README's dependency line verbatim (eventlog-socket  >=0.1 && <0.2)" \

@@ -4,10 +4,11 @@
 # under a temporary PREFIX. Each time: exactly the four files; pkg-config's
 # flags name the installed copy and GHC's RTS headers, so a plain C compiler
 # compiles a file that includes eventlog_socket.h; README's C main, built
-# with README's two build blocks exactly as written (ghc driving it all, or
-# cc compiling and ghc linking) against the installed header, archive and
-# .pc only, streams its eventlog to an `nc -U` client, judged by the
-# checker; then make uninstall must leave no file behind. Prints TAP.
+# with the two build blocks of README and docs/c.md exactly as written
+# (ghc driving it all, or cc compiling and ghc linking) against the
+# installed header, archive and .pc only, streams its eventlog to an
+# `nc -U` client, judged by the checker; then make uninstall must leave no
+# file behind. Prints TAP.
 # Usage: tests/install.sh [BUILD]
 set -u
 build=${1:-build}
@@ -41,24 +42,30 @@ bail() {
 }
 
 # README's C main (its first ```c block, which run-all.sh holds equal to
-# fibber-c-main.c) and its two build blocks, as a user copies them.
-python3 - "$repo/README.md" "$tmp/readme" <<'PY' || bail "README's C main or build blocks not found"
+# fibber-c-main.c) and the two build blocks of README and docs/c.md
+# (ghc driving it all; cc, then ghc for the link), as a user copies them.
+python3 - "$repo/README.md" "$repo/docs/c.md" "$tmp/readme" <<'PY' || bail "README's C main or the build blocks of README and docs/c.md not found"
 import os, re, sys, textwrap
-text = open(sys.argv[1]).read()
-out = sys.argv[2]
+out = sys.argv[-1]
 os.makedirs(out)
-blocks = [(lang, textwrap.dedent(body)) for lang, body in
-          re.findall(r"^ *```(\w+)\n(.*?)^ *```", text, re.S | re.M)]
+blocks = []
+for path in sys.argv[1:-1]:
+    text = open(path).read()
+    blocks += [(lang, textwrap.dedent(body)) for lang, body in
+               re.findall(r"^ *```(\w+)\n(.*?)^ *```", text, re.S | re.M)]
 c_main = next(body for lang, body in blocks if lang == "c")
 open(os.path.join(out, "main.c"), "w").write(c_main)
-builds = [body for lang, body in blocks if lang == "sh" and "pkg-config" in body
-          and "-o app Main.hs main." in body and "path/to" not in body]
+builds = []
+for lang, body in blocks:
+    if lang == "sh" and "pkg-config" in body and "-o app Main.hs main." in body \
+            and "path/to" not in body and body not in builds:
+        builds.append(body)
 if len(builds) != 2:
     sys.exit("expected 2 build blocks with pkg-config, found %d" % len(builds))
 for i, body in enumerate(builds):
     open(os.path.join(out, "build%d.sh" % (i + 1)), "w").write(body)
 PY
-# README writes `ghc`: let it be the Makefile's HC.
+# The docs write `ghc`: let it be the Makefile's HC.
 mkdir -p "$tmp/bin"
 if [ "$hc" != ghc ]; then
     printf '#!/bin/sh\nexec %s "$@"\n' "$(command -v "$hc")" >"$tmp/bin/ghc"
@@ -70,7 +77,7 @@ make_in_repo() { # make_in_repo PREFIX DESTDIR TARGET (an empty PREFIX: the defa
         ${1:+PREFIX="$1"} DESTDIR="$2" "$3" >"$tmp/make.log" 2>&1
 }
 
-# Run an app built from README's blocks: it waits for the client, the
+# Run an app built from the docs' blocks: it waits for the client, the
 # client reads to the end, the checker judges the stream.
 run_app() { # run_app LABEL EXE
     local label=$1 exe=$2 sock=$tmp/app.sock rc
@@ -175,7 +182,7 @@ one_install() { # one_install LABEL PREFIX DESTDIR
     ok $rc "$label: cc -c t.c \$(pkg-config --cflags eventlog-socket) compiles a file that includes eventlog_socket.h"
     [ $rc -eq 0 ] || show "$tmp/cc.log"
 
-    # README's blocks, exactly as written, in a directory holding only
+    # The docs' blocks, exactly as written, in a directory holding only
     # README's C main and the example's Main.hs: the only eventlog_socket.h
     # and libeventlog-socket.a within reach are the installed ones.
     local i
@@ -185,7 +192,7 @@ one_install() { # one_install LABEL PREFIX DESTDIR
         (cd "$tmp/src" && PATH=$tmp/bin:$PATH timeout 600 bash -e "$tmp/readme/build$i.sh") \
             >"$tmp/build.log" 2>&1
         rc=$?
-        ok $rc "$label: README's build block $i ($(head -n 1 "$tmp/readme/build$i.sh" | cut -d' ' -f1)...) builds README's C main"
+        ok $rc "$label: the docs' build block $i ($(head -n 1 "$tmp/readme/build$i.sh" | cut -d' ' -f1)...) builds README's C main"
         if [ $rc -eq 0 ]; then run_app "$label, block $i" "$tmp/src/app"; else show "$tmp/build.log"; fi
     done
 

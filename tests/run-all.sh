@@ -52,15 +52,15 @@ format_check() {
     fi
 }
 suite "formatting" format_check
-# README's step 1 says it is the example's C main: keep that true.
+# README's C quick start says it is the example's C main: keep that true.
 readme_example_check() {
     python3 - <<'PY'
-import re
+import re, textwrap
 readme = open("README.md").read()
-blocks = re.findall(r"```c\n(.*?)```", readme, re.S)
+blocks = re.findall(r"^ *```c\n(.*?)^ *```", readme, re.S | re.M)
 code = open("examples/fibber-c-main/cbits/fibber-c-main.c").read()
 code = code[code.index("#include <Rts.h>"):]
-shown = ["\n".join(l[3:] for l in b.split("\n")) for b in blocks]
+shown = [textwrap.dedent(b) for b in blocks]
 if shown and shown[0].strip() == code.strip():
     print("ok 1 - README's C main is examples/fibber-c-main/cbits/fibber-c-main.c")
 else:
@@ -105,6 +105,7 @@ suite "cabal package sources" cabal_sources_check
 suite "one version everywhere" tests/check-version.sh "$build"
 suite "which target installs which packages" tests/deps.sh
 suite "ARCHITECTURE.md names every source file" tests/check-architecture.sh
+suite "docs: README's length, links and anchors, lines, the variables' table" python3 tests/check-docs.py
 suite "install (make install into a DESTDIR, the example built against it)" tests/install.sh "$build"
 # Two tests at a time: each is its own process with its own sockets, and
 # the few that measure time or memory are marked to run alone.

@@ -28,8 +28,8 @@ struct command {
  * began, nor sooner than ES_GATE_COST_FACTOR times the CPU time it took; a
  * command requested again while one request for it waits is folded into
  * that one (a command running does not count: one more run is queued). So
- * a client flooding a command whose handler forces a GC (README's
- * example) gets one GC a second, and the queue never overflows. */
+ * a client flooding a command whose handler forces a GC (the example
+ * of docs/haskell.md) gets one GC a second, and the queue never overflows. */
 struct limit {
     bool pending[256]; /* a run of this id is queued, not yet begun */
     bool acted;        /* a command has run */

@@ -87,9 +87,10 @@ uint64_t es_registry_folded(void);
  * for a command already queued is folded into it. Any thread.
  *
  * What a command cost is its thread's CPU time, unless the RTS collected
- * while it ran (README's example forces a major GC): a collection stops
- * every capability, whose GC threads work (or spin) as long as the
- * handler's does, so then it is that time for each capability. */
+ * while it ran (docs/haskell.md's example forces a major GC): a
+ * collection stops every capability, whose GC threads work (or spin) as
+ * long as the handler's does, so then it is that time for each
+ * capability. */
 void es_registry_set_interval(unsigned ms);
 
 /* What the registry asks the RTS (rts-writer/): the number of collections

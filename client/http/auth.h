@@ -1,5 +1,5 @@
 /* Who may use `serve`'s and `metrics`'s HTTP servers: they are the
- * invoking user's alone, as the socket they read is. README, "Security",
+ * invoking user's alone, as the socket they read is. docs/security.md
  * says the same:
  *
  *   --http on loopback   the HTTP peer's socket must belong to this user

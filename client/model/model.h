@@ -39,8 +39,9 @@ struct es_model {
     uint64_t wall_start_s; /* WALL_CLOCK_TIME at the RTS's time 0 (0: unknown) */
     /* The header declares no IPE events (169, new in GHC 9.2): the program
      * runs GHC 9.0, whose RTS cannot flush, so its events arrive in 2 MiB
-     * steps and at exit (README, "GHC 9.0 cannot flush"). Known from the
-     * header, long before RTS_IDENTIFIER (which 9.0 sends at exit). */
+     * steps and at exit (docs/performance.md, "GHC 9.0 cannot flush").
+     * Known from the header, long before RTS_IDENTIFIER (which 9.0 sends
+     * at exit). */
     bool no_flush;
     /* CAPSET_CREATE or CAP_CREATE came: the RTS started this eventlog
      * itself and its start-up events are in the stream (see
@@ -196,8 +197,8 @@ static inline bool es_model_header_no_flush(const struct es_header *hdr) {
 }
 
 /* Whether the stream began after the program's start: its RTS switched
- * to eventlog-socket while running (a start from Haskell, README "What a
- * start from Haskell loses"), so the start-up events never came (on GHC
+ * to eventlog-socket while running (a start from Haskell, docs/haskell.md,
+ * "What a start from Haskell loses"), so the start-up events never came (on GHC
  * 9.0 also the name, arguments, pid and the heap profile's set-up). Known
  * once the stream ended without CAPSET_CREATE or CAP_CREATE, or (9.2+)
  * once the RTS_IDENTIFIER a restart posts came without them before it. */

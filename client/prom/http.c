@@ -22,7 +22,7 @@
 
 struct es_promhttp {
     struct MHD_Daemon *daemon;
-    struct es_httpauth auth;   /* who may scrape: as for serve (README, Security) */
+    struct es_httpauth auth;   /* who may scrape: as for serve (docs/security.md) */
     struct es_httpguard guard; /* its connections */
     int listen_fd;
     unsigned port;
@@ -48,9 +48,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         return es_httpresp_text(c, MHD_HTTP_FORBIDDEN,
                                 h->auth.given
                                     ? "this eventlog-socket metrics is another user's: scrape "
-                                      "with its --token-file's token (README, Prometheus)\n"
-                                    : "this eventlog-socket metrics is another user's (README, "
-                                      "Security)\n");
+                                      "with its --token-file's token (docs/prometheus.md)\n"
+                                    : "this eventlog-socket metrics is another user's "
+                                      "(docs/security.md)\n");
     case ES_HTTPAUTH_NO_TOKEN:
         return es_httpresp_text(c, MHD_HTTP_FORBIDDEN,
                                 h->auth.given

@@ -6,8 +6,8 @@
  * ignores the rest. Payloads are read field by field against their length:
  * a short or garbled event is skipped and counted, never over-read.
  *
- * README's "Tables" lists the columns; es_rows_columns gives them for
- * --help. Used by the loop thread, one es_rows per table. */
+ * docs/command.md's "Tables for dataframes" lists the columns;
+ * es_rows_columns gives them for --help. Used by the loop thread, one es_rows per table. */
 #ifndef ES_ROWS_H
 #define ES_ROWS_H
 

@@ -757,7 +757,7 @@
     text('late-start', 'Started from Haskell: the events the program wrote before it switched its ' +
          'eventlog to eventlog-socket were not streamed (its start-up' +
          (I.no_flush ? '; on GHC 9.0 also its name, arguments, pid and the kind of heap profile' : '') +
-         '). README: "What a start from Haskell loses".');
+         '). docs/haskell.md: "What a start from Haskell loses".');
     text('uptime', I.events > 0 ? uptime(I.now > I.first ? I.now : 0) : '?');
     text('bytes', bytes(I.bytes));
     text('dropped', I.drops ? I.dropped_chunks + ' chunks (' + I.dropped_mib.toFixed(1) + ' MiB) in ' +

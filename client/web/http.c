@@ -254,7 +254,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     case ES_HTTPAUTH_OTHER_USER:
         return es_httpresp_text(
             c, MHD_HTTP_FORBIDDEN,
-            "this eventlog-socket serve is another user's (README, Security)\n");
+            "this eventlog-socket serve is another user's (docs/security.md)\n");
     case ES_HTTPAUTH_NO_TOKEN:
         return es_httpresp_text(c, MHD_HTTP_FORBIDDEN,
                                 "open the URL eventlog-socket serve printed (it has ?token=)\n");

@@ -98,9 +98,9 @@ def one_run(harness, exe, entry, run):
 def reconnect_run(harness, exe, entry, run):
     """A reconnect: the first client A leaves once main has begun, then a
     client B comes. Upstream ends and restarts event logging there, running
-    PRE_END; here nothing ends between clients (README, "Coming from
-    upstream"): the PRE_END hook runs once, at exit ("pre-end hook ran" on
-    stderr once), and its marker is the last of B's stream, after "main
+    PRE_END; here nothing ends between clients (docs/upstream.md): the
+    PRE_END hook runs once, at exit ("pre-end hook ran" on stderr once),
+    and its marker is the last of B's stream, after "main
     ends". Returns a list of what went wrong."""
     s = harness.Scope()
     try:

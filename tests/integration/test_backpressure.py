@@ -49,7 +49,7 @@ def stderr_pipe_never_read(s):
     note("peak RSS %d KiB (baseline with one client: %d KiB); %d log lines in %.1f s" %
          (rss, rss0, len(lines), p.seconds))
     # The bound (1 MiB), the free buffers kept for the RTS (8 MiB) and the
-    # hand-off's limit when the library's threads lag (8 MiB), README.
+    # hand-off's limit when the library's threads lag (8 MiB), docs/performance.md.
     expect(rss - rss0 <= (1 + 8 + 8) * 1024, "peak RSS grew by %d KiB" % (rss - rss0))
     # A few lines at start and exit, then per cause at most one line and one
     # summary a second, however many clients misbehave (a loaded machine

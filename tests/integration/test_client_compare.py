@@ -1,6 +1,6 @@
 """`eventlog-socket compare RUN_A RUN_B`, judged against the RTS's own .hp
 of each run (peak and mean per label, computed here), live and recorded;
-bad input to `table` and `compare`; and README's two-run pandas example,
+bad input to `table` and `compare`; and the docs' two-run pandas example,
 run as written. The `table` kinds are in test_client_table.py."""
 
 import csv
@@ -172,14 +172,14 @@ def table_compare_bad_input(s):
 
 @test
 def readme_pandas_two_runs(s):
-    """README's two-run analysis in pandas, run as written on the CSV of
-    `table census` and `table gc` of a fast and a leaky run: its peaks,
-    means and growth per label are `compare`'s, and its pauses are read."""
-    readme = os.path.join(harness.ROOT, "README.md")
-    with open(readme) as f:
+    """The docs' two-run analysis in pandas (docs/command.md), run as
+    written on the CSV of `table census` and `table gc` of a fast and a
+    leaky run: its peaks, means and growth per label are `compare`'s, and
+    its pauses are read."""
+    with open(os.path.join(harness.ROOT, "docs", "command.md")) as f:
         text = f.read()
     m = re.search(r"The same comparison in pandas.*?```python\n(.*?)```", text, re.S)
-    expect(m is not None, "README has no pandas example")
+    expect(m is not None, "docs/command.md has no pandas example")
     fast, _ = record(s, "fast", ["sleep 0.6"])
     leaky, _ = record(s, "leaky", ["work 0.6 24"])
     for run, kind, name in ((fast, "census", "fast"), (leaky, "census", "leaky"),
@@ -206,5 +206,5 @@ def readme_pandas_two_runs(s):
                                                           w[theirs]))
     expect("count" in out and "mean" in out, "the pauses by generation were not printed: %r"
            % out[-300:])
-    note("README's example: %d labels, as compare's; its output ends %r" % (len(got),
+    note("the docs' example: %d labels, as compare's; its output ends %r" % (len(got),
                                                                            out.splitlines()[-1]))

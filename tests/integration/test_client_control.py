@@ -19,7 +19,8 @@ def busy(s, name, rts):
 def need_live_samples():
     if ghc_version() < (9, 2):
         raise Skip("GHC 9.0 hands heap samples to clients only when the RTS's global buffer "
-                   "fills or at exit (README, \"GHC 9.0 cannot flush\"), so no effect can be "
+                   "fills or at exit (docs/performance.md, \"GHC 9.0 cannot flush\"), so no effect "
+                   "can be "
                    "seen live")
 
 

@@ -246,7 +246,7 @@ def serve_metrics(s):
 
 @test
 def metrics_is_its_users_alone(s):
-    """The exporter follows serve's rules (README, Security): on loopback
+    """The exporter follows serve's rules (docs/security.md): on loopback
     another user (uid 65534) gets 403 and a log line, the owner 200; on
     another address the printed URL carries ?token=, without which a
     scrape gets 403."""

@@ -1,4 +1,4 @@
-"""README's Prometheus recipe, with the real Prometheus and promtool:
+"""docs/prometheus.md's recipe, with the real Prometheus and promtool:
 the example scrape configs and alerting rules under examples/prometheus
 (checked and evaluated by promtool, then loaded into a running
 Prometheus that scrapes real programs through them), the exporter's
@@ -52,7 +52,7 @@ def token_file(s, name="token", text="s3cr3t-" + "ab" * 16, mode=0o600):
 
 def example_config(s, static_target, fleet_target, token):
     """examples/prometheus/prometheus.yml made to run here: its targets and
-    files swapped for this test's, everything else as README shows it."""
+    files swapped for this test's, everything else as docs/prometheus.md shows it."""
     with open(os.path.join(EXAMPLES, "prometheus.yml")) as f:
         text = f.read()
     os.mkdir(s.path("targets"))
@@ -97,7 +97,7 @@ def prom_wait(s, port, q, cond, what, timeout=60):
 
 @test
 def prometheus_examples_pass_promtool(s):
-    """README's Prometheus files (examples/prometheus): the scrape configs
+    """The Prometheus files of docs/prometheus.md (examples/prometheus): the scrape configs
     pass `promtool check config`, the alerting rules `promtool check rules`,
     and their unit test `promtool test rules` (a leak and a GC-bound program
     fire; a steady one, a small one and a short spell do not)."""
@@ -135,7 +135,7 @@ def metrics_token_file_is_checked(s):
 
 @test(timeout=240)
 def metrics_readme_config_with_prometheus(s):
-    """README's prometheus.yml and rules, run by a real Prometheus as
+    """docs/prometheus.md's prometheus.yml and rules, run by a real Prometheus as
     written (targets and paths swapped): a loopback exporter and one on
     0.0.0.0, both with --token-file, scraped through `authorization:
     credentials_file`. Both are up, a program's GC count arrives, the two

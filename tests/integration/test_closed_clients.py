@@ -1,4 +1,4 @@
-"""Clients that close are let go at once (README, "Security"; protocol.md
+"""Clients that close are let go at once (docs/security.md; protocol.md
 section 2): a client that connects, reads and closes against a program
 that writes nothing is freed as soon as its end-of-file arrives, not when
 a write to it fails much later, so such connections never fill the client

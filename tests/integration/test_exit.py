@@ -39,7 +39,7 @@ def sigterm_run(s, name, args=(), env=None):
 
 @test
 def sigterm_default_cuts_the_stream(s):
-    """What README says of a plain SIGTERM: the program dies at once, the
+    """What docs/performance.md says of a plain SIGTERM: the program dies at once, the
     stream ends without the end marker (cut), the socket file stays."""
     status, data, sock = sigterm_run(s, "term-default")
     expect(status == -signal.SIGTERM, "exit status %s" % status)
@@ -48,12 +48,12 @@ def sigterm_default_cuts_the_stream(s):
     # (capability 0xffff), and a stream may be cut right after it.
     summ = check_stream(s, data, "term-default", partial=True)
     expect(summ.partial, "a stream cut by SIGTERM ends with the end marker?")
-    expect(os.path.exists(sock), "the socket file was removed (README says it stays)")
+    expect(os.path.exists(sock), "the socket file was removed (docs/performance.md says it stays)")
 
 
 @test
 def sigterm_haskell_handler(s):
-    """README's remedy: a Haskell SIGTERM handler that ends main through
+    """docs/performance.md's remedy: a Haskell SIGTERM handler that ends main through
     hs_exit; the client gets the whole stream, end marker included."""
     status, data, sock = sigterm_run(s, "term-hs", ["--sigterm-handler"])
     expect(status == 143, "exit status %s" % status)

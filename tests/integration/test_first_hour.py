@@ -4,13 +4,14 @@ program started from Haskell with esoWait says it waits, as the C main
 does; a recording's name that is not there is a missing file, not a
 program that is not running. GHC 9.0 said where the user looks (top,
 the page, record, control); a missing heap profiling mode told from it;
-README's cabal recipe built as written; a program linked without
--eventlog refused before it listens; record's names over TCP, heap's JOB
+README's Haskell quick start built and watched as written; a program
+linked without -eventlog refused before it listens; record's names over TCP, heap's JOB
 line; README's screenshots."""
 
 import base64
 import os
 import re
+import shlex
 import shutil
 import signal
 import struct
@@ -22,6 +23,7 @@ from client_cmd import last_line, pty_stderr_of, run
 import harness
 from harness import Client, Program, Skip, check_stream, expect, ghc_version, note, serve, test
 from test_client_top import Tmux, top_command
+from tmuxpane import TmuxPane
 from test_client_web import start_serve
 from test_config import config_error
 
@@ -186,50 +188,78 @@ REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), 
 
 
 def readme_recipe():
-    """The complete cabal project of README ("Use it from Haskell, with
-    cabal"): {path: text} of the blocks that open with `-- app/PATH`, and
-    the shell block that opens with `# in app/`."""
+    """The complete cabal project of README's Haskell quick start: {path:
+    text} of the blocks that open with `-- app/PATH`, and the shell blocks
+    that open with `# in app/`, in order (build and watch with top; run
+    again and record)."""
     with open(os.path.join(REPO, "README.md")) as f:
         readme = f.read()
-    files, script = {}, None
+    files, scripts = {}, []
     for lang, body in re.findall(r"^```(\w*)\n(.*?)^```", readme, re.M | re.S):
         first = body.split("\n", 1)[0]
         m = re.match(r"-- (app/\S+)$", first)
         if m:
             files[m.group(1)] = body.split("\n", 1)[1]
         elif lang == "sh" and first.startswith("# in app/"):
-            script = body
-    return files, script
+            scripts.append(body)
+    return files, scripts
 
 
-@test(timeout=1200)
+@test(timeout=1500)
 def readme_cabal_recipe_builds_and_runs(s):
-    """README's cabal project, copied out of README as a user would
+    """README's Haskell quick start, copied out of README as a user would
     (cabal.project, app.cabal, Main.hs, the shell commands), next to this
-    repository as ../eventlog-socket: built offline with a cabal directory
-    of its own (no ~/.cabal, no index), run and recorded with the commands
-    as written (the socket moved into the test's directory); the recording
-    parses, holds the program's last marker and heap samples, and the .hp
-    file has them too."""
-    files, script = readme_recipe()
-    expect(set(files) == {"app/cabal.project", "app/app.cabal", "app/Main.hs"} and script,
-           "README's recipe: files %s, script %r" % (sorted(files), script))
+    repository as ../eventlog-socket, with a cabal directory of its own (no
+    ~/.cabal, no index), the socket moved into the test's directory. Its
+    first commands, in a terminal (tmux): built offline, the program runs
+    and `top` shows it by name to its end, with its last marker; q ends the
+    commands with status 0. Its second: run again and recorded; the
+    recording parses, holds the program's last marker and heap samples, and
+    the .hp file has them too."""
+    files, scripts = readme_recipe()
+    expect(set(files) == {"app/cabal.project", "app/app.cabal", "app/Main.hs"}
+           and len(scripts) == 2 and "eventlog-socket top" in scripts[0]
+           and "eventlog-socket record" in scripts[1],
+           "README's recipe: files %s, scripts %r" % (sorted(files), scripts))
     for path, text in files.items():
         os.makedirs(os.path.dirname(s.path(path)), exist_ok=True)
         with open(s.path(path), "w") as f:
             f.write(text)
     os.symlink(REPO, s.path("eventlog-socket"))
     sock = s.path("app.sock")
-    env = dict(os.environ, CABAL_DIR=s.path("cabal-dir"),
-               PATH=os.path.abspath(harness.BUILD) + os.pathsep + os.environ["PATH"])
+    path = os.path.abspath(harness.BUILD) + os.pathsep + os.environ["PATH"]
+    for i, script in enumerate(scripts):
+        with open(s.path("recipe%d.sh" % i), "w") as f:
+            f.write(script.replace("/tmp/app.sock", sock))
+
+    # The first commands in a terminal: top needs one. The pane stays after
+    # they end, with their exit status on screen.
+    with open(s.path("watch.sh"), "w") as f:
+        f.write("cd %s || exit 1\n"
+                "for v in $(compgen -e | grep '^GHC_EVENTLOG_'); do unset \"$v\"; done\n"
+                "export CABAL_DIR=%s PATH=%s LANG=C.UTF-8 TERM=xterm-256color\n"
+                "bash -e %s\necho RECIPE-EXIT=$?\nsleep 600\n"
+                % (shlex.quote(s.path("app")), shlex.quote(s.path("cabal-dir")),
+                   shlex.quote(path), shlex.quote(s.path("recipe0.sh"))))
+    t = Tmux(s, "bash %s" % shlex.quote(s.path("watch.sh")), width=120, height=40)
+    m, screen = TmuxPane.wait(t, r"^ app \(pid \d+\)|RECIPE-EXIT=\d+", timeout=1200)
+    expect(m is not None and m.group(0).startswith(" app"),
+           "top never showed the program (the build's or top's last words):\n%s" % screen)
+    t.wait(r"program exited", timeout=300, what='"program exited"')
+    end = t.wait(r"round 15: 300000 keys", timeout=60, what="the program's last marker").string
+    t.keys("q")
+    t.wait(r"RECIPE-EXIT=0", what="the commands ending with status 0 after q")
+    note("top, at the end: %s" % " / ".join(line.strip() for line in end.splitlines()[:2]))
+
+    env = dict(os.environ, CABAL_DIR=s.path("cabal-dir"), PATH=path)
     env = {k: v for k, v in env.items() if not k.startswith("GHC_EVENTLOG_")}
     out = s.path("recipe.log")
     with open(out, "wb") as log:
-        proc = subprocess.Popen(["bash", "-e", "-c", script.replace("/tmp/app.sock", sock)],
+        proc = subprocess.Popen(["bash", "-e", s.path("recipe1.sh")],
                                 cwd=s.path("app"), env=env, stdin=subprocess.DEVNULL,
                                 stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         try:
-            rc = proc.wait(timeout=1100)
+            rc = proc.wait(timeout=600)
         except subprocess.TimeoutExpired:
             rc = None
         finally:

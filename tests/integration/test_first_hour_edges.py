@@ -388,8 +388,8 @@ def control_on_ghc90_and_over_tcp(s):
 @test(timeout=60)
 def haskell_start_without_l_is_not_listening(s):
     """A start from Haskell in a program run without -l: the error says to
-    run it with +RTS -l, and nothing ever says "listening" (README tells
-    scripts to wait for that line), no socket file."""
+    run it with +RTS -l, and nothing ever says "listening" (docs/configuration.md
+    tells scripts to wait for that line), no socket file."""
     sock = s.path("nol.sock")
     p = Program(s, "probe-late", env={"PROBE_NO_L": "1"})
     p.proc.stdin.write(("start-unix %s\n" % sock).encode())

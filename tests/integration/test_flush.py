@@ -30,7 +30,7 @@ def ghc90_global_buffer_arrives_at_exit(s):
     full 2 MiB buffers. The RTS's global buffer (start-up definitions, heap
     samples) has no hand-over before it fills or the program exits, so a
     client sees neither the capability sets nor any heap sample until then;
-    at exit it gets all of them (README, "GHC 9.0")."""
+    at exit it gets all of them (docs/performance.md, "GHC 9.0 cannot flush")."""
     if harness.ghc_version() >= (9, 2):
         raise Skip("GHC 9.2+ flushes the global buffer (the flush tests cover it)")
     p, connect = serve(s, "global90", ["--busy"], rts=["-hT", "-i0.05"])
@@ -48,7 +48,8 @@ def ghc90_global_buffer_arrives_at_exit(s):
           len(full.samples), full.counts.get("CapsetCreate", 0), len(full.tagged("g"))))
     expect(len(live.tagged("g")) > 0, "no capability buffer arrived while running")
     expect(len(live.samples) == 0 and live.counts.get("CapsetCreate", 0) == 0,
-           "GHC 9.0 delivered global-buffer events while running: README needs updating")
+           "GHC 9.0 delivered global-buffer events while running: "
+           "docs/performance.md needs updating")
     expect(len(full.samples) >= 10 and full.counts.get("CapsetCreate", 0) >= 1,
            "the global buffer's events did not arrive at exit")
 

@@ -1,4 +1,4 @@
-"""When memory runs out (README, "Security"): whatever the library loses
+"""When memory runs out (docs/security.md): whatever the library loses
 reaches every client as a drop notice where the gap is, a log line and a
 counter of eventlog_socket_stats(), the program goes on, and a recording
 with a gap does not say it is complete. Memory runs out for real, as far

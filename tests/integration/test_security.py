@@ -1,4 +1,4 @@
-"""Who can do what to the program (README, "Security"): lossless delivery
+"""Who can do what to the program (docs/security.md): lossless delivery
 only for the program's owner unless a setting says otherwise, and never
 for ever; Ctrl-C ends a program that a lossless client holds up; the owner
 is served over a dual-stack TCP bind whichever way they connect; a flood of
@@ -387,7 +387,7 @@ def custom_frames(n):
 
 @test
 def custom_command_flood_is_rate_limited(s):
-    """Row 9: a client floods README's example command (a major GC, then a
+    """Row 9: a client floods the docs' example command (a major GC, then a
     marker) for 3 s: the handler runs about once a second (the rest are
     folded into the one waiting), not once per request, and the program
     keeps answering."""
@@ -418,7 +418,7 @@ def custom_command_flood_is_rate_limited(s):
 
 @test
 def custom_command_flood_is_read_a_buffer_a_second(s):
-    """A client floods README's example command as fast as its socket
+    """A client floods the docs' example command as fast as its socket
     takes it for 3 s: once a request is folded into the one waiting, the
     program reads that client no more for a second, so the flood is held
     back by its own socket (well under 2 MiB taken in 3 s, where reading 4

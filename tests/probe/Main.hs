@@ -31,10 +31,11 @@
 -- With --custom, custom commands and hooks are registered through the C API
 -- (namespace "probe": 1 posts the marker "custom probe 1", 2 sleeps 2 s and
 -- then posts "custom probe 2 done"; namespace "other": 1 posts "custom other
--- 1"; namespace "my-package": 1 is README's example, a major GC and the
+-- 1"; namespace "my-package": 1 is the docs' example, a major GC and the
 -- marker "gc done"; hooks post "hook post-start" and "hook pre-end").
 -- With --sigterm-handler, SIGTERM makes the main thread exit with status 143
--- through hs_exit (README, "Stopping a program"); without it, SIGTERM kills.
+-- through hs_exit (docs/performance.md, "Stopping a program"); without it,
+-- SIGTERM kills.
 -- With --busy a background thread allocates continuously, so the scheduler
 -- keeps running and heap profile samples keep coming.
 {-# LANGUAGE ForeignFunctionInterface #-}
@@ -242,7 +243,7 @@ registerCustom = do
   command probeNs 1 (traceMarkerIO "custom probe 1")
   command probeNs 2 (threadDelay 2000000 >> traceMarkerIO "custom probe 2 done")
   command otherNs 1 (traceMarkerIO "custom other 1")
-  -- README's example, as a program would register it.
+  -- The example of docs/haskell.md, as a program would register it.
   myNs <- namespace "my-package"
   command myNs 1 (performMajorGC >> traceMarkerIO "gc done")
   hook 0 (traceMarkerIO "hook post-start")

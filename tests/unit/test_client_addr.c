@@ -1,5 +1,5 @@
 /* The eventlog-socket command's address parsing (client/source/addr.c): every
- * form README lists, and the mistakes a user makes, each with a message. */
+ * form docs/command.md lists, and the mistakes a user makes, each with a message. */
 #include "source/addr.h"
 #include "tap.h"
 

@@ -256,7 +256,7 @@ int main(void) {
        "after a command that took 20 ms of CPU, nothing for the next 500 ms (%d ran)",
        atomic_load(&lim_runs) - n2 - 1);
     ok(wait_for(&lim_runs, n2 + 2) == n2 + 2, "and the waiting request runs later");
-    /* A command during which the RTS collected (README's example forces a
+    /* A command during which the RTS collected (the docs' example forces a
      * major GC) cost every capability its time: after 10 ms of CPU with
      * four capabilities, none for 50 times 40 ms (2000 ms from its start),
      * where its own thread's 10 ms alone would allow one after 500. */

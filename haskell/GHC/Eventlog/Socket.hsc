@@ -24,7 +24,7 @@
 -- compile unchanged, custom control commands and hooks ('registerNamespace',
 -- 'registerCommand', 'registerHook' with 'HookPostStartEventLogging' and
 -- 'HookPreEndEventLogging') included; what differs in behaviour is listed
--- in README.md, \"Coming from upstream\".
+-- in docs/upstream.md.
 --
 -- Every function is called on the program's own threads (any of them);
 -- command and hook handlers run on threads of the library's.

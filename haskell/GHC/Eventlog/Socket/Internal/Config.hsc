@@ -58,12 +58,12 @@ data SlowClientPolicy
     SlowClientDisconnect
   | -- | Nothing is lost: the program waits for the client, as it would for a
     -- slow disk, and a client that stops reading stops the program until it
-    -- reads or disconnects (README, \"Losing nothing\").
+    -- reads or disconnects (docs/performance.md, \"Losing nothing\").
     SlowClientWait
   deriving (Eq, Show)
 
 -- | Who may have lossless delivery (a client's request, or every client
--- under 'SlowClientWait'; README, \"Losing nothing\").
+-- under 'SlowClientWait'; docs/performance.md, \"Losing nothing\").
 data LosslessClients
   = -- | Clients of the program's own user (or root): over the Unix socket,
     -- or from loopback TCP, whose peer's user is checked (the default).
@@ -226,7 +226,7 @@ applyOptions opts = do
 -- @_SLOW_CLIENT@, @_FLUSH_INTERVAL_MS@, @_LOSSLESS_CLIENTS@,
 -- @_LOSSLESS_STALL_MS@, @_LINGER_MS@ (as whole seconds, rounded up),
 -- @_LINGER_MAX_MS@, @_CONTROL_INTERVAL_MS@, @_MAX_CLIENTS@,
--- @_ALLOW_OTHER_USERS@; see README.md). 'Nothing' when no
+-- @_ALLOW_OTHER_USERS@; see docs/configuration.md). 'Nothing' when no
 -- socket is configured. Throws 'EventlogSocketAddrError' for a path that is
 -- too long or a host without a port, and an 'IOError' for any other invalid
 -- value (the message before it names the variable).
