@@ -277,13 +277,9 @@ NCURSES_LIBS = $(shell pkg-config --libs ncursesw)
 MHD_CFLAGS = $(shell pkg-config --cflags libmicrohttpd)
 MHD_LIBS = $(shell pkg-config --libs libmicrohttpd)
 DYGRAPHS_DIR ?= /usr/share/javascript/dygraphs
-# The page's script, app.js, is client/web/app/*.js joined in name order
-# (one closure, opened in the first part and closed in the last).
-WEB_APP_PARTS := $(sort $(wildcard client/web/app/*.js))
-WEB_APP := $(BUILD)/gen/app.js
-$(WEB_APP): $(WEB_APP_PARTS)
-	@mkdir -p $(dir $@)
-	cat $(WEB_APP_PARTS) > $@.tmp && mv $@.tmp $@
+# The page's script: one file, valid on its own (make check runs node
+# --check on every .js file).
+WEB_APP := client/web/app.js
 WEB_ASSETS := page.html=client/web/page.html=text/html \
               app.js=$(WEB_APP)=text/javascript \
               style.css=client/web/style.css=text/css \
@@ -292,8 +288,8 @@ WEB_ASSETS := page.html=client/web/page.html=text/html \
               dygraph.js=$(DYGRAPHS_DIR)/dygraph.min.js=text/javascript \
               dygraph.css=$(DYGRAPHS_DIR)/dygraph.min.css=text/css
 WEB_GEN := $(BUILD)/gen/web_assets.c
-$(WEB_GEN): scripts/embed-web.sh $(wildcard client/web/*.html client/web/*.css client/web/*.js) $(WEB_APP) $(DYGRAPHS_DIR)/dygraph.min.js \
-            $(DYGRAPHS_DIR)/dygraph.min.css
+$(WEB_GEN): scripts/embed-web.sh $(wildcard client/web/*.html client/web/*.css client/web/*.js) \
+            $(DYGRAPHS_DIR)/dygraph.min.js $(DYGRAPHS_DIR)/dygraph.min.css
 	@mkdir -p $(dir $@)
 	scripts/embed-web.sh $@ $(WEB_ASSETS)
 
@@ -393,12 +389,14 @@ $(CBITS_LIB_DIR)/$(1)/libcbits.a: $(CBITS_SRC:cbits/%.c=$(CBITS_LIB_DIR)/$(1)/ob
 endef
 $(foreach f,plain asan tsan,$(eval $(call cbits_flavour,$(f))))
 
-$(BUILD)/unit/%: tests/unit/%.c tests/unit/tap.h tests/unit/control_ref.h tests/unit/server_util.h $(CBITS_LIB_plain)
+$(BUILD)/unit/%: tests/unit/%.c tests/unit/tap.h tests/unit/control_ref.h tests/unit/server_util.h $(CBITS_H) \
+                $(CBITS_LIB_plain)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(FLAVOUR_CFLAGS_plain) -Iinclude -Icbits $(UV_CFLAGS) -o $@ $< \
 	    $(CBITS_LIB_plain) $(UV_LIBS)
 
-$(BUILD)/unit-asan/%: tests/unit/%.c tests/unit/tap.h tests/unit/control_ref.h tests/unit/server_util.h $(CBITS_LIB_asan)
+$(BUILD)/unit-asan/%: tests/unit/%.c tests/unit/tap.h tests/unit/control_ref.h tests/unit/server_util.h $(CBITS_H) \
+                     $(CBITS_LIB_asan)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(SAN_FLAGS) -Iinclude -Icbits $(UV_CFLAGS) -o $@ $< \
 	    $(CBITS_LIB_asan) $(UV_LIBS)

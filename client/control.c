@@ -10,7 +10,7 @@
 #include "eventlog_socket.h"
 #include "model/model.h"
 #include "opts.h"
-#include "source/rtsopts.h"
+#include "source/heapmode.h"
 #include "source/session.h"
 #include "subcommands.h"
 

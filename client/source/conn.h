@@ -8,9 +8,10 @@
  * sends control frames (protocol.md section 2, our GCTL framing), and
  * keeps what the stream tells about the program (struct es_conn_info).
  *
- * The stream half (client/source/conn.c: es_conn_feed, es_conn_finish) does no
- * I/O, so tests and fuzz targets can drive it without a loop; the I/O half
- * is client/source/conn_io.c. Everything runs on the thread that runs the loop;
+ * The stream half (es_conn_init_parser, es_conn_feed, es_conn_finish) does
+ * no I/O, so tests and fuzz targets can drive it without a loop; the I/O
+ * half (es_conn_open, es_conn_send, es_conn_close) feeds it. Both are
+ * client/source/conn.c. Everything runs on the thread that runs the loop;
  * no locking. */
 #ifndef ES_CONN_H
 #define ES_CONN_H

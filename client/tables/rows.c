@@ -10,7 +10,7 @@
 
 /* Capabilities whose GC intervals are followed (for durations); events of
  * higher ones get rows without a duration. */
-#define ES_TABLE_MAX_CAPS 1024
+#define ES_ROWS_MAX_CAPS 1024
 
 /* A GC_STATS_GHC's figures, as read. */
 struct gc_stats {
@@ -18,7 +18,7 @@ struct gc_stats {
     bool have_balanced;
 };
 
-struct es_table_gc_cap {
+struct es_rows_gc_cap {
     uint64_t since;      /* its GC_START, while in_gc */
     uint64_t start, end; /* its last closed GC interval, while closed */
     bool in_gc, closed;
@@ -28,69 +28,69 @@ struct es_table_gc_cap {
 
 static const struct {
     const char *name, *columns, *hint;
-} kinds[ES_TABLE_KINDS] = {
-    [ES_TABLE_GC] = {"gc",
-                     "time_s,capability,event,generation,duration_s,copied_bytes,slop_bytes,"
-                     "fragmentation_bytes,par_threads,par_max_copied_bytes,par_copied_bytes,"
-                     "par_balanced_copied_bytes",
-                     "the RTS posts GC events with +RTS -l (the default event classes)"},
-    [ES_TABLE_HEAP] = {"heap",
-                       "time_s,capability,heap_size_bytes,live_bytes,blocks_size_bytes,"
-                       "allocated_bytes",
-                       "the RTS posts heap figures at each GC with +RTS -l"},
-    [ES_TABLE_CENSUS] = {"census", "time_s,label,bytes",
-                         "run the program with +RTS -hT (or another -h mode) and -l"},
-    [ES_TABLE_MARKERS] = {"markers", "time_s,capability,marker",
-                          "the program posts markers with Debug.Trace.traceMarkerIO"},
-    [ES_TABLE_SPARKS] = {"sparks",
-                         "time_s,capability,event,created,dud,overflowed,converted,fizzled,gcd,"
-                         "remaining,victim_capability",
-                         "spark counters come from the threaded RTS with +RTS -l; each spark's "
-                         "own events with +RTS -lf"},
-    [ES_TABLE_THREADS] = {"threads",
-                          "time_s,capability,thread,event,status,blocked_on,other_capability,"
-                          "label",
-                          "the RTS posts thread events with +RTS -l (scheduler class s)"},
+} kinds[ES_ROWS_KINDS] = {
+    [ES_ROWS_GC] = {"gc",
+                    "time_s,capability,event,generation,duration_s,copied_bytes,slop_bytes,"
+                    "fragmentation_bytes,par_threads,par_max_copied_bytes,par_copied_bytes,"
+                    "par_balanced_copied_bytes",
+                    "the RTS posts GC events with +RTS -l (the default event classes)"},
+    [ES_ROWS_HEAP] = {"heap",
+                      "time_s,capability,heap_size_bytes,live_bytes,blocks_size_bytes,"
+                      "allocated_bytes",
+                      "the RTS posts heap figures at each GC with +RTS -l"},
+    [ES_ROWS_CENSUS] = {"census", "time_s,label,bytes",
+                        "run the program with +RTS -hT (or another -h mode) and -l"},
+    [ES_ROWS_MARKERS] = {"markers", "time_s,capability,marker",
+                         "the program posts markers with Debug.Trace.traceMarkerIO"},
+    [ES_ROWS_SPARKS] = {"sparks",
+                        "time_s,capability,event,created,dud,overflowed,converted,fizzled,gcd,"
+                        "remaining,victim_capability",
+                        "spark counters come from the threaded RTS with +RTS -l; each spark's "
+                        "own events with +RTS -lf"},
+    [ES_ROWS_THREADS] = {"threads",
+                         "time_s,capability,thread,event,status,blocked_on,other_capability,"
+                         "label",
+                         "the RTS posts thread events with +RTS -l (scheduler class s)"},
 };
 
-int es_table_kind(const char *name) {
-    for (int k = 0; k < ES_TABLE_KINDS; k++)
+int es_rows_kind(const char *name) {
+    for (int k = 0; k < ES_ROWS_KINDS; k++)
         if (strcmp(name, kinds[k].name) == 0)
             return k;
     return -1;
 }
 
-const char *es_table_kind_name(enum es_table_kind k) {
+const char *es_rows_kind_name(enum es_rows_kind k) {
     return kinds[k].name;
 }
 
-const char *es_table_columns(enum es_table_kind k) {
+const char *es_rows_columns(enum es_rows_kind k) {
     return kinds[k].columns;
 }
 
-const char *es_table_hint(enum es_table_kind k) {
+const char *es_rows_hint(enum es_rows_kind k) {
     return kinds[k].hint;
 }
 
-int es_table_rows_init(struct es_table_rows *t, enum es_table_kind k, FILE *out) {
+int es_rows_init(struct es_rows *t, enum es_rows_kind k, FILE *out) {
     memset(t, 0, sizeof *t);
     t->kind = k;
     t->out = out;
-    if (k == ES_TABLE_GC && (t->gc = calloc(ES_TABLE_MAX_CAPS, sizeof *t->gc)) == NULL)
+    if (k == ES_ROWS_GC && (t->gc = calloc(ES_ROWS_MAX_CAPS, sizeof *t->gc)) == NULL)
         return -1;
     fprintf(out, "%s\n", kinds[k].columns);
     return 0;
 }
 
-void es_table_rows_destroy(struct es_table_rows *t) {
+void es_rows_destroy(struct es_rows *t) {
     free(t->gc);
     t->gc = NULL;
 }
 
 /* The start of a row: time and capability (empty for none). */
-static void row_start(struct es_table_rows *t, uint64_t time, int cap) {
+static void row_start(struct es_rows *t, uint64_t time, int cap) {
     es_csv_time(t->out, time);
-    if (cap == ES_TABLE_NO_CAP)
+    if (cap == ES_ROWS_NO_CAP)
         fputs(",", t->out);
     else
         fprintf(t->out, ",%d", cap);
@@ -112,8 +112,8 @@ static void duration_cell(FILE *f, uint64_t a, uint64_t b, bool have) {
         es_csv_time(f, b - a);
 }
 
-static void stats_row(struct es_table_rows *t, const struct gc_stats *st, int cap,
-                      const struct es_table_gc_cap *g) {
+static void stats_row(struct es_rows *t, const struct gc_stats *st, int cap,
+                      const struct es_rows_gc_cap *g) {
     row_start(t, st->time, cap);
     fprintf(t->out, ",stats,%llu", (unsigned long long)st->gen);
     duration_cell(t->out, g ? g->start : 0, g ? g->end : 0, g && g->closed);
@@ -125,8 +125,8 @@ static void stats_row(struct es_table_rows *t, const struct gc_stats *st, int ca
 
 /* A stats row held back for its collection's end, written now (with the
  * pause when the end has come). */
-static void release_stats(struct es_table_rows *t, int cap) {
-    struct es_table_gc_cap *g = &t->gc[cap];
+static void release_stats(struct es_rows *t, int cap) {
+    struct es_rows_gc_cap *g = &t->gc[cap];
     if (!g->held)
         return;
     g->held = false;
@@ -139,7 +139,7 @@ static void release_stats(struct es_table_rows *t, int cap) {
  * first, and the end with an earlier time): the row, with the pause of the
  * collection (that capability's GC_START to GC_END), waits for the end
  * when it came first. */
-static void gc_stats(struct es_table_rows *t, const struct es_event *ev, int cap) {
+static void gc_stats(struct es_rows *t, const struct es_event *ev, int cap) {
     struct es_payload r = es_payload_of(ev);
     struct gc_stats st = {.time = ev->time};
     es_payload_skip(&r, 4); /* capset */
@@ -154,7 +154,7 @@ static void gc_stats(struct es_table_rows *t, const struct es_event *ev, int cap
     /* Older RTSs end the payload here. */
     st.balanced = es_payload_u64(&r);
     st.have_balanced = es_payload_ok(&r);
-    struct es_table_gc_cap *g = cap >= 0 && cap < ES_TABLE_MAX_CAPS ? &t->gc[cap] : NULL;
+    struct es_rows_gc_cap *g = cap >= 0 && cap < ES_ROWS_MAX_CAPS ? &t->gc[cap] : NULL;
     if (g == NULL) {
         stats_row(t, &st, cap, NULL);
         return;
@@ -170,7 +170,7 @@ static void gc_stats(struct es_table_rows *t, const struct es_event *ev, int cap
     g->closed = false;
 }
 
-static void gc_row(struct es_table_rows *t, const struct es_event *ev, int cap) {
+static void gc_row(struct es_rows *t, const struct es_event *ev, int cap) {
     if (ev->type == ES_EVENT_GC_STATS_GHC) {
         gc_stats(t, ev, cap);
         return;
@@ -178,7 +178,7 @@ static void gc_row(struct es_table_rows *t, const struct es_event *ev, int cap) 
     const char *name = es_event_name(ev->type, ES_FAMILY_GC);
     if (name == NULL)
         return;
-    struct es_table_gc_cap *g = cap >= 0 && cap < ES_TABLE_MAX_CAPS ? &t->gc[cap] : NULL;
+    struct es_rows_gc_cap *g = cap >= 0 && cap < ES_ROWS_MAX_CAPS ? &t->gc[cap] : NULL;
     bool have = false;
     uint64_t since = 0;
     if (g && ev->type == ES_EVENT_GC_START) {
@@ -202,14 +202,14 @@ static void gc_row(struct es_table_rows *t, const struct es_event *ev, int cap) 
     fputs(",,,,,,,\n", t->out);
 }
 
-void es_table_rows_finish(struct es_table_rows *t) {
-    for (int c = 0; t->gc && c < ES_TABLE_MAX_CAPS; c++)
+void es_rows_finish(struct es_rows *t) {
+    for (int c = 0; t->gc && c < ES_ROWS_MAX_CAPS; c++)
         release_stats(t, c);
 }
 
 /* ---- heap */
 
-static void heap_row(struct es_table_rows *t, const struct es_event *ev, int cap) {
+static void heap_row(struct es_rows *t, const struct es_event *ev, int cap) {
     int col;
     switch (ev->type) {
     case ES_EVENT_HEAP_SIZE:
@@ -242,7 +242,7 @@ static void heap_row(struct es_table_rows *t, const struct es_event *ev, int cap
 
 /* ---- markers */
 
-static void marker_row(struct es_table_rows *t, const struct es_event *ev, int cap) {
+static void marker_row(struct es_rows *t, const struct es_event *ev, int cap) {
     if (ev->type != ES_EVENT_USER_MARKER)
         return;
     row_start(t, ev->time, cap);
@@ -253,7 +253,7 @@ static void marker_row(struct es_table_rows *t, const struct es_event *ev, int c
 
 /* ---- sparks */
 
-static void spark_row(struct es_table_rows *t, const struct es_event *ev, int cap) {
+static void spark_row(struct es_rows *t, const struct es_event *ev, int cap) {
     const char *name = es_event_name(ev->type, ES_FAMILY_SPARK);
     if (name == NULL)
         return;
@@ -281,7 +281,7 @@ static void spark_row(struct es_table_rows *t, const struct es_event *ev, int ca
 
 /* ---- threads */
 
-static void thread_row(struct es_table_rows *t, const struct es_event *ev, int cap) {
+static void thread_row(struct es_rows *t, const struct es_event *ev, int cap) {
     const char *name = es_event_name(ev->type, ES_FAMILY_THREAD);
     if (name == NULL)
         return;
@@ -318,25 +318,25 @@ static void thread_row(struct es_table_rows *t, const struct es_event *ev, int c
     fputc('\n', t->out);
 }
 
-void es_table_rows_event(struct es_table_rows *t, const struct es_event *ev, int cap) {
+void es_rows_event(struct es_rows *t, const struct es_event *ev, int cap) {
     switch (t->kind) {
-    case ES_TABLE_GC:
+    case ES_ROWS_GC:
         gc_row(t, ev, cap);
         break;
-    case ES_TABLE_HEAP:
+    case ES_ROWS_HEAP:
         heap_row(t, ev, cap);
         break;
-    case ES_TABLE_MARKERS:
+    case ES_ROWS_MARKERS:
         marker_row(t, ev, cap);
         break;
-    case ES_TABLE_SPARKS:
+    case ES_ROWS_SPARKS:
         spark_row(t, ev, cap);
         break;
-    case ES_TABLE_THREADS:
+    case ES_ROWS_THREADS:
         thread_row(t, ev, cap);
         break;
-    case ES_TABLE_CENSUS:
-    case ES_TABLE_KINDS:
+    case ES_ROWS_CENSUS:
+    case ES_ROWS_KINDS:
         break;
     }
 }
