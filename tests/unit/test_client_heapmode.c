@@ -1,8 +1,8 @@
 /* Whether a program has a heap profiling mode, as `control`, `heap` and
- * `top` read it (client/source/rtsopts.c): -h options among the RTS options of
+ * `top` read it (client/source/heapmode.c): -h options among the RTS options of
  * the arguments and in GHCRTS, and the verdict from a stream's events. */
 #include "format/es_event_types.h"
-#include "source/rtsopts.h"
+#include "source/heapmode.h"
 #include "unit.h"
 
 #include <string.h>
@@ -17,12 +17,12 @@ static size_t nul_sep(const char *text, char *out) {
 
 static bool argv_mode(const char *text) {
     char buf[256];
-    return es_rtsopts_argv_heap_mode(buf, nul_sep(text, buf));
+    return es_heapmode_in_args(buf, nul_sep(text, buf));
 }
 
 static bool env_mode(const char *text) {
     char buf[256];
-    return es_rtsopts_env_heap_mode(buf, nul_sep(text, buf));
+    return es_heapmode_in_env(buf, nul_sep(text, buf));
 }
 
 static void feed(struct es_heapmode *hm, uint16_t type, const char *strs) {
@@ -32,7 +32,7 @@ static void feed(struct es_heapmode *hm, uint16_t type, const char *strs) {
     es_heapmode_event(hm, &ev);
 }
 
-UNIT_CASE(client_rtsopts_options) {
+UNIT_CASE(client_heapmode_options) {
     ok(argv_mode("./app|x|+RTS|-hT|-i0.5|-RTS"), "+RTS -hT -RTS");
     ok(argv_mode("./app|+RTS|-l|-h"), "+RTS -h up to the end");
     ok(argv_mode("./app|+RTS|-hc|-RTS|+RTS|-s"), "the first +RTS group");
@@ -43,7 +43,7 @@ UNIT_CASE(client_rtsopts_options) {
     ok(env_mode("HOME=/root|GHCRTS=-N2 -hT|PATH=/bin"), "GHCRTS with -hT");
     ok(!env_mode("HOME=/root|GHCRTS=-N2 -H1g"), "GHCRTS without a -h option");
     ok(!env_mode("XGHCRTS=-hT"), "only GHCRTS itself");
-    ok(es_rtsopts_heap_mode_of_pid(0) == -1, "no pid: cannot tell");
+    ok(es_heapmode_of_pid(0) == -1, "no pid: cannot tell");
 }
 
 /* A header of GHC 9.2+ (IPE declared) or of 9.0. */
@@ -55,7 +55,7 @@ static void header(struct es_header *hdr, bool ipe) {
         hdr->size[ES_EVENT_IPE] = ES_SIZE_VARIABLE;
 }
 
-UNIT_CASE(client_rtsopts_events_9_2) {
+UNIT_CASE(client_heapmode_events_9_2) {
     struct es_header hdr;
     header(&hdr, true);
     struct es_heapmode hm;
@@ -74,7 +74,7 @@ UNIT_CASE(client_rtsopts_events_9_2) {
     ok(es_heapmode_verdict(&hm) == ES_HEAPMODE_ON, "a heap sample: on");
 }
 
-UNIT_CASE(client_rtsopts_ghcrts_event) {
+UNIT_CASE(client_heapmode_ghcrts_event) {
     struct es_header hdr;
     header(&hdr, true);
     struct es_heapmode hm;
@@ -83,7 +83,7 @@ UNIT_CASE(client_rtsopts_ghcrts_event) {
     ok(es_heapmode_verdict(&hm) == ES_HEAPMODE_ON, "GHCRTS in PROGRAM_ENV: on");
 }
 
-UNIT_CASE(client_rtsopts_events_9_0) {
+UNIT_CASE(client_heapmode_events_9_0) {
     struct es_header hdr;
     header(&hdr, false);
     struct es_heapmode hm;
