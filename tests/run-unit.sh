@@ -1,8 +1,15 @@
 #!/usr/bin/env bash
 # Run the unit tests: every case (tests/unit/unit.h) of every test binary,
-# plain, ASan/UBSan and TSan, and the fuzz targets' replays, each case as a
-# process of its own with a timeout (UNIT_TIMEOUT seconds, 120), UNIT_JOBS
-# of them at once (default: as many as CPUs).
+# plain, ASan/UBSan and TSan, and the fuzz targets' replays, each case in a
+# process of its own with a timeout (UNIT_TIMEOUT seconds, 120).
+#
+# A case that took UNIT_ALONE ms or more last time (2000; BUILD/unit-times)
+# is a task of its own; a binary's other cases are one task, in which the
+# binary forks each case apart (starting a sanitized program costs more
+# than most cases). UNIT_JOBS tasks run at once: most cases spend their
+# time waiting (on a server's threads, a socket, a timer), not computing,
+# so the default is 4 per CPU. The longest tasks start first, so that the
+# run does not end waiting on one long case started last.
 #
 #   tests/run-unit.sh [BUILD]          every case (make unit-test)
 #   CASE="NAME ..." tests/run-unit.sh  the cases of those names (shell
@@ -11,16 +18,18 @@
 #                                      alone or as NAME/ghc-9.6.6), in every
 #                                      build that has them (make unit-test
 #                                      CASE=NAME)
+#   CASE=list tests/run-unit.sh        every case's name and the builds
+#                                      that have it; runs none
 #
-# Prints each case's TAP in a stable order (the binaries in turn, each one's
-# cases in its file's order) as soon as it and those before it have ended,
-# and a closing "unit: N passed, N failed" line (of checks). The cases that
-# took longest last time (BUILD/unit-times) start first, so that the run
-# does not end waiting on one long case started last.
+# Prints each task's TAP in a stable order (the binaries in turn) as soon
+# as it and those before it have ended, and a closing "unit: N passed, N
+# failed" line (of checks).
 set -u
 build=${1:-build}
-jobs=${UNIT_JOBS:-$(nproc 2>/dev/null || echo 2)}
+jobs=${UNIT_JOBS:-$((4 * $(nproc 2>/dev/null || echo 2)))}
 limit=${UNIT_TIMEOUT:-120}
+alone=${UNIT_ALONE:-2000}
+export UNIT_TIMEOUT=$limit # each case the binary forks apart
 IFS=$', \t' read -r -a patterns <<<"${CASE:-}"
 times_file=$build/unit-times
 pass=0 fail=0
@@ -58,10 +67,26 @@ for i in "${!bins[@]}"; do
 done
 wait
 
-# The tasks (binary, case) in output order; which patterns named a case;
-# which file each name comes from (a name must be one file's only).
-task_bin=() task_case=()
-declare -A matched=() origin=() known=()
+if [ "${patterns[*]}" = list ]; then
+    for i in "${!bins[@]}"; do
+        [ -s "$out/list.$i" ] && sed "s|\$|\t${bins[$i]}|" "$out/list.$i"
+    done | awk -F'\t' '{ if (!($1 in w)) { o[++k] = $1; w[$1] = $2 } else w[$1] = w[$1] " " $2 }
+                       END { for (i = 1; i <= k; i++) printf "%-48s %s\n", o[i], w[o[i]] }'
+    exit 0
+fi
+
+# How long each case took last time, in ms.
+declare -A took=()
+if [ -f "$times_file" ]; then
+    while IFS=$'\t' read -r ms t c; do took["$t $c"]=$ms; done <"$times_file"
+fi
+
+# The tasks in output order: a binary and the cases it runs, with how long
+# they took last time (an unknown case: 100 ms). Also which patterns named
+# a case, and which file each name comes from (a name must be one file's
+# only).
+task_bin=() task_cases=() task_est=()
+declare -A matched=() origin=() known=() listed=()
 for i in "${!bins[@]}"; do
     t=${bins[$i]} stem=${bins[$i]##*/}
     rc=$(cat "$out/list.$i.rc")
@@ -71,12 +96,14 @@ for i in "${!bins[@]}"; do
         not_ok "$t --list failed (status $rc): a test binary must list its cases"
         continue
     fi
+    group=() est=0
     while read -r c; do
         if [ -n "${origin[$c]:-}" ] && [ "${origin[$c]}" != "$stem" ]; then
             not_ok "case $c is in both ${origin[$c]} and $stem: names must be unique"
         fi
         origin[$c]=$stem
         known[$c]=1
+        listed["$t $c"]=1
         if [ ${#patterns[@]} -gt 0 ]; then
             hit=
             for p in "${patterns[@]}"; do
@@ -85,9 +112,17 @@ for i in "${!bins[@]}"; do
             done
             [ -n "$hit" ] || continue
         fi
-        task_bin+=("$t")
-        task_case+=("$c")
+        ms=${took["$t $c"]:-100}
+        if [ "$ms" -ge "$alone" ]; then
+            task_bin+=("$t") task_cases+=("$c") task_est+=("$ms")
+        else
+            group+=("$c")
+            est=$((est + ms))
+        fi
     done <"$out/list.$i"
+    if [ ${#group[@]} -gt 0 ]; then
+        task_bin+=("$t") task_cases+=("${group[*]}") task_est+=("$est")
+    fi
 done
 for p in "${patterns[@]}"; do
     [ -n "${matched[$p]:-}" ] && continue
@@ -97,27 +132,27 @@ for p in "${patterns[@]}"; do
     done | sort | head -n 10
 done
 
-# Start order: longest last time first (unknown ones in the middle).
-declare -A took=()
-if [ -f "$times_file" ]; then
-    while IFS=$'\t' read -r ms t c; do took["$t $c"]=$ms; done <"$times_file"
-fi
+# Start order: longest first.
 mapfile -t order < <(for i in "${!task_bin[@]}"; do
-    echo "${took["${task_bin[$i]} ${task_case[$i]}"]:-1000} $i"
+    echo "${task_est[$i]} $i"
 done | sort -k1,1nr -k2,2n | cut -d' ' -f2)
 
-# Each case writes its output, then its status and time, into files of
+# Each task writes its output, then its status and time, into files of
 # its own, with a TMPDIR of its own (removed with $out however it ends);
-# the launcher keeps at most $jobs running.
+# the launcher keeps at most $jobs running. A task of several cases has
+# their UNIT_TIMEOUTs in all, the binary ending any one case that overruns.
 (
     for i in "${order[@]}"; do
         while [ "$(jobs -pr | wc -l)" -ge "$jobs" ]; do wait -n; done
         (
+            read -r -a names <<<"${task_cases[$i]}"
+            args=()
+            for c in "${names[@]}"; do args+=(--case "$c"); done
             mkdir -p "$out/tmp.$i"
             start=${EPOCHREALTIME//[.,]/}
-            # (the braces' stderr: the shell's own line about a case that
+            # (the braces' stderr: the shell's own line about a task that
             # died of a signal, which its status already tells)
-            { TMPDIR=$out/tmp.$i timeout -k 10 "$limit" "${task_bin[$i]}" --case "${task_case[$i]}" \
+            { TMPDIR=$out/tmp.$i timeout -k 10 $((limit * ${#names[@]})) "${task_bin[$i]}" "${args[@]}" \
                 tests/fixtures >"$out/$i.out" 2>&1; } 2>/dev/null
             rc=$?
             end=${EPOCHREALTIME//[.,]/}
@@ -128,26 +163,33 @@ done | sort -k1,1nr -k2,2n | cut -d' ' -f2)
 ) &
 launcher=$!
 for i in "${!task_bin[@]}"; do
-    t=${task_bin[$i]} c=${task_case[$i]}
+    t=${task_bin[$i]} cases=${task_cases[$i]}
     while [ ! -e "$out/$i.rc" ]; do sleep 0.05; done
     read -r rc ms <"$out/$i.rc"
-    took["$t $c"]=$ms
-    echo "# $t --case $c"
+    # The time of each case: the task's, or what the binary said of each.
+    if [ "$cases" = "${cases% *}" ]; then
+        took["$t $cases"]=$ms
+    else
+        while read -r c_ms c; do took["$t $c"]=$c_ms; done \
+            < <(sed -n 's/^# \(.*\): \([0-9]*\) ms$/\2 \1/p' "$out/$i.out")
+    fi
+    echo "# $t --case ${cases// / --case }"
     cat "$out/$i.out"
     p=$(grep -c '^ok ' "$out/$i.out")
     f=$(grep -c '^not ok ' "$out/$i.out")
     pass=$((pass + p))
     fail=$((fail + f))
     if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
-        not_ok "$t --case $c timed out after $limit s (UNIT_TIMEOUT)"
+        not_ok "$t --case ${cases// / --case } timed out (UNIT_TIMEOUT: $limit s a case)"
     elif [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
-        not_ok "$t --case $c exited with status $rc (crash, sanitizer report or bail out)"
+        not_ok "$t --case ${cases// / --case } exited with status $rc (crash, sanitizer report or bail out)"
     fi
 done
 wait "$launcher"
 launcher=
+# (only the cases there are: a renamed or removed one is forgotten)
 for k in "${!took[@]}"; do
-    [ -x "${k%% *}" ] || continue
+    [ -n "${listed[$k]:-}" ] || continue
     printf '%s\t%s\t%s\n' "${took[$k]}" "${k%% *}" "${k#* }"
 done | sort -k2 >"$times_file.tmp" && mv "$times_file.tmp" "$times_file"
 echo "unit: $pass passed, $fail failed"

@@ -10,6 +10,7 @@
 #include <ftw.h>
 #include <glob.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define UNIT_MAX_CASES 512
@@ -53,8 +55,9 @@ static struct unit_tally *tally;
 static pthread_mutex_t tally_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static const char *fixtures_dir = "tests/fixtures";
-static const char *running; /* the case's name */
-static char tmpdir[4096];   /* unit_tmpdir(), or "" */
+static const char *running;   /* the case's name */
+static unsigned case_timeout; /* UNIT_TIMEOUT: seconds a case may take apart */
+static char tmpdir[4096];     /* unit_tmpdir(), or "" */
 
 void unit_register(const char *name, void (*fn)(void), int line) {
     assert(ncases < UNIT_MAX_CASES);
@@ -228,12 +231,18 @@ static void run_case_apart(const struct unit_run *c) {
     printf("# %s\n", c->name);
     fflush(stdout);
     int failed = tally->failed;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    unit_tmpdir(); /* made here, so that it goes however the child ends */
     pid_t pid = fork();
     if (pid < 0) {
         ok(0, "%s: cannot start a process for it: %s", c->name, strerror(errno));
+        remove_tmpdir();
         return;
     }
     if (pid == 0) {
+        if (case_timeout > 0)
+            alarm(case_timeout); /* SIGALRM ends it: a failed check below */
         run_case(c);
         fflush(stdout);
         exit(tally->failed > failed ? 1 : 0);
@@ -241,7 +250,13 @@ static void run_case_apart(const struct unit_run *c) {
     int status;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
-    if (WIFSIGNALED(status))
+    remove_tmpdir();
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    printf("# %s: %lld ms\n", c->name,
+           (long long)(t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000);
+    if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
+        ok(0, "%s: still running after %u s (UNIT_TIMEOUT)", c->name, case_timeout);
+    else if (WIFSIGNALED(status))
         ok(0, "%s: killed by signal %d", c->name, WTERMSIG(status));
     else if (WEXITSTATUS(status) != 0 && tally->failed == failed)
         ok(0, "%s: exited with status %d", c->name, WEXITSTATUS(status));
@@ -324,6 +339,8 @@ int main(int argc, char **argv) {
         else
             fixtures_dir = argv[i];
     }
+    const char *limit = getenv("UNIT_TIMEOUT");
+    case_timeout = limit != NULL ? (unsigned)strtoul(limit, NULL, 10) : 0;
     if (ncases == 0) {
         fprintf(stderr, "%s: no cases (UNIT_CASE) in this test\n", argv[0]);
         return 1;

@@ -18,11 +18,12 @@
  * One case runs in the runner's own process; several run one after another,
  * each in a child process of its own, so that what one leaves behind
  * (globals, the library's singletons, a counted signal) never reaches
- * another. A case therefore makes everything it needs, through helpers the
- * file's cases share, and may leave files only in unit_tmpdir(), which the
- * runner removes after it. Names are unique across tests/unit/ (they name
- * the file's module first: lossless_stall in test_lossless.c), so that
- * `make unit-test CASE=NAME` picks one case, in every flavour built.
+ * another; each such child has UNIT_TIMEOUT seconds (when set) and its
+ * time is a comment after it ("# NAME: 12 ms"). A case therefore makes everything it needs, through
+ * helpers the file's cases share, and may leave files only in unit_tmpdir(), which the runner
+ * removes after it. Names are unique across tests/unit/ (they name the file's module first:
+ * lossless_stall in test_lossless.c), so that `make unit-test CASE=NAME` picks one case, in every
+ * flavour built.
  *
  * Output is TAP: "ok N - ..." per check, "1..N" at the end; a case that
  * checks nothing, or ends without saying why (a crash, an exit), is a
