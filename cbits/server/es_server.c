@@ -1,23 +1,97 @@
-/* The server's lifecycle (es_server.h): building the modules and handing
- * each the env it needs, the library's two threads (es_threads.h), taking
- * clients in and out, stopping. */
+/* The server (es_server.h): building the modules and handing each what it
+ * needs, the library's two threads (es_threads.h), taking clients in and
+ * out, stopping; and what other threads call on a running server: the
+ * hand-off from the RTS (es_server_submit), the figures the API reads, the
+ * flush settings, the hooks only tests use. Each is a call into the module
+ * that owns the state. */
 #include "es_server.h"
-#include "es_server_impl.h"
 
 #define EVENTLOG_SOCKET_NO_RTS
 #include "eventlog_socket.h"
+#include "es_flush_timer.h"
+#include "es_milestones.h"
+#include "es_threads.h"
+
+#include "base/es_config.h"
+#include "base/es_counters.h"
 #include "base/es_log.h"
 #include "base/es_signal.h"
+#include "base/es_time.h"
+#include "control/es_command.h"
 #include "control/es_registry.h"
+#include "delivery/es_bound.h"
+#include "delivery/es_client.h"
 #include "delivery/es_cut.h"
+#include "delivery/es_fanout.h"
+#include "delivery/es_hangup.h"
+#include "delivery/es_hold.h"
+#include "delivery/es_inbox.h"
+#include "delivery/es_intake.h"
+#include "delivery/es_linger.h"
+#include "delivery/es_lossless.h"
 #include "delivery/es_notice.h"
+#include "delivery/es_pool.h"
+#include "delivery/es_walker.h"
+#include "net/es_accept.h"
+#include "net/es_admit.h"
+#include "net/es_endpoint.h"
 
 #include <assert.h>
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 #include <unistd.h>
+#include <uv.h>
 
 #define ES_NS_PER_MS UINT64_C(1000000)
+
+/* Where every client's reads land (es_client_env.read_buf). */
+#define ES_SERVER_READ_BUF 65536
+
+/* The server owns the lifecycle. Everything else is a module's of its
+ * own: taking connections in es_accept's, the wake-and-take path
+ * es_intake's, the stream es_fanout's, the memory bound es_bound's,
+ * lossless delivery es_lossless's, commands es_command's, the flush timer
+ * es_flush_timer's, clients that shut down their writing side
+ * es_hangup's, the end of the stream es_linger's, the threads
+ * es_threads', what other threads wait for es_milestones'. */
+struct es_server {
+    struct es_config cfg;
+    struct es_counters counters;
+    uv_loop_t loop;
+    struct es_flush_timer flush;
+    struct es_accept accept;
+    struct es_endpoint endpoint; /* where it listens */
+    pid_t pid; /* the process that started the server (a forked child is not it) */
+
+    uint8_t read_buf[ES_SERVER_READ_BUF];
+    struct es_client_env client_env;
+    struct es_admit_rules admit;
+
+    struct es_inbox inbox;       /* RTS threads to the walker */
+    struct es_walker walker;     /* the walker to the loop thread */
+    struct es_intake intake;     /* the loop's wake-and-take path */
+    struct es_fanout fan;        /* the stream and its clients */
+    struct es_bound bound;       /* the memory bound */
+    struct es_lossless lossless; /* clients that get every byte */
+    struct es_command command;   /* control commands */
+    struct es_hangup hangup;     /* clients that shut down their writing side */
+    struct es_linger linger;     /* the end of the stream */
+    struct es_hold hold;         /* new clients' holds, when a window is kept */
+    struct es_threads threads;   /* the walker and the loop thread */
+    struct es_milestones milestones;
+
+    atomic_bool stop_called;    /* es_server_stop has begun */
+    atomic_bool stop_requested; /* the walker has ended: the loop may stop */
+    bool stopping;              /* loop thread: stop has begun */
+    bool finished;              /* loop thread: handles are closing */
+    atomic_bool joined;         /* es_server_stop has joined the loop thread */
+    atomic_int last_error;
+};
 
 /* ---- what the modules call back ------------------------------------------ */
 
@@ -492,4 +566,114 @@ int es_server_wait_client(struct es_server *s) {
     int r = es_milestones_wait_client(&s->milestones, signals);
     es_signal_unguard();
     return r;
+}
+
+/* ---- RTS threads ---------------------------------------------------------- */
+
+void es_server_submit(struct es_server *s, const void *buf, size_t len) {
+    /* The thread's CPU clock around the copy: what the program pays on its
+     * own threads (two clock reads per chunk, a chunk being up to 2 MiB). */
+    uint64_t a = es_thread_cpu_ns();
+    /* A lossless client without room makes this thread wait (es_wait.h);
+     * while one is connected, nothing is dropped at the hand-off. */
+    bool lossless = es_lossless_wait_for_room(&s->lossless, len);
+    es_inbox_push(&s->inbox, buf, len, !lossless);
+    atomic_fetch_add_explicit(&s->counters.cpu_writer_ns, es_thread_cpu_ns() - a,
+                              memory_order_relaxed);
+}
+
+void es_server_post_text(struct es_server *s, const char *text) {
+    /* GHC always declares USER_MSG of variable size (es_notice.h). */
+    static struct es_header hdr = {.size[ES_EVENT_USER_MSG] = ES_SIZE_VARIABLE};
+    struct es_chunk *n = es_notice_text(&hdr, es_walker_program_time(&s->walker), text);
+    if (n == NULL)
+        return;
+    es_server_submit(s, n->data, n->len);
+    es_chunk_free(n);
+}
+
+/* ---- what the API reads ------------------------------------------------------ */
+
+const struct es_counters *es_server_counters(const struct es_server *s) {
+    return &s->counters;
+}
+
+uint64_t es_server_bytes_received(const struct es_server *s) {
+    return es_inbox_bytes_in((struct es_inbox *)&s->inbox);
+}
+
+void es_server_lost(struct es_server *s, uint64_t *chunks, uint64_t *bytes) {
+    uint64_t dropped, dropped_bytes;
+    es_inbox_oom(&s->inbox, chunks, bytes);
+    es_inbox_dropped(&s->inbox, &dropped, &dropped_bytes);
+    *chunks += dropped + atomic_load_explicit(&s->counters.chunks_lost, memory_order_relaxed);
+    *bytes += dropped_bytes + atomic_load_explicit(&s->counters.bytes_lost, memory_order_relaxed);
+}
+
+int es_server_last_error(const struct es_server *s) {
+    return atomic_load(&s->last_error);
+}
+
+int es_server_tcp_port(const struct es_server *s) {
+    return es_endpoint_port(&s->endpoint);
+}
+
+pid_t es_server_pid(const struct es_server *s) {
+    return s->pid;
+}
+
+void es_server_exiting(struct es_server *s) {
+    es_lossless_exiting(&s->lossless);
+}
+
+long long es_server_write_window(struct es_server *s, int fd) {
+    if (!atomic_load(&s->joined))
+        return -EBUSY;
+    if (!es_fanout_has_window(&s->fan))
+        return -ENODATA;
+    return es_fanout_write_window(&s->fan, fd);
+}
+
+const char *es_server_dump_on_failure(const struct es_server *s) {
+    return s->cfg.dump_on_failure[0] != '\0' ? s->cfg.dump_on_failure : NULL;
+}
+
+void es_server_wait_stats(struct es_server *s, uint64_t *waits, uint64_t *ns, uint64_t *max_ns) {
+    es_lossless_wait_stats(&s->lossless, waits, ns, max_ns);
+}
+
+void es_server_set_flush(struct es_server *s, es_flush_fn fn, void *ctx, unsigned interval_ms,
+                         bool paced) {
+    es_flush_timer_set(&s->flush, fn, ctx, interval_ms, paced);
+    es_intake_wake(&s->intake); /* the loop thread applies it (update_flush) */
+}
+
+/* ---- for tests (es_server_test.h) --------------------------------------------- */
+
+void es_server_debug_block(struct es_server *s, unsigned ms) {
+    es_intake_stall(&s->intake, ms);
+}
+
+bool es_server_debug_blocked(struct es_server *s) {
+    return es_intake_stalled(&s->intake);
+}
+
+void es_server_debug_release(struct es_server *s) {
+    es_intake_unstall(&s->intake);
+}
+
+bool es_server_debug_waiting(struct es_server *s) {
+    return es_lossless_waiting(&s->lossless);
+}
+
+size_t es_server_in_flight(struct es_server *s) {
+    return es_inbox_in_flight(&s->inbox);
+}
+
+void es_server_handoff_dropped(struct es_server *s, uint64_t *chunks, uint64_t *bytes) {
+    es_inbox_dropped(&s->inbox, chunks, bytes);
+}
+
+void es_server_threads(struct es_server *s, uv_thread_t *walker, uv_thread_t *loop) {
+    es_threads_ids(&s->threads, walker, loop);
 }

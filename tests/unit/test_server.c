@@ -9,7 +9,7 @@
 #include "delivery/es_defs.h"
 #include "format/es_events.h"
 #include "delivery/es_pool.h"
-#include "server/es_server_test.h"
+#include "server/es_server.h"
 #include "server_util.h"
 #include "tap.h"
 

@@ -13,7 +13,7 @@
 #include "eventlog_socket.h"
 #include "delivery/es_client.h"
 #include "delivery/es_cut.h"
-#include "server/es_server_test.h"
+#include "server/es_server.h"
 #include "format/es_stream.h"
 #include "server_util.h"
 #include "tap.h"

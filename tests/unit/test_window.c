@@ -14,7 +14,7 @@
 #include "format/es_notice_text.h"
 #include "format/es_stream.h"
 #include "server/es_dump.h"
-#include "server/es_server_test.h"
+#include "server/es_server.h"
 #include "server_util.h"
 #include "tap.h"
 
