@@ -33,7 +33,7 @@ struct command {
 struct limit {
     bool pending[256]; /* a run of this id is queued, not yet begun */
     bool acted;        /* a command has run */
-    uint64_t last_ms;  /* when the last one began (es_monotonic_ms) */
+    uint64_t last_ms;  /* when the last one began (es_time_monotonic_ms) */
     uint64_t gap_ms;   /* the wait after it: the interval, or the cost factor
                         * times its CPU time */
 };
@@ -226,10 +226,10 @@ static bool wait_turn(eventlog_socket_namespace *n) {
     struct limit *l = &n->limit;
     while (!reg.quiesced && l->acted && reg.interval_ms > 0) {
         uint64_t gap = l->gap_ms > reg.interval_ms ? l->gap_ms : reg.interval_ms;
-        uint64_t now = es_monotonic_ms();
+        uint64_t now = es_time_monotonic_ms();
         if (now >= l->last_ms + gap)
             break;
-        struct timespec until = es_realtime_in_ms((unsigned)(l->last_ms + gap - now));
+        struct timespec until = es_time_realtime_in_ms((unsigned)(l->last_ms + gap - now));
         pthread_cond_timedwait(&n->worker.cond, &reg.lock, &until);
     }
     return !reg.quiesced;
@@ -242,12 +242,12 @@ static uint64_t run_command(eventlog_socket_namespace *n, uint8_t id, const stru
                             uint64_t (*collections)(void), unsigned (*capabilities)(void)) {
     bool rts = collections != NULL && capabilities != NULL;
     uint64_t gcs = rts ? collections() : 0;
-    uint64_t cpu = es_thread_cpu_ns();
+    uint64_t cpu = es_time_thread_cpu_ns();
     if (c->fn != NULL)
         c->fn(n, id, (void *)c->data);
     else
         c->ufn(n, id, c->data);
-    cpu = es_thread_cpu_ns() - cpu;
+    cpu = es_time_thread_cpu_ns() - cpu;
     unsigned caps = rts && collections() != gcs ? capabilities() : 1;
     return cpu * (caps > 0 ? caps : 1);
 }
@@ -266,7 +266,7 @@ static void *namespace_thread(void *arg) {
         }
         n->limit.pending[id] = false; /* a request from now on runs again */
         n->limit.acted = true;
-        n->limit.last_ms = es_monotonic_ms();
+        n->limit.last_ms = es_time_monotonic_ms();
         struct command c = n->cmds[id];
         uint64_t (*collections)(void) = reg.collections;
         unsigned (*capabilities)(void) = reg.capabilities;
@@ -349,7 +349,7 @@ bool es_registry_dispatch(const uint8_t *ns, size_t ns_len, uint8_t id) {
     pthread_mutex_unlock(&reg.lock);
     /* The loop thread is the only caller: the limiter needs no lock. */
     if (dropped)
-        es_log_limited(&log_dropped, es_monotonic_ms(),
+        es_log_limited(&log_dropped, es_time_monotonic_ms(),
                        "command %u of namespace \"%s\" dropped: %d are waiting for its handler "
                        "already (a slow handler?)",
                        (unsigned)id, n->name, ES_REGISTRY_QUEUE);
@@ -429,7 +429,7 @@ void es_registry_quiesce(unsigned timeout_ms) {
     reg.dropped += reg.hook_worker.count;
     reg.hook_worker.count = 0;
     pthread_cond_signal(&reg.hook_worker.cond);
-    struct timespec until = es_realtime_in_ms(timeout_ms);
+    struct timespec until = es_time_realtime_in_ms(timeout_ms);
     while (any_busy())
         if (pthread_cond_timedwait(&reg.idle, &reg.lock, &until) != 0)
             break;

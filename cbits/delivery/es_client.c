@@ -128,7 +128,7 @@ static void on_write(uv_write_t *req, int status) {
 
 /* The drop notice for what this client skipped since its last one. */
 static struct es_chunk *drop_notice(struct es_client *c) {
-    return es_notice_new(c->env->header, c->gap_chunks, c->gap_bytes, c->gap_time);
+    return es_notice_drop(c->env->header, c->gap_chunks, c->gap_bytes, c->gap_time);
 }
 
 /* The cost notice for a client that asked, when its second is over: what

@@ -79,7 +79,7 @@ static int ingest_header(struct es_fanout *f, struct es_chunk *c) {
     size_t rest = c->len - f->header.skip - f->header.len;
     /* The header stays in its chunk, moved to the front (so that no
      * allocation can lose it); bytes after it get a chunk of their own. */
-    struct es_chunk *tail = rest ? es_chunk_new(c->data + c->len - rest, rest) : NULL;
+    struct es_chunk *tail = rest ? es_pool_chunk_new(c->data + c->len - rest, rest) : NULL;
     if (f->header.skip > 0)
         memmove(c->data, c->data + f->header.skip, f->header.len);
     c->len = f->header.len;
@@ -92,7 +92,7 @@ static int ingest_header(struct es_fanout *f, struct es_chunk *c) {
         es_log("out of memory: lost the %zu bytes of eventlog that followed its header "
                "(clients get a drop notice)",
                rest);
-        struct es_chunk *notice = es_notice_new(&f->header, 1, rest, 0);
+        struct es_chunk *notice = es_notice_drop(&f->header, 1, rest, 0);
         if (notice != NULL)
             es_fanout_append(f, notice);
     }
@@ -109,7 +109,7 @@ int es_fanout_ingest(struct es_fanout *f, struct es_chunk *c) {
             f->orphan_logged = true;
             es_log("dropping eventlog data that arrived before the header");
         }
-        es_chunk_free(c);
+        es_pool_chunk_free(c);
         return 0;
     }
     int r = es_defs_take_chunk(&f->defs, c);
@@ -174,8 +174,8 @@ void es_fanout_leave(struct es_fanout *f, struct es_client *c) {
 /* A notice for `c` alone saying why it gets no window. */
 static void refuse_window(struct es_fanout *f, struct es_client *c, const char *why) {
     char msg[300];
-    es_notice_format_window_refused(msg, sizeof msg, why);
-    struct es_chunk *n = es_notice_text(&f->header, f->last_time, msg);
+    es_notice_text_window_refused(msg, sizeof msg, why);
+    struct es_chunk *n = es_notice_message(&f->header, f->last_time, msg);
     if (n != NULL)
         es_client_notice(c, n);
     es_client_pump(c); /* now, even in a program that writes nothing meanwhile */
@@ -190,7 +190,7 @@ static struct es_chunk *window_head(struct es_fanout *f, const struct es_chunk *
         blocks += es_is_block(ch->data, ch->len);
     }
     char msg[200];
-    es_notice_format_window(msg, sizeof msg, blocks, bytes, from, to);
+    es_notice_text_window(msg, sizeof msg, blocks, bytes, from, to);
     struct es_chunk *defs = es_defs_block(&f->defs, &f->store, es_chunk_start(first));
     struct es_chunk *head = es_notice_append(&f->header, defs, from, msg);
     es_store_release(&f->store, defs);

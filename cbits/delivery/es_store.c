@@ -15,7 +15,7 @@ void es_store_destroy(struct es_store *s) {
     /* Whatever still holds chunks is going away with the store. */
     for (struct es_chunk *c = s->head, *next; c != NULL; c = next) {
         next = c->next;
-        es_chunk_free(c);
+        es_pool_chunk_free(c);
     }
     if (s->header)
         es_store_release(s, s->header);
@@ -53,7 +53,7 @@ void es_store_release(struct es_store *s, struct es_chunk *c) {
         s->linked_bytes -= c->len;
     }
     s->bytes_held -= c->len;
-    es_chunk_free(c);
+    es_pool_chunk_free(c);
 }
 
 void es_store_release_range(struct es_store *s, struct es_chunk *first, struct es_chunk *last) {
@@ -82,7 +82,7 @@ struct es_chunk *es_store_append(struct es_store *s, struct es_chunk *c, unsigne
     es_store_adopt(s, c);
     if (c->refs == 0) {
         s->bytes_held -= c->len;
-        es_chunk_free(c);
+        es_pool_chunk_free(c);
         return NULL;
     }
     c->flags |= ES_CHUNK_LINKED;

@@ -573,23 +573,23 @@ int es_server_wait_client(struct es_server *s) {
 void es_server_submit(struct es_server *s, const void *buf, size_t len) {
     /* The thread's CPU clock around the copy: what the program pays on its
      * own threads (two clock reads per chunk, a chunk being up to 2 MiB). */
-    uint64_t a = es_thread_cpu_ns();
+    uint64_t a = es_time_thread_cpu_ns();
     /* A lossless client without room makes this thread wait (es_wait.h);
      * while one is connected, nothing is dropped at the hand-off. */
     bool lossless = es_lossless_wait_for_room(&s->lossless, len);
     es_inbox_push(&s->inbox, buf, len, !lossless);
-    atomic_fetch_add_explicit(&s->counters.cpu_writer_ns, es_thread_cpu_ns() - a,
+    atomic_fetch_add_explicit(&s->counters.cpu_writer_ns, es_time_thread_cpu_ns() - a,
                               memory_order_relaxed);
 }
 
 void es_server_post_text(struct es_server *s, const char *text) {
     /* GHC always declares USER_MSG of variable size (es_notice.h). */
     static struct es_header hdr = {.size[ES_EVENT_USER_MSG] = ES_SIZE_VARIABLE};
-    struct es_chunk *n = es_notice_text(&hdr, es_walker_program_time(&s->walker), text);
+    struct es_chunk *n = es_notice_message(&hdr, es_walker_program_time(&s->walker), text);
     if (n == NULL)
         return;
     es_server_submit(s, n->data, n->len);
-    es_chunk_free(n);
+    es_pool_chunk_free(n);
 }
 
 /* ---- what the API reads ------------------------------------------------------ */
