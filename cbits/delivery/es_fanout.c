@@ -34,10 +34,6 @@ void es_fanout_append(struct es_fanout *f, struct es_chunk *c) {
     struct es_store *st = &f->store;
     uint64_t dropped, dropped_bytes, now_dropped, now_bytes;
     es_store_retain_dropped(st, &dropped, &dropped_bytes);
-    if (es_is_block(c->data, c->len) && es_block_end_time(c->data) > f->last_time)
-        f->last_time = es_block_end_time(c->data);
-    if (c->flags & ES_CHUNK_END)
-        f->ended = true;
     struct es_chunk *kept = es_store_append(st, c, f->nclients + es_window_holders(&f->window));
     es_defs_end_chunk(&f->defs, es_store_end_offset(st));
     if (kept != NULL && es_window_on(&f->window)) {
@@ -61,7 +57,7 @@ void es_fanout_append(struct es_fanout *f, struct es_chunk *c) {
 /* Keep only the header proper: GHC 9.0 may put a stale block marker before
  * it, which must never reach a client, and bytes after "datb" (none in
  * practice) are ordinary data. */
-static int ingest_header(struct es_fanout *f, struct es_chunk *c) {
+static void ingest_header(struct es_fanout *f, struct es_chunk *c) {
     /* The walker parsed it (es_walker.h) and handed over its parse. */
     if (c->header != NULL) {
         f->header = *c->header;
@@ -96,13 +92,14 @@ static int ingest_header(struct es_fanout *f, struct es_chunk *c) {
         if (notice != NULL)
             es_fanout_append(f, notice);
     }
-    return 0;
 }
 
-int es_fanout_ingest(struct es_fanout *f, struct es_chunk *c) {
+void es_fanout_ingest(struct es_fanout *f, struct es_chunk *c) {
     c->next = NULL;
-    if (c->flags & ES_CHUNK_HEADER)
-        return ingest_header(f, c);
+    if (c->flags & ES_CHUNK_HEADER) {
+        ingest_header(f, c);
+        return;
+    }
     if (!f->have_header) {
         /* Data before any header cannot be parsed by a client. */
         if (!f->orphan_logged) {
@@ -110,7 +107,7 @@ int es_fanout_ingest(struct es_fanout *f, struct es_chunk *c) {
             es_log("dropping eventlog data that arrived before the header");
         }
         es_pool_chunk_free(c);
-        return 0;
+        return;
     }
     int r = es_defs_take_chunk(&f->defs, c);
     if (r == -ENOSPC && !f->defs_full_logged) {
@@ -124,7 +121,6 @@ int es_fanout_ingest(struct es_fanout *f, struct es_chunk *c) {
                "that join later: those clients will miss some of them");
     }
     es_fanout_append(f, c);
-    return 0;
 }
 
 bool es_fanout_join(struct es_fanout *f, struct es_client *c) {
@@ -175,7 +171,7 @@ void es_fanout_leave(struct es_fanout *f, struct es_client *c) {
 static void refuse_window(struct es_fanout *f, struct es_client *c, const char *why) {
     char msg[300];
     es_notice_text_window_refused(msg, sizeof msg, why);
-    struct es_chunk *n = es_notice_message(&f->header, f->last_time, msg);
+    struct es_chunk *n = es_notice_message(&f->header, es_store_last_time(&f->store), msg);
     if (n != NULL)
         es_client_notice(c, n);
     es_client_pump(c); /* now, even in a program that writes nothing meanwhile */

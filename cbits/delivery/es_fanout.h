@@ -24,8 +24,6 @@ struct es_fanout {
     struct es_store store;
     struct es_header header; /* handed over by the walker; es_fanout_header */
     bool have_header;
-    uint64_t last_time; /* end time of the newest block, for notices */
-    bool ended;         /* a chunk with the end-of-data marker has come */
     struct es_defs defs;
     struct es_window window;   /* the flight recorder's (off unless es_fanout_keep_window) */
     struct es_client *clients; /* doubly linked through prev/next */
@@ -63,8 +61,8 @@ long long es_fanout_write_window(struct es_fanout *f, int fd);
 /* Take in a chunk from the walker: the header, or data for every client
  * (its definition events kept first). Data before any header is dropped.
  * What memory runs out for is logged here (and bytes after a header lost
- * for it are counted and noticed); returns 0. */
-int es_fanout_ingest(struct es_fanout *f, struct es_chunk *c);
+ * for it are counted and noticed). */
+void es_fanout_ingest(struct es_fanout *f, struct es_chunk *c);
 
 /* Append a chunk the library made (a drop notice) for every client. */
 void es_fanout_append(struct es_fanout *f, struct es_chunk *c);
@@ -94,12 +92,12 @@ static inline bool es_fanout_have_header(const struct es_fanout *f) {
 
 /* The end time of the newest block (what a notice is stamped with). */
 static inline uint64_t es_fanout_last_time(const struct es_fanout *f) {
-    return f->last_time;
+    return es_store_last_time(&f->store);
 }
 
 /* Whether the stream's end marker has come: nothing may follow it. */
 static inline bool es_fanout_ended(const struct es_fanout *f) {
-    return f->ended;
+    return es_store_ended(&f->store);
 }
 
 /* Clients in the list (joined, not yet left). */

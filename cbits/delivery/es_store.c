@@ -2,6 +2,8 @@
 
 #include "es_pool.h"
 
+#include "format/es_header.h"
+
 #include <assert.h>
 #include <string.h>
 
@@ -76,6 +78,10 @@ void es_store_set_header(struct es_store *s, struct es_chunk *c) {
 }
 
 struct es_chunk *es_store_append(struct es_store *s, struct es_chunk *c, unsigned holders) {
+    if (es_is_block(c->data, c->len) && es_block_end_time(c->data) > s->last_time)
+        s->last_time = es_block_end_time(c->data);
+    if (c->flags & ES_CHUNK_END)
+        s->ended = true;
     s->end_offset += c->len;
     c->end_offset = s->end_offset;
     c->refs = holders + (s->retaining ? 1 : 0);
