@@ -11,6 +11,7 @@
 
 #include "format/es_control.h"
 #include "base/es_counters.h"
+#include "base/es_queue.h"
 #include "format/es_header.h"
 #include "es_notice.h"
 #include "es_store.h"
@@ -120,7 +121,7 @@ struct es_client {
         uv_tcp_t tcp;
     } io;
     const struct es_client_env *env;
-    struct es_client *prev, *next; /* es_fanout's list of clients */
+    struct es_queue_node fan_node; /* es_fanout's list of clients */
     uint64_t id;                   /* from 1 once joined (es_client_join); 0 before */
 
     /* The first chunk still to send, or NULL when everything has been

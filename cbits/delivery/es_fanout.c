@@ -15,6 +15,7 @@
 void es_fanout_init(struct es_fanout *f, struct es_counters *counters, size_t max_buffer,
                     size_t defs_limit) {
     *f = (struct es_fanout){.counters = counters, .max_buffer = max_buffer};
+    es_queue_init(&f->clients);
     es_store_init(&f->store, max_buffer);
     es_defs_init(&f->defs, defs_limit);
     es_window_init(&f->window, 0, 0);
@@ -34,7 +35,8 @@ void es_fanout_append(struct es_fanout *f, struct es_chunk *c) {
     struct es_store *st = &f->store;
     uint64_t dropped, dropped_bytes, now_dropped, now_bytes;
     es_store_retain_dropped(st, &dropped, &dropped_bytes);
-    struct es_chunk *kept = es_store_append(st, c, f->nclients + es_window_holders(&f->window));
+    struct es_chunk *kept =
+        es_store_append(st, c, es_fanout_nclients(f) + es_window_holders(&f->window));
     es_defs_end_chunk(&f->defs, es_store_end_offset(st));
     if (kept != NULL && es_window_on(&f->window)) {
         es_window_add(&f->window, st, kept);
@@ -138,13 +140,11 @@ bool es_fanout_join(struct es_fanout *f, struct es_client *c) {
     struct es_chunk *defs =
         es_defs_block(&f->defs, st, first ? es_chunk_start(first) : es_store_end_offset(st));
     es_client_join(c, id, first, es_store_end_offset(st), defs);
-    c->prev = NULL;
-    c->next = f->clients;
-    if (f->clients)
-        f->clients->prev = c;
-    f->clients = c;
-    f->nclients++;
-    atomic_store(&f->counters->clients_connected, f->nclients);
+    /* Once: a client joins the stream one time (es_client_join asserts it
+     * too). */
+    assert(!es_queue_linked(&c->fan_node));
+    es_queue_insert_head(&f->clients, &c->fan_node);
+    atomic_store(&f->counters->clients_connected, es_fanout_nclients(f));
     if (missed > 0 && !f->retain_drop_logged) {
         f->retain_drop_logged = true;
         es_log("the first client missed %llu chunks (%.1f MiB) that arrived before it "
@@ -156,15 +156,10 @@ bool es_fanout_join(struct es_fanout *f, struct es_client *c) {
 }
 
 void es_fanout_leave(struct es_fanout *f, struct es_client *c) {
-    if (c->prev)
-        c->prev->next = c->next;
-    else
-        f->clients = c->next;
-    if (c->next)
-        c->next->prev = c->prev;
-    c->prev = c->next = NULL;
-    f->nclients--;
-    atomic_store(&f->counters->clients_connected, f->nclients);
+    /* Only a client of this stream leaves it, and only once. */
+    assert(es_queue_contains(&f->clients, &c->fan_node));
+    es_queue_remove(&f->clients, &c->fan_node);
+    atomic_store(&f->counters->clients_connected, es_fanout_nclients(f));
 }
 
 /* A notice for `c` alone saying why it gets no window. */
