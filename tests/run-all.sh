@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # make check: every suite, then one closing line with the total, so a run
 # that executed nothing is visible.
 set -u
@@ -106,6 +107,7 @@ suite "one version everywhere" tests/check-version.sh "$build"
 suite "which target installs which packages" tests/deps.sh
 suite "ARCHITECTURE.md names every source file" tests/check-architecture.sh
 suite "docs: README's length, links and anchors, lines, the variables' table" python3 tests/check-docs.py
+suite "licence: the SPDX line atop every source file" python3 scripts/spdx.py
 suite "install (make install into a DESTDIR, the example built against it)" tests/install.sh "$build"
 # Two tests at a time: each is its own process with its own sockets, and
 # the few that measure time or memory are marked to run alone.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What `eventlog-socket top` draws (client/top/top.c runs the loop, the
  * connection and the keys): one screen from the model and the view's
  * state, with ncurses. Called on the loop's thread only, between initscr
