@@ -10,11 +10,14 @@ ghc_version=$("$HC" --numeric-version)
 pass=0 fail=0 skip=0
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
+times=""
 suite() {
     local name=$1; shift
+    local started=$SECONDS
     echo "=== $name"
     "$@" 2>&1 | tee "$out"
     local rc=${PIPESTATUS[0]}
+    times="$times$(printf '%5d s  %s' $((SECONDS - started)) "$name")"$'\n'
     local p f k
     p=$(grep '^ok ' "$out" | grep -vc '# SKIP')
     k=$(grep '^ok ' "$out" | grep -c '# SKIP')
@@ -129,5 +132,8 @@ suite "integration tests, library under ASan/UBSan (GHC $ghc_version)" \
     heap_hp_equals_ghc heap_live_hp heap_cut_file top_live_screen top_retry_reconnects \
     web_serve_live web_report_files exit_waits_for_a_reader_that_keeps_reading \
     slow_reader_cut_at_exit_ends_on_an_event_boundary slow_client_disconnect_ends_on_an_event_boundary
+# Where the time went, longest first (CONTRIBUTING.md: CI's budget).
+echo "=== wall time by suite"
+printf '%s' "$times" | sort -rn | sed 's/^/# /'
 echo "check: $pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]
