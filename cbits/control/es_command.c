@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The built-in commands that cost the program something (es_command.h). */
 #include "es_command.h"
 

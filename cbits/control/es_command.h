@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The built-in commands that cost the program something (a heap census,
  * starting and stopping heap or cost-centre profiling): a command a
  * client sent (es_reader.h) is offered to the rate limit (es_gate.h),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* One connected client: its socket, its place in the chunk store, its
  * outgoing writes. It knows nothing of the modules above it: what it
  * needs of the stream and whom it tells when a write or the connection

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What a wake-up of the loop thread does with the walked chunks
  * (es_intake.h). */
 #include "es_intake.h"

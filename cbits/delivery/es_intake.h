@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What a wake-up of the loop thread does with the chunks the walker
  * handed over (es_intake_run): take them into the stream (es_fanout.h),
  * a drop notice where the hand-off lost some (es_bound.h), let every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The paced flush timer (es_flush_timer.h). */
 #include "es_flush_timer.h"
 

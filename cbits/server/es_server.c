@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The server (es_server.h): building the modules and handing each what it
  * needs, the library's two threads (es_threads.h), taking clients in and
  * out, stopping; and what other threads call on a running server: the
