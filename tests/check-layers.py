@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """The levels of the C code hold (ARCHITECTURE.md, "Levels").
 
 From the sources alone (no build, no tool but Python), for cbits/,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What clients write (es_reader.h). */
 #include "es_reader.h"
 

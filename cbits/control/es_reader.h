@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What clients write: their control frames (format/es_control.h, either
  * framing), read from each connection's socket and acted on at once, in
  * the order they came; everything else they write is passed over. A

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The fan-out's list of clients (cbits/delivery/es_fanout.h): joining and
  * leaving keep the list and the count the stats report (clients_connected)
  * in step, and a client that leaves twice, or leaves a stream it never
