@@ -38,6 +38,8 @@ void es_gate_cost(struct es_gate *g, uint8_t cmd, uint64_t cost_ms) {
 
 /* Kind `k` acts at `now_ms`. */
 static void act(struct es_gate *g, int k, uint64_t now_ms) {
+    /* Each kind acts at most once per interval (or what it last cost). */
+    assert(!g->kind[k].acted || g->interval_ms == 0 || now_ms >= due_at(g, k));
     g->kind[k].acted = true;
     g->kind[k].last_ms = now_ms;
     g->kind[k].pending = false;
@@ -68,6 +70,8 @@ uint64_t es_gate_due(const struct es_gate *g) {
 
 bool es_gate_take(struct es_gate *g, uint64_t now_ms, uint8_t *cmd) {
     for (int k = 0; k < ES_GATE_KINDS; k++) {
+        /* A command waits only behind one of its kind that acted. */
+        assert(!g->kind[k].pending || g->kind[k].acted);
         if (g->kind[k].pending && now_ms >= due_at(g, k)) {
             /* Only a limited kind's command ever waits. */
             assert(kind_of(g->kind[k].cmd) == k);
