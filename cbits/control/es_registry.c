@@ -6,6 +6,7 @@
 #include "format/es_control.h"
 #include "es_gate.h"
 #include "base/es_log.h"
+#include "base/es_queue.h"
 #include "base/es_time.h"
 
 #include <assert.h>
@@ -53,8 +54,8 @@ struct EventlogSocketControlNamespace {
     uint8_t len;
     struct command cmds[256];
     struct worker worker;
-    struct EventlogSocketControlNamespace *next;
-    struct limit limit; /* the rate limit on its commands */
+    struct es_queue_node node; /* in reg.namespaces */
+    struct limit limit;        /* the rate limit on its commands */
 };
 
 /* What the hook thread's queue holds: a hook (all its handlers), or
@@ -79,8 +80,13 @@ static void call_hook(const struct hook *h) {
 /* One lock for everything: registrations are rare, dispatch is a lookup. */
 static struct {
     pthread_mutex_t lock;
-    pthread_cond_t idle; /* a handler finished */
-    eventlog_socket_namespace *namespaces;
+    pthread_cond_t idle;        /* a handler finished */
+    struct es_queue namespaces; /* eventlog_socket_namespace, newest first; never shrinks */
+    /* Each hook's handlers, in registration order, linked by `next`: not an
+     * es_queue, since they are walked without the lock while a
+     * registration may append (es_registry_post_start, es_registry_quiesce),
+     * which a singly linked list that only grows at its end allows and a
+     * circular one, whose last node points back at the head, does not. */
     struct hook *hooks[2];
     struct worker hook_worker;
     bool running, ever_running, quiesced;
@@ -98,12 +104,18 @@ static struct {
     .lock = PTHREAD_MUTEX_INITIALIZER,
     .idle = PTHREAD_COND_INITIALIZER,
     .hook_worker = {.cond = PTHREAD_COND_INITIALIZER},
+    .namespaces = {.head = {&reg.namespaces.head, &reg.namespaces.head, &reg.namespaces}},
 };
 
+/* The namespace whose list node is `e`. */
+#define NAMESPACE(e) ES_QUEUE_DATA(e, eventlog_socket_namespace, node)
+
 static eventlog_socket_namespace *find(const uint8_t *name, size_t len) {
-    for (eventlog_socket_namespace *n = reg.namespaces; n != NULL; n = n->next)
+    ES_QUEUE_FOREACH(e, &reg.namespaces) {
+        const eventlog_socket_namespace *n = NAMESPACE(e);
         if (n->len == len && memcmp(n->name, name, len) == 0)
-            return n;
+            return NAMESPACE(e);
+    }
     return NULL;
 }
 
@@ -125,8 +137,7 @@ int eventlog_socket_register_namespace(const char *name, size_t len,
             memcpy(n->name, name, len);
             n->len = (uint8_t)len;
             pthread_cond_init(&n->worker.cond, NULL);
-            n->next = reg.namespaces;
-            reg.namespaces = n;
+            es_queue_insert_head(&reg.namespaces, &n->node);
             *out = n;
         }
     }
@@ -392,8 +403,9 @@ void es_registry_post_start(void) {
 void es_registry_set_running(bool running) {
     pthread_mutex_lock(&reg.lock);
     reg.running = running && !reg.quiesced;
-    for (eventlog_socket_namespace *n = reg.namespaces; n != NULL; n = n->next)
-        pthread_cond_signal(&n->worker.cond);
+    ES_QUEUE_FOREACH(e, &reg.namespaces) {
+        pthread_cond_signal(&NAMESPACE(e)->worker.cond);
+    }
     pthread_cond_signal(&reg.hook_worker.cond);
     pthread_mutex_unlock(&reg.lock);
 }
@@ -401,9 +413,10 @@ void es_registry_set_running(bool running) {
 static bool any_busy(void) {
     if (reg.hook_worker.busy)
         return true;
-    for (eventlog_socket_namespace *n = reg.namespaces; n != NULL; n = n->next)
-        if (n->worker.busy)
+    ES_QUEUE_FOREACH(e, &reg.namespaces) {
+        if (NAMESPACE(e)->worker.busy)
             return true;
+    }
     return false;
 }
 
@@ -422,7 +435,8 @@ void es_registry_quiesce(unsigned timeout_ms) {
     pthread_mutex_lock(&reg.lock);
     reg.quiesced = true;
     reg.running = false;
-    for (eventlog_socket_namespace *n = reg.namespaces; n != NULL; n = n->next) {
+    ES_QUEUE_FOREACH(e, &reg.namespaces) {
+        eventlog_socket_namespace *n = NAMESPACE(e);
         reg.dropped += n->worker.count;
         n->worker.count = 0;
         pthread_cond_signal(&n->worker.cond);
