@@ -136,7 +136,7 @@ static void note_program(struct es_conn_info *in, const struct es_event *ev) {
  * notice's block ends. */
 static void note_window(struct es_conn_info *in, const uint8_t *p, size_t n) {
     struct es_notice_read r;
-    es_notice_parse(p, n, &r);
+    es_notice_text_parse(p, n, &r);
     if (r.kind == ES_NOTICE_WINDOW && in->window == 0) {
         in->window = 1;
         in->window_start = in->block_end;

@@ -153,7 +153,7 @@ static int event_cap(struct table *t, const struct es_event *ev) {
 /* "eventlog-socket: recording cut: WHY" (es_notice_text.h). */
 static void cut_notice(struct table *t, const struct es_event *ev) {
     struct es_notice_read n;
-    es_notice_parse(ev->payload, ev->payload_len, &n);
+    es_notice_text_parse(ev->payload, ev->payload_len, &n);
     if (n.kind != ES_NOTICE_CUT)
         return;
     t->cut = true;
