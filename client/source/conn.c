@@ -18,6 +18,7 @@
 #include "format/es_control.h"
 #include "format/es_notice_text.h"
 #include "format/es_payload.h"
+#include "format/es_utf8.h"
 #include "peerpid.h"
 
 #define EVENTLOG_SOCKET_NO_RTS
@@ -35,35 +36,63 @@
 
 /* ---- The stream ---- */
 
-/* A NUL-terminated copy of at most size-1 bytes of a payload string. */
-static void copy_text(char *dst, size_t size, const uint8_t *p, size_t n) {
-    size_t k = n < size - 1 ? n : size - 1;
-    memcpy(dst, p, k);
-    dst[k] = '\0';
+/* `n` bytes of payload text as a NUL-terminated string of at most size-1
+ * bytes, by the command's one rule for text (format/es_utf8.h): a byte
+ * that starts no UTF-8 character is U+FFFD, and the text is cut between
+ * characters. Returns its length. */
+static size_t copy_text(char *dst, size_t size, const uint8_t *p, size_t n) {
+    return es_utf8_copy(dst, size, p, n);
+}
+
+/* The length copy_text gives `n` bytes of payload text when it has room. */
+static size_t text_len(const uint8_t *p, size_t n) {
+    size_t len = 0;
+    for (size_t i = 0; i < n && p[i] != '\0';) {
+        size_t k = es_utf8_len(p + i, n - i);
+        len += k ? k : ES_UTF8_REPLACEMENT_LEN;
+        i += k ? k : 1;
+    }
+    return len;
+}
+
+/* argv[0], `n` bytes at `p`: the program's name is its basename ('/' is
+ * never part of a multi-byte character, so the raw bytes are searched). */
+static void note_name(struct es_conn_info *in, const uint8_t *p, size_t n) {
+    const uint8_t *base = p;
+    for (size_t i = 0; i < n; i++)
+        if (p[i] == '/')
+            base = p + i + 1;
+    copy_text(in->program, sizeof in->program, base, (size_t)(p + n - base));
 }
 
 /* PROGRAM_ARGS: u32 capset, then the arguments, each ended by NUL. */
 static void note_args(struct es_conn_info *in, const struct es_event *ev) {
     struct es_payload r = es_payload_of(ev);
     es_payload_skip(&r, 4); /* capset */
-    size_t n;
-    const uint8_t *p = es_payload_peek(&r, &n);
-    if (n == 0)
+    if (es_payload_left(&r) == 0)
         return;
-    /* One line: each NUL a space, the last ones dropped. */
+    /* One line: the arguments with a space between them, the empty ones
+     * at the end dropped, each as text (copy_text); an argument that does
+     * not fit whole is cut between characters, and ends the line. */
     size_t out = 0;
-    for (size_t i = 0; i < n && out + 1 < sizeof in->args; i++)
-        in->args[out++] = p[i] == '\0' ? ' ' : (char)p[i];
+    bool first = true;
+    in->args[0] = '\0';
+    while (es_payload_left(&r) > 0 && out + 1 < sizeof in->args) {
+        size_t len;
+        const uint8_t *s = es_payload_str(&r, &len);
+        if (first)
+            note_name(in, s, len);
+        if (!first)
+            in->args[out++] = ' ';
+        size_t put = copy_text(in->args + out, sizeof in->args - out, s, len);
+        out += put;
+        first = false;
+        if (put < text_len(s, len))
+            break; /* cut: what follows would read as whole arguments */
+    }
     while (out > 0 && in->args[out - 1] == ' ')
         out--;
     in->args[out] = '\0';
-    size_t arg0;
-    const uint8_t *s = es_payload_str(&r, &arg0);
-    char first[sizeof in->program * 4];
-    copy_text(first, sizeof first, s, arg0);
-    const char *slash = strrchr(first, '/');
-    const char *base = slash ? slash + 1 : first;
-    copy_text(in->program, sizeof in->program, (const uint8_t *)base, strlen(base));
     in->have_args = true;
 }
 
