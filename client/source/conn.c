@@ -96,21 +96,6 @@ static void note_args(struct es_conn_info *in, const struct es_event *ev) {
     in->have_args = true;
 }
 
-static bool is_drop_notice(const uint8_t *p, size_t n, uint64_t *chunks) {
-    static const char prefix[] = "eventlog-socket: dropped ";
-    size_t k = sizeof prefix - 1;
-    if (n <= k || memcmp(p, prefix, k) != 0)
-        return false;
-    uint64_t v = 0;
-    size_t i = k;
-    for (; i < n && p[i] >= '0' && p[i] <= '9'; i++)
-        v = v * 10 + (uint64_t)(p[i] - '0');
-    if (i == k)
-        return false;
-    *chunks = v;
-    return true;
-}
-
 /* The event types note_event looks into: one load per event, and the
  * reader's tap (es_stream_tap). */
 static const bool noted[ES_MAX_EVENT_TYPES] = {
@@ -160,6 +145,53 @@ static void note_program(struct es_conn_info *in, const struct es_event *ev) {
     }
 }
 
+/* A drop notice (read as the model reads it, client/model/notes.c):
+ * counted, with where it is. False for any other message. */
+static bool note_drop(struct es_conn_info *in, uint64_t t, const uint8_t *p, size_t n) {
+    struct es_notice_read r;
+    es_notice_parse(p, n, &r);
+    if (r.kind != ES_NOTICE_DROP)
+        return false;
+    if (in->drop_notices++ == 0 || t < in->first_drop_time)
+        in->first_drop_time = t;
+    if (t > in->last_drop_time)
+        in->last_drop_time = t;
+    in->dropped_chunks += r.chunks;
+    in->dropped_mib += r.mib;
+    return true;
+}
+
+int es_conn_gaps_text(const struct es_conn_info *in, char *buf, size_t size) {
+    if (in->drop_notices == 0)
+        return snprintf(buf, size, "%s", "");
+    char where[80];
+    if (in->drop_notices == 1)
+        snprintf(where, sizeof where, "at %.3f s", (double)in->first_drop_time / 1e9);
+    else
+        snprintf(where, sizeof where, "the first at %.3f s, the last at %.3f s",
+                 (double)in->first_drop_time / 1e9, (double)in->last_drop_time / 1e9);
+    return snprintf(
+        buf, size, "with gaps: %llu chunk%s (%.1f MiB) missing in %llu drop notice%s, %s",
+        (unsigned long long)in->dropped_chunks, in->dropped_chunks == 1 ? "" : "s", in->dropped_mib,
+        (unsigned long long)in->drop_notices, in->drop_notices == 1 ? "" : "s", where);
+}
+
+void es_conn_complete_words(const struct es_conn_info *in, char *buf, size_t size) {
+    char gaps[200];
+    es_conn_gaps_text(in, gaps, sizeof gaps);
+    snprintf(buf, size, "%s%s the program's end marker arrived", gaps[0] ? gaps : "complete",
+             gaps[0] ? ";" : ",");
+}
+
+void es_conn_add_gaps(const struct es_conn_info *in, char *buf, size_t size) {
+    size_t n = strnlen(buf, size);
+    if (in->drop_notices == 0 || n + 1 >= size)
+        return;
+    char gaps[200];
+    es_conn_gaps_text(in, gaps, sizeof gaps);
+    snprintf(buf + n, size - n, "; %s", gaps);
+}
+
 /* The answer to a window request; the window's blocks begin where the
  * notice's block ends. */
 static void note_window(struct es_conn_info *in, const uint8_t *p, size_t n) {
@@ -198,11 +230,9 @@ static void note_event(struct es_conn_info *in, const struct es_event *ev) {
     case ES_EVENT_USER_MSG: {
         static const char lossless[] = "eventlog-socket: lossless delivery ";
         static const char cut[] = ES_NOTICE_PREFIX ES_NOTICE_CUT_WORDS;
-        uint64_t chunks;
-        if (is_drop_notice(p, n, &chunks)) {
-            in->drop_notices++;
-            in->dropped_chunks += chunks;
-        } else if (n > sizeof lossless - 1 && memcmp(p, lossless, sizeof lossless - 1) == 0) {
+        if (note_drop(in, ev->time, p, n))
+            break;
+        if (n > sizeof lossless - 1 && memcmp(p, lossless, sizeof lossless - 1) == 0) {
             copy_text(in->lossless_notice, sizeof in->lossless_notice, p, n);
             in->lossless_notices++;
         } else if (n > sizeof cut - 1 && memcmp(p, cut, sizeof cut - 1) == 0) {

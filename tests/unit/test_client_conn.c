@@ -6,6 +6,7 @@
  * (program, arguments, pid, GHC, heap profile, samples, notices, events,
  * latest time) and give the consumer the same events in the same order,
  * in pieces of any size, skimming or not. Argument: the fixture directory. */
+#include "format/es_notice_text.h"
 #include "format/es_utf8.h"
 #include "source/conn.h"
 #include "tap.h"
@@ -128,7 +129,7 @@ static void check_fixture(const char *path) {
     free(buf);
 }
 
-/* ---- A hand-made stream: text by the command's one rule. */
+/* ---- A hand-made stream: text by the command's one rule, drop notices. */
 
 struct hand {
     uint8_t b[4096];
@@ -172,6 +173,12 @@ static void hand_event(struct hand *h, uint16_t type, uint64_t t, const void *p,
     be(h, t, 8);
     be(h, n, 2);
     bytes(h, p, n);
+}
+
+static void hand_drop(struct hand *h, uint64_t t, uint64_t chunks, uint64_t bytes_lost) {
+    char text[200];
+    int n = es_notice_format_drop(text, sizeof text, chunks, bytes_lost);
+    hand_event(h, ES_EVENT_USER_MSG, t, text, (size_t)n);
 }
 
 static struct es_conn_info hand_info(const struct hand *h) {
@@ -236,9 +243,42 @@ static void text_by_the_rule(void) {
     ok(bad == 0, "the arguments' line is valid UTF-8 (%zu bad bytes)", bad);
 }
 
+/* Drop notices: counted with their chunks, MiB and times, and said in the
+ * words every subcommand ends with. */
+static void drop_words(void) {
+    struct hand h = {.n = 0};
+    hand_header(&h);
+    hand_drop(&h, 1204000000, 30, 30u << 20);
+    hand_drop(&h, 3410000000, 7, 7u << 20);
+    be(&h, 0xffff, 2);
+    struct es_conn_info in = hand_info(&h);
+    char text[300];
+    es_conn_complete_words(&in, text, sizeof text);
+    ok(strcmp(text, "with gaps: 37 chunks (37.0 MiB) missing in 2 drop notices, the first at "
+                    "1.204 s, the last at 3.410 s; the program's end marker arrived") == 0,
+       "two drop notices: %s", text);
+    struct hand one = {.n = 0};
+    hand_header(&one);
+    hand_drop(&one, 2500000000, 1, 1u << 20);
+    be(&one, 0xffff, 2);
+    in = hand_info(&one);
+    snprintf(text, sizeof text, "cut: interrupted");
+    es_conn_add_gaps(&in, text, sizeof text);
+    ok(strcmp(text, "cut: interrupted; with gaps: 1 chunk (1.0 MiB) missing in 1 drop notice, "
+                    "at 2.500 s") == 0,
+       "one drop notice, after a cut: %s", text);
+    struct hand none = {.n = 0};
+    hand_header(&none);
+    be(&none, 0xffff, 2);
+    in = hand_info(&none);
+    es_conn_complete_words(&in, text, sizeof text);
+    ok(strcmp(text, "complete, the program's end marker arrived") == 0, "none: %s", text);
+}
+
 int main(int argc, char **argv) {
     const char *dir = argc > 1 ? argv[1] : "tests/fixtures";
     tap_each_fixture(dir, check_fixture);
     text_by_the_rule();
+    drop_words();
     return tap_done();
 }
