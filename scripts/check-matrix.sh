@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The whole test suite on every GHC we support here: the host's GHC, then
 # GHC 9.6 and 9.10 in Debian chroots (scripts/ghc-chroot.sh). Prints each
 # part's result and time, and a closing "N passed, N failed" over all.
