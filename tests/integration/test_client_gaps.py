@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """A recording with drop notices (protocol.md 1.3) read by every
 subcommand that judges a stream's end: each one's last line says "with
 gaps: N chunks (X MiB) missing in K drop notices, ..." in the words
