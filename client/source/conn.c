@@ -150,7 +150,7 @@ static void note_program(struct es_conn_info *in, const struct es_event *ev) {
  * counted, with where it is. False for any other message. */
 static bool note_drop(struct es_conn_info *in, uint64_t t, const uint8_t *p, size_t n) {
     struct es_notice_read r;
-    es_notice_parse(p, n, &r);
+    es_notice_text_parse(p, n, &r);
     if (r.kind != ES_NOTICE_DROP)
         return false;
     if (in->drop_notices++ == 0 || t < in->first_drop_time)
