@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Attacks the program should shrug off (issue 25, rows 1, 8 and 9), with
 the default settings: the program's speed under each attack as a ratio to
 its speed without it, in rounds that alternate which goes first. The

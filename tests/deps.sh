@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Which make target installs which Debian packages: `make` and `make
 # install` only the build's, `make demo` the demo's, the tests' packages
 # only with the test targets. Judged on scripts/ensure-deps.sh's lists

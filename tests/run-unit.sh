@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Run the unit tests: every case (tests/unit/unit.h) of every test binary,
 # plain, ASan/UBSan and TSan, and the fuzz targets' replays, each case in a
 # process of its own with a timeout (UNIT_TIMEOUT seconds, 120).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* For pthread_atfork and clock_gettime. */
 #define _GNU_SOURCE
 #include "es_log.h"
@@ -144,7 +145,7 @@ void es_log(const char *fmt, ...) {
 }
 
 bool es_log_drain(unsigned timeout_ms) {
-    struct timespec until = es_realtime_in_ms(timeout_ms);
+    struct timespec until = es_time_realtime_in_ms(timeout_ms);
     pthread_mutex_lock(&lg.lock);
     bool done;
     while (!(done = lg.failed || !lg.started || (lg.len == 0 && lg.lost == 0 && !lg.writing)))

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "es_event_names.h"
 
 #include "es_event_types.h"
@@ -61,7 +62,7 @@ static const struct es_stop_status statuses[] = {
     [21] = {"blocked_on_io_completion", "blocked on I/O completion"},
 };
 
-const struct es_stop_status *es_stop_status(unsigned status) {
+const struct es_stop_status *es_event_names_stop_status(unsigned status) {
     if (status >= sizeof statuses / sizeof *statuses || statuses[status].code == NULL)
         return NULL;
     return &statuses[status];

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* GHC's eventlog event type ids, one name each, so that no file of the
  * library or its client spells an id as a bare number. The numbers are
  * GHC's (rts/include/rts/EventLogFormat.h); they never change meaning
@@ -90,7 +91,7 @@ enum es_event_type {
  * later point: what the library keeps for late joiners (es_defs.h) and
  * the command keeps for its recordings of a trigger's time
  * (client/flight/ring.h). */
-static inline bool es_event_is_definition(uint16_t type) {
+static inline bool es_event_types_is_definition(uint16_t type) {
     switch (type) {
     case ES_EVENT_CAPSET_CREATE:
     case ES_EVENT_CAPSET_DELETE:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* `eventlog-socket compare RUN_A RUN_B [--csv OUT|-]`: two runs' heap
  * profiles side by side, label by label: each label's peak and mean
  * residency in A and in B and the difference (B - A), sorted by the size of
@@ -119,6 +120,7 @@ static int output(const struct es_join *cmp, const char *csv) {
     if (csv)
         fprintf(stderr, "eventlog-socket compare: %zu labels to %s\n", n,
                 strcmp(csv, "-") == 0 ? "stdout" : csv);
+    es_join_say_gaps(cmp);
     return status;
 }
 

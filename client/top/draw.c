@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What `eventlog-socket top` draws (client/top/top.c runs the loop, the
  * connection and the keys): one screen from the model and the view's
  * state, with ncurses. Called on the loop's thread only, between initscr
@@ -488,5 +489,7 @@ void es_top_draw(const struct es_top_view *v) {
     else
         put(LINES - 1, 0, A_DIM, "c census now   p %s heap profiling   q quit",
             v->prof_paused ? "resume" : "pause");
+    if (v->repaint)
+        redrawwin(stdscr); /* curses forgets what it believes is on the terminal */
     refresh();
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The screen of `eventlog-socket top` (client/top/draw.c): everything it
  * shows comes in one es_top_view, filled by the loop (client/top/top.c) before
  * each redraw; the model is read, never changed. Loop thread only. */
@@ -24,6 +25,11 @@ struct es_top_view {
     bool utf8;        /* the terminal takes UTF-8 block characters */
     const char *lost; /* why the connection was lost (state LOST) */
     const char *said; /* the last key's effect for the bottom line, or NULL: the keys */
+    /* Rewrite every cell, not only those that changed: what another
+     * program wrote to the terminal (a background job's lines, which
+     * scroll it) goes, and so do cells of an older frame left where the
+     * lines scrolled to. */
+    bool repaint;
 };
 
 /* Erase and draw the whole screen (a note instead when it is too small). */

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The command's help and its manual pages: `help SUB` is `SUB --help`;
 the manual page, the help and the option parser name the same options;
 usage errors name what is missing and the nearest subcommand or option;

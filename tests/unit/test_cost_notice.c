@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Cost notices (EVENTLOG_SOCKET_CMD_COST_NOTICES): their text, and a real
  * server where one client asks for them and another does not. The one
  * that asked gets notices in its stream, and nothing else differs; the
@@ -100,7 +101,7 @@ UNIT_CASE(cost_notice_text) {
            memcmp(n->data + ES_BLOCK_MARKER_LEN + 12, want, sizeof want - 1) == 0 &&
            es_be64(n->data + ES_BLOCK_MARKER_LEN + 2) == 77 && es_be64(n->data + 2) == 77,
        "the notice's text and time stamp");
-    es_chunk_free(n);
+    es_pool_chunk_free(n);
     free(h);
     free(log);
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* es_lossless through a real server (Unix sockets, a recorded header): a
  * lossless client that reads nothing holds a writing thread up until the
  * stall time is over, then is demoted, and finds a notice and a drop
@@ -9,7 +10,7 @@
 #define _GNU_SOURCE
 #define EVENTLOG_SOCKET_NO_RTS
 #include "eventlog_socket.h"
-#include "server/es_server_test.h"
+#include "server/es_server.h"
 #include "base/es_signal.h"
 #include "format/es_stream.h"
 #include "server_util.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The client's model of a program (client/model/core.c and its families), fed by the library's
  * stream reader: on the recorded fixtures it finds the program, GHC
  * version, threads, GCs and markers that ghc-events found (the .expect
@@ -197,8 +198,8 @@ static uint8_t *stretch(const uint8_t *buf, size_t len, unsigned rounds, uint64_
         memcpy(r, buf + h.len, body);
         struct es_event_iter it;
         struct es_event ev;
-        es_event_iter_init(&it, &h, r, body);
-        while (es_event_next(&it, &ev) == ES_WALK_EVENT)
+        es_events_iter_init(&it, &h, r, body);
+        while (es_events_next(&it, &ev) == ES_WALK_EVENT)
             es_put_be(r + ev.offset + 2, ev.time + shift * k, 8);
     }
     memcpy(out + h.len + body * rounds, "\xff\xff", 2);

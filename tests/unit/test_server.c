@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The whole server without GHC: real Unix sockets, real clients, chunks
  * from a recorded eventlog submitted as the RTS would. Runs under ASan. */
 #define _GNU_SOURCE
@@ -9,7 +10,7 @@
 #include "delivery/es_defs.h"
 #include "format/es_events.h"
 #include "delivery/es_pool.h"
-#include "server/es_server_test.h"
+#include "server/es_server.h"
 #include "server_util.h"
 #include "unit.h"
 
@@ -236,7 +237,8 @@ UNIT_CASE(server_drop_policy) {
     pthread_join(stopper, NULL);
     struct es_chunk_info info;
     ok(ne > hlen && memcmp(all, eventlog, hlen) == 0 &&
-           es_chunk_inspect(h, all + hlen, ne - hlen, &info, NULL, NULL, NULL) == 0 && info.has_end,
+           es_events_inspect(h, all + hlen, ne - hlen, &info, NULL, NULL, NULL) == 0 &&
+           info.has_end,
        "its stream walks cleanly to the end marker (%zu bytes)", ne);
     /* The notices together account for every dropped chunk. */
     unsigned long long noted = 0, k;
@@ -326,8 +328,8 @@ UNIT_CASE(server_late_joiner) {
     size_t nwant = 0;
     struct es_event_iter it;
     struct es_event ev;
-    es_event_iter_init(&it, h, eventlog + hlen, b1);
-    while (es_event_next(&it, &ev) == ES_WALK_EVENT)
+    es_events_iter_init(&it, h, eventlog + hlen, b1);
+    while (es_events_next(&it, &ev) == ES_WALK_EVENT)
         if (es_defs_is_definition(ev.type)) {
             memcpy(want_defs + nwant, eventlog + hlen + ev.offset, ev.len);
             nwant += ev.len;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The flight recorder's window without GHC: its bookkeeping on the chunk
  * store (size, age, the newest always kept, the first client's retention
  * beside it, memory given back), then a real server fed blocks as the RTS
@@ -14,7 +15,7 @@
 #include "format/es_notice_text.h"
 #include "format/es_stream.h"
 #include "server/es_dump.h"
-#include "server/es_server_test.h"
+#include "server/es_server.h"
 #include "server_util.h"
 #include "unit.h"
 
@@ -27,7 +28,7 @@
 static struct es_chunk *chunk_at(size_t len, uint64_t time) {
     size_t n;
     unsigned char *b = make_block(1, len > 36 ? len - 36 : 0, time, &n);
-    struct es_chunk *c = es_chunk_new(b, n);
+    struct es_chunk *c = es_pool_chunk_new(b, n);
     free(b);
     return c;
 }
@@ -190,7 +191,7 @@ static void seen_event(const struct es_event *ev, const uint8_t *base, void *ctx
         return;
     }
     struct es_notice_read r;
-    es_notice_parse(text, n, &r);
+    es_notice_text_parse(text, n, &r);
     if (r.kind == ES_NOTICE_WINDOW) {
         v->window = true;
         v->window_at = (unsigned)v->nblk;

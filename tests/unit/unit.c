@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The unit tests' runner (unit.h): the cases' registry, the main that lists
  * and runs them, their TAP checks, and what the cases share (fixtures, a
  * directory of their own, stderr captured). Linked into every test binary.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The unit tests' runner: a test file is a list of named cases and no main.
  *
  *   UNIT_CASE(lossless_stall) {
