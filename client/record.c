@@ -84,7 +84,8 @@ static void default_name(struct record *r, char *out, size_t size) {
     }
     char stamp[32];
     time_t now = time(NULL);
-    strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", localtime(&now));
+    struct tm tm;
+    strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", localtime_r(&now, &tm));
     snprintf(out, size, "%s-%s.eventlog", prog[0] ? prog : "eventlog-socket", stamp);
 }
 

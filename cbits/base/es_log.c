@@ -143,14 +143,18 @@ void es_log(const char *fmt, ...) {
     va_end(ap);
 }
 
+/* Nothing left to write, or nothing that will be: under lg.lock. */
+static bool drained_locked(void) {
+    return lg.failed || !lg.started || (lg.len == 0 && lg.lost == 0 && !lg.writing);
+}
+
 bool es_log_drain(unsigned timeout_ms) {
     struct timespec until = es_realtime_in_ms(timeout_ms);
     pthread_mutex_lock(&lg.lock);
-    bool done;
-    while (!(done = lg.failed || !lg.started || (lg.len == 0 && lg.lost == 0 && !lg.writing)))
+    while (!drained_locked())
         if (pthread_cond_timedwait(&lg.drained, &lg.lock, &until) != 0)
             break;
-    done = lg.failed || !lg.started || (lg.len == 0 && lg.lost == 0 && !lg.writing);
+    bool done = drained_locked();
     pthread_mutex_unlock(&lg.lock);
     return done;
 }

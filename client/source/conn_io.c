@@ -57,13 +57,13 @@ int es_conn_parse_option(struct es_conn_options *o, int argc, char **argv, int *
         return 1;
     }
     if (strcmp(a, "--connect-timeout") == 0) {
-        char *end;
+        char *rest;
         if (*i + 1 >= argc) {
             fprintf(stderr, "eventlog-socket: --connect-timeout needs a number of seconds\n");
             return -1;
         }
-        double v = strtod(argv[*i + 1], &end);
-        if (end == argv[*i + 1] || *end != '\0' || !(v > 0) || v > 86400) {
+        double v = strtod(argv[*i + 1], &rest);
+        if (rest == argv[*i + 1] || *rest != '\0' || !(v > 0) || v > 86400) {
             fprintf(stderr, "eventlog-socket: --connect-timeout: not a number of seconds: %s\n",
                     argv[*i + 1]);
             return -1;

@@ -299,7 +299,7 @@ enum {
 
 static void spark_row(struct es_table_rows *t, const struct es_event *ev, int cap) {
     static const char *const names[] = {
-        [ES_EVENT_SPARK_COUNTERS - ES_EVENT_SPARK_COUNTERS] = "counters",
+        [0] = "counters", /* ES_EVENT_SPARK_COUNTERS itself */
         [SPARK_CREATE - ES_EVENT_SPARK_COUNTERS] = "create",
         [SPARK_DUD - ES_EVENT_SPARK_COUNTERS] = "dud",
         [SPARK_OVERFLOW - ES_EVENT_SPARK_COUNTERS] = "overflow",

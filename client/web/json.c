@@ -176,7 +176,9 @@ static void labels_json(struct es_webbuf *out, const struct es_model *m,
                         struct es_webjson_cursor *cur) {
     /* Census labels, only ever added to; past ES_WEBJSON_MAX_LABELS - 1
      * they are one, "other" (the page draws the largest ten anyway). */
-    size_t nlabels = m->nlabels < ES_WEBJSON_MAX_LABELS ? m->nlabels : ES_WEBJSON_MAX_LABELS;
+    size_t nlabels = m->nlabels;
+    if (nlabels > ES_WEBJSON_MAX_LABELS)
+        nlabels = ES_WEBJSON_MAX_LABELS;
     es_webbuf_printf(out, "],\"labels_from\":%zu,\"labels\":[", cur->labels);
     for (size_t i = cur->labels; i < nlabels; i++) {
         if (i > cur->labels)

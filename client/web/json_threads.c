@@ -42,7 +42,9 @@ void es_webjson_threads(struct es_webbuf *out, const struct es_model *m, unsigne
     const struct es_model_history *h = &m->h;
     es_webbuf_printf(out, "],\"live_from\":%u,\"live_tl\":[", from);
     long live[ES_MODEL_TL_BUCKETS];
-    unsigned to = h->n < ES_MODEL_TL_BUCKETS ? h->n : ES_MODEL_TL_BUCKETS;
+    unsigned to = h->n;
+    if (to > ES_MODEL_TL_BUCKETS)
+        to = ES_MODEL_TL_BUCKETS;
     if (from < to)
         es_model_threads_live(m, h->width, from, to, live);
     for (unsigned i = from; i < to; i++) {
