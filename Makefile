@@ -110,7 +110,11 @@ UV_CFLAGS := $(shell pkg-config --cflags libuv)
 UV_LIBS := $(shell pkg-config --libs libuv)
 
 CFLAGS ?= -O2 -g
-WARN := -std=c11 -Wall -Wextra -Werror
+# Beyond -Wall -Wextra: a local that hides another, a function defined
+# without a prototype in scope (a file that does not include its own
+# header), old-style declarations, printf formats that are not literals,
+# variable-length arrays (CONTRIBUTING.md, "Static checks").
+WARN := -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 -Wvla -Werror
 ES_CFLAGS := $(WARN) -D_DEFAULT_SOURCE -fvisibility=hidden -fPIC -Iinclude -Icbits $(UV_CFLAGS)
 # GHC's headers are included as system headers: their warnings are not ours.
 RTS_CFLAGS := $(ES_CFLAGS) -Irts-writer $(addprefix -isystem ,$(RTS_INCLUDE))

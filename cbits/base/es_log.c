@@ -115,6 +115,7 @@ static void start_thread(void) {
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
+static void vlog(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 static void vlog(const char *fmt, va_list ap) {
     char line[LINE_MAX_LEN];
     int n = snprintf(line, sizeof line, "eventlog-socket: ");

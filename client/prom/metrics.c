@@ -19,6 +19,7 @@
 #include "source/conn.h"
 #include "model/model.h"
 #include "opts.h"
+#include "subcommands.h"
 #include "http.h"
 #include "scan.h"
 #include "target.h"

@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,8 +107,12 @@ static void end(struct es_conn *c, enum es_conn_end how) {
         c->cb.on_end(c, how, c->cb.ctx);
 }
 
-static void fail(struct es_conn *c, const char *fmt, const char *arg) {
-    snprintf(c->error, sizeof c->error, fmt, arg);
+static void fail(struct es_conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void fail(struct es_conn *c, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->error, sizeof c->error, fmt, ap);
+    va_end(ap);
     end(c, ES_CONN_FAILED);
 }
 
