@@ -160,10 +160,12 @@ FAILALLOC := $(BUILD)/failalloc.so
 # The eventlog-socket command (client/): C on libuv and the library's own
 # stream reader. CLIENT_LIB_SRC is what unit tests and fuzz targets link.
 CLIENT := $(BUILD)/eventlog-socket
-CLIENT_DIRS := source model http web prom top tables
+CLIENT_DIRS := source model http web prom top tables flight
 CLIENT_SRC := $(wildcard client/*.c $(CLIENT_DIRS:%=client/%/*.c))
 CLIENT_H := $(wildcard client/*.h $(CLIENT_DIRS:%=client/%/*.h))
-CLIENT_LIB_SRC := $(wildcard client/source/*.c) client/tables/csv.c client/tables/rows.c
+# client/flight/'s parts but its subcommand (watch.c, which needs opts.c).
+CLIENT_LIB_SRC := $(wildcard client/source/*.c) $(filter-out client/flight/watch.c,$(wildcard client/flight/*.c)) \
+                  client/tables/csv.c client/tables/rows.c
 # The manual pages, from docs/man/*.scd.
 MAN_SRC := $(wildcard docs/man/*.scd)
 MAN_PAGES := $(MAN_SRC:docs/man/%.scd=$(BUILD)/man/%)
@@ -182,7 +184,7 @@ SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sa
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_REPLAY_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/unit-asan/%)
 # The unit tests that run the library's threads, also under ThreadSanitizer.
-TSAN_UNITS := test_server test_cost_notice test_stuck test_walker test_log test_registry test_instance test_wait \
+TSAN_UNITS := test_server test_window test_cost_notice test_stuck test_walker test_log test_registry test_instance test_wait \
               test_lossless test_accept test_signal \
               test_upstream
 UNIT_TSAN_BIN := $(TSAN_UNITS:%=$(BUILD)/unit-tsan/%)
@@ -196,6 +198,10 @@ SAN_PROGRAMS := $(SAN)/probe $(SAN)/fibber-c-main $(SAN)/eventlog-check $(SAN)/m
                 $(SAN)/probe-late
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 FUZZ_SECONDS ?= 60
+# The tests include the library's headers themselves, some of them inline
+# code no library object holds (cbits/format/es_payload.h): a header that
+# changes rebuilds them.
+$(UNIT_BIN) $(UNIT_ASAN_BIN) $(UNIT_TSAN_BIN) $(FUZZ_REPLAY_BIN) $(FUZZ_BIN): $(CBITS_H)
 # make check builds the libFuzzer targets too and runs each briefly
 # (tests/run-all.sh), so that a target that no longer links or finds a
 # crash at once fails the check. The targets are the same C whatever the
@@ -275,13 +281,9 @@ NCURSES_LIBS = $(shell pkg-config --libs ncursesw)
 MHD_CFLAGS = $(shell pkg-config --cflags libmicrohttpd)
 MHD_LIBS = $(shell pkg-config --libs libmicrohttpd)
 DYGRAPHS_DIR ?= /usr/share/javascript/dygraphs
-# The page's script, app.js, is client/web/app/*.js joined in name order
-# (one closure, opened in the first part and closed in the last).
-WEB_APP_PARTS := $(sort $(wildcard client/web/app/*.js))
-WEB_APP := $(BUILD)/gen/app.js
-$(WEB_APP): $(WEB_APP_PARTS)
-	@mkdir -p $(dir $@)
-	cat $(WEB_APP_PARTS) > $@.tmp && mv $@.tmp $@
+# The page's script: one file, valid on its own (make check runs node
+# --check on every .js file).
+WEB_APP := client/web/app.js
 WEB_ASSETS := page.html=client/web/page.html=text/html \
               app.js=$(WEB_APP)=text/javascript \
               style.css=client/web/style.css=text/css \
@@ -290,8 +292,8 @@ WEB_ASSETS := page.html=client/web/page.html=text/html \
               dygraph.js=$(DYGRAPHS_DIR)/dygraph.min.js=text/javascript \
               dygraph.css=$(DYGRAPHS_DIR)/dygraph.min.css=text/css
 WEB_GEN := $(BUILD)/gen/web_assets.c
-$(WEB_GEN): scripts/embed-web.sh $(wildcard client/web/*.html client/web/*.css client/web/*.js) $(WEB_APP) $(DYGRAPHS_DIR)/dygraph.min.js \
-            $(DYGRAPHS_DIR)/dygraph.min.css
+$(WEB_GEN): scripts/embed-web.sh $(wildcard client/web/*.html client/web/*.css client/web/*.js) \
+            $(DYGRAPHS_DIR)/dygraph.min.js $(DYGRAPHS_DIR)/dygraph.min.css
 	@mkdir -p $(dir $@)
 	scripts/embed-web.sh $@ $(WEB_ASSETS)
 
@@ -391,12 +393,14 @@ $(CBITS_LIB_DIR)/$(1)/libcbits.a: $(CBITS_SRC:cbits/%.c=$(CBITS_LIB_DIR)/$(1)/ob
 endef
 $(foreach f,plain asan tsan,$(eval $(call cbits_flavour,$(f))))
 
-$(BUILD)/unit/%: tests/unit/%.c tests/unit/tap.h tests/unit/control_ref.h tests/unit/server_util.h $(CBITS_LIB_plain)
+$(BUILD)/unit/%: tests/unit/%.c tests/unit/tap.h tests/unit/control_ref.h tests/unit/server_util.h $(CBITS_H) \
+                $(CBITS_LIB_plain)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(FLAVOUR_CFLAGS_plain) -Iinclude -Icbits $(UV_CFLAGS) -o $@ $< \
 	    $(CBITS_LIB_plain) $(UV_LIBS)
 
-$(BUILD)/unit-asan/%: tests/unit/%.c tests/unit/tap.h tests/unit/control_ref.h tests/unit/server_util.h $(CBITS_LIB_asan)
+$(BUILD)/unit-asan/%: tests/unit/%.c tests/unit/tap.h tests/unit/control_ref.h tests/unit/server_util.h $(CBITS_H) \
+                     $(CBITS_LIB_asan)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(SAN_FLAGS) -Iinclude -Icbits $(UV_CFLAGS) -o $@ $< \
 	    $(CBITS_LIB_asan) $(UV_LIBS)

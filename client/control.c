@@ -4,12 +4,13 @@
  * start), or heap samples no longer coming (stop). Runs on one thread, the
  * libuv loop's. */
 #include "format/es_header.h"
+#include "format/es_payload.h"
 
 #define EVENTLOG_SOCKET_NO_RTS
 #include "eventlog_socket.h"
 #include "model/model.h"
 #include "opts.h"
-#include "source/rtsopts.h"
+#include "source/heapmode.h"
 #include "source/session.h"
 #include "subcommands.h"
 
@@ -191,12 +192,18 @@ static void on_event(struct es_conn *c, const struct es_event *ev, uint64_t offs
     (void)offset;
     (void)c;
     struct control *k = ctx;
-    if (ev->type == ES_EVENT_WALL_CLOCK_TIME && ev->payload_len >= 16 && !k->have_wall) {
+    if (ev->type == ES_EVENT_WALL_CLOCK_TIME && !k->have_wall) {
         /* u32 capset, u64 seconds, u32 nanoseconds: the wall clock at the
          * event's program time. */
-        k->have_wall = true;
-        k->wall_event_time = ev->time;
-        k->wall_event_ns = es_be64(ev->payload + 4) * 1000000000ull + es_be32(ev->payload + 12);
+        struct es_payload r = es_payload_of(ev);
+        es_payload_skip(&r, 4);
+        uint64_t s = es_payload_u64(&r);
+        uint32_t ns = es_payload_u32(&r);
+        if (es_payload_ok(&r)) {
+            k->have_wall = true;
+            k->wall_event_time = ev->time;
+            k->wall_event_ns = s * 1000000000ull + ns;
+        }
     }
     es_heapmode_event(&k->hm, ev);
     if (ev->type == ES_EVENT_HEAP_PROF_SAMPLE_BEGIN && k->sent) {

@@ -78,6 +78,15 @@ static int take(const struct es_opts_spec *sp, const struct es_opt *o, int argc,
         *(const char **)o->out = value;
         return -1;
     }
+    if (o->kind == ES_OPT_LIST) {
+        struct es_opt_list *l = o->out;
+        if (l->n >= ES_OPT_LIST_MAX) {
+            say(sp, "%s: at most 16 times", word, NULL);
+            return 2;
+        }
+        l->v[l->n++] = value;
+        return -1;
+    }
     char *end;
     double v = strtod(value, &end);
     if (end == value || *end != '\0' || !(v > 0) || v > o->max) {

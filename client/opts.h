@@ -19,13 +19,21 @@ enum es_opt_kind {
     ES_OPT_FLAG,    /* sets a bool */
     ES_OPT_VALUE,   /* takes the next word (const char *) */
     ES_OPT_SECONDS, /* takes the next word as seconds (double), > 0 and <= max */
+    ES_OPT_LIST,    /* takes the next word, each time it is given (struct es_opt_list *) */
+};
+
+/* The words of an ES_OPT_LIST option, in order. */
+#define ES_OPT_LIST_MAX 16
+struct es_opt_list {
+    const char *v[ES_OPT_LIST_MAX];
+    int n;
 };
 
 struct es_opt {
     const char *name;  /* "--output" */
     const char *alias; /* "-o", or NULL */
     enum es_opt_kind kind;
-    void *out;  /* bool *, const char ** or double * by kind */
+    void *out;  /* bool *, const char **, double * or struct es_opt_list * by kind */
     double max; /* ES_OPT_SECONDS: the largest accepted */
     /* After "eventlog-socket CMD: ": when the value is missing (%s: the
      * option as written; NULL: the command's `unknown` message), and when

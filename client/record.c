@@ -5,7 +5,9 @@
 #define EVENTLOG_SOCKET_NO_RTS
 #include "eventlog_socket.h"
 
+#include "flight/window.h"
 #include "source/blocks.h"
+#include "source/naming.h"
 #include "model/model.h"
 #include "opts.h"
 #include "source/session.h"
@@ -17,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 /* How long to wait for the stream to name the program (PROGRAM_ARGS and
@@ -46,6 +47,9 @@ struct record {
     bool stopped;
     bool by_duration; /* stopped by --duration: what the user asked for */
     int status;
+    struct es_rwindow win; /* --window, --since, --snapshot (flight/window.h) */
+    const char *since;
+    bool snapshot_done;
 };
 
 static void clear_progress(struct record *r) {
@@ -55,69 +59,13 @@ static void clear_progress(struct record *r) {
     }
 }
 
-/* Keep a file name to characters that need no quoting. */
-static void safe_name(char *s) {
-    for (; *s; s++)
-        if (*s == '/' || *s < ' ' || *s == ' ')
-            *s = '_';
-}
-
-/* The program's name and pid from the stream, else from the server's
- * process (Unix sockets: SO_PEERCRED; loopback TCP: the owner of its end
- * of the connection, client/source/peerpid.h), else the time. */
-static void default_name(struct record *r, char *out, size_t size) {
-    const struct es_conn *c = r->ses.conn;
-    const struct es_conn_info *in = &c->info;
-    char prog[256] = "";
-    /* GHC 9.0 names them at exit: the server's process, over a Unix
-     * socket (SO_PEERCRED) or loopback TCP (client/source/peerpid.h). */
-    int peer = in->have_pid && in->have_args ? 0 : es_conn_peer_pid(r->ses.conn);
-    unsigned long pid = in->have_pid ? in->pid : (unsigned long)peer;
-    if (in->have_args && in->program[0] != '\0')
-        snprintf(prog, sizeof prog, "%s", in->program);
-    else
-        es_session_program_of(peer, prog, sizeof prog);
-    safe_name(prog);
-    if (prog[0] != '\0' && pid != 0) {
-        snprintf(out, size, "%s-%lu.eventlog", prog, pid);
-        return;
-    }
-    char stamp[32];
-    time_t now = time(NULL);
-    struct tm tm;
-    strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", localtime_r(&now, &tm));
-    snprintf(out, size, "%s-%s.eventlog", prog[0] ? prog : "eventlog-socket", stamp);
-}
-
 static void stop(struct record *r, int status, const char *why);
 
-/* The default name is created, never opened: not a file already there (a
- * previous recording, or one another user planted), not through a symlink
- * (in /tmp, another user's link to a file of ours). Taken: NAME.1.eventlog
- * to NAME.99.eventlog, then NAME.XXXXXX.eventlog with six random
- * characters, created as mkstemp(3) does (O_EXCL, tried again until a name
- * is free), so that names planted in advance never leave the recording
- * without a file. Returns the descriptor (r->path its name), or -1
- * (errno). */
-#define DEFAULT_TRIES 100
+/* The default name is created anew, never through a link (naming.h). */
 static int create_default(struct record *r) {
-    char base[400]; /* room in r->path for a suffix */
-    default_name(r, base, sizeof base);
-    size_t stem = strlen(base) - strlen(".eventlog"); /* default_name ends so */
-    for (int i = 0; i < DEFAULT_TRIES; i++) {
-        if (i == 0)
-            snprintf(r->path, sizeof r->path, "%s", base);
-        else
-            snprintf(r->path, sizeof r->path, "%.*s.%d.eventlog", (int)stem, base, i);
-        int fd = es_outfile_open(r->path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW);
-        if (fd >= 0 || errno != EEXIST)
-            return fd;
-    }
-    snprintf(r->path, sizeof r->path, "%.*s.XXXXXX.eventlog", (int)stem, base);
-    int fd = mkstemps(r->path, (int)strlen(".eventlog")); /* mode 0600 */
-    if (fd >= 0)
-        fcntl(fd, F_SETFD, FD_CLOEXEC);
-    return fd;
+    char stem[400];
+    es_naming_stem(r->ses.conn, false, stem, sizeof stem);
+    return es_naming_create(stem, r->path, sizeof r->path);
 }
 
 static void open_file(struct record *r) {
@@ -240,7 +188,10 @@ static void stop(struct record *r, int status, const char *why) {
         snprintf(drops, sizeof drops, ", %llu drop notice%s (%llu chunks missing)",
                  (unsigned long long)info.drop_notices, info.drop_notices == 1 ? "" : "s",
                  (unsigned long long)info.dropped_chunks);
-    if (complete && r->by_duration)
+    if (r->snapshot_done)
+        fprintf(stderr, "eventlog-socket: recorded %s (%s, %llu events%s): %s\n", r->path, size,
+                (unsigned long long)info.events, drops, es_rwindow_summary(&r->win, &info));
+    else if (complete && r->by_duration)
         fprintf(stderr,
                 "eventlog-socket: recorded %s (%s, %llu events%s): %s, as asked (the program "
                 "runs on); the file ends with a notice saying so and an end marker%s\n",
@@ -269,6 +220,37 @@ static void stop(struct record *r, int status, const char *why) {
                     : "");
 }
 
+/* The recording begins: the file now, or once the stream names it. */
+static void begin(struct record *r) {
+    uv_timer_stop(&r->name_timer); /* it waited for the window's answer */
+    if (r->out != NULL)
+        open_file(r);
+    else
+        uv_timer_start(&r->name_timer, on_name_timer, NAME_WAIT_MS, 0);
+}
+
+/* No window after all (client/flight/window.h says why): nothing was
+ * written, nothing will be. */
+static void no_window(struct record *r, const char *why) {
+    r->have_header = false;
+    stop(r, 2, why);
+}
+
+static void on_no_answer(uv_timer_t *t) {
+    struct record *r = t->data;
+    no_window(r, es_rwindow_why(&r->win, r->ses.conn, r->ses.opt.connect_timeout));
+}
+
+/* The window's answer, after each event. */
+static void window_answer(struct record *r, struct es_conn *c, const struct es_event *ev,
+                          uint64_t offset) {
+    enum es_rwindow_says say = es_rwindow_event(&r->win, c, ev, offset, &r->blocks);
+    if (say == ES_RWINDOW_BEGIN)
+        begin(r);
+    else if (say == ES_RWINDOW_REFUSED)
+        no_window(r, es_rwindow_why(&r->win, c, 0));
+}
+
 static void on_header(struct es_conn *c, void *ctx) {
     struct record *r = ctx;
     r->have_header = true;
@@ -277,15 +259,19 @@ static void on_header(struct es_conn *c, void *ctx) {
     if (r->lossless)
         es_conn_send_command(c, EVENTLOG_SOCKET_CMD_LOSSLESS);
     es_blocks_header(&r->blocks, c->stream.header.len);
-    if (r->out != NULL)
-        open_file(r);
+    if (r->win.asked) /* the window's answer first */
+        uv_timer_start(&r->name_timer, on_no_answer,
+                       (uint64_t)(r->ses.opt.connect_timeout * 1000 + 0.5), 0);
     else
-        uv_timer_start(&r->name_timer, on_name_timer, NAME_WAIT_MS, 0);
+        begin(r);
 }
 
 static void on_event(struct es_conn *c, const struct es_event *ev, uint64_t offset, void *ctx) {
     struct record *r = ctx;
     es_blocks_event(&r->blocks, ev, offset);
+    window_answer(r, c, ev, offset);
+    if (r->stopped || (r->win.asked && !r->win.decided))
+        return;
     if (c->info.lossless_notices > r->lossless_notices) { /* refused, or ended */
         r->lossless_notices = c->info.lossless_notices;
         clear_progress(r);
@@ -297,9 +283,12 @@ static void on_event(struct es_conn *c, const struct es_event *ev, uint64_t offs
 
 static void on_bytes(struct es_conn *c, const uint8_t *data, size_t n, void *ctx) {
     struct record *r = ctx;
+    if (r->stopped)
+        return;
     if (c->stream.state == ES_STREAM_END)
         es_blocks_end_marker(&r->blocks, c->stream.offset);
-    int e = es_blocks_append(&r->blocks, data, n);
+    uint64_t at = r->blocks.received;
+    int e = es_blocks_append(&r->blocks, data, es_rwindow_clip(&r->win, c, at, n));
     if (e != 0) {
         char msg[600];
         if (e == -EMSGSIZE)
@@ -309,8 +298,14 @@ static void on_bytes(struct es_conn *c, const uint8_t *data, size_t n, void *ctx
         stop(r, 2, msg);
         return;
     }
+    if (r->win.asked && !r->win.decided)
+        return;
     if (!r->opened && es_blocks_held(&r->blocks) > NAME_WAIT_BYTES)
         open_file(r);
+    if (es_rwindow_done(&r->win, c, at + n)) {
+        r->snapshot_done = true;
+        stop(r, 0, "a snapshot of the program's window; the program went on");
+    }
 }
 
 static void on_end(struct es_conn *c, enum es_conn_end how, void *ctx) {
@@ -390,6 +385,8 @@ static void on_progress(uv_timer_t *t) {
 }
 
 int es_record_main(int argc, char **argv) {
+    if (es_watch_wanted(argc, argv)) /* --trigger: client/flight/watch.c */
+        return es_watch_main(argc, argv);
     static struct record rec;
     struct record *r = &rec;
     es_session_init(&r->ses);
@@ -397,6 +394,10 @@ int es_record_main(int argc, char **argv) {
     const struct es_opt opts[] = {
         {"-o", "--output", ES_OPT_VALUE, &r->out, 0, "-o needs a file name", NULL, false},
         {"--lossless", NULL, ES_OPT_FLAG, &r->lossless, 0, NULL, NULL, false},
+        {"--window", NULL, ES_OPT_FLAG, &r->win.asked, 0, NULL, NULL, false},
+        {"--snapshot", NULL, ES_OPT_FLAG, &r->win.snapshot, 0, NULL, NULL, false},
+        {"--since", NULL, ES_OPT_VALUE, &r->since, 0, "--since needs a duration (5m, 90s)", NULL,
+         false},
         {"--duration", NULL, ES_OPT_SECONDS, &r->duration, 1e7, "--duration needs seconds",
          "%s: not a number of seconds: %s", false},
         {0}};
@@ -410,6 +411,9 @@ int es_record_main(int argc, char **argv) {
     int status = es_opts_parse(&spec, argc, argv);
     if (status >= 0)
         return status;
+    if (es_rwindow_setup(&r->win, r->since) != 0)
+        return 2;
+    r->ses.opt.window = r->win.asked;
     /* The file is checked before connecting: connecting may release a
      * program held by GHC_EVENTLOG_WAIT, whose start would then go to a
      * recording that cannot be written. */

@@ -16,6 +16,10 @@ int es_report_main(int argc, char **argv);  /* client/web/report.c */
 int es_metrics_main(int argc, char **argv); /* client/prom/metrics.c */
 int es_table_main(int argc, char **argv);   /* client/tables/table.c */
 int es_compare_main(int argc, char **argv); /* client/tables/compare.c */
+/* `watch` (client/flight/watch.c), which `record --trigger ...` is:
+ * whether record's arguments ask for it. */
+int es_watch_main(int argc, char **argv);
+int es_watch_wanted(int argc, char **argv);
 
 /* `report RUN_A RUN_B -o OUT`, for es_report_main once it parsed the
  * arguments (client/web/report_two.c). */

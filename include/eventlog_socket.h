@@ -116,6 +116,13 @@ extern "C" {
  * how much CPU time streaming cost the program since its previous one
  * (protocol.md, section 1.3). Other connections' streams are unchanged. */
 #define EVENTLOG_SOCKET_CMD_COST_NOTICES 0x07
+/* The window, for the connection that sends it (upstream id 8), as the
+ * first thing it sends: in a program that keeps one
+ * (eventlog_socket_options.retain_bytes), that connection gets the
+ * definitions, a notice, the window's blocks in the order they came, then
+ * the live stream; otherwise, or when asked after its stream has begun, a
+ * notice saying why not, and the live stream (protocol.md, section 2). */
+#define EVENTLOG_SOCKET_CMD_WINDOW 0x08
 
 /* ---- Upstream: the status its functions return ----------------------
  *
@@ -314,6 +321,29 @@ struct eventlog_socket_options {
      * linger_ms when that is longer; at most 600000). Exit never waits for
      * the library longer than this plus 5500 ms. */
     unsigned linger_max_ms;
+    /* The flight recorder. Keep the most recent retain_bytes of the
+     * eventlog (whole blocks, as they came) at all times: while nobody is
+     * connected and after clients leave, so that a client that asks
+     * (EVENTLOG_SOCKET_CMD_WINDOW) gets the program's last minutes. 0 (the
+     * default): no window, and nothing changes. At least 64 KiB otherwise.
+     * The window's memory comes on top of max_buffer (chunks both hold
+     * count once). While a window is kept the RTS's buffers are flushed
+     * at the flush interval even with no client, so that the window is
+     * current. */
+    size_t retain_bytes;
+    /* At most this many seconds of program time in the window (blocks
+     * that ended earlier are let go). 0 (default): only retain_bytes
+     * limits it. Needs retain_bytes; at most 604800. */
+    unsigned retain_seconds;
+    /* When the program exits with a failure (a non-zero exit status: an
+     * uncaught exception, exitWith (ExitFailure n), an exhausted heap),
+     * write the window to this file (mode 0600, replaced if it
+     * exists; %p in it is the pid, %t the time in seconds since 1970, %%
+     * a %). NULL (default): nowhere. Needs retain_bytes. The string is
+     * copied (at most 1023 bytes). Not on Ctrl-C (the RTS ends the program
+     * by the signal), a fatal signal or SIGKILL (README, "Flight
+     * recorder"). */
+    const char *dump_on_failure;
 };
 #define EVENTLOG_SOCKET_LOSSLESS_OWNER         0
 #define EVENTLOG_SOCKET_LOSSLESS_ALL           1
@@ -368,6 +398,10 @@ struct eventlog_socket_stats {
      * logged. */
     uint64_t chunks_lost;
     uint64_t bytes_lost;
+    /* The flight recorder: bytes in the window now (also in bytes_held),
+     * and how many clients were sent it. */
+    uint64_t window_bytes;
+    uint64_t windows_sent;
 };
 
 /* Start serving the eventlog on a Unix-domain socket at `path`.
@@ -404,6 +438,9 @@ EVENTLOG_SOCKET_API int eventlog_socket_init_tcp(const char *host, const char *p
  *   GHC_EVENTLOG_GRACEFUL_SIGTERM     1: eventlog_socket_hs_main makes SIGTERM
  *                                     interrupt the program as SIGINT does,
  *                                     so that it exits through hs_exit
+ *   GHC_EVENTLOG_RETAIN               see eventlog_socket_options.retain_bytes
+ *   GHC_EVENTLOG_RETAIN_SECONDS       see ...retain_seconds (alone: a 64 MiB window)
+ *   GHC_EVENTLOG_DUMP_ON_FAILURE      see ...dump_on_failure (alone: a 64 MiB window)
  * Returns EVENTLOG_SOCKET_ENOTCONFIGURED when neither a path nor a port is
  * set, EVENTLOG_SOCKET_EINVAL (with a log line naming the variable) for an
  * invalid value or when both a path and a port are set. */

@@ -72,6 +72,8 @@ void eventlog_socket_ready(void) {
      * RTS started, or which goes into the RTS's configuration now. */
     if (es_rts_install_exit_hook())
         es_rts_flush_enable();
+    /* The window written at a failing exit, when asked for. */
+    es_rts_watch_failure();
     /* The POST_START hooks, here and now (the first time only), then
      * custom command handlers and hooks may run on the library's threads. */
     es_registry_post_start();

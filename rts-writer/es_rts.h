@@ -85,6 +85,12 @@ void es_rts_take_exit_hook(RtsConfig *conf);
  * True at once when eventlog_socket_hs_main installed it already. */
 bool es_rts_install_exit_hook(void);
 
+/* The RTS's error messages into the stream as notices, and with
+ * GHC_EVENTLOG_DUMP_ON_FAILURE set, the window written to that file when
+ * the program exits with a non-zero status (failure.c, through the RTS's
+ * errorMsgFn and exitFn). Once; any thread, after the server has started. */
+void es_rts_watch_failure(void);
+
 /* Stop flushing; waits for a flush in progress. Any thread except the loop
  * thread; must run before hs_exit shuts the RTS down. */
 void es_rts_flush_disable(void);

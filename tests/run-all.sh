@@ -68,6 +68,27 @@ else:
 PY
 }
 suite "README example" readme_example_check
+# The page's scripts are embedded as they are: each must be valid
+# JavaScript on its own.
+js_check() {
+    local node f out n=0
+    node=$(command -v node || command -v nodejs)
+    if [ -z "$node" ]; then
+        echo "ok 1 - # SKIP node is not installed: the page's scripts are not checked"
+        return
+    fi
+    for f in $(find client tests bench scripts docs examples -name '*.js' | sort); do
+        n=$((n + 1))
+        if out=$("$node" --check "$f" 2>&1); then
+            echo "ok $n - $f is valid JavaScript (node --check)"
+        else
+            echo "not ok $n - $f is not valid JavaScript on its own (node --check):"
+            printf '%s\n' "$out" | sed 's/^/#   /'
+        fi
+    done
+    [ "$n" -gt 0 ] || echo "not ok 1 - no .js file under client/: where did the page's scripts go?"
+}
+suite "JavaScript (node --check)" js_check
 # The cabal package compiles the C sources it lists: every one of them.
 cabal_sources_check() {
     local missing

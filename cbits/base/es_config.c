@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <strings.h>
 
 void es_config_defaults(struct es_config *cfg) {
@@ -24,6 +25,23 @@ void es_config_defaults(struct es_config *cfg) {
         .lossless_clients = EVENTLOG_SOCKET_LOSSLESS_OWNER,
         .lossless_stall_ms = 10000,
     };
+}
+
+/* The flight recorder's settings. */
+static const char *invalid_window(const struct es_config *cfg) {
+    if (cfg->retain != 0 && cfg->retain < ES_MIN_BUFFER)
+        return "GHC_EVENTLOG_RETAIN must be 0 (no window) or at least 64K";
+    if (cfg->retain_seconds > ES_MAX_RETAIN_SECS)
+        return "GHC_EVENTLOG_RETAIN_SECONDS must be at most 604800 (a week)";
+    if (cfg->retain == 0 && cfg->retain_seconds != 0)
+        return "GHC_EVENTLOG_RETAIN_SECONDS limits a window that GHC_EVENTLOG_RETAIN=0 turns "
+               "off: give the window a size (for example 64M)";
+    if (cfg->retain == 0 && cfg->dump_on_failure[0] != '\0')
+        return "GHC_EVENTLOG_DUMP_ON_FAILURE writes the window, which GHC_EVENTLOG_RETAIN=0 "
+               "turns off: give the window a size (for example 64M)";
+    if (strnlen(cfg->dump_on_failure, sizeof cfg->dump_on_failure) >= sizeof cfg->dump_on_failure)
+        return "GHC_EVENTLOG_DUMP_ON_FAILURE is longer than 1023 bytes";
+    return NULL;
 }
 
 const char *es_config_invalid(const struct es_config *cfg) {
@@ -55,7 +73,7 @@ const char *es_config_invalid(const struct es_config *cfg) {
         cfg->lossless_clients == EVENTLOG_SOCKET_LOSSLESS_NONE)
         return "GHC_EVENTLOG_SLOW_CLIENT=wait makes every client lossless, which "
                "GHC_EVENTLOG_LOSSLESS_CLIENTS=none refuses: set one of them";
-    return NULL;
+    return invalid_window(cfg);
 }
 
 int es_config_from_options(struct es_config *cfg, const struct eventlog_socket_options *opts) {
@@ -72,6 +90,12 @@ int es_config_from_options(struct es_config *cfg, const struct eventlog_socket_o
     next.allow_other_users = opts->allow_other_users != 0;
     next.lossless_clients = opts->lossless_clients;
     next.lossless_stall_ms = opts->lossless_stall_ms;
+    next.retain = opts->retain_bytes;
+    next.retain_seconds = opts->retain_seconds;
+    const char *dump = opts->dump_on_failure ? opts->dump_on_failure : "";
+    if (strlen(dump) >= sizeof next.dump_on_failure)
+        return EVENTLOG_SOCKET_EINVAL;
+    strcpy(next.dump_on_failure, dump);
     if (es_config_invalid(&next) != NULL)
         return EVENTLOG_SOCKET_EINVAL;
     *cfg = next;
@@ -89,6 +113,11 @@ void es_config_to_options(const struct es_config *cfg, struct eventlog_socket_op
     opts->allow_other_users = cfg->allow_other_users;
     opts->lossless_clients = cfg->lossless_clients;
     opts->lossless_stall_ms = cfg->lossless_stall_ms;
+    opts->retain_bytes = cfg->retain;
+    opts->retain_seconds = cfg->retain_seconds;
+    /* The configuration's copy: valid while it is (es_instance's lives as
+     * long as the program). */
+    opts->dump_on_failure = cfg->dump_on_failure[0] ? cfg->dump_on_failure : NULL;
 }
 
 int es_config_parse_bool(const char *value, bool *out) {
@@ -328,6 +357,33 @@ static int read_max_clients(struct es_config *out) {
     return 0;
 }
 
+/* The flight recorder: the window's size and age, and the dump at a
+ * failing exit. Either of the last two alone keeps a window of the
+ * default size. */
+static int read_window(struct es_config *out) {
+    bool sized = env("GHC_EVENTLOG_RETAIN") != NULL;
+    if (size_var("GHC_EVENTLOG_RETAIN", &out->retain) != 0)
+        return EVENTLOG_SOCKET_EINVAL;
+    const char *secs = env("GHC_EVENTLOG_RETAIN_SECONDS");
+    if (secs && es_config_parse_ms_max(secs, ES_MAX_RETAIN_SECS, &out->retain_seconds) != 0) {
+        es_log("GHC_EVENTLOG_RETAIN_SECONDS=\"%s\" is not a number of seconds from 0 (no limit) "
+               "to 604800 (a week)",
+               secs);
+        return EVENTLOG_SOCKET_EINVAL;
+    }
+    const char *dump = env("GHC_EVENTLOG_DUMP_ON_FAILURE");
+    if (dump && strlen(dump) >= sizeof out->dump_on_failure) {
+        es_log("GHC_EVENTLOG_DUMP_ON_FAILURE is longer than %zu bytes",
+               sizeof out->dump_on_failure - 1);
+        return EVENTLOG_SOCKET_EINVAL;
+    }
+    if (dump)
+        strcpy(out->dump_on_failure, dump);
+    if (!sized && out->retain == 0 && ((secs && out->retain_seconds > 0) || dump))
+        out->retain = ES_DEFAULT_RETAIN;
+    return 0;
+}
+
 /* Where to listen: one Unix path or one TCP port (and host). */
 static int check_addresses(const struct es_config *out) {
     if (out->unix_path && (out->inet_port || out->inet_host)) {
@@ -360,7 +416,7 @@ static int read_env(struct es_config *out) {
     if ((r = read_switches(out)) != 0 || (r = read_sizes(out)) != 0 ||
         (r = read_slow_client(out)) != 0 || (r = read_intervals(out)) != 0 ||
         (r = read_lossless(out)) != 0 || (r = read_linger(out)) != 0 ||
-        (r = read_max_clients(out)) != 0)
+        (r = read_max_clients(out)) != 0 || (r = read_window(out)) != 0)
         return r;
     const char *invalid = es_config_invalid(out);
     if (invalid != NULL) {

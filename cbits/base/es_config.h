@@ -12,6 +12,9 @@
 
 struct eventlog_socket_options;
 
+/* The longest dump path accepted, in bytes with its NUL. */
+#define ES_DUMP_PATH_MAX 1024
+
 struct es_config {
     /* Where to listen, from the environment; NULL when not set (the
      * strings are the environment's). */
@@ -42,6 +45,14 @@ struct es_config {
     unsigned lossless_stall_ms;   /* a lossless client that reads nothing this
                                    * long while the program waits for it is
                                    * demoted (10000; 0: never) */
+    /* The flight recorder (es_window.h): the most recent bytes of the
+     * stream kept at all times (0: no window), and at most this much
+     * program time of them (0: no limit); where the window is written when
+     * the program exits with a failure ("": nowhere; %p the pid, %t the
+     * time in seconds, %% a %). */
+    size_t retain;
+    unsigned retain_seconds;
+    char dump_on_failure[ES_DUMP_PATH_MAX];
 };
 
 /* The smallest buffer limit accepted. */
@@ -54,6 +65,11 @@ struct es_config {
 #define ES_MAX_LINGER_MS 600000u
 /* The most clients that may be allowed at once. */
 #define ES_MAX_CLIENTS 1000000u
+
+/* The window's size when only its age or the dump is set (from the
+ * environment), and the longest age accepted (a week), in seconds. */
+#define ES_DEFAULT_RETAIN  ((size_t)64 << 20)
+#define ES_MAX_RETAIN_SECS 604800u
 
 /* The default flush interval on GHC >= 9.2 (milliseconds). */
 #define ES_DEFAULT_FLUSH_MS 100

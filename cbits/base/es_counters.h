@@ -24,8 +24,10 @@ struct es_counters {
     atomic_uint_fast64_t bytes_lost;
     atomic_uint_fast64_t bytes_held;
     atomic_uint_fast64_t bytes_held_peak;
-    atomic_uint_fast64_t flushes;  /* flush timer calls that flushed */
-    atomic_uint_fast64_t flush_us; /* time in them */
+    atomic_uint_fast64_t flushes;      /* flush timer calls that flushed */
+    atomic_uint_fast64_t flush_us;     /* time in them */
+    atomic_uint_fast64_t window_bytes; /* in the flight recorder's window now */
+    atomic_uint_fast64_t windows_sent; /* clients that were sent the window */
 };
 
 #endif

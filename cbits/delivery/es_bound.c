@@ -89,7 +89,7 @@ void es_bound_check_client(struct es_bound *b, struct es_client *c) {
 #define ES_PINNED_SLACK (ES_CLIENT_MAX_WRITE + ES_RTS_BUFFER)
 
 static void close_stuck(struct es_bound *b) {
-    size_t held = es_fanout_held(b->fan);
+    size_t held = es_fanout_held_for_clients(b->fan);
     uint64_t now = uv_now(b->loop);
     while (held > b->max_buffer + ES_PINNED_SLACK) {
         uint64_t oldest = UINT64_MAX, freed = 0, since, unique;
@@ -113,7 +113,7 @@ static void close_stuck(struct es_bound *b) {
 /* Chunks in a write in flight cannot be released, so a stalled client pins
  * at most one write's worth (ES_CLIENT_MAX_WRITE, or one chunk). */
 void es_bound_enforce(struct es_bound *b) {
-    while (es_fanout_held(b->fan) > b->max_buffer) {
+    while (es_fanout_held_for_clients(b->fan) > b->max_buffer) {
         struct es_client *worst = NULL;
         uint64_t worst_lag = 0;
         es_fanout_each(b->fan, c, next) {
@@ -133,7 +133,7 @@ void es_bound_enforce(struct es_bound *b) {
             disconnect(b, worst, worst_lag, "the global buffer limit");
             return;
         }
-        uint64_t excess = es_fanout_held(b->fan) - b->max_buffer;
+        uint64_t excess = es_fanout_held_for_clients(b->fan) - b->max_buffer;
         if (skip(b, worst, worst_lag > excess ? worst_lag - excess : 0) == 0)
             return;
     }

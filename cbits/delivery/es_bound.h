@@ -6,7 +6,9 @@
  * the program waits for them instead (es_wait.h), so the library may hold
  * up to their limit beyond the bound. Clients that stopped reading
  * with a write in flight, and chunks lost at the hand-off before any client
- * saw them, are handled here too. Loop thread only. */
+ * saw them, are handled here too. The flight recorder's window
+ * (es_window.h) is not counted against the bound: its chunks stay
+ * whatever clients do. Loop thread only. */
 #ifndef ES_BOUND_H
 #define ES_BOUND_H
 

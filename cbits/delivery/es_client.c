@@ -21,10 +21,10 @@
      ES_CLIENT_COST_NOTICES | ES_CLIENT_LOSSLESS_OVER | ES_CLIENT_FINISHING | ES_CLIENT_CLOSING)
 #define NOT_WHEN_CLOSING                                                                           \
     (ES_CLIENT_STARTED | ES_CLIENT_WRITING | ES_CLIENT_FINISHING | ES_CLIENT_READ_PAUSED |         \
-     ES_CLIENT_COST_NOTICES | ES_CLIENT_LOSSLESS)
+     ES_CLIENT_COST_NOTICES | ES_CLIENT_LOSSLESS | ES_CLIENT_HELD)
 #define FRESH                                                                                      \
     (ES_CLIENT_STARTED | ES_CLIENT_WRITING | ES_CLIENT_FINISHING | ES_CLIENT_CLOSING |             \
-     ES_CLIENT_LOSSLESS)
+     ES_CLIENT_LOSSLESS | ES_CLIENT_HELD)
 
 void es_client_set_flags(struct es_client *c, unsigned f, bool on) {
     unsigned was = c->flags;
@@ -33,7 +33,7 @@ void es_client_set_flags(struct es_client *c, unsigned f, bool on) {
     assert(on || (f & ONCE) == 0);
     assert(!on || !(was & ES_CLIENT_CLOSING) || (f & NOT_WHEN_CLOSING) == 0);
     assert(!on || (was & f & FRESH) == 0);
-    assert(on || (f & (ES_CLIENT_WRITING | ES_CLIENT_LOSSLESS) & ~was) == 0);
+    assert(on || (f & (ES_CLIENT_WRITING | ES_CLIENT_LOSSLESS | ES_CLIENT_HELD) & ~was) == 0);
     assert(!((now & ES_CLIENT_LOSSLESS) && (now & ES_CLIENT_LOSSLESS_OVER)));
     assert(!((now & ES_CLIENT_WRITING) && (now & ES_CLIENT_FINISHING)));
     assert(!((now & ES_CLIENT_READ_PAUSED) && (now & ES_CLIENT_READ_EOF)));
@@ -159,6 +159,20 @@ static struct es_chunk *cost_notice(struct es_client *c) {
     return es_notice_cost(c->env->header, time, &d, period);
 }
 
+/* The header alone, for a held client. */
+static void write_header(struct es_client *c) {
+    struct es_chunk *h = es_store_ref(es_store_header(c->env->store));
+    c->write_extra[0] = h;
+    c->write_first = c->write_last = NULL;
+    es_client_set_flags(c, ES_CLIENT_WRITING | ES_CLIENT_WRITE_HEADER, true);
+    c->write_bytes = h->len;
+    c->wreq.data = c;
+    uv_buf_t buf = uv_buf_init((char *)h->data, (unsigned)h->len);
+    int r = uv_write(&c->wreq, &c->io.stream, &buf, 1, on_write);
+    if (r != 0)
+        on_write(&c->wreq, r); /* releases what the write held, closes */
+}
+
 void es_client_pump(struct es_client *c) {
     struct es_store *st = c->env->store;
     if (c->flags & (ES_CLIENT_WRITING | ES_CLIENT_CLOSING | ES_CLIENT_FINISHING))
@@ -174,6 +188,12 @@ void es_client_pump(struct es_client *c) {
     bool with_header = !es_client_is(c, ES_CLIENT_HEADER_SENT);
     if (with_header && es_store_header(st) == NULL)
         return;
+    /* A held client gets its header only, until it may ask for the window. */
+    if (es_client_is(c, ES_CLIENT_HELD) && !*c->env->stopping) {
+        if (with_header)
+            write_header(c);
+        return;
+    }
 
     uv_buf_t bufs[ES_CLIENT_MAX_BUFS];
     unsigned n = 0, extra = 0;
@@ -335,6 +355,8 @@ static void on_command(uint8_t cmd, void *ctx) {
             c->cost_ms = uv_now(c->env->loop);
             c->env->read_cost(&c->cost_seen, c->env->ctx);
         }
+    } else if (cmd == EVENTLOG_SOCKET_CMD_WINDOW) {
+        c->env->on_window(c, c->env->ctx);
     } else if (cmd != EVENTLOG_SOCKET_CMD_LOSSLESS) {
         c->env->on_command(cmd, c->env->ctx);
     } else {
@@ -348,6 +370,8 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
         uint64_t folded = c->env->folded(c->env->ctx);
         es_control_feed(&c->control, (const uint8_t *)buf->base, (size_t)nread, on_command, c);
         uint64_t now = uv_now(c->env->loop);
+        /* It has said what it wanted first: its stream may begin. */
+        es_client_end_hold(c, now, true);
         if (now - c->read_window_ms >= 1000) {
             c->read_window_ms = now;
             c->read_bytes = 0;
@@ -369,6 +393,7 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
         uv_read_stop(stream);
         if (!es_client_check_peer(c, uv_now(c->env->loop), 0))
             c->env->on_half_closed(c->env->ctx);
+        es_client_end_hold(c, 0, true); /* nor will it ask for the window */
     } else if (nread < 0) {
         es_client_close(c);
     }
@@ -477,10 +502,47 @@ void es_client_join(struct es_client *c, uint64_t id, struct es_chunk *first, ui
     c->defs = defs;
 }
 
+void es_client_place(struct es_client *c, struct es_chunk *first, struct es_chunk *defs) {
+    assert(es_client_is(c, ES_CLIENT_HELD) && !es_client_is_any(c, ES_CLIENT_CLOSING));
+    assert(c->write_first == NULL); /* a held client's writes hold no chunk */
+    struct es_store *st = c->env->store;
+    struct es_chunk *old = c->next_chunk;
+    uint64_t end = es_store_end_offset(st);
+    uint64_t to = old ? es_chunk_start(old) : end;
+    if (first != NULL && es_chunk_start(first) < to) {
+        /* Earlier: the chunks from there to where it was become its own. */
+        for (struct es_chunk *ch = first; ch != old; ch = ch->next)
+            es_store_ref(ch);
+        c->next_chunk = first;
+    } else if (first != NULL && old != NULL && es_chunk_start(first) > to) {
+        /* Later (a first client's backlog reaches further back). */
+        struct es_chunk *last = first->prev;
+        c->next_chunk = first;
+        es_store_release_range(st, old, last);
+    }
+    es_store_release(st, c->defs);
+    c->defs = defs;
+}
+
+uint64_t es_client_end_hold(struct es_client *c, uint64_t now_ms, bool now) {
+    if (!es_client_is(c, ES_CLIENT_HELD) || es_client_is(c, ES_CLIENT_CLOSING))
+        return 0;
+    if (!now && now_ms < c->hold_until)
+        return c->hold_until - now_ms;
+    es_client_set_flags(c, ES_CLIENT_HELD, false);
+    es_client_pump(c);
+    return 0;
+}
+
 int es_client_start(struct es_client *c) {
     assert(c->id != 0); /* es_client_join placed it in the stream */
     es_client_set_flags(c, ES_CLIENT_STARTED, true);
     c->moved_ms = uv_now(c->env->loop);
+    if (c->env->hold_ms > 0) {
+        es_client_set_flags(c, ES_CLIENT_HELD, true);
+        c->hold_until = c->moved_ms + c->env->hold_ms;
+        c->env->on_held(c->env->ctx);
+    }
     es_control_init(&c->control);
     c->control.custom = c->env->on_custom;
     int r = uv_read_start(&c->io.stream, on_alloc, on_read);

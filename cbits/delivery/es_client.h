@@ -89,6 +89,10 @@ enum es_client_flag {
     ES_CLIENT_LOSSLESS_OVER = 1u << 9,
     ES_CLIENT_FINISHING = 1u << 10, /* everything sent, shutdown requested (once) */
     ES_CLIENT_CLOSING = 1u << 11,   /* the handle is closing (once) */
+    /* In a program that keeps a window: only the header is sent until the
+     * client has written something (a window request, es_client_place),
+     * its hold time has passed or the server stops (set at the start). */
+    ES_CLIENT_HELD = 1u << 12,
 };
 
 /* What every client is given. The pointers stay valid as long as any
@@ -137,6 +141,14 @@ struct es_client_env {
     struct es_chunk *(*empty_block)(void *ctx);
     /* The connection is closed: unlink the client; it is freed after. */
     void (*on_closed)(struct es_client *c, void *ctx);
+    /* The client asked for the window (EVENTLOG_SOCKET_CMD_WINDOW):
+     * es_fanout_window answers. */
+    void (*on_window)(struct es_client *c, void *ctx);
+    /* A program that keeps a window holds a new client's stream for this
+     * long (0: not at all), so that it can ask before its stream begins;
+     * on_held is told when a client starts held (es_hold.h ends holds). */
+    unsigned hold_ms;
+    void (*on_held)(void *ctx);
     void *ctx;
 };
 
@@ -201,6 +213,8 @@ struct es_client {
     /* When (loop clock, 0: never) it was last sent an empty block to learn
      * whether its peer is still there (es_client_check_peer). */
     uint64_t probed_ms;
+
+    uint64_t hold_until; /* ES_CLIENT_HELD: when the hold ends (loop clock) */
 
     struct es_control_parser control;
     /* What the client wrote in the current one-second window; past
@@ -323,6 +337,18 @@ bool es_client_stalled(struct es_client *c, uint64_t now_ms);
 /* Resume reading a client whose budget window has ended (paused ones
  * only). Returns whether it is still paused. */
 bool es_client_resume_reading(struct es_client *c, uint64_t now_ms);
+
+/* A held client (ES_CLIENT_HELD) that asked for the window: from now on
+ * its stream goes on at `first` (NULL: where it was), the references on
+ * the chunks between the two places taken or released as it moves, after
+ * the block `defs` (a reference that moves here, replacing its pending
+ * definitions block), then the client's hold ends. */
+void es_client_place(struct es_client *c, struct es_chunk *first, struct es_chunk *defs);
+
+/* End the client's hold (if any) when it is due at `now_ms` (or at once
+ * with `now`), and send what it has. Returns the milliseconds the hold
+ * still has, 0 when it is over. */
+uint64_t es_client_end_hold(struct es_client *c, uint64_t now_ms, bool now);
 
 /* For a client that shut down its writing side (ES_CLIENT_READ_EOF):
  * whether its peer is gone for good, and if so close it. The kernel says

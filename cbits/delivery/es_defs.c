@@ -40,32 +40,7 @@ void es_defs_destroy(struct es_defs *d, struct es_store *st) {
 }
 
 bool es_defs_is_definition(uint16_t type) {
-    switch (type) {
-    case ES_EVENT_CAPSET_CREATE:
-    case ES_EVENT_CAPSET_DELETE:
-    case ES_EVENT_CAPSET_ASSIGN_CAP:
-    case ES_EVENT_CAPSET_REMOVE_CAP:
-    case ES_EVENT_RTS_IDENTIFIER:
-    case ES_EVENT_PROGRAM_ARGS:
-    case ES_EVENT_PROGRAM_ENV:
-    case ES_EVENT_OSPROCESS_PID:
-    case ES_EVENT_OSPROCESS_PPID:
-    case ES_EVENT_WALL_CLOCK_TIME:
-    case ES_EVENT_THREAD_LABEL:
-    case ES_EVENT_CAP_CREATE:
-    case ES_EVENT_CAP_DELETE:
-    case ES_EVENT_CAP_DISABLE:
-    case ES_EVENT_CAP_ENABLE:
-    case ES_EVENT_HEAP_INFO_GHC: /* (HEAP_LIVE, next to it, is a measurement) */
-    case ES_EVENT_HEAP_PROF_BEGIN:
-    case ES_EVENT_HEAP_PROF_COST_CENTRE:
-    case ES_EVENT_PROF_BEGIN:
-    case ES_EVENT_IPE:               /* info table provenance, GHC >= 9.2 */
-    case ES_EVENT_TICKY_COUNTER_DEF: /* GHC >= 9.4 */
-        return true;
-    default:
-        return false;
-    }
+    return es_event_is_definition(type);
 }
 
 static bool grow(void **p, size_t *cap, size_t need, size_t elem) {

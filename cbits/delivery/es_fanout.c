@@ -4,16 +4,25 @@
 #include "es_pool.h"
 
 #include "base/es_log.h"
+#include "format/es_notice_text.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 void es_fanout_init(struct es_fanout *f, struct es_counters *counters, size_t max_buffer,
                     size_t defs_limit) {
     *f = (struct es_fanout){.counters = counters, .max_buffer = max_buffer};
     es_store_init(&f->store, max_buffer);
     es_defs_init(&f->defs, defs_limit);
+    es_window_init(&f->window, 0, 0);
+}
+
+void es_fanout_keep_window(struct es_fanout *f, size_t bytes, uint64_t max_age_ns) {
+    assert(es_store_newest(&f->store) == NULL);
+    es_window_init(&f->window, bytes, max_age_ns);
 }
 
 void es_fanout_destroy(struct es_fanout *f) {
@@ -29,8 +38,13 @@ void es_fanout_append(struct es_fanout *f, struct es_chunk *c) {
         f->last_time = es_block_end_time(c->data);
     if (c->flags & ES_CHUNK_END)
         f->ended = true;
-    struct es_chunk *kept = es_store_append(st, c, f->nclients);
+    struct es_chunk *kept = es_store_append(st, c, f->nclients + es_window_holders(&f->window));
     es_defs_end_chunk(&f->defs, es_store_end_offset(st));
+    if (kept != NULL && es_window_on(&f->window)) {
+        es_window_add(&f->window, st, kept);
+        atomic_store_explicit(&f->counters->window_bytes, es_window_bytes(&f->window),
+                              memory_order_relaxed);
+    }
     if (kept != NULL)
         es_fanout_each(f, cl, next) es_client_on_append(cl, kept);
     es_store_retain_dropped(st, &now_dropped, &now_bytes);
@@ -155,4 +169,100 @@ void es_fanout_leave(struct es_fanout *f, struct es_client *c) {
     c->prev = c->next = NULL;
     f->nclients--;
     atomic_store(&f->counters->clients_connected, f->nclients);
+}
+
+/* A notice for `c` alone saying why it gets no window. */
+static void refuse_window(struct es_fanout *f, struct es_client *c, const char *why) {
+    char msg[300];
+    es_notice_format_window_refused(msg, sizeof msg, why);
+    struct es_chunk *n = es_notice_text(&f->header, f->last_time, msg);
+    if (n != NULL)
+        es_client_notice(c, n);
+    es_client_pump(c); /* now, even in a program that writes nothing meanwhile */
+}
+
+/* The definitions from before the window, ending with the window notice. */
+static struct es_chunk *window_head(struct es_fanout *f, const struct es_chunk *first) {
+    uint64_t from, to, bytes = 0, blocks = 0;
+    es_window_span(&f->window, &from, &to);
+    for (const struct es_chunk *ch = first; ch != NULL; ch = ch->next) {
+        bytes += ch->len;
+        blocks += es_is_block(ch->data, ch->len);
+    }
+    char msg[200];
+    es_notice_format_window(msg, sizeof msg, blocks, bytes, from, to);
+    struct es_chunk *defs = es_defs_block(&f->defs, &f->store, es_chunk_start(first));
+    struct es_chunk *head = es_notice_append(&f->header, defs, from, msg);
+    es_store_release(&f->store, defs);
+    if (head != NULL)
+        es_store_adopt(&f->store, head);
+    return head;
+}
+
+void es_fanout_window(struct es_fanout *f, struct es_client *c) {
+    if (!es_window_on(&f->window)) {
+        refuse_window(f, c,
+                      "this program keeps no window (start it with GHC_EVENTLOG_RETAIN=SIZE, "
+                      "for example 64M)");
+        return;
+    }
+    if (!es_client_is(c, ES_CLIENT_HELD)) {
+        refuse_window(f, c,
+                      "asked for after this connection's stream had begun: ask as the first "
+                      "thing the connection sends");
+        return;
+    }
+    struct es_chunk *first = es_window_first(&f->window);
+    if (first == NULL) {
+        refuse_window(f, c, "the window is empty: the program has written nothing yet");
+        return;
+    }
+    struct es_chunk *head = window_head(f, first);
+    if (head == NULL) {
+        refuse_window(f, c, "out of memory");
+        return;
+    }
+    es_client_place(c, first, head);
+    atomic_fetch_add(&f->counters->windows_sent, 1);
+}
+
+static int write_all(int fd, const uint8_t *p, size_t n) {
+    while (n > 0) {
+        ssize_t k = write(fd, p, n);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return k < 0 ? -errno : -EIO;
+        p += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
+long long es_fanout_write_window(struct es_fanout *f, int fd) {
+    struct es_chunk *h = es_store_header(&f->store);
+    struct es_chunk *first = es_window_first(&f->window);
+    if (h == NULL)
+        return -ENODATA;
+    long long total = 0;
+    int r = write_all(fd, h->data, h->len);
+    struct es_chunk *defs =
+        first ? es_defs_block(&f->defs, &f->store, es_chunk_start(first)) : NULL;
+    if (r == 0 && defs != NULL)
+        r = write_all(fd, defs->data, defs->len);
+    total = (long long)h->len + (defs ? (long long)defs->len : 0);
+    es_store_release(&f->store, defs);
+    bool ended = false;
+    for (const struct es_chunk *ch = first; r == 0 && ch != NULL; ch = ch->next) {
+        r = write_all(fd, ch->data, ch->len);
+        total += (long long)ch->len;
+        ended = (ch->flags & ES_CHUNK_END) != 0;
+    }
+    /* Without the program's own end marker (it never came), one of ours. */
+    static const uint8_t end[2] = {0xff, 0xff};
+    if (r == 0 && !ended) {
+        r = write_all(fd, end, sizeof end);
+        total += 2;
+    }
+    return r < 0 ? r : total;
 }

@@ -12,6 +12,7 @@
 #include "es_defs.h"
 #include "format/es_header.h"
 #include "es_store.h"
+#include "es_window.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -26,6 +27,7 @@ struct es_fanout {
     uint64_t last_time; /* end time of the newest block, for notices */
     bool ended;         /* a chunk with the end-of-data marker has come */
     struct es_defs defs;
+    struct es_window window;   /* the flight recorder's (off unless es_fanout_keep_window) */
     struct es_client *clients; /* doubly linked through prev/next */
     unsigned nclients;
     /* Problems that are logged once. */
@@ -35,6 +37,28 @@ struct es_fanout {
 void es_fanout_init(struct es_fanout *f, struct es_counters *counters, size_t max_buffer,
                     size_t defs_limit);
 void es_fanout_destroy(struct es_fanout *f);
+
+/* Keep a window of the stream's last `bytes` (0: none) and `max_age_ns`
+ * of program time (0: no limit) from now on (es_window.h). Before the
+ * first chunk. */
+void es_fanout_keep_window(struct es_fanout *f, size_t bytes, uint64_t max_age_ns);
+
+/* Whether a window is kept. */
+static inline bool es_fanout_has_window(const struct es_fanout *f) {
+    return es_window_on(&f->window);
+}
+
+/* A client asked for the window (EVENTLOG_SOCKET_CMD_WINDOW): a held one
+ * (ES_CLIENT_HELD) is placed at the window's first chunk, after a block of
+ * the definitions before it that ends with the window notice; otherwise
+ * it gets a notice saying why not (no window kept, or asked after its
+ * stream began). protocol.md, section 2. */
+void es_fanout_window(struct es_fanout *f, struct es_client *c);
+
+/* Write the header, the definitions before the window and the window to
+ * `fd` (the dump at a failing exit, after the loop has ended). Returns the
+ * bytes written, or -errno. */
+long long es_fanout_write_window(struct es_fanout *f, int fd);
 
 /* Take in a chunk from the walker: the header, or data for every client
  * (its definition events kept first). Data before any header is dropped.
@@ -86,6 +110,13 @@ static inline unsigned es_fanout_nclients(const struct es_fanout *f) {
 /* Bytes held for clients: chunks, header, definitions. */
 static inline size_t es_fanout_held(const struct es_fanout *f) {
     return es_store_held(&f->store) + es_defs_held(&f->defs);
+}
+
+/* What is held for clients beyond the window (the memory bound's measure,
+ * es_bound.h): the window's chunks stay whatever happens to clients, so
+ * skipping them would free nothing. */
+static inline size_t es_fanout_held_for_clients(const struct es_fanout *f) {
+    return es_fanout_held(f) - es_window_bytes(&f->window);
 }
 
 /* Whether no client has joined yet: chunks are kept for the first. */

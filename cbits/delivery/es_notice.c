@@ -49,6 +49,34 @@ struct es_chunk *es_notice_text(const struct es_header *hdr, uint64_t time, cons
     return notice(hdr, time, text, n > 65535 ? 65535 : (int)n);
 }
 
+struct es_chunk *es_notice_append(const struct es_header *hdr, const struct es_chunk *block,
+                                  uint64_t time, const char *text) {
+    size_t n = strlen(text);
+    if (n > 65535)
+        n = 65535;
+    if (hdr->size[ES_EVENT_USER_MSG] != ES_SIZE_VARIABLE)
+        return NULL;
+    bool has = block != NULL && es_is_block(block->data, block->len);
+    size_t events = has ? block->len - ES_BLOCK_MARKER_LEN : 0;
+    size_t len = ES_BLOCK_MARKER_LEN + events + 12 + n;
+    struct es_chunk *b = es_chunk_new(NULL, len);
+    if (b == NULL)
+        return NULL;
+    uint64_t start = time, end = time;
+    if (has) {
+        start = es_block_time(block->data) < time ? es_block_time(block->data) : time;
+        end = es_block_end_time(block->data) > time ? es_block_end_time(block->data) : time;
+        memcpy(b->data + ES_BLOCK_MARKER_LEN, block->data + ES_BLOCK_MARKER_LEN, events);
+    }
+    es_put_block_marker(b->data, start, (uint32_t)len, end, ES_GLOBAL_CAP);
+    uint8_t *p = b->data + ES_BLOCK_MARKER_LEN + events;
+    es_put_be(p, ES_EVENT_USER_MSG, 2);
+    es_put_be(p + 2, time, 8);
+    es_put_be(p + 10, (uint64_t)n, 2);
+    memcpy(p + 12, text, n);
+    return b;
+}
+
 struct es_chunk *es_notice_empty(uint64_t time) {
     struct es_chunk *b = es_chunk_new(NULL, ES_BLOCK_MARKER_LEN);
     if (b != NULL)

@@ -28,6 +28,15 @@ struct es_chunk *es_notice_wait(const struct es_header *hdr, uint64_t time, uint
 /* A notice holding `text` (at most 65535 bytes), stamped `time`. */
 struct es_chunk *es_notice_text(const struct es_header *hdr, uint64_t time, const char *text);
 
+/* A new block (global buffer, one reference for the caller): the events
+ * of `block` (a block, or NULL for none) followed by one USER_MSG holding
+ * `text`, stamped `time`; the block's start and end cover both. What a
+ * client that asked for the window gets: its definitions block, and the
+ * window notice at its end (es_fanout_window). NULL when out of memory or
+ * when USER_MSG is not variable-size. */
+struct es_chunk *es_notice_append(const struct es_header *hdr, const struct es_chunk *block,
+                                  uint64_t time, const char *text);
+
 /* An empty block (its marker alone, global buffer), stamped `time`: what
  * a TCP client that shut down its writing side is sent to learn whether
  * it is still there (es_client_check_peer; protocol.md 1.3). */

@@ -19,7 +19,7 @@ void es_store_destroy(struct es_store *s) {
     }
     if (s->header)
         es_store_release(s, s->header);
-    s->head = s->tail = s->header = NULL;
+    s->head = s->tail = s->header = s->kept = NULL;
     s->bytes_held = s->linked_bytes = 0;
 }
 
@@ -97,12 +97,20 @@ struct es_chunk *es_store_append(struct es_store *s, struct es_chunk *c, unsigne
     s->linked_bytes += c->len;
 
     /* Before any client: drop the oldest kept chunks beyond the limit, but
-     * keep the newest even if it alone exceeds it. (Before any client, the
-     * store is the only holder of every chunk.) */
-    while (s->retaining && s->linked_bytes > s->retain_limit && s->head != s->tail) {
+     * keep the newest even if it alone exceeds it. (The window may hold
+     * them, and chunks older than the first kept one, too.) */
+    if (!s->retaining)
+        return c;
+    if (s->kept == NULL)
+        s->kept = c;
+    s->kept_bytes += c->len;
+    while (s->kept_bytes > s->retain_limit && s->kept != c) {
+        struct es_chunk *old = s->kept;
+        s->kept = old->next; /* ours too: it stays linked */
+        s->kept_bytes -= old->len;
         s->retain_dropped_chunks++;
-        s->retain_dropped_bytes += s->head->len;
-        es_store_release(s, s->head);
+        s->retain_dropped_bytes += old->len;
+        es_store_release(s, old);
     }
     return c;
 }
@@ -110,7 +118,10 @@ struct es_chunk *es_store_append(struct es_store *s, struct es_chunk *c, unsigne
 struct es_chunk *es_store_join(struct es_store *s) {
     if (s->retaining) {
         s->retaining = false;
-        return s->head; /* the store's references become the client's */
+        struct es_chunk *first = s->kept; /* the store's references become the client's */
+        s->kept = NULL;
+        s->kept_bytes = 0;
+        return first;
     }
     return NULL;
 }

@@ -3,8 +3,9 @@
  *
  * Chunks form a doubly-linked list from oldest to newest. Each chunk counts
  * its holders: every connected client that has yet to send it, every write
- * in flight that contains it, and the store itself while it keeps chunks
- * for a first client that has not connected yet. When the count reaches
+ * in flight that contains it, the store itself while it keeps chunks for a
+ * first client that has not connected yet, and the flight recorder's
+ * window (es_window.h), which keeps the newest ones at all times. When the count reaches
  * zero the chunk is unlinked and freed at once, wherever it is in the list,
  * so skipping chunks for one slow client frees exactly what no other client
  * still needs, even while that client's own write is stuck.
@@ -26,8 +27,11 @@ struct es_store {
     uint64_t end_offset;          /* stream offset after the newest chunk */
     bool retaining;               /* no client has joined yet: keep chunks */
     size_t retain_limit;          /* bytes of chunks kept for the first client */
-    size_t linked_bytes;          /* bytes of chunks in the list */
-    size_t bytes_held;            /* bytes of all live chunks of this store */
+    struct es_chunk *kept;        /* the oldest of them (the list may hold older
+                                   * ones that the window keeps) */
+    size_t kept_bytes;
+    size_t linked_bytes; /* bytes of chunks in the list */
+    size_t bytes_held;   /* bytes of all live chunks of this store */
     size_t peak_bytes;
     uint64_t retain_dropped_chunks; /* dropped before the first client joined */
     uint64_t retain_dropped_bytes;

@@ -11,6 +11,7 @@
 int es_walker_init(struct es_walker *w, struct es_inbox *in, const bool *want,
                    es_walker_wake_fn wake, void *ctx) {
     memset(w, 0, sizeof *w);
+    atomic_init(&w->clock_offset, 0);
     w->in = in;
     w->want = want;
     w->wake = wake;
@@ -89,6 +90,22 @@ static int walk(struct es_walker *w, struct es_chunk *c) {
     return info.is_block ? info.cap : -1;
 }
 
+/* A block handed over at `arrived` ended at its end time: the program's
+ * clock is at least that far behind uv_hrtime's. */
+static void note_clock(struct es_walker *w, const struct es_chunk *c) {
+    uint64_t end = es_block_end_time(c->data);
+    if (c->arrived <= end)
+        return;
+    uint64_t off = c->arrived - end, was = atomic_load(&w->clock_offset);
+    if (was == 0 || off < was)
+        atomic_store(&w->clock_offset, off);
+}
+
+uint64_t es_walker_program_time(struct es_walker *w) {
+    uint64_t off = atomic_load(&w->clock_offset), now = uv_hrtime();
+    return off != 0 && now > off ? now - off : 0;
+}
+
 static void walker_main(void *arg) {
     struct es_walker *w = arg;
     struct es_chunk *c;
@@ -102,8 +119,10 @@ static void walker_main(void *arg) {
             /* Read before the hand-over: the loop may free the chunk. */
             size_t spare = c->flags & ES_CHUNK_HEADER ? ES_RTS_BUFFER : c->len;
             uv_mutex_lock(&w->lock);
-            if (cap >= 0)
+            if (cap >= 0) {
                 es_pace_note_block(&w->pace, (uint16_t)cap, c->arrived);
+                note_clock(w, c);
+            }
             if (w->tail != NULL)
                 w->tail->next = c;
             else

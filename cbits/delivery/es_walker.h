@@ -31,6 +31,7 @@
 #include "es_inbox.h"
 #include "es_pace.h"
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <uv.h>
 
@@ -50,6 +51,9 @@ struct es_walker {
     struct es_chunk *head, *tail; /* walked, not yet taken; oldest first */
     struct es_pace pace;          /* when each capability last handed a block over */
     bool finished;                /* the thread has handed everything over (lock) */
+    /* uv_hrtime less program time, as the blocks' hand-over times and end
+     * times tell it (the smallest difference seen; 0: none yet). */
+    atomic_uint_fast64_t clock_offset;
     bool joined;
     uv_cond_t done; /* signalled when it has */
 };
@@ -76,6 +80,11 @@ void es_walker_join(struct es_walker *w);
  * `deadline` (uv_hrtime). Returns 0, or UV_ETIMEDOUT; then the thread is
  * still running, and es_walker_join waits for it. */
 int es_walker_wait(struct es_walker *w, uint64_t deadline);
+
+/* The program's time now (ns since its RTS started, as its events are
+ * stamped), from the blocks walked so far: at most a block's hand-over
+ * late; 0 before any block. Any thread. */
+uint64_t es_walker_program_time(struct es_walker *w);
 
 /* Take the walked chunks, oldest first, linked by next. Loop thread. */
 struct es_chunk *es_walker_take(struct es_walker *w);

@@ -31,14 +31,13 @@ void es_control_init(struct es_control_parser *p) {
 }
 
 static bool known_gctl(uint8_t cmd) {
-    return cmd >= EVENTLOG_SOCKET_CMD_START_HEAP_PROFILING &&
-           cmd <= EVENTLOG_SOCKET_CMD_COST_NOTICES;
+    return cmd >= EVENTLOG_SOCKET_CMD_START_HEAP_PROFILING && cmd <= EVENTLOG_SOCKET_CMD_WINDOW;
 }
 
 uint8_t es_control_upstream_command(const uint8_t *ns, size_t ns_len, uint8_t id) {
     /* Upstream's command ids in its built-in namespace, in order 1 to 5,
-     * then ours: 6, lossless delivery for this connection, and 7, cost
-     * notices for this connection. */
+     * then ours: 6, lossless delivery for this connection, 7, cost
+     * notices for this connection, and 8, the window. */
     static const uint8_t builtin[] = {
         EVENTLOG_SOCKET_CMD_START_COST_CENTRE_PROFILING,
         EVENTLOG_SOCKET_CMD_STOP_COST_CENTRE_PROFILING,
@@ -47,6 +46,7 @@ uint8_t es_control_upstream_command(const uint8_t *ns, size_t ns_len, uint8_t id
         EVENTLOG_SOCKET_CMD_REQUEST_HEAP_CENSUS,
         EVENTLOG_SOCKET_CMD_LOSSLESS,
         EVENTLOG_SOCKET_CMD_COST_NOTICES,
+        EVENTLOG_SOCKET_CMD_WINDOW,
     };
     static const char name[] = ES_CONTROL_UPSTREAM_NAMESPACE;
     if (ns_len != sizeof name - 1 || memcmp(ns, name, ns_len) != 0)

@@ -5,9 +5,12 @@
  * types it uses in its header (es_header.h), which is what tells their
  * sizes: never assume a type is present because it is named here.
  *
- * Constants only; usable from any thread. */
+ * Constants, and which of them are definitions; usable from any thread. */
 #ifndef ES_EVENT_TYPES_H
 #define ES_EVENT_TYPES_H
+
+#include <stdbool.h>
+#include <stdint.h>
 
 enum es_event_type {
     ES_EVENT_CREATE_THREAD = 0,
@@ -82,5 +85,38 @@ enum es_event_type {
     /* Not a type: the two bytes FF FF that end the data section. */
     ES_EVENT_END_MARKER = 0xffff,
 };
+
+/* The start-up ("definition") events a stream needs to be read from a
+ * later point: what the library keeps for late joiners (es_defs.h) and
+ * the command keeps for its recordings of a trigger's time
+ * (client/flight/ring.h). */
+static inline bool es_event_is_definition(uint16_t type) {
+    switch (type) {
+    case ES_EVENT_CAPSET_CREATE:
+    case ES_EVENT_CAPSET_DELETE:
+    case ES_EVENT_CAPSET_ASSIGN_CAP:
+    case ES_EVENT_CAPSET_REMOVE_CAP:
+    case ES_EVENT_RTS_IDENTIFIER:
+    case ES_EVENT_PROGRAM_ARGS:
+    case ES_EVENT_PROGRAM_ENV:
+    case ES_EVENT_OSPROCESS_PID:
+    case ES_EVENT_OSPROCESS_PPID:
+    case ES_EVENT_WALL_CLOCK_TIME:
+    case ES_EVENT_THREAD_LABEL:
+    case ES_EVENT_CAP_CREATE:
+    case ES_EVENT_CAP_DELETE:
+    case ES_EVENT_CAP_DISABLE:
+    case ES_EVENT_CAP_ENABLE:
+    case ES_EVENT_HEAP_INFO_GHC: /* (HEAP_LIVE, next to it, is a measurement) */
+    case ES_EVENT_HEAP_PROF_BEGIN:
+    case ES_EVENT_HEAP_PROF_COST_CENTRE:
+    case ES_EVENT_PROF_BEGIN:
+    case ES_EVENT_IPE:               /* info table provenance, GHC >= 9.2 */
+    case ES_EVENT_TICKY_COUNTER_DEF: /* GHC >= 9.4 */
+        return true;
+    default:
+        return false;
+    }
+}
 
 #endif

@@ -3,9 +3,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#define DROP_WORDS "dropped "
-#define WAIT_WORDS "the program waited "
-#define COST_WORDS "streaming cost "
+#define DROP_WORDS    "dropped "
+#define WAIT_WORDS    "the program waited "
+#define COST_WORDS    "streaming cost "
+#define WINDOW_WORDS  "window of "
+#define REFUSED_WORDS "window refused: "
+#define FOLLOWS       "; the live stream follows"
 
 int es_notice_format_drop(char *buf, size_t size, uint64_t chunks, uint64_t bytes) {
     return snprintf(buf, size, ES_NOTICE_PREFIX DROP_WORDS "%llu chunks (%.1f MiB)",
@@ -28,6 +31,36 @@ int es_notice_format_cost(char *buf, size_t size, uint64_t writer_ns, uint64_t w
                                                 "%.1f, walker %.1f, loop %.1f), %.1f MiB sent",
                     (double)total / 1e6, (double)period_ms / 1000, (double)writer_ns / 1e6,
                     (double)walker_ns / 1e6, (double)loop_ns / 1e6, (double)bytes_sent / (1 << 20));
+}
+
+int es_notice_format_window(char *buf, size_t size, uint64_t blocks, uint64_t bytes,
+                            uint64_t from_ns, uint64_t to_ns) {
+    return snprintf(buf, size,
+                    ES_NOTICE_PREFIX WINDOW_WORDS "%llu blocks (%llu bytes) from %.3f s to %.3f s, "
+                                                  "kept before this connection" FOLLOWS,
+                    (unsigned long long)blocks, (unsigned long long)bytes, (double)from_ns / 1e9,
+                    (double)to_ns / 1e9);
+}
+
+int es_notice_format_window_refused(char *buf, size_t size, const char *why) {
+    return snprintf(buf, size, ES_NOTICE_PREFIX REFUSED_WORDS "%s" FOLLOWS, why);
+}
+
+/* A text that starts with `words`: the rest (at most `size` - 1 bytes of
+ * it) into `out`, less `tail` when it ends so; false otherwise. */
+static bool rest_of(const char *text, size_t len, const char *words, const char *tail, char *out,
+                    size_t size) {
+    size_t k = strlen(words), t = strlen(tail);
+    if (len < k || memcmp(text, words, k) != 0)
+        return false;
+    size_t n = len - k;
+    if (n >= t && memcmp(text + len - t, tail, t) == 0)
+        n -= t;
+    if (n > size - 1)
+        n = size - 1;
+    memcpy(out, text + k, n);
+    out[n] = '\0';
+    return true;
 }
 
 int es_notice_format_cut(char *buf, size_t size, const char *why) {
@@ -72,13 +105,22 @@ static enum es_notice_kind figures(const char *text, size_t len, struct es_notic
             return ES_NOTICE_OTHER;
         return ES_NOTICE_COST;
     }
-    size_t k = sizeof ES_NOTICE_CUT_WORDS - 1;
-    if (len >= k && memcmp(text, ES_NOTICE_CUT_WORDS, k) == 0) {
-        size_t n = len - k < sizeof o->why - 1 ? len - k : sizeof o->why - 1;
-        memcpy(o->why, text + k, n);
-        o->why[n] = '\0';
-        return ES_NOTICE_CUT;
+    if ((s = after(text, len, WINDOW_WORDS, w, sizeof w)) != NULL) {
+        unsigned long long blocks, bytes;
+        if (sscanf(s, "%llu blocks (%llu bytes) from %lf s to %lf s", &blocks, &bytes, &o->from_s,
+                   &o->to_s) != 4 ||
+            !(o->from_s >= 0) || !(o->to_s >= o->from_s))
+            return ES_NOTICE_OTHER;
+        o->chunks = blocks;
+        o->bytes = bytes;
+        return ES_NOTICE_WINDOW;
     }
+    if (rest_of(text, len, REFUSED_WORDS, FOLLOWS, o->why, sizeof o->why))
+        return ES_NOTICE_WINDOW_REFUSED;
+    if (rest_of(text, len, ES_NOTICE_ERROR_WORDS, "", o->why, sizeof o->why))
+        return ES_NOTICE_ERROR;
+    if (rest_of(text, len, ES_NOTICE_CUT_WORDS, "", o->why, sizeof o->why))
+        return ES_NOTICE_CUT;
     return ES_NOTICE_OTHER;
 }
 

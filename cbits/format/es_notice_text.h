@@ -16,6 +16,10 @@
  * stream it ends before the program's end marker (es_cut.h): the prefix,
  * these words, then why. */
 #define ES_NOTICE_CUT_WORDS "recording cut: "
+/* The error notice the library posts when the RTS reports an error (an
+ * uncaught exception, an exhausted heap) while the program runs: the
+ * prefix, these words, then the RTS's message. */
+#define ES_NOTICE_ERROR_WORDS "the RTS reported an error: "
 
 /* "eventlog-socket: dropped N chunks (X MiB)". */
 int es_notice_format_drop(char *buf, size_t size, uint64_t chunks, uint64_t bytes);
@@ -27,6 +31,16 @@ int es_notice_format_wait(char *buf, size_t size, uint64_t wait_ns, uint64_t wai
  * threads W, walker K, loop L), M MiB sent". */
 int es_notice_format_cost(char *buf, size_t size, uint64_t writer_ns, uint64_t walker_ns,
                           uint64_t loop_ns, uint64_t period_ms, uint64_t bytes_sent);
+/* The window notice (protocol.md 1.3), at the end of the definitions
+ * block of a client that asked for the window: "eventlog-socket: window
+ * of N blocks (B bytes) from T0 s to T1 s, kept before this connection;
+ * the live stream follows". B is exact: the window's blocks are the next B
+ * bytes of the stream after the block holding the notice, T0 and T1 the
+ * earliest start and latest end of their blocks (program time). */
+int es_notice_format_window(char *buf, size_t size, uint64_t blocks, uint64_t bytes,
+                            uint64_t from_ns, uint64_t to_ns);
+/* "eventlog-socket: window refused: WHY; the live stream follows". */
+int es_notice_format_window_refused(char *buf, size_t size, const char *why);
 /* "eventlog-socket: recording cut: WHY". */
 int es_notice_format_cut(char *buf, size_t size, const char *why);
 /* The format functions return snprintf's count (the message is cut to
@@ -38,18 +52,23 @@ enum es_notice_kind {
     ES_NOTICE_WAIT,
     ES_NOTICE_COST,
     ES_NOTICE_CUT,
+    ES_NOTICE_WINDOW,         /* the window follows */
+    ES_NOTICE_WINDOW_REFUSED, /* a window was asked for and none follows */
+    ES_NOTICE_ERROR,          /* the RTS reported an error (the program is failing) */
     ES_NOTICE_OTHER /* the prefix, but none of the above (a lossless notice, a malformed one) */
 };
 
 struct es_notice_read {
     enum es_notice_kind kind;
-    uint64_t chunks;                   /* drop */
+    uint64_t chunks;                   /* drop; window: its blocks */
     double mib;                        /* drop; cost: MiB sent */
     double ms;                         /* wait: waited; cost: CPU ms in all */
     uint64_t times;                    /* wait */
     double secs;                       /* cost: the period */
     double rts_ms, walker_ms, loop_ms; /* cost */
-    char why[256];                     /* cut: why (cut to fit) */
+    uint64_t bytes;                    /* window: its bytes */
+    double from_s, to_s;               /* window: the program time it covers */
+    char why[256]; /* cut, window refused: why; error: the message (cut to fit) */
 };
 
 /* What the message `text` (`len` bytes, not NUL-terminated) says. A notice

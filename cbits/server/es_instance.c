@@ -66,6 +66,8 @@ int eventlog_socket_stats(struct eventlog_socket_stats *out) {
     out->bytes_received = es_server_bytes_received(s);
     es_server_lost(s, &out->chunks_lost, &out->bytes_lost);
     out->clients_lossless = atomic_load(&k->clients_lossless);
+    out->window_bytes = atomic_load(&k->window_bytes);
+    out->windows_sent = atomic_load(&k->windows_sent);
     es_server_wait_stats(s, &out->lossless_waits, &out->lossless_wait_ns,
                          &out->lossless_wait_max_ns);
     return 0;

@@ -98,8 +98,11 @@ static void wake_loop(void *ctx) {
 
 static void begin_stop(struct es_server *s);
 
+/* Flushes while clients are connected, and always while a window is kept
+ * (so that it holds the program's latest events). */
 static void update_flush(struct es_server *s) {
-    es_flush_timer_update(&s->flush, es_fanout_nclients(&s->fan) > 0 && !s->stopping);
+    bool wanted = es_fanout_nclients(&s->fan) > 0 || es_fanout_has_window(&s->fan);
+    es_flush_timer_update(&s->flush, wanted && !s->stopping);
 }
 
 /* Summaries of repeating causes whose one-second window has ended. */
@@ -133,6 +136,7 @@ static void close_handles(struct es_server *s, uv_close_cb cb) {
     es_linger_close(&s->linger, cb);
     es_command_close(&s->command, cb);
     es_lossless_close(&s->lossless, cb);
+    es_hold_close(&s->hold, cb);
 }
 
 /* The server is stopping and every client has gone: close the handles. */
@@ -151,6 +155,16 @@ static void client_closed(struct es_client *c, void *ctx) {
     es_intake_publish_held(&s->intake);
     update_flush(s);
     maybe_finish(s);
+}
+
+static void window_request(struct es_client *c, void *ctx) {
+    struct es_server *s = ctx;
+    es_fanout_window(&s->fan, c);
+}
+
+static void client_held(void *ctx) {
+    struct es_server *s = ctx;
+    es_hold_arm(&s->hold);
 }
 
 /* The clients a connection is admitted against: at the limit, those whose
@@ -253,6 +267,8 @@ static int open_handles(struct es_server *s) {
     es_command_open(&s->command, &s->loop, &s->fan, &s->lossless);
     es_hangup_open(&s->hangup, &s->loop, &s->fan);
     es_linger_open(&s->linger, &s->loop, &s->fan, s->cfg.linger_ms, es_config_linger_max(&s->cfg));
+    if (es_fanout_has_window(&s->fan))
+        es_hold_open(&s->hold, &s->loop, &s->fan);
     struct es_accept_env aenv = {
         .on_client = on_client, .nclients = nclients, .on_error = async_error, .ctx = s};
     int r = es_accept_start(&s->accept, &s->loop, es_endpoint_fd(&s->endpoint), &s->admit,
@@ -335,12 +351,14 @@ static struct es_server *alloc_server(const struct es_config *cfg, bool is_unix,
     atomic_init(&s->stop_called, false);
     atomic_init(&s->stop_requested, false);
     atomic_init(&s->last_error, 0);
+    atomic_init(&s->joined, false);
     s->admit = (struct es_admit_rules){.max_clients = s->cfg.max_clients,
                                        .allow_other_users = s->cfg.allow_other_users,
                                        .is_unix = is_unix};
     es_command_init(&s->command, s->cfg.control_interval_ms, fn, ctx);
     es_registry_set_interval(s->cfg.control_interval_ms); /* custom commands alike */
     es_fanout_init(&s->fan, &s->counters, s->cfg.max_buffer, s->cfg.defs_limit);
+    es_fanout_keep_window(&s->fan, s->cfg.retain, (uint64_t)s->cfg.retain_seconds * 1000000000u);
     /* A client that is not lossless under `wait` (refused, or demoted) is
      * skipped chunks like under `drop`. */
     es_bound_init(&s->bound, s->cfg.max_buffer, s->cfg.client_limit,
@@ -354,25 +372,29 @@ static struct es_server *alloc_server(const struct es_config *cfg, bool is_unix,
         *err = r;
         return NULL;
     }
-    s->client_env = (struct es_client_env){.loop = &s->loop,
-                                           .store = es_fanout_store(&s->fan),
-                                           .header = es_fanout_header(&s->fan),
-                                           .stopping = &s->stopping,
-                                           .linger_ms = s->cfg.linger_ms,
-                                           .counters = &s->counters,
-                                           .read_buf = s->read_buf,
-                                           .read_buf_len = sizeof s->read_buf,
-                                           .on_command = command,
-                                           .on_custom = es_registry_dispatch,
-                                           .on_reading_paused = reading_paused,
-                                           .folded = folded,
-                                           .on_released = released,
-                                           .on_lossless = lossless_request,
-                                           .read_cost = read_cost,
-                                           .on_half_closed = half_closed,
-                                           .empty_block = empty_block,
-                                           .on_closed = client_closed,
-                                           .ctx = s};
+    s->client_env =
+        (struct es_client_env){.loop = &s->loop,
+                               .store = es_fanout_store(&s->fan),
+                               .header = es_fanout_header(&s->fan),
+                               .stopping = &s->stopping,
+                               .linger_ms = s->cfg.linger_ms,
+                               .counters = &s->counters,
+                               .read_buf = s->read_buf,
+                               .read_buf_len = sizeof s->read_buf,
+                               .on_command = command,
+                               .on_custom = es_registry_dispatch,
+                               .on_reading_paused = reading_paused,
+                               .folded = folded,
+                               .on_released = released,
+                               .on_lossless = lossless_request,
+                               .read_cost = read_cost,
+                               .on_half_closed = half_closed,
+                               .empty_block = empty_block,
+                               .on_closed = client_closed,
+                               .on_window = window_request,
+                               .hold_ms = es_fanout_has_window(&s->fan) ? ES_HOLD_MS : 0,
+                               .on_held = client_held,
+                               .ctx = s};
     return s;
 }
 
@@ -435,6 +457,7 @@ int es_server_stop(struct es_server *s) {
     }
     if (r == 0) {
         es_threads_join_loop(&s->threads);
+        atomic_store(&s->joined, true);
         es_log_drain(100); /* the last lines, if stderr is being read */
         return 0;
     }

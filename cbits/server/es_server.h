@@ -53,6 +53,25 @@ void es_server_submit(struct es_server *s, const void *buf, size_t len);
 #define ES_STOP_MARGIN_MS 500
 int es_server_stop(struct es_server *s);
 
+/* Put the message `text` into the stream as a notice of the library's (a
+ * block of its own holding one USER_MSG, stamped with the program's time
+ * as the blocks so far tell it), handed over as the RTS hands over its
+ * chunks: the RTS's error messages (rts-writer/failure.c). Any thread, as
+ * es_server_submit. */
+void es_server_post_text(struct es_server *s, const char *text);
+
+/* Write the flight recorder's window (header, definitions, blocks; an end
+ * marker if the program's own is not among them) to `fd`, once
+ * es_server_stop has returned 0 on this thread or another (the loop has
+ * ended and nothing changes the window any more). Returns the bytes
+ * written, -EBUSY when the loop has not ended, -ENODATA when the program
+ * keeps no window or wrote no header, or -errno of a failed write. */
+long long es_server_write_window(struct es_server *s, int fd);
+
+/* Where the window goes at a failing exit (GHC_EVENTLOG_DUMP_ON_FAILURE),
+ * or NULL. Any thread. */
+const char *es_server_dump_on_failure(const struct es_server *s);
+
 /* Free a stopped server. Only once no other thread can reach it. After a
  * stop that gave up on the threads, this waits for them to end. */
 void es_server_free(struct es_server *s);

@@ -7,6 +7,10 @@
 #include "es_server_test.h"
 
 #include "base/es_time.h"
+#include "delivery/es_notice.h"
+#include "delivery/es_pool.h"
+
+#include <errno.h>
 
 /* ---- RTS threads ---------------------------------------------------------- */
 
@@ -20,6 +24,16 @@ void es_server_submit(struct es_server *s, const void *buf, size_t len) {
     es_inbox_push(&s->inbox, buf, len, !lossless);
     atomic_fetch_add_explicit(&s->counters.cpu_writer_ns, es_thread_cpu_ns() - a,
                               memory_order_relaxed);
+}
+
+void es_server_post_text(struct es_server *s, const char *text) {
+    /* GHC always declares USER_MSG of variable size (es_notice.h). */
+    static struct es_header hdr = {.size[ES_EVENT_USER_MSG] = ES_SIZE_VARIABLE};
+    struct es_chunk *n = es_notice_text(&hdr, es_walker_program_time(&s->walker), text);
+    if (n == NULL)
+        return;
+    es_server_submit(s, n->data, n->len);
+    es_chunk_free(n);
 }
 
 /* ---- what the API reads ------------------------------------------------------ */
@@ -54,6 +68,18 @@ pid_t es_server_pid(const struct es_server *s) {
 
 void es_server_exiting(struct es_server *s) {
     es_lossless_exiting(&s->lossless);
+}
+
+long long es_server_write_window(struct es_server *s, int fd) {
+    if (!atomic_load(&s->joined))
+        return -EBUSY;
+    if (!es_fanout_has_window(&s->fan))
+        return -ENODATA;
+    return es_fanout_write_window(&s->fan, fd);
+}
+
+const char *es_server_dump_on_failure(const struct es_server *s) {
+    return s->cfg.dump_on_failure[0] != '\0' ? s->cfg.dump_on_failure : NULL;
 }
 
 void es_server_wait_stats(struct es_server *s, uint64_t *waits, uint64_t *ns, uint64_t *max_ns) {

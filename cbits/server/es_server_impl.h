@@ -15,6 +15,7 @@
 #include "base/es_counters.h"
 #include "net/es_endpoint.h"
 #include "delivery/es_fanout.h"
+#include "delivery/es_hold.h"
 #include "es_flush_timer.h"
 #include "delivery/es_hangup.h"
 #include "delivery/es_inbox.h"
@@ -63,6 +64,7 @@ struct es_server {
     struct es_command command;   /* control commands */
     struct es_hangup hangup;     /* clients that shut down their writing side */
     struct es_linger linger;     /* the end of the stream */
+    struct es_hold hold;         /* new clients' holds, when a window is kept */
     struct es_threads threads;   /* the walker and the loop thread */
     struct es_milestones milestones;
 
@@ -70,6 +72,7 @@ struct es_server {
     atomic_bool stop_requested; /* the walker has ended: the loop may stop */
     bool stopping;              /* loop thread: stop has begun */
     bool finished;              /* loop thread: handles are closing */
+    atomic_bool joined;         /* es_server_stop has joined the loop thread */
     atomic_int last_error;
 };
 

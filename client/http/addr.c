@@ -9,8 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-int es_webaddr_parse(const char *spec, struct sockaddr_storage *out, socklen_t *len,
-                     bool *loopback) {
+int es_httpaddr_parse(const char *spec, struct sockaddr_storage *out, socklen_t *len,
+                      bool *loopback) {
     char host[256];
     const char *colon = strrchr(spec, ':');
     if (colon == NULL || colon[1] == '\0')
@@ -46,7 +46,7 @@ int es_webaddr_parse(const char *spec, struct sockaddr_storage *out, socklen_t *
     return 0;
 }
 
-int es_webaddr_listen(const struct sockaddr_storage *sa) {
+int es_httpaddr_listen(const struct sockaddr_storage *sa) {
     socklen_t len =
         sa->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
     int fd = socket(sa->ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -63,7 +63,7 @@ int es_webaddr_listen(const struct sockaddr_storage *sa) {
     return fd;
 }
 
-unsigned es_webaddr_port(int fd) {
+unsigned es_httpaddr_port(int fd) {
     struct sockaddr_storage sa;
     socklen_t len = sizeof sa;
     if (getsockname(fd, (struct sockaddr *)&sa, &len) != 0)

@@ -20,8 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
-int es_webauth_init(struct es_webauth *a, const struct sockaddr_storage *sa, bool loopback,
-                    unsigned port, const char *token) {
+int es_httpauth_init(struct es_httpauth *a, const struct sockaddr_storage *sa, bool loopback,
+                     unsigned port, const char *token) {
     memset(a, 0, sizeof *a);
     a->loopback = loopback;
     a->owner = geteuid();
@@ -33,14 +33,14 @@ int es_webauth_init(struct es_webauth *a, const struct sockaddr_storage *sa, boo
         0)
         snprintf(a->host, sizeof a->host, sa->ss_family == AF_INET6 ? "[%s]" : "%s", num);
     if (token != NULL) {
-        assert(strlen(token) >= ES_WEBAUTH_TOKEN_MIN && strlen(token) <= ES_WEBAUTH_TOKEN_MAX);
+        assert(strlen(token) >= ES_HTTPAUTH_TOKEN_MIN && strlen(token) <= ES_HTTPAUTH_TOKEN_MAX);
         snprintf(a->token, sizeof a->token, "%s", token);
         a->given = true;
         return 0;
     }
     if (loopback)
         return 0;
-    uint8_t raw[ES_WEBAUTH_TOKEN_HEX / 2];
+    uint8_t raw[ES_HTTPAUTH_TOKEN_HEX / 2];
     if (getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw)
         return -1;
     for (size_t i = 0; i < sizeof raw; i++)
@@ -48,7 +48,7 @@ int es_webauth_init(struct es_webauth *a, const struct sockaddr_storage *sa, boo
     return 0;
 }
 
-int es_webauth_read_token(const char *path, char *out, char *why, size_t whysize) {
+int es_httpauth_read_token(const char *path, char *out, char *why, size_t whysize) {
     int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
     struct stat st;
     if (fd < 0 || fstat(fd, &st) != 0) {
@@ -57,7 +57,7 @@ int es_webauth_read_token(const char *path, char *out, char *why, size_t whysize
             close(fd);
         return -1;
     }
-    char buf[ES_WEBAUTH_TOKEN_MAX + 64];
+    char buf[ES_HTTPAUTH_TOKEN_MAX + 64];
     ssize_t n = -1;
     if (!S_ISREG(st.st_mode))
         snprintf(why, whysize, "%s: not a regular file", path);
@@ -68,9 +68,9 @@ int es_webauth_read_token(const char *path, char *out, char *why, size_t whysize
         snprintf(why, whysize,
                  "%s: others may read or write it (mode %04o): chmod 600 %s, then make a new token",
                  path, (unsigned)(st.st_mode & 07777), path);
-    else if (st.st_size > ES_WEBAUTH_TOKEN_MAX + 32)
+    else if (st.st_size > ES_HTTPAUTH_TOKEN_MAX + 32)
         snprintf(why, whysize, "%s: %lld bytes: a token file holds one token of at most %d", path,
-                 (long long)st.st_size, ES_WEBAUTH_TOKEN_MAX);
+                 (long long)st.st_size, ES_HTTPAUTH_TOKEN_MAX);
     else if ((n = read(fd, buf, sizeof buf - 1)) < 0)
         snprintf(why, whysize, "%s: %s", path, strerror(errno));
     close(fd);
@@ -88,10 +88,10 @@ int es_webauth_read_token(const char *path, char *out, char *why, size_t whysize
             snprintf(why, whysize, "%s: the token has a space or a control character in it", path);
             return -1;
         }
-    if (len < ES_WEBAUTH_TOKEN_MIN || len > ES_WEBAUTH_TOKEN_MAX) {
+    if (len < ES_HTTPAUTH_TOKEN_MIN || len > ES_HTTPAUTH_TOKEN_MAX) {
         snprintf(why, whysize,
                  "%s: a token of %zu characters: it needs %d to %d (e.g. `openssl rand -hex 32`)",
-                 path, len, ES_WEBAUTH_TOKEN_MIN, ES_WEBAUTH_TOKEN_MAX);
+                 path, len, ES_HTTPAUTH_TOKEN_MIN, ES_HTTPAUTH_TOKEN_MAX);
         return -1;
     }
     memcpy(out, b, len);
@@ -128,7 +128,7 @@ static bool names(const char *host, const char *name, unsigned port) {
     return strcmp(host + k, p) == 0;
 }
 
-static bool host_ok(const struct es_webauth *a, struct MHD_Connection *c) {
+static bool host_ok(const struct es_httpauth *a, struct MHD_Connection *c) {
     const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
     if (host == NULL)
         return false;
@@ -161,7 +161,7 @@ static int peer_uid(int fd, uid_t *uid) {
 
 /* The owner of the peer's socket: this user or root. `quiet`: no log
  * line for another user (a token may still let it in). */
-static bool peer_is_owner(const struct es_webauth *a, int fd, bool quiet) {
+static bool peer_is_owner(const struct es_httpauth *a, int fd, bool quiet) {
     uid_t uid;
     if (peer_uid(fd, &uid) != 0)
         return false;
@@ -173,7 +173,7 @@ static bool peer_is_owner(const struct es_webauth *a, int fd, bool quiet) {
     return false;
 }
 
-bool es_webauth_fd_is_owner(const struct es_webauth *a, int fd) {
+bool es_httpauth_fd_is_owner(const struct es_httpauth *a, int fd) {
     return !a->loopback || peer_is_owner(a, fd, a->given);
 }
 
@@ -193,34 +193,35 @@ static bool same_token(const char *given, const char *token) {
  * `Authorization: Bearer`, or as ?token=. Never a cookie: a browser sends
  * a host's cookies to every port of it (RFC 6265 8.5), so another user's
  * server on another port of the same host would receive it. */
-static enum es_webauth_verdict token_verdict(const struct es_webauth *a, struct MHD_Connection *c) {
+static enum es_httpauth_verdict token_verdict(const struct es_httpauth *a,
+                                              struct MHD_Connection *c) {
     const char *auth =
         MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
     if (auth != NULL && strncasecmp(auth, "Bearer ", 7) == 0 && same_token(auth + 7, a->token))
-        return ES_WEBAUTH_OK;
+        return ES_HTTPAUTH_OK;
     if (same_token(MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "token"), a->token))
-        return ES_WEBAUTH_OK;
-    return ES_WEBAUTH_NO_TOKEN;
+        return ES_HTTPAUTH_OK;
+    return ES_HTTPAUTH_NO_TOKEN;
 }
 
-enum es_webauth_verdict es_webauth_check(const struct es_webauth *a, struct MHD_Connection *c) {
+enum es_httpauth_verdict es_httpauth_check(const struct es_httpauth *a, struct MHD_Connection *c) {
     if (a->loopback) {
         const union MHD_ConnectionInfo *ci =
             MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-        enum es_webauth_verdict v = ES_WEBAUTH_OTHER_USER;
+        enum es_httpauth_verdict v = ES_HTTPAUTH_OTHER_USER;
         if (ci != NULL && peer_is_owner(a, ci->connect_fd, a->given))
-            v = ES_WEBAUTH_OK;
-        else if (ci != NULL && a->given && (v = token_verdict(a, c)) == ES_WEBAUTH_NO_TOKEN) {
+            v = ES_HTTPAUTH_OK;
+        else if (ci != NULL && a->given && (v = token_verdict(a, c)) == ES_HTTPAUTH_NO_TOKEN) {
             log_refusal("refused an HTTP request of another user without the token "
                         "(the --token-file's, as Authorization: Bearer or ?token=)");
-            v = ES_WEBAUTH_OTHER_USER;
+            v = ES_HTTPAUTH_OTHER_USER;
         }
-        if (v == ES_WEBAUTH_OTHER_USER)
+        if (v == ES_HTTPAUTH_OTHER_USER)
             return v;
-        return host_ok(a, c) ? v : ES_WEBAUTH_WRONG_HOST;
+        return host_ok(a, c) ? v : ES_HTTPAUTH_WRONG_HOST;
     }
-    enum es_webauth_verdict v = token_verdict(a, c);
-    if (v == ES_WEBAUTH_NO_TOKEN)
+    enum es_httpauth_verdict v = token_verdict(a, c);
+    if (v == ES_HTTPAUTH_NO_TOKEN)
         log_refusal(a->given ? "refused an HTTP request without the token (the --token-file's, "
                                "as Authorization: Bearer or ?token=)"
                              : "refused an HTTP request without the token: open the URL this "

@@ -19,18 +19,18 @@
  *                        in constant time; without it 403 and a log line.
  *                        Never a cookie: a browser sends a host's cookies
  *                        to every port of it, another user's server too.
- *   a token of the user's (`metrics --token-file FILE`, es_webauth_read_token)
+ *   a token of the user's (`metrics --token-file FILE`, es_httpauth_read_token)
  *                        replaces the random one, and on loopback also
  *                        lets other users in (Prometheus runs as its own
  *                        user): it may come as `?token=` or
  *                        `Authorization: Bearer TOKEN` (Prometheus's
  *                        `authorization: credentials_file`). Nothing prints it.
  *
- * es_webauth_init runs on the main thread before the server starts;
- * es_webauth_check in libmicrohttpd's threads (it only reads the struct,
+ * es_httpauth_init runs on the main thread before the server starts;
+ * es_httpauth_check in libmicrohttpd's threads (it only reads the struct,
  * and logs under stdio's own lock). */
-#ifndef ES_WEBAUTH_H
-#define ES_WEBAUTH_H
+#ifndef ES_HTTPAUTH_H
+#define ES_HTTPAUTH_H
 
 #include <stdbool.h>
 #include <sys/socket.h>
@@ -38,46 +38,46 @@
 
 struct MHD_Connection;
 
-#define ES_WEBAUTH_TOKEN_HEX 64  /* a random token's length */
-#define ES_WEBAUTH_TOKEN_MIN 16  /* a token file's, at least */
-#define ES_WEBAUTH_TOKEN_MAX 256 /* and at most */
+#define ES_HTTPAUTH_TOKEN_HEX 64  /* a random token's length */
+#define ES_HTTPAUTH_TOKEN_MIN 16  /* a token file's, at least */
+#define ES_HTTPAUTH_TOKEN_MAX 256 /* and at most */
 
-struct es_webauth {
+struct es_httpauth {
     bool loopback;
     bool given; /* the token is the user's (a token file), not random */
     uid_t owner;
     unsigned port;
-    char host[80];                        /* the --http address, numeric ("[v6]" for IPv6) */
-    char token[ES_WEBAUTH_TOKEN_MAX + 1]; /* "" on loopback unless given */
+    char host[80];                         /* the --http address, numeric ("[v6]" for IPv6) */
+    char token[ES_HTTPAUTH_TOKEN_MAX + 1]; /* "" on loopback unless given */
 };
 
 /* For a server bound to `sa` (port: the one it got). `token`: the user's
- * (from es_webauth_read_token), or NULL for a random one off loopback and
+ * (from es_httpauth_read_token), or NULL for a random one off loopback and
  * none on loopback. Returns 0, or -1 when no random token could be made
  * (errno says why). */
-int es_webauth_init(struct es_webauth *a, const struct sockaddr_storage *sa, bool loopback,
-                    unsigned port, const char *token);
+int es_httpauth_init(struct es_httpauth *a, const struct sockaddr_storage *sa, bool loopback,
+                     unsigned port, const char *token);
 
-/* Read a token file into `out` (ES_WEBAUTH_TOKEN_MAX + 1 bytes): a regular
+/* Read a token file into `out` (ES_HTTPAUTH_TOKEN_MAX + 1 bytes): a regular
  * file of this user's that no one else may read or write (like an SSH
- * key), holding ES_WEBAUTH_TOKEN_MIN to _MAX printable characters without
+ * key), holding ES_HTTPAUTH_TOKEN_MIN to _MAX printable characters without
  * spaces, surrounding white space ignored (as Prometheus reads a
  * credentials_file). Returns 0, or -1 with what is wrong and what to do in
  * `why`. */
-int es_webauth_read_token(const char *path, char *out, char *why, size_t whysize);
+int es_httpauth_read_token(const char *path, char *out, char *why, size_t whysize);
 
-enum es_webauth_verdict {
-    ES_WEBAUTH_OK,
-    ES_WEBAUTH_OTHER_USER, /* 403 */
-    ES_WEBAUTH_NO_TOKEN,   /* 403 */
-    ES_WEBAUTH_WRONG_HOST, /* 421 */
+enum es_httpauth_verdict {
+    ES_HTTPAUTH_OK,
+    ES_HTTPAUTH_OTHER_USER, /* 403 */
+    ES_HTTPAUTH_NO_TOKEN,   /* 403 */
+    ES_HTTPAUTH_WRONG_HOST, /* 421 */
 };
 
 /* Whether the peer of connection `fd` is this user (or root); always true
  * off loopback, where the token decides. Logs a refusal. */
-bool es_webauth_fd_is_owner(const struct es_webauth *a, int fd);
+bool es_httpauth_fd_is_owner(const struct es_httpauth *a, int fd);
 
 /* Judge one request (logging refusals on stderr). */
-enum es_webauth_verdict es_webauth_check(const struct es_webauth *a, struct MHD_Connection *c);
+enum es_httpauth_verdict es_httpauth_check(const struct es_httpauth *a, struct MHD_Connection *c);
 
 #endif

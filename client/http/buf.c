@@ -7,12 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-void es_webbuf_free(struct es_webbuf *b) {
+void es_httpbuf_free(struct es_httpbuf *b) {
     free(b->p);
     memset(b, 0, sizeof *b);
 }
 
-static bool reserve(struct es_webbuf *b, size_t more) {
+static bool reserve(struct es_httpbuf *b, size_t more) {
     if (b->oom)
         return false;
     if (b->len + more + 1 <= b->cap)
@@ -30,7 +30,7 @@ static bool reserve(struct es_webbuf *b, size_t more) {
     return true;
 }
 
-void es_webbuf_add(struct es_webbuf *b, const char *s, size_t n) {
+void es_httpbuf_add(struct es_httpbuf *b, const char *s, size_t n) {
     if (!reserve(b, n))
         return;
     memcpy(b->p + b->len, s, n);
@@ -38,7 +38,7 @@ void es_webbuf_add(struct es_webbuf *b, const char *s, size_t n) {
     b->p[b->len] = '\0';
 }
 
-void es_webbuf_printf(struct es_webbuf *b, const char *fmt, ...) {
+void es_httpbuf_printf(struct es_httpbuf *b, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     int n = vsnprintf(NULL, 0, fmt, ap);
@@ -51,26 +51,26 @@ void es_webbuf_printf(struct es_webbuf *b, const char *fmt, ...) {
     b->len += (size_t)n;
 }
 
-void es_webbuf_json_str(struct es_webbuf *b, const char *s) {
-    ES_WEBBUF_ADD(b, "\"");
+void es_httpbuf_json_str(struct es_httpbuf *b, const char *s) {
+    ES_HTTPBUF_ADD(b, "\"");
     const unsigned char *p = (const unsigned char *)s;
     size_t n = strlen(s);
     for (size_t i = 0; i < n; i++) {
         /* '<', '>' and '&' escaped too: the text may end up in a <script>. */
         if (p[i] < 0x20 || p[i] == '"' || p[i] == '\\' || p[i] == '<' || p[i] == '>' ||
             p[i] == '&' || p[i] == 0x7f) {
-            es_webbuf_printf(b, "\\u%04x", p[i]);
+            es_httpbuf_printf(b, "\\u%04x", p[i]);
         } else if (p[i] < 0x80) {
-            es_webbuf_add(b, s + i, 1);
+            es_httpbuf_add(b, s + i, 1);
         } else {
             /* Valid UTF-8 whatever the text (cbits/format/es_utf8.h's rule). */
             size_t k = es_utf8_len(p + i, n - i);
             if (k == 0)
-                ES_WEBBUF_ADD(b, "\\ufffd");
+                ES_HTTPBUF_ADD(b, "\\ufffd");
             else
-                es_webbuf_add(b, s + i, k);
+                es_httpbuf_add(b, s + i, k);
             i += k ? k - 1 : 0;
         }
     }
-    ES_WEBBUF_ADD(b, "\"");
+    ES_HTTPBUF_ADD(b, "\"");
 }

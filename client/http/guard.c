@@ -1,5 +1,6 @@
 #include "guard.h"
 
+#include <assert.h>
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,7 +8,7 @@
 #include <time.h>
 
 struct es_httpguard_conn {
-    struct es_httpguard_conn *prev, *next;
+    struct es_queue_node node; /* in the guard's `conns`, newest first */
     int fd;
     uint8_t addr[17]; /* the peer's address: its family, then up to 16 bytes */
     uint64_t opened_ms;
@@ -22,9 +23,9 @@ static uint64_t now_ms(void) {
     return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
 }
 
-void es_httpguard_init(struct es_httpguard *g, const struct es_webauth *auth) {
+void es_httpguard_init(struct es_httpguard *g, const struct es_httpauth *auth) {
     g->auth = auth;
-    g->conns = NULL;
+    es_queue_init(&g->conns);
     g->unproven = 0;
     pthread_mutex_init(&g->mu, NULL);
 }
@@ -35,13 +36,16 @@ void es_httpguard_destroy(struct es_httpguard *g) {
 
 /* Under the lock: shut `k` down (libmicrohttpd closes it soon). */
 static void cut(struct es_httpguard *g, struct es_httpguard_conn *k) {
+    assert(es_queue_contains(&g->conns, &k->node));
     if (k->cut)
         return;
     shutdown(k->fd, SHUT_RDWR);
     k->cut = true;
     k->deadline_ms = 0;
-    if (!k->proven)
+    if (!k->proven) {
+        assert(g->unproven > 0);
         g->unproven--;
+    }
 }
 
 /* The peer address of `fd` as a key: the family, then the address (an
@@ -69,11 +73,13 @@ static struct es_httpguard_conn *oldest(struct es_httpguard *g, const uint8_t *a
                                         unsigned *count) {
     struct es_httpguard_conn *found = NULL;
     *count = 0;
-    for (struct es_httpguard_conn *w = g->conns; w != NULL; w = w->next)
+    ES_QUEUE_FOREACH(n, &g->conns) {
+        struct es_httpguard_conn *w = ES_QUEUE_DATA(n, struct es_httpguard_conn, node);
         if (!w->proven && !w->cut && (addr == NULL || memcmp(w->addr, addr, 17) == 0)) {
             found = w;
             (*count)++;
         }
+    }
     return found;
 }
 
@@ -104,13 +110,10 @@ static void opened(struct es_httpguard *g, struct MHD_Connection *c, void **sock
     k->deadline_ms = now + ES_HTTPGUARD_REQUEST_S * 1000;
     /* On loopback the peer's user is known at once; elsewhere only the
      * token, in a request, tells. */
-    k->proven = g->auth->loopback && es_webauth_fd_is_owner(g->auth, k->fd);
+    k->proven = g->auth->loopback && es_httpauth_fd_is_owner(g->auth, k->fd);
     peer_key(k->fd, k->addr);
     pthread_mutex_lock(&g->mu);
-    k->next = g->conns;
-    if (k->next)
-        k->next->prev = k;
-    g->conns = k;
+    es_queue_insert_head(&g->conns, &k->node);
     if (!k->proven) {
         g->unproven++;
         make_room(g, k);
@@ -121,14 +124,11 @@ static void opened(struct es_httpguard *g, struct MHD_Connection *c, void **sock
 static void closed(struct es_httpguard *g, void **socket_context) {
     struct es_httpguard_conn *k = *socket_context;
     pthread_mutex_lock(&g->mu);
-    if (!k->proven && !k->cut)
+    if (!k->proven && !k->cut) {
+        assert(g->unproven > 0);
         g->unproven--;
-    if (k->prev)
-        k->prev->next = k->next;
-    else
-        g->conns = k->next;
-    if (k->next)
-        k->next->prev = k->prev;
+    }
+    es_queue_remove(&g->conns, &k->node);
     pthread_mutex_unlock(&g->mu);
     free(k);
     *socket_context = NULL;
@@ -170,8 +170,10 @@ void es_httpguard_request(struct es_httpguard *g, struct MHD_Connection *c, bool
     k->deadline_ms = 0;
     if (proven && !k->proven) {
         k->proven = true;
-        if (!k->cut)
+        if (!k->cut) {
+            assert(g->unproven > 0);
             g->unproven--;
+        }
     }
     pthread_mutex_unlock(&g->mu);
 }
@@ -179,8 +181,10 @@ void es_httpguard_request(struct es_httpguard *g, struct MHD_Connection *c, bool
 void es_httpguard_cut_late(struct es_httpguard *g) {
     uint64_t now = now_ms();
     pthread_mutex_lock(&g->mu);
-    for (struct es_httpguard_conn *k = g->conns; k != NULL; k = k->next)
+    ES_QUEUE_FOREACH(n, &g->conns) {
+        struct es_httpguard_conn *k = ES_QUEUE_DATA(n, struct es_httpguard_conn, node);
         if (k->deadline_ms != 0 && k->deadline_ms <= now)
             cut(g, k);
+    }
     pthread_mutex_unlock(&g->mu);
 }

@@ -31,6 +31,7 @@
 #define ES_HTTPGUARD_H
 
 #include "auth.h"
+#include "base/es_queue.h"
 
 #include <microhttpd.h>
 #include <pthread.h>
@@ -48,13 +49,13 @@
 struct es_httpguard_conn;
 
 struct es_httpguard {
-    const struct es_webauth *auth; /* who is proven as the connection opens */
+    const struct es_httpauth *auth; /* who is proven as the connection opens */
     pthread_mutex_t mu;
-    struct es_httpguard_conn *conns; /* every open connection, newest first */
-    unsigned unproven;               /* of them, unproven and not cut */
+    struct es_queue conns; /* every open connection (es_httpguard_conn), newest first */
+    unsigned unproven;     /* of them, unproven and not cut */
 };
 
-void es_httpguard_init(struct es_httpguard *g, const struct es_webauth *auth);
+void es_httpguard_init(struct es_httpguard *g, const struct es_httpauth *auth);
 void es_httpguard_destroy(struct es_httpguard *g);
 
 /* MHD_OPTION_NOTIFY_CONNECTION's function (`cls`: the guard). */

@@ -97,7 +97,7 @@ void es_model_cap_stop(struct es_model *m, struct es_model_cap *cp, uint64_t t) 
 
 void es_model_on_cap_create(struct es_model *m, struct es_model_ev *e) {
     m->rts_started = true; /* a start-up event, as CAPSET_CREATE */
-    unsigned c = (unsigned)rd_n(&e->r, 2);
-    if (!e->r.bad)
+    unsigned c = es_payload_u16(&e->r);
+    if (es_payload_ok(&e->r))
         es_model_see_cap(m, c);
 }

@@ -144,8 +144,9 @@ static void census_add(struct es_model *m, const char *label, uint64_t bytes) {
 }
 
 /* Whether label `i` is the text at `p` (`n` bytes, up to a NUL if any,
- * cut as rd_str cuts it into a buffer of `size`): the guess checked in
- * place, without a copy. A label holds no NUL: its end is the text's. */
+ * cut as es_payload_text cuts it into a buffer of `size`): the guess
+ * checked in place, without a copy. A label holds no NUL: its end is the
+ * text's. */
 static bool label_is(const struct es_model *m, uint32_t i, const uint8_t *p, size_t n,
                      size_t size) {
     size_t len = m->label_len[i];
@@ -260,10 +261,10 @@ void es_model_census_free(struct es_model *m) {
 /* ---- Events. */
 
 void es_model_on_heap_prof_begin(struct es_model *m, struct es_model_ev *e) {
-    rd_n(&e->r, 1); /* profile id */
-    uint64_t interval = rd_n(&e->r, 8);
-    uint32_t breakdown = (uint32_t)rd_n(&e->r, 4);
-    if (e->r.bad)
+    es_payload_skip(&e->r, 1); /* profile id */
+    uint64_t interval = es_payload_u64(&e->r);
+    uint32_t breakdown = es_payload_u32(&e->r);
+    if (!es_payload_ok(&e->r))
         return;
     m->heap_prof = true;
     m->heap_interval_ns = interval;
@@ -273,12 +274,12 @@ void es_model_on_heap_prof_begin(struct es_model *m, struct es_model_ev *e) {
 /* A cost centre's name as the RTS's .hp writes it in a stack: its label,
  * but a CAF's as MODULE.CAF (rts/ProfHeap.c, fprint_ccs). */
 void es_model_on_cost_centre(struct es_model *m, struct es_model_ev *e) {
-    struct rd *r = &e->r;
-    uint32_t id = (uint32_t)rd_n(r, 4);
+    struct es_payload *r = &e->r;
+    uint32_t id = es_payload_u32(r);
     char label[256], module[256];
-    rd_str(r, label, sizeof label);
-    rd_str(r, module, sizeof module);
-    if (r->bad || id >= ES_MODEL_MAX_LABELS)
+    es_payload_text(r, label, sizeof label);
+    es_payload_text(r, module, sizeof module);
+    if (!es_payload_ok(r) || id >= ES_MODEL_MAX_LABELS)
         return;
     if (id >= m->ncc) {
         size_t n = id + 1 > m->ncc * 2 ? id + 1 : m->ncc * 2;
@@ -306,8 +307,8 @@ void es_model_on_cost_centre(struct es_model *m, struct es_model_ev *e) {
 }
 
 void es_model_on_sample_begin(struct es_model *m, struct es_model_ev *e) {
-    uint64_t era = rd_n(&e->r, 8);
-    if (e->r.bad)
+    uint64_t era = es_payload_u64(&e->r);
+    if (!es_payload_ok(&e->r))
         return;
     m->in_census = true;
     m->building.n = 0;
@@ -317,17 +318,17 @@ void es_model_on_sample_begin(struct es_model *m, struct es_model_ev *e) {
 }
 
 void es_model_on_sample_string(struct es_model *m, struct es_model_ev *e) {
-    rd_n(&e->r, 1); /* profile id */
-    uint64_t bytes = rd_n(&e->r, 8);
-    if (e->r.bad || !m->in_census)
+    es_payload_skip(&e->r, 1); /* profile id */
+    uint64_t bytes = es_payload_u64(&e->r);
+    if (!es_payload_ok(&e->r) || !m->in_census)
         return;
     char label[512];
     uint32_t g = m->label_guess;
-    if (g < m->nlabels && label_is(m, g, e->r.p, e->r.left, sizeof label)) {
+    if (g < m->nlabels && label_is(m, g, e->r.p, es_payload_left(&e->r), sizeof label)) {
         census_line(m, g, bytes);
         return;
     }
-    rd_str(&e->r, label, sizeof label);
+    es_payload_text(&e->r, label, sizeof label);
     census_add(m, label, bytes);
 }
 
@@ -337,18 +338,18 @@ void es_model_on_sample_string(struct es_model *m, struct es_model_ev *e) {
  * stack, without the RTS's "(N)" stack number (the eventlog has none) and
  * whole (heap.c cuts it to the program's -L length for the .hp). */
 void es_model_on_sample_cost_centre(struct es_model *m, struct es_model_ev *e) {
-    struct rd *r = &e->r;
+    struct es_payload *r = &e->r;
     if (!m->in_census)
         return;
-    rd_n(r, 1); /* profile id */
-    uint64_t bytes = rd_n(r, 8);
-    unsigned depth = (unsigned)rd_n(r, 1);
+    es_payload_skip(r, 1); /* profile id */
+    uint64_t bytes = es_payload_u64(r);
+    unsigned depth = es_payload_u8(r);
     char label[512];
     size_t k = 0;
     label[0] = '\0';
     bool sep = false;
-    for (unsigned i = 0; i < depth && !r->bad; i++) {
-        uint32_t id = (uint32_t)rd_n(r, 4);
+    for (unsigned i = 0; i < depth && es_payload_ok(r); i++) {
+        uint32_t id = es_payload_u32(r);
         const char *cc = id < m->ncc && m->cc_label[id] ? m->cc_label[id] : NULL;
         char num[16];
         if (cc == NULL) {
@@ -363,7 +364,7 @@ void es_model_on_sample_cost_centre(struct es_model *m, struct es_model_ev *e) {
         }
         k += (size_t)w;
     }
-    if (r->bad)
+    if (!es_payload_ok(r))
         return;
     census_add(m, depth ? label : "MAIN", bytes);
 }

@@ -95,14 +95,13 @@ static void enter_block(struct es_model *m, uint16_t cap, uint64_t left) {
 }
 
 /* A block marker: the events that follow, up to its size, are its
- * capability's. */
-static void block_marker(struct es_model *m, const struct es_event *ev, struct rd *r) {
-    uint64_t size = rd_n(r, 4);
-    rd_n(r, 8); /* end time */
-    uint16_t cap = (uint16_t)rd_n(r, 2);
-    enter_block(m, r->bad ? ES_GLOBAL_CAP : cap, size > ev->len ? size - ev->len : 0);
-    if (!r->bad && cap != ES_GLOBAL_CAP)
-        es_model_see_cap(m, cap);
+ * capability's (a marker too short to say is the global buffer's). */
+static void block_marker(struct es_model *m, const struct es_event *ev) {
+    struct es_block_fields b;
+    bool whole = es_payload_block(ev, &b);
+    enter_block(m, b.cap, b.size > ev->len ? b.size - ev->len : 0);
+    if (whole && b.cap != ES_GLOBAL_CAP)
+        es_model_see_cap(m, b.cap);
 }
 
 /* The capability of the block the event is in; outside any block, none is
@@ -116,7 +115,7 @@ static inline struct es_model_cap *block_cap(struct es_model *m, const struct es
 }
 
 void es_model_event(struct es_model *m, const struct es_event *ev) {
-    struct es_model_ev e = {{ev->payload, ev->payload_len, false}, ev->time, NULL};
+    struct es_model_ev e = {es_payload_of(ev), ev->time, NULL};
     if (m->events++ == 0 || e.t < m->first_time) {
         m->first_time = e.t;
         set_window(m);
@@ -125,7 +124,7 @@ void es_model_event(struct es_model *m, const struct es_event *ev) {
         m->now = e.t;
     second_passed(m);
     if (ev->type == ES_EVENT_BLOCK_MARKER) {
-        block_marker(m, ev, &e.r);
+        block_marker(m, ev);
         return;
     }
     e.cap = block_cap(m, ev);

@@ -7,6 +7,8 @@
 #ifndef ES_MODEL_FAMILIES_H
 #define ES_MODEL_FAMILIES_H
 
+#include "format/es_event_names.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -93,13 +95,14 @@ struct es_model_spark_pt {
 };
 /* Points kept per capability; when full, every other one is dropped. */
 #define ES_MODEL_SPARK_POINTS 256
-/* What a thread is doing (es_model_thread.state). */
+/* What a thread is doing (es_model_thread.state): after a STOP_THREAD,
+ * what its status says (format/es_event_names.h). */
 enum es_model_thread_state {
-    ES_THREAD_RUNNABLE, /* created, woken or yielded: in a run queue */
-    ES_THREAD_RUNNING,
-    ES_THREAD_BLOCKED, /* on what: es_model_thread.why */
-    ES_THREAD_FOREIGN, /* in a foreign call */
-    ES_THREAD_FINISHED
+    ES_THREAD_RUNNABLE = ES_STOP_RUNNABLE, /* created, woken or yielded: in a run queue */
+    ES_THREAD_BLOCKED = ES_STOP_BLOCKED,   /* on what: es_model_thread.why */
+    ES_THREAD_FOREIGN = ES_STOP_FOREIGN,   /* in a foreign call */
+    ES_THREAD_FINISHED = ES_STOP_FINISHED,
+    ES_THREAD_RUNNING = ES_STOP_KINDS
 };
 
 struct es_model_thread_table;

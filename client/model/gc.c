@@ -42,18 +42,18 @@ static void heap_allocated(struct es_model *m, struct es_model_cap *c, uint64_t 
 }
 
 void es_model_on_heap_allocated(struct es_model *m, struct es_model_ev *e) {
-    rd_n(&e->r, 4); /* capset */
-    uint64_t v = rd_n(&e->r, 8);
-    if (!e->r.bad && e->cap != NULL)
+    es_payload_skip(&e->r, 4); /* capset */
+    uint64_t v = es_payload_u64(&e->r);
+    if (es_payload_ok(&e->r) && e->cap != NULL)
         heap_allocated(m, e->cap, e->t, v);
 }
 
 /* HEAP_SIZE or HEAP_LIVE: the latest, the largest, the largest in its
  * timeline bucket, and the series. */
 static void heap_figure(struct es_model *m, struct es_model_ev *e, bool live) {
-    rd_n(&e->r, 4); /* capset */
-    uint64_t v = rd_n(&e->r, 8);
-    if (e->r.bad)
+    es_payload_skip(&e->r, 4); /* capset */
+    uint64_t v = es_payload_u64(&e->r);
+    if (!es_payload_ok(&e->r))
         return;
     uint64_t *latest = live ? &m->heap_live : &m->heap_size;
     uint64_t *max = live ? &m->max_heap_live : &m->max_heap_size;
@@ -76,9 +76,9 @@ void es_model_on_heap_live(struct es_model *m, struct es_model_ev *e) {
 }
 
 void es_model_on_heap_info(struct es_model *m, struct es_model_ev *e) {
-    rd_n(&e->r, 4); /* capset */
-    unsigned gens = (unsigned)rd_n(&e->r, 2);
-    if (!e->r.bad && gens > 0)
+    es_payload_skip(&e->r, 4); /* capset */
+    unsigned gens = es_payload_u16(&e->r);
+    if (es_payload_ok(&e->r) && gens > 0)
         m->generations = gens;
 }
 
@@ -175,10 +175,10 @@ void es_model_on_gc_end(struct es_model *m, struct es_model_ev *e) {
 }
 
 void es_model_on_gc_stats(struct es_model *m, struct es_model_ev *e) {
-    rd_n(&e->r, 4); /* capset */
-    unsigned gen = (unsigned)rd_n(&e->r, 2);
-    uint64_t copied = rd_n(&e->r, 8);
-    if (e->r.bad)
+    es_payload_skip(&e->r, 4); /* capset */
+    unsigned gen = es_payload_u16(&e->r);
+    uint64_t copied = es_payload_u64(&e->r);
+    if (!es_payload_ok(&e->r))
         return;
     m->gcs++;
     m->gen_gcs[gen < ES_MODEL_MAX_GENS ? gen : ES_MODEL_MAX_GENS - 1]++;

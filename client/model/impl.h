@@ -33,6 +33,7 @@
 
 #include "model.h"
 
+#include "format/es_payload.h"
 #include "format/es_utf8.h"
 
 #include <stdbool.h>
@@ -41,62 +42,6 @@
 #include <string.h>
 
 #define NS_PER_S 1000000000ull
-
-/* ---- Payload reading: every field is checked against the payload's
- * length, so a short or garbled event is ignored, never over-read. Inline:
- * every event is read with these. */
-
-struct rd {
-    const uint8_t *p;
-    size_t left;
-    bool bad;
-};
-
-/* A big-endian field of `n` bytes (0 and r->bad once the payload ends).
- * Every call names its width, so the switch folds away: a field costs a
- * compare and a byte-swapped load (a byte loop was a tenth of the parse,
- * BENCHMARKS.md). */
-static inline uint64_t rd_n(struct rd *r, int n) {
-    if (r->bad || r->left < (size_t)n) {
-        r->bad = true;
-        return 0;
-    }
-    uint64_t v;
-    switch (n) {
-    case 8:
-        v = es_be64(r->p);
-        break;
-    case 4:
-        v = es_be32(r->p);
-        break;
-    case 2:
-        v = es_be16(r->p);
-        break;
-    default:
-        v = 0;
-        for (int i = 0; i < n; i++)
-            v = v << 8 | r->p[i];
-        break;
-    }
-    r->p += n;
-    r->left -= (size_t)n;
-    return v;
-}
-
-/* A NUL-terminated string (or the rest of the payload when the NUL is
- * missing), copied into `out` as valid UTF-8 and cut to fit between two
- * characters (cbits/format/es_utf8.h: the one rule for every text the model
- * keeps). */
-static inline void rd_str(struct rd *r, char *out, size_t size) {
-    const uint8_t *nul = r->bad ? NULL : memchr(r->p, 0, r->left);
-    size_t len = r->bad ? 0 : nul ? (size_t)(nul - r->p) : r->left;
-    es_utf8_copy(out, size, r->p, len);
-    if (!r->bad) {
-        size_t used = nul ? len + 1 : len;
-        r->p += used;
-        r->left -= used;
-    }
-}
 
 /* Text for display: control characters become spaces. */
 static inline void clean_text(char *s) {
@@ -108,7 +53,7 @@ static inline void clean_text(char *s) {
 /* ---- The event as a handler gets it. */
 
 struct es_model_ev {
-    struct rd r;              /* the payload, not yet read */
+    struct es_payload r;      /* the payload, not yet read (format/es_payload.h) */
     uint64_t t;               /* the event's time */
     struct es_model_cap *cap; /* its block's capability (global: 0); NULL past the table */
 };

@@ -75,16 +75,16 @@ static bool ipe_room(const struct es_model *m, const char *name) {
 /* IPE: the info table's address, then table name, closure type, type,
  * label, module and "FILE:SPAN" (GHC 9.2 and later; ghc-events' InfoProv). */
 void es_model_on_ipe(struct es_model *m, struct es_model_ev *e) {
-    struct rd *r = &e->r;
-    uint64_t addr = rd_n(r, 8);
+    struct es_payload *r = &e->r;
+    uint64_t addr = es_payload_u64(r);
     char table[256], cty[16], type[256], label[256], module[256], loc[512];
-    rd_str(r, table, sizeof table);
-    rd_str(r, cty, sizeof cty);
-    rd_str(r, type, sizeof type);
-    rd_str(r, label, sizeof label);
-    rd_str(r, module, sizeof module);
-    rd_str(r, loc, sizeof loc);
-    if (r->bad || addr == 0 || m->figures_only)
+    es_payload_text(r, table, sizeof table);
+    es_payload_text(r, cty, sizeof cty);
+    es_payload_text(r, type, sizeof type);
+    es_payload_text(r, label, sizeof label);
+    es_payload_text(r, module, sizeof module);
+    es_payload_text(r, loc, sizeof loc);
+    if (!es_payload_ok(r) || addr == 0 || m->figures_only)
         return;
     /* The label (the binding or constructor), else the table's name
      * without "_info"; the source location when GHC knows it. */

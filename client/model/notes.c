@@ -12,12 +12,15 @@
 #include <stdio.h>
 #include <string.h>
 
-static void note(struct es_model *m, enum es_model_note_kind kind, uint64_t t, const struct rd *r) {
+static void note(struct es_model *m, enum es_model_note_kind kind, uint64_t t,
+                 const struct es_payload *r) {
     struct es_model_note *n = &m->notes[m->notes_n % ES_MODEL_NOTES];
     n->time = t;
     n->kind = kind;
     /* The text is the whole payload (no NUL in GHC's), as valid UTF-8. */
-    es_utf8_copy(n->text, ES_MODEL_NOTE_LEN, r->p, r->left);
+    size_t len;
+    const uint8_t *s = es_payload_peek(r, &len);
+    es_utf8_copy(n->text, ES_MODEL_NOTE_LEN, s, len);
     clean_text(n->text);
     m->notes_n++;
     if (kind == ES_NOTE_MARKER)
@@ -72,14 +75,20 @@ void es_model_on_user_marker(struct es_model *m, struct es_model_ev *e) {
 }
 
 void es_model_on_user_msg(struct es_model *m, struct es_model_ev *e) {
-    const struct rd *r = &e->r;
+    const struct es_payload *r = &e->r;
     struct es_notice_read n;
-    es_notice_parse(r->p, r->left, &n);
+    size_t len;
+    const uint8_t *s = es_payload_peek(r, &len);
+    es_notice_parse(s, len, &n);
     /* Most messages are the program's (ES_NOTICE_NOT). A wait notice and
      * a cut notice are also kept as messages: worth reading in the list.
      * A drop notice is drawn as a gap, and a cost notice, once a second,
      * would crowd the list out: those are only counted. */
     if (count_notice(m, e->t, &n) && (n.kind == ES_NOTICE_DROP || n.kind == ES_NOTICE_COST))
+        return;
+    /* The views ask every program for its window: one that keeps none
+     * says so, which is no news. */
+    if (n.kind == ES_NOTICE_WINDOW_REFUSED)
         return;
     if (m->figures_only)
         return; /* the list of recent messages is history */

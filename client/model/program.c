@@ -15,17 +15,16 @@ static void program_name(struct es_model *m, const uint8_t *p, size_t len) {
 }
 
 void es_model_on_program_args(struct es_model *m, struct es_model_ev *e) {
-    struct rd *r = &e->r;
-    rd_n(r, 4); /* capset */
-    if (r->bad)
+    struct es_payload r = e->r; /* a copy the calls below cannot touch */
+    es_payload_skip(&r, 4);     /* capset */
+    if (!es_payload_ok(&r))
         return;
-    /* NUL-separated arguments, argv[0] first. */
+    /* NUL-terminated arguments, argv[0] first. */
     size_t k = 0;
-    const uint8_t *p = r->p, *end = r->p + r->left;
     bool first = true;
-    while (p < end) {
-        const uint8_t *nul = memchr(p, 0, (size_t)(end - p));
-        size_t len = nul ? (size_t)(nul - p) : (size_t)(end - p);
+    while (es_payload_left(&r) > 0) {
+        size_t len;
+        const uint8_t *p = es_payload_str(&r, &len);
         if (first)
             program_name(m, p, len);
         if (k + (first ? 0 : 1) + len < sizeof m->args) {
@@ -34,15 +33,14 @@ void es_model_on_program_args(struct es_model *m, struct es_model_ev *e) {
             k += es_utf8_copy(m->args + k, sizeof m->args - k, p, len);
         }
         first = false;
-        p += len + 1;
     }
     m->args[k] = '\0';
     clean_text(m->args);
 }
 
 void es_model_on_rts_identifier(struct es_model *m, struct es_model_ev *e) {
-    rd_n(&e->r, 4); /* capset */
-    rd_str(&e->r, m->rts_id, sizeof m->rts_id);
+    es_payload_skip(&e->r, 4); /* capset */
+    es_payload_text(&e->r, m->rts_id, sizeof m->rts_id);
     clean_text(m->rts_id);
     /* "GHC-9.6.6 rts_thr": the version is what follows "GHC-". */
     const char *v = strstr(m->rts_id, "GHC-");
@@ -69,18 +67,18 @@ bool es_model_late_start(const struct es_model *m) {
 }
 
 void es_model_on_pid(struct es_model *m, struct es_model_ev *e) {
-    rd_n(&e->r, 4); /* capset */
-    uint32_t pid = (uint32_t)rd_n(&e->r, 4);
-    if (!e->r.bad)
+    es_payload_skip(&e->r, 4); /* capset */
+    uint32_t pid = es_payload_u32(&e->r);
+    if (es_payload_ok(&e->r))
         m->pid = pid;
 }
 
 void es_model_on_wall_clock(struct es_model *m, struct es_model_ev *e) {
-    rd_n(&e->r, 4); /* capset */
-    uint64_t sec = rd_n(&e->r, 8);
-    uint32_t nsec = (uint32_t)rd_n(&e->r, 4);
+    es_payload_skip(&e->r, 4); /* capset */
+    uint64_t sec = es_payload_u64(&e->r);
+    uint32_t nsec = es_payload_u32(&e->r);
     /* The wall clock at time t: the RTS started t ns earlier. */
-    if (!e->r.bad) {
+    if (es_payload_ok(&e->r)) {
         uint64_t wall_ns = sec * NS_PER_S + nsec;
         m->wall_start_s = wall_ns > e->t ? (wall_ns - e->t) / NS_PER_S : 0;
     }

@@ -38,11 +38,13 @@ static void add_point(struct es_model *m, unsigned c, const struct es_model_spar
 
 void es_model_on_spark_counters(struct es_model *m, struct es_model_ev *e) {
     /* Seven u64 fields: one length check, then plain loads. */
-    if (e->r.bad || e->r.left < 8 * F_N || e->cap == NULL)
+    size_t n;
+    const uint8_t *p = es_payload_peek(&e->r, &n);
+    if (n < 8 * F_N || e->cap == NULL)
         return;
     uint64_t f[F_N];
     for (int i = 0; i < F_N; i++)
-        f[i] = es_be64(e->r.p + 8 * i);
+        f[i] = es_be64(p + 8 * i);
     struct es_model_spark_pt pt = {.time = e->t, .pool = f[F_POOL]};
     /* As +RTS -s counts them: every spark, pooled or not. */
     pt.v[ES_SPARK_CREATED] = f[F_CREATED] + f[F_DUD] + f[F_OVERFLOWED];

@@ -20,13 +20,6 @@
 
 #include <stdlib.h>
 
-/* GHC's STOP_THREAD statuses (rts/include/rts/EventLogFormat.h): 1-5 the
- * scheduler's return codes, 6 a foreign call, and for a blocked thread 6
- * plus its why_blocked (rts/include/rts/Constants.h). */
-#define STOP_FINISHED 5
-#define STOP_FOREIGN  6
-#define STOP_BLOCKED0 6
-
 /* Thread `th` is in state `s` as of time `t` (an older event than the one
  * that set its state changes nothing). */
 static void set_state(struct es_model *m, struct es_model_thread *th, uint64_t t, uint8_t s,
@@ -101,8 +94,8 @@ void es_model_threads_live(const struct es_model *m, uint64_t width, unsigned fr
 /* ---- Events. */
 
 void es_model_on_thread_create(struct es_model *m, struct es_model_ev *e) {
-    uint32_t id = (uint32_t)rd_n(&e->r, 4);
-    if (e->r.bad)
+    uint32_t id = es_payload_u32(&e->r);
+    if (!es_payload_ok(&e->r))
         return;
     m->threads_created++;
     if (m->thr.min_created == 0 || id < m->thr.min_created)
@@ -117,8 +110,8 @@ void es_model_on_thread_create(struct es_model *m, struct es_model_ev *e) {
 }
 
 void es_model_on_thread_run(struct es_model *m, struct es_model_ev *e) {
-    uint32_t id = (uint32_t)rd_n(&e->r, 4);
-    if (e->r.bad)
+    uint32_t id = es_payload_u32(&e->r);
+    if (!es_payload_ok(&e->r))
         return;
     es_model_cap_run(e->cap, e->t);
     struct es_model_thread *th = es_model_thread_get(m, id, 0);
@@ -144,24 +137,19 @@ static void ran(struct es_model *m, struct es_model_thread *th, uint64_t d) {
     es_model_thread_rekey(m, th);
 }
 
-/* What a STOP_THREAD status leaves the thread doing. */
+/* What a STOP_THREAD status leaves the thread doing: the model's states
+ * after a stop are the kinds of format/es_event_names.h. */
 static uint8_t stopped_state(uint16_t status) {
-    if (status == STOP_FINISHED)
-        return ES_THREAD_FINISHED;
-    if (status == STOP_FOREIGN)
-        return ES_THREAD_FOREIGN;
-    if (status > STOP_BLOCKED0)
-        return ES_THREAD_BLOCKED;
-    return ES_THREAD_RUNNABLE; /* heap or stack overflow, yield: back in the queue */
+    return (uint8_t)es_stop_kind(status);
 }
 
 void es_model_on_thread_stop(struct es_model *m, struct es_model_ev *e) {
-    uint32_t id = (uint32_t)rd_n(&e->r, 4);
-    uint16_t status = (uint16_t)rd_n(&e->r, 2);
-    if (e->r.bad)
+    uint32_t id = es_payload_u32(&e->r);
+    uint16_t status = es_payload_u16(&e->r);
+    if (!es_payload_ok(&e->r))
         return;
     es_model_cap_stop(m, e->cap, e->t);
-    if (status == STOP_FINISHED) {
+    if (status == ES_STOP_FINISHED_STATUS) {
         m->thr.finished++;
         live_change(m, e->t, -1);
     }
@@ -183,24 +171,24 @@ void es_model_on_thread_stop(struct es_model *m, struct es_model_ev *e) {
             tb->run_on[c].since = 0;
         }
     }
-    if (th == NULL && status != STOP_FINISHED)
+    if (th == NULL && status != ES_STOP_FINISHED_STATUS)
         th = es_model_thread_get(m, id, 0);
     set_state(m, th, e->t, stopped_state(status), (uint8_t)(status < 256 ? status : 0));
 }
 
 /* THREAD_RUNNABLE: woken, back in a run queue. */
 void es_model_on_thread_runnable(struct es_model *m, struct es_model_ev *e) {
-    uint32_t id = (uint32_t)rd_n(&e->r, 4);
-    if (!e->r.bad)
+    uint32_t id = es_payload_u32(&e->r);
+    if (es_payload_ok(&e->r))
         set_state(m, es_model_thread_get(m, id, 0), e->t, ES_THREAD_RUNNABLE, 0);
 }
 
 /* MIGRATE_THREAD and THREAD_WAKEUP: (thread, capability) — moved to, or
  * woken for, that capability's run queue. */
 void es_model_on_thread_moved(struct es_model *m, struct es_model_ev *e) {
-    uint32_t id = (uint32_t)rd_n(&e->r, 4);
-    uint16_t cap = (uint16_t)rd_n(&e->r, 2);
-    if (e->r.bad)
+    uint32_t id = es_payload_u32(&e->r);
+    uint16_t cap = es_payload_u16(&e->r);
+    if (!es_payload_ok(&e->r))
         return;
     struct es_model_thread *th = es_model_thread_get(m, id, 0);
     if (th != NULL && e->t >= th->state_t && th->state != ES_THREAD_FINISHED)
@@ -210,13 +198,13 @@ void es_model_on_thread_moved(struct es_model *m, struct es_model_ev *e) {
 
 /* THREAD_LABEL: (thread, label bytes), not NUL-terminated. */
 void es_model_on_thread_label(struct es_model *m, struct es_model_ev *e) {
-    uint32_t id = (uint32_t)rd_n(&e->r, 4);
-    if (e->r.bad)
+    uint32_t id = es_payload_u32(&e->r);
+    if (!es_payload_ok(&e->r))
         return;
     struct es_model_thread *th = es_model_thread_get(m, id, 0);
     if (th == NULL)
         return;
-    rd_str(&e->r, th->label, sizeof th->label);
+    es_payload_text(&e->r, th->label, sizeof th->label);
     clean_text(th->label);
     es_model_thread_rekey(m, th); /* labelled: forgotten after the unlabelled */
 }
@@ -260,33 +248,19 @@ uint64_t es_model_threads_run_ns(const struct es_model *m) {
 }
 
 const char *es_model_thread_state(const struct es_model_thread *th) {
-    static const char *const blocked[] = {
-        [7] = "blocked on MVar",
-        [8] = "blocked on black hole",
-        [9] = "blocked on read",
-        [10] = "blocked on write",
-        [11] = "blocked on delay",
-        [12] = "blocked on STM",
-        [13] = "blocked on process",
-        [16] = "blocked in foreign call",
-        [17] = "blocked in foreign call",
-        [18] = "blocked on throwTo",
-        [19] = "migrating",
-        [20] = "blocked on MVar (read)",
-        [21] = "blocked on I/O completion",
-    };
     switch (th->state) {
     case ES_THREAD_RUNNING:
         return "running";
     case ES_THREAD_RUNNABLE:
         return "runnable";
     case ES_THREAD_FOREIGN:
-        return "in foreign call";
+        return es_stop_status(ES_STOP_FOREIGN_STATUS)->words;
     case ES_THREAD_FINISHED:
-        return "finished";
+        return es_stop_status(ES_STOP_FINISHED_STATUS)->words;
     default:
         break;
     }
-    size_t n = sizeof blocked / sizeof blocked[0];
-    return th->why < n && blocked[th->why] ? blocked[th->why] : "blocked";
+    /* Blocked: on what, in the words of its STOP_THREAD status. */
+    const struct es_stop_status *s = es_stop_status(th->why);
+    return s ? s->words : "blocked";
 }

@@ -22,7 +22,7 @@
 
 struct es_promhttp {
     struct MHD_Daemon *daemon;
-    struct es_webauth auth;    /* who may scrape: as for serve (docs/security.md) */
+    struct es_httpauth auth;   /* who may scrape: as for serve (docs/security.md) */
     struct es_httpguard guard; /* its connections */
     int listen_fd;
     unsigned port;
@@ -39,26 +39,26 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     (void)upload_size;
     (void)state;
     struct es_promhttp *h = cls;
-    enum es_webauth_verdict v = es_webauth_check(&h->auth, c);
-    es_httpguard_request(&h->guard, c, v == ES_WEBAUTH_OK);
+    enum es_httpauth_verdict v = es_httpauth_check(&h->auth, c);
+    es_httpguard_request(&h->guard, c, v == ES_HTTPAUTH_OK);
     switch (v) {
-    case ES_WEBAUTH_OK:
+    case ES_HTTPAUTH_OK:
         break;
-    case ES_WEBAUTH_OTHER_USER:
+    case ES_HTTPAUTH_OTHER_USER:
         return es_httpresp_text(c, MHD_HTTP_FORBIDDEN,
                                 h->auth.given
                                     ? "this eventlog-socket metrics is another user's: scrape "
                                       "with its --token-file's token (docs/prometheus.md)\n"
                                     : "this eventlog-socket metrics is another user's "
                                       "(docs/security.md)\n");
-    case ES_WEBAUTH_NO_TOKEN:
+    case ES_HTTPAUTH_NO_TOKEN:
         return es_httpresp_text(c, MHD_HTTP_FORBIDDEN,
                                 h->auth.given
                                     ? "scrape with the token of its --token-file "
                                       "(Authorization: Bearer, or ?token=)\n"
                                     : "scrape the URL eventlog-socket metrics printed (it has "
                                       "?token=)\n");
-    case ES_WEBAUTH_WRONG_HOST:
+    case ES_HTTPAUTH_WRONG_HOST:
         return es_httpresp_text(c, MHD_HTTP_MISDIRECTED_REQUEST, "wrong Host\n");
     }
     if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
@@ -87,9 +87,9 @@ struct es_promhttp *es_promhttp_start(const struct sockaddr_storage *sa, bool lo
     errno = 0;
     /* Listening, with its port known, before the server starts: every
      * connection is judged by the whole of `auth`. */
-    h->listen_fd = es_webaddr_listen(sa);
-    h->port = h->listen_fd >= 0 ? es_webaddr_port(h->listen_fd) : 0;
-    if (h->listen_fd < 0 || es_webauth_init(&h->auth, sa, loopback, h->port, token) != 0) {
+    h->listen_fd = es_httpaddr_listen(sa);
+    h->port = h->listen_fd >= 0 ? es_httpaddr_port(h->listen_fd) : 0;
+    if (h->listen_fd < 0 || es_httpauth_init(&h->auth, sa, loopback, h->port, token) != 0) {
         int e = errno;
         if (h->listen_fd >= 0)
             close(h->listen_fd);

@@ -29,6 +29,7 @@
 #include "http/auth.h"
 #include "http/buf.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <glob.h>
 #include <malloc.h>
@@ -49,8 +50,9 @@ struct metrics {
     struct es_promtarget_env env; /* the targets' view of the above */
     const char **sources;
     int nsources;
-    struct es_promtarget *targets, *dead;
-    struct es_promscan sc; /* what the globs match that is not followed yet */
+    struct es_queue targets; /* followed (es_promtarget), newest first */
+    struct es_queue dead;    /* stopped, freed FREE_AFTER_TICKS later */
+    struct es_promscan sc;   /* what the globs match that is not followed yet */
     double linger_s;
     unsigned top;
     uv_timer_t tick, scan;
@@ -58,21 +60,21 @@ struct metrics {
     struct es_promhttp *http;
 };
 
+#define TARGET(n) ES_QUEUE_DATA(n, struct es_promtarget, node)
+
 static struct es_promtarget *add_target(struct metrics *x, const char *source, bool from_glob) {
     struct es_promtarget *t = es_promtarget_new(&x->env, source, from_glob);
-    if (t != NULL) {
-        t->next = x->targets;
-        x->targets = t;
-    }
+    if (t != NULL)
+        es_queue_insert_head(&x->targets, &t->node);
     return t;
 }
 
 /* Stop following `t` (its socket went away); freed a little later. */
 static void remove_target(struct metrics *x, struct es_promtarget *t) {
+    es_queue_remove(&x->targets, &t->node);
     es_promtarget_stop(t);
     t->dead_ticks = FREE_AFTER_TICKS;
-    t->next = x->dead;
-    x->dead = t;
+    es_queue_insert_head(&x->dead, &t->node);
 }
 
 static bool is_glob(const char *s) {
@@ -81,9 +83,11 @@ static bool is_glob(const char *s) {
 
 /* The path of `source` matched by a glob: its target, or NULL. */
 static struct es_promtarget *target_of(struct metrics *x, const char *path) {
-    for (struct es_promtarget *t = x->targets; t; t = t->next)
+    ES_QUEUE_FOREACH(n, &x->targets) {
+        struct es_promtarget *t = TARGET(n);
         if (strncmp(t->source, "unix:", 5) == 0 && strcmp(t->source + 5, path) == 0)
             return t;
+    }
     return NULL;
 }
 
@@ -91,8 +95,9 @@ static struct es_promtarget *target_of(struct metrics *x, const char *path) {
  * vanished ones go. */
 static void scan(struct metrics *x) {
     uint64_t now = uv_now(x->loop);
-    for (struct es_promtarget *t = x->targets; t; t = t->next)
-        t->matched = false;
+    ES_QUEUE_FOREACH(n, &x->targets) {
+        TARGET(n)->matched = false;
+    }
     es_promscan_begin(&x->sc);
     for (int i = 0; i < x->nsources; i++) {
         if (!is_glob(x->sources[i]))
@@ -112,15 +117,12 @@ static void scan(struct metrics *x) {
         }
         globfree(&g);
     }
-    for (struct es_promtarget **p = &x->targets; *p;) {
-        struct es_promtarget *t = *p;
+    ES_QUEUE_FOREACH_SAFE(n, &x->targets) {
+        struct es_promtarget *t = TARGET(n);
         if (t->from_glob && !t->matched && !es_promtarget_shown(t)) {
-            *p = t->next;
             if (t->trial != NULL)
                 es_promscan_forget(&x->sc, t->trial);
             remove_target(x, t);
-        } else {
-            p = &t->next;
         }
     }
     es_promscan_end(&x->sc);
@@ -137,23 +139,19 @@ static void trials(struct metrics *x) {
     uint64_t now = uv_now(x->loop), limit = (uint64_t)(x->opt.connect_timeout * 1e3);
     if (limit > TRIAL_MS)
         limit = TRIAL_MS;
-    for (struct es_promtarget **p = &x->targets; *p;) {
-        struct es_promtarget *t = *p;
+    ES_QUEUE_FOREACH_SAFE(n, &x->targets) {
+        struct es_promtarget *t = TARGET(n);
         if (t->trial == NULL || t->run) {
             if (t->trial != NULL)
                 es_promscan_forget(&x->sc, t->trial);
             t->trial = NULL;
-            p = &t->next;
             continue;
         }
-        if (!t->said_error && now - t->trial_ms < limit) {
-            p = &t->next;
+        if (!t->said_error && now - t->trial_ms < limit)
             continue;
-        }
         char why[200];
         snprintf(why, sizeof why, "%s", t->said_error ? t->why : "no eventlog header within 2 s");
         es_promscan_failed(&x->sc, t->trial, why, now);
-        *p = t->next;
         remove_target(x, t);
     }
     struct es_promscan_cand *c;
@@ -176,20 +174,20 @@ static void on_scan(uv_timer_t *timer) {
 /* Write the exposition of every target (and of lingering previous runs)
  * and publish it. */
 static void publish(struct metrics *x) {
-    size_t n = 0;
-    for (struct es_promtarget *t = x->targets; t; t = t->next)
-        n += 2;
+    size_t n = 2 * es_queue_len(&x->targets);
     struct es_promtext_target *pt = calloc(n ? n : 1, sizeof *pt);
     if (pt == NULL)
         return;
     size_t k = 0;
-    for (struct es_promtarget *t = x->targets; t; t = t->next)
-        k += es_promtarget_export(t, pt + k);
-    struct es_webbuf b = {0};
+    ES_QUEUE_FOREACH(e, &x->targets) {
+        k += es_promtarget_export(TARGET(e), pt + k);
+    }
+    assert(k <= n);
+    struct es_httpbuf b = {0};
     es_promtext_write(&b, pt, k, x->top);
     free(pt);
     if (b.oom) {
-        es_webbuf_free(&b);
+        es_httpbuf_free(&b);
         return;
     }
     es_promhttp_publish(x->http, b.p, b.len);
@@ -198,18 +196,18 @@ static void publish(struct metrics *x) {
 static void on_tick(uv_timer_t *timer) {
     struct metrics *x = timer->data;
     bool freed = false;
-    for (struct es_promtarget **p = &x->dead; *p;) {
-        struct es_promtarget *t = *p;
+    ES_QUEUE_FOREACH_SAFE(n, &x->dead) {
+        struct es_promtarget *t = TARGET(n);
+        assert(t->dead_ticks > 0);
         if (--t->dead_ticks == 0) {
-            *p = t->next;
+            es_queue_remove(&x->dead, n);
             es_promtarget_free(t);
             freed = true;
-        } else {
-            p = &t->next;
         }
     }
-    for (struct es_promtarget *t = x->targets; t; t = t->next)
-        freed |= es_promtarget_tidy(t);
+    ES_QUEUE_FOREACH(n, &x->targets) {
+        freed |= es_promtarget_tidy(TARGET(n));
+    }
     /* What the models of ended runs held goes back to the system, not
      * only to malloc's free lists. */
     if (freed)
@@ -232,6 +230,8 @@ static void close_handle(uv_handle_t *h) {
 }
 
 static void run(struct metrics *x) {
+    es_queue_init(&x->targets);
+    es_queue_init(&x->dead);
     for (int i = 0; i < x->nsources; i++)
         if (!is_glob(x->sources[i]))
             add_target(x, x->sources[i], false);
@@ -250,21 +250,16 @@ static void run(struct metrics *x) {
     uv_signal_start(&x->sigterm, on_signal, SIGTERM);
     publish(x);
     uv_run(x->loop, UV_RUN_DEFAULT);
-    while (x->targets) {
-        struct es_promtarget *t = x->targets;
-        x->targets = t->next;
-        remove_target(x, t);
-    }
+    struct es_queue_node *n;
+    while ((n = es_queue_first(&x->targets)) != NULL)
+        remove_target(x, TARGET(n));
     close_handle((uv_handle_t *)&x->tick);
     close_handle((uv_handle_t *)&x->scan);
     close_handle((uv_handle_t *)&x->sigint);
     close_handle((uv_handle_t *)&x->sigterm);
     uv_run(x->loop, UV_RUN_DEFAULT);
-    while (x->dead) {
-        struct es_promtarget *t = x->dead;
-        x->dead = t->next;
-        es_promtarget_free(t);
-    }
+    while ((n = es_queue_pop_head(&x->dead)) != NULL)
+        es_promtarget_free(TARGET(n));
     es_promscan_destroy(&x->sc);
 }
 
@@ -329,13 +324,14 @@ int es_metrics_main(int argc, char **argv) {
     struct sockaddr_storage sa;
     socklen_t salen;
     bool loopback = false;
-    if (es_webaddr_parse(http, &sa, &salen, &loopback) != 0) {
+    if (es_httpaddr_parse(http, &sa, &salen, &loopback) != 0) {
         fprintf(stderr, "eventlog-socket metrics: --http: not HOST:PORT: %s\n", http);
         return 2;
     }
-    static char user_token[ES_WEBAUTH_TOKEN_MAX + 1];
+    static char user_token[ES_HTTPAUTH_TOKEN_MAX + 1];
     char why[512];
-    if (token_file != NULL && es_webauth_read_token(token_file, user_token, why, sizeof why) != 0) {
+    if (token_file != NULL &&
+        es_httpauth_read_token(token_file, user_token, why, sizeof why) != 0) {
         fprintf(stderr, "eventlog-socket metrics: --token-file %s\n", why);
         return 2;
     }
@@ -346,7 +342,7 @@ int es_metrics_main(int argc, char **argv) {
     if (x->http == NULL) {
         int e = errno ? errno : EADDRINUSE;
         fprintf(stderr, "eventlog-socket metrics: cannot serve HTTP on %s: %s%s\n", http,
-                strerror(e), e == EADDRINUSE ? ES_WEBADDR_IN_USE_HINT : "");
+                strerror(e), e == EADDRINUSE ? ES_HTTPADDR_IN_USE_HINT : "");
         return 2;
     }
     es_promhttp_print_url(x->http, http, token_file);

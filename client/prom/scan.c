@@ -1,5 +1,6 @@
 #include "scan.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,18 +9,28 @@
 #define RETRY_MS     5000
 #define RETRY_MAX_MS 80000
 
+#define CAND(n) ES_QUEUE_DATA(n, struct es_promscan_cand, node)
+
 void es_promscan_init(struct es_promscan *sc) {
     memset(sc, 0, sizeof *sc);
+    for (size_t b = 0; b < ES_PROMSCAN_BUCKETS; b++)
+        es_queue_init(&sc->bucket[b]);
+}
+
+/* Take `c` out of its bucket `b` and free it. */
+static void drop(struct es_promscan *sc, size_t b, struct es_promscan_cand *c) {
+    assert(sc->n > 0);
+    es_queue_remove(&sc->bucket[b], &c->node);
+    sc->n--;
+    free(c);
 }
 
 void es_promscan_destroy(struct es_promscan *sc) {
     for (size_t b = 0; b < ES_PROMSCAN_BUCKETS; b++)
-        while (sc->bucket[b] != NULL) {
-            struct es_promscan_cand *c = sc->bucket[b];
-            sc->bucket[b] = c->next;
-            free(c);
+        ES_QUEUE_FOREACH_SAFE(n, &sc->bucket[b]) {
+            drop(sc, b, CAND(n));
         }
-    sc->n = 0;
+    assert(sc->n == 0);
 }
 
 static size_t bucket_of(const char *source) {
@@ -31,8 +42,9 @@ static size_t bucket_of(const char *source) {
 
 void es_promscan_begin(struct es_promscan *sc) {
     for (size_t b = 0; b < ES_PROMSCAN_BUCKETS; b++)
-        for (struct es_promscan_cand *c = sc->bucket[b]; c != NULL; c = c->next)
-            c->matched = false;
+        ES_QUEUE_FOREACH(n, &sc->bucket[b]) {
+            CAND(n)->matched = false;
+        }
 }
 
 void es_promscan_match(struct es_promscan *sc, const char *path, uint64_t now) {
@@ -43,9 +55,13 @@ void es_promscan_match(struct es_promscan *sc, const char *path, uint64_t now) {
     if ((size_t)snprintf(source, sizeof source, "unix:%s", path) >= sizeof source)
         return; /* longer than any Unix socket path */
     size_t b = bucket_of(source);
-    struct es_promscan_cand *c = sc->bucket[b];
-    while (c != NULL && strcmp(c->source, source) != 0)
-        c = c->next;
+    struct es_promscan_cand *c = NULL;
+    ES_QUEUE_FOREACH(n, &sc->bucket[b]) {
+        if (strcmp(CAND(n)->source, source) == 0) {
+            c = CAND(n);
+            break;
+        }
+    }
     if (c == NULL) {
         size_t len = strlen(source) + 1;
         if (sc->n >= ES_PROMSCAN_MAX || (c = calloc(1, sizeof *c + len)) == NULL) {
@@ -53,8 +69,7 @@ void es_promscan_match(struct es_promscan *sc, const char *path, uint64_t now) {
             return;
         }
         memcpy(c->source, source, len);
-        c->next = sc->bucket[b];
-        sc->bucket[b] = c;
+        es_queue_insert_head(&sc->bucket[b], &c->node);
         sc->n++;
         c->due_ms = now;
     } else if (c->dev != st.st_dev || c->ino != st.st_ino) {
@@ -67,26 +82,11 @@ void es_promscan_match(struct es_promscan *sc, const char *path, uint64_t now) {
     c->matched = true;
 }
 
-static void unlink_cand(struct es_promscan *sc, struct es_promscan_cand *c) {
-    struct es_promscan_cand **p = &sc->bucket[bucket_of(c->source)];
-    while (*p != c)
-        p = &(*p)->next;
-    *p = c->next;
-    sc->n--;
-    free(c);
-}
-
 void es_promscan_end(struct es_promscan *sc) {
     for (size_t b = 0; b < ES_PROMSCAN_BUCKETS; b++)
-        for (struct es_promscan_cand **p = &sc->bucket[b]; *p != NULL;) {
-            struct es_promscan_cand *c = *p;
-            if (c->matched || c->trying) {
-                p = &c->next;
-                continue;
-            }
-            *p = c->next;
-            sc->n--;
-            free(c);
+        ES_QUEUE_FOREACH_SAFE(n, &sc->bucket[b]) {
+            if (!CAND(n)->matched && !CAND(n)->trying)
+                drop(sc, b, CAND(n));
         }
 }
 
@@ -95,11 +95,13 @@ struct es_promscan_cand *es_promscan_next(struct es_promscan *sc, uint64_t now) 
         return NULL;
     struct es_promscan_cand *best = NULL;
     for (size_t b = 0; b < ES_PROMSCAN_BUCKETS; b++)
-        for (struct es_promscan_cand *c = sc->bucket[b]; c != NULL; c = c->next)
+        ES_QUEUE_FOREACH(n, &sc->bucket[b]) {
+            struct es_promscan_cand *c = CAND(n);
             if (!c->trying && c->due_ms <= now &&
                 (best == NULL || c->failures < best->failures ||
                  (c->failures == best->failures && c->due_ms < best->due_ms)))
                 best = c;
+        }
     if (best != NULL) {
         best->trying = true;
         sc->trying++;
@@ -108,15 +110,19 @@ struct es_promscan_cand *es_promscan_next(struct es_promscan *sc, uint64_t now) 
 }
 
 void es_promscan_forget(struct es_promscan *sc, struct es_promscan_cand *c) {
-    if (c->trying)
+    if (c->trying) {
+        assert(sc->trying > 0);
         sc->trying--;
-    unlink_cand(sc, c);
+    }
+    drop(sc, bucket_of(c->source), c);
 }
 
 void es_promscan_failed(struct es_promscan *sc, struct es_promscan_cand *c, const char *why,
                         uint64_t now) {
-    if (c->trying)
+    if (c->trying) {
+        assert(sc->trying > 0);
         sc->trying--;
+    }
     c->trying = false;
     uint64_t pause = RETRY_MS;
     for (unsigned i = 0; i < c->failures && pause < RETRY_MAX_MS; i++)

@@ -15,6 +15,8 @@
 #ifndef ES_PROMSCAN_H
 #define ES_PROMSCAN_H
 
+#include "base/es_queue.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -28,8 +30,8 @@
 #define ES_PROMSCAN_BUCKETS 4096
 
 struct es_promscan_cand {
-    struct es_promscan_cand *next; /* in its bucket */
-    dev_t dev;                     /* the socket file's identity when last seen */
+    struct es_queue_node node; /* in its bucket, newest first */
+    dev_t dev;                 /* the socket file's identity when last seen */
     ino_t ino;
     uint64_t due_ms;   /* when it may be tried next (the loop's clock) */
     unsigned failures; /* tries in a row that found no eventlog */
@@ -39,7 +41,7 @@ struct es_promscan_cand {
 };
 
 struct es_promscan {
-    struct es_promscan_cand *bucket[ES_PROMSCAN_BUCKETS];
+    struct es_queue bucket[ES_PROMSCAN_BUCKETS]; /* of es_promscan_cand */
     size_t n;
     unsigned trying;
     /* What es_promscan_report says next: the first failure since the

@@ -1,7 +1,7 @@
 #include "target.h"
 
 #include "source/addr.h"
-#include "source/rtsopts.h"
+#include "source/heapmode.h"
 #include "source/session.h"
 
 #include <stdio.h>
@@ -92,7 +92,7 @@ static void on_header(struct es_conn *c, void *ctx) {
     t->said_error = false;
     peer_program(t);
     /* GHC 9.0 says whether it has a heap profile only at exit. */
-    t->heap_mode_proc = t->model->no_flush ? es_rtsopts_heap_mode_of_pid(t->run_pid) : -1;
+    t->heap_mode_proc = t->model->no_flush ? es_heapmode_of_pid(t->run_pid) : -1;
 }
 
 /* The reader calls these itself (es_conn_callbacks.on_stream_event). */

@@ -7,13 +7,14 @@
  * models per target). What it exports is
  * written by es_promtarget_export as client/prom/text.h's targets.
  *
- * The list fields (`next`, `from_glob`, `matched`, `dead_ticks`, `trial`,
- * `trial_ms`) are the
- * exporter's (client/prom/metrics.c), which links targets into its lists; the
- * rest is this module's. Thread ownership: the loop thread. */
+ * The exporter's fields (`node`, `from_glob`, `matched`, `dead_ticks`,
+ * `trial`, `trial_ms`) are client/prom/metrics.c's, which links targets
+ * into its queues; the rest is this module's. Thread ownership: the loop
+ * thread. */
 #ifndef ES_PROMTARGET_H
 #define ES_PROMTARGET_H
 
+#include "base/es_queue.h"
 #include "source/conn.h"
 #include "model/model.h"
 #include "scan.h"
@@ -37,7 +38,7 @@ void es_promtarget_env_init(struct es_promtarget_env *env);
 
 struct es_promtarget {
     /* The exporter's (client/prom/metrics.c). */
-    struct es_promtarget *next;
+    struct es_queue_node node;      /* in its targets, or its dead awaiting their free */
     bool from_glob, matched;        /* matched: found by the latest scan */
     unsigned dead_ticks;            /* removed: ticks until it is freed (0: alive) */
     struct es_promscan_cand *trial; /* a glob's path being tried (client/prom/scan.h), or NULL */
@@ -63,7 +64,7 @@ struct es_promtarget {
     uint64_t bytes;         /* received in the run */
     uint64_t end_ms;        /* when the run ended */
     char peer_program[256];
-    int heap_mode_proc; /* GHC 9.0: es_rtsopts_heap_mode_of_pid of the server (-1: unknown) */
+    int heap_mode_proc; /* GHC 9.0: es_heapmode_of_pid of the server (-1: unknown) */
     /* The run before this one, kept for --linger after a restart so that
      * its final figures are still scraped: at most one. prev == NULL: none. */
     struct es_model *prev;

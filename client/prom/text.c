@@ -10,7 +10,7 @@
 /* What a family's writer gets: the target and its common labels, already
  * escaped ("program=\"x\",pid=\"1\",source=\"unix:/a\""). */
 struct ctx {
-    struct es_webbuf *b;
+    struct es_httpbuf *b;
     const struct es_promtext_target *t;
     const struct es_model *m;
     const char *lab;
@@ -21,38 +21,38 @@ struct ctx {
  * UTF-8 (cbits/format/es_utf8.h: a byte that starts no character as U+FFFD), or
  * Prometheus rejects the whole scrape. The model's text is valid already;
  * a source's path and a program's name from /proc may not be. */
-static void add_escaped(struct es_webbuf *b, const char *s) {
+static void add_escaped(struct es_httpbuf *b, const char *s) {
     const uint8_t *p = (const uint8_t *)s;
     size_t n = strlen(s);
     for (size_t i = 0; i < n;) {
         size_t k = p[i] < 0x80 ? 1 : es_utf8_len(p + i, n - i);
         if (p[i] == '\\')
-            ES_WEBBUF_ADD(b, "\\\\");
+            ES_HTTPBUF_ADD(b, "\\\\");
         else if (p[i] == '"')
-            ES_WEBBUF_ADD(b, "\\\"");
+            ES_HTTPBUF_ADD(b, "\\\"");
         else if (p[i] == '\n')
-            ES_WEBBUF_ADD(b, "\\n");
+            ES_HTTPBUF_ADD(b, "\\n");
         else if (k == 0)
-            ES_WEBBUF_ADD(b, ES_UTF8_REPLACEMENT);
+            ES_HTTPBUF_ADD(b, ES_UTF8_REPLACEMENT);
         else
-            es_webbuf_add(b, s + i, k);
+            es_httpbuf_add(b, s + i, k);
         i += k ? k : 1;
     }
 }
 
 static void sample_u(struct ctx *c, const char *name, uint64_t v) {
-    es_webbuf_printf(c->b, "%s{%s} %" PRIu64 "\n", name, c->lab, v);
+    es_httpbuf_printf(c->b, "%s{%s} %" PRIu64 "\n", name, c->lab, v);
 }
 
 static void sample_d(struct ctx *c, const char *name, double v) {
-    es_webbuf_printf(c->b, "%s{%s} %.9g\n", name, c->lab, v);
+    es_httpbuf_printf(c->b, "%s{%s} %.9g\n", name, c->lab, v);
 }
 
 /* A sample with one more label. */
 static void sample_l(struct ctx *c, const char *name, const char *key, const char *val, double v) {
-    es_webbuf_printf(c->b, "%s{%s,%s=\"", name, c->lab, key);
+    es_httpbuf_printf(c->b, "%s{%s,%s=\"", name, c->lab, key);
     add_escaped(c->b, val);
-    es_webbuf_printf(c->b, "\"} %.17g\n", v);
+    es_httpbuf_printf(c->b, "\"} %.17g\n", v);
 }
 
 /* ---- The library's side: the connection and the notices. */
@@ -91,11 +91,11 @@ static void f_info(struct ctx *c) {
      * Haskell): its header says 9.0 at once. */
     if (m->rts_id[0] == '\0' && !m->no_flush)
         return;
-    es_webbuf_printf(c->b, "ghc_program_info{%s,rts=\"", c->lab);
+    es_httpbuf_printf(c->b, "ghc_program_info{%s,rts=\"", c->lab);
     add_escaped(c->b, m->rts_id);
-    ES_WEBBUF_ADD(c->b, "\",ghc_version=\"");
+    ES_HTTPBUF_ADD(c->b, "\",ghc_version=\"");
     add_escaped(c->b, m->ghc_version[0] ? m->ghc_version : "9.0");
-    ES_WEBBUF_ADD(c->b, "\"} 1\n");
+    ES_HTTPBUF_ADD(c->b, "\"} 1\n");
 }
 
 /* Whether the program's eventlog has no heap profile. Censuses say it has
@@ -163,10 +163,10 @@ static void f_pauses(struct ctx *c) {
     for (unsigned k = 4; k <= 22; k += 2) {
         for (; b < 8 * k && b < ES_MODEL_PAUSE_BUCKETS; b++)
             cum += m->pause_hist[b];
-        es_webbuf_printf(c->b, "%s{%s,le=\"%.9g\"} %" PRIu64 "\n", name, c->lab,
-                         (double)(1ull << k) / 1e6, cum);
+        es_httpbuf_printf(c->b, "%s{%s,le=\"%.9g\"} %" PRIu64 "\n", name, c->lab,
+                          (double)(1ull << k) / 1e6, cum);
     }
-    es_webbuf_printf(c->b, "%s{%s,le=\"+Inf\"} %" PRIu64 "\n", name, c->lab, m->pause_n);
+    es_httpbuf_printf(c->b, "%s{%s,le=\"+Inf\"} %" PRIu64 "\n", name, c->lab, m->pause_n);
     sample_d(c, "ghc_gc_pause_seconds_sum", (double)m->gc_ns / 1e9);
     sample_u(c, "ghc_gc_pause_seconds_count", m->pause_n);
 }
@@ -285,16 +285,16 @@ static const struct family {
 };
 
 /* The common labels of target `t`. */
-static void labels_of(struct es_webbuf *l, const struct es_promtext_target *t) {
-    ES_WEBBUF_ADD(l, "program=\"");
+static void labels_of(struct es_httpbuf *l, const struct es_promtext_target *t) {
+    ES_HTTPBUF_ADD(l, "program=\"");
     add_escaped(l, t->program ? t->program : "");
     if (t->pid)
-        es_webbuf_printf(l, "\",pid=\"%" PRIu32 "\",source=\"", t->pid);
+        es_httpbuf_printf(l, "\",pid=\"%" PRIu32 "\",source=\"", t->pid);
     else
-        ES_WEBBUF_ADD(l, "\",pid=\"\",source=\"");
+        ES_HTTPBUF_ADD(l, "\",pid=\"\",source=\"");
     add_escaped(l, t->source ? t->source : "");
-    ES_WEBBUF_ADD(l, "\"");
-    es_webbuf_add(l, "", 1); /* the NUL, not counted in len */
+    ES_HTTPBUF_ADD(l, "\"");
+    es_httpbuf_add(l, "", 1); /* the NUL, not counted in len */
     if (!l->oom)
         l->len--;
 }
@@ -306,9 +306,9 @@ static bool from_header(void (*fn)(struct ctx *c)) {
     return fn == f_info || fn == f_lacking;
 }
 
-void es_promtext_write(struct es_webbuf *b, const struct es_promtext_target *t, size_t n,
+void es_promtext_write(struct es_httpbuf *b, const struct es_promtext_target *t, size_t n,
                        unsigned top) {
-    struct es_webbuf *labs = calloc(n ? n : 1, sizeof *labs);
+    struct es_httpbuf *labs = calloc(n ? n : 1, sizeof *labs);
     if (labs == NULL) {
         b->oom = true;
         return;
@@ -321,7 +321,8 @@ void es_promtext_write(struct es_webbuf *b, const struct es_promtext_target *t, 
     for (size_t f = 0; f < sizeof families / sizeof *families && !b->oom; f++) {
         const struct family *fa = &families[f];
         size_t start = b->len;
-        es_webbuf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", fa->name, fa->help, fa->name, fa->type);
+        es_httpbuf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", fa->name, fa->help, fa->name,
+                          fa->type);
         size_t head = b->len;
         for (size_t i = 0; i < n; i++) {
             const struct es_model *m = t[i].m;
@@ -335,6 +336,6 @@ void es_promtext_write(struct es_webbuf *b, const struct es_promtext_target *t, 
             b->len = start;
     }
     for (size_t i = 0; i < n; i++)
-        es_webbuf_free(&labs[i]);
+        es_httpbuf_free(&labs[i]);
     free(labs);
 }

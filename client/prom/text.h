@@ -31,12 +31,12 @@ struct es_promtext_target {
     uint64_t received_bytes; /* eventlog bytes received from it */
     /* For GHC 9.0, which streams its heap profile's set-up at exit: an -h
      * option in the server process's arguments or GHCRTS (1), none (0),
-     * cannot tell (-1; es_rtsopts_heap_mode_of_pid). */
+     * cannot tell (-1; es_heapmode_of_pid). */
     int heap_mode_proc;
 };
 
 /* Append the exposition of `n` targets to `b`; `top` census labels each. */
-void es_promtext_write(struct es_webbuf *b, const struct es_promtext_target *t, size_t n,
+void es_promtext_write(struct es_httpbuf *b, const struct es_promtext_target *t, size_t n,
                        unsigned top);
 
 #endif

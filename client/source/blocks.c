@@ -1,5 +1,7 @@
 #include "blocks.h"
 
+#include "format/es_payload.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,12 +41,14 @@ void es_blocks_event(struct es_blocks *b, const struct es_event *ev, uint64_t of
     if (ev->time > b->last_time)
         b->last_time = ev->time;
     if (ev->type == ES_EVENT_BLOCK_MARKER) {
-        /* Everything before a block marker is whole blocks. The marker's
-         * payload: u32 block size (marker included), u64 end time, u16 cap. */
+        /* Everything before a block marker is whole blocks. A marker too
+         * short to say its size and capability ends no known range. */
+        struct es_block_fields f;
+        bool whole = es_payload_block(ev, &f);
         b->boundary = offset;
-        b->block_end = ev->payload_len >= 4 ? offset + es_be32(ev->payload) : 0;
+        b->block_end = whole ? offset + f.size : 0;
         b->block_start = offset;
-        b->block_cap = ev->payload_len >= 14 ? (uint16_t)es_be16(ev->payload + 12) : 0;
+        b->block_cap = f.cap;
     }
     /* Events are reported before their bytes arrive, so the range is known
      * before any of it is written. */
@@ -57,6 +61,15 @@ void es_blocks_event(struct es_blocks *b, const struct es_event *ev, uint64_t of
      * no need to wait for the next block to write it. */
     if (b->block_end != 0 && offset + ev->len == b->block_end)
         b->boundary = b->block_end;
+}
+
+int es_blocks_skip(struct es_blocks *b, uint64_t from, uint64_t to) {
+    if (b->nskip >= ES_BLOCKS_SKIPS)
+        return -ENOSPC;
+    b->skip[b->nskip].from = from;
+    b->skip[b->nskip].to = to;
+    b->nskip++;
+    return 0;
 }
 
 void es_blocks_end_marker(struct es_blocks *b, uint64_t after) {
@@ -201,6 +214,12 @@ static int flush(struct es_blocks *b) {
     b->len -= n;
     memmove(b->buf, b->buf + n, b->len);
     return r;
+}
+
+int es_blocks_whole(struct es_blocks *b, uint64_t offset) {
+    if (offset > b->boundary)
+        b->boundary = offset;
+    return flush(b);
 }
 
 /* An unfinished block longer than any a server sends (a block marker that

@@ -85,6 +85,17 @@ void es_blocks_end_marker(struct es_blocks *b, uint64_t after);
  * block). */
 int es_blocks_append(struct es_blocks *b, const uint8_t *data, size_t n);
 
+/* Leave the stream's bytes [from, to) out of the file (whole blocks, not
+ * yet written, after any range left out so far): `record --since` leaves
+ * out the oldest blocks of the program's window. Returns 0, or -ENOSPC
+ * when ES_BLOCKS_SKIPS ranges wait already. */
+int es_blocks_skip(struct es_blocks *b, uint64_t from, uint64_t to);
+
+/* Everything before stream offset `offset` is whole blocks (a writer that
+ * cuts its own blocks: `record --trigger`'s files): write it. Returns 0
+ * or -errno. */
+int es_blocks_whole(struct es_blocks *b, uint64_t offset);
+
 /* After -EMSGSIZE: what was refused and why, for people, into `out`. */
 void es_blocks_too_long_why(const struct es_blocks *b, char *out, size_t size);
 

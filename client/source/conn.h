@@ -8,9 +8,10 @@
  * sends control frames (protocol.md section 2, our GCTL framing), and
  * keeps what the stream tells about the program (struct es_conn_info).
  *
- * The stream half (client/source/conn.c: es_conn_feed, es_conn_finish) does no
- * I/O, so tests and fuzz targets can drive it without a loop; the I/O half
- * is client/source/conn_io.c. Everything runs on the thread that runs the loop;
+ * The stream half (es_conn_init_parser, es_conn_feed, es_conn_finish) does
+ * no I/O, so tests and fuzz targets can drive it without a loop; the I/O
+ * half (es_conn_open, es_conn_send, es_conn_close) feeds it. Both are
+ * client/source/conn.c. Everything runs on the thread that runs the loop;
  * no locking. */
 #ifndef ES_CONN_H
 #define ES_CONN_H
@@ -39,6 +40,9 @@ struct es_conn_options {
     bool cost_notices;      /* ask the server for cost notices once the header arrives
                              * (EVENTLOG_SOCKET_CMD_COST_NOTICES; live views only: a
                              * recording keeps the program's own stream) */
+    bool window;            /* ask for the program's window as the connection's first
+                             * bytes (EVENTLOG_SOCKET_CMD_WINDOW; the answer is noted
+                             * in struct es_conn_info) */
     bool quiet;             /* --retry: no "waiting for" line on stderr (a view that
                              * owns the screen, or shows a run already) */
     unsigned retry_max_ms;  /* --retry: while the same socket file (or none) refuses,
@@ -68,6 +72,15 @@ struct es_conn_info {
      * (refused, or ended; protocol.md 1.3), and how many came. */
     char lossless_notice[512];
     uint64_t lossless_notices;
+    /* The answer to a window request (protocol.md 1.3): 1 the window
+     * follows, -1 refused (window_why says why), 0 none (yet). The
+     * window's blocks are the stream's bytes from window_start to
+     * window_end; they cover window_from_s to window_to_s of program time. */
+    int window;
+    uint64_t window_start, window_end, window_blocks;
+    double window_from_s, window_to_s;
+    char window_why[256];
+    uint64_t block_end; /* stream offset where the latest block read ends */
     /* Why the stream was cut short, from the cut notice before its end
      * marker (the library's when it ended this connection early, or
      * `record`'s in a recording of a cut stream); "" when none came. */

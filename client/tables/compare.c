@@ -8,7 +8,7 @@
  * loop (two sessions, each a recording or a live program to its end), each
  * into its own model; the censuses are summed as they complete. A readable
  * table on stdout, or CSV with --csv. Runs on one thread, the loop's. */
-#include "compare_join.h"
+#include "join.h"
 #include "csv.h"
 #include "opts.h"
 #include "format/es_utf8.h"
@@ -20,15 +20,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void write_csv(FILE *f, const struct es_cmp_row *rows, size_t n) {
+static void write_csv(FILE *f, const struct es_join_row *rows, size_t n) {
     fprintf(f, "label,peak_a_bytes,peak_b_bytes,peak_diff_bytes,mean_a_bytes,mean_b_bytes,"
                "mean_diff_bytes,note\n");
     for (size_t i = 0; i < n; i++) {
-        const struct es_cmp_row *w = &rows[i];
+        const struct es_join_row *w = &rows[i];
         es_csv_str(f, w->label);
         fprintf(f, ",%llu,%llu,%lld,%.1f,%.1f,%.1f,%s\n", (unsigned long long)w->peak[0],
                 (unsigned long long)w->peak[1], (long long)w->peak[1] - (long long)w->peak[0],
-                w->mean[0], w->mean[1], w->mean[1] - w->mean[0], es_cmp_note(w));
+                w->mean[0], w->mean[1], w->mean[1] - w->mean[0], es_join_note(w));
     }
 }
 
@@ -49,9 +49,10 @@ static void human(char *out, size_t size, double v, bool sign) {
 
 #define LABEL_WIDTH 44
 
-static void write_text(FILE *f, const struct es_cmp *cmp, const struct es_cmp_row *rows, size_t n) {
+static void write_text(FILE *f, const struct es_join *cmp, const struct es_join_row *rows,
+                       size_t n) {
     for (int i = 0; i < 2; i++) {
-        const struct es_cmp_run *r = &cmp->run[i];
+        const struct es_join_run *r = &cmp->run[i];
         const struct es_model *m = r->model;
         /* A run without its name (started from Haskell on GHC 9.0) says
          * why rather than leaving it out. */
@@ -64,7 +65,7 @@ static void write_text(FILE *f, const struct es_cmp *cmp, const struct es_cmp_ro
     fprintf(f, "\n%-*s %10s %10s %11s %10s %10s %11s  %s\n", LABEL_WIDTH, "label", "peak A",
             "peak B", "peak B-A", "mean A", "mean B", "mean B-A", "note");
     for (size_t i = 0; i < n; i++) {
-        const struct es_cmp_row *w = &rows[i];
+        const struct es_join_row *w = &rows[i];
         char label[LABEL_WIDTH + 1], c[6][32];
         snprintf(label, sizeof label, "%s", w->label);
         if (strlen(w->label) > LABEL_WIDTH)
@@ -78,19 +79,19 @@ static void write_text(FILE *f, const struct es_cmp *cmp, const struct es_cmp_ro
         human(c[3], sizeof c[3], w->mean[0], false);
         human(c[4], sizeof c[4], w->mean[1], false);
         human(c[5], sizeof c[5], w->mean[1] - w->mean[0], true);
-        const char *note = es_cmp_note(w);
+        const char *note = es_join_note(w);
         fprintf(f, "%-*s %10s %10s %11s %10s %10s %11s%s%s\n", LABEL_WIDTH, label, c[0], c[1], c[2],
                 c[3], c[4], c[5], note[0] ? "  " : "", note);
     }
 }
 
 /* Write the comparison; the exit status. */
-static int output(const struct es_cmp *cmp, const char *csv) {
-    int status = es_cmp_check(cmp);
+static int output(const struct es_join *cmp, const char *csv) {
+    int status = es_join_check(cmp);
     if (status != 0)
         return status;
     size_t n = 0;
-    struct es_cmp_row *rows = es_cmp_join(cmp, &n);
+    struct es_join_row *rows = es_join_rows(cmp, &n);
     if (rows == NULL) {
         fprintf(stderr, "eventlog-socket compare: out of memory\n");
         return 2;
@@ -114,7 +115,7 @@ static int output(const struct es_cmp *cmp, const char *csv) {
                 strerror(werr));
         return 2;
     }
-    status = es_cmp_warn_partial(cmp, "the comparison");
+    status = es_join_warn_partial(cmp, "the comparison");
     if (csv)
         fprintf(stderr, "eventlog-socket compare: %zu labels to %s\n", n,
                 strcmp(csv, "-") == 0 ? "stdout" : csv);
@@ -122,9 +123,9 @@ static int output(const struct es_cmp *cmp, const char *csv) {
 }
 
 int es_compare_main(int argc, char **argv) {
-    static struct es_cmp compare;
-    struct es_cmp *cmp = &compare;
-    es_cmp_init(cmp, "compare");
+    static struct es_join compare;
+    struct es_join *cmp = &compare;
+    es_join_init(cmp, "compare");
     const char *src[2] = {NULL, NULL}, *csv = NULL;
     const struct es_opt opts[] = {{"--csv", NULL, ES_OPT_VALUE, &csv, 0,
                                    "%s needs a file name (or - for stdout)", NULL, false},
@@ -145,9 +146,9 @@ int es_compare_main(int argc, char **argv) {
     if (csv != NULL && !es_outfile_check("compare", NULL, csv))
         status = 2;
     else
-        status = es_cmp_read(cmp, src);
+        status = es_join_read(cmp, src);
     if (status < 0)
         status = output(cmp, csv);
-    es_cmp_free(cmp);
+    es_join_free(cmp);
     return status;
 }

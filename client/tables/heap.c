@@ -10,7 +10,7 @@
 #include "heap_write.h"
 #include "model/model.h"
 #include "opts.h"
-#include "source/rtsopts.h"
+#include "source/heapmode.h"
 #include "source/session.h"
 #include "subcommands.h"
 #include "source/outfile.h"
@@ -51,7 +51,7 @@ static bool open_outputs(struct heap *h) {
         (h->csv_path && (h->csv = open_out(h->csv_path)) == NULL))
         return false;
     if (h->csv)
-        es_heap_csv_begin(h->csv);
+        es_heapwrite_csv_begin(h->csv);
     return true;
 }
 
@@ -71,7 +71,7 @@ static void tell_mode(struct heap *h) {
 static void hp_start(struct heap *h) {
     if (h->hp == NULL || h->hp_started)
         return;
-    es_heap_hp_begin(h->hp, h->model);
+    es_heapwrite_hp_begin(h->hp, h->model);
     h->hp_started = true;
 }
 
@@ -84,10 +84,10 @@ static void write_census(struct heap *h) {
     const struct es_model_census *c = &m->cur;
     if (h->hp) {
         hp_start(h);
-        es_heap_hp_sample(h->hp, m, c);
+        es_heapwrite_hp_sample(h->hp, m, c);
     }
     if (h->csv)
-        es_heap_csv_sample(h->csv, m, c);
+        es_heapwrite_csv_sample(h->csv, m, c);
     if (c->time > h->last_time)
         h->last_time = c->time;
     h->written++;
@@ -141,7 +141,7 @@ static void stop(struct heap *h, int status, const char *why) {
     /* The .hp file ends like the RTS ends it: an empty sample at the end. */
     if (h->hp) {
         hp_start(h);
-        es_heap_hp_end(h->hp, h->model->now > h->last_time ? h->model->now : h->last_time);
+        es_heapwrite_hp_end(h->hp, h->model->now > h->last_time ? h->model->now : h->last_time);
     }
     int werr = 0;
     FILE *files[2] = {h->hp, h->csv};

@@ -123,7 +123,7 @@ static void hp_label(const struct es_model *m, char *out, size_t size, uint32_t 
     hp_readable(out, size);
 }
 
-void es_heap_hp_begin(FILE *f, const struct es_model *m) {
+void es_heapwrite_hp_begin(FILE *f, const struct es_model *m) {
     char job[1300];
     hp_job(m, job, sizeof job);
     hp_text(job);
@@ -138,7 +138,7 @@ void es_heap_hp_begin(FILE *f, const struct es_model *m) {
             job, date);
 }
 
-void es_heap_hp_sample(FILE *f, const struct es_model *m, const struct es_model_census *c) {
+void es_heapwrite_hp_sample(FILE *f, const struct es_model *m, const struct es_model_census *c) {
     double t = (double)c->time / 1e9;
     fprintf(f, "BEGIN_SAMPLE %f\n", t);
     for (size_t i = 0; i < c->n; i++) {
@@ -150,15 +150,15 @@ void es_heap_hp_sample(FILE *f, const struct es_model *m, const struct es_model_
     fflush(f);
 }
 
-void es_heap_hp_end(FILE *f, uint64_t end) {
+void es_heapwrite_hp_end(FILE *f, uint64_t end) {
     fprintf(f, "BEGIN_SAMPLE %f\nEND_SAMPLE %f\n", (double)end / 1e9, (double)end / 1e9);
 }
 
-void es_heap_csv_begin(FILE *f) {
+void es_heapwrite_csv_begin(FILE *f) {
     fprintf(f, "time_s,label,bytes\n");
 }
 
-void es_heap_csv_sample(FILE *f, const struct es_model *m, const struct es_model_census *c) {
+void es_heapwrite_csv_sample(FILE *f, const struct es_model *m, const struct es_model_census *c) {
     for (size_t i = 0; i < c->n; i++) {
         /* Exact to the nanosecond, and the label cleaned, as `table
          * census` writes them. */

@@ -14,15 +14,15 @@
 
 /* The .hp file's head: JOB (the program and, from a profiling RTS, its
  * arguments and RTS options), DATE, the units and an empty first sample. */
-void es_heap_hp_begin(FILE *f, const struct es_model *m);
+void es_heapwrite_hp_begin(FILE *f, const struct es_model *m);
 /* One census as a sample (then flushed). */
-void es_heap_hp_sample(FILE *f, const struct es_model *m, const struct es_model_census *c);
+void es_heapwrite_hp_sample(FILE *f, const struct es_model *m, const struct es_model_census *c);
 /* The empty sample at `end` (ns since the start) that ends the file. */
-void es_heap_hp_end(FILE *f, uint64_t end);
+void es_heapwrite_hp_end(FILE *f, uint64_t end);
 
 /* The CSV file's header row. */
-void es_heap_csv_begin(FILE *f);
+void es_heapwrite_csv_begin(FILE *f);
 /* One census as rows (then flushed). */
-void es_heap_csv_sample(FILE *f, const struct es_model *m, const struct es_model_census *c);
+void es_heapwrite_csv_sample(FILE *f, const struct es_model *m, const struct es_model_census *c);
 
 #endif

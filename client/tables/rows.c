@@ -1,14 +1,16 @@
 #include "rows.h"
 
 #include "csv.h"
+#include "format/es_event_names.h"
 #include "format/es_event_types.h"
+#include "format/es_payload.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 /* Capabilities whose GC intervals are followed (for durations); events of
  * higher ones get rows without a duration. */
-#define ES_TABLE_MAX_CAPS 1024
+#define ES_ROWS_MAX_CAPS 1024
 
 /* A GC_STATS_GHC's figures, as read. */
 struct gc_stats {
@@ -16,7 +18,7 @@ struct gc_stats {
     bool have_balanced;
 };
 
-struct es_table_gc_cap {
+struct es_rows_gc_cap {
     uint64_t since;      /* its GC_START, while in_gc */
     uint64_t start, end; /* its last closed GC interval, while closed */
     bool in_gc, closed;
@@ -26,90 +28,69 @@ struct es_table_gc_cap {
 
 static const struct {
     const char *name, *columns, *hint;
-} kinds[ES_TABLE_KINDS] = {
-    [ES_TABLE_GC] = {"gc",
-                     "time_s,capability,event,generation,duration_s,copied_bytes,slop_bytes,"
-                     "fragmentation_bytes,par_threads,par_max_copied_bytes,par_copied_bytes,"
-                     "par_balanced_copied_bytes",
-                     "the RTS posts GC events with +RTS -l (the default event classes)"},
-    [ES_TABLE_HEAP] = {"heap",
-                       "time_s,capability,heap_size_bytes,live_bytes,blocks_size_bytes,"
-                       "allocated_bytes",
-                       "the RTS posts heap figures at each GC with +RTS -l"},
-    [ES_TABLE_CENSUS] = {"census", "time_s,label,bytes",
-                         "run the program with +RTS -hT (or another -h mode) and -l"},
-    [ES_TABLE_MARKERS] = {"markers", "time_s,capability,marker",
-                          "the program posts markers with Debug.Trace.traceMarkerIO"},
-    [ES_TABLE_SPARKS] = {"sparks",
-                         "time_s,capability,event,created,dud,overflowed,converted,fizzled,gcd,"
-                         "remaining,victim_capability",
-                         "spark counters come from the threaded RTS with +RTS -l; each spark's "
-                         "own events with +RTS -lf"},
-    [ES_TABLE_THREADS] = {"threads",
-                          "time_s,capability,thread,event,status,blocked_on,other_capability,"
-                          "label",
-                          "the RTS posts thread events with +RTS -l (scheduler class s)"},
+} kinds[ES_ROWS_KINDS] = {
+    [ES_ROWS_GC] = {"gc",
+                    "time_s,capability,event,generation,duration_s,copied_bytes,slop_bytes,"
+                    "fragmentation_bytes,par_threads,par_max_copied_bytes,par_copied_bytes,"
+                    "par_balanced_copied_bytes",
+                    "the RTS posts GC events with +RTS -l (the default event classes)"},
+    [ES_ROWS_HEAP] = {"heap",
+                      "time_s,capability,heap_size_bytes,live_bytes,blocks_size_bytes,"
+                      "allocated_bytes",
+                      "the RTS posts heap figures at each GC with +RTS -l"},
+    [ES_ROWS_CENSUS] = {"census", "time_s,label,bytes",
+                        "run the program with +RTS -hT (or another -h mode) and -l"},
+    [ES_ROWS_MARKERS] = {"markers", "time_s,capability,marker",
+                         "the program posts markers with Debug.Trace.traceMarkerIO"},
+    [ES_ROWS_SPARKS] = {"sparks",
+                        "time_s,capability,event,created,dud,overflowed,converted,fizzled,gcd,"
+                        "remaining,victim_capability",
+                        "spark counters come from the threaded RTS with +RTS -l; each spark's "
+                        "own events with +RTS -lf"},
+    [ES_ROWS_THREADS] = {"threads",
+                         "time_s,capability,thread,event,status,blocked_on,other_capability,"
+                         "label",
+                         "the RTS posts thread events with +RTS -l (scheduler class s)"},
 };
 
-int es_table_kind(const char *name) {
-    for (int k = 0; k < ES_TABLE_KINDS; k++)
+int es_rows_kind(const char *name) {
+    for (int k = 0; k < ES_ROWS_KINDS; k++)
         if (strcmp(name, kinds[k].name) == 0)
             return k;
     return -1;
 }
 
-const char *es_table_kind_name(enum es_table_kind k) {
+const char *es_rows_kind_name(enum es_rows_kind k) {
     return kinds[k].name;
 }
 
-const char *es_table_columns(enum es_table_kind k) {
+const char *es_rows_columns(enum es_rows_kind k) {
     return kinds[k].columns;
 }
 
-const char *es_table_hint(enum es_table_kind k) {
+const char *es_rows_hint(enum es_rows_kind k) {
     return kinds[k].hint;
 }
 
-int es_table_rows_init(struct es_table_rows *t, enum es_table_kind k, FILE *out) {
+int es_rows_init(struct es_rows *t, enum es_rows_kind k, FILE *out) {
     memset(t, 0, sizeof *t);
     t->kind = k;
     t->out = out;
-    if (k == ES_TABLE_GC && (t->gc = calloc(ES_TABLE_MAX_CAPS, sizeof *t->gc)) == NULL)
+    if (k == ES_ROWS_GC && (t->gc = calloc(ES_ROWS_MAX_CAPS, sizeof *t->gc)) == NULL)
         return -1;
     fprintf(out, "%s\n", kinds[k].columns);
     return 0;
 }
 
-void es_table_rows_destroy(struct es_table_rows *t) {
+void es_rows_destroy(struct es_rows *t) {
     free(t->gc);
     t->gc = NULL;
 }
 
-/* ---- Payloads: big-endian fields, each checked against what is left. */
-
-struct rd {
-    const uint8_t *p;
-    size_t left;
-    bool bad;
-};
-
-static uint64_t rd(struct rd *r, int n) {
-    if (r->bad || r->left < (size_t)n) {
-        r->bad = true;
-        return 0;
-    }
-    uint64_t v = 0;
-    for (int i = 0; i < n; i++)
-        v = v << 8 | r->p[i];
-    r->p += n;
-    r->left -= (size_t)n;
-    return v;
-}
-
 /* The start of a row: time and capability (empty for none). */
-static void row_start(struct es_table_rows *t, uint64_t time, int cap) {
+static void row_start(struct es_rows *t, uint64_t time, int cap) {
     es_csv_time(t->out, time);
-    if (cap == ES_TABLE_NO_CAP)
+    if (cap == ES_ROWS_NO_CAP)
         fputs(",", t->out);
     else
         fprintf(t->out, ",%d", cap);
@@ -125,27 +106,14 @@ static void u64_cell(FILE *f, uint64_t v, bool have) {
 
 /* ---- gc */
 
-/* The gc kind's events by type (GHC's numbers, all below 64). */
-static const char *const gc_names[64] = {
-    [ES_EVENT_REQUEST_SEQ_GC] = "request_seq",
-    [ES_EVENT_REQUEST_PAR_GC] = "request_par",
-    [ES_EVENT_GC_START] = "start",
-    [ES_EVENT_GC_WORK] = "work",
-    [ES_EVENT_GC_IDLE] = "idle",
-    [ES_EVENT_GC_DONE] = "done",
-    [ES_EVENT_GC_END] = "end",
-    [ES_EVENT_GC_GLOBAL_SYNC] = "sync",
-    [ES_EVENT_GC_STATS_GHC] = "stats",
-};
-
 static void duration_cell(FILE *f, uint64_t a, uint64_t b, bool have) {
     fputc(',', f);
     if (have && b >= a)
         es_csv_time(f, b - a);
 }
 
-static void stats_row(struct es_table_rows *t, const struct gc_stats *st, int cap,
-                      const struct es_table_gc_cap *g) {
+static void stats_row(struct es_rows *t, const struct gc_stats *st, int cap,
+                      const struct es_rows_gc_cap *g) {
     row_start(t, st->time, cap);
     fprintf(t->out, ",stats,%llu", (unsigned long long)st->gen);
     duration_cell(t->out, g ? g->start : 0, g ? g->end : 0, g && g->closed);
@@ -157,8 +125,8 @@ static void stats_row(struct es_table_rows *t, const struct gc_stats *st, int ca
 
 /* A stats row held back for its collection's end, written now (with the
  * pause when the end has come). */
-static void release_stats(struct es_table_rows *t, int cap) {
-    struct es_table_gc_cap *g = &t->gc[cap];
+static void release_stats(struct es_rows *t, int cap) {
+    struct es_rows_gc_cap *g = &t->gc[cap];
     if (!g->held)
         return;
     g->held = false;
@@ -171,22 +139,22 @@ static void release_stats(struct es_table_rows *t, int cap) {
  * first, and the end with an earlier time): the row, with the pause of the
  * collection (that capability's GC_START to GC_END), waits for the end
  * when it came first. */
-static void gc_stats(struct es_table_rows *t, const struct es_event *ev, int cap) {
-    struct rd r = {ev->payload, ev->payload_len, false};
+static void gc_stats(struct es_rows *t, const struct es_event *ev, int cap) {
+    struct es_payload r = es_payload_of(ev);
     struct gc_stats st = {.time = ev->time};
-    rd(&r, 4); /* capset */
-    st.gen = rd(&r, 2);
+    es_payload_skip(&r, 4); /* capset */
+    st.gen = es_payload_u16(&r);
     static const int width[6] = {8, 8, 8, 4, 8, 8};
     for (int i = 0; i < 6; i++)
-        st.v[i] = rd(&r, width[i]);
-    if (r.bad) {
+        st.v[i] = es_payload_uint(&r, width[i]);
+    if (!es_payload_ok(&r)) {
         t->garbled++;
         return;
     }
     /* Older RTSs end the payload here. */
-    st.balanced = rd(&r, 8);
-    st.have_balanced = !r.bad;
-    struct es_table_gc_cap *g = cap >= 0 && cap < ES_TABLE_MAX_CAPS ? &t->gc[cap] : NULL;
+    st.balanced = es_payload_u64(&r);
+    st.have_balanced = es_payload_ok(&r);
+    struct es_rows_gc_cap *g = cap >= 0 && cap < ES_ROWS_MAX_CAPS ? &t->gc[cap] : NULL;
     if (g == NULL) {
         stats_row(t, &st, cap, NULL);
         return;
@@ -202,15 +170,15 @@ static void gc_stats(struct es_table_rows *t, const struct es_event *ev, int cap
     g->closed = false;
 }
 
-static void gc_row(struct es_table_rows *t, const struct es_event *ev, int cap) {
+static void gc_row(struct es_rows *t, const struct es_event *ev, int cap) {
     if (ev->type == ES_EVENT_GC_STATS_GHC) {
         gc_stats(t, ev, cap);
         return;
     }
-    const char *name = ev->type < 64 ? gc_names[ev->type] : NULL;
+    const char *name = es_event_name(ev->type, ES_FAMILY_GC);
     if (name == NULL)
         return;
-    struct es_table_gc_cap *g = cap >= 0 && cap < ES_TABLE_MAX_CAPS ? &t->gc[cap] : NULL;
+    struct es_rows_gc_cap *g = cap >= 0 && cap < ES_ROWS_MAX_CAPS ? &t->gc[cap] : NULL;
     bool have = false;
     uint64_t since = 0;
     if (g && ev->type == ES_EVENT_GC_START) {
@@ -234,14 +202,14 @@ static void gc_row(struct es_table_rows *t, const struct es_event *ev, int cap) 
     fputs(",,,,,,,\n", t->out);
 }
 
-void es_table_rows_finish(struct es_table_rows *t) {
-    for (int c = 0; t->gc && c < ES_TABLE_MAX_CAPS; c++)
+void es_rows_finish(struct es_rows *t) {
+    for (int c = 0; t->gc && c < ES_ROWS_MAX_CAPS; c++)
         release_stats(t, c);
 }
 
 /* ---- heap */
 
-static void heap_row(struct es_table_rows *t, const struct es_event *ev, int cap) {
+static void heap_row(struct es_rows *t, const struct es_event *ev, int cap) {
     int col;
     switch (ev->type) {
     case ES_EVENT_HEAP_SIZE:
@@ -259,10 +227,10 @@ static void heap_row(struct es_table_rows *t, const struct es_event *ev, int cap
     default:
         return;
     }
-    struct rd r = {ev->payload, ev->payload_len, false};
-    rd(&r, 4); /* capset */
-    uint64_t v = rd(&r, 8);
-    if (r.bad) {
+    struct es_payload r = es_payload_of(ev);
+    es_payload_skip(&r, 4); /* capset */
+    uint64_t v = es_payload_u64(&r);
+    if (!es_payload_ok(&r)) {
         t->garbled++;
         return;
     }
@@ -274,7 +242,7 @@ static void heap_row(struct es_table_rows *t, const struct es_event *ev, int cap
 
 /* ---- markers */
 
-static void marker_row(struct es_table_rows *t, const struct es_event *ev, int cap) {
+static void marker_row(struct es_rows *t, const struct es_event *ev, int cap) {
     if (ev->type != ES_EVENT_USER_MARKER)
         return;
     row_start(t, ev->time, cap);
@@ -285,45 +253,24 @@ static void marker_row(struct es_table_rows *t, const struct es_event *ev, int c
 
 /* ---- sparks */
 
-/* The spark events of +RTS -lf (GHC's numbers; es_event_types.h names
- * only SPARK_COUNTERS), in their order after it. */
-enum {
-    SPARK_CREATE = 35,
-    SPARK_DUD,
-    SPARK_OVERFLOW,
-    SPARK_RUN,
-    SPARK_STEAL,
-    SPARK_FIZZLE,
-    SPARK_GC
-};
-
-static void spark_row(struct es_table_rows *t, const struct es_event *ev, int cap) {
-    static const char *const names[] = {
-        [0] = "counters", /* ES_EVENT_SPARK_COUNTERS itself */
-        [SPARK_CREATE - ES_EVENT_SPARK_COUNTERS] = "create",
-        [SPARK_DUD - ES_EVENT_SPARK_COUNTERS] = "dud",
-        [SPARK_OVERFLOW - ES_EVENT_SPARK_COUNTERS] = "overflow",
-        [SPARK_RUN - ES_EVENT_SPARK_COUNTERS] = "run",
-        [SPARK_STEAL - ES_EVENT_SPARK_COUNTERS] = "steal",
-        [SPARK_FIZZLE - ES_EVENT_SPARK_COUNTERS] = "fizzle",
-        [SPARK_GC - ES_EVENT_SPARK_COUNTERS] = "gc",
-    };
-    if (ev->type < ES_EVENT_SPARK_COUNTERS || ev->type > SPARK_GC)
+static void spark_row(struct es_rows *t, const struct es_event *ev, int cap) {
+    const char *name = es_event_name(ev->type, ES_FAMILY_SPARK);
+    if (name == NULL)
         return;
-    struct rd r = {ev->payload, ev->payload_len, false};
+    struct es_payload r = es_payload_of(ev);
     uint64_t v[7] = {0}, victim = 0;
-    bool counters = ev->type == ES_EVENT_SPARK_COUNTERS, steal = ev->type == SPARK_STEAL;
+    bool counters = ev->type == ES_EVENT_SPARK_COUNTERS, steal = ev->type == ES_EVENT_SPARK_STEAL;
     /* created, dud, overflowed, converted, gcd, fizzled, remaining */
     for (int i = 0; counters && i < 7; i++)
-        v[i] = rd(&r, 8);
+        v[i] = es_payload_u64(&r);
     if (steal)
-        victim = rd(&r, 2);
-    if (r.bad) {
+        victim = es_payload_u16(&r);
+    if (!es_payload_ok(&r)) {
         t->garbled++;
         return;
     }
     row_start(t, ev->time, cap);
-    fprintf(t->out, ",%s", names[ev->type - ES_EVENT_SPARK_COUNTERS]);
+    fprintf(t->out, ",%s", name);
     /* The columns' order: created, dud, overflowed, converted, fizzled, gcd, remaining. */
     static const int order[7] = {0, 1, 2, 3, 5, 4, 6};
     for (int i = 0; i < 7; i++)
@@ -334,63 +281,28 @@ static void spark_row(struct es_table_rows *t, const struct es_event *ev, int ca
 
 /* ---- threads */
 
-/* STOP_THREAD's status: the RTS's return codes (rts/include/rts/Constants.h),
- * 6 for a foreign call, and 6 + why_blocked for a blocked thread. */
-static const char *stop_status(uint64_t s) {
-    static const char *const names[] = {
-        [1] = "heap_overflow",
-        [2] = "stack_overflow",
-        [3] = "yielding",
-        [4] = "blocked",
-        [5] = "finished",
-        [6] = "foreign_call",
-        [7] = "blocked_on_mvar",
-        [8] = "blocked_on_black_hole",
-        [9] = "blocked_on_read",
-        [10] = "blocked_on_write",
-        [11] = "blocked_on_delay",
-        [12] = "blocked_on_stm",
-        [13] = "blocked_on_do_proc",
-        [16] = "blocked_on_ccall",
-        [17] = "blocked_on_ccall_interruptible",
-        [18] = "blocked_on_msg_throw_to",
-        [19] = "migrating",
-        [20] = "blocked_on_mvar_read",
-        [21] = "blocked_on_io_completion",
-    };
-    return s < sizeof names / sizeof *names && names[s] ? names[s] : NULL;
-}
-
-/* The threads kind's events by type (GHC's numbers, all below 64). */
-static const char *const thread_names[64] = {
-    [ES_EVENT_CREATE_THREAD] = "create",   [ES_EVENT_RUN_THREAD] = "run",
-    [ES_EVENT_STOP_THREAD] = "stop",       [ES_EVENT_THREAD_RUNNABLE] = "runnable",
-    [ES_EVENT_MIGRATE_THREAD] = "migrate", [ES_EVENT_THREAD_WAKEUP] = "wakeup",
-    [ES_EVENT_THREAD_LABEL] = "label",     [ES_EVENT_CREATE_SPARK_THREAD] = "create_spark_thread",
-};
-
-static void thread_row(struct es_table_rows *t, const struct es_event *ev, int cap) {
-    const char *name = ev->type < 64 ? thread_names[ev->type] : NULL;
+static void thread_row(struct es_rows *t, const struct es_event *ev, int cap) {
+    const char *name = es_event_name(ev->type, ES_FAMILY_THREAD);
     if (name == NULL)
         return;
-    struct rd r = {ev->payload, ev->payload_len, false};
-    uint64_t id = rd(&r, 4), status = 0, blocked_on = 0, other = 0;
+    struct es_payload r = es_payload_of(ev);
+    uint64_t id = es_payload_u32(&r), status = 0, blocked_on = 0, other = 0;
     if (ev->type == ES_EVENT_STOP_THREAD) {
-        status = rd(&r, 2);
-        blocked_on = rd(&r, 4);
+        status = es_payload_u16(&r);
+        blocked_on = es_payload_u32(&r);
     } else if (ev->type == ES_EVENT_MIGRATE_THREAD || ev->type == ES_EVENT_THREAD_WAKEUP) {
-        other = rd(&r, 2);
+        other = es_payload_u16(&r);
     }
-    if (r.bad) {
+    if (!es_payload_ok(&r)) {
         t->garbled++;
         return;
     }
     row_start(t, ev->time, cap);
     fprintf(t->out, ",%llu,%s,", (unsigned long long)id, name);
     if (ev->type == ES_EVENT_STOP_THREAD) {
-        const char *s = stop_status(status);
+        const struct es_stop_status *s = es_stop_status((unsigned)status);
         if (s)
-            fputs(s, t->out);
+            fputs(s->code, t->out);
         else
             fprintf(t->out, "status_%llu", (unsigned long long)status);
     }
@@ -398,30 +310,33 @@ static void thread_row(struct es_table_rows *t, const struct es_event *ev, int c
     u64_cell(t->out, other,
              ev->type == ES_EVENT_MIGRATE_THREAD || ev->type == ES_EVENT_THREAD_WAKEUP);
     fputc(',', t->out);
-    if (ev->type == ES_EVENT_THREAD_LABEL)
-        es_csv_text(t->out, (const char *)r.p, r.left);
+    if (ev->type == ES_EVENT_THREAD_LABEL) {
+        size_t len;
+        const uint8_t *label = es_payload_rest(&r, &len);
+        es_csv_text(t->out, (const char *)label, len);
+    }
     fputc('\n', t->out);
 }
 
-void es_table_rows_event(struct es_table_rows *t, const struct es_event *ev, int cap) {
+void es_rows_event(struct es_rows *t, const struct es_event *ev, int cap) {
     switch (t->kind) {
-    case ES_TABLE_GC:
+    case ES_ROWS_GC:
         gc_row(t, ev, cap);
         break;
-    case ES_TABLE_HEAP:
+    case ES_ROWS_HEAP:
         heap_row(t, ev, cap);
         break;
-    case ES_TABLE_MARKERS:
+    case ES_ROWS_MARKERS:
         marker_row(t, ev, cap);
         break;
-    case ES_TABLE_SPARKS:
+    case ES_ROWS_SPARKS:
         spark_row(t, ev, cap);
         break;
-    case ES_TABLE_THREADS:
+    case ES_ROWS_THREADS:
         thread_row(t, ev, cap);
         break;
-    case ES_TABLE_CENSUS:
-    case ES_TABLE_KINDS:
+    case ES_ROWS_CENSUS:
+    case ES_ROWS_KINDS:
         break;
     }
 }

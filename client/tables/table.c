@@ -14,6 +14,7 @@
 #include "rows.h"
 
 #include "format/es_notice_text.h"
+#include "format/es_payload.h"
 #include "format/es_utf8.h"
 #include "csv.h"
 #include "source/outfile.h"
@@ -26,7 +27,7 @@
 
 struct table {
     struct es_session ses;
-    struct es_table_rows rows;
+    struct es_rows rows;
     struct es_model *model; /* census only */
     const char *out_path;
     FILE *out;
@@ -34,7 +35,7 @@ struct table {
     uint64_t block_left; /* its bytes not yet read */
     bool cut;            /* the cut notice `record` ends a cut recording with */
     char cut_why[240];
-    int kind;        /* enum es_table_kind */
+    int kind;        /* enum es_rows_kind */
     bool out_failed; /* the output could not be opened at the header */
     bool stopped;
     int status;
@@ -73,7 +74,7 @@ static void stop(struct table *t, int status, const char *why) {
     es_session_close(&t->ses);
     const struct es_conn *c = t->ses.conn;
     if (t->out)
-        es_table_rows_finish(&t->rows);
+        es_rows_finish(&t->rows);
     int werr = close_out(t);
     if (c->stream.header.len == 0 || t->out_failed) {
         fprintf(stderr, "eventlog-socket: %s: %s\n", c->name, why);
@@ -85,7 +86,7 @@ static void stop(struct table *t, int status, const char *why) {
         t->status = 2;
         return;
     }
-    enum es_table_kind k = t->rows.kind;
+    enum es_rows_kind k = t->rows.kind;
     const char *to = strcmp(t->out_path, "-") == 0 ? "stdout" : t->out_path;
     if (status == 2) {
         fprintf(stderr, "eventlog-socket: %s: %s (the %llu rows before it are in %s)\n", c->name,
@@ -93,18 +94,18 @@ static void stop(struct table *t, int status, const char *why) {
         return;
     }
     fprintf(stderr, "eventlog-socket: %s: %llu rows of %s to %s: %s\n", c->name,
-            (unsigned long long)t->rows.rows, es_table_kind_name(k), to, why);
+            (unsigned long long)t->rows.rows, es_rows_kind_name(k), to, why);
     if (t->rows.garbled)
         fprintf(stderr, "eventlog-socket: %s: %llu %s events too short to read were left out\n",
-                c->name, (unsigned long long)t->rows.garbled, es_table_kind_name(k));
+                c->name, (unsigned long long)t->rows.garbled, es_rows_kind_name(k));
     if (t->rows.rows == 0 && status == 0)
         fprintf(stderr, "eventlog-socket: hint: no %s events in the stream: %s\n",
-                es_table_kind_name(k), es_table_hint(k));
+                es_rows_kind_name(k), es_rows_hint(k));
     else if (t->rows.rows == 0)
         fprintf(stderr,
                 "eventlog-socket: hint: no %s events arrived before the end (a program on GHC "
                 "9.0 sends them in 2 MiB steps and at its exit; %s)\n",
-                es_table_kind_name(k), es_table_hint(k));
+                es_rows_kind_name(k), es_rows_hint(k));
 }
 
 static void stop(struct table *t, int status, const char *why);
@@ -122,7 +123,7 @@ static void on_header(struct es_conn *c, void *ctx) {
         snprintf(why, sizeof why, "cannot create %s: %s", t->out_path, strerror(errno));
         t->out_failed = true;
         stop(t, 2, why);
-    } else if (es_table_rows_init(&t->rows, (enum es_table_kind)t->kind, t->out) != 0) {
+    } else if (es_rows_init(&t->rows, (enum es_rows_kind)t->kind, t->out) != 0) {
         t->out_failed = true;
         stop(t, 2, "out of memory");
     }
@@ -132,17 +133,12 @@ static void on_header(struct es_conn *c, void *ctx) {
  * same way, client/model/core.c). */
 static int event_cap(struct table *t, const struct es_event *ev) {
     if (ev->type == ES_EVENT_BLOCK_MARKER) {
-        const uint8_t *p = ev->payload;
-        if (ev->payload_len >= 14) {
-            uint32_t size =
-                (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-            t->block_cap = (uint16_t)(p[12] << 8 | p[13]);
-            t->block_left = size > ev->len ? size - ev->len : 0;
-        } else {
-            t->block_cap = ES_GLOBAL_CAP;
-            t->block_left = 0;
-        }
-        return ES_TABLE_NO_CAP;
+        /* A marker too short to say is the global buffer's. */
+        struct es_block_fields b;
+        es_payload_block(ev, &b);
+        t->block_cap = b.cap;
+        t->block_left = b.size > ev->len ? b.size - ev->len : 0;
+        return ES_ROWS_NO_CAP;
     }
     if (t->block_left >= ev->len) {
         t->block_left -= ev->len;
@@ -150,7 +146,7 @@ static int event_cap(struct table *t, const struct es_event *ev) {
         t->block_left = 0;
         t->block_cap = ES_GLOBAL_CAP;
     }
-    return t->block_cap == ES_GLOBAL_CAP ? ES_TABLE_NO_CAP : t->block_cap;
+    return t->block_cap == ES_GLOBAL_CAP ? ES_ROWS_NO_CAP : t->block_cap;
 }
 
 /* "eventlog-socket: recording cut: WHY" (es_notice_text.h). */
@@ -178,7 +174,7 @@ static void on_event(struct es_conn *c, const struct es_event *ev, uint64_t offs
         if (t->model->censuses != before)
             write_census(t);
     } else if (ev->type != ES_EVENT_BLOCK_MARKER) {
-        es_table_rows_event(&t->rows, ev, cap);
+        es_rows_event(&t->rows, ev, cap);
     }
 }
 
@@ -238,7 +234,7 @@ static int parse(struct table *t, int argc, char **argv, const char **src, int *
     int status = es_opts_parse(&spec, argc, argv);
     if (status >= 0)
         return status;
-    *kind = es_table_kind(pos[0]);
+    *kind = es_rows_kind(pos[0]);
     if (*kind < 0) {
         fprintf(stderr,
                 "eventlog-socket table: no kind %s: gc, heap, census, markers, sparks or "
@@ -261,7 +257,7 @@ int es_table_main(int argc, char **argv) {
     int status = parse(t, argc, argv, &src, &kind);
     if (status >= 0)
         return status;
-    if (kind == ES_TABLE_CENSUS) {
+    if (kind == ES_ROWS_CENSUS) {
         t->model = malloc(sizeof *t->model);
         if (t->model == NULL) {
             fprintf(stderr, "eventlog-socket table: out of memory\n");
@@ -289,7 +285,7 @@ int es_table_main(int argc, char **argv) {
     }
     es_session_finish(&t->ses);
     close_out(t);
-    es_table_rows_destroy(&t->rows);
+    es_rows_destroy(&t->rows);
     if (t->model) {
         es_model_destroy(t->model);
         free(t->model);

@@ -11,6 +11,8 @@
 #include <string.h>
 
 #define MINUTE_NS 60000000000ull
+/* The threads that ran most, shown by name. */
+#define TOP_THREADS 3
 
 /* ---- Formatting. */
 
@@ -247,6 +249,41 @@ static int draw_caps(const struct es_top_view *v, int y) {
     return y + 1;
 }
 
+/* The threads lines (client/model/threads.c): live, created and finished
+ * threads, and the three that ran most, with their labels, running time,
+ * share and state now. */
+static int draw_threads(const struct es_top_view *v, int y) {
+    const struct es_model *m = v->model;
+    uint64_t all = es_model_threads_run_ns(m);
+    char line[1024];
+    snprintf(line, sizeof line, "live %zu   created %llu   finished %llu   ran %.2f s in all",
+             es_model_threads(m), (unsigned long long)m->threads_created,
+             (unsigned long long)m->thr.finished, (double)all / 1e9);
+    attron(A_BOLD);
+    mvaddnstr(y, 0, "Thrd", COLS);
+    attroff(A_BOLD);
+    if (COLS > 6)
+        mvaddnstr(y, 6, line, COLS - 6);
+    y++;
+    const struct es_model_thread *top[TOP_THREADS];
+    size_t n = es_model_threads_top(m, top, TOP_THREADS);
+    size_t len = 0;
+    line[0] = '\0';
+    for (size_t i = 0; i < n && len < sizeof line; i++) {
+        uint64_t ns = es_model_thread_run_ns(m, top[i]);
+        int k =
+            snprintf(line + len, sizeof line - len, "%s%s #%u %.3f s %.0f%% %s", i ? "  |  " : "",
+                     top[i]->label[0] ? top[i]->label : "(no label)", top[i]->id, (double)ns / 1e9,
+                     all ? 100.0 * (double)ns / (double)all : 0, es_model_thread_state(top[i]));
+        if (k < 0)
+            break;
+        len += (size_t)k;
+    }
+    if (n > 0 && COLS > 6)
+        mvaddnstr(y, 6, line, COLS - 6);
+    return n > 0 ? y + 1 : y;
+}
+
 static int draw_census(const struct es_top_view *v, int y, int rows) {
     const struct es_model *m = v->model;
     char tot[32], when[32];
@@ -427,8 +464,8 @@ void es_top_draw(const struct es_top_view *v) {
     y = draw_heap(v, y + 1);
     y = draw_gc(v, y);
     y = draw_caps(v, y);
-    y = es_top_draw_sparks(v->model, y, LINES >= 36 ? ES_TOP_SPARK_LINES : LINES >= 26 ? 3 : 1);
-    y = es_top_draw_threads(v, y);
+    y = es_top_sparks_draw(v->model, y, LINES >= 36 ? ES_TOP_SPARK_LINES : LINES >= 26 ? 3 : 1);
+    y = draw_threads(v, y);
     /* What is left: the census gets two thirds, markers the rest. */
     int footer = 4;
     int left = LINES - y - 1 - footer;

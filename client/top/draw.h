@@ -26,10 +26,6 @@ struct es_top_view {
     const char *said; /* the last key's effect for the bottom line, or NULL: the keys */
 };
 
-/* The threads lines (client/top/threads.c) from line `y`: returns the
- * line after them. */
-int es_top_draw_threads(const struct es_top_view *v, int y);
-
 /* Erase and draw the whole screen (a note instead when it is too small). */
 void es_top_draw(const struct es_top_view *v);
 

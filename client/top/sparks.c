@@ -68,7 +68,7 @@ size_t es_top_sparks_lines(const struct es_model *m, char lines[][ES_TOP_SPARK_L
     return n;
 }
 
-int es_top_draw_sparks(const struct es_model *m, int y, size_t max) {
+int es_top_sparks_draw(const struct es_model *m, int y, size_t max) {
     char lines[ES_TOP_SPARK_LINES][ES_TOP_SPARK_LEN];
     size_t n = es_top_sparks_lines(m, lines, max);
     for (size_t i = 0; i < n && y < LINES; i++, y++) {

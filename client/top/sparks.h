@@ -23,6 +23,6 @@ size_t es_top_sparks_lines(const struct es_model *m, char lines[][ES_TOP_SPARK_L
 
 /* Draw them from line `y` on, at most `max`; returns the next free line.
  * Between initscr and endwin. */
-int es_top_draw_sparks(const struct es_model *m, int y, size_t max);
+int es_top_sparks_draw(const struct es_model *m, int y, size_t max);
 
 #endif

@@ -262,6 +262,7 @@ int es_top_main(int argc, char **argv) {
     struct top *t = &the_top;
     es_session_init(&t->ses);
     t->ses.opt.cost_notices = true;
+    t->ses.opt.window = true; /* from the program's window, when it keeps one */
     const struct es_opts_spec spec = {.cmd = "top",
                                       .conn = &t->ses.opt,
                                       .pos = &t->addr,

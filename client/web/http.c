@@ -4,7 +4,7 @@
 #include "eventlog_socket.h"
 
 #include "http/resp.h"
-#include "files.h"
+#include "page.h"
 #include "http/addr.h"
 #include "http/auth.h"
 #include "http/buf.h"
@@ -33,7 +33,7 @@
 struct es_webhttp {
     struct MHD_Daemon *daemon;
     struct es_webshare *sh;
-    struct es_webauth auth;    /* who may ask (client/http/auth.h); set before the server starts */
+    struct es_httpauth auth;   /* who may ask (client/http/auth.h); set before the server starts */
     struct es_httpguard guard; /* its connections (client/http/guard.h) */
     int listen_fd;
 };
@@ -131,20 +131,20 @@ static enum MHD_Result serve_metrics(struct es_webhttp *h, struct MHD_Connection
 }
 
 static enum MHD_Result serve_asset(struct MHD_Connection *c, const char *name) {
-    const struct es_web_asset *a = es_web_asset(name);
+    const struct es_webpage_asset *a = es_webpage_asset(name);
     return es_httpresp_static(c, MHD_HTTP_OK, a->type, a->data, a->len);
 }
 
 /* The page, its files linked with the token when there is one (the page's
  * script carries it on to the events, commands and download). */
 static enum MHD_Result serve_page(struct es_webhttp *h, struct MHD_Connection *c) {
-    struct es_webbuf b = {0};
+    struct es_httpbuf b = {0};
     char query[sizeof h->auth.token + 8] = "";
     if (h->auth.token[0] != '\0')
         snprintf(query, sizeof query, "?token=%s", h->auth.token);
-    es_web_page_linked(&b, query);
+    es_webpage_linked(&b, query);
     if (b.oom) {
-        es_webbuf_free(&b);
+        es_httpbuf_free(&b);
         return es_httpresp_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
     }
     return es_httpresp_owned(c, MHD_HTTP_OK, "text/html; charset=utf-8", b.p, b.len);
@@ -244,19 +244,19 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
             return MHD_YES;
         }
     }
-    enum es_webauth_verdict v = es_webauth_check(&h->auth, c);
-    es_httpguard_request(&h->guard, c, v == ES_WEBAUTH_OK);
+    enum es_httpauth_verdict v = es_httpauth_check(&h->auth, c);
+    es_httpguard_request(&h->guard, c, v == ES_HTTPAUTH_OK);
     switch (v) {
-    case ES_WEBAUTH_OK:
+    case ES_HTTPAUTH_OK:
         break;
-    case ES_WEBAUTH_OTHER_USER:
+    case ES_HTTPAUTH_OTHER_USER:
         return es_httpresp_text(
             c, MHD_HTTP_FORBIDDEN,
             "this eventlog-socket serve is another user's (docs/security.md)\n");
-    case ES_WEBAUTH_NO_TOKEN:
+    case ES_HTTPAUTH_NO_TOKEN:
         return es_httpresp_text(c, MHD_HTTP_FORBIDDEN,
                                 "open the URL eventlog-socket serve printed (it has ?token=)\n");
-    case ES_WEBAUTH_WRONG_HOST:
+    case ES_HTTPAUTH_WRONG_HOST:
         return es_httpresp_text(c, MHD_HTTP_MISDIRECTED_REQUEST, "wrong Host\n");
     }
     if (post) {
@@ -278,9 +278,9 @@ struct es_webhttp *es_webhttp_start(struct es_webshare *sh, const struct sockadd
         return NULL;
     h->sh = sh;
     errno = 0;
-    h->listen_fd = es_webaddr_listen(sa);
+    h->listen_fd = es_httpaddr_listen(sa);
     if (h->listen_fd < 0 ||
-        es_webauth_init(&h->auth, sa, loopback, es_webaddr_port(h->listen_fd), NULL) != 0) {
+        es_httpauth_init(&h->auth, sa, loopback, es_httpaddr_port(h->listen_fd), NULL) != 0) {
         int e = errno;
         if (h->listen_fd >= 0)
             close(h->listen_fd);

@@ -5,7 +5,7 @@
  * and then only what changed (a "delta"): new censuses, pauses, markers,
  * drop notices and labels, and the last buckets of the timeline, which may
  * still change. When the model downsampled its history the cursor starts
- * over with a whole state. The page (client/web/app/, its script) reads both forms.
+ * over with a whole state. The page (client/web/app.js) reads both forms.
  *
  * Strings are escaped so that the JSON can sit inside an HTML <script>
  * element ('<', '>' and '&' as \u escapes). Pure: no I/O; used by the
@@ -24,8 +24,8 @@
 /* Census labels the page gets at most: the rest are summed as one "other". */
 #define ES_WEBJSON_MAX_LABELS 4096
 
-/* Threads the page gets at most, most running time first
- * (client/web/json_threads.c); the rest are counted. */
+/* Threads the page gets at most, most running time first; the rest are
+ * counted. */
 #define ES_WEBJSON_THREAD_ROWS 200
 
 /* What the page shows about the connection, besides the model. */
@@ -63,12 +63,7 @@ struct es_webjson_cursor {
  * started, or the model's history was downsampled since; otherwise what
  * changed since the cursor. The cursor (if any) then covers what was
  * written. */
-void es_webjson_state(struct es_webbuf *out, const struct es_model *m,
+void es_webjson_state(struct es_httpbuf *out, const struct es_model *m,
                       const struct es_webjson_status *st, struct es_webjson_cursor *cur);
-
-/* The "threads" member of a state (client/web/json_threads.c): counts, the
- * threads with the most running time, and the live count per timeline
- * bucket from bucket `from` on. */
-void es_webjson_threads(struct es_webbuf *out, const struct es_model *m, unsigned from);
 
 #endif

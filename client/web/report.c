@@ -2,13 +2,13 @@
  * once from a recording (or a program, up to its exit) into one
  * self-contained HTML file: the stream read with es_conn into the model,
  * written out with es_webjson, inlined into the page with its scripts
- * (client/web/files.h). With two runs, client/web/report_two.c writes the page.
+ * (client/web/page.h). With two runs, client/web/report_two.c writes the page.
  * Runs on one thread, the libuv loop's. */
 #include "model/model.h"
 #include "opts.h"
 #include "source/session.h"
 #include "subcommands.h"
-#include "files.h"
+#include "page.h"
 #include "json.h"
 #include "source/outfile.h"
 
@@ -90,10 +90,10 @@ static int write_page(struct report *r, const char *out) {
                                  : c->error,
         .bytes = c->info.bytes,
     };
-    struct es_webbuf json = {0}, html = {0};
+    struct es_httpbuf json = {0}, html = {0};
     es_model_extend_to_now(r->model);
     es_webjson_state(&json, r->model, &st, NULL);
-    es_web_page(&html, &json);
+    es_webpage_inline(&html, &json);
     int status = 0;
     FILE *f = json.oom || html.oom ? NULL : es_outfile_fopen(out, "wb");
     if (f == NULL || fwrite(html.p, 1, html.len, f) != html.len || fclose(f) != 0) {
@@ -105,8 +105,8 @@ static int write_page(struct report *r, const char *out) {
                 (unsigned long long)r->model->censuses, (unsigned long long)r->model->gcs, out,
                 whole ? "" : " (the eventlog was cut)");
     }
-    es_webbuf_free(&json);
-    es_webbuf_free(&html);
+    es_httpbuf_free(&json);
+    es_httpbuf_free(&html);
     return status;
 }
 

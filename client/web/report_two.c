@@ -1,13 +1,13 @@
 /* `eventlog-socket report RUN_A RUN_B -o OUT.html`: two runs in one
  * self-contained page (client/web/compare.html and compare.js): the table
- * of `compare` (the same join, client/tables/compare_join.h), and charts on shared
+ * of `compare` (the same join, client/tables/join.h), and charts on shared
  * axes of each run's heap size and live bytes and of the residency of the
  * labels that differ most. The runs are read as `compare` reads them; the
  * page's data is JSON written here from both models' histories (time in
  * seconds since each run's start). Runs on one thread, the loop's. */
-#include "tables/compare_join.h"
+#include "tables/join.h"
 #include "subcommands.h"
-#include "files.h"
+#include "page.h"
 #include "http/buf.h"
 #include "source/outfile.h"
 
@@ -19,26 +19,26 @@
 /* Labels of the table drawn over time, the largest differences first. */
 #define TOP_LABELS 5
 
-static void num(struct es_webbuf *b, double v) {
+static void num(struct es_httpbuf *b, double v) {
     if (v < 0)
-        ES_WEBBUF_ADD(b, "null");
+        ES_HTTPBUF_ADD(b, "null");
     else
-        es_webbuf_printf(b, "%.0f", v);
+        es_httpbuf_printf(b, "%.0f", v);
 }
 
 /* A run's facts and its heap size and live bytes over time:
  * [[t, size, live], ...], null where a figure is missing. */
-static void run_json(struct es_webbuf *b, const struct es_cmp_run *r, char letter) {
+static void run_json(struct es_httpbuf *b, const struct es_join_run *r, char letter) {
     const struct es_model *m = r->model;
     const struct es_model_history *h = &m->h;
-    es_webbuf_printf(b, "{\"letter\":\"%c\",\"name\":", letter);
-    es_webbuf_json_str(b, r->ses.conn->name);
-    ES_WEBBUF_ADD(b, ",\"program\":");
-    es_webbuf_json_str(b, m->program);
-    ES_WEBBUF_ADD(b, ",\"state\":");
-    es_webbuf_json_str(b, r->status == 0 ? "complete" : r->why);
-    es_webbuf_printf(b, ",\"censuses\":%llu,\"end\":%.6f,\"heap\":[",
-                     (unsigned long long)m->censuses, (double)m->now / 1e9);
+    es_httpbuf_printf(b, "{\"letter\":\"%c\",\"name\":", letter);
+    es_httpbuf_json_str(b, r->ses.conn->name);
+    ES_HTTPBUF_ADD(b, ",\"program\":");
+    es_httpbuf_json_str(b, m->program);
+    ES_HTTPBUF_ADD(b, ",\"state\":");
+    es_httpbuf_json_str(b, r->status == 0 ? "complete" : r->why);
+    es_httpbuf_printf(b, ",\"censuses\":%llu,\"end\":%.6f,\"heap\":[",
+                      (unsigned long long)m->censuses, (double)m->now / 1e9);
     bool any = false;
     for (unsigned i = 0; i < h->n; i++) {
         const struct es_model_bucket *k = &h->tl[i];
@@ -47,95 +47,95 @@ static void run_json(struct es_webbuf *b, const struct es_cmp_run *r, char lette
         /* The bucket's middle, but never past the run's end (the last
          * bucket's middle may be: the axes end at the longer run's end). */
         double t = (i + 0.5) * (double)h->width;
-        es_webbuf_printf(b, "%s[%.6f,", any ? "," : "",
-                         (t < (double)m->now ? t : (double)m->now) / 1e9);
+        es_httpbuf_printf(b, "%s[%.6f,", any ? "," : "",
+                          (t < (double)m->now ? t : (double)m->now) / 1e9);
         num(b, k->heap_size);
-        ES_WEBBUF_ADD(b, ",");
+        ES_HTTPBUF_ADD(b, ",");
         num(b, k->heap_live);
-        ES_WEBBUF_ADD(b, "]");
+        ES_HTTPBUF_ADD(b, "]");
         any = true;
     }
-    ES_WEBBUF_ADD(b, "]}");
+    ES_HTTPBUF_ADD(b, "]}");
 }
 
 /* The label's residency in each census the run's history kept:
  * [[t, bytes], ...], 0 where a census lacks it. */
-static void label_json(struct es_webbuf *b, const struct es_model *m, const char *label) {
+static void label_json(struct es_httpbuf *b, const struct es_model *m, const char *label) {
     uint32_t idx = UINT32_MAX;
     for (uint32_t l = 0; l < m->nlabels; l++)
         if (strcmp(es_model_label(m, l), label) == 0) {
             idx = l;
             break;
         }
-    ES_WEBBUF_ADD(b, "[");
+    ES_HTTPBUF_ADD(b, "[");
     for (size_t i = 0; i < m->h.ncensuses; i++) {
         const struct es_model_census_pt *p = &m->h.censuses[i];
         uint64_t bytes = 0;
         for (uint32_t k = 0; k < p->n && idx != UINT32_MAX; k++)
             if (p->e[k].label == idx)
                 bytes = p->e[k].bytes;
-        es_webbuf_printf(b, "%s[%.6f,%llu]", i ? "," : "", (double)p->time / 1e9,
-                         (unsigned long long)bytes);
+        es_httpbuf_printf(b, "%s[%.6f,%llu]", i ? "," : "", (double)p->time / 1e9,
+                          (unsigned long long)bytes);
     }
-    ES_WEBBUF_ADD(b, "]");
+    ES_HTTPBUF_ADD(b, "]");
 }
 
 /* The table's rows as `compare --csv` gives them:
  * [label, peak A, peak B, peak B-A, mean A, mean B, mean B-A, note]. */
-static void rows_json(struct es_webbuf *b, const struct es_cmp_row *rows, size_t n) {
+static void rows_json(struct es_httpbuf *b, const struct es_join_row *rows, size_t n) {
     for (size_t i = 0; i < n; i++) {
-        const struct es_cmp_row *w = &rows[i];
+        const struct es_join_row *w = &rows[i];
         if (i)
-            ES_WEBBUF_ADD(b, ",");
-        ES_WEBBUF_ADD(b, "[");
-        es_webbuf_json_str(b, w->label);
-        es_webbuf_printf(b, ",%llu,%llu,%lld,%.1f,%.1f,%.1f,", (unsigned long long)w->peak[0],
-                         (unsigned long long)w->peak[1],
-                         (long long)w->peak[1] - (long long)w->peak[0], w->mean[0], w->mean[1],
-                         w->mean[1] - w->mean[0]);
-        es_webbuf_json_str(b, es_cmp_note(w));
-        ES_WEBBUF_ADD(b, "]");
+            ES_HTTPBUF_ADD(b, ",");
+        ES_HTTPBUF_ADD(b, "[");
+        es_httpbuf_json_str(b, w->label);
+        es_httpbuf_printf(b, ",%llu,%llu,%lld,%.1f,%.1f,%.1f,", (unsigned long long)w->peak[0],
+                          (unsigned long long)w->peak[1],
+                          (long long)w->peak[1] - (long long)w->peak[0], w->mean[0], w->mean[1],
+                          w->mean[1] - w->mean[0]);
+        es_httpbuf_json_str(b, es_join_note(w));
+        ES_HTTPBUF_ADD(b, "]");
     }
 }
 
-static void page_json(struct es_webbuf *b, const struct es_cmp *cmp, const struct es_cmp_row *rows,
-                      size_t n) {
-    ES_WEBBUF_ADD(b, "{\"runs\":[");
+static void page_json(struct es_httpbuf *b, const struct es_join *cmp,
+                      const struct es_join_row *rows, size_t n) {
+    ES_HTTPBUF_ADD(b, "{\"runs\":[");
     for (int i = 0; i < 2; i++) {
         if (i)
-            ES_WEBBUF_ADD(b, ",");
+            ES_HTTPBUF_ADD(b, ",");
         run_json(b, &cmp->run[i], "AB"[i]);
     }
-    ES_WEBBUF_ADD(b, "],\"rows\":[");
+    ES_HTTPBUF_ADD(b, "],\"rows\":[");
     rows_json(b, rows, n);
-    ES_WEBBUF_ADD(b, "],\"top\":[");
+    ES_HTTPBUF_ADD(b, "],\"top\":[");
     for (size_t i = 0; i < n && i < TOP_LABELS; i++) {
         if (i)
-            ES_WEBBUF_ADD(b, ",");
-        ES_WEBBUF_ADD(b, "{\"label\":");
-        es_webbuf_json_str(b, rows[i].label);
+            ES_HTTPBUF_ADD(b, ",");
+        ES_HTTPBUF_ADD(b, "{\"label\":");
+        es_httpbuf_json_str(b, rows[i].label);
         for (int r = 0; r < 2; r++) {
-            es_webbuf_printf(b, ",\"%c\":", "ab"[r]);
+            es_httpbuf_printf(b, ",\"%c\":", "ab"[r]);
             label_json(b, cmp->run[r].model, rows[i].label);
         }
-        ES_WEBBUF_ADD(b, "}");
+        ES_HTTPBUF_ADD(b, "}");
     }
-    ES_WEBBUF_ADD(b, "]}");
+    ES_HTTPBUF_ADD(b, "]}");
 }
 
 /* Write the page; the exit status. */
-static int write_two(const struct es_cmp *cmp, const char *out) {
-    int status = es_cmp_check(cmp);
+static int write_two(const struct es_join *cmp, const char *out) {
+    int status = es_join_check(cmp);
     if (status != 0)
         return status;
     for (int i = 0; i < 2; i++)
         es_model_extend_to_now(cmp->run[i].model);
     size_t n = 0;
-    struct es_cmp_row *rows = es_cmp_join(cmp, &n);
-    struct es_webbuf json = {0}, html = {0};
+    struct es_join_row *rows = es_join_rows(cmp, &n);
+    struct es_httpbuf json = {0}, html = {0};
     if (rows != NULL) {
         page_json(&json, cmp, rows, n);
-        es_web_page_compare(&html, &json);
+        es_webpage_compare(&html, &json);
     }
     bool oom = rows == NULL || json.oom || html.oom;
     FILE *f = oom ? NULL : es_outfile_fopen(out, "wb");
@@ -147,23 +147,23 @@ static int write_two(const struct es_cmp *cmp, const char *out) {
                 oom ? "out of memory" : strerror(errno));
         status = 2;
     } else {
-        status = es_cmp_warn_partial(cmp, "the report");
+        status = es_join_warn_partial(cmp, "the report");
         fprintf(stderr, "eventlog-socket report: %s vs %s: %zu labels -> %s\n",
                 cmp->run[0].ses.conn->name, cmp->run[1].ses.conn->name, n, out);
     }
     free(rows);
-    es_webbuf_free(&json);
-    es_webbuf_free(&html);
+    es_httpbuf_free(&json);
+    es_httpbuf_free(&html);
     return status;
 }
 
 int es_report_two(const char *src[2], const char *out, const struct es_conn_options *opt) {
-    static struct es_cmp two;
-    es_cmp_init(&two, "report");
+    static struct es_join two;
+    es_join_init(&two, "report");
     two.run[0].ses.opt = *opt;
-    int status = es_cmp_read(&two, src);
+    int status = es_join_read(&two, src);
     if (status < 0)
         status = write_two(&two, out);
-    es_cmp_free(&two);
+    es_join_free(&two);
     return status;
 }

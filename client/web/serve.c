@@ -2,26 +2,35 @@
  * running program. The stream is read with es_conn (client/source/conn.h) into
  * the same model as `top` (client/model/model.h), recorded whole block by whole
  * block (the page's download), and written out with es_webjson. Two sides:
- *   - the libuv loop thread (this file, and serve_page.c for the messages)
- *     owns the connection, the model and the recording; twice a second it
- *     writes what changed as one Server-Sent Event message into the share
- *     (client/web/share.h);
+ *   - the libuv loop thread (this file) owns the connection, the model and
+ *     the recording; twice a second it writes what changed as one
+ *     Server-Sent Event message into the share (client/web/share.h), and
+ *     the program's Prometheus exposition for GET /metrics
+ *     (client/prom/text.h);
  *   - libmicrohttpd's threads (client/web/http.c) serve the page from what
  *     the share holds, and hand button presses back through it.
  * So the program's stream is read at full speed whatever the browsers do:
  * a slow or stalled tab only delays its own thread, and the messages kept
  * for late or slow tabs are bounded. With --retry, the next run of the
  * program replaces the one shown. */
-#include "serve.h"
+#include "http.h"
+#include "json.h"
+#include "share.h"
 
-#include "opts.h"
-#include "subcommands.h"
 #include "http/addr.h"
+#include "model/model.h"
+#include "opts.h"
+#include "prom/text.h"
+#include "source/blocks.h"
 #include "source/outfile.h"
+#include "source/session.h"
+#include "subcommands.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,18 +41,143 @@
 /* --retry: the pause before connecting again after a run ended. */
 #define RECONNECT_MS 500
 
+/* What `serve` keeps: the loop thread's alone (the HTTP threads see only
+ * the share). */
+struct serve {
+    struct es_session ses; /* with --retry, a new connection after each end */
+    unsigned run;          /* runs shown so far (sessions with a header, not ignored) */
+    int run_pid;           /* the shown run's server process (SO_PEERCRED), 0: unknown */
+    bool run_exited;       /* the shown run ended with its end marker */
+    uint64_t run_bytes;    /* bytes of the shown run, once it ended */
+    char run_source[300];
+    bool ignoring;   /* this session reached the exited run's program again */
+    bool said_retry; /* a session without a header was reported on stderr */
+    struct es_model *model;
+    struct es_blocks blocks;
+    struct es_webjson_cursor cursor;
+    const char *source;
+    const char *http;     /* --http HOST:PORT */
+    const char *rec_path; /* --record FILE, or NULL for a temporary file */
+    char tmp_path[512];
+    int rec_fd;
+    const char *state;
+    char error[600];
+    char peer_program[256]; /* from /proc, for GHC 9.0 */
+    bool peer_looked;
+    bool header;
+    bool ended;
+    uint64_t last_events; /* at the last message */
+    const char *last_state;
+    uv_timer_t tick;
+    uv_async_t commands; /* woken by the share when a button sent a command */
+    struct es_webshare *sh;
+    struct es_webhttp *http_server;
+    int status;
+};
+
+/* The server's process name on a Unix socket (SO_PEERCRED and /proc). */
+static void peer_program(struct serve *s) {
+    if (s->peer_looked || s->run_pid <= 0)
+        return;
+    s->peer_looked = true;
+    es_session_program_of(s->run_pid, s->peer_program, sizeof s->peer_program);
+}
+
+static void status_of(struct serve *s, struct es_webjson_status *st) {
+    peer_program(s);
+    st->program = s->peer_program;
+    st->pid = s->run_pid > 0 ? (uint32_t)s->run_pid : 0;
+    st->state = s->state;
+    st->source = s->run_source[0] ? s->run_source : s->source;
+    st->error = s->error;
+    st->bytes = s->ended || s->run == 0 ? s->run_bytes : s->ses.conn->info.bytes;
+    st->recording = s->header;
+    st->can_control = !s->ended && s->header;
+    st->run = s->run;
+    st->retry = s->ses.opt.retry;
+}
+
+/* Write what changed as the next message to the page's tabs (or a whole
+ * state, when they would otherwise need too many deltas); `force`: even
+ * when nothing did. */
+static void publish(struct serve *s, bool force) {
+    if (!force && s->model->events == s->last_events && s->last_state == s->state)
+        return;
+    s->last_events = s->model->events;
+    s->last_state = s->state;
+    if (es_webshare_wants_full(s->sh))
+        s->cursor.started = false;
+    struct es_webjson_status st;
+    status_of(s, &st);
+    es_model_extend_to_now(s->model);
+    struct es_httpbuf b = {0};
+    bool full = !s->cursor.started || s->cursor.generation != s->model->h.generation;
+    es_httpbuf_printf(&b, "event: %s\ndata: ", full ? "state" : "delta");
+    es_webjson_state(&b, s->model, &st, &s->cursor);
+    ES_HTTPBUF_ADD(&b, "\n\n");
+    if (b.oom) {
+        /* Try again with a whole state next time. */
+        es_httpbuf_free(&b);
+        s->cursor.started = false;
+        return;
+    }
+    es_webshare_publish(s->sh, b.p, b.len, full, st.can_control, es_blocks_file_len(&s->blocks));
+}
+
+/* The program's Prometheus exposition for GET /metrics (client/prom/text.h). */
+static void publish_metrics(struct serve *s) {
+    struct es_webjson_status st;
+    status_of(s, &st);
+    bool run = s->header && !s->ignoring;
+    struct es_promtext_target t = {
+        .m = run ? s->model : NULL,
+        .program = s->model->program[0] ? s->model->program : st.program,
+        .pid = s->model->pid ? s->model->pid : st.pid,
+        .source = st.source,
+        .connected = run && !s->ended,
+        .received_bytes = st.bytes,
+    };
+    struct es_httpbuf b = {0};
+    es_promtext_write(&b, &t, 1, ES_PROMTEXT_TOP_LABELS);
+    if (b.oom)
+        es_httpbuf_free(&b);
+    else
+        es_webshare_publish_metrics(s->sh, b.p, b.len);
+}
+
+/* The file name the download suggests: the program's and its pid. */
+static void name_recording(struct serve *s) {
+    const char *prog = s->model->program[0] ? s->model->program
+                       : s->peer_program[0] ? s->peer_program
+                                            : "eventlog";
+    char safe[256], name[300];
+    snprintf(safe, sizeof safe, "%s", prog);
+    for (char *p = safe; *p; p++)
+        if (*p == '"' || *p == '/' || *p == '\\' || (unsigned char)*p < 0x20 ||
+            (unsigned char)*p >= 0x7f)
+            *p = '_';
+    uint32_t pid = s->model->pid ? s->model->pid : (uint32_t)(s->run_pid > 0 ? s->run_pid : 0);
+    if (pid)
+        snprintf(name, sizeof name, "%s-%u.eventlog", safe, pid);
+    else
+        snprintf(name, sizeof name, "%s.eventlog", safe);
+    es_webshare_recording_name(s->sh, name);
+}
+
 static void on_tick(uv_timer_t *t) {
     struct serve *s = t->data;
     es_webhttp_cut_late(s->http_server);
-    es_serve_publish(s, false);
-    es_serve_publish_metrics(s);
+    publish(s, false);
+    publish_metrics(s);
 }
 
-/* A button pressed on the page. */
-static void on_command(uint8_t cmd, void *ctx) {
-    struct serve *s = ctx;
-    if (!s->ended)
-        es_conn_send_command(s->ses.conn, cmd);
+/* Buttons pressed on the page: the share woke the loop (client/web/share.h). */
+static void on_commands(uv_async_t *a) {
+    struct serve *s = a->data;
+    uint8_t cmds[ES_WEBSHARE_COMMANDS];
+    size_t n = es_webshare_take_commands(s->sh, cmds);
+    for (size_t i = 0; i < n && !s->ended; i++)
+        es_conn_send_command(s->ses.conn, cmds[i]);
 }
 
 static int open_recording(struct serve *s) {
@@ -117,8 +251,8 @@ static void on_header(struct es_conn *c, void *ctx) {
     s->state = "connected";
     es_model_header(s->model, &c->stream.header);
     es_blocks_header(&s->blocks, c->stream.header.len);
-    es_serve_name_recording(s);
-    es_serve_publish(s, true);
+    name_recording(s);
+    publish(s, true);
 }
 
 static void on_event(struct es_conn *c, const struct es_event *ev, uint64_t offset, void *ctx) {
@@ -196,8 +330,8 @@ static void run_ended(struct serve *s, struct es_conn *c, enum es_conn_end how) 
     struct stat sb;
     if (e == 0 && s->rec_fd >= 0 && fstat(s->rec_fd, &sb) == 0)
         es_webshare_recording_ended(s->sh, (uint64_t)sb.st_size);
-    es_serve_name_recording(s);
-    es_serve_publish(s, true);
+    name_recording(s);
+    publish(s, true);
     fprintf(stderr, "eventlog-socket serve: %s: %s; still serving the page%s (Ctrl-C stops)\n",
             c->name, how == ES_CONN_COMPLETE ? "the program exited" : "the connection was lost",
             s->ses.opt.retry ? ", waiting for the next run (--retry)" : "");
@@ -254,7 +388,7 @@ static int start_http(struct serve *s, const struct sockaddr_storage *sa, bool l
     if (s->http_server == NULL) {
         int e = errno ? errno : EADDRINUSE;
         fprintf(stderr, "eventlog-socket serve: cannot serve HTTP on %s: %s%s\n", s->http,
-                strerror(e), e == EADDRINUSE ? ES_WEBADDR_IN_USE_HINT : "");
+                strerror(e), e == EADDRINUSE ? ES_HTTPADDR_IN_USE_HINT : "");
         return 2;
     }
     char host[300];
@@ -296,7 +430,7 @@ static void run(struct serve *s) {
     s->tick.data = s;
     uv_timer_start(&s->tick, on_tick, TICK_MS, TICK_MS);
     es_session_signals(&s->ses, true, on_signal, s);
-    es_serve_publish(s, true);
+    publish(s, true);
     uv_run(s->ses.loop, UV_RUN_DEFAULT);
     uv_close((uv_handle_t *)&s->tick, NULL);
     es_session_close(&s->ses);
@@ -307,6 +441,7 @@ int es_serve_main(int argc, char **argv) {
     struct serve *s = &the_serve;
     es_session_init(&s->ses);
     s->ses.opt.cost_notices = true;
+    s->ses.opt.window = true; /* from the program's window, when it keeps one */
     s->http = "127.0.0.1:8080";
     s->rec_fd = -1;
     const struct es_opt opts[] = {
@@ -326,12 +461,14 @@ int es_serve_main(int argc, char **argv) {
     struct sockaddr_storage sa;
     socklen_t salen;
     bool loopback = false;
-    if (es_webaddr_parse(s->http, &sa, &salen, &loopback) != 0) {
+    if (es_httpaddr_parse(s->http, &sa, &salen, &loopback) != 0) {
         fprintf(stderr, "eventlog-socket serve: --http: not HOST:PORT: %s\n", s->http);
         return 2;
     }
     s->model = malloc(sizeof *s->model);
-    s->sh = es_webshare_new(s->ses.loop, on_command, s);
+    uv_async_init(s->ses.loop, &s->commands, on_commands);
+    s->commands.data = s;
+    s->sh = es_webshare_new(&s->commands);
     if (s->model == NULL || s->sh == NULL) {
         fprintf(stderr, "eventlog-socket serve: out of memory\n");
         return 2;
@@ -357,8 +494,9 @@ int es_serve_main(int argc, char **argv) {
         es_webshare_close(s->sh);
         es_webhttp_stop(s->http_server);
     }
-    es_webshare_free(s->sh);
+    uv_close((uv_handle_t *)&s->commands, NULL);
     es_session_finish(&s->ses);
+    es_webshare_free(s->sh);
     if (s->rec_fd >= 0) {
         if (!s->ended && s->header)
             es_blocks_finish_cut(&s->blocks, &s->ses.conn->stream.header,

@@ -11,8 +11,7 @@
 
 /* An idle event stream gets a comment this often, so that browsers and
  * MHD's inactivity timeout see it alive. */
-#define KEEPALIVE_S   3
-#define COMMAND_QUEUE 16
+#define KEEPALIVE_S 3
 /* Messages no longer kept but still being sent to slow readers, in bytes
  * at most: past it, such readers are cut (their browser reconnects and
  * gets the latest whole state). */
@@ -46,33 +45,28 @@ struct es_webshare {
     bool rec_ended;
     char rec_name[300];
     /* Button presses for the loop (GCTL command bytes). */
-    uint8_t cmds[COMMAND_QUEUE];
+    uint8_t cmds[ES_WEBSHARE_COMMANDS];
     unsigned ncmds;
     bool can_control;
     /* The program's Prometheus exposition (GET /metrics). */
     char *metrics;
     size_t metrics_len;
-    uv_async_t async;
-    void (*on_command)(uint8_t cmd, void *ctx);
-    void *ctx;
+    uv_async_t *commands; /* the loop thread's, woken for each command queued */
 };
 
 /* ---- The loop thread. */
 
-static void on_async(uv_async_t *a) {
-    struct es_webshare *sh = a->data;
-    uint8_t cmds[COMMAND_QUEUE];
+size_t es_webshare_take_commands(struct es_webshare *sh, uint8_t out[ES_WEBSHARE_COMMANDS]) {
     pthread_mutex_lock(&sh->mu);
-    unsigned n = sh->ncmds;
-    memcpy(cmds, sh->cmds, n);
+    size_t n = sh->ncmds;
+    assert(n <= ES_WEBSHARE_COMMANDS);
+    memcpy(out, sh->cmds, n);
     sh->ncmds = 0;
     pthread_mutex_unlock(&sh->mu);
-    for (unsigned i = 0; i < n; i++)
-        sh->on_command(cmds[i], sh->ctx);
+    return n;
 }
 
-struct es_webshare *es_webshare_new(uv_loop_t *loop, void (*on_command)(uint8_t cmd, void *ctx),
-                                    void *ctx) {
+struct es_webshare *es_webshare_new(uv_async_t *commands) {
     struct es_webshare *sh = calloc(1, sizeof *sh);
     if (sh == NULL)
         return NULL;
@@ -83,10 +77,7 @@ struct es_webshare *es_webshare_new(uv_loop_t *loop, void (*on_command)(uint8_t 
     pthread_condattr_destroy(&ca);
     sh->rec_fd = -1;
     snprintf(sh->rec_name, sizeof sh->rec_name, "eventlog.eventlog");
-    sh->on_command = on_command;
-    sh->ctx = ctx;
-    uv_async_init(loop, &sh->async, on_async);
-    sh->async.data = sh;
+    sh->commands = commands;
     return sh;
 }
 
@@ -187,17 +178,14 @@ void es_webshare_close(struct es_webshare *sh) {
     pthread_mutex_unlock(&sh->mu);
 }
 
-static void on_closed(uv_handle_t *h) {
-    struct es_webshare *sh = h->data;
+void es_webshare_free(struct es_webshare *sh) {
+    if (sh == NULL)
+        return;
     free_messages(sh);
     free(sh->metrics);
     pthread_cond_destroy(&sh->cv);
     pthread_mutex_destroy(&sh->mu);
     free(sh);
-}
-
-void es_webshare_free(struct es_webshare *sh) {
-    uv_close((uv_handle_t *)&sh->async, on_closed);
 }
 
 /* ---- The HTTP threads. */
@@ -292,7 +280,7 @@ enum es_webshare_sent es_webshare_command(struct es_webshare *sh, uint8_t cmd) {
     bool queued = false, connected;
     pthread_mutex_lock(&sh->mu);
     connected = sh->can_control;
-    if (connected && sh->ncmds < COMMAND_QUEUE) {
+    if (connected && sh->ncmds < ES_WEBSHARE_COMMANDS) {
         sh->cmds[sh->ncmds++] = cmd;
         queued = true;
     }
@@ -301,6 +289,6 @@ enum es_webshare_sent es_webshare_command(struct es_webshare *sh, uint8_t cmd) {
         return ES_WEBSHARE_NOT_CONNECTED;
     if (!queued)
         return ES_WEBSHARE_BUSY;
-    uv_async_send(&sh->async);
+    uv_async_send(sh->commands);
     return ES_WEBSHARE_SENT;
 }

@@ -2,10 +2,10 @@
  * threads (client/web/http.c), under one mutex: the messages of the event
  * stream (the latest whole state and the deltas after it, numbered), the
  * recording to download, whether the buttons may send commands, and the
- * commands they sent, which a uv_async hands to the loop thread. The loop
- * thread writes, the HTTP threads read; each side only through these
- * functions. The messages kept are bounded: a whole state and at most
- * ES_WEBSHARE_MAX_DELTAS deltas, no larger than it in all
+ * commands they sent, which the loop thread takes when the uv_async it
+ * gave the share wakes it (es_webshare_take_commands). The loop thread
+ * writes, the HTTP threads read; each side only through these functions. The messages kept are
+ * bounded: a whole state and at most ES_WEBSHARE_MAX_DELTAS deltas, no larger than it in all
  * (es_webshare_wants_full). Readers share them (one copy whatever the
  * number of tabs); messages no longer kept that slow readers still send
  * are bounded too (es_webshare_msg_stale). */
@@ -20,15 +20,20 @@
 /* Messages kept after the last whole state; a tab further behind gets a
  * new whole state. */
 #define ES_WEBSHARE_MAX_DELTAS 64
+/* Commands waiting for the loop thread, at most (more: ES_WEBSHARE_BUSY). */
+#define ES_WEBSHARE_COMMANDS 16
 
 struct es_webshare;
 
 /* ---- The loop thread. */
 
-/* A share whose commands `on_command` receives on `loop`'s thread; NULL
- * when out of memory. */
-struct es_webshare *es_webshare_new(uv_loop_t *loop, void (*on_command)(uint8_t cmd, void *ctx),
-                                    void *ctx);
+/* A share that wakes the loop thread through `commands` (the loop
+ * thread's uv_async, initialised, outliving the HTTP server) when a
+ * button sent a command; NULL when out of memory. */
+struct es_webshare *es_webshare_new(uv_async_t *commands);
+/* The commands the buttons sent since the last call, oldest first, into
+ * out[0..ES_WEBSHARE_COMMANDS); returns how many. */
+size_t es_webshare_take_commands(struct es_webshare *sh, uint8_t out[ES_WEBSHARE_COMMANDS]);
 /* Whether the next message must be a whole state (none yet, or the deltas
  * after the last one are too many or too large). */
 bool es_webshare_wants_full(struct es_webshare *sh);
@@ -48,7 +53,7 @@ void es_webshare_publish_metrics(struct es_webshare *sh, char *text, size_t len)
 /* Closing: every event stream ends (es_webshare_next returns 0). */
 void es_webshare_close(struct es_webshare *sh);
 /* Free the share once no HTTP thread uses it any more (the server has
- * stopped); the loop frees it when it has closed its uv_async. */
+ * stopped). */
 void es_webshare_free(struct es_webshare *sh);
 
 /* ---- The HTTP threads. */
@@ -86,7 +91,7 @@ void es_webshare_download(struct es_webshare *sh, struct es_webshare_download *d
  * -1 when out of memory. */
 int es_webshare_metrics(struct es_webshare *sh, char **buf, size_t *len);
 
-/* A button's command for the loop thread. */
+/* A button's command for the loop thread (its uv_async woken). */
 enum es_webshare_sent { ES_WEBSHARE_SENT, ES_WEBSHARE_NOT_CONNECTED, ES_WEBSHARE_BUSY };
 enum es_webshare_sent es_webshare_command(struct es_webshare *sh, uint8_t cmd);
 

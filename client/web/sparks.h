@@ -16,6 +16,6 @@
 /* Append ,"sparks":{...} when `whole` or when the sparks changed since
  * *sig (a signature of what was written, updated); nothing otherwise (the
  * page keeps what it has). */
-void es_websparks_json(struct es_webbuf *out, const struct es_model *m, bool whole, uint64_t *sig);
+void es_websparks_json(struct es_httpbuf *out, const struct es_model *m, bool whole, uint64_t *sig);
 
 #endif

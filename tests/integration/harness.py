@@ -231,7 +231,8 @@ class Program:
                  "bytes_sent", "chunks_dropped", "bytes_dropped", "bytes_held",
                  "bytes_held_peak", "flushes", "flush_us", "clients_refused", "cpu_ns_writer",
                  "cpu_ns_walker", "cpu_ns_loop", "clients_lossless", "lossless_waits",
-                 "lossless_wait_ns", "lossless_wait_max_ns", "chunks_lost", "bytes_lost"]
+                 "lossless_wait_ns", "lossless_wait_max_ns", "chunks_lost", "bytes_lost",
+                 "window_bytes", "windows_sent"]
         words = self.query("stats").split()
         expect(words[0] == "stats" and len(words) == 1 + len(names), "stats answer %r" % words)
         return dict(zip(names, map(int, words[1:])))

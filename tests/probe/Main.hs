@@ -26,6 +26,8 @@
 --   work S MB          keep MB megabytes of live data and compute for S
 --                      seconds (allocating); answers "ok N" with the number
 --                      of rounds done, the program's speed
+--   fail N             exit with status N (exitWith (ExitFailure N))
+--   throw TEXT         end by an uncaught exception (error TEXT): status 1
 --   quit               exit normally (so does end of input)
 --
 -- With --custom, custom commands and hooks are registered through the C API
@@ -59,7 +61,7 @@ import GHC.Clock (getMonotonicTime)
 import GHC.Stats (RTSStats (..), getRTSStats, getRTSStatsEnabled)
 import System.Environment (getArgs)
 import System.IO (Handle, IOMode (ReadMode), hClose, hFlush, hIsEOF, hPutStrLn, openFile, stderr, stdin, stdout)
-import System.Exit (ExitCode (ExitFailure))
+import System.Exit (ExitCode (ExitFailure), exitWith)
 import System.Mem (performMajorGC)
 import System.Posix.Signals (Handler (Catch), installHandler, sigTERM)
 
@@ -85,11 +87,11 @@ startUnix waitFlag path = do
 foreign import ccall unsafe "eventlog_socket_stats"
   c_stats :: Ptr () -> IO CInt
 
--- | The twenty-one uint64_t counters of struct eventlog_socket_stats.
+-- | The twenty-three uint64_t counters of struct eventlog_socket_stats.
 stats :: IO [Word64]
-stats = allocaBytes (21 * 8) $ \p -> do
+stats = allocaBytes (23 * 8) $ \p -> do
   _ <- c_stats p
-  mapM (peekByteOff p . (* 8)) [0 .. 20]
+  mapM (peekByteOff p . (* 8)) [0 .. 22]
 
 -- | The RTS's account of its collections and of the mutator, for the
 -- benchmarks (bench/bench_trust.py): where a program's time went.
@@ -202,6 +204,8 @@ loop = do
         ["work", secs, mb] -> do
           n <- work (read secs) (read mb)
           putStrLn ("ok " ++ show n) >> hFlush stdout >> loop
+        ["fail", n] -> exitWith (ExitFailure (read n))
+        ("throw" : rest) -> error (unwords rest)
         ["quit"] -> reply
         _ -> hPutStrLn stderr ("probe: unknown command: " ++ line) >> loop
 

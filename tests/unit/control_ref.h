@@ -51,7 +51,7 @@ static inline int control_ref_magic(const uint8_t *buf, size_t len, size_t i) {
  * `*unknown` unless it is NULL. */
 static inline size_t control_reference(const uint8_t *buf, size_t len, uint8_t *out,
                                        uint64_t *unknown) {
-    static const uint8_t upstream_meaning[8] = {0, 4, 5, 1, 2, 3, 6, 7};
+    static const uint8_t upstream_meaning[9] = {0, 4, 5, 1, 2, 3, 6, 7, 8};
     size_t n = 0, i = 0;
     while (i < len) {
         int kind = control_ref_magic(buf, len, i);
@@ -64,7 +64,7 @@ static inline size_t control_reference(const uint8_t *buf, size_t len, uint8_t *
         if (j >= len)
             break;
         if (kind == 1) {
-            cmd = buf[j] >= 1 && buf[j] <= 7 ? buf[j] : 0;
+            cmd = buf[j] >= 1 && buf[j] <= 8 ? buf[j] : 0;
             i = j + 1;
         } else {
             if (buf[j] != 0) {
@@ -90,7 +90,7 @@ static inline size_t control_reference(const uint8_t *buf, size_t len, uint8_t *
                 break;
             uint8_t id = buf[id_at];
             cmd = ns_len == 15 && memcmp(buf + j + 2, "eventlog-socket", 15) == 0 && id >= 1 &&
-                          id <= 7
+                          id <= 8
                       ? upstream_meaning[id]
                       : 0;
             i = id_at + 1;

@@ -251,6 +251,65 @@ static void lossless_settings(void) {
     ok(es_config_from_options(&c, &o) == EVENTLOG_SOCKET_EINVAL, "an unknown value is refused");
 }
 
+/* The flight recorder's settings: the window's size and age, the dump. */
+static void window_settings(void) {
+    struct es_config c;
+    char log[2048];
+    es_config_defaults(&c);
+    ok(c.retain == 0 && c.retain_seconds == 0 && c.dump_on_failure[0] == '\0',
+       "by default no window and no dump");
+    clear();
+    setenv("GHC_EVENTLOG_UNIX_PATH", sock, 1);
+    setenv("GHC_EVENTLOG_RETAIN", "16MiB", 1);
+    ok(from_env_logged(&c, log, sizeof log) == 0 && c.retain == 16u << 20 && c.retain_seconds == 0,
+       "GHC_EVENTLOG_RETAIN=16MiB");
+    setenv("GHC_EVENTLOG_RETAIN", "1K", 1);
+    ok(from_env_logged(&c, log, sizeof log) == EVENTLOG_SOCKET_EINVAL &&
+           strstr(log, "GHC_EVENTLOG_RETAIN must be 0 (no window) or at least 64K"),
+       "a window under 64K is refused: %s", log);
+    unsetenv("GHC_EVENTLOG_RETAIN");
+    es_config_defaults(&c);
+    setenv("GHC_EVENTLOG_RETAIN_SECONDS", "300", 1);
+    ok(from_env_logged(&c, log, sizeof log) == 0 && c.retain == ES_DEFAULT_RETAIN &&
+           c.retain_seconds == 300,
+       "GHC_EVENTLOG_RETAIN_SECONDS=300 alone keeps 300 s in a 64 MiB window");
+    setenv("GHC_EVENTLOG_RETAIN_SECONDS", "5m", 1);
+    ok(from_env_logged(&c, log, sizeof log) == EVENTLOG_SOCKET_EINVAL &&
+           strstr(log, "GHC_EVENTLOG_RETAIN_SECONDS=\"5m\" is not a number of seconds"),
+       "seconds are a number: %s", log);
+    setenv("GHC_EVENTLOG_RETAIN_SECONDS", "60", 1);
+    setenv("GHC_EVENTLOG_RETAIN", "0", 1);
+    ok(from_env_logged(&c, log, sizeof log) == EVENTLOG_SOCKET_EINVAL &&
+           strstr(log, "GHC_EVENTLOG_RETAIN=0 turns off"),
+       "an age for a window turned off is a contradiction: %s", log);
+    unsetenv("GHC_EVENTLOG_RETAIN_SECONDS");
+    unsetenv("GHC_EVENTLOG_RETAIN");
+    es_config_defaults(&c);
+    setenv("GHC_EVENTLOG_DUMP_ON_FAILURE", "/tmp/app-%p.eventlog", 1);
+    ok(from_env_logged(&c, log, sizeof log) == 0 && c.retain == ES_DEFAULT_RETAIN &&
+           strcmp(c.dump_on_failure, "/tmp/app-%p.eventlog") == 0,
+       "GHC_EVENTLOG_DUMP_ON_FAILURE alone keeps a 64 MiB window to write");
+    unsetenv("GHC_EVENTLOG_DUMP_ON_FAILURE");
+    clear();
+    struct eventlog_socket_options o;
+    eventlog_socket_options_init(&o);
+    ok(o.retain_bytes == 0 && o.retain_seconds == 0 && o.dump_on_failure == NULL,
+       "options_init: no window, no dump");
+    char name[40];
+    strcpy(name, "/tmp/dump.eventlog");
+    o.retain_bytes = 1 << 20;
+    o.retain_seconds = 10;
+    o.dump_on_failure = name;
+    es_config_defaults(&c);
+    ok(es_config_from_options(&c, &o) == 0 && c.retain == 1u << 20 && c.retain_seconds == 10,
+       "the options set the window");
+    name[0] = 'X';
+    ok(strcmp(c.dump_on_failure, "/tmp/dump.eventlog") == 0, "and the dump's name is copied");
+    o.retain_bytes = 0;
+    ok(es_config_from_options(&c, &o) == EVENTLOG_SOCKET_EINVAL,
+       "a dump or an age without a window is refused");
+}
+
 int main(void) {
     if (mkdtemp(dir) == NULL) {
         printf("Bail out! mkdtemp\n");
@@ -320,6 +379,7 @@ int main(void) {
     unix_path_checks();
     options_translate();
     lossless_settings();
+    window_settings();
     rmdir(dir);
     return tap_done();
 }

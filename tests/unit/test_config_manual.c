@@ -16,6 +16,7 @@
 struct var {
     char name[64];
     char def[64]; /* "" for none */
+    bool path;    /* its value is a _PATH_: any text is one */
 };
 
 /* The page's variables and their defaults; returns how many. */
@@ -37,6 +38,7 @@ static int read_page(const char *path, struct var *vars, int max) {
             size_t len = strcspn(line + 1, "*");
             snprintf(vars[n].name, sizeof vars[n].name, "%.*s", (int)len, line + 1);
             vars[n].def[0] = '\0';
+            vars[n].path = strstr(line, "=_PATH_") != NULL;
             n++;
         } else if (line[0] == '#') {
             break;
@@ -82,14 +84,16 @@ static bool same(const struct es_config *a, const struct es_config *b) {
            a->max_clients == b->max_clients && a->allow_other_users == b->allow_other_users &&
            a->control_interval_ms == b->control_interval_ms &&
            a->lossless_clients == b->lossless_clients &&
-           a->lossless_stall_ms == b->lossless_stall_ms;
+           a->lossless_stall_ms == b->lossless_stall_ms && a->retain == b->retain &&
+           a->retain_seconds == b->retain_seconds &&
+           strcmp(a->dump_on_failure, b->dump_on_failure) == 0;
 }
 
 static void check_var(const struct var *v, const struct var *vars, int n) {
     struct es_config base, set;
     clear(vars, n);
     bool address = strstr(v->name, "_UNIX_PATH") != NULL || strstr(v->name, "_INET_") != NULL;
-    if (!address) {
+    if (!address && !v->path) {
         /* Read: a value no variable takes is refused, naming it. */
         char log[1024];
         es_log_drain(5000);
@@ -102,8 +106,9 @@ static void check_var(const struct var *v, const struct var *vars, int n) {
     }
     if (v->def[0] == '\0') {
         ok(strcmp(v->name, "GHC_EVENTLOG_UNIX_PATH") == 0 ||
-               strcmp(v->name, "GHC_EVENTLOG_INET_PORT") == 0,
-           "%s has no default: only the socket's path and port may have none", v->name);
+               strcmp(v->name, "GHC_EVENTLOG_INET_PORT") == 0 || v->path,
+           "%s has no default: only the socket's path and port, and a file's path, may have none",
+           v->name);
         return;
     }
     if (strcmp(v->name, "GHC_EVENTLOG_INET_HOST") == 0) {

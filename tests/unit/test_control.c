@@ -152,11 +152,13 @@ int main(void) {
     ok(same(feed("GCTGCTL\x03", 8, 1), "\x03", 1), "partial magic then a frame, byte by byte");
     ok(same(feed("GGGCTL\x02", 7, 0), "\x02", 1), "repeated G then a frame");
     ok(same(feed("hello GCTL\x01 world", 17, 2), "\x01", 1), "frame inside garbage");
-    ok(same(feed("GCTL\x08GCTL\x02", 10, 0), "\x02", 1), "unknown command ignored");
+    ok(same(feed("GCTL\x09GCTL\x02", 10, 0), "\x02", 1), "unknown command ignored");
+    ok(same(feed("GCTL\x08", 5, 0), "\x08", 1) && same(feed("GCTL\x08", 5, 1), "\x08", 1),
+       "GCTL 0x08 asks for the window");
     ok(same(feed("GCTL\x07", 5, 0), "\x07", 1) && same(feed("GCTL\x07", 5, 1), "\x07", 1),
        "GCTL 0x07 asks for cost notices");
     /* The frame a client builds (es_control_frame) is the frame this parser reads. */
-    for (uint8_t cmd = 1; cmd <= 7; cmd++) {
+    for (uint8_t cmd = 1; cmd <= 8; cmd++) {
         uint8_t frame[ES_CONTROL_MAGIC_LEN + 1];
         es_control_frame(frame, cmd);
         ok(same(feed((const char *)frame, sizeof frame, 1), (const char *)&cmd, 1),
@@ -185,7 +187,9 @@ int main(void) {
                EVENTLOG_SOCKET_CMD_LOSSLESS &&
            es_control_upstream_command((const uint8_t *)"eventlog-socket", 15, 7) ==
                EVENTLOG_SOCKET_CMD_COST_NOTICES &&
-           es_control_upstream_command((const uint8_t *)"eventlog-socket", 15, 8) == 0 &&
+           es_control_upstream_command((const uint8_t *)"eventlog-socket", 15, 8) ==
+               EVENTLOG_SOCKET_CMD_WINDOW &&
+           es_control_upstream_command((const uint8_t *)"eventlog-socket", 15, 9) == 0 &&
            es_control_upstream_command((const uint8_t *)"eventlog", 8, 5) == 0,
        "the upstream mapping, and nothing outside it");
     CUTS(BUILTIN("\x07") "GCTL\x07", "\x07\x07", 0,
@@ -238,7 +242,7 @@ int main(void) {
     CUTS(UP("\x08", "eventlog") "\x05", "", 1, "a prefix of the namespace is not the namespace");
     CUTS(UP("\x10", "eventlog-socketX") "\x05", "", 1, "nor is a longer name");
     CUTS(UP("\x0f", "EVENTLOG-SOCKET") "\x05", "", 1, "names are compared byte for byte");
-    CUTS(BUILTIN("\x00") BUILTIN("\x08") BUILTIN("\xff") BUILTIN("\x05"), CENSUS, 3,
+    CUTS(BUILTIN("\x00") BUILTIN("\x09") BUILTIN("\xff") BUILTIN("\x05"), CENSUS, 3,
          "unknown ids in the built-in namespace are ignored");
 
     /* The longest namespace, then a frame. */

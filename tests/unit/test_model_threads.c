@@ -180,12 +180,63 @@ static void check_threads_before_the_stream(struct es_model *m) {
        live[8], live[9]);
 }
 
+/* Each STOP_THREAD status as the views name the state it leaves a thread
+ * in: GHC's statuses (rts/include/rts/EventLogFormat.h and Constants.h),
+ * `table`'s code for each in the comment. 4 (ThreadBlocked, which `table`
+ * writes "blocked") leaves it blocked, as do numbers GHC does not define
+ * above 6; 0 and the overflows and yields leave it runnable. */
+static void check_every_status(struct es_model *m) {
+    static const struct {
+        uint16_t status;
+        const char *state;
+    } cases[] = {
+        {0, "runnable"},
+        {1, "runnable"},                   /* heap_overflow */
+        {2, "runnable"},                   /* stack_overflow */
+        {3, "runnable"},                   /* yielding */
+        {4, "blocked"},                    /* blocked */
+        {5, "finished"},                   /* finished */
+        {6, "in foreign call"},            /* foreign_call */
+        {7, "blocked on MVar"},            /* blocked_on_mvar */
+        {8, "blocked on black hole"},      /* blocked_on_black_hole */
+        {9, "blocked on read"},            /* blocked_on_read */
+        {10, "blocked on write"},          /* blocked_on_write */
+        {11, "blocked on delay"},          /* blocked_on_delay */
+        {12, "blocked on STM"},            /* blocked_on_stm */
+        {13, "blocked on process"},        /* blocked_on_do_proc */
+        {14, "blocked"},                   /* none */
+        {15, "blocked"},                   /* none */
+        {16, "blocked in foreign call"},   /* blocked_on_ccall */
+        {17, "blocked in foreign call"},   /* blocked_on_ccall_interruptible */
+        {18, "blocked on throwTo"},        /* blocked_on_msg_throw_to */
+        {19, "migrating"},                 /* migrating */
+        {20, "blocked on MVar (read)"},    /* blocked_on_mvar_read */
+        {21, "blocked on I/O completion"}, /* blocked_on_io_completion */
+        {22, "blocked"},
+        {255, "blocked"},
+        {256, "blocked"},
+        {65535, "blocked"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        es_model_reset(m);
+        block(m, 0);
+        create(m, 1 * MS, 9);
+        run(m, 2 * MS, 9);
+        stop(m, 3 * MS, 9, cases[i].status);
+        const struct es_model_thread *th = find(m, 9);
+        const char *got = th ? es_model_thread_state(th) : "(not followed)";
+        ok(strcmp(got, cases[i].state) == 0, "a stop with status %u leaves the thread %s (%s)",
+           cases[i].status, cases[i].state, got);
+    }
+}
+
 int main(void) {
     struct es_model *m = malloc(sizeof *m);
     es_model_init(m);
     check_states_and_times(m);
     check_bounded(m);
     check_threads_before_the_stream(m);
+    check_every_status(m);
     es_model_destroy(m);
     free(m);
     return tap_done();

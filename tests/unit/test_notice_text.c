@@ -31,6 +31,44 @@ static struct es_notice_read parse_chunk(struct es_chunk *c) {
     return n;
 }
 
+/* The window notice and its refusal; the notice appended to a block of
+ * definitions keeps the block's events and covers both times. */
+static void window_notices(const struct es_header *hdr) {
+    char text[300];
+    es_notice_format_window(text, sizeof text, 12, 7340032, 1500000000, 301250000000ull);
+    struct es_notice_read n = parse_str(text);
+    ok(n.kind == ES_NOTICE_WINDOW && n.chunks == 12 && n.bytes == 7340032 &&
+           fabs(n.from_s - 1.5) < 1e-9 && fabs(n.to_s - 301.25) < 1e-9,
+       "window notice reads back: %s", text);
+    es_notice_format_window_refused(text, sizeof text, "this program keeps no window");
+    n = parse_str(text);
+    ok(n.kind == ES_NOTICE_WINDOW_REFUSED && strcmp(n.why, "this program keeps no window") == 0,
+       "window refusal reads back, why without the tail: '%s'", n.why);
+    ok(parse_str("eventlog-socket: window of many blocks").kind == ES_NOTICE_OTHER,
+       "a malformed window notice is not one");
+    ok(parse_str("eventlog-socket: the RTS reported an error: boom").kind == ES_NOTICE_ERROR,
+       "the error notice");
+    struct es_chunk *defs = es_notice_text(hdr, 100, "a definition stand-in");
+    struct es_chunk *both = es_notice_append(hdr, defs, 50,
+                                             "eventlog-socket: window of 1 blocks "
+                                             "(9 bytes) from 0.000 s to 0.000 s");
+    const uint8_t *p = both->data;
+    size_t first = 12 + strlen("a definition stand-in");
+    ok(both->len == defs->len + 12 +
+                        strlen("eventlog-socket: window of 1 blocks (9 bytes) from "
+                               "0.000 s to 0.000 s") &&
+           es_be32(p + 10) == both->len && es_block_time(p) == 50 && es_block_end_time(p) == 100 &&
+           memcmp(p + ES_BLOCK_MARKER_LEN, defs->data + ES_BLOCK_MARKER_LEN, first) == 0 &&
+           es_be16(p + ES_BLOCK_MARKER_LEN + first) == ES_EVENT_USER_MSG,
+       "appended to a block: its events, then the notice; the marker covers both");
+    struct es_chunk *alone = es_notice_append(hdr, NULL, 7, "x");
+    ok(alone->len == ES_BLOCK_MARKER_LEN + 13 && es_block_time(alone->data) == 7,
+       "without a block, a block of the notice alone");
+    es_chunk_free(defs);
+    es_chunk_free(both);
+    es_chunk_free(alone);
+}
+
 static void library_notices(void) {
     struct es_header hdr;
     memset(&hdr, 0, sizeof hdr);
@@ -60,6 +98,7 @@ static void library_notices(void) {
                                                          "eventlog-socket: lossless "
                                                          "delivery refused: not yours"));
     ok(t.kind == ES_NOTICE_OTHER, "a lossless notice is a notice the model does not count");
+    window_notices(&hdr);
     hdr.size[ES_EVENT_USER_MSG] = 8;
     ok(es_notice_new(&hdr, 1, 1, 1) == NULL, "no notice when USER_MSG is not variable-size");
 }

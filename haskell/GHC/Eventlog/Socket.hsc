@@ -45,7 +45,10 @@ module GHC.Eventlog.Socket
         esoLingerMaxMs,
         esoControlIntervalMs,
         esoMaxClients,
-        esoAllowOtherUsers
+        esoAllowOtherUsers,
+        esoRetainBytes,
+        esoRetainSeconds,
+        esoDumpOnFailure
       ),
     SlowClientPolicy (..),
     LosslessClients (..),
@@ -155,7 +158,11 @@ data EventlogSocketStats = EventlogSocketStats
     statsClientsLossless :: Word64,
     statsLosslessWaits :: Word64,
     statsLosslessWaitNanos :: Word64,
-    statsLosslessWaitMaxNanos :: Word64
+    statsLosslessWaitMaxNanos :: Word64,
+    -- | The flight recorder: bytes in the window now (also in
+    -- 'statsBytesHeld'), and how many clients were sent it.
+    statsWindowBytes :: Word64,
+    statsWindowsSent :: Word64
   }
   deriving (Eq, Show)
 
@@ -184,6 +191,8 @@ stats = allocaBytes #{size struct eventlog_socket_stats} $ \p -> do
           <*> #{peek struct eventlog_socket_stats, lossless_waits} p
           <*> #{peek struct eventlog_socket_stats, lossless_wait_ns} p
           <*> #{peek struct eventlog_socket_stats, lossless_wait_max_ns} p
+          <*> #{peek struct eventlog_socket_stats, window_bytes} p
+          <*> #{peek struct eventlog_socket_stats, windows_sent} p
 
 -- | The TCP port the library listens on (useful after asking for port
 -- @\"0\"@), or 'Nothing' when it does not listen on TCP.

@@ -23,10 +23,10 @@ import Control.Monad (when)
 import Data.Foldable (traverse_)
 import Data.Int (Int32)
 import Data.Word (Word64)
-import Foreign.C.String (peekCString)
-import Foreign.C.Types (CBool (..), CInt (..), CSize (..), CUInt (..))
+import Foreign.C.String (peekCString, withCString)
+import Foreign.C.Types (CBool (..), CChar, CInt (..), CSize (..), CUInt (..))
 import Foreign.Marshal.Alloc (allocaBytes)
-import Foreign.Ptr (nullPtr)
+import Foreign.Ptr (Ptr, nullPtr, plusPtr)
 import Foreign.Storable (peekByteOff, pokeByteOff)
 import GHC.Eventlog.Socket.Internal.Foreign
 import System.Environment (lookupEnv)
@@ -115,7 +115,18 @@ data EventlogSocketOpts = EventlogSocketOpts
     esoMaxClients :: Word64,
     -- | TCP only: serve clients of every user of this machine, not only the
     -- program's own user and root (default 'False').
-    esoAllowOtherUsers :: Bool
+    esoAllowOtherUsers :: Bool,
+    -- | The flight recorder (README, \"Flight recorder\"): keep the most
+    -- recent this many bytes of the eventlog at all times, for a client
+    -- that asks for them later (0, the default: no window; else at least
+    -- 64 KiB).
+    esoRetainBytes :: Word64,
+    -- | At most this many seconds of the program's time in the window (0,
+    -- the default: no limit; needs 'esoRetainBytes').
+    esoRetainSeconds :: Word64,
+    -- | When the program exits with a non-zero status, write the window to
+    -- this file (@%p@: the pid, @%t@: the time; needs 'esoRetainBytes').
+    esoDumpOnFailure :: Maybe FilePath
   }
   deriving (Eq, Show)
 
@@ -153,7 +164,10 @@ defaultEventlogSocketOpts = unsafePerformIO $
           esoLingerMaxMs = fromIntegral lingerMax,
           esoControlIntervalMs = fromIntegral control,
           esoMaxClients = fromIntegral clients,
-          esoAllowOtherUsers = others /= 0
+          esoAllowOtherUsers = others /= 0,
+          esoRetainBytes = 0,
+          esoRetainSeconds = 0,
+          esoDumpOnFailure = Nothing
         }
 {-# NOINLINE defaultEventlogSocketOpts #-}
 
@@ -211,7 +225,16 @@ applyOptions opts = do
       (fromIntegral (esoMaxClients opts) :: CUInt)
     #{poke struct eventlog_socket_options, allow_other_users} p
       (if esoAllowOtherUsers opts then 1 else 0 :: CInt)
-    check =<< c_set_options p
+    when (esoRetainSeconds opts > 604800) $
+      invalid "esoRetainSeconds must be at most 604800 (a week)"
+    #{poke struct eventlog_socket_options, retain_bytes} p
+      (fromIntegral (esoRetainBytes opts) :: CSize)
+    #{poke struct eventlog_socket_options, retain_seconds} p
+      (fromIntegral (esoRetainSeconds opts) :: CUInt)
+    -- The C side copies the name before this returns.
+    withMaybeCString (esoDumpOnFailure opts) $ \dump -> do
+      #{poke struct eventlog_socket_options, dump_on_failure} p dump
+      check =<< c_set_options p
   case esoFlushIntervalMs opts of
     Nothing -> pure ()
     Just ms
@@ -219,6 +242,8 @@ applyOptions opts = do
       | otherwise -> check =<< c_set_flush_interval_ms (fromIntegral ms)
   where
     invalid msg = ioError (userError ("eventlog-socket: " ++ msg))
+    withMaybeCString Nothing k = k nullPtr
+    withMaybeCString (Just path) k = withCString path k
 
 -- | Read the configuration from the environment variables
 -- (@GHC_EVENTLOG_UNIX_PATH@, @GHC_EVENTLOG_INET_HOST@/@_PORT@,
@@ -226,7 +251,8 @@ applyOptions opts = do
 -- @_SLOW_CLIENT@, @_FLUSH_INTERVAL_MS@, @_LOSSLESS_CLIENTS@,
 -- @_LOSSLESS_STALL_MS@, @_LINGER_MS@ (as whole seconds, rounded up),
 -- @_LINGER_MAX_MS@, @_CONTROL_INTERVAL_MS@, @_MAX_CLIENTS@,
--- @_ALLOW_OTHER_USERS@; see docs/configuration.md). 'Nothing' when no
+-- @_ALLOW_OTHER_USERS@, @_RETAIN@, @_RETAIN_SECONDS@, @_DUMP_ON_FAILURE@; see
+-- docs/configuration.md). 'Nothing' when no
 -- socket is configured. Throws 'EventlogSocketAddrError' for a path that is
 -- too long or a host without a port, and an 'IOError' for any other invalid
 -- value (the message before it names the variable).
@@ -257,6 +283,9 @@ fromEnv = do
         slow <- #{peek struct es_config, slow_client} p :: IO CInt
         lossless <- #{peek struct es_config, lossless_clients} p :: IO CInt
         stall <- #{peek struct es_config, lossless_stall_ms} p :: IO CUInt
+        retain <- #{peek struct es_config, retain} p :: IO CSize
+        retainSecs <- #{peek struct es_config, retain_seconds} p :: IO CUInt
+        dump <- peekCString (#{ptr struct es_config, dump_on_failure} p :: Ptr CChar)
         lingerMs <- #{peek struct es_config, linger_ms} p :: IO CUInt
         lingerMax <- #{peek struct es_config, linger_max_ms} p :: IO CUInt
         control <- #{peek struct es_config, control_interval_ms} p :: IO CUInt
@@ -286,7 +315,10 @@ fromEnv = do
                   esoLingerMaxMs = fromIntegral lingerMax,
                   esoControlIntervalMs = fromIntegral control,
                   esoMaxClients = fromIntegral clients,
-                  esoAllowOtherUsers = others /= 0
+                  esoAllowOtherUsers = others /= 0,
+                  esoRetainBytes = fromIntegral retain,
+                  esoRetainSeconds = fromIntegral retainSecs,
+                  esoDumpOnFailure = if null dump then Nothing else Just dump
                 }
         pure (Just (addr, opts))
   where

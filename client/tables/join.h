@@ -7,8 +7,8 @@
  * (0 for the run that lacks it: the RTS leaves a label with no live bytes
  * out of a census), the mean over the run's censuses, sorted by the size of
  * the peak's difference, largest first. Runs on one thread, the loop's. */
-#ifndef ES_COMPARE_JOIN_H
-#define ES_COMPARE_JOIN_H
+#ifndef ES_JOIN_H
+#define ES_JOIN_H
 
 #include "model/model.h"
 #include "source/session.h"
@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct es_cmp_run {
+struct es_join_run {
     struct es_session ses;
     struct es_model *model;
     uint64_t *peak, *sum; /* by the model's label index */
@@ -29,14 +29,14 @@ struct es_cmp_run {
     char why[700];
 };
 
-struct es_cmp {
+struct es_join {
     const char *cmd; /* "compare" or "report", for messages */
-    struct es_cmp_run run[2];
+    struct es_join_run run[2];
     bool stopped;
 };
 
 /* A row of the joined table. */
-struct es_cmp_row {
+struct es_join_row {
     const char *label; /* the model's: valid while the runs are */
     bool in[2];
     uint64_t peak[2];
@@ -45,20 +45,20 @@ struct es_cmp_row {
 
 /* Ready the sessions (recordings allowed); their options are in
  * cmp->run[0].ses.opt, for es_opts_parse. */
-void es_cmp_init(struct es_cmp *cmp, const char *cmd);
+void es_join_init(struct es_join *cmp, const char *cmd);
 /* Read both runs to their ends (or the first failure, or a signal).
  * Returns -1 when both were read, else 2 after a message. */
-int es_cmp_read(struct es_cmp *cmp, const char *src[2]);
+int es_join_read(struct es_join *cmp, const char *src[2]);
 /* Why the comparison cannot be made (a message printed: 2 for an error, 1
  * for a run without a heap profile), or 0. */
-int es_cmp_check(const struct es_cmp *cmp);
+int es_join_check(const struct es_join *cmp);
 /* The rows of both runs, joined by label and sorted; NULL when memory ran
  * out. */
-struct es_cmp_row *es_cmp_join(const struct es_cmp *cmp, size_t *nrows);
+struct es_join_row *es_join_rows(const struct es_join *cmp, size_t *nrows);
 /* "", "only in A" or "only in B". */
-const char *es_cmp_note(const struct es_cmp_row *w);
+const char *es_join_note(const struct es_join_row *w);
 /* A message for each run that was cut or interrupted; 1 if one was, else 0. */
-int es_cmp_warn_partial(const struct es_cmp *cmp, const char *what);
-void es_cmp_free(struct es_cmp *cmp);
+int es_join_warn_partial(const struct es_join *cmp, const char *what);
+void es_join_free(struct es_join *cmp);
 
 #endif

@@ -1,15 +1,15 @@
 /* Whether a program runs with a heap profiling mode (+RTS -h...), from its
  * stream (struct es_heapmode) and, where the stream cannot say yet, from
- * read from what a client can see of it: its arguments (the stream's
+ * what a client can see of it: its arguments (the stream's
  * PROGRAM_ARGS, or /proc/PID/cmdline of the server's process) and its
  * GHCRTS variable (the stream's PROGRAM_ENV, or /proc/PID/environ). GHC
  * 9.0 sends its HEAP_PROF_BEGIN, arguments and environment only at exit,
  * so `control` and `top` look at the server's process meanwhile. Options
  * built into the program (-with-rtsopts, a C main's rts_opts) are not
- * visible this way. Pure but for es_rtsopts_heap_mode_of_pid and
+ * visible this way. Pure but for es_heapmode_of_pid and
  * es_heapmode_header; one thread per es_heapmode. */
-#ifndef ES_RTSOPTS_H
-#define ES_RTSOPTS_H
+#ifndef ES_HEAPMODE_H
+#define ES_HEAPMODE_H
 
 #include "format/es_events.h"
 #include "format/es_header.h"
@@ -19,19 +19,19 @@
 
 /* An -h option among the RTS options of NUL-separated arguments (argv[0]
  * first, `len` bytes): between +RTS and -RTS (or the end), before --RTS. */
-bool es_rtsopts_argv_heap_mode(const char *args, size_t len);
+bool es_heapmode_in_args(const char *args, size_t len);
 
 /* An -h option in NUL-separated NAME=VALUE strings' GHCRTS. */
-bool es_rtsopts_env_heap_mode(const char *env, size_t len);
+bool es_heapmode_in_env(const char *env, size_t len);
 
 /* The same for process `pid`: 1 an -h option in its arguments or GHCRTS,
  * 0 none, -1 cannot tell (no pid, or its /proc/PID/cmdline unreadable). */
-int es_rtsopts_heap_mode_of_pid(int pid);
+int es_heapmode_of_pid(int pid);
 
 /* What a stream has said about its heap profiling mode so far. */
 struct es_heapmode {
     bool no_flush;  /* GHC 9.0's header */
-    int proc;       /* 9.0: es_rtsopts_heap_mode_of_pid of the server */
+    int proc;       /* 9.0: es_heapmode_of_pid of the server */
     bool on;        /* HEAP_PROF_BEGIN, a heap sample, or an -h option in
                      * PROGRAM_ARGS or PROGRAM_ENV's GHCRTS */
     bool args;      /* PROGRAM_ARGS came */

@@ -1,8 +1,8 @@
 /* Whether a program has a heap profiling mode, as `control`, `heap` and
- * `top` read it (client/source/rtsopts.c): -h options among the RTS options of
+ * `top` read it (client/source/heapmode.c): -h options among the RTS options of
  * the arguments and in GHCRTS, and the verdict from a stream's events. */
 #include "format/es_event_types.h"
-#include "source/rtsopts.h"
+#include "source/heapmode.h"
 #include "tap.h"
 
 #include <string.h>
@@ -17,12 +17,12 @@ static size_t nul_sep(const char *text, char *out) {
 
 static bool argv_mode(const char *text) {
     char buf[256];
-    return es_rtsopts_argv_heap_mode(buf, nul_sep(text, buf));
+    return es_heapmode_in_args(buf, nul_sep(text, buf));
 }
 
 static bool env_mode(const char *text) {
     char buf[256];
-    return es_rtsopts_env_heap_mode(buf, nul_sep(text, buf));
+    return es_heapmode_in_env(buf, nul_sep(text, buf));
 }
 
 static void feed(struct es_heapmode *hm, uint16_t type, const char *strs) {
@@ -43,7 +43,7 @@ int main(void) {
     ok(env_mode("HOME=/root|GHCRTS=-N2 -hT|PATH=/bin"), "GHCRTS with -hT");
     ok(!env_mode("HOME=/root|GHCRTS=-N2 -H1g"), "GHCRTS without a -h option");
     ok(!env_mode("XGHCRTS=-hT"), "only GHCRTS itself");
-    ok(es_rtsopts_heap_mode_of_pid(0) == -1, "no pid: cannot tell");
+    ok(es_heapmode_of_pid(0) == -1, "no pid: cannot tell");
 
     struct es_header hdr;
     memset(&hdr, 0, sizeof hdr);

@@ -1,7 +1,9 @@
-/* An RTS heap profiling option in a program's arguments or GHCRTS
- * (client/source/rtsopts.h). */
-#include "rtsopts.h"
+/* Whether a program has a heap profiling mode (client/source/heapmode.h):
+ * an RTS -h option in its arguments or GHCRTS (from the stream, or from
+ * /proc for GHC 9.0), and the verdict from its stream's events. */
+#include "heapmode.h"
 
+#include "format/es_payload.h"
 #include "model/model.h"
 
 #include <stdio.h>
@@ -17,7 +19,7 @@ static bool word_is(const char *w, size_t n, const char *s) {
     return n == strlen(s) && memcmp(w, s, n) == 0;
 }
 
-bool es_rtsopts_argv_heap_mode(const char *args, size_t len) {
+bool es_heapmode_in_args(const char *args, size_t len) {
     bool rts = false, first = true;
     const char *p = args, *end = args + len;
     while (p < end) {
@@ -53,7 +55,7 @@ static bool ghcrts_heap_mode(const char *v, size_t n) {
     return false;
 }
 
-bool es_rtsopts_env_heap_mode(const char *env, size_t len) {
+bool es_heapmode_in_env(const char *env, size_t len) {
     const char *p = env, *end = env + len;
     while (p < end) {
         const char *nul = memchr(p, 0, (size_t)(end - p));
@@ -81,7 +83,7 @@ static char *slurp(int pid, const char *name, size_t *len) {
     return buf;
 }
 
-int es_rtsopts_heap_mode_of_pid(int pid) {
+int es_heapmode_of_pid(int pid) {
     if (pid <= 0)
         return -1;
     size_t len = 0;
@@ -90,12 +92,12 @@ int es_rtsopts_heap_mode_of_pid(int pid) {
         free(args);
         return -1;
     }
-    bool on = es_rtsopts_argv_heap_mode(args, len);
+    bool on = es_heapmode_in_args(args, len);
     free(args);
     if (!on) {
         char *env = slurp(pid, "environ", &len);
         if (env != NULL)
-            on = es_rtsopts_env_heap_mode(env, len);
+            on = es_heapmode_in_env(env, len);
         free(env);
     }
     return on ? 1 : 0;
@@ -104,13 +106,15 @@ int es_rtsopts_heap_mode_of_pid(int pid) {
 void es_heapmode_header(struct es_heapmode *hm, const struct es_header *hdr, int peer_pid) {
     *hm = (struct es_heapmode){0};
     hm->no_flush = es_model_header_no_flush(hdr);
-    hm->proc = hm->no_flush ? es_rtsopts_heap_mode_of_pid(peer_pid) : -1;
+    hm->proc = hm->no_flush ? es_heapmode_of_pid(peer_pid) : -1;
 }
 
 void es_heapmode_event(struct es_heapmode *hm, const struct es_event *ev) {
-    /* PROGRAM_ARGS, PROGRAM_ENV: u32 capset, then NUL-separated strings. */
-    const char *strs = (const char *)ev->payload + 4;
-    size_t n = ev->payload_len > 4 ? ev->payload_len - 4 : 0;
+    /* PROGRAM_ARGS, PROGRAM_ENV: u32 capset, then NUL-terminated strings. */
+    struct es_payload r = es_payload_of(ev);
+    es_payload_skip(&r, 4);
+    size_t n;
+    const char *strs = (const char *)es_payload_rest(&r, &n);
     switch (ev->type) {
     case ES_EVENT_HEAP_PROF_BEGIN:
     case ES_EVENT_HEAP_PROF_SAMPLE_BEGIN:
@@ -125,11 +129,11 @@ void es_heapmode_event(struct es_heapmode *hm, const struct es_event *ev) {
         break;
     case ES_EVENT_PROGRAM_ARGS:
         hm->args = true;
-        if (es_rtsopts_argv_heap_mode(strs, n))
+        if (es_heapmode_in_args(strs, n))
             hm->on = true;
         break;
     case ES_EVENT_PROGRAM_ENV:
-        if (es_rtsopts_env_heap_mode(strs, n))
+        if (es_heapmode_in_env(strs, n))
             hm->on = true;
         break;
     default:

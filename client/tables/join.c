@@ -1,6 +1,6 @@
 /* Two runs read side by side and joined label by label
- * (client/tables/compare_join.h). Runs on one thread, the loop's. */
-#include "compare_join.h"
+ * (client/tables/join.h). Runs on one thread, the loop's. */
+#include "join.h"
 
 #include <assert.h>
 #include <signal.h>
@@ -10,7 +10,7 @@
 
 /* ---- Reading. */
 
-static int run_grow(struct es_cmp_run *r, size_t need) {
+static int run_grow(struct es_join_run *r, size_t need) {
     if (need <= r->n)
         return 0;
     size_t n = r->n ? r->n : 64;
@@ -35,7 +35,7 @@ static int run_grow(struct es_cmp_run *r, size_t need) {
 }
 
 /* The census just completed (model->cur) into the sums and peaks. */
-static void add_census(struct es_cmp_run *r) {
+static void add_census(struct es_join_run *r) {
     const struct es_model_census *c = &r->model->cur;
     if (run_grow(r, r->model->nlabels) != 0) {
         r->oom = true;
@@ -51,7 +51,7 @@ static void add_census(struct es_cmp_run *r) {
 }
 
 static void on_header(struct es_conn *c, void *ctx) {
-    struct es_cmp_run *r = ctx;
+    struct es_join_run *r = ctx;
     r->header = true;
     es_model_header(r->model, &c->stream.header);
 }
@@ -59,23 +59,23 @@ static void on_header(struct es_conn *c, void *ctx) {
 static void on_event(struct es_conn *c, const struct es_event *ev, uint64_t offset, void *ctx) {
     (void)c;
     (void)offset;
-    struct es_cmp_run *r = ctx;
+    struct es_join_run *r = ctx;
     uint64_t before = r->model->censuses;
     es_model_event(r->model, ev);
     if (r->model->censuses != before)
         add_census(r);
 }
 
-static struct es_cmp *the_cmp;
+static struct es_join *the_cmp;
 
-static void both_ended(struct es_cmp *cmp) {
+static void both_ended(struct es_join *cmp) {
     cmp->stopped = true;
     es_session_close(&cmp->run[0].ses);
     es_session_close(&cmp->run[1].ses);
 }
 
 static void on_end(struct es_conn *c, enum es_conn_end how, void *ctx) {
-    struct es_cmp_run *r = ctx;
+    struct es_join_run *r = ctx;
     r->ended = true;
     if (how == ES_CONN_COMPLETE) {
         es_model_end(r->model);
@@ -87,13 +87,13 @@ static void on_end(struct es_conn *c, enum es_conn_end how, void *ctx) {
         snprintf(r->why, sizeof r->why, "%s%s", how == ES_CONN_CUT ? "cut: " : "", c->error);
     }
     /* A run that gives nothing to compare ends the other too. */
-    struct es_cmp *cmp = the_cmp;
+    struct es_join *cmp = the_cmp;
     if ((cmp->run[0].ended && cmp->run[1].ended) || r->status == 2)
         both_ended(cmp);
 }
 
 static void on_signal(void *ctx, int signum) {
-    struct es_cmp *cmp = ctx;
+    struct es_join *cmp = ctx;
     for (int i = 0; i < 2; i++)
         if (!cmp->run[i].ended) {
             cmp->run[i].ended = true;
@@ -107,7 +107,7 @@ static void on_signal(void *ctx, int signum) {
 /* ---- The join. */
 
 static int by_label(const void *a, const void *b) {
-    return strcmp(((const struct es_cmp_row *)a)->label, ((const struct es_cmp_row *)b)->label);
+    return strcmp(((const struct es_join_row *)a)->label, ((const struct es_join_row *)b)->label);
 }
 
 static uint64_t absdiff_u(uint64_t a, uint64_t b) {
@@ -115,7 +115,7 @@ static uint64_t absdiff_u(uint64_t a, uint64_t b) {
 }
 
 static int by_difference(const void *pa, const void *pb) {
-    const struct es_cmp_row *a = pa, *b = pb;
+    const struct es_join_row *a = pa, *b = pb;
     uint64_t da = absdiff_u(a->peak[0], a->peak[1]), db = absdiff_u(b->peak[0], b->peak[1]);
     if (da != db)
         return da < db ? 1 : -1;
@@ -129,23 +129,24 @@ static int by_difference(const void *pa, const void *pb) {
 
 /* The rows of both runs, joined by label and sorted; NULL when memory ran
  * out. */
-struct es_cmp_row *es_cmp_join(const struct es_cmp *cmp, size_t *nrows) {
+struct es_join_row *es_join_rows(const struct es_join *cmp, size_t *nrows) {
     size_t cap = 0;
     for (int i = 0; i < 2; i++)
         cap += cmp->run[i].model->nlabels;
-    struct es_cmp_row *rows = calloc(cap ? cap : 1, sizeof *rows);
+    struct es_join_row *rows = calloc(cap ? cap : 1, sizeof *rows);
     if (rows == NULL)
         return NULL;
     size_t n = 0, na = 0;
     for (int i = 0; i < 2; i++) {
-        const struct es_cmp_run *r = &cmp->run[i];
+        const struct es_join_run *r = &cmp->run[i];
         size_t labels = r->model->nlabels < r->n ? r->model->nlabels : r->n;
         double censuses = (double)(r->model->censuses ? r->model->censuses : 1);
         for (size_t l = 0; l < labels; l++) {
             if (!r->seen[l])
                 continue;
-            struct es_cmp_row key = {.label = es_model_label(r->model, (uint32_t)l)};
-            struct es_cmp_row *to = i == 0 ? NULL : bsearch(&key, rows, na, sizeof *rows, by_label);
+            struct es_join_row key = {.label = es_model_label(r->model, (uint32_t)l)};
+            struct es_join_row *to =
+                i == 0 ? NULL : bsearch(&key, rows, na, sizeof *rows, by_label);
             if (to == NULL) {
                 to = &rows[n++];
                 to->label = key.label;
@@ -164,15 +165,15 @@ struct es_cmp_row *es_cmp_join(const struct es_cmp *cmp, size_t *nrows) {
     return rows;
 }
 
-const char *es_cmp_note(const struct es_cmp_row *w) {
+const char *es_join_note(const struct es_join_row *w) {
     return w->in[0] && w->in[1] ? "" : w->in[0] ? "only in A" : "only in B";
 }
 
 /* Why the comparison cannot be made (a message printed), or 0. */
-int es_cmp_check(const struct es_cmp *cmp) {
+int es_join_check(const struct es_join *cmp) {
     int status = 0;
     for (int i = 0; i < 2; i++) {
-        const struct es_cmp_run *r = &cmp->run[i];
+        const struct es_join_run *r = &cmp->run[i];
         const char *name = r->ses.conn->name;
         if (!r->ended) {
             /* The other run failed first. */
@@ -204,7 +205,7 @@ int es_cmp_check(const struct es_cmp *cmp) {
 }
 /* ---- The runs. */
 
-void es_cmp_init(struct es_cmp *cmp, const char *cmd) {
+void es_join_init(struct es_join *cmp, const char *cmd) {
     memset(cmp, 0, sizeof *cmp);
     cmp->cmd = cmd;
     for (int i = 0; i < 2; i++) {
@@ -213,13 +214,13 @@ void es_cmp_init(struct es_cmp *cmp, const char *cmd) {
     }
 }
 
-int es_cmp_read(struct es_cmp *cmp, const char *src[2]) {
+int es_join_read(struct es_join *cmp, const char *src[2]) {
     assert(src[0] != NULL && src[1] != NULL);
     the_cmp = cmp;
     cmp->run[1].ses.opt = cmp->run[0].ses.opt;
     int status = -1;
     for (int i = 0; i < 2 && status < 0; i++) {
-        struct es_cmp_run *r = &cmp->run[i];
+        struct es_join_run *r = &cmp->run[i];
         r->model = malloc(sizeof *r->model);
         if (r->model == NULL) {
             fprintf(stderr, "eventlog-socket %s: out of memory\n", cmp->cmd);
@@ -245,10 +246,10 @@ int es_cmp_read(struct es_cmp *cmp, const char *src[2]) {
     return status;
 }
 
-int es_cmp_warn_partial(const struct es_cmp *cmp, const char *what) {
+int es_join_warn_partial(const struct es_join *cmp, const char *what) {
     int status = 0;
     for (int i = 0; i < 2; i++) {
-        const struct es_cmp_run *r = &cmp->run[i];
+        const struct es_join_run *r = &cmp->run[i];
         if (r->status != 0) {
             fprintf(stderr, "eventlog-socket: %s: %s: %s has its censuses so far\n",
                     r->ses.conn->name, r->why, what);
@@ -258,9 +259,9 @@ int es_cmp_warn_partial(const struct es_cmp *cmp, const char *what) {
     return status;
 }
 
-void es_cmp_free(struct es_cmp *cmp) {
+void es_join_free(struct es_join *cmp) {
     for (int i = 0; i < 2; i++) {
-        struct es_cmp_run *r = &cmp->run[i];
+        struct es_join_run *r = &cmp->run[i];
         if (r->model) {
             es_model_destroy(r->model);
             free(r->model);

@@ -1,0 +1,74 @@
+#include "units.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define YEAR_NS 31536000e9
+
+bool es_units_duration(const char *text, uint64_t *ns) {
+    static const struct {
+        const char *unit;
+        double ns;
+    } units[] = {{"", 1e9},   {"s", 1e9},  {"ns", 1},     {"us", 1e3},
+                 {"ms", 1e6}, {"m", 60e9}, {"min", 60e9}, {"h", 3600e9}};
+    if (text == NULL || !((text[0] >= '0' && text[0] <= '9') || text[0] == '.'))
+        return false;
+    char *end;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (errno != 0 || !(v >= 0))
+        return false;
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+        if (strcmp(end, units[i].unit) != 0)
+            continue;
+        double t = v * units[i].ns;
+        if (t > YEAR_NS)
+            return false;
+        *ns = (uint64_t)(t + 0.5);
+        return true;
+    }
+    return false;
+}
+
+bool es_units_size(const char *text, uint64_t *bytes) {
+    if (text == NULL || text[0] < '0' || text[0] > '9')
+        return false;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(text, &end, 10);
+    if (errno != 0)
+        return false;
+    unsigned shift;
+    switch (*end) {
+    case '\0':
+        *bytes = v;
+        return true;
+    case 'k':
+    case 'K':
+        shift = 10;
+        break;
+    case 'm':
+    case 'M':
+        shift = 20;
+        break;
+    case 'g':
+    case 'G':
+        shift = 30;
+        break;
+    case 't':
+    case 'T':
+        shift = 40;
+        break;
+    default:
+        return false;
+    }
+    end++;
+    if (*end != '\0' && strcasecmp(end, "B") != 0 && strcasecmp(end, "iB") != 0)
+        return false;
+    if (v > (UINT64_MAX >> shift))
+        return false;
+    *bytes = (uint64_t)v << shift;
+    return true;
+}

@@ -1,0 +1,90 @@
+#include "window.h"
+
+#include "units.h"
+
+#include <stdio.h>
+#include <string.h>
+
+int es_rwindow_setup(struct es_rwindow *w, const char *since) {
+    if (since != NULL && (!es_units_duration(since, &w->since_ns) || w->since_ns == 0)) {
+        fprintf(stderr, "eventlog-socket record: --since %s: not a duration (5m, 90s, 1h)\n",
+                since);
+        return -1;
+    }
+    w->asked = w->asked || since != NULL || w->snapshot;
+    return 0;
+}
+
+/* A block of the window that ended before --since's cut, at the head of
+ * the window: left out, with the ones before it. Returns whether the
+ * recording may begin (the first block kept, or the window's end). */
+static bool trim(struct es_rwindow *w, const struct es_conn *c, const struct es_event *ev,
+                 uint64_t offset) {
+    const struct es_conn_info *in = &c->info;
+    if (w->since_ns == 0 || offset >= in->window_end)
+        return true;
+    if (ev->type != ES_EVENT_BLOCK_MARKER || ev->payload_len < 12 || offset < in->window_start)
+        return false;
+    double cut = in->window_to_s * 1e9 - (double)w->since_ns;
+    if ((double)es_be64(ev->payload + 4) >= cut)
+        return true;
+    w->skip_to = offset + es_be32(ev->payload);
+    w->blocks_left_out++;
+    return w->skip_to >= in->window_end;
+}
+
+enum es_rwindow_says es_rwindow_event(struct es_rwindow *w, const struct es_conn *c,
+                                      const struct es_event *ev, uint64_t offset,
+                                      struct es_blocks *b) {
+    if (!w->asked || w->decided)
+        return ES_RWINDOW_GOING;
+    const struct es_conn_info *in = &c->info;
+    if (in->window < 0)
+        return ES_RWINDOW_REFUSED;
+    if (in->window == 0 || !trim(w, c, ev, offset))
+        return ES_RWINDOW_WAIT;
+    w->decided = true;
+    if (w->skip_to > in->window_start)
+        es_blocks_skip(b, in->window_start, w->skip_to);
+    return ES_RWINDOW_BEGIN;
+}
+
+size_t es_rwindow_clip(const struct es_rwindow *w, const struct es_conn *c, uint64_t at, size_t n) {
+    const struct es_conn_info *in = &c->info;
+    if (!w->snapshot || in->window != 1)
+        return n;
+    if (at >= in->window_end)
+        return 0;
+    return in->window_end - at < n ? (size_t)(in->window_end - at) : n;
+}
+
+bool es_rwindow_done(const struct es_rwindow *w, const struct es_conn *c, uint64_t at) {
+    return w->snapshot && c->info.window == 1 && at >= c->info.window_end;
+}
+
+const char *es_rwindow_why(struct es_rwindow *w, const struct es_conn *c, double waited) {
+    if (waited > 0)
+        snprintf(w->why, sizeof w->why,
+                 "no answer to the window request within %g s (the program's eventlog-socket "
+                 "predates the flight recorder?)",
+                 waited);
+    else if (strstr(c->info.window_why, "first thing") != NULL)
+        /* The request reaches the program with the connection; only a
+         * command held up for longer than the program holds a new stream
+         * (500 ms) asks too late. */
+        snprintf(w->why, sizeof w->why,
+                 "no window: the request reached the program after this connection's stream "
+                 "had begun (a loaded machine?); try again");
+    else
+        snprintf(w->why, sizeof w->why, "no window: the program says: %s", c->info.window_why);
+    return w->why;
+}
+
+const char *es_rwindow_summary(struct es_rwindow *w, const struct es_conn_info *in) {
+    double from = w->since_ns ? in->window_to_s - (double)w->since_ns / 1e9 : in->window_from_s;
+    snprintf(w->why, sizeof w->why,
+             "the program's window, %.3f s to %.3f s of its time%s; the program goes on",
+             from > in->window_from_s ? from : in->window_from_s, in->window_to_s,
+             w->blocks_left_out ? " (older blocks left out)" : "");
+    return w->why;
+}

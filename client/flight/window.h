@@ -1,0 +1,63 @@
+/* `record --window`, `--since D` and `--snapshot`: the recording's side of
+ * the program's window (protocol.md, command 0x08). The connection asks
+ * for it as its first bytes (es_conn_options.window); this decides, event
+ * by event, when the recording may begin: at once when the window came
+ * (after leaving out, for --since, the window's first blocks up to the
+ * first one that ended within D of the window's end), never when it was
+ * refused, and once more on a new connection when it was asked too late.
+ * For --snapshot it says where the recording stops: at the window's last
+ * byte. Pure, on the recording's loop thread. */
+#ifndef ES_FLIGHT_WINDOW_H
+#define ES_FLIGHT_WINDOW_H
+
+#include "source/blocks.h"
+#include "source/conn.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct es_rwindow {
+    bool asked;        /* --window, --since or --snapshot */
+    uint64_t since_ns; /* --since (0: the whole window) */
+    bool snapshot;     /* --snapshot: the window only */
+    bool decided;      /* the recording may begin */
+    uint64_t skip_to;  /* --since: the window's bytes before this are left out */
+    uint64_t blocks_left_out;
+    char why[400];
+};
+
+enum es_rwindow_says {
+    ES_RWINDOW_WAIT,    /* no answer yet */
+    ES_RWINDOW_BEGIN,   /* decided just now: the recording begins (skips are set) */
+    ES_RWINDOW_GOING,   /* decided earlier */
+    ES_RWINDOW_REFUSED, /* no window: es_rwindow_why says why */
+};
+
+/* --window, --since `since` (NULL: not given) and --snapshot into `w`.
+ * Returns 0, or -1 after a message on stderr. */
+int es_rwindow_setup(struct es_rwindow *w, const char *since);
+
+/* After an event at stream offset `offset` (the reader's callbacks): what
+ * to do now. Sets the skip of --since in `b` when it decides. */
+enum es_rwindow_says es_rwindow_event(struct es_rwindow *w, const struct es_conn *c,
+                                      const struct es_event *ev, uint64_t offset,
+                                      struct es_blocks *b);
+
+/* Why there is no window, for the user: the program's refusal, or no
+ * answer within `waited` seconds (when not 0). Valid until the next call. */
+const char *es_rwindow_why(struct es_rwindow *w, const struct es_conn *c, double waited);
+
+/* What a snapshot holds, for the recording's last line. Valid until the
+ * next call. */
+const char *es_rwindow_summary(struct es_rwindow *w, const struct es_conn_info *in);
+
+/* --snapshot: how many of the `n` bytes received from stream offset
+ * `at` belong to the window (all of them until the answer came). */
+size_t es_rwindow_clip(const struct es_rwindow *w, const struct es_conn *c, uint64_t at, size_t n);
+
+/* --snapshot: whether every byte of the window has arrived by stream
+ * offset `at`. */
+bool es_rwindow_done(const struct es_rwindow *w, const struct es_conn *c, uint64_t at);
+
+#endif

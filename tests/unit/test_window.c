@@ -1,0 +1,395 @@
+/* The flight recorder's window without GHC: its bookkeeping on the chunk
+ * store (size, age, the newest always kept, the first client's retention
+ * beside it, memory given back), then a real server fed blocks as the RTS
+ * would: the window kept with nobody connected, a client that asks gets
+ * header, definitions and the window notice, the window's blocks in order
+ * and the live stream; one that does not ask, asks late or asks a program
+ * without a window gets what the protocol says; the dump's file. Runs
+ * under ASan/UBSan and TSan. */
+#define EVENTLOG_SOCKET_NO_RTS
+#include "eventlog_socket.h"
+#include "delivery/es_pool.h"
+#include "delivery/es_store.h"
+#include "delivery/es_window.h"
+#include "format/es_notice_text.h"
+#include "format/es_stream.h"
+#include "server/es_dump.h"
+#include "server/es_server_test.h"
+#include "server_util.h"
+#include "tap.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static struct es_chunk *chunk_at(size_t len, uint64_t time) {
+    size_t n;
+    unsigned char *b = make_block(1, len > 36 ? len - 36 : 0, time, &n);
+    struct es_chunk *c = es_chunk_new(b, n);
+    free(b);
+    return c;
+}
+
+/* Append as the fan-out does: counted for the window, then taken by it. */
+static struct es_chunk *append(struct es_store *st, struct es_window *w, struct es_chunk *c) {
+    struct es_chunk *kept = es_store_append(st, c, es_window_holders(w));
+    if (kept != NULL && es_window_on(w))
+        es_window_add(w, st, kept);
+    return kept;
+}
+
+static size_t list_length(const struct es_store *s) {
+    size_t n = 0;
+    for (const struct es_chunk *c = s->head; c; c = c->next)
+        n++;
+    return n;
+}
+
+static void test_size(void) {
+    struct es_store st;
+    struct es_window w;
+    es_store_init(&st, 1 << 20);
+    es_store_join(&st); /* a client came and went: nothing retained for one */
+    es_window_init(&w, 10000, 0);
+    for (int i = 0; i < 30; i++)
+        append(&st, &w, chunk_at(1000, (uint64_t)i * 1000));
+    ok(es_window_bytes(&w) >= 10000 && es_window_bytes(&w) < 11000,
+       "30 chunks of 1000 bytes: the window holds the last 10000 bytes, and less than a chunk "
+       "more (%zu)",
+       es_window_bytes(&w));
+    ok(st.bytes_held == es_window_bytes(&w) && list_length(&st) == es_window_chunks(&w),
+       "the older chunks were freed: the store holds the window only (%zu bytes)", st.bytes_held);
+    ok(es_block_time(es_window_first(&w)->data) == 20000 && es_window_last(&w) == st.tail,
+       "the window is the newest chunks, oldest first");
+    append(&st, &w, chunk_at(50000, 99000));
+    ok(es_window_chunks(&w) == 1 && es_window_first(&w) == st.tail,
+       "a chunk larger than the window stays alone: the newest is always kept");
+    uint64_t from, to;
+    es_window_span(&w, &from, &to);
+    ok(from == 99000 && to == 99001, "its span is its block's");
+    es_window_clear(&w, &st);
+    ok(st.bytes_held == 0 && st.head == NULL, "clearing the window gives every byte back");
+    es_store_destroy(&st);
+}
+
+static void test_age(void) {
+    struct es_store st;
+    struct es_window w;
+    es_store_init(&st, 1 << 20);
+    es_store_join(&st);
+    es_window_init(&w, 1 << 20, 1000000000); /* one second */
+    for (int i = 0; i < 50; i++)
+        append(&st, &w, chunk_at(100, (uint64_t)i * 100000000)); /* 0.1 s apart */
+    uint64_t from, to;
+    es_window_span(&w, &from, &to);
+    ok(to - from <= 1000000001 && to - from >= 900000000,
+       "blocks 0.1 s apart, one second kept: %.2f s from first start to last end",
+       (double)(to - from) / 1e9);
+    ok(es_window_chunks(&w) == 11, "11 blocks end within the last second (%llu)",
+       (unsigned long long)es_window_chunks(&w));
+    /* A block of another capability that arrives late, with older events,
+     * is kept as it came (the window is in arrival order). */
+    append(&st, &w, chunk_at(100, 4500000000u));
+    ok(es_window_last(&w)->next == NULL && es_window_chunks(&w) == 12,
+       "a late block with older times is kept in arrival order");
+    es_store_destroy(&st);
+}
+
+/* Before any client the store keeps chunks for the first one; the window
+ * keeps its own. Both limits hold, and the first client gets the store's
+ * chunks only (it need not be the window's). */
+static void test_with_retention(void) {
+    struct es_store st;
+    struct es_window w;
+    es_store_init(&st, 5000);
+    es_window_init(&w, 20000, 0);
+    for (int i = 0; i < 40; i++)
+        append(&st, &w, chunk_at(1000, (uint64_t)i));
+    ok(st.kept_bytes <= 5000 && es_window_bytes(&w) >= 20000 && es_window_bytes(&w) < 21000,
+       "retained for the first client %zu bytes, window %zu bytes", st.kept_bytes,
+       es_window_bytes(&w));
+    ok(st.bytes_held == es_window_bytes(&w), "the two share their chunks: %zu bytes held",
+       st.bytes_held);
+    ok(st.retain_dropped_chunks == 35, "35 chunks dropped for the first client (%llu)",
+       (unsigned long long)st.retain_dropped_chunks);
+    struct es_chunk *first = es_store_join(&st);
+    ok(first != NULL && es_block_time(first->data) == 35,
+       "the first client starts at the oldest chunk retained for it, not the window's");
+    es_store_release_range(&st, first, st.tail); /* it sent everything */
+    ok(st.bytes_held == es_window_bytes(&w), "the window's chunks stay after it sent them");
+    es_store_destroy(&st);
+}
+
+/* ---- a real server ------------------------------------------------------ */
+
+static char dir[] = "/tmp/es-test-window-XXXXXX";
+static char sock_path[256];
+static unsigned char *hdr_bytes;
+static size_t hdr_len;
+
+static void on_command(uint8_t cmd, void *ctx) {
+    (void)cmd;
+    (void)ctx;
+}
+
+/* A block of capability 0 holding one USER_MSG "blk N", stamped time. */
+static void submit_numbered(struct es_server *s, unsigned n, uint64_t time, size_t pad) {
+    char text[64];
+    int k = snprintf(text, sizeof text, "blk %u", n);
+    size_t len = ES_BLOCK_MARKER_LEN + 12 + (size_t)k + pad;
+    unsigned char *b = calloc(1, len);
+    es_put_block_marker(b, time, (uint32_t)len, time + 1, 0);
+    unsigned char *e = b + ES_BLOCK_MARKER_LEN;
+    es_put_be(e, ES_EVENT_USER_MSG, 2);
+    es_put_be(e + 2, time, 8);
+    es_put_be(e + 10, (uint64_t)k + pad, 2);
+    memcpy(e + 12, text, (size_t)k);
+    memset(e + 12 + k, ' ', pad);
+    es_server_submit(s, b, len);
+    free(b);
+}
+
+/* What a client's stream held. */
+struct seen {
+    unsigned blk[512]; /* "blk N" in order */
+    size_t nblk;
+    unsigned window_at; /* index in blk[] where the window notice came */
+    bool window, refused, complete;
+    struct es_notice_read notice;
+    uint64_t bytes_after_notice; /* stream bytes from the notice's block's end */
+    uint64_t notice_block_end;
+    uint16_t first_cap; /* the first block's capability */
+    bool first_block_seen;
+};
+
+static void seen_event(const struct es_event *ev, const uint8_t *base, void *ctx) {
+    struct seen *v = ctx;
+    const uint8_t *p = base + ev->offset;
+    if (ev->type == ES_EVENT_BLOCK_MARKER && !v->first_block_seen) {
+        v->first_block_seen = true;
+        v->first_cap = (uint16_t)es_be16(p + 22);
+    }
+    if (ev->type != ES_EVENT_USER_MSG)
+        return;
+    const uint8_t *text = ev->payload;
+    size_t n = ev->payload_len;
+    if (n > 4 && memcmp(text, "blk ", 4) == 0 && v->nblk < 512) {
+        v->blk[v->nblk++] = (unsigned)strtoul((const char *)text + 4, NULL, 10);
+        return;
+    }
+    struct es_notice_read r;
+    es_notice_parse(text, n, &r);
+    if (r.kind == ES_NOTICE_WINDOW) {
+        v->window = true;
+        v->window_at = (unsigned)v->nblk;
+        v->notice = r;
+    } else if (r.kind == ES_NOTICE_WINDOW_REFUSED) {
+        v->refused = true;
+        v->notice = r;
+    }
+}
+
+/* Read a client to EOF (10 s without a byte ends it) and parse it. */
+static void read_stream(int fd, struct seen *v) {
+    memset(v, 0, sizeof *v);
+    struct es_stream st;
+    es_stream_init(&st);
+    struct es_stream_callbacks cb = {.on_event = seen_event, .ctx = v};
+    for (;;) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        if (poll(&p, 1, 10000) <= 0)
+            break;
+        unsigned char buf[65536];
+        ssize_t r = read(fd, buf, sizeof buf);
+        if (r <= 0)
+            break;
+        if (es_stream_feed(&st, buf, (size_t)r, &cb) != 0)
+            break;
+    }
+    v->complete = es_stream_finish(&st) == 0;
+    es_stream_destroy(&st);
+}
+
+static struct es_server *start(size_t retain, unsigned seconds) {
+    struct es_config cfg;
+    es_config_defaults(&cfg);
+    cfg.linger_ms = 1000;
+    cfg.retain = retain;
+    cfg.retain_seconds = seconds;
+    struct es_server *s = NULL;
+    unlink(sock_path);
+    if (es_server_start_unix(&s, sock_path, &cfg, on_command, NULL) != 0)
+        return NULL;
+    es_server_submit(s, hdr_bytes, hdr_len);
+    return s;
+}
+
+static void wait_idle(struct es_server *s) {
+    for (int i = 0; i < 1000 && es_server_in_flight(s) > 0; i++)
+        sleep_ms(5);
+    sleep_ms(50);
+}
+
+static void wait_accepted(struct es_server *s, uint64_t n) {
+    for (int i = 0; i < 1000 && atomic_load(&es_server_counters(s)->clients_accepted) < n; i++)
+        sleep_ms(5);
+}
+
+static void end_stream(struct es_server *s, unsigned n, uint64_t time) {
+    submit_numbered(s, n, time, 0);
+    static const unsigned char end[2] = {0xff, 0xff};
+    es_server_submit(s, end, 2);
+}
+
+/* 60 blocks of about 4 KiB with nobody connected, a 64 KiB window: then
+ * a client that asks, one that does not, one that asks late. */
+static void test_server_window(void) {
+    struct es_server *s = start(64 << 10, 0);
+    ok(s != NULL, "a server with a 64 KiB window started");
+    for (unsigned i = 1; i <= 60; i++)
+        submit_numbered(s, i, (uint64_t)i * 1000000, 4000);
+    wait_idle(s);
+    const struct es_counters *k = es_server_counters(s);
+    uint64_t wb = atomic_load(&k->window_bytes);
+    ok(wb >= (64 << 10) && wb < (68 << 10), "with nobody connected the window holds %llu bytes",
+       (unsigned long long)wb);
+
+    int asker = connect_unix(sock_path);
+    ok(asker >= 0 && write(asker, "GCTL\x08", 5) == 5, "a client asks for the window at once");
+    wait_accepted(s, 1);
+    int plain = connect_unix(sock_path);
+    wait_accepted(s, 2);
+    for (unsigned i = 61; i <= 70; i++)
+        submit_numbered(s, i, (uint64_t)i * 1000000, 10);
+    wait_idle(s);
+    sleep_ms(700); /* the plain client's hold ends */
+    int late = connect_unix(sock_path);
+    wait_accepted(s, 3);
+    sleep_ms(700); /* ... and the late one's: its stream has begun */
+    ok(write(late,
+             "\xf0\x9e\x97\x8c\x00\x0f"
+             "eventlog-socket\x08",
+             22) == 22,
+       "a third asks late, in upstream's framing");
+    sleep_ms(200);
+    end_stream(s, 71, 71000000);
+    es_server_stop(s);
+
+    struct seen a, p, l;
+    read_stream(asker, &a);
+    read_stream(plain, &p);
+    read_stream(late, &l);
+    ok(a.window && a.complete && a.window_at == 0, "the asker got the window notice first");
+    ok(a.first_cap == 0xffff, "... in the block of definitions right after the header");
+    unsigned first = a.nblk > 0 ? a.blk[0] : 0;
+    bool in_order = a.nblk > 0;
+    for (size_t i = 1; i < a.nblk; i++)
+        in_order = in_order && a.blk[i] == a.blk[i - 1] + 1;
+    ok(in_order && a.nblk > 11 && a.blk[a.nblk - 1] == 71,
+       "then blocks %u to 71 in order, the window and the live stream", first);
+    ok(first > 1 && first < 50, "the window began at block %u: the oldest were let go", first);
+    ok(a.notice.chunks == 61 - first, "the notice counts the %u blocks kept (%llu)", 61 - first,
+       (unsigned long long)a.notice.chunks);
+    ok(!p.window && !p.refused && p.complete && p.nblk == 11 && p.blk[0] == 61,
+       "a client that never asked got the live stream only (%zu blocks from %u)", p.nblk,
+       p.nblk ? p.blk[0] : 0);
+    ok(l.refused && strstr(l.notice.why, "first thing") != NULL && l.complete,
+       "one that asked after its stream began is told so: %s", l.notice.why);
+    ok(atomic_load(&k->windows_sent) == 1, "one window sent");
+    close(asker);
+    close(plain);
+    close(late);
+
+    /* The dump: header, definitions, window, an end marker. */
+    char path[300];
+    snprintf(path, sizeof path, "%s/dump.eventlog", dir);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    long long n = es_server_write_window(s, fd);
+    close(fd);
+    fd = open(path, O_RDONLY);
+    struct seen d;
+    read_stream(fd, &d);
+    close(fd);
+    ok(n > (56 << 10) && d.complete && d.nblk > 10 && d.blk[d.nblk - 1] == 71,
+       "the window written after the stop parses, ends with the end marker (%lld bytes, "
+       "blocks %u to 71)",
+       n, d.nblk ? d.blk[0] : 0);
+    es_server_free(s);
+}
+
+static void test_server_age_and_refusal(void) {
+    struct es_server *s = start(1 << 20, 1);
+    for (unsigned i = 1; i <= 40; i++)
+        submit_numbered(s, i, (uint64_t)i * 100000000, 100); /* 0.1 s apart: 4 s */
+    wait_idle(s);
+    int c = connect_unix(sock_path);
+    ok(write(c, "GCTL\x08", 5) == 5, "asking a 1 s window of 4 s of blocks");
+    wait_accepted(s, 1);
+    sleep_ms(100);
+    end_stream(s, 41, 4100000000u);
+    es_server_stop(s);
+    struct seen v;
+    read_stream(c, &v);
+    close(c);
+    ok(v.window && v.nblk > 0 && v.blk[0] >= 29 && v.blk[0] <= 31,
+       "only the blocks of the last second: from block %u", v.nblk ? v.blk[0] : 0);
+    ok(v.notice.to_s - v.notice.from_s <= 1.01, "the notice spans %.2f s to %.2f s",
+       v.notice.from_s, v.notice.to_s);
+    es_server_free(s);
+
+    s = start(0, 0);
+    submit_numbered(s, 1, 1000, 10);
+    wait_idle(s);
+    c = connect_unix(sock_path);
+    ok(write(c, "GCTL\x08", 5) == 5, "asking a program without a window");
+    wait_accepted(s, 1);
+    sleep_ms(100);
+    end_stream(s, 2, 2000);
+    es_server_stop(s);
+    read_stream(c, &v);
+    close(c);
+    ok(v.refused && strstr(v.notice.why, "GHC_EVENTLOG_RETAIN") && v.complete && v.nblk == 2,
+       "it is refused with a notice naming the setting, and gets its stream as before (the "
+       "first client's: %zu blocks)",
+       v.nblk);
+    int fd = open("/dev/null", O_WRONLY);
+    ok(es_server_write_window(s, fd) == -ENODATA, "nothing to dump without a window");
+    close(fd);
+    es_server_free(s);
+}
+
+static void test_dump_path(void) {
+    char out[64];
+    ok(es_dump_path(out, sizeof out, "/tmp/app-%p-%t.eventlog", 42, 1700000000) &&
+           strcmp(out, "/tmp/app-42-1700000000.eventlog") == 0,
+       "%%p and %%t: %s", out);
+    ok(es_dump_path(out, sizeof out, "100%%-%x", 1, 2) && strcmp(out, "100%-%x") == 0,
+       "%%%% is a %%, another %% stays: %s", out);
+    ok(!es_dump_path(out, 8, "/a/long/name", 1, 2), "a name that does not fit is refused");
+}
+
+int main(void) {
+    test_size();
+    test_age();
+    test_with_retention();
+    test_dump_path();
+    if (mkdtemp(dir) == NULL) {
+        printf("Bail out! mkdtemp\n");
+        return 1;
+    }
+    snprintf(sock_path, sizeof sock_path, "%s/w.sock", dir);
+    size_t len;
+    unsigned char *log = tap_read_file("tests/fixtures/ghc-9.0.2.eventlog", &len);
+    struct es_header h;
+    es_header_parse(log, len, &h);
+    hdr_len = h.len;
+    hdr_bytes = log;
+    test_server_window();
+    test_server_age_and_refusal();
+    free(log);
+    unlink(sock_path);
+    rmdir(dir);
+    return tap_done();
+}
