@@ -276,7 +276,7 @@ $(FAILALLOC): tests/failalloc/failalloc.c
 # `top` draws with ncurses (wide-character build, for its sparklines).
 NCURSES_CFLAGS = $(shell pkg-config --cflags ncursesw)
 NCURSES_LIBS = $(shell pkg-config --libs ncursesw)
-# `serve` and `report` (issue 15): libmicrohttpd serves the page, whose files
+# `serve` and `report`: libmicrohttpd serves the page, whose files
 # (client/web/ and Debian's dygraphs) are embedded at build time.
 MHD_CFLAGS = $(shell pkg-config --cflags libmicrohttpd)
 MHD_LIBS = $(shell pkg-config --libs libmicrohttpd)
@@ -331,7 +331,7 @@ $(BENCH)/workload: bench/workload/Main.hs bench/cbits/bench-main.c $(LIB)
 	    bench/workload/Main.hs bench/cbits/bench-main.c $(LIB) $(UV_LIBS)
 
 # fibber-c-main's program with the workload's C main, so that one binary
-# runs with the RTS's file writer or ours (issue 18's no-client case).
+# runs with the RTS's file writer or ours (the no-client case).
 $(BENCH)/fibber: examples/fibber-c-main/app/Main.hs bench/cbits/bench-main.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(HC) $(GHC_FLAGS) -outputdir $(BUILD)/hs/bench-fibber -o $@ \

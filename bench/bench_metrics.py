@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The cost of `eventlog-socket metrics` (issue 26): memory per program
+"""The cost of `eventlog-socket metrics`: memory per program
 followed, and CPU seconds per GiB of eventlog parsed.
 
 A real eventlog is recorded once (fibber-c-main +RTS -hT, through

@@ -3,9 +3,9 @@ bench's plain reading client (bench/drain), both connected to the same run
 of the trace workload from its start: the stream's rate, top's CPU time
 (as a share of one core over the run, and per GiB against drain's), how
 long after drain top had the whole stream ("program exited" on its
-screen, redrawn every 250 ms), and the drop notices top saw. Issue 14 asks
-that top on a program writing >= 100 MB/s stay below one core and never
-fall behind (no drop notices a plain reader would not get)."""
+screen, redrawn every 250 ms), and the drop notices top saw. The goal:
+top on a program writing >= 100 MB/s stays below one core and never
+falls behind (no drop notices a plain reader would not get)."""
 
 import os
 import re

@@ -1,6 +1,6 @@
 """`eventlog-socket record`: a recording is what a plain client receives,
 a valid eventlog wherever it stops, named after the program, and says how
-it ended (issue 14)."""
+it ended."""
 
 import fcntl
 import os

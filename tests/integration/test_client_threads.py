@@ -1,4 +1,4 @@
-"""The threads views (issue 27 item 2): `report`, `serve`'s page and `top`
+"""The threads views: `report`, `serve`'s page and `top`
 show each Haskell thread's label, state and running time, and the live
 threads over the run, as ThreadScope users expect. The program is
 build/threads (tests/threads/Main.hs): it labels itself "main" and four

@@ -237,7 +237,7 @@ def top_shows_streaming_cost(s):
 
 @test
 def top_marker_flood_reads_as_a_rate(s):
-    """A flood of messages (issue 30: the list scrolled too fast to read):
+    """A flood of messages (the list must not scroll too fast to read):
     above the latest ones top says how many came in all and how many in
     the last second of the program, and the list stays the latest."""
     p, _ = serve(s, "flood")

@@ -1,7 +1,7 @@
-"""Who may use what the `eventlog-socket` command makes (issue 25's client
-rows): `serve` is the invoking user's alone (another uid on loopback gets
-403, another --http address needs the printed token), its Host check takes
-its own --http address, and `record` never follows a planted symlink."""
+"""Who may use what the `eventlog-socket` command makes: `serve` is the
+invoking user's alone (another uid on loopback gets 403, another --http
+address needs the printed token), its Host check takes its own --http
+address, and `record` never follows a planted symlink."""
 
 import http.client
 import os

@@ -1,5 +1,5 @@
 """The page's charts stay readable under a marker flood and with a small
-heap profile under a large heap (issue 30): fibber-c-main posts a marker
+heap profile under a large heap: fibber-c-main posts a marker
 every few milliseconds with +RTS -hT -i0.5 -N2 -A4m (a profile of tens of
 KiB under a heap of many MiB). Screenshots of `serve`'s page and of
 `report`'s file are judged by their pixels: marker ink (the difference
@@ -396,7 +396,7 @@ def web_charts_marker_flood(s):
 
 @test
 def web_charts_few_markers(s):
-    """21 markers within a second (as in issue 27): in report's file each
+    """21 markers within a second: in report's file each
     chart draws them as thin lines whose labels never overlap, at most a
     few per chart, and their ink stays under a fifth of the plot."""
     need_chromium()

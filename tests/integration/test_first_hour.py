@@ -1,4 +1,4 @@
-"""What a new user meets in the first hour (issue 28): errors that say what
+"""What a new user meets in the first hour: errors that say what
 to do. A TCP port in use names the address, the port and the variable; a
 program started from Haskell with esoWait says it waits, as the C main
 does; a recording's name that is not there is a missing file, not a
