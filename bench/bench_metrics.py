@@ -146,7 +146,7 @@ def main():
               % ((rss - base_rss) / 1024 / a.programs, base_rss, rss, a.programs))
         print("CPU per GiB parsed: %.2f s (%.2f s CPU for %.3f GiB: user %.2f s/GiB, "
               "system %.2f s/GiB)" % ((user + system) / gib, user + system, gib, user / gib,
-                                     system / gib))
+                                      system / gib))
         print("exposition: %d bytes, %d lines" % (len(text), text.count("\n")))
         floor(a, data, system / gib)
     finally:

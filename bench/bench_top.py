@@ -98,4 +98,4 @@ def report(r, add):
         fmt(m["top_core_share"], "", 2), fmt(m["top_cpu_s_per_gib"], "", 3)))
     add("   top had the whole stream %s s after drain (screen redrawn every 0.25 s); "
         "top's drop notices %s (goal 0)" % (fmt(m["top_lag_s"], "", 2),
-                                           fmt(m["top_drop_notices"], "", 0)))
+                                            fmt(m["top_drop_notices"], "", 0)))

@@ -314,7 +314,7 @@ def report(r, add):
         a = t[attack]
         add("  %-9s %s" % (attack, what[attack]))
         add("            work rounds x%s, messages x%s" % (fmt(a["work_ratio"]),
-                                                          fmt(a["msgs_ratio"])))
+                                                           fmt(a["msgs_ratio"])))
         add("            per CPU second of the program: work rounds x%s, messages x%s"
             % (fmt(a["work_per_cpu_ratio"]), fmt(a["msgs_per_cpu_ratio"])))
         add("            the library's loop thread: %s of a core (unattacked %s)"

@@ -118,11 +118,6 @@ def control_wait_timeout_hint(s):
 # acts on the GCTL frames as the library does. The real programs are in the
 # tests above, which run on GHC 9.2+.
 
-import os
-import socket
-import struct
-import threading
-
 FIXTURE = os.path.join(os.path.dirname(__file__), "..", "fixtures", "ghc-9.6.6.eventlog")
 USER_MSG, PROGRAM_ARGS, WALL_CLOCK_TIME = 19, 30, 43
 HEAP_PROF_BEGIN, HEAP_PROF_SAMPLE_BEGIN, BLOCK_MARKER = 160, 162, 18

@@ -189,6 +189,7 @@ def record_progress_on_a_terminal(s):
     sock = s.path("tty.sock")
     p = Program(s, "probe", unix=sock, wait=True)
     p.wait_socket(sock)
+
     def work():
         p.cmd("flood 1000 t")
         p.cmd("sleep 1")

@@ -119,7 +119,8 @@ def serve_elsewhere_needs_the_token(s):
            "with the token: %d %r (want the page, no cookie)" % (st, h))
     expect(("app.js?token=" + token).encode() in page, "the page's script is not linked with "
            "the token")
-    expect(h.get("Referrer-Policy") == "no-referrer", "Referrer-Policy %r" % h.get("Referrer-Policy"))
+    expect(h.get("Referrer-Policy") == "no-referrer",
+           "Referrer-Policy %r" % h.get("Referrer-Policy"))
     st, _, _ = request(base + "app.js?token=" + token)
     expect(st == 200, "the script with the token: %d" % st)
     st, _, _ = request(base + "api/census?token=" + token, "POST", {"X-Eventlog-Socket": "1"})
@@ -169,7 +170,8 @@ def record_default_name_never_follows_a_link(s):
     p.cmd("quit")
     p.finish()
     rc, _, err = rec.wait()
-    expect(open(victim, "rb").read() == b"precious\n", "the symlink was followed: the victim was written")
+    expect(open(victim, "rb").read() == b"precious\n",
+           "the symlink was followed: the victim was written")
     expect(open(os.path.join(d, name + ".1.eventlog"), "rb").read() == b"theirs\n",
            "another user's file was overwritten")
     expect(rc == 0, "record exited %d: %s" % (rc, err))
@@ -256,7 +258,6 @@ def serve_record_full_disk_keeps_a_valid_file(s):
         rc, _, err = srv.wait(30)
         check_cut_back(s, out, err, "serve-full")
         expect(rc == 2, "serve exited %d (want 2): %s" % (rc, err))
-
 
 
 def rss_kib(pid):
