@@ -5,11 +5,14 @@
 #   make integration-test [INTEGRATION_TESTS="name ..."]
 #                 the integration tests (some of them)
 #   make check    every test: unit tests (plain and ASan/UBSan), symbol
-#   make check    every test: unit tests (plain and ASan/UBSan), symbol
 #                 check, the libFuzzer targets built and run briefly
 #                 (FUZZ_CHECK_SECONDS, 5, each; FUZZ_IN_CHECK=no leaves
+#                 them out), the static checks (LINT_IN_CHECK=no leaves
 #                 them out), integration tests against the real GHC, the
 #                 cabal package (make cabal-test alone)
+#   make lint     the static checks: clang --analyze and cppcheck on the
+#                 C, flake8, shellcheck, no tracker references (make
+#                 analyze, cppcheck, flake8, shellcheck: one of them)
 #   make install-test
 #                 make install (staged and not), pkg-config with cc and
 #                 ghc, README's C main built against the installed copy
@@ -77,7 +80,8 @@ uninstall:
 
 PUBLIC_TARGETS := all lib check check-loaded soak unit-test integration-test cabal-build cabal-test install-test \
                   symbols demo \
-                  fixtures bench bench-programs format format-check install
+                  fixtures bench bench-programs format format-check install \
+                  lint analyze cppcheck flake8 shellcheck
 
 ifndef ES_DEPS_CHECKED
 # Install what is missing, then run the real target in a sub-make, so that
@@ -552,9 +556,9 @@ check: $(LIB) $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(SPARKER) $(CHECKER) $
        $(HEAPMODES) $(MAN_PAGES) \
        $(UNIT_BIN) $(UNIT_ASAN_BIN) \
        $(UNIT_TSAN_BIN) $(SAN_PROGRAMS) \
-       $(FUZZ_REPLAY_BIN) $(CHECK_FUZZ_BIN) $(BENCH_PROGRAMS)
+       $(FUZZ_REPLAY_BIN) $(CHECK_FUZZ_BIN) $(BENCH_PROGRAMS) $(CHECK_LINT_REPORTS)
 	@HC=$(HC) FUZZ_IN_CHECK=$(FUZZ_IN_CHECK) FUZZ_CHECK_SECONDS=$(FUZZ_CHECK_SECONDS) \
-	    tests/run-all.sh $(BUILD)
+	    LINT_IN_CHECK=$(LINT_IN_CHECK) tests/run-all.sh $(BUILD)
 
 # make install three ways, and README's C main built against each copy
 # (tests/install.sh; make check runs it too).
@@ -565,9 +569,9 @@ install-test: $(LIB) $(CLIENT) $(CHECKER)
 # happens).
 check-loaded: $(LIB) $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(SPARKER) $(CHECKER) $(MANY_CLIENTS) \
               $(FAILALLOC) $(THREADER) $(HEAPMODES) $(UNIT_BIN) $(UNIT_ASAN_BIN) $(UNIT_TSAN_BIN) $(SAN_PROGRAMS) \
-              $(FUZZ_REPLAY_BIN) $(CHECK_FUZZ_BIN) $(BENCH_PROGRAMS)
+              $(FUZZ_REPLAY_BIN) $(CHECK_FUZZ_BIN) $(BENCH_PROGRAMS) $(CHECK_LINT_REPORTS)
 	@HC=$(HC) FUZZ_IN_CHECK=$(FUZZ_IN_CHECK) FUZZ_CHECK_SECONDS=$(FUZZ_CHECK_SECONDS) \
-	    scripts/check-loaded.sh $(BUILD)
+	    LINT_IN_CHECK=$(LINT_IN_CHECK) scripts/check-loaded.sh $(BUILD)
 
 SOAK_MINUTES ?= 30
 soak: $(PROBE) $(CHECKER) $(MANY_CLIENTS)
@@ -609,6 +613,83 @@ format:
 format-check:
 	clang-format --dry-run --Werror $(FORMAT_FILES)
 
--include $(CBITS_OBJ:.o=.d) $(RTS_OBJ:.o=.d) $(CBITS_FLAVOUR_OBJ:.o=.d) $(SAN_OBJ:.o=.d)
+# ---- Static checks: clang's analyzer and cppcheck on the C of cbits/,
+# rts-writer/ and client/, flake8 on the Python, shellcheck on the shell
+# scripts. Each writes its findings to a report under $(BUILD)/lint, made
+# again only from what changed (the analyzer file by file, with -MMD), so
+# that make check's -j makes them beside the build; tests/lint.sh judges
+# the reports: none may hold a finding (CONTRIBUTING.md, "Static checks").
+# A report whose tool is not installed is not made (tests/lint.sh: a SKIP).
+# make check leaves them out with LINT_IN_CHECK=no (the chroots: other
+# Debian releases' tools find other things in the same code).
+LINT_IN_CHECK ?= yes
+LINT_DIR := $(BUILD)/lint
+LINT_TOOLS := analyze:clang cppcheck:cppcheck flake8:flake8 shellcheck:shellcheck
+LINT_REPORTS := $(foreach t,$(LINT_TOOLS),$(if $(shell command -v $(lastword $(subst :, ,$(t))) 2>/dev/null),\
+                  $(LINT_DIR)/$(firstword $(subst :, ,$(t))).txt))
+CHECK_LINT_REPORTS := $(if $(filter no,$(LINT_IN_CHECK)),,$(LINT_REPORTS))
+ANALYZE_SRC := $(CBITS_SRC) $(RTS_SRC) $(CLIENT_SRC)
+ANALYZE_OUT := $(ANALYZE_SRC:%.c=$(LINT_DIR)/analyze/%.txt)
+# The build's flags without -Werror: a compiler warning is a finding too.
+ANALYZE := clang --analyze -Xanalyzer -analyzer-output=text -MMD -MP
+ANALYZE_CLIENT_FLAGS := $(filter-out -Werror,$(WARN)) -D_DEFAULT_SOURCE -Iinclude -Icbits -Iclient $(UV_CFLAGS) \
+                        -DES_VERSION='"$(VERSION)"' $(NCURSES_CFLAGS) $(MHD_CFLAGS)
+define analyze_dir
+$(LINT_DIR)/analyze/$(1)/%.txt: $(1)/%.c
+	@mkdir -p $$(dir $$@)
+	$$(ANALYZE) $(2) -MF $$(@:.txt=.d) -MT $$@ $$< -o /dev/null 2>$$@.tmp || \
+	    { cat $$@.tmp >&2; rm -f $$@.tmp; exit 1; }
+	@mv $$@.tmp $$@
+endef
+$(eval $(call analyze_dir,cbits,$(filter-out -Werror,$(ES_CFLAGS))))
+$(eval $(call analyze_dir,rts-writer,$(filter-out -Werror,$(RTS_CFLAGS))))
+$(eval $(call analyze_dir,client,$(ANALYZE_CLIENT_FLAGS)))
+$(LINT_DIR)/analyze.txt: $(ANALYZE_OUT)
+	cat $^ >$@
+
+# cppcheck on what this GHC compiles (__GLASGOW_HASKELL__ as ghcversion.h
+# has it; the RTS's headers themselves are not read), its cache in
+# $(LINT_DIR)/cppcheck-cache. Suppressions: .cppcheck-suppressions and
+# inline, each with its reason.
+HC_NUM := $(shell echo $(HC_VERSION) | awk -F. '{ print $$1 * 100 + $$2 }')
+CPPCHECK_FLAGS := -q --std=c11 --enable=warning,style,performance,portability --inline-suppr --library=posix \
+                  --suppressions-list=.cppcheck-suppressions \
+                  --template='{file}:{line}: {severity}: {message} [{id}]' -D_DEFAULT_SOURCE \
+                  -D__GLASGOW_HASKELL__=$(HC_NUM) -DES_VERSION='"$(VERSION)"' -Iinclude -Icbits -Iclient -Irts-writer
+$(LINT_DIR)/cppcheck.txt: $(ANALYZE_SRC) $(CBITS_H) $(CLIENT_H) $(wildcard include/*.h rts-writer/*.h) \
+                          .cppcheck-suppressions
+	@mkdir -p $(LINT_DIR)/cppcheck-cache
+	cppcheck $(CPPCHECK_FLAGS) --cppcheck-build-dir=$(LINT_DIR)/cppcheck-cache $(ANALYZE_SRC) 2>$@.tmp
+	@mv $@.tmp $@
+
+# flake8 with the committed .flake8.
+PY_SRC := $(wildcard tests/*.py tests/*/*.py bench/*.py scripts/*.py scripts/*/*.py)
+$(LINT_DIR)/flake8.txt: $(PY_SRC) .flake8
+	@mkdir -p $(dir $@)
+	flake8 --exit-zero $(PY_SRC) >$@.tmp
+	@mv $@.tmp $@
+
+# shellcheck's warnings and errors (its notes and style hints are taste);
+# status 1: findings, written to the report; others: failed.
+SH_SRC := $(wildcard scripts/*.sh tests/*.sh tests/*/*.sh) .ci/run
+$(LINT_DIR)/shellcheck.txt: $(SH_SRC)
+	@mkdir -p $(dir $@)
+	shellcheck -S warning -f gcc $(SH_SRC) >$@.tmp || [ $$? -eq 1 ]
+	@mv $@.tmp $@
+
+# Each check alone, or all of them with the tracker references' check
+# (TAP, fails on a finding).
+lint: $(LINT_REPORTS)
+	@tests/lint.sh $(BUILD)
+analyze: $(LINT_DIR)/analyze.txt
+	@tests/lint.sh $(BUILD) analyze
+cppcheck: $(LINT_DIR)/cppcheck.txt
+	@tests/lint.sh $(BUILD) cppcheck
+flake8: $(LINT_DIR)/flake8.txt
+	@tests/lint.sh $(BUILD) flake8
+shellcheck: $(LINT_DIR)/shellcheck.txt
+	@tests/lint.sh $(BUILD) shellcheck
+
+-include $(CBITS_OBJ:.o=.d) $(RTS_OBJ:.o=.d) $(CBITS_FLAVOUR_OBJ:.o=.d) $(SAN_OBJ:.o=.d) $(ANALYZE_OUT:.txt=.d)
 
 endif

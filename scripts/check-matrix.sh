@@ -3,7 +3,7 @@
 # GHC 9.6 and 9.10 in Debian chroots (scripts/ghc-chroot.sh). Prints each
 # part's result and time, and a closing "N passed, N failed" over all.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 pass=0 fail=0 skip=0
 summary=()
 log=$(mktemp)

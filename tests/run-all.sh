@@ -47,6 +47,10 @@ format_check() {
     fi
 }
 suite "formatting" format_check
+# clang's analyzer, cppcheck, flake8 and shellcheck with no findings, and
+# no comment pointing at an issue tracker (tests/lint.sh; make lint).
+suite "static checks (clang --analyze, cppcheck, flake8, shellcheck, references)" \
+    tests/lint.sh "$build"
 # README's C quick start says it is the example's C main: keep that true.
 readme_example_check() {
     python3 - <<'PY'
