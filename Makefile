@@ -145,6 +145,21 @@ LIB := $(BUILD)/libeventlog-socket.a
 HC_VERSION := $(shell $(HC) --numeric-version)
 EVENTLOG_FLAG := $(shell echo $(HC_VERSION) | awk -F. '{ if ($$1 * 100 + $$2 < 904) print "-eventlog" }')
 GHC_FLAGS := -O -threaded $(EVENTLOG_FLAG) -no-hs-main -Iinclude
+# The C that GHC compiles beside the Haskell (the example's C main, the
+# test programs' and the bench's) is held to the library's warnings first,
+# by the C compiler alone: GHC's -optc would reach the stubs it generates
+# for foreign import "wrapper" too, which have no prototypes.
+CWARN := $(BUILD)/cwarn
+FIBBER_C_OK := $(CWARN)/examples/fibber-c-main/cbits/fibber-c-main.ok
+LATE_C_OK := $(CWARN)/tests/probe/late-main.ok
+BENCH_C_OK := $(CWARN)/bench/cbits/bench-main.ok
+# and the C of the cabal package's test-suite and of the cabal tests' programs
+CABAL_C_OK := $(addprefix $(CWARN)/,haskell/test/client.ok tests/cabal/tiny/cmain.ok \
+                tests/cabal/upstream-compat/ours-c-main.ok tests/cabal/upstream-compat/upstream-c-main.ok)
+$(CWARN)/%.ok: %.c $(wildcard include/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) -fsyntax-only -Iinclude $(addprefix -isystem ,$(RTS_INCLUDE)) $<
+	@touch $@
 FIBBER := $(BUILD)/fibber-c-main
 PROBE := $(BUILD)/probe
 PROBE_LATE := $(BUILD)/probe-late
@@ -234,32 +249,32 @@ $(LIB): $(CBITS_OBJ) $(RTS_OBJ)
 	rm -f $@
 	ar rcs $@ $(BUILD)/obj/eventlog-socket.o
 
-$(FIBBER): examples/fibber-c-main/app/Main.hs examples/fibber-c-main/cbits/fibber-c-main.c $(LIB)
+$(FIBBER): examples/fibber-c-main/app/Main.hs examples/fibber-c-main/cbits/fibber-c-main.c $(LIB) $(FIBBER_C_OK)
 	@mkdir -p $(dir $@)
 	$(HC) $(GHC_FLAGS) -outputdir $(BUILD)/hs/fibber -o $@ \
 	    examples/fibber-c-main/app/Main.hs examples/fibber-c-main/cbits/fibber-c-main.c \
 	    $(LIB) $(UV_LIBS)
 
 # The test program shares fibber's C main: it is exactly what a user writes.
-$(PROBE): tests/probe/Main.hs examples/fibber-c-main/cbits/fibber-c-main.c $(LIB)
+$(PROBE): tests/probe/Main.hs examples/fibber-c-main/cbits/fibber-c-main.c $(LIB) $(FIBBER_C_OK)
 	@mkdir -p $(dir $@)
 	$(HC) $(GHC_FLAGS) -outputdir $(BUILD)/hs/probe -o $@ \
 	    tests/probe/Main.hs examples/fibber-c-main/cbits/fibber-c-main.c $(LIB) $(UV_LIBS)
 
 # The spark views' test program, on fibber's C main as well.
-$(SPARKER): tests/sparker/Main.hs examples/fibber-c-main/cbits/fibber-c-main.c $(LIB)
+$(SPARKER): tests/sparker/Main.hs examples/fibber-c-main/cbits/fibber-c-main.c $(LIB) $(FIBBER_C_OK)
 	@mkdir -p $(dir $@)
 	$(HC) $(GHC_FLAGS) -outputdir $(BUILD)/hs/sparker -o $@ \
 	    tests/sparker/Main.hs examples/fibber-c-main/cbits/fibber-c-main.c $(LIB) $(UV_LIBS)
 
 # The same program started with the RTS's own file writer, for
 # eventlog_socket_start_unix.
-$(PROBE_LATE): tests/probe/Main.hs tests/probe/late-main.c $(LIB)
+$(PROBE_LATE): tests/probe/Main.hs tests/probe/late-main.c $(LIB) $(LATE_C_OK)
 	@mkdir -p $(dir $@)
 	$(HC) $(GHC_FLAGS) -outputdir $(BUILD)/hs/probe-late -o $@ \
 	    tests/probe/Main.hs tests/probe/late-main.c $(LIB) $(UV_LIBS)
 
-$(THREADER): tests/threads/Main.hs examples/fibber-c-main/cbits/fibber-c-main.c $(LIB)
+$(THREADER): tests/threads/Main.hs examples/fibber-c-main/cbits/fibber-c-main.c $(LIB) $(FIBBER_C_OK)
 	@mkdir -p $(dir $@)
 	$(HC) $(GHC_FLAGS) -outputdir $(BUILD)/hs/threads -o $@ \
 	    tests/threads/Main.hs examples/fibber-c-main/cbits/fibber-c-main.c $(LIB) $(UV_LIBS)
@@ -329,14 +344,14 @@ BENCH := $(BUILD)/bench
 BENCH_PROGRAMS := $(BENCH)/workload $(BENCH)/fibber $(BENCH)/drain $(BENCH)/throughput $(BENCH)/walk \
                   $(BENCH)/skim-floor
 
-$(BENCH)/workload: bench/workload/Main.hs bench/cbits/bench-main.c $(LIB)
+$(BENCH)/workload: bench/workload/Main.hs bench/cbits/bench-main.c $(LIB) $(BENCH_C_OK)
 	@mkdir -p $(dir $@)
 	$(HC) $(GHC_FLAGS) -outputdir $(BUILD)/hs/workload -o $@ \
 	    bench/workload/Main.hs bench/cbits/bench-main.c $(LIB) $(UV_LIBS)
 
 # fibber-c-main's program with the workload's C main, so that one binary
 # runs with the RTS's file writer or ours (the no-client case).
-$(BENCH)/fibber: examples/fibber-c-main/app/Main.hs bench/cbits/bench-main.c $(LIB)
+$(BENCH)/fibber: examples/fibber-c-main/app/Main.hs bench/cbits/bench-main.c $(LIB) $(BENCH_C_OK)
 	@mkdir -p $(dir $@)
 	$(HC) $(GHC_FLAGS) -outputdir $(BUILD)/hs/bench-fibber -o $@ \
 	    examples/fibber-c-main/app/Main.hs bench/cbits/bench-main.c $(LIB) $(UV_LIBS)
@@ -501,13 +516,13 @@ $(SAN_LIB): $(SAN_OBJ)
 	rm -f $@
 	ar rcs $@ $^
 
-$(SAN)/probe: tests/probe/Main.hs examples/fibber-c-main/cbits/fibber-c-main.c $(SAN_LIB)
+$(SAN)/probe: tests/probe/Main.hs examples/fibber-c-main/cbits/fibber-c-main.c $(SAN_LIB) $(FIBBER_C_OK)
 	$(HC) $(GHC_FLAGS) -outputdir $(SAN)/hs/probe -o $@ tests/probe/Main.hs \
 	    examples/fibber-c-main/cbits/fibber-c-main.c $(SAN_LIB) $(UV_LIBS) \
 	    -optl-fsanitize=address,undefined
 
 $(SAN)/fibber-c-main: examples/fibber-c-main/app/Main.hs examples/fibber-c-main/cbits/fibber-c-main.c \
-                      $(SAN_LIB)
+                      $(SAN_LIB) $(FIBBER_C_OK)
 	$(HC) $(GHC_FLAGS) -outputdir $(SAN)/hs/fibber -o $@ examples/fibber-c-main/app/Main.hs \
 	    examples/fibber-c-main/cbits/fibber-c-main.c $(SAN_LIB) $(UV_LIBS) \
 	    -optl-fsanitize=address,undefined
@@ -549,14 +564,14 @@ cabal-build:
 
 # The cabal package, built offline into a temporary directory by a project
 # that depends on it (tests/cabal-package.sh).
-cabal-test: $(CHECKER)
+cabal-test: $(CHECKER) $(CABAL_C_OK)
 	@HC=$(HC) tests/cabal-package.sh $(BUILD)
 
 check: $(LIB) $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(SPARKER) $(CHECKER) $(MANY_CLIENTS) $(FAILALLOC) $(THREADER) \
        $(HEAPMODES) $(MAN_PAGES) \
        $(UNIT_BIN) $(UNIT_ASAN_BIN) \
        $(UNIT_TSAN_BIN) $(SAN_PROGRAMS) \
-       $(FUZZ_REPLAY_BIN) $(CHECK_FUZZ_BIN) $(BENCH_PROGRAMS) $(CHECK_LINT_REPORTS)
+       $(FUZZ_REPLAY_BIN) $(CHECK_FUZZ_BIN) $(BENCH_PROGRAMS) $(CHECK_LINT_REPORTS) $(CABAL_C_OK)
 	@HC=$(HC) FUZZ_IN_CHECK=$(FUZZ_IN_CHECK) FUZZ_CHECK_SECONDS=$(FUZZ_CHECK_SECONDS) \
 	    LINT_IN_CHECK=$(LINT_IN_CHECK) tests/run-all.sh $(BUILD)
 
@@ -569,7 +584,7 @@ install-test: $(LIB) $(CLIENT) $(CHECKER)
 # happens).
 check-loaded: $(LIB) $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(SPARKER) $(CHECKER) $(MANY_CLIENTS) \
               $(FAILALLOC) $(THREADER) $(HEAPMODES) $(UNIT_BIN) $(UNIT_ASAN_BIN) $(UNIT_TSAN_BIN) $(SAN_PROGRAMS) \
-              $(FUZZ_REPLAY_BIN) $(CHECK_FUZZ_BIN) $(BENCH_PROGRAMS) $(CHECK_LINT_REPORTS)
+              $(FUZZ_REPLAY_BIN) $(CHECK_FUZZ_BIN) $(BENCH_PROGRAMS) $(CHECK_LINT_REPORTS) $(CABAL_C_OK)
 	@HC=$(HC) FUZZ_IN_CHECK=$(FUZZ_IN_CHECK) FUZZ_CHECK_SECONDS=$(FUZZ_CHECK_SECONDS) \
 	    LINT_IN_CHECK=$(LINT_IN_CHECK) scripts/check-loaded.sh $(BUILD)
 
