@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # eventlog-socket
 #
 #   make          build/libeventlog-socket.a, build/fibber-c-main and the

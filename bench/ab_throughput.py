@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Two builds of bench/throughput against each other and against a raw
 Unix socket, in one run: ROUNDS rounds of one client, 1 GiB, two writers,
 alternating which build goes first, each round followed by a raw run.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """A client flooding census requests against one that only drains, on the
 heap-heavy workload with heap profiling on."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The flight recorder's cost (README, "Flight recorder"):
 
 1. Instructions under callgrind, the window on (GHC_EVENTLOG_RETAIN=64M)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Exact counts for the overhead target (one draining client against the
 RTS's file writer): the workload's instructions under valgrind's callgrind,
 which do not move with machine noise, the library's share of them by

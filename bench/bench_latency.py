@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Latency: how long a marker from an idle program takes to reach a client
 (GHC >= 9.2, which the library flushes every 100 ms)."""
 

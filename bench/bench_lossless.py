@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The lossless choice: the tracer-style workload (a flood of user
 messages) with one client that parses every event as it reads, under the
 default drop policy and under GHC_EVENTLOG_SLOW_CLIENT=wait, against the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Memory: the peak RSS of a tracing program with a stalled client against
 one with a draining client, under GHC_EVENTLOG_MAX_BUFFER."""
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """The cost of `eventlog-socket metrics`: memory per program
 followed, and CPU seconds per GiB of eventlog parsed.
 

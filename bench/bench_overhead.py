@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Overhead on a real program: the workload's wall time with no eventlog,
 the RTS's file writer, one and eight draining clients and a stalled one,
 interleaved; then one draining client against the file writer alone."""

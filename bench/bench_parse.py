@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """The parse alone: what the command's stream reader and model cost per
 byte of a real eventlog (`metrics`, `top`, `serve`, `report` all parse
 this way), without sockets, HTTP or other programs.

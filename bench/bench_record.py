@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """`eventlog-socket record` against the bench's plain reading client
 (bench/drain), both connected to the same run of the trace workload from
 its start: each one's throughput (bytes received over its own lifetime),

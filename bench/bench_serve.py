@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """`eventlog-socket serve` with a stalled browser tab, beside `eventlog-socket
 record`, both reading the same run of a program from its start. The goal:
 the web page never slows the client down: at >= 100 MB/s a tab

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Throughput (MiB/s per client, 2 MiB chunks from 2 writer threads, against
 a raw socket) and the RTS-side cost of writeEventLog against a memcpy, with
 bench/throughput."""

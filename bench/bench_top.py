@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """`eventlog-socket top` (in a detached tmux session of its own) and the
 bench's plain reading client (bench/drain), both connected to the same run
 of the trace workload from its start: the stream's rate, top's CPU time

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Attacks the program should shrug off (another user's lossless client,
 a flood of connections, a flooded custom command), with the default
 settings: the program's speed under each attack as a ratio to

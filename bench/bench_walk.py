@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The event walk (bench/walk) over a recording of the trace workload,
 against memchr and against how fast the program produced it."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """What the benchmark sections (bench/bench_<section>.py) share: the
 settings bench/run.py sets from its options, the statistics, the run's
 processes and scratch directory (an esproc.Group), and one run of the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A benchmark client: connect to a Unix socket (waiting for it to appear)
  * and read until EOF, or with --stall never read and wait to be killed, or
  * with --census-flood read while sending heap census requests ("GCTL\x03")

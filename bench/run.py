@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """make bench: what does streaming cost a program? Every figure is the
 median (with min and max) of repeated runs, and every comparison is a ratio
 against a reference measured in the same run of this script, interleaved

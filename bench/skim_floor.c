@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The floor under `eventlog-socket metrics`'s parse: what the
  * client's reader (cbits/format/es_stream.c) costs to walk a stream whose events
  * no one wants one by one, every type skimmed but the block markers, the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The soak (make soak SOAK_MINUTES=30; not part of make check or make
 bench): the probe streams for that long, about 1 MB/s of user messages,
 with three clients at once:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Throughput and RTS-side cost of the writer, without a Haskell program:
  * threads call SocketEventLogWriter.writeEventLog directly with 2 MiB
  * blocks, as capabilities do, and clients in this process read them over a

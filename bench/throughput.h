@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The parts of bench/throughput shared by its two files: the clocks and
  * counters a writer reads around each call (throughput_report.c), the
  * writer's record of its calls (filled by throughput.c's writer threads),

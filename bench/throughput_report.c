@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* bench/throughput's clocks and counters, and its JSON report of a run
  * through eventlog-socket (throughput.h). */
 #define _GNU_SOURCE

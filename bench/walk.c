@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Event-walk throughput: how fast the walker thread's walk (the one that finds
  * end markers and keeps definition events) gets through a real recorded
  * eventlog. Walks every block of FILE with es_chunk_walk and one plan, as

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* `eventlog-socket control ADDR start|stop|census [--wait] [--timeout S]`:
  * send one control frame (protocol.md section 2) and, with --wait, read the
  * stream until its effect shows: a heap sample after the request (census,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The command's help, made at build time from the manual page's source
  * (docs/man/eventlog-socket.1.scd, by scripts/man.awk, into
  * build/gen/help.c): each subcommand's usage lines, its --help text and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The `eventlog-socket` command: one subcommand per verb (subcommands.h),
  * dispatched by name from the table below; its help and usage are the
  * manual's (help.h, docs/man/eventlog-socket.1.scd). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The subcommands' command lines: one parser for all of them, driven by a
  * table of each subcommand's options, so that every subcommand treats
  * --help, the connection options (es_conn_parse_option), unknown options

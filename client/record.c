@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* `eventlog-socket record ADDR [-o FILE] [--duration S]`: save a program's
  * live eventlog to a file that is a valid eventlog whenever the recording
  * stops (es_blocks writes whole blocks only and ends with an end marker).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The subcommands of the `eventlog-socket` command (client/main.c
  * dispatches by name). Each gets argv from its own name on and returns the
  * process's exit status: 0 success, 1 a result the user should know

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * eventlog-socket: stream a GHC program's eventlog, live, over a Unix-domain
  * or TCP socket to any number of clients.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The public API that needs the RTS: readiness (and with it the POST_START
  * hooks), the flush interval, and switching a running RTS over to this
  * library's writer; and the hooks the RTS-free rest of it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* State shared by the modules that run on RTS threads or call the RTS. The
  * writer callbacks have no context argument: the library's one server is
  * reached through es_instance_server(). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The hook that hs_exit calls first, on every way out of the program:
  * periodic flushing and lossless waits must end before the RTS shuts down.
  * Put in by eventlog_socket_hs_main before the RTS starts, or afterwards

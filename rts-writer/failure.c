@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The program's failure, as the library sees it. The RTS's error messages
  * (errorBelch: an uncaught exception's, "Heap exhausted", ...) also go
  * into the stream, as a notice (protocol.md 1.3), before the program goes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Periodic RTS flushes, for a live stream on GHC >= 9.2.
  *
  * The RTS hands a capability's events to the writer only when its buffer

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Heap profiling control for every supported GHC. The APIs differ:
  *
  * GHC >= 9.2 declares startHeapProfTimer, stopHeapProfTimer and

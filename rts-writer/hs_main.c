@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* eventlog_socket_hs_main (and upstream's eventlog_socket_wrap_hs_main):
  * what GHC's generated main does, plus marking the library ready once the
  * RTS is up (which runs the POST_START hooks before main), so a custom C

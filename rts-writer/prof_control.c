@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Cost-centre (time) profiling control, and es_rts_control, which sends
  * each control command to the code that applies it.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Upstream eventlog-socket 0.1.3's C API, the part that needs the RTS:
  * starting in a running RTS, declaring the RTS ready, and its C main
  * helper; each on top of the library's own function (the rest is

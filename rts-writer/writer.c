@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* SocketEventLogWriter (also EventLogSocketWriter): the callbacks the RTS calls. They run on
  * arbitrary RTS threads, concurrently, possibly holding a capability or with the world stopped, so
  * they only copy and queue: no socket I/O, no waiting on clients, no calls back into the RTS, and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # make check-loaded: the whole of make check (tests/run-all.sh) with a CPU
 # hog beside it, stress-ng --cpu 4 (load about 6 on a 2-core machine, what
 # a shared CI runner or a busy laptop looks like). The hog runs in a

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # make demo: stream fibber-c-main's eventlog over a Unix socket to `nc`,
 # ask for a heap census through the control channel, and show what arrived
 # with `ghc-events show`.

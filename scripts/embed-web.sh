@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Write a C file embedding the web view's files, the table that
 # client/web/page.h declares and client/web/page.c looks names up in:
 #   embed-web.sh OUT.c NAME=PATH=CONTENT-TYPE...

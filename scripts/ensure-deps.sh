@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Install what a make target of eventlog-socket needs, if it is missing, and
 # nothing more: building and installing take only the build's packages, the
 # tests' packages (a browser, Prometheus, pandas, profiling libraries...)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Run each libFuzzer target in BUILD/fuzz for SECONDS, starting from the
 # inputs make check runs (written by the target's replay build), and keep
 # its corpus in BUILD/fuzz/corpus-TARGET for the next run. A failure leaves

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Run make targets of this repository with another GHC, inside a Debian
 # chroot that has it:
 #

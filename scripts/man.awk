@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # The manual pages' one source (docs/man/*.scd) made into what is built
 # from it, with POSIX awk only (mawk does), so the build needs no other tool:
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The cabal package as a user meets it, from its release tarball: `cabal
 # sdist` of ghc-eventlog-socket, unpacked into an empty directory (nothing else of
 # this tree), is what every build below uses, offline, with a fresh cabal
@@ -49,7 +50,7 @@ expect() { # expect DESCRIPTION LOG COMMAND...
     if "$@"; then ok "$what"; else not_ok "$what" "$log"; fi
 }
 
-echo "1..33"
+echo "1..34"
 if ! command -v cabal >/dev/null 2>&1; then
     not_ok "cabal is installed (apt-get install cabal-install)"
     exit 1
@@ -81,6 +82,29 @@ for f in LICENSE README.md CHANGELOG.md protocol.md include/eventlog_socket.h \
 done
 expect "the tarball holds the licence, README, CHANGELOG, protocol, the header and the drop-in package${missing:+ (missing:$missing)}" \
     /dev/null [ -z "$missing" ]
+
+# A reader of the unpacked tarball follows README's and the docs' links:
+# each relative link of every .md file in it names a file or folder in it.
+python3 - "$tmp/eventlog-socket" >"$tmp/links.log" 2>&1 <<'PY'
+import os, re, sys
+root = sys.argv[1]
+bad = []
+for d, _, files in os.walk(root):
+    for f in files:
+        if not f.endswith(".md"):
+            continue
+        path = os.path.join(d, f)
+        for target in re.findall(r"\]\(([^)#\s]+)[^)]*\)", open(path, encoding="utf-8").read()):
+            if "://" in target or target.startswith("mailto:"):
+                continue
+            if not os.path.exists(os.path.normpath(os.path.join(d, target))):
+                bad.append("%s: %s" % (os.path.relpath(path, root), target))
+print("\n".join(bad) if bad else "every link resolves")
+sys.exit(1 if bad else 0)
+PY
+links_rc=$?
+expect "every relative link of the tarball's .md files resolves inside it ($(tail -n 1 "$tmp/links.log"))" \
+    "$tmp/links.log" [ $links_rc -eq 0 ]
 
 # cabal check, as Hackage would run it on the upload: nothing for
 # ghc-eventlog-socket; for the drop-in package (never uploaded) only the warning

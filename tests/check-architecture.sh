@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # ARCHITECTURE.md names every source file, and every file it names exists.
 # Every .c and .h under cbits/, rts-writer/, client/ and include/ must be
 # named in it (as `dir/file.c`, `file.c`, or `file.[ch]` for both), and every

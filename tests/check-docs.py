@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """The user's docs hold together (README.md as a front door, docs/ by
 reader). TAP:
 

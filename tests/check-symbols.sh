@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The archive must export the public API and nothing else: every internal
 # name is local after `objcopy --localize-hidden`, so a program linking the
 # library cannot clash with it. The public API is this library's own and

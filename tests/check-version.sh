@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # One version everywhere: ghc-eventlog-socket.cabal holds it; the header's
 # EVENTLOG_SOCKET_VERSION, `eventlog-socket --version`, the drop-in package
 # under upstream's name (its version and its pin on ghc-eventlog-socket) and

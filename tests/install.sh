@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # make install, three ways: staged as a packager does (a temporary DESTDIR)
 # with the default PREFIX and with PREFIX=/opt/..., and a real install
 # under a temporary PREFIX. Each time: exactly the four files; pkg-config's

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The static checks, judged: none may find anything. TAP.
 #
 #   tests/lint.sh BUILD [CHECK...]   CHECK: analyze cppcheck flake8 shellcheck refs

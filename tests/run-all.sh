@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # make check: every suite, then one closing line with the total, so a run
 # that executed nothing is visible.
 set -u
@@ -9,11 +10,14 @@ ghc_version=$("$HC" --numeric-version)
 pass=0 fail=0 skip=0
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
+times=""
 suite() {
     local name=$1; shift
+    local started=$SECONDS
     echo "=== $name"
     "$@" 2>&1 | tee "$out"
     local rc=${PIPESTATUS[0]}
+    times="$times$(printf '%5d s  %s' $((SECONDS - started)) "$name")"$'\n'
     local p f k
     p=$(grep '^ok ' "$out" | grep -vc '# SKIP')
     k=$(grep '^ok ' "$out" | grep -c '# SKIP')
@@ -105,6 +109,7 @@ suite "one version everywhere" tests/check-version.sh "$build"
 suite "which target installs which packages" tests/deps.sh
 suite "ARCHITECTURE.md names every source file" tests/check-architecture.sh
 suite "docs: README's length, links and anchors, lines, the variables' table" python3 tests/check-docs.py
+suite "licence: the SPDX line atop every source file" python3 scripts/spdx.py
 suite "install (make install into a DESTDIR, the example built against it)" tests/install.sh "$build"
 # Two tests at a time: each is its own process with its own sockets, and
 # the few that measure time or memory are marked to run alone.
@@ -126,5 +131,8 @@ suite "integration tests, library under ASan/UBSan (GHC $ghc_version)" \
     heap_hp_equals_ghc heap_live_hp heap_cut_file top_live_screen top_retry_reconnects \
     web_serve_live web_report_files exit_waits_for_a_reader_that_keeps_reading \
     slow_reader_cut_at_exit_ends_on_an_event_boundary slow_client_disconnect_ends_on_an_event_boundary
+# Where the time went, longest first (CONTRIBUTING.md: CI's budget).
+echo "=== wall time by suite"
+printf '%s' "$times" | sort -rn | sed 's/^/# /'
 echo "check: $pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]

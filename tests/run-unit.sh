@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Run every unit test binary (plain, ASan/UBSan and TSan builds, and the
 # fuzz targets' replays) with a timeout, UNIT_JOBS of them at once (default:
 # as many as CPUs; more makes the machine busier than the tests that time

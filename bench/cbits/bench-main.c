@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The workload's C main: eventlog-socket when GHC_EVENTLOG_UNIX_PATH (or
  * _INET_PORT) is set, otherwise the RTS's own writers (so the same binary
  * measures "no eventlog" and "file writer" too). Event logging is on only

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 -- | The benchmark workload: an event-heavy Haskell program.
 --
 --   workload gc THREADS ROUNDS   THREADS threads each build and drop ROUNDS

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The library's one configuration: what eventlog_socket_set_options and
  * the GHC_EVENTLOG_* environment variables set, with the defaults, the
  * limits every setting must meet (checked in one place, es_config_invalid),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The counters behind eventlog_socket_stats(). Written by the library's
  * threads (mostly the loop thread), read by any thread: relaxed atomics,
  * each counter on its own. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Creating the listening socket, done carefully: a Unix socket path is
  * checked before anything is removed, and TCP binds to loopback unless told
  * otherwise. Runs on the thread that starts the server, before the loop

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* For pthread_atfork and clock_gettime. */
 #define _GNU_SOURCE
 #include "es_log.h"

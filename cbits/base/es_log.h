@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Logging to stderr, one line per message, prefixed "eventlog-socket: ".
  *
  * Nothing here ever blocks the caller on stderr. A program's stderr may be

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* For struct ucred (SO_PEERCRED). */
 #define _GNU_SOURCE
 #include "es_peer.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Who is on the other end of a connection.
  *
  * A Unix socket tells by itself: the kernel records the connecting

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The one list of the library and the command: an intrusive, circular,
  * doubly linked queue. A struct that goes into a queue embeds a
  * struct es_queue_node; the queue is a struct es_queue whose head is a node

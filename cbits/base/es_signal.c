@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* For SA_RESTART and friends. */
 #define _GNU_SOURCE
 #include "es_signal.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The program's signals, as far as the library must see them.
  *
  * SIGINT (Ctrl-C; SIGTERM too under GHC_EVENTLOG_GRACEFUL_SIGTERM, which

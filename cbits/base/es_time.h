@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Clock helpers shared by the modules that wait with a deadline. Any
  * thread. */
 #ifndef ES_TIME_H

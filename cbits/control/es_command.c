@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "es_command.h"
 
 #define ES_NS_PER_MS UINT64_C(1000000)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The command path: the control commands clients send (built-in ones; the
  * program's custom ones go to es_registry.h), through the rate limit
  * (es_gate.h) and its timer, to the RTS; and the pause of clients that

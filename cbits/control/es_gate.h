@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The rate limit on control commands that cost the program something.
  *
  * A heap census is a major GC plus a walk of the heap: a client that sent

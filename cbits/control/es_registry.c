@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* For pthread_timedjoin_np-free waits with clock_gettime. */
 #define _GNU_SOURCE
 #include "es_registry.h"

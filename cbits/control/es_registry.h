@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Custom control commands and lifecycle hooks that the program registers
  * (eventlog_socket_register_namespace/_command, eventlog_socket_add_hook,
  * and upstream's eventlog_socket_control_register_namespace/_command and

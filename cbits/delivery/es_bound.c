@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "es_bound.h"
 
 #include "es_cut.h"

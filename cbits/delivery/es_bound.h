@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The memory bound and the slow-client policy, in one place: how far one
  * client may fall behind (the client limit), how much the library holds
  * for all of them (the global bound), and what happens past either: the

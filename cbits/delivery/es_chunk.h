@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A chunk: bytes the RTS handed over in one writeEventLog call (or one the
  * library made: a definitions block, a drop notice), with what the
  * library's threads learn about it on the way to the clients. Chunks are

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* One connected client (es_client.h): its writes, its reads and control
  * frames, its progress, and the one function that changes its state. */
 #include "es_client.h"

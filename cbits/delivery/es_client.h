@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* One connected client: its socket, its place in the chunk store, its
  * outgoing write and its control-frame parser. It knows nothing of the
  * server: what it needs of the stream and whom it tells what happened come

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Ending a client's stream on an event boundary (es_cut.h). */
 #include "es_cut.h"
 

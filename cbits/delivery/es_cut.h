@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Ending a client's stream on an event boundary when the library closes
  * the connection itself: at exit (es_linger.h), for a slow or stuck client
  * (es_bound.h). A client's write in flight holds whole chunks (every chunk

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Start-up ("definition") events kept for clients that join late.
  *
  * The RTS posts capability sets, the RTS identifier, program arguments, heap

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The stream as the clients get it: the header, the chunks in the store,
  * the definitions kept for late joiners, and the list of connected
  * clients. Chunks the walker hands over come in here (es_fanout_ingest)

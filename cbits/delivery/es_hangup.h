@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Clients that shut down their writing side (ES_CLIENT_READ_EOF): each
  * may still be reading (`nc` once its input ends) or be gone for good,
  * which the kernel tells only when asked (es_client_check_peer). A client

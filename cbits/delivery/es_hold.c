@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "es_hold.h"
 
 int es_hold_open(struct es_hold *h, uv_loop_t *loop, struct es_fanout *fan) {

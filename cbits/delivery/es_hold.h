@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The hold on a new client's stream in a program that keeps a window
  * (es_window.h): such a client gets its header at once and the rest only
  * once it has written something (a window request is answered first), has

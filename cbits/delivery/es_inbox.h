@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The hand-off from RTS threads to the walker thread. writeEventLog copies a
  * chunk, appends it here under a short lock and signals the walker; it
  * never waits for a client or for the walker. The walker takes everything

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The loop's wake-and-take path: the walker (or any thread) wakes the loop
  * thread, which takes the walked chunks into the stream (es_fanout.h),
  * lets every client write, judges lag (es_bound.h), sends wait notices and

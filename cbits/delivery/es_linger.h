@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The end of the stream: once the server stops (the program exits), every
  * client gets the rest of its stream and the end marker, and exit waits
  * for them as long as they make progress:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Lossless delivery, in one place: which clients get every byte, what it
  * costs the program, and when it ends.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Notices: blocks the server synthesises into the stream, so that a client
  * sees in its own stream what the library did (protocol.md, 1.3): where
  * chunks were skipped (the drop notice), what lossless clients cost the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* When the RTS's buffers need flushing (GHC >= 9.2).
  *
  * A flush stops every capability and has the flushing thread copy each of

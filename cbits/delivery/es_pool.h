@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The pool of chunk buffers: large buffers freed by the loop thread are
  * kept for the RTS threads' next chunks, and a few are kept ready with
  * their pages faulted in. Its loans let it keep more for a while, when a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "es_store.h"
 
 #include "es_pool.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The chunk store: every chunk the RTS wrote, held once and shared by all
  * clients (no per-client copies).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "es_wait.h"
 
 #include "base/es_log.h"

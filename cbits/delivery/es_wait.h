@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The lossless choice: RTS threads wait for lossless clients.
  *
  * A client is lossless when the program runs with the slow-client policy

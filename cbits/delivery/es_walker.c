@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "es_walker.h"
 
 #include "format/es_events.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The walker thread, between the RTS threads and the loop thread.
  *
  * Every chunk the RTS writes is walked once, event by event, before the loop

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The flight recorder's window: the most recent whole chunks of the
  * stream, kept at all times (while nobody is connected, and after clients
  * leave), so that a client that asks (EVENTLOG_SOCKET_CMD_WINDOW,

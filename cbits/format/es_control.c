@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "es_control.h"
 
 #define EVENTLOG_SOCKET_NO_RTS

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Incremental parser for the control frames a client writes, in either of
  * two framings, mixed freely on one connection (protocol.md section 2):
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "es_event_names.h"
 
 #include "es_event_types.h"

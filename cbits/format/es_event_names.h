@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The words the command writes for GHC's events and for STOP_THREAD's
  * statuses, in one table each, so that every output spells them alike:
  * `table`'s event and status columns (client/tables/rows.c), the model's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* GHC's eventlog event type ids, one name each, so that no file of the
  * library or its client spells an id as a bare number. The numbers are
  * GHC's (rts/include/rts/EventLogFormat.h); they never change meaning

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Walker over the events of an eventlog chunk written after the header:
  * a block marker followed by whole events, or GHC 9.0's bare end marker.
  * Sizes come from the parsed header, because they differ between GHC

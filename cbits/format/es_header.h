@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Parser for the eventlog header, the first chunk the RTS writes after
  * event logging starts: "hdrb" "hetb" (event type descriptions)* "hete"
  * "hdre" "datb". All integers are big-endian. The header tells the size of

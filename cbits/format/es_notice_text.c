@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "es_notice_text.h"
 
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The text of the notices (protocol.md 1.3) in one place for both sides
  * of the wire: the library writes it (es_notice.c, es_lossless.c) and the
  * command reads it (client/model/notes.c, and `record` writes the cut

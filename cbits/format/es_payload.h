@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Reading an event's payload (struct es_event, es_events.h): the one
  * reader for every part that decodes what GHC put in an event, the
  * command's model (client/model/), `table` (client/tables/rows.c), the

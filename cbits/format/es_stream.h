@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* An incremental reader of an eventlog as a client receives it from a
  * socket or a file: the header, then events (block markers included) up to
  * the end-of-data marker, in pieces of any size. It tells "wait for more"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* UTF-8 in the text an eventlog carries (census labels, program names,
  * markers, messages): the one rule the `eventlog-socket` command applies
  * to every text it keeps or writes out, whatever the stream holds. A byte

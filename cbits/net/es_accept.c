@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* For accept4. */
 #define _GNU_SOURCE
 #include "es_accept.h"

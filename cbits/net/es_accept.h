@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Taking connections in: the listening socket on the loop, who is let in
  * (es_admit.h), and a bound on what turning connections away may cost.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Who may do what: the limit on clients served at once, the descriptors
  * the program keeps for itself, over TCP the same-user rule that a Unix
  * socket's mode 0600 gives, and who counts as the program's owner (for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Where the server listens: a Unix socket (with the path of its file,
  * removed when the server stops or a signal ends the wait for the first
  * client) or TCP (with its port), made by es_listen.h. Opened and

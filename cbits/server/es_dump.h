@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The dump at a failing exit (GHC_EVENTLOG_DUMP_ON_FAILURE): the flight
  * recorder's window written to a file once the server has stopped, so that
  * a program that fails with nobody connected leaves its last minutes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* eventlog_socket_error_message: descriptions of the library's int error
  * codes (upstream's EventlogSocketStatus is described in es_upstream.c). */
 #define EVENTLOG_SOCKET_NO_RTS

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The paced flush timer: on GHC >= 9.2, the RTS's buffers are flushed
  * every interval while at least one client is connected, so that events
  * reach clients while the program runs. Paced: a flush is skipped while

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The library's one server and its configuration, behind the public
  * configuration API (eventlog_socket_set_options, _init_*, _stats, _wait,
  * ...), which is implemented here because it needs no RTS. What does need

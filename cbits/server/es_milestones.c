@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "es_milestones.h"
 
 #include "base/es_signal.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What threads outside the loop wait for: the first client taken in
  * (eventlog_socket_wait_for_client) and the loop thread's end (the stop).
  * The loop thread reaches them; any other thread waits for them, with a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The server's lifecycle (es_server.h): building the modules and handing
  * each the env it needs, the library's two threads (es_threads.h), taking
  * clients in and out, stopping. */

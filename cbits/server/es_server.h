@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The eventlog server: one libuv loop thread that owns the listening socket
  * and every client. RTS threads only hand chunks over (es_server_submit);
  * everything else happens on the loop thread. */

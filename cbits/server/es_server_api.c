@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What threads other than the loop thread call on a running server
  * (es_server.h): the hand-off from the RTS, the figures the API reads, the
  * flush settings, and the hooks only tests use (es_server_test.h). Each

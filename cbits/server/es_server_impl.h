@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The server's own struct, shared by its two files only: es_server.c (the
  * lifecycle: building, starting, taking clients in and out, stopping) and
  * es_server_api.c (what other threads call: the hand-off from the RTS,

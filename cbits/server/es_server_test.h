@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What only tests use of the server (tests/unit): a loop thread made to
  * look stuck, and a look inside. The library itself never calls these. */
 #ifndef ES_SERVER_TEST_H

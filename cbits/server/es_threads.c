@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* For SCHED_BATCH. */
 #define _GNU_SOURCE
 #include "es_threads.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The library's two threads, the walker (es_walker.h) and the loop thread:
  * started together with every signal blocked (the RTS relies on its own
  * threads getting SIGINT, SIGVTALRM, ..., and a write to a vanished client

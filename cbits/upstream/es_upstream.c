@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Upstream eventlog-socket 0.1.3's C API, the part that needs neither the
  * RTS nor the server: its status type, addresses and options, hooks and
  * custom commands, each on top of the library's own function

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Upstream eventlog-socket 0.1.3's C API on top of this library's: its
  * EventlogSocketStatus made from the library's int error codes (the table
  * in eventlog_socket.h), and the functions of that API that need no RTS

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Upstream eventlog-socket 0.1.3's C API: configuring from the
  * environment, starting the server, waiting and the status of the
  * library's thread, each on top of the library's own function

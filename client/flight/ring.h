@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* `record --trigger`'s memory of the stream: the header, the most recent
  * whole blocks (at least --before of program time, at most a number of
  * bytes), and the definition events of the blocks it let go, so that what

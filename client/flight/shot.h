@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* One recording of `record --trigger`: a file per firing (created by the
  * watcher, named after the program and the time), holding the header,
  * the definitions the ring let go, the ring's blocks (the time before),

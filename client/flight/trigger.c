@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "trigger.h"
 
 #include "format/es_notice_text.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* `record --trigger CONDITION`: the conditions a watcher fires on, read
  * from the command line and judged event by event (the events a skimming
  * reader hands out one by one: es_triggers_want):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Durations and sizes as people type them on the command line, for the
  * flight recorder's options and conditions: "90", "90s", "500ms", "5m",
  * "1.5h"; "512", "64K", "256MiB", "2G" (powers of 1024). Pure; any

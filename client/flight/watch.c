@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* `eventlog-socket watch ADDR --trigger CONDITION ...` (also `record
  * --trigger ...`): stay connected,
  * skim the stream for the conditions (client/flight/trigger.h) while

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* `record --window`, `--since D` and `--snapshot`: the recording's side of
  * the program's window (protocol.md, command 0x08). The connection asks
  * for it as its first bytes (es_conn_options.window); this decides, event

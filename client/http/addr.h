@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* `serve`'s --http address: parsed, and listened on before the HTTP server
  * starts (so that its port, and who may ask, are known before its threads
  * run). Main thread. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Who may use `serve`'s and `metrics`'s HTTP servers: they are the
  * invoking user's alone, as the socket they read is. docs/security.md
  * says the same:

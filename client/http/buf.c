@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "buf.h"
 
 #include "format/es_utf8.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A growing text buffer: what the web view's JSON (webjson, websparks),
  * the page (web), reports and the metrics' text are written into. Appends
  * never fail loudly: `oom` once one failed (the text is then incomplete and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The connections of an HTTP server (`serve`'s, `metrics`'s), judged as
  * they come, so that nobody can lock its owner out by holding
  * connections, however slowly they trickle:

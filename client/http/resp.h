@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Answers of the command's two HTTP servers (serve's, client/web/http.h,
  * and metrics', client/prom/http.h), with the headers every answer
  * carries. The HTTP threads. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The model's family "capabilities" (client/model/impl.h): which
  * capabilities exist and how much of the time each runs Haskell code (its
  * runs between RUN_THREAD and STOP_THREAD, which client/model/threads.c

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The model's family "heap profile" (client/model/impl.h): the profile's
  * mode, its censuses (the one being read, the latest and the one before,
  * for trends), their labels interned so that censuses compare by index,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The model's core (client/model/impl.h lists its files): every event goes
  * to the handler its type has in the table below, after the work every
  * event shares: stream time, and which capability's block it is in. */

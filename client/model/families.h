@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The model's families of figures (client/model/model.h): their limits and the
  * types struct es_model holds, by family: capabilities, the per-second
  * series and pause histograms, notes, census labels, the history of the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The model's family "heap and GC" (client/model/impl.h): heap size, live
  * bytes and allocation with their series, GC counts, and GC pauses in
  * histograms (since the start, and per second of the last

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The model's history (client/model/impl.h), which the families fill: the
  * per-second series of the last ES_MODEL_SERIES seconds, and the whole
  * run in bounded memory (struct es_model_history): the timeline's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The model's history (client/model/history.c): what the families
  * (client/model/impl.h) record for later, through these functions only:
  * the per-second series, the timeline of the whole run in bounded memory,

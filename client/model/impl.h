@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Inside the model (client/model/model.h is its face): what its files share.
  * model_core.c feeds every event to the handler its type has in one table; each
  * family of events has a file that owns its part of struct es_model, its

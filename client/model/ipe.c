@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The model's family "info tables" (client/model/impl.h): IPE events
  * (GHC 9.2+, +RTS -hi with info table provenance), which name the
  * addresses -hi's censuses label their bands with, and the heap profile

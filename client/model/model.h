@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The model of a running program that the `eventlog-socket` command builds
  * from its eventlog, fed one event at a time: who the program is, its heap
  * and GC figures with a short history, what its capabilities do, its heap

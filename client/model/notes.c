@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The model's family "markers, messages and the library's notices"
  * (client/model/impl.h): the program's markers and messages (a ring of the
  * newest), and the notices the library puts in the stream as messages

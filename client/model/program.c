@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The model's family "who the program is" (client/model/impl.h): its name
  * and arguments, its RTS and GHC version, its pid and when it started. */
 #include "impl.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The model's family "sparks" (client/model/impl.h): SPARK_COUNTERS, which
  * each capability posts with its running totals (at some GCs and when the
  * RTS shuts its capabilities down, so the last ones are the totals that

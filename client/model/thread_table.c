@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The threads the model follows one by one (client/model/impl.h):
  * model_threads.c's table. A hash from thread id to record, the records,
  * and what decides which thread makes room for a new one: at most

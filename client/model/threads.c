@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The model's family "threads" (client/model/impl.h): each Haskell
  * thread's label (THREAD_LABEL, from labelThread), the capability it is
  * on, the time it ran (the sum of its RUN_THREAD..STOP_THREAD intervals),

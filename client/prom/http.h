@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* `metrics`'s HTTP server: GET /metrics answers with the latest exposition
  * that the loop thread published (es_promhttp_publish); nothing else is
  * served. libmicrohttpd runs it in one thread of its own, polling every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* `eventlog-socket metrics [--http HOST:PORT] SOURCE...`: a Prometheus
  * exporter for every program on a host. A SOURCE is an address (as every
  * subcommand takes it) or a glob of Unix socket paths, re-read every

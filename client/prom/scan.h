@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The paths `metrics`'s globs match that it does not follow yet
  * (client/prom/metrics.c): each is a candidate, tried as a target of its own
  * (client/prom/target.h) a few at a time, until it sends an eventlog

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* One program that `eventlog-socket metrics` follows (client/prom/metrics.c):
  * its address (a SOURCE, or a path a glob matched), its connection, opened
  * again after every end (a restarted program, a new pid, is a new run),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Prometheus's text exposition format (version 0.0.4) of the programs an
  * exporter follows: each program's model (client/model/model.h) and what its
  * connection knows, written family by family (every sample of a metric

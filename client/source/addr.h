@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Addresses of eventlog-socket servers as a user types them on the command
  * line: `unix:/path`, any argument containing `/` (a Unix socket path),
  * `tcp:HOST:PORT`, `HOST:PORT`, or `:PORT` (loopback). Pure parsing, no

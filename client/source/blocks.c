@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "blocks.h"
 
 #include "format/es_payload.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The whole-block writer behind `eventlog-socket record`: it receives the
  * raw bytes of a stream together with the reader's event boundaries
  * (es_conn's callbacks) and writes out only the header and whole blocks,

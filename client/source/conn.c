@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A source of eventlog bytes (client/source/conn.h), in two halves:
  *   - the stream (es_conn_init_parser, es_conn_feed, es_conn_finish): the
  *     stream reader's callbacks, what the connection notes on its way (the

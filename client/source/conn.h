@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A source of eventlog bytes for the `eventlog-socket` command: a
  * connection to a running program's eventlog-socket server (Unix or TCP,
  * with a connect timeout and optional retrying until the program appears),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Whether a program has a heap profiling mode (client/source/heapmode.h):
  * an RTS -h option in its arguments or GHCRTS (from the stream, or from
  * /proc for GHC 9.0), and the verdict from its stream's events. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Whether a program runs with a heap profiling mode (+RTS -h...), from its
  * stream (struct es_heapmode) and, where the stream cannot say yet, from
  * what a client can see of it: its arguments (the stream's

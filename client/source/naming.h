@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A recording's file name, as `record` and `record --trigger` make it: the
  * program's name and pid from the stream, else from the server's process
  * (GHC 9.0 names them only at exit: SO_PEERCRED on a Unix socket, the

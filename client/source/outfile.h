@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The files the `eventlog-socket` command writes (recordings, HTML
  * reports, CSV, .hp): its user's alone, as the socket it reads is (the
  * eventlog holds the program's arguments and environment). A file the

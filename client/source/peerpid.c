@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The process at the other end of a loopback TCP connection (client/source/peerpid.h). */
 #include "peerpid.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Which local process is at the other end of a loopback TCP connection:
  * the owner of the socket whose local address is our peer's and whose
  * remote address is ours, found by its inode in /proc/net/tcp{,6} and then

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What every subcommand sets up around the stream it reads: the libuv
  * loop, SIGINT and SIGTERM, the connection (or file) with the options
  * every subcommand takes (--connect-timeout, --retry; client/source/conn.h), and

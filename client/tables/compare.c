@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* `eventlog-socket compare RUN_A RUN_B [--csv OUT|-]`: two runs' heap
  * profiles side by side, label by label: each label's peak and mean
  * residency in A and in B and the difference (B - A), sorted by the size of

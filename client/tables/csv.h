@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* CSV output for the subcommands that write tables (`table`, `compare`):
  * RFC 4180 fields (quoted when they hold a comma, a quote or a line
  * break; quotes doubled), text made valid UTF-8 (a byte that is not part

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* `eventlog-socket heap ADDR|FILE (--hp OUT.hp | --csv OUT.csv)`: the heap
  * profile out of an eventlog, live or recorded: the censuses
  * (HEAP_PROF_SAMPLE_*) in the RTS's classic .hp format, which hp2ps and

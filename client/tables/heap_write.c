@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What `heap` writes (heap_write.h): the .hp format as the RTS writes it,
  * and the CSV rows. */
 #include "heap_write.h"

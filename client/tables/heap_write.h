@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The files `heap` writes (client/tables/heap.c), one census at a time: the
  * RTS's classic .hp format (JOB, DATE, then a sample per census, and the
  * empty sample the RTS ends with; labels as rts/ProfHeap.c prints them),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Two runs read side by side and joined label by label
  * (client/tables/join.h). Runs on one thread, the loop's. */
 #include "join.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Two runs' heap profiles read side by side and joined label by label, for
  * `compare` (client/tables/compare.c, text and CSV) and `report RUN_A RUN_B`
  * (client/web/report_two.c, an HTML page). Both runs are read at once on one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The rows of `eventlog-socket table` (client/tables/table.c) for the kinds read
  * straight from the events, one row per event: gc, heap, markers, sparks,
  * threads (census comes from the model's censuses, in table.c). Each kind

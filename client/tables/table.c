@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* `eventlog-socket table KIND SOURCE --csv OUT|-`: the eventlog as a table
  * that a dataframe reads in one call (pandas.read_csv, polars.read_csv,
  * R's read.csv): a header row, then one row per event of the kind (gc,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What `eventlog-socket top` draws (client/top/top.c runs the loop, the
  * connection and the keys): one screen from the model and the view's
  * state, with ncurses. Called on the loop's thread only, between initscr
@@ -137,13 +138,15 @@ static int draw_header(const struct es_top_view *v, int y) {
     move(y, 0);
     clrtoeol();
     /* GHC 9.0's header says so long before its RTS_IDENTIFIER (at exit);
-     * program time is unknown until the first event. */
+     * program time is unknown until the first event of the program's own
+     * (the library's answer to the window request may come first, at
+     * time 0). */
     char title[600], tail[400];
     int tw = snprintf(title, sizeof title, " %s%s  GHC %s  up %s ", name, pidtxt,
                       m->ghc_version[0] ? m->ghc_version
                       : m->no_flush     ? "9.0"
                                         : "?",
-                      m->events > 0 ? up : "?");
+                      m->events > 0 && m->now > 0 ? up : "?");
     const char *state = state_text(v);
     int sw = (int)strlen(state);
     if (tw + 1 + sw > COLS && v->retry &&

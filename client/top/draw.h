@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The screen of `eventlog-socket top` (client/top/draw.c): everything it
  * shows comes in one es_top_view, filled by the loop (client/top/top.c) before
  * each redraw; the model is read, never changed. Loop thread only. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The sparks block of `top` (client/top/sparks.h). */
 #include "sparks.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The sparks block of `eventlog-socket top` (client/top/sparks.c): what
  * became of the program's sparks (par), in all and per capability, the
  * sparks in the pools and the rate at which they are created, from the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* `eventlog-socket top ADDR [--retry]`: a live full-screen view of a
  * running program from its eventlog (ncurses): heap with a short history,
  * the latest census with trends, GC counts, pauses and time in GC,

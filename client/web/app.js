@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 // The page of `eventlog-socket serve` and `report`: it keeps the state that
 // the server sends (a whole state, then deltas; see client/web/json.h) and
 // draws it with dygraphs. In a report the state is inlined in the page

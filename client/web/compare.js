@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 // The page of `eventlog-socket report RUN_A RUN_B` (client/web/compare.html):
 // the data that client/web/report_two.c inlined (script#es-data) drawn with
 // dygraphs: both runs' heap size and live bytes, and the residency of the

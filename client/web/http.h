@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* `serve`'s HTTP server: libmicrohttpd runs it in threads of its own (one
  * per connection), serving the page and its files, the event stream
  * (Server-Sent Events of the messages the loop thread publishes in the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The web view's data: the model (client/model/model.h) written out as one JSON
  * object, for the page that `eventlog-socket serve` pushes to browsers and
  * that `eventlog-socket report` inlines into a file. A cursor remembers

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The web view's page (client/web/page.h): its files by name (the table
  * scripts/embed-web.sh generates), and the template, page.html, with its
  * two marks replaced by the styles and the scripts, linked for `serve`,

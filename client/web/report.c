@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* `eventlog-socket report FILE -o OUT.html`: the page of `serve` rendered
  * once from a recording (or a program, up to its exit) into one
  * self-contained HTML file: the stream read with es_conn into the model,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* `eventlog-socket report RUN_A RUN_B -o OUT.html`: two runs in one
  * self-contained page (client/web/compare.html and compare.js): the table
  * of `compare` (the same join, client/tables/join.h), and charts on shared

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* `eventlog-socket serve ADDR [--http HOST:PORT]`: a live web page of a
  * running program. The stream is read with es_conn (client/source/conn.h) into
  * the same model as `top` (client/model/model.h), recorded whole block by whole

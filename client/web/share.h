@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What `serve`'s loop thread (client/web/serve.c) hands libmicrohttpd's
  * threads (client/web/http.c), under one mutex: the messages of the event
  * stream (the latest whole state and the deltas after it, numbered), the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The sparks part of the web view's JSON (client/web/sparks.h). */
 #include "sparks.h"
 

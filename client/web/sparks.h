@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The sparks in the web view's JSON (client/web/json.h writes the rest):
  * "sparks":{seen, any, events, pool, rate, v, ev, caps:[{pool, rate, v, ev,
  * pts}]}, where v are the counters in enum es_model_spark's order (created

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 {-# LANGUAGE ForeignFunctionInterface #-}
 
 -- | ghc-eventlog-socket's own test-suite, what @cabal test@ runs from the release
@@ -127,6 +128,10 @@ main = do
 
   after <- stats
   ok "stats counts the client" (maybe False ((>= 1) . statsClientsAccepted) after)
+  -- The markers went through the RTS's writer into the library: that
+  -- copy took CPU time, and nothing was lost on the way.
+  ok ("stats counts the writer's CPU time and no loss (" ++ show (fmap statsCpuNanosWriter after) ++ " ns)")
+    (maybe False (\s -> statsCpuNanosWriter s > 0 && statsChunksLost s == 0 && statsBytesLost s == 0) after)
   c_close fd
   removeDirectoryRecursive dir
 

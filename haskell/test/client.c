@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #define _GNU_SOURCE /* memmem */
 /* The test-suite's client of the library's Unix socket: connect, read
  * until a string shows in the stream, send a frame. Plain POSIX, so the

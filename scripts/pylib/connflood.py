@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """A flood of TCP connections, shared by the security test and the attack
 benchmark: connect to 127.0.0.1:PORT and close at once, every other
 connection with a reset, for SECONDS or until SIGTERM; then print how many

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The processes a test or a benchmark starts, in one place: each in a
 session (and so a process group) of its own, as a program or client started
 from another terminal would be, with a timeout on every wait, and all of

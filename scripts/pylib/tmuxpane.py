@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """A detached tmux session on a private server (-L) running one command in
 a terminal of a given size: read its screen (capture-pane), press keys
 (send-keys), find the command's pid, and kill the server and its socket

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """When the POST_START and PRE_END hooks fire, judged by ghc-events, for the
 programs of tests/cabal/upstream-compat (written against upstream
 eventlog-socket 0.1.3's API, built by cabal against this package): run by

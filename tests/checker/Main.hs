@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 {-# LANGUAGE BangPatterns #-}
 -- | eventlog-check [--partial] FILE: judge an eventlog as a consumer would.
 --

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* many-clients: connect many clients to an eventlog-socket server at once,
  * in C so that a test measures the server and not its clients.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* An LD_PRELOAD shim that makes large allocations fail, for the tests of
  * what the library does when memory runs out: while the file named by
  * FAILALLOC_FLAG exists, every malloc, calloc, realloc, posix_memalign,

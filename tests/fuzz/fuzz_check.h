@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What the fuzz targets share: a check that stops the fuzzer (or the replay
  * run of make check) at the first disagreement, naming it. */
 #ifndef FUZZ_CHECK_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libFuzzer target: arbitrary bytes as the stream an `eventlog-socket`
  * command receives, through the command's own stream handling: the
  * connection's parsing half (client/source/conn.c: header check, events with

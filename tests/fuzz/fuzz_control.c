@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libFuzzer target: the bytes a client writes, fed to the control-frame
  * parser in pieces as the socket delivers them, checked against the
  * reference reading of protocol.md's rules for both framings (GCTL and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libFuzzer target: arbitrary bytes as the stream `heap` and `top` read,
  * through the library's stream reader into the client's model of the
  * program (client/model/core.c and its families), then every query `top` makes. Whatever the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libFuzzer target: an eventlog header and one chunk after it, through
  * everything in cbits/ that reads what the RTS writes: the header parser,
  * the walker's chunk inspection (checked against the plain event iterator,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A main for the fuzz targets without libFuzzer, so that `make check` runs
  * them (under ASan/UBSan) on inputs made from the recorded eventlogs and
  * on a few control-frame streams in both framings; and `make fuzz` takes the same inputs as

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 -- The heap-modes test program (tests/integration/test_client_heapmodes.py):
 -- a profiled program whose heap holds closures of several constructors,
 -- types, modules and cost-centre stacks for a second or so, so that each

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 -- The closures the heap-modes test program keeps alive (a second module,
 -- for -hm).
 module Shapes (Shape (..), mkShape, area) where

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Headless Chromium driven over the DevTools protocol, for the web view's
 tests: open a page, evaluate JavaScript in it, click, take a screenshot,
 and collect the page's console errors and uncaught exceptions. Python's

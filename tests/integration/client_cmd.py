@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Running build/eventlog-socket from the integration tests: a process with
 its stdout and stderr kept, killed by the test's Scope if still running."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """A fake program in Python: eventlogs written here, byte by byte, as GHC's
 RTS writes them (a header, blocks of events, the end marker) or as no RTS
 ever would (labels that are not UTF-8, a block marker that claims 4 GiB,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The integration tests' harness: the test registry, the wire constants,
 and helpers that start the real programs (fibber-c-main, probe), connect
 real clients, and judge what they received with the ghc-events-based

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Integration tests: the real programs, built with the real GHC and this
 library, streaming to real clients over Unix and TCP sockets. Every stream
 is judged by the ghc-events-based checker.

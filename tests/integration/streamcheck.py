@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The ghc-events-based checker (tests/checker, build/eventlog-check) run on
 a stream, and what it found: events, markers, messages, heap samples,
 HEAP_LIVE/HEAP_SIZE. The tests import these from harness."""

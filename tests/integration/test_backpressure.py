@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Clients that do not read: the memory bound, drop notices at every gap,
 the disconnect policy, and a program whose stderr nobody reads."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """`eventlog-socket compare RUN_A RUN_B`, judged against the RTS's own .hp
 of each run (peak and mean per label, computed here), live and recorded;
 bad input to `table` and `compare`; and the docs' two-run pandas example,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """`eventlog-socket report RUN_A RUN_B -o OUT.html`: two runs (a fast and a
 leaky one) in one file that opens from disk, judged in headless Chromium:
 its table is `compare --csv -`'s, row for row; its two charts draw both

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """`eventlog-socket control`: the frames it sends act as protocol.md says,
 and --wait sees their effect in the stream, or says why it cannot."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """`eventlog-socket` facing what is not a working eventlog-socket server:
 every case is one line on stderr and exit status 2, never a hang (each run
 has a deadline); and --retry finds a program started after the client."""

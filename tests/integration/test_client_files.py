@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The files the `eventlog-socket` command writes: a recording on a disk
 with one page free still parses (header and end marker), `record`'s
 default name never runs out when names are planted, every file the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """`eventlog-socket heap`: the heap profile out of an eventlog, recorded or
 live, in GHC's .hp format (judged against the .hp file the RTS itself
 writes, and by hp2ps) and as CSV."""

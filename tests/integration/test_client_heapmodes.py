@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Every heap profile mode the eventlog carries, judged against the RTS's
 own .hp file of the same run: tests/heapmodes (built by the Makefile with
 -prof -fprof-auto, and -finfo-table-map on GHC >= 9.2) runs with

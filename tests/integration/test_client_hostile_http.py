@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Who can keep the owner off `metrics`'s and `serve`'s HTTP servers, and
 where `serve`'s token may go: another user's slow connections to a
 loopback `metrics` (the owner's scrapes are still answered), slow

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Labels no honest RTS writes, and one an honest program does (a long
 label cut in the middle of a character), through everything the
 `eventlog-socket` command writes: the Prometheus exposition (judged by

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Sources that try to bloat `metrics` and `serve`: a glob that matches
 hundreds of planted files and silent sockets beside one real program (a
 source earns its model only with an eventlog header; descriptors, memory,

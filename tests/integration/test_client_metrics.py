@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """`eventlog-socket metrics`, the Prometheus exporter, against real programs
 (fibber-c-main with +RTS -hT -s) and, where installed, the real Prometheus
 server and promtool: a static address and a glob of Unix socket paths, a

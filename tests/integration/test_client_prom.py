@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """docs/prometheus.md's recipe, with the real Prometheus and promtool:
 the example scrape configs and alerting rules under examples/prometheus
 (checked and evaluated by promtool, then loaded into a running

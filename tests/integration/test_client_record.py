@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """`eventlog-socket record`: a recording is what a plain client receives,
 a valid eventlog wherever it stops, named after the program, and says how
 it ended."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Sparks in every view, against the RTS's own count: tests/sparker makes
 sparks with par/pseq (+RTS -N2 -s) that are converted, fizzle, are
 collected, are duds and overflow the pool, and at exit the RTS prints

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """`eventlog-socket table`: the eventlog as CSV tables a dataframe reads in
 one call (`compare` and bad input: test_client_compare.py). Judged against
 what nobody here wrote: ghc-events

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The threads views: `report`, `serve`'s page and `top`
 show each Haskell thread's label, state and running time, and the live
 threads over the run, as ThreadScope users expect. The program is

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """`eventlog-socket top` in a real terminal: tmux runs it against a running
 program, the test reads the screen (capture-pane) and presses keys
 (send-keys). A private tmux server (-L) per test, always killed."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Who may use what the `eventlog-socket` command makes: `serve` is the
 invoking user's alone (another uid on loopback gets 403, another --http
 address needs the printed token), its Host check takes its own --http

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """`eventlog-socket serve` and `report` in a real browser: headless Chromium,
 driven over the DevTools protocol (cdp.py), against serve on a running
 probe with +RTS -hT, and on report's files opened from file://. What the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The page's charts stay readable under a marker flood and with a small
 heap profile under a large heap: fibber-c-main posts a marker
 every few milliseconds with +RTS -hT -i0.5 -N2 -A4m (a profile of tens of

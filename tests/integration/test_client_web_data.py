@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """What the page's charts and legend draw from the data: the heap
 legend's trends (each band over every census, scaled to its peak), the
 GC pause chart in time order whatever order the capabilities' blocks came

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """`eventlog-socket serve`'s duties beyond drawing the page (which
 test_client_web.py checks against ghc-events): following a program that
 restarts (--retry), bad HTTP input (slow, huge, garbage, many connections,

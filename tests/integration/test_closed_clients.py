@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Clients that close are let go at once (docs/security.md; protocol.md
 section 2): a client that connects, reads and closes against a program
 that writes nothing is freed as soon as its end-of-file arrives, not when

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Configuration from the environment: clear errors, sockets in the way,
 the TCP address and who may connect."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Commands from clients: heap profiling (stop, census, start) in both
 framings, among junk and in pieces; cost-centre profiling in a profiled
 build; commands a program registers, and hooks."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """How a program ends: without clients, and on SIGTERM (the stream cut, a
 Haskell handler, GHC_EVENTLOG_GRACEFUL_SIGTERM)."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """What a new user meets in the first hour: errors that say what
 to do. A TCP port in use names the address, the port and the variable; a
 program started from Haskell with esoWait says it waits, as the C main

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The first hour's edges: a program started from Haskell and GHC 9.0 told
 the same way by every view (metrics, the report, the page, the .hp file,
 compare), never claiming something is missing that is drawn right below;

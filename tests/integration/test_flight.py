@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The flight recorder: a window of the program's last events kept with
 nobody connected (GHC_EVENTLOG_RETAIN), sent to a client that asks
 (`record --window`, `--since`, `--snapshot`, and `serve`/`top`, which start

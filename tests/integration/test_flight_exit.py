@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The flight recorder on the way out: GHC_EVENTLOG_DUMP_ON_FAILURE writes
 the window to a file when the program exits with a failure (an uncaught
 exception, exitWith (ExitFailure n)) with nobody connected, and writes

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """`eventlog-socket record --trigger`: a watcher that writes a file for each
 moment a condition holds, with the time before and after it: GC pauses
 over a threshold (judged against ghc-events' own reading of the file),

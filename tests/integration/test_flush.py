@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """When data reaches clients: at a buffer hand-over, by the paced flush
 (GHC >= 9.2), and what GHC 9.0 delivers while the program runs."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The lossless choice: a client that asks for every byte gets every byte,
 and the program waits for it as it would for a slow disk; other clients
 keep the drop policy; a lossless client that stops reading stalls the

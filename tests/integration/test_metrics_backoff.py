@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """`eventlog-socket metrics` and the socket file a killed program leaves
 behind, which matches the exporter's glob and refuses every connection:
 the exporter tries it less and less often (the pause doubles from 100 ms

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """`eventlog-socket metrics` and a program started again at the same
 socket while the exporter still shows its previous run: the new run's
 events are skimmed by the new run's own window. The exporter keeps the old

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """When memory runs out (docs/security.md): whatever the library loses
 reaches every client as a drop notice where the gap is, a log line and a
 counter of eventlog_socket_stats(), the program goes on, and a recording

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Many clients at once: identical streams for each, a thousand clients,
 the client limit and the descriptors kept for the program."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Who can do what to the program (docs/security.md): lossless delivery
 only for the program's owner unless a setting says otherwise, and never
 for ever; Ctrl-C ends a program that a lossless client holds up; the owner

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """eventlog_socket_stats(): counters that agree with what clients received,
 and the CPU time streaming costs."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """What a client receives: whole streams over Unix and TCP sockets, from
 the start or joining mid-run, after reconnecting, after a switch from the
 RTS's file writer."""

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 -- | probe: a Haskell program the integration tests drive through stdin, so
 -- they decide exactly when events happen. One command per line; each is
 -- answered with "ok" on stdout once done:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A C main that starts the RTS with its usual eventlog writer (the file
  * writer, with -l), so the probe's "start-unix" command can switch a running
  * program over to eventlog-socket. With PROBE_NO_L=1 in the environment

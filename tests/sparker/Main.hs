@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 -- | sparker: a program that makes sparks (GHC.Conc's par/pseq), for the
 -- spark views' tests. Run with +RTS -N2 -s: it creates a few thousand
 -- sparks whose outcomes differ, and the RTS's own "SPARKS:" line says what

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 -- | threads: a Haskell program whose threads do known things, for the
 -- threads views of eventlog-socket's command (tests/integration/
 -- test_client_threads.py). Base only. It labels itself "main" and forks

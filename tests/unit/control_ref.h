@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* For the tests of the control-frame parser (tests/unit/test_control.c and
  * tests/fuzz/fuzz_control.c): what they collect from it, and protocol.md's
  * rules read literally over the whole input at once, to check it against. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Hand-made events for the unit tests of the command's model (test_model_census,
  * test_model_threads): a payload built field by field, big-endian as the
  * RTS writes it, then given to es_model_event. The test's one thread. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What the unit tests that drive a real server share: a Unix-socket
  * client, a sleep, and valid eventlog blocks to submit. */
 #ifndef SERVER_UTIL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A minimal TAP producer for the unit tests: `ok(cond, name...)` per check,
  * `tap_done()` at the end prints the plan and returns the exit status. */
 #ifndef TAP_H

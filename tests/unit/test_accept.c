@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* es_accept on a real Unix listener, its loop on a thread of the test's:
  * admitted connections reach on_client; refused ones are closed and
  * counted and never reach it; when refusals take more than their time

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The eventlog-socket command's address parsing (client/source/addr.c): every
  * form docs/command.md lists, and the mistakes a user makes, each with a message. */
 #include "source/addr.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The parsing half of the eventlog-socket command (client/source/conn.c) and the
  * whole-block writer behind `record` (client/source/blocks.c), on the recorded
  * fixtures: a recording of a whole stream is the stream byte for byte,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A source's stream half (client/source/conn.c) in its two ways of handing events
  * on, on the recorded fixtures: the
  * reader calling the consumer itself (es_conn_callbacks.on_stream_event,

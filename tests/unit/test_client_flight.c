@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The command's side of the flight recorder without a program: durations
  * and sizes as typed, the trigger conditions (parsing, errors, judging
  * synthetic events), and the watcher's ring and files: blocks fed in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Whether a program has a heap profiling mode, as `control`, `heap` and
  * `top` read it (client/source/heapmode.c): -h options among the RTS options of
  * the arguments and in GHCRTS, and the verdict from a stream's events. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The rows of `eventlog-socket table` (client/tables/rows.c) and its CSV
  * fields (client/tables/csv.c): RFC 4180 quoting, text made valid UTF-8, exact
  * times; every kind's event read against its payload's length (a payload

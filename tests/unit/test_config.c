@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Reading GHC_EVENTLOG_* from the environment. */
 #define EVENTLOG_SOCKET_NO_RTS
 #include "eventlog_socket.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* eventlog-socket(7) against the code: each variable the page documents
  * is read (a value it cannot take is refused, naming it), and setting it
  * to the default the page gives changes nothing, as the code's defaults

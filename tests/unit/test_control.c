@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The control-frame parser fed both framings whole, split at every byte,
  * interleaved and buried in junk, and checked against a literal reference
  * scan (control_ref.h) on megabytes of random data holding frames. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Cost notices (EVENTLOG_SOCKET_CMD_COST_NOTICES): their text, and a real
  * server where one client asks for them and another does not. The one
  * that asked gets notices in its stream, and nothing else differs; the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The event walker over real recorded streams: it must find exactly the
  * events and blocks that ghc-events found (the .expect files), and reject
  * damaged input without reading past it. Argument: the fixture directory. */

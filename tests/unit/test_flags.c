@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A client's state word (es_client.h): es_client_set_flags lets a client
  * live its whole life, and stops at each transition the header calls
  * illegal (an assert: the forked child that tries one dies of SIGABRT). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The control-command rate limit: a flood of census requests makes one
  * census per interval, start/stop toggling settles on the last command,
  * other commands pass, and nothing asked for is forgotten. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #define _GNU_SOURCE
 /* The header parser against real headers recorded from GHC (fixtures), and
  * against damaged ones. Argument: the fixture directory. */

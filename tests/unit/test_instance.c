@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The public configuration API without the RTS (cbits/server/es_instance.c):
  * options before and after the server starts, the environment on top of
  * them, stats, the TCP port, waiting for a first client, and the command

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Creating listening sockets safely, on the real file system and loopback. */
 #define _GNU_SOURCE /* RTLD_NEXT */
 #define EVENTLOG_SOCKET_NO_RTS

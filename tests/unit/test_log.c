@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Logging never blocks on a stderr that nobody reads, loses lines rather
  * than wait (and says so once it can), and a repeating cause makes one
  * line a second plus a summary, however often it happens. */

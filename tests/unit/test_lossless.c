@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* es_lossless through a real server (Unix sockets, a recorded header): a
  * lossless client that reads nothing holds a writing thread up until the
  * stall time is over, then is demoted, and finds a notice and a drop

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The client's model of a program (client/model/core.c and its families), fed by the library's
  * stream reader: on the recorded fixtures it finds the program, GHC
  * version, threads, GCs and markers that ghc-events found (the .expect

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The client's model of a program (client/model/core.c and its families) on hand-made events:
  * censuses and their trends, GC pauses and their percentiles, markers and
  * drop, wait and cost notices, and the history of the whole run; memory

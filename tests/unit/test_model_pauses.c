@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The GC pause histogram's buckets (client/model/gc.c): eight per power of
  * two from 1 us, bucket 8k starting at exactly 2^k us, as the exposition's
  * `le` bounds (client/prom/text.c) and the page's percentiles read them.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The model's sparks (client/model/sparks.c) on hand-made events: the
  * counters as +RTS -s counts them (created = pooled + dud + overflowed),
  * summed over the capabilities; the pool; the rate over the last second or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What the client's model keeps of a stream's text and tables, whatever
  * the stream sends (client/model/census.c, ipe.c, notes.c):
  * census labels, names and markers are valid UTF-8 (cbits/format/es_utf8.h's

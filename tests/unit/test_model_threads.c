@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The model's threads (client/model/threads.c) on hand-made events: labels,
  * states from STOP_THREAD's statuses, running time paired per capability
  * when the capabilities' blocks arrive out of time order, live threads

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The notices' text (cbits/es_notice_text.[ch]) both ways: what the
  * library writes (es_notice_new, es_notice_wait, es_notice_cost, which
  * the server sends) reads back, figure for figure, as the command reads

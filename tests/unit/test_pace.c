@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Flush pacing: the next flush is due one interval after the least recent
  * hand-over of any capability, never earlier than one interval after the
  * last flush nor later than ES_PACE_MAX_INTERVALS intervals after it, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The one payload reader (cbits/format/es_payload.h) and the one table of
  * event names and STOP_THREAD statuses (cbits/format/es_event_names.h):
  * fields read big-endian; a payload cut at every length read up to its

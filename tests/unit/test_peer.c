@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Telling who is on the other end of a connection: the owner of the
  * peer's socket over loopback TCP (IPv4, IPv6, and an IPv4 client of a
  * dual-stack listener, whose address is IPv4-mapped), by sock_diag and by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The shared chunk store: retention before the first client, joining,
  * per-chunk holder counts, freeing in the middle of the list, and that
  * memory comes back. */

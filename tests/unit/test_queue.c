@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The intrusive queue (cbits/base/es_queue.h): order of insertion at
  * either end and after a node, removal anywhere (during a walk too),
  * membership and counts as an element moves between queues, and every

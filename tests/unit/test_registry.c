@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Custom commands and hooks without the RTS: registration rules (the
  * reserved namespace, duplicates, many commands), commands waiting until
  * the RTS is up, a slow handler holding up only its own namespace,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The whole server without GHC: real Unix sockets, real clients, chunks
  * from a recorded eventlog submitted as the RTS would. Runs under ASan. */
 #define _GNU_SOURCE

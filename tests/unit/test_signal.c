@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* es_signal: the counting SIGINT handler chained in front of the one that
  * is installed keeps that one's behaviour (its handler runs; SA_RESETHAND
  * still makes the next SIGINT the default one, which kills); a handler

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The incremental stream reader on real recorded streams: fed in pieces of
  * every size it finds exactly the events ghc-events found; cut at every
  * offset it reports a cut stream, never a complete one, and never crashes;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The stream reader and GHC 9.4+'s IPE events, which declare one byte more
  * than they carry (rts/eventlog/EventLog.c, postIPE): after the header of
  * the GHC 9.6.6 fixture, an IPE event as that RTS writes it, a correct

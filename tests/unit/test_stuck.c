@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A client cannot keep the loop thread busy either: one writing without
  * pause is read 4 MiB a second at most, and then the kernel makes it wait.
  *

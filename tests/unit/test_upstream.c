@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Upstream eventlog-socket 0.1.3's C API without the RTS
  * (cbits/es_upstream*.c): the status made from the library's error codes
  * and its descriptions, addresses and options, eventlog_socket_from_env

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The one rule for text that is not UTF-8 (cbits/format/es_utf8.[ch]): valid
  * sequences pass, every byte that starts none becomes U+FFFD, a copy cut
  * to fit and a cut text end between characters. Runs under ASan. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* es_wait: RTS threads waiting for lossless clients, and everything that
  * must release them (room, the client leaving, a call into the RTS, exit,
  * stop). A thread plays the RTS thread; the test plays the loop thread. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The walker thread over real recorded streams: chunks pushed by "RTS
  * threads" come out in order and unchanged, the header chunk is marked,
  * exactly the last chunk is marked as ending the stream, and each chunk

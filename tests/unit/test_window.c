@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The flight recorder's window without GHC: its bookkeeping on the chunk
  * store (size, age, the newest always kept, the first client's retention
  * beside it, memory given back), then a real server fed blocks as the RTS

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 -- | fibber-c-main: computes Fibonacci numbers so there is an eventlog to
 -- stream. @fibber-c-main N...@ prints fib of each N; with @--forever@ it
 -- repeats the list until killed. Each result is also posted as an eventlog

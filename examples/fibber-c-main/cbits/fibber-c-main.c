@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A custom C main that streams the program's eventlog over a socket.
  *
  * The socket comes from the environment: GHC_EVENTLOG_UNIX_PATH, or

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 -- | fibber-hs-start: the Haskell-started variant of fibber-c-main. @main@
 -- starts eventlog-socket from the environment (GHC_EVENTLOG_UNIX_PATH, or
 -- GHC_EVENTLOG_INET_PORT, ...), then prints fib of each argument and posts

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 {-# LANGUAGE PatternSynonyms #-}
 
 -- |
@@ -162,7 +163,20 @@ data EventlogSocketStats = EventlogSocketStats
     -- | The flight recorder: bytes in the window now (also in
     -- 'statsBytesHeld'), and how many clients were sent it.
     statsWindowBytes :: Word64,
-    statsWindowsSent :: Word64
+    statsWindowsSent :: Word64,
+    -- | Clients turned away at the client limit or the descriptor reserve.
+    statsClientsRefused :: Word64,
+    -- | What streaming cost the program in CPU time (nanoseconds): its own
+    -- threads inside the RTS's eventlog writer (the copy), the library's
+    -- walker thread and its socket thread.
+    statsCpuNanosWriter :: Word64,
+    statsCpuNanosWalker :: Word64,
+    statsCpuNanosLoop :: Word64,
+    -- | Chunks (and their bytes) lost before any client got them: the
+    -- hand-off from the RTS was full, or memory ran out. Every client gets
+    -- a drop notice where they are missing.
+    statsChunksLost :: Word64,
+    statsBytesLost :: Word64
   }
   deriving (Eq, Show)
 
@@ -193,6 +207,12 @@ stats = allocaBytes #{size struct eventlog_socket_stats} $ \p -> do
           <*> #{peek struct eventlog_socket_stats, lossless_wait_max_ns} p
           <*> #{peek struct eventlog_socket_stats, window_bytes} p
           <*> #{peek struct eventlog_socket_stats, windows_sent} p
+          <*> #{peek struct eventlog_socket_stats, clients_refused} p
+          <*> #{peek struct eventlog_socket_stats, cpu_ns_writer} p
+          <*> #{peek struct eventlog_socket_stats, cpu_ns_walker} p
+          <*> #{peek struct eventlog_socket_stats, cpu_ns_loop} p
+          <*> #{peek struct eventlog_socket_stats, chunks_lost} p
+          <*> #{peek struct eventlog_socket_stats, bytes_lost} p
 
 -- | The TCP port the library listens on (useful after asking for port
 -- @\"0\"@), or 'Nothing' when it does not listen on TCP.

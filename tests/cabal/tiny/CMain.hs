@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 -- | Started by cmain.c: post the markers "c 1".."c N" for N in the arguments.
 module Main (main) where
 

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 -- | tiny stream PATH N: serve on PATH, wait for a client, post N markers
 -- ("tiny 1".."tiny N"), print the library's counters.
 -- tiny live PATH GO: serve on PATH, wait for a client, post the marker

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A custom C main built by cabal against eventlog-socket's installed header. */
 #include <Rts.h>
 #include <eventlog_socket.h>

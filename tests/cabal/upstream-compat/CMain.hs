@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 {-# LANGUAGE ForeignFunctionInterface #-}
 
 -- | The Haskell side of upstream-c-main and ours-c-main. Their C hooks call

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 {-# OPTIONS_GHC -Werror=incomplete-patterns -Werror=missing-fields #-}
 
 -- | upstream-hs with PATH | upstream-hs env: written against upstream

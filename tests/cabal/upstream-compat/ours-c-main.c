@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* upstream-c-main's program (CMain.hs) through this package's own C API:
  * eventlog_socket_init_from_env and eventlog_socket_hs_main, hooks by
  * eventlog_socket_add_hook. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A C main written against upstream eventlog-socket 0.1.3's eventlog_socket.h
  * only: it compiles only if every declaration of that header a program can
  * call or name is here, at its type (declarations() below).

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 -- |
 -- The options of "GHC.Eventlog.Socket": the address and options types, the
 -- library's defaults read from the C side, the options handed to the C
