@@ -234,13 +234,16 @@ CHECK_FUZZ_BIN := $(if $(filter no,$(FUZZ_IN_CHECK)),,$(FUZZ_BIN))
 all: $(LIB) $(FIBBER) $(CLIENT) $(MAN_PAGES)
 lib: $(LIB)
 
+# The library a program links compiles its asserts out (NDEBUG): they state
+# invariants, checked by the unit tests and the sanitizer build (BUILD/san),
+# and the library never aborts the program it serves.
 $(BUILD)/obj/cbits/%.o: cbits/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ES_CFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+	$(CC) $(ES_CFLAGS) -DNDEBUG $(CFLAGS) -MMD -MP -c $< -o $@
 
 $(BUILD)/obj/rts-writer/%.o: rts-writer/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(RTS_CFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+	$(CC) $(RTS_CFLAGS) -DNDEBUG $(CFLAGS) -MMD -MP -c $< -o $@
 
 # One relocatable object with every internal symbol made local: only the
 # public API is visible to the program that links the archive.

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Event-walk throughput: how fast the walker thread's walk (the one that finds
  * end markers and keeps definition events) gets through a real recorded
- * eventlog. Walks every block of FILE with es_chunk_walk and one plan, as
+ * eventlog. Walks every block of FILE with es_events_walk and one plan, as
  * the walker thread does, REPEAT times,
  * and prints one JSON object with MB/s, next to the speed of memchr over the
  * same bytes as a reference (a pass that only reads memory).
@@ -59,7 +59,7 @@ int main(int argc, char **argv) {
     for (unsigned t = 0; t < ES_MAX_EVENT_TYPES; t++)
         want[t] = es_defs_is_definition((uint16_t)t);
     static struct es_walk_plan plan;
-    es_walk_plan_init(&plan, &h, want);
+    es_events_plan_init(&plan, &h, want);
     size_t data = len - h.len, events = 0, blocks = 0, bad = 0;
     double start = now();
     for (int r = 0; r < repeat; r++) {
@@ -71,7 +71,7 @@ int main(int argc, char **argv) {
                     n += 2; /* the end marker written with the last block */
             }
             struct es_chunk_info info;
-            bad += es_chunk_walk(&plan, buf + pos, n, &info, count_definitions, NULL) != 0;
+            bad += es_events_walk(&plan, buf + pos, n, &info, count_definitions, NULL) != 0;
             events += info.events;
             blocks++;
             pos += n;

@@ -183,36 +183,34 @@ static void stop(struct record *r, int status, const char *why) {
                 have_header || status == 2 ? "" : "nothing recorded: ", why);
         return;
     }
-    char size[32], drops[96] = "";
+    char size[32], gaps[200], sep[208] = "";
     human_size(size, sizeof size, r->blocks.base);
-    if (info.drop_notices > 0)
-        snprintf(drops, sizeof drops, ", %llu drop notice%s (%llu chunks missing)",
-                 (unsigned long long)info.drop_notices, info.drop_notices == 1 ? "" : "s",
-                 (unsigned long long)info.dropped_chunks);
+    /* Drop notices came: the same words in every case, after the verdict. */
+    es_conn_gaps_text(&info, gaps, sizeof gaps);
+    if (gaps[0] != '\0')
+        snprintf(sep, sizeof sep, "; %s", gaps);
     if (r->snapshot_done)
-        fprintf(stderr, "eventlog-socket: recorded %s (%s, %llu events%s): %s\n", r->path, size,
-                (unsigned long long)info.events, drops, es_rwindow_summary(&r->win, &info));
+        fprintf(stderr, "eventlog-socket: recorded %s (%s, %llu events): %s%s\n", r->path, size,
+                (unsigned long long)info.events, es_rwindow_summary(&r->win, &info), sep);
     else if (complete && r->by_duration)
         fprintf(stderr,
-                "eventlog-socket: recorded %s (%s, %llu events%s): %s, as asked (the program "
-                "runs on); the file ends with a notice saying so and an end marker%s\n",
-                r->path, size, (unsigned long long)info.events, drops, why,
+                "eventlog-socket: recorded %s (%s, %llu events): %s, as asked (the program "
+                "runs on)%s; the file ends with a notice saying so and an end marker%s\n",
+                r->path, size, (unsigned long long)info.events, why, sep,
                 es_model_header_no_flush(&c->stream.header)
                     ? " (" ES_MODEL_GHC90_NOTE ": the rest comes only if the recording runs "
                       "until the program exits)"
                     : "");
-    else if (complete)
+    else if (complete) {
         /* With drop notices the end marker came, but chunks are missing. */
+        es_conn_complete_words(&info, gaps, sizeof gaps);
+        fprintf(stderr, "eventlog-socket: recorded %s (%s, %llu events): %s\n", r->path, size,
+                (unsigned long long)info.events, gaps);
+    } else
         fprintf(stderr,
-                "eventlog-socket: recorded %s (%s, %llu events%s): %s, the program's end "
-                "marker arrived\n",
-                r->path, size, (unsigned long long)info.events, drops,
-                info.drop_notices > 0 ? "with gaps" : "complete");
-    else
-        fprintf(stderr,
-                "eventlog-socket: recorded %s (%s, %llu events%s): cut, %s; the file ends with "
+                "eventlog-socket: recorded %s (%s, %llu events): cut, %s%s; the file ends with "
                 "an end marker after the last whole block%s\n",
-                r->path, size, (unsigned long long)info.events, drops, why,
+                r->path, size, (unsigned long long)info.events, why, sep,
                 /* Few events of a program still running: say why. */
                 status == 1 && es_model_header_no_flush(&c->stream.header) &&
                         c->info.cut_notice[0] == '\0'

@@ -272,7 +272,9 @@ struct eventlog_socket_options {
      * policy applies. Default 64 MiB. */
     size_t client_buffer;
     /* EVENTLOG_SOCKET_SLOW_CLIENT_DROP (default): skip whole chunks for it
-     * and put a notice in its stream; _DISCONNECT: close its connection. */
+     * and put a notice in its stream; _DISCONNECT: close its connection;
+     * _WAIT: lose nothing, the program waits for it (refused with
+     * lossless_clients EVENTLOG_SOCKET_LOSSLESS_NONE). */
     int slow_client;
     /* How long exit waits for clients to take the rest of their stream:
      * every client that keeps reading gets this long (default 2000); a
@@ -432,7 +434,11 @@ EVENTLOG_SOCKET_API int eventlog_socket_init_tcp(const char *host, const char *p
  *   GHC_EVENTLOG_FLUSH_INTERVAL_MS    see eventlog_socket_set_flush_interval_ms
  *   GHC_EVENTLOG_MAX_BUFFER           see eventlog_socket_options.max_buffer;
  *   GHC_EVENTLOG_CLIENT_BUFFER        bytes, with an optional K, M or G suffix
- *   GHC_EVENTLOG_SLOW_CLIENT          drop or disconnect
+ *   GHC_EVENTLOG_SLOW_CLIENT          drop, disconnect or wait (any case; empty
+ *                                     or unset: drop; anything else: EINVAL):
+ *                                     see eventlog_socket_options.slow_client;
+ *                                     wait with GHC_EVENTLOG_LOSSLESS_CLIENTS=
+ *                                     none is EINVAL
  *   GHC_EVENTLOG_CONTROL_INTERVAL_MS  see eventlog_socket_options.control_interval_ms
  *   GHC_EVENTLOG_MAX_CLIENTS          see eventlog_socket_options.max_clients
  *   GHC_EVENTLOG_ALLOW_OTHER_USERS    1: see eventlog_socket_options.allow_other_users

@@ -108,6 +108,11 @@ suite "cabal package sources" cabal_sources_check
 suite "one version everywhere" tests/check-version.sh "$build"
 suite "which target installs which packages" tests/deps.sh
 suite "ARCHITECTURE.md names every source file" tests/check-architecture.sh
+# The levels of cbits/, rts-writer/ and client/ (no module uses one above
+# it, none in a circle), the names of what cbits/ exports, functions' lengths;
+# and that each of those rules fails on a breach planted in a copy.
+suite "the C's levels, names and lengths" python3 tests/check-layers.py
+suite "the C's levels: the check fails where it should" python3 tests/check-layers.py --self-test
 suite "docs: README's length, links and anchors, lines, the variables' table" python3 tests/check-docs.py
 suite "licence: the SPDX line atop every source file" python3 scripts/spdx.py
 suite "install (make install into a DESTDIR, the example built against it)" tests/install.sh "$build"

@@ -151,7 +151,7 @@ static bool drained_locked(void) {
 }
 
 bool es_log_drain(unsigned timeout_ms) {
-    struct timespec until = es_realtime_in_ms(timeout_ms);
+    struct timespec until = es_time_realtime_in_ms(timeout_ms);
     pthread_mutex_lock(&lg.lock);
     while (!drained_locked())
         if (pthread_cond_timedwait(&lg.drained, &lg.lock, &until) != 0)

@@ -9,7 +9,7 @@
 
 /* CLOCK_REALTIME `ms` milliseconds from now: a deadline for
  * pthread_cond_timedwait, whose condition variables use that clock. */
-static inline struct timespec es_realtime_in_ms(unsigned ms) {
+static inline struct timespec es_time_realtime_in_ms(unsigned ms) {
     struct timespec t;
     clock_gettime(CLOCK_REALTIME, &t);
     t.tv_sec += ms / 1000;
@@ -22,19 +22,19 @@ static inline struct timespec es_realtime_in_ms(unsigned ms) {
 }
 
 /* A timespec in nanoseconds. */
-static inline uint64_t es_timespec_ns(const struct timespec *t) {
+static inline uint64_t es_time_timespec_ns(const struct timespec *t) {
     return (uint64_t)t->tv_sec * 1000000000u + (uint64_t)t->tv_nsec;
 }
 
 /* The calling thread's CPU time in nanoseconds. */
-static inline uint64_t es_thread_cpu_ns(void) {
+static inline uint64_t es_time_thread_cpu_ns(void) {
     struct timespec t;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return es_timespec_ns(&t);
+    return es_time_timespec_ns(&t);
 }
 
 /* A monotonic clock in milliseconds. */
-static inline uint64_t es_monotonic_ms(void) {
+static inline uint64_t es_time_monotonic_ms(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;

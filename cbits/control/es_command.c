@@ -1,10 +1,17 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
+/* The built-in commands that cost the program something (es_command.h). */
 #include "es_command.h"
+
+#define EVENTLOG_SOCKET_NO_RTS
+#include "eventlog_socket.h"
+
+#include <assert.h>
 
 #define ES_NS_PER_MS UINT64_C(1000000)
 
-static void deliver(uint8_t cmd, void *ctx) {
-    struct es_command *c = ctx;
+/* Act on `cmd`, which the gate let through. */
+static void act(struct es_command *c, uint8_t cmd) {
+    assert(c->open);
     if (c->fn == NULL)
         return;
     /* What acting took on this thread (a census is taken here, in the
@@ -20,6 +27,7 @@ static void deliver(uint8_t cmd, void *ctx) {
 
 static void on_gate_timer(uv_timer_t *t);
 
+/* Wake up when the first command the gate holds back is due. */
 static void arm_gate(struct es_command *c) {
     uint64_t due = es_gate_due(&c->gate);
     if (due == UINT64_MAX || c->stopped)
@@ -32,17 +40,10 @@ static void on_gate_timer(uv_timer_t *t) {
     struct es_command *c = t->data;
     if (c->stopped)
         return;
-    es_gate_run(&c->gate, uv_now(c->loop), deliver, c);
+    uint8_t cmd;
+    while (es_gate_take(&c->gate, uv_now(c->loop), &cmd))
+        act(c, cmd);
     arm_gate(c);
-}
-
-static void on_resume_timer(uv_timer_t *t) {
-    struct es_command *c = t->data;
-    bool any = false;
-    uint64_t now = uv_now(c->loop);
-    es_fanout_each(c->fan, cl, next) any |= es_client_resume_reading(cl, now);
-    if (!any)
-        uv_timer_stop(&c->resume_timer);
 }
 
 void es_command_init(struct es_command *c, unsigned interval_ms, es_control_cb fn, void *ctx) {
@@ -50,14 +51,11 @@ void es_command_init(struct es_command *c, unsigned interval_ms, es_control_cb f
     es_gate_init(&c->gate, interval_ms);
 }
 
-void es_command_open(struct es_command *c, uv_loop_t *loop, struct es_fanout *fan,
-                     struct es_lossless *lossless) {
+void es_command_open(struct es_command *c, uv_loop_t *loop, struct es_lossless *lossless) {
     c->loop = loop;
-    c->fan = fan;
     c->lossless = lossless;
-    uv_timer_init(loop, &c->gate_timer);
-    uv_timer_init(loop, &c->resume_timer);
-    c->gate_timer.data = c->resume_timer.data = c;
+    uv_timer_init(loop, &c->gate_timer); /* cannot fail */
+    c->gate_timer.data = c;
     c->open = true;
 }
 
@@ -66,17 +64,16 @@ void es_command_close(struct es_command *c, uv_close_cb cb) {
         return;
     c->open = false;
     uv_close((uv_handle_t *)&c->gate_timer, cb);
-    uv_close((uv_handle_t *)&c->resume_timer, cb);
 }
 
 void es_command_offer(struct es_command *c, uint8_t cmd) {
-    es_gate_offer(&c->gate, cmd, uv_now(c->loop), deliver, c);
+    /* Commands a connection keeps to itself never come here (es_reader.c). */
+    assert(cmd != EVENTLOG_SOCKET_CMD_LOSSLESS && cmd != EVENTLOG_SOCKET_CMD_COST_NOTICES &&
+           cmd != EVENTLOG_SOCKET_CMD_WINDOW);
+    assert(c->open);
+    if (es_gate_offer(&c->gate, cmd, uv_now(c->loop)))
+        act(c, cmd);
     arm_gate(c);
-}
-
-void es_command_reading_paused(struct es_command *c) {
-    if (!uv_is_active((uv_handle_t *)&c->resume_timer))
-        uv_timer_start(&c->resume_timer, on_resume_timer, 100, 100);
 }
 
 void es_command_stop(struct es_command *c) {

@@ -1,56 +1,54 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The command path: the control commands clients send (built-in ones; the
- * program's custom ones go to es_registry.h), through the rate limit
- * (es_gate.h) and its timer, to the RTS; and the pause of clients that
- * write more than their read budget (es_client.h). A command that calls
- * into the RTS (a census's GC, profiling start/stop) releases every RTS
- * thread waiting for a lossless client first (es_lossless_rts_call), since
- * the RTS may stop every capability for it. Loop thread only. */
+/* The built-in commands that cost the program something (a heap census,
+ * starting and stopping heap or cost-centre profiling): a command a
+ * client sent (es_reader.h) is offered to the rate limit (es_gate.h),
+ * which says whether it acts now or waits; what waits acts when this
+ * module's timer says it is due. Acting is calling the function the
+ * server was started with (es_instance_hooks.on_command: into the RTS,
+ * rts-writer/api.c). A command that calls into the RTS (a census's GC,
+ * profiling start/stop) releases every RTS thread waiting for a lossless
+ * client first (es_lossless_rts_call), since the RTS may stop every
+ * capability for it. Loop thread only. */
 #ifndef ES_COMMAND_H
 #define ES_COMMAND_H
 
-#include "format/es_control.h"
-#include "delivery/es_fanout.h"
 #include "es_gate.h"
 #include "delivery/es_lossless.h"
+#include "format/es_control.h"
 
 #include <stdbool.h>
 #include <stdint.h>
 #include <uv.h>
 
 struct es_command {
-    /* Called for every known control command a client sends, once the
-     * rate limit lets it act; NULL: commands are ignored. */
+    /* What acting on a command is (the RTS side's function, or a test's);
+     * NULL: commands are ignored. */
     es_control_cb fn;
     void *ctx;
     struct es_gate gate;
     uv_loop_t *loop;
-    struct es_fanout *fan;
     struct es_lossless *lossless;
-    uv_timer_t gate_timer;   /* runs what the gate holds back */
-    uv_timer_t resume_timer; /* resumes reading clients paused for their budget */
+    uv_timer_t gate_timer; /* acts on what the gate held back, when due */
     bool open;
     bool stopped; /* the server stops: what the gate holds is moot */
 };
 
 void es_command_init(struct es_command *c, unsigned interval_ms, es_control_cb fn, void *ctx);
-void es_command_open(struct es_command *c, uv_loop_t *loop, struct es_fanout *fan,
-                     struct es_lossless *lossless);
+void es_command_open(struct es_command *c, uv_loop_t *loop, struct es_lossless *lossless);
 void es_command_close(struct es_command *c, uv_close_cb cb);
 
-/* A command from a client (EVENTLOG_SOCKET_CMD_*). */
+/* A built-in command from a client (EVENTLOG_SOCKET_CMD_*, not one the
+ * client's connection keeps to itself: es_reader.h): acted on now, or
+ * when the gate lets it. */
 void es_command_offer(struct es_command *c, uint8_t cmd);
-
-/* A client stopped being read for its budget: resume it (and any other)
- * from a timer once its window is over. */
-void es_command_reading_paused(struct es_command *c);
 
 /* Requests folded so far into one of the same kind still waiting. */
 static inline uint64_t es_command_folded(const struct es_command *c) {
     return c->gate.folded;
 }
 
-/* The server stops: commands held back are dropped. */
+/* The server stops: commands held back are dropped (one offered from now
+ * on still acts if the gate lets it at once). */
 void es_command_stop(struct es_command *c);
 
 #endif

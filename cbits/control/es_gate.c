@@ -4,6 +4,8 @@
 #define EVENTLOG_SOCKET_NO_RTS
 #include "eventlog_socket.h"
 
+#include <assert.h>
+
 static int kind_of(uint8_t cmd) {
     switch (cmd) {
     case EVENTLOG_SOCKET_CMD_REQUEST_HEAP_CENSUS:
@@ -34,28 +36,28 @@ void es_gate_cost(struct es_gate *g, uint8_t cmd, uint64_t cost_ms) {
         g->kind[k].gap_ms = cost_ms * ES_GATE_COST_FACTOR;
 }
 
-static void act(struct es_gate *g, int k, uint8_t cmd, uint64_t now_ms, es_control_cb fn,
-                void *ctx) {
+/* Kind `k` acts at `now_ms`. */
+static void act(struct es_gate *g, int k, uint64_t now_ms) {
+    /* Each kind acts at most once per interval (or what it last cost). */
+    assert(!g->kind[k].acted || g->interval_ms == 0 || now_ms >= due_at(g, k));
     g->kind[k].acted = true;
     g->kind[k].last_ms = now_ms;
     g->kind[k].pending = false;
-    fn(cmd, ctx);
 }
 
-void es_gate_offer(struct es_gate *g, uint8_t cmd, uint64_t now_ms, es_control_cb fn, void *ctx) {
+bool es_gate_offer(struct es_gate *g, uint8_t cmd, uint64_t now_ms) {
     int k = kind_of(cmd);
-    if (k < 0 || g->interval_ms == 0) {
-        fn(cmd, ctx);
-        return;
-    }
+    if (k < 0 || g->interval_ms == 0)
+        return true;
     if (g->kind[k].pending || (g->kind[k].acted && now_ms < due_at(g, k))) {
         if (g->kind[k].pending)
             g->folded++;
         g->kind[k].pending = true;
         g->kind[k].cmd = cmd;
-        return;
+        return false;
     }
-    act(g, k, cmd, now_ms, fn, ctx);
+    act(g, k, now_ms);
+    return true;
 }
 
 uint64_t es_gate_due(const struct es_gate *g) {
@@ -66,8 +68,17 @@ uint64_t es_gate_due(const struct es_gate *g) {
     return due;
 }
 
-void es_gate_run(struct es_gate *g, uint64_t now_ms, es_control_cb fn, void *ctx) {
-    for (int k = 0; k < ES_GATE_KINDS; k++)
-        if (g->kind[k].pending && now_ms >= due_at(g, k))
-            act(g, k, g->kind[k].cmd, now_ms, fn, ctx);
+bool es_gate_take(struct es_gate *g, uint64_t now_ms, uint8_t *cmd) {
+    for (int k = 0; k < ES_GATE_KINDS; k++) {
+        /* A command waits only behind one of its kind that acted. */
+        assert(!g->kind[k].pending || g->kind[k].acted);
+        if (g->kind[k].pending && now_ms >= due_at(g, k)) {
+            /* Only a limited kind's command ever waits. */
+            assert(kind_of(g->kind[k].cmd) == k);
+            act(g, k, now_ms);
+            *cmd = g->kind[k].cmd;
+            return true;
+        }
+    }
+    return false;
 }

@@ -10,13 +10,13 @@
  * that means one census for any number of requests; for start/stop, the
  * last of them wins.
  *
+ * The gate decides and the caller acts: es_gate_offer says whether a
+ * command acts now, es_gate_take hands over one that waited and is due.
  * Pure bookkeeping with times passed in, so that it can be tested without
- * a clock; the server keeps one, and a timer for what is pending. Loop
+ * a clock; es_command.h keeps one, and a timer for what waits. Loop
  * thread only. */
 #ifndef ES_GATE_H
 #define ES_GATE_H
-
-#include "format/es_control.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -52,11 +52,12 @@ struct es_gate {
 
 void es_gate_init(struct es_gate *g, unsigned interval_ms);
 
-/* A command (EVENTLOG_SOCKET_CMD_*) from a client at `now_ms`: `fn` is
- * called with it now, unless its kind acted less than an interval ago;
- * then it waits (es_gate_due, es_gate_run), replacing a command of its
- * kind that was waiting already. Commands of no limited kind pass at once. */
-void es_gate_offer(struct es_gate *g, uint8_t cmd, uint64_t now_ms, es_control_cb fn, void *ctx);
+/* A command (EVENTLOG_SOCKET_CMD_*) from a client at `now_ms`: true when
+ * it acts now (counted as acted: the caller acts on it), false when its
+ * kind acted less than an interval ago or a command of its kind waits
+ * already; then it waits (es_gate_due, es_gate_take), replacing the one
+ * that waited (folded into it). Commands of no limited kind act at once. */
+bool es_gate_offer(struct es_gate *g, uint8_t cmd, uint64_t now_ms);
 
 /* The command `cmd` that just acted took `cost_ms` to do so: its kind waits
  * at least ES_GATE_COST_FACTOR times that before acting again. */
@@ -65,7 +66,9 @@ void es_gate_cost(struct es_gate *g, uint8_t cmd, uint64_t cost_ms);
 /* When the first waiting command is due (ms), or UINT64_MAX if none waits. */
 uint64_t es_gate_due(const struct es_gate *g);
 
-/* Call `fn` for every waiting command that is due at `now_ms`. */
-void es_gate_run(struct es_gate *g, uint64_t now_ms, es_control_cb fn, void *ctx);
+/* A waiting command that is due at `now_ms`, counted as acted: true with
+ * `*cmd` set (the caller acts on it), false when none is due. Call until
+ * false: kinds are taken in order. */
+bool es_gate_take(struct es_gate *g, uint64_t now_ms, uint8_t *cmd);
 
 #endif

@@ -6,6 +6,7 @@
 #include "format/es_control.h"
 #include "es_gate.h"
 #include "base/es_log.h"
+#include "base/es_queue.h"
 #include "base/es_time.h"
 
 #include <assert.h>
@@ -34,7 +35,7 @@ struct command {
 struct limit {
     bool pending[256]; /* a run of this id is queued, not yet begun */
     bool acted;        /* a command has run */
-    uint64_t last_ms;  /* when the last one began (es_monotonic_ms) */
+    uint64_t last_ms;  /* when the last one began (es_time_monotonic_ms) */
     uint64_t gap_ms;   /* the wait after it: the interval, or the cost factor
                         * times its CPU time */
 };
@@ -53,8 +54,8 @@ struct EventlogSocketControlNamespace {
     uint8_t len;
     struct command cmds[256];
     struct worker worker;
-    struct EventlogSocketControlNamespace *next;
-    struct limit limit; /* the rate limit on its commands */
+    struct es_queue_node node; /* in reg.namespaces */
+    struct limit limit;        /* the rate limit on its commands */
 };
 
 /* What the hook thread's queue holds: a hook (all its handlers), or
@@ -79,8 +80,13 @@ static void call_hook(const struct hook *h) {
 /* One lock for everything: registrations are rare, dispatch is a lookup. */
 static struct {
     pthread_mutex_t lock;
-    pthread_cond_t idle; /* a handler finished */
-    eventlog_socket_namespace *namespaces;
+    pthread_cond_t idle;        /* a handler finished */
+    struct es_queue namespaces; /* eventlog_socket_namespace, newest first; never shrinks */
+    /* Each hook's handlers, in registration order, linked by `next`: not an
+     * es_queue, since they are walked without the lock while a
+     * registration may append (es_registry_post_start, es_registry_quiesce),
+     * which a singly linked list that only grows at its end allows and a
+     * circular one, whose last node points back at the head, does not. */
     struct hook *hooks[2];
     struct worker hook_worker;
     bool running, quiesced;
@@ -98,12 +104,18 @@ static struct {
     .lock = PTHREAD_MUTEX_INITIALIZER,
     .idle = PTHREAD_COND_INITIALIZER,
     .hook_worker = {.cond = PTHREAD_COND_INITIALIZER},
+    .namespaces = {.head = {&reg.namespaces.head, &reg.namespaces.head, &reg.namespaces}},
 };
 
+/* The namespace whose list node is `e`. */
+#define NAMESPACE(e) ES_QUEUE_DATA(e, eventlog_socket_namespace, node)
+
 static eventlog_socket_namespace *find(const uint8_t *name, size_t len) {
-    for (eventlog_socket_namespace *n = reg.namespaces; n != NULL; n = n->next)
+    ES_QUEUE_FOREACH(e, &reg.namespaces) {
+        const eventlog_socket_namespace *n = NAMESPACE(e);
         if (n->len == len && memcmp(n->name, name, len) == 0)
-            return n;
+            return NAMESPACE(e);
+    }
     return NULL;
 }
 
@@ -125,8 +137,7 @@ int eventlog_socket_register_namespace(const char *name, size_t len,
             memcpy(n->name, name, len);
             n->len = (uint8_t)len;
             pthread_cond_init(&n->worker.cond, NULL);
-            n->next = reg.namespaces;
-            reg.namespaces = n;
+            es_queue_insert_head(&reg.namespaces, &n->node);
             *out = n;
         }
     }
@@ -227,10 +238,10 @@ static bool wait_turn(eventlog_socket_namespace *n) {
     struct limit *l = &n->limit;
     while (!reg.quiesced && l->acted && reg.interval_ms > 0) {
         uint64_t gap = l->gap_ms > reg.interval_ms ? l->gap_ms : reg.interval_ms;
-        uint64_t now = es_monotonic_ms();
+        uint64_t now = es_time_monotonic_ms();
         if (now >= l->last_ms + gap)
             break;
-        struct timespec until = es_realtime_in_ms((unsigned)(l->last_ms + gap - now));
+        struct timespec until = es_time_realtime_in_ms((unsigned)(l->last_ms + gap - now));
         pthread_cond_timedwait(&n->worker.cond, &reg.lock, &until);
     }
     return !reg.quiesced;
@@ -243,12 +254,12 @@ static uint64_t run_command(eventlog_socket_namespace *n, uint8_t id, const stru
                             uint64_t (*collections)(void), unsigned (*capabilities)(void)) {
     bool rts = collections != NULL && capabilities != NULL;
     uint64_t gcs = rts ? collections() : 0;
-    uint64_t cpu = es_thread_cpu_ns();
+    uint64_t cpu = es_time_thread_cpu_ns();
     if (c->fn != NULL)
         c->fn(n, id, (void *)c->data);
     else
         c->ufn(n, id, c->data);
-    cpu = es_thread_cpu_ns() - cpu;
+    cpu = es_time_thread_cpu_ns() - cpu;
     unsigned caps = rts && collections() != gcs ? capabilities() : 1;
     return cpu * (caps > 0 ? caps : 1);
 }
@@ -267,7 +278,7 @@ static void *namespace_thread(void *arg) {
         }
         n->limit.pending[id] = false; /* a request from now on runs again */
         n->limit.acted = true;
-        n->limit.last_ms = es_monotonic_ms();
+        n->limit.last_ms = es_time_monotonic_ms();
         struct command c = n->cmds[id];
         uint64_t (*collections)(void) = reg.collections;
         unsigned (*capabilities)(void) = reg.capabilities;
@@ -350,7 +361,7 @@ bool es_registry_dispatch(const uint8_t *ns, size_t ns_len, uint8_t id) {
     pthread_mutex_unlock(&reg.lock);
     /* The loop thread is the only caller: the limiter needs no lock. */
     if (dropped)
-        es_log_limited(&log_dropped, es_monotonic_ms(),
+        es_log_limited(&log_dropped, es_time_monotonic_ms(),
                        "command %u of namespace \"%s\" dropped: %d are waiting for its handler "
                        "already (a slow handler?)",
                        (unsigned)id, n->name, ES_REGISTRY_QUEUE);
@@ -392,8 +403,9 @@ void es_registry_post_start(void) {
 void es_registry_set_running(bool running) {
     pthread_mutex_lock(&reg.lock);
     reg.running = running && !reg.quiesced;
-    for (eventlog_socket_namespace *n = reg.namespaces; n != NULL; n = n->next)
-        pthread_cond_signal(&n->worker.cond);
+    ES_QUEUE_FOREACH(e, &reg.namespaces) {
+        pthread_cond_signal(&NAMESPACE(e)->worker.cond);
+    }
     pthread_cond_signal(&reg.hook_worker.cond);
     pthread_mutex_unlock(&reg.lock);
 }
@@ -401,9 +413,10 @@ void es_registry_set_running(bool running) {
 static bool any_busy(void) {
     if (reg.hook_worker.busy)
         return true;
-    for (eventlog_socket_namespace *n = reg.namespaces; n != NULL; n = n->next)
-        if (n->worker.busy)
+    ES_QUEUE_FOREACH(e, &reg.namespaces) {
+        if (NAMESPACE(e)->worker.busy)
             return true;
+    }
     return false;
 }
 
@@ -422,7 +435,8 @@ void es_registry_quiesce(unsigned timeout_ms) {
     pthread_mutex_lock(&reg.lock);
     reg.quiesced = true;
     reg.running = false;
-    for (eventlog_socket_namespace *n = reg.namespaces; n != NULL; n = n->next) {
+    ES_QUEUE_FOREACH(e, &reg.namespaces) {
+        eventlog_socket_namespace *n = NAMESPACE(e);
         reg.dropped += n->worker.count;
         n->worker.count = 0;
         pthread_cond_signal(&n->worker.cond);
@@ -430,7 +444,7 @@ void es_registry_quiesce(unsigned timeout_ms) {
     reg.dropped += reg.hook_worker.count;
     reg.hook_worker.count = 0;
     pthread_cond_signal(&reg.hook_worker.cond);
-    struct timespec until = es_realtime_in_ms(timeout_ms);
+    struct timespec until = es_time_realtime_in_ms(timeout_ms);
     while (any_busy())
         if (pthread_cond_timedwait(&reg.idle, &reg.lock, &until) != 0)
             break;

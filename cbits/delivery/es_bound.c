@@ -169,8 +169,8 @@ static void notice_all(struct es_bound *b, const struct es_chunk *c) {
     b->unnoticed_bytes += c->gap_bytes;
     if (c->gap_chunks > 0)
         b->unnoticed_time = c->gap_time;
-    struct es_chunk *notice = es_notice_new(es_fanout_header(f), b->unnoticed_chunks,
-                                            b->unnoticed_bytes, b->unnoticed_time);
+    struct es_chunk *notice = es_notice_drop(es_fanout_header(f), b->unnoticed_chunks,
+                                             b->unnoticed_bytes, b->unnoticed_time);
     if (notice == NULL)
         return;
     b->unnoticed_chunks = b->unnoticed_bytes = b->unnoticed_time = 0;

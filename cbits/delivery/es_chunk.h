@@ -2,7 +2,7 @@
 /* A chunk: bytes the RTS handed over in one writeEventLog call (or one the
  * library made: a definitions block, a drop notice), with what the
  * library's threads learn about it on the way to the clients. Chunks are
- * made and freed by the pool (es_pool.h: es_chunk_new, es_chunk_free); the
+ * made and freed by the pool (es_pool.h: es_pool_chunk_new, es_pool_chunk_free); the
  * chunk store (es_store.h) counts their holders. */
 #ifndef ES_CHUNK_H
 #define ES_CHUNK_H

@@ -129,7 +129,7 @@ static void on_write(uv_write_t *req, int status) {
 
 /* The drop notice for what this client skipped since its last one. */
 static struct es_chunk *drop_notice(struct es_client *c) {
-    return es_notice_new(c->env->header, c->gap_chunks, c->gap_bytes, c->gap_time);
+    return es_notice_drop(c->env->header, c->gap_chunks, c->gap_bytes, c->gap_time);
 }
 
 /* The cost notice for a client that asked, when its second is over: what
@@ -332,12 +332,6 @@ bool es_client_stuck(const struct es_client *c, uint64_t now_ms, uint64_t *since
     return true;
 }
 
-static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
-    (void)suggested;
-    struct es_client *c = h->data;
-    *buf = uv_buf_init((char *)c->env->read_buf, (unsigned)c->env->read_buf_len);
-}
-
 uint64_t es_client_unsent(const struct es_client *c) {
     const struct es_chunk *from =
         es_client_is(c, ES_CLIENT_WRITING) && c->write_first ? c->write_first : c->next_chunk;
@@ -345,59 +339,13 @@ uint64_t es_client_unsent(const struct es_client *c) {
     return from != NULL && end > es_chunk_start(from) ? end - es_chunk_start(from) : 0;
 }
 
-/* A command from this client: lossless delivery and cost notices are the
- * client's own business; everything else goes to the server. */
-static void on_command(uint8_t cmd, void *ctx) {
-    struct es_client *c = ctx;
-    if (cmd == EVENTLOG_SOCKET_CMD_COST_NOTICES) {
-        if (!es_client_is(c, ES_CLIENT_COST_NOTICES)) {
-            /* The first notice covers the second from now on. */
-            es_client_set_flags(c, ES_CLIENT_COST_NOTICES, true);
-            c->cost_ms = uv_now(c->env->loop);
-            c->env->read_cost(&c->cost_seen, c->env->ctx);
-        }
-    } else if (cmd == EVENTLOG_SOCKET_CMD_WINDOW) {
-        c->env->on_window(c, c->env->ctx);
-    } else if (cmd != EVENTLOG_SOCKET_CMD_LOSSLESS) {
-        c->env->on_command(cmd, c->env->ctx);
-    } else {
-        c->env->on_lossless(c, c->env->ctx);
-    }
-}
-
-static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
-    struct es_client *c = stream->data;
-    if (nread > 0) {
-        uint64_t folded = c->env->folded(c->env->ctx);
-        es_control_feed(&c->control, (const uint8_t *)buf->base, (size_t)nread, on_command, c);
-        uint64_t now = uv_now(c->env->loop);
-        /* It has said what it wanted first: its stream may begin. */
-        es_client_end_hold(c, now, true);
-        if (now - c->read_window_ms >= 1000) {
-            c->read_window_ms = now;
-            c->read_bytes = 0;
-        }
-        c->read_bytes += (size_t)nread;
-        if (c->env->folded(c->env->ctx) != folded) {
-            c->read_window_ms = now; /* a whole second from now */
-            c->read_bytes = ES_CLIENT_READ_BUDGET + 1;
-        }
-        if (c->read_bytes > ES_CLIENT_READ_BUDGET && !es_client_is(c, ES_CLIENT_CLOSING)) {
-            uv_read_stop(stream);
-            es_client_set_flags(c, ES_CLIENT_READ_PAUSED, true);
-            c->env->on_reading_paused(c->env->ctx);
-        }
-    } else if (nread == UV_EOF) {
-        /* The client has nothing more to say; it may still be reading, as
-         * `nc` does after its standard input ends, or be gone. */
-        es_client_set_flags(c, ES_CLIENT_READ_EOF, true);
-        uv_read_stop(stream);
-        if (!es_client_check_peer(c, uv_now(c->env->loop), 0))
-            c->env->on_half_closed(c->env->ctx);
-        es_client_end_hold(c, 0, true); /* nor will it ask for the window */
-    } else if (nread < 0) {
-        es_client_close(c);
-    }
+void es_client_want_cost_notices(struct es_client *c) {
+    if (es_client_is_any(c, ES_CLIENT_COST_NOTICES | ES_CLIENT_CLOSING))
+        return;
+    /* The first notice covers the second from now on. */
+    es_client_set_flags(c, ES_CLIENT_COST_NOTICES, true);
+    c->cost_ms = uv_now(c->env->loop);
+    c->env->read_cost(&c->cost_seen, c->env->ctx);
 }
 
 /* Whether the kernel says the peer is gone: it closed a Unix socket (or
@@ -414,7 +362,9 @@ static bool probe(struct es_client *c, uint64_t now_ms, uint64_t gap_ms) {
         !es_client_is(c, ES_CLIENT_HEADER_SENT) || es_client_is(c, ES_CLIENT_FINISHING) ||
         (c->probed_ms != 0 && now_ms - c->probed_ms < gap_ms))
         return false;
-    struct es_chunk *b = c->env->empty_block(c->env->ctx);
+    /* Nothing may follow the stream's end marker. */
+    const struct es_store *st = c->env->store;
+    struct es_chunk *b = es_store_ended(st) ? NULL : es_notice_empty(es_store_last_time(st));
     if (b == NULL)
         return false;
     c->probed_ms = now_ms;
@@ -434,20 +384,6 @@ bool es_client_check_peer(struct es_client *c, uint64_t now_ms, uint64_t probe_g
         return true;
     }
     return es_client_is(c, ES_CLIENT_CLOSING); /* the probe's write failed */
-}
-
-bool es_client_resume_reading(struct es_client *c, uint64_t now_ms) {
-    if (!es_client_is(c, ES_CLIENT_READ_PAUSED) ||
-        (c->flags & (ES_CLIENT_CLOSING | ES_CLIENT_READ_EOF)))
-        return false;
-    if (now_ms - c->read_window_ms < 1000)
-        return true;
-    es_client_set_flags(c, ES_CLIENT_READ_PAUSED, false);
-    c->read_window_ms = now_ms;
-    c->read_bytes = 0;
-    if (uv_read_start(&c->io.stream, on_alloc, on_read) != 0)
-        es_client_close(c);
-    return false;
 }
 
 static void on_discarded(uv_handle_t *h) {
@@ -535,22 +471,13 @@ uint64_t es_client_end_hold(struct es_client *c, uint64_t now_ms, bool now) {
     return 0;
 }
 
-int es_client_start(struct es_client *c) {
-    assert(c->id != 0); /* es_client_join placed it in the stream */
+void es_client_start(struct es_client *c) {
+    assert(c->id != 0); /* es_fanout_join placed it in the stream */
     es_client_set_flags(c, ES_CLIENT_STARTED, true);
     c->moved_ms = uv_now(c->env->loop);
     if (c->env->hold_ms > 0) {
         es_client_set_flags(c, ES_CLIENT_HELD, true);
         c->hold_until = c->moved_ms + c->env->hold_ms;
-        c->env->on_held(c->env->ctx);
-    }
-    es_control_init(&c->control);
-    c->control.custom = c->env->on_custom;
-    int r = uv_read_start(&c->io.stream, on_alloc, on_read);
-    if (r != 0) {
-        es_client_close(c);
-        return r;
     }
     es_client_pump(c);
-    return 0;
 }

@@ -1,15 +1,18 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* One connected client: its socket, its place in the chunk store, its
- * outgoing write and its control-frame parser. It knows nothing of the
- * server: what it needs of the stream and whom it tells what happened come
- * in a struct es_client_env, filled in by the server (es_server.c); its
- * place in the list of clients belongs to es_fanout.h, and the decisions
- * about slow clients to es_bound.h. Loop thread only. */
+ * outgoing writes. It knows nothing of the modules above it: what it
+ * needs of the stream and whom it tells when a write or the connection
+ * ends come in a struct es_client_env, filled in by the server
+ * (es_server.c: the seam is upward, ARCHITECTURE.md); its place in the
+ * list of clients belongs to es_fanout.h, the decisions about slow
+ * clients to es_bound.h, reading what it writes to es_reader.h. Loop
+ * thread only. */
 #ifndef ES_CLIENT_H
 #define ES_CLIENT_H
 
 #include "format/es_control.h"
 #include "base/es_counters.h"
+#include "base/es_queue.h"
 #include "format/es_header.h"
 #include "es_notice.h"
 #include "es_store.h"
@@ -23,18 +26,6 @@
  * stops reading pins little memory in its unfinished write. */
 #define ES_CLIENT_MAX_BUFS  64
 #define ES_CLIENT_MAX_WRITE (2u << 20)
-
-/* Bytes a client may write per second. Control frames are 5 bytes, and a
- * client may bury them in megabytes of other bytes (protocol.md, section
- * 2), but past this the client is not read until the second is over, so
- * that the kernel makes a client flooding the socket wait instead of the
- * loop thread reading and parsing for it: a client writing census requests
- * as fast as it could kept the loop thread busy on one of two cores and
- * made the program 3 times slower. A client whose read folded a request
- * into one still waiting is not read for a second either: a flood of one
- * command is then read one buffer (64 KiB) a second, not 4 MiB (parsing
- * those took 4-5 % of a core beside a program of two capabilities). */
-#define ES_CLIENT_READ_BUDGET ((size_t)4 << 20)
 
 /* At exit the server does not wait for a client that has stopped reading:
  * one that has never read a byte of its stream is closed once it has read
@@ -80,7 +71,8 @@ enum es_client_flag {
     ES_CLIENT_WRITING = 1u << 2,      /* a write is in flight */
     ES_CLIENT_WRITE_HEADER = 1u << 3, /* ... and it carries the header */
     ES_CLIENT_EVER_READ = 1u << 4,    /* it has consumed part of its stream (once) */
-    ES_CLIENT_READ_PAUSED = 1u << 5,  /* not read until its budget window ends */
+    ES_CLIENT_READ_PAUSED = 1u << 5,  /* not read until its budget window ends
+                                       * (es_reader.h) */
     ES_CLIENT_READ_EOF = 1u << 6,     /* it shut down its writing side (once) */
     ES_CLIENT_COST_NOTICES = 1u << 7, /* it asked for cost notices (once) */
     /* Lossless delivery (es_lossless.h, the only writer of these two):
@@ -97,7 +89,8 @@ enum es_client_flag {
 };
 
 /* What every client is given. The pointers stay valid as long as any
- * client lives. */
+ * client lives. The three functions are the client's owner's (the
+ * server's), called from libuv's completions. */
 struct es_client_env {
     uv_loop_t *loop;
     struct es_store *store;         /* the chunks, and the header to send first */
@@ -106,50 +99,18 @@ struct es_client_env {
                                      * everything is shut down */
     unsigned linger_ms;             /* how long exit waits for slow clients */
     struct es_counters *counters;   /* bytes_sent */
-    /* Where every client's reads land: each read is parsed before the next
-     * one begins, so one buffer serves them all. */
-    uint8_t *read_buf;
-    size_t read_buf_len;
-    /* A known control command arrived. */
-    es_control_cb on_command;
-    /* A frame in another namespace than the built-in one: whether it is a
-     * registered custom command (es_registry_dispatch queues it). */
-    es_control_custom_cb on_custom;
-    /* The client stopped being read for its budget: call es_client_resume
-     * from a timer until it returns false. */
-    void (*on_reading_paused)(void *ctx);
-    /* Requests folded so far into one of the same kind still waiting
-     * (built-in and custom commands): a client whose read folded one is
-     * not read again for a second, since more of the same would only
-     * fold too (ES_CLIENT_READ_BUDGET). */
-    uint64_t (*folded)(void *ctx);
+    /* A program that keeps a window holds a new client's stream for this
+     * long (0: not at all), so that it can ask before its stream begins
+     * (es_hold.h ends holds that are due). */
+    unsigned hold_ms;
     /* A write ended and released its chunks: what the library holds may
      * have fallen. */
     void (*on_released)(void *ctx);
-    /* The client asked for lossless delivery (EVENTLOG_SOCKET_CMD_LOSSLESS):
-     * es_lossless.h decides. */
-    void (*on_lossless)(struct es_client *c, void *ctx);
+    /* The connection is closed: unlink the client; it is freed after. */
+    void (*on_closed)(struct es_client *c, void *ctx);
     /* What streaming has cost the program so far, for cost notices
      * (EVENTLOG_SOCKET_CMD_COST_NOTICES). */
     void (*read_cost)(struct es_cost *out, void *ctx);
-    /* The client shut down its writing side and its peer is still there:
-     * look again later (es_client_check_peer). */
-    void (*on_half_closed)(void *ctx);
-    /* An empty block stamped with the stream's newest time, for a client
-     * to learn whether it is still there (es_client_check_peer); NULL once
-     * the stream has ended (nothing follows its end marker), or out of
-     * memory. */
-    struct es_chunk *(*empty_block)(void *ctx);
-    /* The connection is closed: unlink the client; it is freed after. */
-    void (*on_closed)(struct es_client *c, void *ctx);
-    /* The client asked for the window (EVENTLOG_SOCKET_CMD_WINDOW):
-     * es_fanout_window answers. */
-    void (*on_window)(struct es_client *c, void *ctx);
-    /* A program that keeps a window holds a new client's stream for this
-     * long (0: not at all), so that it can ask before its stream begins;
-     * on_held is told when a client starts held (es_hold.h ends holds). */
-    unsigned hold_ms;
-    void (*on_held)(void *ctx);
     void *ctx;
 };
 
@@ -161,7 +122,7 @@ struct es_client {
         uv_tcp_t tcp;
     } io;
     const struct es_client_env *env;
-    struct es_client *prev, *next; /* es_fanout's list of clients */
+    struct es_queue_node fan_node; /* es_fanout's list of clients */
     uint64_t id;                   /* from 1 once joined (es_client_join); 0 before */
 
     /* The first chunk still to send, or NULL when everything has been
@@ -217,9 +178,12 @@ struct es_client {
 
     uint64_t hold_until; /* ES_CLIENT_HELD: when the hold ends (loop clock) */
 
+    /* Reading what it writes, es_reader.h's (their only writer): the
+     * reader, its control-frame parser, and what it wrote in the current
+     * one-second window (past ES_READER_BUDGET its socket is not read
+     * until the window ends). */
+    void *reader;
     struct es_control_parser control;
-    /* What the client wrote in the current one-second window; past
-     * ES_CLIENT_READ_BUDGET its socket is not read until the window ends. */
     uint64_t read_window_ms;
     size_t read_bytes;
 };
@@ -272,8 +236,12 @@ void es_client_set_flags(struct es_client *c, unsigned f, bool on);
  * with *err set (then `fd` is still the caller's to close). */
 struct es_client *es_client_new(const struct es_client_env *env, int fd, bool is_unix, int *err);
 
-/* The connection's socket. */
+/* The connection's socket, and its libuv stream (for es_reader.h, which
+ * reads it). */
 int es_client_fd(const struct es_client *c);
+static inline uv_stream_t *es_client_stream(struct es_client *c) {
+    return &c->io.stream;
+}
 
 /* Send the notice `n` (the caller's reference moves here) to this client
  * alone, before its next chunk; it replaces one still unsent. */
@@ -289,9 +257,14 @@ void es_client_join(struct es_client *c, uint64_t id, struct es_chunk *first, ui
                     struct es_chunk *defs);
 
 /* Begin serving an accepted client that es_fanout_join placed in the
- * stream: start reading its control frames and send what it has. Returns 0
- * or a libuv error (the client is then closing). */
-int es_client_start(struct es_client *c);
+ * stream: send what it has (its header only while held: ES_CLIENT_HELD,
+ * when env->hold_ms is set). Reading it is es_reader_start's. */
+void es_client_start(struct es_client *c);
+
+/* The client asked for cost notices (EVENTLOG_SOCKET_CMD_COST_NOTICES):
+ * from now on, once a second at most, in a write that carries chunks of
+ * its stream. */
+void es_client_want_cost_notices(struct es_client *c);
 
 /* A chunk was appended: a client that had sent everything starts there. */
 void es_client_on_append(struct es_client *c, struct es_chunk *chunk);
@@ -334,10 +307,6 @@ void es_client_note_progress(struct es_client *c, uint64_t now_ms);
 /* Whether the client's stream has not moved for the exit rule's while (it
  * has stopped reading). */
 bool es_client_stalled(struct es_client *c, uint64_t now_ms);
-
-/* Resume reading a client whose budget window has ended (paused ones
- * only). Returns whether it is still paused. */
-bool es_client_resume_reading(struct es_client *c, uint64_t now_ms);
 
 /* A held client (ES_CLIENT_HELD) that asked for the window: from now on
  * its stream goes on at `first` (NULL: where it was), the references on

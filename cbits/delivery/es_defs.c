@@ -41,7 +41,7 @@ void es_defs_destroy(struct es_defs *d, struct es_store *st) {
 }
 
 bool es_defs_is_definition(uint16_t type) {
-    return es_event_is_definition(type);
+    return es_event_types_is_definition(type);
 }
 
 static bool grow(void **p, size_t *cap, size_t need, size_t elem) {
@@ -94,7 +94,7 @@ void es_defs_end_chunk(struct es_defs *d, uint64_t end_offset) {
 }
 
 static struct es_chunk *make_block(const struct es_defs *d, size_t len, uint64_t last_time) {
-    struct es_chunk *b = es_chunk_new(NULL, ES_BLOCK_MARKER_LEN + len);
+    struct es_chunk *b = es_pool_chunk_new(NULL, ES_BLOCK_MARKER_LEN + len);
     if (b == NULL)
         return NULL;
     es_put_block_marker(b->data, d->first_time, (uint32_t)(ES_BLOCK_MARKER_LEN + len), last_time,

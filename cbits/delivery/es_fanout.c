@@ -16,6 +16,7 @@
 void es_fanout_init(struct es_fanout *f, struct es_counters *counters, size_t max_buffer,
                     size_t defs_limit) {
     *f = (struct es_fanout){.counters = counters, .max_buffer = max_buffer};
+    es_queue_init(&f->clients);
     es_store_init(&f->store, max_buffer);
     es_defs_init(&f->defs, defs_limit);
     es_window_init(&f->window, 0, 0);
@@ -35,11 +36,8 @@ void es_fanout_append(struct es_fanout *f, struct es_chunk *c) {
     struct es_store *st = &f->store;
     uint64_t dropped, dropped_bytes, now_dropped, now_bytes;
     es_store_retain_dropped(st, &dropped, &dropped_bytes);
-    if (es_is_block(c->data, c->len) && es_block_end_time(c->data) > f->last_time)
-        f->last_time = es_block_end_time(c->data);
-    if (c->flags & ES_CHUNK_END)
-        f->ended = true;
-    struct es_chunk *kept = es_store_append(st, c, f->nclients + es_window_holders(&f->window));
+    struct es_chunk *kept =
+        es_store_append(st, c, es_fanout_nclients(f) + es_window_holders(&f->window));
     es_defs_end_chunk(&f->defs, es_store_end_offset(st));
     if (kept != NULL && es_window_on(&f->window)) {
         es_window_add(&f->window, st, kept);
@@ -62,7 +60,7 @@ void es_fanout_append(struct es_fanout *f, struct es_chunk *c) {
 /* Keep only the header proper: GHC 9.0 may put a stale block marker before
  * it, which must never reach a client, and bytes after "datb" (none in
  * practice) are ordinary data. */
-static int ingest_header(struct es_fanout *f, struct es_chunk *c) {
+static void ingest_header(struct es_fanout *f, struct es_chunk *c) {
     /* The walker parsed it (es_walker.h) and handed over its parse. */
     if (c->header != NULL) {
         f->header = *c->header;
@@ -80,7 +78,7 @@ static int ingest_header(struct es_fanout *f, struct es_chunk *c) {
     size_t rest = c->len - f->header.skip - f->header.len;
     /* The header stays in its chunk, moved to the front (so that no
      * allocation can lose it); bytes after it get a chunk of their own. */
-    struct es_chunk *tail = rest ? es_chunk_new(c->data + c->len - rest, rest) : NULL;
+    struct es_chunk *tail = rest ? es_pool_chunk_new(c->data + c->len - rest, rest) : NULL;
     if (f->header.skip > 0)
         memmove(c->data, c->data + f->header.skip, f->header.len);
     c->len = f->header.len;
@@ -93,25 +91,26 @@ static int ingest_header(struct es_fanout *f, struct es_chunk *c) {
         es_log("out of memory: lost the %zu bytes of eventlog that followed its header "
                "(clients get a drop notice)",
                rest);
-        struct es_chunk *notice = es_notice_new(&f->header, 1, rest, 0);
+        struct es_chunk *notice = es_notice_drop(&f->header, 1, rest, 0);
         if (notice != NULL)
             es_fanout_append(f, notice);
     }
-    return 0;
 }
 
-int es_fanout_ingest(struct es_fanout *f, struct es_chunk *c) {
+void es_fanout_ingest(struct es_fanout *f, struct es_chunk *c) {
     c->next = NULL;
-    if (c->flags & ES_CHUNK_HEADER)
-        return ingest_header(f, c);
+    if (c->flags & ES_CHUNK_HEADER) {
+        ingest_header(f, c);
+        return;
+    }
     if (!f->have_header) {
         /* Data before any header cannot be parsed by a client. */
         if (!f->orphan_logged) {
             f->orphan_logged = true;
             es_log("dropping eventlog data that arrived before the header");
         }
-        es_chunk_free(c);
-        return 0;
+        es_pool_chunk_free(c);
+        return;
     }
     int r = es_defs_take_chunk(&f->defs, c);
     if (r == -ENOSPC && !f->defs_full_logged) {
@@ -125,7 +124,6 @@ int es_fanout_ingest(struct es_fanout *f, struct es_chunk *c) {
                "that join later: those clients will miss some of them");
     }
     es_fanout_append(f, c);
-    return 0;
 }
 
 bool es_fanout_join(struct es_fanout *f, struct es_client *c) {
@@ -143,13 +141,11 @@ bool es_fanout_join(struct es_fanout *f, struct es_client *c) {
     struct es_chunk *defs =
         es_defs_block(&f->defs, st, first ? es_chunk_start(first) : es_store_end_offset(st));
     es_client_join(c, id, first, es_store_end_offset(st), defs);
-    c->prev = NULL;
-    c->next = f->clients;
-    if (f->clients)
-        f->clients->prev = c;
-    f->clients = c;
-    f->nclients++;
-    atomic_store(&f->counters->clients_connected, f->nclients);
+    /* Once: a client joins the stream one time (es_client_join asserts it
+     * too). */
+    assert(!es_queue_linked(&c->fan_node));
+    es_queue_insert_head(&f->clients, &c->fan_node);
+    atomic_store(&f->counters->clients_connected, es_fanout_nclients(f));
     if (missed > 0 && !f->retain_drop_logged) {
         f->retain_drop_logged = true;
         es_log("the first client missed %llu chunks (%.1f MiB) that arrived before it "
@@ -161,22 +157,17 @@ bool es_fanout_join(struct es_fanout *f, struct es_client *c) {
 }
 
 void es_fanout_leave(struct es_fanout *f, struct es_client *c) {
-    if (c->prev)
-        c->prev->next = c->next;
-    else
-        f->clients = c->next;
-    if (c->next)
-        c->next->prev = c->prev;
-    c->prev = c->next = NULL;
-    f->nclients--;
-    atomic_store(&f->counters->clients_connected, f->nclients);
+    /* Only a client of this stream leaves it, and only once. */
+    assert(es_queue_contains(&f->clients, &c->fan_node));
+    es_queue_remove(&f->clients, &c->fan_node);
+    atomic_store(&f->counters->clients_connected, es_fanout_nclients(f));
 }
 
 /* A notice for `c` alone saying why it gets no window. */
 static void refuse_window(struct es_fanout *f, struct es_client *c, const char *why) {
     char msg[300];
-    es_notice_format_window_refused(msg, sizeof msg, why);
-    struct es_chunk *n = es_notice_text(&f->header, f->last_time, msg);
+    es_notice_text_window_refused(msg, sizeof msg, why);
+    struct es_chunk *n = es_notice_message(&f->header, es_store_last_time(&f->store), msg);
     if (n != NULL)
         es_client_notice(c, n);
     es_client_pump(c); /* now, even in a program that writes nothing meanwhile */
@@ -191,7 +182,7 @@ static struct es_chunk *window_head(struct es_fanout *f, const struct es_chunk *
         blocks += es_is_block(ch->data, ch->len);
     }
     char msg[200];
-    es_notice_format_window(msg, sizeof msg, blocks, bytes, from, to);
+    es_notice_text_window(msg, sizeof msg, blocks, bytes, from, to);
     struct es_chunk *defs = es_defs_block(&f->defs, &f->store, es_chunk_start(first));
     struct es_chunk *head = es_notice_append(&f->header, defs, from, msg);
     es_store_release(&f->store, defs);

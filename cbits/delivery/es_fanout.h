@@ -14,6 +14,7 @@
 #include "format/es_header.h"
 #include "es_store.h"
 #include "es_window.h"
+#include "base/es_queue.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -25,12 +26,9 @@ struct es_fanout {
     struct es_store store;
     struct es_header header; /* handed over by the walker; es_fanout_header */
     bool have_header;
-    uint64_t last_time; /* end time of the newest block, for notices */
-    bool ended;         /* a chunk with the end-of-data marker has come */
     struct es_defs defs;
-    struct es_window window;   /* the flight recorder's (off unless es_fanout_keep_window) */
-    struct es_client *clients; /* doubly linked through prev/next */
-    unsigned nclients;
+    struct es_window window; /* the flight recorder's (off unless es_fanout_keep_window) */
+    struct es_queue clients; /* struct es_client, through fan_node; newest first */
     /* Problems that are logged once. */
     bool bad_header_logged, orphan_logged, retain_drop_logged, defs_full_logged, defs_oom_logged;
 };
@@ -64,8 +62,8 @@ long long es_fanout_write_window(struct es_fanout *f, int fd);
 /* Take in a chunk from the walker: the header, or data for every client
  * (its definition events kept first). Data before any header is dropped.
  * What memory runs out for is logged here (and bytes after a header lost
- * for it are counted and noticed); returns 0. */
-int es_fanout_ingest(struct es_fanout *f, struct es_chunk *c);
+ * for it are counted and noticed). */
+void es_fanout_ingest(struct es_fanout *f, struct es_chunk *c);
 
 /* Append a chunk the library made (a drop notice) for every client. */
 void es_fanout_append(struct es_fanout *f, struct es_chunk *c);
@@ -95,17 +93,17 @@ static inline bool es_fanout_have_header(const struct es_fanout *f) {
 
 /* The end time of the newest block (what a notice is stamped with). */
 static inline uint64_t es_fanout_last_time(const struct es_fanout *f) {
-    return f->last_time;
+    return es_store_last_time(&f->store);
 }
 
 /* Whether the stream's end marker has come: nothing may follow it. */
 static inline bool es_fanout_ended(const struct es_fanout *f) {
-    return f->ended;
+    return es_store_ended(&f->store);
 }
 
 /* Clients in the list (joined, not yet left). */
 static inline unsigned es_fanout_nclients(const struct es_fanout *f) {
-    return f->nclients;
+    return (unsigned)es_queue_len(&f->clients);
 }
 
 /* Bytes held for clients: chunks, header, definitions. */
@@ -139,10 +137,23 @@ static inline const bool *es_fanout_def_types(const struct es_fanout *f) {
     return es_defs_types(&f->defs);
 }
 
+/* The first client (the newest), and the one after `c`, which must be in
+ * the list; NULL past the end. */
+static inline struct es_client *es_fanout_first(struct es_fanout *f) {
+    struct es_queue_node *n = es_queue_first(&f->clients);
+    return n != NULL ? ES_QUEUE_DATA(n, struct es_client, fan_node) : NULL;
+}
+static inline struct es_client *es_fanout_next(struct es_fanout *f, struct es_client *c) {
+    struct es_queue_node *n = es_queue_next(&f->clients, &c->fan_node);
+    return n != NULL ? ES_QUEUE_DATA(n, struct es_client, fan_node) : NULL;
+}
+
 /* For each client, the next one read first, so that the body may close
- * the client (closing only unlinks it later, in a libuv callback). */
+ * the client (closing only unlinks it later, in a libuv callback, so the
+ * next one is still in the list when its turn comes: es_queue_next
+ * asserts it). */
 #define es_fanout_each(f, c, nxt)                                                                  \
-    for (struct es_client *c = (f)->clients, *nxt = c ? c->next : NULL; c != NULL;                 \
-         c = nxt, nxt = c ? c->next : NULL)
+    for (struct es_client *c = es_fanout_first(f), *nxt = c ? es_fanout_next(f, c) : NULL;         \
+         c != NULL; c = nxt, nxt = c ? es_fanout_next(f, c) : NULL)
 
 #endif

@@ -13,14 +13,14 @@ int es_inbox_init(struct es_inbox *in, size_t limit) {
     in->open = true;
     in->limit = limit;
     atomic_init(&in->in_flight, 0);
-    in->reserve = es_chunk_new(NULL, ES_RTS_BUFFER);
+    in->reserve = es_pool_chunk_new(NULL, ES_RTS_BUFFER);
     if (in->reserve == NULL)
         return UV_ENOMEM;
     int r = uv_mutex_init(&in->lock);
     if (r == 0 && (r = uv_cond_init(&in->ready)) != 0)
         uv_mutex_destroy(&in->lock);
     if (r != 0)
-        es_chunk_free(in->reserve);
+        es_pool_chunk_free(in->reserve);
     return r;
 }
 
@@ -28,11 +28,11 @@ void es_inbox_destroy(struct es_inbox *in) {
     struct es_chunk *c = in->head;
     while (c != NULL) {
         struct es_chunk *next = c->next;
-        es_chunk_free(c);
+        es_pool_chunk_free(c);
         c = next;
     }
     in->head = in->tail = NULL;
-    es_chunk_free(in->reserve);
+    es_pool_chunk_free(in->reserve);
     in->reserve = NULL;
     uv_cond_destroy(&in->ready);
     uv_mutex_destroy(&in->lock);
@@ -98,16 +98,16 @@ bool es_inbox_push(struct es_inbox *in, const void *buf, size_t len, bool may_dr
      * serialise on a pointer append. The time is taken before the copy:
      * whatever the RTS posts to the buffer it is emptying is newer. */
     uint64_t now = uv_hrtime();
-    struct es_chunk *c = es_chunk_new(buf, len);
+    struct es_chunk *c = es_pool_chunk_new(buf, len);
     uv_mutex_lock(&in->lock);
     if (c == NULL && !droppable(buf, len) && in->reserve != NULL && len <= in->reserve->cap) {
-        c = es_chunk_fill(in->reserve, buf, len); /* under the lock: one reserve */
+        c = es_pool_chunk_fill(in->reserve, buf, len); /* under the lock: one reserve */
         in->reserve = NULL;
     }
     if (c == NULL || !in->open) {
         lose(in, buf, len, c == NULL && in->open);
         uv_mutex_unlock(&in->lock);
-        es_chunk_free(c);
+        es_pool_chunk_free(c);
         return false;
     }
     c->arrived = now;
@@ -148,7 +148,7 @@ bool es_inbox_refill(struct es_inbox *in) {
     uv_mutex_unlock(&in->lock);
     if (full)
         return true;
-    struct es_chunk *c = es_chunk_new(NULL, ES_RTS_BUFFER);
+    struct es_chunk *c = es_pool_chunk_new(NULL, ES_RTS_BUFFER);
     if (c == NULL)
         return false;
     uv_mutex_lock(&in->lock);
@@ -157,7 +157,7 @@ bool es_inbox_refill(struct es_inbox *in) {
         c = NULL;
     }
     uv_mutex_unlock(&in->lock);
-    es_chunk_free(c);
+    es_pool_chunk_free(c);
     return true;
 }
 

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The loop's wake-and-take path: the walker (or any thread) wakes the loop
- * thread, which takes the walked chunks into the stream (es_fanout.h),
- * lets every client write, judges lag (es_bound.h), sends wait notices and
- * publishes what the library holds (es_lossless.h). Owns the loop's wake
- * handle, and a stall of the loop thread that only tests ask for
- * (es_server_test.h). Wakes come from any thread, even once the handle is
- * closed; everything else runs on the loop thread. */
+/* What a wake-up of the loop thread does with the chunks the walker
+ * handed over (es_intake_run): take them into the stream (es_fanout.h),
+ * a drop notice where the hand-off lost some (es_bound.h), let every
+ * client write, judge lag (es_bound.h), send wait notices and publish
+ * what the library holds (es_lossless.h). The wake itself is the
+ * server's (es_server.c), which calls this first. Also a stall of the loop
+ * thread that only tests ask for (es_server_debug_block). Loop thread,
+ * but the stall's three functions, which any thread may call. */
 #ifndef ES_INTAKE_H
 #define ES_INTAKE_H
 
@@ -20,7 +21,8 @@
 #include <stdbool.h>
 #include <uv.h>
 
-/* What the intake works on, and whom it tells. The pointers outlive it. */
+/* What the intake works on: the other modules of the data path. The
+ * pointers outlive it. */
 struct es_intake_env {
     uv_loop_t *loop;
     struct es_walker *walker;
@@ -29,45 +31,31 @@ struct es_intake_env {
     struct es_bound *bound;
     struct es_lossless *lossless;
     struct es_counters *counters; /* bytes_held, bytes_held_peak */
-    /* A chunk could not be kept (the first such error is the server's). */
-    void (*on_error)(int err, const char *what, void *ctx);
-    /* After every wake-up, whatever it brought. */
-    void (*on_woken)(void *ctx);
-    void *ctx;
 };
 
 struct es_intake {
-    uv_async_t wake;
     struct es_intake_env env;
-    uv_mutex_t lock; /* guards `closed` against wakes from other threads */
-    bool closed;     /* the handle is closing: wakes are dropped */
-    atomic_uint stall_ms;
-    atomic_bool stalled;
+    atomic_uint stall_ms; /* tests: a stall asked for */
+    atomic_bool stalled;  /* tests: the loop thread stalls now */
 };
 
-/* Returns 0 or a libuv error; then nothing is left to undo. */
-int es_intake_init(struct es_intake *in, const struct es_intake_env *env);
-/* Create the wake handle on the loop (before the loop runs). Returns 0 or
- * a libuv error. */
-int es_intake_open(struct es_intake *in);
-/* Close the wake handle: later wakes do nothing. Loop thread, or the
- * starting thread before the loop runs. */
-void es_intake_close(struct es_intake *in, uv_close_cb cb);
-/* After the loop has closed the handle (or never opened it). */
-void es_intake_destroy(struct es_intake *in);
+void es_intake_init(struct es_intake *in, const struct es_intake_env *env);
 
-/* Wake the loop thread. Any thread. */
-void es_intake_wake(struct es_intake *in);
+/* After a wake-up: take in what the walker handed over and, if there was
+ * any, serve every client. Returns whether there was any. */
+bool es_intake_run(struct es_intake *in);
 
-/* Take in what the walker handed over; returns whether there was any. */
+/* Take in what the walker handed over, and nothing more (the server's
+ * stop: the clients are served by the linger). Returns whether there was
+ * any. */
 bool es_intake_take(struct es_intake *in);
 
 /* Refresh the held-bytes counters after memory changed. */
 void es_intake_publish_held(struct es_intake *in);
 
-/* Tests: make the loop thread sleep `ms` at its next wake-up, as if it
- * were stuck; whether it sleeps in it now; end the sleep early. Any
- * thread. */
+/* Tests: make the loop thread sleep `ms` at its next wake-up (the caller
+ * wakes it), as if it were stuck; whether it sleeps in it now; end the
+ * sleep early. Any thread. */
 void es_intake_stall(struct es_intake *in, unsigned ms);
 bool es_intake_stalled(struct es_intake *in);
 void es_intake_unstall(struct es_intake *in);

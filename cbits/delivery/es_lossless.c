@@ -84,7 +84,7 @@ static void tell(struct es_lossless *l, struct es_client *c, const char *what, c
                  : "chunks are skipped for this connection when it falls behind, with a drop "
                    "notice");
     struct es_chunk *n =
-        es_notice_text(es_fanout_header(l->fan), es_fanout_last_time(l->fan), text);
+        es_notice_message(es_fanout_header(l->fan), es_fanout_last_time(l->fan), text);
     if (n != NULL)
         es_client_notice(c, n);
 }

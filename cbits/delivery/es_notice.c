@@ -17,7 +17,7 @@ static struct es_chunk *notice_and(const struct es_header *hdr, uint64_t time, c
     if (hdr->size[ES_EVENT_USER_MSG] != ES_SIZE_VARIABLE || n <= 0)
         return NULL;
     size_t len = ES_BLOCK_MARKER_LEN + 12 + (size_t)n;
-    struct es_chunk *b = es_chunk_new(NULL, len + more);
+    struct es_chunk *b = es_pool_chunk_new(NULL, len + more);
     if (b == NULL)
         return NULL;
     es_put_block_marker(b->data, time, (uint32_t)len, time, ES_GLOBAL_CAP);
@@ -38,14 +38,14 @@ static int fit(int n, size_t size) {
     return n < (int)size ? n : (int)size - 1;
 }
 
-struct es_chunk *es_notice_new(const struct es_header *hdr, uint64_t chunks, uint64_t bytes,
-                               uint64_t time) {
+struct es_chunk *es_notice_drop(const struct es_header *hdr, uint64_t chunks, uint64_t bytes,
+                                uint64_t time) {
     char msg[128];
     return notice(hdr, time, msg,
-                  fit(es_notice_format_drop(msg, sizeof msg, chunks, bytes), sizeof msg));
+                  fit(es_notice_text_drop(msg, sizeof msg, chunks, bytes), sizeof msg));
 }
 
-struct es_chunk *es_notice_text(const struct es_header *hdr, uint64_t time, const char *text) {
+struct es_chunk *es_notice_message(const struct es_header *hdr, uint64_t time, const char *text) {
     size_t n = strlen(text);
     return notice(hdr, time, text, n > 65535 ? 65535 : (int)n);
 }
@@ -60,7 +60,7 @@ struct es_chunk *es_notice_append(const struct es_header *hdr, const struct es_c
     bool has = block != NULL && es_is_block(block->data, block->len);
     size_t events = has ? block->len - ES_BLOCK_MARKER_LEN : 0;
     size_t len = ES_BLOCK_MARKER_LEN + events + 12 + n;
-    struct es_chunk *b = es_chunk_new(NULL, len);
+    struct es_chunk *b = es_pool_chunk_new(NULL, len);
     if (b == NULL)
         return NULL;
     uint64_t start = time, end = time;
@@ -79,7 +79,7 @@ struct es_chunk *es_notice_append(const struct es_header *hdr, const struct es_c
 }
 
 struct es_chunk *es_notice_empty(uint64_t time) {
-    struct es_chunk *b = es_chunk_new(NULL, ES_BLOCK_MARKER_LEN);
+    struct es_chunk *b = es_pool_chunk_new(NULL, ES_BLOCK_MARKER_LEN);
     if (b != NULL)
         es_put_block_marker(b->data, time, ES_BLOCK_MARKER_LEN, time, ES_GLOBAL_CAP);
     return b;
@@ -88,21 +88,21 @@ struct es_chunk *es_notice_empty(uint64_t time) {
 struct es_chunk *es_notice_wait(const struct es_header *hdr, uint64_t time, uint64_t waits,
                                 uint64_t wait_ns, uint64_t period_ms) {
     char msg[160];
-    int n = es_notice_format_wait(msg, sizeof msg, wait_ns, waits, period_ms);
+    int n = es_notice_text_wait(msg, sizeof msg, wait_ns, waits, period_ms);
     return notice(hdr, time, msg, fit(n, sizeof msg));
 }
 
 struct es_chunk *es_notice_cost(const struct es_header *hdr, uint64_t time, const struct es_cost *d,
                                 uint64_t period_ms) {
     char msg[200];
-    int n = es_notice_format_cost(msg, sizeof msg, d->writer_ns, d->walker_ns, d->loop_ns,
-                                  period_ms, d->bytes_sent);
+    int n = es_notice_text_cost(msg, sizeof msg, d->writer_ns, d->walker_ns, d->loop_ns, period_ms,
+                                d->bytes_sent);
     return notice(hdr, time, msg, fit(n, sizeof msg));
 }
 
 struct es_chunk *es_notice_cut(const struct es_header *hdr, uint64_t time, const char *why) {
     char msg[320];
-    int n = fit(es_notice_format_cut(msg, sizeof msg, why), sizeof msg);
+    int n = fit(es_notice_text_cut(msg, sizeof msg, why), sizeof msg);
     struct es_chunk *b = notice_and(hdr, time, msg, n, 2);
     if (b != NULL)
         es_put_be(b->data + b->len - 2, ES_EVENT_END_MARKER, 2);

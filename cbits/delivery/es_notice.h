@@ -18,8 +18,8 @@
  * socket: dropped N chunks (X MiB)", stamped `time` (the end of the gap),
  * with one reference for the caller. NULL when out of memory or when the
  * header does not declare USER_MSG as variable-size (GHC always does). */
-struct es_chunk *es_notice_new(const struct es_header *hdr, uint64_t chunks, uint64_t bytes,
-                               uint64_t time);
+struct es_chunk *es_notice_drop(const struct es_header *hdr, uint64_t chunks, uint64_t bytes,
+                                uint64_t time);
 
 /* The wait notice: "eventlog-socket: the program waited X ms (N times)
  * for lossless clients in the last S s", stamped `time`. */
@@ -27,7 +27,7 @@ struct es_chunk *es_notice_wait(const struct es_header *hdr, uint64_t time, uint
                                 uint64_t wait_ns, uint64_t period_ms);
 
 /* A notice holding `text` (at most 65535 bytes), stamped `time`. */
-struct es_chunk *es_notice_text(const struct es_header *hdr, uint64_t time, const char *text);
+struct es_chunk *es_notice_message(const struct es_header *hdr, uint64_t time, const char *text);
 
 /* A new block (global buffer, one reference for the caller): the events
  * of `block` (a block, or NULL for none) followed by one USER_MSG holding

@@ -163,24 +163,27 @@ int es_pool_reserve(size_t len) {
     return 0;
 }
 
-struct es_chunk *es_pool_get(size_t len) {
+/* A buffer for a chunk of `len` bytes (`cap` set, nothing else): a pooled
+ * one that fits, or a fresh one. NULL when out of memory. */
+static struct es_chunk *pool_get(size_t len) {
     struct es_chunk *c = len >= ES_POOL_MIN ? pool_take(len) : NULL;
     return c != NULL ? c : chunk_alloc(len);
 }
 
-void es_pool_put(struct es_chunk *c) {
+/* Keep a chunk's buffer for reuse, or free it. */
+static void pool_put(struct es_chunk *c) {
     if (c->cap >= ES_POOL_MIN)
         pool_keep(c);
     else
         free(c);
 }
 
-struct es_chunk *es_chunk_new(const void *data, size_t len) {
-    struct es_chunk *c = es_pool_get(len);
-    return c != NULL ? es_chunk_fill(c, data, len) : NULL;
+struct es_chunk *es_pool_chunk_new(const void *data, size_t len) {
+    struct es_chunk *c = pool_get(len);
+    return c != NULL ? es_pool_chunk_fill(c, data, len) : NULL;
 }
 
-struct es_chunk *es_chunk_fill(struct es_chunk *c, const void *data, size_t len) {
+struct es_chunk *es_pool_chunk_fill(struct es_chunk *c, const void *data, size_t len) {
     c->next = c->prev = NULL;
     c->refs = 1;
     c->flags = 0;
@@ -197,12 +200,12 @@ struct es_chunk *es_chunk_fill(struct es_chunk *c, const void *data, size_t len)
     return c;
 }
 
-void es_chunk_free(struct es_chunk *c) {
+void es_pool_chunk_free(struct es_chunk *c) {
     if (c == NULL)
         return;
     free(c->defs);
     c->defs = NULL;
     free(c->header);
     c->header = NULL;
-    es_pool_put(c);
+    pool_put(c);
 }

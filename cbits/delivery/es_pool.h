@@ -38,17 +38,12 @@
 /* A new chunk holding a copy of `data` (or uninitialised bytes when `data`
  * is NULL), with one reference owned by the caller; NULL when out of
  * memory. Safe on any thread. */
-struct es_chunk *es_chunk_new(const void *data, size_t len);
+struct es_chunk *es_pool_chunk_new(const void *data, size_t len);
 /* Make `c`, a chunk of at least `len` bytes' capacity, a fresh chunk
- * holding a copy of `data` (as es_chunk_new makes one); returns it. */
-struct es_chunk *es_chunk_fill(struct es_chunk *c, const void *data, size_t len);
+ * holding a copy of `data` (as es_pool_chunk_new makes one); returns it. */
+struct es_chunk *es_pool_chunk_fill(struct es_chunk *c, const void *data, size_t len);
 /* Free a chunk (or keep its buffer for reuse). Safe on any thread. */
-void es_chunk_free(struct es_chunk *c);
-/* A buffer for a chunk of `len` bytes (`cap` set, nothing else): a pooled
- * one that fits, or a fresh one. NULL when out of memory. */
-struct es_chunk *es_pool_get(size_t len);
-/* Keep a chunk's buffer for reuse, or free it. */
-void es_pool_put(struct es_chunk *c);
+void es_pool_chunk_free(struct es_chunk *c);
 /* Make sure the pool holds ES_POOL_SPARE buffers for chunks of `len` bytes,
  * all of their pages faulted in, unless `len` is below ES_POOL_MIN.
  * For the walker thread: a fresh 2 MiB buffer costs about a millisecond of

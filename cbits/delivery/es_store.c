@@ -3,6 +3,8 @@
 
 #include "es_pool.h"
 
+#include "format/es_header.h"
+
 #include <assert.h>
 #include <string.h>
 
@@ -16,7 +18,7 @@ void es_store_destroy(struct es_store *s) {
     /* Whatever still holds chunks is going away with the store. */
     for (struct es_chunk *c = s->head, *next; c != NULL; c = next) {
         next = c->next;
-        es_chunk_free(c);
+        es_pool_chunk_free(c);
     }
     if (s->header)
         es_store_release(s, s->header);
@@ -54,7 +56,7 @@ void es_store_release(struct es_store *s, struct es_chunk *c) {
         s->linked_bytes -= c->len;
     }
     s->bytes_held -= c->len;
-    es_chunk_free(c);
+    es_pool_chunk_free(c);
 }
 
 void es_store_release_range(struct es_store *s, struct es_chunk *first,
@@ -78,13 +80,17 @@ void es_store_set_header(struct es_store *s, struct es_chunk *c) {
 }
 
 struct es_chunk *es_store_append(struct es_store *s, struct es_chunk *c, unsigned holders) {
+    if (es_is_block(c->data, c->len) && es_block_end_time(c->data) > s->last_time)
+        s->last_time = es_block_end_time(c->data);
+    if (c->flags & ES_CHUNK_END)
+        s->ended = true;
     s->end_offset += c->len;
     c->end_offset = s->end_offset;
     c->refs = holders + (s->retaining ? 1 : 0);
     es_store_adopt(s, c);
     if (c->refs == 0) {
         s->bytes_held -= c->len;
-        es_chunk_free(c);
+        es_pool_chunk_free(c);
         return NULL;
     }
     c->flags |= ES_CHUNK_LINKED;

@@ -26,6 +26,8 @@ struct es_store {
     struct es_chunk *head, *tail; /* the list, oldest first */
     struct es_chunk *header;      /* the current header (a reference), or NULL */
     uint64_t end_offset;          /* stream offset after the newest chunk */
+    uint64_t last_time;           /* end time of the newest block appended */
+    bool ended;                   /* a chunk with the end-of-data marker came */
     bool retaining;               /* no client has joined yet: keep chunks */
     size_t retain_limit;          /* bytes of chunks kept for the first client */
     struct es_chunk *kept;        /* the oldest of them (the list may hold older
@@ -46,6 +48,18 @@ static inline bool es_store_retaining(const struct es_store *s) {
 /* The stream offset after the newest chunk. */
 static inline uint64_t es_store_end_offset(const struct es_store *s) {
     return s->end_offset;
+}
+
+/* The end time of the newest block appended (what a notice is stamped
+ * with), 0 before any. */
+static inline uint64_t es_store_last_time(const struct es_store *s) {
+    return s->last_time;
+}
+
+/* Whether the stream's end marker has been appended: nothing may follow
+ * it. */
+static inline bool es_store_ended(const struct es_store *s) {
+    return s->ended;
 }
 
 /* The current header (the store's reference: es_store_ref to keep it), or

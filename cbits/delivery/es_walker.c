@@ -27,7 +27,7 @@ int es_walker_init(struct es_walker *w, struct es_inbox *in, const bool *want,
 void es_walker_destroy(struct es_walker *w) {
     for (struct es_chunk *c = w->head, *next; c != NULL; c = next) {
         next = c->next;
-        es_chunk_free(c);
+        es_pool_chunk_free(c);
     }
     w->head = w->tail = NULL;
     uv_cond_destroy(&w->done);
@@ -71,7 +71,7 @@ static int walk(struct es_walker *w, struct es_chunk *c) {
          * chunks after it pass on unwalked. */
         w->have_header = es_header_parse(c->data, c->len, &w->header) == 0;
         if (w->have_header) {
-            es_walk_plan_init(&w->plan, &w->header, w->want);
+            es_events_plan_init(&w->plan, &w->header, w->want);
             hand_over_header(w, c);
         }
         return -1;
@@ -79,7 +79,7 @@ static int walk(struct es_walker *w, struct es_chunk *c) {
     if (!w->have_header)
         return -1;
     struct es_chunk_info info;
-    if (es_chunk_walk(&w->plan, c->data, c->len, &info, note_definition, c) != 0) {
+    if (es_events_walk(&w->plan, c->data, c->len, &info, note_definition, c) != 0) {
         if (!w->bad_chunk_logged) {
             w->bad_chunk_logged = true;
             es_log("a chunk from the RTS does not walk cleanly; passing it on unchanged");

@@ -4,6 +4,7 @@
 #define EVENTLOG_SOCKET_NO_RTS
 #include "eventlog_socket.h"
 
+#include <assert.h>
 #include <stdbool.h>
 #include <string.h>
 
@@ -82,66 +83,97 @@ static bool search(struct es_control_parser *p, uint8_t b) {
     return true;
 }
 
+/* One byte of a frame after its magic (states GCTL_CMD to U_ID): returns
+ * the kind of frame it completes, ES_CONTROL_NONE for none. */
+static enum es_control_kind step(struct es_control_parser *p, uint8_t b,
+                                 struct es_control_found *out) {
+    switch (p->state) {
+    case GCTL_CMD:
+        p->state = SCAN;
+        if (!known_gctl(b)) {
+            p->unknown++;
+            return ES_CONTROL_NONE;
+        }
+        out->cmd = b;
+        return ES_CONTROL_COMMAND;
+    case U_VERSION:
+        p->matched = 0;
+        if (b == ES_CONTROL_UPSTREAM_VERSION) {
+            p->state = U_NS_LEN;
+        } else {
+            /* A frame we cannot read: this byte may begin the next. */
+            p->state = SCAN;
+            search(p, b);
+        }
+        return ES_CONTROL_NONE;
+    case U_NS_LEN:
+        if (b == 0) {
+            p->state = SCAN;
+            p->matched = 0;
+        } else {
+            p->ns_len = b;
+            p->ns_got = 0;
+            p->state = U_NS;
+            search(p, b); /* may begin a magic; one byte cannot end one */
+        }
+        return ES_CONTROL_NONE;
+    case U_NS:
+        p->ns[p->ns_got++] = b;
+        /* A magic that ends here wins over the frame around it. */
+        if (!search(p, b) && p->ns_got == p->ns_len) {
+            p->state = U_ID;
+            p->matched = 0;
+        }
+        return ES_CONTROL_NONE;
+    case U_ID:
+        p->state = SCAN;
+        out->cmd = es_control_upstream_command(p->ns, p->ns_len, b);
+        if (out->cmd != 0)
+            return ES_CONTROL_COMMAND;
+        out->ns = p->ns;
+        out->ns_len = p->ns_len;
+        out->id = b;
+        return ES_CONTROL_CUSTOM;
+    default:
+        assert(false && "es_control_parser: a state no byte leads to");
+        p->state = SCAN;
+        return ES_CONTROL_NONE;
+    }
+}
+
+size_t es_control_next(struct es_control_parser *p, const uint8_t *buf, size_t len,
+                       struct es_control_found *out) {
+    out->kind = ES_CONTROL_NONE;
+    for (size_t i = 0; i < len; i++) {
+        if (p->state == SCAN) {
+            search(p, buf[i]);
+            continue;
+        }
+        out->kind = step(p, buf[i], out);
+        if (out->kind != ES_CONTROL_NONE)
+            return i + 1;
+    }
+    return len;
+}
+
 size_t es_control_feed(struct es_control_parser *p, const uint8_t *buf, size_t len,
                        es_control_cb cb, void *ctx) {
     size_t delivered = 0;
-    for (size_t i = 0; i < len; i++) {
-        uint8_t b = buf[i];
-        uint8_t cmd = 0;
-        switch (p->state) {
-        case SCAN:
-            search(p, b);
-            continue;
-        case GCTL_CMD:
-            p->state = SCAN;
-            cmd = known_gctl(b) ? b : 0;
-            break;
-        case U_VERSION:
-            p->matched = 0;
-            if (b == ES_CONTROL_UPSTREAM_VERSION) {
-                p->state = U_NS_LEN;
-            } else {
-                /* A frame we cannot read: this byte may begin the next. */
-                p->state = SCAN;
-                search(p, b);
-            }
-            continue;
-        case U_NS_LEN:
-            if (b == 0) {
-                p->state = SCAN;
-                p->matched = 0;
-            } else {
-                p->ns_len = b;
-                p->ns_got = 0;
-                p->state = U_NS;
-                search(p, b); /* may begin a magic; one byte cannot end one */
-            }
-            continue;
-        case U_NS:
-            p->ns[p->ns_got++] = b;
-            /* A magic that ends here wins over the frame around it. */
-            if (!search(p, b) && p->ns_got == p->ns_len) {
-                p->state = U_ID;
-                p->matched = 0;
-            }
-            continue;
-        case U_ID:
-            p->state = SCAN;
-            cmd = es_control_upstream_command(p->ns, p->ns_len, b);
-            if (cmd == 0 && p->custom != NULL && p->custom(p->ns, p->ns_len, b)) {
-                delivered++;
-                continue;
-            }
-            break;
-        default:
-            p->state = SCAN;
-            continue;
-        }
-        if (cmd != 0) {
-            cb(cmd, ctx);
+    while (len > 0) {
+        struct es_control_found f;
+        size_t n = es_control_next(p, buf, len, &f);
+        assert(n > 0 && n <= len);
+        buf += n;
+        len -= n;
+        if (f.kind == ES_CONTROL_COMMAND) {
+            if (cb != NULL)
+                cb(f.cmd, ctx);
             delivered++;
-        } else {
-            p->unknown++;
+        } else if (f.kind == ES_CONTROL_CUSTOM) {
+            if (p->custom != NULL && p->custom(f.ns, f.ns_len, f.id))
+                delivered++;
+            else
+                es_control_ignored(p);
         }
     }
     return delivered;

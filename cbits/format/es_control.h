@@ -41,7 +41,8 @@ static inline void es_control_frame(uint8_t out[ES_CONTROL_MAGIC_LEN + 1], uint8
 #define ES_CONTROL_UPSTREAM_VERSION   0x00
 #define ES_CONTROL_UPSTREAM_NAMESPACE "eventlog-socket"
 
-/* An upstream frame whose namespace is not the built-in one. */
+/* An upstream frame whose namespace is not the built-in one: whether the
+ * namespace and id are known (es_control_feed's `custom`). */
 typedef bool (*es_control_custom_cb)(const uint8_t *ns, size_t ns_len, uint8_t id);
 
 struct es_control_parser {
@@ -53,33 +54,62 @@ struct es_control_parser {
     uint8_t magic;
     uint8_t matched;
     /* The upstream frame being read: its namespace length, how many
-     * namespace bytes have arrived, and the bytes. While the callback runs
-     * for an upstream frame, ns[0..ns_len) is that frame's namespace; a
-     * lookup of user-registered namespaces can read it there. */
+     * namespace bytes have arrived, and the bytes. A frame es_control_next
+     * returns points at ns[0..ns_len) for its namespace, until the parser
+     * is fed again. */
     uint8_t ns_len;
     uint8_t ns_got;
     uint8_t ns[255];
     /* Whole frames that were ignored: an unknown GCTL command byte, or an
-     * upstream frame whose namespace or command id is not known. Junk (a
-     * wrong version byte, a zero length, a frame cut by another magic) is
-     * skipped without being counted. */
+     * upstream frame whose namespace or command id is not known (a custom
+     * frame its reader found unregistered counts through
+     * es_control_ignored). Junk (a wrong version byte, a zero length, a
+     * frame cut by another magic) is skipped without being counted. */
     uint64_t unknown;
-    /* Frames in other namespaces go here, when set (after es_control_init):
-     * it says whether the namespace and id are known (registered commands,
-     * es_registry.h); unknown ones count in `unknown`. */
+    /* For es_control_feed only: frames in other namespaces go here, when
+     * set (after es_control_init), which says whether they are known. */
     es_control_custom_cb custom;
 };
 
-/* A known command, as EVENTLOG_SOCKET_CMD_*, whichever framing carried it:
- * the one signature of every hop on the command path (the parser's
- * callback, es_client_env.on_command, es_gate.h, es_command.h, and the
- * function the server was started with). */
+/* A known command, as EVENTLOG_SOCKET_CMD_*, whichever framing carried it
+ * (es_control_feed's callback). */
 typedef void (*es_control_cb)(uint8_t cmd, void *ctx);
 
 void es_control_init(struct es_control_parser *p);
 
-/* Feed received bytes; `cb` is called once per frame with a known command,
- * in order. Returns the number of commands delivered. */
+/* A complete frame, as es_control_next finds it. */
+enum es_control_kind {
+    ES_CONTROL_NONE,    /* the bytes ended before a frame did */
+    ES_CONTROL_COMMAND, /* a built-in command: `cmd` */
+    ES_CONTROL_CUSTOM,  /* not a built-in command: `ns`, `ns_len`, `id` (a
+                         * registered custom command, or unknown) */
+};
+struct es_control_found {
+    enum es_control_kind kind;
+    uint8_t cmd;       /* EVENTLOG_SOCKET_CMD_* */
+    const uint8_t *ns; /* in the parser: valid until it is fed again */
+    size_t ns_len;
+    uint8_t id;
+};
+
+/* Read buf[0..len) up to the end of the next complete frame that is a
+ * built-in command or in another namespace, and say which (`*out`);
+ * returns the bytes read: up to and including the frame's last byte, or
+ * all of them (kind ES_CONTROL_NONE) when no frame ends in them. Unknown
+ * built-in frames and junk are passed over (unknown ones counted). */
+size_t es_control_next(struct es_control_parser *p, const uint8_t *buf, size_t len,
+                       struct es_control_found *out);
+
+/* A custom frame es_control_next returned was not a registered command:
+ * count it as ignored. */
+static inline void es_control_ignored(struct es_control_parser *p) {
+    p->unknown++;
+}
+
+/* Every frame of buf[0..len): `cb` is called once per frame with a known
+ * command, in order; a custom one goes to p->custom (unknown without it).
+ * Returns the number of commands delivered (custom ones `custom` knew
+ * included). For tests and tools that want all of them at once. */
 size_t es_control_feed(struct es_control_parser *p, const uint8_t *buf, size_t len,
                        es_control_cb cb, void *ctx);
 

@@ -62,7 +62,7 @@ static const struct es_stop_status statuses[] = {
     [21] = {"blocked_on_io_completion", "blocked on I/O completion"},
 };
 
-const struct es_stop_status *es_stop_status(unsigned status) {
+const struct es_stop_status *es_event_names_stop_status(unsigned status) {
     if (status >= sizeof statuses / sizeof *statuses || statuses[status].code == NULL)
         return NULL;
     return &statuses[status];

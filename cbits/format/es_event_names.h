@@ -21,7 +21,7 @@ enum es_event_family {
     ES_FAMILY_THREAD, /* the scheduler's thread events */
 };
 
-/* The table es_event_name reads, by type: every event named has a type
+/* The table es_event_names_of reads, by type: every event named has a type
  * below ES_EVENT_NAMED (GHC's numbers for them are all below 64). */
 #define ES_EVENT_NAMED 64
 struct es_event_named {
@@ -34,7 +34,7 @@ extern const struct es_event_named es_event_names_by_type[ES_EVENT_NAMED];
  * ES_FAMILY_GC, "create" for CREATE_THREAD in ES_FAMILY_THREAD), or NULL
  * when it is not one of that family's. Inline: `table` asks for every
  * event of the stream. */
-static inline const char *es_event_name(unsigned type, enum es_event_family family) {
+static inline const char *es_event_names_of(unsigned type, enum es_event_family family) {
     if (type >= ES_EVENT_NAMED || family == ES_FAMILY_NONE ||
         es_event_names_by_type[type].family != family)
         return NULL;
@@ -63,11 +63,11 @@ struct es_stop_status {
 };
 
 /* Status `status`'s entry, or NULL for a number GHC does not define. */
-const struct es_stop_status *es_stop_status(unsigned status);
+const struct es_stop_status *es_event_names_stop_status(unsigned status);
 
 /* What status `status` leaves the thread doing (defined or not: above 6
  * is blocked, on what unknown). Inline: the model asks at every stop. */
-static inline enum es_stop_kind es_stop_kind(unsigned status) {
+static inline enum es_stop_kind es_event_names_stop_kind(unsigned status) {
     /* The common ones first: an overflow or a yield, then a block. */
     if (status < ES_STOP_BLOCKED_STATUS)
         return ES_STOP_RUNNABLE;

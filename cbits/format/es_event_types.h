@@ -91,7 +91,7 @@ enum es_event_type {
  * later point: what the library keeps for late joiners (es_defs.h) and
  * the command keeps for its recordings of a trigger's time
  * (client/flight/ring.h). */
-static inline bool es_event_is_definition(uint16_t type) {
+static inline bool es_event_types_is_definition(uint16_t type) {
     switch (type) {
     case ES_EVENT_CAPSET_CREATE:
     case ES_EVENT_CAPSET_DELETE:

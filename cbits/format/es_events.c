@@ -4,15 +4,15 @@
 #include <errno.h>
 #include <string.h>
 
-void es_event_iter_init(struct es_event_iter *it, const struct es_header *hdr, const uint8_t *buf,
-                        size_t len) {
+void es_events_iter_init(struct es_event_iter *it, const struct es_header *hdr, const uint8_t *buf,
+                         size_t len) {
     it->hdr = hdr;
     it->buf = buf;
     it->len = len;
     it->pos = 0;
 }
 
-int es_event_next(struct es_event_iter *it, struct es_event *ev) {
+int es_events_next(struct es_event_iter *it, struct es_event *ev) {
     size_t left = it->len - it->pos;
     if (left == 0)
         return ES_WALK_DONE;
@@ -25,7 +25,7 @@ int es_event_next(struct es_event_iter *it, struct es_event *ev) {
         return ES_WALK_END;
     }
     size_t head, size;
-    if (es_event_extent(it->hdr, p, left, &head, &size) != 0)
+    if (es_events_extent(it->hdr, p, left, &head, &size) != 0)
         return -EINVAL;
     ev->type = type;
     ev->time = es_be64(p + 2);
@@ -37,12 +37,12 @@ int es_event_next(struct es_event_iter *it, struct es_event *ev) {
     return ES_WALK_EVENT;
 }
 
-void es_walk_plan_init(struct es_walk_plan *plan, const struct es_header *hdr, const bool *want) {
+void es_events_plan_init(struct es_walk_plan *plan, const struct es_header *hdr, const bool *want) {
     plan->hdr = hdr;
     plan->want = want;
     for (unsigned t = 0; t < ES_MAX_EVENT_TYPES; t++) {
         unsigned size = hdr->size[t];
-        /* IPE: the careful path, which knows GHC's short ones (es_ipe_len). */
+        /* IPE: the careful path, which knows GHC's short ones (es_events_ipe_len). */
         if ((want != NULL && want[t]) || size == ES_SIZE_UNDECLARED || t == ES_EVENT_IPE)
             plan->step[t] = 0;
         else if (size == ES_SIZE_VARIABLE)
@@ -54,11 +54,11 @@ void es_walk_plan_init(struct es_walk_plan *plan, const struct es_header *hdr, c
     }
 }
 
-int es_chunk_inspect(const struct es_header *hdr, const uint8_t *buf, size_t len,
-                     struct es_chunk_info *info, const bool *want, es_event_fn fn, void *ctx) {
+int es_events_inspect(const struct es_header *hdr, const uint8_t *buf, size_t len,
+                      struct es_chunk_info *info, const bool *want, es_event_fn fn, void *ctx) {
     struct es_walk_plan plan;
-    es_walk_plan_init(&plan, hdr, want);
-    return es_chunk_walk(&plan, buf, len, info, fn, ctx);
+    es_events_plan_init(&plan, hdr, want);
+    return es_events_walk(&plan, buf, len, info, fn, ctx);
 }
 
 /* How far ahead of the event being stepped over the walk asks for memory.
@@ -127,8 +127,8 @@ static size_t skim(const uint16_t *step, const uint8_t *buf, size_t pos, size_t 
  * other event (wanted, undeclared, the end marker, the last few bytes)
  * takes the careful path below. The block marker is looked at once, before
  * the loop. */
-int es_chunk_walk(const struct es_walk_plan *plan, const uint8_t *buf, size_t len,
-                  struct es_chunk_info *info, es_event_fn fn, void *ctx) {
+int es_events_walk(const struct es_walk_plan *plan, const uint8_t *buf, size_t len,
+                   struct es_chunk_info *info, es_event_fn fn, void *ctx) {
     memset(info, 0, sizeof *info);
     const uint16_t *sizes = plan->hdr->size;
     /* The marker's payload: block size (4 bytes), end time (8), capability (2). */
@@ -167,7 +167,7 @@ int es_chunk_walk(const struct es_walk_plan *plan, const uint8_t *buf, size_t le
             head = 12;
         }
         if (type == ES_EVENT_IPE && head == 12 && left - head + 1 >= size)
-            size = es_ipe_len(p + head, size, left - head < size ? left - head : size);
+            size = es_events_ipe_len(p + head, size, left - head < size ? left - head : size);
         size_t ev_len = head + size;
         if (ev_len > left)
             return -EINVAL;

@@ -36,13 +36,13 @@ enum {
     ES_WALK_END = 2,   /* the end-of-data marker (FF FF) was reached */
 };
 
-void es_event_iter_init(struct es_event_iter *it, const struct es_header *hdr, const uint8_t *buf,
-                        size_t len);
+void es_events_iter_init(struct es_event_iter *it, const struct es_header *hdr, const uint8_t *buf,
+                         size_t len);
 
 /* The next event. Returns ES_WALK_EVENT, ES_WALK_DONE, ES_WALK_END, or
  * -EINVAL for a truncated event or an undeclared event type (it->pos then
  * stays at the offending event). */
-int es_event_next(struct es_event_iter *it, struct es_event *ev);
+int es_events_next(struct es_event_iter *it, struct es_event *ev);
 
 /* GHC's postIPE (rts/eventlog/EventLog.c, GHC 9.4 and later, seen on 9.6)
  * declares an IPE event one byte longer than it writes: it counts a ':'
@@ -53,7 +53,7 @@ int es_event_next(struct es_event_iter *it, struct es_event *ev);
  * last string ends at its declared end. ghc-events reads both. Returns the
  * true payload length, judged from the `avail` bytes there (at most `size`;
  * the declared `size` when it cannot tell yet). */
-static inline size_t es_ipe_len(const uint8_t *payload, size_t size, size_t avail) {
+static inline size_t es_events_ipe_len(const uint8_t *payload, size_t size, size_t avail) {
     /* `avail` (at most `size`) bytes of the payload are there to look at. */
     size_t pos = 8;
     for (int n = 0; n < 6; n++) {
@@ -71,8 +71,8 @@ static inline size_t es_ipe_len(const uint8_t *payload, size_t size, size_t avai
  * it, or -EINVAL for a type the header did not declare. Shared by every
  * walker; inline, because the walker thread runs it for every event the RTS
  * writes. */
-static inline int es_event_extent(const struct es_header *hdr, const uint8_t *p, size_t left,
-                                  size_t *head, size_t *size) {
+static inline int es_events_extent(const struct es_header *hdr, const uint8_t *p, size_t left,
+                                   size_t *head, size_t *size) {
     uint16_t type = es_be16(p);
     if (type >= ES_MAX_EVENT_TYPES || hdr->size[type] == ES_SIZE_UNDECLARED)
         return -EINVAL;
@@ -87,7 +87,7 @@ static inline int es_event_extent(const struct es_header *hdr, const uint8_t *p,
         *head = 12;
         if (type == ES_EVENT_IPE && left - *head + 1 >= *size) {
             size_t avail = left - *head < *size ? left - *head : *size;
-            *size = es_ipe_len(p + 12, *size, avail);
+            *size = es_events_ipe_len(p + 12, *size, avail);
         }
     }
     return left - *head < *size ? -EAGAIN : 0;
@@ -113,8 +113,8 @@ typedef void (*es_event_fn)(const struct es_event *ev, void *ctx);
  * -EINVAL when it does not walk cleanly to its last byte (events before the
  * fault have been reported). Builds a plan (below) for this one walk; a
  * thread that walks many chunks of one stream keeps a plan instead. */
-int es_chunk_inspect(const struct es_header *hdr, const uint8_t *buf, size_t len,
-                     struct es_chunk_info *info, const bool *want, es_event_fn fn, void *ctx);
+int es_events_inspect(const struct es_header *hdr, const uint8_t *buf, size_t len,
+                      struct es_chunk_info *info, const bool *want, es_event_fn fn, void *ctx);
 
 /* What a walk needs to know about each event type, in one table, so that
  * the common event (a type that is declared and not wanted) costs one load
@@ -131,10 +131,10 @@ struct es_walk_plan {
     uint16_t step[ES_MAX_EVENT_TYPES];
 };
 
-void es_walk_plan_init(struct es_walk_plan *plan, const struct es_header *hdr, const bool *want);
+void es_events_plan_init(struct es_walk_plan *plan, const struct es_header *hdr, const bool *want);
 
-/* es_chunk_inspect with a plan made for the chunk's header and `want`. */
-int es_chunk_walk(const struct es_walk_plan *plan, const uint8_t *buf, size_t len,
-                  struct es_chunk_info *info, es_event_fn fn, void *ctx);
+/* es_events_inspect with a plan made for the chunk's header and `want`. */
+int es_events_walk(const struct es_walk_plan *plan, const uint8_t *buf, size_t len,
+                   struct es_chunk_info *info, es_event_fn fn, void *ctx);
 
 #endif

@@ -11,21 +11,21 @@
 #define REFUSED_WORDS "window refused: "
 #define FOLLOWS       "; the live stream follows"
 
-int es_notice_format_drop(char *buf, size_t size, uint64_t chunks, uint64_t bytes) {
+int es_notice_text_drop(char *buf, size_t size, uint64_t chunks, uint64_t bytes) {
     return snprintf(buf, size, ES_NOTICE_PREFIX DROP_WORDS "%llu chunks (%.1f MiB)",
                     (unsigned long long)chunks, (double)bytes / (1 << 20));
 }
 
-int es_notice_format_wait(char *buf, size_t size, uint64_t wait_ns, uint64_t waits,
-                          uint64_t period_ms) {
+int es_notice_text_wait(char *buf, size_t size, uint64_t wait_ns, uint64_t waits,
+                        uint64_t period_ms) {
     return snprintf(buf, size,
                     ES_NOTICE_PREFIX WAIT_WORDS "%.1f ms (%llu times) for lossless clients in "
                                                 "the last %.1f s",
                     (double)wait_ns / 1e6, (unsigned long long)waits, (double)period_ms / 1000);
 }
 
-int es_notice_format_cost(char *buf, size_t size, uint64_t writer_ns, uint64_t walker_ns,
-                          uint64_t loop_ns, uint64_t period_ms, uint64_t bytes_sent) {
+int es_notice_text_cost(char *buf, size_t size, uint64_t writer_ns, uint64_t walker_ns,
+                        uint64_t loop_ns, uint64_t period_ms, uint64_t bytes_sent) {
     uint64_t total = writer_ns + walker_ns + loop_ns;
     return snprintf(buf, size,
                     ES_NOTICE_PREFIX COST_WORDS "%.1f ms of CPU in the last %.1f s (RTS threads "
@@ -34,8 +34,8 @@ int es_notice_format_cost(char *buf, size_t size, uint64_t writer_ns, uint64_t w
                     (double)walker_ns / 1e6, (double)loop_ns / 1e6, (double)bytes_sent / (1 << 20));
 }
 
-int es_notice_format_window(char *buf, size_t size, uint64_t blocks, uint64_t bytes,
-                            uint64_t from_ns, uint64_t to_ns) {
+int es_notice_text_window(char *buf, size_t size, uint64_t blocks, uint64_t bytes, uint64_t from_ns,
+                          uint64_t to_ns) {
     return snprintf(buf, size,
                     ES_NOTICE_PREFIX WINDOW_WORDS "%llu blocks (%llu bytes) from %.3f s to %.3f s, "
                                                   "kept before this connection" FOLLOWS,
@@ -43,7 +43,7 @@ int es_notice_format_window(char *buf, size_t size, uint64_t blocks, uint64_t by
                     (double)to_ns / 1e9);
 }
 
-int es_notice_format_window_refused(char *buf, size_t size, const char *why) {
+int es_notice_text_window_refused(char *buf, size_t size, const char *why) {
     return snprintf(buf, size, ES_NOTICE_PREFIX REFUSED_WORDS "%s" FOLLOWS, why);
 }
 
@@ -64,7 +64,7 @@ static bool rest_of(const char *text, size_t len, const char *words, const char 
     return true;
 }
 
-int es_notice_format_cut(char *buf, size_t size, const char *why) {
+int es_notice_text_cut(char *buf, size_t size, const char *why) {
     return snprintf(buf, size, ES_NOTICE_PREFIX ES_NOTICE_CUT_WORDS "%s", why);
 }
 
@@ -125,7 +125,7 @@ static enum es_notice_kind figures(const char *text, size_t len, struct es_notic
     return ES_NOTICE_OTHER;
 }
 
-void es_notice_parse(const uint8_t *text, size_t len, struct es_notice_read *out) {
+void es_notice_text_parse(const uint8_t *text, size_t len, struct es_notice_read *out) {
     size_t k = sizeof ES_NOTICE_PREFIX - 1;
     if (len < k || memcmp(text, ES_NOTICE_PREFIX, k) != 0) {
         /* The program's message: one comparison, and only the kind set

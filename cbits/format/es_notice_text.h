@@ -23,27 +23,27 @@
 #define ES_NOTICE_ERROR_WORDS "the RTS reported an error: "
 
 /* "eventlog-socket: dropped N chunks (X MiB)". */
-int es_notice_format_drop(char *buf, size_t size, uint64_t chunks, uint64_t bytes);
+int es_notice_text_drop(char *buf, size_t size, uint64_t chunks, uint64_t bytes);
 /* "eventlog-socket: the program waited X ms (N times) for lossless clients
  * in the last S s". */
-int es_notice_format_wait(char *buf, size_t size, uint64_t wait_ns, uint64_t waits,
-                          uint64_t period_ms);
+int es_notice_text_wait(char *buf, size_t size, uint64_t wait_ns, uint64_t waits,
+                        uint64_t period_ms);
 /* "eventlog-socket: streaming cost X ms of CPU in the last S s (RTS
  * threads W, walker K, loop L), M MiB sent". */
-int es_notice_format_cost(char *buf, size_t size, uint64_t writer_ns, uint64_t walker_ns,
-                          uint64_t loop_ns, uint64_t period_ms, uint64_t bytes_sent);
+int es_notice_text_cost(char *buf, size_t size, uint64_t writer_ns, uint64_t walker_ns,
+                        uint64_t loop_ns, uint64_t period_ms, uint64_t bytes_sent);
 /* The window notice (protocol.md 1.3), at the end of the definitions
  * block of a client that asked for the window: "eventlog-socket: window
  * of N blocks (B bytes) from T0 s to T1 s, kept before this connection;
  * the live stream follows". B is exact: the window's blocks are the next B
  * bytes of the stream after the block holding the notice, T0 and T1 the
  * earliest start and latest end of their blocks (program time). */
-int es_notice_format_window(char *buf, size_t size, uint64_t blocks, uint64_t bytes,
-                            uint64_t from_ns, uint64_t to_ns);
+int es_notice_text_window(char *buf, size_t size, uint64_t blocks, uint64_t bytes, uint64_t from_ns,
+                          uint64_t to_ns);
 /* "eventlog-socket: window refused: WHY; the live stream follows". */
-int es_notice_format_window_refused(char *buf, size_t size, const char *why);
+int es_notice_text_window_refused(char *buf, size_t size, const char *why);
 /* "eventlog-socket: recording cut: WHY". */
-int es_notice_format_cut(char *buf, size_t size, const char *why);
+int es_notice_text_cut(char *buf, size_t size, const char *why);
 /* The format functions return snprintf's count (the message is cut to
  * `size` - 1 bytes when longer). */
 
@@ -76,6 +76,6 @@ struct es_notice_read {
  * whose figures do not read (or are negative) is ES_NOTICE_OTHER. Only
  * `kind` is set for ES_NOTICE_NOT (the program's messages, the common
  * case, pay one comparison). */
-void es_notice_parse(const uint8_t *text, size_t len, struct es_notice_read *out);
+void es_notice_text_parse(const uint8_t *text, size_t len, struct es_notice_read *out);
 
 #endif

@@ -104,7 +104,7 @@ static inline uint64_t later(uint64_t latest, unsigned type, uint64_t time) {
  * to treat it. */
 #define K_LEN      0x1ffffu   /* head + size (head alone when K_VARIABLE) */
 #define K_VARIABLE (1u << 17) /* the size follows the time */
-#define K_CAREFUL  (1u << 18) /* undeclared, or IPE (es_event_extent's care) */
+#define K_CAREFUL  (1u << 18) /* undeclared, or IPE (es_events_extent's care) */
 #define K_SKIM     (1u << 19) /* not in `want`: may be summed into a run */
 #define K_TAP      (1u << 20) /* in `tap`: to the owner first, never skimmed */
 
@@ -223,7 +223,7 @@ static long consume(struct es_stream *s, const uint8_t *buf, size_t len, uint64_
             break;
         }
         size_t head, size;
-        int r = es_event_extent(&s->header, p, left, &head, &size);
+        int r = es_events_extent(&s->header, p, left, &head, &size);
         if (r == -EAGAIN)
             break;
         run_flush(s, &run, offset, cb);

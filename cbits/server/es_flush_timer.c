@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
+/* The paced flush timer (es_flush_timer.h). */
 #include "es_flush_timer.h"
 
 #define ES_NS_PER_MS UINT64_C(1000000)
 
 int es_flush_timer_init(struct es_flush_timer *t, struct es_walker *walker,
-                        struct es_counters *counters, es_flush_guard_fn guard, void *guard_ctx) {
-    *t = (struct es_flush_timer){
-        .walker = walker, .counters = counters, .guard = guard, .guard_ctx = guard_ctx};
+                        struct es_counters *counters, struct es_lossless *lossless) {
+    *t = (struct es_flush_timer){.walker = walker, .counters = counters, .lossless = lossless};
     return uv_mutex_init(&t->lock);
 }
 
@@ -56,10 +56,10 @@ static void on_timer(uv_timer_t *h) {
     t->last_flush = now;
     t->flushed_since_arm = true;
     bool flushed = false;
-    if (t->guard == NULL || t->guard(true, t->guard_ctx)) {
+    if (!es_lossless_full(t->lossless)) {
+        es_lossless_rts_call(t->lossless, true);
         flushed = fn(ctx);
-        if (t->guard != NULL)
-            t->guard(false, t->guard_ctx);
+        es_lossless_rts_call(t->lossless, false);
     }
     if (flushed) {
         atomic_fetch_add_explicit(&t->counters->flushes, 1, memory_order_relaxed);

@@ -4,13 +4,19 @@
  * reach clients while the program runs. Paced: a flush is skipped while
  * every capability hands its buffers over within the interval by itself
  * (es_pace.h, via the walker). The flush itself is the caller's function
- * (rts-writer/flush.c); this module only decides when. The settings may
+ * (rts-writer/flush.c); this module only decides when, and keeps
+ * lossless waits out of its way: it stops every capability, so no RTS
+ * thread may wait for a lossless client meanwhile (es_wait.h), and while
+ * a lossless client is full the flush is skipped (es_lossless_full: the
+ * flush would hand the RTS's buffers over on the loop thread, which must
+ * never wait). The settings may
  * be changed from any thread (es_flush_timer_set); everything else runs on
  * the loop thread. */
 #ifndef ES_FLUSH_TIMER_H
 #define ES_FLUSH_TIMER_H
 
 #include "base/es_counters.h"
+#include "delivery/es_lossless.h"
 #include "delivery/es_walker.h"
 
 #include <stdbool.h>
@@ -20,16 +26,11 @@
 /* Flush now; returns whether it flushed. Loop thread. */
 typedef bool (*es_flush_fn)(void *ctx);
 
-/* Around every flush, on the loop thread: with `calling` true before it
- * (false: skip this flush), with false after it. */
-typedef bool (*es_flush_guard_fn)(bool calling, void *ctx);
-
 struct es_flush_timer {
     uv_timer_t timer;
     struct es_walker *walker;     /* for the pacing */
     struct es_counters *counters; /* flushes, flush_us */
-    es_flush_guard_fn guard;      /* or NULL */
-    void *guard_ctx;
+    struct es_lossless *lossless; /* waits released around a flush */
     /* The settings, guarded by `lock`. */
     uv_mutex_t lock;
     es_flush_fn fn;
@@ -44,9 +45,9 @@ struct es_flush_timer {
     bool flushed_since_arm; /* a flush since the timer started */
 };
 
-/* Returns 0 or a libuv error. `guard` may be NULL. */
+/* Returns 0 or a libuv error. */
 int es_flush_timer_init(struct es_flush_timer *t, struct es_walker *walker,
-                        struct es_counters *counters, es_flush_guard_fn guard, void *guard_ctx);
+                        struct es_counters *counters, struct es_lossless *lossless);
 /* Create the timer on the loop (the loop thread's, before it runs). */
 int es_flush_timer_open(struct es_flush_timer *t, uv_loop_t *loop);
 /* After the loop has closed the timer (es_flush_timer_handle), or if it

@@ -1,36 +1,105 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The server's lifecycle (es_server.h): building the modules and handing
- * each the env it needs, the library's two threads (es_threads.h), taking
- * clients in and out, stopping. */
+/* The server (es_server.h): building the modules and handing each what it
+ * needs, the library's two threads (es_threads.h), taking clients in and
+ * out, stopping; and what other threads call on a running server: the
+ * hand-off from the RTS (es_server_submit), the figures the API reads, the
+ * flush settings, the hooks only tests use. Each is a call into the module
+ * that owns the state. */
 #include "es_server.h"
-#include "es_server_impl.h"
 
 #define EVENTLOG_SOCKET_NO_RTS
 #include "eventlog_socket.h"
+#include "es_flush_timer.h"
+#include "es_milestones.h"
+#include "es_threads.h"
+
+#include "base/es_config.h"
+#include "base/es_counters.h"
 #include "base/es_log.h"
 #include "base/es_signal.h"
+#include "base/es_time.h"
+#include "control/es_command.h"
+#include "control/es_reader.h"
 #include "control/es_registry.h"
+#include "delivery/es_bound.h"
+#include "delivery/es_client.h"
 #include "delivery/es_cut.h"
+#include "delivery/es_fanout.h"
+#include "delivery/es_hangup.h"
+#include "delivery/es_hold.h"
+#include "delivery/es_inbox.h"
+#include "delivery/es_intake.h"
+#include "delivery/es_linger.h"
+#include "delivery/es_lossless.h"
 #include "delivery/es_notice.h"
+#include "delivery/es_pool.h"
+#include "delivery/es_walker.h"
+#include "net/es_accept.h"
+#include "net/es_admit.h"
+#include "net/es_endpoint.h"
 
 #include <assert.h>
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 #include <unistd.h>
+#include <uv.h>
 
 #define ES_NS_PER_MS UINT64_C(1000000)
 
-/* ---- what the modules call back ------------------------------------------ */
+/* The server owns the lifecycle and the loop's wake-up. Everything else
+ * is a module's of its own: taking connections in es_accept's, what a
+ * wake-up does with the walked chunks es_intake's, the stream es_fanout's,
+ * the memory bound es_bound's, lossless delivery es_lossless's, what
+ * clients write es_reader's, commands es_command's, the flush timer
+ * es_flush_timer's, clients that shut down their writing side
+ * es_hangup's, the end of the stream es_linger's, the threads
+ * es_threads', what other threads wait for es_milestones'. */
+struct es_server {
+    struct es_config cfg;
+    struct es_counters counters;
+    uv_loop_t loop;
+    struct es_flush_timer flush;
+    struct es_accept accept;
+    struct es_endpoint endpoint; /* where it listens */
+    pid_t pid; /* the process that started the server (a forked child is not it) */
 
-/* Around the RTS flush, from the flush timer: it stops every capability,
- * so no RTS thread may wait for a lossless client meanwhile (es_wait.h). */
-static bool around_flush(bool calling, void *ctx) {
-    struct es_server *s = ctx;
-    if (calling && es_lossless_full(&s->lossless))
-        return false;
-    es_lossless_rts_call(&s->lossless, calling);
-    return true;
-}
+    struct es_client_env client_env;
+    struct es_admit_rules admit;
+
+    struct es_inbox inbox;       /* RTS threads to the walker */
+    struct es_walker walker;     /* the walker to the loop thread */
+    struct es_intake intake;     /* what a wake-up does with the walked chunks */
+    struct es_fanout fan;        /* the stream and its clients */
+    struct es_bound bound;       /* the memory bound */
+    struct es_lossless lossless; /* clients that get every byte */
+    struct es_reader reader;     /* what clients write */
+    struct es_command command;   /* the built-in commands that cost the program */
+    struct es_hangup hangup;     /* clients that shut down their writing side */
+    struct es_linger linger;     /* the end of the stream */
+    struct es_hold hold;         /* new clients' holds, when a window is kept */
+    struct es_threads threads;   /* the walker and the loop thread */
+    struct es_milestones milestones;
+
+    /* The loop's wake-up, from any thread (wake), even once the handle is
+     * closing: `wake_lock` guards `wake_closed` against that. */
+    uv_async_t wake;
+    uv_mutex_t wake_lock;
+    bool wake_closed;
+
+    atomic_bool stop_called;    /* es_server_stop has begun */
+    atomic_bool stop_requested; /* the walker has ended: the loop may stop */
+    bool stopping;              /* loop thread: stop has begun */
+    bool finished;              /* loop thread: handles are closing */
+    atomic_bool joined;         /* es_server_stop has joined the loop thread */
+    atomic_int last_error;
+};
+
+/* ---- what the modules call back ------------------------------------------ */
 
 /* Record an error from the loop thread: the first one is kept and logged. */
 static void async_error(int err, const char *what, void *ctx) {
@@ -41,26 +110,7 @@ static void async_error(int err, const char *what, void *ctx) {
                eventlog_socket_error_message(err));
 }
 
-static void command(uint8_t cmd, void *ctx) {
-    struct es_server *s = ctx;
-    es_command_offer(&s->command, cmd);
-}
-
-static void reading_paused(void *ctx) {
-    struct es_server *s = ctx;
-    es_command_reading_paused(&s->command);
-}
-
-static uint64_t folded(void *ctx) {
-    struct es_server *s = ctx;
-    return es_command_folded(&s->command) + es_registry_folded();
-}
-
-static void lossless_request(struct es_client *c, void *ctx) {
-    struct es_server *s = ctx;
-    es_lossless_request(&s->lossless, c);
-}
-
+/* A client's write ended and released chunks (es_client_env). */
 static void released(void *ctx) {
     struct es_server *s = ctx;
     es_intake_publish_held(&s->intake);
@@ -80,19 +130,18 @@ void es_server_cpu(struct es_server *s, uint64_t *writer, uint64_t *walker, uint
     es_threads_cpu(&s->threads, &s->counters, !atomic_load(&s->stop_called), walker, loop);
 }
 
-static void half_closed(void *ctx) {
-    struct es_server *s = ctx;
-    es_hangup_watch(&s->hangup);
+/* Wake the loop thread. Any thread. */
+static void wake(struct es_server *s) {
+    /* Under the lock, so that the loop cannot close the handle in between. */
+    uv_mutex_lock(&s->wake_lock);
+    if (!s->wake_closed)
+        uv_async_send(&s->wake);
+    uv_mutex_unlock(&s->wake_lock);
 }
 
-static struct es_chunk *empty_block(void *ctx) {
-    struct es_server *s = ctx;
-    return es_fanout_ended(&s->fan) ? NULL : es_notice_empty(es_fanout_last_time(&s->fan));
-}
-
+/* The walker has handed chunks over (es_walker.h). */
 static void wake_loop(void *ctx) {
-    struct es_server *s = ctx;
-    es_intake_wake(&s->intake);
+    wake(ctx);
 }
 
 /* ---- the loop thread ------------------------------------------------------ */
@@ -115,9 +164,10 @@ static void flush_logs(struct es_server *s, bool force) {
     es_lossless_flush_logs(&s->lossless, now, force);
 }
 
-/* After every wake-up (es_intake.h). */
-static void woken(void *ctx) {
-    struct es_server *s = ctx;
+/* A wake-up: chunks from the walker, a stop, new flush settings. */
+static void on_wake(uv_async_t *h) {
+    struct es_server *s = h->data;
+    es_intake_run(&s->intake);
     flush_logs(s, false);
     if (atomic_load(&s->stop_requested) && !s->stopping)
         begin_stop(s);
@@ -131,7 +181,12 @@ static void on_handle_closed(uv_handle_t *h) {
 /* Close every handle but the clients' (the loop thread's, or the starting
  * thread's when the start failed; `cb` may be NULL there). */
 static void close_handles(struct es_server *s, uv_close_cb cb) {
-    es_intake_close(&s->intake, cb);
+    uv_mutex_lock(&s->wake_lock);
+    assert(!s->wake_closed);
+    s->wake_closed = true;
+    uv_mutex_unlock(&s->wake_lock);
+    uv_close((uv_handle_t *)&s->wake, cb);
+    es_reader_close(&s->reader, cb);
     uv_close(es_flush_timer_handle(&s->flush), cb);
     es_hangup_close(&s->hangup, cb);
     es_linger_close(&s->linger, cb);
@@ -156,16 +211,6 @@ static void client_closed(struct es_client *c, void *ctx) {
     es_intake_publish_held(&s->intake);
     update_flush(s);
     maybe_finish(s);
-}
-
-static void window_request(struct es_client *c, void *ctx) {
-    struct es_server *s = ctx;
-    es_fanout_window(&s->fan, c);
-}
-
-static void client_held(void *ctx) {
-    struct es_server *s = ctx;
-    es_hold_arm(&s->hold);
 }
 
 /* The clients a connection is admitted against: at the limit, those whose
@@ -196,6 +241,9 @@ static void on_client(int fd, void *ctx) {
     es_intake_publish_held(&s->intake);
     update_flush(s);
     es_client_start(c);
+    if (es_client_is(c, ES_CLIENT_HELD))
+        es_hold_arm(&s->hold);
+    es_reader_start(&s->reader, c);
 }
 
 static void begin_stop(struct es_server *s) {
@@ -227,15 +275,15 @@ enum built {
     BUILT_WALKER,
     BUILT_FLUSH,
     BUILT_LOSSLESS,
-    BUILT_INTAKE,
+    BUILT_WAKE,
     BUILT_ALL
 };
 
 static void destroy(struct es_server *s, enum built b) {
     if (b >= BUILT_ALL)
         es_milestones_destroy(&s->milestones);
-    if (b >= BUILT_INTAKE)
-        es_intake_destroy(&s->intake);
+    if (b >= BUILT_WAKE)
+        uv_mutex_destroy(&s->wake_lock);
     if (b >= BUILT_LOSSLESS)
         es_lossless_destroy(&s->lossless);
     if (b >= BUILT_FLUSH)
@@ -265,8 +313,9 @@ static void free_server(struct es_server *s) {
 static int open_handles(struct es_server *s) {
     es_flush_timer_open(&s->flush, &s->loop);
     es_lossless_open(&s->lossless, &s->loop, &s->fan, &s->counters);
-    es_command_open(&s->command, &s->loop, &s->fan, &s->lossless);
+    es_command_open(&s->command, &s->loop, &s->lossless);
     es_hangup_open(&s->hangup, &s->loop, &s->fan);
+    es_reader_open(&s->reader, &s->loop, &s->command, &s->fan, &s->lossless, &s->hangup);
     es_linger_open(&s->linger, &s->loop, &s->fan, s->cfg.linger_ms, es_config_linger_max(&s->cfg));
     if (es_fanout_has_window(&s->fan))
         es_hold_open(&s->hold, &s->loop, &s->fan);
@@ -282,7 +331,8 @@ static int open_handles(struct es_server *s) {
 /* Finish construction once the endpoint listens. */
 static int start(struct es_server *s, struct es_server **out) {
     int r = uv_loop_init(&s->loop);
-    if (r == 0 && (r = es_intake_open(&s->intake)) != 0)
+    s->wake.data = s;
+    if (r == 0 && (r = uv_async_init(&s->loop, &s->wake, on_wake)) != 0)
         uv_loop_close(&s->loop); /* nothing is open on it yet */
     if (r != 0) {
         close(es_endpoint_fd(&s->endpoint));
@@ -313,7 +363,7 @@ static enum built init_modules(struct es_server *s, int *err) {
     r = es_walker_init(&s->walker, &s->inbox, es_fanout_def_types(&s->fan), wake_loop, s);
     if (r != 0)
         return *err = r, BUILT_INBOX;
-    r = es_flush_timer_init(&s->flush, &s->walker, &s->counters, around_flush, s);
+    r = es_flush_timer_init(&s->flush, &s->walker, &s->counters, &s->lossless);
     if (r != 0)
         return *err = r, BUILT_WALKER;
     r = es_lossless_init(&s->lossless, &s->cfg, &s->admit, es_inbox_in_flight_counter(&s->inbox));
@@ -325,14 +375,12 @@ static enum built init_modules(struct es_server *s, int *err) {
                                  .fan = &s->fan,
                                  .bound = &s->bound,
                                  .lossless = &s->lossless,
-                                 .counters = &s->counters,
-                                 .on_error = async_error,
-                                 .on_woken = woken,
-                                 .ctx = s};
-    if ((r = es_intake_init(&s->intake, &ienv)) != 0)
+                                 .counters = &s->counters};
+    es_intake_init(&s->intake, &ienv);
+    if ((r = uv_mutex_init(&s->wake_lock)) != 0)
         return *err = r, BUILT_LOSSLESS;
     if ((r = es_milestones_init(&s->milestones)) != 0)
-        return *err = r, BUILT_INTAKE;
+        return *err = r, BUILT_WAKE;
     *err = 0;
     return BUILT_ALL;
 }
@@ -380,21 +428,10 @@ static struct es_server *alloc_server(const struct es_config *cfg, bool is_unix,
                                .stopping = &s->stopping,
                                .linger_ms = s->cfg.linger_ms,
                                .counters = &s->counters,
-                               .read_buf = s->read_buf,
-                               .read_buf_len = sizeof s->read_buf,
-                               .on_command = command,
-                               .on_custom = es_registry_dispatch,
-                               .on_reading_paused = reading_paused,
-                               .folded = folded,
-                               .on_released = released,
-                               .on_lossless = lossless_request,
-                               .read_cost = read_cost,
-                               .on_half_closed = half_closed,
-                               .empty_block = empty_block,
-                               .on_closed = client_closed,
-                               .on_window = window_request,
                                .hold_ms = es_fanout_has_window(&s->fan) ? ES_HOLD_MS : 0,
-                               .on_held = client_held,
+                               .on_released = released,
+                               .on_closed = client_closed,
+                               .read_cost = read_cost,
                                .ctx = s};
     return s;
 }
@@ -435,7 +472,7 @@ static void request_stop(struct es_server *s) {
     atomic_store(&s->stop_requested, true);
     /* The wake handle is still open: only the loop thread closes it, and
      * only after seeing stop_requested. */
-    es_intake_wake(&s->intake);
+    wake(s);
 }
 
 /* The longest a stop takes: the longest linger, the ending of the streams
@@ -493,4 +530,115 @@ int es_server_wait_client(struct es_server *s) {
     int r = es_milestones_wait_client(&s->milestones, signals);
     es_signal_unguard();
     return r;
+}
+
+/* ---- RTS threads ---------------------------------------------------------- */
+
+void es_server_submit(struct es_server *s, const void *buf, size_t len) {
+    /* The thread's CPU clock around the copy: what the program pays on its
+     * own threads (two clock reads per chunk, a chunk being up to 2 MiB). */
+    uint64_t a = es_time_thread_cpu_ns();
+    /* A lossless client without room makes this thread wait (es_wait.h);
+     * while one is connected, nothing is dropped at the hand-off. */
+    bool lossless = es_lossless_wait_for_room(&s->lossless, len);
+    es_inbox_push(&s->inbox, buf, len, !lossless);
+    atomic_fetch_add_explicit(&s->counters.cpu_writer_ns, es_time_thread_cpu_ns() - a,
+                              memory_order_relaxed);
+}
+
+void es_server_post_text(struct es_server *s, const char *text) {
+    /* GHC always declares USER_MSG of variable size (es_notice.h). */
+    static struct es_header hdr = {.size[ES_EVENT_USER_MSG] = ES_SIZE_VARIABLE};
+    struct es_chunk *n = es_notice_message(&hdr, es_walker_program_time(&s->walker), text);
+    if (n == NULL)
+        return;
+    es_server_submit(s, n->data, n->len);
+    es_pool_chunk_free(n);
+}
+
+/* ---- what the API reads ------------------------------------------------------ */
+
+const struct es_counters *es_server_counters(const struct es_server *s) {
+    return &s->counters;
+}
+
+uint64_t es_server_bytes_received(const struct es_server *s) {
+    return es_inbox_bytes_in((struct es_inbox *)&s->inbox);
+}
+
+void es_server_lost(struct es_server *s, uint64_t *chunks, uint64_t *bytes) {
+    uint64_t dropped, dropped_bytes;
+    es_inbox_oom(&s->inbox, chunks, bytes);
+    es_inbox_dropped(&s->inbox, &dropped, &dropped_bytes);
+    *chunks += dropped + atomic_load_explicit(&s->counters.chunks_lost, memory_order_relaxed);
+    *bytes += dropped_bytes + atomic_load_explicit(&s->counters.bytes_lost, memory_order_relaxed);
+}
+
+int es_server_last_error(const struct es_server *s) {
+    return atomic_load(&s->last_error);
+}
+
+int es_server_tcp_port(const struct es_server *s) {
+    return es_endpoint_port(&s->endpoint);
+}
+
+pid_t es_server_pid(const struct es_server *s) {
+    return s->pid;
+}
+
+void es_server_exiting(struct es_server *s) {
+    es_lossless_exiting(&s->lossless);
+}
+
+long long es_server_write_window(struct es_server *s, int fd) {
+    if (!atomic_load(&s->joined))
+        return -EBUSY;
+    if (!es_fanout_has_window(&s->fan))
+        return -ENODATA;
+    return es_fanout_write_window(&s->fan, fd);
+}
+
+const char *es_server_dump_on_failure(const struct es_server *s) {
+    return s->cfg.dump_on_failure[0] != '\0' ? s->cfg.dump_on_failure : NULL;
+}
+
+void es_server_wait_stats(struct es_server *s, uint64_t *waits, uint64_t *ns, uint64_t *max_ns) {
+    es_lossless_wait_stats(&s->lossless, waits, ns, max_ns);
+}
+
+void es_server_set_flush(struct es_server *s, es_flush_fn fn, void *ctx, unsigned interval_ms,
+                         bool paced) {
+    es_flush_timer_set(&s->flush, fn, ctx, interval_ms, paced);
+    wake(s); /* the loop thread applies it (update_flush) */
+}
+
+/* ---- for tests (es_server_test.h) --------------------------------------------- */
+
+void es_server_debug_block(struct es_server *s, unsigned ms) {
+    es_intake_stall(&s->intake, ms);
+    wake(s);
+}
+
+bool es_server_debug_blocked(struct es_server *s) {
+    return es_intake_stalled(&s->intake);
+}
+
+void es_server_debug_release(struct es_server *s) {
+    es_intake_unstall(&s->intake);
+}
+
+bool es_server_debug_waiting(struct es_server *s) {
+    return es_lossless_waiting(&s->lossless);
+}
+
+size_t es_server_in_flight(struct es_server *s) {
+    return es_inbox_in_flight(&s->inbox);
+}
+
+void es_server_handoff_dropped(struct es_server *s, uint64_t *chunks, uint64_t *bytes) {
+    es_inbox_dropped(&s->inbox, chunks, bytes);
+}
+
+void es_server_threads(struct es_server *s, uv_thread_t *walker, uv_thread_t *loop) {
+    es_threads_ids(&s->threads, walker, loop);
 }

@@ -16,7 +16,7 @@
 #include <sys/types.h>
 #include <uv.h>
 
-/* Opaque outside es_server.c and es_server_api.c (es_server_impl.h). */
+/* Opaque outside es_server.c. */
 struct es_server;
 
 /* Bytes RTS threads may have handed over that the library's threads have
@@ -113,5 +113,23 @@ void es_server_exiting(struct es_server *s);
 /* How often RTS threads waited for lossless clients, for how long in all
  * and at most (nanoseconds). Any thread. */
 void es_server_wait_stats(struct es_server *s, uint64_t *waits, uint64_t *ns, uint64_t *max_ns);
+
+/* ---- for tests only (tests/unit): the library itself never calls these ---- */
+
+/* Make the loop thread sleep `ms` at its next wake-up, as if it were
+ * stuck, while RTS threads go on writing; whether it sleeps in it now; end
+ * the sleep early. Any thread. */
+void es_server_debug_block(struct es_server *s, unsigned ms);
+bool es_server_debug_blocked(struct es_server *s);
+void es_server_debug_release(struct es_server *s);
+
+/* Whether a program thread waits for a lossless client now. */
+bool es_server_debug_waiting(struct es_server *s);
+
+/* Bytes handed over and not yet taken in, chunks and bytes the hand-off
+ * dropped, and the library's two threads. Any thread. */
+size_t es_server_in_flight(struct es_server *s);
+void es_server_handoff_dropped(struct es_server *s, uint64_t *chunks, uint64_t *bytes);
+void es_server_threads(struct es_server *s, uv_thread_t *walker, uv_thread_t *loop);
 
 #endif

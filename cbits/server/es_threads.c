@@ -68,7 +68,7 @@ void es_threads_join_loop(struct es_threads *t) {
 static uint64_t read_clock(clockid_t clock, atomic_uint_fast64_t *last) {
     struct timespec ts;
     if (clock_gettime(clock, &ts) == 0)
-        atomic_store_explicit(last, es_timespec_ns(&ts), memory_order_relaxed);
+        atomic_store_explicit(last, es_time_timespec_ns(&ts), memory_order_relaxed);
     return atomic_load_explicit(last, memory_order_relaxed);
 }
 

@@ -51,9 +51,9 @@ int es_ring_marker(struct es_ring *r, const struct es_event *ev, uint64_t offset
 static void keep_defs(struct es_ring *r, const struct es_ring_block *b) {
     struct es_event_iter it;
     struct es_event ev;
-    es_event_iter_init(&it, r->hdr, b->data, b->len);
-    while (es_event_next(&it, &ev) == ES_WALK_EVENT) {
-        if (!es_event_is_definition(ev.type) || r->defs_len + ev.len > ES_RING_DEFS_MAX)
+    es_events_iter_init(&it, r->hdr, b->data, b->len);
+    while (es_events_next(&it, &ev) == ES_WALK_EVENT) {
+        if (!es_event_types_is_definition(ev.type) || r->defs_len + ev.len > ES_RING_DEFS_MAX)
             continue;
         if (r->defs_len + ev.len > r->defs_cap) {
             size_t cap = r->defs_cap ? r->defs_cap : 4096;

@@ -180,7 +180,7 @@ bool es_triggers_event(struct es_triggers *ts, const struct es_event *ev, uint16
     bool notice = false;
     if (ev->type == ES_EVENT_USER_MSG) {
         struct es_notice_read r;
-        es_notice_parse(ev->payload, ev->payload_len, &r);
+        es_notice_text_parse(ev->payload, ev->payload_len, &r);
         if (r.kind == ES_NOTICE_ERROR) {
             if (ts->error_seen)
                 return false;

@@ -182,9 +182,14 @@ static void stop(struct watch *w, int status, const char *why) {
     es_session_close(&w->ses);
     uv_close((uv_handle_t *)&w->after_timer, NULL);
     const struct es_conn *c = w->ses.conn;
+    /* After drop notices, the words record ends with (es_conn_add_gaps). */
+    char said[1000];
+    snprintf(said, sizeof said, "%s", why);
+    if (status != 2)
+        es_conn_add_gaps(&c->info, said, sizeof said);
     fprintf(stderr, "eventlog-socket: %s: %u recording%s written, %u firing%s held off; %s\n",
             c->name, w->files, w->files == 1 ? "" : "s", w->held_off, w->held_off == 1 ? "" : "s",
-            why);
+            said);
 }
 
 static void on_end(struct es_conn *c, enum es_conn_end how, void *ctx) {

@@ -80,7 +80,7 @@ void es_model_on_user_msg(struct es_model *m, struct es_model_ev *e) {
     struct es_notice_read n;
     size_t len;
     const uint8_t *s = es_payload_peek(r, &len);
-    es_notice_parse(s, len, &n);
+    es_notice_text_parse(s, len, &n);
     /* Most messages are the program's (ES_NOTICE_NOT). A wait notice and
      * a cut notice are also kept as messages: worth reading in the list.
      * A drop notice is drawn as a gap, and a cost notice, once a second,

@@ -141,7 +141,7 @@ static void ran(struct es_model *m, struct es_model_thread *th, uint64_t d) {
 /* What a STOP_THREAD status leaves the thread doing: the model's states
  * after a stop are the kinds of format/es_event_names.h. */
 static uint8_t stopped_state(uint16_t status) {
-    return (uint8_t)es_stop_kind(status);
+    return (uint8_t)es_event_names_stop_kind(status);
 }
 
 void es_model_on_thread_stop(struct es_model *m, struct es_model_ev *e) {
@@ -255,13 +255,13 @@ const char *es_model_thread_state(const struct es_model_thread *th) {
     case ES_THREAD_RUNNABLE:
         return "runnable";
     case ES_THREAD_FOREIGN:
-        return es_stop_status(ES_STOP_FOREIGN_STATUS)->words;
+        return es_event_names_stop_status(ES_STOP_FOREIGN_STATUS)->words;
     case ES_THREAD_FINISHED:
-        return es_stop_status(ES_STOP_FINISHED_STATUS)->words;
+        return es_event_names_stop_status(ES_STOP_FINISHED_STATUS)->words;
     default:
         break;
     }
     /* Blocked: on what, in the words of its STOP_THREAD status. */
-    const struct es_stop_status *s = es_stop_status(th->why);
+    const struct es_stop_status *s = es_event_names_stop_status(th->why);
     return s ? s->words : "blocked";
 }

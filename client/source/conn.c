@@ -19,6 +19,7 @@
 #include "format/es_control.h"
 #include "format/es_notice_text.h"
 #include "format/es_payload.h"
+#include "format/es_utf8.h"
 #include "peerpid.h"
 
 #define EVENTLOG_SOCKET_NO_RTS
@@ -37,51 +38,64 @@
 
 /* ---- The stream ---- */
 
-/* A NUL-terminated copy of at most size-1 bytes of a payload string. */
-static void copy_text(char *dst, size_t size, const uint8_t *p, size_t n) {
-    size_t k = n < size - 1 ? n : size - 1;
-    memcpy(dst, p, k);
-    dst[k] = '\0';
+/* `n` bytes of payload text as a NUL-terminated string of at most size-1
+ * bytes, by the command's one rule for text (format/es_utf8.h): a byte
+ * that starts no UTF-8 character is U+FFFD, and the text is cut between
+ * characters. Returns its length. */
+static size_t copy_text(char *dst, size_t size, const uint8_t *p, size_t n) {
+    return es_utf8_copy(dst, size, p, n);
+}
+
+/* The length copy_text gives `n` bytes of payload text when it has room. */
+static size_t text_len(const uint8_t *p, size_t n) {
+    size_t len = 0;
+    for (size_t i = 0; i < n && p[i] != '\0';) {
+        size_t k = es_utf8_len(p + i, n - i);
+        len += k ? k : ES_UTF8_REPLACEMENT_LEN;
+        i += k ? k : 1;
+    }
+    return len;
+}
+
+/* argv[0], `n` bytes at `p`: the program's name is its basename ('/' is
+ * never part of a multi-byte character, so the raw bytes are searched). */
+static void note_name(struct es_conn_info *in, const uint8_t *p, size_t n) {
+    const uint8_t *base = p;
+    for (size_t i = 0; i < n; i++)
+        if (p[i] == '/')
+            base = p + i + 1;
+    copy_text(in->program, sizeof in->program, base, (size_t)(p + n - base));
 }
 
 /* PROGRAM_ARGS: u32 capset, then the arguments, each ended by NUL. */
 static void note_args(struct es_conn_info *in, const struct es_event *ev) {
     struct es_payload r = es_payload_of(ev);
     es_payload_skip(&r, 4); /* capset */
-    size_t n;
-    const uint8_t *p = es_payload_peek(&r, &n);
-    if (n == 0)
+    if (es_payload_left(&r) == 0)
         return;
-    /* One line: each NUL a space, the last ones dropped. */
+    /* One line: the arguments with a space between them, the empty ones
+     * at the end dropped, each as text (copy_text); an argument that does
+     * not fit whole is cut between characters, and ends the line. */
     size_t out = 0;
-    for (size_t i = 0; i < n && out + 1 < sizeof in->args; i++)
-        in->args[out++] = p[i] == '\0' ? ' ' : (char)p[i];
+    bool first = true;
+    in->args[0] = '\0';
+    while (es_payload_left(&r) > 0 && out + 1 < sizeof in->args) {
+        size_t len;
+        const uint8_t *s = es_payload_str(&r, &len);
+        if (first)
+            note_name(in, s, len);
+        if (!first)
+            in->args[out++] = ' ';
+        size_t put = copy_text(in->args + out, sizeof in->args - out, s, len);
+        out += put;
+        first = false;
+        if (put < text_len(s, len))
+            break; /* cut: what follows would read as whole arguments */
+    }
     while (out > 0 && in->args[out - 1] == ' ')
         out--;
     in->args[out] = '\0';
-    size_t arg0;
-    const uint8_t *s = es_payload_str(&r, &arg0);
-    char first[sizeof in->program * 4];
-    copy_text(first, sizeof first, s, arg0);
-    const char *slash = strrchr(first, '/');
-    const char *base = slash ? slash + 1 : first;
-    copy_text(in->program, sizeof in->program, (const uint8_t *)base, strlen(base));
     in->have_args = true;
-}
-
-static bool is_drop_notice(const uint8_t *p, size_t n, uint64_t *chunks) {
-    static const char prefix[] = "eventlog-socket: dropped ";
-    size_t k = sizeof prefix - 1;
-    if (n <= k || memcmp(p, prefix, k) != 0)
-        return false;
-    uint64_t v = 0;
-    size_t i = k;
-    for (; i < n && p[i] >= '0' && p[i] <= '9'; i++)
-        v = v * 10 + (uint64_t)(p[i] - '0');
-    if (i == k)
-        return false;
-    *chunks = v;
-    return true;
 }
 
 /* The event types note_event looks into: one load per event, and the
@@ -133,11 +147,58 @@ static void note_program(struct es_conn_info *in, const struct es_event *ev) {
     }
 }
 
+/* A drop notice (read as the model reads it, client/model/notes.c):
+ * counted, with where it is. False for any other message. */
+static bool note_drop(struct es_conn_info *in, uint64_t t, const uint8_t *p, size_t n) {
+    struct es_notice_read r;
+    es_notice_text_parse(p, n, &r);
+    if (r.kind != ES_NOTICE_DROP)
+        return false;
+    if (in->drop_notices++ == 0 || t < in->first_drop_time)
+        in->first_drop_time = t;
+    if (t > in->last_drop_time)
+        in->last_drop_time = t;
+    in->dropped_chunks += r.chunks;
+    in->dropped_mib += r.mib;
+    return true;
+}
+
+int es_conn_gaps_text(const struct es_conn_info *in, char *buf, size_t size) {
+    if (in->drop_notices == 0)
+        return snprintf(buf, size, "%s", "");
+    char where[80];
+    if (in->drop_notices == 1)
+        snprintf(where, sizeof where, "at %.3f s", (double)in->first_drop_time / 1e9);
+    else
+        snprintf(where, sizeof where, "the first at %.3f s, the last at %.3f s",
+                 (double)in->first_drop_time / 1e9, (double)in->last_drop_time / 1e9);
+    return snprintf(
+        buf, size, "with gaps: %llu chunk%s (%.1f MiB) missing in %llu drop notice%s, %s",
+        (unsigned long long)in->dropped_chunks, in->dropped_chunks == 1 ? "" : "s", in->dropped_mib,
+        (unsigned long long)in->drop_notices, in->drop_notices == 1 ? "" : "s", where);
+}
+
+void es_conn_complete_words(const struct es_conn_info *in, char *buf, size_t size) {
+    char gaps[200];
+    es_conn_gaps_text(in, gaps, sizeof gaps);
+    snprintf(buf, size, "%s%s the program's end marker arrived", gaps[0] ? gaps : "complete",
+             gaps[0] ? ";" : ",");
+}
+
+void es_conn_add_gaps(const struct es_conn_info *in, char *buf, size_t size) {
+    size_t n = strnlen(buf, size);
+    if (in->drop_notices == 0 || n + 1 >= size)
+        return;
+    char gaps[200];
+    es_conn_gaps_text(in, gaps, sizeof gaps);
+    snprintf(buf + n, size - n, "; %s", gaps);
+}
+
 /* The answer to a window request; the window's blocks begin where the
  * notice's block ends. */
 static void note_window(struct es_conn_info *in, const uint8_t *p, size_t n) {
     struct es_notice_read r;
-    es_notice_parse(p, n, &r);
+    es_notice_text_parse(p, n, &r);
     if (r.kind == ES_NOTICE_WINDOW && in->window == 0) {
         in->window = 1;
         in->window_start = in->block_end;
@@ -171,11 +232,9 @@ static void note_event(struct es_conn_info *in, const struct es_event *ev) {
     case ES_EVENT_USER_MSG: {
         static const char lossless[] = "eventlog-socket: lossless delivery ";
         static const char cut[] = ES_NOTICE_PREFIX ES_NOTICE_CUT_WORDS;
-        uint64_t chunks;
-        if (is_drop_notice(p, n, &chunks)) {
-            in->drop_notices++;
-            in->dropped_chunks += chunks;
-        } else if (n > sizeof lossless - 1 && memcmp(p, lossless, sizeof lossless - 1) == 0) {
+        if (note_drop(in, ev->time, p, n))
+            break;
+        if (n > sizeof lossless - 1 && memcmp(p, lossless, sizeof lossless - 1) == 0) {
             copy_text(in->lossless_notice, sizeof in->lossless_notice, p, n);
             in->lossless_notices++;
         } else if (n > sizeof cut - 1 && memcmp(p, cut, sizeof cut - 1) == 0) {

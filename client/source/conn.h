@@ -69,6 +69,8 @@ struct es_conn_info {
     uint64_t last_sample_time; /* program time of the latest one */
     uint64_t drop_notices;     /* drop notices the server inserted (protocol.md 1.3) */
     uint64_t dropped_chunks;   /* the chunks they say were skipped */
+    double dropped_mib;        /* and their MiB */
+    uint64_t first_drop_time, last_drop_time; /* program time of the first and the last */
     /* The latest notice about lossless delivery for this connection
      * (refused, or ended; protocol.md 1.3), and how many came. */
     char lossless_notice[512];
@@ -160,6 +162,20 @@ struct es_conn {
     bool want[ES_MAX_EVENT_TYPES];
     bool destroy_pending; /* closed meanwhile: free the reader on the way out */
 };
+
+/* What the stream's drop notices add up to, in the words every
+ * subcommand that judges a stream's end says them in: "with gaps: 37
+ * chunks (4.1 MiB) missing in 2 drop notices, the first at 1.204 s, the
+ * last at 3.410 s" ("in 1 drop notice, at 1.204 s"; program time), or ""
+ * without drop notices. Returns snprintf's count. */
+int es_conn_gaps_text(const struct es_conn_info *in, char *buf, size_t size);
+/* A stream that ended with the program's end marker, as the last lines
+ * say it: "complete, the program's end marker arrived", or after drop
+ * notices "with gaps: ...; the program's end marker arrived". */
+void es_conn_complete_words(const struct es_conn_info *in, char *buf, size_t size);
+/* "; with gaps: ..." added to the text in `buf` (`size` bytes) after drop
+ * notices, for a stream that was cut. */
+void es_conn_add_gaps(const struct es_conn_info *in, char *buf, size_t size);
 
 /* Skim within `window` from now on (the callbacks' `window`, replaced):
  * for a consumer that puts another model in place of the one it opened

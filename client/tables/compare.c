@@ -120,6 +120,7 @@ static int output(const struct es_join *cmp, const char *csv) {
     if (csv)
         fprintf(stderr, "eventlog-socket compare: %zu labels to %s\n", n,
                 strcmp(csv, "-") == 0 ? "stdout" : csv);
+    es_join_say_gaps(cmp);
     return status;
 }
 

@@ -218,20 +218,23 @@ static void on_skip(struct es_conn *c, const struct es_stream_skip *run, void *c
 
 static void on_end(struct es_conn *c, enum es_conn_end how, void *ctx) {
     struct heap *h = ctx;
-    char why[700];
+    char why[1000];
     switch (how) {
     case ES_CONN_COMPLETE:
         es_model_end(h->model);
         if (h->model->cut) {
             /* A recording whose end marker record added (client/source/blocks.h). */
             snprintf(why, sizeof why, "cut: the recording was cut (%s)", h->model->cut_why);
+            es_conn_add_gaps(&c->info, why, sizeof why);
             stop(h, 1, why);
         } else {
-            stop(h, 0, "complete, the program's end marker arrived");
+            es_conn_complete_words(&c->info, why, sizeof why);
+            stop(h, 0, why);
         }
         break;
     case ES_CONN_CUT:
         snprintf(why, sizeof why, "cut: the stream ended without its end marker (%s)", c->error);
+        es_conn_add_gaps(&c->info, why, sizeof why);
         stop(h, 1, why);
         break;
     case ES_CONN_FAILED:
@@ -242,7 +245,11 @@ static void on_end(struct es_conn *c, enum es_conn_end how, void *ctx) {
 
 static void on_signal(void *ctx, int signum) {
     struct heap *h = ctx;
-    stop(h, 1, signum == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)");
+    char why[300];
+    snprintf(why, sizeof why, "%s",
+             signum == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)");
+    es_conn_add_gaps(&h->ses.conn->info, why, sizeof why);
+    stop(h, 1, why);
 }
 
 static FILE *open_out(const char *path) {

@@ -87,6 +87,8 @@ static void on_end(struct es_conn *c, enum es_conn_end how, void *ctx) {
         r->status = how == ES_CONN_CUT ? 1 : 2;
         snprintf(r->why, sizeof r->why, "%s%s", how == ES_CONN_CUT ? "cut: " : "", c->error);
     }
+    if (r->status == 1)
+        es_conn_add_gaps(&c->info, r->why, sizeof r->why);
     /* A run that gives nothing to compare ends the other too. */
     struct es_join *cmp = the_cmp;
     if ((cmp->run[0].ended && cmp->run[1].ended) || r->status == 2)
@@ -258,6 +260,18 @@ int es_join_warn_partial(const struct es_join *cmp, const char *what) {
         }
     }
     return status;
+}
+
+void es_join_say_gaps(const struct es_join *cmp) {
+    for (int i = 0; i < 2; i++) {
+        const struct es_join_run *r = &cmp->run[i];
+        const struct es_conn_info *in = &r->ses.conn->info;
+        if (r->status != 0 || in->drop_notices == 0)
+            continue;
+        char words[400];
+        es_conn_complete_words(in, words, sizeof words);
+        fprintf(stderr, "eventlog-socket: %s: %s\n", r->ses.conn->name, words);
+    }
 }
 
 void es_join_free(struct es_join *cmp) {

@@ -60,6 +60,10 @@ struct es_join_row *es_join_rows(const struct es_join *cmp, size_t *nrows);
 const char *es_join_note(const struct es_join_row *w);
 /* A message for each run that was cut or interrupted; 1 if one was, else 0. */
 int es_join_warn_partial(const struct es_join *cmp, const char *what);
+/* For each complete run with drop notices, the line record ends with:
+ * "NAME: with gaps: ...; the program's end marker arrived" (a cut run's
+ * why says its gaps already). */
+void es_join_say_gaps(const struct es_join *cmp);
 void es_join_free(struct es_join *cmp);
 
 #endif

@@ -176,7 +176,7 @@ static void gc_row(struct es_rows *t, const struct es_event *ev, int cap) {
         gc_stats(t, ev, cap);
         return;
     }
-    const char *name = es_event_name(ev->type, ES_FAMILY_GC);
+    const char *name = es_event_names_of(ev->type, ES_FAMILY_GC);
     if (name == NULL)
         return;
     struct es_rows_gc_cap *g = cap >= 0 && cap < ES_ROWS_MAX_CAPS ? &t->gc[cap] : NULL;
@@ -255,7 +255,7 @@ static void marker_row(struct es_rows *t, const struct es_event *ev, int cap) {
 /* ---- sparks */
 
 static void spark_row(struct es_rows *t, const struct es_event *ev, int cap) {
-    const char *name = es_event_name(ev->type, ES_FAMILY_SPARK);
+    const char *name = es_event_names_of(ev->type, ES_FAMILY_SPARK);
     if (name == NULL)
         return;
     struct es_payload r = es_payload_of(ev);
@@ -283,7 +283,7 @@ static void spark_row(struct es_rows *t, const struct es_event *ev, int cap) {
 /* ---- threads */
 
 static void thread_row(struct es_rows *t, const struct es_event *ev, int cap) {
-    const char *name = es_event_name(ev->type, ES_FAMILY_THREAD);
+    const char *name = es_event_names_of(ev->type, ES_FAMILY_THREAD);
     if (name == NULL)
         return;
     struct es_payload r = es_payload_of(ev);
@@ -301,7 +301,7 @@ static void thread_row(struct es_rows *t, const struct es_event *ev, int cap) {
     row_start(t, ev->time, cap);
     fprintf(t->out, ",%llu,%s,", (unsigned long long)id, name);
     if (ev->type == ES_EVENT_STOP_THREAD) {
-        const struct es_stop_status *s = es_stop_status((unsigned)status);
+        const struct es_stop_status *s = es_event_names_stop_status((unsigned)status);
         if (s)
             fputs(s->code, t->out);
         else

@@ -153,7 +153,7 @@ static int event_cap(struct table *t, const struct es_event *ev) {
 /* "eventlog-socket: recording cut: WHY" (es_notice_text.h). */
 static void cut_notice(struct table *t, const struct es_event *ev) {
     struct es_notice_read n;
-    es_notice_parse(ev->payload, ev->payload_len, &n);
+    es_notice_text_parse(ev->payload, ev->payload_len, &n);
     if (n.kind != ES_NOTICE_CUT)
         return;
     t->cut = true;
@@ -190,7 +190,7 @@ static void on_bytes(struct es_conn *c, const uint8_t *data, size_t n, void *ctx
 
 static void on_end(struct es_conn *c, enum es_conn_end how, void *ctx) {
     struct table *t = ctx;
-    char why[700];
+    char why[1000];
     switch (how) {
     case ES_CONN_COMPLETE:
         if (t->model)
@@ -199,13 +199,16 @@ static void on_end(struct es_conn *c, enum es_conn_end how, void *ctx) {
          * (client/source/blocks.h) says so in its cut notice. */
         if (t->cut) {
             snprintf(why, sizeof why, "cut: the recording was cut (%s)", t->cut_why);
+            es_conn_add_gaps(&c->info, why, sizeof why);
             stop(t, 1, why);
         } else {
-            stop(t, 0, "complete, the program's end marker arrived");
+            es_conn_complete_words(&c->info, why, sizeof why);
+            stop(t, 0, why);
         }
         break;
     case ES_CONN_CUT:
         snprintf(why, sizeof why, "cut: the stream ended without its end marker (%s)", c->error);
+        es_conn_add_gaps(&c->info, why, sizeof why);
         stop(t, 1, why);
         break;
     case ES_CONN_FAILED:
@@ -215,7 +218,12 @@ static void on_end(struct es_conn *c, enum es_conn_end how, void *ctx) {
 }
 
 static void on_signal(void *ctx, int signum) {
-    stop(ctx, 1, signum == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)");
+    struct table *t = ctx;
+    char why[300];
+    snprintf(why, sizeof why, "%s",
+             signum == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)");
+    es_conn_add_gaps(&t->ses.conn->info, why, sizeof why);
+    stop(t, 1, why);
 }
 
 /* Parse the command line into `t`; -1 to go on, else the exit status. */

@@ -490,5 +490,7 @@ void es_top_draw(const struct es_top_view *v) {
     else
         put(LINES - 1, 0, A_DIM, "c census now   p %s heap profiling   q quit",
             v->prof_paused ? "resume" : "pause");
+    if (v->repaint)
+        redrawwin(stdscr); /* curses forgets what it believes is on the terminal */
     refresh();
 }

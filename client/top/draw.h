@@ -25,6 +25,11 @@ struct es_top_view {
     bool utf8;        /* the terminal takes UTF-8 block characters */
     const char *lost; /* why the connection was lost (state LOST) */
     const char *said; /* the last key's effect for the bottom line, or NULL: the keys */
+    /* Rewrite every cell, not only those that changed: what another
+     * program wrote to the terminal (a background job's lines, which
+     * scroll it) goes, and so do cells of an older frame left where the
+     * lines scrolled to. */
+    bool repaint;
 };
 
 /* Erase and draw the whole screen (a note instead when it is too small). */

@@ -51,6 +51,7 @@ struct top {
     char lost[600];
     uint64_t sessions; /* connections that delivered a header */
     uint64_t last_bytes, last_ms;
+    uint64_t ticks; /* of the clock, for the full repaint once a second */
     double bytes_s;
     char proc_name[256]; /* the server's program from /proc, until the stream names it */
 
@@ -62,7 +63,7 @@ struct top {
 
 static struct top the_top;
 
-static void draw(struct top *t) {
+static void draw_frame(struct top *t, bool repaint) {
     const struct es_conn *c = t->ses.conn;
     struct es_top_view v = {
         .model = t->model,
@@ -76,8 +77,13 @@ static void draw(struct top *t) {
         .utf8 = t->utf8,
         .lost = t->lost,
         .said = t->said[0] && uv_now(t->ses.loop) - t->said_ms < 5000 ? t->said : NULL,
+        .repaint = repaint,
     };
     es_top_draw(&v);
+}
+
+static void draw(struct top *t) {
+    draw_frame(t, false);
 }
 
 /* ---- Connection. */
@@ -250,8 +256,13 @@ static void on_tick(uv_timer_t *timer) {
         promote(t, t->ses.conn);
     /* A resize is reported by getch (ncurses catches SIGWINCH). */
     handle_keys(t);
+    /* Once a second every cell is drawn again: curses sends only what
+     * changed, and the terminal is not top's alone (a program started in
+     * the background of the same shell writes its lines to it). Without
+     * it, a frame the lines scrolled stayed on screen: an exited
+     * program's "alloc 0 B/s ... tot 0 B" over its real figures. */
     if (!t->quitting)
-        draw(t);
+        draw_frame(t, ++t->ticks % (1000 / REFRESH_MS) == 0);
 }
 
 static void on_signal(void *ctx, int signum) {

@@ -102,9 +102,13 @@ static int write_page(struct report *r, const char *out) {
                 json.oom || html.oom ? "out of memory" : strerror(errno));
         status = 2;
     } else {
-        fprintf(stderr, "eventlog-socket report: %s: %llu censuses, %llu GCs -> %s%s\n", c->name,
-                (unsigned long long)r->model->censuses, (unsigned long long)r->model->gcs, out,
-                whole ? "" : " (the eventlog was cut)");
+        /* After drop notices, the same words as record's (es_conn_add_gaps). */
+        char said[1000];
+        snprintf(said, sizeof said, "%llu censuses, %llu GCs -> %s%s",
+                 (unsigned long long)r->model->censuses, (unsigned long long)r->model->gcs, out,
+                 whole ? "" : " (the eventlog was cut)");
+        es_conn_add_gaps(&c->info, said, sizeof said);
+        fprintf(stderr, "eventlog-socket report: %s: %s\n", c->name, said);
     }
     es_httpbuf_free(&json);
     es_httpbuf_free(&html);

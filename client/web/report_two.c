@@ -151,6 +151,7 @@ static int write_two(const struct es_join *cmp, const char *out) {
         status = es_join_warn_partial(cmp, "the report");
         fprintf(stderr, "eventlog-socket report: %s vs %s: %zu labels -> %s\n",
                 cmp->run[0].ses.conn->name, cmp->run[1].ses.conn->name, n, out);
+        es_join_say_gaps(cmp);
     }
     free(rows);
     es_httpbuf_free(&json);

@@ -333,9 +333,12 @@ static void run_ended(struct serve *s, struct es_conn *c, enum es_conn_end how) 
         es_webshare_recording_ended(s->sh, (uint64_t)sb.st_size);
     name_recording(s);
     publish(s, true);
+    char ended[400];
+    snprintf(ended, sizeof ended, "%s",
+             how == ES_CONN_COMPLETE ? "the program exited" : "the connection was lost");
+    es_conn_add_gaps(&c->info, ended, sizeof ended);
     fprintf(stderr, "eventlog-socket serve: %s: %s; still serving the page%s (Ctrl-C stops)\n",
-            c->name, how == ES_CONN_COMPLETE ? "the program exited" : "the connection was lost",
-            s->ses.opt.retry ? ", waiting for the next run (--retry)" : "");
+            c->name, ended, s->ses.opt.retry ? ", waiting for the next run (--retry)" : "");
 }
 
 static void on_end(struct es_conn *c, enum es_conn_end how, void *ctx) {

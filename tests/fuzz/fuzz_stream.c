@@ -41,8 +41,8 @@ static int reference_walk(const struct es_header *h, const uint8_t *buf, size_t 
     int r;
     *events = *defs = 0;
     *has_end = false;
-    es_event_iter_init(&it, h, buf, len);
-    while ((r = es_event_next(&it, &ev)) == ES_WALK_EVENT) {
+    es_events_iter_init(&it, h, buf, len);
+    while ((r = es_events_next(&it, &ev)) == ES_WALK_EVENT) {
         (*events)++;
         *defs += es_defs_is_definition(ev.type);
         CHECK(ev.offset + ev.len <= len && ev.payload + ev.payload_len <= buf + len);
@@ -81,7 +81,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         es_store_init(&store, 0);
         struct walk_ctx w = {.defs = &defs, .chunk = chunk};
         struct es_chunk_info info;
-        int r = es_chunk_inspect(&h, chunk, clen, &info, want, keep, &w);
+        int r = es_events_inspect(&h, chunk, clen, &info, want, keep, &w);
         size_t events, ndefs;
         bool has_end;
         int rr = reference_walk(&h, chunk, clen, &events, &ndefs, &has_end);
@@ -94,7 +94,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
              * with this header, it must walk like any block. */
             if (block != NULL) {
                 struct es_chunk_info binfo;
-                CHECK(es_chunk_inspect(&h, block->data, block->len, &binfo, NULL, NULL, NULL) == 0);
+                CHECK(es_events_inspect(&h, block->data, block->len, &binfo, NULL, NULL, NULL) ==
+                      0);
                 CHECK(binfo.is_block && binfo.cap == ES_GLOBAL_CAP && binfo.events == ndefs + 1 &&
                       binfo.block_len == block->len);
             }

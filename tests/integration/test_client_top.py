@@ -5,6 +5,7 @@ program, the test reads the screen (capture-pane) and presses keys
 
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import time
@@ -141,6 +142,49 @@ def top_retry_reconnects(s):
         deadline = time.monotonic() + 10
         while os.path.exists(sock) and time.monotonic() < deadline:
             time.sleep(0.05)
+    t.keys("q")
+    t.wait(r"TOP-EXIT=0", what="exit status 0")
+
+
+@test
+def top_repaints_over_other_output(s):
+    """Another program writes to top's terminal, as README's quick start's
+    program does from the background of the same shell (its "listening"
+    and "waiting" lines): the lines scroll the terminal under top. The
+    screen is top's again within seconds: no stray line, the title on the
+    first line and the heap's lines in place, and at the exit the alloc
+    line's total is the summary's "allocated" (before, cells top never
+    redrew kept the first frame's "alloc 0 B/s ... tot 0 B" on screen next
+    to a summary of 951 MiB allocated)."""
+    p, _ = serve(s, "noisy", ["--busy"])
+    flag = s.path("noise-now")
+    # The other writer: five lines on the terminal once the test says so,
+    # then it ends; top runs in the same terminal.
+    noise = ("(while [ ! -e %s ]; do sleep 0.05; done; for i in 1 2 3 4 5; do "
+             "echo STRAY-LINE-$i; done) & " % shlex.quote(flag))
+    t = Tmux(s, noise + top_command(s.path("noisy.sock")))
+    t.wait(r"^GC\s+[1-9]\d* collections", timeout=40, what="GC figures")
+    open(flag, "w").close()
+    deadline = time.monotonic() + 15
+    while True:
+        time.sleep(0.25)
+        lines = t.screen().splitlines()
+        clean = (lines[0].startswith(" probe (pid") and lines[2].startswith("Heap  live")
+                 and lines[4].lstrip().startswith("alloc")
+                 and not any("STRAY-LINE" in line for line in lines))
+        if clean or time.monotonic() > deadline:
+            break
+    expect(clean, "the other program's lines left top's screen garbled:\n" + "\n".join(lines))
+    p.cmd("quit")
+    p.finish()
+    final = t.wait(r"program exited\s+ran [\d.]+ \S+, allocated (\S+ \S+),",
+                   what="the final summary")
+    time.sleep(1.5)  # a repaint or more after the exit
+    text = t.screen()
+    note("alloc line %r; summary: allocated %s" % (alloc_total(text), final.group(1)))
+    expect(alloc_total(text) == final.group(1),
+           "the alloc line says tot %s, the summary allocated %s:\n%s"
+           % (alloc_total(text), final.group(1), text))
     t.keys("q")
     t.wait(r"TOP-EXIT=0", what="exit status 0")
 

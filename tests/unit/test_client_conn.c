@@ -7,6 +7,8 @@
  * (program, arguments, pid, GHC, heap profile, samples, notices, events,
  * latest time) and give the consumer the same events in the same order,
  * in pieces of any size, skimming or not. Argument: the fixture directory. */
+#include "format/es_notice_text.h"
+#include "format/es_utf8.h"
 #include "source/conn.h"
 #include "tap.h"
 
@@ -128,8 +130,156 @@ static void check_fixture(const char *path) {
     free(buf);
 }
 
+/* ---- A hand-made stream: text by the command's one rule, drop notices. */
+
+struct hand {
+    uint8_t b[4096];
+    size_t n;
+};
+
+static void be(struct hand *h, uint64_t v, int n) {
+    es_put_be(h->b + h->n, v, n);
+    h->n += (size_t)n;
+}
+
+static void bytes(struct hand *h, const void *p, size_t n) {
+    memcpy(h->b + h->n, p, n);
+    h->n += n;
+}
+
+/* The header, declaring the block marker (which every header does),
+ * PROGRAM_ARGS and USER_MSG (both of variable size), as the RTS writes
+ * it; then the data's beginning. */
+static void hand_header(struct hand *h) {
+    static const uint16_t types[] = {ES_EVENT_BLOCK_MARKER, ES_EVENT_PROGRAM_ARGS,
+                                     ES_EVENT_USER_MSG};
+    be(h, 0x68647262, 4); /* hdrb */
+    be(h, 0x68657462, 4); /* hetb */
+    for (unsigned i = 0; i < 3; i++) {
+        be(h, 0x65746200, 4); /* etb */
+        be(h, types[i], 2);
+        be(h, i == 0 ? ES_BLOCK_MARKER_LEN - 10 : 0xffff, 2); /* 0xffff: variable size */
+        be(h, 4, 4);
+        bytes(h, "text", 4);
+        be(h, 0, 4);
+        be(h, 0x65746500, 4); /* ete */
+    }
+    be(h, 0x68657465, 4); /* hete */
+    be(h, 0x68647265, 4); /* hdre */
+    be(h, 0x64617462, 4); /* datb */
+}
+
+static void hand_event(struct hand *h, uint16_t type, uint64_t t, const void *p, size_t n) {
+    be(h, type, 2);
+    be(h, t, 8);
+    be(h, n, 2);
+    bytes(h, p, n);
+}
+
+static void hand_drop(struct hand *h, uint64_t t, uint64_t chunks, uint64_t bytes_lost) {
+    char text[200];
+    int n = es_notice_format_drop(text, sizeof text, chunks, bytes_lost);
+    hand_event(h, ES_EVENT_USER_MSG, t, text, (size_t)n);
+}
+
+static struct es_conn_info hand_info(const struct hand *h) {
+    struct es_conn_info info;
+    struct seen seen = {0};
+    run(h->b, h->n, 7, false, false, &info, &seen);
+    return info;
+}
+
+/* argv[0] with a byte that starts no UTF-8 character (0xfe) in a
+ * directory that is not valid UTF-8 either, an argument with a lone
+ * continuation byte, then one that is cut inside a three-byte character
+ * (the euro sign) where the line is full, and a short one that would fit
+ * after it: each shown by the rule (format/es_utf8.h), U+FFFD for the bad
+ * bytes, the cut between characters, and nothing after the cut argument
+ * (it would read as whole). */
+static void text_by_the_rule(void) {
+    struct hand h = {.n = 0};
+    hand_header(&h);
+    uint8_t args[1400];
+    size_t n = 0;
+    memset(args, 0, 4); /* capset */
+    n += 4;
+    static const char arg0[] = "/opt/\xc3/pr\xfeg";
+    memcpy(args + n, arg0, sizeof arg0);
+    n += sizeof arg0;
+    static const char arg1[] = "-x\x80y";
+    memcpy(args + n, arg1, sizeof arg1);
+    n += sizeof arg1;
+    /* The line so far: "/opt/\ufffd/pr\ufffdg -x\ufffdy " (23 bytes); then
+     * 'a's up to two bytes before the end of the 1023 the line holds, and
+     * the euro sign, whose third byte does not fit; then "zz". */
+    size_t line = 23, fill = sizeof((struct es_conn_info *)0)->args - 1 - line - 2;
+    memset(args + n, 'a', fill);
+    n += fill;
+    static const char arg3[] = "\xe2\x82\xactail";
+    memcpy(args + n, arg3, sizeof arg3);
+    n += sizeof arg3;
+    memcpy(args + n, "zz", 3);
+    n += 3;
+    hand_event(&h, ES_EVENT_PROGRAM_ARGS, 1000, args, n);
+    be(&h, 0xffff, 2);
+    struct es_conn_info in = hand_info(&h);
+    ok(strcmp(in.program, "pr" ES_UTF8_REPLACEMENT "g") == 0,
+       "the program's name: a byte that starts no character is U+FFFD (%s)", in.program);
+    ok(strncmp(in.args,
+               "/opt/" ES_UTF8_REPLACEMENT "/pr" ES_UTF8_REPLACEMENT "g -x" ES_UTF8_REPLACEMENT
+               "y aaa",
+               line + 3) == 0,
+       "the arguments: each bad byte is U+FFFD (%.40s...)", in.args);
+    size_t len = strlen(in.args);
+    ok(len == sizeof in.args - 3 && len > 0 && in.args[len - 1] == 'a',
+       "an argument cut where the line is full is cut between characters and ends the line: "
+       "%zu bytes, ending with 'a' (last byte 0x%02x)",
+       len, len > 0 ? (unsigned)(uint8_t)in.args[len - 1] : 0u);
+    size_t bad = 0;
+    for (size_t i = 0; i < len;) {
+        size_t k = es_utf8_len((const uint8_t *)in.args + i, len - i);
+        bad += k == 0;
+        i += k ? k : 1;
+    }
+    ok(bad == 0, "the arguments' line is valid UTF-8 (%zu bad bytes)", bad);
+}
+
+/* Drop notices: counted with their chunks, MiB and times, and said in the
+ * words every subcommand ends with. */
+static void drop_words(void) {
+    struct hand h = {.n = 0};
+    hand_header(&h);
+    hand_drop(&h, 1204000000, 30, 30u << 20);
+    hand_drop(&h, 3410000000, 7, 7u << 20);
+    be(&h, 0xffff, 2);
+    struct es_conn_info in = hand_info(&h);
+    char text[300];
+    es_conn_complete_words(&in, text, sizeof text);
+    ok(strcmp(text, "with gaps: 37 chunks (37.0 MiB) missing in 2 drop notices, the first at "
+                    "1.204 s, the last at 3.410 s; the program's end marker arrived") == 0,
+       "two drop notices: %s", text);
+    struct hand one = {.n = 0};
+    hand_header(&one);
+    hand_drop(&one, 2500000000, 1, 1u << 20);
+    be(&one, 0xffff, 2);
+    in = hand_info(&one);
+    snprintf(text, sizeof text, "cut: interrupted");
+    es_conn_add_gaps(&in, text, sizeof text);
+    ok(strcmp(text, "cut: interrupted; with gaps: 1 chunk (1.0 MiB) missing in 1 drop notice, "
+                    "at 2.500 s") == 0,
+       "one drop notice, after a cut: %s", text);
+    struct hand none = {.n = 0};
+    hand_header(&none);
+    be(&none, 0xffff, 2);
+    in = hand_info(&none);
+    es_conn_complete_words(&in, text, sizeof text);
+    ok(strcmp(text, "complete, the program's end marker arrived") == 0, "none: %s", text);
+}
+
 int main(int argc, char **argv) {
     const char *dir = argc > 1 ? argv[1] : "tests/fixtures";
     tap_each_fixture(dir, check_fixture);
+    text_by_the_rule();
+    drop_words();
     return tap_done();
 }

@@ -146,8 +146,8 @@ static void feed(struct es_ring *r, size_t piece) {
         for (; next < 40 && offs[next] + ES_BLOCK_MARKER_LEN <= at + n; next++) {
             struct es_event ev;
             struct es_event_iter it;
-            es_event_iter_init(&it, &hdr, s + offs[next], offs[next + 1] - offs[next]);
-            es_event_next(&it, &ev);
+            es_events_iter_init(&it, &hdr, s + offs[next], offs[next + 1] - offs[next]);
+            es_events_next(&it, &ev);
             es_ring_marker(r, &ev, offs[next]);
         }
         es_ring_bytes(r, at, s + at, n, NULL, NULL);

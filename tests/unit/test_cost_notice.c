@@ -96,7 +96,7 @@ int main(void) {
            memcmp(n->data + ES_BLOCK_MARKER_LEN + 12, want, sizeof want - 1) == 0 &&
            es_be64(n->data + ES_BLOCK_MARKER_LEN + 2) == 77 && es_be64(n->data + 2) == 77,
        "the notice's text and time stamp");
-    es_chunk_free(n);
+    es_pool_chunk_free(n);
 
     if (mkdtemp(dir) == NULL) {
         printf("Bail out! mkdtemp\n");

@@ -23,8 +23,8 @@ static void check_fixture(const char *path) {
     struct es_event ev;
     long events = 0, blocks = 0, markers = 0;
     int r;
-    es_event_iter_init(&it, h, data, dlen);
-    while ((r = es_event_next(&it, &ev)) == ES_WALK_EVENT) {
+    es_events_iter_init(&it, h, data, dlen);
+    while ((r = es_events_next(&it, &ev)) == ES_WALK_EVENT) {
         if (ev.type == ES_EVENT_BLOCK_MARKER)
             blocks++;
         else
@@ -50,7 +50,7 @@ static void check_fixture(const char *path) {
             if (pos + n + 2 == dlen)
                 n += 2;
         }
-        if (es_chunk_inspect(h, data + pos, n, &info, NULL, NULL, NULL) != 0)
+        if (es_events_inspect(h, data + pos, n, &info, NULL, NULL, NULL) != 0)
             bad++;
         /* The block's own size and capability, read from its marker. */
         if (info.is_block != block || (block && (info.block_len != es_be32(data + pos + 10) ||
@@ -70,16 +70,16 @@ static void check_fixture(const char *path) {
         unsigned char *copy = malloc(n);
         memcpy(copy, data, n);
         struct es_chunk_info info;
-        es_event_iter_init(&it, h, copy, n);
+        es_events_iter_init(&it, h, copy, n);
         int last;
-        while ((last = es_event_next(&it, &ev)) == ES_WALK_EVENT)
+        while ((last = es_events_next(&it, &ev)) == ES_WALK_EVENT)
             ;
         /* A cut on an event boundary walks cleanly; anything else fails. */
         if (last == ES_WALK_DONE) {
-            if (es_chunk_inspect(h, copy, n, &info, NULL, NULL, NULL) != 0)
+            if (es_events_inspect(h, copy, n, &info, NULL, NULL, NULL) != 0)
                 wrong++;
         } else if (last != -EINVAL ||
-                   es_chunk_inspect(h, copy, n, &info, NULL, NULL, NULL) != -EINVAL) {
+                   es_events_inspect(h, copy, n, &info, NULL, NULL, NULL) != -EINVAL) {
             wrong++;
         }
         free(copy);
@@ -88,11 +88,11 @@ static void check_fixture(const char *path) {
 
     /* An event type the header does not declare stops the walk. */
     unsigned char unknown[12] = {0x01, 0xf4};
-    es_event_iter_init(&it, h, unknown, sizeof unknown);
-    ok(es_event_next(&it, &ev) == -EINVAL && it.pos == 0, "%s: undeclared type rejected", path);
+    es_events_iter_init(&it, h, unknown, sizeof unknown);
+    ok(es_events_next(&it, &ev) == -EINVAL && it.pos == 0, "%s: undeclared type rejected", path);
     unsigned char trailing[4] = {0xff, 0xff, 0, 0};
     struct es_chunk_info info;
-    ok(es_chunk_inspect(h, trailing, 4, &info, NULL, NULL, NULL) == -EINVAL,
+    ok(es_events_inspect(h, trailing, 4, &info, NULL, NULL, NULL) == -EINVAL,
        "%s: bytes after the end marker rejected", path);
     free(h);
     free(buf);

@@ -10,7 +10,7 @@
 #define _GNU_SOURCE
 #define EVENTLOG_SOCKET_NO_RTS
 #include "eventlog_socket.h"
-#include "server/es_server_test.h"
+#include "server/es_server.h"
 #include "base/es_signal.h"
 #include "format/es_stream.h"
 #include "server_util.h"

@@ -185,8 +185,8 @@ static uint8_t *stretch(const uint8_t *buf, size_t len, unsigned rounds, uint64_
         memcpy(r, buf + h.len, body);
         struct es_event_iter it;
         struct es_event ev;
-        es_event_iter_init(&it, &h, r, body);
-        while (es_event_next(&it, &ev) == ES_WALK_EVENT)
+        es_events_iter_init(&it, &h, r, body);
+        while (es_events_next(&it, &ev) == ES_WALK_EVENT)
             es_put_be(r + ev.offset + 2, ev.time + shift * k, 8);
     }
     memcpy(out + h.len + body * rounds, "\xff\xff", 2);

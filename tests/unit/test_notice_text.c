@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The notices' text (cbits/es_notice_text.[ch]) both ways: what the
- * library writes (es_notice_new, es_notice_wait, es_notice_cost, which
+ * library writes (es_notice_drop, es_notice_wait, es_notice_cost, which
  * the server sends) reads back, figure for figure, as the command reads
  * it; the cut notice `record` writes; the program's own messages and
  * malformed or cut notices are not counted. Runs under ASan. */
@@ -15,7 +15,7 @@
 
 static struct es_notice_read parse_str(const char *s) {
     struct es_notice_read n;
-    es_notice_parse((const uint8_t *)s, strlen(s), &n);
+    es_notice_text_parse((const uint8_t *)s, strlen(s), &n);
     return n;
 }
 
@@ -27,8 +27,8 @@ static struct es_notice_read parse_chunk(struct es_chunk *c) {
     const uint8_t *p = c->data + ES_BLOCK_MARKER_LEN;
     if (es_be16(p) == ES_EVENT_USER_MSG &&
         ES_BLOCK_MARKER_LEN + 12 + (size_t)es_be16(p + 10) == c->len)
-        es_notice_parse(p + 12, es_be16(p + 10), &n);
-    es_chunk_free(c);
+        es_notice_text_parse(p + 12, es_be16(p + 10), &n);
+    es_pool_chunk_free(c);
     return n;
 }
 
@@ -36,12 +36,12 @@ static struct es_notice_read parse_chunk(struct es_chunk *c) {
  * definitions keeps the block's events and covers both times. */
 static void window_notices(const struct es_header *hdr) {
     char text[300];
-    es_notice_format_window(text, sizeof text, 12, 7340032, 1500000000, 301250000000ull);
+    es_notice_text_window(text, sizeof text, 12, 7340032, 1500000000, 301250000000ull);
     struct es_notice_read n = parse_str(text);
     ok(n.kind == ES_NOTICE_WINDOW && n.chunks == 12 && n.bytes == 7340032 &&
            fabs(n.from_s - 1.5) < 1e-9 && fabs(n.to_s - 301.25) < 1e-9,
        "window notice reads back: %s", text);
-    es_notice_format_window_refused(text, sizeof text, "this program keeps no window");
+    es_notice_text_window_refused(text, sizeof text, "this program keeps no window");
     n = parse_str(text);
     ok(n.kind == ES_NOTICE_WINDOW_REFUSED && strcmp(n.why, "this program keeps no window") == 0,
        "window refusal reads back, why without the tail: '%s'", n.why);
@@ -49,7 +49,7 @@ static void window_notices(const struct es_header *hdr) {
        "a malformed window notice is not one");
     ok(parse_str("eventlog-socket: the RTS reported an error: boom").kind == ES_NOTICE_ERROR,
        "the error notice");
-    struct es_chunk *defs = es_notice_text(hdr, 100, "a definition stand-in");
+    struct es_chunk *defs = es_notice_message(hdr, 100, "a definition stand-in");
     struct es_chunk *both = es_notice_append(hdr, defs, 50,
                                              "eventlog-socket: window of 1 blocks "
                                              "(9 bytes) from 0.000 s to 0.000 s");
@@ -65,9 +65,9 @@ static void window_notices(const struct es_header *hdr) {
     struct es_chunk *alone = es_notice_append(hdr, NULL, 7, "x");
     ok(alone->len == ES_BLOCK_MARKER_LEN + 13 && es_block_time(alone->data) == 7,
        "without a block, a block of the notice alone");
-    es_chunk_free(defs);
-    es_chunk_free(both);
-    es_chunk_free(alone);
+    es_pool_chunk_free(defs);
+    es_pool_chunk_free(both);
+    es_pool_chunk_free(alone);
 }
 
 static void library_notices(void) {
@@ -77,7 +77,7 @@ static void library_notices(void) {
     static const uint64_t chunks[] = {0, 1, 12, 123456789012ull};
     static const uint64_t bytes[] = {0, 1 << 20, 3 * (1 << 19), 7ull << 40};
     for (int i = 0; i < 4; i++) {
-        struct es_notice_read n = parse_chunk(es_notice_new(&hdr, chunks[i], bytes[i], 5));
+        struct es_notice_read n = parse_chunk(es_notice_drop(&hdr, chunks[i], bytes[i], 5));
         double mib = (double)bytes[i] / (1 << 20);
         ok(n.kind == ES_NOTICE_DROP && n.chunks == chunks[i] && fabs(n.mib - mib) <= 0.05,
            "drop notice of %llu chunks, %.1f MiB reads back (%d: %llu, %.1f)",
@@ -95,13 +95,13 @@ static void library_notices(void) {
            fabs(c.loop_ms - 1.7) < 1e-9 && fabs(c.mib - 10.0) < 1e-9,
        "cost notice reads back: %.1f ms in %.1f s (%.1f, %.1f, %.1f), %.1f MiB", c.ms, c.secs,
        c.rts_ms, c.walker_ms, c.loop_ms, c.mib);
-    struct es_notice_read t = parse_chunk(es_notice_text(&hdr, 3,
-                                                         "eventlog-socket: lossless "
-                                                         "delivery refused: not yours"));
+    struct es_notice_read t = parse_chunk(es_notice_message(&hdr, 3,
+                                                            "eventlog-socket: lossless "
+                                                            "delivery refused: not yours"));
     ok(t.kind == ES_NOTICE_OTHER, "a lossless notice is a notice the model does not count");
     window_notices(&hdr);
     hdr.size[ES_EVENT_USER_MSG] = 8;
-    ok(es_notice_new(&hdr, 1, 1, 1) == NULL, "no notice when USER_MSG is not variable-size");
+    ok(es_notice_drop(&hdr, 1, 1, 1) == NULL, "no notice when USER_MSG is not variable-size");
 }
 
 static void other_messages(void) {
@@ -122,11 +122,11 @@ static void other_messages(void) {
        "a cost over no time");
     /* Every cut of a notice reads as something, never past its end. */
     char full[128];
-    int len = es_notice_format_drop(full, sizeof full, 42, 5u << 20);
+    int len = es_notice_text_drop(full, sizeof full, 42, 5u << 20);
     int drops = 0, others = 0;
     for (int k = 0; k <= len; k++) {
         struct es_notice_read r;
-        es_notice_parse((const uint8_t *)full, (size_t)k, &r);
+        es_notice_text_parse((const uint8_t *)full, (size_t)k, &r);
         drops += r.kind == ES_NOTICE_DROP;
         others += r.kind == ES_NOTICE_OTHER;
     }
@@ -134,7 +134,7 @@ static void other_messages(void) {
        "a drop notice cut at each of %d places: %d read as drops, %d as other notices", len + 1,
        drops, others);
     char small[20];
-    int n2 = es_notice_format_cost(small, sizeof small, 1, 2, 3, 4, 5);
+    int n2 = es_notice_text_cost(small, sizeof small, 1, 2, 3, 4, 5);
     ok(n2 > (int)sizeof small && strlen(small) == sizeof small - 1,
        "a buffer too small holds the start of the notice (%d wanted)", n2);
 }

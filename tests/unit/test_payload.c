@@ -235,27 +235,27 @@ static void block_markers(void) {
 }
 
 static void names(void) {
-    ok(strcmp(es_event_name(ES_EVENT_GC_START, ES_FAMILY_GC), "start") == 0 &&
-           strcmp(es_event_name(ES_EVENT_GC_STATS_GHC, ES_FAMILY_GC), "stats") == 0 &&
-           strcmp(es_event_name(ES_EVENT_REQUEST_SEQ_GC, ES_FAMILY_GC), "request_seq") == 0,
+    ok(strcmp(es_event_names_of(ES_EVENT_GC_START, ES_FAMILY_GC), "start") == 0 &&
+           strcmp(es_event_names_of(ES_EVENT_GC_STATS_GHC, ES_FAMILY_GC), "stats") == 0 &&
+           strcmp(es_event_names_of(ES_EVENT_REQUEST_SEQ_GC, ES_FAMILY_GC), "request_seq") == 0,
        "GC events by their names in `table gc`");
-    ok(strcmp(es_event_name(ES_EVENT_CREATE_THREAD, ES_FAMILY_THREAD), "create") == 0 &&
-           strcmp(es_event_name(ES_EVENT_SPARK_CREATE, ES_FAMILY_SPARK), "create") == 0 &&
-           strcmp(es_event_name(ES_EVENT_CREATE_SPARK_THREAD, ES_FAMILY_THREAD),
+    ok(strcmp(es_event_names_of(ES_EVENT_CREATE_THREAD, ES_FAMILY_THREAD), "create") == 0 &&
+           strcmp(es_event_names_of(ES_EVENT_SPARK_CREATE, ES_FAMILY_SPARK), "create") == 0 &&
+           strcmp(es_event_names_of(ES_EVENT_CREATE_SPARK_THREAD, ES_FAMILY_THREAD),
                   "create_spark_thread") == 0 &&
-           strcmp(es_event_name(ES_EVENT_SPARK_STEAL, ES_FAMILY_SPARK), "steal") == 0,
+           strcmp(es_event_names_of(ES_EVENT_SPARK_STEAL, ES_FAMILY_SPARK), "steal") == 0,
        "a name within its family: a thread's and a spark's create");
-    ok(es_event_name(ES_EVENT_GC_START, ES_FAMILY_THREAD) == NULL &&
-           es_event_name(ES_EVENT_CREATE_THREAD, ES_FAMILY_SPARK) == NULL &&
-           es_event_name(ES_EVENT_USER_MARKER, ES_FAMILY_GC) == NULL &&
-           es_event_name(ES_EVENT_HEAP_PROF_BEGIN, ES_FAMILY_GC) == NULL &&
-           es_event_name(0xffff, ES_FAMILY_THREAD) == NULL &&
-           es_event_name(ES_EVENT_CREATE_THREAD, ES_FAMILY_NONE) == NULL,
+    ok(es_event_names_of(ES_EVENT_GC_START, ES_FAMILY_THREAD) == NULL &&
+           es_event_names_of(ES_EVENT_CREATE_THREAD, ES_FAMILY_SPARK) == NULL &&
+           es_event_names_of(ES_EVENT_USER_MARKER, ES_FAMILY_GC) == NULL &&
+           es_event_names_of(ES_EVENT_HEAP_PROF_BEGIN, ES_FAMILY_GC) == NULL &&
+           es_event_names_of(0xffff, ES_FAMILY_THREAD) == NULL &&
+           es_event_names_of(ES_EVENT_CREATE_THREAD, ES_FAMILY_NONE) == NULL,
        "none for another family's event, an unnamed one or an id past the table");
     unsigned per[4] = {0};
     for (unsigned t = 0; t < 1024; t++)
         for (int f = ES_FAMILY_GC; f <= ES_FAMILY_THREAD; f++)
-            per[f] += es_event_name(t, (enum es_event_family)f) != NULL;
+            per[f] += es_event_names_of(t, (enum es_event_family)f) != NULL;
     ok(per[ES_FAMILY_GC] == 9 && per[ES_FAMILY_SPARK] == 8 && per[ES_FAMILY_THREAD] == 8,
        "9 GC events, 8 spark events, 8 thread events named (%u %u %u)", per[ES_FAMILY_GC],
        per[ES_FAMILY_SPARK], per[ES_FAMILY_THREAD]);
@@ -284,30 +284,35 @@ static void statuses(void) {
     };
     int wrong = 0;
     for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
-        const struct es_stop_status *s = es_stop_status(want[i].status);
+        const struct es_stop_status *s = es_event_names_stop_status(want[i].status);
         if (s == NULL || strcmp(s->code, want[i].code) != 0 ||
-            strcmp(s->words, want[i].words) != 0 || es_stop_kind(want[i].status) != want[i].kind) {
+            strcmp(s->words, want[i].words) != 0 ||
+            es_event_names_stop_kind(want[i].status) != want[i].kind) {
             printf("# status %u: %s / %s\n", want[i].status, s ? s->code : "(none)",
                    s ? s->words : "(none)");
             wrong++;
         }
     }
     ok(wrong == 0, "statuses: code, words and what each leaves the thread doing");
-    ok(es_stop_status(0) == NULL && es_stop_status(14) == NULL && es_stop_status(15) == NULL &&
-           es_stop_status(22) == NULL && es_stop_status(65535) == NULL,
+    ok(es_event_names_stop_status(0) == NULL && es_event_names_stop_status(14) == NULL &&
+           es_event_names_stop_status(15) == NULL && es_event_names_stop_status(22) == NULL &&
+           es_event_names_stop_status(65535) == NULL,
        "no entry for numbers GHC does not post (0, 14, 15, past 21)");
-    ok(es_stop_kind(0) == ES_STOP_RUNNABLE && es_stop_kind(14) == ES_STOP_BLOCKED &&
-           es_stop_kind(22) == ES_STOP_BLOCKED && es_stop_kind(65535) == ES_STOP_BLOCKED,
+    ok(es_event_names_stop_kind(0) == ES_STOP_RUNNABLE &&
+           es_event_names_stop_kind(14) == ES_STOP_BLOCKED &&
+           es_event_names_stop_kind(22) == ES_STOP_BLOCKED &&
+           es_event_names_stop_kind(65535) == ES_STOP_BLOCKED,
        "unknown numbers above 6 leave it blocked, on what unknown");
     unsigned defined = 0, unique = 1, lower = 1;
     for (unsigned s = 0; s < 256; s++) {
-        const struct es_stop_status *a = es_stop_status(s);
+        const struct es_stop_status *a = es_event_names_stop_status(s);
         if (a == NULL)
             continue;
         defined++;
         lower &= strspn(a->code, "abcdefghijklmnopqrstuvwxyz_") == strlen(a->code) && *a->words;
         for (unsigned t = 0; t < s; t++)
-            unique &= es_stop_status(t) == NULL || strcmp(es_stop_status(t)->code, a->code) != 0;
+            unique &= es_event_names_stop_status(t) == NULL ||
+                      strcmp(es_event_names_stop_status(t)->code, a->code) != 0;
     }
     ok(defined == 19 && unique && lower,
        "19 statuses, each code distinct, lower case and '_' only, with words (%u)", defined);

@@ -12,7 +12,7 @@
 static struct es_chunk *chunk_of(size_t len, char fill) {
     char *buf = malloc(len);
     memset(buf, fill, len);
-    struct es_chunk *c = es_chunk_new(buf, len);
+    struct es_chunk *c = es_pool_chunk_new(buf, len);
     free(buf);
     return c;
 }
@@ -43,7 +43,7 @@ static void test_reserve(void) {
 
     ok(es_pool_reserve(full) == 0 && es_pool_fitting(full) == ES_POOL_SPARE,
        "%d buffers reserved for full RTS buffers", ES_POOL_SPARE);
-    struct es_chunk *a = es_chunk_new(src, full);
+    struct es_chunk *a = es_pool_chunk_new(src, full);
     ok(a != NULL && es_pool_fitting(full) == ES_POOL_SPARE - 1 && memcmp(a->data, src, full) == 0,
        "the next full chunk takes one and holds the chunk's bytes");
     ok(es_pool_reserve(full) == 0 && es_pool_fitting(full) == ES_POOL_SPARE,
@@ -52,21 +52,21 @@ static void test_reserve(void) {
     ok(es_pool_fitting(full / 3) == 0,
        "a reserved buffer is not handed to a chunk of a third its size");
     /* The RTS's full blocks differ by a few bytes: one buffer fits them all. */
-    struct es_chunk *shorter = es_chunk_new(NULL, ES_RTS_BUFFER - 30);
+    struct es_chunk *shorter = es_pool_chunk_new(NULL, ES_RTS_BUFFER - 30);
     ok(shorter->cap == ES_RTS_BUFFER && es_pool_fitting(full) == 0,
        "a block 30 bytes shorter takes the reserved one");
-    es_chunk_free(shorter);
+    es_pool_chunk_free(shorter);
     ok(es_pool_fitting(ES_RTS_BUFFER) == ES_POOL_SPARE,
        "given back, it fits a block of the whole buffer");
 
     /* A full pool takes no more, and what is freed beyond it goes. */
     struct es_chunk *more[ES_POOL_MAX];
     for (int i = 0; i < ES_POOL_MAX; i++)
-        more[i] = es_chunk_new(src, full);
+        more[i] = es_pool_chunk_new(src, full);
     ok(es_pool_fitting(full) == 0, "taking %d chunks empties the pool", ES_POOL_MAX);
-    es_chunk_free(a);
+    es_pool_chunk_free(a);
     for (int i = 0; i < ES_POOL_MAX; i++)
-        es_chunk_free(more[i]);
+        es_pool_chunk_free(more[i]);
     ok(es_pool_fitting(full) == ES_POOL_MAX && es_pool_reserve(full) == 0 &&
            es_pool_fitting(full) == ES_POOL_MAX,
        "freeing %d fills the pool to %d; a reserve then adds nothing", ES_POOL_MAX + 1,
@@ -77,14 +77,14 @@ static void test_reserve(void) {
     ok(es_pool_reserve(mid) == 0 && es_pool_fitting(mid) == ES_POOL_SPARE &&
            es_pool_fitting(full) == ES_POOL_MAX - ES_POOL_SPARE,
        "a reserve in a full pool replaces the oldest buffer");
-    struct es_chunk *m = es_chunk_new(NULL, mid);
+    struct es_chunk *m = es_pool_chunk_new(NULL, mid);
     ok(es_pool_fitting(mid) == 0, "and a chunk of that size takes it");
-    es_chunk_free(m);
+    es_pool_chunk_free(m);
     ok(es_pool_fitting(mid) == 1 && es_pool_fitting(full) == ES_POOL_MAX - 1,
        "given back, it stays, and the pool stays at %d", ES_POOL_MAX);
-    m = es_chunk_new(NULL, mid);
+    m = es_pool_chunk_new(NULL, mid);
     for (int i = 0; i < ES_POOL_MAX; i++)
-        more[i] = es_chunk_new(NULL, full);
+        more[i] = es_pool_chunk_new(NULL, full);
 
     size_t small = ES_POOL_MIN / 2;
     ok(es_pool_reserve(small) == 0 && es_pool_fitting(small) == 0,
@@ -92,13 +92,13 @@ static void test_reserve(void) {
     size_t odd = ES_RTS_BUFFER * 3 / 10;
     ok(es_pool_reserve(odd) == 0 && es_pool_fitting(odd) == ES_POOL_SPARE,
        "other sizes are reserved at their own size");
-    struct es_chunk *f = es_chunk_new(src, odd);
+    struct es_chunk *f = es_pool_chunk_new(src, odd);
     ok(f->cap >= odd && f->cap < odd + ES_POOL_CLASS && memcmp(f->data, src, odd) == 0,
        "and taken by a chunk of that size (rounded up to a size class)");
-    es_chunk_free(f);
-    es_chunk_free(m);
+    es_pool_chunk_free(f);
+    es_pool_chunk_free(m);
     for (int i = 0; i < ES_POOL_MAX; i++)
-        es_chunk_free(more[i]);
+        es_pool_chunk_free(more[i]);
     free(src);
 }
 
@@ -110,49 +110,50 @@ static void test_lend(void) {
     size_t full = ES_RTS_BUFFER - 24;
     struct es_chunk *c[ALL + 1];
     for (int i = 0; i <= ALL; i++)
-        c[i] = es_chunk_new(NULL, full);
+        c[i] = es_pool_chunk_new(NULL, full);
     es_pool_lend(LENT);
     for (int i = 0; i <= ALL; i++)
-        es_chunk_free(c[i]);
+        es_pool_chunk_free(c[i]);
     ok(es_pool_fitting(full) == ALL, "%d lent: %d of %d freed buffers kept", LENT, ALL, ALL + 1);
     for (int i = 0; i < ALL; i++)
-        c[i] = es_chunk_new(NULL, full);
+        c[i] = es_pool_chunk_new(NULL, full);
     ok(es_pool_fitting(full) == 0, "taken again by the next %d chunks", ALL);
     for (int i = 0; i < ALL; i++)
-        es_chunk_free(c[i]);
+        es_pool_chunk_free(c[i]);
     ok(es_pool_fitting(full) == ES_POOL_MAX, "after that the pool keeps its usual %d again",
        ES_POOL_MAX);
     /* Chunks that find nothing in the pool pay the loan back too. */
     es_pool_lend(2);
-    struct es_chunk *small[2] = {es_chunk_new(NULL, ES_POOL_MIN), es_chunk_new(NULL, ES_POOL_MIN)};
-    es_chunk_free(small[0]);
-    es_chunk_free(small[1]);
+    struct es_chunk *small[2] = {es_pool_chunk_new(NULL, ES_POOL_MIN),
+                                 es_pool_chunk_new(NULL, ES_POOL_MIN)};
+    es_pool_chunk_free(small[0]);
+    es_pool_chunk_free(small[1]);
     ok(es_pool_fitting(full) == ES_POOL_MAX - 2 && es_pool_fitting(ES_POOL_MIN) == 2,
        "2 lent, 2 chunks allocated anew: the 2 freed then replace the oldest buffers");
     for (int i = 0; i < 2; i++)
-        free(es_chunk_new(NULL, ES_POOL_MIN)); /* out of the pool */
+        free(es_pool_chunk_new(NULL, ES_POOL_MIN)); /* out of the pool */
     for (int i = 0; i < ES_POOL_MAX; i++)
-        c[i] = es_chunk_new(NULL, full); /* the pool is empty again */
+        c[i] = es_pool_chunk_new(NULL, full); /* the pool is empty again */
     ok(es_pool_fitting(ES_POOL_MIN) == 0 && es_pool_fitting(full) == 0,
        "every buffer kept can be taken");
     enum { BIG = ES_POOL_MAX + ES_POOL_LENT_MAX };
     struct es_chunk *big[BIG + 1];
     for (int i = 0; i <= BIG; i++)
-        big[i] = es_chunk_new(NULL, ES_POOL_MIN);
+        big[i] = es_pool_chunk_new(NULL, ES_POOL_MIN);
     es_pool_lend(1000000);
     for (int i = 0; i <= BIG; i++)
-        es_chunk_free(big[i]);
+        es_pool_chunk_free(big[i]);
     ok(es_pool_fitting(ES_POOL_MIN) == BIG, "lending is capped at %d buffers", ES_POOL_LENT_MAX);
     es_pool_recall();
     ok(es_pool_fitting(ES_POOL_MIN) == ES_POOL_MAX,
        "recalling the loan leaves the usual %d buffers", ES_POOL_MAX);
     for (int i = 0; i < BIG; i++)
-        big[i] = es_chunk_new(NULL, ES_POOL_MIN);
+        big[i] = es_pool_chunk_new(NULL, ES_POOL_MIN);
     es_pool_lend(ES_POOL_LENT_MAX);
     for (int i = 0; i < BIG; i++)
-        es_chunk_free(big[i]);
+        es_pool_chunk_free(big[i]);
     for (int i = 0; i < BIG; i++)
-        big[i] = es_chunk_new(NULL, ES_POOL_MIN);
+        big[i] = es_pool_chunk_new(NULL, ES_POOL_MIN);
     ok(es_pool_fitting(ES_POOL_MIN) == 0, "and every buffer kept can be taken");
     /* Leave the pool empty for the next test: free these past it. */
     for (int i = 0; i < BIG; i++)

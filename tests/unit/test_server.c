@@ -10,7 +10,7 @@
 #include "delivery/es_defs.h"
 #include "format/es_events.h"
 #include "delivery/es_pool.h"
-#include "server/es_server_test.h"
+#include "server/es_server.h"
 #include "server_util.h"
 #include "tap.h"
 
@@ -204,7 +204,8 @@ int main(void) {
     pthread_join(stopper, NULL);
     struct es_chunk_info info;
     ok(ne > hlen && memcmp(all, log, hlen) == 0 &&
-           es_chunk_inspect(h, all + hlen, ne - hlen, &info, NULL, NULL, NULL) == 0 && info.has_end,
+           es_events_inspect(h, all + hlen, ne - hlen, &info, NULL, NULL, NULL) == 0 &&
+           info.has_end,
        "its stream walks cleanly to the end marker (%zu bytes)", ne);
     /* The notices together account for every dropped chunk. */
     unsigned long long noted = 0, k;
@@ -278,8 +279,8 @@ int main(void) {
     size_t nwant = 0;
     struct es_event_iter it;
     struct es_event ev;
-    es_event_iter_init(&it, h, log + hlen, b1);
-    while (es_event_next(&it, &ev) == ES_WALK_EVENT)
+    es_events_iter_init(&it, h, log + hlen, b1);
+    while (es_events_next(&it, &ev) == ES_WALK_EVENT)
         if (es_defs_is_definition(ev.type)) {
             memcpy(want_defs + nwant, log + hlen + ev.offset, ev.len);
             nwant += ev.len;

@@ -4,7 +4,7 @@
  * the GHC 9.6.6 fixture, an IPE event as that RTS writes it, a correct
  * one, and a marker; the reader must give all three, with the right
  * payloads, and reach the end marker. The library's own walks (the
- * walker thread's es_chunk_inspect, and the event iterator) must step over
+ * walker thread's es_events_inspect, and the event iterator) must step over
  * the same bytes cleanly, also when a chunk ends right after a short one.
  * Argument: the fixture directory. */
 #include "format/es_events.h"
@@ -110,7 +110,7 @@ int main(int argc, char **argv) {
     for (int w = 0; w < 2; w++) {
         struct seen seen = {0};
         struct es_chunk_info info;
-        int r = es_chunk_inspect(&h, ev0, evlen, &info, w ? want : NULL, on_walked, &seen);
+        int r = es_events_inspect(&h, ev0, evlen, &info, w ? want : NULL, on_walked, &seen);
         ok(r == 0 && info.events == 3 && info.has_end,
            "chunk walk (%s): walks cleanly to the end marker, 3 events (%d, %zu)",
            w ? "IPE wanted" : "nothing wanted", r, info.events);
@@ -123,14 +123,14 @@ int main(int argc, char **argv) {
      * ends there): the declared length runs one byte past the chunk. */
     size_t short_len = 12 + sizeof ipe;
     struct es_chunk_info info;
-    ok(es_chunk_inspect(&h, ev0, short_len, &info, NULL, on_walked, NULL) == 0 && info.events == 1,
+    ok(es_events_inspect(&h, ev0, short_len, &info, NULL, on_walked, NULL) == 0 && info.events == 1,
        "a chunk ending with a short IPE event walks cleanly");
     struct es_event_iter it;
     struct es_event ev;
-    es_event_iter_init(&it, &h, ev0, evlen);
+    es_events_iter_init(&it, &h, ev0, evlen);
     int k = 0, rr;
     size_t lens[3] = {0};
-    while ((rr = es_event_next(&it, &ev)) == ES_WALK_EVENT && k < 3)
+    while ((rr = es_events_next(&it, &ev)) == ES_WALK_EVENT && k < 3)
         lens[k++] = ev.payload_len;
     ok(rr == ES_WALK_END && k == 3 && lens[0] == sizeof ipe && lens[1] == sizeof ipe &&
            lens[2] == 5,

@@ -12,9 +12,10 @@
 #define _GNU_SOURCE
 #define EVENTLOG_SOCKET_NO_RTS
 #include "eventlog_socket.h"
+#include "control/es_reader.h"
 #include "delivery/es_client.h"
 #include "delivery/es_cut.h"
-#include "server/es_server_test.h"
+#include "server/es_server.h"
 #include "format/es_stream.h"
 #include "server_util.h"
 #include "tap.h"
@@ -201,7 +202,7 @@ int main(void) {
      * thread starved of CPU (TSan, a busy machine) reads less than that in
      * 1.5 s, which says nothing about the limit. */
     double took3;
-    while ((took3 = now_s() - start) < 1.5 || (sent < ES_CLIENT_READ_BUDGET && took3 < 30)) {
+    while ((took3 = now_s() - start) < 1.5 || (sent < ES_READER_BUDGET && took3 < 30)) {
         ssize_t n = send(fd, junk, sizeof junk, MSG_NOSIGNAL);
         if (n > 0)
             sent += (size_t)n;
@@ -212,8 +213,8 @@ int main(void) {
      * window lasts a second at least, so at most ceil(took3) of them began
      * (2 in 1.5 s), each reading a budget and one 64 KiB read more. */
     double windows = (double)(long)took3 + 1;
-    ok(sent >= ES_CLIENT_READ_BUDGET &&
-           (double)sent < windows * (double)(ES_CLIENT_READ_BUDGET + 65536) + (double)(2 << 20),
+    ok(sent >= ES_READER_BUDGET &&
+           (double)sent < windows * (double)(ES_READER_BUDGET + 65536) + (double)(2 << 20),
        "in %.1f s it could write %.1f MiB: %.0f seconds' budgets (4 MiB each) and the socket's "
        "buffers at most",
        took3, (double)sent / (1 << 20), windows);

@@ -25,8 +25,8 @@ static size_t definitions_of(const struct es_header *h, const uint8_t *p, size_t
     struct es_event_iter it;
     struct es_event ev;
     size_t k = 0;
-    es_event_iter_init(&it, h, p, n);
-    while (es_event_next(&it, &ev) == ES_WALK_EVENT)
+    es_events_iter_init(&it, h, p, n);
+    while (es_events_next(&it, &ev) == ES_WALK_EVENT)
         if (es_defs_is_definition(ev.type) && k < max)
             offsets[k++] = ev.offset;
     return k;
@@ -84,7 +84,7 @@ static void check_fixture(const char *path) {
     ok(c != NULL && c->len == sizeof early && c->flags == 0 && c->ndefs == 0,
        "%s: data before the header passes on unwalked", path);
     struct es_chunk *next = c ? c->next : NULL;
-    es_chunk_free(c);
+    es_pool_chunk_free(c);
     c = next;
     ok(c != NULL && c->len == h->len && memcmp(c->data, buf, h->len) == 0 &&
            (c->flags & ES_CHUNK_HEADER),
@@ -93,7 +93,7 @@ static void check_fixture(const char *path) {
            c->header->ntypes == h->ntypes && memcmp(c->header->size, h->size, sizeof h->size) == 0,
        "%s: the header carries the walker's parse of it for the loop", path);
     next = c ? c->next : NULL;
-    es_chunk_free(c);
+    es_pool_chunk_free(c);
     c = next;
 
     size_t i = 0, same = 0, marked_end = 0, end_at = 0, defs = 0, defs_right = 0, lost = 0;
@@ -116,7 +116,7 @@ static void check_fixture(const char *path) {
                     want[es_be16(c->data + c->defs[j].offset)];
         defs += c->ndefs;
         defs_right += right;
-        es_chunk_free(c);
+        es_pool_chunk_free(c);
     }
     ok(i == nchunks && same == nchunks, "%s: all %zu chunks came out in order, unchanged", path,
        nchunks);

@@ -15,7 +15,7 @@
 #include "format/es_notice_text.h"
 #include "format/es_stream.h"
 #include "server/es_dump.h"
-#include "server/es_server_test.h"
+#include "server/es_server.h"
 #include "server_util.h"
 #include "tap.h"
 
@@ -28,7 +28,7 @@
 static struct es_chunk *chunk_at(size_t len, uint64_t time) {
     size_t n;
     unsigned char *b = make_block(1, len > 36 ? len - 36 : 0, time, &n);
-    struct es_chunk *c = es_chunk_new(b, n);
+    struct es_chunk *c = es_pool_chunk_new(b, n);
     free(b);
     return c;
 }
@@ -181,7 +181,7 @@ static void seen_event(const struct es_event *ev, const uint8_t *base, void *ctx
         return;
     }
     struct es_notice_read r;
-    es_notice_parse(text, n, &r);
+    es_notice_text_parse(text, n, &r);
     if (r.kind == ES_NOTICE_WINDOW) {
         v->window = true;
         v->window_at = (unsigned)v->nblk;

@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* What clients write (es_reader.h). */
+#include "es_reader.h"
+
+#include "es_registry.h"
+
+#define EVENTLOG_SOCKET_NO_RTS
+#include "eventlog_socket.h"
+
+#include <assert.h>
+
+/* The reader of `c` (es_reader_start set it). */
+static struct es_reader *reader_of(const struct es_client *c) {
+    assert(c->reader != NULL);
+    return c->reader;
+}
+
+/* One frame from `c`, to the module it is for. */
+static void dispatch(struct es_reader *r, struct es_client *c, const struct es_control_found *f) {
+    if (f->kind == ES_CONTROL_CUSTOM) {
+        if (!es_registry_dispatch(f->ns, f->ns_len, f->id))
+            es_control_ignored(&c->control);
+        return;
+    }
+    assert(f->kind == ES_CONTROL_COMMAND);
+    switch (f->cmd) {
+    case EVENTLOG_SOCKET_CMD_COST_NOTICES:
+        es_client_want_cost_notices(c);
+        break;
+    case EVENTLOG_SOCKET_CMD_WINDOW:
+        es_fanout_window(r->fan, c);
+        break;
+    case EVENTLOG_SOCKET_CMD_LOSSLESS:
+        es_lossless_request(r->lossless, c);
+        break;
+    default:
+        es_command_offer(r->command, f->cmd);
+        break;
+    }
+}
+
+/* Every frame in buf[0..len), in order, while the client is not closing
+ * (what a closing connection asks is moot). */
+static void take_frames(struct es_reader *r, struct es_client *c, const uint8_t *buf, size_t len) {
+    while (len > 0 && !es_client_is(c, ES_CLIENT_CLOSING)) {
+        struct es_control_found f;
+        size_t n = es_control_next(&c->control, buf, len, &f);
+        assert(n > 0 && n <= len);
+        buf += n;
+        len -= n;
+        if (f.kind != ES_CONTROL_NONE)
+            dispatch(r, c, &f);
+    }
+}
+
+/* Requests folded so far into one of the same kind still waiting. */
+static uint64_t folded(const struct es_reader *r) {
+    return es_command_folded(r->command) + es_registry_folded();
+}
+
+static void on_resume(uv_timer_t *t);
+
+/* Past its budget, `c` is not read until its second is over. */
+static void pause_reading(struct es_reader *r, struct es_client *c) {
+    uv_read_stop(es_client_stream(c));
+    es_client_set_flags(c, ES_CLIENT_READ_PAUSED, true);
+    if (!uv_is_active((uv_handle_t *)&r->resume))
+        uv_timer_start(&r->resume, on_resume, 100, 100);
+}
+
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
+    (void)suggested;
+    struct es_reader *r = reader_of(h->data);
+    *buf = uv_buf_init((char *)r->buf, sizeof r->buf);
+}
+
+/* What `c` wrote: its frames, then its budget. */
+static void got_bytes(struct es_reader *r, struct es_client *c, const uint8_t *buf, size_t n) {
+    uint64_t was = folded(r);
+    take_frames(r, c, buf, n);
+    uint64_t now = uv_now(r->loop);
+    /* It has said what it wanted first: its stream may begin. */
+    es_client_end_hold(c, now, true);
+    if (now - c->read_window_ms >= 1000) {
+        c->read_window_ms = now;
+        c->read_bytes = 0;
+    }
+    c->read_bytes += n;
+    if (folded(r) != was) {
+        c->read_window_ms = now; /* a whole second from now */
+        c->read_bytes = ES_READER_BUDGET + 1;
+    }
+    if (c->read_bytes > ES_READER_BUDGET && !es_client_is(c, ES_CLIENT_CLOSING))
+        pause_reading(r, c);
+}
+
+static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
+    struct es_client *c = stream->data;
+    struct es_reader *r = reader_of(c);
+    if (nread > 0) {
+        got_bytes(r, c, (const uint8_t *)buf->base, (size_t)nread);
+    } else if (nread == UV_EOF) {
+        /* The client has nothing more to say; it may still be reading, as
+         * `nc` does after its standard input ends, or be gone. */
+        es_client_set_flags(c, ES_CLIENT_READ_EOF, true);
+        uv_read_stop(stream);
+        if (!es_client_check_peer(c, uv_now(r->loop), 0))
+            es_hangup_watch(r->hangup); /* still there: look again later */
+        es_client_end_hold(c, 0, true); /* nor will it ask for the window */
+    } else if (nread < 0) {
+        es_client_close(c);
+    }
+}
+
+/* Resume a client paused for its budget once its window has ended;
+ * returns whether it is still paused. */
+static bool resume(struct es_client *c, uint64_t now_ms) {
+    if (!es_client_is(c, ES_CLIENT_READ_PAUSED) ||
+        es_client_is_any(c, ES_CLIENT_CLOSING | ES_CLIENT_READ_EOF))
+        return false;
+    if (now_ms - c->read_window_ms < 1000)
+        return true;
+    es_client_set_flags(c, ES_CLIENT_READ_PAUSED, false);
+    c->read_window_ms = now_ms;
+    c->read_bytes = 0;
+    if (uv_read_start(es_client_stream(c), on_alloc, on_read) != 0)
+        es_client_close(c);
+    return false;
+}
+
+static void on_resume(uv_timer_t *t) {
+    struct es_reader *r = t->data;
+    bool any = false;
+    uint64_t now = uv_now(r->loop);
+    es_fanout_each(r->fan, c, next) any |= resume(c, now);
+    if (!any)
+        uv_timer_stop(&r->resume);
+}
+
+void es_reader_open(struct es_reader *r, uv_loop_t *loop, struct es_command *command,
+                    struct es_fanout *fan, struct es_lossless *lossless, struct es_hangup *hangup) {
+    r->loop = loop;
+    r->command = command;
+    r->fan = fan;
+    r->lossless = lossless;
+    r->hangup = hangup;
+    uv_timer_init(loop, &r->resume); /* cannot fail */
+    r->resume.data = r;
+    r->open = true;
+}
+
+void es_reader_close(struct es_reader *r, uv_close_cb cb) {
+    if (!r->open)
+        return;
+    r->open = false;
+    uv_close((uv_handle_t *)&r->resume, cb);
+}
+
+int es_reader_start(struct es_reader *r, struct es_client *c) {
+    assert(r->open && c->reader == NULL);
+    if (es_client_is(c, ES_CLIENT_CLOSING))
+        return 0;
+    c->reader = r;
+    es_control_init(&c->control);
+    int err = uv_read_start(es_client_stream(c), on_alloc, on_read);
+    if (err != 0)
+        es_client_close(c);
+    return err;
+}

@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The fan-out's list of clients (cbits/delivery/es_fanout.h): joining and
+ * leaving keep the list and the count the stats report (clients_connected)
+ * in step, and a client that leaves twice, or leaves a stream it never
+ * joined, stops the program at the call (the forked child that tries it
+ * dies of SIGABRT) instead of emptying the list of the clients still
+ * there and wrapping the count round. No GHC; run plain and under
+ * ASan/UBSan. */
+#include "delivery/es_client.h"
+#include "delivery/es_fanout.h"
+#include "tap.h"
+
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+
+enum misuse { LEAVE_ONCE, LEAVE_TWICE, LEAVE_NEVER_JOINED, LEAVE_OTHER_STREAM };
+
+static struct es_counters counters;
+
+/* The clients `f` walks, as a count; -1 when a client shows up twice. */
+static int walked(struct es_fanout *f, struct es_client *const *all, int n) {
+    int seen[8] = {0}, total = 0;
+    es_fanout_each(f, c, next) {
+        for (int i = 0; i < n; i++)
+            if (all[i] == c && seen[i]++ > 0)
+                return -1;
+        total++;
+    }
+    return total;
+}
+
+static void misuse_run(enum misuse m) {
+    struct es_fanout f, other;
+    es_fanout_init(&f, &counters, 1 << 20, 1 << 20);
+    es_fanout_init(&other, &counters, 1 << 20, 1 << 20);
+    struct es_client *a = calloc(1, sizeof *a), *b = calloc(1, sizeof *b),
+                     *c = calloc(1, sizeof *c), *d = calloc(1, sizeof *d);
+    es_fanout_join(&f, a);
+    es_fanout_join(&f, b);
+    es_fanout_join(&other, d);
+    switch (m) {
+    case LEAVE_ONCE:
+        es_fanout_leave(&f, a);
+        /* b is still served, and counted. */
+        _exit(es_fanout_nclients(&f) == 1 && es_fanout_first(&f) == b ? 0 : 1);
+    case LEAVE_TWICE:
+        es_fanout_leave(&f, a);
+        es_fanout_leave(&f, a);
+        break;
+    case LEAVE_NEVER_JOINED:
+        es_fanout_leave(&f, c);
+        break;
+    case LEAVE_OTHER_STREAM:
+        es_fanout_leave(&f, d);
+        break;
+    }
+    /* Got through: what is left of the list says how wrong it went. */
+    _exit(es_fanout_nclients(&f) == 1 ? 2 : 3);
+}
+
+/* The signal that ended a child doing `m`; 0 when it exited well, -1 when
+ * it exited reporting a wrong list. */
+static int misuse(enum misuse m) {
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        struct rlimit none = {0, 0};
+        setrlimit(RLIMIT_CORE, &none);
+        fclose(stderr); /* the assertion's message is expected */
+        misuse_run(m);
+        _exit(0);
+    }
+    int status;
+    if (pid < 0 || waitpid(pid, &status, 0) != pid)
+        return -2;
+    return WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
+int main(void) {
+    struct es_fanout f;
+    es_fanout_init(&f, &counters, 1 << 20, 1 << 20);
+    struct es_client *all[3];
+    for (int i = 0; i < 3; i++) {
+        all[i] = calloc(1, sizeof *all[i]);
+        es_fanout_join(&f, all[i]);
+    }
+    ok(es_fanout_nclients(&f) == 3 && atomic_load(&counters.clients_connected) == 3,
+       "three clients joined: three counted, in the stats too");
+    ok(walked(&f, all, 3) == 3, "the walk meets each client once");
+    ok(es_fanout_first(&f) == all[2], "the newest client comes first");
+    es_fanout_leave(&f, all[1]);
+    ok(es_fanout_nclients(&f) == 2 && atomic_load(&counters.clients_connected) == 2 &&
+           walked(&f, all, 3) == 2,
+       "one left from the middle: two counted and walked");
+    es_fanout_each(&f, c, next) es_fanout_leave(&f, c);
+    ok(es_fanout_nclients(&f) == 0 && atomic_load(&counters.clients_connected) == 0 &&
+           es_fanout_first(&f) == NULL,
+       "every client left during a walk: none counted, none walked");
+    for (int i = 0; i < 3; i++)
+        free(all[i]);
+    es_fanout_destroy(&f);
+
+    ok(misuse(LEAVE_ONCE) == 0, "a client leaving once leaves the others served");
+#ifdef NDEBUG
+    ok(1, "# SKIP asserts are compiled out");
+#else
+    ok(misuse(LEAVE_TWICE) == SIGABRT,
+       "a client leaving twice stops at the second leave (the list of the others kept)");
+    ok(misuse(LEAVE_NEVER_JOINED) == SIGABRT, "a client that never joined cannot leave");
+    ok(misuse(LEAVE_OTHER_STREAM) == SIGABRT, "a client cannot leave another fan-out's stream");
+#endif
+    return tap_done();
+}
