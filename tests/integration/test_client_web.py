@@ -285,12 +285,13 @@ def web_drop_notices(s):
     rc, _, err = srv.wait(30)
     expect(rc == 0, "serve exited %d after SIGTERM: %s" % (rc, err))
     # Its line at the program's exit says the gaps in record's words.
-    exited = [l for l in err.splitlines() if "the program exited" in l]
+    exited = [line for line in err.splitlines() if "the program exited" in line]
     words = "the program exited; with gaps: %d chunk%s (" % (chunks, "" if chunks == 1 else "s")
     count = " missing in %d drop notice%s, " % (len(notices), "" if len(notices) == 1 else "s")
     expect(exited and words in exited[0] and count in exited[0]
            and ("%.3f s" % (notices[0][0] / 1e9)) in exited[0],
-           "serve's line at the exit does not say the %d notices' gaps: %r" % (len(notices), exited))
+           "serve's line at the exit does not say the %d notices' gaps: %r"
+           % (len(notices), exited))
 
 
 class SyntheticProgram:
