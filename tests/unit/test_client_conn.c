@@ -178,7 +178,7 @@ static void hand_event(struct hand *h, uint16_t type, uint64_t t, const void *p,
 
 static void hand_drop(struct hand *h, uint64_t t, uint64_t chunks, uint64_t bytes_lost) {
     char text[200];
-    int n = es_notice_format_drop(text, sizeof text, chunks, bytes_lost);
+    int n = es_notice_text_drop(text, sizeof text, chunks, bytes_lost);
     hand_event(h, ES_EVENT_USER_MSG, t, text, (size_t)n);
 }
 
