@@ -416,47 +416,58 @@ $(CBITS_LIB_DIR)/$(1)/libcbits.a: $(CBITS_SRC:cbits/%.c=$(CBITS_LIB_DIR)/$(1)/ob
 endef
 $(foreach f,plain asan tsan,$(eval $(call cbits_flavour,$(f))))
 
-$(BUILD)/unit/%: tests/unit/%.c tests/unit/tap.h tests/unit/control_ref.h tests/unit/server_util.h $(CBITS_H) \
-                $(CBITS_LIB_plain)
+# The runner every unit test links (tests/unit/unit.c: its main, the cases'
+# registry, their checks), once per flavour.
+UNIT_RUNNER_plain := $(BUILD)/unit-runner/plain/unit.o
+UNIT_RUNNER_asan := $(BUILD)/unit-runner/asan/unit.o
+UNIT_RUNNER_tsan := $(BUILD)/unit-runner/tsan/unit.o
+$(UNIT_RUNNER_plain) $(UNIT_RUNNER_asan) $(UNIT_RUNNER_tsan): $(BUILD)/unit-runner/%/unit.o: \
+    tests/unit/unit.c tests/unit/unit.h
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) -D_DEFAULT_SOURCE $(FLAVOUR_CFLAGS_$*) -c $< -o $@
+
+$(BUILD)/unit/%: tests/unit/%.c tests/unit/unit.h tests/unit/control_ref.h tests/unit/server_util.h $(CBITS_H) \
+                 $(UNIT_RUNNER_plain) $(CBITS_LIB_plain)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(FLAVOUR_CFLAGS_plain) -Iinclude -Icbits $(UV_CFLAGS) -o $@ $< \
-	    $(CBITS_LIB_plain) $(UV_LIBS)
+	    $(UNIT_RUNNER_plain) $(CBITS_LIB_plain) $(UV_LIBS)
 
-$(BUILD)/unit-asan/%: tests/unit/%.c tests/unit/tap.h tests/unit/control_ref.h tests/unit/server_util.h $(CBITS_H) \
-                     $(CBITS_LIB_asan)
+$(BUILD)/unit-asan/%: tests/unit/%.c tests/unit/unit.h tests/unit/control_ref.h tests/unit/server_util.h $(CBITS_H) \
+                      $(UNIT_RUNNER_asan) $(CBITS_LIB_asan)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(SAN_FLAGS) -Iinclude -Icbits $(UV_CFLAGS) -o $@ $< \
-	    $(CBITS_LIB_asan) $(UV_LIBS)
+	    $(UNIT_RUNNER_asan) $(CBITS_LIB_asan) $(UV_LIBS)
 
 # The client's model (MODEL_SRC) is pure C like cbits/: unit-tested the
 # same way, linked with its sources.
 MODEL_UNITS := test_model test_model_census test_model_sparks test_model_threads test_model_pauses \
                test_model_text
 $(MODEL_UNITS:%=$(BUILD)/unit/%): \
-$(BUILD)/unit/%: tests/unit/%.c tests/unit/tap.h tests/unit/model_events.h $(MODEL_SRC) $(MODEL_H) \
-                 $(CBITS_LIB_plain)
+$(BUILD)/unit/%: tests/unit/%.c tests/unit/unit.h tests/unit/model_events.h $(MODEL_SRC) $(MODEL_H) \
+                 $(UNIT_RUNNER_plain) $(CBITS_LIB_plain)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(FLAVOUR_CFLAGS_plain) -Iinclude -Icbits -Iclient -o $@ $< \
-	    $(MODEL_SRC) $(CBITS_LIB_plain) -lm
+	    $(UNIT_RUNNER_plain) $(MODEL_SRC) $(CBITS_LIB_plain) -lm
 
-$(MODEL_UNITS:%=$(BUILD)/unit-asan/%): $(BUILD)/unit-asan/%: tests/unit/%.c tests/unit/tap.h \
-                                  tests/unit/model_events.h $(MODEL_SRC) $(MODEL_H) $(CBITS_LIB_asan)
+$(MODEL_UNITS:%=$(BUILD)/unit-asan/%): $(BUILD)/unit-asan/%: tests/unit/%.c tests/unit/unit.h \
+                                  tests/unit/model_events.h $(MODEL_SRC) $(MODEL_H) $(UNIT_RUNNER_asan) \
+                                  $(CBITS_LIB_asan)
 	@mkdir -p $(dir $@)
-	$(CC) $(WARN) -D_DEFAULT_SOURCE $(SAN_FLAGS) -Iinclude -Icbits -Iclient -o $@ $< $(MODEL_SRC) \
-	    $(CBITS_LIB_asan) -lm
+	$(CC) $(WARN) -D_DEFAULT_SOURCE $(SAN_FLAGS) -Iinclude -Icbits -Iclient -o $@ $< $(UNIT_RUNNER_asan) \
+	    $(MODEL_SRC) $(CBITS_LIB_asan) -lm
 
 # Unit tests of the command's parts (tests/unit/test_client_*.c) link them too.
-$(BUILD)/unit/test_client_%: tests/unit/test_client_%.c tests/unit/tap.h $(CLIENT_LIB_SRC) \
-                             $(CLIENT_H) $(CBITS_LIB_plain)
+$(BUILD)/unit/test_client_%: tests/unit/test_client_%.c tests/unit/unit.h $(CLIENT_LIB_SRC) \
+                             $(CLIENT_H) $(UNIT_RUNNER_plain) $(CBITS_LIB_plain)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(FLAVOUR_CFLAGS_plain) -Iinclude -Icbits -Iclient $(UV_CFLAGS) \
-	    -o $@ $< $(CLIENT_LIB_SRC) $(CBITS_LIB_plain) $(UV_LIBS)
+	    -o $@ $< $(UNIT_RUNNER_plain) $(CLIENT_LIB_SRC) $(CBITS_LIB_plain) $(UV_LIBS)
 
-$(BUILD)/unit-asan/test_client_%: tests/unit/test_client_%.c tests/unit/tap.h $(CLIENT_LIB_SRC) \
-                                  $(CLIENT_H) $(CBITS_LIB_asan)
+$(BUILD)/unit-asan/test_client_%: tests/unit/test_client_%.c tests/unit/unit.h $(CLIENT_LIB_SRC) \
+                                  $(CLIENT_H) $(UNIT_RUNNER_asan) $(CBITS_LIB_asan)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(SAN_FLAGS) -Iinclude -Icbits -Iclient $(UV_CFLAGS) -o $@ $< \
-	    $(CLIENT_LIB_SRC) $(CBITS_LIB_asan) $(UV_LIBS)
+	    $(UNIT_RUNNER_asan) $(CLIENT_LIB_SRC) $(CBITS_LIB_asan) $(UV_LIBS)
 
 # The client's fuzz target links the command's parts as well.
 $(BUILD)/unit-asan/fuzz_client: tests/fuzz/fuzz_client.c tests/fuzz/fuzz_check.h tests/fuzz/replay.c \
@@ -501,10 +512,11 @@ $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_check.h tests/unit/con
 fuzz: $(FUZZ_BIN) $(FUZZ_REPLAY_BIN)
 	@scripts/fuzz.sh $(BUILD) $(FUZZ_SECONDS)
 
-$(BUILD)/unit-tsan/%: tests/unit/%.c tests/unit/tap.h tests/unit/server_util.h $(CBITS_LIB_tsan)
+$(BUILD)/unit-tsan/%: tests/unit/%.c tests/unit/unit.h tests/unit/server_util.h $(UNIT_RUNNER_tsan) \
+                      $(CBITS_LIB_tsan)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(FLAVOUR_CFLAGS_tsan) -Iinclude -Icbits $(UV_CFLAGS) -o $@ $< \
-	    $(CBITS_LIB_tsan) $(UV_LIBS)
+	    $(UNIT_RUNNER_tsan) $(CBITS_LIB_tsan) $(UV_LIBS)
 
 # With -MMD like every object: a header change (a struct that grew) must
 # rebuild these too, or the sanitized programs mix layouts.
@@ -551,8 +563,9 @@ $(SAN)/many-clients: $(MANY_CLIENTS)
 	@mkdir -p $(dir $@)
 	ln -sf ../many-clients $@
 
+# CASE="NAME ..." runs only the cases of those names (tests/run-unit.sh).
 unit-test: $(UNIT_BIN) $(UNIT_ASAN_BIN) $(UNIT_TSAN_BIN) $(FUZZ_REPLAY_BIN)
-	@tests/run-unit.sh $(BUILD)
+	@CASE='$(CASE)' tests/run-unit.sh $(BUILD)
 
 symbols: $(LIB)
 	@tests/check-symbols.sh $(LIB)

@@ -6,6 +6,9 @@
  *
  *   fuzz_TARGET FIXTURES_DIR            run every input, print TAP
  *   fuzz_TARGET FIXTURES_DIR --write DIR    write every input to DIR
+ *   fuzz_TARGET --list                  its one case's name (fuzz_TARGET),
+ *   fuzz_TARGET --case NAME FIXTURES_DIR    and that case: every input, as
+ *                                       tests/run-unit.sh runs unit tests
  *
  * Inputs: for each recorded eventlog, the header with each of its blocks
  * and with what follows the last block (the fuzz_stream layout: u16
@@ -101,8 +104,21 @@ static int by_name(const void *a, const void *b) {
 }
 
 int main(int argc, char **argv) {
+    const char *name = strrchr(argv[0], '/') != NULL ? strrchr(argv[0], '/') + 1 : argv[0];
+    if (argc == 2 && strcmp(argv[1], "--list") == 0) {
+        printf("%s\n", name);
+        return 0;
+    }
+    if (argc == 4 && strcmp(argv[1], "--case") == 0) {
+        if (strcmp(argv[2], name) != 0) {
+            fprintf(stderr, "%s: no case named %s (--list shows it)\n", name, argv[2]);
+            return 2;
+        }
+        argv += 2;
+        argc -= 2;
+    }
     if (argc != 2 && !(argc == 4 && strcmp(argv[2], "--write") == 0)) {
-        fprintf(stderr, "usage: %s FIXTURES_DIR [--write DIR]\n", argv[0]);
+        fprintf(stderr, "usage: %s [--case %s] FIXTURES_DIR [--write DIR] | --list\n", name, name);
         return 2;
     }
     write_dir = argc == 4 ? argv[3] : NULL;

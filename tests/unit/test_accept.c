@@ -10,16 +10,16 @@
 #include "net/es_accept.h"
 #include "base/es_listen.h"
 #include "server_util.h"
-#include "tap.h"
+#include "unit.h"
 
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 
-static char dir[] = "/tmp/es-test-accept-XXXXXX";
 static char path[256];
 static uv_loop_t loop;
 static uv_async_t quit;
+static pthread_t loop_tid;
 static struct es_accept acc;
 static struct es_counters counters;
 static atomic_uint served;       /* clients said to be connected (es_admit's view) */
@@ -78,13 +78,10 @@ static uint64_t refused(void) {
     return atomic_load(&counters.clients_refused);
 }
 
-int main(void) {
+/* Listening and accepting on a loop thread; the checks that it started. */
+static void start(void) {
     signal(SIGPIPE, SIG_IGN); /* a knock on a connection refused already */
-    if (mkdtemp(dir) == NULL) {
-        printf("Bail out! mkdtemp\n");
-        return 1;
-    }
-    snprintf(path, sizeof path, "%s/accept.sock", dir);
+    snprintf(path, sizeof path, "%s/accept.sock", unit_tmpdir());
     struct es_listen_result res;
     ok(es_listen_unix(path, &res) == 0, "listening");
     uv_loop_init(&loop);
@@ -94,37 +91,56 @@ int main(void) {
         .on_client = on_client, .nclients = nclients, .on_error = on_error, .ctx = NULL};
     ok(es_accept_start(&acc, &loop, res.fd, &rules, &counters, &env) == 0, "accepting");
     acc.budget_ns = 300000;
-    pthread_t t;
-    pthread_create(&t, NULL, loop_thread, NULL);
+    pthread_create(&loop_tid, NULL, loop_thread, NULL);
+}
 
+/* The loop thread told to close everything, and ended. */
+static void finish(void) {
+    uv_async_send(&quit);
+    pthread_join(loop_tid, NULL);
+    ok(uv_loop_close(&loop) == 0, "every handle closed");
+    unlink(path);
+}
+
+/* At the limit: `n` connections, each refused. */
+static void flood(int n) {
+    atomic_store(&served, 4);
+    for (int i = 0; i < n; i++)
+        knock('r');
+}
+
+UNIT_CASE(accept_under_the_limit) {
+    start();
     for (int i = 0; i < 5; i++)
         knock('a');
     WAIT_FOR(atomic_load(&admitted) == 5);
     ok(atomic_load(&admitted) == 5 && refused() == 0, "under the limit: 5 of 5 admitted");
+    finish();
+}
 
-    /* At the limit: every connection is refused, none reaches on_client. */
-    atomic_store(&served, 4);
-    for (int i = 0; i < 1000; i++)
-        knock('r');
+/* At the limit: every connection is refused, none reaches on_client, and
+ * the refusals, over their budget, pause accepting. */
+UNIT_CASE(accept_refused_at_the_limit) {
+    start();
+    flood(1000);
     WAIT_FOR(refused() == 1000);
-    ok(refused() == 1000 && atomic_load(&admitted) == 5,
+    ok(refused() == 1000 && atomic_load(&admitted) == 0,
        "at the limit: 1000 of 1000 refused, none admitted");
-    /* One that is to be admitted comes behind another flood. */
-    for (int i = 0; i < 500; i++)
-        knock('r');
+    finish();
+    ok(acc.pauses > 0, "refusals over their budget paused accepting (%llu times)",
+       (unsigned long long)acc.pauses);
+}
+
+/* One that is to be admitted comes behind a flood, which refusals over
+ * their budget keep waiting. */
+UNIT_CASE(accept_queued_behind_a_flood) {
+    start();
+    flood(500);
     atomic_store(&served, 0); /* a slot frees up while the flood waits */
     knock('o');
     WAIT_FOR(atomic_load(&admitted_last) == 'o');
     ok(atomic_load(&admitted_last) == 'o',
        "a client queued behind a paused flood is taken in (%llu refused, %u admitted)",
        (unsigned long long)refused(), atomic_load(&admitted));
-
-    uv_async_send(&quit);
-    pthread_join(t, NULL);
-    ok(acc.pauses > 0, "refusals over their budget paused accepting (%llu times)",
-       (unsigned long long)acc.pauses);
-    ok(uv_loop_close(&loop) == 0, "every handle closed");
-    unlink(path);
-    rmdir(dir);
-    return tap_done();
+    finish();
 }

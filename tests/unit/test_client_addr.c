@@ -2,7 +2,7 @@
 /* The eventlog-socket command's address parsing (client/source/addr.c): every
  * form docs/command.md lists, and the mistakes a user makes, each with a message. */
 #include "source/addr.h"
-#include "tap.h"
+#include "unit.h"
 
 #include <errno.h>
 
@@ -34,7 +34,7 @@ static void refuses(const char *text, const char *word) {
        why ? why : "none");
 }
 
-int main(void) {
+UNIT_CASE(client_addr_every_form) {
     accepts("unix:/tmp/app.sock", ES_ADDR_UNIX, "/tmp/app.sock", 0, "unix:/tmp/app.sock");
     accepts("/tmp/app.sock", ES_ADDR_UNIX, "/tmp/app.sock", 0, "unix:/tmp/app.sock");
     accepts("./app.sock", ES_ADDR_UNIX, "./app.sock", 0, "unix:./app.sock");
@@ -48,7 +48,9 @@ int main(void) {
     accepts("tcp::80", ES_ADDR_TCP, "127.0.0.1", 80, "tcp:127.0.0.1:80");
     accepts("[::1]:4242", ES_ADDR_TCP, "::1", 4242, "tcp:[::1]:4242");
     accepts("tcp:[::1]:4242", ES_ADDR_TCP, "::1", 4242, "tcp:[::1]:4242");
+}
 
+UNIT_CASE(client_addr_mistakes) {
     refuses("", "empty");
     refuses("app.sock", "./NAME");
     refuses("unix:", "empty");
@@ -66,5 +68,4 @@ int main(void) {
     long_path[0] = '/';
     long_path[sizeof long_path - 1] = '\0';
     refuses(long_path, "too long");
-    return tap_done();
 }

@@ -9,7 +9,7 @@
  * full disk) leaves the file cut back to its last whole block. */
 #include "source/blocks.h"
 #include "source/conn.h"
-#include "tap.h"
+#include "unit.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -94,7 +94,7 @@ static bool parses(const uint8_t *buf, size_t len) {
 
 static void check_fixture(const char *path) {
     size_t len;
-    uint8_t *data = tap_read_file(path, &len);
+    uint8_t *data = unit_read_file(path, &len);
     const char *name = strrchr(path, '/') + 1;
     size_t pieces[] = {len, 1, 4096, 0};
     for (size_t i = 0; i < sizeof pieces / sizeof *pieces; i++) {
@@ -148,12 +148,14 @@ static void check_fixture(const char *path) {
     free(data);
 }
 
+UNIT_FIXTURE_CASE(client_blocks_whole_and_cut, path) {
+    check_fixture(path);
+}
+
 /* A drop notice as the library writes it (cbits/delivery/es_notice.c) is counted. */
-static void drop_notice(const char *dir) {
-    char path[512];
-    snprintf(path, sizeof path, "%s/ghc-9.6.6.eventlog", dir);
+UNIT_CASE(client_blocks_drop_notice) {
     size_t len;
-    uint8_t *data = tap_read_file(path, &len);
+    uint8_t *data = unit_read_fixture("ghc-9.6.6.eventlog", &len);
     struct es_header hdr;
     es_header_parse(data, len, &hdr);
     static const char msg[] = "eventlog-socket: dropped 7 chunks (3.5 MiB)";
@@ -195,11 +197,9 @@ static size_t put_notice(uint8_t *at, const char *msg, uint64_t time) {
  * with skip_cost_notices the recording is the stream without them,
  * whatever pieces it arrives in; a message that only looks like one, or
  * a cost notice in a block with other events, is kept. */
-static void cost_notices(const char *dir) {
-    char path[512];
-    snprintf(path, sizeof path, "%s/ghc-9.6.6.eventlog", dir);
+UNIT_CASE(client_blocks_cost_notices) {
     size_t len;
-    uint8_t *data = tap_read_file(path, &len);
+    uint8_t *data = unit_read_fixture("ghc-9.6.6.eventlog", &len);
     struct es_header hdr;
     es_header_parse(data, len, &hdr);
     static const char cost[] = "eventlog-socket: streaming cost 1.2 ms of CPU in the last 1.0 s "
@@ -245,7 +245,7 @@ static void cost_notices(const char *dir) {
 }
 
 /* Garbage instead of a header: no file content, a one-line reason. */
-static void not_an_eventlog(void) {
+UNIT_CASE(client_blocks_not_an_eventlog) {
     struct es_conn c;
     es_conn_init_parser(&c, NULL);
     int r = es_conn_feed(&c, (const uint8_t *)"HTTP/1.1 200 OK\r\n", 17);
@@ -257,11 +257,9 @@ static void not_an_eventlog(void) {
 
 /* A cut recording ends with the cut notice, then an end marker, and
  * parses; a whole one has none. */
-static void cut_notice(const char *dir) {
-    char path[512];
-    snprintf(path, sizeof path, "%s/ghc-9.6.6.eventlog", dir);
+UNIT_CASE(client_blocks_cut_notice) {
     size_t len, out_len;
-    uint8_t *data = tap_read_file(path, &len);
+    uint8_t *data = unit_read_fixture("ghc-9.6.6.eventlog", &len);
     cut_why = "killed (test)";
     uint8_t *out = record(data, len * 2 / 3, 0, &out_len, NULL);
     static const char text[] = "eventlog-socket: recording cut: killed (test)";
@@ -282,11 +280,9 @@ static void cut_notice(const char *dir) {
 
 /* A write that fails (here a file size limit, as a full disk): the file is
  * cut back to its last whole block and ends with an end marker. */
-static void write_fails(const char *dir) {
-    char path[512];
-    snprintf(path, sizeof path, "%s/ghc-9.6.6.eventlog", dir);
+UNIT_CASE(client_blocks_write_fails) {
     size_t len, out_len;
-    uint8_t *data = tap_read_file(path, &len);
+    uint8_t *data = unit_read_fixture("ghc-9.6.6.eventlog", &len);
     struct rlimit old, lim;
     getrlimit(RLIMIT_FSIZE, &old);
     signal(SIGXFSZ, SIG_IGN);
@@ -320,7 +316,7 @@ static void write_fails(const char *dir) {
  * together failed part-way, leaving an empty file). */
 static void room_for_the_header(const char *path) {
     size_t len, out_len;
-    uint8_t *data = tap_read_file(path, &len);
+    uint8_t *data = unit_read_file(path, &len);
     struct es_stream s;
     es_stream_init(&s);
     es_stream_feed(&s, data, len, NULL);
@@ -344,6 +340,10 @@ static void room_for_the_header(const char *path) {
     free(data);
 }
 
+UNIT_FIXTURE_CASE(client_blocks_room_for_the_header, path) {
+    room_for_the_header(path);
+}
+
 static void be_put(uint8_t *p, uint64_t v, int n) {
     for (int i = n - 1; i >= 0; i--, v >>= 8)
         p[i] = (uint8_t)v;
@@ -353,11 +353,9 @@ static void be_put(uint8_t *p, uint64_t v, int n) {
  * writer holds at most ES_BLOCKS_MAX_BLOCK of the unfinished block, then
  * refuses the stream (-EMSGSIZE) and lets its bytes go; the file ends
  * after the last whole block, with the cut notice and an end marker. */
-static void block_too_long(const char *dir) {
-    char path[512];
-    snprintf(path, sizeof path, "%s/ghc-9.6.6.eventlog", dir);
+UNIT_CASE(client_blocks_block_too_long) {
     size_t len;
-    uint8_t *data = tap_read_file(path, &len);
+    uint8_t *data = unit_read_fixture("ghc-9.6.6.eventlog", &len);
     struct rec r;
     struct es_conn c;
     struct es_conn_callbacks cb = {.on_header = on_header, .on_event = on_event, .ctx = &r};
@@ -409,19 +407,4 @@ static void block_too_long(const char *dir) {
        out_len);
     free(out);
     free(data);
-}
-
-static const char *fixtures;
-
-int main(int argc, char **argv) {
-    fixtures = argc > 1 ? argv[1] : "tests/fixtures";
-    tap_each_fixture(fixtures, check_fixture);
-    drop_notice(fixtures);
-    cost_notices(fixtures);
-    cut_notice(fixtures);
-    write_fails(fixtures);
-    tap_each_fixture(fixtures, room_for_the_header);
-    block_too_long(fixtures);
-    not_an_eventlog();
-    return tap_done();
 }

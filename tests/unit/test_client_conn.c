@@ -10,7 +10,7 @@
 #include "format/es_notice_text.h"
 #include "format/es_utf8.h"
 #include "source/conn.h"
-#include "tap.h"
+#include "unit.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -124,10 +124,14 @@ static void compare(const char *name, const uint8_t *buf, size_t len) {
 
 static void check_fixture(const char *path) {
     size_t len;
-    uint8_t *buf = tap_read_file(path, &len);
+    uint8_t *buf = unit_read_file(path, &len);
     if (buf != NULL)
         compare(path, buf, len);
     free(buf);
+}
+
+UNIT_FIXTURE_CASE(client_conn_hop_or_direct, path) {
+    check_fixture(path);
 }
 
 /* ---- A hand-made stream: text by the command's one rule, drop notices. */
@@ -196,7 +200,7 @@ static struct es_conn_info hand_info(const struct hand *h) {
  * after it: each shown by the rule (format/es_utf8.h), U+FFFD for the bad
  * bytes, the cut between characters, and nothing after the cut argument
  * (it would read as whole). */
-static void text_by_the_rule(void) {
+UNIT_CASE(client_conn_text_by_the_rule) {
     struct hand h = {.n = 0};
     hand_header(&h);
     uint8_t args[1400];
@@ -246,7 +250,7 @@ static void text_by_the_rule(void) {
 
 /* Drop notices: counted with their chunks, MiB and times, and said in the
  * words every subcommand ends with. */
-static void drop_words(void) {
+UNIT_CASE(client_conn_drop_words) {
     struct hand h = {.n = 0};
     hand_header(&h);
     hand_drop(&h, 1204000000, 30, 30u << 20);
@@ -274,12 +278,4 @@ static void drop_words(void) {
     in = hand_info(&none);
     es_conn_complete_words(&in, text, sizeof text);
     ok(strcmp(text, "complete, the program's end marker arrived") == 0, "none: %s", text);
-}
-
-int main(int argc, char **argv) {
-    const char *dir = argc > 1 ? argv[1] : "tests/fixtures";
-    tap_each_fixture(dir, check_fixture);
-    text_by_the_rule();
-    drop_words();
-    return tap_done();
 }

@@ -12,14 +12,14 @@
 #include "flight/units.h"
 #include "format/es_notice_text.h"
 #include "format/es_stream.h"
-#include "tap.h"
+#include "unit.h"
 
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
-static void test_units(void) {
+UNIT_CASE(client_flight_units) {
     uint64_t v;
     ok(es_units_duration("90", &v) && v == 90000000000ull, "90 is seconds");
     ok(es_units_duration("500ms", &v) && v == 500000000ull, "500ms");
@@ -39,7 +39,7 @@ static struct es_event event(uint16_t type, uint64_t time, const uint8_t *payloa
         .type = type, .time = time, .payload = payload, .payload_len = n, .len = 10 + n};
 }
 
-static void test_triggers(void) {
+UNIT_CASE(client_flight_triggers) {
     struct es_triggers ts;
     memset(&ts, 0, sizeof ts);
     char err[400];
@@ -171,7 +171,11 @@ static void seen_event(const struct es_event *ev, const uint8_t *base, void *ctx
         v->blk[v->n++] = (unsigned)strtoul((const char *)ev->payload + 4, NULL, 10);
 }
 
-static void test_ring_and_shot(void) {
+UNIT_CASE(client_flight_ring_and_shot) {
+    size_t len;
+    hdr_bytes = unit_read_fixture("ghc-9.0.2.eventlog", &len);
+    es_header_parse(hdr_bytes, len, &hdr);
+    hdr_len = hdr.len;
     bool in_order = true, all = true;
     for (size_t piece = 1; piece <= 4096; piece = piece * 3 + 1) {
         struct es_ring r;
@@ -264,16 +268,5 @@ static void test_ring_and_shot(void) {
        "past its size the ring lets the oldest go (%llu of them)",
        (unsigned long long)r.let_go_for_size);
     es_ring_destroy(&r);
-}
-
-int main(void) {
-    test_units();
-    test_triggers();
-    size_t len;
-    hdr_bytes = tap_read_file("tests/fixtures/ghc-9.0.2.eventlog", &len);
-    es_header_parse(hdr_bytes, len, &hdr);
-    hdr_len = hdr.len;
-    test_ring_and_shot();
     free(hdr_bytes);
-    return tap_done();
 }

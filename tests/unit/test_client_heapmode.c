@@ -4,7 +4,7 @@
  * the arguments and in GHCRTS, and the verdict from a stream's events. */
 #include "format/es_event_types.h"
 #include "source/heapmode.h"
-#include "tap.h"
+#include "unit.h"
 
 #include <string.h>
 
@@ -33,7 +33,7 @@ static void feed(struct es_heapmode *hm, uint16_t type, const char *strs) {
     es_heapmode_event(hm, &ev);
 }
 
-int main(void) {
+UNIT_CASE(client_heapmode_options) {
     ok(argv_mode("./app|x|+RTS|-hT|-i0.5|-RTS"), "+RTS -hT -RTS");
     ok(argv_mode("./app|+RTS|-l|-h"), "+RTS -h up to the end");
     ok(argv_mode("./app|+RTS|-hc|-RTS|+RTS|-s"), "the first +RTS group");
@@ -45,12 +45,20 @@ int main(void) {
     ok(!env_mode("HOME=/root|GHCRTS=-N2 -H1g"), "GHCRTS without a -h option");
     ok(!env_mode("XGHCRTS=-hT"), "only GHCRTS itself");
     ok(es_heapmode_of_pid(0) == -1, "no pid: cannot tell");
+}
 
-    struct es_header hdr;
-    memset(&hdr, 0, sizeof hdr);
+/* A header of GHC 9.2+ (IPE declared) or of 9.0. */
+static void header(struct es_header *hdr, bool ipe) {
+    memset(hdr, 0, sizeof *hdr);
     for (unsigned i = 0; i < ES_MAX_EVENT_TYPES; i++)
-        hdr.size[i] = ES_SIZE_UNDECLARED;
-    hdr.size[ES_EVENT_IPE] = ES_SIZE_VARIABLE; /* GHC 9.2+ */
+        hdr->size[i] = ES_SIZE_UNDECLARED;
+    if (ipe)
+        hdr->size[ES_EVENT_IPE] = ES_SIZE_VARIABLE;
+}
+
+UNIT_CASE(client_heapmode_events_9_2) {
+    struct es_header hdr;
+    header(&hdr, true);
     struct es_heapmode hm;
     es_heapmode_header(&hm, &hdr, 0);
     ok(es_heapmode_verdict(&hm) == ES_HEAPMODE_UNKNOWN, "9.2+: nothing yet, unknown");
@@ -65,16 +73,24 @@ int main(void) {
     ok(es_heapmode_verdict(&hm) == ES_HEAPMODE_OFF, "9.2+: the definitions without one: off");
     feed(&hm, ES_EVENT_HEAP_PROF_SAMPLE_BEGIN, NULL);
     ok(es_heapmode_verdict(&hm) == ES_HEAPMODE_ON, "a heap sample: on");
+}
 
+UNIT_CASE(client_heapmode_ghcrts_event) {
+    struct es_header hdr;
+    header(&hdr, true);
+    struct es_heapmode hm;
     es_heapmode_header(&hm, &hdr, 0);
     feed(&hm, ES_EVENT_PROGRAM_ENV, "GHCRTS=-hT");
     ok(es_heapmode_verdict(&hm) == ES_HEAPMODE_ON, "GHCRTS in PROGRAM_ENV: on");
+}
 
-    hdr.size[ES_EVENT_IPE] = ES_SIZE_UNDECLARED; /* GHC 9.0 */
+UNIT_CASE(client_heapmode_events_9_0) {
+    struct es_header hdr;
+    header(&hdr, false);
+    struct es_heapmode hm;
     es_heapmode_header(&hm, &hdr, 0);
     ok(hm.no_flush && es_heapmode_verdict(&hm) == ES_HEAPMODE_UNKNOWN,
        "9.0 without a server pid: unknown");
     feed(&hm, ES_EVENT_HEAP_PROF_BEGIN, NULL);
     ok(es_heapmode_verdict(&hm) == ES_HEAPMODE_ON, "HEAP_PROF_BEGIN: on");
-    return tap_done();
 }

@@ -8,7 +8,7 @@
 #include "tables/csv.h"
 #include "format/es_event_types.h"
 #include "tables/rows.h"
-#include "tap.h"
+#include "unit.h"
 
 #include <stdint.h>
 
@@ -37,7 +37,7 @@ static void field(const char *in, size_t n, const char *want, const char *what) 
         printf("#   got [%s], want [%s]\n", got, want);
 }
 
-static void csv_fields(void) {
+UNIT_CASE(client_table_csv_fields) {
     field("plain", 5, "plain", "plain text as it is");
     field("a,b", 3, "\"a,b\"", "a comma quoted");
     field("say \"hi\"", 8, "\"say \"\"hi\"\"\"", "quotes doubled inside quotes");
@@ -69,7 +69,7 @@ static void csv_fields(void) {
     ok(strcmp(buf, "0.000000000 1.234567891 86400.000000005") == 0, "times exact: %s", buf);
 }
 
-static void kinds(void) {
+UNIT_CASE(client_table_kinds) {
     ok(es_rows_kind("gc") == ES_ROWS_GC && es_rows_kind("threads") == ES_ROWS_THREADS &&
            es_rows_kind("census") == ES_ROWS_CENSUS,
        "kinds by name");
@@ -109,7 +109,7 @@ static size_t lines(const char *s) {
 /* Each payload cut short is skipped and counted; whole ones give a row of
  * as many fields as the header has. Payloads are exact-size heap blocks,
  * so ASan catches a read past them. */
-static void cut_payloads(void) {
+UNIT_CASE(client_table_cut_payloads) {
     for (size_t i = 0; i < sizeof typed / sizeof *typed; i++) {
         FILE *f = mem();
         struct es_rows t;
@@ -150,7 +150,7 @@ static void gc_event(struct es_rows *t, uint16_t type, uint64_t time, int cap) {
 }
 
 /* The stats row's duration_s (its fifth field) in the CSV's lines. */
-static void pauses(void) {
+UNIT_CASE(client_table_pauses) {
     FILE *f = mem();
     struct es_rows t;
     if (es_rows_init(&t, ES_ROWS_GC, f) != 0)
@@ -186,7 +186,7 @@ static void pauses(void) {
 /* Every STOP_THREAD status as `table threads` spells it (docs/command.md's
  * "Tables for dataframes"; the integration test compares them with ghc-events' words),
  * and a number GHC does not define as itself. */
-static void stop_statuses(void) {
+UNIT_CASE(client_table_stop_statuses) {
     static const char *const codes[] = {
         "status_0",
         "heap_overflow",
@@ -233,14 +233,4 @@ static void stop_statuses(void) {
         es_rows_destroy(&t);
     }
     ok(wrong == 0, "each stop status as docs/command.md lists it, an unknown one as status_N");
-}
-
-int main(void) {
-    csv_fields();
-    kinds();
-    cut_payloads();
-    pauses();
-    stop_statuses();
-    free(buf);
-    return tap_done();
 }

@@ -5,7 +5,7 @@
 #include "base/es_config.h"
 #include "server/es_instance.h"
 #include "base/es_log.h"
-#include "tap.h"
+#include "unit.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -21,10 +21,9 @@ static void no_sigterm(bool on) {
 }
 const struct es_instance_hooks es_instance_hooks = {NULL, no_flush, no_sigterm, NULL};
 
-/* A socket path in a fresh directory: the path is checked against the file
- * system, so nothing already there may disturb the test. */
-static char dir[] = "/tmp/es-test-config-XXXXXX";
-static char sock[64];
+/* A socket path in the case's own directory: the path is checked against
+ * the file system, so nothing already there may disturb the test. */
+static char sock[4096];
 
 static void clear(void) {
     unsetenv("GHC_EVENTLOG_MAX_BUFFER");
@@ -36,14 +35,21 @@ static void clear(void) {
     unsetenv("GHC_EVENTLOG_WAIT");
 }
 
+/* What every case that reads the environment starts from: none of the
+ * variables set (whatever the shell that ran the test had), and `sock`. */
+static void start(void) {
+    clear();
+    snprintf(sock, sizeof sock, "%s/x.sock", unit_tmpdir());
+}
+
 /* es_config_from_env with the library's stderr captured into `log`. */
 static int from_env_logged(struct es_config *c, char *log, size_t size) {
     es_log_drain(5000); /* earlier lines are not this call's */
-    tap_capture_begin();
+    unit_capture_begin();
     es_config_defaults(c);
     int r = es_config_from_env(c);
     es_log_drain(5000); /* es_log only queues the line */
-    tap_capture_end(log, size);
+    unit_capture_end(log, size);
     return r;
 }
 
@@ -58,7 +64,8 @@ static const char *spelled(const char *word, int style, char *buf, size_t size) 
 
 /* GHC_EVENTLOG_WAIT: every documented spelling in every case, and nonsense
  * refused with a message that lists what is accepted. */
-static void wait_spellings(void) {
+UNIT_CASE(config_wait_spellings) {
+    start();
     static const char *const yes[] = {"1", "true", "yes", "on"};
     static const char *const no[] = {"0", "false", "no", "off", ""};
     static const char *const nonsense[] = {"maybe", "2",    "-1",  "10", "y",       "n",
@@ -93,7 +100,7 @@ static void wait_spellings(void) {
                     strstr(log, "1, true, yes or on waits") &&
                     strstr(log, "0, false, no, off or empty does not (any case)"),
                 "GHC_EVENTLOG_WAIT=\"%s\" is refused, naming the accepted spellings",
-                tap_shown(nonsense[i], shown, sizeof shown)))
+                unit_shown(nonsense[i], shown, sizeof shown)))
             printf("#   logged: %s", log);
     }
     unsetenv("GHC_EVENTLOG_WAIT");
@@ -102,7 +109,9 @@ static void wait_spellings(void) {
 
 /* A GHC_EVENTLOG_UNIX_PATH that cannot work is refused before anything is
  * created, with a message naming the variable, the path and what to do. */
-static void unix_path_checks(void) {
+UNIT_CASE(config_unix_path_checks) {
+    start();
+    const char *dir = unit_tmpdir();
     struct es_config c;
     es_config_defaults(&c);
     char log[1024], path[128], named[192];
@@ -142,7 +151,7 @@ static void unix_path_checks(void) {
 }
 
 /* One validation for the public options and the environment. */
-static void options_translate(void) {
+UNIT_CASE(config_options_translate) {
     struct es_config c;
     struct eventlog_socket_options o;
     es_config_defaults(&c);
@@ -179,7 +188,8 @@ static void options_translate(void) {
 }
 
 /* Who may have lossless delivery, and for how long a stall is borne. */
-static void lossless_settings(void) {
+UNIT_CASE(config_lossless_settings) {
+    start();
     struct es_config c;
     char log[2048];
     es_config_defaults(&c);
@@ -253,7 +263,8 @@ static void lossless_settings(void) {
 }
 
 /* The flight recorder's settings: the window's size and age, the dump. */
-static void window_settings(void) {
+UNIT_CASE(config_window_settings) {
+    start();
     struct es_config c;
     char log[2048];
     es_config_defaults(&c);
@@ -311,21 +322,16 @@ static void window_settings(void) {
        "a dump or an age without a window is refused");
 }
 
-int main(void) {
-    if (mkdtemp(dir) == NULL) {
-        printf("Bail out! mkdtemp\n");
-        return 1;
-    }
-    snprintf(sock, sizeof sock, "%s/x.sock", dir);
-    struct es_config c;
-    es_config_defaults(&c);
+UNIT_CASE(config_bools) {
     bool b;
     ok(es_config_parse_bool("1", &b) == 0 && b, "1 is yes");
     ok(es_config_parse_bool("TRUE", &b) == 0 && b, "TRUE is yes");
     ok(es_config_parse_bool("no", &b) == 0 && !b, "no is no");
     ok(es_config_parse_bool("", &b) == 0 && !b, "empty is no");
     ok(es_config_parse_bool("maybe", &b) == EVENTLOG_SOCKET_EINVAL, "maybe is rejected");
+}
 
+UNIT_CASE(config_sizes) {
     size_t z;
     ok(es_config_parse_size("4096", &z) == 0 && z == 4096, "plain bytes");
     ok(es_config_parse_size("64K", &z) == 0 && z == 65536, "64K");
@@ -338,8 +344,12 @@ int main(void) {
     ok(es_config_parse_size("99999999999999999999", &z) == EVENTLOG_SOCKET_EINVAL,
        "overflow rejected");
     ok(es_config_parse_size("", &z) == EVENTLOG_SOCKET_EINVAL, "empty rejected");
+}
 
-    clear();
+UNIT_CASE(config_buffers_and_policy) {
+    start();
+    struct es_config c;
+    es_config_defaults(&c);
     setenv("GHC_EVENTLOG_UNIX_PATH", sock, 1);
     setenv("GHC_EVENTLOG_MAX_BUFFER", "32M", 1);
     setenv("GHC_EVENTLOG_SLOW_CLIENT", "Disconnect", 1);
@@ -351,24 +361,28 @@ int main(void) {
     unsetenv("GHC_EVENTLOG_CLIENT_BUFFER");
     setenv("GHC_EVENTLOG_SLOW_CLIENT", "ignore", 1);
     ok(es_config_from_env(&c) == EVENTLOG_SOCKET_EINVAL, "an unknown policy is rejected");
-    unsetenv("GHC_EVENTLOG_SLOW_CLIENT");
-    unsetenv("GHC_EVENTLOG_MAX_BUFFER");
+}
 
-    clear();
+UNIT_CASE(config_unix_path_and_wait) {
+    start();
+    struct es_config c;
+    es_config_defaults(&c);
     ok(es_config_from_env(&c) == EVENTLOG_SOCKET_ENOTCONFIGURED, "nothing set: not configured");
     setenv("GHC_EVENTLOG_UNIX_PATH", "", 1);
     ok(es_config_from_env(&c) == EVENTLOG_SOCKET_ENOTCONFIGURED, "empty path: not configured");
-
     setenv("GHC_EVENTLOG_UNIX_PATH", sock, 1);
     ok(es_config_from_env(&c) == 0 && c.unix_path && !c.wait, "unix path");
     setenv("GHC_EVENTLOG_WAIT", "yes", 1);
     ok(es_config_from_env(&c) == 0 && c.wait, "wait=yes");
     setenv("GHC_EVENTLOG_WAIT", "sometimes", 1);
     ok(es_config_from_env(&c) == EVENTLOG_SOCKET_EINVAL, "wait=sometimes rejected");
-    unsetenv("GHC_EVENTLOG_WAIT");
-    wait_spellings();
-    setenv("GHC_EVENTLOG_UNIX_PATH", sock, 1);
+}
 
+UNIT_CASE(config_path_or_port) {
+    start();
+    struct es_config c;
+    es_config_defaults(&c);
+    setenv("GHC_EVENTLOG_UNIX_PATH", sock, 1);
     setenv("GHC_EVENTLOG_INET_PORT", "4242", 1);
     ok(es_config_from_env(&c) == EVENTLOG_SOCKET_EINVAL, "path and port both set rejected");
     unsetenv("GHC_EVENTLOG_UNIX_PATH");
@@ -376,11 +390,4 @@ int main(void) {
     unsetenv("GHC_EVENTLOG_INET_PORT");
     setenv("GHC_EVENTLOG_INET_HOST", "localhost", 1);
     ok(es_config_from_env(&c) == EVENTLOG_SOCKET_EINVAL, "host without port rejected");
-    clear();
-    unix_path_checks();
-    options_translate();
-    lossless_settings();
-    window_settings();
-    rmdir(dir);
-    return tap_done();
 }

@@ -10,7 +10,7 @@
 #include "eventlog_socket.h"
 #include "base/es_config.h"
 #include "base/es_log.h"
-#include "tap.h"
+#include "unit.h"
 
 #include <sys/stat.h>
 
@@ -54,8 +54,7 @@ static int read_page(const char *path, struct var *vars, int max) {
     return n;
 }
 
-static char dir[] = "/tmp/es-test-config-manual-XXXXXX";
-static char sock[80];
+static char sock[4096];
 
 static void clear(const struct var *vars, int n) {
     for (int i = 0; i < n; i++)
@@ -98,9 +97,9 @@ static void check_var(const struct var *v, const struct var *vars, int n) {
         /* Read: a value no variable takes is refused, naming it. */
         char log[1024];
         es_log_drain(5000);
-        tap_capture_begin();
+        unit_capture_begin();
         int r = apply(v->name, "not-a-value!", &set);
-        tap_capture_end(log, sizeof log);
+        unit_capture_end(log, sizeof log);
         ok(r == EVENTLOG_SOCKET_EINVAL && strstr(log, v->name) != NULL,
            "%s=not-a-value! is refused, naming it: the library reads it", v->name);
         clear(vars, n);
@@ -134,19 +133,14 @@ static void check_var(const struct var *v, const struct var *vars, int n) {
        "%s=%s (the page's default) configures what leaving it unset does", v->name, v->def);
 }
 
-int main(int argc, char **argv) {
-    const char *fixtures = argc > 1 ? argv[1] : "tests/fixtures";
-    char path[512];
-    snprintf(path, sizeof path, "%s/../../docs/man/eventlog-socket.7.scd", fixtures);
-    if (mkdtemp(dir) == NULL)
-        return 1;
-    snprintf(sock, sizeof sock, "%s/app.sock", dir);
+UNIT_CASE(config_manual_every_variable) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/../../docs/man/eventlog-socket.7.scd", unit_fixtures());
+    snprintf(sock, sizeof sock, "%s/app.sock", unit_tmpdir());
     struct var vars[32];
     int n = read_page(path, vars, 32);
     ok(n >= 10, "%d variables documented in %s", n, path);
     for (int i = 0; i < n; i++)
         check_var(&vars[i], vars, n);
     clear(vars, n);
-    rmdir(dir);
-    return tap_done();
 }

@@ -4,7 +4,7 @@
  * scan (control_ref.h) on megabytes of random data holding frames. */
 #include "control_ref.h"
 #include "format/es_control.h"
-#include "tap.h"
+#include "unit.h"
 
 #define EVENTLOG_SOCKET_NO_RTS
 #include "eventlog_socket.h"
@@ -146,8 +146,8 @@ static void random_input(uint8_t *buf, size_t size) {
     }
 }
 
-int main(void) {
-    /* GCTL alone, as before. */
+/* GCTL alone, as before. */
+UNIT_CASE(control_gctl_frames) {
     ok(same(feed("GCTL\x01", 5, 0), "\x01", 1), "one whole frame");
     ok(same(feed("GCTL\x01GCTL\x02GCTL\x03", 15, 0), "\x01\x02\x03", 3), "three frames at once");
     ok(same(feed("GCTL\x01GCTL\x02GCTL\x03", 15, 1), "\x01\x02\x03", 3), "byte by byte");
@@ -172,14 +172,18 @@ int main(void) {
     ok(same(feed("GCTLGCTL\x01", 9, 0), "", 0), "the byte after a magic is the command, even a G");
     ok(same(feed("GCTL", 4, 0), "", 0), "magic alone gives nothing");
     CUTS("GCTL\x04GCTL\x05", START_CC STOP_CC, 0, "GCTL cost-centre commands 0x04 and 0x05");
+}
 
+UNIT_CASE(control_unknown_counted) {
     struct es_control_parser p;
     struct control_got g = {.n = 0};
     es_control_init(&p);
     es_control_feed(&p, (const uint8_t *)"GCTL\x09", 5, control_collect, &g);
     ok(p.unknown == 1 && g.n == 0, "unknown commands are counted");
+}
 
-    /* The upstream framing: every built-in command, and the mapping. */
+/* The upstream framing: every built-in command, and the mapping. */
+UNIT_CASE(control_upstream_commands) {
     CUTS(BUILTIN("\x01") BUILTIN("\x02") BUILTIN("\x03") BUILTIN("\x04") BUILTIN("\x05"),
          START_CC STOP_CC START_HEAP STOP_HEAP CENSUS, 0,
          "upstream ids 1-5 are start/stop cost-centre, start/stop heap, census");
@@ -198,8 +202,10 @@ int main(void) {
        "the upstream mapping, and nothing outside it");
     CUTS(BUILTIN("\x07") "GCTL\x07", "\x07\x07", 0,
          "cost notices (7) in both framings, cut anywhere");
+}
 
-    /* Both framings interleaved, with junk between them. */
+/* Both framings interleaved, with junk between them. */
+UNIT_CASE(control_interleaved) {
     CUTS("GCTL\x03" BUILTIN("\x05") "xyGCTL\x01" BUILTIN("\x04") "\x8c\x97GCTL\x02",
          CENSUS CENSUS START_HEAP STOP_HEAP STOP_HEAP, 0, "interleaved framings and junk");
     CUTS("GCT" BUILTIN("\x05"), CENSUS, 0, "a partial GCTL magic then an upstream frame");
@@ -217,8 +223,10 @@ int main(void) {
     CUTS(UP("\x02", "xG") "CTL\x01", "", 1,
          "a magic completed by the id byte does not count: the id is taken");
     CUTS(BUILTIN("G") "CTL\x01", "", 1, "the byte after the namespace is the id, even a G");
+}
 
-    /* Wrong versions and lengths. */
+/* Wrong versions and lengths. */
+UNIT_CASE(control_wrong_versions_and_lengths) {
     CUTS(UMAGIC "\x01\x0f"
                 "eventlog-socket\x05"
                 "GCTL\x03",
@@ -238,8 +246,10 @@ int main(void) {
     CUTS(UMAGIC "\x00\x0e"
                 "eventlog-socket\x05",
          "", 1, "a length one short: unknown namespace, the last byte taken as id");
+}
 
-    /* Unknown namespaces and ids are whole frames: ignored and counted. */
+/* Unknown namespaces and ids are whole frames: ignored and counted. */
+UNIT_CASE(control_unknown_namespaces) {
     CUTS(UP("\x03", "foo") "\x01"
                            "GCTL\x02",
          STOP_HEAP, 1, "an unknown namespace is ignored");
@@ -248,8 +258,10 @@ int main(void) {
     CUTS(UP("\x0f", "EVENTLOG-SOCKET") "\x05", "", 1, "names are compared byte for byte");
     CUTS(BUILTIN("\x00") BUILTIN("\x09") BUILTIN("\xff") BUILTIN("\x05"), CENSUS, 3,
          "unknown ids in the built-in namespace are ignored");
+}
 
-    /* The longest namespace, then a frame. */
+/* The longest namespace, then a frame. */
+UNIT_CASE(control_longest_namespace) {
     char longest[6 + 255 + 1 + 22];
     memcpy(longest, UMAGIC "\x00\xff", 6);
     memset(longest + 6, 'n', 255);
@@ -258,16 +270,22 @@ int main(void) {
     uint64_t u;
     ok(same(feed_n(longest, sizeof longest, 1, &u), CENSUS, 1) && u == 1,
        "a 255-byte namespace is read whole and ignored");
+}
 
-    /* While the callback runs, the namespace is available. */
+/* While the callback runs, the namespace is available. */
+UNIT_CASE(control_namespace_in_callback) {
+    struct es_control_parser p;
     struct seen_ns seen = {.p = &p, .n = 0};
     es_control_init(&p);
     es_control_feed(&p, (const uint8_t *)BUILTIN("\x05"), 22, remember_ns, &seen);
     ok(seen.n == 1 && strcmp(seen.ns, "eventlog-socket") == 0,
        "the namespace is in the parser during the callback");
+}
 
-    /* Megabytes of random junk with frames of both framings in it, fed in
-     * random pieces, must yield exactly what the reference finds. */
+/* Megabytes of random junk with frames of both framings in it, fed in
+ * random pieces, must yield exactly what the reference finds. */
+UNIT_CASE(control_random_junk) {
+    struct es_control_parser p;
     size_t big = 8u << 20;
     uint8_t *junk = malloc(big);
     uint8_t *want = malloc(big / 5 + 1);
@@ -300,5 +318,4 @@ int main(void) {
     free(all);
     free(want);
     free(junk);
-    return tap_done();
 }

@@ -10,7 +10,7 @@
 #include "delivery/es_pool.h"
 #include "server/es_server.h"
 #include "server_util.h"
-#include "tap.h"
+#include "unit.h"
 
 #include <poll.h>
 #include <pthread.h>
@@ -19,8 +19,7 @@
 
 #define COST_PREFIX "eventlog-socket: streaming cost "
 
-static char dir[] = "/tmp/es-test-cost-XXXXXX";
-static char sock_path[256];
+static char sock_path[4096];
 
 static void on_command(uint8_t cmd, void *ctx) {
     (void)cmd;
@@ -77,14 +76,20 @@ static void *read_thread(void *arg) {
     return NULL;
 }
 
-int main(void) {
-    size_t len;
-    unsigned char *log = tap_read_file("tests/fixtures/ghc-9.0.2.eventlog", &len);
-    struct es_header *h = malloc(sizeof *h);
-    es_header_parse(log, len, h);
-    size_t hlen = h->len;
+/* The recorded eventlog and its header (malloc'd). */
+static unsigned char *recorded(size_t *len, struct es_header **h) {
+    unsigned char *log = unit_read_fixture("ghc-9.0.2.eventlog", len);
+    *h = malloc(sizeof **h);
+    if (es_header_parse(log, *len, *h) != 0)
+        unit_bail("the recorded eventlog's header does not parse");
+    return log;
+}
 
-    /* The text, as protocol.md gives it. */
+/* The text, as protocol.md gives it. */
+UNIT_CASE(cost_notice_text) {
+    size_t len;
+    struct es_header *h;
+    unsigned char *log = recorded(&len, &h);
     struct es_cost d = {
         .writer_ns = 3100000, .walker_ns = 2000000, .loop_ns = 7200000, .bytes_sent = 45u << 20};
     struct es_chunk *n = es_notice_cost(h, 77, &d, 1000);
@@ -97,12 +102,16 @@ int main(void) {
            es_be64(n->data + ES_BLOCK_MARKER_LEN + 2) == 77 && es_be64(n->data + 2) == 77,
        "the notice's text and time stamp");
     es_pool_chunk_free(n);
+    free(h);
+    free(log);
+}
 
-    if (mkdtemp(dir) == NULL) {
-        printf("Bail out! mkdtemp\n");
-        return 1;
-    }
-    snprintf(sock_path, sizeof sock_path, "%s/srv.sock", dir);
+UNIT_CASE(cost_notice_asked_or_not) {
+    size_t len;
+    struct es_header *h;
+    unsigned char *log = recorded(&len, &h);
+    size_t hlen = h->len;
+    snprintf(sock_path, sizeof sock_path, "%s/srv.sock", unit_tmpdir());
     struct es_config cfg;
     es_config_defaults(&cfg);
     cfg.linger_ms = 2000;
@@ -190,7 +199,6 @@ int main(void) {
     close(a);
     close(b);
     es_server_free(s);
-    rmdir(dir);
     for (int r = 0; r < 3; r++)
         free(blocks[r]);
     free(expect);
@@ -199,5 +207,4 @@ int main(void) {
     free(stripped);
     free(h);
     free(log);
-    return tap_done();
 }

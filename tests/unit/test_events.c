@@ -3,16 +3,16 @@
  * events and blocks that ghc-events found (the .expect files), and reject
  * damaged input without reading past it. Argument: the fixture directory. */
 #include "format/es_events.h"
-#include "tap.h"
+#include "unit.h"
 
 #include <errno.h>
 #include <string.h>
 
 static void check_fixture(const char *path) {
     char expect[512];
-    tap_expect_path(path, expect, sizeof expect);
+    unit_expect_path(path, expect, sizeof expect);
     size_t len;
-    unsigned char *buf = tap_read_file(path, &len);
+    unsigned char *buf = unit_read_file(path, &len);
     struct es_header *h = malloc(sizeof *h);
     es_header_parse(buf, len, h);
     const unsigned char *data = buf + h->len;
@@ -33,9 +33,11 @@ static void check_fixture(const char *path) {
             markers++;
     }
     ok(r == ES_WALK_END && it.pos == dlen, "%s: walks to the end marker at the last byte", path);
-    ok(events == tap_expect(expect, "events"), "%s: %ld events, as ghc-events found", path, events);
-    ok(blocks == tap_expect(expect, "blocks"), "%s: %ld blocks, as ghc-events found", path, blocks);
-    ok(markers == tap_expect(expect, "UserMarker"), "%s: %ld user markers", path, markers);
+    ok(events == unit_expect(expect, "events"), "%s: %ld events, as ghc-events found", path,
+       events);
+    ok(blocks == unit_expect(expect, "blocks"), "%s: %ld blocks, as ghc-events found", path,
+       blocks);
+    ok(markers == unit_expect(expect, "UserMarker"), "%s: %ld user markers", path, markers);
 
     /* Walk block by block, as chunks arrive from the RTS. */
     size_t pos = 0, chunk_events = 0, bad = 0, marker_wrong = 0;
@@ -98,7 +100,6 @@ static void check_fixture(const char *path) {
     free(buf);
 }
 
-int main(int argc, char **argv) {
-    tap_each_fixture(argc > 1 ? argv[1] : "tests/fixtures", check_fixture);
-    return tap_done();
+UNIT_FIXTURE_CASE(events_recorded, path) {
+    check_fixture(path);
 }

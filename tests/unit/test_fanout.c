@@ -8,7 +8,7 @@
  * ASan/UBSan. */
 #include "delivery/es_client.h"
 #include "delivery/es_fanout.h"
-#include "tap.h"
+#include "unit.h"
 
 #include <signal.h>
 #include <sys/resource.h>
@@ -77,7 +77,8 @@ static int misuse(enum misuse m) {
     return WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status) == 0 ? 0 : -1;
 }
 
-int main(void) {
+/* Joining and leaving, from the middle and during a walk. */
+UNIT_CASE(fanout_join_and_leave) {
     struct es_fanout f;
     es_fanout_init(&f, &counters, 1 << 20, 1 << 20);
     struct es_client *all[3];
@@ -100,7 +101,10 @@ int main(void) {
     for (int i = 0; i < 3; i++)
         free(all[i]);
     es_fanout_destroy(&f);
+}
 
+/* Leaving twice, or a stream never joined, stops at the call. */
+UNIT_CASE(fanout_misuse) {
     ok(misuse(LEAVE_ONCE) == 0, "a client leaving once leaves the others served");
 #ifdef NDEBUG
     ok(1, "# SKIP asserts are compiled out");
@@ -110,5 +114,4 @@ int main(void) {
     ok(misuse(LEAVE_NEVER_JOINED) == SIGABRT, "a client that never joined cannot leave");
     ok(misuse(LEAVE_OTHER_STREAM) == SIGABRT, "a client cannot leave another fan-out's stream");
 #endif
-    return tap_done();
 }

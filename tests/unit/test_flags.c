@@ -3,7 +3,7 @@
  * live its whole life, and stops at each transition the header calls
  * illegal (an assert: the forked child that tries one dies of SIGABRT). */
 #include "delivery/es_client.h"
-#include "tap.h"
+#include "unit.h"
 
 #include <signal.h>
 #include <sys/resource.h>
@@ -46,10 +46,10 @@ static int run(const struct step *steps, size_t n) {
     run((const struct step[]){__VA_ARGS__},                                                        \
         sizeof((const struct step[]){__VA_ARGS__}) / sizeof(struct step))
 
-int main(void) {
-    /* A whole life: started, a write with the header, lossless then
-     * demoted, paused and resumed, a second write, shut down, closed; a
-     * write that had finished before the close still counts. */
+/* A whole life: started, a write with the header, lossless then demoted,
+ * paused and resumed, a second write, shut down, closed; a write that had
+ * finished before the close still counts. */
+UNIT_CASE(flags_a_whole_life) {
     struct es_client c;
     memset(&c, 0, sizeof c);
     const struct step life[] = {
@@ -81,7 +81,10 @@ int main(void) {
            !es_client_is(&c, ES_CLIENT_CLOSING | ES_CLIENT_WRITING),
        "es_client_is wants every bit asked for");
     ok(RUN(SET(ES_CLIENT_STARTED), SET(ES_CLIENT_CLOSING)) == 0, "the same in a child: it lives");
+}
 
+/* The transitions the asserts refuse: each one aborts its child. */
+UNIT_CASE(flags_refused_transitions) {
     ok(RUN(SET(ES_CLIENT_CLOSING), CLEAR(ES_CLIENT_CLOSING)) == SIGABRT,
        "CLOSING is never cleared");
     ok(RUN(SET(ES_CLIENT_HEADER_SENT), CLEAR(ES_CLIENT_HEADER_SENT)) == SIGABRT,
@@ -106,5 +109,4 @@ int main(void) {
        "shut down with a write in flight");
     ok(RUN(SET(ES_CLIENT_READ_EOF), SET(ES_CLIENT_READ_PAUSED)) == SIGABRT,
        "paused after the client's end of writing");
-    return tap_done();
 }

@@ -6,7 +6,7 @@
 #define EVENTLOG_SOCKET_NO_RTS
 #include "eventlog_socket.h"
 #include "control/es_gate.h"
-#include "tap.h"
+#include "unit.h"
 
 static uint8_t got[100000];
 static size_t ngot;
@@ -47,12 +47,13 @@ static void flood(struct es_gate *g, uint8_t cmd, uint64_t from, uint64_t to, ui
     }
 }
 
-int main(void) {
-    const uint8_t census = EVENTLOG_SOCKET_CMD_REQUEST_HEAP_CENSUS;
-    const uint8_t start = EVENTLOG_SOCKET_CMD_START_HEAP_PROFILING;
-    const uint8_t stop = EVENTLOG_SOCKET_CMD_STOP_HEAP_PROFILING;
-    struct es_gate g;
+static const uint8_t census = EVENTLOG_SOCKET_CMD_REQUEST_HEAP_CENSUS;
+static const uint8_t start = EVENTLOG_SOCKET_CMD_START_HEAP_PROFILING;
+static const uint8_t stop = EVENTLOG_SOCKET_CMD_STOP_HEAP_PROFILING;
 
+/* A flood of census requests: one census per interval, none forgotten. */
+UNIT_CASE(gate_census_flood) {
+    struct es_gate g;
     es_gate_init(&g, 1000);
     offer(&g, census, 5000);
     ok(ngot == 1 && got[0] == census, "the first census request acts at once");
@@ -69,8 +70,11 @@ int main(void) {
     run(&g, 16000);
     ok(count(census) == 11 && es_gate_due(&g) == UINT64_MAX, "and then it acts: none is lost");
     ok(g.folded > 9900, "%llu requests were folded into others", (unsigned long long)g.folded);
+}
 
-    /* Toggling: the last of a burst wins, once the interval has passed. */
+/* Toggling: the last of a burst wins, once the interval has passed. */
+UNIT_CASE(gate_toggling) {
+    struct es_gate g;
     es_gate_init(&g, 1000);
     ngot = 0;
     offer(&g, stop, 0);
@@ -79,8 +83,11 @@ int main(void) {
     ok(ngot == 1 && got[0] == stop, "the first stop acts at once, the burst waits");
     run(&g, 1000);
     ok(ngot == 2 && got[1] == start, "after the interval the burst's last command (start) acts");
+}
 
-    /* Kinds are independent; unlimited commands pass. */
+/* Kinds are independent; unlimited commands pass. */
+UNIT_CASE(gate_kinds_apart) {
+    struct es_gate g;
     es_gate_init(&g, 1000);
     ngot = 0;
     offer(&g, census, 0);
@@ -92,8 +99,11 @@ int main(void) {
                   "all pass");
     offer(&g, EVENTLOG_SOCKET_CMD_START_COST_CENTRE_PROFILING, 5);
     ok(ngot == 5, "a cost-centre start right after the stop waits");
+}
 
-    /* A census that took 100 ms: the next waits 5 s, not 1 s. */
+/* A census that took 100 ms: the next waits 5 s, not 1 s. */
+UNIT_CASE(gate_costly_census) {
+    struct es_gate g;
     es_gate_init(&g, 1000);
     ngot = 0;
     offer(&g, census, 0);
@@ -104,11 +114,13 @@ int main(void) {
     es_gate_cost(&g, census, 0);
     ok(es_gate_due(&g) == 6001, "a cheap one brings the interval back to 1 s (due %llu)",
        (unsigned long long)es_gate_due(&g));
+}
 
-    /* Interval 0: no limit. */
+/* Interval 0: no limit. */
+UNIT_CASE(gate_no_limit) {
+    struct es_gate g;
     es_gate_init(&g, 0);
     ngot = 0;
     flood(&g, census, 0, 100, 1);
     ok(ngot == 100, "interval 0: every request acts (%zu)", ngot);
-    return tap_done();
 }

@@ -3,22 +3,22 @@
 /* The header parser against real headers recorded from GHC (fixtures), and
  * against damaged ones. Argument: the fixture directory. */
 #include "format/es_header.h"
-#include "tap.h"
+#include "unit.h"
 
 #include <errno.h>
 #include <string.h>
 
 static void check_fixture(const char *path) {
     char expect[512];
-    tap_expect_path(path, expect, sizeof expect);
+    unit_expect_path(path, expect, sizeof expect);
     size_t len;
-    unsigned char *buf = tap_read_file(path, &len);
+    unsigned char *buf = unit_read_file(path, &len);
     struct es_header *h = malloc(sizeof *h);
 
     ok(es_header_detect(buf, len), "%s: detected as a header", path);
     ok(es_header_parse(buf, len, h) == 0, "%s: parses", path);
     ok(h->skip == 0, "%s: nothing to skip", path);
-    ok((long)h->ntypes == tap_expect(expect, "types"),
+    ok((long)h->ntypes == unit_expect(expect, "types"),
        "%s: %u event types, as many as ghc-events reads", path, h->ntypes);
     ok(memcmp(buf + h->len - 4, "datb", 4) == 0, "%s: header ends with datb", path);
     ok(es_be16(buf + h->len) == ES_EVENT_BLOCK_MARKER, "%s: a block marker follows the header",
@@ -65,14 +65,15 @@ static void check_fixture(const char *path) {
     free(buf);
 }
 
-int main(int argc, char **argv) {
-    tap_each_fixture(argc > 1 ? argv[1] : "tests/fixtures", check_fixture);
+UNIT_FIXTURE_CASE(header_recorded, path) {
+    check_fixture(path);
+}
 
+UNIT_CASE(header_not_a_header) {
     struct es_header *h = malloc(sizeof *h);
     ok(!es_header_detect((const uint8_t *)"hdr", 3), "three bytes are not a header");
     ok(!es_header_detect((const uint8_t *)"\0\x12xxxxxxxx", 10), "a short block is not a header");
     ok(es_header_parse((const uint8_t *)"hdrbhetbhetehdredatb", 20, h) == -EINVAL,
        "a header without a block marker type is rejected");
     free(h);
-    return tap_done();
 }

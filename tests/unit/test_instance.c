@@ -7,7 +7,7 @@
 #include "eventlog_socket.h"
 #include "server/es_instance.h"
 #include "server_util.h"
-#include "tap.h"
+#include "unit.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -36,13 +36,7 @@ static void *waiter(void *arg) {
     return NULL;
 }
 
-int main(void) {
-    char dir[] = "/tmp/es-test-instance-XXXXXX", sock[96];
-    if (mkdtemp(dir) == NULL) {
-        printf("Bail out! mkdtemp\n");
-        return 1;
-    }
-    snprintf(sock, sizeof sock, "%s/x.sock", dir);
+UNIT_CASE(instance_no_server) {
     struct eventlog_socket_stats st;
     ok(eventlog_socket_stats(&st) == EVENTLOG_SOCKET_ENOTCONFIGURED && st.bytes_sent == 0,
        "no server: stats say not configured, all zero");
@@ -50,7 +44,9 @@ int main(void) {
            eventlog_socket_wait_for_client() == EVENTLOG_SOCKET_ENOTCONFIGURED &&
            eventlog_socket_last_error() == 0,
        "no server: port, wait and last error");
+}
 
+UNIT_CASE(instance_options) {
     struct eventlog_socket_options o;
     eventlog_socket_options_init(&o);
     o.max_buffer = 1000;
@@ -58,8 +54,18 @@ int main(void) {
     eventlog_socket_options_init(&o);
     o.max_clients = 1;
     ok(eventlog_socket_set_options(&o) == 0, "good options accepted");
+}
 
-    /* The environment goes on top of the options, and reaches the hooks. */
+/* The environment goes on top of the options, and reaches the hooks. */
+UNIT_CASE(instance_from_env) {
+    char sock[4096];
+    snprintf(sock, sizeof sock, "%s/x.sock", unit_tmpdir());
+    struct eventlog_socket_stats st;
+    struct eventlog_socket_options o;
+    eventlog_socket_options_init(&o);
+    o.max_clients = 1;
+    if (eventlog_socket_set_options(&o) != 0)
+        unit_bail("options with max_clients 1 refused");
     setenv("GHC_EVENTLOG_UNIX_PATH", sock, 1);
     setenv("GHC_EVENTLOG_FLUSH_INTERVAL_MS", "250", 1);
     setenv("GHC_EVENTLOG_GRACEFUL_SIGTERM", "1", 1);
@@ -104,6 +110,4 @@ int main(void) {
     close(b);
     close(c);
     unlink(sock);
-    rmdir(dir);
-    return tap_done();
 }

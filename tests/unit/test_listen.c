@@ -5,7 +5,7 @@
 #include "eventlog_socket.h"
 #include "base/es_listen.h"
 #include "base/es_log.h"
-#include "tap.h"
+#include "unit.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -16,10 +16,11 @@
 #include <time.h>
 #include <unistd.h>
 
-static char dir[] = "/tmp/es-test-listen-XXXXXX";
+/* The case's own directory (unit_tmpdir()). */
+static const char *dir;
 
 static char *path_in_dir(const char *name) {
-    static char buf[256];
+    static char buf[4096];
     snprintf(buf, sizeof buf, "%s/%s", dir, name);
     return buf;
 }
@@ -27,10 +28,10 @@ static char *path_in_dir(const char *name) {
 /* es_listen_unix with the library's log captured into `log`. */
 static int listen_logged(const char *path, struct es_listen_result *r, char *log, size_t size) {
     es_log_drain(5000); /* earlier lines are not this call's */
-    tap_capture_begin();
+    unit_capture_begin();
     int err = es_listen_unix(path, r);
     es_log_drain(5000); /* es_log only queues the line */
-    tap_capture_end(log, size);
+    unit_capture_end(log, size);
     return err;
 }
 
@@ -74,7 +75,8 @@ static int unchanged(const char *path, mode_t mode, const char *content) {
 
 /* A symbolic link at the socket path is never followed: not when it is there
  * before, nor when it is swapped in right after bind(). */
-static void symlinks_not_followed(void) {
+UNIT_CASE(listen_symlinks_not_followed) {
+    dir = unit_tmpdir();
     struct es_listen_result r;
     struct stat st;
     char log[1024], victim[256], link_path[256], nowhere[256];
@@ -118,7 +120,8 @@ static void symlinks_not_followed(void) {
 
 /* Paths that cannot work: each is refused with a message that names the
  * path, says what is wrong and what to do, and nothing is created. */
-static void unix_path_problems(void) {
+UNIT_CASE(listen_unix_path_problems) {
+    dir = unit_tmpdir();
     struct es_listen_result r;
     struct stat st;
     char log[1024], path[256], named[300];
@@ -160,22 +163,20 @@ static void unix_path_problems(void) {
     unlink(path);
 }
 
-int main(void) {
-    struct es_listen_result r, r2;
-    struct stat st;
-    if (mkdtemp(dir) == NULL) {
-        printf("Bail out! mkdtemp\n");
-        return 1;
-    }
-
+UNIT_CASE(listen_bad_paths) {
+    struct es_listen_result r;
     char longpath[200];
     memset(longpath, 'a', sizeof longpath - 1);
     longpath[0] = '/';
     longpath[sizeof longpath - 1] = '\0';
     ok(es_listen_unix(longpath, &r) == EVENTLOG_SOCKET_ENAMETOOLONG, "too long a path");
     ok(es_listen_unix("", &r) == EVENTLOG_SOCKET_EINVAL, "empty path");
+}
 
-    /* A regular file in the way is left exactly as it was. */
+/* A regular file in the way is left exactly as it was. */
+UNIT_CASE(listen_regular_file_in_the_way) {
+    dir = unit_tmpdir();
+    struct es_listen_result r;
     char *file = strdup(path_in_dir("not-a-socket"));
     FILE *f = fopen(file, "w");
     fputs("precious", f);
@@ -188,13 +189,15 @@ int main(void) {
     fclose(f);
     unlink(file);
     free(file);
-    unix_path_problems();
+}
 
-    symlinks_not_followed();
-
-    /* A fresh socket: mode 0600, set on the socket before bind(), so even
-     * with a umask of 0 (which would leave a socket file 0777) and no chmod
-     * of the path afterwards. */
+/* A fresh socket: mode 0600, set on the socket before bind(), so even with
+ * a umask of 0 (which would leave a socket file 0777) and no chmod of the
+ * path afterwards; then a live listener, a stale file and removal. */
+UNIT_CASE(listen_socket_file) {
+    dir = unit_tmpdir();
+    struct es_listen_result r, r2;
+    struct stat st;
     char *sock = strdup(path_in_dir("s.sock"));
     mode_t old_umask = umask(0);
     ok(es_listen_unix(sock, &r) == 0 && r.fd >= 0, "listening on a new path (umask 0)");
@@ -224,8 +227,10 @@ int main(void) {
     ok(lstat(sock, &st) != 0, "our socket file is removed");
     close(r2.fd);
     free(sock);
+}
 
-    /* TCP */
+UNIT_CASE(listen_tcp) {
+    struct es_listen_result r, r2;
     int listened = es_listen_tcp(NULL, "0", &r);
     ok(listened == 0 && r.port > 0, "port 0 picks a free port (%d)", r.port);
     ok(strncmp(r.desc, "127.0.0.1:", 10) == 0, "no host means loopback (%s)", r.desc);
@@ -244,11 +249,8 @@ int main(void) {
     for (unsigned i = 0; i < sizeof bad_ports / sizeof bad_ports[0]; i++) {
         char shown[64];
         ok(es_listen_tcp("", bad_ports[i], &r) == EVENTLOG_SOCKET_EINVAL && r.fd == -1,
-           "port \"%s\" is refused", tap_shown(bad_ports[i], shown, sizeof shown));
+           "port \"%s\" is refused", unit_shown(bad_ports[i], shown, sizeof shown));
     }
     ok(es_listen_tcp(NULL, "000", &r) == 0 && r.port > 0, "leading zeros are digits (000 is 0)");
     close(r.fd);
-
-    rmdir(dir);
-    return tap_done();
 }

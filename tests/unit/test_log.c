@@ -4,7 +4,7 @@
  * line a second plus a summary, however often it happens. */
 #define _GNU_SOURCE
 #include "base/es_log.h"
-#include "tap.h"
+#include "unit.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -42,16 +42,21 @@ static size_t count(const char *s, const char *what) {
     return n;
 }
 
-int main(void) {
+/* stderr made a 4 KiB pipe that nobody reads unless the case does: its
+ * reading end (non-blocking) in p[0]; the old stderr's copy returned. */
+static int stderr_to_pipe(int p[2]) {
     int saved = dup(STDERR_FILENO);
-    int p[2];
-    if (pipe2(p, O_CLOEXEC) != 0) {
-        printf("Bail out! pipe\n");
-        return 1;
-    }
+    if (pipe2(p, O_CLOEXEC) != 0)
+        unit_bail("pipe");
     fcntl(p[1], F_SETPIPE_SZ, 4096);
     fcntl(p[0], F_SETFL, O_NONBLOCK);
     dup2(p[1], STDERR_FILENO);
+    return saved;
+}
+
+UNIT_CASE(log_full_pipe) {
+    int p[2];
+    int saved = stderr_to_pipe(p);
 
     /* 5000 lines into a 4 KiB pipe nobody reads: es_log must return. */
     pthread_t t;
@@ -64,7 +69,7 @@ int main(void) {
     if (!ok(done == 5000, "5000 lines logged into a full pipe without blocking (%d returned)",
             done)) {
         dup2(saved, STDERR_FILENO);
-        return tap_done(); /* the flooding thread is stuck: do not join it */
+        return; /* the flooding thread is stuck: do not join it */
     }
     pthread_join(t, NULL);
     ok(es_log_lost() > 0, "lines that found no room were lost (%llu), not waited for",
@@ -104,8 +109,14 @@ int main(void) {
     ok(count(seen, "of a flood") + es_log_lost() == 5000,
        "lines written (%zu) + lines lost (%llu) = 5000", count(seen, "of a flood"),
        (unsigned long long)es_log_lost());
+    dup2(saved, STDERR_FILENO);
+}
 
-    /* The limiter: 1000 occurrences in one second make one line + a summary. */
+/* The limiter: 1000 occurrences in one second make one line + a summary. */
+UNIT_CASE(log_limiter) {
+    int p[2];
+    int saved = stderr_to_pipe(p);
+    char *out;
     struct es_log_limit lim = {.what = "clients too slow"};
     for (uint64_t ms = 0; ms < 1000; ms++)
         es_log_limited(&lim, 5000 + ms, "client %llu is too slow", (unsigned long long)ms);
@@ -126,7 +137,5 @@ int main(void) {
     es_log_drain(1000);
     out = drain_pipe(p[0]);
     ok(strstr(out, "1 more clients too slow") != NULL, "a forced flush summarises at once");
-
     dup2(saved, STDERR_FILENO);
-    return tap_done();
 }

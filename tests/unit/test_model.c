@@ -7,13 +7,13 @@
  * the hand-made events.) Argument: the fixture directory. */
 #include "format/es_stream.h"
 #include "model/model.h"
-#include "tap.h"
+#include "unit.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 static long expect_or_zero(const char *expect, const char *key) {
-    long v = tap_expect(expect, key);
+    long v = unit_expect(expect, key);
     return v < 0 ? 0 : v;
 }
 
@@ -43,9 +43,9 @@ static int feed(struct es_model *m, const uint8_t *buf, size_t len, size_t piece
 
 static void check_fixture(const char *path) {
     char expect[512];
-    tap_expect_path(path, expect, sizeof expect);
+    unit_expect_path(path, expect, sizeof expect);
     size_t len;
-    uint8_t *buf = tap_read_file(path, &len);
+    uint8_t *buf = unit_read_file(path, &len);
     /* "ghc-9.6.6.eventlog" -> "9.6.6" */
     char version[32];
     const char *v = strrchr(path, '/');
@@ -102,9 +102,18 @@ static void check_fixture(const char *path) {
         es_model_destroy(m);
         free(m);
     }
+    free(buf);
+}
 
-    /* Cut at every offset: the model never crashes, and ends only when the
-     * stream did. */
+UNIT_FIXTURE_CASE(model_recorded, path) {
+    check_fixture(path);
+}
+
+/* Cut at every offset: the model never crashes, and ends only when the
+ * stream did. */
+static void check_cut_fixture(const char *path) {
+    size_t len;
+    uint8_t *buf = unit_read_file(path, &len);
     size_t ended = 0;
     for (size_t cut = 0; cut < len; cut++) {
         struct es_model *m = malloc(sizeof *m);
@@ -116,6 +125,10 @@ static void check_fixture(const char *path) {
     }
     ok(ended == 0, "%s: cut at each of %zu offsets: never ended", path, len);
     free(buf);
+}
+
+UNIT_FIXTURE_CASE(model_cut_streams, path) {
+    check_cut_fixture(path);
 }
 
 /* ---- Skimming (es_stream_skim, es_model_skip): the model reads only the
@@ -196,7 +209,7 @@ static uint8_t *stretch(const uint8_t *buf, size_t len, unsigned rounds, uint64_
 
 static void check_skim_fixture(const char *path) {
     size_t len, n;
-    uint8_t *fixture = tap_read_file(path, &len);
+    uint8_t *fixture = unit_read_file(path, &len);
     uint8_t *buf = stretch(fixture, len, 40, 300000000, &n);
     static const size_t pieces[] = {1, 13, 4096, (size_t)1 << 30};
     for (unsigned i = 0; buf && i < sizeof pieces / sizeof pieces[0]; i++) {
@@ -218,8 +231,6 @@ static void check_skim_fixture(const char *path) {
     free(fixture);
 }
 
-int main(int argc, char **argv) {
-    tap_each_fixture(argc > 1 ? argv[1] : "tests/fixtures", check_fixture);
-    tap_each_fixture(argc > 1 ? argv[1] : "tests/fixtures", check_skim_fixture);
-    return tap_done();
+UNIT_FIXTURE_CASE(model_skimming, path) {
+    check_skim_fixture(path);
 }

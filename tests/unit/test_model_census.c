@@ -7,7 +7,7 @@
  * No argument. */
 #include "model/model.h"
 #include "model_events.h"
-#include "tap.h"
+#include "unit.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -32,7 +32,7 @@ static int64_t bytes_of(const struct es_model *m, const char *label) {
     return -1;
 }
 
-static void check_census(void) {
+UNIT_CASE(model_census_censuses) {
     struct es_model *m = malloc(sizeof *m);
     es_model_init(m);
     struct ev b;
@@ -95,7 +95,7 @@ static void check_census(void) {
     free(m);
 }
 
-static void check_gc(void) {
+UNIT_CASE(model_census_gc) {
     struct es_model *m = malloc(sizeof *m);
     es_model_init(m);
     struct ev b;
@@ -222,7 +222,7 @@ static void check_gc(void) {
     free(m);
 }
 
-static void check_notes(void) {
+UNIT_CASE(model_census_notes) {
     struct es_model *m = malloc(sizeof *m);
     es_model_init(m);
     struct ev b;
@@ -330,7 +330,7 @@ static bool census_points_whole(const struct es_model *m) {
     return true;
 }
 
-static void check_history(void) {
+UNIT_CASE(model_census_history) {
     struct es_model *m = malloc(sizeof *m);
     es_model_init(m);
     struct ev b, mark;
@@ -444,12 +444,4 @@ static void check_history(void) {
        ES_MODEL_HIST_MARKS);
     es_model_destroy(m);
     free(m);
-}
-
-int main(void) {
-    check_census();
-    check_gc();
-    check_notes();
-    check_history();
-    return tap_done();
 }

@@ -7,7 +7,7 @@
  * the powers of two and a hair (2^-9) either side of the other bounds. */
 #include "model/model.h"
 #include "model_events.h"
-#include "tap.h"
+#include "unit.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -35,7 +35,7 @@ static int expected(uint64_t d) {
     return b >= ES_MODEL_PAUSE_BUCKETS - 1 ? ES_MODEL_PAUSE_BUCKETS - 1 : (int)b;
 }
 
-int main(void) {
+UNIT_CASE(model_pauses_buckets) {
     struct es_model *m = malloc(sizeof *m);
     es_model_init(m);
     struct ev mark;
@@ -89,5 +89,4 @@ int main(void) {
     ok(m->pause_n == m->gcs, "every GC counted once: %llu", (unsigned long long)m->pause_n);
     es_model_destroy(m);
     free(m);
-    return tap_done();
 }

@@ -8,7 +8,7 @@
  * frees everything (the ASan build checks). */
 #include "format/es_header.h"
 #include "model/model.h"
-#include "tap.h"
+#include "unit.h"
 
 #include <string.h>
 
@@ -56,14 +56,21 @@ static void counters(struct es_model *m, uint64_t t, uint64_t cr, uint64_t dud, 
     put(m, ES_EVENT_SPARK_COUNTERS, t, v, 7, 8);
 }
 
-int main(void) {
+UNIT_CASE(model_sparks_zero) {
     static struct es_model m;
     es_model_init(&m);
     ok(!m.sparks_seen && !es_model_has_sparks(&m), "no counters: nothing seen");
     block(&m, 0, 0);
     counters(&m, 1, 0, 0, 0, 0, 0, 0, 0);
     ok(m.sparks_seen && !es_model_has_sparks(&m), "counters of zeros: seen, but no sparks");
+    es_model_destroy(&m);
+}
 
+UNIT_CASE(model_sparks_counters) {
+    static struct es_model m;
+    es_model_init(&m);
+    block(&m, 0, 0);
+    counters(&m, 1, 0, 0, 0, 0, 0, 0, 0);
     counters(&m, 1 * S, 100, 5, 3, 40, 20, 10, 30);
     block(&m, 1 * S, 1);
     counters(&m, 1 * S, 7, 1, 0, 50, 2, 4, 1);
@@ -112,7 +119,15 @@ int main(void) {
     es_model_cap_sparks(&m, 0, v);
     ok(v[ES_SPARK_CREATED] == 1308, "a short SPARK_COUNTERS is ignored");
 
-    /* Spark events, on capability 1. */
+    es_model_reset(&m);
+    ok(!m.sparks_seen && es_model_spark_points(&m, 0, &p) == 0, "reset forgets the sparks");
+    es_model_destroy(&m);
+}
+
+/* Spark events, on capability 1. */
+UNIT_CASE(model_sparks_events) {
+    static struct es_model m;
+    es_model_init(&m);
     ok(!m.spark_events_seen, "no spark events yet");
     block(&m, 4 * S, 1);
     static const uint16_t types[] = {ES_EVENT_SPARK_CREATE, ES_EVENT_SPARK_CREATE,
@@ -130,9 +145,5 @@ int main(void) {
        "spark events counted by kind");
     ok(m.caps[1].spark_ev[ES_SPARK_EV_CREATE] == 2 && m.caps[0].spark_ev[ES_SPARK_EV_CREATE] == 0,
        "on the capability of their block");
-
-    es_model_reset(&m);
-    ok(!m.sparks_seen && es_model_spark_points(&m, 0, &p) == 0, "reset forgets the sparks");
     es_model_destroy(&m);
-    return tap_done();
 }

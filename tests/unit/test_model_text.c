@@ -7,7 +7,7 @@
  * (`metrics`) keeps none. No argument. */
 #include "model/model.h"
 #include "model_events.h"
-#include "tap.h"
+#include "unit.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +32,7 @@ static void census_label(struct es_model *m, const char *label) {
     put(m, u(mk(&b, ES_EVENT_HEAP_PROF_SAMPLE_END, 10), 1, 8));
 }
 
-static void text(void) {
+UNIT_CASE(model_text_labels) {
     struct es_model *m = new_model(false);
     census_label(m, "bad\xff(");
     ok(m->cur.n == 1 && strcmp(es_model_label(m, m->cur.e[0].label), "bad\xef\xbf\xbd(") == 0,
@@ -73,7 +73,7 @@ static void ipe(struct es_model *m, uint64_t addr) {
     put(m, &b);
 }
 
-static void ipe_tables(void) {
+UNIT_CASE(model_text_ipe_tables) {
     struct es_model *m = new_model(false), *f = new_model(true);
     size_t n = 0;
     for (uint64_t addr = 0x1000; n < 100000; addr += 16, n++) {
@@ -89,10 +89,4 @@ static void ipe_tables(void) {
     ok(m->ipe_n == 0 && m->ipe_bytes == 0, "reset: the tables go with the run");
     free_model(m);
     free_model(f);
-}
-
-int main(void) {
-    text();
-    ipe_tables();
-    return tap_done();
 }

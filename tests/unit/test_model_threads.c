@@ -7,7 +7,7 @@
  * after a million short threads. */
 #include "model/model.h"
 #include "model_events.h"
-#include "tap.h"
+#include "unit.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -231,14 +231,27 @@ static void check_every_status(struct es_model *m) {
     }
 }
 
-int main(void) {
+/* `check` on a model of its own. */
+static void with_model(void (*check)(struct es_model *m)) {
     struct es_model *m = malloc(sizeof *m);
     es_model_init(m);
-    check_states_and_times(m);
-    check_bounded(m);
-    check_threads_before_the_stream(m);
-    check_every_status(m);
+    check(m);
     es_model_destroy(m);
     free(m);
-    return tap_done();
+}
+
+UNIT_CASE(model_threads_states_and_times) {
+    with_model(check_states_and_times);
+}
+
+UNIT_CASE(model_threads_bounded) {
+    with_model(check_bounded);
+}
+
+UNIT_CASE(model_threads_before_the_stream) {
+    with_model(check_threads_before_the_stream);
+}
+
+UNIT_CASE(model_threads_every_status) {
+    with_model(check_every_status);
 }

@@ -8,7 +8,7 @@
 #include "delivery/es_notice.h"
 #include "format/es_notice_text.h"
 #include "delivery/es_pool.h"
-#include "tap.h"
+#include "unit.h"
 
 #include <math.h>
 #include <string.h>
@@ -70,7 +70,7 @@ static void window_notices(const struct es_header *hdr) {
     es_pool_chunk_free(alone);
 }
 
-static void library_notices(void) {
+UNIT_CASE(notice_text_library_notices) {
     struct es_header hdr;
     memset(&hdr, 0, sizeof hdr);
     hdr.size[ES_EVENT_USER_MSG] = ES_SIZE_VARIABLE;
@@ -104,7 +104,7 @@ static void library_notices(void) {
     ok(es_notice_drop(&hdr, 1, 1, 1) == NULL, "no notice when USER_MSG is not variable-size");
 }
 
-static void other_messages(void) {
+UNIT_CASE(notice_text_other_messages) {
     struct es_notice_read n = parse_str("eventlog-socket: recording cut: the program died");
     ok(n.kind == ES_NOTICE_CUT && strcmp(n.why, "the program died") == 0, "cut notice: why '%s'",
        n.why);
@@ -137,10 +137,4 @@ static void other_messages(void) {
     int n2 = es_notice_text_cost(small, sizeof small, 1, 2, 3, 4, 5);
     ok(n2 > (int)sizeof small && strlen(small) == sizeof small - 1,
        "a buffer too small holds the start of the notice (%d wanted)", n2);
-}
-
-int main(void) {
-    library_notices();
-    other_messages();
-    return tap_done();
 }

@@ -5,14 +5,14 @@
  * every interval when the capabilities are not all known. */
 #include "format/es_events.h"
 #include "delivery/es_pace.h"
-#include "tap.h"
+#include "unit.h"
 
 #define MS UINT64_C(1000000)
 
-int main(void) {
-    const uint64_t interval = 100 * MS, flush = 1000 * MS;
-    struct es_pace p;
+static const uint64_t interval = 100 * MS, flush = 1000 * MS;
 
+UNIT_CASE(pace_follows_handovers) {
+    struct es_pace p;
     es_pace_init(&p);
     ok(es_pace_next_flush(&p, flush, interval) == flush + interval,
        "no capability seen yet: one interval after the last flush");
@@ -49,18 +49,23 @@ int main(void) {
         es_pace_note_block(&p, 1, flush + t * MS);
     ok(es_pace_next_flush(&p, flush, interval) == flush + ES_PACE_MAX_INTERVALS * interval,
        "busy capabilities: at most %d intervals between flushes", ES_PACE_MAX_INTERVALS);
+}
 
-    /* Capability 3 seen, 2 never: 2 may hold anything since the last flush. */
+/* Capability 3 seen, 2 never: 2 may hold anything since the last flush. */
+UNIT_CASE(pace_capability_gap) {
+    struct es_pace p;
     es_pace_init(&p);
     es_pace_note_block(&p, 0, flush + 50 * MS);
     es_pace_note_block(&p, 3, flush + 50 * MS);
     ok(es_pace_next_flush(&p, flush, interval) == flush + interval,
        "a gap in the capability numbers counts as a capability with old data");
+}
 
+UNIT_CASE(pace_beyond_tracked) {
+    struct es_pace p;
     es_pace_init(&p);
     es_pace_note_block(&p, 0, flush + 50 * MS);
     es_pace_note_block(&p, ES_PACE_CAPS, flush + 50 * MS);
     ok(es_pace_next_flush(&p, flush, interval) == flush + interval,
        "a capability beyond the tracked ones: every interval");
-    return tap_done();
 }

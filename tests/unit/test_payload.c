@@ -9,7 +9,7 @@
  * its length, so that ASan reports a read past it. No GHC. */
 #include "format/es_event_names.h"
 #include "format/es_payload.h"
-#include "tap.h"
+#include "unit.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +27,7 @@ static uint8_t *exact(const void *src, size_t n) {
     return p;
 }
 
-static void fixed_widths(void) {
+UNIT_CASE(payload_fixed_widths) {
     static const uint8_t bytes[] = {0x81, 0x12, 0x34, 0xde, 0xad, 0xbe, 0xef, 0x01, 0x02,
                                     0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0xaa, 0xbb, 0xcc};
     uint8_t *p = exact(bytes, sizeof bytes);
@@ -58,7 +58,7 @@ static void fixed_widths(void) {
  * length: the fields that fit read right, the rest 0, and the reader bad
  * exactly when it was cut. A cut field does not make a later smaller one
  * readable: once bad, every read is bad. */
-static void cut_everywhere(void) {
+UNIT_CASE(payload_cut_everywhere) {
     static const uint8_t whole[15] = {0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88,
                                       0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff};
     int wrong = 0;
@@ -97,7 +97,7 @@ static bool str_is(const uint8_t *s, size_t n, const char *want) {
     return n == strlen(want) && memcmp(s, want, n) == 0;
 }
 
-static void strings(void) {
+UNIT_CASE(payload_strings) {
     /* PROGRAM_ARGS-like: every string ended by its NUL. */
     static const char args[] = "prog\0-N2\0\0x"; /* "prog", "-N2", "", then "x" with no NUL */
     uint8_t *p = exact(args, sizeof args - 1);
@@ -139,7 +139,7 @@ static void strings(void) {
 
 /* Text copied as the command keeps it: valid UTF-8, cut between
  * characters, NUL-terminated. */
-static void texts(void) {
+UNIT_CASE(payload_texts) {
     static const char in[] = "caf\xc3\xa9\xff\0next";
     uint8_t *p = exact(in, sizeof in - 1);
     struct es_payload r = es_payload_init(p, sizeof in - 1);
@@ -163,7 +163,7 @@ static void texts(void) {
 /* Random payloads read with random fields: never past the end (ASan), the
  * bytes left only shrink, nothing is left once bad, and a bad reader
  * stays bad. Deterministic (a fixed seed). */
-static void hostile(void) {
+UNIT_CASE(payload_hostile) {
     uint64_t x = 0x9e3779b97f4a7c15ull;
     int wrong = 0;
     for (int round = 0; round < 20000; round++) {
@@ -217,7 +217,7 @@ static void hostile(void) {
        wrong);
 }
 
-static void block_markers(void) {
+UNIT_CASE(payload_block_markers) {
     static const uint8_t marker[14] = {0, 0, 0x10, 0, 0, 0, 0, 0, 0, 0, 0x30, 0x39, 0, 3};
     int wrong = 0;
     for (size_t n = 0; n <= sizeof marker; n++) {
@@ -234,7 +234,7 @@ static void block_markers(void) {
     ok(wrong == 0, "a block marker: size, end time, capability; cut short, the global buffer's");
 }
 
-static void names(void) {
+UNIT_CASE(payload_names) {
     ok(strcmp(es_event_names_of(ES_EVENT_GC_START, ES_FAMILY_GC), "start") == 0 &&
            strcmp(es_event_names_of(ES_EVENT_GC_STATS_GHC, ES_FAMILY_GC), "stats") == 0 &&
            strcmp(es_event_names_of(ES_EVENT_REQUEST_SEQ_GC, ES_FAMILY_GC), "request_seq") == 0,
@@ -263,7 +263,7 @@ static void names(void) {
 
 /* The statuses: `table`'s code and the views' words side by side, and
  * what each leaves the thread doing. docs/command.md lists the codes. */
-static void statuses(void) {
+UNIT_CASE(payload_statuses) {
     static const struct {
         unsigned status;
         const char *code, *words;
@@ -316,16 +316,4 @@ static void statuses(void) {
     }
     ok(defined == 19 && unique && lower,
        "19 statuses, each code distinct, lower case and '_' only, with words (%u)", defined);
-}
-
-int main(void) {
-    fixed_widths();
-    cut_everywhere();
-    strings();
-    texts();
-    hostile();
-    block_markers();
-    names();
-    statuses();
-    return tap_done();
 }

@@ -8,7 +8,7 @@
 #define _GNU_SOURCE
 #include "base/es_peer.h"
 #include "server_util.h"
-#include "tap.h"
+#include "unit.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -183,7 +183,7 @@ static void all_cases(struct es_peer_finder *f, const char *by) {
     other_user(f, how);
 }
 
-static void unix_peer(void) {
+UNIT_CASE(peer_unix) {
     int sv[2];
     ok(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0, "a Unix socket pair");
     uid_t uid = (uid_t)-1;
@@ -194,21 +194,25 @@ static void unix_peer(void) {
     close(sv[1]);
 }
 
-int main(void) {
+UNIT_CASE(peer_sock_diag) {
     struct es_peer_finder f;
     es_peer_finder_init(&f);
     all_cases(&f, "sock_diag");
     ok(f.lookups_proc == 0, "sock_diag answered every lookup (%u read /proc)", f.lookups_proc);
     es_peer_finder_close(&f);
+}
 
-    /* Where the kernel has no TCP sock_diag: /proc/net/tcp{,6}. */
+/* Where the kernel has no TCP sock_diag: /proc/net/tcp{,6}. */
+UNIT_CASE(peer_proc_fallback) {
+    struct es_peer_finder f;
     es_peer_finder_init(&f);
     f.diag_off = true;
     all_cases(&f, "/proc");
     ok(f.lookups_proc > 0, "the fallback read /proc (%u lookups)", f.lookups_proc);
     es_peer_finder_close(&f);
+}
 
-    unix_peer();
+UNIT_CASE(peer_loopback_addresses) {
     struct sockaddr_in a = {.sin_family = AF_INET};
     a.sin_addr.s_addr = htonl(0x7f000102); /* 127.0.1.2 */
     ok(es_peer_is_loopback((struct sockaddr *)&a), "127.0.1.2 is loopback");
@@ -219,5 +223,4 @@ int main(void) {
     ok(es_peer_is_loopback((struct sockaddr *)&b), "::ffff:127.0.0.1 is loopback");
     inet_pton(AF_INET6, "::ffff:192.168.1.1", &b.sin6_addr);
     ok(!es_peer_is_loopback((struct sockaddr *)&b), "::ffff:192.168.1.1 is not");
-    return tap_done();
 }

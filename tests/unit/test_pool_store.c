@@ -4,7 +4,7 @@
  * memory comes back. */
 #include "delivery/es_pool.h"
 #include "delivery/es_store.h"
-#include "tap.h"
+#include "unit.h"
 
 #include <stdint.h>
 #include <string.h>
@@ -35,7 +35,7 @@ static void send_all(struct es_store *s, struct es_chunk **next) {
  * by the next chunks that fit, topped up but never beyond, never for small
  * chunks. The pool is empty on entry (every earlier chunk was below
  * ES_POOL_MIN). */
-static void test_reserve(void) {
+UNIT_CASE(pool_reserve) {
     size_t full = ES_RTS_BUFFER - 24; /* a full block, as the RTS writes it */
     char *src = malloc(full);
     memset(src, 'r', full);
@@ -105,7 +105,7 @@ static void test_reserve(void) {
 /* Buffers lent to the pool for skipped chunks: kept beyond ES_POOL_MAX,
  * until the RTS has needed as many buffers again (pooled or not); then
  * the pool is back to its usual size. The pool is empty on entry. */
-static void test_lend(void) {
+UNIT_CASE(pool_lend) {
     enum { LENT = 3, ALL = ES_POOL_MAX + LENT };
     size_t full = ES_RTS_BUFFER - 24;
     struct es_chunk *c[ALL + 1];
@@ -162,7 +162,7 @@ static void test_lend(void) {
         free(c[i]);
 }
 
-int main(void) {
+UNIT_CASE(store_retention_and_clients) {
     struct es_store s;
     es_store_init(&s, 1000);
     es_store_set_header(&s, chunk_of(50, 'h'));
@@ -217,12 +217,31 @@ int main(void) {
     send_all(&s, &second);
     es_store_release(&s, z); /* the first client sends z */
     ok(s.head == NULL && s.tail == NULL && s.bytes_held == 50, "all data freed");
+    es_store_destroy(&s);
+}
 
-    /* Without clients and without retention, nothing is kept. */
+/* A store with its header whose first client has joined (with nothing
+ * retained): it retains no more. */
+static void store_joined(struct es_store *s) {
+    es_store_init(s, 1000);
+    es_store_set_header(s, chunk_of(50, 'h'));
+    if (es_store_join(s) != NULL)
+        unit_bail("an empty store gave its first client chunks");
+}
+
+/* Without clients and without retention, nothing is kept. */
+UNIT_CASE(store_nobody_holds) {
+    struct es_store s;
+    store_joined(&s);
     ok(es_store_append(&s, chunk_of(1000, 'q'), 0) == NULL && s.bytes_held == 50,
        "a chunk nobody holds is freed at once");
+    es_store_destroy(&s);
+}
 
-    /* A long list released in one go. */
+/* A long list released in one go. */
+UNIT_CASE(store_million_chunks) {
+    struct es_store s;
+    store_joined(&s);
     struct es_chunk *slow = NULL;
     for (int i = 0; i < 1000000; i++) {
         struct es_chunk *c = es_store_append(&s, chunk_of(1, 'c'), 1);
@@ -231,8 +250,13 @@ int main(void) {
     }
     send_all(&s, &slow);
     ok(s.bytes_held == 50 && s.head == NULL, "a million-chunk range released");
+    es_store_destroy(&s);
+}
 
-    /* Adopted (synthesised) chunks are counted and uncounted. */
+/* Adopted (synthesised) chunks are counted and uncounted. */
+UNIT_CASE(store_adopted) {
+    struct es_store s;
+    store_joined(&s);
     struct es_chunk *block = chunk_of(300, 'b');
     es_store_adopt(&s, block);
     ok(s.bytes_held == 350, "adopted block counted");
@@ -241,7 +265,4 @@ int main(void) {
 
     es_store_destroy(&s);
     ok(s.bytes_held == 0, "destroy releases everything");
-    test_lend();
-    test_reserve();
-    return tap_done();
 }

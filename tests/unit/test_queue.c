@@ -6,7 +6,7 @@
  * forked child that tries one dies of SIGABRT) rather than corrupting a
  * list. No GHC; run plain and under ASan/UBSan. */
 #include "base/es_queue.h"
-#include "tap.h"
+#include "unit.h"
 
 #include <signal.h>
 #include <sys/resource.h>
@@ -42,7 +42,7 @@ static const char *values(struct es_queue *q) {
     return out;
 }
 
-static void order(void) {
+UNIT_CASE(queue_order) {
     struct es_queue q;
     es_queue_init(&q);
     ok(es_queue_empty(&q) && es_queue_len(&q) == 0 && es_queue_valid(&q), "a new queue is empty");
@@ -73,7 +73,7 @@ static void order(void) {
 }
 
 /* Removing while walking: the safe walk reaches every node once. */
-static void removal_during_walk(void) {
+UNIT_CASE(queue_removal_during_walk) {
     struct es_queue q;
     es_queue_init(&q);
     struct item it[10];
@@ -96,7 +96,7 @@ static void removal_during_walk(void) {
 }
 
 /* An element moves between queues: each says whether it holds it. */
-static void membership(void) {
+UNIT_CASE(queue_membership) {
     struct es_queue a, b;
     es_queue_init(&a);
     es_queue_init(&b);
@@ -119,7 +119,7 @@ static void membership(void) {
 
 /* What es_queue_valid notices: a neighbour that does not point back, a
  * node that says it is elsewhere, a count that is off. */
-static void validity(void) {
+UNIT_CASE(queue_validity) {
     struct es_queue q, other;
     es_queue_init(&q);
     es_queue_init(&other);
@@ -232,7 +232,7 @@ static int misuse(enum misuse m) {
     return WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status) == 0 ? 0 : -1;
 }
 
-static void asserts(void) {
+UNIT_CASE(queue_asserts) {
 #ifdef NDEBUG
     ok(1, "# SKIP built with NDEBUG: no asserts to test");
 #else
@@ -253,7 +253,7 @@ static void asserts(void) {
 
 /* Many elements, in and out in a scrambled order, against a plain array
  * of who is in. */
-static void many(void) {
+UNIT_CASE(queue_many) {
     enum { N = 1000 };
     static struct item it[N];
     static bool in[N];
@@ -287,14 +287,4 @@ static void many(void) {
         walked += in[ITEM(n)->v];
     }
     ok(walked == count, "its walk meets exactly the %zu elements in it", count);
-}
-
-int main(void) {
-    order();
-    removal_during_walk();
-    membership();
-    validity();
-    asserts();
-    many();
-    return tap_done();
 }

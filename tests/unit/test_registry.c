@@ -14,7 +14,7 @@
 #include "format/es_control.h"
 #include "control/es_registry.h"
 #include "server_util.h"
-#include "tap.h"
+#include "unit.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -42,6 +42,9 @@ static void slow(const eventlog_socket_namespace *ns, uint8_t id, void *data) {
  * place of the RTS's (four capabilities). */
 static atomic_int lim_runs;
 static atomic_uint_fast64_t fake_gcs;
+/* When the first lim/1 run began (CLOCK_MONOTONIC ms, the registry's
+ * clock), or 0 before it. */
+static atomic_uint_fast64_t lim1_began;
 
 static uint64_t fake_collections(void) {
     return atomic_load(&fake_gcs);
@@ -60,6 +63,9 @@ static uint64_t now_ms(void) {
 static void timed(const eventlog_socket_namespace *ns, uint8_t id, void *data) {
     (void)ns;
     (void)data;
+    uint_fast64_t none = 0;
+    if (id == 1)
+        atomic_compare_exchange_strong(&lim1_began, &none, now_ms());
     if (id == 2 || id == 3) { /* 20 or 10 ms of CPU */
         long cpu_ns = id == 2 ? 20000000L : 10000000L;
         struct timespec t0, t;
@@ -121,7 +127,57 @@ static size_t feed(const char *ns, uint8_t id) {
     return es_control_feed(&p, frame, len + 7, NULL, NULL);
 }
 
-int main(void) {
+/* The namespaces most cases use: app, with commands 1 to 255 (7 slow),
+ * and other, with other/1; a short interval, so that the test does not
+ * wait seconds. */
+static void register_app(void) {
+    es_registry_set_interval(100);
+    eventlog_socket_namespace *a, *b;
+    int fails = eventlog_socket_register_namespace("app", 3, &a) != 0 ||
+                eventlog_socket_register_namespace("other", 5, &b) != 0 ||
+                eventlog_socket_register_command(b, 1, count, (void *)1) != 0;
+    for (int id = 1; id <= 255; id++)
+        fails += eventlog_socket_register_command(a, (uint8_t)id, id == 7 ? slow : count,
+                                                  (void *)0) != 0;
+    if (fails)
+        unit_bail("cannot register app and other");
+}
+
+/* The hooks: POST_START (ours, then upstream's type) and PRE_END. */
+static void register_hooks(void) {
+    main_thread = pthread_self();
+    if (eventlog_socket_add_hook(EVENTLOG_SOCKET_HOOK_POST_START_EVENT_LOGGING, post, NULL) != 0 ||
+        eventlog_socket_add_hook(EVENTLOG_SOCKET_HOOK_PRE_END_EVENT_LOGGING, pre, NULL) != 0 ||
+        eventlog_socket_register_hook(EVENTLOG_SOCKET_HOOK_POST_START_EVENT_LOGGING, post_upstream,
+                                      &upstream_data)
+                .ess_status_code != EVENTLOG_SOCKET_OK)
+        unit_bail("cannot register the hooks");
+}
+
+/* The namespace lim (lim/1, lim/2, lim/3), a short interval (so that the
+ * test does not wait seconds), and the RTS up. */
+static void register_lim(void) {
+    eventlog_socket_namespace *lim;
+    if (eventlog_socket_register_namespace("lim", 3, &lim) != 0 ||
+        eventlog_socket_register_command(lim, 1, timed, NULL) != 0 ||
+        eventlog_socket_register_command(lim, 2, timed, NULL) != 0 ||
+        eventlog_socket_register_command(lim, 3, timed, NULL) != 0)
+        unit_bail("cannot register lim");
+    es_registry_set_interval(100);
+    es_registry_set_running(true);
+}
+
+/* Requests for lim/1 every 5 ms for `ms` ms; returns how long it took. */
+static uint64_t flood_lim(uint64_t ms) {
+    uint64_t t0 = now_ms(), t1;
+    while ((t1 = now_ms()) - t0 < ms) {
+        feed("lim", 1);
+        sleep_ms(5);
+    }
+    return t1 - t0;
+}
+
+UNIT_CASE(registry_registration) {
     main_thread = pthread_self();
     eventlog_socket_namespace *a, *b, *x;
     ok(eventlog_socket_register_namespace("eventlog-socket", 15, &x) == EVENTLOG_SOCKET_EINVAL,
@@ -167,10 +223,13 @@ int main(void) {
            eventlog_socket_register_command(lim, 2, timed, NULL) == 0 &&
            eventlog_socket_register_command(lim, 3, timed, NULL) == 0,
        "namespace lim registered");
-    /* A short interval, so that the test does not wait seconds. */
-    es_registry_set_interval(100);
+}
 
-    /* Before the RTS is up: commands are known, and wait. */
+/* Before the RTS is up: commands are known, and wait; then the
+ * POST_START hooks, once, on the thread that says the RTS is up. */
+UNIT_CASE(registry_rts_start) {
+    register_app();
+    register_hooks();
     ok(feed("app", 1) == 1 && feed("nope", 1) == 0 && feed("app", 0) == 0 &&
            feed("eventlog-socket", 99) == 0,
        "frames for registered commands are known, others not");
@@ -193,8 +252,12 @@ int main(void) {
     ok(eventlog_socket_add_hook(EVENTLOG_SOCKET_HOOK_POST_START_EVENT_LOGGING, late, NULL) == 0 &&
            wait_for(&hooks_late, 1) == 1 && atomic_load(&hooks_post) == 1,
        "a hook registered after the start runs once then, alone");
+}
 
-    /* A slow handler holds up its own namespace only. */
+/* A slow handler holds up its own namespace only; requests are folded. */
+UNIT_CASE(registry_slow_handler) {
+    register_app();
+    es_registry_set_running(true);
     feed("app", 7);
     wait_for(&slow_started, 1);
     feed("app", 2);
@@ -225,68 +288,91 @@ int main(void) {
        "requests while the command runs are not folded into that run: it runs once more");
     sleep_ms(300);
     ok(atomic_load(&ran[0][7]) == 3, "and only once more");
+}
 
-    /* The rate limit, as counts: the registry spaces its dispatches, and a
-     * handler that starts late on a busy machine moves none of them, so
-     * the start times a handler reads would show a gap shorter than the
-     * interval. Requests every 5 ms for 600 ms: at most one run per 100
-     * ms of the window (and one at its start). */
+/* The rate limit, as counts: the registry spaces its dispatches, and a
+ * handler that starts late on a busy machine moves none of them, so the
+ * start times a handler reads would show a gap shorter than the interval.
+ * Requests every 5 ms for 600 ms: at most one run per 100 ms of the window
+ * (and one at its start). */
+UNIT_CASE(registry_rate_interval) {
+    register_lim();
     int before = atomic_load(&lim_runs);
-    uint64_t t0 = now_ms(), t1;
-    while ((t1 = now_ms()) - t0 < 600) {
-        feed("lim", 1);
-        sleep_ms(5);
-    }
+    uint64_t took = flood_lim(600);
     int runs = atomic_load(&lim_runs) - before;
-    ok(runs >= 2 && (uint64_t)runs <= (t1 - t0) / 100 + 1,
+    ok(runs >= 2 && (uint64_t)runs <= took / 100 + 1,
        "one command of a namespace per interval: %d runs in %llu ms of requests every 5 ms", runs,
-       (unsigned long long)(t1 - t0));
-    /* After a command that took 20 ms of CPU, none for 50 times that
-     * (1000 ms from its start): requests for 500 ms after it returns run
-     * none. */
-    sleep_ms(200); /* the flood's last request, if one waits, runs first */
-    feed("lim", 2);
-    int n2 = atomic_load(&lim_runs);
-    ok(wait_for(&lim_runs, n2 + 1) == n2 + 1, "lim/2 ran");
-    t0 = now_ms();
-    while ((t1 = now_ms()) - t0 < 500) {
-        feed("lim", 1);
-        sleep_ms(5);
-    }
-    ok(atomic_load(&lim_runs) == n2 + 1,
-       "after a command that took 20 ms of CPU, nothing for the next 500 ms (%d ran)",
-       atomic_load(&lim_runs) - n2 - 1);
-    ok(wait_for(&lim_runs, n2 + 2) == n2 + 2, "and the waiting request runs later");
-    /* A command during which the RTS collected (the docs' example forces a
-     * major GC) cost every capability its time: after 10 ms of CPU with
-     * four capabilities, none for 50 times 40 ms (2000 ms from its start),
-     * where its own thread's 10 ms alone would allow one after 500. */
-    es_registry_set_rts(fake_collections, fake_capabilities);
-    sleep_ms(200); /* the last lim/1 gap: the interval */
-    feed("lim", 3);
-    int n3 = atomic_load(&lim_runs);
-    ok(wait_for(&lim_runs, n3 + 1) == n3 + 1 && atomic_load(&fake_gcs) == 1, "lim/3 ran");
-    t0 = now_ms();
-    while ((t1 = now_ms()) - t0 < 1000) {
-        feed("lim", 1);
-        sleep_ms(5);
-    }
-    ok(atomic_load(&lim_runs) == n3 + 1,
-       "after a command that took 10 ms of CPU while the RTS collected, on four capabilities, "
-       "nothing for the next 1000 ms (%d ran)",
-       atomic_load(&lim_runs) - n3 - 1);
-    ok(wait_for(&lim_runs, n3 + 2) == n3 + 2, "and the waiting request runs later");
-    es_registry_set_rts(NULL, NULL);
+       (unsigned long long)took);
+}
 
+/* After a command that took 20 ms of CPU, none for 50 times that: lim/1,
+ * asked every 5 ms from when it returns, runs no sooner than 1000 ms after
+ * lim/2 was asked (the registry starts its wait when it starts lim/2,
+ * later still). A bound, not a window: on a busy machine lim/2's 20 ms of
+ * CPU may take most of that second, but the wait never ends early. */
+UNIT_CASE(registry_rate_cpu_time) {
+    register_lim();
+    int n2 = atomic_load(&lim_runs);
+    uint64_t asked = now_ms();
+    feed("lim", 2);
+    ok(wait_for(&lim_runs, n2 + 1) == n2 + 1, "lim/2 ran");
+    flood_lim(500);
+    ok(wait_for(&lim_runs, n2 + 2) == n2 + 2, "and the waiting request runs later");
+    uint64_t after = atomic_load(&lim1_began) - asked;
+    ok(atomic_load(&lim1_began) >= asked + 1000,
+       "after a command that took 20 ms of CPU, nothing for 1000 ms: the next began after "
+       "%llu ms",
+       (unsigned long long)after);
+}
+
+/* A command during which the RTS collected (the docs' example forces a
+ * major GC) cost every capability its time: after 10 ms of CPU with four
+ * capabilities, none for 50 times 40 ms (2000 ms from its start), where its
+ * own thread's 10 ms alone would allow one after 500. */
+UNIT_CASE(registry_rate_collections) {
+    register_lim();
+    es_registry_set_rts(fake_collections, fake_capabilities);
+    int n3 = atomic_load(&lim_runs);
+    uint64_t asked = now_ms();
+    feed("lim", 3);
+    ok(wait_for(&lim_runs, n3 + 1) == n3 + 1 && atomic_load(&fake_gcs) == 1, "lim/3 ran");
+    flood_lim(1000);
+    ok(wait_for(&lim_runs, n3 + 2) == n3 + 2, "and the waiting request runs later");
+    uint64_t after = atomic_load(&lim1_began) - asked;
+    ok(atomic_load(&lim1_began) >= asked + 2000,
+       "after a command that took 10 ms of CPU while the RTS collected, on four capabilities, "
+       "nothing for 2000 ms: the next began after %llu ms",
+       (unsigned long long)after);
+    es_registry_set_rts(NULL, NULL);
+}
+
+/* The POST_START hooks run for the start, then again for every client
+ * that joins later (a hook registered after the start too). */
+UNIT_CASE(registry_later_client) {
+    register_hooks();
+    es_registry_set_interval(100);
+    es_registry_set_running(true);
+    es_registry_post_start();
+    if (eventlog_socket_add_hook(EVENTLOG_SOCKET_HOOK_POST_START_EVENT_LOGGING, late, NULL) != 0 ||
+        wait_for(&hooks_late, 1) != 1)
+        unit_bail("a hook registered after the start did not run");
     es_registry_client_connected();
     ok(wait_for(&hooks_post, 2) == 2 && wait_for(&hooks_post_upstream, 2) == 2 &&
            wait_for(&hooks_late, 2) == 2,
        "every POST_START hook ran again for a client that joined later");
+}
 
+/* A quiesce runs PRE_END and stops every handler (app/1 had run once). */
+UNIT_CASE(registry_quiesce) {
+    register_app();
+    register_hooks();
+    es_registry_set_running(true);
+    feed("app", 1);
+    if (wait_for(&ran[0][1], 1) != 1)
+        unit_bail("app/1 did not run");
     es_registry_quiesce(1000);
     ok(atomic_load(&hooks_pre) == 1, "quiesce ran PRE_END");
     ok(feed("app", 1) == 1, "after it, a frame is still recognised");
     sleep_ms(100);
     ok(atomic_load(&ran[0][1]) == 1, "but no handler runs any more");
-    return tap_done();
 }

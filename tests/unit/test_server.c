@@ -12,7 +12,7 @@
 #include "delivery/es_pool.h"
 #include "server/es_server.h"
 #include "server_util.h"
-#include "tap.h"
+#include "unit.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -26,8 +26,33 @@
 #include <time.h>
 #include <unistd.h>
 
-static char dir[] = "/tmp/es-test-server-XXXXXX";
-static char sock_path[256];
+static char sock_path[4096];
+
+/* The recorded eventlog (`len` bytes), its header (`hlen` bytes), its first
+ * block (`b1` bytes) and the rest (its second block and the end marker). */
+static unsigned char *eventlog;
+static struct es_header *h;
+static size_t len, hlen, b1, rest;
+
+/* What every case starts from: the socket's path, the recording, and the
+ * configuration the first server had (a 500 ms linger). */
+static void start_case(struct es_config *cfg) {
+    snprintf(sock_path, sizeof sock_path, "%s/srv.sock", unit_tmpdir());
+    eventlog = unit_read_fixture("ghc-9.0.2.eventlog", &len);
+    h = malloc(sizeof *h);
+    if (es_header_parse(eventlog, len, h) != 0)
+        unit_bail("the recorded eventlog's header does not parse");
+    hlen = h->len;
+    b1 = es_be32(eventlog + hlen + 10);
+    rest = len - hlen - b1;
+    es_config_defaults(cfg);
+    cfg->linger_ms = 500;
+}
+
+static void finish_case(void) {
+    free(h);
+    free(eventlog);
+}
 
 static pthread_mutex_t cmd_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint8_t cmds[16];
@@ -66,23 +91,11 @@ static void *stop_thread(void *arg) {
     return NULL;
 }
 
-int main(void) {
-    if (mkdtemp(dir) == NULL) {
-        printf("Bail out! mkdtemp\n");
-        return 1;
-    }
-    snprintf(sock_path, sizeof sock_path, "%s/srv.sock", dir);
-    size_t len;
-    unsigned char *log = tap_read_file("tests/fixtures/ghc-9.0.2.eventlog", &len);
-    struct es_header *h = malloc(sizeof *h);
-    es_header_parse(log, len, h);
-    size_t hlen = h->len;
-    size_t b1 = es_be32(log + hlen + 10); /* first block */
-    size_t rest = len - hlen - b1;        /* second block and the end marker */
-
+/* Two clients, the header and first block before either: the first gets
+ * everything, the later one the definitions it missed and the rest. */
+UNIT_CASE(server_two_clients) {
     struct es_config cfg;
-    es_config_defaults(&cfg);
-    cfg.linger_ms = 500;
+    start_case(&cfg);
     struct es_server *s = NULL;
     ok(es_server_start_unix(&s, sock_path, &cfg, on_command, NULL) == 0, "server started");
 #ifdef SCHED_BATCH
@@ -101,9 +114,9 @@ int main(void) {
     unsigned char *stale = malloc(24 + hlen);
     memset(stale, 0, 24);
     stale[1] = 18;
-    memcpy(stale + 24, log, hlen);
+    memcpy(stale + 24, eventlog, hlen);
     es_server_submit(s, stale, 24 + hlen);
-    es_server_submit(s, log + hlen, b1);
+    es_server_submit(s, eventlog + hlen, b1);
 
     int a = connect_unix(sock_path);
     ok(a >= 0 && es_server_wait_client(s) == 0, "first client connected");
@@ -132,39 +145,48 @@ int main(void) {
     for (int i = 0; i < 500 && atomic_load(&es_server_counters(s)->clients_accepted) < 2; i++)
         sleep_ms(10);
     ok(atomic_load(&es_server_counters(s)->clients_accepted) == 2, "second client accepted");
-    es_server_submit(s, log + hlen + b1, rest);
+    es_server_submit(s, eventlog + hlen + b1, rest);
     es_server_stop(s);
     struct stat st;
     ok(lstat(sock_path, &st) != 0, "socket file removed at stop");
 
     unsigned char *got = malloc(2 * len);
     size_t na = read_all(a, got, 2 * len);
-    ok(na == len && memcmp(got, log, len) == 0,
+    ok(na == len && memcmp(got, eventlog, len) == 0,
        "first client got header + everything, stale marker removed (%zu of %zu)", na, len);
     /* The later client missed the first block: it gets the header, the
      * definitions from that block (checked in detail below), then only the
      * later chunks. */
     size_t nb = read_all(b, got, 2 * len);
     size_t bdefs = nb > hlen + 24 ? es_be32(got + hlen + 10) : 0;
-    ok(nb == hlen + bdefs + rest && memcmp(got, log, hlen) == 0 &&
+    ok(nb == hlen + bdefs + rest && memcmp(got, eventlog, hlen) == 0 &&
            es_be16(got + hlen + 22) == 0xffff &&
-           memcmp(got + hlen + bdefs, log + hlen + b1, rest) == 0,
+           memcmp(got + hlen + bdefs, eventlog + hlen + b1, rest) == 0,
        "later client got header + definitions + later chunks only (%zu bytes)", nb);
     close(a);
     close(b);
     ok(es_server_wait_client(s) == 0, "wait after stop still reports the client");
     es_server_free(s);
+    free(got);
+    free(stale);
+    finish_case();
+}
 
-    /* With the disconnect policy, a client that never reads is disconnected
-     * when it falls behind its limit; stop then does not wait for it. */
+/* With the disconnect policy, a client that never reads is disconnected
+ * when it falls behind its limit; stop then does not wait for it. */
+UNIT_CASE(server_disconnect_policy) {
+    struct es_config cfg;
+    start_case(&cfg);
+    struct es_server *s = NULL;
+    size_t blen;
+    unsigned char *block = make_block(1000, 1000, 0, &blen); /* ~1 MiB */
+    unsigned char *got = malloc(2 * len);
     cfg.client_limit = 256 << 10;
     cfg.slow_client = EVENTLOG_SOCKET_SLOW_CLIENT_DISCONNECT;
     ok(es_server_start_unix(&s, sock_path, &cfg, on_command, NULL) == 0, "server restarted");
-    es_server_submit(s, log, hlen);
+    es_server_submit(s, eventlog, hlen);
     int c = connect_unix(sock_path);
     es_server_wait_client(s);
-    size_t blen;
-    unsigned char *block = make_block(1000, 1000, 0, &blen); /* ~1 MiB */
     for (int i = 0; i < 16; i++)
         es_server_submit(s, block, blen);
     es_server_stop(s);
@@ -172,15 +194,26 @@ int main(void) {
        "the stalled client was disconnected for lag");
     ok(atomic_load(&es_server_counters(s)->clients_connected) == 0, "no client left at stop");
     size_t nc = read_all(c, got, 2 * len);
-    ok(nc >= hlen && memcmp(got, log, hlen) == 0, "it had received the header first");
+    ok(nc >= hlen && memcmp(got, eventlog, hlen) == 0, "it had received the header first");
     close(c);
     es_server_free(s);
+    free(got);
+    free(block);
+    finish_case();
+}
 
-    /* With the drop policy, a client that stalls and then reads gets a
-     * parseable stream with a notice where chunks were skipped. */
+/* With the drop policy, a client that stalls and then reads gets a
+ * parseable stream with a notice where chunks were skipped. */
+UNIT_CASE(server_drop_policy) {
+    struct es_config cfg;
+    start_case(&cfg);
+    cfg.client_limit = 256 << 10;
+    struct es_server *s = NULL;
+    size_t blen;
+    unsigned char *block = make_block(1000, 1000, 0, &blen); /* ~1 MiB */
     cfg.slow_client = EVENTLOG_SOCKET_SLOW_CLIENT_DROP;
     ok(es_server_start_unix(&s, sock_path, &cfg, on_command, NULL) == 0, "server restarted");
-    es_server_submit(s, log, hlen);
+    es_server_submit(s, eventlog, hlen);
     int e = connect_unix(sock_path);
     es_server_wait_client(s);
     for (int i = 0; i < 16; i++)
@@ -203,7 +236,7 @@ int main(void) {
     ne += read_all(e, all + ne, cap - ne);
     pthread_join(stopper, NULL);
     struct es_chunk_info info;
-    ok(ne > hlen && memcmp(all, log, hlen) == 0 &&
+    ok(ne > hlen && memcmp(all, eventlog, hlen) == 0 &&
            es_events_inspect(h, all + hlen, ne - hlen, &info, NULL, NULL, NULL) == 0 &&
            info.has_end,
        "its stream walks cleanly to the end marker (%zu bytes)", ne);
@@ -233,14 +266,25 @@ int main(void) {
        "delivered + dropped bytes = submitted (%zu notices)", notices);
     close(e);
     es_server_free(s);
+    free(all);
+    free(block);
+    finish_case();
+}
 
-    /* The global bound: a stalled client with a generous own limit still
-     * cannot make the server hold more than max_buffer plus what its
-     * unfinished write pins. */
+/* The global bound: a stalled client with a generous own limit still
+ * cannot make the server hold more than max_buffer plus what its
+ * unfinished write pins. */
+UNIT_CASE(server_global_bound) {
+    struct es_config cfg;
+    start_case(&cfg);
+    cfg.slow_client = EVENTLOG_SOCKET_SLOW_CLIENT_DROP;
+    struct es_server *s = NULL;
+    size_t blen;
+    unsigned char *block = make_block(1000, 1000, 0, &blen); /* ~1 MiB */
     cfg.client_limit = 64u << 20;
     cfg.max_buffer = 4u << 20;
     ok(es_server_start_unix(&s, sock_path, &cfg, on_command, NULL) == 0, "server restarted");
-    es_server_submit(s, log, hlen);
+    es_server_submit(s, eventlog, hlen);
     int g = connect_unix(sock_path);
     es_server_wait_client(s);
     for (int i = 0; i < 64; i++)
@@ -253,24 +297,29 @@ int main(void) {
     es_server_stop(s);
     close(g);
     es_server_free(s);
-    free(all);
+    free(block);
+    finish_case();
+}
 
-    /* A late joiner gets the definitions it missed, in one global block
-     * right after the header. */
-    es_config_defaults(&cfg);
-    cfg.linger_ms = 500;
+/* A late joiner gets the definitions it missed, in one global block
+ * right after the header. */
+UNIT_CASE(server_late_joiner) {
+    struct es_config cfg;
+    start_case(&cfg);
+    struct es_server *s = NULL;
+    unsigned char *got = malloc(2 * len);
     ok(es_server_start_unix(&s, sock_path, &cfg, on_command, NULL) == 0, "server restarted");
     int early = connect_unix(sock_path);
     es_server_wait_client(s);
-    es_server_submit(s, log, hlen);
-    es_server_submit(s, log + hlen, b1);
+    es_server_submit(s, eventlog, hlen);
+    es_server_submit(s, eventlog + hlen, b1);
     sleep_ms(100);
     int late = connect_unix(sock_path);
     sleep_ms(100);
-    es_server_submit(s, log + hlen + b1, rest);
+    es_server_submit(s, eventlog + hlen + b1, rest);
     es_server_stop(s);
     size_t nl = read_all(late, got, 2 * len);
-    ok(nl > hlen + 24 && memcmp(got, log, hlen) == 0 && es_be16(got + hlen) == 18 &&
+    ok(nl > hlen + 24 && memcmp(got, eventlog, hlen) == 0 && es_be16(got + hlen) == 18 &&
            es_be16(got + hlen + 22) == 0xffff,
        "late joiner: header, then a global block");
     size_t dlen = es_be32(got + hlen + 10);
@@ -279,27 +328,36 @@ int main(void) {
     size_t nwant = 0;
     struct es_event_iter it;
     struct es_event ev;
-    es_events_iter_init(&it, h, log + hlen, b1);
+    es_events_iter_init(&it, h, eventlog + hlen, b1);
     while (es_events_next(&it, &ev) == ES_WALK_EVENT)
         if (es_defs_is_definition(ev.type)) {
-            memcpy(want_defs + nwant, log + hlen + ev.offset, ev.len);
+            memcpy(want_defs + nwant, eventlog + hlen + ev.offset, ev.len);
             nwant += ev.len;
         }
     ok(nwant > 0 && dlen == 24 + nwant && memcmp(got + hlen + 24, want_defs, nwant) == 0,
        "with the %zu bytes of definition events of the first block", nwant);
-    ok(nl == hlen + dlen + rest && memcmp(got + hlen + dlen, log + hlen + b1, rest) == 0,
+    ok(nl == hlen + dlen + rest && memcmp(got + hlen + dlen, eventlog + hlen + b1, rest) == 0,
        "then the chunks after it joined");
     size_t ne2 = read_all(early, got, 2 * len);
-    ok(ne2 == len && memcmp(got, log, len) == 0, "the early client got the plain stream");
+    ok(ne2 == len && memcmp(got, eventlog, len) == 0, "the early client got the plain stream");
     free(want_defs);
     close(late);
     close(early);
     es_server_free(s);
+    free(got);
+    finish_case();
+}
 
-    /* A client with a big limit that stalls: stop gives up after linger. */
+/* A client with a big limit that stalls: stop gives up after linger. */
+UNIT_CASE(server_stop_leaves_stalled) {
+    struct es_config cfg;
+    start_case(&cfg);
+    struct es_server *s = NULL;
+    size_t blen;
+    unsigned char *block = make_block(1000, 1000, 0, &blen); /* ~1 MiB */
     cfg.client_limit = 64u << 20;
     ok(es_server_start_unix(&s, sock_path, &cfg, on_command, NULL) == 0, "server restarted");
-    es_server_submit(s, log, hlen);
+    es_server_submit(s, eventlog, hlen);
     int d = connect_unix(sock_path);
     es_server_wait_client(s);
     for (int i = 0; i < 16; i++)
@@ -310,19 +368,20 @@ int main(void) {
        "stop did not wait for the client that stopped reading");
     close(d);
     es_server_free(s);
+    free(block);
+    finish_case();
+}
 
-    /* No client ever: stop is immediate and wait reports the stop. */
+/* No client ever: stop is immediate and wait reports the stop. */
+UNIT_CASE(server_no_client_ever) {
+    struct es_config cfg;
+    start_case(&cfg);
+    cfg.client_limit = 64u << 20;
+    struct es_server *s = NULL;
     ok(es_server_start_unix(&s, sock_path, &cfg, on_command, NULL) == 0, "server restarted");
-    es_server_submit(s, log, len);
+    es_server_submit(s, eventlog, len);
     es_server_stop(s);
     ok(es_server_wait_client(s) == EVENTLOG_SOCKET_ESTOPPED, "wait reports a stopped server");
     es_server_free(s);
-
-    free(block);
-    free(got);
-    free(stale);
-    free(h);
-    free(log);
-    rmdir(dir);
-    return tap_done();
+    finish_case();
 }

@@ -8,7 +8,7 @@
  * the process, and leaves a program's own handler alone. */
 #define _GNU_SOURCE
 #include "base/es_signal.h"
-#include "tap.h"
+#include "unit.h"
 
 #include <signal.h>
 #include <stdatomic.h>
@@ -79,17 +79,25 @@ static bool cleaned(void) {
     return read(cleanup_pipe[0], &x, 1) == 1;
 }
 
-int main(void) {
-    /* GHC's main's handler: reset to the default after one signal. */
+/* GHC's main's handler, reset to the default after one signal, with the
+ * counting handler chained in front of it, and one SIGINT. */
+static void chained_once(void) {
     install(first, SA_RESETHAND);
     es_signal_chain();
     raise(SIGINT);
+}
+
+UNIT_CASE(signal_chain_keeps_behaviour) {
+    chained_once();
     ok(es_signal_count() == 1 && atomic_load(&first_calls) == 1,
        "a SIGINT is counted, and the handler it was chained to runs");
     int status = in_child(second_sigint);
     ok(WIFSIGNALED(status) && WTERMSIG(status) == SIGINT,
        "after it, as SA_RESETHAND says, a second SIGINT kills");
+}
 
+UNIT_CASE(signal_chain_replaced_and_renewed) {
+    chained_once();
     install(second, 0);
     raise(SIGINT);
     ok(es_signal_count() == 1 && atomic_load(&second_calls) == 1,
@@ -107,9 +115,11 @@ int main(void) {
     raise(SIGINT);
     ok(es_signal_count() == 3, "an ignored SIGINT stays ignored");
     signal(SIGINT, SIG_DFL);
+}
 
+UNIT_CASE(signal_guard) {
     ok(pipe(cleanup_pipe) == 0, "a pipe");
-    status = in_child(guarded_sigterm);
+    int status = in_child(guarded_sigterm);
     ok(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM && cleaned(),
        "guarded, a SIGTERM cleans up, then ends the process as it would have");
     status = in_child(guarded_handled);
@@ -119,5 +129,4 @@ int main(void) {
     es_signal_unguard();
     status = in_child(guarded_sigterm);
     ok(WIFSIGNALED(status) && cleaned(), "a guard after an unguard works again");
-    return tap_done();
 }

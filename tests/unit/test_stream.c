@@ -4,7 +4,7 @@
  * offset it reports a cut stream, never a complete one, and never crashes;
  * garbage is "not an eventlog". Argument: the fixture directory. */
 #include "format/es_stream.h"
-#include "tap.h"
+#include "unit.h"
 
 #include <errno.h>
 #include <string.h>
@@ -52,9 +52,9 @@ static int feed_all(struct es_stream *s, const uint8_t *buf, size_t len, size_t 
 
 static void check_fixture(const char *path) {
     char expect[512];
-    tap_expect_path(path, expect, sizeof expect);
+    unit_expect_path(path, expect, sizeof expect);
     size_t len;
-    uint8_t *buf = tap_read_file(path, &len);
+    uint8_t *buf = unit_read_file(path, &len);
     static const size_t pieces[] = {1, 2, 3, 13, 4096, 65536, 0, (size_t)1 << 30};
     for (unsigned i = 0; i < sizeof pieces / sizeof pieces[0]; i++) {
         struct es_stream s;
@@ -64,8 +64,8 @@ static void check_fixture(const char *path) {
         int f = es_stream_finish(&s);
         ok(r == 0 && f == 0 && c.header && s.state == ES_STREAM_END,
            "%s: pieces of %zu: complete stream", path, pieces[i]);
-        ok(c.events == tap_expect(expect, "events") && c.blocks == tap_expect(expect, "blocks") &&
-               c.markers == tap_expect(expect, "UserMarker"),
+        ok(c.events == unit_expect(expect, "events") && c.blocks == unit_expect(expect, "blocks") &&
+               c.markers == unit_expect(expect, "UserMarker"),
            "%s: pieces of %zu: %ld events, %ld blocks, %ld markers as ghc-events found", path,
            pieces[i], c.events, c.blocks, c.markers);
         es_stream_destroy(&s);
@@ -88,7 +88,8 @@ static void check_fixture(const char *path) {
     ok(bad == 0, "%s: cut at each of %zu offsets: reported as cut, where it was cut (%zu bad)",
        path, len, bad);
     /* After the header and after every event but the end marker. */
-    ok(boundary == 1 + (size_t)tap_expect(expect, "events") + (size_t)tap_expect(expect, "blocks"),
+    ok(boundary ==
+           1 + (size_t)unit_expect(expect, "events") + (size_t)unit_expect(expect, "blocks"),
        "%s: a cut between events says the end marker is missing (%zu times)", path, boundary);
 
     /* Bytes after the end marker, and an undeclared event type. */
@@ -167,7 +168,7 @@ static void whole_event(const struct es_event *ev, const uint8_t *base, void *ct
 
 static void check_tap(const char *path) {
     size_t len;
-    uint8_t *buf = tap_read_file(path, &len);
+    uint8_t *buf = unit_read_file(path, &len);
     struct whole w = {0};
     struct es_stream s;
     es_stream_init(&s);
@@ -204,10 +205,15 @@ static void check_tap(const char *path) {
     free(buf);
 }
 
-int main(int argc, char **argv) {
-    tap_each_fixture(argc > 1 ? argv[1] : "tests/fixtures", check_fixture);
-    tap_each_fixture(argc > 1 ? argv[1] : "tests/fixtures", check_tap);
+UNIT_FIXTURE_CASE(stream_recorded, path) {
+    check_fixture(path);
+}
 
+UNIT_FIXTURE_CASE(stream_tap, path) {
+    check_tap(path);
+}
+
+UNIT_CASE(stream_not_an_eventlog) {
     struct es_stream s;
     struct es_stream_callbacks none = {0};
     es_stream_init(&s);
@@ -220,8 +226,12 @@ int main(int argc, char **argv) {
     ok(es_stream_finish(&s) == -EPIPE && strcmp(s.error, "the stream is empty") == 0,
        "an empty stream is reported as empty");
     es_stream_destroy(&s);
+}
 
-    /* Random bytes never crash the reader and are never a complete stream. */
+/* Random bytes never crash the reader and are never a complete stream. */
+UNIT_CASE(stream_random_bytes) {
+    struct es_stream s;
+    struct es_stream_callbacks none = {0};
     unsigned seed = 12345, completes = 0;
     uint8_t junk[4096];
     for (int round = 0; round < 2000; round++) {
@@ -235,5 +245,4 @@ int main(int argc, char **argv) {
         es_stream_destroy(&s);
     }
     ok(completes == 0, "2000 random inputs: none taken for a complete eventlog");
-    return tap_done();
 }

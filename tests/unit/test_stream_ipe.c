@@ -9,7 +9,7 @@
  * Argument: the fixture directory. */
 #include "format/es_events.h"
 #include "format/es_stream.h"
-#include "tap.h"
+#include "unit.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -53,11 +53,9 @@ static size_t put_event(uint8_t *p, uint16_t type, const void *payload, size_t l
     return 12 + len;
 }
 
-int main(int argc, char **argv) {
-    char path[512];
-    snprintf(path, sizeof path, "%s/ghc-9.6.6.eventlog", argc > 1 ? argv[1] : "tests/fixtures");
+UNIT_CASE(stream_ipe_one_byte_short) {
     size_t flen;
-    uint8_t *fixture = tap_read_file(path, &flen);
+    uint8_t *fixture = unit_read_fixture("ghc-9.6.6.eventlog", &flen);
     struct es_header h;
     ok(es_header_parse(fixture, flen, &h) == 0 && h.size[ES_EVENT_IPE] == ES_SIZE_VARIABLE &&
            h.size[ES_EVENT_USER_MARKER] == ES_SIZE_VARIABLE,
@@ -136,5 +134,4 @@ int main(int argc, char **argv) {
            lens[2] == 5,
        "the event iterator: the two IPE events and the marker, then the end (%d, %d)", rr, k);
     free(fixture);
-    return tap_done();
 }

@@ -18,7 +18,7 @@
 #include "server/es_server.h"
 #include "format/es_stream.h"
 #include "server_util.h"
-#include "tap.h"
+#include "unit.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -29,13 +29,32 @@
 #include <time.h>
 #include <unistd.h>
 
-static char dir[] = "/tmp/es-test-stuck-XXXXXX";
-static char sock_path[256];
+static char sock_path[4096];
+static unsigned char *eventlog; /* the recorded eventlog */
+static size_t hlen;             /* its header's length */
+static struct timespec ms1 = {0, 1000000L};
+
+/* What every case starts from: the socket's path, the recorded header. */
+static void start_case(void) {
+    snprintf(sock_path, sizeof sock_path, "%s/stuck.sock", unit_tmpdir());
+    size_t len;
+    eventlog = unit_read_fixture("ghc-9.0.2.eventlog", &len);
+    struct es_header h;
+    if (es_header_parse(eventlog, len, &h) != 0)
+        unit_bail("the recorded eventlog's header does not parse");
+    hlen = h.len;
+}
 
 static double now_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Until the loop thread is stuck (es_server_debug_block), 30 s at most. */
+static void wait_blocked(struct es_server *s) {
+    for (double t0 = now_s(); !es_server_debug_blocked(s) && now_s() - t0 < 30;)
+        nanosleep(&ms1, NULL);
 }
 
 /* The client: reads its stream to EOF, parsed as it arrives. */
@@ -79,19 +98,9 @@ static void *read_thread(void *arg) {
     return NULL;
 }
 
-int main(void) {
-    if (mkdtemp(dir) == NULL) {
-        printf("Bail out! mkdtemp\n");
-        return 1;
-    }
-    snprintf(sock_path, sizeof sock_path, "%s/stuck.sock", dir);
-    size_t len;
-    unsigned char *log = tap_read_file("tests/fixtures/ghc-9.0.2.eventlog", &len);
-    struct es_header *h = malloc(sizeof *h);
-    es_header_parse(log, len, h);
-    size_t hlen = h->len;
-
-    /* 1. The loop thread sleeps for 1.5 s while 256 MiB are written. */
+/* 1. The loop thread sleeps for 1.5 s while 256 MiB are written. */
+UNIT_CASE(stuck_loop_handoff_drops) {
+    start_case();
     struct es_config cfg;
     es_config_defaults(&cfg);
     cfg.max_buffer = (size_t)16 << 20;
@@ -104,7 +113,7 @@ int main(void) {
     size_t limit = es_server_handoff_limit(&cfg);
     struct es_server *s = NULL;
     ok(es_server_start_unix(&s, sock_path, &cfg, NULL, NULL) == 0, "server started");
-    es_server_submit(s, log, hlen);
+    es_server_submit(s, eventlog, hlen);
     struct reader r = {.fd = connect_unix(sock_path)};
     es_stream_init(&r.stream);
     ok(r.fd >= 0 && es_server_wait_client(s) == 0, "a reading client connected");
@@ -117,9 +126,7 @@ int main(void) {
      * on: wait until it does, so that every chunk below meets it stuck,
      * however slowly this thread or the loop thread gets the CPU. */
     es_server_debug_block(s, 60000);
-    struct timespec ms1 = {0, 1000000L};
-    for (double t0 = now_s(); !es_server_debug_blocked(s) && now_s() - t0 < 30;)
-        nanosleep(&ms1, NULL);
+    wait_blocked(s);
     ok(es_server_debug_blocked(s), "the loop thread is stuck");
     size_t peak = 0;
     unsigned submitted = 0;
@@ -163,20 +170,28 @@ int main(void) {
     es_stream_destroy(&r.stream);
     close(r.fd);
     es_server_free(s);
+    free(block);
+    free(eventlog);
+}
 
-    /* 2. A loop thread stuck for longer than the exit may wait. */
+/* 2. A loop thread stuck for longer than the exit may wait. */
+UNIT_CASE(stuck_stop_gives_up) {
+    start_case();
+    struct es_config cfg;
+    es_config_defaults(&cfg);
+    cfg.max_buffer = (size_t)16 << 20;
     cfg.linger_ms = cfg.linger_max_ms = 300;
+    struct es_server *s = NULL;
     ok(es_server_start_unix(&s, sock_path, &cfg, NULL, NULL) == 0, "server restarted");
-    es_server_submit(s, log, hlen);
+    es_server_submit(s, eventlog, hlen);
     int fd = connect_unix(sock_path);
     ok(fd >= 0 && es_server_wait_client(s) == 0, "a client connected");
     es_server_debug_block(s, 8000);
-    for (double t0 = now_s(); !es_server_debug_blocked(s) && now_s() - t0 < 30;)
-        nanosleep(&ms1, NULL);
+    wait_blocked(s);
     es_server_submit(s, "\xff\xff", 2);
-    start = now_s();
+    double start = now_s();
     int stop = es_server_stop(s);
-    took = now_s() - start;
+    double took = now_s() - start;
     /* The most a stop waits: the longest linger (0.3 s), the ending of the
      * streams cut at its end (ES_CUT_FINISH_MS) and the margin. */
     ok(stop == UV_ETIMEDOUT && took < 7.5,
@@ -186,18 +201,26 @@ int main(void) {
     ok(access(sock_path, F_OK) != 0, "and removed the socket file itself");
     es_server_free(s); /* waits for the threads, for the sanitizers' sake */
     close(fd);
+    free(eventlog);
+}
 
-    /* 3. A client writing garbage without pause. */
+/* 3. A client writing garbage without pause. */
+UNIT_CASE(stuck_flooding_client) {
+    start_case();
+    struct es_config cfg;
+    es_config_defaults(&cfg);
+    cfg.max_buffer = (size_t)16 << 20;
     cfg.linger_ms = 1000;
+    struct es_server *s = NULL;
     ok(es_server_start_unix(&s, sock_path, &cfg, NULL, NULL) == 0, "server restarted");
-    es_server_submit(s, log, hlen);
-    fd = connect_unix(sock_path);
+    es_server_submit(s, eventlog, hlen);
+    int fd = connect_unix(sock_path);
     ok(fd >= 0 && es_server_wait_client(s) == 0, "a flooding client connected");
     fcntl(fd, F_SETFL, O_NONBLOCK);
     static unsigned char junk[65536];
     memset(junk, 'x', sizeof junk);
     size_t sent = 0;
-    start = now_s();
+    double start = now_s();
     /* At least 1.5 s, and until the library has read one budget: a loop
      * thread starved of CPU (TSan, a busy machine) reads less than that in
      * 1.5 s, which says nothing about the limit. */
@@ -235,10 +258,5 @@ int main(void) {
     ok(es_server_stop(s) == 0, "and the server stops normally");
     es_server_free(s);
     close(fd);
-
-    free(block);
-    free(h);
-    free(log);
-    rmdir(dir);
-    return tap_done();
+    free(eventlog);
 }

@@ -18,7 +18,7 @@
 #include "server/es_server.h"
 #include "upstream/es_upstream.h"
 #include "server_util.h"
-#include "tap.h"
+#include "unit.h"
 
 #include <errno.h>
 #include <netdb.h>
@@ -38,7 +38,12 @@ static void set_sigterm(bool on) {
 }
 const struct es_instance_hooks es_instance_hooks = {on_command, set_flush, set_sigterm, NULL};
 
-static char dir[] = "/tmp/es-test-upstream-XXXXXX";
+/* The socket's path, in the case's own directory. */
+static const char *sock_path(void) {
+    static char path[4096];
+    snprintf(path, sizeof path, "%s/u.sock", unit_tmpdir());
+    return path;
+}
 
 /* Wait (at most 5 s) until *v reaches n. */
 static int wait_for(atomic_int *v, int n) {
@@ -67,7 +72,7 @@ static void clear_env(void) {
         unsetenv(vars[i]);
 }
 
-static void status_and_strerror(void) {
+UNIT_CASE(upstream_status_and_strerror) {
     ok(is(es_upstream_status(0), EVENTLOG_SOCKET_OK, 0) &&
            is(es_upstream_status(EVENTLOG_SOCKET_EADDRINUSE), EVENTLOG_SOCKET_ERR_SYS,
               EADDRINUSE) &&
@@ -97,7 +102,8 @@ static void status_and_strerror(void) {
     eventlog_socket_addr_free(NULL);
 }
 
-static void from_env(const char *sock) {
+UNIT_CASE(upstream_from_env) {
+    const char *sock = sock_path();
     EventlogSocketAddr a = {.esa_tag = EVENTLOG_SOCKET_INET};
     EventlogSocketOpts o;
     clear_env();
@@ -146,7 +152,13 @@ static void from_env(const char *sock) {
     ok(is(eventlog_socket_from_env(&a, &o), EVENTLOG_SOCKET_ERR_SYS, EINVAL),
        "a path and a port: refused (upstream takes the path)");
     clear_env();
+}
 
+/* eventlog_socket_init on what from_env read, its wait and its status. */
+UNIT_CASE(upstream_init_and_wait) {
+    const char *sock = sock_path();
+    EventlogSocketAddr a;
+    clear_env();
     setenv("GHC_EVENTLOG_UNIX_PATH", sock, 1);
     setenv("GHC_EVENTLOG_MAX_CLIENTS", "1", 1);
     ok(is(eventlog_socket_from_env(&a, NULL), EVENTLOG_SOCKET_OK, 0) &&
@@ -174,7 +186,7 @@ static void from_env(const char *sock) {
     close(c2);
     /* A client that closed is noticed at the next write: the header. */
     size_t len;
-    unsigned char *log = tap_read_file("tests/fixtures/ghc-9.0.2.eventlog", &len);
+    unsigned char *log = unit_read_fixture("ghc-9.0.2.eventlog", &len);
     struct es_header h;
     es_header_parse(log, len, &h);
     es_server_submit(es_instance_server(), log, h.len);
@@ -212,7 +224,7 @@ static size_t feed(const char *ns, uint8_t id) {
     return es_control_feed(&p, frame, len + 7, NULL, NULL);
 }
 
-static void commands(void) {
+UNIT_CASE(upstream_commands) {
     EventlogSocketControlNamespace *ns = NULL, *again = NULL;
     ok(is(eventlog_socket_control_register_namespace(2, "up", &ns), EVENTLOG_SOCKET_OK, 0) &&
            strcmp(eventlog_socket_control_strnamespace(ns), "up") == 0,
@@ -257,7 +269,7 @@ static void connect_clients(const char *sock, size_t max_buffer, int blocks, int
     struct es_server *s = NULL;
     es_server_start_unix(&s, sock, &cfg, on_command, NULL);
     size_t len;
-    unsigned char *log = tap_read_file("tests/fixtures/ghc-9.0.2.eventlog", &len);
+    unsigned char *log = unit_read_fixture("ghc-9.0.2.eventlog", &len);
     struct es_header h;
     es_header_parse(log, len, &h);
     es_server_submit(s, log, h.len);
@@ -292,7 +304,9 @@ static void connect_clients(const char *sock, size_t max_buffer, int blocks, int
     free(log);
 }
 
-static void hooks_per_client(const char *sock) {
+UNIT_CASE(upstream_hooks_per_client) {
+    const char *sock = sock_path();
+    es_registry_set_running(true); /* the RTS is up */
     ok(is(eventlog_socket_register_hook(EVENTLOG_SOCKET_HOOK_POST_START_EVENT_LOGGING,
                                         count_post_start, NULL),
           EVENTLOG_SOCKET_OK, 0) &&
@@ -314,20 +328,4 @@ static void hooks_per_client(const char *sock) {
        "a first client that missed the start (200 KiB before it, a 64 KiB limit) brings a run "
        "too (%d, %d)",
        runs[0], runs[1]);
-}
-
-int main(void) {
-    if (mkdtemp(dir) == NULL) {
-        printf("Bail out! mkdtemp\n");
-        return 1;
-    }
-    char sock[96];
-    snprintf(sock, sizeof sock, "%s/u.sock", dir);
-    status_and_strerror();
-    from_env(sock);
-    commands();
-    hooks_per_client(sock);
-    unlink(sock);
-    rmdir(dir);
-    return tap_done();
 }

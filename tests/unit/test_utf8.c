@@ -3,7 +3,7 @@
  * sequences pass, every byte that starts none becomes U+FFFD, a copy cut
  * to fit and a cut text end between characters. Runs under ASan. */
 #include "format/es_utf8.h"
-#include "tap.h"
+#include "unit.h"
 
 #include <string.h>
 
@@ -15,7 +15,7 @@ static const char *copy(const char *in, size_t n, size_t size) {
     return out;
 }
 
-static void lengths(void) {
+UNIT_CASE(utf8_lengths) {
     static const struct {
         const char *s;
         size_t want;
@@ -38,7 +38,7 @@ static void lengths(void) {
            "sequence %zu is %zu bytes long (0: none)", i, cases[i].want);
 }
 
-static void copies(void) {
+UNIT_CASE(utf8_copies) {
     ok(strcmp(copy("plain", 5, 64), "plain") == 0, "ASCII passes");
     ok(strcmp(copy("caf\xc3\xa9", 5, 64), "caf\xc3\xa9") == 0, "valid UTF-8 passes");
     ok(strcmp(copy("a\xff"
@@ -54,7 +54,7 @@ static void copies(void) {
     ok(strcmp(copy("abc", 3, 1), "") == 0, "a buffer of one byte holds the empty text");
 }
 
-static void cuts(void) {
+UNIT_CASE(utf8_cuts) {
     char s[16];
     strcpy(s, "ab\xc3\xa9");
     ok(es_utf8_cut(s, 3) == 2 && strcmp(s, "ab") == 0, "a cut inside a character goes before it");
@@ -65,11 +65,4 @@ static void cuts(void) {
        "a character cut short earlier (snprintf) goes whole");
     strcpy(s, "\xf0\x9f\x98\x80x");
     ok(es_utf8_cut(s, 3) == 0, "a four-byte character cut after three goes whole");
-}
-
-int main(void) {
-    lengths();
-    copies();
-    cuts();
-    return tap_done();
 }

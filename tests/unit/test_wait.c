@@ -4,7 +4,7 @@
  * stop). A thread plays the RTS thread; the test plays the loop thread. */
 #include "delivery/es_wait.h"
 #include "server_util.h"
-#include "tap.h"
+#include "unit.h"
 
 #include <pthread.h>
 
@@ -53,13 +53,30 @@ static bool released(pthread_t t) {
     return ok;
 }
 
-int main(void) {
+/* A wait with a 10000-byte limit. */
+static void start(void) {
+    if (es_wait_init(&w, 10000) != 0)
+        unit_bail("es_wait_init");
+}
+
+/* A writer left waiting at the end of a case is released and joined. */
+static void finish(pthread_t t) {
+    es_wait_shutdown(&w);
+    released(t);
+    es_wait_destroy(&w);
+}
+
+UNIT_CASE(wait_room) {
     ok(es_wait_init(&w, 10000) == 0, "init");
     ok(!es_wait_for_room(&w, 1000000, &in_flight),
        "no lossless client: no wait, and drops allowed");
     es_wait_publish(&w, true, 5000);
     ok(es_wait_for_room(&w, 1000, &in_flight), "room left: no wait, and no drops");
+    es_wait_destroy(&w);
+}
 
+UNIT_CASE(wait_until_the_client_takes) {
+    start();
     es_wait_publish(&w, true, 9500);
     pthread_t t = start_writer(true);
     ok(!atomic_load(&done), "a lossless client at its limit: the writer waits");
@@ -68,22 +85,34 @@ int main(void) {
     ok(atomic_load(&w.waits) == 1 && atomic_load(&w.wait_ns) > 0 &&
            atomic_load(&w.wait_max_ns) == atomic_load(&w.wait_ns),
        "the wait is counted, with its time");
+    es_wait_destroy(&w);
+}
 
+UNIT_CASE(wait_bytes_in_flight) {
+    start();
     atomic_store(&in_flight, 9500);
     es_wait_publish(&w, true, 0);
-    t = start_writer(true);
+    pthread_t t = start_writer(true);
     ok(!atomic_load(&done), "bytes in flight count too");
     atomic_store(&in_flight, 0);
     es_wait_publish(&w, true, 0);
     ok(released(t), "and when they arrive the writer goes on");
+    es_wait_destroy(&w);
+}
 
+UNIT_CASE(wait_client_left) {
+    start();
     es_wait_publish(&w, true, 20000);
-    t = start_writer(true);
+    pthread_t t = start_writer(true);
     es_wait_publish(&w, false, 0);
     ok(released(t), "the lossless client left: the writer goes on at once");
+    es_wait_destroy(&w);
+}
 
+UNIT_CASE(wait_rts_call) {
+    start();
     es_wait_publish(&w, true, 20000);
-    t = start_writer(true);
+    pthread_t t = start_writer(true);
     es_wait_rts_call(&w, true);
     ok(released(t), "the loop thread calls into the RTS: every waiter is released");
     t = start_writer(false);
@@ -91,19 +120,29 @@ int main(void) {
     es_wait_rts_call(&w, false);
     t = start_writer(true);
     ok(!atomic_load(&done), "after the call, waiting resumes");
+    finish(t);
+}
+
+UNIT_CASE(wait_exit) {
+    start();
+    es_wait_publish(&w, true, 20000);
+    pthread_t t = start_writer(true);
     es_wait_exiting(&w, 300);
     ok(released(t), "exit: a wait ends within the linger time even if the client never reads");
     t = start_writer(false);
     ok(released(t), "and after the linger time nobody waits");
+    es_wait_destroy(&w);
+}
 
+UNIT_CASE(wait_stop) {
+    start();
     es_wait_destroy(&w);
     ok(es_wait_init(&w, 10000) == 0, "a second instance");
     es_wait_publish(&w, true, 20000);
-    t = start_writer(true);
+    pthread_t t = start_writer(true);
     es_wait_shutdown(&w);
     ok(released(t), "stop releases every waiter");
     t = start_writer(false);
     ok(released(t), "a writer after stop passes");
     es_wait_destroy(&w);
-    return tap_done();
 }

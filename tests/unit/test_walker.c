@@ -7,7 +7,7 @@
 #include "delivery/es_defs.h"
 #include "delivery/es_pool.h"
 #include "delivery/es_walker.h"
-#include "tap.h"
+#include "unit.h"
 
 #include <stdatomic.h>
 
@@ -34,7 +34,7 @@ static size_t definitions_of(const struct es_header *h, const uint8_t *p, size_t
 
 static void check_fixture(const char *path) {
     size_t len;
-    unsigned char *buf = tap_read_file(path, &len);
+    unsigned char *buf = unit_read_file(path, &len);
     struct es_header *h = malloc(sizeof *h);
     es_header_parse(buf, len, h);
     bool want[ES_MAX_EVENT_TYPES];
@@ -130,7 +130,6 @@ static void check_fixture(const char *path) {
     free(buf);
 }
 
-int main(int argc, char **argv) {
-    tap_each_fixture(argc > 1 ? argv[1] : "tests/fixtures", check_fixture);
-    return tap_done();
+UNIT_FIXTURE_CASE(walker_recorded, path) {
+    check_fixture(path);
 }

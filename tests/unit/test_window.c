@@ -17,7 +17,7 @@
 #include "server/es_dump.h"
 #include "server/es_server.h"
 #include "server_util.h"
-#include "tap.h"
+#include "unit.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -48,7 +48,7 @@ static size_t list_length(const struct es_store *s) {
     return n;
 }
 
-static void test_size(void) {
+UNIT_CASE(window_size) {
     struct es_store st;
     struct es_window w;
     es_store_init(&st, 1 << 20);
@@ -75,7 +75,7 @@ static void test_size(void) {
     es_store_destroy(&st);
 }
 
-static void test_age(void) {
+UNIT_CASE(window_age) {
     struct es_store st;
     struct es_window w;
     es_store_init(&st, 1 << 20);
@@ -101,7 +101,7 @@ static void test_age(void) {
 /* Before any client the store keeps chunks for the first one; the window
  * keeps its own. Both limits hold, and the first client gets the store's
  * chunks only (it need not be the window's). */
-static void test_with_retention(void) {
+UNIT_CASE(window_with_retention) {
     struct es_store st;
     struct es_window w;
     es_store_init(&st, 5000);
@@ -125,10 +125,20 @@ static void test_with_retention(void) {
 
 /* ---- a real server ------------------------------------------------------ */
 
-static char dir[] = "/tmp/es-test-window-XXXXXX";
-static char sock_path[256];
+static char sock_path[4096];
 static unsigned char *hdr_bytes;
 static size_t hdr_len;
+
+/* What every server case needs: a socket path in the case's directory and
+ * the recorded header the server sends first. */
+static void server_setup(void) {
+    snprintf(sock_path, sizeof sock_path, "%s/w.sock", unit_tmpdir());
+    size_t len;
+    hdr_bytes = unit_read_fixture("ghc-9.0.2.eventlog", &len);
+    struct es_header h;
+    es_header_parse(hdr_bytes, len, &h);
+    hdr_len = h.len;
+}
 
 static void on_command(uint8_t cmd, void *ctx) {
     (void)cmd;
@@ -246,7 +256,8 @@ static void end_stream(struct es_server *s, unsigned n, uint64_t time) {
 
 /* 60 blocks of about 4 KiB with nobody connected, a 64 KiB window: then
  * a client that asks, one that does not, one that asks late. */
-static void test_server_window(void) {
+UNIT_CASE(window_server) {
+    server_setup();
     struct es_server *s = start(64 << 10, 0);
     ok(s != NULL, "a server with a 64 KiB window started");
     for (unsigned i = 1; i <= 60; i++)
@@ -305,7 +316,7 @@ static void test_server_window(void) {
 
     /* The dump: header, definitions, window, an end marker. */
     char path[300];
-    snprintf(path, sizeof path, "%s/dump.eventlog", dir);
+    snprintf(path, sizeof path, "%s/dump.eventlog", unit_tmpdir());
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
     long long n = es_server_write_window(s, fd);
     close(fd);
@@ -318,9 +329,11 @@ static void test_server_window(void) {
        "blocks %u to 71)",
        n, d.nblk ? d.blk[0] : 0);
     es_server_free(s);
+    free(hdr_bytes);
 }
 
-static void test_server_age_and_refusal(void) {
+UNIT_CASE(window_server_age) {
+    server_setup();
     struct es_server *s = start(1 << 20, 1);
     for (unsigned i = 1; i <= 40; i++)
         submit_numbered(s, i, (uint64_t)i * 100000000, 100); /* 0.1 s apart: 4 s */
@@ -339,16 +352,21 @@ static void test_server_age_and_refusal(void) {
     ok(v.notice.to_s - v.notice.from_s <= 1.01, "the notice spans %.2f s to %.2f s",
        v.notice.from_s, v.notice.to_s);
     es_server_free(s);
+    free(hdr_bytes);
+}
 
-    s = start(0, 0);
+UNIT_CASE(window_server_refused) {
+    server_setup();
+    struct es_server *s = start(0, 0);
     submit_numbered(s, 1, 1000, 10);
     wait_idle(s);
-    c = connect_unix(sock_path);
+    int c = connect_unix(sock_path);
     ok(write(c, "GCTL\x08", 5) == 5, "asking a program without a window");
     wait_accepted(s, 1);
     sleep_ms(100);
     end_stream(s, 2, 2000);
     es_server_stop(s);
+    struct seen v;
     read_stream(c, &v);
     close(c);
     ok(v.refused && strstr(v.notice.why, "GHC_EVENTLOG_RETAIN") && v.complete && v.nblk == 2,
@@ -359,9 +377,10 @@ static void test_server_age_and_refusal(void) {
     ok(es_server_write_window(s, fd) == -ENODATA, "nothing to dump without a window");
     close(fd);
     es_server_free(s);
+    free(hdr_bytes);
 }
 
-static void test_dump_path(void) {
+UNIT_CASE(window_dump_path) {
     char out[64];
     ok(es_dump_path(out, sizeof out, "/tmp/app-%p-%t.eventlog", 42, 1700000000) &&
            strcmp(out, "/tmp/app-42-1700000000.eventlog") == 0,
@@ -369,28 +388,4 @@ static void test_dump_path(void) {
     ok(es_dump_path(out, sizeof out, "100%%-%x", 1, 2) && strcmp(out, "100%-%x") == 0,
        "%%%% is a %%, another %% stays: %s", out);
     ok(!es_dump_path(out, 8, "/a/long/name", 1, 2), "a name that does not fit is refused");
-}
-
-int main(void) {
-    test_size();
-    test_age();
-    test_with_retention();
-    test_dump_path();
-    if (mkdtemp(dir) == NULL) {
-        printf("Bail out! mkdtemp\n");
-        return 1;
-    }
-    snprintf(sock_path, sizeof sock_path, "%s/w.sock", dir);
-    size_t len;
-    unsigned char *log = tap_read_file("tests/fixtures/ghc-9.0.2.eventlog", &len);
-    struct es_header h;
-    es_header_parse(log, len, &h);
-    hdr_len = h.len;
-    hdr_bytes = log;
-    test_server_window();
-    test_server_age_and_refusal();
-    free(log);
-    unlink(sock_path);
-    rmdir(dir);
-    return tap_done();
 }
