@@ -6,11 +6,14 @@
 #   make integration-test [INTEGRATION_TESTS="name ..."]
 #                 the integration tests (some of them)
 #   make check    every test: unit tests (plain and ASan/UBSan), symbol
-#   make check    every test: unit tests (plain and ASan/UBSan), symbol
 #                 check, the libFuzzer targets built and run briefly
 #                 (FUZZ_CHECK_SECONDS, 5, each; FUZZ_IN_CHECK=no leaves
+#                 them out), the static checks (LINT_IN_CHECK=no leaves
 #                 them out), integration tests against the real GHC, the
 #                 cabal package (make cabal-test alone)
+#   make lint     the static checks: clang --analyze and cppcheck on the
+#                 C, flake8, shellcheck, no tracker references (make
+#                 analyze, cppcheck, flake8, shellcheck: one of them)
 #   make install-test
 #                 make install (staged and not), pkg-config with cc and
 #                 ghc, README's C main built against the installed copy
@@ -78,7 +81,8 @@ uninstall:
 
 PUBLIC_TARGETS := all lib check check-loaded soak unit-test integration-test cabal-build cabal-test install-test \
                   symbols demo \
-                  fixtures bench bench-programs format format-check install
+                  fixtures bench bench-programs format format-check install \
+                  lint analyze cppcheck flake8 shellcheck
 
 ifndef ES_DEPS_CHECKED
 # Install what is missing, then run the real target in a sub-make, so that
@@ -111,7 +115,11 @@ UV_CFLAGS := $(shell pkg-config --cflags libuv)
 UV_LIBS := $(shell pkg-config --libs libuv)
 
 CFLAGS ?= -O2 -g
-WARN := -std=c11 -Wall -Wextra -Werror
+# Beyond -Wall -Wextra: a local that hides another, a function defined
+# without a prototype in scope (a file that does not include its own
+# header), old-style declarations, printf formats that are not literals,
+# variable-length arrays (CONTRIBUTING.md, "Static checks").
+WARN := -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 -Wvla -Werror
 ES_CFLAGS := $(WARN) -D_DEFAULT_SOURCE -fvisibility=hidden -fPIC -Iinclude -Icbits $(UV_CFLAGS)
 # GHC's headers are included as system headers: their warnings are not ours.
 RTS_CFLAGS := $(ES_CFLAGS) -Irts-writer $(addprefix -isystem ,$(RTS_INCLUDE))
@@ -138,6 +146,21 @@ LIB := $(BUILD)/libeventlog-socket.a
 HC_VERSION := $(shell $(HC) --numeric-version)
 EVENTLOG_FLAG := $(shell echo $(HC_VERSION) | awk -F. '{ if ($$1 * 100 + $$2 < 904) print "-eventlog" }')
 GHC_FLAGS := -O -threaded $(EVENTLOG_FLAG) -no-hs-main -Iinclude
+# The C that GHC compiles beside the Haskell (the example's C main, the
+# test programs' and the bench's) is held to the library's warnings first,
+# by the C compiler alone: GHC's -optc would reach the stubs it generates
+# for foreign import "wrapper" too, which have no prototypes.
+CWARN := $(BUILD)/cwarn
+FIBBER_C_OK := $(CWARN)/examples/fibber-c-main/cbits/fibber-c-main.ok
+LATE_C_OK := $(CWARN)/tests/probe/late-main.ok
+BENCH_C_OK := $(CWARN)/bench/cbits/bench-main.ok
+# and the C of the cabal package's test-suite and of the cabal tests' programs
+CABAL_C_OK := $(addprefix $(CWARN)/,haskell/test/client.ok tests/cabal/tiny/cmain.ok \
+                tests/cabal/upstream-compat/ours-c-main.ok tests/cabal/upstream-compat/upstream-c-main.ok)
+$(CWARN)/%.ok: %.c $(wildcard include/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) -fsyntax-only -Iinclude $(addprefix -isystem ,$(RTS_INCLUDE)) $<
+	@touch $@
 FIBBER := $(BUILD)/fibber-c-main
 PROBE := $(BUILD)/probe
 PROBE_LATE := $(BUILD)/probe-late
@@ -230,32 +253,32 @@ $(LIB): $(CBITS_OBJ) $(RTS_OBJ)
 	rm -f $@
 	ar rcs $@ $(BUILD)/obj/eventlog-socket.o
 
-$(FIBBER): examples/fibber-c-main/app/Main.hs examples/fibber-c-main/cbits/fibber-c-main.c $(LIB)
+$(FIBBER): examples/fibber-c-main/app/Main.hs examples/fibber-c-main/cbits/fibber-c-main.c $(LIB) $(FIBBER_C_OK)
 	@mkdir -p $(dir $@)
 	$(HC) $(GHC_FLAGS) -outputdir $(BUILD)/hs/fibber -o $@ \
 	    examples/fibber-c-main/app/Main.hs examples/fibber-c-main/cbits/fibber-c-main.c \
 	    $(LIB) $(UV_LIBS)
 
 # The test program shares fibber's C main: it is exactly what a user writes.
-$(PROBE): tests/probe/Main.hs examples/fibber-c-main/cbits/fibber-c-main.c $(LIB)
+$(PROBE): tests/probe/Main.hs examples/fibber-c-main/cbits/fibber-c-main.c $(LIB) $(FIBBER_C_OK)
 	@mkdir -p $(dir $@)
 	$(HC) $(GHC_FLAGS) -outputdir $(BUILD)/hs/probe -o $@ \
 	    tests/probe/Main.hs examples/fibber-c-main/cbits/fibber-c-main.c $(LIB) $(UV_LIBS)
 
 # The spark views' test program, on fibber's C main as well.
-$(SPARKER): tests/sparker/Main.hs examples/fibber-c-main/cbits/fibber-c-main.c $(LIB)
+$(SPARKER): tests/sparker/Main.hs examples/fibber-c-main/cbits/fibber-c-main.c $(LIB) $(FIBBER_C_OK)
 	@mkdir -p $(dir $@)
 	$(HC) $(GHC_FLAGS) -outputdir $(BUILD)/hs/sparker -o $@ \
 	    tests/sparker/Main.hs examples/fibber-c-main/cbits/fibber-c-main.c $(LIB) $(UV_LIBS)
 
 # The same program started with the RTS's own file writer, for
 # eventlog_socket_start_unix.
-$(PROBE_LATE): tests/probe/Main.hs tests/probe/late-main.c $(LIB)
+$(PROBE_LATE): tests/probe/Main.hs tests/probe/late-main.c $(LIB) $(LATE_C_OK)
 	@mkdir -p $(dir $@)
 	$(HC) $(GHC_FLAGS) -outputdir $(BUILD)/hs/probe-late -o $@ \
 	    tests/probe/Main.hs tests/probe/late-main.c $(LIB) $(UV_LIBS)
 
-$(THREADER): tests/threads/Main.hs examples/fibber-c-main/cbits/fibber-c-main.c $(LIB)
+$(THREADER): tests/threads/Main.hs examples/fibber-c-main/cbits/fibber-c-main.c $(LIB) $(FIBBER_C_OK)
 	@mkdir -p $(dir $@)
 	$(HC) $(GHC_FLAGS) -outputdir $(BUILD)/hs/threads -o $@ \
 	    tests/threads/Main.hs examples/fibber-c-main/cbits/fibber-c-main.c $(LIB) $(UV_LIBS)
@@ -276,7 +299,7 @@ $(FAILALLOC): tests/failalloc/failalloc.c
 # `top` draws with ncurses (wide-character build, for its sparklines).
 NCURSES_CFLAGS = $(shell pkg-config --cflags ncursesw)
 NCURSES_LIBS = $(shell pkg-config --libs ncursesw)
-# `serve` and `report` (issue 15): libmicrohttpd serves the page, whose files
+# `serve` and `report`: libmicrohttpd serves the page, whose files
 # (client/web/ and Debian's dygraphs) are embedded at build time.
 MHD_CFLAGS = $(shell pkg-config --cflags libmicrohttpd)
 MHD_LIBS = $(shell pkg-config --libs libmicrohttpd)
@@ -325,14 +348,14 @@ BENCH := $(BUILD)/bench
 BENCH_PROGRAMS := $(BENCH)/workload $(BENCH)/fibber $(BENCH)/drain $(BENCH)/throughput $(BENCH)/walk \
                   $(BENCH)/skim-floor
 
-$(BENCH)/workload: bench/workload/Main.hs bench/cbits/bench-main.c $(LIB)
+$(BENCH)/workload: bench/workload/Main.hs bench/cbits/bench-main.c $(LIB) $(BENCH_C_OK)
 	@mkdir -p $(dir $@)
 	$(HC) $(GHC_FLAGS) -outputdir $(BUILD)/hs/workload -o $@ \
 	    bench/workload/Main.hs bench/cbits/bench-main.c $(LIB) $(UV_LIBS)
 
 # fibber-c-main's program with the workload's C main, so that one binary
-# runs with the RTS's file writer or ours (issue 18's no-client case).
-$(BENCH)/fibber: examples/fibber-c-main/app/Main.hs bench/cbits/bench-main.c $(LIB)
+# runs with the RTS's file writer or ours (the no-client case).
+$(BENCH)/fibber: examples/fibber-c-main/app/Main.hs bench/cbits/bench-main.c $(LIB) $(BENCH_C_OK)
 	@mkdir -p $(dir $@)
 	$(HC) $(GHC_FLAGS) -outputdir $(BUILD)/hs/bench-fibber -o $@ \
 	    examples/fibber-c-main/app/Main.hs bench/cbits/bench-main.c $(LIB) $(UV_LIBS)
@@ -509,13 +532,13 @@ $(SAN_LIB): $(SAN_OBJ)
 	rm -f $@
 	ar rcs $@ $^
 
-$(SAN)/probe: tests/probe/Main.hs examples/fibber-c-main/cbits/fibber-c-main.c $(SAN_LIB)
+$(SAN)/probe: tests/probe/Main.hs examples/fibber-c-main/cbits/fibber-c-main.c $(SAN_LIB) $(FIBBER_C_OK)
 	$(HC) $(GHC_FLAGS) -outputdir $(SAN)/hs/probe -o $@ tests/probe/Main.hs \
 	    examples/fibber-c-main/cbits/fibber-c-main.c $(SAN_LIB) $(UV_LIBS) \
 	    -optl-fsanitize=address,undefined
 
 $(SAN)/fibber-c-main: examples/fibber-c-main/app/Main.hs examples/fibber-c-main/cbits/fibber-c-main.c \
-                      $(SAN_LIB)
+                      $(SAN_LIB) $(FIBBER_C_OK)
 	$(HC) $(GHC_FLAGS) -outputdir $(SAN)/hs/fibber -o $@ examples/fibber-c-main/app/Main.hs \
 	    examples/fibber-c-main/cbits/fibber-c-main.c $(SAN_LIB) $(UV_LIBS) \
 	    -optl-fsanitize=address,undefined
@@ -558,16 +581,16 @@ cabal-build:
 
 # The cabal package, built offline into a temporary directory by a project
 # that depends on it (tests/cabal-package.sh).
-cabal-test: $(CHECKER)
+cabal-test: $(CHECKER) $(CABAL_C_OK)
 	@HC=$(HC) tests/cabal-package.sh $(BUILD)
 
 check: $(LIB) $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(SPARKER) $(CHECKER) $(MANY_CLIENTS) $(FAILALLOC) $(THREADER) \
        $(HEAPMODES) $(MAN_PAGES) \
        $(UNIT_BIN) $(UNIT_ASAN_BIN) \
        $(UNIT_TSAN_BIN) $(SAN_PROGRAMS) \
-       $(FUZZ_REPLAY_BIN) $(CHECK_FUZZ_BIN) $(BENCH_PROGRAMS)
+       $(FUZZ_REPLAY_BIN) $(CHECK_FUZZ_BIN) $(BENCH_PROGRAMS) $(CHECK_LINT_REPORTS) $(CABAL_C_OK)
 	@HC=$(HC) FUZZ_IN_CHECK=$(FUZZ_IN_CHECK) FUZZ_CHECK_SECONDS=$(FUZZ_CHECK_SECONDS) \
-	    tests/run-all.sh $(BUILD)
+	    LINT_IN_CHECK=$(LINT_IN_CHECK) tests/run-all.sh $(BUILD)
 
 # make install three ways, and README's C main built against each copy
 # (tests/install.sh; make check runs it too).
@@ -578,9 +601,9 @@ install-test: $(LIB) $(CLIENT) $(CHECKER)
 # happens).
 check-loaded: $(LIB) $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(SPARKER) $(CHECKER) $(MANY_CLIENTS) \
               $(FAILALLOC) $(THREADER) $(HEAPMODES) $(UNIT_BIN) $(UNIT_ASAN_BIN) $(UNIT_TSAN_BIN) $(SAN_PROGRAMS) \
-              $(FUZZ_REPLAY_BIN) $(CHECK_FUZZ_BIN) $(BENCH_PROGRAMS)
+              $(FUZZ_REPLAY_BIN) $(CHECK_FUZZ_BIN) $(BENCH_PROGRAMS) $(CHECK_LINT_REPORTS) $(CABAL_C_OK)
 	@HC=$(HC) FUZZ_IN_CHECK=$(FUZZ_IN_CHECK) FUZZ_CHECK_SECONDS=$(FUZZ_CHECK_SECONDS) \
-	    scripts/check-loaded.sh $(BUILD)
+	    LINT_IN_CHECK=$(LINT_IN_CHECK) scripts/check-loaded.sh $(BUILD)
 
 SOAK_MINUTES ?= 30
 soak: $(PROBE) $(CHECKER) $(MANY_CLIENTS)
@@ -622,6 +645,83 @@ format:
 format-check:
 	clang-format --dry-run --Werror $(FORMAT_FILES)
 
--include $(CBITS_OBJ:.o=.d) $(RTS_OBJ:.o=.d) $(CBITS_FLAVOUR_OBJ:.o=.d) $(SAN_OBJ:.o=.d)
+# ---- Static checks: clang's analyzer and cppcheck on the C of cbits/,
+# rts-writer/ and client/, flake8 on the Python, shellcheck on the shell
+# scripts. Each writes its findings to a report under $(BUILD)/lint, made
+# again only from what changed (the analyzer file by file, with -MMD), so
+# that make check's -j makes them beside the build; tests/lint.sh judges
+# the reports: none may hold a finding (CONTRIBUTING.md, "Static checks").
+# A report whose tool is not installed is not made (tests/lint.sh: a SKIP).
+# make check leaves them out with LINT_IN_CHECK=no (the chroots: other
+# Debian releases' tools find other things in the same code).
+LINT_IN_CHECK ?= yes
+LINT_DIR := $(BUILD)/lint
+LINT_TOOLS := analyze:clang cppcheck:cppcheck flake8:flake8 shellcheck:shellcheck
+LINT_REPORTS := $(foreach t,$(LINT_TOOLS),$(if $(shell command -v $(lastword $(subst :, ,$(t))) 2>/dev/null),\
+                  $(LINT_DIR)/$(firstword $(subst :, ,$(t))).txt))
+CHECK_LINT_REPORTS := $(if $(filter no,$(LINT_IN_CHECK)),,$(LINT_REPORTS))
+ANALYZE_SRC := $(CBITS_SRC) $(RTS_SRC) $(CLIENT_SRC)
+ANALYZE_OUT := $(ANALYZE_SRC:%.c=$(LINT_DIR)/analyze/%.txt)
+# The build's flags without -Werror: a compiler warning is a finding too.
+ANALYZE := clang --analyze -Xanalyzer -analyzer-output=text -MMD -MP
+ANALYZE_CLIENT_FLAGS := $(filter-out -Werror,$(WARN)) -D_DEFAULT_SOURCE -Iinclude -Icbits -Iclient $(UV_CFLAGS) \
+                        -DES_VERSION='"$(VERSION)"' $(NCURSES_CFLAGS) $(MHD_CFLAGS)
+define analyze_dir
+$(LINT_DIR)/analyze/$(1)/%.txt: $(1)/%.c
+	@mkdir -p $$(dir $$@)
+	$$(ANALYZE) $(2) -MF $$(@:.txt=.d) -MT $$@ $$< -o /dev/null 2>$$@.tmp || \
+	    { cat $$@.tmp >&2; rm -f $$@.tmp; exit 1; }
+	@mv $$@.tmp $$@
+endef
+$(eval $(call analyze_dir,cbits,$(filter-out -Werror,$(ES_CFLAGS))))
+$(eval $(call analyze_dir,rts-writer,$(filter-out -Werror,$(RTS_CFLAGS))))
+$(eval $(call analyze_dir,client,$(ANALYZE_CLIENT_FLAGS)))
+$(LINT_DIR)/analyze.txt: $(ANALYZE_OUT)
+	cat $^ >$@
+
+# cppcheck on what this GHC compiles (__GLASGOW_HASKELL__ as ghcversion.h
+# has it; the RTS's headers themselves are not read), its cache in
+# $(LINT_DIR)/cppcheck-cache. Suppressions: .cppcheck-suppressions and
+# inline, each with its reason.
+HC_NUM := $(shell echo $(HC_VERSION) | awk -F. '{ print $$1 * 100 + $$2 }')
+CPPCHECK_FLAGS := -q --std=c11 --enable=warning,style,performance,portability --inline-suppr --library=posix \
+                  --suppressions-list=.cppcheck-suppressions \
+                  --template='{file}:{line}: {severity}: {message} [{id}]' -D_DEFAULT_SOURCE \
+                  -D__GLASGOW_HASKELL__=$(HC_NUM) -DES_VERSION='"$(VERSION)"' -Iinclude -Icbits -Iclient -Irts-writer
+$(LINT_DIR)/cppcheck.txt: $(ANALYZE_SRC) $(CBITS_H) $(CLIENT_H) $(wildcard include/*.h rts-writer/*.h) \
+                          .cppcheck-suppressions
+	@mkdir -p $(LINT_DIR)/cppcheck-cache
+	cppcheck $(CPPCHECK_FLAGS) --cppcheck-build-dir=$(LINT_DIR)/cppcheck-cache $(ANALYZE_SRC) 2>$@.tmp
+	@mv $@.tmp $@
+
+# flake8 with the committed .flake8.
+PY_SRC := $(wildcard tests/*.py tests/*/*.py bench/*.py scripts/*.py scripts/*/*.py)
+$(LINT_DIR)/flake8.txt: $(PY_SRC) .flake8
+	@mkdir -p $(dir $@)
+	flake8 --exit-zero $(PY_SRC) >$@.tmp
+	@mv $@.tmp $@
+
+# shellcheck's warnings and errors (its notes and style hints are taste);
+# status 1: findings, written to the report; others: failed.
+SH_SRC := $(wildcard scripts/*.sh tests/*.sh tests/*/*.sh) .ci/run
+$(LINT_DIR)/shellcheck.txt: $(SH_SRC)
+	@mkdir -p $(dir $@)
+	shellcheck -S warning -f gcc $(SH_SRC) >$@.tmp || [ $$? -eq 1 ]
+	@mv $@.tmp $@
+
+# Each check alone, or all of them with the tracker references' check
+# (TAP, fails on a finding).
+lint: $(LINT_REPORTS)
+	@tests/lint.sh $(BUILD)
+analyze: $(LINT_DIR)/analyze.txt
+	@tests/lint.sh $(BUILD) analyze
+cppcheck: $(LINT_DIR)/cppcheck.txt
+	@tests/lint.sh $(BUILD) cppcheck
+flake8: $(LINT_DIR)/flake8.txt
+	@tests/lint.sh $(BUILD) flake8
+shellcheck: $(LINT_DIR)/shellcheck.txt
+	@tests/lint.sh $(BUILD) shellcheck
+
+-include $(CBITS_OBJ:.o=.d) $(RTS_OBJ:.o=.d) $(CBITS_FLAVOUR_OBJ:.o=.d) $(SAN_OBJ:.o=.d) $(ANALYZE_OUT:.txt=.d)
 
 endif

@@ -37,8 +37,8 @@ NAME = "instructions"
 # Each case: the program's arguments, capabilities, RTS options, program,
 # and the configuration compared with the file writer. Sizes that take
 # 20-40 s each under valgrind on these machines. "fibber, no client" is
-# issue 18's case: fibber-c-main's program on one capability with a small
-# nursery, our writer with nobody connected.
+# our writer's cost with no one listening: fibber-c-main's program on one
+# capability with a small nursery, our writer with nobody connected.
 COUNTED = {
     "trace": (["trace", "4", "100000"], 1, ["-V0"], "bench/workload", "socket1"),
     "gc": (["gc", "8", "5"], 1, ["-V0"], "bench/workload", "socket1"),

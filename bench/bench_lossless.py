@@ -68,7 +68,8 @@ def report(r, add):
     res = r["lossless"]
     add("")
     add("10. Lossless: the trace workload (%.0f MB of eventlog) with one event-parsing client, "
-        "as fast as it reads and limited to %d MB/s with a 4 MiB client limit (wall time, s; ratio of medians to the RTS "
+        "as fast as it reads and limited to %d MB/s with a 4 MiB client limit (wall time, s; "
+        "ratio of medians to the RTS "
         "file writer; median (min..max) of each round's ratio; 'explained': the eventlog's size "
         "over the client's rate)" % (res.get("eventlog_bytes", 0) / 1e6, SLOW_MBPS))
     for c, m in res.items():

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""The cost of `eventlog-socket metrics` (issue 26): memory per program
+"""The cost of `eventlog-socket metrics`: memory per program
 followed, and CPU seconds per GiB of eventlog parsed.
 
 A real eventlog is recorded once (fibber-c-main +RTS -hT, through
@@ -147,7 +147,7 @@ def main():
               % ((rss - base_rss) / 1024 / a.programs, base_rss, rss, a.programs))
         print("CPU per GiB parsed: %.2f s (%.2f s CPU for %.3f GiB: user %.2f s/GiB, "
               "system %.2f s/GiB)" % ((user + system) / gib, user + system, gib, user / gib,
-                                     system / gib))
+                                      system / gib))
         print("exposition: %d bytes, %d lines" % (len(text), text.count("\n")))
         floor(a, data, system / gib)
     finally:

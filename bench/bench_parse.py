@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
 """The parse alone: what the command's stream reader and model cost per
-byte of a real eventlog (issue 26: `metrics`, `top`, `serve`, `report`
-all parse this way), without sockets, HTTP or other programs.
+byte of a real eventlog (`metrics`, `top`, `serve`, `report` all parse
+this way), without sockets, HTTP or other programs.
 
 A real eventlog (fibber-c-main +RTS -hT, through `eventlog-socket
 record`, as bench/bench_metrics.py makes it; or --file) has its events

@@ -2,8 +2,8 @@
 """`eventlog-socket record` against the bench's plain reading client
 (bench/drain), both connected to the same run of the trace workload from
 its start: each one's throughput (bytes received over its own lifetime),
-its CPU time per GiB, and record's drop notices. Issue 14 asks that record
-to tmpfs keep up with the library: at least 0.9 of what the plain client
+its CPU time per GiB, and record's drop notices. The goal: record
+to tmpfs keeps up with the library: at least 0.9 of what the plain client
 achieves. The recording is written to the bench's scratch directory (tmpfs
 where there is one)."""
 

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """`eventlog-socket serve` with a stalled browser tab, beside `eventlog-socket
-record`, both reading the same run of a program from its start. Issue 15
-asks that the web page never slow the client down: at >= 100 MB/s a tab
+record`, both reading the same run of a program from its start. The goal:
+the web page never slows the client down: at >= 100 MB/s a tab
 that stops reading its event stream must not cost serve any of the
 program's stream, so serve's own recording (the page's download) gets no
 drop notice that record does not. The program is the workload's big-for

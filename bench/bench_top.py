@@ -4,9 +4,9 @@ bench's plain reading client (bench/drain), both connected to the same run
 of the trace workload from its start: the stream's rate, top's CPU time
 (as a share of one core over the run, and per GiB against drain's), how
 long after drain top had the whole stream ("program exited" on its
-screen, redrawn every 250 ms), and the drop notices top saw. Issue 14 asks
-that top on a program writing >= 100 MB/s stay below one core and never
-fall behind (no drop notices a plain reader would not get)."""
+screen, redrawn every 250 ms), and the drop notices top saw. The goal:
+top on a program writing >= 100 MB/s stays below one core and never
+falls behind (no drop notices a plain reader would not get)."""
 
 import os
 import re
@@ -99,4 +99,4 @@ def report(r, add):
         fmt(m["top_core_share"], "", 2), fmt(m["top_cpu_s_per_gib"], "", 3)))
     add("   top had the whole stream %s s after drain (screen redrawn every 0.25 s); "
         "top's drop notices %s (goal 0)" % (fmt(m["top_lag_s"], "", 2),
-                                           fmt(m["top_drop_notices"], "", 0)))
+                                            fmt(m["top_drop_notices"], "", 0)))

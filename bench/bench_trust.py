@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""Attacks the program should shrug off (issue 25, rows 1, 8 and 9), with
-the default settings: the program's speed under each attack as a ratio to
+"""Attacks the program should shrug off (another user's lossless client,
+a flood of connections, a flooded custom command), with the default
+settings: the program's speed under each attack as a ratio to
 its speed without it, in rounds that alternate which goes first. The
 program is the probe (tests/probe) on TCP loopback with one draining
 client of its owner (many-clients, parsing every event); its speed is
@@ -27,7 +28,7 @@ library's own cost, without what the attacking processes take of a
   custom     one client of the owner sends the docs' example custom command
              (a major GC, then a marker) as fast as the library reads
 
-Issue 25 asks for >= 0.90 under each. Needs root (setpriv) for the first
+The goal: >= 0.90 under each. Needs root (setpriv) for the first
 two; skipped otherwise. BENCH_TRUST_ATTACKS=custom,... picks some.
 
 Where an attack's cost goes: besides the loop thread's share, the RTS's
@@ -205,7 +206,7 @@ def window(pr):
     """The probe's speed for WINDOW_S seconds, twice: work rounds, then
     messages; and the CPU seconds the program (all its threads) and the
     library's loop thread took for them. A program held up (by a lossless
-    client the library should have refused, as before issue 25) counts as
+    client the library should have refused) counts as
     0."""
     st0 = pr.stats()
     gc0 = pr.gcstats()
@@ -299,7 +300,7 @@ def report(r, add):
         return
     t = r["trust"]
     add("")
-    add("Attacks (issue 25), default settings: the program's speed under attack / without "
+    add("Attacks, default settings: the program's speed under attack / without "
         "(paired rounds; goal >= 0.90)")
     if "skipped" in t:
         add("  skipped: " + t["skipped"])
@@ -314,7 +315,7 @@ def report(r, add):
         a = t[attack]
         add("  %-9s %s" % (attack, what[attack]))
         add("            work rounds x%s, messages x%s" % (fmt(a["work_ratio"]),
-                                                          fmt(a["msgs_ratio"])))
+                                                           fmt(a["msgs_ratio"])))
         add("            per CPU second of the program: work rounds x%s, messages x%s"
             % (fmt(a["work_per_cpu_ratio"]), fmt(a["msgs_per_cpu_ratio"])))
         add("            the library's loop thread: %s of a core (unattacked %s)"

@@ -75,7 +75,7 @@ def paired_ratios(values, refs):
 
 def fmt(m, unit="", digits=2):
     return "%.*f%s (%.*f..%.*f)" % (digits, m["median"], unit, digits, m["min"], digits,
-                                     m["max"])
+                                    m["max"])
 
 
 class Bench(esproc.Group):

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The floor under `eventlog-socket metrics`'s parse (issue 26): what the
+/* The floor under `eventlog-socket metrics`'s parse: what the
  * client's reader (cbits/format/es_stream.c) costs to walk a stream whose events
  * no one wants one by one, every type skimmed but the block markers, the
  * least any consumer of the reader pays per byte. The stream is the one

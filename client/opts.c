@@ -15,12 +15,17 @@ static const struct {
 } common[] = {{"-h", false}, {"--help", false}, {"--retry", false}, {"--connect-timeout", true}};
 
 /* The message after "eventlog-socket CMD: ", formatted with up to two
- * words (a spec's format takes as many as it names). */
+ * words (a spec's format takes as many as it names). The format is not a
+ * literal (-Wformat-nonliteral): it is one of a spec's messages
+ * (client/opts.h), each with at most two %s. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
 static void say(const struct es_opts_spec *sp, const char *fmt, const char *a, const char *b) {
     fprintf(stderr, "eventlog-socket %s: ", sp->cmd);
     fprintf(stderr, fmt, a, b);
     fputc('\n', stderr);
 }
+#pragma GCC diagnostic pop
 
 /* A message about the words of the command line, then the usage. */
 static int usage_error(const struct es_opts_spec *sp, const char *fmt, const char *a,

@@ -11,7 +11,7 @@
  * flushEventLog must never run inside a writer callback (it is called from
  * the loop thread's timer, never from one), concurrently with
  * startEventLogging/endEventLogging, or once hs_exit has begun (GHC #27082,
- * #26573). Flushing is therefore only allowed between
+ * GHC #26573). Flushing is therefore only allowed between
  * eventlog_socket_hs_main's start (or a switch by eventlog_socket_start_*)
  * and the onExitHook installed then, which the RTS calls first thing in
  * hs_exit; each flush runs under flush_lock, so

@@ -15,9 +15,8 @@
 #include <Rts.h>
 
 void es_rts_cost_centre_control(uint8_t cmd) {
-    /* Guarded by control_lock, which every caller holds. */
-    static bool told;
     if (!rts_isProfiled()) {
+        static bool told; /* guarded by control_lock, which every caller holds */
         if (!told)
             es_log("cost-centre profiling commands are ignored: the program is not built "
                    "with profiling (ghc -prof)");

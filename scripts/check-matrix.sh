@@ -4,7 +4,7 @@
 # GHC 9.6 and 9.10 in Debian chroots (scripts/ghc-chroot.sh). Prints each
 # part's result and time, and a closing "N passed, N failed" over all.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 # MATRIX_PARALLEL: how the parts share the machine. "chroots" (the
 # default) runs the host's part, then the two chroots' parts at the same
 # time (each waits on its tests' sockets and programs more than on the

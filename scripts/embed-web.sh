@@ -16,7 +16,7 @@ tmp=$out.tmp
     for spec in "$@"; do
         path=${spec#*=}
         path=${path%%=*}
-        echo "static const unsigned char asset_$i[] = {"
+        echo "static const unsigned char asset_${i}[] = {"
         od -An -v -tx1 "$path" | sed -e 's/  */ /g' -e 's/^ //' -e '/^$/d' -e 's/\([0-9a-f][0-9a-f]\)/0x\1,/g'
         echo "0x00};"
         i=$((i + 1))

@@ -50,6 +50,12 @@ fuzz_pkgs=(clang libclang-rt-dev)
 # FUZZ_IN_CHECK=no (the chroots' checks, scripts/ghc-chroot.sh).
 check_fuzz_pkgs=("${fuzz_pkgs[@]}")
 [ "${FUZZ_IN_CHECK:-yes}" != no ] || check_fuzz_pkgs=()
+# lint: the static checks (tests/lint.sh): clang's analyzer, cppcheck,
+# flake8, shellcheck. make check runs them too, unless LINT_IN_CHECK=no
+# (the chroots' checks).
+lint_pkgs=(clang cppcheck flake8 shellcheck)
+check_lint_pkgs=("${lint_pkgs[@]}")
+[ "${LINT_IN_CHECK:-yes}" != no ] || check_lint_pkgs=()
 
 case $target in
 all | lib | install | symbols) want=("${build_pkgs[@]}") ;;
@@ -58,8 +64,10 @@ cabal-build) want=("${cabal_pkgs[@]}") ;;
 unit-test | integration-test | cabal-test | install-test | fixtures | bench | bench-programs | format | \
     format-check | soak)
     want=("${build_pkgs[@]}" "${test_pkgs[@]}") ;;
-check) want=("${build_pkgs[@]}" "${test_pkgs[@]}" "${check_fuzz_pkgs[@]}") ;;
-check-loaded) want=("${build_pkgs[@]}" "${test_pkgs[@]}" "${check_fuzz_pkgs[@]}" "${loaded_pkgs[@]}") ;;
+check) want=("${build_pkgs[@]}" "${test_pkgs[@]}" "${check_fuzz_pkgs[@]}" "${check_lint_pkgs[@]}") ;;
+check-loaded)
+    want=("${build_pkgs[@]}" "${test_pkgs[@]}" "${check_fuzz_pkgs[@]}" "${check_lint_pkgs[@]}" "${loaded_pkgs[@]}") ;;
+lint | analyze | cppcheck | flake8 | shellcheck) want=("${build_pkgs[@]}" "${lint_pkgs[@]}") ;;
 fuzz) want=("${build_pkgs[@]}" "${test_pkgs[@]}" "${fuzz_pkgs[@]}") ;;
 *)
     echo "ensure-deps.sh: no package list for the target \"$target\"" >&2
@@ -96,6 +104,9 @@ present() {
     man-db) command -v man ;;
     ghc-prof) command -v ghc && [ -e "$(ghc --print-libdir)/rts/libHSrts_thr_p.a" ] ;;
     stress-ng) command -v stress-ng ;;
+    cppcheck) command -v cppcheck ;;
+    flake8) command -v flake8 ;;
+    shellcheck) command -v shellcheck ;;
     clang) command -v clang ;;
     libclang-rt-dev)
         command -v clang && echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return 0; }' |

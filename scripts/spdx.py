@@ -25,6 +25,7 @@ COMMENT = {
     ".cabal": ("-- ", ""), ".project": ("-- ", ""), ".in": ("# ", ""),
     ".html": ("<!-- ", " -->"),
     "Makefile": ("# ", ""), "run": ("# ", ""), ".clang-format": ("# ", ""),
+    ".flake8": ("# ", ""), ".cppcheck-suppressions": ("# ", ""),
 }
 # Not source: no comment syntax (json), recorded data (eventlog, expect
 # fixtures compared byte for byte), images, and documents (md, scd: the

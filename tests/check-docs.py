@@ -102,8 +102,8 @@ def links(text):
     text = re.sub(r"<!--.*?-->", lambda m: re.sub(r"[^\n]", " ", m.group(0)), text, flags=re.S)
     for n, line in prose_lines(text):
         line = strip_code_spans(line)
-        for m in re.finditer(r"!?\[(?:[^\[\]]|\[[^\]]*\])*\]\(\s*<?([^)\s>]*)>?(?:\s+\"[^\"]*\")?\s*\)",
-                             line):
+        for m in re.finditer(r"!?\[(?:[^\[\]]|\[[^\]]*\])*\]"
+                             r"\(\s*<?([^)\s>]*)>?(?:\s+\"[^\"]*\")?\s*\)", line):
             yield n, m.group(1)
         for m in re.finditer(r"^\s*\[[^\]]+\]:\s*(\S+)", line):
             yield n, m.group(1)

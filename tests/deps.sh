@@ -23,7 +23,7 @@ ok() { # ok STATUS DESCRIPTION
 list() { timeout 30 "$deps" --list "$1" 2>&1 | tr '\n' ' ' | sed 's/ $//'; }
 # The packages only tests use; none may come with building or installing.
 test_only="cabal-install python3 tmux chromium prometheus curl python3-pandas clang-format ghc-prof clang
-libclang-rt-dev"
+libclang-rt-dev cppcheck flake8 shellcheck"
 has_none() { # has_none LIST WORDS: LIST shares no word with WORDS
     local w
     for w in $2; do case " $1 " in *" $w "*) return 1 ;; esac; done
@@ -49,8 +49,19 @@ for t in check unit-test integration-test cabal-test; do
     ok $? "make $t installs the build's packages and the tests' (chromium, prometheus, pandas, ghc-prof...)"
 done
 l=$(list fuzz)
-has_all "$l" "$(list check) clang libclang-rt-dev"
-ok $? "make fuzz installs make check's packages and clang with libFuzzer"
+has_all "$l" "$(list unit-test) clang libclang-rt-dev" && has_none "$l" "cppcheck flake8 shellcheck"
+ok $? "make fuzz installs make unit-test's packages and clang with libFuzzer"
+l=$(list check)
+has_all "$l" "clang libclang-rt-dev cppcheck flake8 shellcheck"
+ok $? "make check installs the fuzz targets' and the static checks' tools too"
+l=$(LINT_IN_CHECK=no FUZZ_IN_CHECK=no list check)
+has_none "$l" "clang libclang-rt-dev cppcheck flake8 shellcheck"
+ok $? "make check FUZZ_IN_CHECK=no LINT_IN_CHECK=no (the chroots') leaves their tools out: $l"
+for t in lint analyze cppcheck flake8 shellcheck; do
+    l=$(list "$t")
+    has_all "$l" "$build_list clang cppcheck flake8 shellcheck" && has_none "$l" "chromium prometheus ghc-prof"
+    ok $? "make $t installs the build's packages and the static checks' tools only"
+done
 "$deps" --list no-such-target >/dev/null 2>&1
 [ $? -eq 2 ]
 ok $? "a target without a package list is refused (status 2), not given everything"
@@ -73,7 +84,7 @@ ok $? "dry run of make check on a bare machine: $d"
 
 # The Makefile hands ensure-deps.sh each target's own name (make -n runs
 # no recipe but prints it; the sub-make it would start then prints its own).
-for t in all install demo check cabal-build fuzz; do
+for t in all install demo check cabal-build fuzz lint; do
     # Outside any make that runs this test: a parent's jobserver would add a
     # warning, and its ES_DEPS_CHECKED=1 (exported to recipes) would skip the step.
     first=$(env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u ES_DEPS_CHECKED timeout 120 make -n --no-print-directory "$t" 2>&1 | head -n 1)

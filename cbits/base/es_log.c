@@ -116,6 +116,7 @@ static void start_thread(void) {
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
+static void vlog(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 static void vlog(const char *fmt, va_list ap) {
     char line[LINE_MAX_LEN];
     int n = snprintf(line, sizeof line, "eventlog-socket: ");
@@ -144,14 +145,18 @@ void es_log(const char *fmt, ...) {
     va_end(ap);
 }
 
+/* Nothing left to write, or nothing that will be: under lg.lock. */
+static bool drained_locked(void) {
+    return lg.failed || !lg.started || (lg.len == 0 && lg.lost == 0 && !lg.writing);
+}
+
 bool es_log_drain(unsigned timeout_ms) {
     struct timespec until = es_time_realtime_in_ms(timeout_ms);
     pthread_mutex_lock(&lg.lock);
-    bool done;
-    while (!(done = lg.failed || !lg.started || (lg.len == 0 && lg.lost == 0 && !lg.writing)))
+    while (!drained_locked())
         if (pthread_cond_timedwait(&lg.drained, &lg.lock, &until) != 0)
             break;
-    done = lg.failed || !lg.started || (lg.len == 0 && lg.lost == 0 && !lg.writing);
+    bool done = drained_locked();
     pthread_mutex_unlock(&lg.lock);
     return done;
 }

@@ -112,6 +112,7 @@ static int diag_lookup(struct es_peer_finder *f, const struct endpoint *src,
     for (;;) {
         union {
             struct nlmsghdr h;
+            /* cppcheck-suppress unusedStructMember ; it sizes the buffer, h aligns it */
             char bytes[4096];
         } buf;
         ssize_t n = recv(f->diag_fd, &buf, sizeof buf, MSG_DONTWAIT);

@@ -52,7 +52,12 @@ struct es_queue {
 };
 
 /* The struct of type `type` whose member `field` is the node `node`. */
-#define ES_QUEUE_DATA(node, type, field) ((type *)(void *)((char *)(node)-offsetof(type, field)))
+#define ES_QUEUE_DATA(node, type, field) ((type *)es_queue_base((node), offsetof(type, field)))
+
+/* ES_QUEUE_DATA's arithmetic: the address `offset` bytes before `node`. */
+static inline void *es_queue_base(struct es_queue_node *node, size_t offset) {
+    return (char *)node - offset;
+}
 
 /* Each node of `q`, first to last, as `struct es_queue_node *var`; the
  * loop's body must not remove `var` (the _SAFE form may: it reads the next

@@ -89,7 +89,7 @@ static struct {
      * circular one, whose last node points back at the head, does not. */
     struct hook *hooks[2];
     struct worker hook_worker;
-    bool running, ever_running, quiesced;
+    bool running, quiesced;
     /* es_registry_post_start has run the POST_START hooks registered by
      * then (or is running them); hooks registered later run at
      * registration instead. */

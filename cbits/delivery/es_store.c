@@ -59,7 +59,8 @@ void es_store_release(struct es_store *s, struct es_chunk *c) {
     es_pool_chunk_free(c);
 }
 
-void es_store_release_range(struct es_store *s, struct es_chunk *first, struct es_chunk *last) {
+void es_store_release_range(struct es_store *s, struct es_chunk *first,
+                            const struct es_chunk *last) {
     for (struct es_chunk *c = first;;) {
         /* Read the successor first: releasing may free c. */
         struct es_chunk *next = c->next;

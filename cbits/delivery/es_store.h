@@ -111,6 +111,7 @@ struct es_chunk *es_store_ref(struct es_chunk *c);
 void es_store_release(struct es_store *s, struct es_chunk *c);
 /* Release one reference on every chunk from `first` to `last` (inclusive,
  * along the list). */
-void es_store_release_range(struct es_store *s, struct es_chunk *first, struct es_chunk *last);
+void es_store_release_range(struct es_store *s, struct es_chunk *first,
+                            const struct es_chunk *last);
 
 #endif

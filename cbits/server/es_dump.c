@@ -25,8 +25,7 @@ bool es_dump_path(char *out, size_t size, const char *pattern, pid_t pid, long l
             piece = "%";
             p++;
         } else {
-            num[0] = *p;
-            num[1] = '\0';
+            snprintf(num, sizeof num, "%c", *p);
         }
         size_t k = strlen(piece);
         if (n + k >= size)

@@ -154,13 +154,17 @@ int es_ring_bytes(struct es_ring *r, uint64_t offset, const uint8_t *data, size_
         return -ENOMEM;
     uint64_t end = r->stage_off + r->stage_len;
     size_t done = 0; /* pending blocks made whole */
+    int rc = 0;
     for (; done < r->npend && r->pend[done].offset + r->pend[done].len <= end; done++) {
         struct es_ring_block b = r->pend[done];
         if (b.offset < r->stage_off || (b.data = malloc(b.len)) == NULL)
             continue; /* its first bytes went (cannot happen), or no memory */
         memcpy(b.data, r->stage + (b.offset - r->stage_off), b.len);
-        if (push(r, &b) != 0)
-            return -ENOMEM;
+        if (push(r, &b) != 0) {
+            free(b.data); /* it stays pending, with the bytes it needs */
+            rc = -ENOMEM;
+            break;
+        }
         if (fn != NULL)
             fn(es_ring_at(r, r->n - 1), ctx);
     }
@@ -173,7 +177,7 @@ int es_ring_bytes(struct es_ring *r, uint64_t offset, const uint8_t *data, size_
     unstage(r, r->npend > 0                 ? r->pend[0].offset
                : r->claimed > r->header_len ? r->claimed
                                             : r->header_len);
-    return 0;
+    return rc;
 }
 
 void es_ring_trim(struct es_ring *r, uint64_t time) {

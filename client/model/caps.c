@@ -66,7 +66,9 @@ double es_model_cap_share(const struct es_model *m, unsigned cap, uint64_t windo
     uint64_t t0 = m->first_time, b0 = 0;
     if (window_ns) {
         /* The newest snapshot at least `window_ns` old, or the oldest kept. */
-        unsigned kept = m->snap_n < 8 ? m->snap_n : 8;
+        unsigned kept = m->snap_n;
+        if (kept > 8)
+            kept = 8;
         for (unsigned i = 0; i < kept; i++) {
             unsigned k = (m->snap_n - 1 - i) % 8;
             t0 = m->snap_t[k];

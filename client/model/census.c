@@ -159,7 +159,9 @@ static bool label_is(const struct es_model *m, uint32_t i, const uint8_t *p, siz
  * "(other labels)"), bytes exact. False when memory ran out. */
 static bool census_point(struct es_model *m, const struct es_model_census *c,
                          struct es_model_census_pt *pt) {
-    size_t rows = c->n <= ES_MODEL_HIST_CENSUS_ROWS ? c->n : ES_MODEL_HIST_CENSUS_ROWS;
+    size_t rows = c->n;
+    if (rows > ES_MODEL_HIST_CENSUS_ROWS)
+        rows = ES_MODEL_HIST_CENSUS_ROWS;
     *pt = (struct es_model_census_pt){c->time, c->total, 0,
                                       malloc((rows ? rows : 1) * sizeof *pt->e)};
     size_t *order = c->n > rows ? malloc(c->n * sizeof *order) : NULL;
@@ -173,8 +175,13 @@ static bool census_point(struct es_model *m, const struct es_model_census *c,
         pt->n = (uint32_t)rows;
         return true;
     }
-    /* The largest rows - 1 labels, and the rest as one. */
-    es_model_top_entries(m, order, c->n);
+    /* The largest rows - 1 labels, and the rest as one. The ranking
+     * allocates too: without it there is no point. */
+    if (es_model_top_entries(m, order, c->n) != c->n) {
+        free(pt->e);
+        free(order);
+        return false;
+    }
     uint64_t rest = c->total;
     for (size_t i = 0; i + 1 < rows; i++) {
         pt->e[i] = c->e[order[i]];
@@ -353,7 +360,7 @@ void es_model_on_sample_cost_centre(struct es_model *m, struct es_model_ev *e) {
         int w = snprintf(label + k, sizeof label - k, "%s%s", sep ? "/" : "", cc);
         sep = !(id < m->ncc && m->cc_caf[id]);
         if (w < 0 || (size_t)w >= sizeof label - k) {
-            k = es_utf8_cut(label, sizeof label - 1); /* between characters */
+            es_utf8_cut(label, sizeof label - 1); /* between characters */
             break;
         }
         k += (size_t)w;

@@ -130,6 +130,7 @@ void es_model_hist_pause(struct es_model *m, uint64_t start, uint64_t dur, bool 
     if (m->figures_only)
         return;
     if (h->pauses == NULL) {
+        assert(h->npauses == 0); /* allocated with the first pause */
         h->pauses = malloc(ES_MODEL_HIST_PAUSES * sizeof *h->pauses);
         if (h->pauses == NULL) {
             m->oom = true;
@@ -169,7 +170,7 @@ bool es_model_hist_census_due(struct es_model *m) {
     return h->census_seen++ % h->census_stride == 0;
 }
 
-void es_model_hist_census(struct es_model *m, struct es_model_census_pt *pt) {
+void es_model_hist_census(struct es_model *m, const struct es_model_census_pt *pt) {
     struct es_model_history *h = &m->h;
     assert(h->censuses != NULL);
     if (h->ncensuses == ES_MODEL_HIST_CENSUSES) {

@@ -61,7 +61,7 @@ void es_model_hist_pause(struct es_model *m, uint64_t start, uint64_t dur, bool 
  * then every fourth...). When it is, model_census.c builds the point and
  * hands it over with es_model_hist_census. */
 bool es_model_hist_census_due(struct es_model *m);
-void es_model_hist_census(struct es_model *m, struct es_model_census_pt *pt);
+void es_model_hist_census(struct es_model *m, const struct es_model_census_pt *pt);
 /* A marker and a drop notice for the history's rings. */
 void es_model_hist_mark(struct es_model *m, uint64_t t, const char *text);
 void es_model_hist_drop(struct es_model *m, uint64_t t, uint64_t chunks, double mib);

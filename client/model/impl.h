@@ -145,9 +145,9 @@ struct es_model_thread *es_model_thread_get(struct es_model *m, uint32_t id, uin
 /* The record of thread `id`, NULL when it is not followed. */
 const struct es_model_thread *es_model_thread_find(const struct es_model *m, uint32_t id);
 /* Followed thread `th` finished: once settled it may make room. */
-void es_model_thread_ended(struct es_model *m, struct es_model_thread *th);
+void es_model_thread_ended(struct es_model *m, const struct es_model_thread *th);
 /* Its running time or label changed: its place among the finished. */
-void es_model_thread_rekey(struct es_model *m, struct es_model_thread *th);
+void es_model_thread_rekey(struct es_model *m, const struct es_model_thread *th);
 /* Threads that began before the stream. */
 uint64_t es_model_threads_before(const struct es_model *m);
 

@@ -120,7 +120,8 @@ void es_model_on_ipe(struct es_model *m, struct es_model_ev *e) {
         free(m->ipe[j].name);
     }
     m->ipe_bytes += strlen(copy) + 1;
-    m->ipe[j] = (struct es_model_ipe){addr, copy};
+    m->ipe[j].addr = addr;
+    m->ipe[j].name = copy;
 }
 
 const char *es_model_label_name(const struct es_model *m, uint32_t i) {

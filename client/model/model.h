@@ -30,6 +30,12 @@
 /* The limits and the types of the model's families of figures. */
 #include "families.h"
 
+/* One info table's name (es_model's ipe table). */
+struct es_model_ipe {
+    uint64_t addr;
+    char *name; /* "LABEL (FILE:SPAN)", es_model_label_name */
+};
+
 struct es_model {
     /* Who the program is (empty until the events arrive). */
     char program[256];     /* program name: basename of argv[0] */
@@ -131,10 +137,7 @@ struct es_model {
     size_t ncc;
     /* IPE events (GHC >= 9.2, -finfo-table-map): each info table's name for
      * people, by address; open addressing, addr 0 = empty. */
-    struct es_model_ipe {
-        uint64_t addr;
-        char *name; /* "LABEL (FILE:SPAN)", es_model_label_name */
-    } * ipe;
+    struct es_model_ipe *ipe;
     size_t ipe_cap, ipe_n;
     size_t ipe_bytes;     /* names and table, at most ES_MODEL_MAX_IPE_BYTES */
     uint64_t ipe_dropped; /* IPE events past that bound, not kept */

@@ -85,9 +85,12 @@ static void heap_set(struct es_model_thread_table *tb, uint32_t k, uint32_t i) {
 
 static void sift_up(struct es_model_thread_table *tb, uint32_t k) {
     uint32_t i = tb->heap[k];
-    while (k > 0 && before(tb, i, tb->heap[(k - 1) / 2])) {
-        heap_set(tb, k, tb->heap[(k - 1) / 2]);
-        k = (k - 1) / 2;
+    while (k > 0) {
+        uint32_t parent = (k - 1) / 2;
+        if (!before(tb, i, tb->heap[parent]))
+            break;
+        heap_set(tb, k, tb->heap[parent]);
+        k = parent;
     }
     heap_set(tb, k, i);
 }
@@ -178,14 +181,14 @@ const struct es_model_thread *es_model_thread_find(const struct es_model *m, uin
     return tb->slot[j] ? &tb->t[tb->slot[j] - 1] : NULL;
 }
 
-void es_model_thread_ended(struct es_model *m, struct es_model_thread *th) {
+void es_model_thread_ended(struct es_model *m, const struct es_model_thread *th) {
     struct es_model_thread_table *tb = m->thr.tb;
     uint32_t i = (uint32_t)(th - tb->t);
     assert(tb->settling_n < ES_MODEL_THREADS_KEPT);
     tb->settling[(tb->settling_head + tb->settling_n++) % ES_MODEL_THREADS_KEPT] = i;
 }
 
-void es_model_thread_rekey(struct es_model *m, struct es_model_thread *th) {
+void es_model_thread_rekey(struct es_model *m, const struct es_model_thread *th) {
     struct es_model_thread_table *tb = m->thr.tb;
     uint32_t k = tb->heap_pos[th - tb->t];
     if (k != ES_MODEL_THREAD_NONE)

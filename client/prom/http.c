@@ -77,8 +77,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     pthread_mutex_unlock(&h->mu);
     if (copy == NULL)
         return es_httpresp_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
-    return es_httpresp(c, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", copy, len,
-                       MHD_RESPMEM_MUST_FREE);
+    return es_httpresp_owned(c, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", copy, len);
 }
 
 struct es_promhttp *es_promhttp_start(const struct sockaddr_storage *sa, bool loopback,

@@ -20,6 +20,7 @@
 #include "source/conn.h"
 #include "model/model.h"
 #include "opts.h"
+#include "subcommands.h"
 #include "http.h"
 #include "scan.h"
 #include "target.h"
@@ -298,7 +299,7 @@ int es_metrics_main(int argc, char **argv) {
     x->top = ES_PROMTEXT_TOP_LABELS;
     x->linger_s = 60;
     const char *http = "127.0.0.1:9464", *top = NULL, *linger = NULL, *token_file = NULL;
-    const char *pos[64] = {0};
+    static const char *pos[64]; /* x->sources: as long-lived as x */
     const struct es_opt opts[] = {
         {"--http", NULL, ES_OPT_VALUE, &http, 0, NULL, NULL, false},
         {"--top-labels", NULL, ES_OPT_VALUE, &top, 0, NULL, NULL, false},

@@ -142,7 +142,9 @@ static void f_allocated(struct ctx *c) {
 
 static void f_collections(struct ctx *c) {
     const struct es_model *m = c->m;
-    unsigned gens = m->generations < ES_MODEL_MAX_GENS ? m->generations : ES_MODEL_MAX_GENS;
+    unsigned gens = m->generations;
+    if (gens > ES_MODEL_MAX_GENS)
+        gens = ES_MODEL_MAX_GENS;
     for (unsigned g = 0; g < gens; g++) {
         char gen[16];
         snprintf(gen, sizeof gen, "%u", g);
@@ -178,7 +180,9 @@ static void f_gc_seconds(struct ctx *c) {
 
 static void f_caps(struct ctx *c) {
     const struct es_model *m = c->m;
-    unsigned n = m->ncaps < ES_MODEL_MAX_CAPS ? m->ncaps : ES_MODEL_MAX_CAPS;
+    unsigned n = m->ncaps;
+    if (n > ES_MODEL_MAX_CAPS)
+        n = ES_MODEL_MAX_CAPS;
     for (unsigned i = 0; i < n; i++) {
         if (!m->caps[i].seen)
             continue;
@@ -298,6 +302,7 @@ static void labels_of(struct es_httpbuf *l, const struct es_promtext_target *t) 
 
 /* Families known once a program's header has come (GHC 9.0 sends nothing
  * else for its first 2 MiB): who it is and what its eventlog lacks. */
+/* cppcheck-suppress constParameter ; fn is a function, not a pointer to data */
 static bool from_header(void (*fn)(struct ctx *c)) {
     return fn == f_info || fn == f_lacking;
 }

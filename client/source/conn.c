@@ -28,6 +28,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -426,13 +427,13 @@ int es_conn_parse_option(struct es_conn_options *o, int argc, char **argv, int *
         return 1;
     }
     if (strcmp(a, "--connect-timeout") == 0) {
-        char *end;
+        char *rest;
         if (*i + 1 >= argc) {
             fprintf(stderr, "eventlog-socket: --connect-timeout needs a number of seconds\n");
             return -1;
         }
-        double v = strtod(argv[*i + 1], &end);
-        if (end == argv[*i + 1] || *end != '\0' || !(v > 0) || v > 86400) {
+        double v = strtod(argv[*i + 1], &rest);
+        if (rest == argv[*i + 1] || *rest != '\0' || !(v > 0) || v > 86400) {
             fprintf(stderr, "eventlog-socket: --connect-timeout: not a number of seconds: %s\n",
                     argv[*i + 1]);
             return -1;
@@ -475,8 +476,12 @@ static void end(struct es_conn *c, enum es_conn_end how) {
         c->cb.on_end(c, how, c->cb.ctx);
 }
 
-static void fail(struct es_conn *c, const char *fmt, const char *arg) {
-    snprintf(c->error, sizeof c->error, fmt, arg);
+static void fail(struct es_conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void fail(struct es_conn *c, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->error, sizeof c->error, fmt, ap);
+    va_end(ap);
     end(c, ES_CONN_FAILED);
 }
 

@@ -35,7 +35,8 @@ void es_naming_program(struct es_conn *c, char *prog, size_t size, unsigned long
 
 void es_naming_stamp(char *out, size_t size) {
     time_t now = time(NULL);
-    strftime(out, size, "%Y%m%d-%H%M%S", localtime(&now));
+    struct tm tm;
+    strftime(out, size, "%Y%m%d-%H%M%S", localtime_r(&now, &tm));
 }
 
 void es_naming_stem(struct es_conn *c, bool stamped, char *out, size_t size) {

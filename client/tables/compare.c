@@ -57,7 +57,7 @@ static void write_text(FILE *f, const struct es_join *cmp, const struct es_join_
         const struct es_model *m = r->model;
         /* A run without its name (started from Haskell on GHC 9.0) says
          * why rather than leaving it out. */
-        fprintf(f, "%c: %s (%s, %llu censuses, %.2f s)\n", "AB"[i], r -> ses.conn->name,
+        fprintf(f, "%c: %s (%s, %llu censuses, %.2f s)\n", 'A' + i, r->ses.conn->name,
                 m->program[0]            ? m->program
                 : es_model_late_start(m) ? "program not named in the eventlog: started from Haskell"
                                          : "program not named in the eventlog",

@@ -118,9 +118,9 @@ static void on_header(struct es_conn *c, void *ctx) {
     struct table *t = ctx;
     if (t->model)
         es_model_header(t->model, &c->stream.header);
-    char why[600];
     t->out = strcmp(t->out_path, "-") == 0 ? stdout : es_outfile_fopen(t->out_path, "w");
     if (t->out == NULL) {
+        char why[600];
         snprintf(why, sizeof why, "cannot create %s: %s", t->out_path, strerror(errno));
         t->out_failed = true;
         stop(t, 2, why);

@@ -383,7 +383,9 @@ static int draw_notes(const struct es_top_view *v, int y, int rows) {
         if (rows > 0)
             rows--;
     }
-    uint64_t n = m->notes_n < ES_MODEL_NOTES ? m->notes_n : ES_MODEL_NOTES;
+    uint64_t n = m->notes_n;
+    if (n > ES_MODEL_NOTES)
+        n = ES_MODEL_NOTES;
     if (n > 0 && rows > 1 && m->notes_n > (uint64_t)rows) {
         /* More than fit: say how many and how fast, so that a flood of
          * markers reads as a rate rather than as a list that scrolls. */
@@ -474,9 +476,8 @@ void es_top_draw(const struct es_top_view *v) {
     if (note_rows > 8)
         note_rows = 8;
     int census_rows = left - note_rows - 2;
-    y = draw_census(v, y + 1, census_rows);
-    y = draw_notes(v, LINES - footer - note_rows - 1, note_rows);
-    (void)y;
+    draw_census(v, y + 1, census_rows);
+    draw_notes(v, LINES - footer - note_rows - 1, note_rows);
     if (v->state == ES_TOP_EXITED)
         draw_summary(v, LINES - footer, footer - 1);
     else if (v->state == ES_TOP_LOST) {

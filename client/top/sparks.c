@@ -40,7 +40,9 @@ size_t es_top_sparks_lines(const struct es_model *m, char lines[][ES_TOP_SPARK_L
         row(lines[n++], "all", v, es_model_spark_pool(m, ES_MODEL_MAX_CAPS),
             es_model_spark_rate(m, ES_MODEL_MAX_CAPS));
     bool events = m->spark_events_seen;
-    unsigned ncaps = m->ncaps < ES_MODEL_MAX_CAPS ? m->ncaps : ES_MODEL_MAX_CAPS;
+    unsigned ncaps = m->ncaps;
+    if (ncaps > ES_MODEL_MAX_CAPS)
+        ncaps = ES_MODEL_MAX_CAPS;
     size_t room = max - n - (events && max - n > 1 ? 1 : 0);
     for (unsigned c = 0; c < ncaps && room > 0; c++, room--) {
         if (room == 1 && c + 1 < ncaps) {
@@ -71,7 +73,7 @@ int es_top_sparks_draw(const struct es_model *m, int y, size_t max) {
     char lines[ES_TOP_SPARK_LINES][ES_TOP_SPARK_LEN];
     size_t n = es_top_sparks_lines(m, lines, max);
     for (size_t i = 0; i < n && y < LINES; i++, y++) {
-        attr_t a = i == 0 && es_model_has_sparks(m) ? A_UNDERLINE : i == 0 ? A_DIM : A_NORMAL;
+        attr_t a = i > 0 ? A_NORMAL : es_model_has_sparks(m) ? A_UNDERLINE : A_DIM;
         attron(a);
         mvaddnstr(y, 0, lines[i], COLS);
         attroff(a);

@@ -128,13 +128,12 @@ static enum MHD_Result serve_metrics(struct es_webhttp *h, struct MHD_Connection
     size_t len;
     if (es_webshare_metrics(h->sh, &buf, &len) != 0)
         return es_httpresp_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
-    return es_httpresp(c, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", buf, len,
-                       MHD_RESPMEM_MUST_FREE);
+    return es_httpresp_owned(c, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", buf, len);
 }
 
 static enum MHD_Result serve_asset(struct MHD_Connection *c, const char *name) {
     const struct es_webpage_asset *a = es_webpage_asset(name);
-    return es_httpresp(c, MHD_HTTP_OK, a->type, a->data, a->len, MHD_RESPMEM_PERSISTENT);
+    return es_httpresp_static(c, MHD_HTTP_OK, a->type, a->data, a->len);
 }
 
 /* The page, its files linked with the token when there is one (the page's
@@ -149,8 +148,7 @@ static enum MHD_Result serve_page(struct es_webhttp *h, struct MHD_Connection *c
         es_httpbuf_free(&b);
         return es_httpresp_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
     }
-    return es_httpresp(c, MHD_HTTP_OK, "text/html; charset=utf-8", b.p, b.len,
-                       MHD_RESPMEM_MUST_FREE);
+    return es_httpresp_owned(c, MHD_HTTP_OK, "text/html; charset=utf-8", b.p, b.len);
 }
 
 static enum MHD_Result serve_events(struct es_webhttp *h, struct MHD_Connection *c) {

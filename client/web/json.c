@@ -177,7 +177,9 @@ static void labels_json(struct es_httpbuf *out, const struct es_model *m,
                         struct es_webjson_cursor *cur) {
     /* Census labels, only ever added to; past ES_WEBJSON_MAX_LABELS - 1
      * they are one, "other" (the page draws the largest ten anyway). */
-    size_t nlabels = m->nlabels < ES_WEBJSON_MAX_LABELS ? m->nlabels : ES_WEBJSON_MAX_LABELS;
+    size_t nlabels = m->nlabels;
+    if (nlabels > ES_WEBJSON_MAX_LABELS)
+        nlabels = ES_WEBJSON_MAX_LABELS;
     es_httpbuf_printf(out, "],\"labels_from\":%zu,\"labels\":[", cur->labels);
     for (size_t i = cur->labels; i < nlabels; i++) {
         if (i > cur->labels)
@@ -290,7 +292,9 @@ static void threads_json(struct es_httpbuf *out, const struct es_model *m, unsig
     const struct es_model_history *h = &m->h;
     es_httpbuf_printf(out, "],\"live_from\":%u,\"live_tl\":[", from);
     long live[ES_MODEL_TL_BUCKETS];
-    unsigned to = h->n < ES_MODEL_TL_BUCKETS ? h->n : ES_MODEL_TL_BUCKETS;
+    unsigned to = h->n;
+    if (to > ES_MODEL_TL_BUCKETS)
+        to = ES_MODEL_TL_BUCKETS;
     if (from < to)
         es_model_threads_live(m, h->width, from, to, live);
     for (unsigned i = from; i < to; i++) {

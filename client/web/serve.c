@@ -129,13 +129,13 @@ static void publish(struct serve *s, bool force) {
 static void publish_metrics(struct serve *s) {
     struct es_webjson_status st;
     status_of(s, &st);
-    bool run = s->header && !s->ignoring;
+    bool live = s->header && !s->ignoring;
     struct es_promtext_target t = {
-        .m = run ? s->model : NULL,
+        .m = live ? s->model : NULL,
         .program = s->model->program[0] ? s->model->program : st.program,
         .pid = s->model->pid ? s->model->pid : st.pid,
         .source = st.source,
-        .connected = run && !s->ended,
+        .connected = live && !s->ended,
         .received_bytes = st.bytes,
     };
     struct es_httpbuf b = {0};

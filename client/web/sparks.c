@@ -65,7 +65,9 @@ void es_websparks_json(struct es_httpbuf *out, const struct es_model *m, bool wh
     ES_HTTPBUF_ADD(out, ",\"ev\":");
     counts(out, e, ES_SPARK_EV_KINDS);
     ES_HTTPBUF_ADD(out, ",\"caps\":[");
-    unsigned n = m->ncaps < ES_MODEL_MAX_CAPS ? m->ncaps : ES_MODEL_MAX_CAPS;
+    unsigned n = m->ncaps;
+    if (n > ES_MODEL_MAX_CAPS)
+        n = ES_MODEL_MAX_CAPS;
     for (unsigned c = 0; m->sparks_seen && c < n; c++) {
         es_model_cap_sparks(m, c, v);
         es_httpbuf_printf(out, "%s{\"pool\":%llu,\"rate\":%.1f,\"v\":", c ? "," : "",

@@ -13,6 +13,13 @@
 #include <time.h>
 #include <unistd.h>
 
+/* What Main.hs imports (foreign import ccall): declared here, as there is
+ * no header for Haskell to include. */
+int tap_connect(const char *path);
+long tap_read_until(int fd, const char *needle, int timeout_ms, char *first4);
+int tap_send(int fd, const char *data, int len);
+void tap_close(int fd);
+
 int tap_connect(const char *path) {
     struct sockaddr_un addr = {.sun_family = AF_UNIX};
     if (strlen(path) >= sizeof addr.sun_path)

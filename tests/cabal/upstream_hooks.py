@@ -194,7 +194,7 @@ def main():
         if failures:
             all_ok = False
             print("not ok - %s: %d of %d runs failed (%.0f s)" % (what, len(failures), opts.runs,
-                                                                   took))
+                                                                  took))
             for run, wrong in failures[:5]:
                 print("#   run %d: %s" % (run, "; ".join(wrong)))
         else:

@@ -146,8 +146,10 @@ int main(int argc, char **argv) {
 #define UPSTREAM(id)                                                                               \
     UMAGIC "\x00\x0f"                                                                              \
            "eventlog-socket" id
-#define CONTROL(name, bytes)                                                                       \
-    { name, bytes, sizeof bytes - 1 }
+    /* Versions 14 and 19 of clang-format lay a braced macro body out apart. */
+    /* clang-format off */
+#define CONTROL(name, bytes) {name, bytes, sizeof bytes - 1}
+    /* clang-format on */
     static const struct {
         const char *name, *bytes;
         size_t len;

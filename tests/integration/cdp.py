@@ -215,7 +215,7 @@ class Browser:
                            .get("description", p))
             elif m == "Runtime.consoleAPICalled" and p.get("type") in ("error", "assert"):
                 out.append("console.%s: %s" % (p["type"], [a.get("value", a.get("description"))
-                                                          for a in p.get("args", [])]))
+                                                           for a in p.get("args", [])]))
             elif m == "Log.entryAdded" and p.get("entry", {}).get("level") == "error":
                 out.append("log: %s %s" % (p["entry"].get("text"), p["entry"].get("url", "")))
         return out

@@ -69,7 +69,7 @@ def run(scope, args, timeout=20.0):
 
 
 def last_line(text):
-    lines = [l for l in text.splitlines() if l.strip()]
+    lines = [line for line in text.splitlines() if line.strip()]
     return lines[-1] if lines else ""
 
 

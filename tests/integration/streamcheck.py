@@ -67,11 +67,12 @@ def check_stream(scope, data, name, partial=False):
     path = scope.path(name + ".eventlog")
     with open(path, "wb") as f:
         f.write(data)
-    argv = [os.path.abspath(os.path.join(harness.BUILD, "eventlog-check"))] + (["--partial"] if partial else []) + [path]
+    checker = os.path.abspath(os.path.join(harness.BUILD, "eventlog-check"))
+    argv = [checker] + (["--partial"] if partial else []) + [path]
     res = subprocess.run(argv, capture_output=True, timeout=120)
     out = res.stdout.decode(errors="replace")
     if res.returncode != 0:
         raise harness.TestFailure("%s (%d bytes) does not parse: %s%s"
-                          % (name, len(data), out.splitlines()[0] if out else "",
-                             res.stderr.decode(errors="replace")))
+                                  % (name, len(data), out.splitlines()[0] if out else "",
+                                     res.stderr.decode(errors="replace")))
     return Summary(out)

@@ -163,7 +163,7 @@ def stalled_client_bounded(s):
     hwm_stalled, st, summ, posted = stalled_run(s, "stalled", stalled=True)
     note("peak RSS: %d KiB with a reading client, %d KiB with a stalled one (bound %d MiB); "
          "messages posted: %d and %d" % (hwm_reading, hwm_stalled, BOUND_MIB, posted_reading,
-                                          posted))
+                                         posted))
     expect(st["bytes_held_peak"] <= (BOUND_MIB + 4) << 20,
            "library held %d bytes at peak" % st["bytes_held_peak"])
     expect(hwm_stalled - hwm_reading <= (BOUND_MIB + 16) * 1024,

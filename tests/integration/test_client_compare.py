@@ -19,8 +19,9 @@ def hp_profile(hp):
     census without the label counts 0 bytes)."""
     censuses = [x for _, x in censuses_of(hp)]
     labels = set().union(*censuses) if censuses else set()
-    return {l: (max(c.get(l, 0) for c in censuses),
-                sum(c.get(l, 0) for c in censuses) / len(censuses)) for l in labels}, len(censuses)
+    figures = {lab: (max(c.get(lab, 0) for c in censuses),
+                     sum(c.get(lab, 0) for c in censuses) / len(censuses)) for lab in labels}
+    return figures, len(censuses)
 
 
 COMPARE_HEADER = ("label,peak_a_bytes,peak_b_bytes,peak_diff_bytes,mean_a_bytes,mean_b_bytes,"
@@ -41,7 +42,7 @@ def check_compare(rows, a, b):
         got = (int(r["peak_a_bytes"]), int(r["peak_b_bytes"]), int(r["peak_diff_bytes"]))
         expect(got == (pa, pb, pb - pa) and r["note"] == want_note,
                "%s: peaks %r note %r, the .hp files say %r %r" % (label, got, r["note"],
-                                                                 (pa, pb, pb - pa), want_note))
+                                                                  (pa, pb, pb - pa), want_note))
         for col, want in (("mean_a_bytes", ma), ("mean_b_bytes", mb), ("mean_diff_bytes", mb - ma)):
             expect(abs(float(r[col]) - want) <= 0.051 + 1e-9 * abs(want),
                    "%s: %s %s, the .hp file's %.3f" % (label, col, r[col], want))
@@ -138,7 +139,7 @@ def table_compare_bad_input(s):
         res = run_client(*args)
         expect(res.returncode == status and words in res.stderr,
                "%s: exit %d, %r (wanted %d and %r)" % (" ".join(args[:2]), res.returncode,
-                                                      res.stderr, status, words))
+                                                       res.stderr, status, words))
         return res
 
     refused(["table", "bogus", log, "--csv", "-"], "no kind bogus")
@@ -204,8 +205,8 @@ def readme_pandas_two_runs(s):
                              ("mean_leaky", "mean_b_bytes")):
             expect(abs(float(r[mine]) - float(w[theirs])) <= 0.051,
                    "%s: pandas' %s %s, compare's %s %s" % (label, mine, r[mine], theirs,
-                                                          w[theirs]))
+                                                           w[theirs]))
     expect("count" in out and "mean" in out, "the pauses by generation were not printed: %r"
            % out[-300:])
     note("the docs' example: %d labels, as compare's; its output ends %r" % (len(got),
-                                                                           out.splitlines()[-1]))
+                                                                             out.splitlines()[-1]))

@@ -26,7 +26,8 @@ TOP = 5  # labels the second chart draws (the table's first)
 def page_table(b):
     """The page's table: [label, peak A, peak B, peak B-A, mean A, mean B,
     mean B-A, note] per row, the numbers from the cells' data-value."""
-    return b.js("""Array.from(document.querySelectorAll('#compare-table tbody tr')).map(function (tr) {
+    return b.js("""Array.from(document.querySelectorAll('#compare-table tbody tr'))
+    .map(function (tr) {
       var td = tr.cells;
       return [td[0].textContent].concat([1, 2, 3, 4, 5, 6].map(function (k) {
         return td[k].dataset.value; }), [td[7].textContent]);
@@ -80,7 +81,7 @@ def judge_charts(b, rows, failures):
         last = max((pt[0] for pt in r["heap"]), default=0)
         if not 0.5 * r["end"] <= last <= end:
             failures.append("run %s: heap figures end at %.3f s of %.3f" % (r["letter"], last,
-                                                                         r["end"]))
+                                                                            r["end"]))
 
 
 def judge_pixels(b, failures):
@@ -93,7 +94,8 @@ def judge_pixels(b, failures):
                                       for n, c in zip(HEAP_SERIES, colours)))
     for n, c in zip(HEAP_SERIES, colours):
         if shares[c] < 0.0005:
-            failures.append("heap chart: %s (%s) covers %.3f %% of the plot" % (n, c, 100 * shares[c]))
+            failures.append("heap chart: %s (%s) covers %.3f %% of the plot" %
+                            (n, c, 100 * shares[c]))
     clip = plot_clip(b, "label-chart")
     both = shot(b, base + "-labels.png", clip)
     for run in "AB":
@@ -102,7 +104,8 @@ def judge_pixels(b, failures):
         hide(b, "labels", run, False)
         note("label chart: run %s's lines are %.2f %% of the plot" % (run, 100 * ink))
         if ink < 0.001:
-            failures.append("label chart: run %s's lines are %.3f %% of the plot" % (run, 100 * ink))
+            failures.append("label chart: run %s's lines are %.3f %% of the plot" %
+                            (run, 100 * ink))
 
 
 @test
@@ -133,13 +136,16 @@ def report_two_runs(s):
         raise harness.TestFailure("%s; the page's errors: %s" % (e, b.errors()[:5]))
     title = b.js("document.getElementById('title').textContent")
     note("title: %r; %d labels, the first %s %s" % (title, len(rows), rows[0]["label"],
-                                                  rows[0]["peak_diff_bytes"]))
+                                                    rows[0]["peak_diff_bytes"]))
     expect("fast.eventlog" in title and "leaky.eventlog" in title and "probe-late" in title,
            "the title does not name both runs: %r" % title)
     got = page_table(b)
     want = [[r["label"], r["peak_a_bytes"], r["peak_b_bytes"], r["peak_diff_bytes"],
              r["mean_a_bytes"], r["mean_b_bytes"], r["mean_diff_bytes"], r["note"]] for r in rows]
-    norm = lambda t: [t[0]] + [float(x) for x in t[1:7]] + [t[7]]
+
+    def norm(t):
+        return [t[0]] + [float(x) for x in t[1:7]] + [t[7]]
+
     expect([norm(r) for r in got] == [norm(r) for r in want],
            "the page's table differs from compare's: %r" % (next(
                ((g, w) for g, w in zip(got, want) if norm(g) != norm(w)), (len(got), len(want))),))
@@ -163,7 +169,7 @@ def report_two_runs(s):
            "report with a missing run: exit %d, %r" % (res.returncode, res.stderr))
     expect((cmp.returncode, cmp.stderr) == (res.returncode, res.stderr),
            "compare says %d %r, report %d %r" % (cmp.returncode, cmp.stderr, res.returncode,
-                                                res.stderr))
+                                                 res.stderr))
     plain, _ = record(s, "plain", ["marker p"], rts=())
     res = run_client("report", fast, plain, "-o", bad)
     expect(res.returncode == 1 and "no heap profile" in res.stderr and not os.path.exists(bad),

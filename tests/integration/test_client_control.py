@@ -1,12 +1,15 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """`eventlog-socket control`: the frames it sends act as protocol.md says,
-and --wait sees their effect in the stream, or says why it cannot
-(issue 14)."""
+and --wait sees their effect in the stream, or says why it cannot."""
 
+import os
 import re
+import socket
+import struct
+import threading
 import time
 
-from client_cmd import Cmd, last_line, run
+from client_cmd import last_line, run
 from harness import Client, Program, Skip, check_stream, expect, ghc_version, note, test
 
 
@@ -102,7 +105,7 @@ def control_wait_timeout_hint(s):
         expect("census: sent" in out and "not waiting" in hint and "GHC 9.0" in hint
                and "when the program exits" in hint, "stdout %r, stderr %r" % (out, err))
     else:
-        # The stream says at once that no sample can come (issue 28).
+        # The stream says at once that no sample can come.
         hint = last_line(err)
         expect("without a heap profiling mode" in hint and "+RTS -hT" in hint,
                "stderr %r" % err)
@@ -115,11 +118,6 @@ def control_wait_timeout_hint(s):
 # of program time, a census sample on request) from a small server that
 # acts on the GCTL frames as the library does. The real programs are in the
 # tests above, which run on GHC 9.2+.
-
-import os
-import socket
-import struct
-import threading
 
 FIXTURE = os.path.join(os.path.dirname(__file__), "..", "fixtures", "ghc-9.6.6.eventlog")
 USER_MSG, PROGRAM_ARGS, WALL_CLOCK_TIME = 19, 30, 43

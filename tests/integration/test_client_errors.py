@@ -10,7 +10,7 @@ import threading
 import time
 
 from client_cmd import Cmd, run
-from harness import END_MARKER, Client, Program, check_stream, expect, note, test
+from harness import END_MARKER, Program, check_stream, expect, note, test
 
 FIXTURE = os.path.join(os.path.dirname(__file__), "..", "fixtures", "ghc-9.6.6.eventlog")
 
@@ -254,4 +254,5 @@ def client_usage_errors(s):
         for w in words:
             expect(w in err, "%s: %r does not say %r" % (args, err, w))
         expect("no such socket" not in err, "%s: tried to connect: %r" % (args, err))
-    note("%d subcommands' --help and missing address, %d bad command lines" % (len(cmds), len(cases)))
+    note("%d subcommands' --help and missing address, %d bad command lines"
+         % (len(cmds), len(cases)))

@@ -146,7 +146,7 @@ def command_files_are_its_users_alone(s):
         fp.start(s, sock, whole_program())
         log = census_log(s)
         out = {n: s.path(n) for n in ("rec.eventlog", "serve.eventlog", "r.html", "two.html",
-                                       "h.hp", "h.csv", "t.csv", "c.csv")}
+                                      "h.hp", "h.csv", "t.csv", "c.csv")}
         runs = [["record", "unix:" + sock, "-o", out["rec.eventlog"], "--duration", "1"],
                 ["report", log, "-o", out["r.html"]], ["report", log, log, "-o", out["two.html"]],
                 ["heap", log, "--hp", out["h.hp"]], ["heap", log, "--csv", out["h.csv"]],

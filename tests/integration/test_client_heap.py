@@ -148,7 +148,7 @@ def heap_live_hp(s):
         while p.stats()["clients_connected"] < 2:
             expect(time.monotonic() < deadline and heap.poll() is None,
                    "heap never connected: %s" % (heap.stderr.read() if heap.poll() is not None
-                                                  else "timeout"))
+                                                 else "timeout"))
             time.sleep(0.01)
         if live:
             plain.send(GCTL + START)
@@ -200,7 +200,8 @@ def heap_cut_file(s):
         hp2ps(s, out)
     # And the usage errors a user makes first.
     res = run_heap(log)
-    expect(res.returncode == 2 and "usage" in res.stderr, "heap without --hp/--csv: %r" % res.stderr)
+    expect(res.returncode == 2 and "usage" in res.stderr,
+           "heap without --hp/--csv: %r" % res.stderr)
     res = run_heap(s.path("nonexistent.sock"), "--hp", out, "--connect-timeout", "1")
     expect(res.returncode == 2 and res.stderr.count("\n") == 1,
            "heap of a missing socket: exit %d, %r" % (res.returncode, res.stderr))

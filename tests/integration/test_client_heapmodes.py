@@ -78,7 +78,7 @@ def hp_equals_ghc(s, mode, extra=()):
     theirs, mine = samples(ghc_hp, ccs_numbers=(mode == "c")), samples(ours)
     real = [x for x in theirs if x]
     note("-h%s: the RTS's .hp has %d samples (%d with data, %d labels); ours %d"
-         % (mode, len(theirs), len(real), len({l for x in real for l, _ in x}), len(mine)))
+         % (mode, len(theirs), len(real), len({lab for x in real for lab, _ in x}), len(mine)))
     expect(len(real) >= 3, "-h%s: the run gave only %d censuses" % (mode, len(real)))
     expect(len(mine) == len(theirs),
            "-h%s: %d samples in ours, %d in the RTS's .hp" % (mode, len(mine), len(theirs)))
@@ -98,8 +98,9 @@ def heapmodes_hc_equals_ghc(s):
     first, '/' between, a CAF as MODULE.CAF, cut to -L 25 with "..."), but
     for the RTS's "(N)" stack number, which the eventlog does not carry."""
     theirs = hp_equals_ghc(s, "c")
-    labels = {l for x in theirs for l, _ in x}
-    expect(any(l.endswith("...") for l in labels), "no stack was cut to -L: %s" % sorted(labels))
+    labels = {lab for x in theirs for lab, _ in x}
+    expect(any(lab.endswith("...") for lab in labels),
+           "no stack was cut to -L: %s" % sorted(labels))
 
 
 @test
@@ -117,9 +118,9 @@ def heapmodes_hc_length_option(s):
     expect(res.returncode == 0, "heap exited %d: %s" % (res.returncode, res.stderr))
     theirs = samples(os.path.join(cwd, "heapmodes.hp"), ccs_numbers=True)
     expect(samples(ours) == theirs, "-hc -L40: ours differs from the RTS's .hp")
-    labels = {l for x in theirs for l, _ in x}
-    expect(any(len(l) > 24 for l in labels), "-L40 made no label longer than 24")
-    expect(any(l.endswith(".CAF") for l in labels), "no whole CAF stack: %s" % sorted(labels))
+    labels = {lab for x in theirs for lab, _ in x}
+    expect(any(len(lab) > 24 for lab in labels), "-L40 made no label longer than 24")
+    expect(any(lab.endswith(".CAF") for lab in labels), "no whole CAF stack: %s" % sorted(labels))
 
 
 @test(timeout=400)
@@ -137,7 +138,7 @@ def heapmodes_hi_equals_ghc(s):
     if ghc_version() < (9, 2):
         raise Skip("GHC %d.%d has no -hi (9.2 and later)" % ghc_version()[:2])
     theirs = hp_equals_ghc(s, "i")
-    expect(all(l.startswith("0x") for x in theirs for l, _ in x),
+    expect(all(lab.startswith("0x") for x in theirs for lab, _ in x),
            "the RTS's -hi labels are not all addresses")
 
 
@@ -178,7 +179,7 @@ def heapmodes_hi_names_by_ipe(s):
     d = report_json(s, log, "hi")
     names, ids = d["labels"], d["label_ids"]
     expect(len(names) == len(ids) and names, "labels %d, label_ids %d" % (len(names), len(ids)))
-    hp_labels = {l for x in samples(ghc_hp) for l, _ in x}
+    hp_labels = {lab for x in samples(ghc_hp) for lab, _ in x}
     expect(set(ids) - {"(other labels)"} <= hp_labels,
            "label_ids not in the RTS's .hp: %s" % sorted(set(ids) - hp_labels)[:5])
     named = 0
@@ -197,7 +198,8 @@ def heapmodes_hi_names_by_ipe(s):
     # A constructor's IPE in the census (its _con_info table) has no label
     # and no source location on 9.6 and 9.10: "Circle_con", from the
     # table's name; other tables of Shapes carry both.
-    shapes = [n for n in names if re.match(r"(Circle|Rect|Tri)(_con)?( \(tests/heapmodes/Shapes.hs:|$)", n)]
+    shapes = [n for n in names if re.match(
+        r"(Circle|Rect|Tri)(_con)?( \(tests/heapmodes/Shapes.hs:|$)", n)]
     expect(shapes, "no constructor of Shapes named by its IPE: %s" % names[:10])
 
 
@@ -219,8 +221,8 @@ def heapmodes_he_equals_ghc(s):
         raise Skip("-he (era profiling) needs GHC 9.10 or later; this is %d.%d"
                    % ghc_version()[:2])
     theirs = hp_equals_ghc(s, "e", extra=("--automatic-era-increment",))
-    eras = {l for x in theirs for l, _ in x}
-    expect(len(eras) >= 3 and all(l.isdigit() for l in eras),
+    eras = {lab for x in theirs for lab, _ in x}
+    expect(len(eras) >= 3 and all(lab.isdigit() for lab in eras),
            "-he: the RTS's .hp has eras %s (want several numbers)" % sorted(eras)[:8])
     _, log = run_mode(s, "e", extra=("--automatic-era-increment",))
     d = report_json(s, log, "he")

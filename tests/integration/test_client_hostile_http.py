@@ -27,7 +27,8 @@ from test_client_trust import NOBODY, need_other_user, start
 # the end how many of them the server kept open.
 SLOW = r"""
 import socket, sys, time
-port, addrs, per, secs = int(sys.argv[1]), sys.argv[2].split(","), int(sys.argv[3]), float(sys.argv[4])
+port, addrs = int(sys.argv[1]), sys.argv[2].split(",")
+per, secs = int(sys.argv[3]), float(sys.argv[4])
 req = sys.argv[5].encode() + b" HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: "
 def opened(a):
     try:

@@ -64,7 +64,7 @@ def metrics_labels_any_bytes(s):
     expect(value(sm, "ghc_gc_collections_total", program="prog\ufffd", pid="4242",
                  generation="0",
                  source="unix:" + os.fsdecode(d) + "/prog\ufffd.sock"), "no series of prog")
-    note("promtool passes; labels %s" % sorted(l[:12] for l in got))
+    note("promtool passes; labels %s" % sorted(lab[:12] for lab in got))
 
 
 HP_LABELS = [b"a b", b"c\rd", b"", b"MARK", b'"q', b"x\xffy", LONG, b"tab\there"]

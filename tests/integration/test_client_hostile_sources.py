@@ -135,7 +135,8 @@ def metrics_and_serve_bound_ipe_tables(s):
             got = value(sm, "eventlog_socket_received_bytes_total")
             if got is not None and got >= len(data):
                 break
-            expect(time.monotonic() < deadline, "%s received %r of %d bytes" % (who, got, len(data)))
+            expect(time.monotonic() < deadline,
+                   "%s received %r of %d bytes" % (who, got, len(data)))
             time.sleep(0.5)
     grew = rss_kib(exporter.proc.pid) - base
     srss = rss_kib(srv.proc.pid)

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """`eventlog-socket record`: a recording is what a plain client receives,
 a valid eventlog wherever it stops, named after the program, and says how
-it ended (issue 14)."""
+it ended."""
 
 import fcntl
 import os
@@ -190,6 +190,7 @@ def record_progress_on_a_terminal(s):
     sock = s.path("tty.sock")
     p = Program(s, "probe", unix=sock, wait=True)
     p.wait_socket(sock)
+
     def work():
         p.cmd("flood 1000 t")
         p.cmd("sleep 1")

@@ -100,7 +100,7 @@ def sparks_top(s):
     want = finished(p)
     t.wait(r"program exited", timeout=60, what='"program exited"')
     final = t.wait(r"^\s+all\s+%d\s" % want["created"], timeout=30,
-                             what="the totals row with %d sparks" % want["created"]).string
+                   what="the totals row with %d sparks" % want["created"]).string
     rows = top_rows(final)
     note("top: %s" % rows)
     expect("all" in rows, "no totals row:\n" + final)
@@ -136,8 +136,8 @@ def judge_page_sparks(b, what, want, shots):
     # The charts show the line of the capability that made the sparks (the
     # other's pool stays at 0, under it): its legend colour in the plot.
     busy = max((name for name in got if name != "all"), key=lambda n: got[n]["created"])
-    colour = rgb(b.js("getComputedStyle(document.querySelector('#spark-table tr[data-series=\"%s\"] "
-                      ".swatch')).backgroundColor" % busy))
+    colour = rgb(b.js("getComputedStyle(document.querySelector("
+                      "'#spark-table tr[data-series=\"%s\"] .swatch')).backgroundColor" % busy))
     b.js("document.getElementById('sparks').scrollIntoView()")
     b.screenshot(shots + ".png")
     for chart in ("spark-rate-chart", "spark-pool-chart"):
@@ -171,7 +171,8 @@ def sparks_page_and_report(s):
     want = finished(p)
     b.wait_js("document.getElementById('state').textContent === 'program exited'", timeout=60,
               what="the exit")
-    b.wait_js("(function () { var r = document.querySelector('#spark-table tr[data-series=all] td.v');"
+    b.wait_js("(function () {"
+              " var r = document.querySelector('#spark-table tr[data-series=all] td.v');"
               " return r && +r.dataset.value === %d; })()" % want["created"], timeout=30,
               what="the totals row with %d sparks" % want["created"])
     shots = os.path.join(harness.BUILD, "sparks-page")

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """`eventlog-socket table`: the eventlog as CSV tables a dataframe reads in
-one call (`compare` and bad input: test_client_compare.py). Judged against what nobody here wrote: ghc-events
+one call (`compare` and bad input: test_client_compare.py). Judged against
+what nobody here wrote: ghc-events
 (`ghc-events show`, and the checker's counts) on the same recording, the
 RTS's own .hp file of the same run, and Python's csv module (and pandas,
 when Debian's python3-pandas is installed) reading the CSV."""
@@ -192,7 +193,7 @@ def table_gc_matches_ghc_events(s):
             want = intervals.get((ns(r["time_s"]), cap(r["capability"])))
             expect(r["duration_s"] != "" and ns(r["duration_s"]) == want,
                    "end row %r: duration %r, ghc-events' interval %r" % (r["time_s"],
-                                                                        r["duration_s"], want))
+                                                                         r["duration_s"], want))
     expect(any(m[2] > 0 for m in mine), "no major collection among the stats rows")
     expect("rows of gc" in res.stderr, "no summary line: %r" % res.stderr)
 

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""The threads views (issue 27 item 2): `report`, `serve`'s page and `top`
+"""The threads views: `report`, `serve`'s page and `top`
 show each Haskell thread's label, state and running time, and the live
 threads over the run, as ThreadScope users expect. The program is
 build/threads (tests/threads/Main.hs): it labels itself "main" and four
@@ -129,7 +129,8 @@ def check_rows(rows, o, where, tolerance):
     running time; every row's running time is the oracle's."""
     by_id = {r[0]: r for r in rows}
     for label in LABELLED:
-        expect(label in o.by_label, "ghc-events found no thread labelled %r: %r" % (label, o.labels))
+        expect(label in o.by_label,
+               "ghc-events found no thread labelled %r: %r" % (label, o.labels))
         tid = o.by_label[label]
         expect(tid in by_id, "%s lists no thread %d (%s): %r" % (where, tid, label, rows[:12]))
     for r in rows:
@@ -251,7 +252,8 @@ def threads_live_page(s):
     expect(p.readline(timeout=240) == "ready", "the program said ready")
     spawn_for_live(p)
     wait_states(b, LIVE_STATES)
-    b.wait_js("+document.getElementById('threads-chart').dataset.rows > 0", what="live threads chart")
+    b.wait_js("+document.getElementById('threads-chart').dataset.rows > 0",
+              what="live threads chart")
     # The states can show before every capability's block with the runs is
     # in (a loaded machine; on 9.0 an idle capability's block comes late):
     # the order settles once they are.
@@ -286,7 +288,7 @@ def threads_live_page(s):
     expect(live == o.live, "page: %d live after the exit, ghc-events: %d" % (live, o.live))
     check_rows(cells, o, "the page", 2e-6)
     note("page: %s; screenshot %s" % (", ".join("%s %.3f s" % (c[1] or c[0], c[4])
-                                                 for c in cells[:5]), shot))
+                                                for c in cells[:5]), shot))
 
 
 @test(timeout=600)

@@ -97,7 +97,7 @@ def top_live_screen(s):
     for w, h in ((60, 20), (30, 8), (100, 30)):
         t.run("resize-window", "-t", "top", "-x", str(w), "-y", str(h))
         if w >= 40:
-            m = t.wait(r"^ probe \(pid", what="the title after resizing to %dx%d" % (w, h))
+            t.wait(r"^ probe \(pid", what="the title after resizing to %dx%d" % (w, h))
             lines = t.screen().splitlines()
             expect(all(len(line) <= w for line in lines), "a line wider than %d" % w)
         else:
@@ -197,7 +197,7 @@ def top_no_program(s):
     t = Tmux(s, top_command(sock, "--connect-timeout 1"), width=100, height=30)
     m = t.wait(r"TOP-EXIT=(\d+)", what="top exiting")
     text = t.screen()
-    errors = [l for l in text.splitlines() if l.startswith("eventlog-socket:")]
+    errors = [line for line in text.splitlines() if line.startswith("eventlog-socket:")]
     expect(m.group(1) == "2" and len(errors) == 1 and "nobody.sock" in errors[0],
            "top without a program: exit %s, screen:\n%s" % (m.group(1), text))
     exe = os.path.abspath(os.path.join(harness.BUILD, "eventlog-socket"))
@@ -282,7 +282,7 @@ def top_shows_streaming_cost(s):
 
 @test
 def top_marker_flood_reads_as_a_rate(s):
-    """A flood of messages (issue 30: the list scrolled too fast to read):
+    """A flood of messages (the list must not scroll too fast to read):
     above the latest ones top says how many came in all and how many in
     the last second of the program, and the list stays the latest."""
     p, _ = serve(s, "flood")

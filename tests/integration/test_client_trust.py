@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""Who may use what the `eventlog-socket` command makes (issue 25's client
-rows): `serve` is the invoking user's alone (another uid on loopback gets
-403, another --http address needs the printed token), its Host check takes
-its own --http address, and `record` never follows a planted symlink."""
+"""Who may use what the `eventlog-socket` command makes: `serve` is the
+invoking user's alone (another uid on loopback gets 403, another --http
+address needs the printed token), its Host check takes its own --http
+address, and `record` never follows a planted symlink."""
 
 import http.client
 import os
@@ -120,7 +120,8 @@ def serve_elsewhere_needs_the_token(s):
            "with the token: %d %r (want the page, no cookie)" % (st, h))
     expect(("app.js?token=" + token).encode() in page, "the page's script is not linked with "
            "the token")
-    expect(h.get("Referrer-Policy") == "no-referrer", "Referrer-Policy %r" % h.get("Referrer-Policy"))
+    expect(h.get("Referrer-Policy") == "no-referrer",
+           "Referrer-Policy %r" % h.get("Referrer-Policy"))
     st, _, _ = request(base + "app.js?token=" + token)
     expect(st == 200, "the script with the token: %d" % st)
     st, _, _ = request(base + "api/census?token=" + token, "POST", {"X-Eventlog-Socket": "1"})
@@ -170,7 +171,8 @@ def record_default_name_never_follows_a_link(s):
     p.cmd("quit")
     p.finish()
     rc, _, err = rec.wait()
-    expect(open(victim, "rb").read() == b"precious\n", "the symlink was followed: the victim was written")
+    expect(open(victim, "rb").read() == b"precious\n",
+           "the symlink was followed: the victim was written")
     expect(open(os.path.join(d, name + ".1.eventlog"), "rb").read() == b"theirs\n",
            "another user's file was overwritten")
     expect(rc == 0, "record exited %d: %s" % (rc, err))
@@ -257,7 +259,6 @@ def serve_record_full_disk_keeps_a_valid_file(s):
         rc, _, err = srv.wait(30)
         check_cut_back(s, out, err, "serve-full")
         expect(rc == 2, "serve exited %d (want 2): %s" % (rc, err))
-
 
 
 def rss_kib(pid):

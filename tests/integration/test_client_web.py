@@ -257,15 +257,18 @@ def web_drop_notices(s):
             notices.append((t, int(g.group(1)), g.group(2)))
     expect(notices, "no drop notice in serve's stream: the test did not make it fall behind")
     # The list is newest first.
-    items = b.js("Array.from(document.querySelectorAll('#marks li.drop')).map(li => li.textContent)")[::-1]
+    items = b.js("Array.from(document.querySelectorAll('#marks li.drop'))"
+                 ".map(li => li.textContent)")[::-1]
     want = ["%.3f s: drop notice: %d chunks (%s MiB) of the stream lost here (a gap in every chart)"
             % (t / 1e9, n, mib) for t, n, mib in notices]
     expect(items == want, "the page lists %s, the stream has %s" % (items, want))
     header = b.js("document.getElementById('dropped').textContent")
     chunks = sum(n for _, n, _ in notices)
     expect(header.startswith("%d chunks (" % chunks) and
-           header.endswith(" in %d drop notice%s" % (len(notices), "" if len(notices) == 1 else "s")),
-           "header says %r; the stream has %d notices of %d chunks" % (header, len(notices), chunks))
+           header.endswith(" in %d drop notice%s" %
+                           (len(notices), "" if len(notices) == 1 else "s")),
+           "header says %r; the stream has %d notices of %d chunks"
+           % (header, len(notices), chunks))
     for chart in ("heap-chart", "alloc-chart"):
         gaps = int(b.js("+document.getElementById(%r).dataset.gaps" % chart))
         bands = int(b.js("+(document.getElementById(%r).dataset.dropBands || 0)" % chart))
@@ -282,12 +285,13 @@ def web_drop_notices(s):
     rc, _, err = srv.wait(30)
     expect(rc == 0, "serve exited %d after SIGTERM: %s" % (rc, err))
     # Its line at the program's exit says the gaps in record's words.
-    exited = [l for l in err.splitlines() if "the program exited" in l]
+    exited = [line for line in err.splitlines() if "the program exited" in line]
     words = "the program exited; with gaps: %d chunk%s (" % (chunks, "" if chunks == 1 else "s")
     count = " missing in %d drop notice%s, " % (len(notices), "" if len(notices) == 1 else "s")
     expect(exited and words in exited[0] and count in exited[0]
            and ("%.3f s" % (notices[0][0] / 1e9)) in exited[0],
-           "serve's line at the exit does not say the %d notices' gaps: %r" % (len(notices), exited))
+           "serve's line at the exit does not say the %d notices' gaps: %r"
+           % (len(notices), exited))
 
 
 class SyntheticProgram:

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """The page's charts stay readable under a marker flood and with a small
-heap profile under a large heap (issue 30): fibber-c-main posts a marker
+heap profile under a large heap: fibber-c-main posts a marker
 every few milliseconds with +RTS -hT -i0.5 -N2 -A4m (a profile of tens of
 KiB under a heap of many MiB). Screenshots of `serve`'s page and of
 `report`'s file are judged by their pixels: marker ink (the difference
@@ -191,9 +191,11 @@ def judge_page(s, b, what, failures, want_marks):
     height = b.js("document.documentElement.scrollHeight")
     check(height <= MAX_HEIGHT, "the page is %d px tall (at most %d)" % (height, MAX_HEIGHT))
     items = b.js("document.querySelectorAll('#marks li').length")
-    check(items <= MAX_LIST, "the marker list shows %d items at once (at most %d)" % (items, MAX_LIST))
+    check(items <= MAX_LIST,
+          "the marker list shows %d items at once (at most %d)" % (items, MAX_LIST))
     total = b.js("+(document.getElementById('marks-count') || {dataset: {}}).dataset.total")
-    check(total == want_marks, "the page counts %s markers, the recording has %d" % (total, want_marks))
+    check(total == want_marks,
+          "the page counts %s markers, the recording has %d" % (total, want_marks))
     note("%s: page %d px tall, %d list items, %s markers counted" % (what, height, items, total))
 
     # Every chart spans the run (a chart whose time axis came out of
@@ -255,7 +257,8 @@ def judge_bands(b, img, check):
     seen = sum(1 for v in shares.values() if v >= 0.005)
     note("heap chart: %d bands, %.1f %% of the plot in band colours, %d colours visible"
          % (len(bands), 100 * covered, seen))
-    check(covered >= MIN_BANDS, "the census bands cover %.1f %% of the heap chart (at least %.0f %%)"
+    check(covered >= MIN_BANDS,
+          "the census bands cover %.1f %% of the heap chart (at least %.0f %%)"
           % (100 * covered, 100 * MIN_BANDS))
     check(seen >= min(3, len(bands)), "only %d of %d band colours visible" % (seen, len(bands)))
 
@@ -271,8 +274,11 @@ def drag(b, chart, f0, f1):
     })()""" % chart)
     y = r[1] + r[3] / 2
     x0, x1 = r[0] + r[2] * f0, r[0] + r[2] * f1
-    mouse = lambda kind, x, **kw: b.call("Input.dispatchMouseEvent", dict(
-        type=kind, x=x, y=y, button="left", **kw), session=b.session)
+
+    def mouse(kind, x, **kw):
+        b.call("Input.dispatchMouseEvent", dict(type=kind, x=x, y=y, button="left", **kw),
+               session=b.session)
+
     mouse("mouseMoved", x0, buttons=0)
     mouse("mousePressed", x0, buttons=1, clickCount=1)
     for k in range(1, 11):
@@ -296,7 +302,8 @@ def judge_zoom(b, failures):
         a, z = map(float, full.split(","))
         want = (a + 0.3 * (z - a), a + 0.6 * (z - a))
         got = tuple(map(float, v[0].split(",")))
-        ok = all(x == v[0] for x in v) and all(abs(g - w) < 0.02 * (z - a) for g, w in zip(got, want))
+        ok = (all(x == v[0] for x in v)
+              and all(abs(g - w) < 0.02 * (z - a) for g, w in zip(got, want)))
     except ValueError:
         ok, want = False, None
     if not ok:
@@ -380,7 +387,7 @@ def web_charts_marker_flood(s):
         failures.append("serve: no filter for the marker list")
     elif not shown or not all("fib 31" in t for t in shown) or len(shown) > MAX_LIST:
         failures.append("serve: the filter 'fib 31' shows %d items: %s" % (len(shown or []),
-                                                                          (shown or [])[:3]))
+                                                                           (shown or [])[:3]))
     judge_zoom(b, failures)
     errors = b.errors()
     if errors:
@@ -397,7 +404,7 @@ def web_charts_marker_flood(s):
 
 @test
 def web_charts_few_markers(s):
-    """21 markers within a second (as in issue 27): in report's file each
+    """21 markers within a second: in report's file each
     chart draws them as thin lines whose labels never overlap, at most a
     few per chart, and their ink stays under a fifth of the plot."""
     need_chromium()
@@ -420,14 +427,15 @@ def web_charts_few_markers(s):
     for chart in CHARTS:
         d = b.js("Object.assign({}, document.getElementById('%s').dataset)" % chart)
         clip = plot_clip(b, chart)
-        boxes = [tuple(map(int, x.rsplit("-", 1))) for x in (d.get("markBoxes") or "").split(",") if x]
+        boxes = [tuple(map(int, x.rsplit("-", 1)))
+                 for x in (d.get("markBoxes") or "").split(",") if x]
         overlap = any(a[1] + 2 > b_[0] for a, b_ in zip(boxes, boxes[1:]))
         note("%s: markers drawn as %s, %s ticks, labels at %s" % (chart, d.get("markStyle"),
-                                                                 d.get("markTicks"), boxes))
+                                                                  d.get("markTicks"), boxes))
         if d.get("markStyle") != "lines" or not boxes or overlap or \
                 len(boxes) > max(1, int(clip["width"] // 100)):
-            failures.append("%s: markers drawn as %s with the labels %s" % (chart, d.get("markStyle"),
-                                                                           boxes))
+            failures.append("%s: markers drawn as %s with the labels %s"
+                            % (chart, d.get("markStyle"), boxes))
         base = os.path.join(harness.BUILD, "web-charts-few-%s" % chart)
         on = shot(b, base + "-marks.png", clip)
         if not set_markers(b, False):

@@ -53,7 +53,8 @@ def web_heap_legend_trends(s):
     _, log = record_with_rts_files(s, seconds=1.5)
     b = Browser(s, height=1200)
     open_report(s, b, log, "trend")
-    rows = b.js("""Array.from(document.querySelectorAll('#heap-legend tbody tr')).map(function (tr) {
+    rows = b.js("""Array.from(document.querySelectorAll('#heap-legend tbody tr'))
+    .map(function (tr) {
       var pl = tr.querySelector('td.trend polyline'), x = tr.querySelectorAll('td.x');
       return {name: tr.dataset.series, points: pl ? pl.getAttribute('points') : null,
               title: pl ? tr.querySelector('td.trend title').textContent : null,
@@ -100,7 +101,8 @@ def web_heap_chart_without_profile(s):
     axis = b.js("""(function (q) {
       return {left: q('dygraph-axis-label-y:not(.dygraph-axis-label-y2)'),
               right: q('dygraph-axis-label-y2'),
-              title: (document.querySelector('#heap-chart .dygraph-ylabel') || {}).textContent || '',
+              title: (document.querySelector('#heap-chart .dygraph-ylabel')
+                      || {}).textContent || '',
               census: document.getElementById('census-count').textContent};
     })(function (c) {
       return Array.from(document.querySelectorAll('#heap-chart .' + c)).map(function (e) {
@@ -110,12 +112,12 @@ def web_heap_chart_without_profile(s):
          % (axis["left"], axis["right"], axis["title"], axis["census"]))
     expect(axis["census"] == "0", "the run has no census: %r" % axis["census"])
     expect(axis["left"] == [] and axis["title"] == "",
-           "the left axis has no bands to measure, yet it says %r, %r" % (axis["left"], axis["title"]))
+           "the left axis has no bands to measure, yet it says %r, %r"
+           % (axis["left"], axis["title"]))
     expect(any(t.endswith(("Ki", "Mi", "Gi")) for t in axis["right"]),
            "the right axis is in bytes: %r" % axis["right"])
     b.js("document.getElementById('heap-chart').scrollIntoView(); 1")
     b.screenshot(os.path.join(harness.BUILD, "web-heap-without-profile.png"))
-
 
 
 @test
@@ -132,7 +134,8 @@ def web_alloc_chart_without_allocation(s):
     P.send(P.block(0, gcs) + P.block(None, [(P.MARKER, 2100, b"the end")]))
     b = Browser(s, height=1200)
     b.goto(url)
-    b.wait_js("+document.getElementById('alloc-chart').dataset.rows > 0", what="the allocation chart")
+    b.wait_js("+document.getElementById('alloc-chart').dataset.rows > 0",
+              what="the allocation chart")
     labels = b.js("Array.from(document.querySelectorAll('#alloc-chart .dygraph-axis-label-y'))"
                   ".map(function (e) { return e.textContent; })")
     note("allocation chart's axis: %r" % labels)

@@ -57,7 +57,8 @@ def bad_configuration(s):
     config_error(s, {"GHC_EVENTLOG_INET_PORT": "99999"}, expect_text="invalid TCP port")
     config_error(s, {"GHC_EVENTLOG_INET_HOST": "127.0.0.1"}, expect_text="GHC_EVENTLOG_INET_PORT")
     sock = {"GHC_EVENTLOG_UNIX_PATH": s.path("b.sock")}
-    config_error(s, dict(sock, GHC_EVENTLOG_MAX_BUFFER="lots"), expect_text="GHC_EVENTLOG_MAX_BUFFER")
+    config_error(s, dict(sock, GHC_EVENTLOG_MAX_BUFFER="lots"),
+                 expect_text="GHC_EVENTLOG_MAX_BUFFER")
     config_error(s, dict(sock, GHC_EVENTLOG_CLIENT_BUFFER="1K"),
                  expect_text="GHC_EVENTLOG_CLIENT_BUFFER")
     config_error(s, dict(sock, GHC_EVENTLOG_SLOW_CLIENT="maybe"),

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""What a new user meets in the first hour (issue 28): errors that say what
+"""What a new user meets in the first hour: errors that say what
 to do. A TCP port in use names the address, the port and the variable; a
 program started from Haskell with esoWait says it waits, as the C main
 does; a recording's name that is not there is a missing file, not a
@@ -282,7 +282,7 @@ def readme_cabal_recipe_builds_and_runs(s):
         hp = f.read()
     expect(hp.startswith("JOB ") and hp.count("BEGIN_SAMPLE") >= 2, "app.hp: %r" % hp[:300])
     note("recipe: %d markers, %d heap samples; %s" % (len(summary.markers), len(summary.samples),
-                                                       text.strip().splitlines()[-1]))
+                                                      text.strip().splitlines()[-1]))
 
 
 @test(timeout=300)
@@ -296,7 +296,8 @@ def no_eventlog_rts_refused_before_listening(s):
     build = os.path.abspath(harness.BUILD)
     # Copies: GHC writes a C file's object next to it.
     for src in ("app/Main.hs", "cbits/fibber-c-main.c"):
-        shutil.copy(os.path.join(REPO, "examples/fibber-c-main", src), s.path(os.path.basename(src)))
+        shutil.copy(os.path.join(REPO, "examples/fibber-c-main", src),
+                    s.path(os.path.basename(src)))
     res = subprocess.run(
         [harness.HC, "-O", "-threaded", "-no-hs-main", "-I" + os.path.join(REPO, "include"),
          "-outputdir", s.path("noev-obj"), "-o", exe, s.path("Main.hs"),

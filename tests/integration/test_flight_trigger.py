@@ -77,7 +77,7 @@ def trigger_gc_pause(s):
     if not pauses:
         summ = check_stream(s, open(files[0], "rb").read(), "loud-shot-again")
         note("no GC in %s (%d bytes): %s; watcher: %s" % (files[0], os.path.getsize(files[0]),
-                                                        summ.counts, err))
+                                                          summ.counts, err))
     longest = max(pauses) / 1e6 if pauses else 0
     note("%d file(s); the watcher saw %s ms; ghc-events reads %d GCs, the longest %.1f ms"
          % (len(files), fired.group(1), len(pauses), longest))

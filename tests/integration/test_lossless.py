@@ -110,7 +110,8 @@ def lossless_beside_a_slow_dropping_client(s):
     expect(rc1 == 0 and rc2 == 0, "a stream is not complete:\n%s\n%s" % (out1, out2))
     expect(tagged1 == n and notices1 == 0, "the lossless client got %d of %d messages, %d notices"
            % (tagged1, n, notices1))
-    expect(notices2 > 0 and tagged2 < n, "the slow client got no drop notice (%d messages)" % tagged2)
+    expect(notices2 > 0 and tagged2 < n,
+           "the slow client got no drop notice (%d messages)" % tagged2)
     expect(st["bytes_held_peak"] <= (4 + 2 + 8) << 20,
            "%.1f MiB held at the peak" % (st["bytes_held_peak"] / 2**20))
 
@@ -150,7 +151,8 @@ def lossless_client_killed_releases_the_program(s):
     p.wait_socket(sock)
     frame = upstream(LOSSLESS)
     code = ("import socket,sys,time\nc=socket.socket(socket.AF_UNIX)\nc.connect(sys.argv[1])\n"
-            "c.sendall(bytes.fromhex(sys.argv[2]))\nprint('connected',flush=True)\ntime.sleep(600)\n")
+            "c.sendall(bytes.fromhex(sys.argv[2]))\nprint('connected',flush=True)\n"
+            "time.sleep(600)\n")
     k = s.spawn([sys.executable, "-c", code, sock, frame.hex()], stdout=subprocess.PIPE, text=True)
     expect(k.stdout.readline().strip() == "connected", "the client did not connect")
     p.wait_lossless(1)  # its request read before the data

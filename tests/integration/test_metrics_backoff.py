@@ -38,7 +38,8 @@ def refused(trace, path):
 
 @test(timeout=120)
 def metrics_stale_socket_backoff(s):
-    '''A killed program's stale socket: tried at most 20 times in 8 s (not ~80), and a new program there is still found.'''
+    '''A killed program's stale socket: tried at most 20 times in 8 s (not
+    ~80), and a new program there is still found.'''
     if shutil.which("strace") is None:
         raise harness.Skip("strace is not installed")
     os.mkdir(s.path("g"))

@@ -69,7 +69,9 @@ def wait_gcs(port, pid, n, what, exporter):
 
 @test(timeout=120)
 def metrics_restart_skims_with_the_new_run(s):
-    '''A program started again while its previous run lingers: the new run's events skimmed by its own window (the exporter stopped on an assertion).'''
+    '''A program started again while its previous run lingers: the new run's
+    events skimmed by its own window (the exporter stopped on an
+    assertion).'''
     sock = s.path("r.sock")
     exporter, port = start_metrics(s, "unix:" + sock)
     P = object.__new__(SyntheticProgram)  # its event builders only
@@ -97,4 +99,3 @@ def metrics_restart_skims_with_the_new_run(s):
          "across 0.3-2.5 s" % (first.pid, second.pid))
     say(second)
     second.wait(10)
-

@@ -150,7 +150,7 @@ def lossless_refused_record_says_so(s):
     expect(rec.returncode == 0, "record exited %s: %s" % (rec.returncode, err))
     expect("eventlog-socket: lossless delivery refused: only the program's own user may have it"
            in err, "record did not print the refusal notice:\n%s" % err)
-    note([l for l in err.splitlines() if "lossless" in l][0])
+    note([line for line in err.splitlines() if "lossless" in line][0])
     summ = check_stream(s, data, "nobody-record")
     expect(summ.tagged("theirs") == list(range(1, 1001)), "the recording misses messages")
 
@@ -374,7 +374,8 @@ def connection_flood_never_refuses_the_owner(s):
     note("the flood made %d connections, %d refused; the owner was served %d of 20 times"
          % (sum(counts), st["clients_refused"], served))
     expect(served == 20, "the owner was refused %d of 20 times:\n%s"
-           % (20 - served, "\n".join(l for l in err.splitlines() if "refusing" in l)[:2000]))
+           % (20 - served,
+              "\n".join(line for line in err.splitlines() if "refusing" in line)[:2000]))
     expect(st["clients_accepted"] == 20, "%d clients were taken in for the owner's 20"
            % st["clients_accepted"])
     expect(st["clients_refused"] > 0, "nothing was refused: %r" % st)

@@ -53,7 +53,8 @@ def streaming_cpu_counters(s):
     time, by thread role: each counter grows with the stream, and together
     they are part of the process's own CPU time."""
     p, connect = serve(s, "cpu")
-    a, b = connect(), connect()
+    clients = [connect(), connect()]
+    a = clients[0]
     first = p.wait_clients(2)
     for _ in range(4):
         p.cmd("flood %d cpu" % FLOOD)

@@ -101,8 +101,10 @@ static void remember_ns(uint8_t cmd, void *ctx) {
 
 /* Random input: junk biased towards magic bytes, with whole and broken
  * frames of both framings in it. */
-#define PIECE(bytes)                                                                               \
-    { bytes, sizeof bytes - 1 }
+/* Versions 14 and 19 of clang-format lay a braced macro body out apart. */
+/* clang-format off */
+#define PIECE(bytes) {bytes, sizeof bytes - 1}
+/* clang-format on */
 static void random_input(uint8_t *buf, size_t size) {
     static const struct {
         const char *bytes;
@@ -136,9 +138,10 @@ static void random_input(uint8_t *buf, size_t size) {
             i += len;
         } else {
             int k = rand() % 16;
-            buf[i++] = k == 0   ? (uint8_t) "GCTL"[rand() % 4]
-                       : k == 1 ? (uint8_t)UMAGIC[rand() % 4]
-                                : (uint8_t)rand();
+            if (k < 2)
+                buf[i++] = (uint8_t)(k == 0 ? "GCTL" : UMAGIC)[rand() % 4];
+            else
+                buf[i++] = (uint8_t)rand();
         }
     }
 }

@@ -15,10 +15,11 @@ struct step {
     bool on;
 };
 
-#define SET(f)                                                                                     \
-    { (f), true }
-#define CLEAR(f)                                                                                   \
-    { (f), false }
+/* Versions 14 and 19 of clang-format lay a braced macro body out apart. */
+/* clang-format off */
+#define SET(f)   {(f), true}
+#define CLEAR(f) {(f), false}
+/* clang-format on */
 
 /* Run the steps on a fresh client in a child; returns the signal that
  * ended it (0: it finished them all). */

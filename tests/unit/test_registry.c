@@ -67,12 +67,12 @@ static void timed(const eventlog_socket_namespace *ns, uint8_t id, void *data) {
     if (id == 1)
         atomic_compare_exchange_strong(&lim1_began, &none, now_ms());
     if (id == 2 || id == 3) { /* 20 or 10 ms of CPU */
-        long ns = id == 2 ? 20000000L : 10000000L;
+        long cpu_ns = id == 2 ? 20000000L : 10000000L;
         struct timespec t0, t;
         clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
         do
             clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-        while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < ns);
+        while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < cpu_ns);
     }
     if (id == 3)
         atomic_fetch_add(&fake_gcs, 1);
