@@ -313,9 +313,14 @@ UNIT_CASE(server_late_joiner) {
     es_server_wait_client(s);
     es_server_submit(s, eventlog, hlen);
     es_server_submit(s, eventlog + hlen, b1);
-    sleep_ms(100);
+    /* The first block reached the early client (so the library has its
+     * definitions) before the late one connects, and the late one is in
+     * before the rest comes: waited for, not slept (a loaded machine). */
+    for (int i = 0; i < 3000 && atomic_load(&es_server_counters(s)->bytes_sent) < hlen + b1; i++)
+        sleep_ms(10);
     int late = connect_unix(sock_path);
-    sleep_ms(100);
+    for (int i = 0; i < 3000 && atomic_load(&es_server_counters(s)->clients_connected) < 2; i++)
+        sleep_ms(10);
     es_server_submit(s, eventlog + hlen + b1, rest);
     es_server_stop(s);
     size_t nl = read_all(late, got, 2 * len);
