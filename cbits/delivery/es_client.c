@@ -421,8 +421,18 @@ int es_client_fd(const struct es_client *c) {
 }
 
 void es_client_notice(struct es_client *c, struct es_chunk *n) {
-    es_store_adopt(c->env->store, n);
-    es_store_release(c->env->store, c->notice);
+    struct es_store *st = c->env->store;
+    es_store_adopt(st, n);
+    /* Nothing may follow the stream's end marker: a client already handed
+     * it (the store has it, and this client has no chunk left to take)
+     * gets no more notices; one still on its way is written before it
+     * (es_client_pump writes the notice ahead of the chunks). */
+    if (es_store_ended(st) && c->next_chunk == NULL &&
+        es_client_is_any(c, ES_CLIENT_HEADER_SENT | ES_CLIENT_WRITING)) {
+        es_store_release(st, n);
+        return;
+    }
+    es_store_release(st, c->notice);
     c->notice = n;
 }
 
