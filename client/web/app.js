@@ -613,6 +613,11 @@
           axes: {y: {labelsKMB: true}}, colors: colours, drawPoints: true, pointSize: 2});
     chart('spark-pool-chart', prows, {labels: ['time'].concat(names), ylabel: 'sparks in the pool',
           axes: {y: {labelsKMB: true}}, colors: colours, stepPlot: true, drawPoints: true, pointSize: 2});
+    // The most each capability's pool held: a pool that stayed empty draws
+    // its line on the axis, under the other capabilities' (for the tests).
+    $('spark-pool-chart').setAttribute('data-pool-max', JSON.stringify(sp.caps.map(function (cp) {
+      return cp.pts.reduce(function (m, p) { return Math.max(m, p[7]); }, 0);
+    })));
     var row = function (name, v, pool, rate, colour) {
       return '<tr data-series="' + name + '"><td>' +
              (colour ? '<span class="swatch" style="background:' + colour + '"></span>' : '') + name + '</td>' +
