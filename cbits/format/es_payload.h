@@ -161,6 +161,17 @@ static inline const uint8_t *es_payload_str(struct es_payload *r, size_t *len) {
     return at;
 }
 
+/* Where the last path component of the `n` bytes at `p` begins (argv[0]
+ * to the program's name): after the last '/', which is never part of a
+ * multi-byte UTF-8 character, so the raw bytes are searched. */
+static inline const uint8_t *es_payload_basename(const uint8_t *p, size_t n) {
+    const uint8_t *base = p;
+    for (size_t i = 0; i < n; i++)
+        if (p[i] == '/')
+            base = p + i + 1;
+    return base;
+}
+
 /* es_payload_str copied into `out` (`size` >= 1 bytes, NUL-terminated) as
  * valid UTF-8, cut between two characters to fit (es_utf8.h: the one rule
  * for every text the command keeps). Returns the length written. */

@@ -7,10 +7,7 @@
 
 /* The basename of argv[0], `len` bytes at `p`, as the program's name. */
 static void program_name(struct es_model *m, const uint8_t *p, size_t len) {
-    const uint8_t *base = p;
-    for (size_t i = 0; i < len; i++)
-        if (p[i] == '/')
-            base = p + i + 1;
+    const uint8_t *base = es_payload_basename(p, len);
     es_utf8_copy(m->program, sizeof m->program, base, (size_t)(p + len - base));
     clean_text(m->program);
 }

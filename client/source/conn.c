@@ -29,6 +29,7 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <stdarg.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,13 +58,9 @@ static size_t text_len(const uint8_t *p, size_t n) {
     return len;
 }
 
-/* argv[0], `n` bytes at `p`: the program's name is its basename ('/' is
- * never part of a multi-byte character, so the raw bytes are searched). */
+/* argv[0], `n` bytes at `p`: the program's name is its basename. */
 static void note_name(struct es_conn_info *in, const uint8_t *p, size_t n) {
-    const uint8_t *base = p;
-    for (size_t i = 0; i < n; i++)
-        if (p[i] == '/')
-            base = p + i + 1;
+    const uint8_t *base = es_payload_basename(p, n);
     copy_text(in->program, sizeof in->program, base, (size_t)(p + n - base));
 }
 
@@ -192,6 +189,11 @@ void es_conn_add_gaps(const struct es_conn_info *in, char *buf, size_t size) {
     char gaps[200];
     es_conn_gaps_text(in, gaps, sizeof gaps);
     snprintf(buf + n, size - n, "; %s", gaps);
+}
+
+void es_conn_signal_words(const struct es_conn_info *in, int signum, char *buf, size_t size) {
+    snprintf(buf, size, "%s", signum == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)");
+    es_conn_add_gaps(in, buf, size);
 }
 
 /* The answer to a window request; the window's blocks begin where the

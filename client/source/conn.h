@@ -176,6 +176,9 @@ void es_conn_complete_words(const struct es_conn_info *in, char *buf, size_t siz
 /* "; with gaps: ..." added to the text in `buf` (`size` bytes) after drop
  * notices, for a stream that was cut. */
 void es_conn_add_gaps(const struct es_conn_info *in, char *buf, size_t size);
+/* A stream a signal ended, as the last line says it: "interrupted
+ * (SIGINT)" or "terminated (SIGTERM)", then its gaps (es_conn_add_gaps). */
+void es_conn_signal_words(const struct es_conn_info *in, int signum, char *buf, size_t size);
 
 /* Skim within `window` from now on (the callbacks' `window`, replaced):
  * for a consumer that puts another model in place of the one it opened

@@ -17,7 +17,6 @@
 #include "source/outfile.h"
 
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -246,9 +245,7 @@ static void on_end(struct es_conn *c, enum es_conn_end how, void *ctx) {
 static void on_signal(void *ctx, int signum) {
     struct heap *h = ctx;
     char why[300];
-    snprintf(why, sizeof why, "%s",
-             signum == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)");
-    es_conn_add_gaps(&h->ses.conn->info, why, sizeof why);
+    es_conn_signal_words(&h->ses.conn->info, signum, why, sizeof why);
     stop(h, 1, why);
 }
 

@@ -11,8 +11,6 @@
 #include "unit.h"
 
 #include <signal.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
 
 enum misuse { LEAVE_ONCE, LEAVE_TWICE, LEAVE_NEVER_JOINED, LEAVE_OTHER_STREAM };
 
@@ -59,22 +57,14 @@ static void misuse_run(enum misuse m) {
     _exit(es_fanout_nclients(&f) == 1 ? 2 : 3);
 }
 
+static void misuse_child(int m) {
+    misuse_run((enum misuse)m);
+}
+
 /* The signal that ended a child doing `m`; 0 when it exited well, -1 when
  * it exited reporting a wrong list. */
 static int misuse(enum misuse m) {
-    fflush(stdout);
-    pid_t pid = fork();
-    if (pid == 0) {
-        struct rlimit none = {0, 0};
-        setrlimit(RLIMIT_CORE, &none);
-        fclose(stderr); /* the assertion's message is expected */
-        misuse_run(m);
-        _exit(0);
-    }
-    int status;
-    if (pid < 0 || waitpid(pid, &status, 0) != pid)
-        return -2;
-    return WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status) == 0 ? 0 : -1;
+    return unit_dies_of(misuse_child, (int)m);
 }
 
 /* Joining and leaving, from the middle and during a walk. */

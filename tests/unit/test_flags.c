@@ -6,8 +6,6 @@
 #include "unit.h"
 
 #include <signal.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
 
 /* A transition: set (on) or clear `f`. */
 struct step {
@@ -21,25 +19,24 @@ struct step {
 #define CLEAR(f) {(f), false}
 /* clang-format on */
 
+/* The steps run() hands its child. */
+static const struct step *child_steps;
+static size_t child_n;
+
+static void run_steps(int unused) {
+    (void)unused;
+    struct es_client c;
+    memset(&c, 0, sizeof c);
+    for (size_t i = 0; i < child_n; i++)
+        es_client_set_flags(&c, child_steps[i].f, child_steps[i].on);
+}
+
 /* Run the steps on a fresh client in a child; returns the signal that
  * ended it (0: it finished them all). */
 static int run(const struct step *steps, size_t n) {
-    fflush(stdout);
-    pid_t pid = fork();
-    if (pid == 0) {
-        struct rlimit none = {0, 0};
-        setrlimit(RLIMIT_CORE, &none);
-        fclose(stderr); /* the assertion's message is expected */
-        struct es_client c;
-        memset(&c, 0, sizeof c);
-        for (size_t i = 0; i < n; i++)
-            es_client_set_flags(&c, steps[i].f, steps[i].on);
-        _exit(0);
-    }
-    int status;
-    if (pid < 0 || waitpid(pid, &status, 0) != pid)
-        return -1;
-    return WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status) == 0 ? 0 : -1;
+    child_steps = steps;
+    child_n = n;
+    return unit_dies_of(run_steps, 0);
 }
 
 #define RUN(...)                                                                                   \

@@ -9,8 +9,6 @@
 #include "unit.h"
 
 #include <signal.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
 
 struct item {
     int v;
@@ -216,20 +214,12 @@ static void misuse_run(enum misuse m) {
     }
 }
 
+static void misuse_child(int m) {
+    misuse_run((enum misuse)m);
+}
+
 static int misuse(enum misuse m) {
-    fflush(stdout);
-    pid_t pid = fork();
-    if (pid == 0) {
-        struct rlimit none = {0, 0};
-        setrlimit(RLIMIT_CORE, &none);
-        fclose(stderr); /* the assertion's message is expected */
-        misuse_run(m);
-        _exit(0);
-    }
-    int status;
-    if (pid < 0 || waitpid(pid, &status, 0) != pid)
-        return -1;
-    return WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status) == 0 ? 0 : -1;
+    return unit_dies_of(misuse_child, (int)m);
 }
 
 UNIT_CASE(queue_asserts) {

@@ -95,6 +95,12 @@ long unit_expect(const char *path, const char *key);
 /* `s` with tabs and newlines escaped, for a check's name. */
 const char *unit_shown(const char *s, char *buf, size_t size);
 
+/* Run fn(arg) in a child without a core file and with its stderr closed
+ * (an assertion's message is expected): the signal that ended it, 0 when
+ * fn returned, -1 when it exited otherwise or could not be run. For the
+ * misuses the code asserts against (SIGABRT). */
+int unit_dies_of(void (*fn)(int), int arg);
+
 /* What the code under test writes to stderr: unit_capture_begin(), run it,
  * then unit_capture_end() fills `out`. The library's log lines are written
  * by its logging thread: drain them (es_log_drain) before each. */
