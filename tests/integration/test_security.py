@@ -45,8 +45,12 @@ print("connected", flush=True)
 sys.stdin.readline()
 out = bytearray()
 c.settimeout(60)
+first = True
 while True:
     b = c.recv(1 << 20)
+    if first:
+        print("reading", flush=True)
+        first = False
     if not b:
         break
     out += b
@@ -64,9 +68,13 @@ def staller(s, argv_prefix, host, port, frame=GCTL + LOSSLESS):
 
 
 def staller_go(k):
-    """Let the stalled client read from now on."""
+    """Let the stalled client read from now on, and wait until it does (a
+    busy machine may start it late; a program that exits meanwhile would
+    rightly cut a client that is not reading)."""
     k.stdin.write(b"go\n")
     k.stdin.flush()
+    line = k.stdout.readline()  # its first read ends within its 60 s timeout
+    expect(line.strip() == b"reading", "the client did not begin to read: %r" % line)
 
 
 def staller_stream(k):
