@@ -58,11 +58,34 @@ def fix(path, k, lines):
         f.writelines(lines)
 
 
+def tracked():
+    """The files git tracks; None without git (the chroots) or a checkout."""
+    try:
+        r = subprocess.run(["git", "ls-files"], capture_output=True, text=True)
+    except OSError:
+        return None
+    return r.stdout.split("\n") if r.returncode == 0 else None
+
+
+# Without git: the tree, less what builds make.
+BUILT = {".git", "build", "dist-newstyle", "__pycache__", "node_modules"}
+
+
+def walk():
+    out = []
+    for d, dirs, files in os.walk("."):
+        dirs[:] = sorted(x for x in dirs if x not in BUILT)
+        out += [os.path.relpath(os.path.join(d, f)) for f in sorted(files)]
+    return out
+
+
 def main():
     root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
     os.chdir(root)
-    files = subprocess.run(["git", "ls-files"], capture_output=True, text=True,
-                           check=True).stdout.split("\n")
+    files = tracked()
+    walked = files is None
+    if walked:
+        files = walk()
     do_fix = "--fix" in sys.argv[1:]
     missing, unknown, n = [], [], 0
     for path in filter(None, files):
@@ -70,7 +93,8 @@ def main():
         if k is None or not os.path.isfile(path):
             continue
         if k == "?":
-            unknown.append(path)
+            if not walked:  # an untracked file of any kind may be anything's output
+                unknown.append(path)
             continue
         n += 1
         with open(path, encoding="utf-8") as f:
