@@ -170,6 +170,7 @@ def sparks_page_and_report(s):
     need_chromium()
     sock = s.path("page.sock")
     p = sparker(s, sock, rounds=0)
+    p.wait_socket(sock)  # a busy machine may start the program late
     srv, url = start_serve(s, sock, extra=["--record", s.path("page.eventlog")])
     b = Browser(s, width=1280, height=1600)
     b.goto(url)
