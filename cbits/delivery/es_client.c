@@ -306,20 +306,19 @@ void es_client_note_progress(struct es_client *c, uint64_t now_ms) {
     }
 }
 
-/* The exit rule's while: see ES_EXIT_NEVER_READ_MS. */
-static unsigned stall_ms(const struct es_client *c) {
+unsigned es_client_stall_ms(const struct es_client *c) {
     return es_client_is(c, ES_CLIENT_EVER_READ) ? c->env->linger_ms / 2 : ES_EXIT_NEVER_READ_MS;
 }
 
 bool es_client_stalled(struct es_client *c, uint64_t now_ms) {
     es_client_note_progress(c, now_ms);
-    return now_ms - c->moved_ms >= stall_ms(c);
+    return now_ms - c->moved_ms >= es_client_stall_ms(c);
 }
 
 bool es_client_stuck(const struct es_client *c, uint64_t now_ms, uint64_t *since,
                      uint64_t *unique) {
     if ((c->flags & (ES_CLIENT_CLOSING | ES_CLIENT_LOSSLESS)) ||
-        !es_client_is(c, ES_CLIENT_WRITING) || now_ms - c->moved_ms < stall_ms(c))
+        !es_client_is(c, ES_CLIENT_WRITING) || now_ms - c->moved_ms < es_client_stall_ms(c))
         return false;
     *since = c->write_first ? es_chunk_start(c->write_first) : es_store_end_offset(c->env->store);
     *unique = 0;

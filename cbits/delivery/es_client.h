@@ -308,6 +308,10 @@ void es_client_note_progress(struct es_client *c, uint64_t now_ms);
  * has stopped reading). */
 bool es_client_stalled(struct es_client *c, uint64_t now_ms);
 
+/* That while, in ms: half the linger time for a client that has read,
+ * ES_EXIT_NEVER_READ_MS for one that never did. */
+unsigned es_client_stall_ms(const struct es_client *c);
+
 /* A held client (ES_CLIENT_HELD) that asked for the window: from now on
  * its stream goes on at `first` (NULL: where it was), the references on
  * the chunks between the two places taken or released as it moves, after

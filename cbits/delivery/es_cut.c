@@ -181,7 +181,7 @@ static void on_tick(uv_timer_t *t) {
     uint64_t now = uv_now(t->loop);
     if (reading(c))
         k->moved_ms = now;
-    if (now - k->moved_ms >= ES_CUT_STALL_MS || now - k->began_ms >= ES_CUT_FINISH_MS)
+    if (now - k->moved_ms >= es_client_stall_ms(c) || now - k->began_ms >= ES_CUT_FINISH_MS)
         finish(c); /* a write still pending is cancelled by the close */
     else if (k->state == CUT_END_WAIT)
         try_end(c);

@@ -32,9 +32,9 @@ struct es_client;
 /* How long an ending goes on: as long as the client keeps reading (the
  * rest of the chunk in flight is at most one RTS buffer, 2 MiB, or the
  * header or definitions block, behind what the socket already holds),
- * but it is given up once the client has read nothing for
- * ES_CUT_STALL_MS, and after ES_CUT_FINISH_MS in any case. */
-#define ES_CUT_STALL_MS  1000
+ * but it is given up once the client has read nothing for the while that
+ * makes any client stalled (es_client_stall_ms: half the linger time, 1 s
+ * by default), and after ES_CUT_FINISH_MS in any case. */
 #define ES_CUT_FINISH_MS 5000
 
 /* Close `c`, its stream ended on an event boundary; `why` goes into the

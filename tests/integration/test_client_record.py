@@ -242,7 +242,12 @@ def record_says_when_the_program_cut_it(s):
     the program's reason (exit 1), not that the stream simply ended."""
     sock = s.path("slowrec.sock")
     p = Program(s, "probe", unix=sock, wait=True,
-                env={"GHC_EVENTLOG_SLOW_CLIENT": "disconnect", "GHC_EVENTLOG_CLIENT_BUFFER": "1M"})
+                env={"GHC_EVENTLOG_SLOW_CLIENT": "disconnect", "GHC_EVENTLOG_CLIENT_BUFFER": "1M",
+                     # "Stopped reading" is half the linger: 5 s, not 1 s,
+                     # so a loaded machine's pauses in the drain below (and
+                     # record blocked writing to it meanwhile) never look
+                     # like a recorder that stopped.
+                     "GHC_EVENTLOG_LINGER_MS": "10000"})
     p.wait_socket(sock)
     exe = os.path.join(harness.BUILD, "eventlog-socket")
     rec = s.spawn([exe, "record", sock, "-o", "-"], stdout=subprocess.PIPE,
@@ -253,16 +258,21 @@ def record_says_when_the_program_cut_it(s):
     fcntl.fcntl(rec.stdout.fileno(), 1031, 1 << 20)  # F_SETPIPE_SZ
 
     def drain():
-        """The consumer of record's output, about 2 MB/s: fast enough that
-        record never stops reading its socket for a second (a recorder
-        blocked that long has stopped reading, and the program closes it at
-        once), slower than the flood."""
+        """The consumer of record's output, about 2 MB/s on average: slower
+        than the flood, and fast enough that record never stops reading its
+        socket for long (a recorder blocked for the stall time has stopped
+        reading, and the program closes it at once). Paced by the clock, so
+        after a pause (a loaded machine) it reads at full speed until it has
+        caught up instead of falling further behind."""
+        began = time.monotonic()
         while True:
             chunk = rec.stdout.read1(1 << 15)
             if not chunk:
                 return
             got.extend(chunk)
-            time.sleep(0.015)
+            ahead = began + len(got) / 2e6 - time.monotonic()
+            if ahead > 0:
+                time.sleep(ahead)
 
     t = threading.Thread(target=drain, daemon=True)
     t.start()
