@@ -26,6 +26,7 @@ trap 'for p in "${pids[@]}"; do pkill -TERM -P "$p" 2>/dev/null; kill "$p" 2>/de
 trap 'exit 130' INT TERM
 pass=0 fail=0 skip=0
 summary=()
+failures=()
 
 run_part() { # run_part N: the part's output to $logs/N.log, "status seconds" to $logs/N.rc
     local start=$SECONDS
@@ -45,6 +46,9 @@ count_part() { # count_part N: add a finished part's counts to the matrix's
     if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi # failed before any test ran
     pass=$((pass + p)); fail=$((fail + f)); skip=$((skip + k))
     summary[$1]=$(printf '%-24s %4d passed, %d failed, %d skipped, %4d s' "${labels[$1]}" "$p" "$f" "$k" "$secs")
+    # Each failure with the lines that follow it (a test's diagnostics),
+    # repeated at the end: a CI log's tail then says what failed.
+    failures[$1]=$(awk '/^not ok/ { n = 6 } n > 0 { print "  " $0; n-- }' "$logs/$1.log" | head -n 60)
 }
 
 started=$SECONDS
@@ -65,15 +69,20 @@ for group in "${groups[@]}"; do
             run_part "$n" &
             pids+=($!)
         done
-        # A line every two minutes meanwhile: CI's log shows the run is alive.
-        while sleep 120 & wait $!; do
+        # A line every two minutes meanwhile: CI's log shows the run is
+        # alive. Looks every 2 s, so the matrix goes on as soon as all end.
+        last=$SECONDS
+        while sleep 2 & wait $!; do
             alive=0 progress=""
             for i in "${!parts[@]}"; do
                 kill -0 "${pids[$i]}" 2>/dev/null && alive=1
                 progress="$progress ${labels[${parts[$i]}]}: $(grep -c '^ok ' "$logs/${parts[$i]}.log" 2>/dev/null) ok, $(grep -c '^not ok' "$logs/${parts[$i]}.log" 2>/dev/null) not ok;"
             done
             [ $alive -eq 1 ] || break
-            echo "# $((SECONDS - started)) s:$progress"
+            if [ $((SECONDS - last)) -ge 120 ]; then
+                echo "# $((SECONDS - started)) s:$progress"
+                last=$SECONDS
+            fi
         done
         wait "${pids[@]}"
         for n in "${parts[@]}"; do
@@ -87,5 +96,10 @@ done
 echo
 echo "################ results per GHC (the matrix: $((SECONDS - started)) s, MATRIX_PARALLEL=$parallel)"
 printf '%s\n' "${summary[@]}"
+for n in "${!failures[@]}"; do
+    [ -n "${failures[$n]}" ] || continue
+    echo "# what failed on ${labels[$n]}:"
+    printf '%s\n' "${failures[$n]}"
+done
 echo "matrix: $pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]
