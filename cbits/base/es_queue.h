@@ -68,6 +68,12 @@ static inline void *es_queue_base(struct es_queue_node *node, size_t offset) {
     for (struct es_queue_node *var = (q)->head.next, *var##_next_ = var->next; var != &(q)->head;  \
          var = var##_next_, var##_next_ = var->next)
 
+/* An empty queue as a static initialiser: `static struct es_queue q =
+ * ES_QUEUE_INIT(q);` (for a queue in static storage, ready before any
+ * code runs). */
+#define ES_QUEUE_INIT(q)                                                                           \
+    { .head = {.next = &(q).head, .prev = &(q).head, .in = &(q)}, .n = 0 }
+
 static inline void es_queue_init(struct es_queue *q) {
     q->head.next = q->head.prev = &q->head;
     q->head.in = q;
@@ -157,6 +163,27 @@ static inline struct es_queue_node *es_queue_pop_head(struct es_queue *q) {
     if (e != NULL)
         es_queue_remove(q, e);
     return e;
+}
+
+/* Move every element of `from` to the end of `to`, in order; `from` is
+ * empty after. O(n): each node is told its new queue. For a batch handed
+ * from one owner to another in one step (under the giver's lock). */
+static inline void es_queue_move(struct es_queue *to, struct es_queue *from) {
+    assert(to != from && to->head.in == to && from->head.in == from);
+    if (from->n == 0)
+        return;
+    assert(to->n <= SIZE_MAX - from->n);
+    for (struct es_queue_node *e = from->head.next; e != &from->head; e = e->next) {
+        assert(e->in == from);
+        e->in = to;
+    }
+    struct es_queue_node *first = from->head.next, *last = from->head.prev;
+    first->prev = to->head.prev;
+    to->head.prev->next = first;
+    last->next = &to->head;
+    to->head.prev = last;
+    to->n += from->n;
+    es_queue_init(from);
 }
 
 /* Every invariant of `q`, walked (O(n)): each node's neighbours point back

@@ -40,7 +40,11 @@ static const char *values(struct es_queue *q) {
     return out;
 }
 
+static struct es_queue static_q = ES_QUEUE_INIT(static_q);
+
 UNIT_CASE(queue_order) {
+    ok(es_queue_empty(&static_q) && es_queue_valid(&static_q),
+       "a queue in static storage, ES_QUEUE_INIT: empty and whole");
     struct es_queue q;
     es_queue_init(&q);
     ok(es_queue_empty(&q) && es_queue_len(&q) == 0 && es_queue_valid(&q), "a new queue is empty");
@@ -115,6 +119,34 @@ UNIT_CASE(queue_membership) {
        "b is 7,8 and both are whole");
 }
 
+/* A batch handed over at once: appended in order, every element now
+ * says it is in the new queue, the old one empty and reusable. */
+UNIT_CASE(queue_move) {
+    struct es_queue a, b;
+    es_queue_init(&a);
+    es_queue_init(&b);
+    struct item it[5] = {{1, {0}}, {2, {0}}, {3, {0}}, {4, {0}}, {5, {0}}};
+    es_queue_move(&b, &a);
+    ok(es_queue_empty(&a) && es_queue_empty(&b) && es_queue_valid(&a) && es_queue_valid(&b),
+       "moving an empty queue changes nothing");
+    es_queue_insert_tail(&b, &it[0].node);
+    for (int i = 1; i < 4; i++)
+        es_queue_insert_tail(&a, &it[i].node);
+    es_queue_move(&b, &a);
+    ok(strcmp(values(&b), "1,2,3,4") == 0 && es_queue_len(&b) == 4,
+       "three moved after one: 1,2,3,4 (%s)", values(&b));
+    ok(es_queue_empty(&a) && es_queue_valid(&a) && es_queue_valid(&b),
+       "the source is empty, both are whole");
+    bool all_in_b = true;
+    for (int i = 0; i < 4; i++)
+        all_in_b = all_in_b && es_queue_contains(&b, &it[i].node);
+    ok(all_in_b, "every moved element says it is in the new queue");
+    es_queue_insert_tail(&a, &it[4].node);
+    es_queue_remove(&b, &it[2].node);
+    ok(strcmp(values(&a), "5") == 0 && strcmp(values(&b), "1,2,4") == 0,
+       "the emptied queue takes new elements; a moved one is removed from its new queue");
+}
+
 /* What es_queue_valid notices: a neighbour that does not point back, a
  * node that says it is elsewhere, a count that is off. */
 UNIT_CASE(queue_validity) {
@@ -157,6 +189,7 @@ enum misuse {
     NEXT_FOREIGN_NODE,
     INSERT_UNINITIALISED,
     REMOVE_HEAD,
+    REMOVE_AFTER_MOVE,
     REMOVE_ONCE, /* no misuse: the child finishes */
 };
 
@@ -208,6 +241,10 @@ static void misuse_run(enum misuse m) {
     case REMOVE_HEAD:
         es_queue_remove(&a, &a.head);
         break;
+    case REMOVE_AFTER_MOVE:
+        es_queue_move(&b, &a);
+        es_queue_remove(&a, &x.node);
+        break;
     case REMOVE_ONCE:
         es_queue_remove(&a, &x.node);
         break;
@@ -238,6 +275,8 @@ UNIT_CASE(queue_asserts) {
     ok(misuse(NEXT_FOREIGN_NODE) == SIGABRT, "asking for the next of another queue's node stops");
     ok(misuse(INSERT_UNINITIALISED) == SIGABRT, "inserting into a queue never initialised stops");
     ok(misuse(REMOVE_HEAD) == SIGABRT, "removing the head stops");
+    ok(misuse(REMOVE_AFTER_MOVE) == SIGABRT,
+       "removing a moved node from the queue it was moved out of stops");
 #endif
 }
 
