@@ -7,6 +7,8 @@
 #ifndef ES_CHUNK_H
 #define ES_CHUNK_H
 
+#include "base/es_queue.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -20,7 +22,10 @@ struct es_span {
 
 struct es_chunk {
     struct es_chunk *next, *prev; /* list neighbours while linked */
-    uint32_t refs;                /* holders */
+    /* A chunk is in at most one list at a time, each owned by one module:
+     * the pool's free list (es_pool.c). In none when it is freed. */
+    struct es_queue_node link;
+    uint32_t refs; /* holders */
     uint32_t flags;
     uint64_t end_offset; /* stream offset just past this chunk (header excluded) */
     /* The chunk's definition events, found by the walker thread for the
@@ -53,6 +58,11 @@ struct es_chunk {
 /* Stream offset at which chunk `c` starts. */
 static inline uint64_t es_chunk_start(const struct es_chunk *c) {
     return c->end_offset - c->len;
+}
+
+/* The chunk whose `link` is `n`, or NULL for NULL. */
+static inline struct es_chunk *es_chunk_of(struct es_queue_node *n) {
+    return n != NULL ? ES_QUEUE_DATA(n, struct es_chunk, link) : NULL;
 }
 
 #endif

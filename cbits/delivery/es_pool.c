@@ -1,24 +1,25 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "es_pool.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* Recently freed large buffers, shared by the RTS threads that allocate
- * chunks and the loop thread that frees them, linked through `next`, most
- * recently freed first. The pool keeps ES_POOL_MAX of them, and `lent`
- * more after a slow client's chunks were skipped (es_pool_lend). */
+ * chunks and the loop thread that frees them, in `free` through their
+ * `link`, most recently freed first (under `lock`). The pool keeps
+ * ES_POOL_MAX of them, and `lent` more after a slow client's chunks were
+ * skipped (es_pool_lend). */
 static struct {
     pthread_mutex_t lock;
-    struct es_chunk *free;
-    unsigned n;
+    struct es_queue free;
     unsigned lent;
     /* While loans are open: the bytes held (es_pool_note_held) below which
      * they end, or 0 when none are open. */
     size_t until;
-} pool = {.lock = PTHREAD_MUTEX_INITIALIZER};
+} pool = {.lock = PTHREAD_MUTEX_INITIALIZER, .free = ES_QUEUE_INIT(pool.free)};
 
 /* Whether a buffer of `cap` bytes may hold a chunk of `len`: not much
  * larger than needed, or small chunks would pin big buffers. */
@@ -28,13 +29,15 @@ static bool fits(size_t cap, size_t len) {
 
 static struct es_chunk *pool_take(size_t len) {
     pthread_mutex_lock(&pool.lock);
-    struct es_chunk **link = &pool.free, *c;
-    while ((c = *link) != NULL && !fits(c->cap, len))
-        link = &c->next;
-    if (c != NULL) {
-        *link = c->next;
-        pool.n--;
+    struct es_chunk *c = NULL;
+    ES_QUEUE_FOREACH(n, &pool.free) {
+        if (fits(es_chunk_of(n)->cap, len)) {
+            c = es_chunk_of(n);
+            break;
+        }
     }
+    if (c != NULL)
+        es_queue_remove(&pool.free, &c->link);
     /* Every buffer the RTS needs, pooled or not, pays back one lent: the
      * pool shrinks to its usual size as the RTS refills the backlog. */
     if (pool.lent > 0)
@@ -43,39 +46,33 @@ static struct es_chunk *pool_take(size_t len) {
     return c;
 }
 
-/* With the lock held: keep the `keep` most recently freed buffers and
- * return the rest, as a list to free once the lock is released. */
-static struct es_chunk *pool_trim(unsigned keep) {
-    if (pool.n <= keep)
-        return NULL;
-    struct es_chunk **link = &pool.free;
-    for (unsigned i = 0; i < keep; i++)
-        link = &(*link)->next;
-    struct es_chunk *rest = *link;
-    *link = NULL;
-    pool.n = keep;
-    return rest;
+/* With the lock held: keep the `keep` most recently freed buffers and move
+ * the rest to `evicted`, to be freed once the lock is released. */
+static void pool_trim(unsigned keep, struct es_queue *evicted) {
+    while (es_queue_len(&pool.free) > keep) {
+        struct es_queue_node *oldest = es_queue_last(&pool.free);
+        es_queue_remove(&pool.free, oldest);
+        es_queue_insert_tail(evicted, oldest);
+    }
 }
 
-static void free_list(struct es_chunk *c) {
-    while (c != NULL) {
-        struct es_chunk *next = c->next;
-        free(c);
-        c = next;
-    }
+static void free_evicted(struct es_queue *evicted) {
+    struct es_queue_node *n;
+    while ((n = es_queue_pop_head(evicted)) != NULL)
+        free(es_chunk_of(n));
 }
 
 /* Keep a buffer for reuse. Beyond the pool's size the least recently
  * freed ones go instead: their sizes are the least likely to fit what the
  * RTS writes next. */
 static void pool_keep(struct es_chunk *c) {
+    struct es_queue evicted;
+    es_queue_init(&evicted);
     pthread_mutex_lock(&pool.lock);
-    c->next = pool.free;
-    pool.free = c;
-    pool.n++;
-    struct es_chunk *evicted = pool_trim(ES_POOL_MAX + pool.lent);
+    es_queue_insert_head(&pool.free, &c->link); /* asserts: not pooled twice */
+    pool_trim(ES_POOL_MAX + pool.lent, &evicted);
     pthread_mutex_unlock(&pool.lock);
-    free_list(evicted);
+    free_evicted(&evicted);
 }
 
 void es_pool_lend(unsigned n) {
@@ -103,19 +100,22 @@ void es_pool_note_held(size_t held) {
 }
 
 void es_pool_recall(void) {
+    struct es_queue evicted;
+    es_queue_init(&evicted);
     pthread_mutex_lock(&pool.lock);
     pool.lent = 0;
     pool.until = 0;
-    struct es_chunk *evicted = pool_trim(ES_POOL_MAX);
+    pool_trim(ES_POOL_MAX, &evicted);
     pthread_mutex_unlock(&pool.lock);
-    free_list(evicted);
+    free_evicted(&evicted);
 }
 
 size_t es_pool_fitting(size_t len) {
     pthread_mutex_lock(&pool.lock);
     size_t n = 0;
-    for (const struct es_chunk *c = pool.free; c != NULL; c = c->next)
-        n += fits(c->cap, len);
+    ES_QUEUE_FOREACH(e, &pool.free) {
+        n += fits(es_chunk_of(e)->cap, len);
+    }
     pthread_mutex_unlock(&pool.lock);
     return n;
 }
@@ -140,6 +140,7 @@ static struct es_chunk *chunk_alloc(size_t len) {
     if (c == NULL)
         return NULL;
     c->cap = cap;
+    c->link = (struct es_queue_node){0}; /* in no list */
     return c;
 }
 
@@ -184,6 +185,7 @@ struct es_chunk *es_pool_chunk_new(const void *data, size_t len) {
 }
 
 struct es_chunk *es_pool_chunk_fill(struct es_chunk *c, const void *data, size_t len) {
+    assert(!es_queue_linked(&c->link) && len <= c->cap);
     c->next = c->prev = NULL;
     c->refs = 1;
     c->flags = 0;
@@ -203,6 +205,9 @@ struct es_chunk *es_pool_chunk_fill(struct es_chunk *c, const void *data, size_t
 void es_pool_chunk_free(struct es_chunk *c) {
     if (c == NULL)
         return;
+    /* Out of every list first: freed while its owner still links it, the
+     * chunk would leave that list pointing at reused memory. */
+    assert(!es_queue_linked(&c->link));
     free(c->defs);
     c->defs = NULL;
     free(c->header);

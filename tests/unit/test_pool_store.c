@@ -6,6 +6,7 @@
 #include "delivery/es_store.h"
 #include "unit.h"
 
+#include <signal.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -160,6 +161,25 @@ UNIT_CASE(pool_lend) {
         free(big[i]);
     for (int i = 0; i < ES_POOL_MAX; i++)
         free(c[i]);
+}
+
+/* A pooled buffer freed twice, in a child: with the free list hand-linked
+ * the second free linked the buffer to itself and two chunks would later
+ * share it; the list's asserts stop the program at the second call. */
+static void pool_misuse(int twice) {
+    struct es_chunk *c = es_pool_chunk_new(NULL, ES_RTS_BUFFER - 24);
+    es_pool_chunk_free(c);
+    if (twice)
+        es_pool_chunk_free(c);
+}
+
+UNIT_CASE(pool_asserts) {
+#ifdef NDEBUG
+    ok(1, "# SKIP built with NDEBUG: no asserts to test");
+#else
+    ok(unit_dies_of(pool_misuse, 0) == 0, "freeing a pooled chunk once is fine");
+    ok(unit_dies_of(pool_misuse, 1) == SIGABRT, "freeing it twice stops at the second free");
+#endif
 }
 
 UNIT_CASE(store_retention_and_clients) {
