@@ -23,7 +23,8 @@ struct es_span {
 struct es_chunk {
     struct es_chunk *next, *prev; /* list neighbours while linked */
     /* A chunk is in at most one list at a time, each owned by one module:
-     * the pool's free list (es_pool.c). In none when it is freed. */
+     * the pool's free list (es_pool.c), the chunk store's list (es_store.h).
+     * In none when it is freed. */
     struct es_queue_node link;
     uint32_t refs; /* holders */
     uint32_t flags;
@@ -51,7 +52,6 @@ struct es_chunk {
 #define ES_RTS_BUFFER ((size_t)2 << 20)
 
 #define ES_CHUNK_END       1u /* carries the end-of-data marker */
-#define ES_CHUNK_LINKED    2u /* is in the store's list */
 #define ES_CHUNK_HEADER    4u /* is an eventlog header */
 #define ES_CHUNK_DEFS_LOST 8u /* defs is incomplete: out of memory while walking */
 

@@ -233,7 +233,7 @@ void es_client_pump(struct es_client *c) {
     c->write_first = c->write_last = NULL;
     for (struct es_chunk *ch = c->next_chunk;
          ch != NULL && n < ES_CLIENT_MAX_BUFS && (bytes < ES_CLIENT_MAX_WRITE || n == extra);
-         ch = ch->next) {
+         ch = es_store_next(st, ch)) {
         bufs[n++] = uv_buf_init((char *)ch->data, (unsigned)ch->len);
         bytes += ch->len;
         if (c->write_first == NULL)
@@ -246,7 +246,7 @@ void es_client_pump(struct es_client *c) {
     if (n == 0)
         return;
     if (c->write_last)
-        c->next_chunk = c->write_last->next;
+        c->next_chunk = es_store_next(st, c->write_last);
     es_client_set_flags(c, ES_CLIENT_WRITING | (with_header ? ES_CLIENT_WRITE_HEADER : 0), true);
     c->write_bytes = bytes;
     c->wreq.data = c;
@@ -260,7 +260,7 @@ struct es_skipped es_client_drop(struct es_client *c, uint64_t target) {
     while (c->next_chunk != NULL && es_client_droppable(c) > target &&
            !(c->next_chunk->flags & ES_CHUNK_END)) {
         struct es_chunk *x = c->next_chunk;
-        c->next_chunk = x->next;
+        c->next_chunk = es_store_next(c->env->store, x);
         k.chunks++;
         k.bytes += x->len;
         /* The gap ends where the skipped block ended. */
@@ -322,7 +322,8 @@ bool es_client_stuck(const struct es_client *c, uint64_t now_ms, uint64_t *since
         return false;
     *since = c->write_first ? es_chunk_start(c->write_first) : es_store_end_offset(c->env->store);
     *unique = 0;
-    for (const struct es_chunk *ch = c->write_first; ch != NULL; ch = ch->next) {
+    for (const struct es_chunk *ch = c->write_first; ch != NULL;
+         ch = es_store_next(c->env->store, ch)) {
         if (ch->refs == 1)
             *unique += ch->len;
         if (ch == c->write_last)
@@ -457,12 +458,12 @@ void es_client_place(struct es_client *c, struct es_chunk *first, struct es_chun
     uint64_t to = old ? es_chunk_start(old) : end;
     if (first != NULL && es_chunk_start(first) < to) {
         /* Earlier: the chunks from there to where it was become its own. */
-        for (struct es_chunk *ch = first; ch != old; ch = ch->next)
+        for (struct es_chunk *ch = first; ch != old; ch = es_store_next(st, ch))
             es_store_ref(ch);
         c->next_chunk = first;
     } else if (first != NULL && old != NULL && es_chunk_start(first) > to) {
         /* Later (a first client's backlog reaches further back). */
-        struct es_chunk *last = first->prev;
+        struct es_chunk *last = es_store_prev(st, first);
         c->next_chunk = first;
         es_store_release_range(st, old, last);
     }

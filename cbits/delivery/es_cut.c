@@ -79,7 +79,7 @@ static struct boundary find_boundary(struct es_client *c) {
     for (unsigned i = 0; i < sizeof c->write_extra / sizeof c->write_extra[0]; i++)
         if (c->write_extra[i] != NULL)
             take(&b, c->write_extra[i], &pos, accepted);
-    for (struct es_chunk *ch = c->write_first; ch != NULL; ch = ch->next) {
+    for (struct es_chunk *ch = c->write_first; ch != NULL; ch = es_store_next(c->env->store, ch)) {
         take(&b, ch, &pos, accepted);
         if (ch == c->write_last)
             break;

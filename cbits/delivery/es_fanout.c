@@ -176,8 +176,8 @@ static void refuse_window(struct es_fanout *f, struct es_client *c, const char *
 /* The definitions from before the window, ending with the window notice. */
 static struct es_chunk *window_head(struct es_fanout *f, const struct es_chunk *first) {
     uint64_t from, to, bytes = 0, blocks = 0;
-    es_window_span(&f->window, &from, &to);
-    for (const struct es_chunk *ch = first; ch != NULL; ch = ch->next) {
+    es_window_span(&f->window, &f->store, &from, &to);
+    for (const struct es_chunk *ch = first; ch != NULL; ch = es_store_next(&f->store, ch)) {
         bytes += ch->len;
         blocks += es_is_block(ch->data, ch->len);
     }
@@ -245,7 +245,8 @@ long long es_fanout_write_window(struct es_fanout *f, int fd) {
     total = (long long)h->len + (defs ? (long long)defs->len : 0);
     es_store_release(&f->store, defs);
     bool ended = false;
-    for (const struct es_chunk *ch = first; r == 0 && ch != NULL; ch = ch->next) {
+    for (const struct es_chunk *ch = first; r == 0 && ch != NULL;
+         ch = es_store_next(&f->store, ch)) {
         r = write_all(fd, ch->data, ch->len);
         total += (long long)ch->len;
         ended = (ch->flags & ES_CHUNK_END) != 0;

@@ -10,19 +10,19 @@
 
 void es_store_init(struct es_store *s, size_t retain_limit) {
     memset(s, 0, sizeof *s);
+    es_queue_init(&s->chunks);
     s->retaining = true;
     s->retain_limit = retain_limit;
 }
 
 void es_store_destroy(struct es_store *s) {
     /* Whatever still holds chunks is going away with the store. */
-    for (struct es_chunk *c = s->head, *next; c != NULL; c = next) {
-        next = c->next;
-        es_pool_chunk_free(c);
-    }
+    struct es_queue_node *n;
+    while ((n = es_queue_pop_head(&s->chunks)) != NULL)
+        es_pool_chunk_free(es_chunk_of(n));
     if (s->header)
         es_store_release(s, s->header);
-    s->head = s->tail = s->header = s->kept = NULL;
+    s->header = s->kept = NULL;
     s->bytes_held = s->linked_bytes = 0;
 }
 
@@ -44,15 +44,9 @@ void es_store_release(struct es_store *s, struct es_chunk *c) {
     if (--c->refs > 0)
         return;
     assert(s->bytes_held >= c->len);
-    if (c->flags & ES_CHUNK_LINKED) {
-        if (c->prev)
-            c->prev->next = c->next;
-        else
-            s->head = c->next;
-        if (c->next)
-            c->next->prev = c->prev;
-        else
-            s->tail = c->prev;
+    if (es_store_holds(s, c)) {
+        assert(s->linked_bytes >= c->len && c != s->kept);
+        es_queue_remove(&s->chunks, &c->link);
         s->linked_bytes -= c->len;
     }
     s->bytes_held -= c->len;
@@ -61,9 +55,10 @@ void es_store_release(struct es_store *s, struct es_chunk *c) {
 
 void es_store_release_range(struct es_store *s, struct es_chunk *first,
                             const struct es_chunk *last) {
+    assert(es_store_holds(s, first) && es_store_holds(s, last));
     for (struct es_chunk *c = first;;) {
         /* Read the successor first: releasing may free c. */
-        struct es_chunk *next = c->next;
+        struct es_chunk *next = es_store_next(s, c);
         bool done = c == last;
         es_store_release(s, c);
         if (done || next == NULL)
@@ -93,14 +88,7 @@ struct es_chunk *es_store_append(struct es_store *s, struct es_chunk *c, unsigne
         es_pool_chunk_free(c);
         return NULL;
     }
-    c->flags |= ES_CHUNK_LINKED;
-    c->prev = s->tail;
-    c->next = NULL;
-    if (s->tail)
-        s->tail->next = c;
-    else
-        s->head = c;
-    s->tail = c;
+    es_queue_insert_tail(&s->chunks, &c->link); /* asserts: in no list before */
     s->linked_bytes += c->len;
 
     /* Before any client: drop the oldest kept chunks beyond the limit, but
@@ -113,7 +101,7 @@ struct es_chunk *es_store_append(struct es_store *s, struct es_chunk *c, unsigne
     s->kept_bytes += c->len;
     while (s->kept_bytes > s->retain_limit && s->kept != c) {
         struct es_chunk *old = s->kept;
-        s->kept = old->next; /* ours too: it stays linked */
+        s->kept = es_store_next(s, old); /* ours too: it stays linked */
         s->kept_bytes -= old->len;
         s->retain_dropped_chunks++;
         s->retain_dropped_bytes += old->len;

@@ -2,7 +2,9 @@
 /* The chunk store: every chunk the RTS wrote, held once and shared by all
  * clients (no per-client copies).
  *
- * Chunks form a doubly-linked list from oldest to newest. Each chunk counts
+ * Chunks form a list from oldest to newest (an es_queue through each
+ * chunk's `link`; a chunk is in it from es_store_append until its last
+ * holder lets go, and walkers step along it with es_store_next). Each chunk counts
  * its holders: every connected client that has yet to send it, every write
  * in flight that contains it, the store itself while it keeps chunks for a
  * first client that has not connected yet, and the flight recorder's
@@ -18,20 +20,21 @@
 
 #include "es_chunk.h"
 
+#include <assert.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 struct es_store {
-    struct es_chunk *head, *tail; /* the list, oldest first */
-    struct es_chunk *header;      /* the current header (a reference), or NULL */
-    uint64_t end_offset;          /* stream offset after the newest chunk */
-    uint64_t last_time;           /* end time of the newest block appended */
-    bool ended;                   /* a chunk with the end-of-data marker came */
-    bool retaining;               /* no client has joined yet: keep chunks */
-    size_t retain_limit;          /* bytes of chunks kept for the first client */
-    struct es_chunk *kept;        /* the oldest of them (the list may hold older
-                                   * ones that the window keeps) */
+    struct es_queue chunks;  /* the list, oldest first (es_chunk.link) */
+    struct es_chunk *header; /* the current header (a reference), or NULL */
+    uint64_t end_offset;     /* stream offset after the newest chunk */
+    uint64_t last_time;      /* end time of the newest block appended */
+    bool ended;              /* a chunk with the end-of-data marker came */
+    bool retaining;          /* no client has joined yet: keep chunks */
+    size_t retain_limit;     /* bytes of chunks kept for the first client */
+    struct es_chunk *kept;   /* the oldest of them (the list may hold older
+                              * ones that the window keeps) */
     size_t kept_bytes;
     size_t linked_bytes; /* bytes of chunks in the list */
     size_t bytes_held;   /* bytes of all live chunks of this store */
@@ -68,9 +71,33 @@ static inline struct es_chunk *es_store_header(const struct es_store *s) {
     return s->header;
 }
 
-/* The newest chunk in the list, or NULL. */
+/* The oldest and the newest chunk in the list, or NULL. */
+static inline struct es_chunk *es_store_oldest(const struct es_store *s) {
+    return s->chunks.head.next != &s->chunks.head ? es_chunk_of(s->chunks.head.next) : NULL;
+}
 static inline struct es_chunk *es_store_newest(const struct es_store *s) {
-    return s->tail;
+    return s->chunks.head.prev != &s->chunks.head ? es_chunk_of(s->chunks.head.prev) : NULL;
+}
+
+/* Whether `c` is in the list. */
+static inline bool es_store_holds(const struct es_store *s, const struct es_chunk *c) {
+    return es_queue_contains(&s->chunks, &c->link);
+}
+
+/* The chunk after and before `c` in the list, or NULL past its ends. `c`
+ * must be in the list: a walker only steps along chunks it holds. */
+static inline struct es_chunk *es_store_next(const struct es_store *s, const struct es_chunk *c) {
+    assert(es_store_holds(s, c));
+    return c->link.next != &s->chunks.head ? es_chunk_of(c->link.next) : NULL;
+}
+static inline struct es_chunk *es_store_prev(const struct es_store *s, const struct es_chunk *c) {
+    assert(es_store_holds(s, c));
+    return c->link.prev != &s->chunks.head ? es_chunk_of(c->link.prev) : NULL;
+}
+
+/* Chunks in the list (for tests and asserts). */
+static inline size_t es_store_length(const struct es_store *s) {
+    return es_queue_len(&s->chunks);
 }
 
 /* Bytes of all live chunks of this store. */

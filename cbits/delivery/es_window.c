@@ -34,7 +34,7 @@ static bool too_old(const struct es_window *w) {
 static void drop_oldest(struct es_window *w, struct es_store *st) {
     struct es_chunk *c = w->first;
     /* The next one is the window's too, so it stays linked when c goes. */
-    w->first = c == w->last ? NULL : c->next;
+    w->first = c == w->last ? NULL : es_store_next(st, c);
     if (w->first == NULL)
         w->last = NULL;
     assert(w->bytes >= c->len && w->chunks > 0);
@@ -44,8 +44,8 @@ static void drop_oldest(struct es_window *w, struct es_store *st) {
 }
 
 void es_window_add(struct es_window *w, struct es_store *st, struct es_chunk *c) {
-    assert(es_window_on(w) && c->refs > 0 && (c->flags & ES_CHUNK_LINKED));
-    assert(w->last == NULL || w->last->next == c);
+    assert(es_window_on(w) && c->refs > 0 && es_store_holds(st, c));
+    assert(w->last == NULL || es_store_next(st, w->last) == c);
     if (w->first == NULL)
         w->first = c;
     w->last = c;
@@ -58,10 +58,11 @@ void es_window_add(struct es_window *w, struct es_store *st, struct es_chunk *c)
         drop_oldest(w, st);
 }
 
-void es_window_span(const struct es_window *w, uint64_t *from, uint64_t *to) {
+void es_window_span(const struct es_window *w, const struct es_store *st, uint64_t *from,
+                    uint64_t *to) {
     *from = *to = 0;
     bool any = false;
-    for (const struct es_chunk *c = w->first; c != NULL; c = c->next) {
+    for (const struct es_chunk *c = w->first; c != NULL; c = es_store_next(st, c)) {
         if (es_is_block(c->data, c->len)) {
             uint64_t a = es_block_time(c->data), b = es_block_end_time(c->data);
             if (!any || a < *from)

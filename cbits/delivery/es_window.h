@@ -68,7 +68,8 @@ void es_window_add(struct es_window *w, struct es_store *st, struct es_chunk *c)
 
 /* What the window covers: the earliest start and the latest end of its
  * blocks (program time, ns); both 0 when it holds no block. */
-void es_window_span(const struct es_window *w, uint64_t *from, uint64_t *to);
+void es_window_span(const struct es_window *w, const struct es_store *st, uint64_t *from,
+                    uint64_t *to);
 
 /* Let every chunk go (the window stays on, empty). */
 void es_window_clear(struct es_window *w, struct es_store *st);

@@ -18,17 +18,19 @@ static struct es_chunk *chunk_of(size_t len, char fill) {
     return c;
 }
 
+/* The chunks in the store's list, walked oldest to newest; (size_t)-1
+ * when the walk disagrees with the list's count. */
 static size_t list_length(const struct es_store *s) {
     size_t n = 0;
-    for (const struct es_chunk *c = s->head; c; c = c->next)
+    for (const struct es_chunk *c = es_store_oldest(s); c; c = es_store_next(s, c))
         n++;
-    return n;
+    return n == es_store_length(s) ? n : (size_t)-1;
 }
 
 /* What a client does when it has sent (or skipped) everything it holds. */
 static void send_all(struct es_store *s, struct es_chunk **next) {
     if (*next)
-        es_store_release_range(s, *next, s->tail);
+        es_store_release_range(s, *next, es_store_newest(s));
     *next = NULL;
 }
 
@@ -200,12 +202,14 @@ UNIT_CASE(store_retention_and_clients) {
        "5 oldest chunks dropped past the limit (got %llu)",
        (unsigned long long)s.retain_dropped_chunks);
     ok(s.linked_bytes == 1000 && list_length(&s) == 10, "exactly the limit is retained");
-    ok(s.head->data[0] == 'f', "the oldest kept chunk is the 6th");
-    ok(s.end_offset == 1500 && s.tail->end_offset == 1500, "offsets count every chunk");
+    ok(es_store_oldest(&s)->data[0] == 'f', "the oldest kept chunk is the 6th");
+    ok(s.end_offset == 1500 && es_store_newest(&s)->end_offset == 1500,
+       "offsets count every chunk");
 
     /* The first client gets the retained chunks; a second only new ones. */
     struct es_chunk *first = es_store_join(&s);
-    ok(first == s.head && !s.retaining, "first client starts at the oldest kept chunk");
+    ok(first == es_store_oldest(&s) && !s.retaining,
+       "first client starts at the oldest kept chunk");
     struct es_chunk *second = es_store_join(&s);
     ok(second == NULL, "second client starts with the next chunk");
 
@@ -216,7 +220,7 @@ UNIT_CASE(store_retention_and_clients) {
     /* The first client sends everything: what only it held is freed, the
      * chunk the second client still needs stays. */
     send_all(&s, &first);
-    ok(s.bytes_held == 50 + 100 && list_length(&s) == 1 && s.head == x,
+    ok(s.bytes_held == 50 + 100 && list_length(&s) == 1 && es_store_oldest(&s) == x,
        "sent chunks freed (%zu bytes held)", s.bytes_held);
     ok(s.peak_bytes >= 1150, "peak remembered (%zu)", s.peak_bytes);
 
@@ -229,15 +233,46 @@ UNIT_CASE(store_retention_and_clients) {
     ok(list_length(&s) == 3, "a chunk in a write in flight survives a skip");
     es_store_release(&s, x); /* the second client sends x */
     es_store_release(&s, y); /* the first client's write of y ends */
-    ok(list_length(&s) == 2 && s.head == y && y->next == z, "x freed at the head");
+    ok(list_length(&s) == 2 && es_store_oldest(&s) == y && es_store_next(&s, y) == z,
+       "x freed at the head");
     es_store_release(&s, y);
-    ok(list_length(&s) == 1 && s.head == z && s.tail == z && z->prev == NULL,
+    ok(list_length(&s) == 1 && es_store_oldest(&s) == z && es_store_newest(&s) == z &&
+           es_store_prev(&s, z) == NULL,
        "y freed, list relinked");
     second = z; /* sent x, skipped y: z is what the second client has left */
     send_all(&s, &second);
     es_store_release(&s, z); /* the first client sends z */
-    ok(s.head == NULL && s.tail == NULL && s.bytes_held == 50, "all data freed");
+    ok(es_store_oldest(&s) == NULL && es_store_newest(&s) == NULL && s.bytes_held == 50,
+       "all data freed");
     es_store_destroy(&s);
+}
+
+/* Misuses of the store's list, each in a child: a chunk appended twice
+ * (hand-linked, the second append made the list loop), and a range
+ * released from a chunk that is not in the list (the header). */
+static void store_misuse(int m) {
+    struct es_store s;
+    es_store_init(&s, 1000);
+    struct es_chunk *h = chunk_of(50, 'h');
+    es_store_set_header(&s, h);
+    struct es_chunk *a = es_store_append(&s, chunk_of(100, 'a'), 1);
+    if (m == 1)
+        es_store_append(&s, a, 1);
+    else if (m == 2)
+        es_store_release_range(&s, h, a);
+    else
+        es_store_release_range(&s, a, a);
+}
+
+UNIT_CASE(store_asserts) {
+#ifdef NDEBUG
+    ok(1, "# SKIP built with NDEBUG: no asserts to test");
+#else
+    ok(unit_dies_of(store_misuse, 0) == 0, "releasing a range of listed chunks is fine");
+    ok(unit_dies_of(store_misuse, 1) == SIGABRT, "appending a chunk already in the list stops");
+    ok(unit_dies_of(store_misuse, 2) == SIGABRT,
+       "releasing a range that starts outside the list stops");
+#endif
 }
 
 /* A store with its header whose first client has joined (with nothing
@@ -269,7 +304,8 @@ UNIT_CASE(store_million_chunks) {
             slow = c;
     }
     send_all(&s, &slow);
-    ok(s.bytes_held == 50 && s.head == NULL, "a million-chunk range released");
+    ok(s.bytes_held == 50 && es_store_oldest(&s) == NULL && es_store_length(&s) == 0,
+       "a million-chunk range released");
     es_store_destroy(&s);
 }
 
