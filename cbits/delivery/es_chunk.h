@@ -21,10 +21,13 @@ struct es_span {
 };
 
 struct es_chunk {
-    struct es_chunk *next, *prev; /* list neighbours while linked */
-    /* A chunk is in at most one list at a time, each owned by one module:
-     * the pool's free list (es_pool.c), the chunk store's list (es_store.h).
-     * In none when it is freed. */
+    /* A chunk is in at most one list at a time, each owned by one module,
+     * in the order it travels: the inbox's (es_inbox.h: handed over by an
+     * RTS thread), the walker's (es_walker.h: walked, for the loop
+     * thread), the chunk store's (es_store.h: sent to clients); once freed,
+     * the pool's free list (es_pool.c). In none while a thread holds it
+     * between two of them, or the library made it for a client alone (a
+     * header, a notice). */
     struct es_queue_node link;
     uint32_t refs; /* holders */
     uint32_t flags;

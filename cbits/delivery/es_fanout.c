@@ -98,7 +98,7 @@ static void ingest_header(struct es_fanout *f, struct es_chunk *c) {
 }
 
 void es_fanout_ingest(struct es_fanout *f, struct es_chunk *c) {
-    c->next = NULL;
+    assert(!es_queue_linked(&c->link)); /* out of the hand-off's lists */
     if (c->flags & ES_CHUNK_HEADER) {
         ingest_header(f, c);
         return;

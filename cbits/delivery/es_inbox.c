@@ -10,6 +10,7 @@
 
 int es_inbox_init(struct es_inbox *in, size_t limit) {
     memset(in, 0, sizeof *in);
+    es_queue_init(&in->pending);
     in->open = true;
     in->limit = limit;
     atomic_init(&in->in_flight, 0);
@@ -25,13 +26,9 @@ int es_inbox_init(struct es_inbox *in, size_t limit) {
 }
 
 void es_inbox_destroy(struct es_inbox *in) {
-    struct es_chunk *c = in->head;
-    while (c != NULL) {
-        struct es_chunk *next = c->next;
-        es_pool_chunk_free(c);
-        c = next;
-    }
-    in->head = in->tail = NULL;
+    struct es_queue_node *n;
+    while ((n = es_queue_pop_head(&in->pending)) != NULL)
+        es_pool_chunk_free(es_chunk_of(n));
     es_pool_chunk_free(in->reserve);
     in->reserve = NULL;
     uv_cond_destroy(&in->ready);
@@ -121,11 +118,7 @@ bool es_inbox_push(struct es_inbox *in, const void *buf, size_t len, bool may_dr
         in->gap_oom_chunks = in->gap_oom_bytes = 0;
     }
     atomic_fetch_add_explicit(&in->in_flight, len, memory_order_relaxed);
-    if (in->tail != NULL)
-        in->tail->next = c;
-    else
-        in->head = c;
-    in->tail = c;
+    es_queue_insert_tail(&in->pending, &c->link);
     in->chunks_in++;
     in->bytes_in += len;
     /* Under the lock: once it is released, the inbox may be closed and
@@ -184,19 +177,19 @@ uint64_t es_inbox_bytes_in(struct es_inbox *in) {
 
 bool es_inbox_empty(struct es_inbox *in) {
     uv_mutex_lock(&in->lock);
-    bool empty = in->head == NULL;
+    bool empty = es_queue_empty(&in->pending);
     uv_mutex_unlock(&in->lock);
     return empty;
 }
 
-struct es_chunk *es_inbox_wait(struct es_inbox *in) {
+bool es_inbox_wait(struct es_inbox *in, struct es_queue *out) {
     uv_mutex_lock(&in->lock);
-    while (in->head == NULL && in->open)
+    while (es_queue_empty(&in->pending) && in->open)
         uv_cond_wait(&in->ready, &in->lock);
-    struct es_chunk *c = in->head;
-    in->head = in->tail = NULL;
+    bool any = !es_queue_empty(&in->pending);
+    es_queue_move(out, &in->pending);
     uv_mutex_unlock(&in->lock);
-    return c;
+    return any;
 }
 
 void es_inbox_close(struct es_inbox *in) {

@@ -2,7 +2,9 @@
 /* The hand-off from RTS threads to the walker thread. writeEventLog copies a
  * chunk, appends it here under a short lock and signals the walker; it
  * never waits for a client or for the walker. The walker takes everything
- * pending at once.
+ * pending at once: the batch moves from the inbox's queue to the walker's
+ * in one step under the lock, and each chunk is then in the walker's
+ * hands alone (a chunk is in one list at a time, es_chunk.h).
  *
  * A chunk that finds no memory for its copy is lost like one dropped for
  * the limit below: counted, and the next chunk accepted carries the gap
@@ -32,7 +34,7 @@
 struct es_inbox {
     uv_mutex_t lock;
     uv_cond_t ready;                  /* signalled when chunks arrive or the inbox closes */
-    struct es_chunk *head, *tail;     /* pending chunks, oldest first, linked by next */
+    struct es_queue pending;          /* chunks handed over, oldest first (es_chunk.link) */
     bool open;                        /* false once the server stops accepting chunks */
     uint64_t chunks_in, bytes_in;     /* accepted from the RTS */
     uint64_t lost_chunks, lost_bytes; /* refused: closed */
@@ -86,9 +88,10 @@ static inline size_t es_inbox_in_flight(const struct es_inbox *in) {
 /* Whether no chunk is waiting to be taken. Any thread. */
 bool es_inbox_empty(struct es_inbox *in);
 
-/* Wait for pending chunks and take them all, oldest first, linked by next.
- * Returns NULL once the inbox is closed and empty. One consumer thread. */
-struct es_chunk *es_inbox_wait(struct es_inbox *in);
+/* Wait for pending chunks and move them all to the end of `out`, oldest
+ * first. Returns false (moving nothing) once the inbox is closed and
+ * empty. One consumer thread. */
+bool es_inbox_wait(struct es_inbox *in, struct es_queue *out);
 
 /* Refuse further chunks and wake the consumer, which still gets the chunks
  * pushed before. */

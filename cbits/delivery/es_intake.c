@@ -29,16 +29,17 @@ void es_intake_publish_held(struct es_intake *in) {
 
 bool es_intake_take(struct es_intake *in) {
     const struct es_intake_env *e = &in->env;
-    struct es_chunk *c = es_walker_take(e->walker);
-    bool any = c != NULL;
+    struct es_queue taken;
+    es_queue_init(&taken);
+    bool any = es_walker_take(e->walker, &taken);
     size_t bytes = 0;
-    while (c != NULL) {
-        struct es_chunk *next = c->next;
+    struct es_queue_node *n;
+    while ((n = es_queue_pop_head(&taken)) != NULL) {
+        struct es_chunk *c = es_chunk_of(n);
         bytes += c->len; /* before ingest, which may free or split it */
         if ((c->gap_chunks > 0 || es_bound_notice_due(e->bound)) && es_fanout_have_header(e->fan))
             es_bound_handoff_gap(e->bound, c);
         es_fanout_ingest(e->fan, c);
-        c = next;
     }
     es_inbox_release(e->inbox, bytes);
     return any;

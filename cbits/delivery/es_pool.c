@@ -186,7 +186,6 @@ struct es_chunk *es_pool_chunk_new(const void *data, size_t len) {
 
 struct es_chunk *es_pool_chunk_fill(struct es_chunk *c, const void *data, size_t len) {
     assert(!es_queue_linked(&c->link) && len <= c->cap);
-    c->next = c->prev = NULL;
     c->refs = 1;
     c->flags = 0;
     c->end_offset = 0;

@@ -12,6 +12,7 @@
 int es_walker_init(struct es_walker *w, struct es_inbox *in, const bool *want,
                    es_walker_wake_fn wake, void *ctx) {
     memset(w, 0, sizeof *w);
+    es_queue_init(&w->walked);
     atomic_init(&w->clock_offset, 0);
     w->in = in;
     w->want = want;
@@ -25,11 +26,9 @@ int es_walker_init(struct es_walker *w, struct es_inbox *in, const bool *want,
 }
 
 void es_walker_destroy(struct es_walker *w) {
-    for (struct es_chunk *c = w->head, *next; c != NULL; c = next) {
-        next = c->next;
-        es_pool_chunk_free(c);
-    }
-    w->head = w->tail = NULL;
+    struct es_queue_node *n;
+    while ((n = es_queue_pop_head(&w->walked)) != NULL)
+        es_pool_chunk_free(es_chunk_of(n));
     uv_cond_destroy(&w->done);
     uv_mutex_destroy(&w->lock);
 }
@@ -109,13 +108,14 @@ uint64_t es_walker_program_time(struct es_walker *w) {
 
 static void walker_main(void *arg) {
     struct es_walker *w = arg;
-    struct es_chunk *c;
-    while ((c = es_inbox_wait(w->in)) != NULL) {
+    struct es_queue batch; /* taken from the inbox, not yet walked */
+    es_queue_init(&batch);
+    while (es_inbox_wait(w->in, &batch)) {
         /* Hand each chunk over as soon as it is walked, so the loop can
          * write one chunk while the next is walked. */
-        while (c != NULL) {
-            struct es_chunk *next = c->next;
-            c->next = NULL;
+        struct es_queue_node *n;
+        while ((n = es_queue_pop_head(&batch)) != NULL) {
+            struct es_chunk *c = es_chunk_of(n);
             int cap = walk(w, c);
             /* Read before the hand-over: the loop may free the chunk. */
             size_t spare = c->flags & ES_CHUNK_HEADER ? ES_RTS_BUFFER : c->len;
@@ -124,11 +124,7 @@ static void walker_main(void *arg) {
                 es_pace_note_block(&w->pace, (uint16_t)cap, c->arrived);
                 note_clock(w, c);
             }
-            if (w->tail != NULL)
-                w->tail->next = c;
-            else
-                w->head = c;
-            w->tail = c;
+            es_queue_insert_tail(&w->walked, &c->link);
             uv_mutex_unlock(&w->lock);
             w->wake(w->wake_ctx);
             /* While the loop sends, have a buffer ready for the RTS's next
@@ -139,11 +135,10 @@ static void walker_main(void *arg) {
              * RTS (in a flood of chunks, writeEventLog's p50 went from 0.16
              * to 1 ms). Out of memory here only means the RTS thread
              * allocates for itself. */
-            if (next == NULL && es_inbox_empty(w->in)) {
+            if (es_queue_empty(&batch) && es_inbox_empty(w->in)) {
                 (void)es_pool_reserve(spare);
                 (void)es_inbox_refill(w->in); /* the inbox's reserve, if it was used */
             }
-            c = next;
         }
     }
     uv_mutex_lock(&w->lock);
@@ -178,12 +173,12 @@ int es_walker_wait(struct es_walker *w, uint64_t deadline) {
     return r;
 }
 
-struct es_chunk *es_walker_take(struct es_walker *w) {
+bool es_walker_take(struct es_walker *w, struct es_queue *out) {
     uv_mutex_lock(&w->lock);
-    struct es_chunk *c = w->head;
-    w->head = w->tail = NULL;
+    bool any = !es_queue_empty(&w->walked);
+    es_queue_move(out, &w->walked);
     uv_mutex_unlock(&w->lock);
-    return c;
+    return any;
 }
 
 uint64_t es_walker_next_flush(struct es_walker *w, uint64_t last_flush, uint64_t interval) {

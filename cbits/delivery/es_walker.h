@@ -48,10 +48,10 @@ struct es_walker {
     struct es_walk_plan plan; /* for header and want; walker thread only */
     bool have_header;         /* a header parsed: chunks can be walked */
     bool bad_chunk_logged;
-    uv_mutex_t lock;              /* guards head, tail and pace */
-    struct es_chunk *head, *tail; /* walked, not yet taken; oldest first */
-    struct es_pace pace;          /* when each capability last handed a block over */
-    bool finished;                /* the thread has handed everything over (lock) */
+    uv_mutex_t lock;        /* guards walked and pace */
+    struct es_queue walked; /* walked, not yet taken; oldest first (es_chunk.link) */
+    struct es_pace pace;    /* when each capability last handed a block over */
+    bool finished;          /* the thread has handed everything over (lock) */
     /* uv_hrtime less program time, as the blocks' hand-over times and end
      * times tell it (the smallest difference seen; 0: none yet). */
     atomic_uint_fast64_t clock_offset;
@@ -87,8 +87,9 @@ int es_walker_wait(struct es_walker *w, uint64_t deadline);
  * late; 0 before any block. Any thread. */
 uint64_t es_walker_program_time(struct es_walker *w);
 
-/* Take the walked chunks, oldest first, linked by next. Loop thread. */
-struct es_chunk *es_walker_take(struct es_walker *w);
+/* Move the walked chunks to the end of `out`, oldest first; false when
+ * there were none. Loop thread. */
+bool es_walker_take(struct es_walker *w, struct es_queue *out);
 
 /* When the RTS's buffers next need a flush, by the blocks walked so far
  * (es_pace_next_flush; times from uv_hrtime). Any thread. */

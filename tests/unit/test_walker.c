@@ -80,26 +80,29 @@ static void check_fixture(const char *path) {
     ok(due >= pushed_from + interval && due <= pushed_to + interval,
        "%s: the next flush is due one interval after the capabilities' hand-overs", path);
 
-    struct es_chunk *c = es_walker_take(&w);
+    struct es_queue taken;
+    es_queue_init(&taken);
+    ok(es_walker_take(&w, &taken) && es_queue_len(&taken) == nchunks + 2 && es_queue_valid(&taken),
+       "%s: every chunk pushed is taken, each once", path);
+    ok(!es_walker_take(&w, &taken) && es_queue_len(&taken) == nchunks + 2,
+       "%s: a second take finds nothing more", path);
+    struct es_chunk *c = es_chunk_of(es_queue_pop_head(&taken));
     ok(c != NULL && c->len == sizeof early && c->flags == 0 && c->ndefs == 0,
        "%s: data before the header passes on unwalked", path);
-    struct es_chunk *next = c ? c->next : NULL;
     es_pool_chunk_free(c);
-    c = next;
+    c = es_chunk_of(es_queue_pop_head(&taken));
     ok(c != NULL && c->len == h->len && memcmp(c->data, buf, h->len) == 0 &&
            (c->flags & ES_CHUNK_HEADER),
        "%s: the header comes out first, marked as the header", path);
     ok(c != NULL && c->header != NULL && c->header->len == h->len &&
            c->header->ntypes == h->ntypes && memcmp(c->header->size, h->size, sizeof h->size) == 0,
        "%s: the header carries the walker's parse of it for the loop", path);
-    next = c ? c->next : NULL;
     es_pool_chunk_free(c);
-    c = next;
+    c = es_chunk_of(es_queue_pop_head(&taken));
 
     size_t i = 0, same = 0, marked_end = 0, end_at = 0, defs = 0, defs_right = 0, lost = 0;
     size_t offsets[8192];
-    for (; c != NULL; c = next, i++) {
-        next = c->next;
+    for (; c != NULL; c = es_chunk_of(es_queue_pop_head(&taken)), i++) {
         if (i < nchunks && c->len == ends[i] - starts[i] &&
             memcmp(c->data, buf + starts[i], c->len) == 0)
             same++;
