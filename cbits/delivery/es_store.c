@@ -48,6 +48,10 @@ void es_store_release(struct es_store *s, struct es_chunk *c) {
         assert(s->linked_bytes >= c->len && c != s->kept);
         es_queue_remove(&s->chunks, &c->link);
         s->linked_bytes -= c->len;
+        /* The byte counts follow the list: none without chunks, and what
+         * is kept for a first client is listed. */
+        assert(!es_queue_empty(&s->chunks) || s->linked_bytes == 0);
+        assert(s->kept_bytes <= s->linked_bytes);
     }
     s->bytes_held -= c->len;
     es_pool_chunk_free(c);
