@@ -171,6 +171,11 @@ static bool holds_program(struct es_lossless *l, const struct es_client *c) {
     return unsent + ES_RTS_BUFFER > l->limit;
 }
 
+/* Whether the program waited since the last wait notice. */
+static bool waits_untold(struct es_lossless *l) {
+    return atomic_load(&l->wait.waits) > l->noticed_waits;
+}
+
 static void on_check(uv_timer_t *t) {
     struct es_lossless *l = t->data;
     uint64_t now = uv_now(l->loop);
@@ -212,11 +217,13 @@ static void on_check(uv_timer_t *t) {
             changed = true;
         }
     }
+    if (es_lossless_notice(l))
+        changed = true;
     if (changed) {
         es_fanout_each(l->fan, c, next) es_client_pump(c);
         es_lossless_publish(l);
     }
-    if (l->count == 0)
+    if (l->count == 0 && !waits_untold(l))
         uv_timer_stop(&l->check);
 }
 
@@ -238,21 +245,25 @@ void es_lossless_publish(struct es_lossless *l) {
     es_wait_publish(&l->wait, true, backlog);
 }
 
-void es_lossless_notice(struct es_lossless *l) {
+bool es_lossless_notice(struct es_lossless *l) {
     uint64_t now = uv_now(l->loop);
     if (!es_fanout_have_header(l->fan) || now - l->notice_ms < ES_WAIT_NOTICE_MS)
-        return;
+        return false;
     uint64_t waits = atomic_load(&l->wait.waits), ns = atomic_load(&l->wait.wait_ns);
+    bool sent = false;
     if (waits > l->noticed_waits) {
         struct es_chunk *n = es_notice_wait(es_fanout_header(l->fan), es_fanout_last_time(l->fan),
                                             waits - l->noticed_waits, ns - l->noticed_ns,
                                             l->notice_ms ? now - l->notice_ms : ES_WAIT_NOTICE_MS);
-        if (n != NULL)
+        if (n != NULL) {
             es_fanout_append(l->fan, n);
+            sent = true;
+        }
     }
     l->notice_ms = now;
     l->noticed_waits = waits;
     l->noticed_ns = ns;
+    return sent;
 }
 
 bool es_lossless_full(struct es_lossless *l) {
