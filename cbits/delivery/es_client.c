@@ -490,3 +490,42 @@ void es_client_start(struct es_client *c) {
     }
     es_client_pump(c);
 }
+
+void es_client_set_reader(struct es_client *c, void *reader) {
+    assert(reader != NULL && c->reader == NULL); /* once */
+    c->reader = reader;
+    es_control_init(&c->control);
+}
+
+void *es_client_reader(const struct es_client *c) {
+    assert(c->reader != NULL);
+    return c->reader;
+}
+
+size_t es_client_next_frame(struct es_client *c, const uint8_t *buf, size_t len,
+                            struct es_control_found *f) {
+    assert(c->reader != NULL && len > 0);
+    size_t n = es_control_next(&c->control, buf, len, f);
+    assert(n > 0 && n <= len);
+    return n;
+}
+
+void es_client_frame_ignored(struct es_client *c) {
+    es_control_ignored(&c->control);
+}
+
+size_t es_client_count_read(struct es_client *c, uint64_t now_ms, size_t n) {
+    if (es_client_reads_due(c, now_ms))
+        es_client_restart_reads(c, now_ms, 0);
+    c->read_bytes += n;
+    return c->read_bytes;
+}
+
+void es_client_restart_reads(struct es_client *c, uint64_t now_ms, size_t bytes) {
+    c->read_window_ms = now_ms;
+    c->read_bytes = bytes;
+}
+
+bool es_client_reads_due(const struct es_client *c, uint64_t now_ms) {
+    return now_ms - c->read_window_ms >= ES_CLIENT_READ_WINDOW_MS;
+}
