@@ -56,11 +56,13 @@ struct es_client;
  * transitions:
  * - bits marked "once" are never cleared;
  * - nothing begins on a closing client: STARTED, WRITING, FINISHING,
- *   READ_PAUSED, COST_NOTICES and LOSSLESS are never set once CLOSING is
- *   (a write that finished before the close may still set HEADER_SENT, a
- *   look at its progress EVER_READ);
- * - STARTED, WRITING, FINISHING, CLOSING and LOSSLESS are set only when
- *   clear, and WRITING and LOSSLESS cleared only when set;
+ *   READ_PAUSED, COST_NOTICES, LOSSLESS and HELD are never set once
+ *   CLOSING is (a write that finished before the close may still set
+ *   HEADER_SENT, a look at its progress EVER_READ);
+ * - STARTED, WRITING, FINISHING, CLOSING, LOSSLESS and HELD are set only
+ *   when clear, and WRITING, LOSSLESS and HELD cleared only when set;
+ * - HELD is set only at the start: on a STARTED client that has written
+ *   and been read nothing yet;
  * - never both LOSSLESS and LOSSLESS_OVER, WRITING and FINISHING, or
  *   READ_PAUSED and READ_EOF; WRITE_HEADER only with WRITING and before
  *   HEADER_SENT. */
