@@ -30,6 +30,7 @@ static void on_check(uv_timer_t *t);
 
 void es_lossless_open(struct es_lossless *l, uv_loop_t *loop, struct es_fanout *fan,
                       struct es_counters *counters) {
+    assert(!l->check_open && l->count == 0);
     l->loop = loop;
     l->fan = fan;
     l->counters = counters;
@@ -178,6 +179,7 @@ static bool waits_untold(struct es_lossless *l) {
 
 static void on_check(uv_timer_t *t) {
     struct es_lossless *l = t->data;
+    assert(l->check_open);
     uint64_t now = uv_now(l->loop);
     unsigned signals = es_signal_count();
     if (signals != l->seen_signals && !l->interrupted) {
@@ -236,12 +238,17 @@ void es_lossless_publish(struct es_lossless *l) {
         return;
     }
     uint64_t backlog = 0;
+    unsigned n = 0;
     es_fanout_each(l->fan, c, next) {
+        n += es_client_is(c, ES_CLIENT_LOSSLESS);
         if (es_client_is(c, ES_CLIENT_LOSSLESS) && !es_client_is(c, ES_CLIENT_CLOSING)) {
             uint64_t u = es_client_unsent(c);
             backlog = u > backlog ? u : backlog;
         }
     }
+    /* The count is the lossless clients' (closing ones until they left). */
+    assert(n == l->count);
+    (void)n;
     es_wait_publish(&l->wait, true, backlog);
 }
 
