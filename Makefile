@@ -292,7 +292,7 @@ HS_MODULES := $(wildcard haskell/GHC/Eventlog/*.hsc haskell/GHC/Eventlog/Socket/
 HS_GEN_SRC := $(HS_MODULES:haskell/%.hsc=$(HS_GEN)/%.hs)
 $(HS_GEN)/%.hs: haskell/%.hsc $(wildcard include/*.h) $(CBITS_H)
 	@mkdir -p $(dir $@)
-	$(HSC2HS) -Iinclude -Icbits -o $@ $<
+	$(HSC2HS) -Iinclude -Icbits $(addprefix -I,$(RTS_INCLUDE)) -o $@ $<
 $(HSSTART): tests/hsstart/Main.hs $(HS_GEN_SRC) $(CBITS_OBJ) $(RTS_OBJ)
 	@mkdir -p $(dir $@)
 	$(HC) -O -threaded $(EVENTLOG_FLAG) -rtsopts -with-rtsopts=-l -Iinclude -Icbits -i$(HS_GEN) \
