@@ -6,6 +6,7 @@
 #include "es_listen.h"
 #include "es_log.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -26,6 +27,7 @@ void es_config_defaults(struct es_config *cfg) {
         .lossless_clients = EVENTLOG_SOCKET_LOSSLESS_OWNER,
         .lossless_stall_ms = 10000,
     };
+    assert(es_config_invalid(cfg) == NULL); /* the defaults meet every limit */
 }
 
 /* The flight recorder's settings. */

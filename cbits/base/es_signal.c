@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "es_signal.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -99,6 +100,7 @@ static void on_guarded(int sig, siginfo_t *info, void *uctx) {
 }
 
 void es_signal_guard(void (*cleanup)(void *), void *ctx) {
+    assert(cleanup != NULL);
     atomic_store(&guard_ctx, ctx);
     atomic_store(&guard_cleanup, cleanup);
     for (int i = 0; i < 2; i++) {
