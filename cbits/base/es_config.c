@@ -96,11 +96,21 @@ int es_config_from_options(struct es_config *cfg, const struct eventlog_socket_o
     next.retain = opts->retain_bytes;
     next.retain_seconds = opts->retain_seconds;
     const char *dump = opts->dump_on_failure ? opts->dump_on_failure : "";
-    if (strlen(dump) >= sizeof next.dump_on_failure)
+    if (strlen(dump) >= sizeof next.dump_on_failure) {
+        es_log("options refused: dump_on_failure is longer than %zu bytes",
+               sizeof next.dump_on_failure - 1);
         return EVENTLOG_SOCKET_EINVAL;
+    }
     strcpy(next.dump_on_failure, dump);
-    if (es_config_invalid(&next) != NULL)
+    const char *why = es_config_invalid(&next);
+    if (why != NULL) {
+        /* The reason names the variable; docs/configuration.md maps each
+         * to its field of struct eventlog_socket_options. */
+        es_log("options refused: %s (the same rule holds for the field of "
+               "eventlog_socket_options that sets it)",
+               why);
         return EVENTLOG_SOCKET_EINVAL;
+    }
     *cfg = next;
     return 0;
 }
