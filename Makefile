@@ -416,6 +416,30 @@ $(CBITS_LIB_DIR)/$(1)/libcbits.a: $(CBITS_SRC:cbits/%.c=$(CBITS_LIB_DIR)/$(1)/ob
 endef
 $(foreach f,plain asan tsan,$(eval $(call cbits_flavour,$(f))))
 
+# The client's model (MODEL_SRC) and the parts of the command its unit
+# tests and fuzz targets link (CLIENT_LIB_SRC), likewise compiled once per
+# flavour into archives, not once per test program.
+MODEL_LIB_plain := $(CBITS_LIB_DIR)/plain/libmodel.a
+MODEL_LIB_asan := $(CBITS_LIB_DIR)/asan/libmodel.a
+CLIENT_PARTS_LIB_plain := $(CBITS_LIB_DIR)/plain/libclientparts.a
+CLIENT_PARTS_LIB_asan := $(CBITS_LIB_DIR)/asan/libclientparts.a
+CLIENT_FLAVOUR_SRC := $(sort $(MODEL_SRC) $(CLIENT_LIB_SRC))
+CLIENT_FLAVOUR_OBJ := $(foreach f,plain asan,$(CLIENT_FLAVOUR_SRC:client/%.c=$(CBITS_LIB_DIR)/$(f)/client/%.o))
+
+define client_flavour
+$(CBITS_LIB_DIR)/$(1)/client/%.o: client/%.c
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(WARN) -D_DEFAULT_SOURCE $$(FLAVOUR_CFLAGS_$(1)) -Iinclude -Icbits -Iclient $$(UV_CFLAGS) \
+	    -MMD -MP -c $$< -o $$@
+$(CBITS_LIB_DIR)/$(1)/libmodel.a: $(MODEL_SRC:client/%.c=$(CBITS_LIB_DIR)/$(1)/client/%.o)
+	rm -f $$@
+	ar rcs $$@ $$^
+$(CBITS_LIB_DIR)/$(1)/libclientparts.a: $(CLIENT_LIB_SRC:client/%.c=$(CBITS_LIB_DIR)/$(1)/client/%.o)
+	rm -f $$@
+	ar rcs $$@ $$^
+endef
+$(foreach f,plain asan,$(eval $(call client_flavour,$(f))))
+
 # The runner every unit test links (tests/unit/unit.c: its main, the cases'
 # registry, their checks), once per flavour.
 UNIT_RUNNER_plain := $(BUILD)/unit-runner/plain/unit.o
@@ -443,38 +467,38 @@ $(BUILD)/unit-asan/%: tests/unit/%.c tests/unit/unit.h tests/unit/control_ref.h 
 MODEL_UNITS := test_model test_model_census test_model_sparks test_model_threads test_model_pauses \
                test_model_text
 $(MODEL_UNITS:%=$(BUILD)/unit/%): \
-$(BUILD)/unit/%: tests/unit/%.c tests/unit/unit.h tests/unit/model_events.h $(MODEL_SRC) $(MODEL_H) \
-                 $(UNIT_RUNNER_plain) $(CBITS_LIB_plain)
+$(BUILD)/unit/%: tests/unit/%.c tests/unit/unit.h tests/unit/model_events.h $(MODEL_H) \
+                 $(UNIT_RUNNER_plain) $(MODEL_LIB_plain) $(CBITS_LIB_plain)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(FLAVOUR_CFLAGS_plain) -Iinclude -Icbits -Iclient -o $@ $< \
-	    $(UNIT_RUNNER_plain) $(MODEL_SRC) $(CBITS_LIB_plain) -lm
+	    $(UNIT_RUNNER_plain) $(MODEL_LIB_plain) $(CBITS_LIB_plain) -lm
 
 $(MODEL_UNITS:%=$(BUILD)/unit-asan/%): $(BUILD)/unit-asan/%: tests/unit/%.c tests/unit/unit.h \
-                                  tests/unit/model_events.h $(MODEL_SRC) $(MODEL_H) $(UNIT_RUNNER_asan) \
-                                  $(CBITS_LIB_asan)
+                                  tests/unit/model_events.h $(MODEL_H) $(UNIT_RUNNER_asan) \
+                                  $(MODEL_LIB_asan) $(CBITS_LIB_asan)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(SAN_FLAGS) -Iinclude -Icbits -Iclient -o $@ $< $(UNIT_RUNNER_asan) \
-	    $(MODEL_SRC) $(CBITS_LIB_asan) -lm
+	    $(MODEL_LIB_asan) $(CBITS_LIB_asan) -lm
 
 # Unit tests of the command's parts (tests/unit/test_client_*.c) link them too.
-$(BUILD)/unit/test_client_%: tests/unit/test_client_%.c tests/unit/unit.h $(CLIENT_LIB_SRC) \
-                             $(CLIENT_H) $(UNIT_RUNNER_plain) $(CBITS_LIB_plain)
+$(BUILD)/unit/test_client_%: tests/unit/test_client_%.c tests/unit/unit.h \
+                             $(CLIENT_H) $(UNIT_RUNNER_plain) $(CLIENT_PARTS_LIB_plain) $(CBITS_LIB_plain)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(FLAVOUR_CFLAGS_plain) -Iinclude -Icbits -Iclient $(UV_CFLAGS) \
-	    -o $@ $< $(UNIT_RUNNER_plain) $(CLIENT_LIB_SRC) $(CBITS_LIB_plain) $(UV_LIBS)
+	    -o $@ $< $(UNIT_RUNNER_plain) $(CLIENT_PARTS_LIB_plain) $(CBITS_LIB_plain) $(UV_LIBS)
 
-$(BUILD)/unit-asan/test_client_%: tests/unit/test_client_%.c tests/unit/unit.h $(CLIENT_LIB_SRC) \
-                                  $(CLIENT_H) $(UNIT_RUNNER_asan) $(CBITS_LIB_asan)
+$(BUILD)/unit-asan/test_client_%: tests/unit/test_client_%.c tests/unit/unit.h \
+                                  $(CLIENT_H) $(UNIT_RUNNER_asan) $(CLIENT_PARTS_LIB_asan) $(CBITS_LIB_asan)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(SAN_FLAGS) -Iinclude -Icbits -Iclient $(UV_CFLAGS) -o $@ $< \
-	    $(UNIT_RUNNER_asan) $(CLIENT_LIB_SRC) $(CBITS_LIB_asan) $(UV_LIBS)
+	    $(UNIT_RUNNER_asan) $(CLIENT_PARTS_LIB_asan) $(CBITS_LIB_asan) $(UV_LIBS)
 
 # The client's fuzz target links the command's parts as well.
 $(BUILD)/unit-asan/fuzz_client: tests/fuzz/fuzz_client.c tests/fuzz/fuzz_check.h tests/fuzz/replay.c \
-                                $(CLIENT_LIB_SRC) $(CLIENT_H) $(CBITS_LIB_asan)
+                                $(CLIENT_H) $(CLIENT_PARTS_LIB_asan) $(CBITS_LIB_asan)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(SAN_FLAGS) -Iinclude -Icbits -Iclient $(UV_CFLAGS) -o $@ $< \
-	    tests/fuzz/replay.c $(CLIENT_LIB_SRC) $(CBITS_LIB_asan) $(UV_LIBS)
+	    tests/fuzz/replay.c $(CLIENT_PARTS_LIB_asan) $(CBITS_LIB_asan) $(UV_LIBS)
 
 $(BUILD)/fuzz/fuzz_client: tests/fuzz/fuzz_client.c tests/fuzz/fuzz_check.h $(CLIENT_LIB_SRC) \
                            $(CLIENT_H) $(CLIENT_CBITS)
@@ -485,10 +509,10 @@ $(BUILD)/fuzz/fuzz_client: tests/fuzz/fuzz_client.c tests/fuzz/fuzz_check.h $(CL
 
 # The model's fuzz target links the model (MODEL_SRC) as well.
 $(BUILD)/unit-asan/fuzz_model: tests/fuzz/fuzz_model.c tests/fuzz/fuzz_check.h tests/fuzz/replay.c \
-                               $(MODEL_SRC) $(MODEL_H) $(CBITS_LIB_asan)
+                               $(MODEL_H) $(MODEL_LIB_asan) $(CBITS_LIB_asan)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(SAN_FLAGS) -Iinclude -Icbits -Iclient -o $@ $< \
-	    tests/fuzz/replay.c $(MODEL_SRC) $(CBITS_LIB_asan) -lm
+	    tests/fuzz/replay.c $(MODEL_LIB_asan) $(CBITS_LIB_asan) -lm
 
 $(BUILD)/fuzz/fuzz_model: tests/fuzz/fuzz_model.c tests/fuzz/fuzz_check.h $(MODEL_SRC) $(MODEL_H) \
                           $(CLIENT_CBITS)
@@ -722,6 +746,6 @@ flake8: $(LINT_DIR)/flake8.txt
 shellcheck: $(LINT_DIR)/shellcheck.txt
 	@tests/lint.sh $(BUILD) shellcheck
 
--include $(CBITS_OBJ:.o=.d) $(RTS_OBJ:.o=.d) $(CBITS_FLAVOUR_OBJ:.o=.d) $(SAN_OBJ:.o=.d) $(ANALYZE_OUT:.txt=.d)
+-include $(CBITS_OBJ:.o=.d) $(RTS_OBJ:.o=.d) $(CBITS_FLAVOUR_OBJ:.o=.d) $(CLIENT_FLAVOUR_OBJ:.o=.d) $(SAN_OBJ:.o=.d) $(ANALYZE_OUT:.txt=.d)
 
 endif

@@ -23,6 +23,9 @@ void es_rts_on_command(uint8_t cmd, void *ctx) {
     (void)ctx;
     pthread_mutex_lock(&es_rts.control_lock);
     if (es_rts.ready) {
+        /* What waited for readiness was applied then (eventlog_socket_ready). */
+        assert(es_rts.pending_profiling == 0 && es_rts.pending_cost_centre == 0 &&
+               !es_rts.pending_census);
         es_rts_control(cmd);
     } else if (cmd == EVENTLOG_SOCKET_CMD_REQUEST_HEAP_CENSUS) {
         es_rts.pending_census = true;

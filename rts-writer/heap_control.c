@@ -62,6 +62,7 @@
 #include "es_rts.h"
 
 #include <Rts.h>
+#include <assert.h>
 
 #if __GLASGOW_HASKELL__ >= 902
 #include <rts/prof/Heap.h>
@@ -81,6 +82,10 @@ static bool heap_profiling_enabled(void) {
 void es_rts_heap_control(uint8_t cmd) {
     /* Guarded by control_lock, which every caller holds. */
     static bool told;
+    /* es_rts_control sends it the heap commands only. */
+    assert(cmd == EVENTLOG_SOCKET_CMD_START_HEAP_PROFILING ||
+           cmd == EVENTLOG_SOCKET_CMD_STOP_HEAP_PROFILING ||
+           cmd == EVENTLOG_SOCKET_CMD_REQUEST_HEAP_CENSUS);
     if (!heap_profiling_enabled()) {
         /* No -h mode: nothing to start, stop or sample. */
         if (!told)

@@ -13,8 +13,12 @@
 #include "es_rts.h"
 
 #include <Rts.h>
+#include <assert.h>
 
 void es_rts_cost_centre_control(uint8_t cmd) {
+    /* es_rts_control sends it these two only. */
+    assert(cmd == EVENTLOG_SOCKET_CMD_START_COST_CENTRE_PROFILING ||
+           cmd == EVENTLOG_SOCKET_CMD_STOP_COST_CENTRE_PROFILING);
     if (!rts_isProfiled()) {
         static bool told; /* guarded by control_lock, which every caller holds */
         if (!told)

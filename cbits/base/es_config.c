@@ -7,6 +7,7 @@
 #include "es_log.h"
 #include "es_size.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -27,6 +28,7 @@ void es_config_defaults(struct es_config *cfg) {
         .lossless_clients = EVENTLOG_SOCKET_LOSSLESS_OWNER,
         .lossless_stall_ms = 10000,
     };
+    assert(es_config_invalid(cfg) == NULL); /* the defaults meet every limit */
 }
 
 /* The flight recorder's settings. */

@@ -5,6 +5,7 @@
 
 #include "es_time.h"
 
+#include <assert.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -69,6 +70,7 @@ static void *log_thread(void *arg) {
         /* The only place that may block on stderr. */
         write_all(out, n);
         pthread_mutex_lock(&lg.lock);
+        assert(lg.writing); /* this thread is its only writer */
         lg.writing = false;
         if (lg.len == 0)
             pthread_cond_broadcast(&lg.drained);
@@ -125,11 +127,13 @@ static void vlog(const char *fmt, va_list ap) {
     if (len > sizeof line - 2)
         len = sizeof line - 2;
     line[len++] = '\n';
+    assert(len <= sizeof line);
     pthread_mutex_lock(&lg.lock);
     start_thread();
     if (!lg.failed && lg.len + len <= sizeof lg.buf) {
         memcpy(lg.buf + lg.len, line, len);
         lg.len += len;
+        assert(lg.buf[lg.len - 1] == '\n'); /* whole lines only */
     } else {
         lg.lost++;
         atomic_fetch_add(&lg.lost_total, 1);
@@ -175,6 +179,7 @@ void es_log_limit_flush(struct es_log_limit *l, uint64_t now_ms, bool force) {
 }
 
 void es_log_limited(struct es_log_limit *l, uint64_t now_ms, const char *fmt, ...) {
+    assert(l->what != NULL); /* named before its first line: the summary says what */
     if (l->seen && now_ms - l->window_start_ms < ES_LOG_LIMIT_WINDOW_MS) {
         l->suppressed++;
         return;

@@ -3,7 +3,9 @@
 #define _GNU_SOURCE
 #include "es_signal.h"
 
+#include <assert.h>
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -98,7 +100,20 @@ static void on_guarded(int sig, siginfo_t *info, void *uctx) {
     errno = saved;
 }
 
+/* Guards in force (threads waiting at once), under guard_lock: the first
+ * installs the handlers, the last one out restores the program's. A guard
+ * taken while another is in force must not read our own handler as the
+ * program's: on_guarded would then call itself. */
+static pthread_mutex_t guard_lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned guard_depth;
+
 void es_signal_guard(void (*cleanup)(void *), void *ctx) {
+    assert(cleanup != NULL);
+    pthread_mutex_lock(&guard_lock);
+    if (guard_depth++ > 0) {
+        pthread_mutex_unlock(&guard_lock);
+        return;
+    }
     atomic_store(&guard_ctx, ctx);
     atomic_store(&guard_cleanup, cleanup);
     for (int i = 0; i < 2; i++) {
@@ -109,11 +124,17 @@ void es_signal_guard(void (*cleanup)(void *), void *ctx) {
         struct sigaction sa = in_front_of(&guard_prev[i], on_guarded);
         guard_set[i] = sigaction(guarded[i], &sa, NULL) == 0;
     }
+    pthread_mutex_unlock(&guard_lock);
 }
 
 void es_signal_unguard(void) {
-    for (int i = 0; i < 2; i++)
-        if (guard_set[i])
-            sigaction(guarded[i], &guard_prev[i], NULL);
-    atomic_store(&guard_cleanup, NULL);
+    pthread_mutex_lock(&guard_lock);
+    assert(guard_depth > 0);
+    if (guard_depth > 0 && --guard_depth == 0) {
+        for (int i = 0; i < 2; i++)
+            if (guard_set[i])
+                sigaction(guarded[i], &guard_prev[i], NULL);
+        atomic_store(&guard_cleanup, NULL);
+    }
+    pthread_mutex_unlock(&guard_lock);
 }

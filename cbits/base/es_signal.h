@@ -46,7 +46,10 @@ void es_signal_note(void);
 
 /* While a wait lasts: for SIGINT and SIGTERM whose action is the default
  * (ending the process), call `cleanup(ctx)` first. es_signal_unguard
- * restores the previous actions. Not nested; one thread. */
+ * restores the previous actions. Any thread; guards taken while one is in
+ * force (two threads waiting at once) count: the first one's cleanup
+ * serves them all (one server per process), and the last unguard
+ * restores. */
 void es_signal_guard(void (*cleanup)(void *), void *ctx);
 void es_signal_unguard(void);
 

@@ -38,6 +38,7 @@ static void arm_gate(struct es_command *c) {
 
 static void on_gate_timer(uv_timer_t *t) {
     struct es_command *c = t->data;
+    assert(c->open);
     if (c->stopped)
         return;
     uint8_t cmd;
@@ -52,6 +53,7 @@ void es_command_init(struct es_command *c, unsigned interval_ms, es_control_cb f
 }
 
 void es_command_open(struct es_command *c, uv_loop_t *loop, struct es_lossless *lossless) {
+    assert(!c->open && !c->stopped); /* once, after es_command_init */
     c->loop = loop;
     c->lossless = lossless;
     uv_timer_init(loop, &c->gate_timer); /* cannot fail */

@@ -32,6 +32,8 @@ static uint64_t due_at(const struct es_gate *g, int k) {
 
 void es_gate_cost(struct es_gate *g, uint8_t cmd, uint64_t cost_ms) {
     int k = kind_of(cmd);
+    /* Only a command that acted has a cost. */
+    assert(k < 0 || g->interval_ms == 0 || g->kind[k].acted);
     if (k >= 0 && g->interval_ms > 0)
         g->kind[k].gap_ms = cost_ms * ES_GATE_COST_FACTOR;
 }
@@ -50,6 +52,8 @@ bool es_gate_offer(struct es_gate *g, uint8_t cmd, uint64_t now_ms) {
     if (k < 0 || g->interval_ms == 0)
         return true;
     if (g->kind[k].pending || (g->kind[k].acted && now_ms < due_at(g, k))) {
+        /* A command waits only behind one of its kind that acted. */
+        assert(g->kind[k].acted);
         if (g->kind[k].pending)
             g->folded++;
         g->kind[k].pending = true;

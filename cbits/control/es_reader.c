@@ -11,15 +11,14 @@
 
 /* The reader of `c` (es_reader_start set it). */
 static struct es_reader *reader_of(const struct es_client *c) {
-    assert(c->reader != NULL);
-    return c->reader;
+    return es_client_reader(c);
 }
 
 /* One frame from `c`, to the module it is for. */
 static void dispatch(struct es_reader *r, struct es_client *c, const struct es_control_found *f) {
     if (f->kind == ES_CONTROL_CUSTOM) {
         if (!es_registry_dispatch(f->ns, f->ns_len, f->id))
-            es_control_ignored(&c->control);
+            es_client_frame_ignored(c);
         return;
     }
     assert(f->kind == ES_CONTROL_COMMAND);
@@ -44,8 +43,7 @@ static void dispatch(struct es_reader *r, struct es_client *c, const struct es_c
 static void take_frames(struct es_reader *r, struct es_client *c, const uint8_t *buf, size_t len) {
     while (len > 0 && !es_client_is(c, ES_CLIENT_CLOSING)) {
         struct es_control_found f;
-        size_t n = es_control_next(&c->control, buf, len, &f);
-        assert(n > 0 && n <= len);
+        size_t n = es_client_next_frame(c, buf, len, &f);
         buf += n;
         len -= n;
         if (f.kind != ES_CONTROL_NONE)
@@ -81,16 +79,12 @@ static void got_bytes(struct es_reader *r, struct es_client *c, const uint8_t *b
     uint64_t now = uv_now(r->loop);
     /* It has said what it wanted first: its stream may begin. */
     es_client_end_hold(c, now, true);
-    if (now - c->read_window_ms >= 1000) {
-        c->read_window_ms = now;
-        c->read_bytes = 0;
-    }
-    c->read_bytes += n;
+    size_t bytes = es_client_count_read(c, now, n);
     if (folded(r) != was) {
-        c->read_window_ms = now; /* a whole second from now */
-        c->read_bytes = ES_READER_BUDGET + 1;
+        bytes = ES_READER_BUDGET + 1;
+        es_client_restart_reads(c, now, bytes); /* a whole window from now */
     }
-    if (c->read_bytes > ES_READER_BUDGET && !es_client_is(c, ES_CLIENT_CLOSING))
+    if (bytes > ES_READER_BUDGET && !es_client_is(c, ES_CLIENT_CLOSING))
         pause_reading(r, c);
 }
 
@@ -118,11 +112,10 @@ static bool resume(struct es_client *c, uint64_t now_ms) {
     if (!es_client_is(c, ES_CLIENT_READ_PAUSED) ||
         es_client_is_any(c, ES_CLIENT_CLOSING | ES_CLIENT_READ_EOF))
         return false;
-    if (now_ms - c->read_window_ms < 1000)
+    if (!es_client_reads_due(c, now_ms))
         return true;
     es_client_set_flags(c, ES_CLIENT_READ_PAUSED, false);
-    c->read_window_ms = now_ms;
-    c->read_bytes = 0;
+    es_client_restart_reads(c, now_ms, 0);
     if (uv_read_start(es_client_stream(c), on_alloc, on_read) != 0)
         es_client_close(c);
     return false;
@@ -157,11 +150,10 @@ void es_reader_close(struct es_reader *r, uv_close_cb cb) {
 }
 
 int es_reader_start(struct es_reader *r, struct es_client *c) {
-    assert(r->open && c->reader == NULL);
+    assert(r->open);
     if (es_client_is(c, ES_CLIENT_CLOSING))
         return 0;
-    c->reader = r;
-    es_control_init(&c->control);
+    es_client_set_reader(c, r);
     int err = uv_read_start(es_client_stream(c), on_alloc, on_read);
     if (err != 0)
         es_client_close(c);

@@ -61,6 +61,9 @@ struct EventlogSocketControlNamespace {
 /* What the hook thread's queue holds: a hook (all its handlers), or
  * HOOK_ONE + k: only the k-th POST_START handler. */
 #define HOOK_ONE 2
+_Static_assert(EVENTLOG_SOCKET_HOOK_POST_START_EVENT_LOGGING < HOOK_ONE &&
+                   EVENTLOG_SOCKET_HOOK_PRE_END_EVENT_LOGGING < HOOK_ONE,
+               "a hook is its own queue item, below HOOK_ONE");
 
 /* As struct command: this library's handler or upstream's. */
 struct hook {
@@ -71,6 +74,7 @@ struct hook {
 };
 
 static void call_hook(const struct hook *h) {
+    assert((h->fn == NULL) != (h->ufn == NULL)); /* one handler, never both */
     if (h->fn != NULL)
         h->fn((void *)h->data);
     else
@@ -219,6 +223,9 @@ static bool next_item(struct worker *w, uint8_t *item) {
         pthread_cond_wait(&w->cond, &reg.lock);
     if (reg.quiesced)
         return false;
+    /* One item at a time per thread; the queue within its bounds. */
+    assert(!w->busy && w->started);
+    assert(w->count <= ES_REGISTRY_QUEUE && w->head < ES_REGISTRY_QUEUE);
     *item = w->items[w->head];
     w->head = (w->head + 1) % ES_REGISTRY_QUEUE;
     w->count--;
@@ -227,6 +234,7 @@ static bool next_item(struct worker *w, uint8_t *item) {
 }
 
 static void done_item(struct worker *w) {
+    assert(w->busy);
     w->busy = false;
     reg.run++;
     pthread_cond_broadcast(&reg.idle);
@@ -255,6 +263,7 @@ static uint64_t run_command(eventlog_socket_namespace *n, uint8_t id, const stru
     bool rts = collections != NULL && capabilities != NULL;
     uint64_t gcs = rts ? collections() : 0;
     uint64_t cpu = es_time_thread_cpu_ns();
+    assert((c->fn == NULL) != (c->ufn == NULL)); /* one handler, never both */
     if (c->fn != NULL)
         c->fn(n, id, (void *)c->data);
     else
@@ -276,6 +285,10 @@ static void *namespace_thread(void *arg) {
             pthread_cond_broadcast(&reg.idle);
             break;
         }
+        /* Queued only while no other run of it was (es_registry_dispatch),
+         * and only once registered; commands are never unregistered. */
+        assert(n->limit.pending[id]);
+        assert(n->cmds[id].fn != NULL || n->cmds[id].ufn != NULL);
         n->limit.pending[id] = false; /* a request from now on runs again */
         n->limit.acted = true;
         n->limit.last_ms = es_time_monotonic_ms();
@@ -299,6 +312,8 @@ static void *hook_thread(void *arg) {
     while (next_item(&reg.hook_worker, &item)) {
         int hook = item < HOOK_ONE ? item : EVENTLOG_SOCKET_HOOK_POST_START_EVENT_LOGGING;
         unsigned skip = item < HOOK_ONE ? 0 : item - HOOK_ONE;
+        /* A single handler is queued only for one that exists. */
+        assert(item < HOOK_ONE || skip < reg.post_start_count);
         for (struct hook *h = reg.hooks[hook]; h != NULL; h = h->next) {
             if (skip > 0) {
                 skip--;

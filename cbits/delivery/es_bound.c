@@ -5,6 +5,7 @@
 #include "es_notice.h"
 #include "es_pool.h"
 
+#include <assert.h>
 #include <stdio.h>
 
 void es_bound_init(struct es_bound *b, size_t max_buffer, size_t client_limit, bool drop_slow,
@@ -44,6 +45,8 @@ static void disconnect(struct es_bound *b, struct es_client *c, uint64_t lag, co
 
 /* Skip chunks for `c` down to `target` bytes; returns how many. */
 static uint64_t skip(struct es_bound *b, struct es_client *c, uint64_t target) {
+    /* A lossless client is never skipped: the program waits for it. */
+    assert(!es_client_is(c, ES_CLIENT_LOSSLESS));
     struct es_skipped k = es_client_drop(c, target);
     if (k.chunks == 0)
         return 0;

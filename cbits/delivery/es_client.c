@@ -40,6 +40,10 @@ void es_client_set_flags(struct es_client *c, unsigned f, bool on) {
     assert(!((now & ES_CLIENT_READ_PAUSED) && (now & ES_CLIENT_READ_EOF)));
     assert(!(now & ES_CLIENT_WRITE_HEADER) ||
            ((now & ES_CLIENT_WRITING) && !(now & ES_CLIENT_HEADER_SENT)));
+    /* A hold begins at the start only, before anything was written. */
+    assert(!on || !(f & ES_CLIENT_HELD) ||
+           ((was & ES_CLIENT_STARTED) &&
+            !(was & (ES_CLIENT_WRITING | ES_CLIENT_HEADER_SENT | ES_CLIENT_EVER_READ))));
     c->flags = now;
 }
 
@@ -174,32 +178,12 @@ static void write_header(struct es_client *c) {
         on_write(&c->wreq, r); /* releases what the write held, closes */
 }
 
-void es_client_pump(struct es_client *c) {
+/* What goes before the chunks in the next write, into first[0..5): the
+ * header, the definitions, the client's own notice, a drop notice, a cost
+ * notice (the references move to the write); returns how many. */
+static unsigned take_extras(struct es_client *c, bool with_header, struct es_chunk *first[5]) {
     struct es_store *st = c->env->store;
-    if (c->flags & (ES_CLIENT_WRITING | ES_CLIENT_CLOSING | ES_CLIENT_FINISHING))
-        return;
-    if (*c->env->stopping && caught_up(c)) {
-        es_client_set_flags(c, ES_CLIENT_FINISHING, true);
-        c->sreq.data = c;
-        if (uv_shutdown(&c->sreq, &c->io.stream, on_shutdown) != 0)
-            es_client_close(c);
-        return;
-    }
-    /* No header yet: the RTS has not started. Data never precedes it. */
-    bool with_header = !es_client_is(c, ES_CLIENT_HEADER_SENT);
-    if (with_header && es_store_header(st) == NULL)
-        return;
-    /* A held client gets its header only, until it may ask for the window. */
-    if (es_client_is(c, ES_CLIENT_HELD) && !*c->env->stopping) {
-        if (with_header)
-            write_header(c);
-        return;
-    }
-
-    uv_buf_t bufs[ES_CLIENT_MAX_BUFS];
-    unsigned n = 0, extra = 0;
-    size_t bytes = 0;
-    struct es_chunk *first[5];
+    unsigned extra = 0;
     if (with_header)
         first[extra++] = es_store_ref(es_store_header(st));
     if (c->defs) {
@@ -225,6 +209,38 @@ void es_client_pump(struct es_client *c) {
         first[extra++] = cost;
     }
     assert(extra <= sizeof c->write_extra / sizeof c->write_extra[0]);
+    return extra;
+}
+
+void es_client_pump(struct es_client *c) {
+    struct es_store *st = c->env->store;
+    if (c->flags & (ES_CLIENT_WRITING | ES_CLIENT_CLOSING | ES_CLIENT_FINISHING))
+        return;
+    /* No write in flight: none holds a chunk (on_write released them). */
+    assert(c->write_first == NULL && c->write_last == NULL && c->write_extra[0] == NULL);
+    if (*c->env->stopping && caught_up(c)) {
+        es_client_set_flags(c, ES_CLIENT_FINISHING, true);
+        c->sreq.data = c;
+        if (uv_shutdown(&c->sreq, &c->io.stream, on_shutdown) != 0)
+            es_client_close(c);
+        return;
+    }
+    /* No header yet: the RTS has not started. Data never precedes it. */
+    bool with_header = !es_client_is(c, ES_CLIENT_HEADER_SENT);
+    if (with_header && es_store_header(st) == NULL)
+        return;
+    /* A held client gets its header only, until it may ask for the window. */
+    if (es_client_is(c, ES_CLIENT_HELD) && !*c->env->stopping) {
+        if (with_header)
+            write_header(c);
+        return;
+    }
+
+    uv_buf_t bufs[ES_CLIENT_MAX_BUFS];
+    unsigned n = 0;
+    size_t bytes = 0;
+    struct es_chunk *first[5];
+    unsigned extra = take_extras(c, with_header, first);
     for (unsigned i = 0; i < extra; i++) {
         c->write_extra[i] = first[i];
         bufs[n++] = uv_buf_init((char *)first[i]->data, (unsigned)first[i]->len);
@@ -420,6 +436,7 @@ int es_client_fd(const struct es_client *c) {
 }
 
 void es_client_notice(struct es_client *c, struct es_chunk *n) {
+    assert(n != NULL);
     struct es_store *st = c->env->store;
     es_store_adopt(st, n);
     /* Nothing may follow the stream's end marker: a client already handed
@@ -489,4 +506,43 @@ void es_client_start(struct es_client *c) {
         c->hold_until = c->moved_ms + c->env->hold_ms;
     }
     es_client_pump(c);
+}
+
+void es_client_set_reader(struct es_client *c, void *reader) {
+    assert(reader != NULL && c->reader == NULL); /* once */
+    c->reader = reader;
+    es_control_init(&c->control);
+}
+
+void *es_client_reader(const struct es_client *c) {
+    assert(c->reader != NULL);
+    return c->reader;
+}
+
+size_t es_client_next_frame(struct es_client *c, const uint8_t *buf, size_t len,
+                            struct es_control_found *f) {
+    assert(c->reader != NULL && len > 0);
+    size_t n = es_control_next(&c->control, buf, len, f);
+    assert(n > 0 && n <= len);
+    return n;
+}
+
+void es_client_frame_ignored(struct es_client *c) {
+    es_control_ignored(&c->control);
+}
+
+size_t es_client_count_read(struct es_client *c, uint64_t now_ms, size_t n) {
+    if (es_client_reads_due(c, now_ms))
+        es_client_restart_reads(c, now_ms, 0);
+    c->read_bytes += n;
+    return c->read_bytes;
+}
+
+void es_client_restart_reads(struct es_client *c, uint64_t now_ms, size_t bytes) {
+    c->read_window_ms = now_ms;
+    c->read_bytes = bytes;
+}
+
+bool es_client_reads_due(const struct es_client *c, uint64_t now_ms) {
+    return now_ms - c->read_window_ms >= ES_CLIENT_READ_WINDOW_MS;
 }

@@ -56,11 +56,13 @@ struct es_client;
  * transitions:
  * - bits marked "once" are never cleared;
  * - nothing begins on a closing client: STARTED, WRITING, FINISHING,
- *   READ_PAUSED, COST_NOTICES and LOSSLESS are never set once CLOSING is
- *   (a write that finished before the close may still set HEADER_SENT, a
- *   look at its progress EVER_READ);
- * - STARTED, WRITING, FINISHING, CLOSING and LOSSLESS are set only when
- *   clear, and WRITING and LOSSLESS cleared only when set;
+ *   READ_PAUSED, COST_NOTICES, LOSSLESS and HELD are never set once
+ *   CLOSING is (a write that finished before the close may still set
+ *   HEADER_SENT, a look at its progress EVER_READ);
+ * - STARTED, WRITING, FINISHING, CLOSING, LOSSLESS and HELD are set only
+ *   when clear, and WRITING, LOSSLESS and HELD cleared only when set;
+ * - HELD is set only at the start: on a STARTED client that has written
+ *   and been read nothing yet;
  * - never both LOSSLESS and LOSSLESS_OVER, WRITING and FINISHING, or
  *   READ_PAUSED and READ_EOF; WRITE_HEADER only with WRITING and before
  *   HEADER_SENT. */
@@ -178,15 +180,18 @@ struct es_client {
 
     uint64_t hold_until; /* ES_CLIENT_HELD: when the hold ends (loop clock) */
 
-    /* Reading what it writes, es_reader.h's (their only writer): the
-     * reader, its control-frame parser, and what it wrote in the current
-     * one-second window (past ES_READER_BUDGET its socket is not read
-     * until the window ends). */
+    /* Reading what it writes is es_reader.h's; the client keeps, for it
+     * and through the functions below only: the reader (set once), the
+     * control-frame parser its bytes go through, and what it wrote in the
+     * current window of ES_CLIENT_READ_WINDOW_MS. */
     void *reader;
     struct es_control_parser control;
     uint64_t read_window_ms;
     size_t read_bytes;
 };
+
+/* The window a client's reads are counted in (es_reader.h's budget). */
+#define ES_CLIENT_READ_WINDOW_MS 1000
 
 /* Whether every bit of `f` is set. */
 static inline bool es_client_is(const struct es_client *c, unsigned f) {
@@ -242,6 +247,29 @@ int es_client_fd(const struct es_client *c);
 static inline uv_stream_t *es_client_stream(struct es_client *c) {
     return &c->io.stream;
 }
+
+/* Its reader (es_reader.h), set once when reading begins, with a fresh
+ * control-frame parser; es_client_reader returns it (never NULL once
+ * set: asserted). */
+void es_client_set_reader(struct es_client *c, void *reader);
+void *es_client_reader(const struct es_client *c);
+
+/* The next control frame in what it wrote, through its own parser
+ * (es_control_next: returns the bytes taken, at least one); and a custom
+ * frame that was no registered command (es_control_ignored). */
+size_t es_client_next_frame(struct es_client *c, const uint8_t *buf, size_t len,
+                            struct es_control_found *f);
+void es_client_frame_ignored(struct es_client *c);
+
+/* Its reads: `n` more bytes read at `now_ms`, counted in the current
+ * window (a new one begins once ES_CLIENT_READ_WINDOW_MS have passed);
+ * returns the bytes the window has counted. es_client_restart_reads
+ * begins a window at `now_ms` that has counted `bytes` already (past the
+ * budget: the client is not read until it ends); es_client_reads_due
+ * says whether the window has ended at `now_ms`. */
+size_t es_client_count_read(struct es_client *c, uint64_t now_ms, size_t n);
+void es_client_restart_reads(struct es_client *c, uint64_t now_ms, size_t bytes);
+bool es_client_reads_due(const struct es_client *c, uint64_t now_ms);
 
 /* Send the notice `n` (the caller's reference moves here) to this client
  * alone, before its next chunk; it replaces one still unsent. */

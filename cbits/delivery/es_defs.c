@@ -3,6 +3,7 @@
 
 #include "es_pool.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,8 @@ int es_defs_take_chunk(struct es_defs *d, struct es_chunk *c) {
     int r = c->flags & ES_CHUNK_DEFS_LOST ? -ENOMEM : 0;
     bool was_full = d->full;
     for (size_t i = 0; i < c->ndefs; i++) {
+        /* The walker found each one inside the chunk. */
+        assert(c->defs[i].offset <= c->len && c->defs[i].len <= c->len - c->defs[i].offset);
         const uint8_t *p = c->data + c->defs[i].offset;
         struct es_event ev = {.type = es_be16(p),
                               .time = es_be64(p + 2),
@@ -84,6 +87,7 @@ bool es_defs_keep(struct es_defs *d, const struct es_event *ev, const uint8_t *c
         d->marks[d->nmarks++].end_offset = UINT64_MAX;
     d->marks[d->nmarks - 1].len = d->len;
     d->marks[d->nmarks - 1].last_time = ev->time;
+    assert(d->len <= d->limit);
     return true;
 }
 
@@ -91,6 +95,10 @@ void es_defs_end_chunk(struct es_defs *d, uint64_t end_offset) {
     /* The open mark (if this chunk kept anything) now has its offset. */
     if (d->nmarks > 0 && d->marks[d->nmarks - 1].end_offset == UINT64_MAX)
         d->marks[d->nmarks - 1].end_offset = end_offset;
+    /* Marks follow the stream: offsets and lengths never go back. */
+    assert(d->nmarks < 2 ||
+           (d->marks[d->nmarks - 2].end_offset <= d->marks[d->nmarks - 1].end_offset &&
+            d->marks[d->nmarks - 2].len <= d->marks[d->nmarks - 1].len));
 }
 
 static struct es_chunk *make_block(const struct es_defs *d, size_t len, uint64_t last_time) {
@@ -111,6 +119,7 @@ struct es_chunk *es_defs_block(struct es_defs *d, struct es_store *st, uint64_t 
     if (i == 0)
         return NULL;
     const struct es_defs_mark *m = &d->marks[i - 1];
+    assert(m->len <= d->len);
     if (m->len == d->len) {
         /* Everything: the common case, shared by all late joiners. */
         if (d->block != NULL && d->block->len != ES_BLOCK_MARKER_LEN + d->len) {

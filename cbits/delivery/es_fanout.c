@@ -75,6 +75,8 @@ static void ingest_header(struct es_fanout *f, struct es_chunk *c) {
         f->header.len = c->len;
     }
     f->have_header = true;
+    /* The parse lies within the chunk it was made from. */
+    assert(f->header.skip <= c->len && f->header.len <= c->len - f->header.skip);
     size_t rest = c->len - f->header.skip - f->header.len;
     /* The header stays in its chunk, moved to the front (so that no
      * allocation can lose it); bytes after it get a chunk of their own. */
@@ -98,6 +100,8 @@ static void ingest_header(struct es_fanout *f, struct es_chunk *c) {
 }
 
 void es_fanout_ingest(struct es_fanout *f, struct es_chunk *c) {
+    /* Straight from the walker: in no list yet. */
+    assert(!(c->flags & ES_CHUNK_LINKED));
     c->next = NULL;
     if (c->flags & ES_CHUNK_HEADER) {
         ingest_header(f, c);
@@ -127,6 +131,7 @@ void es_fanout_ingest(struct es_fanout *f, struct es_chunk *c) {
 }
 
 bool es_fanout_join(struct es_fanout *f, struct es_client *c) {
+    assert(!es_client_is_any(c, ES_CLIENT_STARTED | ES_CLIENT_CLOSING)); /* a new client */
     struct es_store *st = &f->store;
     uint64_t id = atomic_fetch_add(&f->counters->clients_accepted, 1) + 1;
     /* Only the first client gets the stream from its start, and with it

@@ -3,6 +3,8 @@
 
 #include "es_client.h"
 
+#include <assert.h>
+
 /* Ask every client that shut down its writing side again; returns how
  * many of them are still there. */
 static unsigned check_all(struct es_hangup *h, uint64_t probe_gap_ms) {
@@ -18,6 +20,7 @@ static unsigned check_all(struct es_hangup *h, uint64_t probe_gap_ms) {
 
 static void on_check(uv_timer_t *t) {
     struct es_hangup *h = t->data;
+    assert(h->open && h->armed); /* it fires only when armed */
     h->armed = false;
     if (check_all(h, ES_CLIENT_PROBE_MS) > 0)
         es_hangup_watch(h);

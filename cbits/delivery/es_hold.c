@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "es_hold.h"
 
+#include <assert.h>
+
 int es_hold_open(struct es_hold *h, uv_loop_t *loop, struct es_fanout *fan) {
     h->fan = fan;
     h->armed = false;
@@ -21,6 +23,7 @@ void es_hold_close(struct es_hold *h, uv_close_cb cb) {
 static void on_timer(uv_timer_t *t) {
     struct es_hold *h = t->data;
     uint64_t now = uv_now(t->loop), next = 0;
+    assert(h->open && h->armed); /* it fires only when armed */
     h->armed = false;
     es_fanout_each(h->fan, c, nxt) {
         uint64_t left = es_client_end_hold(c, now, false);

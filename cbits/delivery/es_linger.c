@@ -4,6 +4,7 @@
 #include "es_client.h"
 #include "es_cut.h"
 
+#include <assert.h>
 #include <stdio.h>
 
 void es_linger_open(struct es_linger *l, uv_loop_t *loop, struct es_fanout *fan, unsigned linger_ms,
@@ -101,6 +102,9 @@ static void on_check(uv_timer_t *t) {
 }
 
 void es_linger_begin(struct es_linger *l) {
+    /* Once, at the stop, while its timers are open. */
+    assert(l->open && !uv_is_active((uv_handle_t *)&l->linger) &&
+           !uv_is_active((uv_handle_t *)&l->check));
     l->began_ms = uv_now(l->loop);
     if (es_fanout_nclients(l->fan) == 0)
         return;

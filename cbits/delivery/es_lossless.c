@@ -30,6 +30,7 @@ static void on_check(uv_timer_t *t);
 
 void es_lossless_open(struct es_lossless *l, uv_loop_t *loop, struct es_fanout *fan,
                       struct es_counters *counters) {
+    assert(!l->check_open && l->count == 0);
     l->loop = loop;
     l->fan = fan;
     l->counters = counters;
@@ -171,8 +172,14 @@ static bool holds_program(struct es_lossless *l, const struct es_client *c) {
     return unsent + ES_RTS_BUFFER > l->limit;
 }
 
+/* Whether the program waited since the last wait notice. */
+static bool waits_untold(struct es_lossless *l) {
+    return atomic_load(&l->wait.waits) > l->noticed_waits;
+}
+
 static void on_check(uv_timer_t *t) {
     struct es_lossless *l = t->data;
+    assert(l->check_open);
     uint64_t now = uv_now(l->loop);
     unsigned signals = es_signal_count();
     if (signals != l->seen_signals && !l->interrupted) {
@@ -212,11 +219,13 @@ static void on_check(uv_timer_t *t) {
             changed = true;
         }
     }
+    if (es_lossless_notice(l))
+        changed = true;
     if (changed) {
         es_fanout_each(l->fan, c, next) es_client_pump(c);
         es_lossless_publish(l);
     }
-    if (l->count == 0)
+    if (l->count == 0 && !waits_untold(l))
         uv_timer_stop(&l->check);
 }
 
@@ -229,30 +238,39 @@ void es_lossless_publish(struct es_lossless *l) {
         return;
     }
     uint64_t backlog = 0;
+    unsigned n = 0;
     es_fanout_each(l->fan, c, next) {
+        n += es_client_is(c, ES_CLIENT_LOSSLESS);
         if (es_client_is(c, ES_CLIENT_LOSSLESS) && !es_client_is(c, ES_CLIENT_CLOSING)) {
             uint64_t u = es_client_unsent(c);
             backlog = u > backlog ? u : backlog;
         }
     }
+    /* The count is the lossless clients' (closing ones until they left). */
+    assert(n == l->count);
+    (void)n;
     es_wait_publish(&l->wait, true, backlog);
 }
 
-void es_lossless_notice(struct es_lossless *l) {
+bool es_lossless_notice(struct es_lossless *l) {
     uint64_t now = uv_now(l->loop);
     if (!es_fanout_have_header(l->fan) || now - l->notice_ms < ES_WAIT_NOTICE_MS)
-        return;
+        return false;
     uint64_t waits = atomic_load(&l->wait.waits), ns = atomic_load(&l->wait.wait_ns);
+    bool sent = false;
     if (waits > l->noticed_waits) {
         struct es_chunk *n = es_notice_wait(es_fanout_header(l->fan), es_fanout_last_time(l->fan),
                                             waits - l->noticed_waits, ns - l->noticed_ns,
                                             l->notice_ms ? now - l->notice_ms : ES_WAIT_NOTICE_MS);
-        if (n != NULL)
+        if (n != NULL) {
             es_fanout_append(l->fan, n);
+            sent = true;
+        }
     }
     l->notice_ms = now;
     l->noticed_waits = waits;
     l->noticed_ns = ns;
+    return sent;
 }
 
 bool es_lossless_full(struct es_lossless *l) {

@@ -98,8 +98,12 @@ void es_lossless_left(struct es_lossless *l, struct es_client *c);
  * anything that may have changed it. */
 void es_lossless_publish(struct es_lossless *l);
 
-/* The wait notice, when one is due. */
-void es_lossless_notice(struct es_lossless *l);
+/* The wait notice, when one is due (at most one a ES_WAIT_NOTICE_MS,
+ * appended to the stream for every client); whether it sent one. Called
+ * as chunks arrive and by the check timer, which runs on until the waits
+ * are told also after the last lossless client has left, so a wait is
+ * told even when the program goes quiet after it. */
+bool es_lossless_notice(struct es_lossless *l);
 
 /* Whether a lossless client has no room left (the periodic flush must
  * wait too, es_wait_full). */

@@ -7,6 +7,7 @@
 
 #include "format/es_events.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -16,6 +17,7 @@ static struct es_chunk *notice_and(const struct es_header *hdr, uint64_t time, c
                                    int n, size_t more) {
     if (hdr->size[ES_EVENT_USER_MSG] != ES_SIZE_VARIABLE || n <= 0)
         return NULL;
+    assert(n <= 65535); /* a USER_MSG's length field has two bytes */
     size_t len = ES_BLOCK_MARKER_LEN + 12 + (size_t)n;
     struct es_chunk *b = es_pool_chunk_new(NULL, len + more);
     if (b == NULL)

@@ -4,6 +4,8 @@
 #include "base/es_log.h"
 #include "base/es_signal.h"
 
+#include <assert.h>
+
 int es_wait_init(struct es_wait *w, size_t limit) {
     *w = (struct es_wait){.limit = limit};
     atomic_init(&w->active, false);
@@ -65,6 +67,7 @@ bool es_wait_for_room(struct es_wait *w, size_t len, const atomic_size_t *in_fli
             uv_cond_timedwait(&w->room, &w->lock, until - now);
         else
             uv_cond_wait(&w->room, &w->lock);
+        assert(w->waiters > 0);
         w->waiters--;
         now = uv_hrtime();
     }
@@ -110,6 +113,8 @@ bool es_wait_full(struct es_wait *w, size_t in_flight) {
 
 void es_wait_rts_call(struct es_wait *w, bool calling) {
     uv_mutex_lock(&w->lock);
+    /* A call's begin and end come in pairs, never nested (loop thread). */
+    assert(w->in_rts_call != calling);
     w->in_rts_call = calling;
     if (calling)
         uv_cond_broadcast(&w->room);

@@ -65,6 +65,7 @@ uint8_t es_control_upstream_command(const uint8_t *ns, size_t ns_len, uint8_t id
  * returned. */
 static bool search(struct es_control_parser *p, uint8_t b) {
     const uint8_t *m = p->magic == MAGIC_UPSTREAM ? upstream_magic : gctl_magic;
+    assert(p->matched < ES_CONTROL_MAGIC_LEN); /* a whole magic moved it on */
     if (p->matched > 0 && b == m[p->matched]) {
         p->matched++;
     } else if (b == gctl_magic[0]) {
@@ -118,6 +119,8 @@ static enum es_control_kind step(struct es_control_parser *p, uint8_t b,
         }
         return ES_CONTROL_NONE;
     case U_NS:
+        /* The namespace ends at its length (then U_ID) or at a magic. */
+        assert(p->ns_got < p->ns_len && p->ns_len <= sizeof p->ns);
         p->ns[p->ns_got++] = b;
         /* A magic that ends here wins over the frame around it. */
         if (!search(p, b) && p->ns_got == p->ns_len) {
@@ -127,7 +130,9 @@ static enum es_control_kind step(struct es_control_parser *p, uint8_t b,
         return ES_CONTROL_NONE;
     case U_ID:
         p->state = SCAN;
+        assert(p->ns_got == p->ns_len);
         out->cmd = es_control_upstream_command(p->ns, p->ns_len, b);
+        assert(out->cmd == 0 || known_gctl(out->cmd));
         if (out->cmd != 0)
             return ES_CONTROL_COMMAND;
         out->ns = p->ns;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "es_header.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <string.h>
 
@@ -96,6 +97,8 @@ int es_header_scan(const uint8_t *buf, size_t len, struct es_header *out) {
         return -EINVAL;
     out->skip = start;
     out->len = pos - start;
+    /* The header lies within the bytes it was read from ("datb" was). */
+    assert(pos <= len && start <= pos);
     return 0;
 }
 

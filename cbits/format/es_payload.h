@@ -25,6 +25,7 @@
 #include "es_events.h"
 #include "es_utf8.h"
 
+#include <assert.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -51,6 +52,7 @@ static inline struct es_payload es_payload_of(const struct es_event *ev) {
 
 /* Whether every read so far found its field whole. */
 static inline bool es_payload_ok(const struct es_payload *r) {
+    assert(!r->bad || r->left == 0); /* once bad, nothing is left */
     return !r->bad;
 }
 
@@ -83,6 +85,7 @@ static inline const uint8_t *es_payload_bytes(struct es_payload *r, size_t n) {
  * compare and a byte-swapped load (a loop over the bytes was a tenth of the
  * model's parse, BENCHMARKS.md). */
 static inline uint64_t es_payload_uint(struct es_payload *r, int n) {
+    assert(n >= 1 && n <= 8);
     if (r->left < (size_t)n) {
         es_payload_fail(r);
         return 0;

@@ -205,6 +205,7 @@ static long consume(struct es_stream *s, const uint8_t *buf, size_t len, uint64_
             return fail(s, "not an eventlog: the stream does not start with a GHC eventlog header",
                         offset);
         pos = s->header.len;
+        assert(pos <= len); /* a header parsed from these bytes */
         s->state = ES_STREAM_EVENTS;
         set_kinds(s);
         if (cb && cb->on_header)
@@ -229,6 +230,7 @@ static long consume(struct es_stream *s, const uint8_t *buf, size_t len, uint64_
         run_flush(s, &run, offset, cb);
         if (r != 0)
             return fail(s, "an event of a type the header does not declare", offset + pos);
+        assert(head + size <= left); /* es_events_extent: the event is whole */
         const struct sinks sinks = sinks_of(s, cb);
         unsigned t = es_be16(p);
         report(&sinks, s->tap != NULL && t < ES_MAX_EVENT_TYPES && s->tap[t], buf, pos, head, size);
@@ -239,6 +241,7 @@ static long consume(struct es_stream *s, const uint8_t *buf, size_t len, uint64_
     run_flush(s, &run, offset, cb);
     if (s->state == ES_STREAM_END && pos < len)
         return fail(s, "bytes after the end-of-data marker", offset + pos);
+    assert(pos <= len);
     return (long)pos;
 }
 
@@ -302,6 +305,7 @@ int es_stream_feed(struct es_stream *s, const void *data, size_t n,
         long used = consume(s, s->pending, s->len, s->offset, cb);
         if (used < 0)
             return (int)used;
+        assert((size_t)used <= s->len);
         s->offset += (uint64_t)used;
         s->len -= (size_t)used;
         if (s->len > 0)

@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "es_accept.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -12,6 +13,7 @@ static void on_readable(uv_poll_t *h, int status, int events);
 
 static void on_resume(uv_timer_t *t) {
     struct es_accept *a = t->data;
+    assert(a->paused); /* the timer runs only while accepting is paused */
     a->paused = false;
     if (!a->closing)
         uv_poll_start(&a->poll, UV_READABLE, on_readable);
@@ -21,6 +23,7 @@ static void on_resume(uv_timer_t *t) {
 static void pause_accepting(struct es_accept *a, uint64_t now_ns, uint64_t min_ms) {
     uint64_t left = a->window_ns + (uint64_t)ES_ACCEPT_WINDOW_MS * 1000000u;
     uint64_t ms = left > now_ns ? (left - now_ns + 999999) / 1000000 : 0;
+    assert(!a->paused && !a->closing); /* the poll is stopped while paused */
     a->paused = true;
     uv_poll_stop(&a->poll);
     uv_timer_start(&a->resume, on_resume, ms > min_ms ? ms : min_ms, 0);
@@ -46,6 +49,7 @@ static uint64_t admit(struct es_accept *a, int fd, uint64_t start_ns) {
 static void on_readable(uv_poll_t *h, int status, int events) {
     (void)events;
     struct es_accept *a = h->data;
+    assert(!a->paused && !a->closing);
     if (status < 0) {
         a->env.on_error(status, "waiting for clients", a->env.ctx);
         return;
@@ -101,6 +105,7 @@ int es_accept_start(struct es_accept *a, uv_loop_t *loop, int fd,
 }
 
 void es_accept_close(struct es_accept *a, uv_close_cb cb) {
+    assert(!a->closing); /* once */
     a->closing = true;
     if (a->poll_open)
         uv_close((uv_handle_t *)&a->poll, cb);

@@ -6,6 +6,7 @@
 #include "base/es_config.h"
 #include "base/es_log.h"
 
+#include <assert.h>
 #include <stdatomic.h>
 #include <string.h>
 
@@ -85,6 +86,7 @@ static int install(int r, struct es_server *s) {
         es_log_drain(FAIL_LOG_DRAIN_MS);
         return r;
     }
+    assert(r == 0 && s != NULL); /* a start that succeeded gave its server */
     struct es_server *none = NULL;
     if (!atomic_compare_exchange_strong(&instance.server, &none, s)) {
         es_server_stop(s);

@@ -6,6 +6,8 @@
 #define EVENTLOG_SOCKET_NO_RTS
 #include "eventlog_socket.h"
 
+#include <assert.h>
+
 #define ES_NS_PER_MS UINT64_C(1000000)
 
 int es_milestones_init(struct es_milestones *m) {
@@ -33,6 +35,8 @@ void es_milestones_first_client(struct es_milestones *m) {
 }
 
 void es_milestones_stopped(struct es_milestones *m) {
+    /* Reached once, by the loop thread, its only writer. */
+    assert(!m->stopped);
     reach(m, &m->stopped);
 }
 

@@ -206,6 +206,8 @@ static void maybe_finish(struct es_server *s) {
 
 static void client_closed(struct es_client *c, void *ctx) {
     struct es_server *s = ctx;
+    /* The handles close only once every client has gone (maybe_finish). */
+    assert(!s->finished);
     es_fanout_leave(&s->fan, c);
     es_lossless_left(&s->lossless, c);
     es_intake_publish_held(&s->intake);
@@ -224,6 +226,8 @@ static unsigned nclients(void *ctx) {
 /* An admitted connection becomes a client. */
 static void on_client(int fd, void *ctx) {
     struct es_server *s = ctx;
+    /* Accepting ends when the stop begins (begin_stop). */
+    assert(!s->stopping);
     int r;
     struct es_client *c = es_client_new(&s->client_env, fd, es_endpoint_is_unix(&s->endpoint), &r);
     if (c == NULL) {
@@ -247,7 +251,8 @@ static void on_client(int fd, void *ctx) {
 }
 
 static void begin_stop(struct es_server *s) {
-    assert(!s->stopping);
+    /* Once, after the walker has ended (request_stop). */
+    assert(!s->stopping && atomic_load(&s->stop_requested));
     s->stopping = true;
     update_flush(s);
     es_command_stop(&s->command);
@@ -468,8 +473,11 @@ int es_server_start_tcp(struct es_server **out, const char *host, const char *po
 
 /* The walker has ended: let the loop thread begin its stop. */
 static void request_stop(struct es_server *s) {
+    assert(atomic_load(&s->stop_called));
     es_walker_join(&s->walker);
-    atomic_store(&s->stop_requested, true);
+    bool was = atomic_exchange(&s->stop_requested, true);
+    assert(!was); /* once: es_server_stop, or es_server_free after one that gave up */
+    (void)was;
     /* The wake handle is still open: only the loop thread closes it, and
      * only after seeing stop_requested. */
     wake(s);
@@ -495,6 +503,7 @@ int es_server_stop(struct es_server *s) {
     }
     if (r == 0) {
         es_threads_join_loop(&s->threads);
+        assert(atomic_load(&s->stop_requested));
         atomic_store(&s->joined, true);
         es_log_drain(100); /* the last lines, if stderr is being read */
         return 0;

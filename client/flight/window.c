@@ -67,7 +67,8 @@ const char *es_rwindow_why(struct es_rwindow *w, const struct es_conn *c, double
     if (waited > 0)
         snprintf(w->why, sizeof w->why,
                  "no answer to the window request within %g s (the program's eventlog-socket "
-                 "predates the flight recorder?)",
+                 "predates the flight recorder, or the machine is busy: --connect-timeout "
+                 "SECONDS waits longer)",
                  waited);
     else if (strstr(c->info.window_why, "first thing") != NULL)
         /* The request reaches the program with the connection; only a

@@ -462,14 +462,15 @@ def serve(s, name, args=(), rts=(), tcp=False, exe="probe"):
     return p, lambda **kw: Client(s, unix=sock, **kw)
 
 
-def stall_with_lossless_client(s, p, sock, framing=GCTL + LOSSLESS):
+def stall_with_lossless_client(s, p, sock, framing=GCTL + LOSSLESS, flood=2000000):
     """Connect a client that asks for lossless delivery (`framing`) and
-    reads nothing, then make the probe `p` flood: the flood must not finish
-    while that client is there. Returns the client, the program held up."""
+    reads nothing, then make the probe `p` flood `flood` messages: the
+    flood must not finish while that client is there. Returns the client,
+    the program held up."""
     c = Client(s, unix=sock, read=False)
     c.send(framing)
     p.wait_lossless(1)  # its request read before the data
-    p.proc.stdin.write(b"flood 2000000 z\n")
+    p.proc.stdin.write(b"flood %d z\n" % flood)
     p.proc.stdin.flush()
     try:
         answer = p.readline(timeout=3)

@@ -268,7 +268,10 @@ def table_census_equals_hp(s):
     """`table census`: a row per label of each census, the labels (commas
     and all, RFC 4180 quoted) and bytes of the RTS's own .hp file of the
     same run, census by census."""
-    log, hp = record(s, "census", ["work 0.8 8"])
+    # 2.5 s of work at -i0.1: a dozen censuses on a quiet machine, and
+    # still more than four when the machine is busy and the program gets
+    # a fraction of a core.
+    log, hp = record(s, "census", ["work 2.5 8"])
     _, out = table(s, "census", log)
     rows = read_csv(out, "time_s,label,bytes")
     by_time = {}

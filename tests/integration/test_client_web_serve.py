@@ -256,7 +256,10 @@ def web_lossless_waits(s):
     b.wait_js("document.getElementById('state').textContent === 'connected'", what="connected")
     expect(b.js("document.getElementById('waited-fact').hidden"),
            "a wait figure before any lossless client")
-    c = harness.stall_with_lossless_client(s, p, sock)
+    # A flood of 8 MiB, well over the 1 MiB the lossless client may fall
+    # behind: small enough that serve, beside it, is never so far behind
+    # that chunks (the wait notice among them) are skipped for it.
+    c = harness.stall_with_lossless_client(s, p, sock, flood=400000)
     c.close()
     expect(p.readline(timeout=30) == "ok", "the flood did not finish after the client left")
     b.wait_js("!document.getElementById('waited-fact').hidden", timeout=30,

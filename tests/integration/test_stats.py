@@ -79,7 +79,7 @@ def streaming_cpu_counters(s):
 COST_NOTICE = "eventlog-socket: streaming cost "
 
 
-@test
+@test(timeout=300)  # ghc-events reads three 10 MiB streams: slow on a loaded machine
 def cost_notices_only_for_the_asking_client(s):
     """A client that sends GCTL 0x07 gets, about once a second, a notice of
     what streaming cost the program in CPU time, parsed by ghc-events as an

@@ -43,6 +43,7 @@ struct reader {
     atomic_int noticed;     /* set once it is there */
     atomic_int have_header; /* the stream's header has arrived */
     atomic_uint drops;
+    atomic_uint waited; /* wait notices ("the program waited ...") */
     pthread_t thread;
 };
 
@@ -60,6 +61,9 @@ static void on_event(const struct es_event *ev, const uint8_t *base, void *ctx) 
     }
     if (n > 25 && memcmp(ev->payload, "eventlog-socket: dropped ", 25) == 0)
         atomic_fetch_add(&r->drops, 1);
+    static const char waited[] = "eventlog-socket: the program waited ";
+    if (n > sizeof waited && memcmp(ev->payload, waited, sizeof waited - 1) == 0)
+        atomic_fetch_add(&r->waited, 1);
 }
 
 static void on_header(const struct es_header *hdr, void *ctx) {
@@ -93,6 +97,7 @@ static void reader_start(struct reader *r, const char *path, bool go) {
     atomic_init(&r->noticed, 0);
     atomic_init(&r->have_header, 0);
     atomic_init(&r->drops, 0);
+    atomic_init(&r->waited, 0);
     pthread_create(&r->thread, NULL, read_thread, r);
 }
 
@@ -253,6 +258,43 @@ UNIT_CASE(lossless_refused) {
     reader_end(&r);
     ok(strstr(r.lossless, "lossless delivery refused: lossless delivery is off") != NULL,
        "none: its stream says why: \"%s\"", r.lossless);
+}
+
+/* 2b. A wait is told (the wait notice, to every client) also when the
+ * program goes quiet right after it: the notice is not left for a next
+ * chunk that may never come. A plain client watches; the lossless client
+ * holds the program up for a moment, well within a second of the last
+ * look, and leaves; nothing is submitted after the blocks it held up. */
+UNIT_CASE(lossless_wait_told_when_quiet) {
+    start();
+    struct es_config cfg;
+    es_config_defaults(&cfg);
+    cfg.client_limit = (size_t)1 << 20;
+    char path[256];
+    struct es_server *s = serve("quiet", &cfg, path, sizeof path);
+    struct reader watcher, staller;
+    reader_start(&watcher, path, true);
+    reader_start(&staller, path, false);
+    WAIT_FOR(atomic_load(&es_server_counters(s)->clients_connected) == 2);
+    ok(write(staller.fd, "GCTL\x06", 5) == 5, "quiet: a client asks for lossless delivery");
+    WAIT_FOR(lossless_now(s) == 1);
+    struct writer w;
+    writer_start(&w, s, 16); /* 4 MiB against a 1 MiB limit */
+    WAIT_FOR(es_server_debug_waiting(s) || atomic_load(&w.done));
+    ok(es_server_debug_waiting(s), "quiet: a program thread waits for the lossless client");
+    shutdown(staller.fd, SHUT_RDWR); /* it leaves; the wait ends */
+    pthread_join(w.thread, NULL);
+    uint64_t waits, ns, max_ns;
+    es_server_wait_stats(s, &waits, &ns, &max_ns);
+    ok(waits >= 1, "quiet: the program waited (%llu times)", (unsigned long long)waits);
+    /* Nothing more is submitted: the notice must come by itself. */
+    WAIT_FOR(atomic_load(&watcher.waited) > 0);
+    ok(atomic_load(&watcher.waited) >= 1,
+       "quiet: the watching client is told of the wait without another chunk (%u notices)",
+       atomic_load(&watcher.waited));
+    stop(s);
+    reader_end(&watcher);
+    reader_end(&staller);
 }
 
 /* 3. The `wait` policy: every (allowed) client is lossless as it joins. */

@@ -130,3 +130,29 @@ UNIT_CASE(signal_guard) {
     status = in_child(guarded_sigterm);
     ok(WIFSIGNALED(status) && cleaned(), "a guard after an unguard works again");
 }
+
+/* Two threads waiting for a client at once take the guard twice: the
+ * second must not take the first's handler for the program's (a SIGTERM
+ * would then call it over and over), and the program's default action
+ * comes back only when both are done. */
+static void sigterm_twice_guarded(void) {
+    es_signal_guard(cleanup, NULL);
+    es_signal_guard(cleanup, NULL);
+    es_signal_unguard();
+    raise(SIGTERM); /* one guard is still in force */
+}
+
+UNIT_CASE(signal_guard_taken_twice) {
+    ok(pipe(cleanup_pipe) == 0, "a pipe");
+    int status = in_child(sigterm_twice_guarded);
+    ok(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM && cleaned(),
+       "guarded twice, unguarded once: a SIGTERM cleans up, then ends the process");
+    es_signal_guard(cleanup, NULL);
+    es_signal_guard(cleanup, NULL);
+    es_signal_unguard();
+    es_signal_unguard();
+    struct sigaction now;
+    ok(sigaction(SIGTERM, NULL, &now) == 0 && !(now.sa_flags & SA_SIGINFO) &&
+           now.sa_handler == SIG_DFL,
+       "after both, SIGTERM's action is the default again");
+}
