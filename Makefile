@@ -164,6 +164,9 @@ $(CWARN)/%.ok: %.c $(wildcard include/*.h)
 FIBBER := $(BUILD)/fibber-c-main
 PROBE := $(BUILD)/probe
 PROBE_LATE := $(BUILD)/probe-late
+# A program that GHC's own main runs and that starts the library from
+# Haskell (GHC.Eventlog.Socket.startWith, startFromEnv).
+HSSTART := $(BUILD)/hsstart
 # A program that makes sparks (par/pseq), for the spark views' tests.
 SPARKER := $(BUILD)/sparker
 # Threads that do known things, for the threads views (tests/threads/).
@@ -277,6 +280,23 @@ $(PROBE_LATE): tests/probe/Main.hs tests/probe/late-main.c $(LIB) $(LATE_C_OK)
 	@mkdir -p $(dir $@)
 	$(HC) $(GHC_FLAGS) -outputdir $(BUILD)/hs/probe-late -o $@ \
 	    tests/probe/Main.hs tests/probe/late-main.c $(LIB) $(UV_LIBS)
+
+# A program that starts the library from Haskell, as most users do
+# (tests/hsstart/): GHC's own main (-with-rtsopts=-l), the module
+# GHC.Eventlog.Socket made from haskell/ by hsc2hs, and the library's
+# objects themselves: the module calls internals (es_config_*) that the
+# archive hides, and the cabal package links them the same way.
+HSC2HS ?= hsc2hs
+HS_GEN := $(BUILD)/hs/gen
+HS_MODULES := $(wildcard haskell/GHC/Eventlog/*.hsc haskell/GHC/Eventlog/Socket/Internal/*.hsc)
+HS_GEN_SRC := $(HS_MODULES:haskell/%.hsc=$(HS_GEN)/%.hs)
+$(HS_GEN)/%.hs: haskell/%.hsc $(wildcard include/*.h) $(CBITS_H)
+	@mkdir -p $(dir $@)
+	$(HSC2HS) -Iinclude -Icbits $(addprefix -I,$(RTS_INCLUDE)) -o $@ $<
+$(HSSTART): tests/hsstart/Main.hs $(HS_GEN_SRC) $(CBITS_OBJ) $(RTS_OBJ)
+	@mkdir -p $(dir $@)
+	$(HC) -O -threaded $(EVENTLOG_FLAG) -rtsopts -with-rtsopts=-l -Iinclude -Icbits -i$(HS_GEN) \
+	    -outputdir $(BUILD)/hs/hsstart -o $@ tests/hsstart/Main.hs $(CBITS_OBJ) $(RTS_OBJ) $(UV_LIBS)
 
 $(THREADER): tests/threads/Main.hs examples/fibber-c-main/cbits/fibber-c-main.c $(LIB) $(FIBBER_C_OK)
 	@mkdir -p $(dir $@)
@@ -594,7 +614,7 @@ unit-test: $(UNIT_BIN) $(UNIT_ASAN_BIN) $(UNIT_TSAN_BIN) $(FUZZ_REPLAY_BIN)
 symbols: $(LIB)
 	@tests/check-symbols.sh $(LIB)
 
-integration-test: $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(SPARKER) $(CHECKER) $(MANY_CLIENTS) $(FAILALLOC) $(THREADER) \
+integration-test: $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(HSSTART) $(SPARKER) $(CHECKER) $(MANY_CLIENTS) $(FAILALLOC) $(THREADER) \
                   $(HEAPMODES) $(MAN_PAGES)
 	@HC=$(HC) python3 tests/integration/run.py --build $(BUILD) $(INTEGRATION_TESTS)
 
@@ -608,7 +628,7 @@ cabal-build:
 cabal-test: $(CHECKER) $(CABAL_C_OK)
 	@HC=$(HC) tests/cabal-package.sh $(BUILD)
 
-check: $(LIB) $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(SPARKER) $(CHECKER) $(MANY_CLIENTS) $(FAILALLOC) $(THREADER) \
+check: $(LIB) $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(HSSTART) $(SPARKER) $(CHECKER) $(MANY_CLIENTS) $(FAILALLOC) $(THREADER) \
        $(HEAPMODES) $(MAN_PAGES) \
        $(UNIT_BIN) $(UNIT_ASAN_BIN) \
        $(UNIT_TSAN_BIN) $(SAN_PROGRAMS) \
@@ -623,7 +643,7 @@ install-test: $(LIB) $(CLIENT) $(CHECKER)
 
 # make check beside a CPU hog (scripts/check-loaded.sh kills it whatever
 # happens).
-check-loaded: $(LIB) $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(SPARKER) $(CHECKER) $(MANY_CLIENTS) \
+check-loaded: $(LIB) $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(HSSTART) $(SPARKER) $(CHECKER) $(MANY_CLIENTS) \
               $(FAILALLOC) $(THREADER) $(HEAPMODES) $(UNIT_BIN) $(UNIT_ASAN_BIN) $(UNIT_TSAN_BIN) $(SAN_PROGRAMS) \
               $(FUZZ_REPLAY_BIN) $(CHECK_FUZZ_BIN) $(BENCH_PROGRAMS) $(CHECK_LINT_REPORTS) $(CABAL_C_OK)
 	@HC=$(HC) FUZZ_IN_CHECK=$(FUZZ_IN_CHECK) FUZZ_CHECK_SECONDS=$(FUZZ_CHECK_SECONDS) \

@@ -433,7 +433,9 @@ EVENTLOG_SOCKET_API int eventlog_socket_init_tcp(const char *host, const char *p
  *                                     unset: do not wait; anything else: EINVAL
  *   GHC_EVENTLOG_FLUSH_INTERVAL_MS    see eventlog_socket_set_flush_interval_ms
  *   GHC_EVENTLOG_MAX_BUFFER           see eventlog_socket_options.max_buffer;
- *   GHC_EVENTLOG_CLIENT_BUFFER        bytes, with an optional K, M or G suffix
+ *   GHC_EVENTLOG_CLIENT_BUFFER        bytes, with an optional K, M, G or T suffix
+ *                                     (powers of 1024; KiB and KB the same;
+ *                                     the sizes of GHC_EVENTLOG_RETAIN too)
  *   GHC_EVENTLOG_SLOW_CLIENT          drop, disconnect or wait (any case; empty
  *                                     or unset: drop; anything else: EINVAL):
  *                                     see eventlog_socket_options.slow_client;

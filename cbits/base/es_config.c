@@ -5,6 +5,7 @@
 #include "eventlog_socket.h"
 #include "es_listen.h"
 #include "es_log.h"
+#include "es_size.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -96,11 +97,21 @@ int es_config_from_options(struct es_config *cfg, const struct eventlog_socket_o
     next.retain = opts->retain_bytes;
     next.retain_seconds = opts->retain_seconds;
     const char *dump = opts->dump_on_failure ? opts->dump_on_failure : "";
-    if (strlen(dump) >= sizeof next.dump_on_failure)
+    if (strlen(dump) >= sizeof next.dump_on_failure) {
+        es_log("options refused: dump_on_failure is longer than %zu bytes",
+               sizeof next.dump_on_failure - 1);
         return EVENTLOG_SOCKET_EINVAL;
+    }
     strcpy(next.dump_on_failure, dump);
-    if (es_config_invalid(&next) != NULL)
+    const char *why = es_config_invalid(&next);
+    if (why != NULL) {
+        /* The reason names the variable; docs/configuration.md maps each
+         * to its field of struct eventlog_socket_options. */
+        es_log("options refused: %s (the same rule holds for the field of "
+               "eventlog_socket_options that sets it)",
+               why);
         return EVENTLOG_SOCKET_EINVAL;
+    }
     *cfg = next;
     return 0;
 }
@@ -168,40 +179,10 @@ int es_config_parse_ms_max(const char *value, unsigned max, unsigned *out) {
 }
 
 int es_config_parse_size(const char *value, size_t *out) {
-    if (value == NULL || value[0] < '0' || value[0] > '9')
+    uint64_t v;
+    if (!es_size_parse(value, &v) || (uint64_t)(size_t)v != v)
         return EVENTLOG_SOCKET_EINVAL;
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(value, &end, 10);
-    if (errno != 0)
-        return EVENTLOG_SOCKET_EINVAL;
-    unsigned shift = 0;
-    switch (*end) {
-    case 'k':
-    case 'K':
-        shift = 10;
-        break;
-    case 'm':
-    case 'M':
-        shift = 20;
-        break;
-    case 'g':
-    case 'G':
-        shift = 30;
-        break;
-    case '\0':
-        break;
-    default:
-        return EVENTLOG_SOCKET_EINVAL;
-    }
-    if (shift) {
-        end++;
-        if (strcasecmp(end, "") != 0 && strcasecmp(end, "B") != 0 && strcasecmp(end, "iB") != 0)
-            return EVENTLOG_SOCKET_EINVAL;
-    }
-    if (v > (SIZE_MAX >> shift))
-        return EVENTLOG_SOCKET_EINVAL;
-    *out = (size_t)v << shift;
+    *out = (size_t)v;
     return 0;
 }
 
@@ -211,8 +192,7 @@ static int size_var(const char *name, size_t *out) {
     if (v == NULL || v[0] == '\0')
         return 0;
     if (es_config_parse_size(v, out) != 0) {
-        es_log("%s=\"%s\" is not a size of at least 64K (bytes, or a number with K, M or G)", name,
-               v);
+        es_log("%s=\"%s\" is not a size of at least 64K (" ES_SIZE_GRAMMAR ")", name, v);
         return EVENTLOG_SOCKET_EINVAL;
     }
     return 0;

@@ -84,8 +84,9 @@ int es_config_parse_ms(const char *value, int *out);
 /* The same from 0 to `max`. */
 int es_config_parse_ms_max(const char *value, unsigned max, unsigned *out);
 
-/* Parse a size in bytes: digits with an optional K, M or G suffix (powers
- * of 1024; "MiB", "M" and "MB" mean the same). Returns 0 or -EINVAL. */
+/* Parse a size in bytes, as the command reads one (es_size.h: 64K, 256MiB,
+ * 2GB, 1T; powers of 1024), that fits in a size_t. Returns 0 or -EINVAL
+ * (`*out` then untouched). */
 int es_config_parse_size(const char *value, size_t *out);
 
 /* The longest exit waits for a client that keeps reading: linger_max_ms,

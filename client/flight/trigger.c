@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "trigger.h"
 
+#include "base/es_size.h"
 #include "format/es_notice_text.h"
 #include "units.h"
 
@@ -31,9 +32,9 @@ static int value(struct es_trigger *t, const char *v, char *err, size_t size) {
         return -1;
     }
     if (t->kind == ES_TRIGGER_HEAP_SIZE || t->kind == ES_TRIGGER_LIVE) {
-        if (es_units_size(v, &t->threshold))
+        if (es_size_parse(v, &t->threshold))
             return 0;
-        snprintf(err, size, "%s: not a size (512M, 2GiB)", t->text);
+        snprintf(err, size, "%s: not a size (" ES_SIZE_GRAMMAR ")", t->text);
         return -1;
     }
     int r = regcomp(&t->re, v, REG_EXTENDED | REG_NOSUB);

@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #define YEAR_NS 31536000e9
 
@@ -31,45 +30,4 @@ bool es_units_duration(const char *text, uint64_t *ns) {
         return true;
     }
     return false;
-}
-
-bool es_units_size(const char *text, uint64_t *bytes) {
-    if (text == NULL || text[0] < '0' || text[0] > '9')
-        return false;
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(text, &end, 10);
-    if (errno != 0)
-        return false;
-    unsigned shift;
-    switch (*end) {
-    case '\0':
-        *bytes = v;
-        return true;
-    case 'k':
-    case 'K':
-        shift = 10;
-        break;
-    case 'm':
-    case 'M':
-        shift = 20;
-        break;
-    case 'g':
-    case 'G':
-        shift = 30;
-        break;
-    case 't':
-    case 'T':
-        shift = 40;
-        break;
-    default:
-        return false;
-    }
-    end++;
-    if (*end != '\0' && strcasecmp(end, "B") != 0 && strcasecmp(end, "iB") != 0)
-        return false;
-    if (v > (UINT64_MAX >> shift))
-        return false;
-    *bytes = (uint64_t)v << shift;
-    return true;
 }

@@ -11,6 +11,7 @@
 #define EVENTLOG_SOCKET_NO_RTS
 #include "eventlog_socket.h"
 
+#include "base/es_size.h"
 #include "opts.h"
 #include "ring.h"
 #include "shot.h"
@@ -222,8 +223,11 @@ static int setup(struct watch *w, const struct es_opt_list *conds, const char *d
         }
     if (d[2] == NULL)
         w->holdoff = w->before + w->after;
-    if (d[3] != NULL && (!es_units_size(d[3], &w->memory) || w->memory < (1 << 20))) {
-        fprintf(stderr, "eventlog-socket watch: --memory %s: not a size of 1M or more\n", d[3]);
+    if (d[3] != NULL && (!es_size_parse(d[3], &w->memory) || w->memory < (1 << 20))) {
+        fprintf(stderr,
+                "eventlog-socket watch: --memory %s: not a size of 1M or more (" ES_SIZE_GRAMMAR
+                ")\n",
+                d[3]);
         return -1;
     }
     for (int i = 0; i < conds->n; i++) {

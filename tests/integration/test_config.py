@@ -7,6 +7,7 @@ import shutil
 import socket
 import subprocess
 
+from client_cmd import run
 from harness import Client, Program, Skip, check_stream, expect, test
 
 
@@ -63,6 +64,33 @@ def bad_configuration(s):
                  expect_text="GHC_EVENTLOG_CLIENT_BUFFER")
     config_error(s, dict(sock, GHC_EVENTLOG_SLOW_CLIENT="maybe"),
                  expect_text="GHC_EVENTLOG_SLOW_CLIENT")
+
+
+@test
+def sizes_mean_the_same_to_program_and_command(s):
+    """One grammar of sizes (docs/configuration.md, Sizes): the program
+    takes 1T, 64KiB and 2GB in its variables and serves; the command takes
+    live>1T; both refuse 1.5M with a line that names the units."""
+    sock = s.path("sizes.sock")
+    p = Program(s, "fibber-c-main", ["20"], unix=sock, stdin=False,
+                env={"GHC_EVENTLOG_MAX_BUFFER": "1T", "GHC_EVENTLOG_CLIENT_BUFFER": "64KiB",
+                     "GHC_EVENTLOG_RETAIN": "2GB"})
+    p.finish()
+    err = p.stderr()
+    expect(p.proc.returncode == 0 and "not a size" not in err,
+           "the program refused 1T, 64KiB or 2GB (status %s): %s" % (p.proc.returncode, err))
+    err = config_error(s, {"GHC_EVENTLOG_UNIX_PATH": sock, "GHC_EVENTLOG_RETAIN": "1.5M"},
+                       expect_text='GHC_EVENTLOG_RETAIN="1.5M" is not a size')
+    expect("K, M, G or T" in err, "the program's refusal does not name the units: %s" % err)
+    for cond in ("heap-size>1.5M", "live>1.5M"):
+        status, _, err = run(s, ["watch", sock, "--trigger", cond])
+        expect(status == 2 and "%s: not a size" % cond in err and "K, M, G or T" in err,
+               "watch --trigger %s: status %s, %s" % (cond, status, err))
+    # Taken: what stops it is the missing program, not the size.
+    status, _, err = run(s, ["watch", s.path("none.sock"), "--trigger", "live>1T",
+                             "--memory", "1TiB"])
+    expect(status == 2 and err.strip() != "" and "not a size" not in err,
+           "watch --trigger live>1T --memory 1TiB: status %s, %s" % (status, err))
 
 
 @test

@@ -7,7 +7,9 @@ notice."""
 
 import glob
 import os
+import re
 import stat
+import subprocess
 
 from harness import Program, check_stream, expect, note, test
 
@@ -72,3 +74,133 @@ def dump_on_failure_exit_status(s):
     q, d2, rc2 = run_to_exit(s, "clean", "quit")
     expect(rc2 == 0 and glob.glob(os.path.join(d2, "*")) == [],
            "a clean exit left %s" % os.listdir(d2))
+
+
+# The same, for a program that starts the library from Haskell
+# (tests/hsstart: GHC's own main, GHC.Eventlog.Socket's startWith or
+# startFromEnv), as most programs do.
+
+def ghc_events_markers(path):
+    """The markers of the file as `ghc-events show` reads it from byte 0
+    (an oracle of its own, beside the checker)."""
+    res = subprocess.run(["ghc-events", "show", path], capture_output=True, text=True,
+                         timeout=120)
+    expect(res.returncode == 0, "ghc-events show %s failed: %s" % (path, res.stderr[-500:]))
+    return re.findall(r"^\s*\d+: cap \d+: marker: (.*)$", res.stdout, re.M)
+
+
+def hs_run_to_exit(s, name, how, last, retain=0):
+    """tests/hsstart with nobody connected, the library started from
+    Haskell by `how` ("env": startFromEnv, the dump and the window from
+    GHC_EVENTLOG_DUMP_ON_FAILURE and _RETAIN; "with": startWith, from
+    esoDumpOnFailure and esoRetainBytes): the marker "before-0", 100000
+    messages "early i", then a second of messages "late i", the marker
+    "last words" and `last`. Returns the program, the dump's directory, the
+    exit status and the number of late messages."""
+    d = s.path(name)
+    os.mkdir(d)
+    pattern = os.path.join(d, "crash-%p.eventlog")
+    sock = s.path(name + ".sock")
+    if how == "env":
+        env = {"GHC_EVENTLOG_DUMP_ON_FAILURE": pattern}
+        if retain:
+            env["GHC_EVENTLOG_RETAIN"] = str(retain)
+        p = Program(s, "hsstart", ["env"], unix=sock, env=env)
+    else:
+        p = Program(s, "hsstart", ["with", sock, str(retain), "0", pattern])
+    expect(p.readline() == "started", "hsstart did not start; stderr:\n%s" % p.stderr())
+    p.wait_socket(sock)
+    p.cmd("marker before-0")
+    p.cmd("flood 100000 early")
+    late = p.query("flood-for 1 late").split()
+    expect(late[0] == "ok", "hsstart answered %r" % late)
+    p.cmd("marker last words")
+    if last is not None:
+        p.proc.stdin.write((last + "\n").encode())
+        p.proc.stdin.flush()
+    p.proc.stdin.close()
+    rc, _ = p.wait_rusage(60)
+    return p, d, rc, int(late[1])
+
+
+def hs_dump(s, p, d, status):
+    """The dump of `p` (pid in its name): mode 0600, parsed whole by the
+    checker and by ghc-events, named on stderr with the status. Returns
+    its summary, its markers as ghc-events reads them, its size."""
+    path = os.path.join(d, "crash-%d.eventlog" % p.proc.pid)
+    expect(os.path.exists(path), "no dump: %s; stderr:\n%s" % (os.listdir(d), p.stderr()))
+    mode = stat.S_IMODE(os.stat(path).st_mode)
+    expect(mode == 0o600, "the dump's mode is %o" % mode)
+    with open(path, "rb") as f:
+        data = f.read()
+    summ = check_stream(s, data, "dump-%d" % p.proc.pid)  # whole, with its end marker
+    markers = ghc_events_markers(path)
+    expect("status %d" % status in p.stderr() and path in p.stderr(), "stderr:\n%s" % p.stderr())
+    return summ, markers, len(data)
+
+
+@test(timeout=180)
+def dump_on_failure_hs_start_exit_status(s):
+    """Started by startWith with esoRetainBytes 1 MiB and esoDumpOnFailure:
+    exitWith (ExitFailure 3) with nobody connected exits 3 and leaves the
+    window: it parses from byte 0 (checker, ghc-events show), ends with the
+    second of messages and the marker posted right before the exit, and
+    holds no more than the 1 MiB window allows (not the first marker)."""
+    p, d, rc, late = hs_run_to_exit(s, "hs-fail", "with", "fail 3", retain=1 << 20)
+    expect(rc == 3, "the program exited %s; stderr:\n%s" % (rc, p.stderr()))
+    summ, markers, size = hs_dump(s, p, d, 3)
+    expect(markers and markers[-1] == "last words", "ghc-events read the markers %s" % markers)
+    expect([m for _, m in summ.markers][-1:] == ["last words"], "markers %s" % summ.markers)
+    tagged = summ.tagged("late")
+    expect(tagged and tagged[-1] == late, "the last late message is %s of %d"
+           % (tagged[-1:] or None, late))
+    expect("before-0" not in markers and size < 4 << 20,
+           "a 1 MiB window dumped %d bytes with %s" % (size, markers[:3]))
+    note("%d bytes, %d late messages of %d; %s" % (size, len(tagged), late,
+                                                   p.stderr().strip().splitlines()[-1]))
+
+
+@test(timeout=180)
+def dump_on_failure_hs_start_uncaught_exception(s):
+    """Started by startFromEnv with GHC_EVENTLOG_DUMP_ON_FAILURE alone (a
+    64 MiB window): an uncaught exception (error "boom") exits 1 and leaves
+    everything since the start, whole: the first marker, every message, the
+    marker posted right before the exception, and the RTS's error notice
+    with the exception's text."""
+    p, d, rc, late = hs_run_to_exit(s, "hs-throw", "env", "throw boom")
+    expect(rc == 1, "the program exited %s; stderr:\n%s" % (rc, p.stderr()))
+    summ, markers, size = hs_dump(s, p, d, 1)
+    expect(markers == ["before-0", "last words"], "ghc-events read the markers %s" % markers)
+    expect(summ.tagged("early") == list(range(1, 100001)), "early messages are missing")
+    expect(summ.tagged("late") == list(range(1, late + 1)), "late messages are missing")
+    errors = [m for _, m in summ.messages if m.startswith("eventlog-socket: the RTS reported")]
+    expect(errors and "boom" in errors[0], "error notices %s" % errors)
+    note("%d bytes; %s" % (size, p.stderr().strip().splitlines()[-1]))
+
+
+@test(timeout=180)
+def dump_on_failure_hs_start_success(s):
+    """Started from Haskell with a dump set, a program that ends well
+    leaves no file: exitSuccess (startFromEnv), main returning
+    (startWith)."""
+    for how, last in (("env", "quit"), ("with", None)):
+        p, d, rc, _ = hs_run_to_exit(s, "hs-ok-" + how, how, last, retain=1 << 20)
+        expect(rc == 0 and glob.glob(os.path.join(d, "*")) == [],
+               "%s: exit status %s, left %s; stderr:\n%s" % (how, rc, os.listdir(d), p.stderr()))
+        expect("exits with status" not in p.stderr(), "stderr:\n%s" % p.stderr())
+
+
+@test(timeout=60)
+def dump_on_failure_hs_start_needs_window(s):
+    """startWith with esoDumpOnFailure and no window (esoRetainBytes 0, its
+    default) is refused before anything listens, with an error that names
+    the field to set; the program has the exception to handle."""
+    d = s.path("hs-nowindow")
+    os.mkdir(d)
+    sock = s.path("hs-nowindow.sock")
+    p = Program(s, "hsstart", ["with", sock, "0", "0", os.path.join(d, "crash-%p.eventlog")])
+    rc, _ = p.wait_rusage(30)
+    err = p.stderr()
+    expect(rc == 1 and "esoDumpOnFailure" in err and "set esoRetainBytes" in err,
+           "exit status %s; stderr:\n%s" % (rc, err))
+    expect("listening" not in err and not os.path.exists(sock), "it listened: %s" % err)

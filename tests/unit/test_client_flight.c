@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The command's side of the flight recorder without a program: durations
- * and sizes as typed, the trigger conditions (parsing, errors, judging
+ * as typed, the trigger conditions (parsing, errors, judging
  * synthetic events), and the watcher's ring and files: blocks fed in
  * pieces of every size become whole in order, the oldest are let go by
  * time and by size with their definitions kept, and a file written from
  * the ring parses from its header with the definitions first. Runs under
- * ASan/UBSan. */
+ * ASan/UBSan. Sizes are test_client_sizes.c's. */
 #include "flight/ring.h"
 #include "flight/shot.h"
 #include "flight/trigger.h"
@@ -28,10 +28,6 @@ UNIT_CASE(client_flight_units) {
     ok(!es_units_duration("5 m", &v) && !es_units_duration("-1s", &v) &&
            !es_units_duration("5d", &v) && !es_units_duration("", &v),
        "5 m, -1s, 5d and nothing are not durations");
-    ok(es_units_size("256M", &v) && v == 256u << 20 && es_units_size("2GiB", &v) &&
-           v == 2ull << 30 && es_units_size("100", &v) && v == 100,
-       "256M, 2GiB, 100");
-    ok(!es_units_size("1.5G", &v) && !es_units_size("12X", &v), "1.5G and 12X are not sizes");
 }
 
 static struct es_event event(uint16_t type, uint64_t time, const uint8_t *payload, size_t n) {

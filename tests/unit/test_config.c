@@ -180,6 +180,23 @@ UNIT_CASE(config_options_translate) {
     o.slow_client = 7;
     ok(es_config_from_options(&c, &o) == EVENTLOG_SOCKET_EINVAL, "an unknown policy is refused");
     ok(es_config_from_options(&c, NULL) == EVENTLOG_SOCKET_EINVAL, "no options are refused");
+    /* A refusal says why on stderr: a dump with no window to write. */
+    o.slow_client = EVENTLOG_SOCKET_SLOW_CLIENT_DROP;
+    o.dump_on_failure = "/tmp/never-written.eventlog";
+    o.retain_bytes = 0;
+    char log[1024];
+    es_log_drain(5000);
+    unit_capture_begin();
+    int r = es_config_from_options(&c, &o);
+    es_log_drain(5000);
+    unit_capture_end(log, sizeof log);
+    ok(r == EVENTLOG_SOCKET_EINVAL && strstr(log, "options refused") &&
+           strstr(log, "GHC_EVENTLOG_DUMP_ON_FAILURE") && strstr(log, "give the window a size"),
+       "a dump with no window is refused, saying why: %s", log);
+    o.retain_bytes = 64 << 20;
+    ok(es_config_from_options(&c, &o) == 0 && c.retain == 64u << 20,
+       "with a window, the dump is taken");
+    o.dump_on_failure = NULL;
     es_config_defaults(&c);
     c.client_limit = 1000;
     const char *why = es_config_invalid(&c);

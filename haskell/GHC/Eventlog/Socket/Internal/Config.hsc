@@ -23,6 +23,7 @@ import Control.Exception (Exception (..), throwIO)
 import Control.Monad (when)
 import Data.Foldable (traverse_)
 import Data.Int (Int32)
+import Data.Maybe (isJust)
 import Data.Word (Word64)
 import Foreign.C.String (peekCString, withCString)
 import Foreign.C.Types (CBool (..), CChar, CInt (..), CSize (..), CUInt (..))
@@ -228,6 +229,15 @@ applyOptions opts = do
       (if esoAllowOtherUsers opts then 1 else 0 :: CInt)
     when (esoRetainSeconds opts > 604800) $
       invalid "esoRetainSeconds must be at most 604800 (a week)"
+    when (esoRetainBytes opts /= 0 && esoRetainBytes opts < 65536) $
+      invalid "esoRetainBytes must be 0 (no window) or at least 65536 (64 KiB)"
+    -- Unlike the variables, the fields have no "unset": a dump or an age
+    -- with esoRetainBytes 0 asks for a window that is turned off.
+    when (esoRetainBytes opts == 0 && (esoRetainSeconds opts /= 0 || isJust (esoDumpOnFailure opts))) $
+      invalid
+        ( "esoDumpOnFailure and esoRetainSeconds need a window: set esoRetainBytes too "
+            ++ "(for example 64 MiB, what GHC_EVENTLOG_DUMP_ON_FAILURE alone keeps)"
+        )
     #{poke struct eventlog_socket_options, retain_bytes} p
       (fromIntegral (esoRetainBytes opts) :: CSize)
     #{poke struct eventlog_socket_options, retain_seconds} p
