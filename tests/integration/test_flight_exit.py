@@ -34,6 +34,22 @@ def run_to_exit(s, name, last, env_extra=None):
     return p, d, rc
 
 
+def read_dump(s, p, d, status):
+    """The dump of `p` (pid in its name): mode 0600, parsed whole by the
+    checker and by ghc-events, named on stderr with the status. Returns
+    its summary, its markers as ghc-events reads them, its size."""
+    path = os.path.join(d, "crash-%d.eventlog" % p.proc.pid)
+    expect(os.path.exists(path), "no dump: %s; stderr:\n%s" % (os.listdir(d), p.stderr()))
+    mode = stat.S_IMODE(os.stat(path).st_mode)
+    expect(mode == 0o600, "the dump's mode is %o" % mode)
+    with open(path, "rb") as f:
+        data = f.read()
+    summ = check_stream(s, data, "dump-%d" % p.proc.pid)  # whole, with its end marker
+    markers = ghc_events_markers(path)
+    expect("status %d" % status in p.stderr() and path in p.stderr(), "stderr:\n%s" % p.stderr())
+    return summ, markers, len(data)
+
+
 @test(timeout=120)
 def dump_on_failure_uncaught_exception(s):
     """An uncaught exception with nobody connected: the program exits 1 and
@@ -42,19 +58,11 @@ def dump_on_failure_uncaught_exception(s):
     and the error notice with the exception's text; stderr says where."""
     p, d, rc = run_to_exit(s, "throw", "throw boom at the end")
     expect(rc == 1, "the program exited %s" % rc)
-    path = os.path.join(d, "crash-%d.eventlog" % p.proc.pid)
-    expect(os.path.exists(path), "no dump: %s; stderr:\n%s" % (os.listdir(d), p.stderr()))
-    mode = stat.S_IMODE(os.stat(path).st_mode)
-    expect(mode == 0o600, "the dump's mode is %o" % mode)
-    with open(path, "rb") as f:
-        data = f.read()
-    summ = check_stream(s, data, "dump-throw")  # whole, with its end marker
-    markers = [m for _, m in summ.markers]
+    summ, markers, size = read_dump(s, p, d, 1)
     expect(markers == ["before-0", "before-1", "before-2"], "markers %s" % markers)
     errors = [m for _, m in summ.messages if m.startswith("eventlog-socket: the RTS reported")]
     expect(errors and "boom at the end" in errors[0], "error notices %s" % errors)
-    expect("status 1" in p.stderr() and path in p.stderr(), "stderr:\n%s" % p.stderr())
-    note("%d bytes; %s" % (len(data), p.stderr().strip().splitlines()[-1]))
+    note("%d bytes; %s" % (size, p.stderr().strip().splitlines()[-1]))
 
 
 @test(timeout=120)
@@ -63,13 +71,10 @@ def dump_on_failure_exit_status(s):
     nothing; a small window holds only the end of the run."""
     p, d, rc = run_to_exit(s, "fail", "fail 3", {"GHC_EVENTLOG_RETAIN": "1M"})
     expect(rc == 3, "the program exited %s" % rc)
-    path = os.path.join(d, "crash-%d.eventlog" % p.proc.pid)
-    with open(path, "rb") as f:
-        data = f.read()
-    summ = check_stream(s, data, "dump-fail")
+    summ, markers, size = read_dump(s, p, d, 3)
     tagged = summ.tagged("m2")
-    expect(len(data) < 4 << 20 and "before-0" not in [m for _, m in summ.markers],
-           "a 1 MiB window dumped %d bytes with %s" % (len(data), summ.markers))
+    expect(size < 4 << 20 and "before-0" not in markers,
+           "a 1 MiB window dumped %d bytes with %s" % (size, markers))
     expect(tagged and tagged[-1] == 100000, "the last messages are missing")
     q, d2, rc2 = run_to_exit(s, "clean", "quit")
     expect(rc2 == 0 and glob.glob(os.path.join(d2, "*")) == [],
@@ -123,22 +128,6 @@ def hs_run_to_exit(s, name, how, last, retain=0):
     return p, d, rc, int(late[1])
 
 
-def hs_dump(s, p, d, status):
-    """The dump of `p` (pid in its name): mode 0600, parsed whole by the
-    checker and by ghc-events, named on stderr with the status. Returns
-    its summary, its markers as ghc-events reads them, its size."""
-    path = os.path.join(d, "crash-%d.eventlog" % p.proc.pid)
-    expect(os.path.exists(path), "no dump: %s; stderr:\n%s" % (os.listdir(d), p.stderr()))
-    mode = stat.S_IMODE(os.stat(path).st_mode)
-    expect(mode == 0o600, "the dump's mode is %o" % mode)
-    with open(path, "rb") as f:
-        data = f.read()
-    summ = check_stream(s, data, "dump-%d" % p.proc.pid)  # whole, with its end marker
-    markers = ghc_events_markers(path)
-    expect("status %d" % status in p.stderr() and path in p.stderr(), "stderr:\n%s" % p.stderr())
-    return summ, markers, len(data)
-
-
 @test(timeout=180)
 def dump_on_failure_hs_start_exit_status(s):
     """Started by startWith with esoRetainBytes 1 MiB and esoDumpOnFailure:
@@ -148,7 +137,7 @@ def dump_on_failure_hs_start_exit_status(s):
     holds no more than the 1 MiB window allows (not the first marker)."""
     p, d, rc, late = hs_run_to_exit(s, "hs-fail", "with", "fail 3", retain=1 << 20)
     expect(rc == 3, "the program exited %s; stderr:\n%s" % (rc, p.stderr()))
-    summ, markers, size = hs_dump(s, p, d, 3)
+    summ, markers, size = read_dump(s, p, d, 3)
     expect(markers and markers[-1] == "last words", "ghc-events read the markers %s" % markers)
     expect([m for _, m in summ.markers][-1:] == ["last words"], "markers %s" % summ.markers)
     tagged = summ.tagged("late")
@@ -169,7 +158,7 @@ def dump_on_failure_hs_start_uncaught_exception(s):
     with the exception's text."""
     p, d, rc, late = hs_run_to_exit(s, "hs-throw", "env", "throw boom")
     expect(rc == 1, "the program exited %s; stderr:\n%s" % (rc, p.stderr()))
-    summ, markers, size = hs_dump(s, p, d, 1)
+    summ, markers, size = read_dump(s, p, d, 1)
     expect(markers == ["before-0", "last words"], "ghc-events read the markers %s" % markers)
     expect(summ.tagged("early") == list(range(1, 100001)), "early messages are missing")
     expect(summ.tagged("late") == list(range(1, late + 1)), "late messages are missing")
