@@ -5,6 +5,7 @@
 #include "source/heapmode.h"
 #include "source/session.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -204,6 +205,7 @@ void es_promtarget_stop(struct es_promtarget *t) {
 }
 
 void es_promtarget_free(struct es_promtarget *t) {
+    assert(!es_queue_linked(&t->node)); /* out of the followed and dead lists */
     free_model(&t->model);
     free_model(&t->prev);
     free(t);
