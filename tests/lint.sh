@@ -66,8 +66,9 @@ for c in "${checks[@]}"; do
     made+=("$c")
 done
 if [ ${#reports[@]} -gt 0 ]; then
-    # In parallel, unless a make that runs this script shares its jobs.
-    jobs=(-j"$(nproc 2>/dev/null || echo 2)")
+    # In parallel (LINT_JOBS, the cores by default), unless a make that
+    # runs this script shares its jobs.
+    jobs=(-j"${LINT_JOBS:-$(nproc 2>/dev/null || echo 2)}")
     [[ ${MAKEFLAGS:-} != *jobserver* ]] || jobs=()
     if ! timeout 1800 make --no-print-directory ES_DEPS_CHECKED=1 BUILD="$build" "${jobs[@]}" \
         "${reports[@]}" >"$out" 2>&1; then

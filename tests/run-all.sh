@@ -9,7 +9,37 @@ export HC=${HC:-ghc}
 ghc_version=$("$HC" --numeric-version)
 pass=0 fail=0 skip=0
 out=$(mktemp)
-trap 'rm -f "$out"' EXIT
+# The static checks' reports (clang --analyze, cppcheck: minutes of CPU)
+# are made beside the suites before theirs, one job at low priority:
+# those suites mostly wait on sockets and programs. Their suite below
+# shows and counts the result. In a process group of its own, stopped
+# however this script ends.
+lint_log=$(mktemp)
+lint_rc="$lint_log.rc" # written when the checks end: their exit status
+lint_pid=""
+if [ "${LINT_IN_CHECK:-yes}" != no ]; then
+    LINT_JOBS=1 setsid nice -n 10 env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
+        bash -c 'tests/lint.sh "$1" >"$2" 2>&1 </dev/null; echo $? >"$3"' lint \
+        "$build" "$lint_log" "$lint_rc" &
+    lint_pid=$!
+fi
+trap '[ -z "$lint_pid" ] || kill -TERM -- "-$lint_pid" 2>/dev/null; rm -f "$out" "$lint_log" "$lint_rc"' EXIT
+trap 'exit 130' INT TERM
+static_checks() { # (in a subshell of suite's pipeline: it polls, not wait)
+    if [ -z "$lint_pid" ]; then
+        tests/lint.sh "$build"
+        return
+    fi
+    while [ ! -s "$lint_rc" ] && kill -0 "$lint_pid" 2>/dev/null; do
+        sleep 1
+    done
+    cat "$lint_log"
+    if [ ! -s "$lint_rc" ]; then
+        echo "not ok - the static checks ended without a result (killed?)"
+        return 1
+    fi
+    return "$(cat "$lint_rc")"
+}
 times=""
 suite() {
     local name=$1; shift
@@ -51,10 +81,6 @@ format_check() {
     fi
 }
 suite "formatting" format_check
-# clang's analyzer, cppcheck, flake8 and shellcheck with no findings, and
-# no comment pointing at an issue tracker (tests/lint.sh; make lint).
-suite "static checks (clang --analyze, cppcheck, flake8, shellcheck, references)" \
-    tests/lint.sh "$build"
 # README's C quick start says it is the example's C main: keep that true.
 readme_example_check() {
     python3 - <<'PY'
@@ -122,6 +148,10 @@ suite "install (make install into a DESTDIR, the example built against it)" test
 # Two tests at a time: each is its own process with its own sockets, and
 # the few that measure time or memory are marked to run alone.
 suite "integration tests (GHC $ghc_version)" python3 tests/integration/run.py -j2 --build "$build"
+# clang's analyzer, cppcheck, flake8 and shellcheck with no findings, and
+# no comment pointing at an issue tracker (tests/lint.sh; make lint): made
+# in the background since the start (above).
+suite "static checks (clang --analyze, cppcheck, flake8, shellcheck, references)" static_checks
 suite "cabal package (GHC $ghc_version)" tests/cabal-package.sh "$build"
 # Core tests again with the library built with ASan/UBSan inside the real
 # programs (make check builds them in BUILD/san). The RTS frees little at
