@@ -71,8 +71,10 @@ static inline void *es_queue_base(struct es_queue_node *node, size_t offset) {
 /* An empty queue as a static initialiser: `static struct es_queue q =
  * ES_QUEUE_INIT(q);` (for a queue in static storage, ready before any
  * code runs). */
-#define ES_QUEUE_INIT(q)                                                                           \
-    { .head = {.next = &(q).head, .prev = &(q).head, .in = &(q)}, .n = 0 }
+/* clang-format 14 and 19+ lay a braced macro body out differently. */
+/* clang-format off */
+#define ES_QUEUE_INIT(q) {.head = {.next = &(q).head, .prev = &(q).head, .in = &(q)}, .n = 0}
+/* clang-format on */
 
 static inline void es_queue_init(struct es_queue *q) {
     q->head.next = q->head.prev = &q->head;

@@ -57,8 +57,10 @@ def compare_runs_equals_hp(s):
     files of the two runs (idle, and with a large working set), labels of only
     one run included with a note; sorted by the difference, the largest
     first, as CSV and as a table for people."""
-    log_a, hp_a = record(s, "small", ["sleep 0.6"])
-    log_b, hp_b = record(s, "large", ["work 0.6 24", "marker extra"])
+    # 1.5 s each at -i0.1: more than 3 censuses also when a busy machine
+    # gives the program a fraction of a core (0.6 s gave 2 at load 8).
+    log_a, hp_a = record(s, "small", ["sleep 1.5"])
+    log_b, hp_b = record(s, "large", ["work 1.5 24", "marker extra"])
     a, na = hp_profile(hp_a)
     b, nb = hp_profile(hp_b)
     out = s.path("compare.csv")
@@ -97,7 +99,7 @@ def compare_live_run(s):
     out = s.path("live.csv")
     cmd = Cmd(s, ["compare", log_a, "unix:" + s.path("cmplive.sock"), "--csv", out])
     p.wait_clients(1)
-    answer = p.query("work 0.6 16")
+    answer = p.query("work 1.5 16")  # at least 3 censuses on a busy machine too
     expect(answer.startswith("ok"), "probe answered %r" % answer)
     p.cmd("quit")
     p.finish()
