@@ -34,6 +34,12 @@ void es_fanout_destroy(struct es_fanout *f) {
 
 void es_fanout_append(struct es_fanout *f, struct es_chunk *c) {
     struct es_store *st = &f->store;
+    if (es_store_ended(st)) {
+        /* Nothing follows the stream's end marker: a notice made after it
+         * (a wait or drop notice during the exit's linger) is let go. */
+        es_pool_chunk_free(c);
+        return;
+    }
     uint64_t dropped, dropped_bytes, now_dropped, now_bytes;
     es_store_retain_dropped(st, &dropped, &dropped_bytes);
     struct es_chunk *kept =

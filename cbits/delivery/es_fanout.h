@@ -65,7 +65,8 @@ long long es_fanout_write_window(struct es_fanout *f, int fd);
  * for it are counted and noticed). */
 void es_fanout_ingest(struct es_fanout *f, struct es_chunk *c);
 
-/* Append a chunk the library made (a drop notice) for every client. */
+/* Append a chunk the library made (a drop notice) for every client; once
+ * the end marker has come, the chunk is freed instead. */
 void es_fanout_append(struct es_fanout *f, struct es_chunk *c);
 
 /* Place an accepted client in the stream: everything kept for a first

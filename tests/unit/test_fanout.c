@@ -8,6 +8,9 @@
  * ASan/UBSan. */
 #include "delivery/es_client.h"
 #include "delivery/es_fanout.h"
+#include "delivery/es_notice.h"
+#include "delivery/es_pool.h"
+#include "format/es_header.h"
 #include "unit.h"
 
 #include <signal.h>
@@ -104,4 +107,32 @@ UNIT_CASE(fanout_misuse) {
     ok(misuse(LEAVE_NEVER_JOINED) == SIGABRT, "a client that never joined cannot leave");
     ok(misuse(LEAVE_OTHER_STREAM) == SIGABRT, "a client cannot leave another fan-out's stream");
 #endif
+}
+
+/* Nothing follows the end marker: a notice the library makes after it (a
+ * wait notice sent by a timer during the exit's linger) is let go, not
+ * appended behind it, where a client would read bytes past the end. */
+UNIT_CASE(fanout_nothing_after_the_end) {
+    size_t len;
+    unsigned char *log = unit_read_fixture("ghc-9.0.2.eventlog", &len);
+    struct es_header h;
+    ok(es_header_parse(log, len, &h) == 0, "a recorded header");
+    struct es_fanout f;
+    es_fanout_init(&f, &counters, 1 << 20, 1 << 20);
+    struct es_chunk *hdr = es_pool_chunk_new(log, h.len);
+    hdr->flags |= ES_CHUNK_HEADER;
+    es_fanout_ingest(&f, hdr);
+    static const unsigned char end_marker[2] = {0xff, 0xff};
+    struct es_chunk *end = es_pool_chunk_new(end_marker, sizeof end_marker);
+    end->flags |= ES_CHUNK_END;
+    es_fanout_ingest(&f, end);
+    uint64_t at_end = es_store_end_offset(&f.store);
+    ok(es_fanout_ended(&f) && at_end == 2, "the end marker came (%llu bytes after the header)",
+       (unsigned long long)at_end);
+    es_fanout_append(&f, es_notice_message(es_fanout_header(&f), 1, "after the end"));
+    ok(es_store_end_offset(&f.store) == at_end,
+       "a notice made after it is not appended (the stream ends at %llu, not %llu)",
+       (unsigned long long)at_end, (unsigned long long)es_store_end_offset(&f.store));
+    es_fanout_destroy(&f);
+    free(log);
 }
