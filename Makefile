@@ -125,12 +125,14 @@ ES_CFLAGS := $(WARN) -D_DEFAULT_SOURCE -fvisibility=hidden -fPIC -Iinclude -Icbi
 RTS_CFLAGS := $(ES_CFLAGS) -Irts-writer $(addprefix -isystem ,$(RTS_INCLUDE))
 
 # The library's C, a folder per part (ARCHITECTURE.md), bottom to top.
-CBITS_DIRS := format base net delivery control server upstream
+CBITS_DIRS := base format net delivery control server upstream
 CBITS_SRC := $(wildcard $(CBITS_DIRS:%=cbits/%/*.c))
 CBITS_H := $(wildcard $(CBITS_DIRS:%=cbits/%/*.h))
 # What the library and the command share: the wire format, and the base
 # (log, clocks, peer lookup) under it.
 FORMAT_SRC := $(wildcard cbits/format/*.c)
+# What the format needs of the base (the stream reader keeps its bytes in one).
+FORMAT_NEEDS := cbits/base/es_bytes.c
 # The sources a program without the RTS side links whole (bench, fuzz):
 # es_instance needs the hooks rts-writer/ defines, and es_upstream_start
 # needs es_instance.
@@ -308,7 +310,7 @@ $(HEAPMODES): tests/heapmodes/Main.hs tests/heapmodes/Shapes.hs
 	$(HC) -prof -fprof-auto -rtsopts $(EVENTLOG_FLAG) $(IPE_FLAG) -O -outputdir $(BUILD)/hs/heapmodes \
 	    -o $@ tests/heapmodes/Main.hs tests/heapmodes/Shapes.hs
 
-$(MANY_CLIENTS): tests/clients/many_clients.c $(FORMAT_SRC) $(CBITS_H)
+$(MANY_CLIENTS): tests/clients/many_clients.c $(FORMAT_SRC) $(FORMAT_NEEDS) $(CBITS_H)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE -O2 -Iinclude -Icbits -o $@ $(filter %.c,$^)
 
@@ -396,9 +398,9 @@ $(BENCH)/drain: bench/drain.c
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -O2 -o $@ $<
 
-$(BENCH)/skim-floor: bench/skim_floor.c $(FORMAT_SRC) $(CBITS_H)
+$(BENCH)/skim-floor: bench/skim_floor.c $(FORMAT_SRC) $(FORMAT_NEEDS) $(CBITS_H)
 	@mkdir -p $(dir $@)
-	$(CC) $(WARN) -D_DEFAULT_SOURCE -O2 -Iinclude -Icbits -o $@ $< $(FORMAT_SRC)
+	$(CC) $(WARN) -D_DEFAULT_SOURCE -O2 -Iinclude -Icbits -o $@ $< $(FORMAT_SRC) $(FORMAT_NEEDS)
 
 $(BENCH)/walk: bench/walk.c $(CBITS_SRC)
 	@mkdir -p $(dir $@)

@@ -13,6 +13,7 @@
 #include "opts.h"
 #include "source/heapmode.h"
 #include "source/session.h"
+#include "source/units.h"
 #include "subcommands.h"
 
 #include <stdio.h>
@@ -344,7 +345,8 @@ int es_control_main(int argc, char **argv) {
     const char *pos[2] = {NULL, NULL};
     const struct es_opt opts[] = {{"--wait", NULL, ES_OPT_FLAG, &k->wait, 0, NULL, NULL, false},
                                   {"--timeout", NULL, ES_OPT_SECONDS, &k->timeout, 1e7,
-                                   "--timeout needs a number of seconds", NULL, false},
+                                   "--timeout needs a duration (" ES_UNITS_GRAMMAR ")",
+                                   "%s %s: not a duration above 0 (" ES_UNITS_GRAMMAR ")", false},
                                   {0}};
     const struct es_opts_spec spec = {.cmd = "control",
                                       .opts = opts,

@@ -2,6 +2,7 @@
 #include "opts.h"
 
 #include "help.h"
+#include "source/units.h"
 
 #include <assert.h>
 #include <stdlib.h>
@@ -88,13 +89,10 @@ static int take(const struct es_opts_spec *sp, const struct es_opt *o, int argc,
         l->v[l->n++] = value;
         return -1;
     }
-    char *end;
-    double v = strtod(value, &end);
-    if (end == value || *end != '\0' || !(v > 0) || v > o->max) {
+    if (!es_units_seconds(value, o->max, false, (double *)o->out)) {
         say(sp, o->bad ? o->bad : o->missing, o->name, value);
         return 2;
     }
-    *(double *)o->out = v;
     return -1;
 }
 
@@ -197,4 +195,17 @@ int es_opts_parse(const struct es_opts_spec *sp, int argc, char **argv) {
         }
     }
     return check_required(sp, npos);
+}
+
+int es_opts_parse_addr(const char *cmd, const struct es_opt *opts, struct es_conn_options *conn,
+                       const char **addr, int argc, char **argv) {
+    static const char *const names[] = {"ADDR"};
+    const struct es_opts_spec spec = {.cmd = cmd,
+                                      .opts = opts,
+                                      .conn = conn,
+                                      .pos = addr,
+                                      .npos = 1,
+                                      .required = 1,
+                                      .pos_names = names};
+    return es_opts_parse(&spec, argc, argv);
 }

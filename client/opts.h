@@ -19,7 +19,8 @@
 enum es_opt_kind {
     ES_OPT_FLAG,    /* sets a bool */
     ES_OPT_VALUE,   /* takes the next word (const char *) */
-    ES_OPT_SECONDS, /* takes the next word as seconds (double), > 0 and <= max */
+    ES_OPT_SECONDS, /* the next word, a duration (source/units.h), as seconds (double), > 0, <= max
+                     */
     ES_OPT_LIST,    /* takes the next word, each time it is given (struct es_opt_list *) */
 };
 
@@ -71,5 +72,11 @@ struct es_opts_spec {
  * stdout), 2 after a message on stderr (and the usage lines, when the
  * words themselves are wrong: unknown, missing or too many). */
 int es_opts_parse(const struct es_opts_spec *sp, int argc, char **argv);
+
+/* es_opts_parse for a subcommand whose one argument, required, is the
+ * program's address (ADDR): `opts` (NULL: none), the connection's options
+ * into `conn`, the address into *addr. */
+int es_opts_parse_addr(const char *cmd, const struct es_opt *opts, struct es_conn_options *conn,
+                       const char **addr, int argc, char **argv);
 
 #endif

@@ -12,6 +12,7 @@
 #include "model/model.h"
 #include "opts.h"
 #include "source/session.h"
+#include "source/units.h"
 #include "subcommands.h"
 #include "source/outfile.h"
 
@@ -395,19 +396,13 @@ int es_record_main(int argc, char **argv) {
         {"--lossless", NULL, ES_OPT_FLAG, &r->lossless, 0, NULL, NULL, false},
         {"--window", NULL, ES_OPT_FLAG, &r->win.asked, 0, NULL, NULL, false},
         {"--snapshot", NULL, ES_OPT_FLAG, &r->win.snapshot, 0, NULL, NULL, false},
-        {"--since", NULL, ES_OPT_VALUE, &r->since, 0, "--since needs a duration (5m, 90s)", NULL,
-         false},
-        {"--duration", NULL, ES_OPT_SECONDS, &r->duration, 1e7, "--duration needs seconds",
-         "%s: not a number of seconds: %s", false},
+        {"--since", NULL, ES_OPT_VALUE, &r->since, 0,
+         "--since needs a duration (" ES_UNITS_GRAMMAR ")", NULL, false},
+        {"--duration", NULL, ES_OPT_SECONDS, &r->duration, 1e7,
+         "--duration needs a duration (" ES_UNITS_GRAMMAR ")",
+         "%s %s: not a duration above 0 (" ES_UNITS_GRAMMAR ")", false},
         {0}};
-    const struct es_opts_spec spec = {.cmd = "record",
-                                      .opts = opts,
-                                      .conn = &r->ses.opt,
-                                      .pos = &addr,
-                                      .npos = 1,
-                                      .required = 1,
-                                      .pos_names = (const char *[]){"ADDR"}};
-    int status = es_opts_parse(&spec, argc, argv);
+    int status = es_opts_parse_addr("record", opts, &r->ses.opt, &addr, argc, argv);
     if (status >= 0)
         return status;
     if (es_rwindow_setup(&r->win, r->since) != 0)

@@ -162,7 +162,8 @@ def variables_read():
     if len(found) != 1:
         return None, "es_config.c: %s" % found
     code = read(found[0])
-    names = set(re.findall(r'\b(?:getenv|env|bool_var|size_var)\(\s*"(GHC_EVENTLOG_[A-Z_]+)"',
+    names = set(re.findall(r'\b(?:getenv|env|bool_var|size_var|read_ms|read_whole)'
+                           r'\(\s*"(GHC_EVENTLOG_[A-Z_]+)"',
                            code))
     return names, rel(found[0])
 

@@ -36,8 +36,8 @@ MAX_LINES = 80
 # below everything.
 LEVELS = [
     ("include/", 0),
-    ("cbits/format/", 10),
-    ("cbits/base/", 11),
+    ("cbits/base/", 10),
+    ("cbits/format/", 11),
     ("cbits/net/", 12),
     ("cbits/delivery/", 13),
     ("cbits/control/", 14),
@@ -61,7 +61,7 @@ LEVELS = [
 ]
 # The library may not use the command; the command uses only the
 # library's format and base (what the Makefile links it with).
-CLIENT_MAY_USE = ("cbits/format/", "cbits/base/", "include/")
+CLIENT_MAY_USE = ("cbits/base/", "cbits/format/", "include/")
 # Modules of several files.
 WHOLE = ("client/model/", "rts-writer/")
 # Where #include "..." looks, after the including file's own folder.

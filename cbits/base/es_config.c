@@ -10,6 +10,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -154,19 +155,7 @@ int es_config_parse_bool(const char *value, bool *out) {
     return EVENTLOG_SOCKET_EINVAL;
 }
 
-int es_config_parse_ms(const char *value, int *out) {
-    if (value == NULL || value[0] < '0' || value[0] > '9')
-        return EVENTLOG_SOCKET_EINVAL;
-    char *end;
-    errno = 0;
-    long v = strtol(value, &end, 10);
-    if (errno != 0 || *end != '\0' || v > ES_MAX_MS)
-        return EVENTLOG_SOCKET_EINVAL;
-    *out = (int)v;
-    return 0;
-}
-
-int es_config_parse_ms_max(const char *value, unsigned max, unsigned *out) {
+int es_config_parse_whole(const char *value, unsigned max, unsigned *out) {
     if (value == NULL || value[0] < '0' || value[0] > '9')
         return EVENTLOG_SOCKET_EINVAL;
     char *end;
@@ -241,7 +230,27 @@ static int read_sizes(struct es_config *out) {
     return 0;
 }
 
-/* What happens to a client that falls behind. */
+/* A variable of whole `unit`s, when it is set, from 0 (`zero`: what 0
+ * means, or NULL) to `max` (`most`: what that is in words, or NULL), into
+ * *out. 0, or EINVAL after a line that says why. */
+static int read_whole(const char *name, const char *unit, unsigned max, const char *zero,
+                      const char *most, unsigned *out) {
+    const char *value = env(name);
+    if (value == NULL || es_config_parse_whole(value, max, out) == 0)
+        return 0;
+    char from[40] = "", to[40] = "";
+    if (zero != NULL)
+        snprintf(from, sizeof from, " (%s)", zero);
+    if (most != NULL)
+        snprintf(to, sizeof to, " (%s)", most);
+    es_log("%s=\"%s\" is not a number of %s from 0%s to %u%s", name, value, unit, from, max, to);
+    return EVENTLOG_SOCKET_EINVAL;
+}
+
+static int read_ms(const char *name, unsigned max, const char *zero, unsigned *out) {
+    return read_whole(name, "milliseconds", max, zero, NULL, out);
+}
+
 static int read_slow_client(struct es_config *out) {
     const char *slow = env("GHC_EVENTLOG_SLOW_CLIENT");
     if (slow && strcasecmp(slow, "drop") == 0) {
@@ -259,23 +268,13 @@ static int read_slow_client(struct es_config *out) {
 
 /* The flush and control-command intervals. */
 static int read_intervals(struct es_config *out) {
-    const char *flush = env("GHC_EVENTLOG_FLUSH_INTERVAL_MS");
-    if (flush && es_config_parse_ms(flush, &out->flush_ms) != 0) {
-        es_log("GHC_EVENTLOG_FLUSH_INTERVAL_MS=\"%s\" is not a number of milliseconds from 0 "
-               "(off) to 60000",
-               flush);
+    unsigned flush_ms;
+    if (read_ms("GHC_EVENTLOG_FLUSH_INTERVAL_MS", ES_MAX_MS, "off", &flush_ms) != 0 ||
+        read_ms("GHC_EVENTLOG_CONTROL_INTERVAL_MS", ES_MAX_MS, "no limit",
+                &out->control_interval_ms) != 0)
         return EVENTLOG_SOCKET_EINVAL;
-    }
-    const char *control = env("GHC_EVENTLOG_CONTROL_INTERVAL_MS");
-    int control_ms;
-    if (control && es_config_parse_ms(control, &control_ms) != 0) {
-        es_log("GHC_EVENTLOG_CONTROL_INTERVAL_MS=\"%s\" is not a number of milliseconds from 0 "
-               "(no limit) to 60000",
-               control);
-        return EVENTLOG_SOCKET_EINVAL;
-    }
-    if (control)
-        out->control_interval_ms = (unsigned)control_ms;
+    if (env("GHC_EVENTLOG_FLUSH_INTERVAL_MS") != NULL)
+        out->flush_ms = (int)flush_ms;
     return 0;
 }
 
@@ -294,49 +293,30 @@ static int read_lossless(struct es_config *out) {
                lossless);
         return EVENTLOG_SOCKET_EINVAL;
     }
-    const char *stall = env("GHC_EVENTLOG_LOSSLESS_STALL_MS");
-    if (stall && es_config_parse_ms_max(stall, ES_MAX_STALL_MS, &out->lossless_stall_ms) != 0) {
-        es_log("GHC_EVENTLOG_LOSSLESS_STALL_MS=\"%s\" is not a number of milliseconds from 0 "
-               "(never) to 3600000",
-               stall);
-        return EVENTLOG_SOCKET_EINVAL;
-    }
-    return 0;
+    return read_ms("GHC_EVENTLOG_LOSSLESS_STALL_MS", ES_MAX_STALL_MS, "never",
+                   &out->lossless_stall_ms);
 }
 
 /* How long exit waits for clients. */
 static int read_linger(struct es_config *out) {
-    const char *linger = env("GHC_EVENTLOG_LINGER_MS");
-    if (linger && es_config_parse_ms_max(linger, ES_MAX_LINGER_MS, &out->linger_ms) != 0) {
-        es_log("GHC_EVENTLOG_LINGER_MS=\"%s\" is not a number of milliseconds from 0 to 600000",
-               linger);
+    if (read_ms("GHC_EVENTLOG_LINGER_MS", ES_MAX_LINGER_MS, NULL, &out->linger_ms) != 0 ||
+        read_ms("GHC_EVENTLOG_LINGER_MAX_MS", ES_MAX_LINGER_MS, NULL, &out->linger_max_ms) != 0)
         return EVENTLOG_SOCKET_EINVAL;
-    }
-    const char *max = env("GHC_EVENTLOG_LINGER_MAX_MS");
-    if (max && es_config_parse_ms_max(max, ES_MAX_LINGER_MS, &out->linger_max_ms) != 0) {
-        es_log("GHC_EVENTLOG_LINGER_MAX_MS=\"%s\" is not a number of milliseconds from 0 to "
-               "600000",
-               max);
-        return EVENTLOG_SOCKET_EINVAL;
-    }
     return 0;
 }
 
 /* How many clients may connect at once. */
 static int read_max_clients(struct es_config *out) {
     const char *clients = env("GHC_EVENTLOG_MAX_CLIENTS");
+    unsigned v;
     if (clients == NULL)
         return 0;
-    char *end;
-    errno = 0;
-    unsigned long v = strtoul(clients, &end, 10);
-    if (clients[0] < '0' || clients[0] > '9' || *end != '\0' || errno != 0 || v == 0 ||
-        v > ES_MAX_CLIENTS) {
+    if (es_config_parse_whole(clients, ES_MAX_CLIENTS, &v) != 0 || v == 0) {
         es_log("GHC_EVENTLOG_MAX_CLIENTS=\"%s\" is not a number of clients from 1 to 1000000",
                clients);
         return EVENTLOG_SOCKET_EINVAL;
     }
-    out->max_clients = (unsigned)v;
+    out->max_clients = v;
     return 0;
 }
 
@@ -348,12 +328,9 @@ static int read_window(struct es_config *out) {
     if (size_var("GHC_EVENTLOG_RETAIN", &out->retain) != 0)
         return EVENTLOG_SOCKET_EINVAL;
     const char *secs = env("GHC_EVENTLOG_RETAIN_SECONDS");
-    if (secs && es_config_parse_ms_max(secs, ES_MAX_RETAIN_SECS, &out->retain_seconds) != 0) {
-        es_log("GHC_EVENTLOG_RETAIN_SECONDS=\"%s\" is not a number of seconds from 0 (no limit) "
-               "to 604800 (a week)",
-               secs);
+    if (read_whole("GHC_EVENTLOG_RETAIN_SECONDS", "seconds", ES_MAX_RETAIN_SECS, "no limit",
+                   "a week", &out->retain_seconds) != 0)
         return EVENTLOG_SOCKET_EINVAL;
-    }
     const char *dump = env("GHC_EVENTLOG_DUMP_ON_FAILURE");
     if (dump && strlen(dump) >= sizeof out->dump_on_failure) {
         es_log("GHC_EVENTLOG_DUMP_ON_FAILURE is longer than %zu bytes",

@@ -79,10 +79,10 @@ struct es_config {
  * "" is `false`. Returns 0 or -EINVAL. */
 int es_config_parse_bool(const char *value, bool *out);
 
-/* Parse a whole number of milliseconds from 0 to 60000. Returns 0 or -EINVAL. */
-int es_config_parse_ms(const char *value, int *out);
-/* The same from 0 to `max`. */
-int es_config_parse_ms_max(const char *value, unsigned max, unsigned *out);
+/* Parse a whole number (of milliseconds, seconds, clients) from 0 to `max`:
+ * decimal digits, nothing else. Returns 0, or -EINVAL (`*out` then
+ * untouched). */
+int es_config_parse_whole(const char *value, unsigned max, unsigned *out);
 
 /* Parse a size in bytes, as the command reads one (es_size.h: 64K, 256MiB,
  * 2GB, 1T; powers of 1024), that fits in a size_t. Returns 0 or -EINVAL

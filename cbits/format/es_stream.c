@@ -28,9 +28,7 @@ void es_stream_tap(struct es_stream *s, const bool *tap, es_stream_fn on_tap) {
 }
 
 void es_stream_destroy(struct es_stream *s) {
-    free(s->pending);
-    s->pending = NULL;
-    s->len = s->cap = 0;
+    es_bytes_free(&s->pending);
 }
 
 static int fail(struct es_stream *s, const char *why, uint64_t offset) {
@@ -246,28 +244,14 @@ static long consume(struct es_stream *s, const uint8_t *buf, size_t len, uint64_
 }
 
 static int keep(struct es_stream *s, const uint8_t *data, size_t n) {
-    if (n == 0)
-        return 0;
-    if (s->len + n > s->cap) {
-        size_t cap = s->cap ? s->cap : 4096;
-        while (cap < s->len + n)
-            cap *= 2;
-        uint8_t *p = realloc(s->pending, cap);
-        if (p == NULL)
-            return -ENOMEM;
-        s->pending = p;
-        s->cap = cap;
-    }
-    memcpy(s->pending + s->len, data, n);
-    s->len += n;
-    return 0;
+    return es_bytes_append(&s->pending, data, n, 4096);
 }
 
 /* The bytes the partial event in `pending` lacks before it can be read
  * (or found malformed): at least 1. */
 static size_t missing(const struct es_stream *s) {
-    const uint8_t *p = s->pending;
-    size_t len = s->len, need;
+    const uint8_t *p = s->pending.data;
+    size_t len = s->pending.len, need;
     if (len < 2)
         return 2 - len;
     unsigned t = es_be16(p);
@@ -291,7 +275,7 @@ int es_stream_feed(struct es_stream *s, const void *data, size_t n,
      * taking only the bytes it lacks (the rest is read where it lies); the
      * header is copied whole, once. Each round either completes an event,
      * learns more of its size, or uses up the input. */
-    while (s->len > 0 && n > 0) {
+    while (s->pending.len > 0 && n > 0) {
         size_t take = n;
         if (s->state == ES_STREAM_EVENTS) {
             take = missing(s);
@@ -302,14 +286,12 @@ int es_stream_feed(struct es_stream *s, const void *data, size_t n,
             return -ENOMEM;
         in += take;
         n -= take;
-        long used = consume(s, s->pending, s->len, s->offset, cb);
+        long used = consume(s, s->pending.data, s->pending.len, s->offset, cb);
         if (used < 0)
             return (int)used;
-        assert((size_t)used <= s->len);
+        assert((size_t)used <= s->pending.len);
         s->offset += (uint64_t)used;
-        s->len -= (size_t)used;
-        if (s->len > 0)
-            memmove(s->pending, s->pending + used, s->len);
+        es_bytes_consume(&s->pending, (size_t)used);
     }
     if (n == 0)
         return 0;
@@ -327,14 +309,14 @@ int es_stream_finish(struct es_stream *s) {
     case ES_STREAM_ERROR:
         return -EINVAL;
     case ES_STREAM_HEADER:
-        s->error =
-            s->offset + s->len == 0 ? "the stream is empty" : "the stream ends inside the header";
+        s->error = s->offset + s->pending.len == 0 ? "the stream is empty"
+                                                   : "the stream ends inside the header";
         break;
     case ES_STREAM_EVENTS:
-        s->error = s->len > 0 ? "the stream ends inside an event"
-                              : "the stream ends without the end-of-data marker";
+        s->error = s->pending.len > 0 ? "the stream ends inside an event"
+                                      : "the stream ends without the end-of-data marker";
         break;
     }
-    s->error_offset = s->offset + s->len;
+    s->error_offset = s->offset + s->pending.len;
     return -EPIPE;
 }

@@ -10,6 +10,7 @@
 #ifndef ES_STREAM_H
 #define ES_STREAM_H
 
+#include "base/es_bytes.h"
 #include "es_events.h"
 #include "es_header.h"
 
@@ -41,9 +42,9 @@ typedef void (*es_stream_skip_fn)(const struct es_stream_skip *run, void *ctx);
 struct es_stream {
     enum es_stream_state state;
     struct es_header header; /* valid from ES_STREAM_EVENTS on */
-    uint8_t *pending;        /* received bytes not yet consumed: a partial */
-    size_t len, cap;         /* header or a partial event */
-    uint64_t offset;         /* stream offset of pending[0] */
+    struct es_bytes pending; /* received bytes not yet consumed: a partial */
+                             /* header or a partial event */
+    uint64_t offset;         /* stream offset of pending.data[0] */
     uint64_t events;         /* complete events read, block markers included */
     const char *error;       /* a static description, once state is ES_STREAM_ERROR */
     uint64_t error_offset;   /* where it was found */

@@ -15,7 +15,7 @@ void es_ring_destroy(struct es_ring *r) {
         free(r->b[(r->first + i) % r->cap].data);
     free(r->b);
     free(r->pend);
-    free(r->stage);
+    es_bytes_free(&r->stage);
     free(r->defs);
     free(r->header);
     memset(r, 0, sizeof *r);
@@ -118,29 +118,12 @@ static int take_header(struct es_ring *r, uint64_t offset, const uint8_t *data, 
     return 0;
 }
 
-static int stage(struct es_ring *r, const uint8_t *data, size_t n) {
-    if (r->stage_len + n > r->stage_cap) {
-        size_t cap = r->stage_cap ? r->stage_cap : 1 << 16;
-        while (cap < r->stage_len + n)
-            cap *= 2;
-        uint8_t *p = realloc(r->stage, cap);
-        if (p == NULL)
-            return -ENOMEM;
-        r->stage = p;
-        r->stage_cap = cap;
-    }
-    memcpy(r->stage + r->stage_len, data, n);
-    r->stage_len += n;
-    return 0;
-}
-
 /* Let go of the staged bytes before `off`: no block will claim them. */
 static void unstage(struct es_ring *r, uint64_t off) {
     if (off <= r->stage_off)
         return;
-    size_t k = off - r->stage_off < r->stage_len ? (size_t)(off - r->stage_off) : r->stage_len;
-    memmove(r->stage, r->stage + k, r->stage_len - k);
-    r->stage_len -= k;
+    size_t k = off - r->stage_off < r->stage.len ? (size_t)(off - r->stage_off) : r->stage.len;
+    es_bytes_consume(&r->stage, k);
     r->stage_off += k;
 }
 
@@ -148,18 +131,18 @@ int es_ring_bytes(struct es_ring *r, uint64_t offset, const uint8_t *data, size_
                   es_ring_block_fn *fn, void *ctx) {
     if (take_header(r, offset, data, n) != 0)
         return -ENOMEM;
-    if (r->stage_len == 0)
+    if (r->stage.len == 0)
         r->stage_off = offset; /* nothing held: the next bytes start it */
-    if (stage(r, data, n) != 0)
+    if (es_bytes_append(&r->stage, data, n, 1 << 16) != 0)
         return -ENOMEM;
-    uint64_t end = r->stage_off + r->stage_len;
+    uint64_t end = r->stage_off + r->stage.len;
     size_t done = 0; /* pending blocks made whole */
     int rc = 0;
     for (; done < r->npend && r->pend[done].offset + r->pend[done].len <= end; done++) {
         struct es_ring_block b = r->pend[done];
         if (b.offset < r->stage_off || (b.data = malloc(b.len)) == NULL)
             continue; /* its first bytes went (cannot happen), or no memory */
-        memcpy(b.data, r->stage + (b.offset - r->stage_off), b.len);
+        memcpy(b.data, r->stage.data + (b.offset - r->stage_off), b.len);
         if (push(r, &b) != 0) {
             free(b.data); /* it stays pending, with the bytes it needs */
             rc = -ENOMEM;

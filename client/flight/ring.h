@@ -14,6 +14,7 @@
 #ifndef ES_RING_H
 #define ES_RING_H
 
+#include "base/es_bytes.h"
 #include "format/es_events.h"
 #include "format/es_header.h"
 
@@ -53,8 +54,7 @@ struct es_ring {
     /* The stream's bytes from stage_off on that no whole block holds yet:
      * the block being received, and what comes before its marker is read
      * (a marker split across two reads is reported with the second). */
-    uint8_t *stage;
-    size_t stage_len, stage_cap;
+    struct es_bytes stage;
     uint64_t stage_off;
     uint64_t claimed; /* where the last block registered ends */
     /* Definitions of the blocks let go, back to back, and their times. */

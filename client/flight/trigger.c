@@ -3,7 +3,7 @@
 
 #include "base/es_size.h"
 #include "format/es_notice_text.h"
-#include "units.h"
+#include "source/units.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -19,7 +19,7 @@
 #include "source/session.h"
 #include "subcommands.h"
 #include "trigger.h"
-#include "units.h"
+#include "source/units.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -217,8 +217,8 @@ static int setup(struct watch *w, const struct es_opt_list *conds, const char *d
     uint64_t *ns[] = {&w->before, &w->after, &w->holdoff};
     for (int i = 0; i < 3; i++)
         if (d[i] != NULL && !es_units_duration(d[i], ns[i])) {
-            fprintf(stderr, "eventlog-socket watch: %s %s: not a duration (60s, 5m)\n", names[i],
-                    d[i]);
+            fprintf(stderr, "eventlog-socket watch: %s %s: not a duration (" ES_UNITS_GRAMMAR ")\n",
+                    names[i], d[i]);
             return -1;
         }
     if (d[2] == NULL)
@@ -257,15 +257,7 @@ int es_watch_main(int argc, char **argv) {
                                   {"--memory", NULL, ES_OPT_VALUE, &d[3], 0, NULL, NULL, false},
                                   {"-o", "--output", ES_OPT_VALUE, &w->dir, 0, NULL, NULL, false},
                                   {0}};
-    static const char *const pos_names[] = {"ADDR"};
-    const struct es_opts_spec spec = {.cmd = "watch",
-                                      .opts = opts,
-                                      .conn = &w->ses.opt,
-                                      .pos = &addr,
-                                      .npos = 1,
-                                      .required = 1,
-                                      .pos_names = pos_names};
-    int status = es_opts_parse(&spec, argc, argv);
+    int status = es_opts_parse_addr("watch", opts, &w->ses.opt, &addr, argc, argv);
     if (status >= 0)
         return status;
     if (conds.n == 0) {

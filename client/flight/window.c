@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "window.h"
 
-#include "units.h"
+#include "source/units.h"
 
 #include <stdio.h>
 #include <string.h>
 
 int es_rwindow_setup(struct es_rwindow *w, const char *since) {
     if (since != NULL && (!es_units_duration(since, &w->since_ns) || w->since_ns == 0)) {
-        fprintf(stderr, "eventlog-socket record: --since %s: not a duration (5m, 90s, 1h)\n",
+        fprintf(stderr,
+                "eventlog-socket record: --since %s: not a duration (" ES_UNITS_GRAMMAR ")\n",
                 since);
         return -1;
     }

@@ -2,8 +2,7 @@
 #include "http.h"
 
 #include "http/addr.h"
-#include "http/auth.h"
-#include "http/guard.h"
+#include "http/server.h"
 #include "http/resp.h"
 
 #include <errno.h>
@@ -16,18 +15,12 @@
 
 /* libmicrohttpd's limits; who holds the connections, and the request
  * deadline: client/http/guard.h, as for serve. */
-#define HTTP_TIMEOUT_S    10
-#define HTTP_MEMORY_LIMIT (32 * 1024)
-#define HTTP_MAX_CONNS    64
-#define HTTP_MAX_PER_IP   32
+static const struct es_httpserver_limits limits = {
+    .conns = 64, .per_ip = 32, .memory = 32 * 1024, .timeout_s = 10};
 
 struct es_promhttp {
-    struct MHD_Daemon *daemon;
-    struct es_httpauth auth;   /* who may scrape: as for serve (docs/security.md) */
-    struct es_httpguard guard; /* its connections */
-    int listen_fd;
-    unsigned port;
-    pthread_mutex_t mu; /* guards text and len */
+    struct es_httpserver srv; /* who may scrape: as for serve (docs/security.md) */
+    pthread_mutex_t mu;       /* guards text and len */
     char *text;
     size_t len;
 };
@@ -40,21 +33,20 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     (void)upload_size;
     (void)state;
     struct es_promhttp *h = cls;
-    enum es_httpauth_verdict v = es_httpauth_check(&h->auth, c);
-    es_httpguard_request(&h->guard, c, v == ES_HTTPAUTH_OK);
+    enum es_httpauth_verdict v = es_httpserver_admit(&h->srv, c);
     switch (v) {
     case ES_HTTPAUTH_OK:
         break;
     case ES_HTTPAUTH_OTHER_USER:
         return es_httpresp_text(c, MHD_HTTP_FORBIDDEN,
-                                h->auth.given
+                                h->srv.auth.given
                                     ? "this eventlog-socket metrics is another user's: scrape "
                                       "with its --token-file's token (docs/prometheus.md)\n"
                                     : "this eventlog-socket metrics is another user's "
                                       "(docs/security.md)\n");
     case ES_HTTPAUTH_NO_TOKEN:
         return es_httpresp_text(c, MHD_HTTP_FORBIDDEN,
-                                h->auth.given
+                                h->srv.auth.given
                                     ? "scrape with the token of its --token-file "
                                       "(Authorization: Bearer, or ?token=)\n"
                                     : "scrape the URL eventlog-socket metrics printed (it has "
@@ -85,34 +77,9 @@ struct es_promhttp *es_promhttp_start(const struct sockaddr_storage *sa, bool lo
     struct es_promhttp *h = calloc(1, sizeof *h);
     if (h == NULL)
         return NULL;
-    errno = 0;
-    /* Listening, with its port known, before the server starts: every
-     * connection is judged by the whole of `auth`. */
-    h->listen_fd = es_httpaddr_listen(sa);
-    h->port = h->listen_fd >= 0 ? es_httpaddr_port(h->listen_fd) : 0;
-    if (h->listen_fd < 0 || es_httpauth_init(&h->auth, sa, loopback, h->port, token) != 0) {
-        int e = errno;
-        if (h->listen_fd >= 0)
-            close(h->listen_fd);
-        free(h);
-        errno = e;
-        return NULL;
-    }
     pthread_mutex_init(&h->mu, NULL);
-    es_httpguard_init(&h->guard, &h->auth);
-    h->daemon = MHD_start_daemon(
-        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
-            (sa->ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
-        0, NULL, NULL, on_request, h, MHD_OPTION_LISTEN_SOCKET, h->listen_fd,
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_TIMEOUT_S, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-        (size_t)HTTP_MEMORY_LIMIT, MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_MAX_CONNS,
-        MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)HTTP_MAX_PER_IP, MHD_OPTION_NOTIFY_CONNECTION,
-        es_httpguard_notify, &h->guard, MHD_OPTION_NOTIFY_COMPLETED, es_httpguard_completed,
-        &h->guard, MHD_OPTION_END);
-    if (h->daemon == NULL) {
+    if (es_httpserver_start(&h->srv, sa, loopback, token, &limits, on_request, h) != 0) {
         int e = errno;
-        close(h->listen_fd);
-        es_httpguard_destroy(&h->guard);
         pthread_mutex_destroy(&h->mu);
         free(h);
         errno = e;
@@ -122,25 +89,25 @@ struct es_promhttp *es_promhttp_start(const struct sockaddr_storage *sa, bool lo
 }
 
 void es_promhttp_cut_late(struct es_promhttp *h) {
-    es_httpguard_cut_late(&h->guard);
+    es_httpguard_cut_late(&h->srv.guard);
 }
 
 unsigned es_promhttp_port(const struct es_promhttp *h) {
-    return h->port;
+    return h->srv.auth.port;
 }
 
 const char *es_promhttp_token(const struct es_promhttp *h) {
-    return h->auth.given ? "" : h->auth.token;
+    return h->srv.auth.given ? "" : h->srv.auth.token;
 }
 
 void es_promhttp_print_url(const struct es_promhttp *h, const char *http, const char *token_file) {
     const char *colon = strrchr(http, ':'), *token = es_promhttp_token(h);
     if (colon == http)
-        printf("eventlog-socket metrics: http://127.0.0.1:%u/metrics%s%s\n", h->port,
+        printf("eventlog-socket metrics: http://127.0.0.1:%u/metrics%s%s\n", h->srv.auth.port,
                token[0] ? "?token=" : "", token);
     else
         printf("eventlog-socket metrics: http://%.*s:%u/metrics%s%s\n", (int)(colon - http), http,
-               h->port, token[0] ? "?token=" : "", token);
+               h->srv.auth.port, token[0] ? "?token=" : "", token);
     if (token_file != NULL)
         printf("eventlog-socket metrics: scrapes carry the token in %s (Authorization: Bearer, "
                "or ?token=)\n",
@@ -157,13 +124,7 @@ void es_promhttp_publish(struct es_promhttp *h, char *text, size_t len) {
 }
 
 void es_promhttp_stop(struct es_promhttp *h) {
-    /* Quiesced first, MHD hands the listening socket back instead of
-     * closing it: closed here, once. */
-    MHD_socket fd = MHD_quiesce_daemon(h->daemon);
-    MHD_stop_daemon(h->daemon);
-    if (fd != MHD_INVALID_SOCKET)
-        close(fd);
-    es_httpguard_destroy(&h->guard);
+    es_httpserver_stop(&h->srv);
     pthread_mutex_destroy(&h->mu);
     free(h->text);
     free(h);

@@ -26,6 +26,7 @@
 #include "target.h"
 #include "text.h"
 #include "source/session.h"
+#include "source/units.h"
 #include "http/addr.h"
 #include "http/auth.h"
 #include "http/buf.h"
@@ -269,20 +270,18 @@ static int numbers(struct metrics *x, const char *top, const char *linger) {
     char *end;
     if (top != NULL) {
         long v = strtol(top, &end, 10);
-        if (*end != '\0' || v < 0 || v > 10000) {
+        if (end == top || *end != '\0' || v < 0 || v > 10000) {
             fprintf(stderr, "eventlog-socket metrics: --top-labels: not 0 to 10000: %s\n", top);
             return 2;
         }
         x->top = (unsigned)v;
     }
-    if (linger != NULL) {
-        double v = strtod(linger, &end);
-        if (*end != '\0' || !(v >= 0 && v <= 86400)) {
-            fprintf(stderr, "eventlog-socket metrics: --linger: not 0 to 86400 seconds: %s\n",
-                    linger);
-            return 2;
-        }
-        x->linger_s = v;
+    if (linger != NULL && !es_units_seconds(linger, 86400, true, &x->linger_s)) {
+        fprintf(stderr,
+                "eventlog-socket metrics: --linger %s: not a duration from 0 to a day "
+                "(" ES_UNITS_GRAMMAR ")\n",
+                linger);
+        return 2;
     }
     return 0;
 }

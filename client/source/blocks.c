@@ -19,9 +19,7 @@ void es_blocks_init(struct es_blocks *b) {
 }
 
 void es_blocks_destroy(struct es_blocks *b) {
-    free(b->buf);
-    b->buf = NULL;
-    b->len = b->cap = 0;
+    es_bytes_free(&b->held);
 }
 
 void es_blocks_header(struct es_blocks *b, uint64_t header_len) {
@@ -160,21 +158,7 @@ static int mark_end(struct es_blocks *b) {
 }
 
 static int keep(struct es_blocks *b, const uint8_t *data, size_t n) {
-    if (n == 0)
-        return 0;
-    if (b->len + n > b->cap) {
-        size_t cap = b->cap ? b->cap : 1 << 16;
-        while (cap < b->len + n)
-            cap *= 2;
-        uint8_t *p = realloc(b->buf, cap);
-        if (p == NULL)
-            return -ENOMEM;
-        b->buf = p;
-        b->cap = cap;
-    }
-    memcpy(b->buf + b->len, data, n);
-    b->len += n;
-    return 0;
+    return es_bytes_append(&b->held, data, n, 1 << 16);
 }
 
 /* Write the stream's whole bytes [base, whole) from `data`, which holds
@@ -206,14 +190,13 @@ static int write_whole(struct es_blocks *b, const uint8_t *data, uint64_t whole)
 static int flush(struct es_blocks *b) {
     if (b->fd < 0 || b->error)
         return -b->error;
-    uint64_t whole = b->boundary < b->base + b->len ? b->boundary : b->base + b->len;
+    uint64_t whole = b->boundary < b->base + b->held.len ? b->boundary : b->base + b->held.len;
     if (whole <= b->base)
         return 0;
     uint64_t base0 = b->base;
-    int r = write_whole(b, b->buf, whole);
+    int r = write_whole(b, b->held.data, whole);
     size_t n = (size_t)(b->base - base0);
-    b->len -= n;
-    memmove(b->buf, b->buf + n, b->len);
+    es_bytes_consume(&b->held, n);
     return r;
 }
 
@@ -229,13 +212,10 @@ int es_blocks_whole(struct es_blocks *b, uint64_t offset) {
  * nothing more is held. */
 static int too_long(struct es_blocks *b) {
     uint64_t kept = b->boundary > b->base ? b->boundary - b->base : 0;
-    if (kept < b->len)
-        b->len = (size_t)kept;
-    if (b->len == 0) {
-        free(b->buf);
-        b->buf = NULL;
-        b->cap = 0;
-    }
+    if (kept < b->held.len)
+        es_bytes_truncate(&b->held, (size_t)kept);
+    if (b->held.len == 0)
+        es_bytes_free(&b->held);
     b->too_long = true;
     return -EMSGSIZE;
 }
@@ -247,7 +227,7 @@ static bool overlong(const struct es_blocks *b) {
 }
 
 static int append(struct es_blocks *b, const uint8_t *data, size_t n) {
-    if (b->fd >= 0 && b->len == 0 && !b->error) {
+    if (b->fd >= 0 && b->held.len == 0 && !b->error) {
         /* The common case: nothing held, so write the whole part straight
          * from the reader's buffer and keep only the unfinished block. */
         uint64_t whole = b->boundary < b->received ? b->boundary : b->received;
@@ -357,7 +337,7 @@ int es_blocks_finish(struct es_blocks *b) {
     if (r != 0)
         return r;
     /* An unfinished block is left out: the file ends after the last whole one. */
-    b->len = 0;
+    es_bytes_truncate(&b->held, 0);
     if (!b->complete && b->base > 0) {
         r = write_all(b->fd, end_marker, 2);
         if (r != 0)

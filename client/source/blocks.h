@@ -19,6 +19,7 @@
 #ifndef ES_BLOCKS_H
 #define ES_BLOCKS_H
 
+#include "base/es_bytes.h"
 #include "format/es_events.h"
 #include "format/es_notice_text.h"
 #include "format/es_header.h"
@@ -41,21 +42,20 @@
 #define ES_BLOCKS_SKIPS 16
 
 struct es_blocks {
-    int fd;        /* -1 until es_blocks_set_fd */
-    bool seekable; /* a regular file: keep a trailing end marker */
-    uint8_t *buf;  /* received bytes not yet written, from stream offset `base` */
-    size_t len, cap;
-    uint64_t base;       /* stream offset of buf[0] (= bytes written so far) */
-    uint64_t received;   /* stream offset after the last byte received */
-    uint64_t header_len; /* the header's length, 0 until it is known */
-    uint64_t boundary;   /* bytes before this offset are the header and whole blocks */
-    uint64_t block_end;  /* where the current block ends by its marker's size, 0: none */
-    bool complete;       /* the stream's end marker is before `boundary` */
-    bool finished;       /* es_blocks_finish has written the end */
-    bool too_long;       /* an unfinished block grew past ES_BLOCKS_MAX_BLOCK */
-    int error;           /* errno of a failed write, 0 */
-    int64_t salvaged;    /* after a failed write: the file's length once cut back to its last
-                          * whole block and an end marker (0: nothing whole), -1: not done */
+    int fd;               /* -1 until es_blocks_set_fd */
+    bool seekable;        /* a regular file: keep a trailing end marker */
+    struct es_bytes held; /* received bytes not yet written, from stream offset `base` */
+    uint64_t base;        /* stream offset of held.data[0] (= bytes written so far) */
+    uint64_t received;    /* stream offset after the last byte received */
+    uint64_t header_len;  /* the header's length, 0 until it is known */
+    uint64_t boundary;    /* bytes before this offset are the header and whole blocks */
+    uint64_t block_end;   /* where the current block ends by its marker's size, 0: none */
+    bool complete;        /* the stream's end marker is before `boundary` */
+    bool finished;        /* es_blocks_finish has written the end */
+    bool too_long;        /* an unfinished block grew past ES_BLOCKS_MAX_BLOCK */
+    int error;            /* errno of a failed write, 0 */
+    int64_t salvaged;     /* after a failed write: the file's length once cut back to its last
+                           * whole block and an end marker (0: nothing whole), -1: not done */
     /* Leave the library's cost notices out (set after es_blocks_init):
      * the stream ranges of the ones seen and not yet passed, in order, and
      * the bytes left out before `base` (the file is that much shorter). */
@@ -122,7 +122,7 @@ static inline uint64_t es_blocks_file_len(const struct es_blocks *b) {
 
 /* Bytes held in memory. */
 static inline size_t es_blocks_held(const struct es_blocks *b) {
-    return b->len;
+    return b->held.len;
 }
 
 #endif

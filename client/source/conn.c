@@ -21,6 +21,7 @@
 #include "format/es_payload.h"
 #include "format/es_utf8.h"
 #include "peerpid.h"
+#include "units.h"
 
 #define EVENTLOG_SOCKET_NO_RTS
 #include "eventlog_socket.h"
@@ -194,6 +195,29 @@ void es_conn_add_gaps(const struct es_conn_info *in, char *buf, size_t size) {
 void es_conn_signal_words(const struct es_conn_info *in, int signum, char *buf, size_t size) {
     snprintf(buf, size, "%s", signum == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)");
     es_conn_add_gaps(in, buf, size);
+}
+
+int es_conn_end_words(const struct es_conn *c, enum es_conn_end how, const char *cut_why, char *buf,
+                      size_t size) {
+    switch (how) {
+    case ES_CONN_COMPLETE:
+        if (cut_why == NULL) {
+            es_conn_complete_words(&c->info, buf, size);
+            return 0;
+        }
+        /* A recording whose end marker record added (client/source/blocks.h). */
+        snprintf(buf, size, "cut: the recording was cut (%s)", cut_why);
+        es_conn_add_gaps(&c->info, buf, size);
+        return 1;
+    case ES_CONN_CUT:
+        snprintf(buf, size, "cut: the stream ended without its end marker (%s)", c->error);
+        es_conn_add_gaps(&c->info, buf, size);
+        return 1;
+    case ES_CONN_FAILED:
+        break;
+    }
+    snprintf(buf, size, "%s", c->error);
+    return 2;
 }
 
 /* The answer to a window request; the window's blocks begin where the
@@ -429,18 +453,18 @@ int es_conn_parse_option(struct es_conn_options *o, int argc, char **argv, int *
         return 1;
     }
     if (strcmp(a, "--connect-timeout") == 0) {
-        char *rest;
         if (*i + 1 >= argc) {
-            fprintf(stderr, "eventlog-socket: --connect-timeout needs a number of seconds\n");
+            fprintf(stderr,
+                    "eventlog-socket: --connect-timeout needs a duration (" ES_UNITS_GRAMMAR ")\n");
             return -1;
         }
-        double v = strtod(argv[*i + 1], &rest);
-        if (rest == argv[*i + 1] || *rest != '\0' || !(v > 0) || v > 86400) {
-            fprintf(stderr, "eventlog-socket: --connect-timeout: not a number of seconds: %s\n",
+        if (!es_units_seconds(argv[*i + 1], 86400, false, &o->connect_timeout)) {
+            fprintf(stderr,
+                    "eventlog-socket: --connect-timeout %s: not a duration above 0 and up to a day "
+                    "(" ES_UNITS_GRAMMAR ")\n",
                     argv[*i + 1]);
             return -1;
         }
-        o->connect_timeout = v;
         ++*i;
         return 1;
     }

@@ -179,6 +179,12 @@ void es_conn_add_gaps(const struct es_conn_info *in, char *buf, size_t size);
 /* A stream a signal ended, as the last line says it: "interrupted
  * (SIGINT)" or "terminated (SIGTERM)", then its gaps (es_conn_add_gaps). */
 void es_conn_signal_words(const struct es_conn_info *in, int signum, char *buf, size_t size);
+/* How the stream's end ends a subcommand that reads it whole (`heap`,
+ * `table`): its exit status, 0 complete, 1 cut (by the program, or in a
+ * recording, which `cut_why` says when it is not NULL), 2 failed, and the
+ * last line's words for it in `buf`, gaps included. */
+int es_conn_end_words(const struct es_conn *c, enum es_conn_end how, const char *cut_why, char *buf,
+                      size_t size);
 
 /* Skim within `window` from now on (the callbacks' `window`, replaced):
  * for a consumer that puts another model in place of the one it opened

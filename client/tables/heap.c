@@ -218,28 +218,11 @@ static void on_skip(struct es_conn *c, const struct es_stream_skip *run, void *c
 static void on_end(struct es_conn *c, enum es_conn_end how, void *ctx) {
     struct heap *h = ctx;
     char why[1000];
-    switch (how) {
-    case ES_CONN_COMPLETE:
+    if (how == ES_CONN_COMPLETE)
         es_model_end(h->model);
-        if (h->model->cut) {
-            /* A recording whose end marker record added (client/source/blocks.h). */
-            snprintf(why, sizeof why, "cut: the recording was cut (%s)", h->model->cut_why);
-            es_conn_add_gaps(&c->info, why, sizeof why);
-            stop(h, 1, why);
-        } else {
-            es_conn_complete_words(&c->info, why, sizeof why);
-            stop(h, 0, why);
-        }
-        break;
-    case ES_CONN_CUT:
-        snprintf(why, sizeof why, "cut: the stream ended without its end marker (%s)", c->error);
-        es_conn_add_gaps(&c->info, why, sizeof why);
-        stop(h, 1, why);
-        break;
-    case ES_CONN_FAILED:
-        stop(h, 2, c->error);
-        break;
-    }
+    const char *cut = how == ES_CONN_COMPLETE && h->model->cut ? h->model->cut_why : NULL;
+    int status = es_conn_end_words(c, how, cut, why, sizeof why);
+    stop(h, status, why);
 }
 
 static void on_signal(void *ctx, int signum) {

@@ -190,30 +190,13 @@ static void on_bytes(struct es_conn *c, const uint8_t *data, size_t n, void *ctx
 static void on_end(struct es_conn *c, enum es_conn_end how, void *ctx) {
     struct table *t = ctx;
     char why[1000];
-    switch (how) {
-    case ES_CONN_COMPLETE:
-        if (t->model)
-            es_model_end(t->model);
-        /* A recording whose end marker record added after a cut
-         * (client/source/blocks.h) says so in its cut notice. */
-        if (t->cut) {
-            snprintf(why, sizeof why, "cut: the recording was cut (%s)", t->cut_why);
-            es_conn_add_gaps(&c->info, why, sizeof why);
-            stop(t, 1, why);
-        } else {
-            es_conn_complete_words(&c->info, why, sizeof why);
-            stop(t, 0, why);
-        }
-        break;
-    case ES_CONN_CUT:
-        snprintf(why, sizeof why, "cut: the stream ended without its end marker (%s)", c->error);
-        es_conn_add_gaps(&c->info, why, sizeof why);
-        stop(t, 1, why);
-        break;
-    case ES_CONN_FAILED:
-        stop(t, 2, c->error);
-        break;
-    }
+    if (how == ES_CONN_COMPLETE && t->model)
+        es_model_end(t->model);
+    /* A recording whose end marker record added after a cut
+     * (client/source/blocks.h) says so in its cut notice. */
+    const char *cut = how == ES_CONN_COMPLETE && t->cut ? t->cut_why : NULL;
+    int status = es_conn_end_words(c, how, cut, why, sizeof why);
+    stop(t, status, why);
 }
 
 static void on_signal(void *ctx, int signum) {

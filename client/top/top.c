@@ -275,13 +275,7 @@ int es_top_main(int argc, char **argv) {
     es_session_init(&t->ses);
     t->ses.opt.cost_notices = true;
     t->ses.opt.window = true; /* from the program's window, when it keeps one */
-    const struct es_opts_spec spec = {.cmd = "top",
-                                      .conn = &t->ses.opt,
-                                      .pos = &t->addr,
-                                      .npos = 1,
-                                      .required = 1,
-                                      .pos_names = (const char *[]){"ADDR"}};
-    int status = es_opts_parse(&spec, argc, argv);
+    int status = es_opts_parse_addr("top", NULL, &t->ses.opt, &t->addr, argc, argv);
     if (status >= 0)
         return status;
     if (!isatty(0) || !isatty(1)) {

@@ -7,9 +7,8 @@
 #include "http/resp.h"
 #include "page.h"
 #include "http/addr.h"
-#include "http/auth.h"
 #include "http/buf.h"
-#include "http/guard.h"
+#include "http/server.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -25,18 +24,16 @@
 
 /* libmicrohttpd's limits; who holds the connections, and the request
  * deadline: client/http/guard.h. */
-#define HTTP_TIMEOUT_S    10
-#define HTTP_MEMORY_LIMIT (64 * 1024)
-#define HTTP_MAX_CONNS    256
-#define HTTP_MAX_PER_IP   160
-#define HTTP_THREAD_STACK (512 * 1024)
+static const struct es_httpserver_limits limits = {.conns = 256,
+                                                   .per_ip = 160,
+                                                   .memory = 64 * 1024,
+                                                   .timeout_s = 10,
+                                                   .thread_per_conn = true,
+                                                   .thread_stack = 512 * 1024};
 
 struct es_webhttp {
-    struct MHD_Daemon *daemon;
     struct es_webshare *sh;
-    struct es_httpauth auth;   /* who may ask (client/http/auth.h); set before the server starts */
-    struct es_httpguard guard; /* its connections (client/http/guard.h) */
-    int listen_fd;
+    struct es_httpserver srv; /* who may ask, and the connections (client/http/server.h) */
 };
 
 static const uint8_t end_marker[2] = {0xff, 0xff};
@@ -140,9 +137,9 @@ static enum MHD_Result serve_asset(struct MHD_Connection *c, const char *name) {
  * script carries it on to the events, commands and download). */
 static enum MHD_Result serve_page(struct es_webhttp *h, struct MHD_Connection *c) {
     struct es_httpbuf b = {0};
-    char query[sizeof h->auth.token + 8] = "";
-    if (h->auth.token[0] != '\0')
-        snprintf(query, sizeof query, "?token=%s", h->auth.token);
+    char query[sizeof h->srv.auth.token + 8] = "";
+    if (h->srv.auth.token[0] != '\0')
+        snprintf(query, sizeof query, "?token=%s", h->srv.auth.token);
     es_webpage_linked(&b, query);
     if (b.oom) {
         es_httpbuf_free(&b);
@@ -205,7 +202,7 @@ static enum MHD_Result serve_control(struct es_webhttp *h, struct MHD_Connection
 }
 
 void es_webhttp_cut_late(struct es_webhttp *h) {
-    es_httpguard_cut_late(&h->guard);
+    es_httpguard_cut_late(&h->srv.guard);
 }
 
 /* ---- Requests. */
@@ -245,8 +242,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
             return MHD_YES;
         }
     }
-    enum es_httpauth_verdict v = es_httpauth_check(&h->auth, c);
-    es_httpguard_request(&h->guard, c, v == ES_HTTPAUTH_OK);
+    enum es_httpauth_verdict v = es_httpserver_admit(&h->srv, c);
     switch (v) {
     case ES_HTTPAUTH_OK:
         break;
@@ -278,31 +274,8 @@ struct es_webhttp *es_webhttp_start(struct es_webshare *sh, const struct sockadd
     if (h == NULL)
         return NULL;
     h->sh = sh;
-    errno = 0;
-    h->listen_fd = es_httpaddr_listen(sa);
-    if (h->listen_fd < 0 ||
-        es_httpauth_init(&h->auth, sa, loopback, es_httpaddr_port(h->listen_fd), NULL) != 0) {
+    if (es_httpserver_start(&h->srv, sa, loopback, NULL, &limits, on_request, h) != 0) {
         int e = errno;
-        if (h->listen_fd >= 0)
-            close(h->listen_fd);
-        free(h);
-        errno = e;
-        return NULL;
-    }
-    es_httpguard_init(&h->guard, &h->auth);
-    h->daemon = MHD_start_daemon(
-        MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
-            (sa->ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
-        0, NULL, NULL, on_request, h, MHD_OPTION_LISTEN_SOCKET, h->listen_fd,
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_TIMEOUT_S, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-        (size_t)HTTP_MEMORY_LIMIT, MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_MAX_CONNS,
-        MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)HTTP_MAX_PER_IP, MHD_OPTION_THREAD_STACK_SIZE,
-        (size_t)HTTP_THREAD_STACK, MHD_OPTION_NOTIFY_CONNECTION, es_httpguard_notify, &h->guard,
-        MHD_OPTION_NOTIFY_COMPLETED, es_httpguard_completed, &h->guard, MHD_OPTION_END);
-    if (h->daemon == NULL) {
-        int e = errno;
-        close(h->listen_fd);
-        es_httpguard_destroy(&h->guard);
         free(h);
         errno = e;
         return NULL;
@@ -311,20 +284,14 @@ struct es_webhttp *es_webhttp_start(struct es_webshare *sh, const struct sockadd
 }
 
 unsigned es_webhttp_port(const struct es_webhttp *h) {
-    return h->auth.port;
+    return h->srv.auth.port;
 }
 
 const char *es_webhttp_token(const struct es_webhttp *h) {
-    return h->auth.token;
+    return h->srv.auth.token;
 }
 
 void es_webhttp_stop(struct es_webhttp *h) {
-    /* Quiesced first, MHD hands the listening socket back instead of
-     * closing it: closed here, once. */
-    MHD_socket fd = MHD_quiesce_daemon(h->daemon);
-    MHD_stop_daemon(h->daemon);
-    if (fd != MHD_INVALID_SOCKET)
-        close(fd);
-    es_httpguard_destroy(&h->guard);
+    es_httpserver_stop(&h->srv);
     free(h);
 }

@@ -452,14 +452,7 @@ int es_serve_main(int argc, char **argv) {
         {"--http", NULL, ES_OPT_VALUE, &s->http, 0, NULL, NULL, false},
         {"--record", NULL, ES_OPT_VALUE, &s->rec_path, 0, NULL, NULL, false},
         {0}};
-    const struct es_opts_spec spec = {.cmd = "serve",
-                                      .opts = opts,
-                                      .conn = &s->ses.opt,
-                                      .pos = &s->source,
-                                      .npos = 1,
-                                      .required = 1,
-                                      .pos_names = (const char *[]){"ADDR"}};
-    int status = es_opts_parse(&spec, argc, argv);
+    int status = es_opts_parse_addr("serve", opts, &s->ses.opt, &s->source, argc, argv);
     if (status >= 0)
         return status;
     struct sockaddr_storage sa;

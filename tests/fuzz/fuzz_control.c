@@ -22,10 +22,10 @@ static void settings(const uint8_t *data, size_t size) {
     memcpy(s, data, size);
     s[size] = '\0';
     bool b;
-    int ms;
+    unsigned ms;
     size_t bytes;
     (void)es_config_parse_bool(s, &b);
-    (void)es_config_parse_ms(s, &ms);
+    (void)es_config_parse_whole(s, ES_MAX_STALL_MS, &ms);
     (void)es_config_parse_size(s, &bytes);
     free(s);
 }

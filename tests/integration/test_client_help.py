@@ -280,7 +280,8 @@ def variables_read():
     expect(len(found) == 1, "es_config.c: %s" % found)
     with open(found[0]) as f:
         code = f.read()
-    names = set(re.findall(r'\b(?:getenv|env|bool_var|size_var)\(\s*"(GHC_EVENTLOG_[A-Z_]+)"',
+    names = set(re.findall(r'\b(?:getenv|env|bool_var|size_var|read_ms|read_whole)'
+                           r'\(\s*"(GHC_EVENTLOG_[A-Z_]+)"',
                            code))
     expect(len(names) >= 10, "only %s read in %s" % (sorted(names), found[0]))
     return names

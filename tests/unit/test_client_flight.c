@@ -9,7 +9,7 @@
 #include "flight/ring.h"
 #include "flight/shot.h"
 #include "flight/trigger.h"
-#include "flight/units.h"
+#include "source/units.h"
 #include "format/es_notice_text.h"
 #include "format/es_stream.h"
 #include "unit.h"
@@ -28,6 +28,25 @@ UNIT_CASE(client_flight_units) {
     ok(!es_units_duration("5 m", &v) && !es_units_duration("-1s", &v) &&
            !es_units_duration("5d", &v) && !es_units_duration("", &v),
        "5 m, -1s, 5d and nothing are not durations");
+}
+
+/* Every option that takes a time reads it the same way (--connect-timeout,
+ * record --duration, control --timeout, metrics --linger). */
+UNIT_CASE(client_units_seconds) {
+    double s = -1;
+    ok(es_units_seconds("2.5", 10, false, &s) && s == 2.5, "2.5 is seconds");
+    ok(es_units_seconds("500ms", 10, false, &s) && s == 0.5, "500ms is half a second");
+    ok(es_units_seconds("1m", 86400, false, &s) && s == 60, "1m is 60 s");
+    ok(es_units_seconds("0", 10, true, &s) && s == 0, "0 where 0 is allowed (--linger)");
+    s = 7;
+    ok(!es_units_seconds("0", 10, false, &s) && !es_units_seconds("0ms", 10, false, &s) && s == 7,
+       "0 refused where a time must pass, the value untouched");
+    ok(!es_units_seconds("11", 10, false, &s) && !es_units_seconds("2d", 86400, false, &s) &&
+           !es_units_seconds("", 10, false, &s) && !es_units_seconds(" 1", 10, false, &s) &&
+           !es_units_seconds("-1", 10, true, &s) && !es_units_seconds("nan", 10, true, &s) &&
+           !es_units_seconds("1e1", 100, true, &s) && !es_units_seconds("0x10", 100, true, &s),
+       "over the most, an unknown unit, nothing, a space, a sign, nan, 1e1, 0x10: refused");
+    ok(es_units_seconds("10", 10, false, &s) && s == 10, "the most itself is accepted");
 }
 
 static struct es_event event(uint16_t type, uint64_t time, const uint8_t *payload, size_t n) {

@@ -18,8 +18,8 @@ bool es_units_duration(const char *text, uint64_t *ns) {
     char *end;
     errno = 0;
     double v = strtod(text, &end);
-    if (errno != 0 || !(v >= 0))
-        return false;
+    if (errno != 0 || !(v >= 0) || strspn(text, "0123456789.") != (size_t)(end - text))
+        return false; /* digits and a point only: no exponent, no hexadecimal */
     for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
         if (strcmp(end, units[i].unit) != 0)
             continue;
@@ -30,4 +30,12 @@ bool es_units_duration(const char *text, uint64_t *ns) {
         return true;
     }
     return false;
+}
+
+bool es_units_seconds(const char *text, double max_s, bool zero_ok, double *s) {
+    uint64_t ns;
+    if (!es_units_duration(text, &ns) || (ns == 0 && !zero_ok) || (double)ns > max_s * 1e9)
+        return false;
+    *s = (double)ns / 1e9;
+    return true;
 }
