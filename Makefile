@@ -169,6 +169,8 @@ PROBE_LATE := $(BUILD)/probe-late
 # A program that GHC's own main runs and that starts the library from
 # Haskell (GHC.Eventlog.Socket.startWith, startFromEnv).
 HSSTART := $(BUILD)/hsstart
+# The commands every test program takes on stdin (the probe's, hsstart's).
+TEST_HS := tests/common/Commands.hs
 # A program that makes sparks (par/pseq), for the spark views' tests.
 SPARKER := $(BUILD)/sparker
 # Threads that do known things, for the threads views (tests/threads/).
@@ -265,9 +267,9 @@ $(FIBBER): examples/fibber-c-main/app/Main.hs examples/fibber-c-main/cbits/fibbe
 	    $(LIB) $(UV_LIBS)
 
 # The test program shares fibber's C main: it is exactly what a user writes.
-$(PROBE): tests/probe/Main.hs examples/fibber-c-main/cbits/fibber-c-main.c $(LIB) $(FIBBER_C_OK)
+$(PROBE): tests/probe/Main.hs $(TEST_HS) examples/fibber-c-main/cbits/fibber-c-main.c $(LIB) $(FIBBER_C_OK)
 	@mkdir -p $(dir $@)
-	$(HC) $(GHC_FLAGS) -outputdir $(BUILD)/hs/probe -o $@ \
+	$(HC) $(GHC_FLAGS) -itests/common -outputdir $(BUILD)/hs/probe -o $@ \
 	    tests/probe/Main.hs examples/fibber-c-main/cbits/fibber-c-main.c $(LIB) $(UV_LIBS)
 
 # The spark views' test program, on fibber's C main as well.
@@ -278,9 +280,9 @@ $(SPARKER): tests/sparker/Main.hs examples/fibber-c-main/cbits/fibber-c-main.c $
 
 # The same program started with the RTS's own file writer, for
 # eventlog_socket_start_unix.
-$(PROBE_LATE): tests/probe/Main.hs tests/probe/late-main.c $(LIB) $(LATE_C_OK)
+$(PROBE_LATE): tests/probe/Main.hs $(TEST_HS) tests/probe/late-main.c $(LIB) $(LATE_C_OK)
 	@mkdir -p $(dir $@)
-	$(HC) $(GHC_FLAGS) -outputdir $(BUILD)/hs/probe-late -o $@ \
+	$(HC) $(GHC_FLAGS) -itests/common -outputdir $(BUILD)/hs/probe-late -o $@ \
 	    tests/probe/Main.hs tests/probe/late-main.c $(LIB) $(UV_LIBS)
 
 # A program that starts the library from Haskell, as most users do
@@ -295,9 +297,9 @@ HS_GEN_SRC := $(HS_MODULES:haskell/%.hsc=$(HS_GEN)/%.hs)
 $(HS_GEN)/%.hs: haskell/%.hsc $(wildcard include/*.h) $(CBITS_H)
 	@mkdir -p $(dir $@)
 	$(HSC2HS) -Iinclude -Icbits $(addprefix -I,$(RTS_INCLUDE)) -o $@ $<
-$(HSSTART): tests/hsstart/Main.hs $(HS_GEN_SRC) $(CBITS_OBJ) $(RTS_OBJ)
+$(HSSTART): tests/hsstart/Main.hs $(TEST_HS) $(HS_GEN_SRC) $(CBITS_OBJ) $(RTS_OBJ)
 	@mkdir -p $(dir $@)
-	$(HC) -O -threaded $(EVENTLOG_FLAG) -rtsopts -with-rtsopts=-l -Iinclude -Icbits -i$(HS_GEN) \
+	$(HC) -O -threaded $(EVENTLOG_FLAG) -rtsopts -with-rtsopts=-l -Iinclude -Icbits -i$(HS_GEN) -itests/common \
 	    -outputdir $(BUILD)/hs/hsstart -o $@ tests/hsstart/Main.hs $(CBITS_OBJ) $(RTS_OBJ) $(UV_LIBS)
 
 $(THREADER): tests/threads/Main.hs examples/fibber-c-main/cbits/fibber-c-main.c $(LIB) $(FIBBER_C_OK)
@@ -578,8 +580,8 @@ $(SAN_LIB): $(SAN_OBJ)
 	rm -f $@
 	ar rcs $@ $^
 
-$(SAN)/probe: tests/probe/Main.hs examples/fibber-c-main/cbits/fibber-c-main.c $(SAN_LIB) $(FIBBER_C_OK)
-	$(HC) $(GHC_FLAGS) -outputdir $(SAN)/hs/probe -o $@ tests/probe/Main.hs \
+$(SAN)/probe: tests/probe/Main.hs $(TEST_HS) examples/fibber-c-main/cbits/fibber-c-main.c $(SAN_LIB) $(FIBBER_C_OK)
+	$(HC) $(GHC_FLAGS) -itests/common -outputdir $(SAN)/hs/probe -o $@ tests/probe/Main.hs \
 	    examples/fibber-c-main/cbits/fibber-c-main.c $(SAN_LIB) $(UV_LIBS) \
 	    -optl-fsanitize=address,undefined
 

@@ -148,6 +148,7 @@ def profiled_probe(s):
 def build_profiled_probe(root, exe):
     lib = os.path.abspath(os.path.join(harness.BUILD, "libeventlog-socket.a"))
     sources = [lib, os.path.join(root, "tests/probe/Main.hs"),
+               os.path.join(root, "tests/common/Commands.hs"),
                os.path.join(root, "examples/fibber-c-main/cbits/fibber-c-main.c")]
     if os.path.exists(exe) and all(os.path.getmtime(exe) > os.path.getmtime(f) for f in sources):
         return exe
@@ -155,8 +156,8 @@ def build_profiled_probe(root, exe):
     uv = subprocess.run(["pkg-config", "--libs", "libuv"], capture_output=True, text=True)
     argv = ([harness.HC, "-prof", "-O", "-threaded", "-no-hs-main"] +
             (["-eventlog"] if (major, minor) < (9, 4) else []) +
-            ["-Iinclude", "-outputdir", os.path.join(harness.BUILD, "hs", "probe-prof"), "-o",
-             exe + ".new",
+            ["-Iinclude", "-itests/common",
+             "-outputdir", os.path.join(harness.BUILD, "hs", "probe-prof"), "-o", exe + ".new",
              "tests/probe/Main.hs",
              "examples/fibber-c-main/cbits/fibber-c-main.c",
              os.path.abspath(os.path.join(harness.BUILD, "libeventlog-socket.a"))] +

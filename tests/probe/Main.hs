@@ -1,13 +1,10 @@
 -- SPDX-License-Identifier: BSD-3-Clause
 -- | probe: a Haskell program the integration tests drive through stdin, so
 -- they decide exactly when events happen. One command per line; each is
--- answered with "ok" on stdout once done:
+-- answered with "ok" on stdout once done. Besides the commands every test
+-- program takes (tests/common/Commands.hs: marker, flood, flood-for, whose
+-- 1000 every 10 ms are about 3 MB/s of eventlog, fail, throw):
 --
---   marker TEXT        post an eventlog marker (traceMarkerIO)
---   flood N TAG        post N user messages "TAG i", i = 1..N (traceEventIO)
---   flood-for S TAG [K]  post user messages "TAG i" for S seconds, K (default
---                      1000) every 10 ms (1000: about 3 MB/s of eventlog);
---                      answers "ok N" with the number posted
 --   flood-fast S TAG   post user messages "TAG i" without pause for S seconds
 --                      (a full 2 MiB buffer every 80 ms or so); "ok N"
 --   hwm                answer "hwm KB": the process's peak RSS (VmHWM)
@@ -27,8 +24,6 @@
 --   work S MB          keep MB megabytes of live data and compute for S
 --                      seconds (allocating); answers "ok N" with the number
 --                      of rounds done, the program's speed
---   fail N             exit with status N (exitWith (ExitFailure N))
---   throw TEXT         end by an uncaught exception (error TEXT): status 1
 --   quit               exit normally (so does end of input)
 --
 -- With --custom, custom commands and hooks are registered through the C API
@@ -45,6 +40,7 @@
 
 module Main (main) where
 
+import Commands (commandLoop, reply, replyWith)
 import Control.Concurrent (forkIO, myThreadId, threadDelay, throwTo)
 import Control.Exception (IOException, evaluate, try)
 import Control.Monad (forM_, when)
@@ -61,8 +57,8 @@ import Foreign.Storable (peekByteOff)
 import GHC.Clock (getMonotonicTime)
 import GHC.Stats (RTSStats (..), getRTSStats, getRTSStatsEnabled)
 import System.Environment (getArgs)
-import System.IO (Handle, IOMode (ReadMode), hClose, hFlush, hIsEOF, hPutStrLn, openFile, stderr, stdin, stdout)
-import System.Exit (ExitCode (ExitFailure), exitWith)
+import System.IO (Handle, IOMode (ReadMode), hClose, hFlush, openFile, stdout)
+import System.Exit (ExitCode (ExitFailure))
 import System.Mem (performMajorGC)
 import System.Posix.Signals (Handler (Catch), installHandler, sigTERM)
 
@@ -120,18 +116,6 @@ peakRssKb = do
     (kb : _) -> kb
     [] -> "0"
 
--- | Post numbered messages, `per` every 10 ms, until `seconds` have passed;
--- return the count. Pacing keeps the volume one test can parse in seconds.
-floodFor :: Double -> Int -> String -> IO Int
-floodFor seconds per tag = do
-  start <- getMonotonicTime
-  let go i = do
-        forM_ [i .. i + per - 1] $ \j -> traceEventIO (tag ++ " " ++ show j)
-        threadDelay 10000
-        now <- getMonotonicTime
-        if now - start < seconds then go (i + per) else pure (i + per - 1)
-  go 1
-
 -- | Post numbered messages as fast as the program can for `seconds`,
 -- looking at the clock every 1000; return the count.
 floodFast :: Double -> String -> IO Int
@@ -169,46 +153,24 @@ busy n = do
   k <- evaluate (length (show (product [1 .. 200 + n `mod` 50])))
   busy (n + 1 + toInteger (k `mod` 2))
 
-reply :: IO ()
-reply = putStrLn "ok" >> hFlush stdout
-
-loop :: IO ()
-loop = do
-  eof <- hIsEOF stdin
-  if eof
-    then pure ()
-    else do
-      line <- getLine
-      case words line of
-        ("marker" : rest) -> traceMarkerIO (unwords rest) >> reply >> loop
-        ["flood", n, tag] -> do
-          forM_ [1 .. read n :: Int] $ \i -> traceEventIO (tag ++ " " ++ show i)
-          reply >> loop
-        ("flood-for" : secs : tag : per) -> do
-          n <- floodFor (read secs) (case per of [k] -> read k; _ -> 1000) tag
-          putStrLn ("ok " ++ show n) >> hFlush stdout >> loop
-        ["flood-fast", secs, tag] -> do
-          n <- floodFast (read secs) tag
-          putStrLn ("ok " ++ show n) >> hFlush stdout >> loop
-        ["hwm"] -> peakRssKb >>= \kb -> putStrLn ("hwm " ++ kb) >> hFlush stdout >> loop
-        ["gcstats"] -> gcStats >>= \s -> putStrLn ("gcstats " ++ s) >> hFlush stdout >> loop
-        ["stats"] -> do
-          counters <- stats
-          putStrLn (unwords ("stats" : map show counters)) >> hFlush stdout >> loop
-        ["gc"] -> performMajorGC >> reply >> loop
-        ["sleep", secs] -> threadDelay (round (read secs * 1e6 :: Double)) >> reply >> loop
-        ["open-files", n] -> do
-          opened <- openFiles (read n)
-          putStrLn ("ok " ++ show opened) >> hFlush stdout >> loop
-        ["start-unix", path] -> startUnix 0 path >> loop
-        ["start-unix-wait", path] -> startUnix 1 path >> loop
-        ["work", secs, mb] -> do
-          n <- work (read secs) (read mb)
-          putStrLn ("ok " ++ show n) >> hFlush stdout >> loop
-        ["fail", n] -> exitWith (ExitFailure (read n))
-        ("throw" : rest) -> error (unwords rest)
-        ["quit"] -> reply
-        _ -> hPutStrLn stderr ("probe: unknown command: " ++ line) >> loop
+-- | The probe's own commands (the shared ones are Commands'); False: stop.
+own :: [String] -> Maybe (IO Bool)
+own cmd = case cmd of
+  ["flood-fast", secs, tag] -> Just (floodFast (read secs) tag >>= \n -> answer ("ok " ++ show n))
+  ["hwm"] -> Just (peakRssKb >>= \kb -> answer ("hwm " ++ kb))
+  ["gcstats"] -> Just (gcStats >>= \s -> answer ("gcstats " ++ s))
+  ["stats"] -> Just (stats >>= \counters -> answer (unwords ("stats" : map show counters)))
+  ["gc"] -> Just (performMajorGC >> ok)
+  ["sleep", secs] -> Just (threadDelay (round (read secs * 1e6 :: Double)) >> ok)
+  ["open-files", n] -> Just (openFiles (read n) >>= \k -> answer ("ok " ++ show k))
+  ["start-unix", path] -> Just (startUnix 0 path >> pure True)
+  ["start-unix-wait", path] -> Just (startUnix 1 path >> pure True)
+  ["work", secs, mb] -> Just (work (read secs) (read mb) >>= \n -> answer ("ok " ++ show n))
+  ["quit"] -> Just (reply >> pure False)
+  _ -> Nothing
+  where
+    ok = reply >> pure True
+    answer line = replyWith line >> pure True
 
 -- | Open /dev/null up to n times at once (stopping at the first failure),
 -- close them all, and return how many were open.
@@ -275,4 +237,4 @@ main = do
   when ("--sigterm-handler" `elem` args) $ do
     main' <- myThreadId
     () <$ installHandler sigTERM (Catch (throwTo main' (ExitFailure 143))) Nothing
-  loop
+  commandLoop "probe" own

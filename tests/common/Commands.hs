@@ -1,0 +1,69 @@
+-- SPDX-License-Identifier: BSD-3-Clause
+-- | The commands every test program takes on stdin, one per line, each
+-- answered on stdout once done, and the loop that reads them: the probe
+-- (tests/probe, started from a C main) and hsstart (tests/hsstart, started
+-- from Haskell) share them, so a test drives either the same way.
+--
+--   marker TEXT          post an eventlog marker (traceMarkerIO); "ok"
+--   flood N TAG          post N user messages "TAG i", i = 1..N; "ok"
+--   flood-for S TAG [K]  post user messages "TAG i" for S seconds, K
+--                        (default 1000) every 10 ms; "ok N", the number
+--   fail N               exit with status N (exitWith (ExitFailure N))
+--   throw TEXT           end by an uncaught exception (error TEXT): status 1
+--
+-- A program adds its own (quit among them) in front of these.
+module Commands (reply, replyWith, floodFor, commandLoop) where
+
+import Control.Concurrent (threadDelay)
+import Control.Monad (forM_)
+import Debug.Trace (traceEventIO, traceMarkerIO)
+import GHC.Clock (getMonotonicTime)
+import System.Exit (ExitCode (ExitFailure), exitWith)
+import System.IO (hFlush, hIsEOF, hPutStrLn, stderr, stdin, stdout)
+
+-- | "ok": the command is done.
+reply :: IO ()
+reply = replyWith "ok"
+
+-- | A line of answer, flushed at once (the test waits for it).
+replyWith :: String -> IO ()
+replyWith line = putStrLn line >> hFlush stdout
+
+-- | Post numbered messages, `per` every 10 ms, until `seconds` have passed;
+-- return the count. Pacing keeps the volume one test can parse in seconds.
+floodFor :: Double -> Int -> String -> IO Int
+floodFor seconds per tag = do
+  start <- getMonotonicTime
+  let go i = do
+        forM_ [i .. i + per - 1] $ \j -> traceEventIO (tag ++ " " ++ show j)
+        threadDelay 10000
+        now <- getMonotonicTime
+        if now - start < seconds then go (i + per) else pure (i + per - 1)
+  go 1
+
+-- | The shared commands; Nothing for any other.
+shared :: [String] -> Maybe (IO ())
+shared ("marker" : rest) = Just (traceMarkerIO (unwords rest) >> reply)
+shared ["flood", n, tag] =
+  Just (forM_ [1 .. read n :: Int] (\i -> traceEventIO (tag ++ " " ++ show i)) >> reply)
+shared ("flood-for" : secs : tag : per) = Just $ do
+  n <- floodFor (read secs) (case per of [k] -> read k; _ -> 1000) tag
+  replyWith ("ok " ++ show n)
+shared ["fail", n] = Just (exitWith (ExitFailure (read n)))
+shared ("throw" : rest) = Just (error (unwords rest))
+shared _ = Nothing
+
+-- | Read commands until the end of stdin, or until one of the program's
+-- own says to stop (its action returns False). A line's words go to `own`
+-- first, then to the shared commands; one neither knows is said on stderr,
+-- after `name`, and the loop goes on.
+commandLoop :: String -> ([String] -> Maybe (IO Bool)) -> IO ()
+commandLoop name own = go
+  where
+    go = do
+      eof <- hIsEOF stdin
+      if eof then pure () else getLine >>= run
+    run line = case (own (words line), shared (words line)) of
+      (Just act, _) -> act >>= \more -> if more then go else pure ()
+      (Nothing, Just act) -> act >> go
+      (Nothing, Nothing) -> hPutStrLn stderr (name ++ ": unknown command: " ++ line) >> go
