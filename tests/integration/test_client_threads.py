@@ -252,7 +252,11 @@ def threads_live_page(s):
     expect(p.readline(timeout=240) == "ready", "the program said ready")
     spawn_for_live(p)
     wait_states(b, LIVE_STATES)
-    b.wait_js("+document.getElementById('threads-chart').dataset.rows > 0",
+    # The chart is drawn once the count has not been one value for 90 % of
+    # the run: a loaded machine's slow start (the wait for "ready") is a
+    # long flat stretch first, which the threads' changes outweigh only
+    # after a while.
+    b.wait_js("+document.getElementById('threads-chart').dataset.rows > 0", timeout=180,
               what="live threads chart")
     # The states can show before every capability's block with the runs is
     # in (a loaded machine; on 9.0 an idle capability's block comes late):
