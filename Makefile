@@ -8,8 +8,8 @@
 #   make check    every test: unit tests (plain and ASan/UBSan), symbol
 #                 check, the libFuzzer targets built and run briefly
 #                 (FUZZ_CHECK_SECONDS, 5, each; FUZZ_IN_CHECK=no leaves
-#                 them out), the static checks (LINT_IN_CHECK=no leaves
-#                 them out), integration tests against the real GHC, the
+#                 them out; UNIT_IN_CHECK=no, the unit tests), the static
+#                 checks (LINT_IN_CHECK=no leaves them out), integration tests against the real GHC, the
 #                 cabal package (make cabal-test alone)
 #   make lint     the static checks: clang --analyze and cppcheck on the
 #                 C, flake8, shellcheck, no tracker references (make
@@ -236,6 +236,10 @@ $(UNIT_BIN) $(UNIT_ASAN_BIN) $(UNIT_TSAN_BIN) $(FUZZ_REPLAY_BIN) $(FUZZ_BIN): $(
 FUZZ_IN_CHECK ?= yes
 FUZZ_CHECK_SECONDS ?= 5
 CHECK_FUZZ_BIN := $(if $(filter no,$(FUZZ_IN_CHECK)),,$(FUZZ_BIN))
+# So are the unit tests (they need no GHC): the chroots' checks leave
+# them, and their three builds (plain, ASan/UBSan, TSan), to the host's.
+UNIT_IN_CHECK ?= yes
+CHECK_UNIT_BIN := $(if $(filter no,$(UNIT_IN_CHECK)),,$(UNIT_BIN) $(UNIT_ASAN_BIN) $(UNIT_TSAN_BIN) $(FUZZ_REPLAY_BIN))
 
 .PHONY: $(PUBLIC_TARGETS)
 all: $(LIB) $(FIBBER) $(CLIENT) $(MAN_PAGES)
@@ -633,12 +637,10 @@ cabal-test: $(CHECKER) $(CABAL_C_OK)
 	@HC=$(HC) tests/cabal-package.sh $(BUILD)
 
 check: $(LIB) $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(HSSTART) $(SPARKER) $(CHECKER) $(MANY_CLIENTS) $(FAILALLOC) $(THREADER) \
-       $(HEAPMODES) $(MAN_PAGES) \
-       $(UNIT_BIN) $(UNIT_ASAN_BIN) \
-       $(UNIT_TSAN_BIN) $(SAN_PROGRAMS) \
-       $(FUZZ_REPLAY_BIN) $(CHECK_FUZZ_BIN) $(BENCH_PROGRAMS) $(CHECK_LINT_REPORTS) $(CABAL_C_OK)
+       $(HEAPMODES) $(MAN_PAGES) $(CHECK_UNIT_BIN) $(SAN_PROGRAMS) \
+       $(CHECK_FUZZ_BIN) $(BENCH_PROGRAMS) $(CHECK_LINT_REPORTS) $(CABAL_C_OK)
 	@HC=$(HC) FUZZ_IN_CHECK=$(FUZZ_IN_CHECK) FUZZ_CHECK_SECONDS=$(FUZZ_CHECK_SECONDS) \
-	    LINT_IN_CHECK=$(LINT_IN_CHECK) tests/run-all.sh $(BUILD)
+	    LINT_IN_CHECK=$(LINT_IN_CHECK) UNIT_IN_CHECK=$(UNIT_IN_CHECK) tests/run-all.sh $(BUILD)
 
 # make install three ways, and README's C main built against each copy
 # (tests/install.sh; make check runs it too).
@@ -648,10 +650,10 @@ install-test: $(LIB) $(CLIENT) $(CHECKER)
 # make check beside a CPU hog (scripts/check-loaded.sh kills it whatever
 # happens).
 check-loaded: $(LIB) $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(HSSTART) $(SPARKER) $(CHECKER) $(MANY_CLIENTS) \
-              $(FAILALLOC) $(THREADER) $(HEAPMODES) $(UNIT_BIN) $(UNIT_ASAN_BIN) $(UNIT_TSAN_BIN) $(SAN_PROGRAMS) \
-              $(FUZZ_REPLAY_BIN) $(CHECK_FUZZ_BIN) $(BENCH_PROGRAMS) $(CHECK_LINT_REPORTS) $(CABAL_C_OK)
+              $(FAILALLOC) $(THREADER) $(HEAPMODES) $(CHECK_UNIT_BIN) $(SAN_PROGRAMS) \
+              $(CHECK_FUZZ_BIN) $(BENCH_PROGRAMS) $(CHECK_LINT_REPORTS) $(CABAL_C_OK)
 	@HC=$(HC) FUZZ_IN_CHECK=$(FUZZ_IN_CHECK) FUZZ_CHECK_SECONDS=$(FUZZ_CHECK_SECONDS) \
-	    LINT_IN_CHECK=$(LINT_IN_CHECK) scripts/check-loaded.sh $(BUILD)
+	    LINT_IN_CHECK=$(LINT_IN_CHECK) UNIT_IN_CHECK=$(UNIT_IN_CHECK) scripts/check-loaded.sh $(BUILD)
 
 SOAK_MINUTES ?= 30
 soak: $(PROBE) $(CHECKER) $(MANY_CLIENTS)
