@@ -18,8 +18,10 @@ struct es_bytes {
     size_t cap;    /* room at data */
 };
 
-#define ES_BYTES_INIT                                                                              \
-    { NULL, 0, 0 }
+/* clang-format 14 and 19+ lay a braced macro body out differently. */
+/* clang-format off */
+#define ES_BYTES_INIT {NULL, 0, 0}
+/* clang-format on */
 
 /* Append n bytes (nothing when n is 0), growing the room to `first` bytes
  * at the least, then doubling it. 0, or -ENOMEM with the bytes as they

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "http.h"
 
-#include "http/addr.h"
 #include "http/server.h"
 #include "http/resp.h"
 
@@ -11,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 /* libmicrohttpd's limits; who holds the connections, and the request
  * deadline: client/http/guard.h, as for serve. */

@@ -6,7 +6,6 @@
 
 #include "http/resp.h"
 #include "page.h"
-#include "http/addr.h"
 #include "http/buf.h"
 #include "http/server.h"
 
