@@ -9,6 +9,7 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -268,12 +269,12 @@ static int read_slow_client(struct es_config *out) {
 
 /* The flush and control-command intervals. */
 static int read_intervals(struct es_config *out) {
-    unsigned flush_ms;
+    unsigned flush_ms = UINT_MAX; /* stays so when the variable is not set */
     if (read_ms("GHC_EVENTLOG_FLUSH_INTERVAL_MS", ES_MAX_MS, "off", &flush_ms) != 0 ||
         read_ms("GHC_EVENTLOG_CONTROL_INTERVAL_MS", ES_MAX_MS, "no limit",
                 &out->control_interval_ms) != 0)
         return EVENTLOG_SOCKET_EINVAL;
-    if (env("GHC_EVENTLOG_FLUSH_INTERVAL_MS") != NULL)
+    if (flush_ms != UINT_MAX)
         out->flush_ms = (int)flush_ms;
     return 0;
 }
