@@ -252,6 +252,7 @@ static int read_ms(const char *name, unsigned max, const char *zero, unsigned *o
     return read_whole(name, "milliseconds", max, zero, NULL, out);
 }
 
+/* What happens to a client that falls behind. */
 static int read_slow_client(struct es_config *out) {
     const char *slow = env("GHC_EVENTLOG_SLOW_CLIENT");
     if (slow && strcasecmp(slow, "drop") == 0) {

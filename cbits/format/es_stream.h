@@ -42,8 +42,7 @@ typedef void (*es_stream_skip_fn)(const struct es_stream_skip *run, void *ctx);
 struct es_stream {
     enum es_stream_state state;
     struct es_header header; /* valid from ES_STREAM_EVENTS on */
-    struct es_bytes pending; /* received bytes not yet consumed: a partial */
-                             /* header or a partial event */
+    struct es_bytes pending; /* bytes not yet consumed: a partial header or event */
     uint64_t offset;         /* stream offset of pending.data[0] */
     uint64_t events;         /* complete events read, block markers included */
     const char *error;       /* a static description, once state is ES_STREAM_ERROR */
