@@ -19,8 +19,7 @@
 enum es_opt_kind {
     ES_OPT_FLAG,    /* sets a bool */
     ES_OPT_VALUE,   /* takes the next word (const char *) */
-    ES_OPT_SECONDS, /* the next word, a duration (source/units.h), as seconds (double), > 0, <= max
-                     */
+    ES_OPT_SECONDS, /* the next word as a duration in seconds (double), > 0, <= max */
     ES_OPT_LIST,    /* takes the next word, each time it is given (struct es_opt_list *) */
 };
 
