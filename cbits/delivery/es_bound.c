@@ -64,20 +64,105 @@ static uint64_t skip(struct es_bound *b, struct es_client *c, uint64_t target) {
     return k.chunks;
 }
 
+/* The disconnect policy's judge. A client past its limit is disconnected
+ * once it has stayed past it for its stall time, so that a reader that
+ * takes in a burst within that time keeps its stream, while one that
+ * reads nothing, or more slowly than the program writes, is cut. A judge
+ * that fires more than ES_BOUND_LATE_MS late found the loop thread held
+ * up: what the clients read meanwhile is in write completions not yet run
+ * (timers run before them), so it looks again once the loop has run that
+ * long. */
+#define ES_BOUND_LATE_MS 100
+
+static void on_judge(uv_timer_t *t);
+
+/* Have the judge look at `at` (loop clock), unless it will sooner. */
+static void judge_by(struct es_bound *b, uint64_t at) {
+    if (!b->open || (b->armed && b->judge_at <= at))
+        return;
+    uint64_t now = uv_now(b->loop);
+    b->armed = true;
+    b->judge_at = at > now ? at : now + 1; /* never due in the pass that armed it */
+    uv_timer_start(&b->judge, on_judge, b->judge_at - now, 0);
+}
+
+/* Start the time of a client now past its limit. */
+static void note_over(struct es_bound *b, struct es_client *c) {
+    if (es_client_over_since(c) != 0)
+        return;
+    uint64_t now = uv_now(b->loop);
+    es_client_set_over_since(c, now);
+    judge_by(b, now + es_client_stall_ms(c));
+}
+
+static void disconnect_over(struct es_bound *b, struct es_client *c, uint64_t lag) {
+    char why[64];
+    snprintf(why, sizeof why, "limit %.1f MiB", (double)b->client_limit / (1 << 20));
+    disconnect(b, c, lag, why);
+}
+
+static void judge_all(struct es_bound *b, uint64_t now) {
+    uint64_t soonest = UINT64_MAX;
+    es_fanout_each(b->fan, c, next) {
+        uint64_t since = es_client_over_since(c);
+        if (since == 0)
+            continue;
+        uint64_t lag = es_client_droppable(c), due = since + es_client_stall_ms(c);
+        if (es_client_is_any(c, ES_CLIENT_CLOSING | ES_CLIENT_LOSSLESS) || lag <= b->client_limit) {
+            es_client_set_over_since(c, 0);
+        } else if (now < due) {
+            soonest = due < soonest ? due : soonest;
+        } else {
+            es_client_set_over_since(c, 0);
+            disconnect_over(b, c, lag);
+        }
+    }
+    if (soonest != UINT64_MAX)
+        judge_by(b, soonest);
+}
+
+static void on_judge(uv_timer_t *t) {
+    struct es_bound *b = t->data;
+    assert(b->open && b->armed); /* it fires only when armed */
+    b->armed = false;
+    uint64_t now = uv_now(b->loop);
+    if (!b->deferred && now > b->judge_at + ES_BOUND_LATE_MS) {
+        b->deferred = true;
+        judge_by(b, now + ES_BOUND_LATE_MS);
+        return;
+    }
+    b->deferred = false;
+    judge_all(b, now);
+}
+
+void es_bound_open(struct es_bound *b) {
+    assert(!b->open);
+    uv_timer_init(b->loop, &b->judge); /* cannot fail */
+    b->judge.data = b;
+    b->open = true;
+}
+
+void es_bound_close(struct es_bound *b, uv_close_cb cb) {
+    if (!b->open)
+        return;
+    b->open = b->armed = false;
+    uv_close((uv_handle_t *)&b->judge, cb);
+}
+
 void es_bound_check_client(struct es_bound *b, struct es_client *c) {
     if (es_client_is_any(c, ES_CLIENT_CLOSING | ES_CLIENT_LOSSLESS))
         return;
     uint64_t lag = es_client_droppable(c);
-    if (lag <= b->client_limit)
+    if (lag <= b->client_limit) {
+        es_client_set_over_since(c, 0);
         return;
+    }
     if (b->drop_slow) {
         /* Down to half the limit, so that a client that keeps falling
          * behind gets a notice per several MiB, not one per chunk. */
         skip(b, c, b->client_limit / 2);
     } else {
-        char why[64];
-        snprintf(why, sizeof why, "limit %.1f MiB", (double)b->client_limit / (1 << 20));
-        disconnect(b, c, lag, why);
+        note_over(b, c);
     }
 }
 

@@ -3,7 +3,14 @@
  * client may fall behind (the client limit), how much the library holds
  * for all of them (the global bound), and what happens past either: the
  * client skips chunks and gets a drop notice (the drop policy, default) or
- * is disconnected (the disconnect policy). Lossless clients are exempt:
+ * is disconnected (the disconnect policy). A skip is seen in the stream
+ * and mends itself; a disconnection is final, so a client is disconnected
+ * for its own limit only once it has stayed past it for its stall time
+ * (half the linger, es_client_stall_ms), judged by a timer here, not as
+ * chunks arrive: chunks come many at once after the loop thread was held
+ * up (a loaded machine), and that burst, past the limit of every client
+ * at once, the reading ones too, is no client's fault. The global bound
+ * acts at once. Lossless clients are exempt:
  * the program waits for them instead (es_wait.h), so the library may hold
  * up to their limit beyond the bound. Clients that stopped reading
  * with a write in flight, and chunks lost at the hand-off before any client
@@ -40,13 +47,24 @@ struct es_bound {
     /* Chunks no client got whose drop notice found no memory yet: it is
      * made before the next chunk instead (es_bound_handoff_gap). */
     uint64_t unnoticed_chunks, unnoticed_bytes, unnoticed_time;
+    /* The disconnect policy's judge: due at judge_at (loop clock) while a
+     * client is past its limit; `deferred` once it found the loop late. */
+    uv_timer_t judge;
+    uint64_t judge_at;
+    bool open, armed, deferred;
 };
 
 void es_bound_init(struct es_bound *b, size_t max_buffer, size_t client_limit, bool drop_slow,
                    uv_loop_t *loop, struct es_fanout *fan, struct es_counters *counters);
 
+/* The judge's timer, on the loop `b` was made for (once it runs), and its
+ * close with the server's other handles. */
+void es_bound_open(struct es_bound *b);
+void es_bound_close(struct es_bound *b, uv_close_cb cb);
+
 /* The client limit: past it, the client skips chunks down to half the
- * limit, or is disconnected. */
+ * limit at once, or is disconnected once it has stayed past it for its
+ * stall time (the judge looks then). */
 void es_bound_check_client(struct es_bound *b, struct es_client *c);
 
 /* The global bound: while the library holds more, the client furthest

@@ -168,6 +168,9 @@ struct es_client {
     /* Since when (loop clock, 0: not) a lossless client has held the
      * program up (es_lossless.h, its only writer). */
     uint64_t lossless_held_ms;
+    /* Since when (loop clock, 0: not) it has been past its own limit under
+     * the disconnect policy (es_bound.h, its only writer). */
+    uint64_t over_limit_ms;
     /* Cost notices (ES_CLIENT_COST_NOTICES): when its last one went out (or
      * it asked), the cost then, and the end time of the last block it was
      * sent, which stamps the next notice. */
@@ -231,6 +234,15 @@ static inline uint64_t es_client_held_since(const struct es_client *c) {
 }
 static inline void es_client_set_held_since(struct es_client *c, uint64_t ms) {
     c->lossless_held_ms = ms;
+}
+
+/* Since when (loop clock, 0: not) it has been past its own limit under
+ * the disconnect policy: kept here for es_bound, its only writer. */
+static inline uint64_t es_client_over_since(const struct es_client *c) {
+    return c->over_limit_ms;
+}
+static inline void es_client_set_over_since(struct es_client *c, uint64_t ms) {
+    c->over_limit_ms = ms;
 }
 
 /* Set (`on`) or clear the bits `f`: the one place a client's state

@@ -192,6 +192,7 @@ static void close_handles(struct es_server *s, uv_close_cb cb) {
     es_linger_close(&s->linger, cb);
     es_command_close(&s->command, cb);
     es_lossless_close(&s->lossless, cb);
+    es_bound_close(&s->bound, cb);
     es_hold_close(&s->hold, cb);
 }
 
@@ -317,6 +318,7 @@ static void free_server(struct es_server *s) {
  * (close_handles). */
 static int open_handles(struct es_server *s) {
     es_flush_timer_open(&s->flush, &s->loop);
+    es_bound_open(&s->bound);
     es_lossless_open(&s->lossless, &s->loop, &s->fan, &s->counters);
     es_command_open(&s->command, &s->loop, &s->lossless);
     es_hangup_open(&s->hangup, &s->loop, &s->fan);

@@ -279,7 +279,13 @@ def record_says_when_the_program_cut_it(s):
     t = threading.Thread(target=drain, daemon=True)
     t.start()
     wait_clients(p, 1)
-    p.cmd("flood 500000 r")  # about 10 MB: 7 s at the drain's pace
+    # The program writes faster than the drain for 12 s (3000 messages
+    # every 10 ms, up to 6 MB/s; a loaded machine slows it, not below the
+    # drain's pace): the recorder falls behind and does not catch up, so it
+    # is cut once it has stayed past its 1 MiB for its stall time (5 s). A
+    # single burst it could drain at its pace would not cut it.
+    answer = p.query("flood-for 12 r 3000", timeout=120)
+    expect(answer.startswith("ok "), "flood-for answered %r" % answer)
     p.cmd("quit")
     p.finish(timeout=60)
     t.join(timeout=120)
