@@ -204,6 +204,7 @@ def sparks_page_and_report(s):
     # A program without sparks (-N1, no par): a note, no charts.
     plain = s.path("plain.sock")
     q = Program(s, "fibber-c-main", ["20"], unix=plain, stdin=False, wait=True)
+    q.wait_socket(plain)  # a busy machine may start the program late
     rec = s.path("plain.eventlog")
     rc, _, err = Cmd(s, ["record", "unix:" + plain, "-o", rec]).wait(120)
     expect(rc == 0, "record: %d %s" % (rc, err))
