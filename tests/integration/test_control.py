@@ -37,6 +37,14 @@ def heap_script(s, name, steps, rts=("-hT", "-i0.02"), tcp=False, exe="probe"):
     return summ, {m: summ.marker_time(m) for m in steps if isinstance(m, str)}
 
 
+# Timed heap samples a program started with GHC_EVENTLOG_WAIT may take
+# before it applies a stop its first client sent on connecting: on a loaded
+# machine (check-loaded on GHC 9.6: one sample) the loop thread may read
+# the stop only after the RTS's first census, 250 ms in (the tests'
+# -i0.25).
+EARLY_CENSUS = 1
+
+
 def heap_run(s, frames_for, pieces=1, garbage=b"", tcp=False):
     """Heap profiling phases: sampling (until A), stopped (B..C), one census
     (C..D), resumed (D..E)."""
@@ -249,7 +257,9 @@ def cost_centre_commands_before_ready(s):
     detail = ("cost-centre samples during start-up=%d held stop=%d after start=%d, "
               "heap samples before the start=%d" % (cc_init, cc_held, cc_after, heap_before))
     note(detail)
-    expect(cc_held == 0 and heap_before == 0 and cc_after >= 3, detail)
+    # At most one census before the stop is read (EARLY_CENSUS); 3 or 4 if
+    # the stop were lost.
+    expect(cc_held == 0 and heap_before <= EARLY_CENSUS and cc_after >= 3, detail)
 
 
 @test
@@ -377,11 +387,12 @@ def commands_before_ready(s):
     # on a busy machine the loop thread may read the stop only after the
     # RTS is up, when it is applied at once instead of held. Timed samples
     # every 250 ms (not 20) leave room for that, and 3 or 4 of them would
-    # still come before A if the stop were lost.
+    # still come before A if the stop were lost; one may come first on a
+    # loaded machine (EARLY_CENSUS).
     summ, t = heap_script(s, "early-cmd", [GCTL + STOP, 1.0, "A", GCTL + CENSUS, 0.5, "B"],
                           rts=("-hT", "-i0.25"))
     a, b = t["A"], t["B"]
-    expect(summ.samples_between(0, a) == 0,
+    expect(summ.samples_between(0, a) <= EARLY_CENSUS,
            "%d timed samples despite the stop" % summ.samples_between(0, a))
     expect(summ.samples_between(a, b) == 1, "census gave %d samples" % summ.samples_between(a, b))
 
