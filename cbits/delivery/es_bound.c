@@ -76,6 +76,15 @@ static uint64_t skip(struct es_bound *b, struct es_client *c, uint64_t target) {
 
 static void on_judge(uv_timer_t *t);
 
+/* Whether `c` is past its own limit (`*lag` behind) and subject to it:
+ * the intake's look and the judge's ask the same. */
+static bool past_limit(const struct es_bound *b, const struct es_client *c, uint64_t *lag) {
+    if (es_client_is_any(c, ES_CLIENT_CLOSING | ES_CLIENT_LOSSLESS))
+        return false;
+    *lag = es_client_droppable(c);
+    return *lag > b->client_limit;
+}
+
 /* Have the judge look at `at` (loop clock), unless it will sooner. */
 static void judge_by(struct es_bound *b, uint64_t at) {
     if (!b->open || (b->armed && b->judge_at <= at))
@@ -104,11 +113,11 @@ static void disconnect_over(struct es_bound *b, struct es_client *c, uint64_t la
 static void judge_all(struct es_bound *b, uint64_t now) {
     uint64_t soonest = UINT64_MAX;
     es_fanout_each(b->fan, c, next) {
-        uint64_t since = es_client_over_since(c);
+        uint64_t since = es_client_over_since(c), lag;
         if (since == 0)
             continue;
-        uint64_t lag = es_client_droppable(c), due = since + es_client_stall_ms(c);
-        if (es_client_is_any(c, ES_CLIENT_CLOSING | ES_CLIENT_LOSSLESS) || lag <= b->client_limit) {
+        uint64_t due = since + es_client_stall_ms(c);
+        if (!past_limit(b, c, &lag)) {
             es_client_set_over_since(c, 0);
         } else if (now < due) {
             soonest = due < soonest ? due : soonest;
@@ -150,10 +159,8 @@ void es_bound_close(struct es_bound *b, uv_close_cb cb) {
 }
 
 void es_bound_check_client(struct es_bound *b, struct es_client *c) {
-    if (es_client_is_any(c, ES_CLIENT_CLOSING | ES_CLIENT_LOSSLESS))
-        return;
-    uint64_t lag = es_client_droppable(c);
-    if (lag <= b->client_limit) {
+    uint64_t lag;
+    if (!past_limit(b, c, &lag)) {
         es_client_set_over_since(c, 0);
         return;
     }
