@@ -240,6 +240,10 @@ CHECK_FUZZ_BIN := $(if $(filter no,$(FUZZ_IN_CHECK)),,$(FUZZ_BIN))
 # them, and their three builds (plain, ASan/UBSan, TSan), to the host's.
 UNIT_IN_CHECK ?= yes
 CHECK_UNIT_BIN := $(if $(filter no,$(UNIT_IN_CHECK)),,$(UNIT_BIN) $(UNIT_ASAN_BIN) $(UNIT_TSAN_BIN) $(FUZZ_REPLAY_BIN))
+# How many integration tests make check runs at a time (each mostly waits
+# on its sockets and programs): scripts/check-matrix.sh gives the host's
+# part, which runs alone, twice the cores; parts side by side keep 2.
+INTEGRATION_JOBS ?= 2
 
 .PHONY: $(PUBLIC_TARGETS)
 all: $(LIB) $(FIBBER) $(CLIENT) $(MAN_PAGES)
@@ -640,7 +644,8 @@ check: $(LIB) $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(HSSTART) $(SPARKER) $
        $(HEAPMODES) $(MAN_PAGES) $(CHECK_UNIT_BIN) $(SAN_PROGRAMS) \
        $(CHECK_FUZZ_BIN) $(BENCH_PROGRAMS) $(CHECK_LINT_REPORTS) $(CABAL_C_OK)
 	@HC=$(HC) FUZZ_IN_CHECK=$(FUZZ_IN_CHECK) FUZZ_CHECK_SECONDS=$(FUZZ_CHECK_SECONDS) \
-	    LINT_IN_CHECK=$(LINT_IN_CHECK) UNIT_IN_CHECK=$(UNIT_IN_CHECK) tests/run-all.sh $(BUILD)
+	    LINT_IN_CHECK=$(LINT_IN_CHECK) UNIT_IN_CHECK=$(UNIT_IN_CHECK) \
+	    INTEGRATION_JOBS=$(INTEGRATION_JOBS) tests/run-all.sh $(BUILD)
 
 # make install three ways, and README's C main built against each copy
 # (tests/install.sh; make check runs it too).
@@ -653,7 +658,8 @@ check-loaded: $(LIB) $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(HSSTART) $(SPA
               $(FAILALLOC) $(THREADER) $(HEAPMODES) $(CHECK_UNIT_BIN) $(SAN_PROGRAMS) \
               $(CHECK_FUZZ_BIN) $(BENCH_PROGRAMS) $(CHECK_LINT_REPORTS) $(CABAL_C_OK)
 	@HC=$(HC) FUZZ_IN_CHECK=$(FUZZ_IN_CHECK) FUZZ_CHECK_SECONDS=$(FUZZ_CHECK_SECONDS) \
-	    LINT_IN_CHECK=$(LINT_IN_CHECK) UNIT_IN_CHECK=$(UNIT_IN_CHECK) scripts/check-loaded.sh $(BUILD)
+	    LINT_IN_CHECK=$(LINT_IN_CHECK) UNIT_IN_CHECK=$(UNIT_IN_CHECK) \
+	    INTEGRATION_JOBS=$(INTEGRATION_JOBS) scripts/check-loaded.sh $(BUILD)
 
 SOAK_MINUTES ?= 30
 soak: $(PROBE) $(CHECKER) $(MANY_CLIENTS)

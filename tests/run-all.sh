@@ -154,9 +154,11 @@ suite "the C's levels: the check fails where it should" python3 tests/check-laye
 suite "docs: README's length, links and anchors, lines, the variables' table" python3 tests/check-docs.py
 suite "licence: the SPDX line atop every source file" python3 scripts/spdx.py
 suite "install (make install into a DESTDIR, the example built against it)" tests/install.sh "$build"
-# Two tests at a time: each is its own process with its own sockets, and
-# the few that measure time or memory are marked to run alone.
-suite "integration tests (GHC $ghc_version)" python3 tests/integration/run.py -j2 --build "$build"
+# INTEGRATION_JOBS tests at a time (the Makefile's, 2 unless said): each
+# is its own process with its own sockets, and the few that measure time or
+# memory are marked to run alone.
+jobs=${INTEGRATION_JOBS:-2}
+suite "integration tests (GHC $ghc_version)" python3 tests/integration/run.py -j"$jobs" --build "$build"
 # clang's analyzer, cppcheck, flake8 and shellcheck with no findings, and
 # no comment pointing at an issue tracker (tests/lint.sh; make lint): made
 # in the background since the start (above).
@@ -167,7 +169,7 @@ suite "cabal package (GHC $ghc_version)" tests/cabal-package.sh "$build"
 # exit by design, so leaks are not reported; any other error fails the test.
 suite "integration tests, library under ASan/UBSan (GHC $ghc_version)" \
     env ASAN_OPTIONS=detect_leaks=0:abort_on_error=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-    python3 tests/integration/run.py --build "$build/san" full_stream_unix full_stream_tcp \
+    python3 tests/integration/run.py -j"$jobs" --build "$build/san" full_stream_unix full_stream_tcp \
     events_before_first_client reconnect sixteen_clients client_joins_mid_run client_vanishes \
     heap_control heap_control_mixed_framings_and_junk census_flood_rate_limited \
     late_joiner_self_contained stalled_clients_join_one_by_one stderr_pipe_never_read \

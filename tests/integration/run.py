@@ -9,7 +9,7 @@ is judged by the ghc-events-based checker.
 The tests live in tests/integration/test_*.py (one module per concern), the
 helpers they share in harness.py. Each test runs in its own process with a
 timeout; -j N runs N of them at a time (tests marked @test(serial=True) run
-alone). The output is TAP in registration order whatever -j is, ending with
+alone, before the others). The output is TAP in registration order whatever -j is, ending with
 "integration: N passed, N failed, N skipped"."""
 
 import argparse
@@ -111,7 +111,13 @@ def run_all(tests, jobs):
             shown += 1
 
     print("1..%d" % len(tests), flush=True)
-    for i, fn in enumerate(tests):
+    # The tests that run alone go first, one after another: a serial test
+    # in the middle would leave slots idle while the longest test before it
+    # ended. The output keeps the given order.
+    order = [i for i, fn in enumerate(tests) if fn.serial]
+    order += [i for i, fn in enumerate(tests) if not fn.serial]
+    for i in order:
+        fn = tests[i]
         with cond:
             # A serial test waits for every other to finish, and blocks the
             # next ones until it has.
