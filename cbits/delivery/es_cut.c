@@ -69,8 +69,13 @@ static void take(struct boundary *b, struct es_chunk *ch, size_t *pos, size_t ac
 
 static struct boundary find_boundary(struct es_client *c) {
     struct boundary b = {.header = es_client_is(c, ES_CLIENT_HEADER_SENT), .time = c->sent_time};
-    if (!es_client_is(c, ES_CLIENT_WRITING))
+    if (!es_client_is(c, ES_CLIENT_WRITING)) {
+        /* No write in flight: it has the end marker when the stream has
+         * ended and it has no chunk left to take (what es_client_notice
+         * judges too). Nothing may follow it, a cut notice least of all. */
+        b.ended = b.header && es_store_ended(c->env->store) && c->next_chunk == NULL;
         return b;
+    }
     size_t queued = uv_stream_get_write_queue_size(&c->io.stream);
     assert(queued <= c->write_bytes);
     size_t accepted = c->write_bytes - queued, pos = 0;

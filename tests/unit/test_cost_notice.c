@@ -106,6 +106,22 @@ UNIT_CASE(cost_notice_text) {
     free(log);
 }
 
+/* Where a stream first differs from the expected one, and its printable
+ * bytes from there (a notice's text shows), for a failure's diagnosis. */
+static void show_difference(const unsigned char *got, size_t n, const unsigned char *want,
+                            size_t wn) {
+    size_t i = 0;
+    while (i < n && i < wn && got[i] == want[i])
+        i++;
+    char text[161];
+    size_t k = 0;
+    for (size_t j = i; j < n && k < sizeof text - 1; j++)
+        text[k++] = got[j] >= 0x20 && got[j] < 0x7f ? (char)got[j] : '.';
+    text[k] = '\0';
+    printf("# first difference at byte %zu of %zu (%zu expected); from there: %s\n", i, n, wn,
+           text);
+}
+
 UNIT_CASE(cost_notice_asked_or_not) {
     size_t len;
     struct es_header *h;
@@ -159,8 +175,9 @@ UNIT_CASE(cost_notice_asked_or_not) {
 
     unsigned char *got = rb.buf;
     size_t nb = rb.n;
-    ok(nb == want_len && memcmp(got, expect, want_len) == 0,
-       "the client that did not ask got exactly the stream (%zu of %zu bytes)", nb, want_len);
+    if (!ok(nb == want_len && memcmp(got, expect, want_len) == 0,
+            "the client that did not ask got exactly the stream (%zu of %zu bytes)", nb, want_len))
+        show_difference(got, nb, expect, want_len);
 
     /* A's stream without its notices is the same; the notices lie between
      * blocks, each a well-formed block, and time stamps do not go back. */
