@@ -436,16 +436,19 @@ int es_client_fd(const struct es_client *c) {
     return uv_fileno(&c->io.handle, &fd) == 0 ? fd : -1;
 }
 
+bool es_client_has_end(const struct es_client *c) {
+    return es_store_ended(c->env->store) && c->next_chunk == NULL &&
+           es_client_is_any(c, ES_CLIENT_HEADER_SENT | ES_CLIENT_WRITING);
+}
+
 void es_client_notice(struct es_client *c, struct es_chunk *n) {
     assert(n != NULL);
     struct es_store *st = c->env->store;
     es_store_adopt(st, n);
     /* Nothing may follow the stream's end marker: a client already handed
-     * it (the store has it, and this client has no chunk left to take)
-     * gets no more notices; one still on its way is written before it
+     * it gets no more notices; one still on its way is written before it
      * (es_client_pump writes the notice ahead of the chunks). */
-    if (es_store_ended(st) && c->next_chunk == NULL &&
-        es_client_is_any(c, ES_CLIENT_HEADER_SENT | ES_CLIENT_WRITING)) {
+    if (es_client_has_end(c)) {
         es_store_release(st, n);
         return;
     }

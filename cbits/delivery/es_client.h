@@ -283,6 +283,11 @@ size_t es_client_count_read(struct es_client *c, uint64_t now_ms, size_t n);
 void es_client_restart_reads(struct es_client *c, uint64_t now_ms, size_t bytes);
 bool es_client_reads_due(const struct es_client *c, uint64_t now_ms);
 
+/* Whether the client has been handed the stream's end marker, or has it
+ * in the write in flight: the store has ended and it has no chunk left to
+ * take. Nothing may follow it. */
+bool es_client_has_end(const struct es_client *c);
+
 /* Send the notice `n` (the caller's reference moves here) to this client
  * alone, before its next chunk; it replaces one still unsent. */
 void es_client_notice(struct es_client *c, struct es_chunk *n);

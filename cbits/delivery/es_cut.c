@@ -70,10 +70,9 @@ static void take(struct boundary *b, struct es_chunk *ch, size_t *pos, size_t ac
 static struct boundary find_boundary(struct es_client *c) {
     struct boundary b = {.header = es_client_is(c, ES_CLIENT_HEADER_SENT), .time = c->sent_time};
     if (!es_client_is(c, ES_CLIENT_WRITING)) {
-        /* No write in flight: it has the end marker when the stream has
-         * ended and it has no chunk left to take (what es_client_notice
-         * judges too). Nothing may follow it, a cut notice least of all. */
-        b.ended = b.header && es_store_ended(c->env->store) && c->next_chunk == NULL;
+        /* No write in flight: nothing may follow an end marker it was
+         * handed, a cut notice least of all. */
+        b.ended = es_client_has_end(c);
         return b;
     }
     size_t queued = uv_stream_get_write_queue_size(&c->io.stream);
