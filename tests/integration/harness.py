@@ -314,7 +314,8 @@ class Client:
                  keep=True, pace=None, nap=None):
         """keep=False: keep only the last 64 KiB of what arrives (received()
         then returns that tail), for a stream of hundreds of MB. pace: read
-        at most this many bytes a second (64 KiB at a time); nap: sleep this
+        at most this many bytes a second (64 KiB at a time, with no
+        credit for time spent idle); nap: sleep this
         many seconds after every read (a reader that is busy elsewhere)."""
         self.keep = keep
         self.pace = pace
@@ -359,7 +360,13 @@ class Client:
                         del self.data[:-(1 << 16)]
                 total += len(chunk)
                 if self.pace:
-                    time.sleep(max(0.0, start + total / self.pace - time.monotonic()))
+                    # No credit for time spent waiting for data: never
+                    # faster than the pace, whatever came before.
+                    ahead = start + total / self.pace - time.monotonic()
+                    if ahead > 0:
+                        time.sleep(ahead)
+                    else:
+                        start -= ahead
                 if self.nap:
                     time.sleep(self.nap)
         except OSError as e:

@@ -85,12 +85,13 @@ EXIT_FLOOD = 300000
 CUT_PREFIX = "eventlog-socket: recording cut: "
 
 
-def exit_with_readers(s, name, env, readers, late=()):
+def exit_with_readers(s, name, env, readers, late=(), before_exit=None):
     """The probe with the clients `readers` (Client keyword arguments each)
     connected, a flood, then the program's exit; returns the program and
     the clients, their streams ended. The clients numbered in `late` read
     nothing until the flood is over: at exit the whole flood is their
-    backlog, however fast the machine ran the program."""
+    backlog, however fast the machine ran the program. before_exit(p,
+    clients) runs between the flood and the exit."""
     sock = s.path(name + ".sock")
     p = Program(s, "probe", unix=sock, wait=True, env=env)
     p.wait_socket(sock)
@@ -101,6 +102,8 @@ def exit_with_readers(s, name, env, readers, late=()):
     for i in late:
         clients[i].start_reading()
         clients[i].wait_bytes(1)
+    if before_exit:
+        before_exit(p, clients)
     p.cmd("quit")
     p.finish(timeout=120)
     expect(p.proc.returncode == 0, "exit status %s" % p.proc.returncode)
@@ -169,9 +172,18 @@ def slow_reader_cut_at_exit_ends_on_an_event_boundary(s):
 def slow_client_disconnect_ends_on_an_event_boundary(s):
     """GHC_EVENTLOG_SLOW_CLIENT=disconnect: a client that falls more than
     its 1 MiB behind is disconnected, and its stream ends on an event
-    boundary with a cut notice saying so, then the end marker."""
+    boundary with a cut notice saying so, then the end marker. The program
+    runs on after the flood until the client is cut: at exit a reader that
+    keeps reading would get the rest instead (GHC_EVENTLOG_LINGER_MAX_MS).
+    The reader takes 500 kB/s; the flood (10-12 MB) leaves it megabytes
+    behind unless the program writes it more slowly than that (over 16 s)."""
     env = {"GHC_EVENTLOG_SLOW_CLIENT": "disconnect", "GHC_EVENTLOG_CLIENT_BUFFER": "1M"}
-    p, (reader,) = exit_with_readers(s, "disc", env, [{"pace": 1e6}])
+
+    def until_cut(p, clients):
+        expect(clients[0].eof.wait(120), "the slow client was not disconnected within 120 s "
+               "(it got %d bytes); log:\n%s" % (len(clients[0].received()), p.stderr()))
+
+    p, (reader,) = exit_with_readers(s, "disc", env, [{"pace": 5e5}], before_exit=until_cut)
     why, n = judge_cut(s, reader.received(), "disc")
     note("cut after %d of %d messages: %s" % (n, EXIT_FLOOD, why))
     expect(why.startswith("the program disconnected this slow client"), "why: %r" % why)
