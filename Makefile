@@ -184,6 +184,7 @@ IPE_FLAG := $(shell echo $(HC_VERSION) | awk -F. '{ if ($$1 * 100 + $$2 >= 902) 
 MANY_CLIENTS := $(BUILD)/many-clients
 # An LD_PRELOAD shim that makes large allocations fail on a test's signal.
 FAILALLOC := $(BUILD)/failalloc.so
+SLOWSEND := $(BUILD)/slowsend.so
 # The eventlog-socket command (client/): C on libuv and the library's own
 # stream reader. CLIENT_LIB_SRC is what unit tests and fuzz targets link.
 CLIENT := $(BUILD)/eventlog-socket
@@ -327,6 +328,10 @@ $(MANY_CLIENTS): tests/clients/many_clients.c $(FORMAT_SRC) $(FORMAT_NEEDS) $(CB
 $(FAILALLOC): tests/failalloc/failalloc.c
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -O2 -shared -fPIC -o $@ $<
+
+$(SLOWSEND): tests/slowsend/slowsend.c
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) -O2 -shared -fPIC -o $@ $< -ldl
 
 # `top` draws with ncurses (wide-character build, for its sparklines).
 NCURSES_CFLAGS = $(shell pkg-config --cflags ncursesw)
@@ -626,7 +631,7 @@ unit-test: $(UNIT_BIN) $(UNIT_ASAN_BIN) $(UNIT_TSAN_BIN) $(FUZZ_REPLAY_BIN)
 symbols: $(LIB)
 	@tests/check-symbols.sh $(LIB)
 
-integration-test: $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(HSSTART) $(SPARKER) $(CHECKER) $(MANY_CLIENTS) $(FAILALLOC) $(THREADER) \
+integration-test: $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(HSSTART) $(SPARKER) $(CHECKER) $(MANY_CLIENTS) $(FAILALLOC) $(SLOWSEND) $(THREADER) \
                   $(HEAPMODES) $(MAN_PAGES)
 	@HC=$(HC) python3 tests/integration/run.py --build $(BUILD) $(INTEGRATION_TESTS)
 
@@ -640,7 +645,7 @@ cabal-build:
 cabal-test: $(CHECKER) $(CABAL_C_OK)
 	@HC=$(HC) tests/cabal-package.sh $(BUILD)
 
-check: $(LIB) $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(HSSTART) $(SPARKER) $(CHECKER) $(MANY_CLIENTS) $(FAILALLOC) $(THREADER) \
+check: $(LIB) $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(HSSTART) $(SPARKER) $(CHECKER) $(MANY_CLIENTS) $(FAILALLOC) $(SLOWSEND) $(THREADER) \
        $(HEAPMODES) $(MAN_PAGES) $(CHECK_UNIT_BIN) $(SAN_PROGRAMS) \
        $(CHECK_FUZZ_BIN) $(BENCH_PROGRAMS) $(CHECK_LINT_REPORTS) $(CABAL_C_OK)
 	@HC=$(HC) FUZZ_IN_CHECK=$(FUZZ_IN_CHECK) FUZZ_CHECK_SECONDS=$(FUZZ_CHECK_SECONDS) \
@@ -655,7 +660,7 @@ install-test: $(LIB) $(CLIENT) $(CHECKER)
 # make check beside a CPU hog (scripts/check-loaded.sh kills it whatever
 # happens).
 check-loaded: $(LIB) $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(HSSTART) $(SPARKER) $(CHECKER) $(MANY_CLIENTS) \
-              $(FAILALLOC) $(THREADER) $(HEAPMODES) $(CHECK_UNIT_BIN) $(SAN_PROGRAMS) \
+              $(FAILALLOC) $(SLOWSEND) $(THREADER) $(HEAPMODES) $(CHECK_UNIT_BIN) $(SAN_PROGRAMS) \
               $(CHECK_FUZZ_BIN) $(BENCH_PROGRAMS) $(CHECK_LINT_REPORTS) $(CABAL_C_OK)
 	@HC=$(HC) FUZZ_IN_CHECK=$(FUZZ_IN_CHECK) FUZZ_CHECK_SECONDS=$(FUZZ_CHECK_SECONDS) \
 	    LINT_IN_CHECK=$(LINT_IN_CHECK) UNIT_IN_CHECK=$(UNIT_IN_CHECK) \
@@ -694,7 +699,7 @@ install: $(LIB) $(CLIENT) $(MAN_PAGES)
 	install -m 644 $(BUILD)/man/eventlog-socket.7 $(DESTDIR)$(MANDIR)/man7/eventlog-socket.7
 
 FORMAT_FILES := $(wildcard include/*.h cbits/*/*.[ch] rts-writer/*.[ch] tests/unit/*.[ch] tests/fuzz/*.[ch] \
-                  examples/*/cbits/*.c tests/probe/*.c tests/clients/*.c tests/failalloc/*.c tests/cabal/tiny/*.c tests/cabal/upstream-compat/*.c haskell/test/*.c \
+                  examples/*/cbits/*.c tests/probe/*.c tests/clients/*.c tests/failalloc/*.c tests/slowsend/*.c tests/cabal/tiny/*.c tests/cabal/upstream-compat/*.c haskell/test/*.c \
                   bench/*.[ch] bench/cbits/*.c client/*.[ch] client/*/*.[ch])
 format:
 	clang-format -i $(FORMAT_FILES)

@@ -175,6 +175,13 @@ static void on_header(struct es_conn *c, void *ctx) {
         [START] = EVENTLOG_SOCKET_CMD_START_HEAP_PROFILING,
         [STOP] = EVENTLOG_SOCKET_CMD_STOP_HEAP_PROFILING,
     };
+    /* The request's time is taken before it goes out: the program can
+     * take the census before this process runs again after the write (a
+     * loaded machine), and a census stamped before the request's time is
+     * not the answer, so an idle program would leave --wait waiting. */
+    k->sent_ns = uv_hrtime();
+    k->sent_wall_ns = wall_ns();
+    k->latest_at_send = c->info.latest_time;
     int r = es_conn_send_command(c, command[k->what]);
     if (r < 0) {
         fprintf(stderr, "eventlog-socket: %s: cannot send: %s\n", c->name, uv_strerror(r));
@@ -185,9 +192,6 @@ static void on_header(struct es_conn *c, void *ctx) {
     k->no_flush = es_model_header_no_flush(&c->stream.header);
     /* The server's process, over loopback TCP too (as record finds it). */
     es_heapmode_header(&k->hm, &c->stream.header, es_conn_peer_pid(c));
-    k->sent_ns = uv_hrtime();
-    k->sent_wall_ns = wall_ns();
-    k->latest_at_send = c->info.latest_time;
 }
 
 static void on_event(struct es_conn *c, const struct es_event *ev, uint64_t offset, void *ctx) {

@@ -14,7 +14,8 @@ from harness import TestFailure
 class Cmd:
     """`eventlog-socket ARGS...` started now (cwd: the test's directory)."""
 
-    def __init__(self, scope, args, cwd=None, stderr=None):
+    def __init__(self, scope, args, cwd=None, stderr=None, env=None):
+        """env: variables added to the test's environment."""
         exe = os.path.abspath(os.path.join(harness.BUILD, "eventlog-socket"))
         self.args = list(args)
         self.out_path = scope.path("cmd-%d.out" % len(scope.procs))
@@ -24,7 +25,8 @@ class Cmd:
         self.proc = subprocess.Popen([exe, *self.args], stdin=subprocess.DEVNULL,
                                      stdout=self.out_file,
                                      stderr=self.err_file if stderr is None else stderr,
-                                     cwd=cwd or scope.dir, start_new_session=True)
+                                     cwd=cwd or scope.dir, start_new_session=True,
+                                     env=dict(os.environ, **env) if env else None)
         scope.procs.append(self)
 
     def signal(self, sig):

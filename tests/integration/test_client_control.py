@@ -9,7 +9,8 @@ import struct
 import threading
 import time
 
-from client_cmd import last_line, run
+import harness
+from client_cmd import Cmd, last_line, run
 from harness import Client, Program, Skip, check_stream, expect, ghc_version, note, test
 
 
@@ -66,6 +67,35 @@ def control_census_wait(s):
     expect(m, "output %r" % out)
     note(out.strip())
     expect(0 <= float(m.group(2)) < 5.0, "the census came %s s after the request" % m.group(2))
+
+
+@test(timeout=120)
+def control_census_wait_after_losing_the_core(s):
+    """census --wait when the command's process loses its core right after
+    sending (a loaded machine; build/slowsend.so sleeps 1 s after each
+    send) while the program takes the census at once: the census is the
+    answer, though taken before the command ran again, and --wait says so
+    at once; an idle program takes no other sample that would end the
+    wait."""
+    need_live_samples()
+    sock = s.path("lost.sock")
+    p = Program(s, "probe", unix=sock, rts=["-hT", "-i0.5"])
+    p.wait_socket(sock)
+    p.cmd("marker idle")  # started: the program waits on its stdin from now on
+    log = s.path("slowsend.log")
+    shim = os.path.abspath(os.path.join(harness.BUILD, "slowsend.so"))
+    rc, out, err = Cmd(s, ["control", sock, "census", "--wait", "--timeout", "30"],
+                       env={"LD_PRELOAD": shim, "SLOWSEND_MS": "1000",
+                            "SLOWSEND_LOG": log}).wait(60)
+    expect(os.path.exists(log), "the shim never slept after a send")
+    expect(rc == 0, "exit %d: %r %r" % (rc, out, err))
+    m = re.search(r"heap sample at program time [\d.]+ s, ([\d.]+) s after the request "
+                  r"\(seen after ([\d.]+) s\)", out)
+    expect(m, "output %r" % out)
+    note(out.strip())
+    expect(float(m.group(1)) < 10, "the census came %s s after the request" % m.group(1))
+    p.cmd("quit")
+    p.finish()
 
 
 @test
