@@ -32,6 +32,11 @@ from test_client_top import Tmux, top_command
 from test_client_web import need_chromium, start_serve
 
 LABELLED = ("main", "waiter", "light", "medium", "heavy")
+# The workers by their work (9, 3 and 1 units): most running time first on
+# a machine that lets them run.
+WORKERS = ("heavy", "medium", "light")
+# top's threads line: label, id, running seconds, state, for each of three.
+THREE = re.compile(r"(\S+) #(\d+) ([\d.]+) s \d+% ([a-zA-Z ()]+?)(?:\s+\||\s*$)")
 # What each labelled worker is doing once the program said "ready".
 LIVE_STATES = {"light": "finished", "medium": "blocked on STM", "heavy": "blocked on MVar",
                "waiter": "blocked on MVar"}
@@ -90,6 +95,30 @@ class Oracle:
 
     def seconds(self, tid):
         return self.run_ns.get(tid, 0) / 1e9
+
+    def order(self, labels=WORKERS):
+        """`labels`, most running time first."""
+        return sorted(labels, key=lambda x: -self.run_ns.get(self.by_label.get(x), 0))
+
+    def same_order(self, shown, slack=0.005):
+        """Whether `shown` (labels) is most running time first by ghc-events,
+        two whose times are within `slack` seconds in either order: a loaded
+        machine can stretch a thread's run (its capability's OS thread
+        waits for a core), so the order is the recording's, not the work's."""
+        secs = [self.seconds(self.by_label.get(x)) for x in shown]
+        return all(a >= b - slack for a, b in zip(secs, secs[1:]))
+
+
+def most_first(where, shown):
+    """shown: (label, seconds) of a view's top rows. They are most running
+    time first; heavy, medium, light are the three (whatever their order:
+    see Oracle.same_order). A note when the order is not the work's."""
+    labels = [x[0] for x in shown]
+    expect(sorted(labels) == sorted(WORKERS), "%s's three that ran most: %r" % (where, shown))
+    expect(all(a[1] >= b[1] for a, b in zip(shown, shown[1:])),
+           "%s: not most running time first: %r" % (where, shown))
+    if labels != list(WORKERS):
+        note("%s: %r (the machine's load stretched a run)" % (where, shown))
 
 
 def _checker(path):
@@ -166,8 +195,7 @@ def threads_report_matches_ghc_events(s):
         if r[0] in o.state and r[0] not in o.open:
             expect(r[2] == o.state[r[0]], "report: thread %d (%s) is %r, ghc-events: %r"
                    % (r[0], r[1], r[2], o.state[r[0]]))
-    top3 = [r[1] for r in T["rows"][:3]]
-    expect(top3 == ["heavy", "medium", "light"], "most running time first: %r" % top3)
+    most_first("report", [(r[1], r[4]) for r in T["rows"][:3]])
     expect(any(v for v in T["live_tl"] if v), "live threads over time: %r" % T["live_tl"][:20])
     note("report: %d created, %s" % (T["created"], ", ".join(
         "%s %.3f s" % (r[1] or r[0], r[4]) for r in T["rows"][:5])))
@@ -214,9 +242,8 @@ def threads_report_matches_ghc_events(s):
     m = re.search(r"live (\d+)\s+created (\d+)", screen)
     expect(m and int(m.group(2)) == o.created, "top: %s; ghc-events counts %d created"
            % (screen.splitlines()[0], o.created))
-    shown = re.findall(r"(\S+) #(\d+) ([\d.]+) s \d+% ([a-zA-Z ()]+?)(?:\s+\||\s*$)",
-                       screen.splitlines()[1])
-    expect([x[0] for x in shown] == ["heavy", "medium", "light"], "top's three: %r" % shown)
+    shown = THREE.findall(screen.splitlines()[1])
+    most_first("top", [(x[0], float(x[2])) for x in shown])
     for label, tid, secs, state in shown:
         tid = int(tid)
         expect(o.labels.get(tid) == label, "top: #%d is %s, ghc-events: %r"
@@ -267,9 +294,8 @@ def threads_live_page(s):
         b.wait_js(top3 + ".join() === 'heavy,medium,light'", timeout=60,
                   what="heavy, medium, light: most running time first")
     except TestFailure:
-        pass
+        pass  # judged against ghc-events after the exit
     order = b.js(top3)
-    expect(order == ["heavy", "medium", "light"], "most running time first: %r" % order)
     b.js("document.getElementById('threads-all-box').open = true; "
          "document.getElementById('threads').scrollIntoView(); 1")
     shot = os.path.join(harness.BUILD, "threads-live.png")
@@ -291,6 +317,14 @@ def threads_live_page(s):
     # Threads in a foreign call at the exit (the I/O manager's) never finish.
     expect(live == o.live, "page: %d live after the exit, ghc-events: %d" % (live, o.live))
     check_rows(cells, o, "the page", 2e-6)
+    # The order while the program ran: the three ran no more after "ready"
+    # but for their wake-up at the exit (microseconds).
+    expect(sorted(order) == sorted(WORKERS) and o.same_order(order),
+           "most running time first while it ran: %r; ghc-events: %s" % (order, ", ".join(
+               "%s %.3f s" % (x, o.seconds(o.by_label.get(x))) for x in o.order())))
+    if order != list(WORKERS):
+        note("live order %r, as ghc-events finds it (the machine's load stretched a run)"
+             % order)
     note("page: %s; screenshot %s" % (", ".join("%s %.3f s" % (c[1] or c[0], c[4])
                                                 for c in cells[:5]), shot))
 
@@ -306,9 +340,11 @@ def threads_live_top(s):
     t = Tmux(s, top_command(sock), width=200, height=45)
     expect(p.readline(timeout=240) == "ready", "the program said ready")
     spawn_for_live(p)
-    m = t.wait(r"^\s+heavy #\d+ [\d.]+ s \d+% blocked on MVar\s+\|\s+medium #\d+ [\d.]+ s \d+% "
-               r"blocked on STM\s+\|\s+light #\d+ [\d.]+ s \d+% finished", timeout=240,
+    m = t.wait(r"^(?=.*\bheavy #\d+ [\d.]+ s \d+% blocked on MVar\b)"
+               r"(?=.*\bmedium #\d+ [\d.]+ s \d+% blocked on STM\b)"
+               r"(?=.*\blight #\d+ [\d.]+ s \d+% finished\b)\s+\S+ #.*$", timeout=240,
                what="heavy, medium and light with their states")
+    most_first("top", [(x[0], float(x[2])) for x in THREE.findall(m.group(0))])
     live = t.wait(r"^Thrd\s+live (\d+)", what="the live count")
     expect(int(live.group(1)) >= 5, "at least main and four workers live: %s" % live.group(0))
     note("top: %s / %s" % (live.group(0), m.group(0).strip()))
