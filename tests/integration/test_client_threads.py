@@ -178,8 +178,9 @@ def threads_report_matches_ghc_events(s):
     """report of a recording of build/threads: its data and its rendered
     tables name the labelled threads, the threads created and each thread's
     running time and state as ghc-events finds them in the same file, the
-    three that ran most in the order heavy, medium, light; the live-threads
-    chart has points; top, fed the same recording, shows the same figures."""
+    three that ran most (heavy, medium, light) most running time first; the
+    live-threads chart has points; top, fed the same recording, shows the
+    same figures."""
     rec = run_recorded(s, "rep")
     o = Oracle(rec)
     out = s.path("threads.html")
