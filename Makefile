@@ -243,7 +243,7 @@ UNIT_IN_CHECK ?= yes
 CHECK_UNIT_BIN := $(if $(filter no,$(UNIT_IN_CHECK)),,$(UNIT_BIN) $(UNIT_ASAN_BIN) $(UNIT_TSAN_BIN) $(FUZZ_REPLAY_BIN))
 # How many integration tests make check runs at a time (each mostly waits
 # on its sockets and programs): scripts/check-matrix.sh gives the host's
-# part, which runs alone, twice the cores; parts side by side keep 2.
+# part, which runs alone, one per core; parts side by side keep 2.
 INTEGRATION_JOBS ?= 2
 
 .PHONY: $(PUBLIC_TARGETS)
