@@ -57,6 +57,10 @@ struct es_chunk {
 #define ES_CHUNK_END       1u /* carries the end-of-data marker */
 #define ES_CHUNK_HEADER    4u /* is an eventlog header */
 #define ES_CHUNK_DEFS_LOST 8u /* defs is incomplete: out of memory while walking */
+/* A notice the library made (es_notice.h). One made for every client (a
+ * wait notice) is not lost by a client that skips the chunks around it:
+ * the skip keeps it for that client (es_client_drop). */
+#define ES_CHUNK_NOTICE 16u
 
 /* Stream offset at which chunk `c` starts. */
 static inline uint64_t es_chunk_start(const struct es_chunk *c) {

@@ -13,6 +13,7 @@
 #include <linux/sockios.h>
 #include <poll.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/ioctl.h>
 
 /* Bits set once and never cleared; bits that never begin on a closing
@@ -60,7 +61,8 @@ static void on_client_closed(uv_handle_t *h) {
         es_store_release_range(st, c->next_chunk, es_store_newest(st));
     es_store_release(st, c->defs);
     es_store_release(st, c->notice);
-    c->next_chunk = c->defs = c->notice = NULL;
+    es_store_release(st, c->kept);
+    c->next_chunk = c->defs = c->notice = c->kept = NULL;
     c->env->on_closed(c, c->env->ctx);
     free(c);
 }
@@ -89,7 +91,8 @@ static bool caught_up(const struct es_client *c) {
     const struct es_store *st = c->env->store;
     return !es_client_is(c, ES_CLIENT_WRITING) &&
            (es_client_is(c, ES_CLIENT_HEADER_SENT) || es_store_header(st) == NULL) &&
-           c->defs == NULL && c->notice == NULL && c->gap_chunks == 0 && c->next_chunk == NULL;
+           c->defs == NULL && c->notice == NULL && c->kept == NULL && c->gap_chunks == 0 &&
+           c->next_chunk == NULL;
 }
 
 uint64_t es_client_droppable(const struct es_client *c) {
@@ -178,10 +181,11 @@ static void write_header(struct es_client *c) {
         on_write(&c->wreq, r); /* releases what the write held, closes */
 }
 
-/* What goes before the chunks in the next write, into first[0..5): the
- * header, the definitions, the client's own notice, a drop notice, a cost
- * notice (the references move to the write); returns how many. */
-static unsigned take_extras(struct es_client *c, bool with_header, struct es_chunk *first[5]) {
+/* What goes before the chunks in the next write, into first[0..6): the
+ * header, the definitions, the client's own notice, the notices its skips
+ * kept, a drop notice, a cost notice (the references move to the write);
+ * returns how many. */
+static unsigned take_extras(struct es_client *c, bool with_header, struct es_chunk *first[6]) {
     struct es_store *st = c->env->store;
     unsigned extra = 0;
     if (with_header)
@@ -193,6 +197,10 @@ static unsigned take_extras(struct es_client *c, bool with_header, struct es_chu
     if (c->notice) {
         first[extra++] = c->notice; /* likewise */
         c->notice = NULL;
+    }
+    if (c->kept) {
+        first[extra++] = c->kept; /* likewise */
+        c->kept = NULL;
     }
     if (c->gap_chunks > 0) {
         /* Out of memory for it, the gap waits for the next write. */
@@ -239,7 +247,7 @@ void es_client_pump(struct es_client *c) {
     uv_buf_t bufs[ES_CLIENT_MAX_BUFS];
     unsigned n = 0;
     size_t bytes = 0;
-    struct es_chunk *first[5];
+    struct es_chunk *first[6];
     unsigned extra = take_extras(c, with_header, first);
     for (unsigned i = 0; i < extra; i++) {
         c->write_extra[i] = first[i];
@@ -271,12 +279,37 @@ void es_client_pump(struct es_client *c) {
         on_write(&c->wreq, r); /* releases what the write held, closes */
 }
 
+/* Keep for the client a copy of the notice `x` its skip passes over,
+ * after those kept before; false when that would keep more than
+ * ES_CLIENT_KEPT_MAX bytes or memory ran out (it is skipped then). */
+static bool keep_notice(struct es_client *c, const struct es_chunk *x) {
+    struct es_store *st = c->env->store;
+    size_t had = c->kept != NULL ? c->kept->len : 0;
+    if (had + x->len > ES_CLIENT_KEPT_MAX)
+        return false;
+    struct es_chunk *k = es_pool_chunk_new(NULL, had + x->len);
+    if (k == NULL)
+        return false;
+    if (had > 0)
+        memcpy(k->data, c->kept->data, had);
+    memcpy(k->data + had, x->data, x->len);
+    k->flags = ES_CHUNK_NOTICE;
+    es_store_adopt(st, k);
+    es_store_release(st, c->kept);
+    c->kept = k;
+    return true;
+}
+
 struct es_skipped es_client_drop(struct es_client *c, uint64_t target) {
     struct es_skipped k = {0, 0, 0};
     while (c->next_chunk != NULL && es_client_droppable(c) > target &&
            !(c->next_chunk->flags & ES_CHUNK_END)) {
         struct es_chunk *x = c->next_chunk;
         c->next_chunk = es_store_next(c->env->store, x);
+        if ((x->flags & ES_CHUNK_NOTICE) && keep_notice(c, x)) {
+            es_store_release(c->env->store, x);
+            continue;
+        }
         k.chunks++;
         k.bytes += x->len;
         /* The gap ends where the skipped block ended. */

@@ -49,6 +49,13 @@
  * once per ES_CLIENT_PROBE_MS while the program writes nothing for it. */
 #define ES_CLIENT_PROBE_MS 10000
 
+/* A client that skips chunks keeps the notices for every client among
+ * them (a wait notice: what the program waited is told even to a client
+ * that lagged) up to this many bytes until its next write; past it, or
+ * out of memory, they are skipped with the rest and counted in its drop
+ * notice. A wait notice is about 130 bytes, one a second at most. */
+#define ES_CLIENT_KEPT_MAX 16384
+
 struct es_client;
 
 /* A client's state: one word of named bits (struct es_client.flags),
@@ -145,9 +152,14 @@ struct es_client {
     struct es_chunk *write_first, *write_last;
     struct es_chunk *notice;         /* a notice for this client alone, still to
                                       * send (a reference; es_client_notice) */
-    struct es_chunk *write_extra[5]; /* header, definitions, the client's own
-                                      * notice, drop notice and cost notice in
-                                      * the write (references), or NULL */
+    struct es_chunk *kept;           /* notices for every client that its skips
+                                      * passed over, their blocks one after
+                                      * another, still to send (a reference;
+                                      * es_client_drop) */
+    struct es_chunk *write_extra[6]; /* header, definitions, the client's own
+                                      * notice, kept notices, drop notice and
+                                      * cost notice in the write (references),
+                                      * or NULL */
     size_t write_bytes;
     /* Progress, for the exit rule (ES_EXIT_NEVER_READ_MS): bytes of
      * finished writes, how many bytes the client had consumed at the last
@@ -334,7 +346,8 @@ uint64_t es_client_unsent(const struct es_client *c);
 
 /* Skip whole chunks that are not yet in a write until at most `target`
  * bytes wait; never the end-of-data chunk. The client is told with a drop
- * notice before its next chunk. */
+ * notice before its next chunk. A notice among them (ES_CHUNK_NOTICE) is
+ * kept instead and sent before that drop notice (ES_CLIENT_KEPT_MAX). */
 struct es_skipped es_client_drop(struct es_client *c, uint64_t target);
 
 /* A client whose write is unfinished and that has consumed nothing of its

@@ -253,6 +253,7 @@ static void release_unsent(struct es_client *c) {
     c->next_chunk = NULL;
     release(c, &c->defs);
     release(c, &c->notice);
+    release(c, &c->kept);
 }
 
 void es_cut_client(struct es_client *c, const char *why) {

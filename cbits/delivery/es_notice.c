@@ -22,6 +22,7 @@ static struct es_chunk *notice_and(const struct es_header *hdr, uint64_t time, c
     struct es_chunk *b = es_pool_chunk_new(NULL, len + more);
     if (b == NULL)
         return NULL;
+    b->flags = ES_CHUNK_NOTICE;
     es_put_block_marker(b->data, time, (uint32_t)len, time, ES_GLOBAL_CAP);
     uint8_t *p = b->data + ES_BLOCK_MARKER_LEN;
     es_put_be(p, ES_EVENT_USER_MSG, 2);

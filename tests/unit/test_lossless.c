@@ -297,6 +297,55 @@ UNIT_CASE(lossless_wait_told_when_quiet) {
     reader_end(&staller);
 }
 
+/* 2c. A wait is told to a client that lagged too: a plain client that
+ * reads nothing for a while (the drop policy, a 1 MiB limit) skips the
+ * chunks around the wait notice, and its stream still has the notice,
+ * beside the drop notice for what it missed (what `serve` shows when it
+ * lagged behind a flood). */
+UNIT_CASE(lossless_wait_told_to_a_lagging_client) {
+    start();
+    struct es_config cfg;
+    es_config_defaults(&cfg);
+    cfg.client_limit = (size_t)1 << 20;
+    char path[256];
+    struct es_server *s = serve("lagging", &cfg, path, sizeof path);
+    struct reader watcher, staller;
+    reader_start(&watcher, path, false);
+    reader_start(&staller, path, false);
+    WAIT_FOR(atomic_load(&es_server_counters(s)->clients_connected) == 2);
+    ok(write(staller.fd, "GCTL\x06", 5) == 5, "lagging: a client asks for lossless delivery");
+    WAIT_FOR(lossless_now(s) == 1);
+    struct writer w;
+    writer_start(&w, s, 16); /* 4 MiB against a 1 MiB limit */
+    WAIT_FOR(es_server_debug_waiting(s) || atomic_load(&w.done));
+    ok(es_server_debug_waiting(s), "lagging: a program thread waits for the lossless client");
+    shutdown(staller.fd, SHUT_RDWR); /* it leaves; the wait ends */
+    pthread_join(w.thread, NULL);
+    /* The program writes on (5 MiB a second, for 3 s) while the watcher
+     * still reads nothing: the wait notice, due within a second, comes
+     * among chunks that the watcher skips. */
+    size_t len;
+    for (int i = 0; i < 60; i++) {
+        unsigned char *b = make_block(256, 1012, 100000 + (uint64_t)i * 10, &len);
+        es_server_submit(s, b, len);
+        free(b);
+        sleep_ms(50);
+    }
+    uint64_t dropped = atomic_load(&es_server_counters(s)->chunks_dropped);
+    ok(dropped > 0, "lagging: the watcher skipped chunks (%llu)", (unsigned long long)dropped);
+    atomic_store(&watcher.go, true);
+    WAIT_FOR(atomic_load(&watcher.waited) > 0 && atomic_load(&watcher.drops) > 0);
+    ok(atomic_load(&watcher.drops) >= 1, "lagging: the watcher is told what it missed (%u)",
+       atomic_load(&watcher.drops));
+    ok(atomic_load(&watcher.waited) >= 1,
+       "lagging: the watcher is told of the wait although it skipped the chunks around it "
+       "(%u notices)",
+       atomic_load(&watcher.waited));
+    stop(s);
+    reader_end(&watcher);
+    reader_end(&staller);
+}
+
 /* 3. The `wait` policy: every (allowed) client is lossless as it joins. */
 UNIT_CASE(lossless_wait_policy) {
     start();
