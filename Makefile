@@ -9,8 +9,9 @@
 #                 check, the libFuzzer targets built and run briefly
 #                 (FUZZ_CHECK_SECONDS, 5, each; FUZZ_IN_CHECK=no leaves
 #                 them out; UNIT_IN_CHECK=no, the unit tests), the static
-#                 checks (LINT_IN_CHECK=no leaves them out), integration tests against the real GHC, the
-#                 cabal package (make cabal-test alone)
+#                 checks (LINT_IN_CHECK=no leaves them out), integration tests against the real GHC
+#                 (GHC_FREE_IN_CHECK=no leaves out those that start no
+#                 program built with GHC), the cabal package (make cabal-test alone)
 #   make lint     the static checks: clang --analyze and cppcheck on the
 #                 C, flake8, shellcheck, no tracker references (make
 #                 analyze, cppcheck, flake8, shellcheck: one of them)
@@ -240,10 +241,13 @@ CHECK_FUZZ_BIN := $(if $(filter no,$(FUZZ_IN_CHECK)),,$(FUZZ_BIN))
 # So are the unit tests (they need no GHC): the chroots' checks leave
 # them, and their three builds (plain, ASan/UBSan, TSan), to the host's.
 UNIT_IN_CHECK ?= yes
+# So are the integration tests that start no program built with GHC
+# (@test(ghc_free=True): the command against files and fake programs).
+GHC_FREE_IN_CHECK ?= yes
 CHECK_UNIT_BIN := $(if $(filter no,$(UNIT_IN_CHECK)),,$(UNIT_BIN) $(UNIT_ASAN_BIN) $(UNIT_TSAN_BIN) $(FUZZ_REPLAY_BIN))
 # How many integration tests make check runs at a time (each mostly waits
 # on its sockets and programs): scripts/check-matrix.sh gives the host's
-# part, which runs alone, one per core; parts side by side keep 2.
+# part, which runs alone, two per core; parts side by side keep 2.
 INTEGRATION_JOBS ?= 2
 
 .PHONY: $(PUBLIC_TARGETS)
@@ -650,6 +654,7 @@ check: $(LIB) $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(HSSTART) $(SPARKER) $
        $(CHECK_FUZZ_BIN) $(BENCH_PROGRAMS) $(CHECK_LINT_REPORTS) $(CABAL_C_OK)
 	@HC=$(HC) FUZZ_IN_CHECK=$(FUZZ_IN_CHECK) FUZZ_CHECK_SECONDS=$(FUZZ_CHECK_SECONDS) \
 	    LINT_IN_CHECK=$(LINT_IN_CHECK) UNIT_IN_CHECK=$(UNIT_IN_CHECK) \
+	    GHC_FREE_IN_CHECK=$(GHC_FREE_IN_CHECK) \
 	    INTEGRATION_JOBS=$(INTEGRATION_JOBS) tests/run-all.sh $(BUILD)
 
 # make install three ways, and README's C main built against each copy
@@ -664,6 +669,7 @@ check-loaded: $(LIB) $(FIBBER) $(CLIENT) $(PROBE) $(PROBE_LATE) $(HSSTART) $(SPA
               $(CHECK_FUZZ_BIN) $(BENCH_PROGRAMS) $(CHECK_LINT_REPORTS) $(CABAL_C_OK)
 	@HC=$(HC) FUZZ_IN_CHECK=$(FUZZ_IN_CHECK) FUZZ_CHECK_SECONDS=$(FUZZ_CHECK_SECONDS) \
 	    LINT_IN_CHECK=$(LINT_IN_CHECK) UNIT_IN_CHECK=$(UNIT_IN_CHECK) \
+	    GHC_FREE_IN_CHECK=$(GHC_FREE_IN_CHECK) \
 	    INTEGRATION_JOBS=$(INTEGRATION_JOBS) scripts/check-loaded.sh $(BUILD)
 
 SOAK_MINUTES ?= 30

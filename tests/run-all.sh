@@ -158,7 +158,11 @@ suite "install (make install into a DESTDIR, the example built against it)" test
 # is its own process with its own sockets, and the few that measure time or
 # memory are marked to run alone.
 jobs=${INTEGRATION_JOBS:-2}
-suite "integration tests (GHC $ghc_version)" python3 tests/integration/run.py -j"$jobs" --build "$build"
+# The chroots leave the tests that start no program built with GHC to the
+# host's check (GHC_FREE_IN_CHECK=no, scripts/ghc-chroot.sh): skipped, said so.
+ghc_free=()
+[ "${GHC_FREE_IN_CHECK:-yes}" != no ] || ghc_free=(--skip-ghc-free)
+suite "integration tests (GHC $ghc_version)" python3 tests/integration/run.py -j"$jobs" "${ghc_free[@]}" --build "$build"
 # clang's analyzer, cppcheck, flake8 and shellcheck with no findings, and
 # no comment pointing at an issue tracker (tests/lint.sh; make lint): made
 # in the background since the start (above).

@@ -14,8 +14,11 @@ A test module (tests/integration/test_*.py, imported by run.py) is written
         ...
 
 where `s` is the test's Scope. @test(serial=True) marks a test that must
-not run alongside others under run.py -j (one that measures time or memory).
-Test names are unique across modules.
+not run alongside others under run.py -j (one that measures time or memory);
+@test(ghc_free=True) one that starts no program built with GHC (it drives
+the command against files, fake programs or nothing), so that one GHC's run
+covers it: the chroots' runs skip it (run.py --skip-ghc-free), and it fails
+if it starts one (Scope.spawn). Test names are unique across modules.
 
 Everything started here is registered with a Scope, which kills leftover
 processes, closes sockets and removes its temporary directory when the test
@@ -65,17 +68,24 @@ def upstream(cmd, namespace=b"eventlog-socket"):
 # once, so chunks reach the library while the program runs.
 FLOOD = 120000
 
+# The programs built with (or running) the GHC under test: a test that
+# starts one is not ghc_free.
+GHC_PROGRAMS = {"probe", "probe-late", "probe-prof", "fibber-c-main", "hsstart", "sparker",
+                "threads", "heapmodes", "ghc", "cabal", "runghc"}
+
 TESTS = []  # every test, in registration (and report) order
 
 
-def test(fn=None, *, serial=False, timeout=120):
+def test(fn=None, *, serial=False, timeout=120, ghc_free=False):
     """Register a test: @test, or @test(serial=True) for one that runs alone
-    under run.py -j; `timeout`: seconds it may take (run.py kills it then)."""
+    under run.py -j; `timeout`: seconds it may take (run.py kills it then);
+    `ghc_free`: it starts no program built with GHC."""
     def register(f):
         if any(t.__name__ == f.__name__ for t in TESTS):
             raise ValueError("two tests are named %s" % f.__name__)
         f.serial = serial
         f.timeout = timeout
+        f.ghc_free = ghc_free
         TESTS.append(f)
         return f
     return register(fn) if fn is not None else register
@@ -104,10 +114,18 @@ class Scope(esproc.Group):
     (each in a session of its own, killed with its process group), other
     processes (spawn), and clients."""
 
-    def __init__(self):
+    def __init__(self, ghc_free=False):
         super().__init__("es-it-")
         self.procs = []  # the Programs
         self.clients = []
+        self.ghc_free = ghc_free  # the test is marked so: it starts no GHC program
+
+    def spawn(self, argv, **popen_kw):
+        name = os.path.basename(str(argv[0]))
+        if self.ghc_free and name in GHC_PROGRAMS:
+            raise TestFailure("marked ghc_free, but starts %s, a program built with GHC: "
+                              "the chroots' runs would skip it" % name)
+        return super().spawn(argv, **popen_kw)
 
     def close(self):
         for c in self.clients:

@@ -9,7 +9,9 @@ is judged by the ghc-events-based checker.
 The tests live in tests/integration/test_*.py (one module per concern), the
 helpers they share in harness.py. Each test runs in its own process with a
 timeout; -j N runs N of them at a time (tests marked @test(serial=True) run
-alone, before the others). The output is TAP in registration order whatever -j is, ending with
+alone, before the others); --skip-ghc-free skips those that start no
+program built with GHC (@test(ghc_free=True)): the chroots' runs, whose
+GHC they do not use. The output is TAP in registration order whatever -j is, ending with
 "integration: N passed, N failed, N skipped"."""
 
 import argparse
@@ -50,7 +52,7 @@ def run_one(fn):
     # The runner sends SIGTERM on timeout: unwind, so the scope kills the
     # programs this test started and removes its sockets.
     signal.signal(signal.SIGTERM, on_sigterm)
-    scope = harness.Scope()
+    scope = harness.Scope(ghc_free=fn.ghc_free)
     try:
         fn(scope)
     except harness.TestFailure as e:
@@ -87,10 +89,17 @@ def run_child(name, timeout=TIMEOUT):
     return ok, out, time.monotonic() - start
 
 
-def run_all(tests, jobs):
+GHC_FREE_SKIP = "starts no program built with GHC: the host's run covers it"
+
+
+def run_all(tests, jobs, skip_ghc_free=False):
     """Run the tests, `jobs` at a time (a serial test alone), printing each
-    result in the given order as soon as it and those before it are done."""
+    result in the given order as soon as it and those before it are done;
+    with `skip_ghc_free`, tests marked ghc_free are reported skipped."""
     results = [None] * len(tests)
+    for i, fn in enumerate(tests):
+        if skip_ghc_free and fn.ghc_free:
+            results[i] = (True, "SKIP " + GHC_FREE_SKIP, 0.0)
     running = set()
     cond = threading.Condition()
 
@@ -118,6 +127,8 @@ def run_all(tests, jobs):
     order += [i for i, fn in enumerate(tests) if not fn.serial]
     for i in order:
         fn = tests[i]
+        if results[i] is not None:
+            continue  # skipped without running
         with cond:
             # A serial test waits for every other to finish, and blocks the
             # next ones until it has.
@@ -161,6 +172,8 @@ def main(argv):
     ap.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
                     help="run N tests at a time, each in its own process (default: 1)")
     ap.add_argument("--list", action="store_true", help="print the test names and exit")
+    ap.add_argument("--skip-ghc-free", action="store_true",
+                    help="skip the tests that start no program built with GHC")
     ap.add_argument("--one", metavar="TEST", help=argparse.SUPPRESS)  # the child's side
     ap.add_argument("tests", nargs="*", metavar="TEST", help="run only these tests")
     args = ap.parse_args(argv)
@@ -174,13 +187,14 @@ def main(argv):
         return run_one(by_name[args.one])
     if args.list:
         for t in tests:
-            print("%s\t%s%s" % (t.__name__, t.__module__, " (serial)" if t.serial else ""))
+            print("%s\t%s%s%s" % (t.__name__, t.__module__, " (serial)" if t.serial else "",
+                                  " (ghc_free)" if t.ghc_free else ""))
         return 0
     unknown = [n for n in args.tests if n not in by_name]
     if unknown:
         ap.error("no such test: %s (--list shows them)" % ", ".join(unknown))
     chosen = [by_name[n] for n in args.tests] if args.tests else tests
-    return 0 if run_all(chosen, args.jobs) else 1
+    return 0 if run_all(chosen, args.jobs, args.skip_ghc_free) else 1
 
 
 if __name__ == "__main__":

@@ -252,7 +252,7 @@ class FakeProgram:
         conn.close()
 
 
-@test
+@test(ghc_free=True)
 def control_wait_judgement(s):
     """Against a stream shaped as GHC 9.2+ sends it: census --wait and
     start --wait report the sample after the request, stop --wait reports

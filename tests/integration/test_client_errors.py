@@ -55,7 +55,7 @@ class FakeServer:
                     conn.close()
 
 
-@test
+@test(ghc_free=True)
 def client_bad_address(s):
     """Addresses that cannot be: one line naming the problem, exit 2."""
     for addr, word in [("app.sock", "./NAME"), (":0", "port"), (":99999", "port"),
@@ -70,7 +70,7 @@ def client_bad_address(s):
         expect(rc == 2 and err.strip(), "%s: exit %d, %r" % (args, rc, err))
 
 
-@test
+@test(ghc_free=True)
 def client_refused(s):
     """Nothing listening: a missing socket, a stale socket file, a closed TCP
     port, a file that is no socket; each one line, exit 2."""
@@ -91,7 +91,7 @@ def client_refused(s):
     one_line_error(s, ["record", plain], ["a file, not a running program's socket", "report"])
 
 
-@test
+@test(ghc_free=True)
 def client_peer_not_eventlog_socket(s):
     """A server that answers with something else (an HTTP reply, random
     bytes) is no eventlog-socket server: one line, exit 2, no file."""
@@ -117,7 +117,7 @@ def without_cut_notice(data, keep):
     return data[:keep] + data[-len(END_MARKER):]
 
 
-@test
+@test(ghc_free=True)
 def client_header_then_garbage(s):
     """A real eventlog header followed by garbage: one line saying where the
     stream went wrong, exit 2; record keeps a file that parses (the header
@@ -149,7 +149,7 @@ def client_header_then_garbage(s):
     one_line_error(s, ["control", bad.path, "census", "--wait"], ["malformed"])
 
 
-@test
+@test(ghc_free=True)
 def client_connect_timeout(s):
     """A socket that is listened on but never accepted or answered (Unix
     and TCP): the header does not come, and --connect-timeout ends the wait
@@ -213,7 +213,7 @@ def client_file_cannot_be_written(s):
            "exit %d: %r" % (rc, err))
 
 
-@test
+@test(ghc_free=True)
 def client_usage_errors(s):
     """Each subcommand's command line, through the one option parser:
     --help prints the help on stdout and exits 0; a missing address, an

@@ -66,7 +66,7 @@ def header_and_end(s, path, err, name):
     harness.check_stream(s, data, name)
 
 
-@test
+@test(ghc_free=True)
 def record_full_disk_one_page_keeps_a_file(s):
     """record -o onto a disk with one 4 KiB page free, of a stream that
     arrives in one piece: exit 2, and the file holds the header and an end
@@ -81,7 +81,7 @@ def record_full_disk_one_page_keeps_a_file(s):
         header_and_end(s, out, err, "record-one-page")
 
 
-@test
+@test(ghc_free=True)
 def serve_record_full_disk_one_page_keeps_a_file(s):
     """serve --record onto a disk with one page free: the recording stops
     with a message, the file holds the header and an end marker; serve
@@ -101,7 +101,7 @@ def serve_record_full_disk_one_page_keeps_a_file(s):
         header_and_end(s, out, err, "serve-one-page")
 
 
-@test
+@test(ghc_free=True)
 def record_default_name_never_runs_out(s):
     """Names fake-4242.eventlog and .1 to .99 planted where `record` writes
     its default name: it records into another free name, which it names,
@@ -134,7 +134,7 @@ def census_log(s):
     return path
 
 
-@test
+@test(ghc_free=True)
 def command_files_are_its_users_alone(s):
     """With umask 022, every file the command creates (record -o and its
     default name, serve --record, report and the two-run report, heap --hp
@@ -178,7 +178,7 @@ def long_block_stream():
     return head, fp.event(fp.USER_MSG, 11, b"x" * 4000)
 
 
-@test
+@test(ghc_free=True)
 def record_refuses_a_block_of_4_gib(s):
     """A block marker claiming 4 GiB, then 64 MiB of messages: record
     stops once the block passes 16 MiB (it held it all, waiting for the
@@ -197,7 +197,7 @@ def record_refuses_a_block_of_4_gib(s):
     note("record: %s" % err.strip().splitlines()[-1][:160])
 
 
-@test
+@test(ghc_free=True)
 def serve_refuses_a_block_of_4_gib(s):
     """The same stream to serve --record: the recording stops with the
     same message and parses, serve goes on serving the page, and its

@@ -114,7 +114,7 @@ def manual_subcommands(s):
     return subsections(page["SUBCOMMANDS"]), flags_of(terms(page["OPTIONS"]))
 
 
-@test
+@test(ghc_free=True)
 def client_help_subcommand_is_its_help(s):
     """`eventlog-socket help SUB` prints exactly `SUB --help` (and `-h`),
     on stdout with exit 0, for every subcommand; `help`, `--help` and `-h`
@@ -135,7 +135,7 @@ def client_help_subcommand_is_its_help(s):
     note("%d subcommands: help SUB = SUB --help = SUB -h" % len(subs))
 
 
-@test
+@test(ghc_free=True)
 def client_help_and_manual_name_every_option(s):
     """Each subcommand's options in the manual page (its subsection's terms
     and OPTIONS) are exactly those of its --help; each is accepted by the
@@ -171,7 +171,7 @@ def client_help_and_manual_name_every_option(s):
          % (total, len(subs)))
 
 
-@test
+@test(ghc_free=True)
 def client_usage_error_names_what_is_missing(s):
     """A missing argument or required option is named on the first line
     of stderr, then the usage; exit 2, no connection tried, no file."""
@@ -204,7 +204,7 @@ def client_usage_error_names_what_is_missing(s):
     note("%d command lines, each naming what is missing" % len(cases))
 
 
-@test
+@test(ghc_free=True)
 def client_usage_error_suggests_nearest(s):
     """An unknown subcommand or option gets the nearest one (edit distance,
     a swap of two letters counting one), or a unique prefix; nothing when
@@ -254,7 +254,7 @@ def lint(path):
     return problems, ran
 
 
-@test
+@test(ghc_free=True)
 def man_pages_render_clean(s):
     """Both pages: no warning from groff -ww, mandoc -T lint or man -l; no
     line wider than 80 columns in man's own layout."""
@@ -287,7 +287,7 @@ def variables_read():
     return names
 
 
-@test
+@test(ghc_free=True)
 def man7_lists_every_variable(s):
     """eventlog-socket(7)'s ENVIRONMENT has one entry per variable the
     library reads (es_config.c), no other, each with its default."""
@@ -310,7 +310,7 @@ def man7_lists_every_variable(s):
     note("%d variables, the same in the page and in es_config.c" % len(read))
 
 
-@test
+@test(ghc_free=True)
 def man_table_columns_are_the_csv_header(s):
     """The columns the manual gives for each `table` KIND are the header
     row `table KIND FILE --csv -` writes, in order; and the kinds are all

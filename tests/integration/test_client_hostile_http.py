@@ -101,7 +101,7 @@ def threads_of(pid):
         return int(re.search(r"Threads:\s+(\d+)", f.read()).group(1))
 
 
-@test(timeout=150)
+@test(timeout=150, ghc_free=True)
 def metrics_owner_never_locked_out(s):
     """Another user (uid 65534) keeps 32 slow connections from each of
     127.0.0.2, .3 and .4 to the owner's loopback `metrics`, reopening them
@@ -120,7 +120,7 @@ def metrics_owner_never_locked_out(s):
     expect(0 <= held <= 3 * 8, "uid 65534 held %d connections (want at most 24)" % held)
 
 
-@test(timeout=150)
+@test(timeout=150, ghc_free=True)
 def serve_token_mode_owner_never_locked_out(s):
     """serve --http 0.0.0.0 (token mode): 86 slow connections without the
     token from each of three addresses, reopened as they are cut: the
@@ -162,7 +162,7 @@ class Recorder(http.server.BaseHTTPRequestHandler):
         pass
 
 
-@test(timeout=150)
+@test(timeout=150, ghc_free=True)
 def serve_token_never_leaves_its_port(s):
     """The owner opens serve's ?token= URL in Chromium (serve --http
     0.0.0.0): the page works (the state arrives, a command is sent), then

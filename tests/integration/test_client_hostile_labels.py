@@ -37,7 +37,7 @@ def promtool(s, text):
     return res.returncode, (res.stdout + res.stderr).decode(errors="replace")
 
 
-@test
+@test(ghc_free=True)
 def metrics_labels_any_bytes(s):
     """A program whose census labels, name and socket path are not all
     UTF-8 (a lone 0xC3 left by a cut, 0xFF, a path planted with 0xFF):
@@ -70,7 +70,7 @@ def metrics_labels_any_bytes(s):
 HP_LABELS = [b"a b", b"c\rd", b"", b"MARK", b'"q', b"x\xffy", LONG, b"tab\there"]
 
 
-@test
+@test(ghc_free=True)
 def heap_writes_labels_its_readers_read(s):
     """`heap --hp` of census labels with spaces, a carriage return, a tab,
     an empty one, one that is a word of the .hp format, one opening with a

@@ -49,7 +49,7 @@ def scrape_text(port):
         return r.read().decode("utf-8", errors="replace")
 
 
-@test(timeout=180)
+@test(timeout=180, ghc_free=True)
 def metrics_glob_of_planted_paths(s):
     """300 regular files and 300 silent sockets planted where the glob
     looks, beside one program: the program is followed; the exporter
@@ -113,7 +113,7 @@ def ipe_flood(n):
                                   fp.gc(1)) + b"".join(blocks)
 
 
-@test(timeout=180)
+@test(timeout=180, ghc_free=True)
 def metrics_and_serve_bound_ipe_tables(s):
     """A program that sends 100 000 IPE events with 769-byte names (77 MB
     of them): `metrics` keeps none (it exports addresses) and stays within

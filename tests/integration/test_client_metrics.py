@@ -245,7 +245,7 @@ def serve_metrics(s):
         expect(res.returncode == 0, "promtool check metrics: %s %s" % (res.stdout, res.stderr))
 
 
-@test
+@test(ghc_free=True)
 def metrics_is_its_users_alone(s):
     """The exporter follows serve's rules (docs/security.md): on loopback
     another user (uid 65534) gets 403 and a log line, the owner 200; on

@@ -96,7 +96,7 @@ def prom_wait(s, port, q, cond, what, timeout=60):
         time.sleep(0.5)
 
 
-@test
+@test(ghc_free=True)
 def prometheus_examples_pass_promtool(s):
     """The Prometheus files of docs/prometheus.md (examples/prometheus): the scrape configs
     pass `promtool check config`, the alerting rules `promtool check rules`,
@@ -115,7 +115,7 @@ def prometheus_examples_pass_promtool(s):
         expect(f.read().count(":9464") == 2, "targets/web.json lists no exporters")
 
 
-@test
+@test(ghc_free=True)
 def metrics_token_file_is_checked(s):
     """--token-file refuses, with what to do, a file others may read, a
     token too short, a symbolic link and a missing file; and exits 2."""

@@ -189,7 +189,7 @@ def top_repaints_over_other_output(s):
     t.wait(r"TOP-EXIT=0", what="exit status 0")
 
 
-@test
+@test(ghc_free=True)
 def top_no_program(s):
     """top where no program listens: a one-line error and exit status 2,
     the terminal given back; without a terminal it refuses at once."""

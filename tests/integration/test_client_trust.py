@@ -330,7 +330,7 @@ def messages_until(port, wanted, seconds=2.0):
         c.close()
 
 
-@test
+@test(ghc_free=True)
 def serve_memory_bounded_by_event_streams(s):
     """A stream with 20 000 census labels, and 100 event-stream connections
     that read nothing: serve holds one copy of the state, not one per

@@ -396,7 +396,7 @@ def painted(px):
     return "?%s" % (px,)
 
 
-@test
+@test(ghc_free=True)
 def web_live_cap_strip(s):
     """The capability strip shows runs and GCs in progress up to the latest
     event, live, not only once they end: capability 0 running since 0.5 s

@@ -14,7 +14,7 @@ from harness import Program, expect, note, test
 from test_client_web import SyntheticProgram, need_chromium, open_report, start_serve
 
 
-@test
+@test(ghc_free=True)
 def web_pause_chart_in_time_order(s):
     """Capability 0's block holds GCs from 0.1 s to 2 s; capability 1's,
     sent after it, holds three from 0.05 s to 0.09 s (its block was written
@@ -120,7 +120,7 @@ def web_heap_chart_without_profile(s):
     b.screenshot(os.path.join(harness.BUILD, "web-heap-without-profile.png"))
 
 
-@test
+@test(ghc_free=True)
 def web_alloc_chart_without_allocation(s):
     """A run whose stream reports no allocation yet (the first figure of
     each capability counts in the total, not the rate; here none comes):

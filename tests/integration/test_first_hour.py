@@ -59,7 +59,7 @@ def haskell_start_with_wait_says_it_waits(s):
     c.wait_eof()
 
 
-@test
+@test(ghc_free=True)
 def missing_recording_is_a_missing_file(s):
     """`heap missing.eventlog` (a typo): "no such file", exit 2; not the
     advice for a socket whose program is not running."""

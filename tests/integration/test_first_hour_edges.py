@@ -249,7 +249,7 @@ def outputs_checked_before_connecting(s):
     expect(not os.path.exists(s.path("missing")), "a directory was created")
 
 
-@test(timeout=120)
+@test(timeout=120, ghc_free=True)
 def serve_checks_its_source_before_http(s):
     """serve FILE and serve MISSING-SOCKET say what is wrong with the
     source, naming it, before any URL is printed (a file: use report); a

@@ -39,7 +39,7 @@ def reader_counts(out, i=0):
     return tuple(int(x) for x in m.groups())
 
 
-@test(serial=True, timeout=600)
+@test(timeout=600)
 def lossless_flood_every_byte(s):
     """GHC_EVENTLOG_SLOW_CLIENT=wait, over a gigabyte of eventlog and a
     client that parses every event and reads slower than the program writes:

@@ -67,7 +67,7 @@ def wait_gcs(port, pid, n, what, exporter):
         time.sleep(0.1)
 
 
-@test(timeout=120)
+@test(timeout=120, ghc_free=True)
 def metrics_restart_skims_with_the_new_run(s):
     '''A program started again while its previous run lingers: the new run's
     events skimmed by its own window (the exporter stopped on an
