@@ -194,6 +194,10 @@ struct es_client {
     uint64_t probed_ms;
 
     uint64_t hold_until; /* ES_CLIENT_HELD: when the hold ends (loop clock) */
+    /* It asked for the window before the stream's header came, when no
+     * answer can be made: es_fanout (its only writer) answers once the
+     * header has. */
+    bool window_early;
 
     /* Reading what it writes is es_reader.h's; the client keeps, for it
      * and through the functions below only: the reader (set once), the
@@ -255,6 +259,15 @@ static inline uint64_t es_client_over_since(const struct es_client *c) {
 }
 static inline void es_client_set_over_since(struct es_client *c, uint64_t ms) {
     c->over_limit_ms = ms;
+}
+
+/* Whether it asked for the window before the header came: kept here for
+ * es_fanout, its only writer. */
+static inline bool es_client_window_early(const struct es_client *c) {
+    return c->window_early;
+}
+static inline void es_client_set_window_early(struct es_client *c, bool on) {
+    c->window_early = on;
 }
 
 /* Set (`on`) or clear the bits `f`: the one place a client's state

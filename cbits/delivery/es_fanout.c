@@ -103,6 +103,13 @@ static void ingest_header(struct es_fanout *f, struct es_chunk *c) {
         if (notice != NULL)
             es_fanout_append(f, notice);
     }
+    /* Window requests read before the header are answered now. */
+    es_fanout_each(f, cl, next) {
+        if (es_client_window_early(cl) && !es_client_is(cl, ES_CLIENT_CLOSING)) {
+            es_client_set_window_early(cl, false);
+            es_fanout_window(f, cl);
+        }
+    }
 }
 
 void es_fanout_ingest(struct es_fanout *f, struct es_chunk *c) {
@@ -202,6 +209,12 @@ static struct es_chunk *window_head(struct es_fanout *f, const struct es_chunk *
 }
 
 void es_fanout_window(struct es_fanout *f, struct es_client *c) {
+    if (!f->have_header) {
+        /* No notice can be made yet (nor a window sent): answered when the
+         * header comes (ingest_header). */
+        es_client_set_window_early(c, true);
+        return;
+    }
     if (!es_window_on(&f->window)) {
         refuse_window(f, c,
                       "this program keeps no window (start it with GHC_EVENTLOG_RETAIN=SIZE, "

@@ -208,7 +208,7 @@ def window_refused_without_retain(s):
     rc, _, err = run(s, ["record", sock, "-o", out, "--window", "--connect-timeout", "30"],
                      timeout=60)
     expect(rc == 2 and "keeps no window" in err and "GHC_EVENTLOG_RETAIN" in err,
-           "record --window: %d %s" % (rc, err))
+           "record --window: %d %s; the program's log: %s" % (rc, err, p.stderr()[-2000:]))
     expect(not os.path.exists(out), "a file was written")
     c = Client(s, unix=sock)
     c.send(b"GCTL\x08")

@@ -260,30 +260,40 @@ UNIT_CASE(lossless_refused) {
        "none: its stream says why: \"%s\"", r.lossless);
 }
 
+/* A server (client limit 1 MiB) with two clients: a plain one, the
+ * watcher (reading at once when `reading`), and the staller, which asks
+ * for lossless delivery, reads nothing and holds a program thread up
+ * until it leaves; returns once that thread's blocks are all handed over. */
+static struct es_server *hold_up_once(const char *name, struct reader *watcher,
+                                      struct reader *staller, bool reading) {
+    start();
+    struct es_config cfg;
+    es_config_defaults(&cfg);
+    cfg.client_limit = (size_t)1 << 20;
+    char path[256];
+    struct es_server *s = serve(name, &cfg, path, sizeof path);
+    reader_start(watcher, path, reading);
+    reader_start(staller, path, false);
+    WAIT_FOR(atomic_load(&es_server_counters(s)->clients_connected) == 2);
+    ok(write(staller->fd, "GCTL\x06", 5) == 5, "%s: a client asks for lossless delivery", name);
+    WAIT_FOR(lossless_now(s) == 1);
+    struct writer w;
+    writer_start(&w, s, 16); /* 4 MiB against a 1 MiB limit */
+    WAIT_FOR(es_server_debug_waiting(s) || atomic_load(&w.done));
+    ok(es_server_debug_waiting(s), "%s: a program thread waits for the lossless client", name);
+    shutdown(staller->fd, SHUT_RDWR); /* it leaves; the wait ends */
+    pthread_join(w.thread, NULL);
+    return s;
+}
+
 /* 2b. A wait is told (the wait notice, to every client) also when the
  * program goes quiet right after it: the notice is not left for a next
  * chunk that may never come. A plain client watches; the lossless client
  * holds the program up for a moment, well within a second of the last
  * look, and leaves; nothing is submitted after the blocks it held up. */
 UNIT_CASE(lossless_wait_told_when_quiet) {
-    start();
-    struct es_config cfg;
-    es_config_defaults(&cfg);
-    cfg.client_limit = (size_t)1 << 20;
-    char path[256];
-    struct es_server *s = serve("quiet", &cfg, path, sizeof path);
     struct reader watcher, staller;
-    reader_start(&watcher, path, true);
-    reader_start(&staller, path, false);
-    WAIT_FOR(atomic_load(&es_server_counters(s)->clients_connected) == 2);
-    ok(write(staller.fd, "GCTL\x06", 5) == 5, "quiet: a client asks for lossless delivery");
-    WAIT_FOR(lossless_now(s) == 1);
-    struct writer w;
-    writer_start(&w, s, 16); /* 4 MiB against a 1 MiB limit */
-    WAIT_FOR(es_server_debug_waiting(s) || atomic_load(&w.done));
-    ok(es_server_debug_waiting(s), "quiet: a program thread waits for the lossless client");
-    shutdown(staller.fd, SHUT_RDWR); /* it leaves; the wait ends */
-    pthread_join(w.thread, NULL);
+    struct es_server *s = hold_up_once("quiet", &watcher, &staller, true);
     uint64_t waits, ns, max_ns;
     es_server_wait_stats(s, &waits, &ns, &max_ns);
     ok(waits >= 1, "quiet: the program waited (%llu times)", (unsigned long long)waits);
@@ -303,24 +313,8 @@ UNIT_CASE(lossless_wait_told_when_quiet) {
  * beside the drop notice for what it missed (what `serve` shows when it
  * lagged behind a flood). */
 UNIT_CASE(lossless_wait_told_to_a_lagging_client) {
-    start();
-    struct es_config cfg;
-    es_config_defaults(&cfg);
-    cfg.client_limit = (size_t)1 << 20;
-    char path[256];
-    struct es_server *s = serve("lagging", &cfg, path, sizeof path);
     struct reader watcher, staller;
-    reader_start(&watcher, path, false);
-    reader_start(&staller, path, false);
-    WAIT_FOR(atomic_load(&es_server_counters(s)->clients_connected) == 2);
-    ok(write(staller.fd, "GCTL\x06", 5) == 5, "lagging: a client asks for lossless delivery");
-    WAIT_FOR(lossless_now(s) == 1);
-    struct writer w;
-    writer_start(&w, s, 16); /* 4 MiB against a 1 MiB limit */
-    WAIT_FOR(es_server_debug_waiting(s) || atomic_load(&w.done));
-    ok(es_server_debug_waiting(s), "lagging: a program thread waits for the lossless client");
-    shutdown(staller.fd, SHUT_RDWR); /* it leaves; the wait ends */
-    pthread_join(w.thread, NULL);
+    struct es_server *s = hold_up_once("lagging", &watcher, &staller, false);
     /* The program writes on (5 MiB a second, for 3 s) while the watcher
      * still reads nothing: the wait notice, due within a second, comes
      * among chunks that the watcher skips. */

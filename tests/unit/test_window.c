@@ -227,7 +227,9 @@ static void read_stream(int fd, struct seen *v) {
     es_stream_destroy(&st);
 }
 
-static struct es_server *start(size_t retain, unsigned seconds) {
+/* A server keeping `retain` bytes (`seconds`) of window; the header is
+ * submitted at once unless `no_header`. */
+static struct es_server *start_with(size_t retain, unsigned seconds, bool no_header) {
     struct es_config cfg;
     es_config_defaults(&cfg);
     cfg.linger_ms = 1000;
@@ -237,8 +239,13 @@ static struct es_server *start(size_t retain, unsigned seconds) {
     unlink(sock_path);
     if (es_server_start_unix(&s, sock_path, &cfg, on_command, NULL) != 0)
         return NULL;
-    es_server_submit(s, hdr_bytes, hdr_len);
+    if (!no_header)
+        es_server_submit(s, hdr_bytes, hdr_len);
     return s;
+}
+
+static struct es_server *start(size_t retain, unsigned seconds) {
+    return start_with(retain, seconds, false);
 }
 
 static void wait_idle(struct es_server *s) {
@@ -380,6 +387,30 @@ UNIT_CASE(window_server_refused) {
     int fd = open("/dev/null", O_WRONLY);
     ok(es_server_write_window(s, fd) == -ENODATA, "nothing to dump without a window");
     close(fd);
+    es_server_free(s);
+    free(hdr_bytes);
+}
+
+/* The request read before the stream's header has reached the server
+ * (a client that connects as the program starts, or a loaded machine
+ * whose library threads lag): the answer waits for the header, then the
+ * refusal comes, instead of none at all (record --window waited out its
+ * timeout). */
+UNIT_CASE(window_refused_before_the_header) {
+    server_setup();
+    struct es_server *s = start_with(0, 0, true);
+    int c = connect_unix(sock_path);
+    ok(write(c, "GCTL\x08", 5) == 5, "asking before the header");
+    wait_accepted(s, 1);
+    sleep_ms(200); /* the request is read */
+    es_server_submit(s, hdr_bytes, hdr_len);
+    end_stream(s, 1, 1000);
+    es_server_stop(s);
+    struct seen v;
+    read_stream(c, &v);
+    close(c);
+    ok(v.refused && strstr(v.notice.why, "GHC_EVENTLOG_RETAIN") && v.complete && v.nblk == 1,
+       "the refusal comes once the header has, then the stream (%zu blocks)", v.nblk);
     es_server_free(s);
     free(hdr_bytes);
 }
