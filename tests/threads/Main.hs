@@ -14,6 +14,8 @@
 --
 --   spawn N   fork N unlabelled threads that do a little work and finish,
 --             and wait for them
+--   hold N    fork N unlabelled threads that wait on waiter's MVar (read)
+--             until the exit: the live count goes up by N and stays
 --   quit      exit (so does end of input), after waking the blocked threads
 --
 -- Argument: the number of work rounds in a unit (default 1000, about 0.15 s
@@ -21,7 +23,7 @@
 module Main (main) where
 
 import Control.Concurrent (ThreadId, forkIO, myThreadId)
-import Control.Concurrent.MVar (MVar, newEmptyMVar, putMVar, takeMVar, tryPutMVar)
+import Control.Concurrent.MVar (MVar, newEmptyMVar, putMVar, readMVar, takeMVar, tryPutMVar)
 import Control.Exception (evaluate)
 import Control.Monad (forM_, replicateM_)
 import GHC.Conc (atomically, labelThread, newTVarIO, readTVar, retry, writeTVar)
@@ -76,6 +78,9 @@ main = do
                 fin <- newEmptyMVar :: IO (MVar ())
                 forM_ [1 .. read n :: Int] (\i -> forkIO (evaluate (length (show i)) >> putMVar fin ()))
                 replicateM_ (read n) (takeMVar fin)
+                say "ok" >> loop
+              ["hold", n] -> do
+                forM_ [1 .. read n :: Int] (\_ -> forkIO (readMVar gate))
                 say "ok" >> loop
               ["quit"] -> say "ok"
               _ -> say ("unknown command: " ++ unwords cmd) >> loop
