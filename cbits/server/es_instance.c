@@ -5,6 +5,7 @@
 
 #include "base/es_config.h"
 #include "base/es_log.h"
+#include "es_dump.h"
 
 #include <assert.h>
 #include <stdatomic.h>
@@ -102,23 +103,33 @@ static bool rts_can_log(void) {
     return es_instance_hooks.rts_can_log == NULL || es_instance_hooks.rts_can_log();
 }
 
-int eventlog_socket_init_unix(const char *path) {
+/* What can be refused before the server starts: an RTS that cannot log,
+ * a dump file that could not be written at the exit that needs it. */
+static int check_start(void) {
     if (atomic_load(&instance.server) != NULL)
         return EVENTLOG_SOCKET_EALREADY;
     if (!rts_can_log())
         return EVENTLOG_SOCKET_ENOEVENTLOG;
+    const char *dump = config()->dump_on_failure;
+    int r = dump[0] != '\0' ? es_dump_check(dump) : 0;
+    return r < 0 ? install(r, NULL) : 0;
+}
+
+int eventlog_socket_init_unix(const char *path) {
+    int r = check_start();
+    if (r != 0)
+        return r;
     struct es_server *s = NULL;
-    int r = es_server_start_unix(&s, path, config(), es_instance_hooks.on_command, NULL);
+    r = es_server_start_unix(&s, path, config(), es_instance_hooks.on_command, NULL);
     return install(r, s);
 }
 
 int eventlog_socket_init_tcp(const char *host, const char *port) {
-    if (atomic_load(&instance.server) != NULL)
-        return EVENTLOG_SOCKET_EALREADY;
-    if (!rts_can_log())
-        return EVENTLOG_SOCKET_ENOEVENTLOG;
+    int r = check_start();
+    if (r != 0)
+        return r;
     struct es_server *s = NULL;
-    int r = es_server_start_tcp(&s, host, port, config(), es_instance_hooks.on_command, NULL);
+    r = es_server_start_tcp(&s, host, port, config(), es_instance_hooks.on_command, NULL);
     return install(r, s);
 }
 

@@ -160,10 +160,12 @@ class Program:
     """A program built with the library, talking over stdin/stdout."""
 
     def __init__(self, scope, exe, args=(), env=None, rts=(), unix=None, tcp_port=None,
-                 wait=False, stdin=True, stderr_pipe=False, nofile=None):
+                 wait=False, stdin=True, stderr_pipe=False, nofile=None, uid=None):
         """stderr_pipe: stderr is a pipe that nobody reads until the program
         has exited (stderr_pipe_output then reads it). nofile: the program's
-        RLIMIT_NOFILE (default: raised to the hard limit)."""
+        RLIMIT_NOFILE (default: raised to the hard limit). uid: run it as
+        that user (and group), with setpriv (needs root; the scope's
+        directory must let that user in, and it starts in it)."""
         self.scope = scope
         full_env = {k: v for k, v in os.environ.items() if not k.startswith("GHC_EVENTLOG_")}
         if unix is not None:
@@ -176,6 +178,8 @@ class Program:
         argv = [os.path.abspath(os.path.join(BUILD, exe)), *args]
         if rts:
             argv += ["+RTS", *rts, "-RTS"]
+        if uid is not None:
+            argv = ["setpriv", "--reuid", str(uid), "--regid", str(uid), "--clear-groups", *argv]
         self.stderr_path = scope.path("%s-%d.stderr" % (exe, len(scope.procs)))
         self.stderr_file = open(self.stderr_path, "wb")
         self.proc = scope.spawn(argv, env=full_env, stdin=subprocess.PIPE if stdin else

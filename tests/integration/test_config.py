@@ -192,3 +192,43 @@ def tcp_non_loopback_warns(s):
                   r"can read the program's eventlog")
     p.cmd("quit")
     p.finish()
+
+
+@test
+def dump_path_checked_at_start(s):
+    """A dump setting that could not work at the failing exit that needs it
+    is refused at the start, naming the variable, its value and what is
+    wrong: a missing directory, %t in the directory, a directory's name, a
+    directory the program's user cannot write into (as uid 65534); a good
+    one starts."""
+    sock = s.path("d.sock")
+    missing = s.path("no-such-dir")
+    for value, why in ((os.path.join(missing, "app-%p.eventlog"),
+                        "the directory %s: No such file or directory" % missing),
+                       (s.path("run-%t/app.eventlog"), "%t in the directory"),
+                       (s.dir + "/", "it names a directory")):
+        config_error(s, {"GHC_EVENTLOG_UNIX_PATH": sock, "GHC_EVENTLOG_DUMP_ON_FAILURE": value},
+                     expect_text='GHC_EVENTLOG_DUMP_ON_FAILURE="%s" cannot be used: %s'
+                     % (value, why))
+        expect(not os.path.exists(sock), "it listened with %s" % value)
+    expect(not os.path.exists(missing), "the missing directory was created")
+    if os.geteuid() == 0 and shutil.which("setpriv"):
+        os.chmod(s.dir, 0o711)
+        locked = s.path("locked")
+        os.mkdir(locked, 0o755)
+        home = s.path("nobody")
+        os.mkdir(home, 0o700)
+        os.chown(home, 65534, 65534)
+        value = os.path.join(locked, "app-%p.eventlog")
+        p = Program(s, "fibber-c-main", ["20"], uid=65534, stdin=False,
+                    env={"GHC_EVENTLOG_UNIX_PATH": os.path.join(home, "d.sock"),
+                         "GHC_EVENTLOG_DUMP_ON_FAILURE": value})
+        p.finish()
+        err = p.stderr()
+        expect(p.proc.returncode == 1 and
+               "this program (uid 65534) cannot create files in %s" % locked in err,
+               "exit status %s; stderr:\n%s" % (p.proc.returncode, err))
+    p = Program(s, "fibber-c-main", ["20"], unix=sock, stdin=False,
+                env={"GHC_EVENTLOG_DUMP_ON_FAILURE": s.path("app-%p-%t.eventlog")})
+    p.finish()
+    expect(p.proc.returncode == 0 and "cannot be used" not in p.stderr(), p.stderr())

@@ -9,9 +9,10 @@ import glob
 import os
 import re
 import stat
+import shutil
 import subprocess
 
-from harness import Program, check_stream, expect, note, test
+from harness import Program, Skip, check_stream, expect, note, test
 
 
 def run_to_exit(s, name, last, env_extra=None):
@@ -193,3 +194,107 @@ def dump_on_failure_hs_start_needs_window(s):
     expect(rc == 1 and "esoDumpOnFailure" in err and "set esoRetainBytes" in err,
            "exit status %s; stderr:\n%s" % (rc, err))
     expect("listening" not in err and not os.path.exists(sock), "it listened: %s" % err)
+
+
+# The dump's name in a directory that others share (the docs' own
+# /var/tmp/app-%p.eventlog), while another user, who can see the pid,
+# plants something at it. The program's user and the other one are uids
+# 65533 and 65534 (setpriv; needs root).
+OWNER, OTHER = 65533, 65534
+
+
+def need_two_users():
+    if os.geteuid() != 0 or shutil.which("setpriv") is None:
+        raise Skip("needs root and setpriv to play the program's user and another one")
+
+
+def plant(kind, target, theirs):
+    """What the other user puts at the dump's name: a FIFO, a file anyone
+    may read, a link to a file of theirs, a directory; "own" is the
+    program's user's own earlier file."""
+    if kind == "fifo":
+        os.mkfifo(target)
+    elif kind in ("file", "own"):
+        with open(target, "w") as f:
+            f.write("planted")
+    elif kind == "link":
+        os.symlink(theirs, target)
+    else:
+        os.mkdir(target)
+    if kind != "link":
+        os.chmod(target, 0o644 if kind == "own" else 0o666)
+    uid = OWNER if kind == "own" else OTHER
+    os.lchown(target, uid, uid)
+
+
+def dump_named(err):
+    """Where stderr says the window went."""
+    m = re.search(r"its last \S+ \S+ of eventlog are in (\S+?)(?:,|$)", err, re.M)
+    expect(m, "stderr names no dump:\n%s" % err)
+    return m.group(1)
+
+
+@test(timeout=300)
+def dump_path_planted_by_another_user(s):
+    """A failing program whose dump goes to a shared sticky directory, where
+    another user planted a FIFO, a file anyone may read, a link to a file
+    of theirs or a directory at its name: it exits at once with its own
+    status 3 (a FIFO never holds it), the other user gets nothing (the FIFO
+    read, their file and the link's target unchanged), and the window is
+    in a new file of the program's user, mode 0600, beside their entry,
+    named on stderr; it parses whole. Over the program's user's own earlier
+    file, the dump replaces it (a new file, 0600)."""
+    need_two_users()
+    os.chmod(s.dir, 0o711)
+    shared = s.path("shared")
+    os.mkdir(shared)
+    os.chmod(shared, 0o1777)
+    theirs = os.path.join(shared, "theirs.txt")
+    with open(theirs, "w") as f:
+        f.write("theirs")
+    os.chmod(theirs, 0o666)
+    os.chown(theirs, OTHER, OTHER)
+    for kind in ("fifo", "file", "link", "dir", "own"):
+        home = s.path("owner-" + kind)
+        os.mkdir(home, 0o700)
+        os.chown(home, OWNER, OWNER)
+        sock = os.path.join(home, "p.sock")
+        p = Program(s, "probe", unix=sock, uid=OWNER,
+                    env={"GHC_EVENTLOG_DUMP_ON_FAILURE": os.path.join(shared, "app-%p.eventlog")})
+        p.wait_socket(sock)
+        target = os.path.join(shared, "app-%d.eventlog" % p.proc.pid)
+        plant(kind, target, theirs)
+        reader = os.open(target, os.O_RDONLY | os.O_NONBLOCK) if kind == "fifo" else None
+        p.cmd("marker before-%s" % kind)
+        p.cmd("flood 20000 m")
+        p.proc.stdin.write(b"fail 3\n")
+        p.proc.stdin.flush()
+        rc, _ = p.wait_rusage(60)
+        err = p.stderr()
+        expect(rc == 3, "%s: the program exited %s; stderr:\n%s" % (kind, rc, err))
+        where = dump_named(err)
+        st = os.lstat(where)
+        expect(stat.S_ISREG(st.st_mode) and st.st_uid == OWNER and
+               stat.S_IMODE(st.st_mode) == 0o600,
+               "%s: %s is mode %o, uid %d" % (kind, where, st.st_mode, st.st_uid))
+        with open(where, "rb") as f:
+            summ = check_stream(s, f.read(), "dump-" + kind)
+        expect([m for _, m in summ.markers] == ["before-" + kind], "%s: markers %s"
+               % (kind, summ.markers))
+        if kind == "own":
+            expect(where == target, "the program's own file was not replaced: %s" % err)
+            continue
+        expect(os.path.dirname(where) == shared and where != target,
+               "%s: the dump went to %s" % (kind, where))
+        if reader is not None:
+            expect(os.read(reader, 1 << 16) == b"" and stat.S_ISFIFO(os.lstat(target).st_mode),
+                   "the FIFO's reader got the dump")
+            os.close(reader)
+        with open(theirs) as f:
+            expect(f.read() == "theirs", "the link's target was written")
+        if kind == "file":
+            with open(target) as f:
+                expect(f.read() == "planted", "the planted file was written")
+        expect(os.lstat(target).st_uid == OTHER, "%s: their entry changed hands" % kind)
+        note("%s: %s" % (kind, err.strip().splitlines()[-1]))
+

@@ -19,10 +19,12 @@
 #include "server_util.h"
 #include "unit.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static struct es_chunk *chunk_at(size_t len, uint64_t time) {
@@ -423,4 +425,109 @@ UNIT_CASE(window_dump_path) {
     ok(es_dump_path(out, sizeof out, "100%%-%x", 1, 2) && strcmp(out, "100%-%x") == 0,
        "%%%% is a %%, another %% stays: %s", out);
     ok(!es_dump_path(out, 8, "/a/long/name", 1, 2), "a name that does not fit is refused");
+}
+
+/* What the start refuses, so that the exit that needs the dump does not
+ * find out too late; and what it takes. (An unwritable directory is the
+ * integration tests', as another user: root may write anywhere.) */
+UNIT_CASE(window_dump_check) {
+    char p[600];
+    snprintf(p, sizeof p, "%s/app-%%p.eventlog", unit_tmpdir());
+    ok(es_dump_check(p) == 0, "a file in an existing directory is taken");
+    snprintf(p, sizeof p, "%s/missing/app-%%p.eventlog", unit_tmpdir());
+    ok(es_dump_check(p) == EVENTLOG_SOCKET_EINVAL, "a missing directory is refused");
+    snprintf(p, sizeof p, "%s/run-%%t/app.eventlog", unit_tmpdir());
+    ok(es_dump_check(p) == EVENTLOG_SOCKET_EINVAL, "%%t in the directory is refused");
+    snprintf(p, sizeof p, "%s/app-%%t-%%%%t/x.eventlog", unit_tmpdir());
+    ok(es_dump_check(p) == EVENTLOG_SOCKET_EINVAL, "... after a %%%% too");
+    snprintf(p, sizeof p, "%s/100%%t", unit_tmpdir());
+    ok(mkdir(p, 0700) == 0, "a directory named 100%%t");
+    snprintf(p, sizeof p, "%s/100%%%%t/app-%%t.eventlog", unit_tmpdir());
+    ok(es_dump_check(p) == 0, "%%%%t in the directory is a literal, %%t in the name is taken");
+    snprintf(p, sizeof p, "%s/", unit_tmpdir());
+    ok(es_dump_check(p) == EVENTLOG_SOCKET_EINVAL, "a name ending with / is refused");
+    ok(es_dump_check(unit_tmpdir()) == EVENTLOG_SOCKET_EINVAL, "a directory's name is refused");
+    char longname[300];
+    memset(longname, 'a', 250);
+    longname[250] = '\0';
+    snprintf(p, sizeof p, "%s/%s", unit_tmpdir(), longname);
+    ok(es_dump_check(p) == EVENTLOG_SOCKET_EINVAL, "a file's name with no room beside it");
+    ok(es_dump_check("app-%p.eventlog") == 0, "a bare name: the working directory");
+}
+
+/* A server that kept a small window and has stopped, as at the exit. */
+static struct es_server *stopped_with_window(void) {
+    struct es_server *s = start(64 << 10, 0);
+    for (unsigned i = 1; i <= 20; i++)
+        submit_numbered(s, i, (uint64_t)i * 1000000, 1000);
+    end_stream(s, 21, 21000000);
+    es_server_stop(s);
+    return s;
+}
+
+/* The only entry in `dir` whose name is `prefix` and more; its path into
+ * `out`. */
+static bool entry_beside(const char *dir, const char *prefix, char *out, size_t size) {
+    DIR *dd = opendir(dir);
+    int found = 0;
+    struct dirent *e;
+    while (dd != NULL && (e = readdir(dd)) != NULL) {
+        if (strncmp(e->d_name, prefix, strlen(prefix)) == 0 && strlen(e->d_name) > strlen(prefix)) {
+            snprintf(out, size, "%s/%s", dir, e->d_name);
+            found++;
+        }
+    }
+    if (dd != NULL)
+        closedir(dd);
+    return found == 1;
+}
+
+/* Whatever is at the dump's name is replaced, never opened: a FIFO (the
+ * exit would wait on it for ever), a file others may read, a link; a
+ * directory stays, the window beside it, named on stderr. */
+UNIT_CASE(window_dump_over_planted_entries) {
+    server_setup();
+    alarm(60); /* a dump that opens the FIFO waits for a reader */
+    char d[400], path[500], victim[500], beside[800];
+    snprintf(d, sizeof d, "%s/dumps", unit_tmpdir());
+    mkdir(d, 0700);
+    snprintf(victim, sizeof victim, "%s/victim", d);
+    int v = open(victim, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+    ok(v >= 0 && write(v, "keep", 4) == 4 && close(v) == 0, "a file a link points at");
+    const char *kinds[] = {"fifo", "file", "link", "dir"};
+    for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++) {
+        snprintf(path, sizeof path, "%s/%s.eventlog", d, kinds[i]);
+        int made = i == 0   ? mkfifo(path, 0666)
+                   : i == 1 ? close(open(path, O_WRONLY | O_CREAT, 0666))
+                   : i == 2 ? symlink(victim, path)
+                            : mkdir(path, 0777);
+        ok(made == 0, "a %s at the dump's name", kinds[i]);
+        chmod(path, 0666);
+        struct es_server *s = stopped_with_window();
+        ok(es_dump_window(s, path, 3) == 0, "the dump over a %s is written", kinds[i]);
+        struct stat st;
+        const char *at = path;
+        if (i == 3) {
+            ok(lstat(path, &st) == 0 && S_ISDIR(st.st_mode), "the directory is left alone");
+            ok(entry_beside(d, "dir.eventlog", beside, sizeof beside),
+               "the window is in one new file beside it");
+            at = beside;
+        }
+        int got = lstat(at, &st);
+        ok(got == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0777) == 0600 && st.st_nlink == 1,
+           "%s is a new regular file, mode 0600 (%o)", at, (unsigned)(st.st_mode & 0777));
+        int fd = open(at, O_RDONLY);
+        struct seen r;
+        read_stream(fd, &r);
+        close(fd);
+        ok(r.complete && r.nblk > 5 && r.blk[r.nblk - 1] == 21, "it holds the window, whole");
+        es_server_free(s);
+    }
+    char kept[8] = "";
+    v = open(victim, O_RDONLY);
+    ok(v >= 0 && read(v, kept, sizeof kept) == 4 && memcmp(kept, "keep", 4) == 0,
+       "the file the link pointed at is untouched");
+    close(v);
+    alarm(0);
+    free(hdr_bytes);
 }
