@@ -16,6 +16,7 @@
 #include "format/es_notice_text.h"
 #include "server/es_dump.h"
 
+#include <locale.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -48,6 +49,13 @@ static void on_error_message(const char *fmt, va_list ap) {
 }
 
 static void on_exit_status(int status) {
+    /* The RTS may have left this thread in a locale it has freed since (a
+     * heap profile whose .hp file could not be opened: GHC's census
+     * formatting switches locales, and its shutdown frees its own), so
+     * formatting a number here would read freed memory. The program's
+     * global locale is always valid. */
+    if (status != 0)
+        uselocale(LC_GLOBAL_LOCALE);
     struct es_server *s = es_instance_server();
     const char *pattern = s != NULL ? es_server_dump_on_failure(s) : NULL;
     if (status != 0 && pattern != NULL && !atomic_load(&es_rts.forked) &&

@@ -298,3 +298,40 @@ def dump_path_planted_by_another_user(s):
         expect(os.lstat(target).st_uid == OTHER, "%s: their entry changed hands" % kind)
         note("%s: %s" % (kind, err.strip().splitlines()[-1]))
 
+
+@test(timeout=300)
+def failing_exit_status_with_heap_profile(s):
+    """`fail 3` exits 3, never a crash, in every combination of the dump
+    setting, a heap profile (+RTS -hT) and a working directory the
+    program's user can or cannot write (where the RTS cannot open its
+    .hp file, its shutdown leaves the exiting thread in a locale it has
+    freed: formatting the dump's size there crashed); with the setting,
+    the dump is written and named."""
+    need_two_users()
+    os.chmod(s.dir, 0o711)
+    for writable in (False, True):
+        os.chown(s.dir, OWNER if writable else 0, OWNER if writable else 0)
+        for dump in (True, False):
+            for rts in ((), ("-hT", "-i0.05")):
+                name = "%s-%s-%s" % ("w" if writable else "ro", "dump" if dump else "nodump",
+                                     "hT" if rts else "plain")
+                home = s.path(name)
+                os.mkdir(home, 0o700)
+                os.chown(home, OWNER, OWNER)
+                sock = os.path.join(home, "p.sock")
+                env = {"GHC_EVENTLOG_DUMP_ON_FAILURE": os.path.join(home, "d-%p.eventlog")}
+                p = Program(s, "probe", unix=sock, uid=OWNER, rts=rts, env=env if dump else {})
+                p.wait_socket(sock)
+                p.cmd("marker " + name)
+                p.proc.stdin.write(b"fail 3\n")
+                p.proc.stdin.flush()
+                rc, _ = p.wait_rusage(60)
+                err = p.stderr()
+                expect(rc == 3, "%s: exit status %s; stderr:\n%s" % (name, rc, err))
+                if dump:
+                    where = dump_named(err)
+                    with open(where, "rb") as f:
+                        summ = check_stream(s, f.read(), name)
+                    expect([m for _, m in summ.markers] == [name], "%s: markers %s"
+                           % (name, summ.markers))
+    os.chown(s.dir, 0, 0)
