@@ -118,6 +118,17 @@ static void start_thread(void) {
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
+/* es_log_capture's buffer, of this thread. */
+static _Thread_local char *capture_buf;
+static _Thread_local size_t capture_size;
+
+void es_log_capture(char *buf, size_t size) {
+    capture_buf = size > 0 ? buf : NULL;
+    capture_size = size;
+    if (capture_buf != NULL)
+        capture_buf[0] = '\0';
+}
+
 static void vlog(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 static void vlog(const char *fmt, va_list ap) {
     char line[LINE_MAX_LEN];
@@ -126,6 +137,8 @@ static void vlog(const char *fmt, va_list ap) {
     size_t len = (size_t)n + (m < 0 ? 0 : (size_t)m);
     if (len > sizeof line - 2)
         len = sizeof line - 2;
+    if (capture_buf != NULL && capture_buf[0] == '\0')
+        snprintf(capture_buf, capture_size, "%.*s", (int)(len - (size_t)n), line + n);
     line[len++] = '\n';
     assert(len <= sizeof line);
     pthread_mutex_lock(&lg.lock);

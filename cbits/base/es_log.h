@@ -21,6 +21,7 @@
 #define ES_LOG_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define ES_LOG_BUFFER 16384
@@ -32,6 +33,13 @@ void es_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * the library's life (the server's stop, process exit), so that its last
  * lines are not lost when stderr is being read. */
 bool es_log_drain(unsigned timeout_ms);
+
+/* From now on, the first line this thread logs (without the prefix and
+ * the newline) is also copied into `buf` (`size` bytes, emptied now),
+ * until es_log_capture(NULL, 0). So that a call refused with a code can
+ * hand its caller the line that said why (the Haskell API's exceptions).
+ * Per thread: lines of other threads are not taken. */
+void es_log_capture(char *buf, size_t size);
 
 /* Lines logged but lost because the buffer was full (tests). */
 uint64_t es_log_lost(void);

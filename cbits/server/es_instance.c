@@ -159,7 +159,7 @@ int eventlog_socket_init_from_env(void) {
     const struct es_config *cfg;
     int r = es_instance_apply_env(&cfg);
     if (r < 0)
-        return r;
+        return install(r, NULL); /* its line out before the caller's */
     r = cfg->unix_path ? eventlog_socket_init_unix(cfg->unix_path)
                        : eventlog_socket_init_tcp(cfg->inet_host, cfg->inet_port);
     if (r == 0 && cfg->wait) {

@@ -453,3 +453,31 @@ def readme_screenshots(s):
     srv.wait()
     p.cmd("quit")
     p.finish()
+
+
+@test(timeout=120)
+def haskell_start_refusal_names_the_setting(s):
+    """A bad setting from a Haskell start (startFromEnv, startWith): the
+    exception's message names the variable, the value and what is taken,
+    and the library's own line about it is on stderr before the
+    exception's, whole, every time (it came from another thread, after the
+    exception or inside its line)."""
+    cases = (("env", [], {"GHC_EVENTLOG_RETAIN": "1.5M"},
+              'GHC_EVENTLOG_RETAIN="1.5M" is not a size'),
+             ("with", [s.path("w.sock"), str(1 << 20), "0", s.path("no-dir/app-%p.eventlog")], {},
+              "cannot be used: the directory %s" % s.path("no-dir")))
+    for how, args, env, words in cases:
+        for i in range(6):
+            sock = s.path("hs%d.sock" % i)
+            p = Program(s, "hsstart", [how] + args, unix=sock, env=env, stdin=False)
+            rc, _ = p.wait_rusage(60)
+            lines = p.stderr().splitlines()
+            mine = [k for k, line in enumerate(lines)
+                    if line.startswith("eventlog-socket: ") and words in line]
+            theirs = [k for k, line in enumerate(lines) if "user error (eventlog-socket: " in line]
+            expect(rc == 1 and mine and theirs and mine[0] < theirs[0],
+                   "%s, run %d: exit %s; the library's line first, whole? stderr:\n%s"
+                   % (how, i, rc, p.stderr()))
+            expect(words in lines[theirs[0]],
+                   "%s: the exception does not say why: %s" % (how, lines[theirs[0]]))
+    note(lines[theirs[0]])

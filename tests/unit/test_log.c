@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -138,4 +139,34 @@ UNIT_CASE(log_limiter) {
     out = drain_pipe(p[0]);
     ok(strstr(out, "1 more clients too slow") != NULL, "a forced flush summarises at once");
     dup2(saved, STDERR_FILENO);
+}
+
+static void *log_other(void *arg) {
+    (void)arg;
+    es_log("a line of another thread");
+    return NULL;
+}
+
+/* A refused call hands its caller the line that said why: the first line
+ * this thread logs while capturing, without the prefix; other threads'
+ * lines are not taken; nothing after the capture ends. */
+UNIT_CASE(log_capture) {
+    char why[64];
+    es_log_capture(why, sizeof why);
+    pthread_t t;
+    pthread_create(&t, NULL, log_other, NULL);
+    pthread_join(t, NULL);
+    ok(why[0] == '\0', "another thread's line is not captured");
+    es_log("GHC_EVENTLOG_RETAIN=\"%s\" is not a size", "1.5M");
+    es_log("a second line");
+    ok(strcmp(why, "GHC_EVENTLOG_RETAIN=\"1.5M\" is not a size") == 0, "the first line: %s", why);
+    es_log_capture(NULL, 0);
+    es_log("after the capture");
+    ok(strcmp(why, "GHC_EVENTLOG_RETAIN=\"1.5M\" is not a size") == 0, "nothing after it");
+    char small[8];
+    es_log_capture(small, sizeof small);
+    es_log("a line longer than the room");
+    es_log_capture(NULL, 0);
+    ok(strcmp(small, "a line ") == 0, "a line too long is cut to the room: \"%s\"", small);
+    es_log_drain(1000);
 }

@@ -119,12 +119,13 @@ startWith :: EventlogSocketAddr -> EventlogSocketOpts -> IO ()
 startWith addr opts = do
   applyOptions opts
   let waitFlag = if esoWait opts then 1 else 0
-  check =<< case addr of
+  (r, why) <- refusable $ case addr of
     EventlogSocketUnixAddr path ->
-      withCString path $ \cpath -> c_start_unix cpath waitFlag
+      \buf n -> withCString path $ \cpath -> c_start_unix cpath waitFlag buf n
     EventlogSocketInetAddr host port ->
-      withCString host $ \chost ->
-        withCString port $ \cport -> c_start_tcp chost cport waitFlag
+      \buf n -> withCString host $ \chost ->
+        withCString port $ \cport -> c_start_tcp chost cport waitFlag buf n
+  checkWith why r
 
 
 -- | 'fromEnv', then 'startWith' when a socket is configured; does nothing

@@ -245,7 +245,7 @@ applyOptions opts = do
     -- The C side copies the name before this returns.
     withMaybeCString (esoDumpOnFailure opts) $ \dump -> do
       #{poke struct eventlog_socket_options, dump_on_failure} p dump
-      check =<< c_set_options p
+      uncurry (flip checkWith) =<< refusable (c_set_options p)
   case esoFlushIntervalMs opts of
     Nothing -> pure ()
     Just ms
@@ -279,11 +279,11 @@ fromEnv = do
     _ -> pure ()
   allocaBytes #{size struct es_config} $ \p -> do
     c_config_defaults p
-    r <- c_config_from_env p
+    (r, why) <- refusable (c_config_from_env p)
     if r == #{const EVENTLOG_SOCKET_ENOTCONFIGURED}
       then pure Nothing
       else do
-        check r
+        checkWith why r
         cpath <- #{peek struct es_config, unix_path} p
         chost <- #{peek struct es_config, inet_host} p
         cport <- #{peek struct es_config, inet_port} p

@@ -1,6 +1,4 @@
 -- SPDX-License-Identifier: BSD-3-Clause
-{-# LANGUAGE CApiFFI #-}
-
 -- |
 -- The C library's functions as "GHC.Eventlog.Socket" calls them: every
 -- foreign import of the package, the opaque structs whose layout hsc2hs
@@ -18,6 +16,8 @@ module GHC.Eventlog.Socket.Internal.Foreign
 
     -- * Errors
     check,
+    refusable,
+    checkWith,
     throwError,
     guarded,
 
@@ -51,7 +51,8 @@ import Control.Exception (SomeException, catch)
 import Control.Monad (when)
 import Data.Word (Word32, Word8)
 import Foreign.C.String (CString, peekCString)
-import Foreign.C.Types (CBool (..), CInt (..), CSize (..), CUInt (..))
+import Foreign.C.Types (CChar, CInt (..), CSize (..), CUInt (..))
+import Foreign.Marshal.Alloc (allocaBytes)
 import Foreign.Ptr (FunPtr, Ptr)
 import System.IO (hPutStrLn, stderr)
 
@@ -61,6 +62,24 @@ import System.IO (hPutStrLn, stderr)
 check :: CInt -> IO ()
 check r = when (r < 0) $ do
   msg <- peekCString =<< c_strerror r
+  ioError (userError ("eventlog-socket: " ++ msg))
+
+-- | Make a call that the library may refuse, with room for the line that
+-- says why (the library writes it to stderr before the call returns):
+-- the call's result and that line (empty when nothing was logged).
+refusable :: (Ptr CChar -> CSize -> IO CInt) -> IO (CInt, String)
+refusable call = allocaBytes size $ \buf -> do
+  r <- call buf (fromIntegral size)
+  why <- peekCString buf
+  pure (r, why)
+  where
+    size = 512
+
+-- | 'check', with the line that said why ('refusable') as the message when
+-- there is one: it names the variable or field, the value, what is taken.
+checkWith :: String -> CInt -> IO ()
+checkWith why r = when (r < 0) $ do
+  msg <- if null why then peekCString =<< c_strerror r else pure why
   ioError (userError ("eventlog-socket: " ++ msg))
 
 -- The options and stats structs are opaque here: hsc2hs gives their layout.
@@ -109,19 +128,21 @@ foreign import ccall unsafe "eventlog_socket_error_message"
 foreign import ccall unsafe "eventlog_socket_options_init"
   c_options_init :: Ptr Options -> IO ()
 
-foreign import ccall safe "eventlog_socket_set_options"
-  c_set_options :: Ptr Options -> IO CInt
+-- The calls that can be refused take room for the line that says why
+-- (rts-writer/haskell.c).
+foreign import ccall safe "es_haskell_set_options"
+  c_set_options :: Ptr Options -> Ptr CChar -> CSize -> IO CInt
 
 foreign import ccall safe "eventlog_socket_set_flush_interval_ms"
   c_set_flush_interval_ms :: CUInt -> IO CInt
 
 -- Safe calls: they stop and start event logging, and may wait for a client;
 -- the calling thread must not hold a capability meanwhile.
-foreign import capi safe "eventlog_socket.h eventlog_socket_start_unix"
-  c_start_unix :: CString -> CBool -> IO CInt
+foreign import ccall safe "es_haskell_start_unix"
+  c_start_unix :: CString -> CInt -> Ptr CChar -> CSize -> IO CInt
 
-foreign import capi safe "eventlog_socket.h eventlog_socket_start_tcp"
-  c_start_tcp :: CString -> CString -> CBool -> IO CInt
+foreign import ccall safe "es_haskell_start_tcp"
+  c_start_tcp :: CString -> CString -> CInt -> Ptr CChar -> CSize -> IO CInt
 
 foreign import ccall safe "eventlog_socket_wait_for_client"
   c_wait :: IO CInt
@@ -140,5 +161,5 @@ foreign import ccall unsafe "eventlog_socket_last_error"
 foreign import ccall unsafe "es_config_defaults"
   c_config_defaults :: Ptr EnvConfig -> IO ()
 
-foreign import ccall safe "es_config_from_env"
-  c_config_from_env :: Ptr EnvConfig -> IO CInt
+foreign import ccall safe "es_haskell_config_from_env"
+  c_config_from_env :: Ptr EnvConfig -> Ptr CChar -> CSize -> IO CInt

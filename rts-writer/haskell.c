@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The calls of the Haskell module (GHC.Eventlog.Socket) that can be
+ * refused, each with the text of its refusal: the line the library logs to
+ * say why (the variable or field, the value, what is taken), copied into
+ * `why` for the exception, and written out to stderr before the call
+ * returns, so that it comes before the exception's own line, whole. On the
+ * thread that starts the library; the C API's callers get the same lines
+ * on stderr and a code. */
+#include "es_rts.h"
+
+#include "base/es_config.h"
+#include "base/es_log.h"
+
+#include <stddef.h>
+
+/* How long a refusal waits for its line to reach stderr. */
+#define REFUSAL_DRAIN_MS 1000
+
+int es_haskell_config_from_env(struct es_config *cfg, char *why, size_t size);
+int es_haskell_set_options(const struct eventlog_socket_options *opts, char *why, size_t size);
+int es_haskell_start_unix(const char *path, int wait, char *why, size_t size);
+int es_haskell_start_tcp(const char *host, const char *port, int wait, char *why, size_t size);
+
+static int told(int r) {
+    es_log_capture(NULL, 0);
+    if (r < 0)
+        es_log_drain(REFUSAL_DRAIN_MS);
+    return r;
+}
+
+int es_haskell_config_from_env(struct es_config *cfg, char *why, size_t size) {
+    es_log_capture(why, size);
+    return told(es_config_from_env(cfg));
+}
+
+int es_haskell_set_options(const struct eventlog_socket_options *opts, char *why, size_t size) {
+    es_log_capture(why, size);
+    return told(eventlog_socket_set_options(opts));
+}
+
+int es_haskell_start_unix(const char *path, int wait, char *why, size_t size) {
+    es_log_capture(why, size);
+    return told(eventlog_socket_start_unix(path, wait != 0));
+}
+
+int es_haskell_start_tcp(const char *host, const char *port, int wait, char *why, size_t size) {
+    es_log_capture(why, size);
+    return told(eventlog_socket_start_tcp(host, port, wait != 0));
+}
