@@ -216,11 +216,14 @@ def readme_cabal_recipe_builds_and_runs(s):
     and `top` shows it by name to its end, with its last marker; q ends the
     commands with status 0. Its second: run again and recorded; the
     recording parses, holds the program's last marker and heap samples, and
-    the .hp file has them too."""
+    the .hp file has them too. Its third: a second recorded run, which
+    leaves the first recording and its .hp as they were, and compare of the
+    two, which finds the program's labels in both."""
     files, scripts = readme_recipe()
     expect(set(files) == {"app/cabal.project", "app/app.cabal", "app/Main.hs"}
-           and len(scripts) == 2 and "eventlog-socket top" in scripts[0]
-           and "eventlog-socket record" in scripts[1],
+           and len(scripts) == 3 and "eventlog-socket top" in scripts[0]
+           and "eventlog-socket record" in scripts[1]
+           and "eventlog-socket compare" in scripts[2],
            "README's recipe: files %s, scripts %r" % (sorted(files), scripts))
     for path, text in files.items():
         os.makedirs(os.path.dirname(s.path(path)), exist_ok=True)
@@ -254,9 +257,44 @@ def readme_cabal_recipe_builds_and_runs(s):
 
     env = dict(os.environ, CABAL_DIR=s.path("cabal-dir"), PATH=path)
     env = {k: v for k, v in env.items() if not k.startswith("GHC_EVENTLOG_")}
-    out = s.path("recipe.log")
+    rc, text = run_recipe(s, "recipe1.sh", env)
+    expect(rc == 0, "the recipe's commands: exit %s:\n%s" % (rc, text[-3000:]))
+    with open(s.path("app/run-1.eventlog"), "rb") as f:
+        first = f.read()
+    summary = check_stream(s, first, "recipe")
+    expect(any(m.startswith("round 15: 300000 keys") for _, m in summary.markers),
+           "no last marker in the recording: %s" % summary.markers[-3:])
+    expect(summary.samples, "no heap sample in the recording")
+    with open(s.path("app/run-1.hp")) as f:
+        hp = f.read()
+    expect(hp.startswith("JOB ") and hp.count("BEGIN_SAMPLE") >= 2, "run-1.hp: %r" % hp[:300])
+    note("recipe: %d markers, %d heap samples; %s" % (len(summary.markers), len(summary.samples),
+                                                      text.strip().splitlines()[-1]))
+
+    # The second run, and the two compared: the first recording and its
+    # .hp are as they were (the RTS writes app.eventlog and app.hp at
+    # every run), and compare finds the same labels in both.
+    rc, text = run_recipe(s, "recipe2.sh", env)
+    expect(rc == 0, "the second run and compare: exit %s:\n%s" % (rc, text[-3000:]))
+    with open(s.path("app/run-1.eventlog"), "rb") as f:
+        expect(f.read() == first, "the second run changed the first recording")
+    with open(s.path("app/run-1.hp")) as f:
+        expect(f.read() == hp, "the second run changed the first .hp")
+    check_stream(s, open(s.path("app/run-2.eventlog"), "rb").read(), "recipe-2")
+    lines = text.splitlines()
+    head = [k for k, line in enumerate(lines) if line.startswith("label") and "peak A" in line]
+    maps = [line for line in lines[head[0] + 1:] if "Bin" in line.split(" ", 1)[0]] if head else []
+    expect(maps and "only in" not in maps[0],
+           "compare's table lacks the map's nodes in both runs:\n%s" % text[-3000:])
+    note("compare: %s" % maps[0].strip())
+
+
+def run_recipe(s, script, env):
+    """One of README's shell blocks, as a user runs it, in app/: its exit
+    status and what it printed."""
+    out = s.path(script + ".log")
     with open(out, "wb") as log:
-        proc = subprocess.Popen(["bash", "-e", s.path("recipe1.sh")],
+        proc = subprocess.Popen(["bash", "-e", s.path(script)],
                                 cwd=s.path("app"), env=env, stdin=subprocess.DEVNULL,
                                 stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         try:
@@ -270,19 +308,7 @@ def readme_cabal_recipe_builds_and_runs(s):
                 pass
             proc.wait()
     with open(out, errors="replace") as f:
-        text = f.read()
-    expect(rc == 0, "the recipe's commands: exit %s:\n%s" % (rc, text[-3000:]))
-    with open(s.path("app/app.eventlog"), "rb") as f:
-        data = f.read()
-    summary = check_stream(s, data, "recipe")
-    expect(any(m.startswith("round 15: 300000 keys") for _, m in summary.markers),
-           "no last marker in the recording: %s" % summary.markers[-3:])
-    expect(summary.samples, "no heap sample in the recording")
-    with open(s.path("app/app.hp")) as f:
-        hp = f.read()
-    expect(hp.startswith("JOB ") and hp.count("BEGIN_SAMPLE") >= 2, "app.hp: %r" % hp[:300])
-    note("recipe: %d markers, %d heap samples; %s" % (len(summary.markers), len(summary.samples),
-                                                      text.strip().splitlines()[-1]))
+        return rc, f.read()
 
 
 @test(timeout=300)
