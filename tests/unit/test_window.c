@@ -234,7 +234,11 @@ static void read_stream(int fd, struct seen *v) {
 static struct es_server *start_with(size_t retain, unsigned seconds, bool no_header) {
     struct es_config cfg;
     es_config_defaults(&cfg);
-    cfg.linger_ms = 1000;
+    /* Clients here read only after the stop: its linger judges a client
+     * "stopped reading" after half of it without progress, which a loop
+     * thread starved at load 20 reached with 1 s. Their streams fit in
+     * their sockets, so a longer linger costs nothing when all is well. */
+    cfg.linger_ms = 10000;
     cfg.retain = retain;
     cfg.retain_seconds = seconds;
     struct es_server *s = NULL;
