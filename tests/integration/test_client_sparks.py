@@ -37,10 +37,14 @@ def rts_sparks(stderr):
 
 
 def sparker(s, sock, rounds=20, rts=()):
-    """The sparking program on `sock`, held until a client connects (so
-    the client sees the whole run, which +RTS -s sums)."""
-    return Program(s, "sparker", [str(rounds)], unix=sock, rts=("-N2", "-s", *rts), wait=True,
-                   stdin=rounds == 0)
+    """The sparking program on `sock`, listening, held until a client
+    connects (so the client sees the whole run, which +RTS -s sums)."""
+    p = Program(s, "sparker", [str(rounds)], unix=sock, rts=("-N2", "-s", *rts), wait=True,
+                stdin=rounds == 0)
+    # A client started before the program listens is refused (on a busy
+    # machine, sparks_events' record was).
+    p.wait_socket(sock)
+    return p
 
 
 def finished(p):
@@ -170,7 +174,6 @@ def sparks_page_and_report(s):
     need_chromium()
     sock = s.path("page.sock")
     p = sparker(s, sock, rounds=0)
-    p.wait_socket(sock)  # a busy machine may start the program late
     srv, url = start_serve(s, sock, extra=["--record", s.path("page.eventlog")])
     b = Browser(s, width=1280, height=1600)
     b.goto(url)
