@@ -195,6 +195,16 @@ int es_join_check(const struct es_join *cmp) {
                     name, r->why, ES_MODEL_GHC90_NOTE);
             if (status == 0)
                 status = 1;
+        } else if (r->model->censuses == 0 && r->model->heap_prof) {
+            /* Profiling was on, the run ended before its first census: an
+             * empty profile, compared as one. */
+            const struct es_model *m = r->model;
+            fprintf(stderr,
+                    "eventlog-socket: %s: heap profiling started (by %s, a census every %.3g s) "
+                    "but no census reached the stream (%s) in its %.3g s: compared as an empty "
+                    "profile\n",
+                    name, es_model_breakdown_name(m->breakdown), (double)m->heap_interval_ns / 1e9,
+                    r->why, (double)m->now / 1e9);
         } else if (r->model->censuses == 0) {
             fprintf(stderr,
                     "eventlog-socket: %s: no heap profile in the stream (%s): run the program "

@@ -212,3 +212,28 @@ def readme_pandas_two_runs(s):
            % out[-300:])
     note("the docs' example: %d labels, as compare's; its output ends %r" % (len(got),
                                                                              out.splitlines()[-1]))
+
+
+@test
+def compare_run_without_a_census(s):
+    """A run whose heap profiling started but ended before its first census
+    (+RTS -hT -i10, quit at once: the RTS's own .hp has no sample either)
+    is compared as an empty profile, saying so: every label of the other
+    run is "only in B"; it is not told to run with +RTS -hT, which it
+    did."""
+    log_a, hp_a = record(s, "short", [], rts=("-hT", "-i10"), busy=False)
+    na = hp_profile(hp_a)[1] if os.path.exists(hp_a) else 0
+    log_b, hp_b = record(s, "long", ["sleep 1"])
+    b, nb = hp_profile(hp_b)
+    out = s.path("short.csv")
+    res = run_client("compare", log_a, log_b, "--csv", out)
+    expect(res.returncode == 0, "compare exited %d: %s" % (res.returncode, res.stderr))
+    expect(re.search(r"short\.eventlog: heap profiling started \(by closure type \(-hT\), a "
+                     r"census every 10 s\) but no census reached the stream", res.stderr) and
+           "+RTS -hT" not in res.stderr.replace("(-hT)", ""),
+           "compare's words for the short run: %s" % res.stderr)
+    rows = read_csv(out, COMPARE_HEADER)
+    expect(na == 0 and nb >= 3, "the runs have %d and %d censuses" % (na, nb))
+    check_compare(rows, {}, b)
+    expect(rows and all(r["note"] == "only in B" for r in rows), "rows %r" % rows[:3])
+    note(res.stderr.strip().splitlines()[-1])

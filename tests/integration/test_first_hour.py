@@ -18,6 +18,7 @@ import signal
 import struct
 import subprocess
 import time
+import zlib
 
 from cdp import Browser, chromium_path
 from client_cmd import last_line, pty_stderr_of, run
@@ -420,14 +421,61 @@ def png_size(path):
     return struct.unpack(">II", head[16:24])
 
 
+# README's pictures record what they show: a PNG text chunk under this key
+# lists the view's sections, so that a test can tell a picture made before
+# the view gained or lost one.
+SECTIONS_KEY = "eventlog-socket sections"
+
+
+def png_chunks(data):
+    """(type, payload) of each chunk of a PNG."""
+    pos, out = 8, []
+    while pos + 8 <= len(data):
+        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        out.append((kind, data[pos + 8:pos + 8 + n]))
+        pos += 12 + n
+    return out
+
+
+def png_sections(path):
+    """The sections a picture says it shows, or None."""
+    with open(path, "rb") as f:
+        for kind, body in png_chunks(f.read()):
+            key, _, value = body.partition(b"\0")
+            if kind == b"tEXt" and key.decode("latin-1") == SECTIONS_KEY:
+                return value.decode("latin-1").split("|")
+    return None
+
+
+def with_sections(data, sections):
+    """The PNG `data` with a text chunk listing `sections`, before IEND."""
+    body = SECTIONS_KEY.encode("latin-1") + b"\0" + "|".join(sections).encode("latin-1")
+    chunk = struct.pack(">I", len(body)) + b"tEXt" + body
+    chunk += struct.pack(">I", zlib.crc32(b"tEXt" + body) & 0xffffffff)
+    end = data.rindex(b"IEND") - 4
+    return data[:end] + chunk + data[end:]
+
+
+def top_sections(ansi):
+    """top's section names: the bold words that open a line of its screen."""
+    out = []
+    for line in ansi.splitlines():
+        m = re.match(r"\x1b\[1m([A-Za-z][^\x1b]*?)\s*\x1b\[", line)
+        if m:
+            out.append(m.group(1).strip())
+    return out
+
+
 @test(timeout=240)
 def readme_screenshots(s):
     """Screenshots of `top` (tmux, its screen drawn as a page) and of the
-    page of `serve`, on a busy program with -hT and markers; with
-    ES_SCREENSHOTS=DIR (relative to the repository) they are written there
-    for README (docs/: `make integration-test INTEGRATION_TESTS=readme_screenshots
-    ES_SCREENSHOTS=docs`, best in a GHC 9.6 chroot, where the program is
-    live)."""
+    page of `serve`, on a busy program with -hT and markers; each PNG
+    records the sections it shows. Where the program is live (GHC 9.2+),
+    README's pictures (docs/top.png, docs/serve.png) must show the
+    sections the views show now: a view that gained or lost one fails
+    the test until `make screenshots` makes them again (ES_SCREENSHOTS=DIR,
+    relative to the repository, writes them there; the target runs this
+    test in the GHC 9.6 chroot with DIR docs)."""
     if chromium_path() is None:
         raise Skip("Chromium is not installed")
     p, _ = serve(s, "shot", ["--busy"], rts=["-hT", "-i0.5"])
@@ -464,17 +512,32 @@ def readme_screenshots(s):
     shots["serve.png"] = b.call("Page.captureScreenshot", {
         "format": "png", "clip": {"x": 0, "y": 0, "width": 1280, "height": 1500, "scale": 1},
         "captureBeyondViewport": True}, session=b.session)["data"]
+    sections = {"top.png": top_sections(ansi),
+                "serve.png": b.js("Array.from(document.querySelectorAll('h2'))"
+                                  ".filter(function(e){return e.offsetParent !== null;})"
+                                  ".map(function(e){return e.textContent.trim();})")}
     dest = os.environ.get("ES_SCREENSHOTS")
+    stale = []
     for name, data in shots.items():
         path = s.path(name)
         with open(path, "wb") as f:
-            f.write(base64.b64decode(data))
+            f.write(with_sections(base64.b64decode(data), sections[name]))
         w, h = png_size(path)
-        note("%s: %dx%d" % (name, w, h))
+        note("%s: %dx%d, sections %s" % (name, w, h, sections[name]))
         expect(w >= 600 and h >= 400, "%s is %dx%d" % (name, w, h))
         if dest:
             os.makedirs(os.path.join(REPO, dest), exist_ok=True)
             shutil.copy(path, os.path.join(REPO, dest, name))
+        elif png_sections(os.path.join(REPO, "docs", name)) != sections[name]:
+            stale.append("docs/%s shows %s, the view now %s" % (
+                name, png_sections(os.path.join(REPO, "docs", name)), sections[name]))
+    # GHC 9.0 sends censuses only at exit: its views differ from README's,
+    # which are made where the program is live.
+    if stale and live:
+        raise harness.TestFailure("README's pictures are stale: %s; make them again with "
+                                  "`make screenshots`" % "; ".join(stale))
+    for line in stale:
+        note("not live here, so not judged: %s" % line)
     srv.signal(signal.SIGTERM)
     srv.wait()
     p.cmd("quit")
