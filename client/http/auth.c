@@ -141,30 +141,36 @@ static bool host_ok(const struct es_httpauth *a, struct MHD_Connection *c) {
 }
 
 /* The peer's user, into *uid. Returns 0, or -1 after logging why it
- * cannot be told. */
-static int peer_uid(int fd, uid_t *uid) {
+ * cannot be told (`quiet`: without). */
+static int peer_uid(int fd, uid_t *uid, bool quiet) {
     struct sockaddr_storage peer, local;
     socklen_t plen = sizeof peer, llen = sizeof local;
     if (getpeername(fd, (struct sockaddr *)&peer, &plen) != 0 ||
         getsockname(fd, (struct sockaddr *)&local, &llen) != 0) {
-        log_refusal("refused an HTTP request: cannot tell its peer (%s)", strerror(errno));
+        if (!quiet)
+            log_refusal("refused an HTTP request: cannot tell its peer (%s)", strerror(errno));
         return -1;
     }
     int r = es_peer_uid(NULL, (struct sockaddr *)&peer, (struct sockaddr *)&local, uid);
     if (r != 0) {
-        log_refusal("refused an HTTP request: cannot tell which user it comes from "
-                    "(the kernel's socket lookup: %s)",
-                    strerror(-r));
+        if (!quiet)
+            log_refusal("refused an HTTP request: cannot tell which user it comes from "
+                        "(the kernel's socket lookup: %s)",
+                        strerror(-r));
         return -1;
     }
     return 0;
+}
+
+int es_httpauth_peer_user(int fd, uid_t *uid) {
+    return peer_uid(fd, uid, true);
 }
 
 /* The owner of the peer's socket: this user or root. `quiet`: no log
  * line for another user (a token may still let it in). */
 static bool peer_is_owner(const struct es_httpauth *a, int fd, bool quiet) {
     uid_t uid;
-    if (peer_uid(fd, &uid) != 0)
+    if (peer_uid(fd, &uid, false) != 0)
         return false;
     if (uid == a->owner || uid == 0)
         return true;

@@ -78,6 +78,11 @@ enum es_httpauth_verdict {
  * off loopback, where the token decides. Logs a refusal. */
 bool es_httpauth_fd_is_owner(const struct es_httpauth *a, int fd);
 
+/* The user of the peer of connection `fd` when the peer is a socket of
+ * this host (any of its addresses: es_peer_uid), into *uid. Returns 0, or
+ * -1 when the peer is elsewhere or cannot be told; logs nothing. */
+int es_httpauth_peer_user(int fd, uid_t *uid);
+
 /* Judge one request (logging refusals on stderr). */
 enum es_httpauth_verdict es_httpauth_check(const struct es_httpauth *a, struct MHD_Connection *c);
 

@@ -8,10 +8,12 @@
 #include <sys/socket.h>
 #include <time.h>
 
+enum { SOURCE_KEY = 17 }; /* a source's key: its kind, then up to 16 bytes */
+
 struct es_httpguard_conn {
     struct es_queue_node node; /* in the guard's `conns`, newest first */
     int fd;
-    uint8_t addr[17]; /* the peer's address: its family, then up to 16 bytes */
+    uint8_t source[SOURCE_KEY]; /* where it comes from (source_of), if unproven */
     uint64_t opened_ms;
     uint64_t deadline_ms; /* by when the awaited request must be whole, 0: none awaited */
     bool proven;
@@ -49,50 +51,98 @@ static void cut(struct es_httpguard *g, struct es_httpguard_conn *k) {
     }
 }
 
-/* The peer address of `fd` as a key: the family, then the address (an
- * IPv4 one as IPv6 maps it, so that one host is one key). */
-static void peer_key(int fd, uint8_t key[17]) {
+/* The source of a connection, as a key of SOURCE_KEY bytes: the kind, then
+ * who. A peer on this host is known by its user, whatever address it takes
+ * (127.0.0.0/8 alone has millions); any other by its address, IPv4 as IPv6
+ * maps it (one host, one key), IPv6 by its /64 (what one site is given, so
+ * as good as one host). */
+enum { SOURCE_USER = 0xff };
+
+static void source_of(int fd, uint8_t key[SOURCE_KEY]) {
+    memset(key, 0, SOURCE_KEY);
+    uid_t uid;
+    if (es_httpauth_peer_user(fd, &uid) == 0) {
+        key[0] = SOURCE_USER;
+        memcpy(key + 1, &uid, sizeof uid);
+        return;
+    }
     struct sockaddr_storage sa;
     socklen_t len = sizeof sa;
-    memset(key, 0, 17);
     if (getpeername(fd, (struct sockaddr *)&sa, &len) != 0)
-        return;
+        return; /* those that cannot tell are one source */
     key[0] = AF_INET6;
     if (sa.ss_family == AF_INET) {
         key[11] = key[12] = 0xff;
         memcpy(key + 13, &((struct sockaddr_in *)&sa)->sin_addr, 4);
     } else if (sa.ss_family == AF_INET6) {
-        memcpy(key + 1, &((struct sockaddr_in6 *)&sa)->sin6_addr, 16);
+        const struct in6_addr *a = &((struct sockaddr_in6 *)&sa)->sin6_addr;
+        memcpy(key + 1, a, IN6_IS_ADDR_V4MAPPED(a) ? 16 : 8);
     } else {
         key[0] = (uint8_t)sa.ss_family;
     }
 }
 
-/* Under the lock: the oldest unproven connection, not cut, of `addr`
- * (NULL: of any address). The list is newest first. */
-static struct es_httpguard_conn *oldest(struct es_httpguard *g, const uint8_t *addr,
-                                        unsigned *count) {
+/* Under the lock: the unproven connections not cut, newest first, into
+ * `out` (room for ES_HTTPGUARD_UNPROVEN + 1). Returns how many. */
+static unsigned unproven_ones(struct es_httpguard *g, struct es_httpguard_conn **out) {
+    unsigned n = 0;
+    ES_QUEUE_FOREACH(q, &g->conns) {
+        struct es_httpguard_conn *w = ES_QUEUE_DATA(q, struct es_httpguard_conn, node);
+        if (!w->proven && !w->cut) {
+            assert(n <= ES_HTTPGUARD_UNPROVEN);
+            out[n++] = w;
+        }
+    }
+    return n;
+}
+
+/* Of `v[0..n)`, how many come from `source`. */
+static unsigned from_source(struct es_httpguard_conn *const *v, unsigned n, const uint8_t *source) {
+    unsigned c = 0;
+    for (unsigned i = 0; i < n; i++)
+        c += memcmp(v[i]->source, source, SOURCE_KEY) == 0;
+    return c;
+}
+
+/* Of `v[0..n)`, newest first: the oldest of `source`'s, or (NULL) the
+ * oldest of those whose source holds the most. */
+static struct es_httpguard_conn *oldest(struct es_httpguard_conn *const *v, unsigned n,
+                                        const uint8_t *source) {
     struct es_httpguard_conn *found = NULL;
-    *count = 0;
-    ES_QUEUE_FOREACH(n, &g->conns) {
-        struct es_httpguard_conn *w = ES_QUEUE_DATA(n, struct es_httpguard_conn, node);
-        if (!w->proven && !w->cut && (addr == NULL || memcmp(w->addr, addr, 17) == 0)) {
-            found = w;
-            (*count)++;
+    unsigned most = 0;
+    for (unsigned i = 0; i < n; i++) {
+        if (source != NULL) {
+            if (memcmp(v[i]->source, source, SOURCE_KEY) == 0)
+                found = v[i];
+            continue;
+        }
+        unsigned c = from_source(v, n, v[i]->source);
+        if (c >= most) {
+            most = c;
+            found = v[i];
         }
     }
     return found;
 }
 
-/* Under the lock: `k`, unproven, has just come; make room if its address,
- * or all, hold too many. */
+/* Under the lock: `k`, unproven, has just come; make room if its source,
+ * or all, hold too many. Past its source's share, the source's oldest is
+ * cut; past the total, the oldest of the source that holds the most. So a
+ * connection is never cut for one of a source that holds fewer: the
+ * owner's, one or a few while their requests come, outlast a flood from
+ * fewer than ES_HTTPGUARD_UNPROVEN sources, however fast it reconnects. */
 static void make_room(struct es_httpguard *g, struct es_httpguard_conn *k) {
-    unsigned n;
-    struct es_httpguard_conn *w = oldest(g, k->addr, &n);
-    if (n > ES_HTTPGUARD_PER_ADDRESS)
-        cut(g, w);
-    if (g->unproven > ES_HTTPGUARD_UNPROVEN && (w = oldest(g, NULL, &n)) != NULL)
-        cut(g, w);
+    struct es_httpguard_conn *v[ES_HTTPGUARD_UNPROVEN + 1];
+    unsigned n = unproven_ones(g, v);
+    assert(n == g->unproven && n > 0 && v[0] == k);
+    struct es_httpguard_conn *victim = NULL;
+    if (from_source(v, n, k->source) > ES_HTTPGUARD_PER_SOURCE)
+        victim = oldest(v, n, k->source);
+    else if (n > ES_HTTPGUARD_UNPROVEN)
+        victim = oldest(v, n, NULL);
+    if (victim != NULL)
+        cut(g, victim);
+    assert(g->unproven <= ES_HTTPGUARD_UNPROVEN);
 }
 
 static void opened(struct es_httpguard *g, struct MHD_Connection *c, void **socket_context) {
@@ -112,7 +162,8 @@ static void opened(struct es_httpguard *g, struct MHD_Connection *c, void **sock
     /* On loopback the peer's user is known at once; elsewhere only the
      * token, in a request, tells. */
     k->proven = g->auth->loopback && es_httpauth_fd_is_owner(g->auth, k->fd);
-    peer_key(k->fd, k->addr);
+    if (!k->proven)
+        source_of(k->fd, k->source);
     pthread_mutex_lock(&g->mu);
     es_queue_insert_head(&g->conns, &k->node);
     if (!k->proven) {

@@ -8,13 +8,19 @@
  *     is unproven until one of its requests passes the auth check (the
  *     token, when there is one), and some never are (another user on
  *     loopback without a token);
- *   - unproven connections are kept ES_HTTPGUARD_PER_ADDRESS at most per
- *     peer address and ES_HTTPGUARD_UNPROVEN in all: one more cuts the
- *     oldest unproven one of its address (or, past the total, the oldest
- *     of all). So slow connections make room for the next ones instead
- *     of taking their place, and those of a few addresses never reach the
- *     owner's: its next connection is served (a request comes within a
- *     moment of its connection; a slow one has long been cut by then);
+ *   - unproven connections are counted by source: a peer on this host by
+ *     its user, whatever address it takes (127.0.0.0/8 alone has
+ *     millions), any other by its address, IPv6 by its /64 (what one site
+ *     is given). They are kept ES_HTTPGUARD_PER_SOURCE at most per source
+ *     and ES_HTTPGUARD_UNPROVEN in all: one more cuts the oldest of its
+ *     source or, past the total, the oldest of the source that holds the
+ *     most. So slow connections make room for the next ones of their own
+ *     source instead of taking another's place, and a connection is never
+ *     cut for one of a source that holds fewer: the owner's (one or a few
+ *     while their requests come, then proven) outlast a flood that comes
+ *     from fewer than ES_HTTPGUARD_UNPROVEN sources, however fast it
+ *     reconnects; another user of this host is one source however many
+ *     addresses it takes;
  *   - every request must arrive whole within ES_HTTPGUARD_REQUEST_S of the
  *     connection's opening or of the previous response's end, however it
  *     trickles in (libmicrohttpd's own timeout fires only on silence): the
@@ -39,10 +45,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* Unproven connections open at once, at most: from one peer address, and
- * in all. */
-#define ES_HTTPGUARD_PER_ADDRESS 8
-#define ES_HTTPGUARD_UNPROVEN    32
+/* Unproven connections open at once, at most: from one source, and in
+ * all. */
+#define ES_HTTPGUARD_PER_SOURCE 8
+#define ES_HTTPGUARD_UNPROVEN   32
 /* A request must have arrived whole this long after the connection
  * opened or the previous response ended. */
 #define ES_HTTPGUARD_REQUEST_S 10

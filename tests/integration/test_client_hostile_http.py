@@ -4,11 +4,19 @@ where `serve`'s token may go: another user's slow connections to a
 loopback `metrics` (the owner's scrapes are still answered), slow
 connections without the token to `serve --http 0.0.0.0` from three
 addresses (the owner's requests are still answered, and serve does not
-run a thread for each of them), and the owner's browser visiting another
-server on another port of the same host (it never gets the token)."""
+run a thread for each of them), floods of slow connections reopened as
+fast as they are cut against the token's mode, from 78 addresses of
+another user and from another host's IPv6 /64 and IPv4 addresses (the
+owner's requests, even slow to come whole, are still answered; each
+source holds 8 at most), and the owner's browser visiting another server
+on another port of the same host (it never gets the token)."""
 
 import http.server
+import json
+import os
 import re
+import shutil
+import socket
 import subprocess
 import sys
 import threading
@@ -17,7 +25,8 @@ import urllib.request
 
 import fakeprog as fp
 from cdp import Browser
-from harness import expect, note, test
+from client_cmd import Cmd
+from harness import Skip, expect, note, test
 from test_client_metrics import start_metrics
 from test_client_trust import NOBODY, need_other_user, start
 
@@ -194,3 +203,225 @@ def serve_token_never_leaves_its_port(s):
     expect(len(Recorder.seen) >= 2, "the other server got %d requests" % len(Recorder.seen))
     expect(not leaked, "the token reached another port: %s" % leaked[:2])
     note("the other port got %d requests, none with the token" % len(Recorder.seen))
+
+
+# Keep PER connections from each of the source addresses SRCS (comma
+# separated; IPv4 ones connect to DST4, IPv6 ones to DST6, on PORT) for
+# SECS, each sent the start of a request that trickles on a byte a second,
+# and reopen each the moment the server cuts it (as fast as it can); print
+# "started", then "stopped" once it stops reopening, and when a line comes
+# on stdin, {source address: connections still open} and how many were
+# reopened.
+FLOOD = r"""
+import json, select, socket, sys, time
+dst4, dst6, port, srcs = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4].split(",")
+per, secs = int(sys.argv[5]), float(sys.argv[6])
+req = b"GET / HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"x" * 64
+ep, held, reopened = select.epoll(), {}, 0
+def open_from(a):
+    v6 = ":" in a
+    c = socket.socket(socket.AF_INET6 if v6 else socket.AF_INET)
+    c.setblocking(False)
+    try:
+        c.bind((a, 0))
+        c.connect_ex((dst6 if v6 else dst4, port))
+    except OSError:
+        c.close()
+        return
+    held[c.fileno()] = [c, a, 0]
+    ep.register(c.fileno(), select.EPOLLIN | select.EPOLLRDHUP)
+for a in srcs:
+    for _ in range(per):
+        open_from(a)
+print("started", flush=True)
+end, trickled = time.monotonic() + secs, 0
+while time.monotonic() < end:
+    for fd, _ in ep.poll(0.05):
+        c, a, _ = held.pop(fd)
+        ep.unregister(fd)
+        c.close()
+        open_from(a)
+        reopened += 1
+    if time.monotonic() - trickled >= 1:
+        trickled = time.monotonic()
+        for k in list(held.values()):
+            try:
+                k[0].send(req[k[2]:k[2] + 1])
+                k[2] = min(k[2] + 1, len(req) - 1)
+            except OSError:
+                pass
+print("stopped", flush=True)
+sys.stdin.readline()
+alive = {}
+for c, a, _ in held.values():
+    try:
+        gone = c.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+    except BlockingIOError:
+        gone = False
+    except OSError:
+        gone = True
+    alive[a] = alive.get(a, 0) + (not gone)
+print(json.dumps({"alive": alive, "reopened": reopened}), flush=True)
+"""
+
+
+def flood(s, prefix, dst4, dst6, port, srcs, per=8, secs=45):
+    p = s.spawn(prefix + ["/usr/bin/python3", "-c", FLOOD, dst4, dst6, str(port), ",".join(srcs),
+                          str(per), str(secs)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                text=True)
+    expect(p.stdout.readline().strip() == "started", "the flood did not start")
+    return p
+
+
+def flood_result(p, pid, port):
+    """When the flood has stopped reopening: (the peer addresses of the
+    connections process `pid` holds open on `port`, as ss(8) lists them, with
+    no IPv4-mapped prefix; what the flood printed)."""
+    expect(p.stdout.readline().strip() == "stopped", "the flood did not stop")
+    time.sleep(1)  # what the server cut meanwhile is closed by now; not an assertion
+    out = subprocess.run(["ss", "-Htnp", "state", "established", "( sport = :%d )" % port],
+                         capture_output=True, text=True, timeout=30).stdout
+    held = [re.sub(r"^\[(::ffff:)?|\]$", "", line.split()[3].rsplit(":", 1)[0])
+            for line in out.splitlines() if "pid=%d," % pid in line]
+    p.stdin.write("\n")
+    p.stdin.flush()
+    line = p.stdout.readline()
+    expect(line.startswith("{"), "the flood printed no result: %r" % line)
+    return held, json.loads(line)
+
+
+def owner_slowly(hosts, port, path, token, n):
+    """How many of `n` GETs of `path` with the token got 200: each from the
+    next of `hosts` (the owner, this user), its request arriving whole half
+    a second after the connection opened (a slow link)."""
+    ok = 0
+    for i in range(n):
+        try:
+            with socket.create_connection((hosts[i % len(hosts)], port), timeout=10) as c:
+                c.sendall(b"GET %s?token=%s HTTP/1.1\r\n" % (path.encode(), token.encode()))
+                time.sleep(0.5)
+                c.sendall(b"Host: x\r\nConnection: close\r\n\r\n")
+                ok += c.makefile("rb").readline().startswith(b"HTTP/1.1 200")
+        except OSError:
+            pass
+        time.sleep(0.2)
+    return ok
+
+
+class Commands:
+    """`ip` commands run now, and their undoing when the test ends (as a
+    client of the scope: closed however the test ends)."""
+
+    def __init__(self, s):
+        self.undo = []
+        s.clients.append(self)
+
+    def run(self, args, undo=None):
+        r = subprocess.run(["ip"] + args, capture_output=True, text=True, timeout=30)
+        if r.returncode != 0:
+            raise Skip("`ip %s` is not permitted here: %s" % (" ".join(args), r.stderr.strip()))
+        if undo is not None:
+            self.undo.append(undo)
+
+    def close(self):
+        for args in reversed(self.undo):
+            subprocess.run(["ip"] + args, capture_output=True, timeout=30)
+        self.undo = []
+
+
+def token_url(c, pattern):
+    deadline = time.monotonic() + 20
+    while True:
+        m = re.search(pattern, c.stdout())
+        if m:
+            return int(m.group(1)), m.group(2)
+        expect(c.proc.poll() is None and time.monotonic() < deadline,
+               "did not start: %s %s" % (c.stdout(), c.stderr()))
+        time.sleep(0.05)
+
+
+@test(serial=True, timeout=180, ghc_free=True)
+def token_mode_owner_served_under_local_flood(s):
+    """serve --http [::]:0 (token mode): another user (uid 65534) keeps 8
+    slow connections from each of 127.0.0.2 to 127.0.0.40 and from 39
+    IPv6 addresses of 39 /64s (added to lo), reopening each the moment it
+    is cut: the owner's 40 requests with the token, from 127.0.0.1 and
+    ::1, each whole only half a second after its connection opened, are
+    all answered (0 of 40 before: each new slow connection cut the oldest
+    unproven one, the owner's among them), and the other user, one source
+    however many addresses it takes, holds 8 connections at most."""
+    need_other_user()
+    if shutil.which("ip") is None:
+        raise Skip("no `ip` command to add IPv6 addresses to lo")
+    net = "fd7e:5c:%x" % (os.getpid() & 0xffff)
+    ip = Commands(s)
+    v6 = ["%s:%x::1" % (net, i) for i in range(1, 40)]
+    for a in ["%s::1" % net] + v6:
+        ip.run(["-6", "addr", "add", a + "/128", "dev", "lo", "nodad"],
+               undo=["-6", "addr", "del", a + "/128", "dev", "lo"])
+    sock = s.path("t.sock")
+    fp.start(s, sock, fp.eventlog(fp.block(fp.program([b"flood"], 41) + fp.gc(2)), end=False))
+    srv = Cmd(s, ["serve", "unix:" + sock, "--http", "[::]:0"])
+    port, token = token_url(srv, r"http://\[::\]:(\d+)/\?token=([0-9a-f]{64})")
+    v4 = ["127.0.0.%d" % i for i in range(2, 41)]
+    hog = flood(s, NOBODY, "127.0.0.1", "%s::1" % net, port, v4 + v6)
+    time.sleep(3)  # the flood is in place; not an assertion
+    ok = owner_slowly(["127.0.0.1", "::1"], port, "/", token, 40)
+    held, res = flood_result(hog, srv.proc.pid, port)
+    theirs = [a for a in held if a in v4 + v6]
+    note("owner: %d of 40 answered; uid 65534 reopened %d connections from 78 addresses; at the "
+         "end serve held %d of them (%d by uid 65534's count)"
+         % (ok, res["reopened"], len(theirs), sum(res["alive"].values())))
+    expect(ok == 40, "the owner's requests answered: %d of 40" % ok)
+    expect(len(theirs) <= 8, "serve held %d of uid 65534's connections (want at most 8): %s"
+           % (len(theirs), theirs))
+
+
+@test(serial=True, timeout=180, ghc_free=True)
+def token_mode_owner_served_under_remote_flood(s):
+    """metrics --http [::]:0 (token mode) and a flood from another
+    network namespace (another host to it: no user of this one): 8 slow
+    connections from each of 39 addresses of one IPv6 /64 and of 6 IPv4
+    addresses, reopened the moment they are cut: the owner's 40 scrapes
+    with the token, from 127.0.0.1 and ::1, each whole only half a second
+    after its connection opened, are all answered (0 of 40 before), and
+    the flood holds 8 at most from the /64 and from each IPv4 address, 32
+    in all."""
+    if os.geteuid() != 0 or shutil.which("ip") is None:
+        raise Skip("a network namespace needs root and the `ip` command")
+    tag = os.getpid() & 0xffff
+    ns, host_if, ns_if = "es-tok-%x" % tag, "estk%xh" % tag, "estk%xn" % tag
+    net6, net4 = "fd7e:5d:%x:1" % tag, "198.18.%d" % (tag % 250)
+    ip = Commands(s)
+    ip.run(["netns", "add", ns], undo=["netns", "del", ns])
+    ip.run(["link", "add", host_if, "type", "veth", "peer", "name", ns_if, "netns", ns],
+           undo=["link", "del", host_if])
+    ip.run(["addr", "add", net4 + ".1/24", "dev", host_if])
+    ip.run(["-6", "addr", "add", net6 + "::1/64", "dev", host_if, "nodad"])
+    ip.run(["link", "set", host_if, "up"])
+    v6 = ["%s::%x" % (net6, i) for i in range(2, 41)]
+    v4 = ["%s.%d" % (net4, i) for i in range(2, 8)]
+    for a in v6:
+        ip.run(["-n", ns, "-6", "addr", "add", a + "/64", "dev", ns_if, "nodad"])
+    for a in v4:
+        ip.run(["-n", ns, "addr", "add", a + "/24", "dev", ns_if])
+    ip.run(["-n", ns, "link", "set", ns_if, "up"])
+    ip.run(["-n", ns, "link", "set", "lo", "up"])
+    exporter = Cmd(s, ["metrics", "--http", "[::]:0", "--linger", "300",
+                       "unix:" + s.path("none.sock")])
+    port, token = token_url(exporter, r"http://\[::\]:(\d+)/metrics\?token=([0-9a-f]{64})")
+    hog = flood(s, ["ip", "netns", "exec", ns], net4 + ".1", net6 + "::1", port, v6 + v4)
+    time.sleep(3)  # the flood is in place; not an assertion
+    ok = owner_slowly(["127.0.0.1", "::1"], port, "/metrics", token, 40)
+    held, res = flood_result(hog, exporter.proc.pid, port)
+    from_v6 = [a for a in held if a in v6]
+    most_v4 = max(held.count(a) for a in v4)
+    theirs = [a for a in held if a in v4 + v6]
+    note("owner: %d of 40 answered; the flood reopened %d connections; at the end metrics held %d "
+         "(%d from the /64, at most %d from an IPv4 address; %d by the flood's count)"
+         % (ok, res["reopened"], len(theirs), len(from_v6), most_v4,
+            sum(res["alive"].values())))
+    expect(ok == 40, "the owner's scrapes answered: %d of 40" % ok)
+    expect(len(from_v6) <= 8, "the /64 held %d connections (want at most 8)" % len(from_v6))
+    expect(most_v4 <= 8, "an IPv4 address held %d connections (want at most 8)" % most_v4)
+    expect(len(theirs) <= 32, "the flood held %d in all (want at most 32)" % len(theirs))
