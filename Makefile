@@ -200,7 +200,7 @@ CLIENT_SRC := $(wildcard client/*.c $(CLIENT_DIRS:%=client/%/*.c))
 CLIENT_H := $(wildcard client/*.h $(CLIENT_DIRS:%=client/%/*.h))
 # client/flight/'s parts but its subcommand (watch.c, which needs opts.c).
 CLIENT_LIB_SRC := $(wildcard client/source/*.c) $(filter-out client/flight/watch.c,$(wildcard client/flight/*.c)) \
-                  client/tables/csv.c client/tables/rows.c
+                  client/tables/csv.c client/tables/rows.c client/prom/scan.c
 # The manual pages, from docs/man/*.scd.
 MAN_SRC := $(wildcard docs/man/*.scd)
 MAN_PAGES := $(MAN_SRC:docs/man/%.scd=$(BUILD)/man/%)

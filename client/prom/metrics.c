@@ -4,8 +4,9 @@
  * subcommand takes it) or a glob of Unix socket paths, re-read every
  * SCAN_MS so that programs starting later are picked up and those whose
  * socket went away are dropped; a path a glob matches is followed only once
- * it sent an eventlog header (client/prom/scan.h tries them a few at a
- * time). Each program is a target
+ * it sent an eventlog header (client/prom/scan.h says which to probe next,
+ * shared out by owner; up to 64 probes at once, each ended by its own
+ * deadline and replaced at once). Each program is a target
  * (client/prom/target.h: one connection, reconnecting whenever it ends, a
  * restarted program, a new pid, being a new set of series; one model, and
  * the previous run's while it lingers). Two sides:
@@ -49,7 +50,8 @@
 struct metrics {
     uv_loop_t *loop;
     struct es_conn_options opt;
-    struct es_promtarget_env env; /* the targets' view of the above */
+    struct es_conn_options probe_opt; /* a glob path's first connection */
+    struct es_promtarget_env env;     /* the targets' view of the above */
     const char **sources;
     int nsources;
     struct es_queue targets; /* followed (es_promtarget), newest first */
@@ -58,6 +60,7 @@ struct metrics {
     double linger_s;
     unsigned top;
     uv_timer_t tick, scan;
+    uv_timer_t refill; /* a probe ended: the next ones start (trials) */
     uv_signal_t sigint, sigterm;
     struct es_promhttp *http;
 };
@@ -127,20 +130,21 @@ static void scan(struct metrics *x) {
             remove_target(x, t);
         }
     }
-    es_promscan_end(&x->sc);
+    es_promscan_end(&x->sc, now);
 }
 
-/* A try of a candidate lasts this long at most (or the connect timeout,
- * if shorter): a program's library sends the header as it accepts. */
-#define TRIAL_MS 2000
+/* A probe of a candidate lasts this long at most (or the connect timeout,
+ * if shorter), its connection's own deadline: a program's library sends
+ * the header as it accepts. */
+#define PROBE_MS 2000
 
-/* Candidates being tried: followed from their header on, or given up
- * (no eventlog, or none within TRIAL_MS); then as many new tries as there
- * is room for. */
+/* Candidates being probed: followed from their header on, or given up (no
+ * eventlog, or none by the deadline; a probe found still going after twice
+ * its deadline is given up too); then as many new probes as there is room
+ * for. */
 static void trials(struct metrics *x) {
-    uint64_t now = uv_now(x->loop), limit = (uint64_t)(x->opt.connect_timeout * 1e3);
-    if (limit > TRIAL_MS)
-        limit = TRIAL_MS;
+    uint64_t now = uv_now(x->loop);
+    uint64_t limit = 2 * (uint64_t)(x->probe_opt.connect_timeout * 1e3) + TICK_MS;
     ES_QUEUE_FOREACH_SAFE(n, &x->targets) {
         struct es_promtarget *t = TARGET(n);
         if (t->trial == NULL || t->run) {
@@ -151,13 +155,11 @@ static void trials(struct metrics *x) {
         }
         if (!t->said_error && now - t->trial_ms < limit)
             continue;
-        char why[200];
-        snprintf(why, sizeof why, "%s", t->said_error ? t->why : "no eventlog header within 2 s");
-        es_promscan_failed(&x->sc, t->trial, why, now);
+        es_promscan_failed(&x->sc, t->trial, t->said_error ? t->why : "no eventlog header", now);
         remove_target(x, t);
     }
     struct es_promscan_cand *c;
-    while ((c = es_promscan_next(&x->sc, now)) != NULL) {
+    while ((c = es_promscan_next(&x->sc)) != NULL) {
         struct es_promtarget *t = add_target(x, c->source, true);
         if (t == NULL) {
             es_promscan_failed(&x->sc, c, "out of memory", now);
@@ -166,6 +168,17 @@ static void trials(struct metrics *x) {
         t->trial = c;
         t->trial_ms = now;
     }
+}
+
+static void on_refill(uv_timer_t *timer) {
+    trials(timer->data);
+}
+
+/* A probe ended (client/prom/target.h): its place goes to the next path
+ * once the loop is out of the probe's callbacks. */
+static void on_probed(void *ctx) {
+    struct metrics *x = ctx;
+    uv_timer_start(&x->refill, on_refill, 0, 0);
 }
 
 static void on_scan(uv_timer_t *timer) {
@@ -234,6 +247,8 @@ static void close_handle(uv_handle_t *h) {
 static void run(struct metrics *x) {
     es_queue_init(&x->targets);
     es_queue_init(&x->dead);
+    uv_timer_init(x->loop, &x->refill);
+    x->refill.data = x;
     for (int i = 0; i < x->nsources; i++)
         if (!is_glob(x->sources[i]))
             add_target(x, x->sources[i], false);
@@ -257,6 +272,7 @@ static void run(struct metrics *x) {
         remove_target(x, TARGET(n));
     close_handle((uv_handle_t *)&x->tick);
     close_handle((uv_handle_t *)&x->scan);
+    close_handle((uv_handle_t *)&x->refill);
     close_handle((uv_handle_t *)&x->sigint);
     close_handle((uv_handle_t *)&x->sigterm);
     uv_run(x->loop, UV_RUN_DEFAULT);
@@ -336,7 +352,17 @@ int es_metrics_main(int argc, char **argv) {
         return 2;
     }
     x->loop = uv_default_loop();
-    x->env = (struct es_promtarget_env){.loop = x->loop, .opt = &x->opt, .linger_s = x->linger_s};
+    /* A probe: one connection, its header due within PROBE_MS. */
+    x->probe_opt = x->opt;
+    x->probe_opt.retry = false;
+    if (x->probe_opt.connect_timeout > PROBE_MS / 1e3)
+        x->probe_opt.connect_timeout = PROBE_MS / 1e3;
+    x->env = (struct es_promtarget_env){.loop = x->loop,
+                                        .opt = &x->opt,
+                                        .probe_opt = &x->probe_opt,
+                                        .on_probed = on_probed,
+                                        .probed_ctx = x,
+                                        .linger_s = x->linger_s};
     es_promtarget_env_init(&x->env);
     x->http = es_promhttp_start(&sa, loopback, token_file ? user_token : NULL);
     if (x->http == NULL) {

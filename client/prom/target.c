@@ -29,6 +29,15 @@ bool es_promtarget_shown(const struct es_promtarget *t) {
     return t->run && (t->connected || uv_now(t->env->loop) < t->end_ms + linger_ms(t));
 }
 
+/* The probe is over (a header, or none): the exporter is told. */
+static void probed(struct es_promtarget *t) {
+    if (!t->probing)
+        return;
+    t->probing = false;
+    if (t->env->on_probed != NULL)
+        t->env->on_probed(t->env->probed_ctx);
+}
+
 static struct es_model *new_model(void) {
     struct es_model *m = malloc(sizeof *m);
     if (m != NULL) {
@@ -64,6 +73,7 @@ static void keep_previous(struct es_promtarget *t) {
 
 static void on_header(struct es_conn *c, void *ctx) {
     struct es_promtarget *t = ctx;
+    probed(t);
     /* Reconnecting right after the program's end may reach it once more
      * on its way out: that is not a new run. */
     if (t->run && t->exited && es_conn_peer_pid(c) > 0 && es_conn_peer_pid(c) == t->run_pid) {
@@ -141,6 +151,7 @@ static void on_end(struct es_conn *c, enum es_conn_end how, void *ctx) {
     t->cur ^= 1;
     uv_timer_start(&t->reconnect, on_reconnect, t->said_error ? 10 * RECONNECT_MS : RECONNECT_MS,
                    0);
+    probed(t);
 }
 
 static void open_conn(struct es_promtarget *t) {
@@ -153,11 +164,13 @@ static void open_conn(struct es_promtarget *t) {
                                    .on_stream_event = on_event,
                                    .on_stream_skip = on_skip};
     struct es_conn *c = &t->conns[t->cur];
-    if (es_conn_open(c, t->env->loop, t->source, t->env->opt, &cb) != 0) {
+    const struct es_conn_options *opt = t->probing ? t->env->probe_opt : t->env->opt;
+    if (es_conn_open(c, t->env->loop, t->source, opt, &cb) != 0) {
         snprintf(t->why, sizeof t->why, "%.159s", c->error);
         if (!t->said_error && !t->from_glob)
             fprintf(stderr, "eventlog-socket metrics: %s\n", c->error);
         t->said_error = true;
+        probed(t);
         return;
     }
     /* Waiting for a program is the normal state here: nothing on stderr. */
@@ -191,6 +204,7 @@ struct es_promtarget *es_promtarget_new(const struct es_promtarget_env *env, con
     else
         snprintf(t->label, sizeof t->label, "%s", source);
     t->from_glob = from_glob;
+    t->probing = from_glob && env->probe_opt != NULL;
     uv_timer_init(env->loop, &t->reconnect);
     t->reconnect.data = t;
     open_conn(t);

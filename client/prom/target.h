@@ -26,10 +26,17 @@
 #include <uv.h>
 
 /* What every target shares: the exporter's loop and connection options,
- * and how long an ended run stays exported. */
+ * and how long an ended run stays exported. A glob's path is first
+ * probed: one connection with `probe_opt` (no retrying, a short deadline
+ * for the header), whose end, with or without a header, is told to
+ * on_probed(probed_ctx) at once, so that the exporter gives its place to
+ * the next path. */
 struct es_promtarget_env {
     uv_loop_t *loop;
     const struct es_conn_options *opt;
+    const struct es_conn_options *probe_opt;
+    void (*on_probed)(void *ctx);
+    void *probed_ctx;
     double linger_s;
     bool want[ES_MAX_EVENT_TYPES]; /* the types a figures-only model reads one by one */
 };
@@ -54,6 +61,7 @@ struct es_promtarget {
     struct es_conn conns[2];
     unsigned cur;
     bool conn_open;
+    bool probing; /* the first connection to a glob's path, not over yet */
     uv_timer_t reconnect;
     struct es_model *model; /* NULL until a header arrives, and once its run is no longer shown */
     uint64_t no_window[2];  /* the reader's window while there is no model */
@@ -77,8 +85,8 @@ struct es_promtarget {
     char why[160]; /* why the latest attempt found no eventlog */
 };
 
-/* A target for `source`, connecting now. NULL when out of memory (said on
- * stderr). */
+/* A target for `source`, connecting now (probing it, `from_glob`). NULL
+ * when out of memory (said on stderr). */
 struct es_promtarget *es_promtarget_new(const struct es_promtarget_env *env, const char *source,
                                         bool from_glob);
 /* Whether its current run is exported: connected, or ended less than
