@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # The whole test suite on every GHC we support here: the host's GHC, then
-# GHC 9.6 and 9.10 in Debian chroots (scripts/ghc-chroot.sh). Prints each
-# part's result and time, and a closing "N passed, N failed" over all.
+# GHC 9.6 and 9.10 in Debian chroots (scripts/ghc-chroot.sh), then the
+# static checks of rts-writer/ with those GHCs' headers
+# (tests/lint-rts-ghc.sh). Prints each part's result and time, and a
+# closing "N passed, N failed" over all.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 # MATRIX_PARALLEL: how the parts share the machine. "chroots" (the
@@ -14,14 +16,18 @@ cd "$(dirname "$0")/.." || exit 1
 # output as it comes; one beside another, when it ends.
 parallel=${MATRIX_PARALLEL:-chroots}
 case $parallel in
-no) groups=("0" "1" "2") ;;
-all) groups=("0 1 2") ;;
-chroots) groups=("0" "1 2") ;;
+no) groups=("0" "1" "2" "3") ;;
+all) groups=("0 1 2" "3") ;;
+chroots) groups=("0" "1 2" "3") ;;
 *) echo "check-matrix: MATRIX_PARALLEL=$parallel: say no, chroots or all" >&2; exit 2 ;;
 esac
 labels=("GHC $("${HC:-ghc}" --numeric-version 2>/dev/null || echo '(host)') (host)"
-    "GHC 9.6 (Debian trixie)" "GHC 9.10 (Debian sid)")
-commands=("make check" "scripts/ghc-chroot.sh 9.6 check" "scripts/ghc-chroot.sh 9.10 check")
+    "GHC 9.6 (Debian trixie)" "GHC 9.10 (Debian sid)" "rts-writer/ as 9.6, 9.10 (lint)")
+# The last part, once the chroots exist: the static checks of the code
+# that includes Rts.h, with their GHCs' headers (the host's check sees
+# only GHC 9.0's branches).
+commands=("make check" "scripts/ghc-chroot.sh 9.6 check" "scripts/ghc-chroot.sh 9.10 check"
+    "tests/lint-rts-ghc.sh")
 # A part alone runs twice as many integration tests at a time as the
 # machine has cores (its tests use about one core in two: they wait on
 # sockets and programs), the load that two parts side by side, at make
