@@ -7,6 +7,7 @@
 #include "impl.h"
 #include "history.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,13 +36,16 @@ static int labels_grow(struct es_model *m) {
     char **nl = realloc(m->labels, ncap / 2 * sizeof *nl);
     uint64_t *np = realloc(m->prev_bytes, ncap / 2 * sizeof *np);
     uint32_t *nn = realloc(m->label_len, ncap / 2 * sizeof *nn);
+    uint32_t *nq = realloc(m->label_pos, ncap / 2 * sizeof *nq);
     if (nl)
         m->labels = nl;
     if (np)
         m->prev_bytes = np;
     if (nn)
         m->label_len = nn;
-    if (nh == NULL || nl == NULL || np == NULL || nn == NULL) {
+    if (nq)
+        m->label_pos = nq;
+    if (nh == NULL || nl == NULL || np == NULL || nn == NULL || nq == NULL) {
         free(nh);
         return -1;
     }
@@ -84,8 +88,11 @@ uint32_t es_model_intern(struct es_model *m, const char *s) {
     }
     uint32_t i = (uint32_t)m->nlabels++;
     m->labels[i] = copy;
-    m->label_len[i] = (uint32_t)strlen(copy);
+    /* Only a plain label is its own text as sent (label_is). */
+    size_t len = strlen(copy);
+    m->label_len[i] = es_model_label_plain(copy, len) ? (uint32_t)len : ES_MODEL_LABEL_NOT_SENT;
     m->prev_bytes[i] = UINT64_MAX;
+    m->label_pos[i] = 0;
     size_t j = hash_str(s) & (m->labels_hash_cap - 1);
     while (m->label_hash[j])
         j = (j + 1) & (m->labels_hash_cap - 1);
@@ -110,15 +117,14 @@ static void census_line(struct es_model *m, uint32_t i, uint64_t bytes) {
     m->label_guess = i + 1;
     struct es_model_census *c = &m->building;
     /* The RTS gives every label once per census, but "(other labels)" may
-     * collect many: add to an existing line of it. */
-    if (m->labels[i][0] == ES_MODEL_OTHER_LABEL[0] &&
-        strcmp(m->labels[i], ES_MODEL_OTHER_LABEL) == 0)
-        for (size_t k = 0; k < c->n; k++)
-            if (c->e[k].label == i) {
-                c->e[k].bytes += bytes;
-                c->total += bytes;
-                return;
-            }
+     * collect many, and a stream may give one twice: a label is one line,
+     * its bytes summed, so that every output has one row of it. */
+    if (m->label_pos[i] != 0) {
+        assert(m->label_pos[i] <= c->n && c->e[m->label_pos[i] - 1].label == i);
+        c->e[m->label_pos[i] - 1].bytes += bytes;
+        c->total += bytes;
+        return;
+    }
     if (c->n == c->cap) {
         size_t ncap = c->cap ? c->cap * 2 : 64;
         struct es_model_entry *ne = realloc(c->e, ncap * sizeof *ne);
@@ -130,7 +136,14 @@ static void census_line(struct es_model *m, uint32_t i, uint64_t bytes) {
         c->cap = ncap;
     }
     c->e[c->n++] = (struct es_model_entry){i, bytes};
+    m->label_pos[i] = (uint32_t)c->n;
     c->total += bytes;
+}
+
+/* The census being built is done with: its labels have no line. */
+static void lines_forget(struct es_model *m) {
+    for (size_t k = 0; k < m->building.n; k++)
+        m->label_pos[m->building.e[k].label] = 0;
 }
 
 /* The RTS lists a census's labels in much the same order each time, and
@@ -144,15 +157,14 @@ static void census_add(struct es_model *m, const char *label, uint64_t bytes) {
         census_line(m, i, bytes);
 }
 
-/* Whether label `i` is the text at `p` (`n` bytes, up to a NUL if any,
- * cut as es_payload_text cuts it into a buffer of `size`): the guess
- * checked in place, without a copy. A label holds no NUL: its end is the
- * text's. */
-static bool label_is(const struct es_model *m, uint32_t i, const uint8_t *p, size_t n,
-                     size_t size) {
+/* Whether label `i` is what the text at `p` (`n` bytes, up to a NUL if
+ * any) is kept as: the guess checked in place, without a copy. A plain
+ * label is kept as sent, so the text must be it exactly; a label made
+ * plain is never matched here (its label_len is ES_MODEL_LABEL_NOT_SENT),
+ * only by es_model_label_clean and intern. */
+static bool label_is(const struct es_model *m, uint32_t i, const uint8_t *p, size_t n) {
     size_t len = m->label_len[i];
-    return len <= n && memcmp(p, m->labels[i], len) == 0 &&
-           (len == n || p[len] == '\0' || len == size - 1);
+    return len <= n && memcmp(p, m->labels[i], len) == 0 && (len == n || p[len] == '\0');
 }
 
 /* Census `c` as a history point: its largest labels (the rest summed under
@@ -201,6 +213,7 @@ static void census_end(struct es_model *m) {
         m->prev_bytes[m->prev.e[k].label] = UINT64_MAX;
     for (size_t k = 0; k < m->cur.n; k++)
         m->prev_bytes[m->cur.e[k].label] = m->cur.e[k].bytes;
+    lines_forget(m);
     struct es_model_census old = m->prev;
     m->prev = m->cur;
     m->cur = m->building;
@@ -248,6 +261,7 @@ void es_model_census_free(struct es_model *m) {
         free(m->labels[i]);
     free(m->labels);
     free(m->label_len);
+    free(m->label_pos);
     free(m->label_hash);
     free(m->prev_bytes);
     free(m->cur.e);
@@ -272,14 +286,34 @@ void es_model_on_heap_prof_begin(struct es_model *m, struct es_model_ev *e) {
     m->breakdown = breakdown;
 }
 
+/* Cost centre `id`'s name from its label and module as sent: the label,
+ * but a CAF's MODULE.CAF, made a label by es_model_label_clean (so that
+ * names sent apart stay apart in the stacks). NULL when memory ran out. */
+static char *cc_name(const uint8_t *label, size_t llen, const uint8_t *module, size_t mlen,
+                     bool caf) {
+    char out[ES_MODEL_LABEL_MAX + 1];
+    if (!caf) {
+        es_model_label_clean(out, label, llen);
+        return strdup(out);
+    }
+    uint8_t *raw = malloc(mlen + 4);
+    if (raw == NULL)
+        return NULL;
+    memcpy(raw, module, mlen);
+    memcpy(raw + mlen, ".CAF", 4);
+    es_model_label_clean(out, raw, mlen + 4);
+    free(raw);
+    return strdup(out);
+}
+
 /* A cost centre's name as the RTS's .hp writes it in a stack: its label,
  * but a CAF's as MODULE.CAF (rts/ProfHeap.c, fprint_ccs). */
 void es_model_on_cost_centre(struct es_model *m, struct es_model_ev *e) {
     struct es_payload *r = &e->r;
     uint32_t id = es_payload_u32(r);
-    char label[256], module[256];
-    es_payload_text(r, label, sizeof label);
-    es_payload_text(r, module, sizeof module);
+    size_t llen, mlen;
+    const uint8_t *label = es_payload_str(r, &llen);
+    const uint8_t *module = es_payload_str(r, &mlen);
     if (!es_payload_ok(r) || id >= ES_MODEL_MAX_LABELS)
         return;
     if (id >= m->ncc) {
@@ -297,13 +331,11 @@ void es_model_on_cost_centre(struct es_model *m, struct es_model_ev *e) {
         m->cc_caf = nf;
         m->ncc = n;
     }
-    bool caf = strcmp(label, "CAF") == 0;
-    if (caf) {
-        es_utf8_cut(module, 200);
-        snprintf(label, sizeof label, "%.200s.CAF", module);
-    }
+    bool caf = llen == 3 && memcmp(label, "CAF", 3) == 0;
     free(m->cc_label[id]);
-    m->cc_label[id] = strdup(label);
+    m->cc_label[id] = cc_name(label, llen, module, mlen, caf);
+    if (m->cc_label[id] == NULL)
+        m->oom = true;
     m->cc_caf[id] = caf;
 }
 
@@ -312,6 +344,7 @@ void es_model_on_sample_begin(struct es_model *m, struct es_model_ev *e) {
     if (!es_payload_ok(&e->r))
         return;
     m->in_census = true;
+    lines_forget(m);
     m->building.n = 0;
     m->building.total = 0;
     m->building.time = e->t;
@@ -323,21 +356,32 @@ void es_model_on_sample_string(struct es_model *m, struct es_model_ev *e) {
     uint64_t bytes = es_payload_u64(&e->r);
     if (!es_payload_ok(&e->r) || !m->in_census)
         return;
-    char label[512];
     uint32_t g = m->label_guess;
-    if (g < m->nlabels && label_is(m, g, e->r.p, es_payload_left(&e->r), sizeof label)) {
+    if (g < m->nlabels && label_is(m, g, e->r.p, es_payload_left(&e->r))) {
         census_line(m, g, bytes);
         return;
     }
-    es_payload_text(&e->r, label, sizeof label);
+    char label[ES_MODEL_LABEL_MAX + 1];
+    size_t len;
+    const uint8_t *raw = es_payload_str(&e->r, &len);
+    es_model_label_clean(label, raw, len);
     census_add(m, label, bytes);
+}
+
+/* Cost centre `id`'s name, or "(id)" in `num` when none came. */
+static const char *cc_of(const struct es_model *m, uint32_t id, char num[16]) {
+    if (id < m->ncc && m->cc_label[id] != NULL)
+        return m->cc_label[id];
+    snprintf(num, 16, "(%u)", id);
+    return num;
 }
 
 /* A cost-centre stack sample: the label is the stack's cost centres,
  * innermost first, as the RTS's .hp names it (rts/ProfHeap.c, fprint_ccs):
  * joined by '/' but none after a CAF's M.CAF, MAIN alone for the empty
  * stack, without the RTS's "(N)" stack number (the eventlog has none) and
- * whole (heap.c cuts it to the program's -L length for the .hp). */
+ * whole but for label.c's rule (heap.c cuts it to the program's -L length
+ * for the .hp). */
 void es_model_on_sample_cost_centre(struct es_model *m, struct es_model_ev *e) {
     struct es_payload *r = &e->r;
     if (!m->in_census)
@@ -345,29 +389,43 @@ void es_model_on_sample_cost_centre(struct es_model *m, struct es_model_ev *e) {
     es_payload_skip(r, 1); /* profile id */
     uint64_t bytes = es_payload_u64(r);
     unsigned depth = es_payload_u8(r);
-    char label[512];
-    size_t k = 0;
-    label[0] = '\0';
-    bool sep = false;
-    for (unsigned i = 0; i < depth && es_payload_ok(r); i++) {
-        uint32_t id = es_payload_u32(r);
-        const char *cc = id < m->ncc && m->cc_label[id] ? m->cc_label[id] : NULL;
-        char num[16];
-        if (cc == NULL) {
-            snprintf(num, sizeof num, "(%u)", id);
-            cc = num;
-        }
-        int w = snprintf(label + k, sizeof label - k, "%s%s", sep ? "/" : "", cc);
-        sep = !(id < m->ncc && m->cc_caf[id]);
-        if (w < 0 || (size_t)w >= sizeof label - k) {
-            es_utf8_cut(label, sizeof label - 1); /* between characters */
-            break;
-        }
-        k += (size_t)w;
-    }
+    uint32_t ids[256];
+    for (unsigned i = 0; i < depth; i++)
+        ids[i] = es_payload_u32(r);
     if (!es_payload_ok(r))
         return;
-    census_add(m, depth ? label : "MAIN", bytes);
+    if (depth == 0) {
+        census_add(m, "MAIN", bytes);
+        return;
+    }
+    /* The whole stack, then made a label (cut and renamed when longer
+     * than a label may be, so that stacks sharing a long start differ). */
+    size_t len = 0;
+    for (unsigned i = 0; i < depth; i++) {
+        char num[16];
+        len += strlen(cc_of(m, ids[i], num)) + 1;
+    }
+    char small[1024];
+    char *text = len <= sizeof small ? small : malloc(len);
+    if (text == NULL) {
+        m->oom = true;
+        return;
+    }
+    size_t k = 0;
+    for (unsigned i = 0; i < depth; i++) {
+        char num[16];
+        const char *cc = cc_of(m, ids[i], num);
+        size_t n = strlen(cc);
+        if (i > 0 && !(ids[i - 1] < m->ncc && m->cc_caf[ids[i - 1]]))
+            text[k++] = '/';
+        memcpy(text + k, cc, n);
+        k += n;
+    }
+    char label[ES_MODEL_LABEL_MAX + 1];
+    es_model_label_clean(label, (const uint8_t *)text, k);
+    if (text != small)
+        free(text);
+    census_add(m, label, bytes);
 }
 
 void es_model_on_sample_end(struct es_model *m, struct es_model_ev *e) {

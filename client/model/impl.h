@@ -86,6 +86,9 @@ void es_model_caps_end(struct es_model *m);
 es_model_handler es_model_on_heap_prof_begin, es_model_on_cost_centre, es_model_on_sample_begin,
     es_model_on_sample_string, es_model_on_sample_cost_centre, es_model_on_sample_end;
 #define ES_MODEL_OTHER_LABEL "(other labels)"
+/* label_len of a label that is not the text sent (es_model_label_clean
+ * renamed it, or it is the model's own "(other labels)"). */
+#define ES_MODEL_LABEL_NOT_SENT UINT32_MAX
 /* The index of label `s`, added if new; the "(other labels)" index when
  * the table is full; UINT32_MAX when memory ran out. */
 uint32_t es_model_intern(struct es_model *m, const char *s);

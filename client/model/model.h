@@ -124,7 +124,8 @@ struct es_model {
     uint32_t breakdown;        /* its breakdown (1 cost centre ... 7 closure type, 8 info table) */
     uint64_t heap_interval_ns; /* its sampling period */
     char **labels;             /* interned census labels */
-    uint32_t *label_len;       /* by label: its length */
+    uint32_t *label_len;       /* by label: its length (ES_MODEL_LABEL_NOT_SENT: renamed) */
+    uint32_t *label_pos;       /* by label: its line in `building` + 1, 0 when none */
     uint32_t *label_hash;      /* open addressing: label index + 1, 0 = empty */
     size_t nlabels, labels_hash_cap;
     uint32_t label_guess; /* the label the next census line is tried as first */
@@ -258,6 +259,28 @@ const char *es_model_breakdown_lack(uint32_t breakdown, bool have_labels);
  * otherwise the label itself. */
 const char *es_model_label_name(const struct es_model *m, uint32_t i);
 const char *es_model_label(const struct es_model *m, uint32_t i);
+
+/* Census labels (client/model/label.c): what the model keeps of the label a
+ * program sends, the one text every output writes. A plain label (valid
+ * UTF-8, no control character, at most ES_MODEL_LABEL_MAX bytes, not the
+ * model's "(other labels)", not ending as a suffix does) is kept as sent;
+ * any other is made plain (U+FFFD for each byte that starts no character
+ * and for each control character, cut between characters) and given a
+ * suffix: '~' and 16 hex digits of a hash of all the bytes sent, the same
+ * in every run. So labels a program told apart are apart in every output. */
+#define ES_MODEL_LABEL_MAX        511 /* bytes, the NUL not counted */
+#define ES_MODEL_LABEL_SUFFIX_LEN 17  /* "~0123456789abcdef" */
+/* Whether the `n` bytes at `s` are a plain label. */
+bool es_model_label_plain(const char *s, size_t n);
+/* The label of the `n` bytes at `raw` (up to a NUL, if any), into `out`
+ * (ES_MODEL_LABEL_MAX + 1 bytes); returns its length. */
+size_t es_model_label_clean(char *out, const uint8_t *raw, size_t n);
+/* For an output that must show label `of` otherwise (its own reserved
+ * name, a format's rule): `shown` (may be `out`) cut between characters to
+ * leave room, then the suffix of `of`'s hash, into `out` (`size` bytes,
+ * more than ES_MODEL_LABEL_SUFFIX_LEN). Returns the length. Never a plain
+ * label, so never another label's text. */
+size_t es_model_label_rename(char *out, size_t size, const char *shown, const char *of);
 /* Bytes of label `i` in the census before `cur`, or -1 when it was absent
  * (or there was none). */
 int64_t es_model_prev_bytes(const struct es_model *m, uint32_t i);

@@ -20,20 +20,23 @@ struct ctx {
 
 /* A label value as the format wants it: \\, \" and \n escaped, and valid
  * UTF-8 (cbits/format/es_utf8.h: a byte that starts no character as U+FFFD), or
- * Prometheus rejects the whole scrape. The model's text is valid already;
- * a source's path and a program's name from /proc may not be. */
+ * Prometheus rejects the whole scrape; any other control character (C0,
+ * DEL, C1), which the format has no escape for, as U+FFFD too. The model's
+ * census labels are plain already (model.h, "Census labels"); a source's
+ * path and a program's name from /proc may not be. */
 static void add_escaped(struct es_httpbuf *b, const char *s) {
     const uint8_t *p = (const uint8_t *)s;
     size_t n = strlen(s);
     for (size_t i = 0; i < n;) {
         size_t k = p[i] < 0x80 ? 1 : es_utf8_len(p + i, n - i);
+        bool control = p[i] < 0x20 || p[i] == 0x7f || (k == 2 && p[i] == 0xc2 && p[i + 1] < 0xa0);
         if (p[i] == '\\')
             ES_HTTPBUF_ADD(b, "\\\\");
         else if (p[i] == '"')
             ES_HTTPBUF_ADD(b, "\\\"");
         else if (p[i] == '\n')
             ES_HTTPBUF_ADD(b, "\\n");
-        else if (k == 0)
+        else if (k == 0 || control)
             ES_HTTPBUF_ADD(b, ES_UTF8_REPLACEMENT);
         else
             es_httpbuf_add(b, s + i, k);
@@ -210,6 +213,10 @@ static void f_sparks(struct ctx *c) {
 
 /* ---- The heap profile: the latest census's `top` labels and the rest. */
 
+/* The label of the rest: a program's own label of that name is renamed
+ * (model.h's rule), so the two are always two series. */
+#define REST_LABEL "other"
+
 static void f_census(struct ctx *c) {
     const struct es_model *m = c->m;
     if (m->censuses == 0)
@@ -228,11 +235,16 @@ static void f_census(struct ctx *c) {
         if (strcmp(label, "(other labels)") == 0)
             continue;
         shown += e->bytes;
+        char renamed[sizeof REST_LABEL + ES_MODEL_LABEL_SUFFIX_LEN];
+        if (strcmp(label, REST_LABEL) == 0) {
+            es_model_label_rename(renamed, sizeof renamed, label, label);
+            label = renamed;
+        }
         sample_l(c, "ghc_heap_profile_bytes", "label", label, (double)e->bytes);
     }
     free(idx);
     if (m->cur.total > shown || m->cur.n > k)
-        sample_l(c, "ghc_heap_profile_bytes", "label", "other", (double)(m->cur.total - shown));
+        sample_l(c, "ghc_heap_profile_bytes", "label", REST_LABEL, (double)(m->cur.total - shown));
 }
 
 /* ---- The families, in the order written. */

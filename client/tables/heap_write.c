@@ -92,23 +92,32 @@ static size_t ccs_length(const struct es_model *m) {
  * hp2ps ends a label at white space, reads one that starts with '"' as a
  * string and one that is a word of the format (BEGIN_SAMPLE, JOB, ...) as
  * that word, and has no empty label. So each white-space character
- * becomes '_', and so does a leading '"'; a format word gets a '_' after
- * it; an empty label is "_". Any other label, every one the RTS's own
- * modes make, is written as the RTS writes it. */
-static void hp_readable(char *out, size_t size) {
+ * becomes '_', and so does a leading '"'; an empty label is "_"; and a
+ * label so changed, or a format word, is renamed by the model's rule
+ * (model.h, "Census labels": a suffix from the hash of label `of`), so
+ * that it is no other label's line. Any other label, every one the RTS's
+ * own modes make, is written as the RTS writes it. */
+static void hp_readable(char *out, size_t size, const char *of) {
     static const char *const words[] = {"BEGIN_SAMPLE", "END_SAMPLE", "JOB", "DATE",
                                         "SAMPLE_UNIT",  "VALUE_UNIT", "MARK"};
+    bool changed = false;
     for (char *p = out; *p; p++)
-        if (strchr(" \t\n\v\f\r", *p) != NULL) /* hp2ps's isspace, in the C locale */
+        if (strchr(" \t\n\v\f\r", *p) != NULL) { /* hp2ps's isspace, in the C locale */
             *p = '_';
-    if (out[0] == '"')
+            changed = true;
+        }
+    if (out[0] == '"') {
         out[0] = '_';
-    size_t n = strlen(out);
+        changed = true;
+    }
     for (size_t i = 0; i < sizeof words / sizeof *words; i++)
-        if (strcmp(out, words[i]) == 0 && n + 1 < size)
-            strcpy(out + n, "_");
-    if (out[0] == '\0' && size >= 2)
-        strcpy(out, "_");
+        changed |= strcmp(out, words[i]) == 0;
+    if (out[0] == '\0') {
+        snprintf(out, size, "_");
+        changed = true;
+    }
+    if (changed)
+        es_model_label_rename(out, size, out, of);
 }
 
 /* A census label as the RTS's .hp writes it: a cost-centre stack longer
@@ -117,11 +126,12 @@ static void hp_readable(char *out, size_t size) {
  * valid); its "(N)" stack number is not in the eventlog. Then made
  * readable by hp2ps (hp_readable). */
 static void hp_label(const struct es_model *m, char *out, size_t size, uint32_t label) {
-    snprintf(out, size, "%s", es_model_label(m, label));
+    const char *of = es_model_label(m, label);
+    snprintf(out, size, "%s", of);
     size_t len = ccs_length(m);
     if (m->breakdown == ES_MODEL_BY_CCS && strlen(out) > len && len < size)
         strcpy(out + es_utf8_cut(out, len - 4), "...");
-    hp_readable(out, size);
+    hp_readable(out, size, of);
 }
 
 void es_heapwrite_hp_begin(FILE *f, const struct es_model *m) {

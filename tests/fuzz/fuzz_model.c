@@ -4,6 +4,7 @@
  * program (client/model/core.c and its families), then every query `top` makes. Whatever the
  * events say, the model keeps its invariants: figures within their bounds,
  * shares between 0 and 1, censuses whose totals are their entries' sum,
+ * with one line per label, labels of at most ES_MODEL_LABEL_MAX bytes,
  * bounded tables, text without control characters; and it comes out the
  * same when the reader skims the events it does not read one by one.
  *
@@ -73,10 +74,18 @@ static void check_text(const char *s, size_t size) {
 
 static void check_census(const struct es_model *m, const struct es_model_census *c) {
     uint64_t sum = 0;
+    bool *seen = calloc(m->nlabels ? m->nlabels : 1, sizeof *seen);
+    CHECK(seen != NULL);
     for (size_t i = 0; i < c->n; i++) {
-        CHECK(c->e[i].label < m->nlabels);
+        uint32_t l = c->e[i].label;
+        CHECK(l < m->nlabels && !seen[l]);
+        seen[l] = true;
+        const char *text = es_model_label(m, l);
+        CHECK(strlen(text) <= ES_MODEL_LABEL_MAX);
+        check_text(text, strlen(text) + 1);
         sum += c->e[i].bytes;
     }
+    free(seen);
     CHECK(sum == c->total);
 }
 
