@@ -86,6 +86,13 @@ int es_ring_bytes(struct es_ring *r, uint64_t offset, const uint8_t *data, size_
  * and of any past max_bytes, keeping their definitions. */
 void es_ring_trim(struct es_ring *r, uint64_t time);
 
+/* Whether the header's bytes have all come (es_ring_bytes): a shot can
+ * begin. The reader reports a read's events before its bytes, so a
+ * condition can hold in the read that brings the header. */
+static inline bool es_ring_has_header(const struct es_ring *r) {
+    return r->header_len > 0 && r->header_got >= r->header_len;
+}
+
 /* The i-th block, oldest first (i < r->n). */
 static inline const struct es_ring_block *es_ring_at(const struct es_ring *r, size_t i) {
     return &r->b[(r->first + i) % r->cap];

@@ -134,12 +134,14 @@ static void on_event(struct es_conn *c, const struct es_event *ev, uint64_t offs
         return;
     if (f.by->kind == ES_TRIGGER_EXIT_FAILURE)
         w->fired_at_error = true;
-    if (f.time < w->next_allowed || (w->shot.open && (f.time < w->shot.until || w->has_next))) {
+    if (f.time < w->next_allowed || w->has_next || (w->shot.open && f.time < w->shot.until)) {
         w->held_off++;
-    } else if (w->shot.open) {
+    } else if (w->shot.open || !es_ring_has_header(&w->ring)) {
         /* The shot's time is over in the program's clock, but its blocks
          * are still arriving (GHC 9.0 hands over full buffers that span
-         * seconds): the next begins once the bytes read so far are in. */
+         * seconds), or the header's bytes, read with this event, are not
+         * in the ring yet: the next begins once the bytes read so far are
+         * in. */
         w->next = f;
         w->has_next = true;
     } else {
