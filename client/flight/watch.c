@@ -159,9 +159,22 @@ static void on_block(const struct es_ring_block *b, void *ctx) {
         end_shot(w, false, "the time after the trigger is over; the program went on");
 }
 
+static void stop(struct watch *w, int status, const char *why);
+
 static void on_bytes(struct es_conn *c, const uint8_t *data, size_t n, void *ctx) {
     struct watch *w = ctx;
-    if (es_ring_bytes(&w->ring, w->received, data, n, on_block, w) != 0)
+    if (w->stopped)
+        return;
+    int e = es_ring_bytes(&w->ring, w->received, data, n, on_block, w);
+    if (e == -EMSGSIZE) {
+        /* A block longer than any a program sends: refused, as `record`
+         * refuses it, before it outgrows --memory. */
+        char why[700];
+        es_ring_too_long_why(&w->ring, why, sizeof why);
+        stop(w, 2, why);
+        return;
+    }
+    if (e != 0)
         w->status = 2;
     w->received += n;
     if (w->has_next) {

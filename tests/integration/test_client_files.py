@@ -4,8 +4,8 @@ with one page free still parses (header and end marker), `record`'s
 default name never runs out when names are planted, every file the
 command creates is its user's alone (mode 0600 whatever the umask allows),
 and a stream whose block marker claims 4 GiB is refused once its block
-outgrows the largest a program sends, by `record` and `serve --record`
-alike, in bounded memory."""
+outgrows the largest a program sends, by `record`, `serve --record` and
+`watch` alike, in bounded memory."""
 
 import os
 import re
@@ -170,10 +170,10 @@ def command_files_are_its_users_alone(s):
     note("%d files, all 0600" % len(modes))
 
 
-def long_block_stream():
-    """A program that sends a block, then a block marker claiming 4 GiB
-    and messages that keep coming."""
-    head = fp.header() + fp.block(fp.program([b"long"], 77) + fp.gc(5))
+def long_block_stream(more=b""):
+    """A program that sends a block (and `more`), then a block marker
+    claiming 4 GiB and messages that keep coming."""
+    head = fp.header() + fp.block(fp.program([b"long"], 77) + fp.gc(5)) + more
     head += struct.pack(">HQIQH", fp.BLOCK, 10000000, 0xFFFFFFF0, 20000000, 0)
     return head, fp.event(fp.USER_MSG, 11, b"x" * 4000)
 
@@ -221,3 +221,33 @@ def serve_refuses_a_block_of_4_gib(s):
     rc, _, err = srv.wait(30)
     expect(rc == 2, "serve exited %d: %s" % (rc, err))
     note("serve: %d KiB after 96 MiB of one block" % rss)
+
+
+@test(serial=True, ghc_free=True, timeout=180)
+def watch_refuses_a_block_of_4_gib(s):
+    """The same stream to watch, after a marker its condition fires on:
+    watch refuses the block once it passes 16 MiB, as record does (it held
+    every byte of it, waiting for the 4 GiB: 1.5 GiB for 1.5 GiB sent in
+    the audit), exits 2 saying which block and why, and its peak memory
+    stays near its --memory (8M here: under 48 MiB with the 16 MiB block,
+    where 96 MiB of the block are sent); the file of the firing ends after
+    the block before, with the cut notice, and parses."""
+    sock = s.path("wl.sock")
+    head, tail = long_block_stream(fp.block([(fp.MARKER, 6, b"go")]))
+    fp.start(s, sock, head, tail=tail, tail_bytes=96 << 20)
+    d = s.path("shots")
+    os.mkdir(d)
+    w = Cmd(s, ["watch", "unix:" + sock, "--trigger", "marker~^go$", "--memory", "8M",
+                "-o", d])
+    rc, peak, err = w.wait_rusage(90)
+    note("watch: exit %d, peak %d KiB; %s" % (rc, peak, err.strip().splitlines()[-1][:160]))
+    expect(rc == 2 and "malformed stream" in err and "4096.0 MiB" in err,
+           "watch exited %d: %s" % (rc, err))
+    expect(peak < 48 * 1024, "watch --memory 8M peaked at %d KiB" % peak)
+    files = os.listdir(d)
+    expect(len(files) == 1, "files written: %s" % files)
+    summary = harness.check_stream(s, open(os.path.join(d, files[0]), "rb").read(), "watch-long")
+    expect((6000000, "go") in summary.markers,
+           "the firing's marker is not in the file: %s" % summary.markers)
+    expect(any("malformed stream" in m for _, m in summary.messages),
+           "no cut notice saying why: %s" % summary.messages[-3:])
