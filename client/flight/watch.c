@@ -26,6 +26,8 @@
 #include <string.h>
 
 #define NS_PER_S 1000000000ull
+/* --memory's least value (1M, its refusal's first example). */
+#define MEMORY_MIN ((uint64_t)1 << 20)
 
 struct watch {
     struct es_session ses;
@@ -238,10 +240,10 @@ static int setup(struct watch *w, const struct es_opt_list *conds, const char *d
         }
     if (d[2] == NULL)
         w->holdoff = w->before + w->after;
-    if (d[3] != NULL && (!es_size_parse(d[3], &w->memory) || w->memory < (1 << 20))) {
+    if (d[3] != NULL && (!es_size_parse(d[3], &w->memory) || w->memory < MEMORY_MIN)) {
         fprintf(stderr,
-                "eventlog-socket watch: --memory %s: not a size of 1M or more (" ES_SIZE_GRAMMAR
-                ")\n",
+                "eventlog-socket watch: --memory %s: not a size of 1M or more (" ES_SIZE_WORDS
+                ": 1M, the least, 256MiB, 2GB)\n",
                 d[3]);
         return -1;
     }
