@@ -19,8 +19,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* What a size is, for the messages that refuse one. */
-#define ES_SIZE_GRAMMAR "bytes, or a whole number with K, M, G or T: 64K, 256MiB, 2GB"
+/* What a size is, for the messages that refuse one: the words, then
+ * with examples (a message about a size that has a least value gives
+ * examples of its own, that value first, so that none is refused). */
+#define ES_SIZE_WORDS   "bytes, or a whole number with K, M, G or T"
+#define ES_SIZE_GRAMMAR ES_SIZE_WORDS ": 64K, 256MiB, 2GB"
 
 /* A size, into *bytes (untouched when false): true when `text` is one. */
 bool es_size_parse(const char *text, uint64_t *bytes);

@@ -27,7 +27,7 @@ void es_ring_header(struct es_ring *r, const struct es_header *hdr, size_t len) 
 }
 
 int es_ring_marker(struct es_ring *r, const struct es_event *ev, uint64_t offset) {
-    if (ev->payload_len < 12)
+    if (ev->payload_len < 12 || r->too_long)
         return 0;
     size_t len = es_be32(ev->payload);
     if (len < ES_BLOCK_MARKER_LEN || offset < r->stage_off)
@@ -127,8 +127,28 @@ static void unstage(struct es_ring *r, uint64_t off) {
     r->stage_off += k;
 }
 
+/* The bytes no whole block holds grew past the bound: refuse the stream,
+ * letting them go. */
+static int too_long(struct es_ring *r) {
+    r->too_long = true;
+    r->long_at = r->stage_off;
+    r->long_claims = r->npend > 0 && r->pend[0].offset == r->stage_off ? r->pend[0].len : 0;
+    es_bytes_free(&r->stage);
+    r->npend = 0;
+    return -EMSGSIZE;
+}
+
+void es_ring_too_long_why(const struct es_ring *r, char *out, size_t size) {
+    es_blocks_refusal_words(r->long_at, r->long_claims,
+                            "the recordings already written, and the one being written up to "
+                            "the block before it, are whole",
+                            out, size);
+}
+
 int es_ring_bytes(struct es_ring *r, uint64_t offset, const uint8_t *data, size_t n,
                   es_ring_block_fn *fn, void *ctx) {
+    if (r->too_long)
+        return -EMSGSIZE;
     if (take_header(r, offset, data, n) != 0)
         return -ENOMEM;
     if (r->stage.len == 0)
@@ -160,6 +180,8 @@ int es_ring_bytes(struct es_ring *r, uint64_t offset, const uint8_t *data, size_
     unstage(r, r->npend > 0                 ? r->pend[0].offset
                : r->claimed > r->header_len ? r->claimed
                                             : r->header_len);
+    if (rc == 0 && es_blocks_past_max(r->stage.len))
+        return too_long(r);
     return rc;
 }
 

@@ -9,14 +9,18 @@
  * program's window: it works with any program (no GHC_EVENTLOG_RETAIN
  * needed) and costs the program nothing more than one client, and a
  * firing needs no new connection; the program's window, asked for at the
- * connection, fills it at the start. Pure (no I/O); the watcher's loop
- * thread. */
+ * connection, fills it at the start. The bytes no whole block holds yet
+ * are bounded as every reader of untrusted blocks bounds them
+ * (es_blocks_past_max, client/source/blocks.h): past it, the stream is
+ * refused, whatever a block marker claims. Pure (no I/O); the watcher's
+ * loop thread. */
 #ifndef ES_RING_H
 #define ES_RING_H
 
 #include "base/es_bytes.h"
 #include "format/es_events.h"
 #include "format/es_header.h"
+#include "source/blocks.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -57,6 +61,11 @@ struct es_ring {
     struct es_bytes stage;
     uint64_t stage_off;
     uint64_t claimed; /* where the last block registered ends */
+    /* The staged bytes grew past the bound (es_blocks_past_max): the
+     * stream is refused from then on; where that block began, and what
+     * its marker claimed (0: no marker). */
+    bool too_long;
+    uint64_t long_at, long_claims;
     /* Definitions of the blocks let go, back to back, and their times. */
     uint8_t *defs;
     size_t defs_len, defs_cap;
@@ -78,13 +87,26 @@ int es_ring_marker(struct es_ring *r, const struct es_event *ev, uint64_t offset
 typedef void es_ring_block_fn(const struct es_ring_block *b, void *ctx);
 
 /* The stream's bytes from `offset` on (each call's bytes follow the
- * last's). Returns 0 or -ENOMEM. */
+ * last's). Returns 0, -ENOMEM, or -EMSGSIZE once the bytes no whole block
+ * holds have grown past the bound of client/source/blocks.h (a marker that
+ * claims 4 GiB, events that no marker claims): they are let go, and so is
+ * everything after; the blocks whole before stay. */
 int es_ring_bytes(struct es_ring *r, uint64_t offset, const uint8_t *data, size_t n,
                   es_ring_block_fn *fn, void *ctx);
+
+/* After -EMSGSIZE: what was refused and why, for people, into `out`. */
+void es_ring_too_long_why(const struct es_ring *r, char *out, size_t size);
 
 /* Let go of the oldest blocks that ended before `time` (program time),
  * and of any past max_bytes, keeping their definitions. */
 void es_ring_trim(struct es_ring *r, uint64_t time);
+
+/* Whether the header's bytes have all come (es_ring_bytes): a shot can
+ * begin. The reader reports a read's events before its bytes, so a
+ * condition can hold in the read that brings the header. */
+static inline bool es_ring_has_header(const struct es_ring *r) {
+    return r->header_len > 0 && r->header_got >= r->header_len;
+}
 
 /* The i-th block, oldest first (i < r->n). */
 static inline const struct es_ring_block *es_ring_at(const struct es_ring *r, size_t i) {

@@ -26,6 +26,8 @@
 #include <string.h>
 
 #define NS_PER_S 1000000000ull
+/* --memory's least value (1M, its refusal's first example). */
+#define MEMORY_MIN ((uint64_t)1 << 20)
 
 struct watch {
     struct es_session ses;
@@ -134,12 +136,14 @@ static void on_event(struct es_conn *c, const struct es_event *ev, uint64_t offs
         return;
     if (f.by->kind == ES_TRIGGER_EXIT_FAILURE)
         w->fired_at_error = true;
-    if (f.time < w->next_allowed || (w->shot.open && (f.time < w->shot.until || w->has_next))) {
+    if (f.time < w->next_allowed || w->has_next || (w->shot.open && f.time < w->shot.until)) {
         w->held_off++;
-    } else if (w->shot.open) {
+    } else if (w->shot.open || !es_ring_has_header(&w->ring)) {
         /* The shot's time is over in the program's clock, but its blocks
          * are still arriving (GHC 9.0 hands over full buffers that span
-         * seconds): the next begins once the bytes read so far are in. */
+         * seconds), or the header's bytes, read with this event, are not
+         * in the ring yet: the next begins once the bytes read so far are
+         * in. */
         w->next = f;
         w->has_next = true;
     } else {
@@ -157,9 +161,22 @@ static void on_block(const struct es_ring_block *b, void *ctx) {
         end_shot(w, false, "the time after the trigger is over; the program went on");
 }
 
+static void stop(struct watch *w, int status, const char *why);
+
 static void on_bytes(struct es_conn *c, const uint8_t *data, size_t n, void *ctx) {
     struct watch *w = ctx;
-    if (es_ring_bytes(&w->ring, w->received, data, n, on_block, w) != 0)
+    if (w->stopped)
+        return;
+    int e = es_ring_bytes(&w->ring, w->received, data, n, on_block, w);
+    if (e == -EMSGSIZE) {
+        /* A block longer than any a program sends: refused, as `record`
+         * refuses it, before it outgrows --memory. */
+        char why[700];
+        es_ring_too_long_why(&w->ring, why, sizeof why);
+        stop(w, 2, why);
+        return;
+    }
+    if (e != 0)
         w->status = 2;
     w->received += n;
     if (w->has_next) {
@@ -223,10 +240,10 @@ static int setup(struct watch *w, const struct es_opt_list *conds, const char *d
         }
     if (d[2] == NULL)
         w->holdoff = w->before + w->after;
-    if (d[3] != NULL && (!es_size_parse(d[3], &w->memory) || w->memory < (1 << 20))) {
+    if (d[3] != NULL && (!es_size_parse(d[3], &w->memory) || w->memory < MEMORY_MIN)) {
         fprintf(stderr,
-                "eventlog-socket watch: --memory %s: not a size of 1M or more (" ES_SIZE_GRAMMAR
-                ")\n",
+                "eventlog-socket watch: --memory %s: not a size of 1M or more (" ES_SIZE_WORDS
+                ": 1M, the least, 256MiB, 2GB)\n",
                 d[3]);
         return -1;
     }

@@ -223,7 +223,7 @@ static int too_long(struct es_blocks *b) {
 /* Whether the unfinished block has grown past ES_BLOCKS_MAX_BLOCK. */
 static bool overlong(const struct es_blocks *b) {
     return b->header_len > 0 && b->received > b->boundary &&
-           b->received - b->boundary > ES_BLOCKS_MAX_BLOCK;
+           es_blocks_past_max(b->received - b->boundary);
 }
 
 static int append(struct es_blocks *b, const uint8_t *data, size_t n) {
@@ -256,17 +256,22 @@ int es_blocks_append(struct es_blocks *b, const uint8_t *data, size_t n) {
     return r == 0 && overlong(b) ? too_long(b) : r;
 }
 
-void es_blocks_too_long_why(const struct es_blocks *b, char *out, size_t size) {
-    uint64_t claims = b->block_end > b->block_start ? b->block_end - b->block_start : 0;
+void es_blocks_refusal_words(uint64_t at, uint64_t claims, const char *keeps, char *out,
+                             size_t size) {
     char what[80] = "";
-    if (b->block_start == b->boundary && claims > ES_BLOCKS_MAX_BLOCK)
+    if (es_blocks_past_max(claims))
         snprintf(what, sizeof what, ", whose marker claims %.1f MiB", (double)claims / (1 << 20));
     snprintf(out, size,
              "a malformed stream: the block at byte %llu%s runs past %.0f MiB, longer than any "
              "block a program sends (its RTS writes 2 MiB at most, the library's definitions "
-             "block 16 MiB): not a program's eventlog, or a corrupt one; the recording keeps "
-             "the blocks before it",
-             (unsigned long long)b->boundary, what, (double)ES_BLOCKS_MAX_BLOCK / (1 << 20));
+             "block 16 MiB): not a program's eventlog, or a corrupt one; %s",
+             (unsigned long long)at, what, (double)ES_BLOCKS_MAX_BLOCK / (1 << 20), keeps);
+}
+
+void es_blocks_too_long_why(const struct es_blocks *b, char *out, size_t size) {
+    uint64_t claims = b->block_end > b->block_start ? b->block_end - b->block_start : 0;
+    es_blocks_refusal_words(b->boundary, b->block_start == b->boundary ? claims : 0,
+                            "the recording keeps the blocks before it", out, size);
 }
 
 int es_blocks_set_fd(struct es_blocks *b, int fd) {

@@ -100,6 +100,22 @@ int es_blocks_whole(struct es_blocks *b, uint64_t offset);
 /* After -EMSGSIZE: what was refused and why, for people, into `out`. */
 void es_blocks_too_long_why(const struct es_blocks *b, char *out, size_t size);
 
+/* Whether `n` bytes that no whole block holds yet (an unfinished block,
+ * from its marker on, or bytes after the last whole block that no marker
+ * claims) are more than any server sends: the one bound of every reader
+ * that keeps a block's bytes until it is whole (this writer, `watch`'s
+ * ring, client/flight/ring.h), past which the stream is refused. */
+static inline bool es_blocks_past_max(uint64_t n) {
+    return n > ES_BLOCKS_MAX_BLOCK;
+}
+
+/* Why such a stream was refused, for people, into `out`, in the words
+ * every such reader says it: the block at stream offset `at`, whose
+ * marker claims `claims` bytes (said when past the bound), and what the
+ * reader keeps (`keeps`: "the recording keeps the blocks before it"). */
+void es_blocks_refusal_words(uint64_t at, uint64_t claims, const char *keeps, char *out,
+                             size_t size);
+
 /* Start writing to `fd` (everything whole so far goes out now). */
 int es_blocks_set_fd(struct es_blocks *b, int fd);
 

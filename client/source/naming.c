@@ -59,15 +59,30 @@ int es_naming_create(const char *stem, char *path, size_t size) {
             snprintf(path, size, "%s.eventlog", stem);
         else
             snprintf(path, size, "%s.%d.eventlog", stem, i);
-        int fd = es_outfile_open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW);
+        int fd = es_outfile_create(path, O_WRONLY);
         if (fd >= 0 || errno != EEXIST)
             return fd;
     }
     /* Names planted in advance never leave the recording without a file:
      * six random characters, as mkstemp(3) makes them (mode 0600). */
     snprintf(path, size, "%s.XXXXXX.eventlog", stem);
-    int fd = mkstemps(path, (int)strlen(".eventlog"));
-    if (fd >= 0)
-        fcntl(fd, F_SETFD, FD_CLOEXEC);
-    return fd;
+    return es_outfile_create_random(path, (int)strlen(".eventlog"));
+}
+
+int es_naming_create_numbered(const char *base, unsigned *num, int flags, char *path, size_t size) {
+    for (unsigned n = *num; n < *num + TRIES; n++) {
+        if ((size_t)snprintf(path, size, "%s.%u", base, n) >= size) {
+            errno = ENAMETOOLONG; /* never a name cut short */
+            return -1;
+        }
+        int fd = es_outfile_create(path, flags);
+        if (fd >= 0) {
+            *num = n;
+            return fd;
+        }
+        if (errno != EEXIST)
+            return -1;
+    }
+    snprintf(path, size, "%s.%u.XXXXXX", base, *num);
+    return es_outfile_create_random(path, 0);
 }

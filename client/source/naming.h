@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* A recording's file name, as `record` and `record --trigger` make it: the
+/* A recording's file name, as `record` and `record --trigger` make it (and
+ * `serve --record FILE` for the runs after the first, FILE.N): the
  * program's name and pid from the stream, else from the server's process
  * (GHC 9.0 names them only at exit: SO_PEERCRED on a Unix socket, the
  * owner of the connection's other end over loopback TCP), and a file
@@ -32,5 +33,11 @@ void es_naming_stem(struct es_conn *c, bool stamped, char *out, size_t size);
  * `stem`.XXXXXX.eventlog, when taken); its name in `path`. Returns the
  * descriptor, or -1 with errno set. */
 int es_naming_create(const char *stem, char *path, size_t size);
+
+/* Create `base`.N (`flags`: O_WRONLY or O_RDWR), N the first number from
+ * *num on whose name is free (100 of them, then `base`.N.XXXXXX), the
+ * same way: anew, never through a link; its name in `path`, and the N
+ * used in *num. Returns the descriptor, or -1 with errno set. */
+int es_naming_create_numbered(const char *base, unsigned *num, int flags, char *path, size_t size);
 
 #endif

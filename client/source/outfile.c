@@ -4,12 +4,24 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 int es_outfile_open(const char *path, int flags) {
     return open(path, flags | O_CLOEXEC, ES_OUTFILE_MODE);
+}
+
+int es_outfile_create(const char *path, int flags) {
+    return es_outfile_open(path, flags | O_CREAT | O_EXCL | O_NOFOLLOW);
+}
+
+int es_outfile_create_random(char *path, int suffix_len) {
+    int fd = mkstemps(path, suffix_len); /* O_EXCL, mode 0600 */
+    if (fd >= 0)
+        fcntl(fd, F_SETFD, FD_CLOEXEC);
+    return fd;
 }
 
 FILE *es_outfile_fopen(const char *path, const char *mode) {

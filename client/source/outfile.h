@@ -22,6 +22,19 @@
  * added), creating it with ES_OUTFILE_MODE. -1 and errno on failure. */
 int es_outfile_open(const char *path, int flags);
 
+/* A new file at `path`, for its user alone (ES_OUTFILE_MODE): never a
+ * file that is there already, never through a symbolic link (either is
+ * EEXIST); `flags` O_WRONLY or O_RDWR (O_CLOEXEC is added). How the
+ * command creates every name it makes itself: `record`'s default names,
+ * `watch`'s files, `serve --record FILE`'s FILE.N (naming.h). -1 and
+ * errno on failure. */
+int es_outfile_create(const char *path, int flags);
+
+/* The same, read and write, with six random characters in place of the
+ * XXXXXX that `path` holds `suffix_len` characters before its end
+ * (mkstemps(3)); `path` then holds the name. */
+int es_outfile_create_random(char *path, int suffix_len);
+
 /* fopen(3) of `path` for writing ("w" or "wb"): created with
  * ES_OUTFILE_MODE, truncated if it exists. NULL and errno on failure. */
 FILE *es_outfile_fopen(const char *path, const char *mode);

@@ -23,6 +23,7 @@
 #include "opts.h"
 #include "prom/text.h"
 #include "source/blocks.h"
+#include "source/naming.h"
 #include "source/outfile.h"
 #include "source/session.h"
 #include "subcommands.h"
@@ -59,6 +60,8 @@ struct serve {
     const char *source;
     const char *http;     /* --http HOST:PORT */
     const char *rec_path; /* --record FILE, or NULL for a temporary file */
+    char rec_now[600];    /* the file of the run shown: FILE, then FILE.N */
+    unsigned rec_num;     /* its N (FILE: 1) */
     char tmp_path[512];
     int rec_fd;
     const char *state;
@@ -181,15 +184,44 @@ static void on_commands(uv_async_t *a) {
         es_conn_send_command(s->ses.conn, cmds[i]);
 }
 
+/* --record FILE: the first run's file is the one the user named, FILE,
+ * written as named; run N after it goes to FILE.N, a name of serve's own,
+ * so created as every name the command makes (naming.h): anew, never
+ * through a link. A name taken (an earlier serve's file, a link planted
+ * there, this serve's own run) is passed over for the next free number,
+ * so the numbers follow the runs' order and nothing is written through;
+ * serve says so when run N's file is not FILE.N. */
+static int create_run_file(struct serve *s) {
+    char *path = s->rec_now;
+    if (s->run == 0) {
+        snprintf(path, sizeof s->rec_now, "%s", s->rec_path);
+        s->rec_num = 1;
+        return es_outfile_open(path, O_RDWR | O_CREAT | O_TRUNC);
+    }
+    unsigned this_run = s->run + 1, num = this_run > s->rec_num ? this_run : s->rec_num + 1;
+    int fd = es_naming_create_numbered(s->rec_path, &num, O_RDWR, path, sizeof s->rec_now);
+    if (fd < 0) {
+        int e = errno;
+        snprintf(path, sizeof s->rec_now, "%s.%u", s->rec_path, num);
+        errno = e;
+        return -1;
+    }
+    s->rec_num = num;
+    char want[600];
+    snprintf(want, sizeof want, "%s.%u", s->rec_path, this_run);
+    if (strcmp(want, path) != 0)
+        fprintf(stderr,
+                "eventlog-socket serve: run %u is recorded in %s: %s is taken (by an earlier run, "
+                "another file or a symbolic link), and a name that is taken is never written "
+                "through\n",
+                this_run, path, want);
+    return fd;
+}
+
 static int open_recording(struct serve *s) {
     int fd;
-    char path[600];
     if (s->rec_path != NULL) {
-        if (s->run > 0)
-            snprintf(path, sizeof path, "%s.%u", s->rec_path, s->run + 1);
-        else
-            snprintf(path, sizeof path, "%s", s->rec_path);
-        fd = es_outfile_open(path, O_RDWR | O_CREAT | O_TRUNC);
+        fd = create_run_file(s);
     } else {
         const char *dir = getenv("TMPDIR");
         snprintf(s->tmp_path, sizeof s->tmp_path, "%s/eventlog-socket-serve-XXXXXX",
@@ -200,7 +232,7 @@ static int open_recording(struct serve *s) {
     }
     if (fd < 0) {
         fprintf(stderr, "eventlog-socket serve: cannot create the recording %s: %s\n",
-                s->rec_path ? path : s->tmp_path, strerror(errno));
+                s->rec_path ? s->rec_now : s->tmp_path, strerror(errno));
         return -1;
     }
     s->rec_fd = fd;
@@ -271,7 +303,7 @@ static void on_event(struct es_conn *c, const struct es_event *ev, uint64_t offs
  * serve's exit status will be 2. */
 static void recording_failed(struct serve *s, int e) {
     int64_t kept = s->blocks.salvaged;
-    const char *file = s->rec_path ? s->rec_path : "(temporary file)";
+    const char *file = s->rec_path ? s->rec_now : "(temporary file)";
     s->status = 2;
     if (e == -EMSGSIZE) {
         char why[600];

@@ -4,8 +4,10 @@ its stdout and stderr kept, killed by the test's Scope if still running."""
 
 import os
 import pty
+import re
 import signal
 import subprocess
+import time
 
 import harness
 from harness import TestFailure
@@ -43,6 +45,24 @@ class Cmd:
                               % (" ".join(self.args), timeout))
         return rc, self.stdout(), self.stderr()
 
+    def wait_rusage(self, timeout=30.0):
+        """Wait for the exit; return (status, peak RSS in KiB, stderr).
+        Fails the test (and kills the command) when it does not exit in
+        time, saying how much memory it held then."""
+        deadline = time.monotonic() + timeout
+        while True:
+            pid, status, usage = os.wait4(self.proc.pid, os.WNOHANG)
+            if pid:
+                self.proc.returncode = os.waitstatus_to_exitcode(status)
+                return self.proc.returncode, usage.ru_maxrss, self.stderr()
+            if time.monotonic() > deadline:
+                held = rss_kib(self.proc.pid)
+                self.kill()
+                raise TestFailure("eventlog-socket %s did not exit within %.0f s (holding "
+                                  "%d KiB): %s" % (" ".join(self.args), timeout, held,
+                                                   self.stderr()[-300:]))
+            time.sleep(0.05)
+
     def stdout(self):
         with open(self.out_path, "rb") as f:
             return f.read().decode(errors="replace")
@@ -63,6 +83,15 @@ class Cmd:
         self.out_file.close()
         if self.err_file is not None:
             self.err_file.close()
+
+
+def rss_kib(pid):
+    """A running process's resident memory, in KiB (0 once it is gone)."""
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            return int(re.search(r"VmRSS:\s+(\d+)", f.read()).group(1))
+    except (OSError, AttributeError):
+        return 0
 
 
 def run(scope, args, timeout=20.0):

@@ -4,6 +4,7 @@ every case is one line on stderr and exit status 2, never a hang (each run
 has a deadline); and --retry finds a program started after the client."""
 
 import os
+import re
 import signal
 import socket
 import threading
@@ -256,3 +257,25 @@ def client_usage_errors(s):
         expect("no such socket" not in err, "%s: tried to connect: %r" % (args, err))
     note("%d subcommands' --help and missing address, %d bad command lines"
          % (len(cmds), len(cases)))
+
+
+@test(ghc_free=True)
+def watch_memory_refusal_gives_values_it_takes(s):
+    """watch --memory below its least (64K, 1000) or not a size (1.5M):
+    exit 2, one line naming the value; every example of a size the line
+    gives is one --memory takes (it gave 64K, which it refuses)."""
+    sock = s.path("never.sock")
+    examples = set()
+    for bad in ("64K", "1000", "1.5M"):
+        line = one_line_error(s, ["watch", sock, "--trigger", "exit-failure", "--memory", bad],
+                              ["--memory %s:" % bad])
+        m = re.search(r"\(([^()]*)\)\s*$", line)
+        expect(m is not None, "no examples in %r" % line)
+        found = re.findall(r"(?:^|[:,] )(\d+[A-Za-z]*)(?=,|$)", m.group(1))
+        expect(found, "no examples in %r" % line)
+        examples.update(found)
+    for ex in sorted(examples):
+        rc, _, err = run(s, ["watch", sock, "--trigger", "exit-failure", "--memory", ex])
+        expect(rc == 2 and "no such socket" in err and "--memory" not in err,
+               "--memory %s, given as an example, is refused: %r" % (ex, err))
+    note("examples given, all taken: %s" % ", ".join(sorted(examples)))

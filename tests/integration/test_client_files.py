@@ -3,9 +3,11 @@
 with one page free still parses (header and end marker), `record`'s
 default name never runs out when names are planted, every file the
 command creates is its user's alone (mode 0600 whatever the umask allows),
+every name it makes itself (serve --record's FILE.N, record's and watch's)
+is created anew, never through a planted link,
 and a stream whose block marker claims 4 GiB is refused once its block
-outgrows the largest a program sends, by `record` and `serve --record`
-alike, in bounded memory."""
+outgrows the largest a program sends, by `record`, `serve --record` and
+`watch` alike, in bounded memory."""
 
 import os
 import re
@@ -170,10 +172,10 @@ def command_files_are_its_users_alone(s):
     note("%d files, all 0600" % len(modes))
 
 
-def long_block_stream():
-    """A program that sends a block, then a block marker claiming 4 GiB
-    and messages that keep coming."""
-    head = fp.header() + fp.block(fp.program([b"long"], 77) + fp.gc(5))
+def long_block_stream(more=b""):
+    """A program that sends a block (and `more`), then a block marker
+    claiming 4 GiB and messages that keep coming."""
+    head = fp.header() + fp.block(fp.program([b"long"], 77) + fp.gc(5)) + more
     head += struct.pack(">HQIQH", fp.BLOCK, 10000000, 0xFFFFFFF0, 20000000, 0)
     return head, fp.event(fp.USER_MSG, 11, b"x" * 4000)
 
@@ -221,3 +223,127 @@ def serve_refuses_a_block_of_4_gib(s):
     rc, _, err = srv.wait(30)
     expect(rc == 2, "serve exited %d: %s" % (rc, err))
     note("serve: %d KiB after 96 MiB of one block" % rss)
+
+
+@test(serial=True, ghc_free=True, timeout=180)
+def watch_refuses_a_block_of_4_gib(s):
+    """The same stream to watch, after a marker its condition fires on:
+    watch refuses the block once it passes 16 MiB, as record does (it held
+    every byte of it, waiting for the 4 GiB: 1.5 GiB for 1.5 GiB sent in
+    the audit), exits 2 saying which block and why, and its peak memory
+    stays near its --memory (8M here: under 48 MiB with the 16 MiB block,
+    where 96 MiB of the block are sent); the file of the firing ends after
+    the block before, with the cut notice, and parses."""
+    sock = s.path("wl.sock")
+    head, tail = long_block_stream(fp.block([(fp.MARKER, 6, b"go")]))
+    fp.start(s, sock, head, tail=tail, tail_bytes=96 << 20)
+    d = s.path("shots")
+    os.mkdir(d)
+    w = Cmd(s, ["watch", "unix:" + sock, "--trigger", "marker~^go$", "--memory", "8M",
+                "-o", d])
+    rc, peak, err = w.wait_rusage(90)
+    note("watch: exit %d, peak %d KiB; %s" % (rc, peak, err.strip().splitlines()[-1][:160]))
+    expect(rc == 2 and "malformed stream" in err and "4096.0 MiB" in err,
+           "watch exited %d: %s" % (rc, err))
+    expect(peak < 48 * 1024, "watch --memory 8M peaked at %d KiB" % peak)
+    files = os.listdir(d)
+    expect(len(files) == 1, "files written: %s" % files)
+    summary = harness.check_stream(s, open(os.path.join(d, files[0]), "rb").read(), "watch-long")
+    expect((6000000, "go") in summary.markers,
+           "the firing's marker is not in the file: %s" % summary.markers)
+    expect(any("malformed stream" in m for _, m in summary.messages),
+           "no cut notice saying why: %s" % summary.messages[-3:])
+
+
+def marked_program(name, pid, marker):
+    """A program's whole eventlog, sent in one piece: who it is and one
+    marker (at 3 ms)."""
+    return fp.eventlog(fp.block(fp.program([name], pid) + [(fp.MARKER, 3, marker)]))
+
+
+def links_to(victim, paths):
+    for p in paths:
+        os.symlink(victim, p)
+
+
+def markers_in(s, path):
+    with open(path, "rb") as f:
+        return [m for _, m in harness.check_stream(s, f.read(), os.path.basename(path)).markers]
+
+
+def serve_two_runs_into(s, rec):
+    """serve --retry --record REC, shown two runs (two fake programs, one
+    after the other at the same socket); returns serve's stderr."""
+    sock = s.path("runs.sock")
+    first = fp.start(s, sock, marked_program(b"runs", 101, b"run one"), close=True)
+    srv, _ = start(s, sock, "127.0.0.1:0", ["--retry", "--record", rec])
+    for n, program in ((1, None), (2, marked_program(b"runs", 102, b"run two"))):
+        if program is not None:
+            s.kill(first)
+            os.unlink(sock)
+            fp.start(s, sock, program, close=True)
+        deadline = time.monotonic() + 60
+        while srv.stderr().count("the program exited") < n:
+            expect(time.monotonic() < deadline and srv.proc.poll() is None,
+                   "serve did not show run %d: %r" % (n, srv.stderr()))
+            time.sleep(0.1)
+    srv.signal(signal.SIGINT)
+    rc, _, err = srv.wait(30)
+    expect(rc == 0, "serve exited %d: %s" % (rc, err))
+    return err
+
+
+@test(ghc_free=True, timeout=180)
+def numbered_files_never_follow_a_link(s):
+    """Every name the command makes itself is created anew, 0600, never
+    through a link: `serve --retry --record FILE` with FILE.2 planted as a
+    link to another file of the user's records run 2 into FILE.3 and says
+    so, the file linked to untouched (it was overwritten with run 2);
+    `record`'s default name and `watch`'s files pass over links planted at
+    theirs (NAME and NAME.1) for NAME.2."""
+    victim = s.path("victim")
+    with open(victim, "w") as f:
+        f.write("precious\n")
+    rec = s.path("runs.eventlog")
+    links_to(victim, [rec + ".2"])
+    err = serve_two_runs_into(s, rec)
+    expect(open(victim, "rb").read() == b"precious\n", "serve wrote through FILE.2's link: %r"
+           % open(victim, "rb").read()[:40])
+    expect(os.path.islink(rec + ".2"), "the planted link was replaced")
+    first, second = markers_in(s, rec), markers_in(s, rec + ".3")
+    expect(first == ["run one"] and second == ["run two"],
+           "run 1 in FILE and run 2 in FILE.3: %s, %s" % (first, second))
+    expect("run 2 is recorded in %s.3: %s.2 is taken" % (rec, rec) in err,
+           "serve does not say where run 2 went: %r" % err)
+    made = {"serve": rec + ".3"}
+
+    d = s.path("default")
+    os.mkdir(d)
+    links_to(victim, [os.path.join(d, "named-4242.eventlog"),
+                      os.path.join(d, "named-4242.1.eventlog")])
+    sock = s.path("named.sock")
+    fp.start(s, sock, marked_program(b"named", 4242, b"named"), close=True)
+    rc, _, err = Cmd(s, ["record", "unix:" + sock], cwd=d).wait(30)
+    made["record"] = os.path.join(d, "named-4242.2.eventlog")
+    expect(rc == 0 and os.path.exists(made["record"]), "record exited %d: %s" % (rc, err))
+
+    w = s.path("shots")
+    os.mkdir(w)
+    now = time.time()
+    for t in range(int(now) - 2, int(now) + 120):
+        stem = os.path.join(w, "shot-5151-" + time.strftime("%Y%m%d-%H%M%S", time.localtime(t)))
+        links_to(victim, [stem + ".eventlog", stem + ".1.eventlog"])
+    sock = s.path("shot.sock")
+    fp.start(s, sock, marked_program(b"shot", 5151, b"go"), close=True)
+    rc, _, err = Cmd(s, ["watch", "unix:" + sock, "--trigger", "marker~^go$", "-o", w]).wait(30)
+    files = [n for n in os.listdir(w) if not os.path.islink(os.path.join(w, n))]
+    expect(rc == 0 and len(files) == 1 and files[0].endswith(".2.eventlog"),
+           "watch exited %d with %s: %s" % (rc, files, err))
+    made["watch"] = os.path.join(w, files[0])
+
+    expect(open(victim, "rb").read() == b"precious\n", "a link was written through")
+    for who, path in made.items():
+        expect(not os.path.islink(path) and stat.S_IMODE(os.stat(path).st_mode) == 0o600,
+               "%s's file %s: mode %o" % (who, path, os.lstat(path).st_mode))
+        expect(markers_in(s, path) != [], "%s's file holds no marker" % who)
+    note("files made past the links: %s" % ", ".join(os.path.basename(p) for p in made.values()))

@@ -10,6 +10,7 @@ import re
 import signal
 import subprocess
 
+import fakeprog as fp
 from client_cmd import Cmd, last_line
 from harness import Program, check_stream, expect, ghc_version, note, test
 
@@ -186,3 +187,26 @@ def trigger_exit_failure(s):
     c.finish()
     rcc, _, errc = wc.wait(60)
     expect(rcc == 0 and shots(dc) == [], "a clean exit made %s: %s" % (shots(dc), errc))
+
+
+@test(ghc_free=True)
+def trigger_in_the_headers_read(s):
+    """A condition that holds in the very read that brings the stream's
+    header (a program whose header, first block and end marker arrive
+    together): the file written parses, holds the marker that fired and
+    ends with the program's end marker (it was empty: the firing came
+    before the header's bytes were kept)."""
+    sock = s.path("first.sock")
+    fp.start(s, sock, fp.eventlog(fp.block(fp.program([b"first"], 42) + [(fp.MARKER, 3, b"now")])),
+             close=True)
+    d = s.path("first-shots")
+    os.mkdir(d)
+    rc, _, err = Cmd(s, ["watch", "unix:" + sock, "--trigger", "marker~^now$", "-o", d]).wait(30)
+    files = shots(d)
+    expect(rc == 0 and len(files) == 1, "watch exited %d with %s: %s" % (rc, files, err))
+    data = open(files[0], "rb").read()
+    summ = check_stream(s, data, "first-shot")
+    expect((3000000, "now") in summ.markers, "the marker is not in the file: %s" % summ.markers)
+    expect(not any("recording cut" in m for _, m in summ.messages),
+           "a complete stream's file ends with a cut notice: %s" % summ.messages)
+    note("%d bytes: %s" % (len(data), last_line(err)[:120]))

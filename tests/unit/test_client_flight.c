@@ -3,8 +3,10 @@
  * as typed, the trigger conditions (parsing, errors, judging
  * synthetic events), and the watcher's ring and files: blocks fed in
  * pieces of every size become whole in order, the oldest are let go by
- * time and by size with their definitions kept, and a file written from
- * the ring parses from its header with the definitions first. Runs under
+ * time and by size with their definitions kept, a file written from the
+ * ring parses from its header with the definitions first, and a block
+ * longer than any a program sends is refused at the bound every reader
+ * of blocks keeps (client/source/blocks.h). Runs under
  * ASan/UBSan. Sizes are test_client_sizes.c's. */
 #include "flight/ring.h"
 #include "flight/shot.h"
@@ -283,5 +285,78 @@ UNIT_CASE(client_flight_ring_and_shot) {
        "past its size the ring lets the oldest go (%llu of them)",
        (unsigned long long)r.let_go_for_size);
     es_ring_destroy(&r);
+    free(hdr_bytes);
+}
+
+/* Feed the ring `n` bytes at stream offset *at (a marker first, when
+ * given): what es_ring_bytes returned. */
+static int feed_at(struct es_ring *r, uint64_t *at, const uint8_t *p, size_t n, bool marker) {
+    if (marker) {
+        struct es_event ev;
+        struct es_event_iter it;
+        es_events_iter_init(&it, &hdr, p, n);
+        es_events_next(&it, &ev);
+        es_ring_marker(r, &ev, *at);
+    }
+    int e = es_ring_bytes(r, *at, p, n, NULL, NULL);
+    *at += n;
+    return e;
+}
+
+/* The header and one whole block, then (`claim`) a block marker that
+ * claims 4 GiB and messages that keep coming, or (no claim) messages that
+ * no marker claims: the ring holds at most the bound of every reader of
+ * blocks (es_blocks_past_max) of them, then refuses the stream, lets them
+ * go and says why; the block before stays. */
+static void refuses_long(bool claim) {
+    struct es_ring r;
+    es_ring_init(&r, 1 << 20);
+    es_ring_header(&r, &hdr, hdr_len);
+    uint64_t at = 0, block_at;
+    uint8_t b[200], msg[1012];
+    feed_at(&r, &at, hdr_bytes, hdr_len, false);
+    feed_at(&r, &at, b, make(b, 0, 1000, false), true);
+    block_at = at;
+    if (claim) {
+        es_put_block_marker(b, 2000, 0xfffffff0u, 3000, 0);
+        feed_at(&r, &at, b, ES_BLOCK_MARKER_LEN, true);
+    }
+    es_put_be(msg, ES_EVENT_USER_MSG, 2);
+    es_put_be(msg + 2, 2500, 8);
+    es_put_be(msg + 10, 1000, 2);
+    memset(msg + 12, 'm', 1000);
+    size_t staged_max = 0;
+    int refused = 0, other = 0;
+    while (at - block_at < ES_BLOCKS_MAX_BLOCK + (4u << 20)) {
+        int e = feed_at(&r, &at, msg, sizeof msg, false);
+        refused += e == -EMSGSIZE;
+        other += e != 0 && e != -EMSGSIZE;
+        if (r.stage.len > staged_max)
+            staged_max = r.stage.len;
+    }
+    char why[700];
+    es_ring_too_long_why(&r, why, sizeof why);
+    char at_text[64];
+    snprintf(at_text, sizeof at_text, "the block at byte %llu%s", (unsigned long long)block_at,
+             claim ? ", whose" : " runs");
+    ok(refused > 0 && other == 0 && staged_max <= ES_BLOCKS_MAX_BLOCK + sizeof msg &&
+           r.stage.len == 0 && r.n == 1,
+       "%s: at most %zu bytes held (%zu), then refused (-EMSGSIZE, %d times) and let go; the "
+       "block before kept (%zu)",
+       claim ? "a marker that claims 4 GiB" : "messages no marker claims",
+       (size_t)ES_BLOCKS_MAX_BLOCK, staged_max, refused, r.n);
+    ok(strstr(why, "malformed stream") != NULL && strstr(why, at_text) != NULL &&
+           (strstr(why, "claims 4096.0 MiB") != NULL) == claim,
+       "and says which block and why: %.100s", why);
+    es_ring_destroy(&r);
+}
+
+UNIT_CASE(client_flight_ring_block_too_long) {
+    size_t len;
+    hdr_bytes = unit_read_fixture("ghc-9.0.2.eventlog", &len);
+    es_header_parse(hdr_bytes, len, &hdr);
+    hdr_len = hdr.len;
+    refuses_long(true);
+    refuses_long(false);
     free(hdr_bytes);
 }
