@@ -70,6 +70,17 @@ def promtool(s, text):
     return res.returncode, (res.stdout + res.stderr).decode(errors="replace")
 
 
+def census_scrape(s, port):
+    """The exporter's first scrape that has a census, checked by promtool."""
+    deadline = time.monotonic() + 30
+    while b"ghc_heap_profile_bytes" not in (text := scrape_bytes(port)):
+        expect(time.monotonic() < deadline, "no census exported: %r" % text[-500:])
+        time.sleep(0.2)
+    rc, out = promtool(s, text)
+    expect(rc == 0, "promtool check metrics: %s" % out)
+    return text
+
+
 @test(ghc_free=True)
 def metrics_labels_any_bytes(s):
     """A program whose census labels, name and socket path are not all
@@ -84,12 +95,7 @@ def metrics_labels_any_bytes(s):
                                                   enumerate(LABELS)]) + fp.gc(600)), end=False)
     fp.start(s, path, data)
     exporter, port = start_metrics(s, os.fsdecode(d) + "/*.sock", extra=["--top-labels", "10"])
-    deadline = time.monotonic() + 30
-    while b"ghc_heap_profile_bytes" not in (text := scrape_bytes(port)):
-        expect(time.monotonic() < deadline, "no census exported: %r" % text[-500:])
-        time.sleep(0.2)
-    rc, out = promtool(s, text)
-    expect(rc == 0, "promtool check metrics: %s" % out)
+    text = census_scrape(s, port)
     sm = samples(text.decode("utf-8"))
     got = {dict(k[1])["label"] for k in sm if k[0] == "ghc_heap_profile_bytes"}
     want = {"ok", "a" * 494 + fnv(LONG), "bad\ufffd(" + fnv(b"bad\xc3("),
@@ -221,12 +227,7 @@ def metrics_hostile_labels_each_a_series(s):
     fp.start(s, d + "/p.sock", data)
     exporter, port = start_metrics(s, "unix:" + d + "/p.sock",
                                    extra=["--top-labels", str(len(HOSTILE) + 1)])
-    deadline = time.monotonic() + 30
-    while b"ghc_heap_profile_bytes" not in (text := scrape_bytes(port)):
-        expect(time.monotonic() < deadline, "no census exported: %r" % text[-500:])
-        time.sleep(0.2)
-    rc, out = promtool(s, text)
-    expect(rc == 0, "promtool check metrics: %s" % out)
+    text = census_scrape(s, port)
 
     def census_lines(t):
         return {x for x in t.split(b"\n") if x.startswith(b"ghc_heap_profile_bytes{")}
