@@ -34,10 +34,14 @@ int es_notice_text_cost(char *buf, size_t size, uint64_t writer_ns, uint64_t wal
                         uint64_t loop_ns, uint64_t period_ms, uint64_t bytes_sent);
 /* The window notice (protocol.md 1.3), at the end of the definitions
  * block of a client that asked for the window: "eventlog-socket: window
- * of N blocks (B bytes) from T0 s to T1 s, kept before this connection;
- * the live stream follows". B is exact: the window's blocks are the next B
- * bytes of the stream after the block holding the notice, T0 and T1 the
- * earliest start and latest end of their blocks (program time). */
+ * of N blocks (B bytes) from T0 s to T1 s, kept before this connection".
+ * B is exact: the window's blocks are the next B bytes of the stream after
+ * the block holding the notice, T0 and T1 the earliest start and latest
+ * end of their blocks (program time). It says nothing of what comes after
+ * the window: the live stream, or nothing for a client that stops there
+ * (`record --snapshot`, whose file holds the notice). Words after T1's
+ * figure are not read (earlier builds added "; the live stream
+ * follows"). */
 int es_notice_text_window(char *buf, size_t size, uint64_t blocks, uint64_t bytes, uint64_t from_ns,
                           uint64_t to_ns);
 /* "eventlog-socket: window refused: WHY; the live stream follows". */
