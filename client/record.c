@@ -249,6 +249,12 @@ static void window_answer(struct record *r, struct es_conn *c, const struct es_e
         begin(r);
     else if (say == ES_RWINDOW_REFUSED)
         no_window(r, es_rwindow_why(&r->win, c, 0));
+    else if (say == ES_RWINDOW_LIVE) {
+        /* An empty window, then the live stream: that is still --window. */
+        clear_progress(r);
+        fprintf(stderr, "eventlog-socket: %s: %s\n", c->name, es_rwindow_why(&r->win, c, 0));
+        begin(r);
+    }
 }
 
 static void on_header(struct es_conn *c, void *ctx) {

@@ -45,6 +45,15 @@ int es_notice_text_cost(char *buf, size_t size, uint64_t writer_ns, uint64_t wal
 int es_notice_text_window(char *buf, size_t size, uint64_t blocks, uint64_t bytes, uint64_t from_ns,
                           uint64_t to_ns);
 /* "eventlog-socket: window refused: WHY; the live stream follows". */
+/* WHY when the program keeps a window that holds nothing yet starts with
+ * these words (then ": " and the reason), so that a client can tell it from
+ * the other refusals: a window that will come, not one that never will. */
+#define ES_NOTICE_EMPTY_WORDS "the window is empty"
+/* That reason on GHC 9.0 (es_header_no_flush), whose RTS hands the events
+ * over only in 2 MiB buffers and at exit. */
+#define ES_NOTICE_EMPTY_GHC90                                                                      \
+    "the program has events, but GHC 9.0's RTS hands them over only in 2 MiB buffers and at "      \
+    "exit, and none has come yet"
 int es_notice_text_window_refused(char *buf, size_t size, const char *why);
 /* "eventlog-socket: recording cut: WHY". */
 int es_notice_text_cut(char *buf, size_t size, const char *why);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "window.h"
 
+#include "format/es_notice_text.h"
 #include "source/units.h"
 
 #include <stdio.h>
@@ -35,12 +36,23 @@ static bool trim(struct es_rwindow *w, const struct es_conn *c, const struct es_
     return w->skip_to >= in->window_end;
 }
 
-enum es_rwindow_says es_rwindow_event(struct es_rwindow *w, const struct es_conn *c,
-                                      const struct es_event *ev, uint64_t offset,
-                                      struct es_blocks *b) {
+/* Whether the program refused because its window is still empty. */
+static bool empty(const struct es_conn *c) {
+    return c->info.window < 0 && strncmp(c->info.window_why, ES_NOTICE_EMPTY_WORDS,
+                                         sizeof ES_NOTICE_EMPTY_WORDS - 1) == 0;
+}
+
+static enum es_rwindow_says decide(struct es_rwindow *w, const struct es_conn *c,
+                                   const struct es_event *ev, uint64_t offset,
+                                   struct es_blocks *b) {
     if (!w->asked || w->decided)
         return ES_RWINDOW_GOING;
     const struct es_conn_info *in = &c->info;
+    if (in->window < 0 && !w->snapshot && empty(c)) {
+        /* The program streams on after its refusal (protocol.md 1.3). */
+        w->decided = w->live_instead = true;
+        return ES_RWINDOW_LIVE;
+    }
     if (in->window < 0)
         return ES_RWINDOW_REFUSED;
     if (in->window == 0 || !trim(w, c, ev, offset))
@@ -49,6 +61,12 @@ enum es_rwindow_says es_rwindow_event(struct es_rwindow *w, const struct es_conn
     if (w->skip_to > in->window_start)
         es_blocks_skip(b, in->window_start, w->skip_to);
     return ES_RWINDOW_BEGIN;
+}
+
+enum es_rwindow_says es_rwindow_event(struct es_rwindow *w, const struct es_conn *c,
+                                      const struct es_event *ev, uint64_t offset,
+                                      struct es_blocks *b) {
+    return decide(w, c, ev, offset, b);
 }
 
 size_t es_rwindow_clip(const struct es_rwindow *w, const struct es_conn *c, uint64_t at, size_t n) {
@@ -64,6 +82,22 @@ bool es_rwindow_done(const struct es_rwindow *w, const struct es_conn *c, uint64
     return w->snapshot && c->info.window == 1 && at >= c->info.window_end;
 }
 
+/* An empty window on GHC 9.0: why, and what to do instead. */
+static void ghc90(struct es_rwindow *w) {
+    if (w->live_instead)
+        snprintf(w->why, sizeof w->why,
+                 "the window is empty: the program has events, but GHC 9.0's RTS hands them "
+                 "over only in 2 MiB buffers and at exit, and none has come yet; recording the "
+                 "live stream instead (it gets them as each buffer fills and at the exit)");
+    else
+        snprintf(w->why, sizeof w->why,
+                 "no window yet: the program has events, but GHC 9.0's RTS hands them over only "
+                 "in 2 MiB buffers and at exit, so its window stays empty until the first "
+                 "buffer fills; run it with GHC 9.2 or later (which flushes), or record the "
+                 "live stream (record ADDR, or record ADDR --window, which records it after an "
+                 "empty window)");
+}
+
 const char *es_rwindow_why(struct es_rwindow *w, const struct es_conn *c, double waited) {
     if (waited > 0)
         snprintf(w->why, sizeof w->why,
@@ -71,6 +105,11 @@ const char *es_rwindow_why(struct es_rwindow *w, const struct es_conn *c, double
                  "predates the flight recorder, or the machine is busy: --connect-timeout "
                  "SECONDS waits longer)",
                  waited);
+    else if (empty(c) && es_header_no_flush(&c->stream.header))
+        ghc90(w);
+    else if (w->live_instead)
+        snprintf(w->why, sizeof w->why, "%s; recording the live stream instead",
+                 c->info.window_why);
     else if (strstr(c->info.window_why, "first thing") != NULL)
         /* The request reaches the program with the connection; only a
          * command held up for longer than the program holds a new stream

@@ -166,6 +166,57 @@ def window_snapshot_and_since(s):
     p.finish()
 
 
+@test(timeout=180)
+def window_empty_before_first_buffer(s):
+    """GHC 9.0 hands the program's events over only in 2 MiB buffers and at
+    exit: before the first buffer, the window is empty though the program
+    has posted markers. `record --snapshot` then exits 2 without a file,
+    saying that and what to do; `record --window` says so and records the
+    live stream instead, which at the exit holds the markers. On GHC 9.2+
+    the window holds them by then (flushed), and the snapshot has them."""
+    sock = s.path("early.sock")
+    p = Program(s, "probe", unix=sock, env={"GHC_EVENTLOG_RETAIN": "64M"})
+    p.wait_socket(sock)
+    p.cmd("marker early")
+    p.cmd("sleep 0.5")  # GHC 9.2+: flushed into the window meanwhile
+    snap = s.path("early-snap.eventlog")
+    rc, _, err = run(s, ["record", sock, "-o", snap, "--snapshot", "--connect-timeout", "30"],
+                     timeout=60)
+    if ghc_version() >= (9, 2):
+        expect(rc == 0, "snapshot: %d %s" % (rc, err))
+        with open(snap, "rb") as f:
+            summ = check_stream(s, f.read(), "early-snap")
+        expect("early" in [m for _, m in summ.markers], "markers %s" % summ.markers)
+        p.cmd("quit")
+        p.finish()
+        return
+    expect(p.stats()["window_bytes"] == 0, "a buffer came: %s" % p.stats())
+    note("--snapshot: %s" % last_line(err))
+    expect(rc == 2 and "GHC 9.0" in err and "2 MiB" in err and "at exit" in err
+           and "GHC 9.2" in err and "live stream" in err and "written nothing" not in err,
+           "record --snapshot: %d %s" % (rc, err))
+    expect(not os.path.exists(snap), "a file was written")
+    out = s.path("early-win.eventlog")
+    rec = Cmd(s, ["record", sock, "-o", out, "--window", "--connect-timeout", "30"])
+    p.wait_clients(1)
+    deadline = time.monotonic() + 30
+    while "live stream" not in rec.stderr():
+        expect(time.monotonic() < deadline and rec.proc.poll() is None,
+               "record --window said nothing of the live stream: %s" % rec.stderr())
+        time.sleep(0.05)
+    p.cmd("marker later")
+    p.cmd("quit")
+    p.finish()
+    rc, _, err = rec.wait(60)
+    note("--window: %s" % err.splitlines()[0])
+    expect(rc == 0 and "complete" in last_line(err) and "GHC 9.0" in err,
+           "record --window: %d %s" % (rc, err))
+    with open(out, "rb") as f:
+        summ = check_stream(s, f.read(), "early-win")
+    markers = [m for _, m in summ.markers]
+    expect(markers == ["early", "later"], "markers %s" % markers)
+
+
 @test(timeout=120)
 def window_age_limit(s):
     """GHC_EVENTLOG_RETAIN_SECONDS=2: the window holds about the last two
