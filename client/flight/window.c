@@ -63,10 +63,33 @@ static enum es_rwindow_says decide(struct es_rwindow *w, const struct es_conn *c
     return ES_RWINDOW_BEGIN;
 }
 
+/* --snapshot: count an event the file gets, after the decision on it (so
+ * that the blocks --since leaves out are known): the definitions and the
+ * window notice before the window, the window's blocks after those left
+ * out, nothing after the window's end. */
+static void count(struct es_rwindow *w, const struct es_conn *c, const struct es_event *ev,
+                  uint64_t offset) {
+    const struct es_conn_info *in = &c->info;
+    if (in->window < 0 ||
+        (in->window == 1 &&
+         (offset >= in->window_end || (offset >= in->window_start && offset < w->skip_to))))
+        return;
+    if (ev->time > w->last_ns)
+        w->last_ns = ev->time;
+    if (ev->type == ES_EVENT_BLOCK_MARKER)
+        return;
+    if (w->events == 0 || ev->time < w->first_ns)
+        w->first_ns = ev->time;
+    w->events++;
+}
+
 enum es_rwindow_says es_rwindow_event(struct es_rwindow *w, const struct es_conn *c,
                                       const struct es_event *ev, uint64_t offset,
                                       struct es_blocks *b) {
-    return decide(w, c, ev, offset, b);
+    enum es_rwindow_says say = decide(w, c, ev, offset, b);
+    if (w->snapshot)
+        count(w, c, ev, offset);
+    return say;
 }
 
 size_t es_rwindow_clip(const struct es_rwindow *w, const struct es_conn *c, uint64_t at, size_t n) {
@@ -123,10 +146,10 @@ const char *es_rwindow_why(struct es_rwindow *w, const struct es_conn *c, double
 }
 
 const char *es_rwindow_summary(struct es_rwindow *w, const struct es_conn_info *in) {
-    double from = w->since_ns ? in->window_to_s - (double)w->since_ns / 1e9 : in->window_from_s;
+    double from = w->events ? (double)w->first_ns / 1e9 : in->window_from_s;
+    double to = w->events ? (double)w->last_ns / 1e9 : in->window_to_s;
     snprintf(w->why, sizeof w->why,
-             "the program's window, %.3f s to %.3f s of its time%s; the program goes on",
-             from > in->window_from_s ? from : in->window_from_s, in->window_to_s,
+             "the program's window, %.3f s to %.3f s of its time%s; the program goes on", from, to,
              w->blocks_left_out ? " (older blocks left out)" : "");
     return w->why;
 }

@@ -9,8 +9,10 @@
  * A window that is still empty (on GHC 9.0 until the RTS hands over its
  * first 2 MiB buffer) is "the window, then the live stream" with nothing
  * before the live stream: --window and --since record that. For
- * --snapshot it says where the recording stops: at the window's last
- * byte. Pure, on the recording's loop thread. */
+ * --snapshot it says where the recording stops (at the window's last
+ * byte) and what the file holds: its first and last event times and its
+ * events, as a reader of the file sees them. Pure, on the recording's
+ * loop thread. */
 #ifndef ES_FLIGHT_WINDOW_H
 #define ES_FLIGHT_WINDOW_H
 
@@ -29,6 +31,10 @@ struct es_rwindow {
     uint64_t skip_to;  /* --since: the window's bytes before this are left out */
     uint64_t blocks_left_out;
     bool live_instead; /* the window was empty: the live stream is recorded */
+    /* --snapshot: the events the file gets (block markers aside, as a
+     * reader counts them), their earliest time, and the latest time of any
+     * of them or of their block markers (the cut notice's time). */
+    uint64_t events, first_ns, last_ns;
     char why[600];
 };
 
@@ -56,8 +62,9 @@ enum es_rwindow_says es_rwindow_event(struct es_rwindow *w, const struct es_conn
  * the live stream is recorded instead. Valid until the next call. */
 const char *es_rwindow_why(struct es_rwindow *w, const struct es_conn *c, double waited);
 
-/* What a snapshot holds, for the recording's last line. Valid until the
- * next call. */
+/* What a snapshot holds, for the recording's last line: the span of the
+ * file's events (the window notice's times when none was counted). Valid
+ * until the next call. */
 const char *es_rwindow_summary(struct es_rwindow *w, const struct es_conn_info *in);
 
 /* --snapshot: how many of the `n` bytes received from stream offset

@@ -118,13 +118,37 @@ def window_on_request_16m(s):
            "peak RSS grew by %d KiB with a 16 MiB window" % (hwm - hwm_plain))
 
 
+SPAN_RE = re.compile(r"([\d.]+) s to ([\d.]+) s")
+
+
+def snapshot_says_what_it_holds(summ, err):
+    """A snapshot's last line gives the events and the span of the file it
+    wrote (its first to its last event, as ghc-events reads them), and
+    neither the file nor the line promises a live stream (it has none)."""
+    line = last_line(err)
+    n = re.search(r"\(.*, (\d+) events\)", line)
+    expect(n is not None and int(n.group(1)) == summ.values["events"],
+           "the line says %s; the file has %d events" % (line, summ.values["events"]))
+    m = SPAN_RE.search(line)
+    expect(m is not None and summ.span is not None, "no span in %r" % line)
+    first, last = (float(m.group(1)), float(m.group(2)))
+    note("snapshot: the line says %.3f s to %.3f s, the file spans %.3f s to %.3f s"
+         % (first, last, summ.span[0] / 1e9, summ.span[1] / 1e9))
+    expect(abs(first - summ.span[0] / 1e9) < 0.0015 and abs(last - summ.span[1] / 1e9) < 0.0015,
+           "the line says %s; the file spans %d to %d ns" % (line, summ.span[0], summ.span[1]))
+    promises = [t for _, t in summ.messages if "live stream" in t] + \
+        ([line] if "live stream" in line else [])
+    expect(not promises, "a snapshot promises a live stream: %s" % promises)
+
+
 @test(timeout=180)
 def window_snapshot_and_since(s):
     """`record --snapshot` writes the window and exits at once (status 0)
     while the program goes on: the file parses and ends with a cut notice
     saying it is a snapshot. `--since 1s` leaves out the window's blocks
     that ended more than a second before its end (GHC 9.2+: on 9.0 a block
-    is a 2 MiB buffer that spans seconds)."""
+    is a 2 MiB buffer that spans seconds). Each last line gives the span
+    and the events of the file written, neither promising a live stream."""
     p, sock = kept_program(s, "snap", {"GHC_EVENTLOG_RETAIN": "64M"})
     for i in range(8):
         p.cmd("marker m%d" % i)
@@ -138,9 +162,18 @@ def window_snapshot_and_since(s):
         summ = check_stream(s, f.read(), "snapshot")
     expect(any("snapshot of the program's window" in m for _, m in summ.messages),
            "no cut notice saying it is a snapshot")
+    snapshot_says_what_it_holds(summ, err)
     markers = [m for _, m in summ.markers]
     if ghc_version() < (9, 2):
         note("GHC 9.0: the snapshot holds what filled a buffer: %d of 8 markers" % len(markers))
+        # --since cuts whole 2 MiB blocks here: the line still gives the
+        # span of the file (from its window notice on), not the cut.
+        since = s.path("since.eventlog")
+        rc, _, err = run(s, ["record", sock, "-o", since, "--snapshot", "--since", "1s"],
+                         timeout=60)
+        expect(rc == 0, "--since: %d %s" % (rc, err))
+        with open(since, "rb") as f:
+            snapshot_says_what_it_holds(check_stream(s, f.read(), "since"), err)
         p.cmd("quit")
         p.finish()
         return
@@ -155,6 +188,7 @@ def window_snapshot_and_since(s):
     expect(rc == 0, "--since: %d %s" % (rc, err))
     with open(since, "rb") as f:
         summ2 = check_stream(s, f.read(), "since")
+    snapshot_says_what_it_holds(summ2, err)
     _, _, _, t1 = window_notice(summ2)
     kept = [(t, m) for t, m in summ2.markers]
     names = [m for _, m in kept]
