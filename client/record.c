@@ -190,9 +190,10 @@ static void stop(struct record *r, int status, const char *why) {
     es_conn_gaps_text(&info, gaps, sizeof gaps);
     if (gaps[0] != '\0')
         snprintf(sep, sizeof sep, "; %s", gaps);
-    if (r->snapshot_done)
+    if (r->snapshot_done) /* its events, and the cut notice when it has one */
         fprintf(stderr, "eventlog-socket: recorded %s (%s, %llu events): %s%s\n", r->path, size,
-                (unsigned long long)info.events, es_rwindow_summary(&r->win, &info), sep);
+                (unsigned long long)(r->win.events + !r->blocks.complete),
+                es_rwindow_summary(&r->win, &info), sep);
     else if (complete && r->by_duration)
         fprintf(stderr,
                 "eventlog-socket: recorded %s (%s, %llu events): %s, as asked (the program "
@@ -249,6 +250,12 @@ static void window_answer(struct record *r, struct es_conn *c, const struct es_e
         begin(r);
     else if (say == ES_RWINDOW_REFUSED)
         no_window(r, es_rwindow_why(&r->win, c, 0));
+    else if (say == ES_RWINDOW_LIVE) {
+        /* An empty window, then the live stream: that is still --window. */
+        clear_progress(r);
+        fprintf(stderr, "eventlog-socket: %s: %s\n", c->name, es_rwindow_why(&r->win, c, 0));
+        begin(r);
+    }
 }
 
 static void on_header(struct es_conn *c, void *ctx) {
@@ -304,6 +311,8 @@ static void on_bytes(struct es_conn *c, const uint8_t *data, size_t n, void *ctx
         open_file(r);
     if (es_rwindow_done(&r->win, c, at + n)) {
         r->snapshot_done = true;
+        /* The events seen past the window's end are not the file's. */
+        es_blocks_set_cut_time(&r->blocks, r->win.last_ns);
         stop(r, 0, "a snapshot of the program's window; the program went on");
     }
 }

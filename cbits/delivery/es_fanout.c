@@ -229,7 +229,10 @@ void es_fanout_window(struct es_fanout *f, struct es_client *c) {
     }
     struct es_chunk *first = es_window_first(&f->window);
     if (first == NULL) {
-        refuse_window(f, c, "the window is empty: the program has written nothing yet");
+        refuse_window(f, c,
+                      es_header_no_flush(&f->header)
+                          ? ES_NOTICE_EMPTY_WORDS ": " ES_NOTICE_EMPTY_GHC90
+                          : ES_NOTICE_EMPTY_WORDS ": the program has written nothing yet");
         return;
     }
     struct es_chunk *head = window_head(f, first);

@@ -35,6 +35,13 @@ struct es_header {
     uint16_t size[ES_MAX_EVENT_TYPES];
 };
 
+/* Whether `hdr` is GHC 9.0's, whose RTS cannot flush: its events come
+ * only in full 2 MiB buffers and at exit. It declares no IPE events,
+ * which GHC 9.2 added. */
+static inline bool es_header_no_flush(const struct es_header *hdr) {
+    return hdr->size[ES_EVENT_IPE] == ES_SIZE_UNDECLARED;
+}
+
 /* Whether `buf` starts an eventlog header (possibly behind a stale block
  * marker). Cheap: looks at the magic bytes only. */
 int es_header_detect(const uint8_t *buf, size_t len);

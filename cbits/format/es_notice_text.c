@@ -38,7 +38,7 @@ int es_notice_text_window(char *buf, size_t size, uint64_t blocks, uint64_t byte
                           uint64_t to_ns) {
     return snprintf(buf, size,
                     ES_NOTICE_PREFIX WINDOW_WORDS "%llu blocks (%llu bytes) from %.3f s to %.3f s, "
-                                                  "kept before this connection" FOLLOWS,
+                                                  "kept before this connection",
                     (unsigned long long)blocks, (unsigned long long)bytes, (double)from_ns / 1e9,
                     (double)to_ns / 1e9);
 }

@@ -34,13 +34,26 @@ int es_notice_text_cost(char *buf, size_t size, uint64_t writer_ns, uint64_t wal
                         uint64_t loop_ns, uint64_t period_ms, uint64_t bytes_sent);
 /* The window notice (protocol.md 1.3), at the end of the definitions
  * block of a client that asked for the window: "eventlog-socket: window
- * of N blocks (B bytes) from T0 s to T1 s, kept before this connection;
- * the live stream follows". B is exact: the window's blocks are the next B
- * bytes of the stream after the block holding the notice, T0 and T1 the
- * earliest start and latest end of their blocks (program time). */
+ * of N blocks (B bytes) from T0 s to T1 s, kept before this connection".
+ * B is exact: the window's blocks are the next B bytes of the stream after
+ * the block holding the notice, T0 and T1 the earliest start and latest
+ * end of their blocks (program time). It says nothing of what comes after
+ * the window: the live stream, or nothing for a client that stops there
+ * (`record --snapshot`, whose file holds the notice). Words after T1's
+ * figure are not read (earlier builds added "; the live stream
+ * follows"). */
 int es_notice_text_window(char *buf, size_t size, uint64_t blocks, uint64_t bytes, uint64_t from_ns,
                           uint64_t to_ns);
 /* "eventlog-socket: window refused: WHY; the live stream follows". */
+/* WHY when the program keeps a window that holds nothing yet starts with
+ * these words (then ": " and the reason), so that a client can tell it from
+ * the other refusals: a window that will come, not one that never will. */
+#define ES_NOTICE_EMPTY_WORDS "the window is empty"
+/* That reason on GHC 9.0 (es_header_no_flush), whose RTS hands the events
+ * over only in 2 MiB buffers and at exit. */
+#define ES_NOTICE_EMPTY_GHC90                                                                      \
+    "the program has events, but GHC 9.0's RTS hands them over only in 2 MiB buffers and at "      \
+    "exit, and none has come yet"
 int es_notice_text_window_refused(char *buf, size_t size, const char *why);
 /* "eventlog-socket: recording cut: WHY". */
 int es_notice_text_cut(char *buf, size_t size, const char *why);

@@ -6,8 +6,13 @@
  * (after leaving out, for --since, the window's first blocks up to the
  * first one that ended within D of the window's end), never when it was
  * refused, and once more on a new connection when it was asked too late.
- * For --snapshot it says where the recording stops: at the window's last
- * byte. Pure, on the recording's loop thread. */
+ * A window that is still empty (on GHC 9.0 until the RTS hands over its
+ * first 2 MiB buffer) is "the window, then the live stream" with nothing
+ * before the live stream: --window and --since record that. For
+ * --snapshot it says where the recording stops (at the window's last
+ * byte) and what the file holds: its first and last event times and its
+ * events, as a reader of the file sees them. Pure, on the recording's
+ * loop thread. */
 #ifndef ES_FLIGHT_WINDOW_H
 #define ES_FLIGHT_WINDOW_H
 
@@ -25,7 +30,12 @@ struct es_rwindow {
     bool decided;      /* the recording may begin */
     uint64_t skip_to;  /* --since: the window's bytes before this are left out */
     uint64_t blocks_left_out;
-    char why[400];
+    bool live_instead; /* the window was empty: the live stream is recorded */
+    /* --snapshot: the events the file gets (block markers aside, as a
+     * reader counts them), their earliest time, and the latest time of any
+     * of them or of their block markers (the cut notice's time). */
+    uint64_t events, first_ns, last_ns;
+    char why[600];
 };
 
 enum es_rwindow_says {
@@ -33,6 +43,8 @@ enum es_rwindow_says {
     ES_RWINDOW_BEGIN,   /* decided just now: the recording begins (skips are set) */
     ES_RWINDOW_GOING,   /* decided earlier */
     ES_RWINDOW_REFUSED, /* no window: es_rwindow_why says why */
+    ES_RWINDOW_LIVE,    /* decided just now: the window was empty, the recording
+                         * begins with the live stream (es_rwindow_why says so) */
 };
 
 /* --window, --since `since` (NULL: not given) and --snapshot into `w`.
@@ -46,11 +58,13 @@ enum es_rwindow_says es_rwindow_event(struct es_rwindow *w, const struct es_conn
                                       struct es_blocks *b);
 
 /* Why there is no window, for the user: the program's refusal, or no
- * answer within `waited` seconds (when not 0). Valid until the next call. */
+ * answer within `waited` seconds (when not 0); after ES_RWINDOW_LIVE, that
+ * the live stream is recorded instead. Valid until the next call. */
 const char *es_rwindow_why(struct es_rwindow *w, const struct es_conn *c, double waited);
 
-/* What a snapshot holds, for the recording's last line. Valid until the
- * next call. */
+/* What a snapshot holds, for the recording's last line: the span of the
+ * file's events (the window notice's times when none was counted). Valid
+ * until the next call. */
 const char *es_rwindow_summary(struct es_rwindow *w, const struct es_conn_info *in);
 
 /* --snapshot: how many of the `n` bytes received from stream offset

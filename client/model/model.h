@@ -195,10 +195,9 @@ void es_model_figures_only(struct es_model *m);
 
 /* What every view says about a stream of GHC 9.0 (es_model.no_flush). */
 #define ES_MODEL_GHC90_NOTE "GHC 9.0: events arrive in 2 MiB steps and at exit"
-/* Whether `hdr` is GHC 9.0's: it declares no IPE events (GHC 9.2 added
- * them). */
+/* Whether `hdr` is GHC 9.0's (es_header_no_flush). */
 static inline bool es_model_header_no_flush(const struct es_header *hdr) {
-    return hdr->size[ES_EVENT_IPE] == ES_SIZE_UNDECLARED;
+    return es_header_no_flush(hdr);
 }
 
 /* Whether the stream began after the program's start: its RTS switched

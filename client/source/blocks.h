@@ -136,6 +136,13 @@ static inline uint64_t es_blocks_file_len(const struct es_blocks *b) {
     return b->base - b->skipped;
 }
 
+/* The cut notice's time: `t` rather than the latest event time seen
+ * (`record --snapshot` stops at the window's end, and the events it has
+ * seen after it are not the file's). */
+static inline void es_blocks_set_cut_time(struct es_blocks *b, uint64_t t) {
+    b->last_time = t;
+}
+
 /* Bytes held in memory. */
 static inline size_t es_blocks_held(const struct es_blocks *b) {
     return b->held.len;

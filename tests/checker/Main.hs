@@ -31,6 +31,8 @@
 --   events N              events parsed (block markers are not events here)
 --   types N               event types declared in the header
 --   blocks N              block markers walked
+--   span FIRST LAST       the earliest and latest event time (ns), as
+--                         ghc-events reads them (none without events)
 --   count NAME N          events per constructor name, e.g. count UserMarker 3
 --   marker TIME TEXT      every traceMarker, with its timestamp (ns)
 --   message TIME TEXT     every traceEvent / user message
@@ -173,6 +175,10 @@ main = do
   putStrLn ("events " ++ show (length evs))
   putStrLn ("types " ++ show (length (eventTypes hdr)))
   putStrLn ("blocks " ++ show (walkBlocks w))
+  let times = map evTime evs
+  if null times
+    then pure ()
+    else putStrLn ("span " ++ show (minimum times) ++ " " ++ show (maximum times))
   mapM_ (\(k, v) -> putStrLn ("count " ++ k ++ " " ++ show v)) (Map.toList counts)
   mapM_ (mapM_ putStrLn . describe) evs
   if threads then mapM_ (mapM_ putStrLn . threadLines) evs else pure ()

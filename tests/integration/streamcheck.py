@@ -23,6 +23,7 @@ class Summary:
         self.heap_live = []  # (time, bytes) of each HEAP_LIVE
         self.heap_size = []  # and HEAP_SIZE
         self.partial = False
+        self.span = None  # (first, last) event time, ns
         for line in text.splitlines():
             parts = line.split(" ", 2)
             if parts[0] in ("events", "types", "blocks"):
@@ -40,6 +41,8 @@ class Summary:
             elif parts[0] in ("heaplive", "heapsize"):
                 t, b = int(parts[1]), int(parts[2])
                 (self.heap_live if parts[0] == "heaplive" else self.heap_size).append((t, b))
+            elif parts[0] == "span":
+                self.span = (int(parts[1]), int(parts[2].split()[0]))
             elif parts[0] == "partial":
                 self.partial = True
 

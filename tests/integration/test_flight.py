@@ -118,13 +118,37 @@ def window_on_request_16m(s):
            "peak RSS grew by %d KiB with a 16 MiB window" % (hwm - hwm_plain))
 
 
+SPAN_RE = re.compile(r"([\d.]+) s to ([\d.]+) s")
+
+
+def snapshot_says_what_it_holds(summ, err):
+    """A snapshot's last line gives the events and the span of the file it
+    wrote (its first to its last event, as ghc-events reads them), and
+    neither the file nor the line promises a live stream (it has none)."""
+    line = last_line(err)
+    n = re.search(r"\(.*, (\d+) events\)", line)
+    expect(n is not None and int(n.group(1)) == summ.values["events"],
+           "the line says %s; the file has %d events" % (line, summ.values["events"]))
+    m = SPAN_RE.search(line)
+    expect(m is not None and summ.span is not None, "no span in %r" % line)
+    first, last = (float(m.group(1)), float(m.group(2)))
+    note("snapshot: the line says %.3f s to %.3f s, the file spans %.3f s to %.3f s"
+         % (first, last, summ.span[0] / 1e9, summ.span[1] / 1e9))
+    expect(abs(first - summ.span[0] / 1e9) < 0.0015 and abs(last - summ.span[1] / 1e9) < 0.0015,
+           "the line says %s; the file spans %d to %d ns" % (line, summ.span[0], summ.span[1]))
+    promises = [t for _, t in summ.messages if "live stream" in t] + \
+        ([line] if "live stream" in line else [])
+    expect(not promises, "a snapshot promises a live stream: %s" % promises)
+
+
 @test(timeout=180)
 def window_snapshot_and_since(s):
     """`record --snapshot` writes the window and exits at once (status 0)
     while the program goes on: the file parses and ends with a cut notice
     saying it is a snapshot. `--since 1s` leaves out the window's blocks
     that ended more than a second before its end (GHC 9.2+: on 9.0 a block
-    is a 2 MiB buffer that spans seconds)."""
+    is a 2 MiB buffer that spans seconds). Each last line gives the span
+    and the events of the file written, neither promising a live stream."""
     p, sock = kept_program(s, "snap", {"GHC_EVENTLOG_RETAIN": "64M"})
     for i in range(8):
         p.cmd("marker m%d" % i)
@@ -138,9 +162,18 @@ def window_snapshot_and_since(s):
         summ = check_stream(s, f.read(), "snapshot")
     expect(any("snapshot of the program's window" in m for _, m in summ.messages),
            "no cut notice saying it is a snapshot")
+    snapshot_says_what_it_holds(summ, err)
     markers = [m for _, m in summ.markers]
     if ghc_version() < (9, 2):
         note("GHC 9.0: the snapshot holds what filled a buffer: %d of 8 markers" % len(markers))
+        # --since cuts whole 2 MiB blocks here: the line still gives the
+        # span of the file (from its window notice on), not the cut.
+        since = s.path("since.eventlog")
+        rc, _, err = run(s, ["record", sock, "-o", since, "--snapshot", "--since", "1s"],
+                         timeout=60)
+        expect(rc == 0, "--since: %d %s" % (rc, err))
+        with open(since, "rb") as f:
+            snapshot_says_what_it_holds(check_stream(s, f.read(), "since"), err)
         p.cmd("quit")
         p.finish()
         return
@@ -155,6 +188,7 @@ def window_snapshot_and_since(s):
     expect(rc == 0, "--since: %d %s" % (rc, err))
     with open(since, "rb") as f:
         summ2 = check_stream(s, f.read(), "since")
+    snapshot_says_what_it_holds(summ2, err)
     _, _, _, t1 = window_notice(summ2)
     kept = [(t, m) for t, m in summ2.markers]
     names = [m for _, m in kept]
@@ -164,6 +198,57 @@ def window_snapshot_and_since(s):
     expect("n4" in names and "n0" not in names and "m7" not in names, "kept %s" % names)
     p.cmd("quit")
     p.finish()
+
+
+@test(timeout=180)
+def window_empty_before_first_buffer(s):
+    """GHC 9.0 hands the program's events over only in 2 MiB buffers and at
+    exit: before the first buffer, the window is empty though the program
+    has posted markers. `record --snapshot` then exits 2 without a file,
+    saying that and what to do; `record --window` says so and records the
+    live stream instead, which at the exit holds the markers. On GHC 9.2+
+    the window holds them by then (flushed), and the snapshot has them."""
+    sock = s.path("early.sock")
+    p = Program(s, "probe", unix=sock, env={"GHC_EVENTLOG_RETAIN": "64M"})
+    p.wait_socket(sock)
+    p.cmd("marker early")
+    p.cmd("sleep 0.5")  # GHC 9.2+: flushed into the window meanwhile
+    snap = s.path("early-snap.eventlog")
+    rc, _, err = run(s, ["record", sock, "-o", snap, "--snapshot", "--connect-timeout", "30"],
+                     timeout=60)
+    if ghc_version() >= (9, 2):
+        expect(rc == 0, "snapshot: %d %s" % (rc, err))
+        with open(snap, "rb") as f:
+            summ = check_stream(s, f.read(), "early-snap")
+        expect("early" in [m for _, m in summ.markers], "markers %s" % summ.markers)
+        p.cmd("quit")
+        p.finish()
+        return
+    expect(p.stats()["window_bytes"] == 0, "a buffer came: %s" % p.stats())
+    note("--snapshot: %s" % last_line(err))
+    expect(rc == 2 and "GHC 9.0" in err and "2 MiB" in err and "at exit" in err
+           and "GHC 9.2" in err and "live stream" in err and "written nothing" not in err,
+           "record --snapshot: %d %s" % (rc, err))
+    expect(not os.path.exists(snap), "a file was written")
+    out = s.path("early-win.eventlog")
+    rec = Cmd(s, ["record", sock, "-o", out, "--window", "--connect-timeout", "30"])
+    p.wait_clients(1)
+    deadline = time.monotonic() + 30
+    while "live stream" not in rec.stderr():
+        expect(time.monotonic() < deadline and rec.proc.poll() is None,
+               "record --window said nothing of the live stream: %s" % rec.stderr())
+        time.sleep(0.05)
+    p.cmd("marker later")
+    p.cmd("quit")
+    p.finish()
+    rc, _, err = rec.wait(60)
+    note("--window: %s" % err.splitlines()[0])
+    expect(rc == 0 and "complete" in last_line(err) and "GHC 9.0" in err,
+           "record --window: %d %s" % (rc, err))
+    with open(out, "rb") as f:
+        summ = check_stream(s, f.read(), "early-win")
+    markers = [m for _, m in summ.markers]
+    expect(markers == ["early", "later"], "markers %s" % markers)
 
 
 @test(timeout=120)

@@ -41,6 +41,12 @@ static void window_notices(const struct es_header *hdr) {
     ok(n.kind == ES_NOTICE_WINDOW && n.chunks == 12 && n.bytes == 7340032 &&
            fabs(n.from_s - 1.5) < 1e-9 && fabs(n.to_s - 301.25) < 1e-9,
        "window notice reads back: %s", text);
+    ok(strstr(text, "live stream") == NULL,
+       "the window notice promises no live stream (a snapshot's file holds it too)");
+    n = parse_str("eventlog-socket: window of 3 blocks (99 bytes) from 0.500 s to 2.250 s, kept "
+                  "before this connection; the live stream follows");
+    ok(n.kind == ES_NOTICE_WINDOW && n.chunks == 3 && n.bytes == 99 && fabs(n.to_s - 2.25) < 1e-9,
+       "the notice of an earlier build, with its tail, still reads");
     es_notice_text_window_refused(text, sizeof text, "this program keeps no window");
     n = parse_str(text);
     ok(n.kind == ES_NOTICE_WINDOW_REFUSED && strcmp(n.why, "this program keeps no window") == 0,
