@@ -206,7 +206,8 @@ def client_usage_error_names_what_is_missing(s):
 
 @test(ghc_free=True)
 def client_usage_error_suggests_nearest(s):
-    """An unknown subcommand or option gets the nearest one (edit distance,
+    """An unknown subcommand, option or control command word gets the
+    nearest one (edit distance,
     a swap of two letters counting one), or a unique prefix; nothing when
     none is near; an option written with = is told to take a space."""
     sock = s.path("never.sock")
@@ -224,16 +225,21 @@ def client_usage_error_suggests_nearest(s):
         (["top", sock, "--rety"], "did you mean --retry?"),
         (["table", "gc", FIXTURE, "--connect"], "did you mean --connect-timeout?"),
         (["serve", sock, "--http=127.0.0.1:0"], "write --http VALUE, with a space"),
+        # control's command words as well as its flags.
+        (["control", sock, "censsu"], "censsu is not start, stop or census; did you mean census?"),
+        (["control", sock, "stpo", "--wait"], "did you mean stop?"),
+        (["control", sock, "star"], "did you mean start?"),
     ]
     for args, words in cases:
         rc, out, err = run(s, args)
         expect(rc == 2 and words in err, "%s: exit %d, %r" % (args, rc, err))
         expect("usage: eventlog-socket" in err, "%s: no usage: %r" % (args, err))
         expect("no such socket" not in err, "%s: tried to connect: %r" % (args, err))
-    for args in (["zzzzzz"], ["record", sock, "--zzzzzz"], ["record", sock, "-x"]):
+    for args in (["zzzzzz"], ["record", sock, "--zzzzzz"], ["record", sock, "-x"],
+                 ["control", sock, "zzzzzz"]):
         rc, _, err = run(s, args)
         expect(rc == 2 and "did you mean" not in err, "%s: %r" % (args, err))
-    note("%d suggestions, 3 words near nothing" % len(cases))
+    note("%d suggestions, 4 words near nothing" % len(cases))
 
 
 def lint(path):
