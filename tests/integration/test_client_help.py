@@ -263,7 +263,8 @@ def lint(path):
 @test(ghc_free=True)
 def man_pages_render_clean(s):
     """Both pages: no warning from groff -ww, mandoc -T lint or man -l; no
-    line wider than 80 columns in man's own layout."""
+    line wider than 80 columns in man's own layout, and the text left-aligned
+    (no gaps widened to justify it)."""
     ran = set()
     for name in PAGES:
         problems, tools = lint(page_path(name))
@@ -273,6 +274,14 @@ def man_pages_render_clean(s):
         wide = [line for line in text.splitlines() if len(line) > 80]
         expect(not wide, "%s: lines over 80 columns: %r" % (name, wide[:3]))
         expect(len(text.splitlines()) > 50, "%s: only %d lines" % (name, len(text.splitlines())))
+        # Left-aligned (.ad l), not justified: no widened gap between two
+        # words of running text (the title and footer lines aside). Before,
+        # the paragraphs after the first list of terms were justified.
+        gaps = [line for line in text.splitlines()[1:-1]
+                if re.search(r"[a-z,;:)]  +[a-z(]", line.strip())
+                and "eventlog-socket manual" not in line]
+        expect(not gaps, "%s: justified, %d lines with widened gaps: %r"
+               % (name, len(gaps), gaps[:3]))
     if len(ran) < 2:
         raise Skip("groff or mandoc is not installed (ran: %s)" % ", ".join(sorted(ran)))
     note("%s: no warnings from %s and man -l, 80 columns"
@@ -286,7 +295,7 @@ def variables_read():
     expect(len(found) == 1, "es_config.c: %s" % found)
     with open(found[0]) as f:
         code = f.read()
-    names = set(re.findall(r'\b(?:getenv|env|bool_var|size_var|read_ms|read_whole)'
+    names = set(re.findall(r'\b(?:getenv|env|bool_var|size_var|read_ms|read_whole|read_seconds)'
                            r'\(\s*"(GHC_EVENTLOG_[A-Z_]+)"',
                            code))
     expect(len(names) >= 10, "only %s read in %s" % (sorted(names), found[0]))
