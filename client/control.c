@@ -9,6 +9,7 @@
 
 #define EVENTLOG_SOCKET_NO_RTS
 #include "eventlog_socket.h"
+#include "help.h"
 #include "model/model.h"
 #include "opts.h"
 #include "source/heapmode.h"
@@ -372,7 +373,11 @@ int es_control_main(int argc, char **argv) {
     else if (strcmp(k->word, "stop") == 0)
         k->what = STOP;
     else {
-        fprintf(stderr, "eventlog-socket control: %s is not start, stop or census\n", k->word);
+        static const char *const words[] = {"start", "stop", "census", NULL};
+        const char *near = es_help_nearest_word(k->word, words);
+        fprintf(stderr, "eventlog-socket control: %s is not start, stop or census%s%s%s\n", k->word,
+                near ? "; did you mean " : "", near ? near : "", near ? "?" : "");
+        es_help_usage(stderr, es_help_page("control"));
         return 2;
     }
     struct es_conn_callbacks cb = {.on_header = on_header,

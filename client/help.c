@@ -113,6 +113,14 @@ const char *es_help_nearest_cmd(const char *word) {
     return nearest_result(&n);
 }
 
+const char *es_help_nearest_word(const char *word, const char *const *words) {
+    struct nearest n;
+    nearest_init(&n, word);
+    for (const char *const *w = words; *w != NULL; w++)
+        consider(&n, *w);
+    return nearest_result(&n);
+}
+
 const char *es_help_nearest_flag(const struct es_help_page *p, const char *word) {
     struct nearest n;
     nearest_init(&n, word);

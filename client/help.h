@@ -47,6 +47,9 @@ const char *es_help_arg(const struct es_help_page *p, const char *flag);
 
 /* The subcommand nearest to `word`, or NULL when none is near. */
 const char *es_help_nearest_cmd(const char *word);
+/* The one of `words` (NULL-terminated) nearest to `word` by the same rule,
+ * or NULL: a subcommand's own words (control's start, stop, census). */
+const char *es_help_nearest_word(const char *word, const char *const *words);
 
 /* The option of page `p` (its own, or a common one for a subcommand)
  * nearest to `word`, or NULL. */

@@ -308,7 +308,7 @@ function roffsynopsis(s,    parts, np, j, out, hang, w) {
     for (j = 1; j <= np; j++)
         if (parts[j] != "")
             out = out (j > 1 ? ".br\n" : "") ".ti -" hang "n\n" rofftext(parts[j])
-    return out ".in\n.ad\n"
+    return out ".in\n.ad l\n"
 }
 
 function man(    name, sec, i, after) {

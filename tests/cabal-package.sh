@@ -50,7 +50,7 @@ expect() { # expect DESCRIPTION LOG COMMAND...
     if "$@"; then ok "$what"; else not_ok "$what" "$log"; fi
 }
 
-echo "1..34"
+echo "1..36"
 if ! command -v cabal >/dev/null 2>&1; then
     not_ok "cabal is installed (apt-get install cabal-install)"
     exit 1
@@ -105,6 +105,26 @@ PY
 links_rc=$?
 expect "every relative link of the tarball's .md files resolves inside it ($(tail -n 1 "$tmp/links.log"))" \
     "$tmp/links.log" [ $links_rc -eq 0 ]
+
+# A reader of the unpacked tarball follows README's Install section: the
+# `make` lines there need files the tarball lacks (the Makefile, the
+# command's sources, the demo), so the section must say so before them.
+python3 - "$tmp/eventlog-socket" >"$tmp/readme-make.log" 2>&1 <<'PY'
+import os, re, sys
+root = sys.argv[1]
+text = open(os.path.join(root, "README.md"), encoding="utf-8").read()
+section = re.search(r"^## Install\n(.*?)^## ", text, re.S | re.M).group(1)
+before = section.split("```sh", 1)[0]
+runs_make = re.search(r"^(sudo )?make\b", section.split("```sh", 1)[-1], re.M)
+has_makefile = os.path.exists(os.path.join(root, "Makefile"))
+said = "git repository" in before and "tarball" in before
+print("Makefile in the tarball: %s; Install runs make: %s; says it needs the repository first: %s"
+      % (has_makefile, bool(runs_make), said))
+sys.exit(0 if has_makefile or not runs_make or said else 1)
+PY
+readme_make_rc=$?
+expect "README's Install section, read from the tarball, says its make lines need the git repository ($(tail -n 1 "$tmp/readme-make.log"))" \
+    "$tmp/readme-make.log" [ $readme_make_rc -eq 0 ]
 
 # cabal check, as Hackage would run it on the upload: nothing for
 # ghc-eventlog-socket; for the drop-in package (never uploaded) only the warning

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "es_config.h"
+#include "es_duration.h"
 
 #define EVENTLOG_SOCKET_NO_RTS
 #include "eventlog_socket.h"
@@ -168,6 +169,16 @@ int es_config_parse_whole(const char *value, unsigned max, unsigned *out) {
     return 0;
 }
 
+int es_config_parse_seconds(const char *value, unsigned max, unsigned *out) {
+    uint64_t ns;
+    if (!es_duration_parse(value, &ns) || ns / 1000000000u > max)
+        return EVENTLOG_SOCKET_EINVAL;
+    if (ns % 1000000000u != 0)
+        return -ERANGE;
+    *out = (unsigned)(ns / 1000000000u);
+    return 0;
+}
+
 int es_config_parse_size(const char *value, size_t *out) {
     uint64_t v;
     if (!es_size_parse(value, &v) || (uint64_t)(size_t)v != v)
@@ -245,6 +256,28 @@ static int read_whole(const char *name, const char *unit, unsigned max, const ch
     if (most != NULL)
         snprintf(to, sizeof to, " (%s)", most);
     es_log("%s=\"%s\" is not a number of %s from 0%s to %u%s", name, value, unit, from, max, to);
+    return EVENTLOG_SOCKET_EINVAL;
+}
+
+/* A variable of whole seconds written as a duration (es_duration.h), as
+ * the command takes one: 300, 300s, 5m. A value that is not whole seconds
+ * (1.5, 500ms) is refused, not rounded: the window's age is whole
+ * seconds, and a limit that silently differs from the one written would
+ * surprise. */
+static int read_seconds(const char *name, unsigned max, const char *zero, const char *most,
+                        unsigned *out) {
+    const char *value = env(name);
+    if (value == NULL)
+        return 0;
+    int r = es_config_parse_seconds(value, max, out);
+    if (r == 0)
+        return 0;
+    if (r == -ERANGE)
+        es_log("%s=\"%s\" is not whole seconds: the age is counted in seconds (90, 90s, 1.5m)",
+               name, value);
+    else
+        es_log("%s=\"%s\" is not a duration (" ES_DURATION_GRAMMAR ") from 0 (%s) to %u s (%s)",
+               name, value, zero, max, most);
     return EVENTLOG_SOCKET_EINVAL;
 }
 
@@ -330,8 +363,8 @@ static int read_window(struct es_config *out) {
     if (size_var("GHC_EVENTLOG_RETAIN", &out->retain) != 0)
         return EVENTLOG_SOCKET_EINVAL;
     const char *secs = env("GHC_EVENTLOG_RETAIN_SECONDS");
-    if (read_whole("GHC_EVENTLOG_RETAIN_SECONDS", "seconds", ES_MAX_RETAIN_SECS, "no limit",
-                   "a week", &out->retain_seconds) != 0)
+    if (read_seconds("GHC_EVENTLOG_RETAIN_SECONDS", ES_MAX_RETAIN_SECS, "no limit", "a week",
+                     &out->retain_seconds) != 0)
         return EVENTLOG_SOCKET_EINVAL;
     const char *dump = env("GHC_EVENTLOG_DUMP_ON_FAILURE");
     if (dump && strlen(dump) >= sizeof out->dump_on_failure) {

@@ -84,6 +84,12 @@ int es_config_parse_bool(const char *value, bool *out);
  * untouched). */
 int es_config_parse_whole(const char *value, unsigned max, unsigned *out);
 
+/* Parse a number of seconds, as the command reads a duration (es_duration.h:
+ * 300, 300s, 5m, 1.5h), that is whole seconds from 0 to `max`. Returns 0,
+ * -EINVAL when it is no duration or more than `max`, or -ERANGE when it is
+ * one but not whole seconds (500ms, 1.5); `*out` untouched on error. */
+int es_config_parse_seconds(const char *value, unsigned max, unsigned *out);
+
 /* Parse a size in bytes, as the command reads one (es_size.h: 64K, 256MiB,
  * 2GB, 1T; powers of 1024), that fits in a size_t. Returns 0 or -EINVAL
  * (`*out` then untouched). */

@@ -101,8 +101,11 @@ static void block_marker(struct es_model *m, const struct es_event *ev) {
     struct es_block_fields b;
     bool whole = es_payload_block(ev, &b);
     enter_block(m, b.cap, b.size > ev->len ? b.size - ev->len : 0);
-    if (whole && b.cap != ES_GLOBAL_CAP)
+    if (whole && b.cap != ES_GLOBAL_CAP) {
         es_model_see_cap(m, b.cap);
+        if (m->cap_blocks_from == 0 || ev->time < m->cap_blocks_from)
+            m->cap_blocks_from = ev->time ? ev->time : 1;
+    }
 }
 
 /* The capability of the block the event is in; outside any block, none is

@@ -57,6 +57,7 @@ struct es_model {
 
     /* Stream time. */
     uint64_t first_time, now; /* first event's time and the latest time seen */
+    uint64_t cap_blocks_from; /* the earliest start of a capability's block (0: none yet) */
     uint64_t events;          /* events fed, block markers included */
     uint64_t next_second;     /* stream time at which the next second starts */
     bool ended;               /* the end-of-data marker arrived */
@@ -211,6 +212,27 @@ bool es_model_late_start(const struct es_model *m);
 #define ES_MODEL_LATE_START_NOTE                                                                   \
     "started from Haskell: the events written before the start (the program's start-up: on "       \
     "GHC 9.0 also its name, pid and the heap profile's kind) were not streamed"
+
+/* What the views say, in one place for `top` and the page (which gets
+ * the texts in its state, client/web/json.c), so that both say the same.
+ *
+ * The heap profile's kind when no HEAP_PROF_BEGIN came: why, in words:
+ * "its kind was not streamed: started from Haskell" beside censuses, or
+ * "no heap profile seen yet: GHC 9.0 sends it at exit (with +RTS -hT)"...
+ * `over`: the run is over (the stream ended, a file, the program exited).
+ * Its breakdown's name when one came. */
+const char *es_model_profile_kind(const struct es_model *m, bool over);
+/* " (and N begun before the stream)" when the stream told of threads that
+ * began before it (a late joiner, a start from Haskell), else "". */
+void es_model_threads_before_note(const struct es_model *m, char *buf, size_t size);
+/* The program time the stream's counts (GCs, pauses, threads) run from:
+ * 0 when the stream holds the program's start, else the earliest start of
+ * a capability's block in it: a client that joined a running program, a
+ * start from Haskell (threads began before the stream). */
+uint64_t es_model_counted_from(const struct es_model *m);
+/* The same in words: "since start", or "since 12.3 s" (the stream's
+ * start). */
+void es_model_counted_since(const struct es_model *m, char *buf, size_t size);
 
 /* CPU seconds that streaming cost per GiB sent, over every cost notice so
  * far; negative when nothing was sent yet. */

@@ -3,6 +3,7 @@
  * and arguments, its RTS and GHC version, its pid and when it started. */
 #include "impl.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* The basename of argv[0], `len` bytes at `p`, as the program's name. */
@@ -80,4 +81,45 @@ void es_model_on_wall_clock(struct es_model *m, struct es_model_ev *e) {
         uint64_t wall_ns = sec * NS_PER_S + nsec;
         m->wall_start_s = wall_ns > e->t ? (wall_ns - e->t) / NS_PER_S : 0;
     }
+}
+
+/* ---- What the views say (model.h). */
+
+const char *es_model_profile_kind(const struct es_model *m, bool over) {
+    if (m->heap_prof)
+        return es_model_breakdown_name(m->breakdown);
+    if (m->censuses > 0)
+        return es_model_late_start(m) ? "its kind was not streamed: started from Haskell"
+                                      : "its kind was not streamed";
+    if (m->no_flush && !m->ended)
+        return over ? "no heap profile: GHC 9.0 sends it at exit, and the eventlog ends before"
+                    : "no heap profile seen yet: GHC 9.0 sends it at exit (with +RTS -hT)";
+    /* The program's arguments came without a heap profiling mode. */
+    bool none = over || (m->rts_id[0] != '\0' && strstr(m->args, " -h") == NULL);
+    return none ? "no heap profile: run the program with +RTS -hT"
+                : "no heap profile seen yet: run the program with +RTS -hT";
+}
+
+void es_model_threads_before_note(const struct es_model *m, char *buf, size_t size) {
+    uint64_t before = es_model_threads_before(m);
+    if (before > 0)
+        snprintf(buf, size, " (and %llu begun before the stream)", (unsigned long long)before);
+    else if (size > 0)
+        buf[0] = '\0';
+}
+
+uint64_t es_model_counted_from(const struct es_model *m) {
+    if (!es_model_late_start(m) && es_model_threads_before(m) == 0)
+        return 0;
+    uint64_t from = m->cap_blocks_from ? m->cap_blocks_from : m->first_time;
+    /* A tenth of a second in: the program's own start, for all it says. */
+    return from >= NS_PER_S / 10 ? from : 0;
+}
+
+void es_model_counted_since(const struct es_model *m, char *buf, size_t size) {
+    uint64_t from = es_model_counted_from(m);
+    if (from == 0)
+        snprintf(buf, size, "since start");
+    else
+        snprintf(buf, size, "since %.1f s", (double)from / 1e9);
 }

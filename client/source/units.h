@@ -3,11 +3,13 @@
  * every option and condition that takes a time (--connect-timeout,
  * `record --duration`, `control --timeout`, `metrics --linger`, the flight
  * recorder's options and conditions): "90", "90s", "500ms", "5m", "1.5h".
- * (Sizes are the library's grammar, base/es_size.h, so that a size means
- * the same to the command and to the program's variables.) Pure; any
- * thread. */
+ * The grammar is the library's (base/es_duration.h), as sizes are
+ * (base/es_size.h), so that a time or a size means the same to the command
+ * and to the program's variables. Pure; any thread. */
 #ifndef ES_UNITS_H
 #define ES_UNITS_H
+
+#include "base/es_duration.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -22,6 +24,6 @@ bool es_units_duration(const char *text, uint64_t *ns);
 bool es_units_seconds(const char *text, double max_s, bool zero_ok, double *s);
 
 /* What a duration is, for the messages that refuse one. */
-#define ES_UNITS_GRAMMAR "seconds, or a number with ms, s, m or h: 30, 500ms, 5m"
+#define ES_UNITS_GRAMMAR ES_DURATION_GRAMMAR
 
 #endif

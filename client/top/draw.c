@@ -211,13 +211,20 @@ static int draw_gc(const struct es_top_view *v, int y) {
     fmt_ns(s50, sizeof s50, es_model_pause_pct(m, 0.5, 0));
     fmt_ns(s99, sizeof s99, es_model_pause_pct(m, 0.99, 0));
     fmt_ns(smx, sizeof smx, m->pause_max);
+    /* Since when the stream counts (the page's words, model.h): a top that
+     * joined a running program counts from then, not from its start. */
+    char since[64], joined[80] = "";
+    es_model_counted_since(m, since, sizeof since);
+    if (es_model_counted_from(m) > 0)
+        snprintf(joined, sizeof joined, " %s", since);
     put(y, 0, A_BOLD, "GC");
-    put(y, 6, A_NORMAL, "%llu collections: %llu minor, %llu major   in GC %.1f%% (last min %.1f%%)",
-        (unsigned long long)m->gcs, (unsigned long long)m->minor_gcs,
+    put(y, 6, A_NORMAL,
+        "%llu collections%s: %llu minor, %llu major  in GC %.1f%% (last min %.1f%%)",
+        (unsigned long long)m->gcs, joined, (unsigned long long)m->minor_gcs,
         (unsigned long long)m->major_gcs, 100 * es_model_gc_share(m, 0),
         100 * es_model_gc_share(m, MINUTE_NS));
     y++;
-    put(y, 6, A_NORMAL, "pause p50/p99/max  last min %s/%s/%s  since start %s/%s/%s", p50, p99, mx,
+    put(y, 6, A_NORMAL, "pause p50/p99/max  last min %s/%s/%s  %s %s/%s/%s", p50, p99, mx, since,
         s50, s99, smx);
     return y + 1;
 }
@@ -258,10 +265,16 @@ static int draw_caps(const struct es_top_view *v, int y) {
 static int draw_threads(const struct es_top_view *v, int y) {
     const struct es_model *m = v->model;
     uint64_t all = es_model_threads_run_ns(m);
-    char line[1024];
-    snprintf(line, sizeof line, "live %zu   created %llu   finished %llu   ran %.2f s in all",
-             es_model_threads(m), (unsigned long long)m->threads_created,
-             (unsigned long long)m->thr.finished, (double)all / 1e9);
+    char line[1024], live[48] = "", before[64];
+    /* The page's words: threads begun before the stream are said apart,
+     * and after the exit nothing is live (the RTS ends its last threads
+     * without a "finished" stop). */
+    es_model_threads_before_note(m, before, sizeof before);
+    if (!m->ended)
+        snprintf(live, sizeof live, "live %zu  ", es_model_threads(m));
+    snprintf(line, sizeof line, "%screated %llu%s  finished %llu  ran %.2f s in all", live,
+             (unsigned long long)m->threads_created, before, (unsigned long long)m->thr.finished,
+             (double)all / 1e9);
     attron(A_BOLD);
     mvaddnstr(y, 0, "Thrd", COLS);
     attroff(A_BOLD);
@@ -291,13 +304,11 @@ static int draw_census(const struct es_top_view *v, int y, int rows) {
     const struct es_model *m = v->model;
     char tot[32], when[32];
     put(y, 0, A_BOLD, "Census");
+    /* The profile's kind, or why there is none, in the page's words
+     * (model.h): never "none yet" once a census came. */
+    const char *kind = es_model_profile_kind(m, m->ended || v->state == ES_TOP_EXITED);
     if (!m->heap_prof && m->censuses == 0) {
-        if (m->no_flush && !m->ended)
-            put(y, 8, A_DIM, "none yet: GHC 9.0 sends censuses at exit (with +RTS -hT)");
-        else if (m->ended || (m->rts_id[0] != '\0' && strstr(m->args, " -h") == NULL))
-            put(y, 8, A_DIM, "none: the program runs without a heap profiling mode (+RTS -hT)");
-        else
-            put(y, 8, A_DIM, "none yet: run the program with +RTS -hT");
+        put(y, 8, A_DIM, "%s", kind);
         return y + 1;
     }
     const char *lack = es_model_breakdown_lack(m->breakdown, m->nlabels > 0);
@@ -313,9 +324,13 @@ static int draw_census(const struct es_top_view *v, int y, int rows) {
     }
     fmt_bytes(tot, sizeof tot, (double)m->cur.total);
     fmt_duration(when, sizeof when, m->cur.time);
-    put(y, 8, A_NORMAL, "#%llu at %s, by %s: %s in %zu labels%s", (unsigned long long)m->censuses,
-        when, es_model_breakdown_name(m->breakdown), tot, m->cur.n,
-        v->prof_paused ? "  (timed samples paused)" : "");
+    if (m->heap_prof)
+        put(y, 8, A_NORMAL, "#%llu at %s, by %s: %s in %zu labels%s",
+            (unsigned long long)m->censuses, when, kind, tot, m->cur.n,
+            v->prof_paused ? "  (timed samples paused)" : "");
+    else
+        put(y, 8, A_NORMAL, "#%llu at %s: %s in %zu labels; %s%s", (unsigned long long)m->censuses,
+            when, tot, m->cur.n, kind, v->prof_paused ? "  (timed samples paused)" : "");
     y++;
     if (rows < 2)
         return y;

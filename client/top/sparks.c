@@ -6,25 +6,40 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The table fits 80 columns below this width: shorter headings
+ * ("conv'd", "ovflw'd") and narrower columns. */
+#define WIDE_COLS 90
+
 /* One row of the table: a name and the counters, pool and rate. */
-static void row(char *out, const char *name, const uint64_t v[ES_SPARK_KINDS], uint64_t pool,
-                double rate) {
-    snprintf(out, ES_TOP_SPARK_LEN, "  %-6s %9llu %9llu %9llu %9llu %9llu %10llu %7llu %9.0f", name,
-             (unsigned long long)v[ES_SPARK_CREATED], (unsigned long long)v[ES_SPARK_CONVERTED],
-             (unsigned long long)v[ES_SPARK_FIZZLED], (unsigned long long)v[ES_SPARK_GCD],
-             (unsigned long long)v[ES_SPARK_DUD], (unsigned long long)v[ES_SPARK_OVERFLOWED],
-             (unsigned long long)pool, rate);
+static void row(char *out, bool wide, const char *name, const uint64_t v[ES_SPARK_KINDS],
+                uint64_t pool, double rate) {
+    unsigned long long c[ES_SPARK_KINDS];
+    for (int k = 0; k < ES_SPARK_KINDS; k++)
+        c[k] = (unsigned long long)v[k];
+    if (wide)
+        snprintf(out, ES_TOP_SPARK_LEN, "  %-6s %9llu %9llu %9llu %9llu %9llu %10llu %7llu %9.0f",
+                 name, c[ES_SPARK_CREATED], c[ES_SPARK_CONVERTED], c[ES_SPARK_FIZZLED],
+                 c[ES_SPARK_GCD], c[ES_SPARK_DUD], c[ES_SPARK_OVERFLOWED], (unsigned long long)pool,
+                 rate);
+    else
+        snprintf(out, ES_TOP_SPARK_LEN, "  %-5s %8llu %8llu %8llu %8llu %8llu %8llu %6llu %7.0f",
+                 name, c[ES_SPARK_CREATED], c[ES_SPARK_CONVERTED], c[ES_SPARK_FIZZLED],
+                 c[ES_SPARK_GCD], c[ES_SPARK_DUD], c[ES_SPARK_OVERFLOWED], (unsigned long long)pool,
+                 rate);
 }
 
-size_t es_top_sparks_lines(const struct es_model *m, char lines[][ES_TOP_SPARK_LEN], size_t max) {
+size_t es_top_sparks_lines(const struct es_model *m, char lines[][ES_TOP_SPARK_LEN], size_t max,
+                           int cols) {
+    bool wide = cols >= WIDE_COLS;
     if (max == 0)
         return 0;
     if (max > ES_TOP_SPARK_LINES)
         max = ES_TOP_SPARK_LINES;
     if (!m->sparks_seen) {
         snprintf(lines[0], ES_TOP_SPARK_LEN,
-                 "Sparks  no spark counters yet (the RTS posts them "
-                 "at GCs and at exit: +RTS -l's p class)");
+                 "Sparks  no spark counters yet (%s at GCs and at exit; "
+                 "+RTS -l's p class)",
+                 wide ? "the RTS posts them" : "posted");
         return 1;
     }
     if (!es_model_has_sparks(m)) {
@@ -32,12 +47,16 @@ size_t es_top_sparks_lines(const struct es_model *m, char lines[][ES_TOP_SPARK_L
         return 1;
     }
     size_t n = 0;
-    snprintf(lines[n++], ES_TOP_SPARK_LEN, "Sparks  %9s %9s %9s %9s %9s %10s %7s %9s", "created",
-             "converted", "fizzled", "GC'd", "dud", "overflowed", "pool", "rate/s");
+    if (wide)
+        snprintf(lines[n++], ES_TOP_SPARK_LEN, "Sparks  %9s %9s %9s %9s %9s %10s %7s %9s",
+                 "created", "converted", "fizzled", "GC'd", "dud", "overflowed", "pool", "rate/s");
+    else
+        snprintf(lines[n++], ES_TOP_SPARK_LEN, "Sparks %8s %8s %8s %8s %8s %8s %6s %7s", "created",
+                 "conv'd", "fizzled", "GC'd", "dud", "ovflw'd", "pool", "rate/s");
     uint64_t v[ES_SPARK_KINDS];
     es_model_sparks(m, v);
     if (n < max)
-        row(lines[n++], "all", v, es_model_spark_pool(m, ES_MODEL_MAX_CAPS),
+        row(lines[n++], wide, "all", v, es_model_spark_pool(m, ES_MODEL_MAX_CAPS),
             es_model_spark_rate(m, ES_MODEL_MAX_CAPS));
     bool events = m->spark_events_seen;
     unsigned ncaps = m->ncaps;
@@ -52,7 +71,7 @@ size_t es_top_sparks_lines(const struct es_model *m, char lines[][ES_TOP_SPARK_L
         char name[16];
         snprintf(name, sizeof name, "cap %u", c);
         es_model_cap_sparks(m, c, v);
-        row(lines[n++], name, v, es_model_spark_pool(m, c), es_model_spark_rate(m, c));
+        row(lines[n++], wide, name, v, es_model_spark_pool(m, c), es_model_spark_rate(m, c));
     }
     if (events && n < max) {
         uint64_t e[ES_SPARK_EV_KINDS];
@@ -71,7 +90,7 @@ size_t es_top_sparks_lines(const struct es_model *m, char lines[][ES_TOP_SPARK_L
 
 int es_top_sparks_draw(const struct es_model *m, int y, size_t max) {
     char lines[ES_TOP_SPARK_LINES][ES_TOP_SPARK_LEN];
-    size_t n = es_top_sparks_lines(m, lines, max);
+    size_t n = es_top_sparks_lines(m, lines, max, COLS);
     for (size_t i = 0; i < n && y < LINES; i++, y++) {
         attr_t a = i > 0 ? A_NORMAL : es_model_has_sparks(m) ? A_UNDERLINE : A_DIM;
         attron(a);

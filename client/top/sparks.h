@@ -19,8 +19,11 @@
 /* Fill up to `max` (<= ES_TOP_SPARK_LINES) lines: a header and the
  * program's totals, then a line per capability as long as they fit (the
  * rest counted on the last), then the spark events (+RTS -lf) when there
- * are some; a single line when there are no sparks. Returns how many. */
-size_t es_top_sparks_lines(const struct es_model *m, char lines[][ES_TOP_SPARK_LEN], size_t max);
+ * are some; a single line when there are no sparks. Under 90 columns
+ * (`cols`) the table's headings are shortened and its columns narrowed,
+ * so that every line but the events' fits 80. Returns how many. */
+size_t es_top_sparks_lines(const struct es_model *m, char lines[][ES_TOP_SPARK_LEN], size_t max,
+                           int cols);
 
 /* Draw them from line `y` on, at most `max`; returns the next free line.
  * Between initscr and endwin. */

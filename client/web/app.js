@@ -460,15 +460,10 @@
   // Why the heap chart has no kind of profile: censuses whose set-up was
   // not streamed, a GHC 9.0 stream that ends before the exit, a run
   // without -h, or one that has not sent it yet.
+  // The words come from the model (es_model_profile_kind), which `top`
+  // says too.
   function noProfile(I) {
-    if (I.censuses > 0)
-      return 'its kind was not streamed' + (I.late_start ? ': started from Haskell' : '');
-    var over = I.ended || I.state === 'file' || I.state === 'exited';
-    if (I.no_flush && !I.ended)
-      return over ? 'no heap profile: GHC 9.0 sends it at exit, and the eventlog ends before'
-                  : 'no heap profile seen yet: GHC 9.0 sends it at exit (with +RTS -hT)';
-    return over ? 'no heap profile: run the program with +RTS -hT' :
-                  'no heap profile seen yet: run the program with +RTS -hT';
+    return I.profile_kind;
   }
 
   function drawGc() {
@@ -493,7 +488,10 @@
       {name: 'longest pause', value: duration(I.pause_max), raw: I.pause_max},
       {name: 'median pause', value: duration(I.p50), raw: I.p50},
       {name: '99th percentile', value: duration(I.p99), raw: I.p99},
-      {name: 'time in GC', value: (100 * I.gc_share).toFixed(1) + ' %', raw: I.gc_share}
+      {name: 'time in GC', value: (100 * I.gc_share).toFixed(1) + ' %', raw: I.gc_share},
+      // Since when these count (es_model_counted_since, as `top` says it):
+      // a page that joined a running program counts from then.
+      {name: 'counted', value: I.counted_since}
     ]);
     var arows = [], w = S.info.width / 1e9;
     for (i = 0; i < S.tl.length; i++) arows.push([bucketX(i), S.tl[i][2] / w]);
@@ -732,7 +730,7 @@
     // After the exit nothing is live: the RTS ends its last threads
     // without a "finished" stop, so a live count would be a stale one.
     var ended = S.info.ended || S.info.state === 'exited';
-    var before = T.known > T.created ? ' (and ' + (T.known - T.created) + ' begun before the stream)' : '';
+    var before = T.before_note;  // es_model_threads_before_note, as `top` says it
     text('threads-note', (ended ? '' : T.live + ' live now, ') + T.created + ' created' + before + ', ' +
          T.finished + ' finished; ' + T.run_s.toFixed(3) + ' s of running time in all' +
          (ended ? ' (the program exited).' : '.'));

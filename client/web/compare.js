@@ -23,8 +23,10 @@
     var units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
     var a = Math.abs(v), u = 0;
     for (; a >= 1024 && u < units.length - 1; u++) a /= 1024;
-    var s = signed ? (v > 0 ? '+' : v < 0 ? '-' : '') : (v < 0 ? '-' : '');
-    return s + (u ? a.toFixed(1) : a.toFixed(0)) + ' ' + units[u];
+    var shown = u ? a.toFixed(1) : a.toFixed(0);
+    // What rounds to nothing has no sign: "0 B", never "-0 B".
+    var s = +shown === 0 ? '' : v > 0 && signed ? '+' : v < 0 ? '-' : '';
+    return s + shown + ' ' + units[u];
   }
 
   function escape(s) {
@@ -35,7 +37,9 @@
 
   function runName(r, short) {
     var name = short ? r.name.replace(/^.*\//, '') : r.name;
-    return (r.program ? r.program + ' ' : '') + '(' + name + ')';
+    // A run whose eventlog never named its program (started from Haskell on
+    // GHC 9.0) is its file's name alone: "A: run-a.eventlog", not "A: (run-a.eventlog)".
+    return r.program ? r.program + ' (' + name + ')' : name;
   }
 
   // One row per point of every series: [t, values...], null where a

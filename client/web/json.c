@@ -42,6 +42,15 @@ static void info(struct es_httpbuf *b, const struct es_model *m,
     es_httpbuf_json_str(b, m->heap_prof ? es_model_breakdown_name(m->breakdown) : "");
     ES_HTTPBUF_ADD(b, ",\"mode_note\":");
     es_httpbuf_json_str(b, lack ? lack : "");
+    /* The words `top` says too (model.h): the profile's kind, or why there
+     * is none; since when the counts run. */
+    bool over = m->ended || strcmp(st->state, "file") == 0 || strcmp(st->state, "exited") == 0;
+    ES_HTTPBUF_ADD(b, ",\"profile_kind\":");
+    es_httpbuf_json_str(b, es_model_profile_kind(m, over));
+    char counted[64];
+    es_model_counted_since(m, counted, sizeof counted);
+    ES_HTTPBUF_ADD(b, ",\"counted_since\":");
+    es_httpbuf_json_str(b, counted);
     es_httpbuf_printf(
         b,
         ",\"pid\":%u,\"wall_start\":%llu,\"first\":%llu,\"now\":%llu,\"ended\":%s,"
@@ -287,10 +296,14 @@ static void threads_json(struct es_httpbuf *out, const struct es_model *m, unsig
         (double)(all_ns > shown_ns ? all_ns - shown_ns : 0) / 1e9);
     for (size_t i = 0; i < n; i++)
         thread_row(out, m, top[i], i > 0);
+    ES_HTTPBUF_ADD(out, "],\"before_note\":");
+    char before[64];
+    es_model_threads_before_note(m, before, sizeof before);
+    es_httpbuf_json_str(out, before);
     /* Live threads per timeline bucket from `from` on, as "tl" (null: no
      * thread yet). */
     const struct es_model_history *h = &m->h;
-    es_httpbuf_printf(out, "],\"live_from\":%u,\"live_tl\":[", from);
+    es_httpbuf_printf(out, ",\"live_from\":%u,\"live_tl\":[", from);
     long live[ES_MODEL_TL_BUCKETS];
     unsigned to = h->n;
     if (to > ES_MODEL_TL_BUCKETS)

@@ -186,3 +186,48 @@ def report_two_runs(s):
         res = run_client("report", *args)
         expect(res.returncode == 2 and words in res.stderr and not os.path.exists(bad),
                "report with %d words: exit %d, %r" % (len(args), res.returncode, res.stderr))
+
+
+@test(ghc_free=True)
+def report_two_unnamed_runs(s):
+    """Two recordings that never name their program (a start from Haskell
+    on GHC 9.0 streams no arguments): the title names each by its file,
+    "A: a.eventlog vs B: b.eventlog", with no empty "()"; a difference
+    that rounds to nothing reads "0 B", never "-0 B"."""
+    need_chromium()
+    import fakeprog
+
+    def run_file(name, extra):
+        # Four censuses of one label: 100 bytes, and in A a fourth of 101
+        # (its mean is a quarter of a byte above B's).
+        blocks = [fakeprog.block(fakeprog.heap_profile(ms=1))]
+        for i, n in enumerate((100, 100, 100, 100 + extra)):
+            blocks.append(fakeprog.block(fakeprog.census(100 * (i + 1), [(b"ARR_WORDS", n)])))
+        path = s.path(name)
+        with open(path, "wb") as f:
+            f.write(fakeprog.eventlog(*blocks))
+        return path
+
+    a, b_run = run_file("a.eventlog", 1), run_file("b.eventlog", 0)
+    res = run_client("compare", a, b_run, "--csv", "-")
+    rows = list(csv.DictReader(io.StringIO(res.stdout)))
+    expect(res.returncode == 0 and rows and -1 < float(rows[0]["mean_diff_bytes"]) < 0,
+           "compare: %d %r %r" % (res.returncode, res.stdout, res.stderr))
+    out = s.path("unnamed.html")
+    res = run_client("report", a, b_run, "-o", out)
+    expect(res.returncode == 0, "report exited %d: %s" % (res.returncode, res.stderr))
+    b = Browser(s, height=1200)
+    b.goto("file://" + out)
+    # The label chart (the heap chart has no heap figures to draw here).
+    b.wait_js("+document.body.dataset.drawn >= 1 && "
+              "document.querySelectorAll('#compare-table tbody tr').length > 0",
+              what="the page drawn")
+    title = b.js("document.getElementById('title').textContent")
+    cells = b.js("Array.from(document.querySelectorAll('#compare-table tbody td'))"
+                 ".map(function (td) { return td.textContent; })")
+    note("title %r; cells %r" % (title, cells))
+    expect(title == "A: a.eventlog vs B: b.eventlog", "the title: %r" % title)
+    expect("()" not in b.js("document.title"), "the tab's title: %r" % b.js("document.title"))
+    expect(not any(c.startswith("-0 ") or c.startswith("+0 ") for c in cells),
+           "a difference of nothing with a sign: %r" % cells)
+    expect("0 B" in cells, "no difference of 0 B: %r" % cells)

@@ -206,7 +206,8 @@ def client_usage_error_names_what_is_missing(s):
 
 @test(ghc_free=True)
 def client_usage_error_suggests_nearest(s):
-    """An unknown subcommand or option gets the nearest one (edit distance,
+    """An unknown subcommand, option or control command word gets the
+    nearest one (edit distance,
     a swap of two letters counting one), or a unique prefix; nothing when
     none is near; an option written with = is told to take a space."""
     sock = s.path("never.sock")
@@ -224,16 +225,21 @@ def client_usage_error_suggests_nearest(s):
         (["top", sock, "--rety"], "did you mean --retry?"),
         (["table", "gc", FIXTURE, "--connect"], "did you mean --connect-timeout?"),
         (["serve", sock, "--http=127.0.0.1:0"], "write --http VALUE, with a space"),
+        # control's command words as well as its flags.
+        (["control", sock, "censsu"], "censsu is not start, stop or census; did you mean census?"),
+        (["control", sock, "stpo", "--wait"], "did you mean stop?"),
+        (["control", sock, "star"], "did you mean start?"),
     ]
     for args, words in cases:
         rc, out, err = run(s, args)
         expect(rc == 2 and words in err, "%s: exit %d, %r" % (args, rc, err))
         expect("usage: eventlog-socket" in err, "%s: no usage: %r" % (args, err))
         expect("no such socket" not in err, "%s: tried to connect: %r" % (args, err))
-    for args in (["zzzzzz"], ["record", sock, "--zzzzzz"], ["record", sock, "-x"]):
+    for args in (["zzzzzz"], ["record", sock, "--zzzzzz"], ["record", sock, "-x"],
+                 ["control", sock, "zzzzzz"]):
         rc, _, err = run(s, args)
         expect(rc == 2 and "did you mean" not in err, "%s: %r" % (args, err))
-    note("%d suggestions, 3 words near nothing" % len(cases))
+    note("%d suggestions, 4 words near nothing" % len(cases))
 
 
 def lint(path):
@@ -257,7 +263,8 @@ def lint(path):
 @test(ghc_free=True)
 def man_pages_render_clean(s):
     """Both pages: no warning from groff -ww, mandoc -T lint or man -l; no
-    line wider than 80 columns in man's own layout."""
+    line wider than 80 columns in man's own layout, and the text left-aligned
+    (no gaps widened to justify it)."""
     ran = set()
     for name in PAGES:
         problems, tools = lint(page_path(name))
@@ -267,6 +274,14 @@ def man_pages_render_clean(s):
         wide = [line for line in text.splitlines() if len(line) > 80]
         expect(not wide, "%s: lines over 80 columns: %r" % (name, wide[:3]))
         expect(len(text.splitlines()) > 50, "%s: only %d lines" % (name, len(text.splitlines())))
+        # Left-aligned (.ad l), not justified: no widened gap between two
+        # words of running text (the title and footer lines aside). Before,
+        # the paragraphs after the first list of terms were justified.
+        gaps = [line for line in text.splitlines()[1:-1]
+                if re.search(r"[a-z,;:)]  +[a-z(]", line.strip())
+                and "eventlog-socket manual" not in line]
+        expect(not gaps, "%s: justified, %d lines with widened gaps: %r"
+               % (name, len(gaps), gaps[:3]))
     if len(ran) < 2:
         raise Skip("groff or mandoc is not installed (ran: %s)" % ", ".join(sorted(ran)))
     note("%s: no warnings from %s and man -l, 80 columns"
@@ -280,7 +295,7 @@ def variables_read():
     expect(len(found) == 1, "es_config.c: %s" % found)
     with open(found[0]) as f:
         code = f.read()
-    names = set(re.findall(r'\b(?:getenv|env|bool_var|size_var|read_ms|read_whole)'
+    names = set(re.findall(r'\b(?:getenv|env|bool_var|size_var|read_ms|read_whole|read_seconds)'
                            r'\(\s*"(GHC_EVENTLOG_[A-Z_]+)"',
                            code))
     expect(len(names) >= 10, "only %s read in %s" % (sorted(names), found[0]))

@@ -270,3 +270,27 @@ def sparks_events(s):
     check_equal("the spark events", {"created": ev[0] + ev[1] + ev[2], "dud": ev[1],
                                      "overflowed": ev[2], "converted": ev[3] + ev[4],
                                      "fizzled": ev[5], "gcd": ev[6]}, want)
+
+
+@test(timeout=180)
+def sparks_top_fits_80_columns(s):
+    """At 80x24, top's sparks line is whole: the "no spark counters yet"
+    sentence ends with its closing parenthesis while the program runs (on
+    GHC 9.0, whose counters come at exit), and the table's heading reaches
+    its last column, rate/s (before, both were cut mid-word)."""
+    sock = s.path("narrow.sock")
+    p = sparker(s, sock, rounds=0)
+    t = Tmux(s, top_command(sock), width=80, height=24)
+    if ghc_version() < (9, 2):
+        m = t.wait(r"^Sparks\s+no spark counters yet.*$", timeout=30, what="the sparks line")
+        note("running: %r" % m.group(0).rstrip())
+        expect(m.group(0).rstrip().endswith(")"), "the sparks line is cut: %r" % m.group(0))
+    else:
+        t.wait(r"^Sparks\s+created\s", timeout=60, what="the sparks heading while running")
+    finished(p)
+    t.wait(r"program exited", timeout=60, what='"program exited"')
+    m = t.wait(r"^Sparks\s+created\s.*$", timeout=30, what="the sparks heading")
+    note("exited: %r" % m.group(0).rstrip())
+    expect(m.group(0).rstrip().endswith("rate/s"), "the sparks heading is cut: %r" % m.group(0))
+    lines = t.screen().splitlines()
+    expect(all(len(line) <= 80 for line in lines), "a line wider than 80")

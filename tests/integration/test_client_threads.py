@@ -240,8 +240,9 @@ def threads_report_matches_ghc_events(s):
     t = Tmux(s, top_command(sock), width=200, height=45)
     t.wait(r"program exited", timeout=120, what="the end of the recording")
     screen = t.wait(r"^Thrd .*\n.*light.*$", what="the threads lines").group(0)
-    m = re.search(r"live (\d+)\s+created (\d+)", screen)
-    expect(m and int(m.group(2)) == o.created, "top: %s; ghc-events counts %d created"
+    # After the exit no thread is "live" (as on the page): created first.
+    m = re.search(r"^Thrd\s+created (\d+)", screen, re.M)
+    expect(m and int(m.group(1)) == o.created, "top: %s; ghc-events counts %d created"
            % (screen.splitlines()[0], o.created))
     shown = THREE.findall(screen.splitlines()[1])
     most_first("top", [(x[0], float(x[2])) for x in shown])

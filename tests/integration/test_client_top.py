@@ -3,6 +3,7 @@
 program, the test reads the screen (capture-pane) and presses keys
 (send-keys). A private tmux server (-L) per test, always killed."""
 
+import json
 import os
 import re
 import shlex
@@ -298,3 +299,90 @@ def top_marker_flood_reads_as_a_rate(s):
     expect(int(m.group(1)) >= 100000, "fewer than the 100000 messages: %s" % m.group(0))
     expect(int(m.group(3)) > 0, "none in the last second: %s" % m.group(0))
     t.wait(r"message\s+burst 100000", what="the latest message in the list")
+
+
+def report_words(s, rec):
+    """What the page says of a recording (its report's state, the texts the
+    model gives both views): the heap profile's kind, threads begun before
+    the stream, since when the counts run."""
+    from client_cmd import run
+    out = s.path("words.html")
+    rc, _, err = run(s, ["report", rec, "-o", out], 60)
+    expect(rc == 0, "report: %d %r" % (rc, err))
+    with open(out) as f:
+        m = re.search(r'<script[^>]*id="es-data"[^>]*>(.*?)</script>', f.read(), re.S)
+    expect(m is not None, "no state in the report")
+    state = json.loads(m.group(1))
+    return (state["info"]["profile_kind"], state["threads"]["before_note"],
+            state["info"]["counted_since"])
+
+
+@test(timeout=240)
+def top_says_what_the_page_says_of_a_haskell_start(s):
+    """A run started from Haskell (its heap profile's kind and its threads'
+    start never streamed): top says what the page says, in its words,
+    which come from the model for both: the census "its kind was not
+    streamed: started from Haskell" (before: "by unknown"), threads "(and N
+    begun before the stream)" with none "live" after the exit, the counts'
+    start as the page says it, and no "none yet" once a census is on
+    screen."""
+    from client_cmd import Cmd
+    from test_first_hour_edges import busy_rounds, haskell_started
+    sock = s.path("hs.sock")
+    p = haskell_started(s, sock, wait=True)
+    p.wait_socket(sock)
+    t = Tmux(s, top_command(sock), width=120, height=40)
+    expect(p.readline(timeout=30) == "ok", "the start did not return once top connected")
+    rec = s.path("hs.eventlog")
+    recorder = Cmd(s, ["record", sock, "-o", rec])
+    busy_rounds(p)
+    p.cmd("quit")
+    p.finish()
+    rc, _, err = recorder.wait(60)
+    expect(rc == 0, "record: %d %r" % (rc, err))
+    t.wait(r"program exited\s+ran", timeout=60, what="the final summary")
+    screen = t.wait(r"^Census\s+#\d+", timeout=30, what="a census").string
+    kind, before, since = report_words(s, rec)
+    note("the page's words: %r, %r, %r" % (kind, before, since))
+    flat = re.sub(r"\s+", " ", screen)
+    expect("by unknown" not in flat and kind in flat and "started from Haskell" in kind,
+           "the census line does not say %r:\n%s" % (kind, screen))
+    expect("none yet" not in flat, "'none yet' beside a census:\n" + screen)
+    thrd = re.search(r"^Thrd\s+(.*)$", screen, re.M).group(1)
+    expect(before and before in thrd and "live" not in thrd,
+           "the threads line %r, the page says %r" % (thrd, before))
+    gc = re.search(r"^GC\s+(.*)$", screen, re.M).group(1)
+    pause = re.search(r"^\s+pause p50/p99/max .*$", screen, re.M).group(0)
+    # The stream may begin at the program's start or after it (when the
+    # switch to the library came late): top says the page's words.
+    expect(since.startswith("since ") and since in pause
+           and (since == "since start" or since in gc),
+           "the counts are not said to run %r: %r / %r" % (since, gc, pause))
+
+
+@test(timeout=240)
+def top_joining_late_counts_since_it_joined(s):
+    """A top that connects to a program running for seconds counts its
+    collections and pauses since it joined and says so ("since T s"), not
+    "since start"."""
+    p, client = serve(s, "late", ["--busy"])
+    first = client()
+    p.wait_clients(1)
+    # Seconds of the program before top joins, then more than a 2 MiB
+    # buffer, so that GHC 9.0 hands events over while it runs.
+    time.sleep(3)
+    sock = s.path("late.sock")
+    t = Tmux(s, top_command(sock), width=120, height=40)
+    t.wait(r"^ probe \(pid \d+\)", what="the program's name")
+    p.cmd("flood %d joined" % harness.FLOOD)
+    m = t.wait(r"^GC\s+[1-9]\d* collections since ([\d.]+) s:", timeout=60,
+               what="collections counted since top joined")
+    note(m.group(0))
+    expect(float(m.group(1)) >= 1.0, "counted since %s s" % m.group(1))
+    screen = t.screen()
+    expect("since start" not in screen and re.search(r"pause p50/p99/max .* since [\d.]+ s ",
+                                                     screen),
+           "the pauses are said to count since the start:\n" + screen)
+    first.close()
+    p.cmd("quit")
+    p.finish()

@@ -94,6 +94,32 @@ def sizes_mean_the_same_to_program_and_command(s):
 
 
 @test
+def times_mean_the_same_to_program_and_command(s):
+    """One grammar of times (docs/configuration.md, Times): the program
+    takes GHC_EVENTLOG_RETAIN_SECONDS=5m and 2h as the command takes
+    --duration 5m, and refuses what is not whole seconds (1.5, 500ms) or
+    no time at all (5d) with a line that says which."""
+    sock = s.path("times.sock")
+    for age in ("5m", "2h", "300s"):
+        p = Program(s, "fibber-c-main", ["20"], unix=sock, stdin=False,
+                    env={"GHC_EVENTLOG_RETAIN_SECONDS": age})
+        p.finish()
+        err = p.stderr()
+        expect(p.proc.returncode == 0 and "RETAIN_SECONDS" not in err,
+               "the program refused GHC_EVENTLOG_RETAIN_SECONDS=%s (status %s): %s"
+               % (age, p.proc.returncode, err))
+    for age, words in (("1.5", "is not whole seconds"), ("500ms", "is not whole seconds"),
+                       ("5d", "is not a duration (seconds, or a number with ms, s, m or h")):
+        config_error(s, {"GHC_EVENTLOG_UNIX_PATH": sock, "GHC_EVENTLOG_RETAIN_SECONDS": age},
+                     expect_text='GHC_EVENTLOG_RETAIN_SECONDS="%s" %s' % (age, words))
+    # The command takes the same text: what stops it is the missing program.
+    status, _, err = run(s, ["record", s.path("none.sock"), "--duration", "5m", "-o",
+                             s.path("x.eventlog")])
+    expect(status == 2 and "none.sock" in err and "duration" not in err,
+           "record --duration 5m: status %s, %s" % (status, err))
+
+
+@test
 def socket_in_use_and_stale(s):
     """A live socket is refused without disturbing its owner; a stale one is
     replaced."""

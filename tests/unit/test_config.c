@@ -302,10 +302,38 @@ UNIT_CASE(config_window_settings) {
     ok(from_env_logged(&c, log, sizeof log) == 0 && c.retain == ES_DEFAULT_RETAIN &&
            c.retain_seconds == 300,
        "GHC_EVENTLOG_RETAIN_SECONDS=300 alone keeps 300 s in a 64 MiB window");
-    setenv("GHC_EVENTLOG_RETAIN_SECONDS", "5m", 1);
-    ok(from_env_logged(&c, log, sizeof log) == EVENTLOG_SOCKET_EINVAL &&
-           strstr(log, "GHC_EVENTLOG_RETAIN_SECONDS=\"5m\" is not a number of seconds"),
-       "seconds are a number: %s", log);
+    /* The command's grammar of times (es_duration.h): 5m is 300 s. */
+    static const struct {
+        const char *text;
+        unsigned secs; /* 0: refused */
+        const char *why;
+    } ages[] = {{"5m", 300, NULL},
+                {"300s", 300, NULL},
+                {"1.5m", 90, NULL},
+                {"2h", 7200, NULL},
+                {"168h", 604800, NULL},
+                {"2000ms", 2, NULL},
+                {"1.5", 0, "is not whole seconds"},
+                {"500ms", 0, "is not whole seconds"},
+                {"169h", 0, "is not a duration (seconds, or a number with ms, s, m or h"},
+                {"5 m", 0, "is not a duration"},
+                {"5d", 0, "is not a duration"},
+                {"-5m", 0, "is not a duration"},
+                {"1e3", 0, "is not a duration"}};
+    for (size_t i = 0; i < sizeof ages / sizeof ages[0]; i++) {
+        es_config_defaults(&c);
+        setenv("GHC_EVENTLOG_RETAIN_SECONDS", ages[i].text, 1);
+        int r = from_env_logged(&c, log, sizeof log);
+        if (ages[i].secs)
+            ok(r == 0 && c.retain_seconds == ages[i].secs,
+               "GHC_EVENTLOG_RETAIN_SECONDS=%s is %u s (%d, %u)", ages[i].text, ages[i].secs, r,
+               c.retain_seconds);
+        else
+            ok(r == EVENTLOG_SOCKET_EINVAL && strstr(log, "GHC_EVENTLOG_RETAIN_SECONDS=\"") &&
+                   strstr(log, ages[i].why),
+               "GHC_EVENTLOG_RETAIN_SECONDS=%s is refused: %s", ages[i].text, log);
+    }
+    es_config_defaults(&c);
     setenv("GHC_EVENTLOG_RETAIN_SECONDS", "60", 1);
     setenv("GHC_EVENTLOG_RETAIN", "0", 1);
     ok(from_env_logged(&c, log, sizeof log) == EVENTLOG_SOCKET_EINVAL &&
