@@ -477,16 +477,16 @@ def fib_markers(summary):
     return [m for _, m in summary.markers if m.startswith("fib ")]
 
 
-def serve(s, name, args=(), rts=(), tcp=False, exe="probe"):
+def serve(s, name, args=(), rts=(), tcp=False, exe="probe", env=None):
     """Start the probe waiting for a client on a Unix socket or TCP; return
     the program and a function that connects a client (its keyword
     arguments go to Client)."""
     if tcp:
-        p = Program(s, exe, list(args), tcp_port=0, wait=True, rts=rts)
+        p = Program(s, exe, list(args), tcp_port=0, wait=True, rts=rts, env=env)
         port = p.tcp_port()
         return p, lambda **kw: Client(s, tcp_port=port, **kw)
     sock = s.path(name + ".sock")
-    p = Program(s, exe, list(args), unix=sock, wait=True, rts=rts)
+    p = Program(s, exe, list(args), unix=sock, wait=True, rts=rts, env=env)
     p.wait_socket(sock)
     return p, lambda **kw: Client(s, unix=sock, **kw)
 
