@@ -326,20 +326,12 @@ def top_says_what_the_page_says_of_a_haskell_start(s):
     begun before the stream)" with none "live" after the exit, the counts'
     start as the page says it, and no "none yet" once a census is on
     screen."""
-    from client_cmd import Cmd
-    from test_first_hour_edges import busy_rounds, haskell_started
+    from test_first_hour_edges import haskell_started, record_haskell_run
     sock = s.path("hs.sock")
     p = haskell_started(s, sock, wait=True)
     p.wait_socket(sock)
     t = Tmux(s, top_command(sock), width=120, height=40)
-    expect(p.readline(timeout=30) == "ok", "the start did not return once top connected")
-    rec = s.path("hs.eventlog")
-    recorder = Cmd(s, ["record", sock, "-o", rec])
-    busy_rounds(p)
-    p.cmd("quit")
-    p.finish()
-    rc, _, err = recorder.wait(60)
-    expect(rc == 0, "record: %d %r" % (rc, err))
+    rec = record_haskell_run(s, p, sock, "top")
     t.wait(r"program exited\s+ran", timeout=60, what="the final summary")
     screen = t.wait(r"^Census\s+#\d+", timeout=30, what="a census").string
     kind, before, since = report_words(s, rec)

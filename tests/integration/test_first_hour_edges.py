@@ -60,6 +60,21 @@ def busy_rounds(p, n=6):
         p.cmd("marker round %d" % i)
 
 
+def record_haskell_run(s, p, sock, viewer):
+    """A program from haskell_started(wait=True), whose start a viewer
+    (`viewer` names it) has just let return: recorded beside it through
+    busy rounds to its exit. Returns the recording's path."""
+    expect(p.readline(timeout=30) == "ok", "the start did not return once %s connected" % viewer)
+    rec = s.path("hs.eventlog")
+    recorder = Cmd(s, ["record", sock, "-o", rec])
+    busy_rounds(p)
+    p.cmd("quit")
+    p.finish()
+    rc, _, err = recorder.wait(60)
+    expect(rc == 0, "record: %d %r" % (rc, err))
+    return rec
+
+
 @test(timeout=240)
 def metrics_tell_ghc90_and_haskell_starts_honestly(s):
     """metrics on GHC 9.0 says lacks="live" from the header, as top and
@@ -142,14 +157,7 @@ def haskell_started_run_is_told_the_same_everywhere(s):
     p = haskell_started(s, sock, wait=True)
     p.wait_socket(sock)
     srv, url = start_serve(s, sock)
-    expect(p.readline(timeout=30) == "ok", "the start did not return once serve connected")
-    rec = s.path("hs.eventlog")
-    recorder = Cmd(s, ["record", sock, "-o", rec])
-    busy_rounds(p)
-    p.cmd("quit")
-    p.finish()
-    rc, _, err = recorder.wait(60)
-    expect(rc == 0, "record: %d %r" % (rc, err))
+    rec = record_haskell_run(s, p, sock, "serve")
 
     b = Browser(s, width=1280, height=900)
     # The live page, after the program's exit.
