@@ -225,7 +225,9 @@ static void on_check(uv_timer_t *t) {
         es_fanout_each(l->fan, c, next) es_client_pump(c);
         es_lossless_publish(l);
     }
-    if (l->count == 0 && !waits_untold(l))
+    /* A thread that still waits (its client just left) counts its wait
+     * when it wakes: look again until it has, and the wait is told. */
+    if (l->count == 0 && !es_wait_waiting(&l->wait) && !waits_untold(l))
         uv_timer_stop(&l->check);
 }
 

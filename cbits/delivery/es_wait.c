@@ -75,11 +75,9 @@ bool es_wait_for_room(struct es_wait *w, size_t len, const atomic_size_t *in_fli
     bool timed_out = waited && w->deadline != 0 && now >= w->deadline && !w->exit_logged;
     if (timed_out)
         w->exit_logged = true;
-    uv_mutex_unlock(&w->lock);
-    if (timed_out)
-        es_log("a lossless client did not take the end of the stream within the linger time; "
-               "the program exits without waiting for it any longer");
     if (waited) {
+        /* Counted before the lock is let go: whoever sees no waiter
+         * (es_wait_waiting) then sees this wait counted. */
         uint64_t ns = now - start;
         atomic_fetch_add_explicit(&w->waits, 1, memory_order_relaxed);
         atomic_fetch_add_explicit(&w->wait_ns, ns, memory_order_relaxed);
@@ -87,6 +85,10 @@ bool es_wait_for_room(struct es_wait *w, size_t len, const atomic_size_t *in_fli
         while (ns > max && !atomic_compare_exchange_weak(&w->wait_max_ns, &max, ns))
             ;
     }
+    uv_mutex_unlock(&w->lock);
+    if (timed_out)
+        es_log("a lossless client did not take the end of the stream within the linger time; "
+               "the program exits without waiting for it any longer");
     return active;
 }
 
