@@ -19,29 +19,6 @@ struct es_rts es_rts = {
     .flush_ms = -1,
 };
 
-void es_rts_on_command(uint8_t cmd, void *ctx) {
-    (void)ctx;
-    pthread_mutex_lock(&es_rts.control_lock);
-    if (es_rts.ready) {
-        /* What waited for readiness was applied then (eventlog_socket_ready). */
-        assert(es_rts.pending_profiling == 0 && es_rts.pending_cost_centre == 0 &&
-               !es_rts.pending_census);
-        es_rts_control(cmd);
-    } else if (cmd == EVENTLOG_SOCKET_CMD_REQUEST_HEAP_CENSUS) {
-        es_rts.pending_census = true;
-    } else if (cmd == EVENTLOG_SOCKET_CMD_START_COST_CENTRE_PROFILING ||
-               cmd == EVENTLOG_SOCKET_CMD_STOP_COST_CENTRE_PROFILING) {
-        es_rts.pending_cost_centre = cmd;
-    } else {
-        /* The client keeps lossless delivery and cost notices to itself
-         * (es_client.c): only heap profiling's start and stop are left. */
-        assert(cmd == EVENTLOG_SOCKET_CMD_START_HEAP_PROFILING ||
-               cmd == EVENTLOG_SOCKET_CMD_STOP_HEAP_PROFILING);
-        es_rts.pending_profiling = cmd;
-    }
-    pthread_mutex_unlock(&es_rts.control_lock);
-}
-
 /* The RTS's collections so far and its capabilities, for the registry's
  * cost of a handler (es_registry_set_rts). getRTSStats counts collections
  * with or without +RTS -T (which only adds their times). */
@@ -56,20 +33,7 @@ static unsigned capabilities(void) {
 }
 
 void eventlog_socket_ready(void) {
-    pthread_mutex_lock(&es_rts.control_lock);
-    if (!es_rts.ready) {
-        es_rts.ready = true;
-        if (es_rts.pending_profiling)
-            es_rts_control(es_rts.pending_profiling);
-        if (es_rts.pending_census)
-            es_rts_control(EVENTLOG_SOCKET_CMD_REQUEST_HEAP_CENSUS);
-        if (es_rts.pending_cost_centre)
-            es_rts_control(es_rts.pending_cost_centre);
-        es_rts.pending_profiling = 0;
-        es_rts.pending_census = false;
-        es_rts.pending_cost_centre = 0;
-    }
-    pthread_mutex_unlock(&es_rts.control_lock);
+    es_rts_control_ready();
     /* Live streaming needs periodic flushes, which must stop before hs_exit
      * shuts the RTS down, and the PRE_END hooks run at its beginning: both
      * take the exit hook, which eventlog_socket_hs_main put in before the

@@ -6,6 +6,7 @@
 #define ES_RTS_H
 
 #include "eventlog_socket.h"
+#include "format/es_commands.h"
 #include "server/es_instance.h"
 
 /* Rts.h does not define the GHC version; without this header every
@@ -26,13 +27,13 @@ struct es_rts {
     atomic_bool forked;
 
     /* Control commands; guarded by control_lock. Commands that arrive
-     * before eventlog_socket_ready() are remembered (the last start/stop
-     * and whether a census was asked for) and applied then. */
+     * before eventlog_socket_ready() are remembered, the last of each
+     * kind (its row's gate, format/es_commands.h: the last heap
+     * start/stop, whether a census was asked for, the last cost-centre
+     * start/stop), and applied then in the kinds' order. */
     pthread_mutex_t control_lock;
     bool ready;
-    uint8_t pending_profiling;   /* 0, or the last heap start/stop command */
-    uint8_t pending_cost_centre; /* 0, or the last cost-centre start/stop */
-    bool pending_census;
+    uint8_t pending[ES_COMMANDS_GATES]; /* 0, or the last command of that kind */
 
     /* Periodic RTS flushes (GHC >= 9.2). flush_lock is held for the whole
      * of each flush, so clearing flush_allowed under it also waits for a
@@ -48,19 +49,15 @@ struct es_rts {
 
 extern struct es_rts es_rts;
 
-/* Apply one control command (EVENTLOG_SOCKET_CMD_*) to the RTS now
- * (prof_control.c): heap commands go to es_rts_heap_control, cost-centre
- * commands to es_rts_cost_centre_control, others are ignored. Call with
- * control_lock held. */
-void es_rts_control(uint8_t cmd);
+/* A command that acts on the program (its row's scope is
+ * ES_COMMANDS_PROGRAM, format/es_commands.h), from the loop thread: the
+ * instance's on_command (control.c). Applied now, by its row's target,
+ * when the program is ready; otherwise the last of its kind waits. */
+void es_rts_on_command(uint8_t cmd, void *ctx);
 
-/* Heap profiling commands (heap_control.c). Without a heap profiling mode
- * (-h) they do nothing, and the first one says so in a log line. */
-void es_rts_heap_control(uint8_t cmd);
-
-/* Cost-centre profiling commands (prof_control.c). In a program built
- * without profiling they do nothing, and the first one says so. */
-void es_rts_cost_centre_control(uint8_t cmd);
+/* eventlog_socket_ready: the program is ready for commands; those that
+ * waited are applied now, in the kinds' order (control.c). */
+void es_rts_control_ready(void);
 
 /* Start flushing the RTS's buffers periodically while clients are connected
  * (flush.c). Only call it once exit_hook is in place (eventlog_socket_hs_main,
@@ -98,9 +95,6 @@ void es_rts_flush_disable(void);
 
 /* Apply a new interval to a running flush timer. */
 void es_rts_flush_update(void);
-
-/* The loop thread's command callback (api.c). */
-void es_rts_on_command(uint8_t cmd, void *ctx);
 
 /* Switch the running RTS to this library's writer, for the server that
  * init_* started (api.c): stop the current writer, start ours, then

@@ -2,8 +2,7 @@
 /* The built-in commands that cost the program something (es_command.h). */
 #include "es_command.h"
 
-#define EVENTLOG_SOCKET_NO_RTS
-#include "eventlog_socket.h"
+#include "format/es_commands.h"
 
 #include <assert.h>
 
@@ -70,8 +69,7 @@ void es_command_close(struct es_command *c, uv_close_cb cb) {
 
 void es_command_offer(struct es_command *c, uint8_t cmd) {
     /* Commands a connection keeps to itself never come here (es_reader.c). */
-    assert(cmd != EVENTLOG_SOCKET_CMD_LOSSLESS && cmd != EVENTLOG_SOCKET_CMD_COST_NOTICES &&
-           cmd != EVENTLOG_SOCKET_CMD_WINDOW);
+    assert(es_commands_find(cmd) != NULL && es_commands_find(cmd)->scope == ES_COMMANDS_PROGRAM);
     assert(c->open);
     if (es_gate_offer(&c->gate, cmd, uv_now(c->loop)))
         act(c, cmd);

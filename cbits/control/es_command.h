@@ -37,8 +37,8 @@ void es_command_init(struct es_command *c, unsigned interval_ms, es_control_cb f
 void es_command_open(struct es_command *c, uv_loop_t *loop, struct es_lossless *lossless);
 void es_command_close(struct es_command *c, uv_close_cb cb);
 
-/* A built-in command from a client (EVENTLOG_SOCKET_CMD_*, not one the
- * client's connection keeps to itself: es_reader.h): acted on now, or
+/* A built-in command from a client that acts on the program (its row's
+ * scope is ES_COMMANDS_PROGRAM, format/es_commands.h): acted on now, or
  * when the gate lets it. */
 void es_command_offer(struct es_command *c, uint8_t cmd);
 

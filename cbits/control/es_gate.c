@@ -1,24 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "es_gate.h"
 
-#define EVENTLOG_SOCKET_NO_RTS
-#include "eventlog_socket.h"
-
 #include <assert.h>
 
+/* The kind `cmd` is limited as, or ES_COMMANDS_GATE_NONE. */
 static int kind_of(uint8_t cmd) {
-    switch (cmd) {
-    case EVENTLOG_SOCKET_CMD_REQUEST_HEAP_CENSUS:
-        return ES_GATE_CENSUS;
-    case EVENTLOG_SOCKET_CMD_START_HEAP_PROFILING:
-    case EVENTLOG_SOCKET_CMD_STOP_HEAP_PROFILING:
-        return ES_GATE_HEAP_PROFILE;
-    case EVENTLOG_SOCKET_CMD_START_COST_CENTRE_PROFILING:
-    case EVENTLOG_SOCKET_CMD_STOP_COST_CENTRE_PROFILING:
-        return ES_GATE_COST_CENTRE;
-    default:
-        return -1;
-    }
+    const struct es_commands_row *r = es_commands_find(cmd);
+    return r != NULL ? (int)r->gate : ES_COMMANDS_GATE_NONE;
 }
 
 void es_gate_init(struct es_gate *g, unsigned interval_ms) {
@@ -66,14 +54,14 @@ bool es_gate_offer(struct es_gate *g, uint8_t cmd, uint64_t now_ms) {
 
 uint64_t es_gate_due(const struct es_gate *g) {
     uint64_t due = UINT64_MAX;
-    for (int k = 0; k < ES_GATE_KINDS; k++)
+    for (int k = 0; k < ES_COMMANDS_GATES; k++)
         if (g->kind[k].pending && due_at(g, k) < due)
             due = due_at(g, k);
     return due;
 }
 
 bool es_gate_take(struct es_gate *g, uint64_t now_ms, uint8_t *cmd) {
-    for (int k = 0; k < ES_GATE_KINDS; k++) {
+    for (int k = 0; k < ES_COMMANDS_GATES; k++) {
         /* A command waits only behind one of its kind that acted. */
         assert(!g->kind[k].pending || g->kind[k].acted);
         if (g->kind[k].pending && now_ms >= due_at(g, k)) {

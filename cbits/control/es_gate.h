@@ -18,16 +18,13 @@
 #ifndef ES_GATE_H
 #define ES_GATE_H
 
+#include "format/es_commands.h"
+
 #include <stdbool.h>
 #include <stdint.h>
 
-/* Kinds of command that are limited, each on its own. */
-enum es_gate_kind {
-    ES_GATE_CENSUS,       /* request a heap census */
-    ES_GATE_HEAP_PROFILE, /* start/stop heap profiling */
-    ES_GATE_COST_CENTRE,  /* start/stop cost-centre profiling */
-    ES_GATE_KINDS,
-};
+/* The kinds of command that are limited, each on its own, are the
+ * commands' rows' (es_commands_gate). */
 
 /* The default interval (milliseconds). */
 #define ES_GATE_DEFAULT_MS 1000
@@ -46,7 +43,7 @@ struct es_gate {
         uint8_t cmd;      /* which one */
         uint64_t gap_ms;  /* the wait after the last action: the interval, or
                            * ES_GATE_COST_FACTOR times what it cost */
-    } kind[ES_GATE_KINDS];
+    } kind[ES_COMMANDS_GATES];
     uint64_t folded; /* requests folded into another */
 };
 

@@ -3,15 +3,32 @@
 #include "es_reader.h"
 
 #include "es_registry.h"
-
-#define EVENTLOG_SOCKET_NO_RTS
-#include "eventlog_socket.h"
+#include "format/es_commands.h"
 
 #include <assert.h>
 
 /* The reader of `c` (es_reader_start set it). */
 static struct es_reader *reader_of(const struct es_client *c) {
     return es_client_reader(c);
+}
+
+/* A command the connection keeps to itself (its row's target). */
+static void for_connection(struct es_reader *r, struct es_client *c,
+                           const struct es_commands_row *row) {
+    switch (row->target) {
+    case ES_COMMANDS_TO_COST_NOTICES:
+        es_client_want_cost_notices(c);
+        break;
+    case ES_COMMANDS_TO_WINDOW:
+        es_fanout_window(r->fan, c);
+        break;
+    case ES_COMMANDS_TO_LOSSLESS:
+        es_lossless_request(r->lossless, c);
+        break;
+    default:
+        assert(false && "a connection's command with a program's target");
+        break;
+    }
 }
 
 /* One frame from `c`, to the module it is for. */
@@ -22,20 +39,12 @@ static void dispatch(struct es_reader *r, struct es_client *c, const struct es_c
         return;
     }
     assert(f->kind == ES_CONTROL_COMMAND);
-    switch (f->cmd) {
-    case EVENTLOG_SOCKET_CMD_COST_NOTICES:
-        es_client_want_cost_notices(c);
-        break;
-    case EVENTLOG_SOCKET_CMD_WINDOW:
-        es_fanout_window(r->fan, c);
-        break;
-    case EVENTLOG_SOCKET_CMD_LOSSLESS:
-        es_lossless_request(r->lossless, c);
-        break;
-    default:
+    const struct es_commands_row *row = es_commands_find(f->cmd);
+    assert(row != NULL); /* the parser returns known commands only */
+    if (row->scope == ES_COMMANDS_CONNECTION)
+        for_connection(r, c, row);
+    else
         es_command_offer(r->command, f->cmd);
-        break;
-    }
 }
 
 /* Every frame in buf[0..len), in order, while the client is not closing

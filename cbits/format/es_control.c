@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "es_control.h"
 
-#define EVENTLOG_SOCKET_NO_RTS
-#include "eventlog_socket.h"
+#include "es_commands.h"
 
 #include <assert.h>
 #include <stdbool.h>
@@ -33,29 +32,15 @@ void es_control_init(struct es_control_parser *p) {
 }
 
 static bool known_gctl(uint8_t cmd) {
-    return cmd >= EVENTLOG_SOCKET_CMD_START_HEAP_PROFILING && cmd <= EVENTLOG_SOCKET_CMD_WINDOW;
+    return es_commands_find(cmd) != NULL;
 }
 
 uint8_t es_control_upstream_command(const uint8_t *ns, size_t ns_len, uint8_t id) {
-    /* Upstream's command ids in its built-in namespace, in order 1 to 5,
-     * then ours: 6, lossless delivery for this connection, 7, cost
-     * notices for this connection, and 8, the window. */
-    static const uint8_t builtin[] = {
-        EVENTLOG_SOCKET_CMD_START_COST_CENTRE_PROFILING,
-        EVENTLOG_SOCKET_CMD_STOP_COST_CENTRE_PROFILING,
-        EVENTLOG_SOCKET_CMD_START_HEAP_PROFILING,
-        EVENTLOG_SOCKET_CMD_STOP_HEAP_PROFILING,
-        EVENTLOG_SOCKET_CMD_REQUEST_HEAP_CENSUS,
-        EVENTLOG_SOCKET_CMD_LOSSLESS,
-        EVENTLOG_SOCKET_CMD_COST_NOTICES,
-        EVENTLOG_SOCKET_CMD_WINDOW,
-    };
     static const char name[] = ES_CONTROL_UPSTREAM_NAMESPACE;
     if (ns_len != sizeof name - 1 || memcmp(ns, name, ns_len) != 0)
         return 0; /* the whole name, not a prefix of it */
-    if (id < 1 || id > sizeof builtin)
-        return 0;
-    return builtin[id - 1];
+    const struct es_commands_row *r = es_commands_upstream(id);
+    return r != NULL ? r->code : 0;
 }
 
 /* Advance the magic search by one byte. No byte occurs twice in the two

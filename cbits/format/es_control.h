@@ -114,11 +114,9 @@ size_t es_control_feed(struct es_control_parser *p, const uint8_t *buf, size_t l
                        es_control_cb cb, void *ctx);
 
 /* The command an upstream frame with namespace ns[0..ns_len) and command
- * `id` means (EVENTLOG_SOCKET_CMD_*), or 0 when it is not a built-in one.
- * In the namespace "eventlog-socket": 1 and 2 start and stop cost-centre
- * profiling, 3 and 4 start and stop heap profiling, 5 requests a census
- * (upstream's ids), 6 asks for lossless delivery and 7 for cost notices
- * (ours). */
+ * `id` means (EVENTLOG_SOCKET_CMD_*), or 0 when it is not a built-in one:
+ * in the namespace "eventlog-socket", the row with that upstream id
+ * (es_commands.h). */
 uint8_t es_control_upstream_command(const uint8_t *ns, size_t ns_len, uint8_t id);
 
 #endif

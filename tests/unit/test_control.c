@@ -3,6 +3,7 @@
  * interleaved and buried in junk, and checked against a literal reference
  * scan (control_ref.h) on megabytes of random data holding frames. */
 #include "control_ref.h"
+#include "format/es_commands.h"
 #include "format/es_control.h"
 #include "unit.h"
 
@@ -318,4 +319,76 @@ UNIT_CASE(control_random_junk) {
     free(all);
     free(want);
     free(junk);
+}
+
+/* The commands' table (format/es_commands.h) is what the parser reads:
+ * each row's byte after "GCTL", and its upstream id in the built-in
+ * namespace, give that row's command, cut anywhere; the byte after the
+ * last row and upstream ids outside the rows give nothing; a row's kind
+ * of limit agrees with where it acts. */
+UNIT_CASE(control_commands_table) {
+    size_t n = es_commands_count();
+    ok(n >= 8, "%zu commands (upstream's five and ours)", n);
+    bool upstream_seen[256] = {false};
+    char why[128];
+    for (size_t i = 0; i < n; i++) {
+        const struct es_commands_row *r = es_commands_row(i);
+        const char gctl[] = {'G', 'C', 'T', 'L', (char)r->code};
+        char up[] = BUILTIN("?"), want[] = {(char)r->code};
+        up[sizeof up - 2] = (char)r->upstream_id;
+        ok(every_cut(gctl, sizeof gctl, want, 1, 0, why, sizeof why) == 0, "%s: GCTL 0x%02x (%s)",
+           r->name, r->code, why);
+        ok(every_cut(up, sizeof up - 1, want, 1, 0, why, sizeof why) == 0,
+           "%s: upstream id %u (%s)", r->name, r->upstream_id, why);
+        ok(es_commands_find(r->code) == r && es_commands_upstream(r->upstream_id) == r &&
+               !upstream_seen[r->upstream_id],
+           "%s: found by its byte and by its upstream id, which no other row has", r->name);
+        upstream_seen[r->upstream_id] = true;
+        ok((r->scope == ES_COMMANDS_PROGRAM) == (r->gate != ES_COMMANDS_GATE_NONE) &&
+               (int)r->gate < ES_COMMANDS_GATES,
+           "%s: %s, %s", r->name,
+           r->scope == ES_COMMANDS_PROGRAM ? "acts on the program" : "on its connection",
+           r->gate == ES_COMMANDS_GATE_NONE ? "never rate limited" : "rate limited");
+    }
+    const char past[] = {'G', 'C', 'T', 'L', (char)(n + 1)};
+    char up_past[] = BUILTIN("?");
+    up_past[sizeof up_past - 2] = (char)(n + 1);
+    ok(every_cut(past, sizeof past, "", 0, 1, why, sizeof why) == 0 &&
+           every_cut(up_past, sizeof up_past - 1, "", 0, 1, why, sizeof why) == 0,
+       "GCTL 0x%02zx and upstream id %zu: no command, counted as unknown (%s)", n + 1, n + 1, why);
+    ok(es_commands_find(0) == NULL && es_commands_upstream(0) == NULL,
+       "no row for 0 in either framing");
+}
+
+/* protocol.md's table of commands (section 2) lists each row: its byte,
+ * its upstream id and what it acts on, and no other. */
+UNIT_CASE(control_commands_in_protocol) {
+    FILE *f = fopen("protocol.md", "r");
+    ok(f != NULL, "protocol.md opens (the unit tests run in the repository)");
+    if (f == NULL)
+        return;
+    char line[2048];
+    size_t listed = 0;
+    bool found[256] = {false};
+    while (fgets(line, sizeof line, f) != NULL) {
+        unsigned code, id;
+        int at = 0;
+        if (sscanf(line, "| `0x%2x` | %u | %n", &code, &id, &at) != 2 || at == 0)
+            continue;
+        listed++;
+        const struct es_commands_row *r = es_commands_find((uint8_t)code);
+        const char *acts = r == NULL                         ? "?"
+                           : r->scope == ES_COMMANDS_PROGRAM ? "the program"
+                                                             : "this connection";
+        ok(r != NULL && r->upstream_id == id && strncmp(line + at, acts, strlen(acts)) == 0,
+           "protocol.md: 0x%02x, upstream id %u, acts on %s", code, id, acts);
+        if (r != NULL)
+            found[code] = true;
+    }
+    fclose(f);
+    size_t rows_found = 0;
+    for (size_t i = 0; i < es_commands_count(); i++)
+        rows_found += found[es_commands_row(i)->code];
+    ok(listed == es_commands_count() && rows_found == listed,
+       "protocol.md lists the %zu commands, each once (%zu lines)", es_commands_count(), listed);
 }
