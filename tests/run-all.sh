@@ -146,6 +146,11 @@ suite "cabal package sources" cabal_sources_check
 suite "one version everywhere" tests/check-version.sh "$build"
 suite "which target installs which packages" tests/deps.sh
 suite "ARCHITECTURE.md names every source file" tests/check-architecture.sh
+# Comments and documents name only files, functions and constants that
+# exist, lengths that are true, no outside issue tracker; each rule fails
+# on a planted breach.
+suite "comments and documents name what exists" python3 tests/check-references.py
+suite "comments and documents: the check fails where it should" python3 tests/check-references.py --self-test
 # The levels of cbits/, rts-writer/ and client/ (no module uses one above
 # it, none in a circle), the names of what cbits/ exports, functions' lengths;
 # and that each of those rules fails on a breach planted in a copy.

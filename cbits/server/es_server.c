@@ -623,7 +623,7 @@ void es_server_set_flush(struct es_server *s, es_flush_fn fn, void *ctx, unsigne
     wake(s); /* the loop thread applies it (update_flush) */
 }
 
-/* ---- for tests (es_server_test.h) --------------------------------------------- */
+/* ---- for tests (es_server.h's last part) --------------------------------------------- */
 
 void es_server_debug_block(struct es_server *s, unsigned ms) {
     es_intake_stall(&s->intake, ms);

@@ -6,7 +6,7 @@
  * stopped so that the listening socket is closed once, by us.
  *
  * Started and stopped on the main thread; es_httpserver_admit runs in
- * libmicrohttpd's threads, es_httpserver_cut_late on the caller's loop. */
+ * libmicrohttpd's threads, es_httpguard_cut_late (client/http/guard.h) on the caller's loop. */
 #ifndef ES_HTTPSERVER_H
 #define ES_HTTPSERVER_H
 

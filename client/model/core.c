@@ -13,7 +13,7 @@
 #define HANDLED_TYPES 256
 
 static es_model_handler *const handlers[HANDLED_TYPES] = {
-    /* model_threads.c (passing RUN_ and STOP_THREAD on to model_caps.c) */
+    /* threads.c (passing RUN_ and STOP_THREAD on to caps.c) */
     [ES_EVENT_CREATE_THREAD] = es_model_on_thread_create,
     [ES_EVENT_RUN_THREAD] = es_model_on_thread_run,
     [ES_EVENT_STOP_THREAD] = es_model_on_thread_stop,
@@ -21,9 +21,9 @@ static es_model_handler *const handlers[HANDLED_TYPES] = {
     [ES_EVENT_MIGRATE_THREAD] = es_model_on_thread_moved,
     [ES_EVENT_THREAD_WAKEUP] = es_model_on_thread_moved,
     [ES_EVENT_THREAD_LABEL] = es_model_on_thread_label,
-    /* model_caps.c */
+    /* caps.c */
     [ES_EVENT_CAP_CREATE] = es_model_on_cap_create,
-    /* model_gc.c */
+    /* gc.c */
     [ES_EVENT_GC_START] = es_model_on_gc_start,
     [ES_EVENT_GC_END] = es_model_on_gc_end,
     [ES_EVENT_GC_STATS_GHC] = es_model_on_gc_stats,
@@ -31,16 +31,16 @@ static es_model_handler *const handlers[HANDLED_TYPES] = {
     [ES_EVENT_HEAP_SIZE] = es_model_on_heap_size,
     [ES_EVENT_HEAP_LIVE] = es_model_on_heap_live,
     [ES_EVENT_HEAP_ALLOCATED] = es_model_on_heap_allocated,
-    /* model_program.c */
+    /* program.c */
     [ES_EVENT_RTS_IDENTIFIER] = es_model_on_rts_identifier,
     [ES_EVENT_PROGRAM_ARGS] = es_model_on_program_args,
     [ES_EVENT_OSPROCESS_PID] = es_model_on_pid,
     [ES_EVENT_WALL_CLOCK_TIME] = es_model_on_wall_clock,
     [ES_EVENT_CAPSET_CREATE] = es_model_on_capset_create,
-    /* model_notes.c */
+    /* notes.c */
     [ES_EVENT_USER_MARKER] = es_model_on_user_marker,
     [ES_EVENT_USER_MSG] = es_model_on_user_msg,
-    /* model_census.c */
+    /* census.c */
     [ES_EVENT_HEAP_PROF_BEGIN] = es_model_on_heap_prof_begin,
     [ES_EVENT_HEAP_PROF_COST_CENTRE] = es_model_on_cost_centre,
     [ES_EVENT_HEAP_PROF_SAMPLE_BEGIN] = es_model_on_sample_begin,
@@ -49,7 +49,7 @@ static es_model_handler *const handlers[HANDLED_TYPES] = {
     [ES_EVENT_HEAP_PROF_SAMPLE_COST_CENTRE] = es_model_on_sample_cost_centre,
     [ES_EVENT_HEAP_PROF_SAMPLE_END] = es_model_on_sample_end,
     [ES_EVENT_IPE] = es_model_on_ipe,
-    /* model_sparks.c */
+    /* sparks.c */
     [ES_EVENT_SPARK_COUNTERS] = es_model_on_spark_counters,
     [ES_EVENT_SPARK_CREATE] = es_model_on_spark_create,
     [ES_EVENT_SPARK_DUD] = es_model_on_spark_dud,

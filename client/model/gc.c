@@ -86,7 +86,7 @@ void es_model_on_heap_info(struct es_model *m, struct es_model_ev *e) {
 /* ---- GC pauses. */
 
 /* floor(8 log2(d / 1 us)), capped: eight buckets per power of two from
- * 1 us, bucket 8k starting at exactly 2^k us (promtext.c's bounds rely on
+ * 1 us, bucket 8k starting at exactly 2^k us (client/prom/text.c's bounds rely on
  * it). In integers, since it runs for every GC: the power of two from the
  * highest bit, then the eighth from thresholds 2^(i/8) in 1/1024 us (a
  * bound inside a power of two is off by less than 2^-10 of it). */

@@ -58,7 +58,7 @@ static inline void es_model_tl_interval(struct es_model *m, unsigned c, int kind
 void es_model_hist_pause(struct es_model *m, uint64_t start, uint64_t dur, bool major);
 /* Whether the census just completed is to be a history point (every
  * census is counted; once the list is full, only every second one is kept,
- * then every fourth...). When it is, model_census.c builds the point and
+ * then every fourth...). When it is, census.c builds the point and
  * hands it over with es_model_hist_census. */
 bool es_model_hist_census_due(struct es_model *m);
 void es_model_hist_census(struct es_model *m, const struct es_model_census_pt *pt);

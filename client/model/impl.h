@@ -1,32 +1,32 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Inside the model (client/model/model.h is its face): what its files share.
- * model_core.c feeds every event to the handler its type has in one table; each
+ * core.c feeds every event to the handler its type has in one table; each
  * family of events has a file that owns its part of struct es_model, its
  * handlers and its queries:
  *
- *   model_core.c     the table, blocks (which capability an event is on),
- *                    stream time, the once-a-second work, lifecycle
- *   model_program.c  who the program is: RTS_IDENTIFIER, PROGRAM_ARGS,
- *                    OSPROCESS_PID, WALL_CLOCK_TIME
- *   model_gc.c       heap figures and GC: HEAP_*, GC_*, pause histograms
- *   model_caps.c     capabilities: CAP_CREATE, and RUN_/STOP_THREAD from
- *                    model_threads.c
- *   model_census.c   the heap profile: HEAP_PROF_*, census labels
- *   model_ipe.c      IPE (the info tables -hi's labels name), the
- *                    profile modes' names
- *   model_notes.c    markers, messages and the library's notices
- *   model_sparks.c   sparks: SPARK_COUNTERS, the spark events (-lf)
- *   model_threads.c  threads: *_THREAD (RUN and STOP passed on to
- *                    model_caps.c), with model_thread_table.c, the
- *                    threads followed one by one,
- *                    THREAD_RUNNABLE, MIGRATE_THREAD, THREAD_WAKEUP,
- *                    THREAD_LABEL
- *   model_history.c  the per-second series and the whole run downsampled
- *                    (struct es_model_history), which the families fill
- *                    through client/model/history.h
+ *   core.c        the table, blocks (which capability an event is on),
+ *                 stream time, the once-a-second work, lifecycle
+ *   program.c     who the program is: RTS_IDENTIFIER, PROGRAM_ARGS,
+ *                 OSPROCESS_PID, WALL_CLOCK_TIME
+ *   gc.c          heap figures and GC: HEAP_*, GC_*, pause histograms
+ *   caps.c        capabilities: CAP_CREATE, and RUN_/STOP_THREAD from
+ *                 threads.c
+ *   census.c      the heap profile: HEAP_PROF_*, census labels
+ *   ipe.c         IPE (the info tables -hi's labels name), the profile
+ *                 modes' names
+ *   label.c       census labels as the command keeps and writes them
+ *   notes.c       markers, messages and the library's notices
+ *   sparks.c      sparks: SPARK_COUNTERS, the spark events (-lf)
+ *   threads.c     threads: *_THREAD (RUN and STOP passed on to caps.c),
+ *                 THREAD_RUNNABLE, MIGRATE_THREAD, THREAD_WAKEUP,
+ *                 THREAD_LABEL
+ *   thread_table.c  the threads followed one by one, which threads.c fills
+ *   history.c     the per-second series and the whole run downsampled
+ *                 (struct es_model_history), which the families fill
+ *                 through client/model/history.h
  *
  * A new family gets a file, its fields in struct es_model, its handlers
- * below and its entries in model_core.c's table.
+ * below and its entries in core.c's table.
  *
  * Pure like the model; run by the thread that owns the model. */
 #ifndef ES_MODEL_IMPL_H
@@ -61,15 +61,15 @@ struct es_model_ev {
 
 typedef void es_model_handler(struct es_model *m, struct es_model_ev *e);
 
-/* model_program.c */
+/* program.c */
 es_model_handler es_model_on_rts_identifier, es_model_on_program_args, es_model_on_pid,
     es_model_on_wall_clock, es_model_on_capset_create;
 
-/* model_gc.c */
+/* gc.c */
 es_model_handler es_model_on_gc_start, es_model_on_gc_end, es_model_on_gc_stats,
     es_model_on_heap_info, es_model_on_heap_size, es_model_on_heap_live, es_model_on_heap_allocated;
 
-/* model_caps.c */
+/* caps.c */
 es_model_handler es_model_on_cap_create;
 /* RUN_THREAD and STOP_THREAD on capability `cp` (NULL: none known) at `t`,
  * from client/model/threads.c's handlers once the event has been read. */
@@ -82,7 +82,7 @@ void es_model_snapshot(struct es_model *m);
 /* The end of the stream: runs still open end at the last event. */
 void es_model_caps_end(struct es_model *m);
 
-/* model_census.c */
+/* census.c */
 es_model_handler es_model_on_heap_prof_begin, es_model_on_cost_centre, es_model_on_sample_begin,
     es_model_on_sample_string, es_model_on_sample_cost_centre, es_model_on_sample_end;
 #define ES_MODEL_OTHER_LABEL "(other labels)"
@@ -94,21 +94,21 @@ es_model_handler es_model_on_heap_prof_begin, es_model_on_cost_centre, es_model_
 uint32_t es_model_intern(struct es_model *m, const char *s);
 void es_model_census_free(struct es_model *m);
 
-/* model_ipe.c */
+/* ipe.c */
 es_model_handler es_model_on_ipe;
 void es_model_ipe_free(struct es_model *m);
 
-/* model_notes.c */
+/* notes.c */
 es_model_handler es_model_on_user_marker, es_model_on_user_msg;
 
-/* model_sparks.c */
+/* sparks.c */
 es_model_handler es_model_on_spark_counters, es_model_on_spark_create, es_model_on_spark_dud,
     es_model_on_spark_overflow, es_model_on_spark_run, es_model_on_spark_steal,
     es_model_on_spark_fizzle, es_model_on_spark_gc;
 void es_model_sparks_free(struct es_model *m);
 
-/* model_thread_table.c: the threads followed one by one, which
- * model_threads.c fills. */
+/* thread_table.c: the threads followed one by one, which
+ * threads.c fills. */
 #define ES_MODEL_THREAD_SLOTS (2 * ES_MODEL_THREADS_KEPT) /* hash slots: index + 1, 0 empty */
 #define ES_MODEL_THREAD_NONE  UINT32_MAX
 struct es_model_thread_table {
@@ -154,7 +154,7 @@ void es_model_thread_rekey(struct es_model *m, const struct es_model_thread *th)
 /* Threads that began before the stream. */
 uint64_t es_model_threads_before(const struct es_model *m);
 
-/* model_threads.c */
+/* threads.c */
 es_model_handler es_model_on_thread_create, es_model_on_thread_run, es_model_on_thread_stop,
     es_model_on_thread_runnable, es_model_on_thread_moved, es_model_on_thread_label;
 /* The end of the stream: runs still open end at the last event. */

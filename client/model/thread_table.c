@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The threads the model follows one by one (client/model/impl.h):
- * model_threads.c's table. A hash from thread id to record, the records,
+ * threads.c's table. A hash from thread id to record, the records,
  * and what decides which thread makes room for a new one: at most
  * ES_MODEL_THREADS_KEPT threads are followed; a new thread then takes the
  * place of a finished thread that has settled (ended SETTLE_NS ago, so its

@@ -5,7 +5,7 @@
  * its state now (running, runnable, blocked and on what, in a foreign
  * call, finished) and when it was created; and the number of live threads
  * over the whole run. CREATE_THREAD, RUN_THREAD and STOP_THREAD are also
- * model_caps.c's: their handlers here pass them on (es_model_cap_run, _stop).
+ * caps.c's: their handlers here pass them on (es_model_cap_run, _stop).
  *
  * Memory is bounded: at most ES_MODEL_THREADS_KEPT threads are followed
  * one by one (client/model/thread_table.c decides which make room); the

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The notices' text (cbits/es_notice_text.[ch]) both ways: what the
+/* The notices' text (cbits/format/es_notice_text.[ch]) both ways: what the
  * library writes (es_notice_drop, es_notice_wait, es_notice_cost, which
  * the server sends) reads back, figure for figure, as the command reads
  * it; the cut notice `record` writes; the program's own messages and
