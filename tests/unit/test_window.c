@@ -26,8 +26,11 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <linux/sockios.h>
 
 static struct es_chunk *chunk_at(size_t len, uint64_t time) {
     size_t n;
@@ -448,7 +451,12 @@ UNIT_CASE(window_refused_before_the_header) {
     int c = connect_unix(sock_path);
     ok(write(c, "GCTL\x08", 5) == 5, "asking before the header");
     wait_accepted(s, 1);
-    sleep_ms(200); /* the request is read */
+    /* The request is read (the loop thread acts on what it read before it
+     * takes in the header): a fixed pause was too short at load 14. */
+    int unread = 5;
+    for (int i = 0; i < 2000 && ioctl(c, SIOCOUTQ, &unread) == 0 && unread > 0; i++)
+        sleep_ms(5);
+    ok(unread == 0, "the server has read the request (%d bytes unread)", unread);
     es_server_submit(s, hdr_bytes, hdr_len);
     end_stream(s, 1, 1000);
     struct seen v;
