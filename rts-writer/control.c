@@ -105,10 +105,8 @@ static void heap_control(uint8_t cmd) {
            cmd == EVENTLOG_SOCKET_CMD_REQUEST_HEAP_CENSUS);
     if (!heap_profiling_enabled()) {
         /* No -h mode: nothing to start, stop or sample. */
-        if (!told)
-            es_log("heap profiling commands are ignored: the program runs without a heap "
-                   "profiling mode (+RTS -h...)");
-        told = true;
+        es_log_once(&told, "heap profiling commands are ignored: the program runs without a "
+                           "heap profiling mode (+RTS -h...)");
         return;
     }
     switch (cmd) {
@@ -150,10 +148,8 @@ static void cost_centre_control(uint8_t cmd) {
            cmd == EVENTLOG_SOCKET_CMD_STOP_COST_CENTRE_PROFILING);
     if (!rts_isProfiled()) {
         static bool told; /* guarded by control_lock, which every caller holds */
-        if (!told)
-            es_log("cost-centre profiling commands are ignored: the program is not built "
-                   "with profiling (ghc -prof)");
-        told = true;
+        es_log_once(&told, "cost-centre profiling commands are ignored: the program is not "
+                           "built with profiling (ghc -prof)");
         return;
     }
     if (cmd == EVENTLOG_SOCKET_CMD_START_COST_CENTRE_PROFILING)

@@ -162,6 +162,17 @@ void es_log(const char *fmt, ...) {
     va_end(ap);
 }
 
+bool es_log_once(bool *said, const char *fmt, ...) {
+    if (*said)
+        return false;
+    *said = true;
+    va_list ap;
+    va_start(ap, fmt);
+    vlog(fmt, ap);
+    va_end(ap);
+    return true;
+}
+
 /* Nothing left to write, or nothing that will be: under lg.lock. */
 static bool drained_locked(void) {
     return lg.failed || !lg.started || (lg.len == 0 && lg.lost == 0 && !lg.writing);

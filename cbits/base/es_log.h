@@ -28,6 +28,11 @@
 
 void es_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* A cause told once: logs when `*said` is false and sets it; returns
+ * whether it logged. `*said` is the caller's (zero-initialised, in the
+ * state of the cause), under that state's own thread rule. */
+bool es_log_once(bool *said, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* Wait until what has been logged so far has been written, or for at most
  * `timeout_ms`. Returns whether everything was written. For the ends of
  * the library's life (the server's stop, process exit), so that its last

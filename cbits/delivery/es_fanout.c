@@ -73,10 +73,8 @@ static void ingest_header(struct es_fanout *f, struct es_chunk *c) {
         free(c->header);
         c->header = NULL;
     } else {
-        if (!f->bad_header_logged) {
-            f->bad_header_logged = true;
-            es_log("the RTS wrote a header that does not parse; passing it on unchanged");
-        }
+        es_log_once(&f->bad_header_logged,
+                    "the RTS wrote a header that does not parse; passing it on unchanged");
         f->header.skip = 0;
         f->header.len = c->len;
     }
@@ -121,24 +119,20 @@ void es_fanout_ingest(struct es_fanout *f, struct es_chunk *c) {
     }
     if (!f->have_header) {
         /* Data before any header cannot be parsed by a client. */
-        if (!f->orphan_logged) {
-            f->orphan_logged = true;
-            es_log("dropping eventlog data that arrived before the header");
-        }
+        es_log_once(&f->orphan_logged, "dropping eventlog data that arrived before the header");
         es_pool_chunk_free(c);
         return;
     }
     int r = es_defs_take_chunk(&f->defs, c);
-    if (r == -ENOSPC && !f->defs_full_logged) {
-        f->defs_full_logged = true;
-        es_log("more than %.1f MiB of start-up definition events; clients joining later "
-               "will miss the rest",
-               (double)es_defs_limit(&f->defs) / (1 << 20));
-    } else if (r == -ENOMEM && !f->defs_oom_logged) {
-        f->defs_oom_logged = true;
-        es_log("out of memory keeping the program's start-up definition events for clients "
-               "that join later: those clients will miss some of them");
-    }
+    if (r == -ENOSPC)
+        es_log_once(&f->defs_full_logged,
+                    "more than %.1f MiB of start-up definition events; clients joining later "
+                    "will miss the rest",
+                    (double)es_defs_limit(&f->defs) / (1 << 20));
+    else if (r == -ENOMEM)
+        es_log_once(&f->defs_oom_logged,
+                    "out of memory keeping the program's start-up definition events for "
+                    "clients that join later: those clients will miss some of them");
     es_fanout_append(f, c);
 }
 
@@ -163,13 +157,12 @@ bool es_fanout_join(struct es_fanout *f, struct es_client *c) {
     assert(!es_queue_linked(&c->fan_node));
     es_queue_insert_head(&f->clients, &c->fan_node);
     atomic_store(&f->counters->clients_connected, es_fanout_nclients(f));
-    if (missed > 0 && !f->retain_drop_logged) {
-        f->retain_drop_logged = true;
-        es_log("the first client missed %llu chunks (%.1f MiB) that arrived before it "
-               "connected: more than the buffer limit of %.1f MiB",
-               (unsigned long long)missed, (double)missed_bytes / (1 << 20),
-               (double)f->max_buffer / (1 << 20));
-    }
+    if (missed > 0)
+        es_log_once(&f->retain_drop_logged,
+                    "the first client missed %llu chunks (%.1f MiB) that arrived before it "
+                    "connected: more than the buffer limit of %.1f MiB",
+                    (unsigned long long)missed, (double)missed_bytes / (1 << 20),
+                    (double)f->max_buffer / (1 << 20));
     return from_start;
 }
 

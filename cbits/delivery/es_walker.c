@@ -79,10 +79,8 @@ static int walk(struct es_walker *w, struct es_chunk *c) {
         return -1;
     struct es_chunk_info info;
     if (es_events_walk(&w->plan, c->data, c->len, &info, note_definition, c) != 0) {
-        if (!w->bad_chunk_logged) {
-            w->bad_chunk_logged = true;
-            es_log("a chunk from the RTS does not walk cleanly; passing it on unchanged");
-        }
+        es_log_once(&w->bad_chunk_logged,
+                    "a chunk from the RTS does not walk cleanly; passing it on unchanged");
         return -1;
     }
     if (info.has_end)

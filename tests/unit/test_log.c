@@ -170,3 +170,22 @@ UNIT_CASE(log_capture) {
     ok(strcmp(small, "a line ") == 0, "a line too long is cut to the room: \"%s\"", small);
     es_log_drain(1000);
 }
+
+/* A cause told once: the first occurrence is logged in full, the next
+ * ones not at all; another cause has its own flag. */
+UNIT_CASE(log_once) {
+    int p[2];
+    int saved = stderr_to_pipe(p);
+    bool said = false, other = false;
+    int logged_n = 0;
+    for (int i = 0; i < 100; i++)
+        logged_n += es_log_once(&said, "a header that does not parse (%d)", i);
+    logged_n += es_log_once(&other, "data before the header");
+    es_log_drain(1000);
+    char *out = drain_pipe(p[0]);
+    ok(logged_n == 2 && said && other, "two causes, two lines told (%d)", logged_n);
+    ok(count(out, "does not parse") == 1 && strstr(out, "does not parse (0)") != NULL &&
+           count(out, "data before the header") == 1,
+       "the first occurrence of each, in full, once");
+    dup2(saved, STDERR_FILENO);
+}
