@@ -132,7 +132,7 @@ ES_CFLAGS := $(WARN) -D_DEFAULT_SOURCE -fvisibility=hidden -fPIC -Iinclude -Icbi
 RTS_CFLAGS := $(ES_CFLAGS) -Irts-writer $(addprefix -isystem ,$(RTS_INCLUDE))
 
 # The library's C, a folder per part (ARCHITECTURE.md), bottom to top.
-CBITS_DIRS := base format net delivery control server upstream
+CBITS_DIRS := base format net delivery policy control server upstream
 CBITS_SRC := $(wildcard $(CBITS_DIRS:%=cbits/%/*.c))
 CBITS_H := $(wildcard $(CBITS_DIRS:%=cbits/%/*.h))
 # What the library and the command share: the wire format, and the base

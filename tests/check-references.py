@@ -5,7 +5,7 @@
 From the tracked files alone (git ls-files), no build:
 
 1. every file a comment or a document names (`es_server.c`,
-   `delivery/es_lossless.h`, `tests/run-unit.sh`, `docs/haskell.md`) is
+   `policy/es_lossless.h`, `tests/run-unit.sh`, `docs/haskell.md`) is
    a file of the repository: by its path from the root, from the naming
    file's folder, from cbits/, client/ or tests/, as the end of a path, or
    by its name alone; GHC's, libuv's and the system's files are named as

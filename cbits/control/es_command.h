@@ -13,7 +13,7 @@
 #define ES_COMMAND_H
 
 #include "es_gate.h"
-#include "delivery/es_lossless.h"
+#include "policy/es_lossless.h"
 #include "format/es_control.h"
 
 #include <stdbool.h>

@@ -23,8 +23,8 @@
 #include "es_command.h"
 #include "delivery/es_client.h"
 #include "delivery/es_fanout.h"
-#include "delivery/es_hangup.h"
-#include "delivery/es_lossless.h"
+#include "policy/es_hangup.h"
+#include "policy/es_lossless.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -39,7 +39,7 @@ enum es_commands_gate {
 enum es_commands_target {
     ES_COMMANDS_TO_HEAP_PROFILER,        /* rts-writer/control.c */
     ES_COMMANDS_TO_COST_CENTRE_PROFILER, /* rts-writer/control.c */
-    ES_COMMANDS_TO_LOSSLESS,             /* delivery/es_lossless.c */
+    ES_COMMANDS_TO_LOSSLESS,             /* policy/es_lossless.c */
     ES_COMMANDS_TO_COST_NOTICES,         /* delivery/es_client.c */
     ES_COMMANDS_TO_WINDOW,               /* delivery/es_fanout.c */
 };

@@ -16,7 +16,7 @@
 #define ES_FLUSH_TIMER_H
 
 #include "base/es_counters.h"
-#include "delivery/es_lossless.h"
+#include "policy/es_lossless.h"
 #include "delivery/es_walker.h"
 
 #include <stdbool.h>

@@ -14,7 +14,7 @@
 #include "eventlog_socket.h"
 #include "control/es_reader.h"
 #include "delivery/es_client.h"
-#include "delivery/es_cut.h"
+#include "policy/es_cut.h"
 #include "server/es_server.h"
 #include "format/es_stream.h"
 #include "server_util.h"

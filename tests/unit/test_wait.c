@@ -2,7 +2,7 @@
 /* es_wait: RTS threads waiting for lossless clients, and everything that
  * must release them (room, the client leaving, a call into the RTS, exit,
  * stop). A thread plays the RTS thread; the test plays the loop thread. */
-#include "delivery/es_wait.h"
+#include "policy/es_wait.h"
 #include "server_util.h"
 #include "unit.h"
 

@@ -10,7 +10,7 @@
 #ifndef ES_HOLD_H
 #define ES_HOLD_H
 
-#include "es_fanout.h"
+#include "delivery/es_fanout.h"
 
 #include <stdbool.h>
 #include <uv.h>

@@ -16,7 +16,7 @@
 #ifndef ES_LINGER_H
 #define ES_LINGER_H
 
-#include "es_fanout.h"
+#include "delivery/es_fanout.h"
 #include "base/es_log.h"
 
 #include <stdbool.h>

@@ -2,8 +2,8 @@
 #include "es_bound.h"
 
 #include "es_cut.h"
-#include "es_notice.h"
-#include "es_pool.h"
+#include "delivery/es_notice.h"
+#include "delivery/es_pool.h"
 
 #include <assert.h>
 #include <stdio.h>

@@ -3,7 +3,7 @@
 
 #define EVENTLOG_SOCKET_NO_RTS
 #include "eventlog_socket.h"
-#include "es_notice.h"
+#include "delivery/es_notice.h"
 #include "base/es_signal.h"
 
 #include <assert.h>

@@ -3,8 +3,8 @@
  * (es_intake.h). */
 #include "es_intake.h"
 
-#include "es_client.h"
-#include "es_pool.h"
+#include "delivery/es_client.h"
+#include "delivery/es_pool.h"
 
 #include <assert.h>
 #include <time.h>

@@ -2,8 +2,8 @@
 /* Ending a client's stream on an event boundary (es_cut.h). */
 #include "es_cut.h"
 
-#include "es_client.h"
-#include "es_notice.h"
+#include "delivery/es_client.h"
+#include "delivery/es_notice.h"
 
 #include <assert.h>
 #include <fcntl.h>

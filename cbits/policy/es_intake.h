@@ -12,10 +12,10 @@
 
 #include "es_bound.h"
 #include "base/es_counters.h"
-#include "es_fanout.h"
-#include "es_inbox.h"
+#include "delivery/es_fanout.h"
+#include "delivery/es_inbox.h"
 #include "es_lossless.h"
-#include "es_walker.h"
+#include "delivery/es_walker.h"
 
 #include <stdatomic.h>
 #include <stdbool.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "es_linger.h"
 
-#include "es_client.h"
+#include "delivery/es_client.h"
 #include "es_cut.h"
 
 #include <assert.h>

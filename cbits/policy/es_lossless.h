@@ -30,10 +30,10 @@
 #define ES_LOSSLESS_H
 
 #include "net/es_admit.h"
-#include "es_client.h"
+#include "delivery/es_client.h"
 #include "base/es_config.h"
 #include "base/es_counters.h"
-#include "es_fanout.h"
+#include "delivery/es_fanout.h"
 #include "base/es_log.h"
 #include "base/es_peer.h"
 #include "es_wait.h"

@@ -20,10 +20,10 @@
 #ifndef ES_BOUND_H
 #define ES_BOUND_H
 
-#include "es_chunk.h"
-#include "es_client.h"
+#include "delivery/es_chunk.h"
+#include "delivery/es_client.h"
 #include "base/es_counters.h"
-#include "es_fanout.h"
+#include "delivery/es_fanout.h"
 #include "base/es_log.h"
 
 #include <stdbool.h>
