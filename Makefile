@@ -161,8 +161,8 @@ GHC_FLAGS := -O -threaded $(EVENTLOG_FLAG) -no-hs-main -Iinclude
 # for foreign import "wrapper" too, which have no prototypes.
 CWARN := $(BUILD)/cwarn
 FIBBER_C_OK := $(CWARN)/examples/fibber-c-main/cbits/fibber-c-main.ok
-LATE_C_OK := $(CWARN)/tests/probe/late-main.ok
-BENCH_C_OK := $(CWARN)/bench/cbits/bench-main.ok
+LATE_C_OK := $(CWARN)/tests/programs/probe/late-main.ok
+BENCH_C_OK := $(CWARN)/bench/programs/bench-main.ok
 # and the C of the cabal package's test-suite and of the cabal tests' programs
 CABAL_C_OK := $(addprefix $(CWARN)/,haskell/test/client.ok tests/cabal/tiny/cmain.ok \
                 tests/cabal/upstream-compat/ours-c-main.ok tests/cabal/upstream-compat/upstream-c-main.ok)
@@ -177,13 +177,13 @@ PROBE_LATE := $(BUILD)/probe-late
 # Haskell (GHC.Eventlog.Socket.startWith, startFromEnv).
 HSSTART := $(BUILD)/hsstart
 # The commands every test program takes on stdin (the probe's, hsstart's).
-TEST_HS := tests/common/Commands.hs
+TEST_HS := tests/programs/common/Commands.hs
 # A program that makes sparks (par/pseq), for the spark views' tests.
 SPARKER := $(BUILD)/sparker
-# Threads that do known things, for the threads views (tests/threads/).
+# Threads that do known things, for the threads views (tests/programs/threads/).
 THREADER := $(BUILD)/threads
 CHECKER := $(BUILD)/eventlog-check
-# The profiled program of the heap-mode tests (tests/heapmodes/): every
+# The profiled program of the heap-mode tests (tests/programs/heapmodes/): every
 # -h mode needs -prof but -hT; -hi needs -finfo-table-map (GHC >= 9.2).
 HEAPMODES := $(BUILD)/heapmodes
 IPE_FLAG := $(shell echo $(HC_VERSION) | awk -F. '{ if ($$1 * 100 + $$2 >= 902) print "-finfo-table-map" }')
@@ -286,26 +286,26 @@ $(FIBBER): examples/fibber-c-main/app/Main.hs examples/fibber-c-main/cbits/fibbe
 	    $(LIB) $(UV_LIBS)
 
 # The test program shares fibber's C main: it is exactly what a user writes.
-$(PROBE): tests/probe/Main.hs $(TEST_HS) examples/fibber-c-main/cbits/fibber-c-main.c $(LIB) $(FIBBER_C_OK)
+$(PROBE): tests/programs/probe/Main.hs $(TEST_HS) examples/fibber-c-main/cbits/fibber-c-main.c $(LIB) $(FIBBER_C_OK)
 	@mkdir -p $(dir $@)
-	$(HC) $(GHC_FLAGS) -itests/common -outputdir $(BUILD)/hs/probe -o $@ \
-	    tests/probe/Main.hs examples/fibber-c-main/cbits/fibber-c-main.c $(LIB) $(UV_LIBS)
+	$(HC) $(GHC_FLAGS) -itests/programs/common -outputdir $(BUILD)/hs/probe -o $@ \
+	    tests/programs/probe/Main.hs examples/fibber-c-main/cbits/fibber-c-main.c $(LIB) $(UV_LIBS)
 
 # The spark views' test program, on fibber's C main as well.
-$(SPARKER): tests/sparker/Main.hs examples/fibber-c-main/cbits/fibber-c-main.c $(LIB) $(FIBBER_C_OK)
+$(SPARKER): tests/programs/sparker/Main.hs examples/fibber-c-main/cbits/fibber-c-main.c $(LIB) $(FIBBER_C_OK)
 	@mkdir -p $(dir $@)
 	$(HC) $(GHC_FLAGS) -outputdir $(BUILD)/hs/sparker -o $@ \
-	    tests/sparker/Main.hs examples/fibber-c-main/cbits/fibber-c-main.c $(LIB) $(UV_LIBS)
+	    tests/programs/sparker/Main.hs examples/fibber-c-main/cbits/fibber-c-main.c $(LIB) $(UV_LIBS)
 
 # The same program started with the RTS's own file writer, for
 # eventlog_socket_start_unix.
-$(PROBE_LATE): tests/probe/Main.hs $(TEST_HS) tests/probe/late-main.c $(LIB) $(LATE_C_OK)
+$(PROBE_LATE): tests/programs/probe/Main.hs $(TEST_HS) tests/programs/probe/late-main.c $(LIB) $(LATE_C_OK)
 	@mkdir -p $(dir $@)
-	$(HC) $(GHC_FLAGS) -itests/common -outputdir $(BUILD)/hs/probe-late -o $@ \
-	    tests/probe/Main.hs tests/probe/late-main.c $(LIB) $(UV_LIBS)
+	$(HC) $(GHC_FLAGS) -itests/programs/common -outputdir $(BUILD)/hs/probe-late -o $@ \
+	    tests/programs/probe/Main.hs tests/programs/probe/late-main.c $(LIB) $(UV_LIBS)
 
 # A program that starts the library from Haskell, as most users do
-# (tests/hsstart/): GHC's own main (-with-rtsopts=-l), the module
+# (tests/programs/hsstart/): GHC's own main (-with-rtsopts=-l), the module
 # GHC.Eventlog.Socket made from haskell/ by hsc2hs, and the library's
 # objects themselves: the module calls internals (es_config_*) that the
 # archive hides, and the cabal package links them the same way.
@@ -316,30 +316,30 @@ HS_GEN_SRC := $(HS_MODULES:haskell/%.hsc=$(HS_GEN)/%.hs)
 $(HS_GEN)/%.hs: haskell/%.hsc $(wildcard include/*.h) $(CBITS_H)
 	@mkdir -p $(dir $@)
 	$(HSC2HS) -Iinclude -Icbits $(addprefix -I,$(RTS_INCLUDE)) -o $@ $<
-$(HSSTART): tests/hsstart/Main.hs $(TEST_HS) $(HS_GEN_SRC) $(CBITS_OBJ) $(RTS_OBJ)
+$(HSSTART): tests/programs/hsstart/Main.hs $(TEST_HS) $(HS_GEN_SRC) $(CBITS_OBJ) $(RTS_OBJ)
 	@mkdir -p $(dir $@)
-	$(HC) -O -threaded $(EVENTLOG_FLAG) -rtsopts -with-rtsopts=-l -Iinclude -Icbits -i$(HS_GEN) -itests/common \
-	    -outputdir $(BUILD)/hs/hsstart -o $@ tests/hsstart/Main.hs $(CBITS_OBJ) $(RTS_OBJ) $(UV_LIBS)
+	$(HC) -O -threaded $(EVENTLOG_FLAG) -rtsopts -with-rtsopts=-l -Iinclude -Icbits -i$(HS_GEN) -itests/programs/common \
+	    -outputdir $(BUILD)/hs/hsstart -o $@ tests/programs/hsstart/Main.hs $(CBITS_OBJ) $(RTS_OBJ) $(UV_LIBS)
 
-$(THREADER): tests/threads/Main.hs examples/fibber-c-main/cbits/fibber-c-main.c $(LIB) $(FIBBER_C_OK)
+$(THREADER): tests/programs/threads/Main.hs examples/fibber-c-main/cbits/fibber-c-main.c $(LIB) $(FIBBER_C_OK)
 	@mkdir -p $(dir $@)
 	$(HC) $(GHC_FLAGS) -outputdir $(BUILD)/hs/threads -o $@ \
-	    tests/threads/Main.hs examples/fibber-c-main/cbits/fibber-c-main.c $(LIB) $(UV_LIBS)
+	    tests/programs/threads/Main.hs examples/fibber-c-main/cbits/fibber-c-main.c $(LIB) $(UV_LIBS)
 
-$(HEAPMODES): tests/heapmodes/Main.hs tests/heapmodes/Shapes.hs
+$(HEAPMODES): tests/programs/heapmodes/Main.hs tests/programs/heapmodes/Shapes.hs
 	@mkdir -p $(dir $@)
 	$(HC) -prof -fprof-auto -rtsopts $(EVENTLOG_FLAG) $(IPE_FLAG) -O -outputdir $(BUILD)/hs/heapmodes \
-	    -o $@ tests/heapmodes/Main.hs tests/heapmodes/Shapes.hs
+	    -o $@ tests/programs/heapmodes/Main.hs tests/programs/heapmodes/Shapes.hs
 
-$(MANY_CLIENTS): tests/clients/many_clients.c $(FORMAT_SRC) $(FORMAT_NEEDS) $(CBITS_H)
+$(MANY_CLIENTS): tests/programs/clients/many_clients.c $(FORMAT_SRC) $(FORMAT_NEEDS) $(CBITS_H)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE -O2 -Iinclude -Icbits -o $@ $(filter %.c,$^)
 
-$(FAILALLOC): tests/failalloc/failalloc.c
+$(FAILALLOC): tests/programs/failalloc/failalloc.c
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -O2 -shared -fPIC -o $@ $<
 
-$(SLOWSEND): tests/slowsend/slowsend.c
+$(SLOWSEND): tests/programs/slowsend/slowsend.c
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -O2 -shared -fPIC -o $@ $< -ldl
 
@@ -386,7 +386,7 @@ $(CLIENT): $(CLIENT_SRC) $(CLIENT_H) $(CLIENT_CBITS) $(CBITS_H) $(WEB_GEN) $(HEL
 	    -DES_VERSION='"$(VERSION)"' $(NCURSES_CFLAGS) $(MHD_CFLAGS) -o $@ $(CLIENT_SRC) $(WEB_GEN) $(HELP_GEN) \
 	    $(CLIENT_CBITS) $(UV_LIBS) $(NCURSES_LIBS) $(MHD_LIBS) -lpthread -lm
 
-$(CHECKER): tests/checker/Main.hs
+$(CHECKER): tests/programs/checker/Main.hs
 	@mkdir -p $(dir $@)
 	$(HC) -O -Wall -outputdir $(BUILD)/hs/checker -o $@ $<
 
@@ -395,17 +395,17 @@ BENCH := $(BUILD)/bench
 BENCH_PROGRAMS := $(BENCH)/workload $(BENCH)/fibber $(BENCH)/drain $(BENCH)/throughput $(BENCH)/walk \
                   $(BENCH)/skim-floor
 
-$(BENCH)/workload: bench/workload/Main.hs bench/cbits/bench-main.c $(LIB) $(BENCH_C_OK)
+$(BENCH)/workload: bench/programs/workload/Main.hs bench/programs/bench-main.c $(LIB) $(BENCH_C_OK)
 	@mkdir -p $(dir $@)
 	$(HC) $(GHC_FLAGS) -outputdir $(BUILD)/hs/workload -o $@ \
-	    bench/workload/Main.hs bench/cbits/bench-main.c $(LIB) $(UV_LIBS)
+	    bench/programs/workload/Main.hs bench/programs/bench-main.c $(LIB) $(UV_LIBS)
 
 # fibber-c-main's program with the workload's C main, so that one binary
 # runs with the RTS's file writer or ours (the no-client case).
-$(BENCH)/fibber: examples/fibber-c-main/app/Main.hs bench/cbits/bench-main.c $(LIB) $(BENCH_C_OK)
+$(BENCH)/fibber: examples/fibber-c-main/app/Main.hs bench/programs/bench-main.c $(LIB) $(BENCH_C_OK)
 	@mkdir -p $(dir $@)
 	$(HC) $(GHC_FLAGS) -outputdir $(BUILD)/hs/bench-fibber -o $@ \
-	    examples/fibber-c-main/app/Main.hs bench/cbits/bench-main.c $(LIB) $(UV_LIBS)
+	    examples/fibber-c-main/app/Main.hs bench/programs/bench-main.c $(LIB) $(UV_LIBS)
 
 # Linked by ghc for the RTS symbols the library refers to (the RTS is never
 # started); its C is built with our warnings.
@@ -415,19 +415,19 @@ $(BENCH)/throughput: $(THROUGHPUT_OBJ) $(LIB)
 	@mkdir -p $(dir $@)
 	$(HC) -threaded $(EVENTLOG_FLAG) -no-hs-main -o $@ $(THROUGHPUT_OBJ) $(LIB) $(UV_LIBS)
 
-$(BUILD)/hs/throughput/%.o: bench/%.c bench/throughput.h include/eventlog_socket.h
+$(BUILD)/hs/throughput/%.o: bench/programs/%.c bench/programs/throughput.h include/eventlog_socket.h
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE -O2 -Iinclude $(addprefix -isystem ,$(RTS_INCLUDE)) -c $< -o $@
 
-$(BENCH)/drain: bench/drain.c
+$(BENCH)/drain: bench/programs/drain.c
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -O2 -o $@ $<
 
-$(BENCH)/skim-floor: bench/skim_floor.c $(FORMAT_SRC) $(FORMAT_NEEDS) $(CBITS_H)
+$(BENCH)/skim-floor: bench/programs/skim_floor.c $(FORMAT_SRC) $(FORMAT_NEEDS) $(CBITS_H)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE -O2 -Iinclude -Icbits -o $@ $< $(FORMAT_SRC) $(FORMAT_NEEDS)
 
-$(BENCH)/walk: bench/walk.c $(CBITS_SRC)
+$(BENCH)/walk: bench/programs/walk.c $(CBITS_SRC)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE -O2 -Iinclude -Icbits $(UV_CFLAGS) -o $@ $< $(CBITS_NO_INSTANCE) \
 	    $(UV_LIBS)
@@ -603,8 +603,8 @@ $(SAN_LIB): $(SAN_OBJ)
 	rm -f $@
 	ar rcs $@ $^
 
-$(SAN)/probe: tests/probe/Main.hs $(TEST_HS) examples/fibber-c-main/cbits/fibber-c-main.c $(SAN_LIB) $(FIBBER_C_OK)
-	$(HC) $(GHC_FLAGS) -itests/common -outputdir $(SAN)/hs/probe -o $@ tests/probe/Main.hs \
+$(SAN)/probe: tests/programs/probe/Main.hs $(TEST_HS) examples/fibber-c-main/cbits/fibber-c-main.c $(SAN_LIB) $(FIBBER_C_OK)
+	$(HC) $(GHC_FLAGS) -itests/programs/common -outputdir $(SAN)/hs/probe -o $@ tests/programs/probe/Main.hs \
 	    examples/fibber-c-main/cbits/fibber-c-main.c $(SAN_LIB) $(UV_LIBS) \
 	    -optl-fsanitize=address,undefined
 
@@ -711,8 +711,8 @@ install: $(LIB) $(CLIENT) $(MAN_PAGES)
 	install -m 644 $(BUILD)/man/eventlog-socket.7 $(DESTDIR)$(MANDIR)/man7/eventlog-socket.7
 
 FORMAT_FILES := $(wildcard include/*.h cbits/*/*.[ch] rts-writer/*.[ch] tests/unit/*.[ch] tests/fuzz/*.[ch] \
-                  examples/*/cbits/*.c tests/probe/*.c tests/clients/*.c tests/failalloc/*.c tests/slowsend/*.c tests/cabal/tiny/*.c tests/cabal/upstream-compat/*.c haskell/test/*.c \
-                  bench/*.[ch] bench/cbits/*.c client/*.[ch] client/*/*.[ch])
+                  examples/*/cbits/*.c tests/programs/probe/*.c tests/programs/clients/*.c tests/programs/failalloc/*.c tests/programs/slowsend/*.c tests/cabal/tiny/*.c tests/cabal/upstream-compat/*.c haskell/test/*.c \
+                  bench/programs/*.[ch] client/*.[ch] client/*/*.[ch])
 format:
 	clang-format -i $(FORMAT_FILES)
 format-check:
@@ -768,7 +768,7 @@ $(LINT_DIR)/cppcheck.txt: $(ANALYZE_SRC) $(CBITS_H) $(CLIENT_H) $(wildcard inclu
 	@mv $@.tmp $@
 
 # flake8 with the committed .flake8.
-PY_SRC := $(wildcard tests/*.py tests/*/*.py bench/*.py scripts/*.py scripts/*/*.py)
+PY_SRC := $(wildcard tests/*.py tests/*/*.py tests/*/*/*.py bench/*.py bench/*/*.py scripts/*.py scripts/*/*.py)
 $(LINT_DIR)/flake8.txt: $(PY_SRC) .flake8
 	@mkdir -p $(dir $@)
 	flake8 --exit-zero $(PY_SRC) >$@.tmp
@@ -776,7 +776,7 @@ $(LINT_DIR)/flake8.txt: $(PY_SRC) .flake8
 
 # shellcheck's warnings and errors (its notes and style hints are taste);
 # status 1: findings, written to the report; others: failed.
-SH_SRC := $(wildcard scripts/*.sh tests/*.sh tests/*/*.sh) .ci/run
+SH_SRC := $(wildcard scripts/*.sh tests/*.sh tests/*/*.sh tests/*/*/*.sh) .ci/run
 $(LINT_DIR)/shellcheck.txt: $(SH_SRC)
 	@mkdir -p $(dir $@)
 	shellcheck -S warning -f gcc $(SH_SRC) >$@.tmp || [ $$? -eq 1 ]

@@ -79,7 +79,7 @@ def serve_one(path, payload, done):
 
 def floor(a, data, system):
     """The least any parse of this stream costs: the reader's walk with no
-    event wanted one by one (bench/skim_floor.c, from memory) plus the
+    event wanted one by one (bench/programs/skim_floor.c, from memory) plus the
     system time of receiving it, as this run measured."""
     exe = os.path.join(a.build, "bench", "skim-floor")
     if not os.path.exists(exe):

@@ -3,7 +3,7 @@
 a flood of connections, a flooded custom command), with the default
 settings: the program's speed under each attack as a ratio to
 its speed without it, in rounds that alternate which goes first. The
-program is the probe (tests/probe) on TCP loopback with one draining
+program is the probe (tests/programs/probe) on TCP loopback with one draining
 client of its owner (many-clients, parsing every event); its speed is
 counted in windows of WINDOW_S seconds, twice: as rounds of allocating
 arithmetic with 20 MB of live data (`work`: what a major GC costs shows
@@ -147,7 +147,7 @@ class Probe:
 
     def gcstats(self):
         """GCS MAJOR GC_CPU_NS GC_ELAPSED_NS MUTATOR_CPU_NS MUTATOR_ELAPSED_NS
-        (tests/probe's `gcstats`), or None when the probe cannot tell."""
+        (tests/programs/probe's `gcstats`), or None when the probe cannot tell."""
         words = self.query("gcstats").split()[1:]
         return [int(w) for w in words] if len(words) == 6 else None
 

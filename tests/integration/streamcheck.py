@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""The ghc-events-based checker (tests/checker, build/eventlog-check) run on
+"""The ghc-events-based checker (tests/programs/checker, build/eventlog-check) run on
 a stream, and what it found: events, markers, messages, heap samples,
 HEAP_LIVE/HEAP_SIZE. The tests import these from harness."""
 

@@ -1,11 +1,11 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Every heap profile mode the eventlog carries, judged against the RTS's
-own .hp file of the same run: tests/heapmodes (built by the Makefile with
+own .hp file of the same run: tests/programs/heapmodes (built by the Makefile with
 -prof -fprof-auto, and -finfo-table-map on GHC >= 9.2) runs with
 +RTS -hX -l -i0.05, so the RTS writes both heapmodes.hp and
 heapmodes.eventlog; `heap heapmodes.eventlog --hp` must give the .hp's
 samples, labels and bytes. For -hi the page's names for info tables come
-from the IPE events as ghc-events reads them (tests/checker); for -hr and
+from the IPE events as ghc-events reads them (tests/programs/checker); for -hr and
 -hb, whose samples the eventlog lacks, the commands say so."""
 
 import json
@@ -169,7 +169,7 @@ def heapmodes_hi_names_by_ipe(s):
     """-hi (GHC >= 9.2): the report (the page's data) names each info table
     by its IPE event as ghc-events reads it: the label (or the table's name
     without _info), then the source location in parentheses, e.g.
-    "main (tests/heapmodes/Main.hs:(21,7)-(27,26))"; the addresses stay beside
+    "main (tests/programs/heapmodes/Main.hs:(21,7)-(27,26))"; the addresses stay beside
     the names (label_ids), the same as `heap --hp` writes."""
     if ghc_version() < (9, 2):
         raise Skip("GHC %d.%d has no -hi or IPE events (9.2 and later)" % ghc_version()[:2])
@@ -199,7 +199,7 @@ def heapmodes_hi_names_by_ipe(s):
     # and no source location on 9.6 and 9.10: "Circle_con", from the
     # table's name; other tables of Shapes carry both.
     shapes = [n for n in names if re.match(
-        r"(Circle|Rect|Tri)(_con)?( \(tests/heapmodes/Shapes.hs:|$)", n)]
+        r"(Circle|Rect|Tri)(_con)?( \(tests/programs/heapmodes/Shapes.hs:|$)", n)]
     expect(shapes, "no constructor of Shapes named by its IPE: %s" % names[:10])
 
 

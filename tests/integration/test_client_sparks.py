@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""Sparks in every view, against the RTS's own count: tests/sparker makes
+"""Sparks in every view, against the RTS's own count: tests/programs/sparker makes
 sparks with par/pseq (+RTS -N2 -s) that are converted, fizzle, are
 collected, are duds and overflow the pool, and at exit the RTS prints
 

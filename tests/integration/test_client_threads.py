@@ -2,7 +2,7 @@
 """The threads views: `report`, `serve`'s page and `top`
 show each Haskell thread's label, state and running time, and the live
 threads over the run, as ThreadScope users expect. The program is
-build/threads (tests/threads/Main.hs): it labels itself "main" and four
+build/threads (tests/programs/threads/Main.hs): it labels itself "main" and four
 threads that do known things (light: 1 unit of work, then finishes;
 medium: 3 units, then blocked on STM; heavy: 9 units, then blocked on an
 MVar; waiter: blocked on an MVar at once).

@@ -155,8 +155,8 @@ def profiled_probe(s):
 
 def build_profiled_probe(root, exe):
     lib = os.path.abspath(os.path.join(harness.BUILD, "libeventlog-socket.a"))
-    sources = [lib, os.path.join(root, "tests/probe/Main.hs"),
-               os.path.join(root, "tests/common/Commands.hs"),
+    sources = [lib, os.path.join(root, "tests/programs/probe/Main.hs"),
+               os.path.join(root, "tests/programs/common/Commands.hs"),
                os.path.join(root, "examples/fibber-c-main/cbits/fibber-c-main.c")]
     if os.path.exists(exe) and all(os.path.getmtime(exe) > os.path.getmtime(f) for f in sources):
         return exe
@@ -164,9 +164,9 @@ def build_profiled_probe(root, exe):
     uv = subprocess.run(["pkg-config", "--libs", "libuv"], capture_output=True, text=True)
     argv = ([harness.HC, "-prof", "-O", "-threaded", "-no-hs-main"] +
             (["-eventlog"] if (major, minor) < (9, 4) else []) +
-            ["-Iinclude", "-itests/common",
+            ["-Iinclude", "-itests/programs/common",
              "-outputdir", os.path.join(harness.BUILD, "hs", "probe-prof"), "-o", exe + ".new",
-             "tests/probe/Main.hs",
+             "tests/programs/probe/Main.hs",
              "examples/fibber-c-main/cbits/fibber-c-main.c",
              os.path.abspath(os.path.join(harness.BUILD, "libeventlog-socket.a"))] +
             uv.stdout.split())
@@ -322,7 +322,7 @@ def census_in_an_idle_program(s):
 
 @test
 def custom_commands_and_hooks(s):
-    """Commands a program registers (tests/probe --custom, through the C
+    """Commands a program registers (tests/programs/probe --custom, through the C
     API, handlers in Haskell) run when a client sends them in upstream
     framing; a slow handler holds up only its own namespace, never the
     stream or another namespace; POST_START (registered after the start)

@@ -83,7 +83,7 @@ def dump_on_failure_exit_status(s):
 
 
 # The same, for a program that starts the library from Haskell
-# (tests/hsstart: GHC's own main, GHC.Eventlog.Socket's startWith or
+# (tests/programs/hsstart: GHC's own main, GHC.Eventlog.Socket's startWith or
 # startFromEnv), as most programs do.
 
 def ghc_events_markers(path):
@@ -96,7 +96,7 @@ def ghc_events_markers(path):
 
 
 def hs_run_to_exit(s, name, how, last, retain=0):
-    """tests/hsstart with nobody connected, the library started from
+    """tests/programs/hsstart with nobody connected, the library started from
     Haskell by `how` ("env": startFromEnv, the dump and the window from
     GHC_EVENTLOG_DUMP_ON_FAILURE and _RETAIN; "with": startWith, from
     esoDumpOnFailure and esoRetainBytes): the marker "before-0", 100000

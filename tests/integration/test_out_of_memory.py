@@ -3,7 +3,7 @@
 reaches every client as a drop notice where the gap is, a log line and a
 counter of eventlog_socket_stats(), the program goes on, and a recording
 with a gap does not say it is complete. Memory runs out for real, as far
-as the program can tell: build/failalloc.so (tests/failalloc/), preloaded
+as the program can tell: build/failalloc.so (tests/programs/failalloc/), preloaded
 into the program, makes every allocation of 64 KiB or more fail while a
 file of the test's exists."""
 

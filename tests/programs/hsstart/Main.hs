@@ -10,7 +10,7 @@
 --                               SECS and esoDumpOnFailure DUMP ("-": none)
 --
 -- It answers "started" on stdout once the call has returned, then takes
--- the commands every test program takes (tests/common/Commands.hs: marker,
+-- the commands every test program takes (tests/programs/common/Commands.hs: marker,
 -- flood, flood-for, fail, throw), and
 --
 --   quit              exit normally (exitSuccess)

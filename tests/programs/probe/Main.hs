@@ -2,7 +2,7 @@
 -- | probe: a Haskell program the integration tests drive through stdin, so
 -- they decide exactly when events happen. One command per line; each is
 -- answered with "ok" on stdout once done. Besides the commands every test
--- program takes (tests/common/Commands.hs: marker, flood, flood-for, whose
+-- program takes (tests/programs/common/Commands.hs: marker, flood, flood-for, whose
 -- 1000 every 10 ms are about 3 MB/s of eventlog, fail, throw):
 --
 --   flood-fast S TAG   post user messages "TAG i" without pause for S seconds

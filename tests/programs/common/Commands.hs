@@ -1,7 +1,7 @@
 -- SPDX-License-Identifier: BSD-3-Clause
 -- | The commands every test program takes on stdin, one per line, each
 -- answered on stdout once done, and the loop that reads them: the probe
--- (tests/probe, started from a C main) and hsstart (tests/hsstart, started
+-- (tests/programs/probe, started from a C main) and hsstart (tests/programs/hsstart, started
 -- from Haskell) share them, so a test drives either the same way.
 --
 --   marker TEXT          post an eventlog marker (traceMarkerIO); "ok"
