@@ -4,8 +4,9 @@
  * the server's loop thread (es_rts_on_command, the instance's on_command),
  * waits for eventlog_socket_ready if the program is not ready yet (the
  * last of each kind), and goes by its row's target to the heap profiler
- * or the cost-centre profiler. Every function here runs with
- * es_rts.control_lock held. */
+ * or the cost-centre profiler. The two entry points (es_rts_on_command,
+ * es_rts_control_ready) take es_rts.control_lock; everything they call
+ * here runs with it held. */
 
 /* Heap profiling control for every supported GHC. The APIs differ:
  *
