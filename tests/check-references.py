@@ -212,7 +212,8 @@ def report(results):
 # One breach of each rule, in a file planted beside the others.
 BREACHES = [
     {"cbits/base/planted.c": "/* as es_gone.c does */\nint x;\n"},
-    {"cbits/base/planted.c": "/* es_server_gone_away() */\nint x;\n"},
+    # (the name is put together: this file's strings count as code)
+    {"cbits/base/planted.c": "/* es_server_" + "gone_away() */\nint x;\n"},
     {"docs/planted.md": "`README.md`, 3 lines long, is not: `README.md`, 3 lines.\n"},
     {"docs/planted.md": "As " + "issue" + " 12 said.\n"},  # split: tests/lint.sh reads this
 ]
