@@ -61,9 +61,25 @@ ISSUE_RE = re.compile(r"\bissues? #?\d+", re.I)
 HISTORY = {"bench/HISTORY.md"}
 
 
+# Where a tree without git (a chroot's copy) keeps what is not source.
+NOT_SOURCE = {".git", "build", "dist-newstyle", "node_modules", "__pycache__"}
+
+
 def tracked(root):
-    out = subprocess.run(["git", "ls-files"], cwd=root, capture_output=True, text=True)
-    return [f for f in out.stdout.split("\n") if f and os.path.exists(os.path.join(root, f))]
+    """The repository's files: git's list, or without git every file but
+    those under NOT_SOURCE's folders."""
+    try:
+        out = subprocess.run(["git", "ls-files"], cwd=root, capture_output=True, text=True)
+        if out.returncode == 0:
+            return [f for f in out.stdout.split("\n")
+                    if f and os.path.exists(os.path.join(root, f))]
+    except OSError:
+        pass
+    files = []
+    for d, dirs, names in os.walk(root):
+        dirs[:] = sorted(x for x in dirs if x not in NOT_SOURCE)
+        files += [os.path.relpath(os.path.join(d, n), root) for n in sorted(names)]
+    return files
 
 
 def strip_c(text):
