@@ -13,9 +13,11 @@
  * socket has room for it at once, a cut notice ("eventlog-socket:
  * recording cut: WHY", the words `record` uses, so every tool of the
  * command says "cut") and the end-of-data marker. The ending follows the
- * client's reading, within ES_CUT_FINISH_MS; only a client that stops
- * reading meanwhile is left with a partial event. Until then the client stays in the list of
- * clients (closing), so exit waits for it.
+ * client's reading, within ES_CUT_FINISH_MS; a client that stops reading
+ * meanwhile, or reads too slowly to take the rest of its chunk within that
+ * time (200 kB/s with 1 MiB left), is left with a partial event. Until
+ * then the client stays in the list of clients (closing), so exit waits
+ * for it.
  *
  * "The library closes a client" means exactly the calls of es_cut_client;
  * es_client_close (the peer went away, a refusal before anything was sent)
