@@ -68,8 +68,9 @@ static void on_command(uint8_t cmd, void *ctx) {
 }
 
 /* Read until EOF (or an error), at most `cap` bytes kept; bounded by a
- * 10 s poll timeout so a bug cannot hang the test. */
-static size_t read_all(int fd, unsigned char *buf, size_t cap) {
+ * 10 s poll timeout so a bug cannot hang the test. With `so_far`, the
+ * bytes kept until now are published there as they come. */
+static size_t read_counting(int fd, unsigned char *buf, size_t cap, atomic_size_t *so_far) {
     size_t n = 0;
     for (;;) {
         struct pollfd p = {.fd = fd, .events = POLLIN};
@@ -82,8 +83,14 @@ static size_t read_all(int fd, unsigned char *buf, size_t cap) {
         size_t keep = (size_t)r <= cap - n ? (size_t)r : cap - n;
         memcpy(buf + n, tmp, keep);
         n += keep;
+        if (so_far != NULL)
+            atomic_store(so_far, n);
     }
     return n;
+}
+
+static size_t read_all(int fd, unsigned char *buf, size_t cap) {
+    return read_counting(fd, buf, cap, NULL);
 }
 
 static void *stop_thread(void *arg) {
@@ -217,18 +224,7 @@ struct keeper {
 
 static void *keep_thread(void *arg) {
     struct keeper *k = arg;
-    size_t cap = 32u << 20, n = 0;
-    for (;;) {
-        struct pollfd p = {.fd = k->fd, .events = POLLIN};
-        if (poll(&p, 1, 10000) <= 0)
-            break;
-        ssize_t r = read(k->fd, k->got + n, cap - n);
-        if (r <= 0)
-            break;
-        n += (size_t)r;
-        atomic_store(&k->so_far, n);
-    }
-    k->n = n;
+    k->n = read_counting(k->fd, k->got, 32u << 20, &k->so_far);
     return NULL;
 }
 
