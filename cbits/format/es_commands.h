@@ -48,7 +48,7 @@ struct es_commands_row {
     uint8_t code;        /* EVENTLOG_SOCKET_CMD_*: the byte after "GCTL" */
     uint8_t upstream_id; /* its id in upstream's framing, namespace
                           * ES_CONTROL_UPSTREAM_NAMESPACE */
-    const char *name;    /* as log lines and protocol.md name it */
+    const char *name;    /* in words, as protocol.md says it (tests) */
     enum es_commands_scope scope;
     enum es_commands_gate gate; /* ES_COMMANDS_GATE_NONE for the connection's own */
     enum es_commands_target target;
