@@ -16,11 +16,24 @@ static bool is_heap_option(const char *w, size_t n) {
     return n >= 2 && w[0] == '-' && w[1] == 'h';
 }
 
+static bool is_time_option(const char *w, size_t n) {
+    /* -p, -pa, -pj, -P (-po only names the file). */
+    return n >= 2 && w[0] == '-' && (w[1] == 'P' || (w[1] == 'p' && (n == 2 || w[2] != 'o')));
+}
+
+static bool is_option(enum es_heapmode_opt which, const char *w, size_t n) {
+    return which == ES_HEAPMODE_TIME ? is_time_option(w, n) : is_heap_option(w, n);
+}
+
 static bool word_is(const char *w, size_t n, const char *s) {
     return n == strlen(s) && memcmp(w, s, n) == 0;
 }
 
 bool es_heapmode_in_args(const char *args, size_t len) {
+    return es_heapmode_opt_in_args(ES_HEAPMODE_HEAP, args, len);
+}
+
+bool es_heapmode_opt_in_args(enum es_heapmode_opt which, const char *args, size_t len) {
     bool rts = false, first = true;
     const char *p = args, *end = args + len;
     while (p < end) {
@@ -34,14 +47,14 @@ bool es_heapmode_in_args(const char *args, size_t len) {
             rts = true;
         else if (word_is(p, n, "-RTS"))
             rts = false;
-        else if (rts && is_heap_option(p, n))
+        else if (rts && is_option(which, p, n))
             return true;
         p += n + 1;
     }
     return false;
 }
 
-static bool ghcrts_heap_mode(const char *v, size_t n) {
+static bool ghcrts_has(enum es_heapmode_opt which, const char *v, size_t n) {
     size_t i = 0;
     while (i < n) {
         while (i < n && (v[i] == ' ' || v[i] == '\t'))
@@ -49,7 +62,7 @@ static bool ghcrts_heap_mode(const char *v, size_t n) {
         size_t j = i;
         while (j < n && v[j] != ' ' && v[j] != '\t')
             j++;
-        if (is_heap_option(v + i, j - i))
+        if (is_option(which, v + i, j - i))
             return true;
         i = j;
     }
@@ -57,12 +70,16 @@ static bool ghcrts_heap_mode(const char *v, size_t n) {
 }
 
 bool es_heapmode_in_env(const char *env, size_t len) {
+    return es_heapmode_opt_in_env(ES_HEAPMODE_HEAP, env, len);
+}
+
+bool es_heapmode_opt_in_env(enum es_heapmode_opt which, const char *env, size_t len) {
     const char *p = env, *end = env + len;
     while (p < end) {
         const char *nul = memchr(p, 0, (size_t)(end - p));
         size_t n = nul ? (size_t)(nul - p) : (size_t)(end - p);
         if (n > 7 && memcmp(p, "GHCRTS=", 7) == 0)
-            return ghcrts_heap_mode(p + 7, n - 7);
+            return ghcrts_has(which, p + 7, n - 7);
         p += n + 1;
     }
     return false;
@@ -85,6 +102,10 @@ static char *slurp(int pid, const char *name, size_t *len) {
 }
 
 int es_heapmode_of_pid(int pid) {
+    return es_heapmode_opt_of_pid(ES_HEAPMODE_HEAP, pid);
+}
+
+int es_heapmode_opt_of_pid(enum es_heapmode_opt which, int pid) {
     if (pid <= 0)
         return -1;
     size_t len = 0;
@@ -93,12 +114,12 @@ int es_heapmode_of_pid(int pid) {
         free(args);
         return -1;
     }
-    bool on = es_heapmode_in_args(args, len);
+    bool on = es_heapmode_opt_in_args(which, args, len);
     free(args);
     if (!on) {
         char *env = slurp(pid, "environ", &len);
         if (env != NULL)
-            on = es_heapmode_in_env(env, len);
+            on = es_heapmode_opt_in_env(which, env, len);
         free(env);
     }
     return on ? 1 : 0;

@@ -18,6 +18,17 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* Which RTS options the functions below look for: a heap profiling mode
+ * (-h...), or cost-centre time profiling started at start-up (-p, -pa,
+ * -pj, -P). */
+enum es_heapmode_opt { ES_HEAPMODE_HEAP, ES_HEAPMODE_TIME };
+
+/* Option `which` among NUL-separated arguments' RTS options, in GHCRTS, in
+ * process `pid`'s (as the functions below for -h). */
+bool es_heapmode_opt_in_args(enum es_heapmode_opt which, const char *args, size_t len);
+bool es_heapmode_opt_in_env(enum es_heapmode_opt which, const char *env, size_t len);
+int es_heapmode_opt_of_pid(enum es_heapmode_opt which, int pid);
+
 /* An -h option among the RTS options of NUL-separated arguments (argv[0]
  * first, `len` bytes): between +RTS and -RTS (or the end), before --RTS. */
 bool es_heapmode_in_args(const char *args, size_t len);

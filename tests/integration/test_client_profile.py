@@ -1,0 +1,363 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""`eventlog-socket profile`: time profiles out of the cost-centre samples,
+judged against the RTS's own .prof of the same run, ghc-events' count of the
+samples, pprof's profile.proto decoded by protoc (Debian's
+golang-github-google-pprof-dev and protobuf-compiler), and, on a live
+program, by what it leaves running."""
+
+import fcntl
+import gzip
+import json
+import os
+import re
+import subprocess
+import time
+
+import harness
+from harness import Skip, check_stream, expect, ghc_version, note, serve, test
+from test_control import profiled_probe
+
+# The RTS's own cost centres, which a .prof file's %time leaves out (MAIN
+# stays: it has time of its own).
+BUILTIN = {"GC", "IDLE", "SYSTEM", "OVERHEAD_of", "DONT_CARE", "PINNED"}
+PROTO = "/usr/share/gocode/src/github.com/google/pprof/proto/profile.proto"
+
+
+def client_path():
+    return os.path.abspath(os.path.join(harness.BUILD, "eventlog-socket"))
+
+
+def run_profile(*args, timeout=120):
+    return subprocess.run([client_path(), "profile", *args], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def profiled_program(threaded=False):
+    """tests/programs/profiled built with -prof -fprof-auto (BUILD/profiled,
+    or BUILD/profiled-thr with -threaded; rebuilt when its source changed);
+    skip where this GHC has no profiling libraries."""
+    root = harness.ROOT
+    name = "profiled-thr" if threaded else "profiled"
+    exe = os.path.abspath(os.path.join(harness.BUILD, name))
+    src = os.path.join(root, "tests/programs/profiled/Main.hs")
+    with open(exe + ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if os.path.exists(exe) and os.path.getmtime(exe) > os.path.getmtime(src):
+            return exe
+        major, minor = ghc_version()
+        argv = ([harness.HC, "-prof", "-fprof-auto-top", "-O", "-rtsopts"] +
+                (["-threaded"] if threaded else []) +
+                (["-eventlog"] if (major, minor) < (9, 4) else []) +
+                ["-outputdir", os.path.join(harness.BUILD, "hs", name), "-o", exe + ".new", src])
+        res = subprocess.run(argv, capture_output=True, text=True, timeout=300, cwd=root)
+        if res.returncode != 0:
+            out = res.stdout + res.stderr
+            if "profiling libraries" in out:
+                raise Skip("GHC %d.%d has no profiling libraries (apt-get install ghc-prof)"
+                           % (major, minor))
+            raise harness.TestFailure("ghc -prof failed:\n" + out)
+        os.rename(exe + ".new", exe)
+        return exe
+
+
+def run_with_rts_files(s, rts, rounds=20, threaded=False):
+    """Run the profiled program in the scope's directory with `rts`: the
+    RTS writes PROGRAM.eventlog and PROGRAM.prof there; return their
+    paths."""
+    exe = profiled_program(threaded)
+    p = s.spawn([exe, str(rounds), "+RTS", *rts, "-RTS"], cwd=s.dir, stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE)
+    _, err = p.communicate(timeout=120)
+    expect(p.returncode == 0, "the profiled program failed: %r" % err)
+    name = os.path.basename(exe)
+    return os.path.join(s.dir, name + ".eventlog"), os.path.join(s.dir, name + ".prof")
+
+
+def read_folded(path):
+    """{stack (a tuple of frames, root first): samples}."""
+    stacks = {}
+    with open(path) as f:
+        for line in f:
+            frames, n = line.rstrip("\n").rsplit(" ", 1)
+            key = tuple(frames.split(";"))
+            expect(key not in stacks, "%s: the stack %r twice" % (path, frames))
+            stacks[key] = int(n)
+    return stacks
+
+
+def read_prof_tree(path):
+    """The .prof file's tree: a list of (path of "Module.name" from below
+    MAIN, individual %time, inherited %time), and the total ticks."""
+    with open(path) as f:
+        lines = f.read().splitlines()
+    ticks = None
+    for line in lines:
+        m = re.search(r"\((\d+) ticks @", line)
+        if m:
+            ticks = int(m.group(1))
+    start = next(i for i, line in enumerate(lines) if line.lstrip().startswith("COST CENTRE")
+                 and " no. " in line)
+    nodes, stack = [], []
+    for line in lines[start + 1:]:
+        if not line.strip():
+            continue
+        depth = len(line) - len(line.lstrip(" "))
+        toks = line.split()
+        name, module = toks[0], toks[1]
+        ind_time, inh_time = float(toks[-4]), float(toks[-2])
+        del stack[depth:]
+        stack.append("%s.%s" % (module, name))
+        # stack[0] is MAIN.MAIN, the root every sample's stack leaves out.
+        nodes.append((tuple(stack[1:]), ind_time, inh_time))
+    return nodes, ticks
+
+
+def shares(stacks):
+    """Innermost and inherited shares (%) of each stack path, over the
+    samples not in the RTS's own cost centres."""
+    counted = {k: n for k, n in stacks.items() if k[-1] not in BUILTIN}
+    total = sum(counted.values())
+    inner, inherited = {}, {}
+    for k, n in counted.items():
+        key = () if k == ("MAIN",) else k
+        inner[key] = inner.get(key, 0) + 100.0 * n / total
+        for i in range(len(key) + 1):
+            inherited[key[:i]] = inherited.get(key[:i], 0) + 100.0 * n / total
+    return inner, inherited, total
+
+
+def ghc_events_samples(path):
+    """The cost-centre samples ghc-events counts in the eventlog."""
+    out = subprocess.run(["ghc-events", "show", path], capture_output=True, text=True,
+                         timeout=120).stdout
+    return sum(1 for line in out.splitlines() if "prof sample" in line)
+
+
+def check_against_prof(s, rts, threaded=False):
+    """The RTS reads a capability's running stack twice a tick, once for the
+    .prof file and once for the event (rts/Proftimer.c, handleProfTick),
+    from its ticker thread while the capability runs on: where the stack
+    changes all the time (a function and the lambda it folds with, under
+    -fprof-auto), the two can split a hot loop differently. So the program
+    is built with -fprof-auto-top: its stacks change a few times a run."""
+    log, prof = run_with_rts_files(s, rts, threaded=threaded)
+    folded = s.path("t.folded")
+    res = run_profile(log, "-o", folded)
+    expect(res.returncode == 0, "profile failed (%d): %s" % (res.returncode, res.stderr))
+    stacks = read_folded(folded)
+    nodes, ticks = read_prof_tree(prof)
+    inner, inherited, total = shares(stacks)
+    events = ghc_events_samples(log)
+    note("%d samples (%d the RTS's own); ghc-events counts %d; the .prof file %s ticks"
+         % (sum(stacks.values()), sum(stacks.values()) - total, events, ticks))
+    expect(sum(stacks.values()) == events,
+           "the folded file holds %d samples, ghc-events counts %d" % (sum(stacks.values()), events))
+    expect(total == ticks, "%d samples outside the RTS's own cost centres, the .prof file "
+           "counts %s ticks" % (total, ticks))
+    checked = 0
+    for path, ind, inh in nodes:
+        ours_ind, ours_inh = inner.get(path, 0.0), inherited.get(path, 0.0)
+        expect(abs(ours_ind - ind) <= 1.0 and abs(ours_inh - inh) <= 1.0,
+               "%s: .prof says %.1f %% individual, %.1f %% inherited; the profile %.1f, %.1f"
+               % (";".join(path) or "MAIN", ind, inh, ours_ind, ours_inh))
+        checked += ind > 1
+    expect(checked >= 2, "only %d cost centres with time in the .prof file" % checked)
+    heavy = inherited.get(("Main.main", "Main.heavy"), 0)
+    expect(50 < heavy < 95, "heavy's inherited share %.1f %%: the program spends about "
+           "three quarters there" % heavy)
+    return log, stacks
+
+
+@test(timeout=300)
+def profile_matches_the_rts_prof(s):
+    """A recording of a profiled program run with +RTS -p -l: each stack's
+    share of samples, innermost and inherited, equals the RTS's own .prof
+    file's %time within one point; the folded file holds every sample
+    ghc-events counts."""
+    check_against_prof(s, ["-p", "-l"])
+
+
+@test(timeout=300)
+def profile_leaves_out_idle_capabilities(s):
+    """The threaded RTS on two capabilities, one of them idle: its IDLE
+    samples are in the profile as IDLE, and the shares without them still
+    equal the .prof file's."""
+    _, stacks = check_against_prof(s, ["-p", "-l", "-N2"], threaded=True)
+    idle = sum(n for k, n in stacks.items() if k[-1] == "IDLE")
+    note("IDLE samples: %d" % idle)
+    expect(idle > 0, "no IDLE samples from the idle capability: %r" % sorted(stacks)[:5])
+
+
+def protoc_decode(path):
+    if not os.path.exists(PROTO):
+        raise harness.TestFailure("%s is missing (apt-get install golang-github-google-pprof-dev)"
+                                  % PROTO)
+    with gzip.open(path) as f:
+        data = f.read()
+    res = subprocess.run(["protoc", "--decode=perftools.profiles.Profile",
+                          "-I" + os.path.dirname(PROTO), PROTO], input=data,
+                         capture_output=True, timeout=60)
+    expect(res.returncode == 0, "protoc cannot decode %s: %s" % (path, res.stderr))
+    return res.stdout.decode()
+
+
+def pprof_stacks(text):
+    """{stack of names, root first: (samples, cpu ns)} from protoc's text."""
+    strings = re.findall(r'^string_table: "(.*)"$', text, re.M)
+    funcs = {int(i): int(n) for i, n in re.findall(
+        r"^function \{\n  id: (\d+)\n  name: (\d+)", text, re.M)}
+    locs = {int(i): int(f) for i, f in re.findall(
+        r"^location \{\n  id: (\d+)\n  line \{\n    function_id: (\d+)", text, re.M)}
+    out = {}
+    for block in re.findall(r"^sample \{\n(.*?)^\}", text, re.M | re.S):
+        ids = [int(x) for x in re.findall(r"location_id: (\d+)", block)]
+        vals = [int(x) for x in re.findall(r"value: (\d+)", block)]
+        names = tuple(strings[funcs[locs[i]]].replace("\\\\", "\\") for i in reversed(ids))
+        out[names] = tuple(vals)
+    return out, text
+
+
+@test(timeout=300)
+def profile_files_read_by_their_tools(s):
+    """One recording in the three formats: the .pb.gz decodes with pprof's
+    profile.proto through protoc, with the folded file's stacks and counts
+    and the tick as its period; the speedscope file's samples weigh the
+    samples' CPU time, per capability."""
+    log, _ = run_with_rts_files(s, ["-p", "-l"])
+    outs = {ext: s.path("t" + ext) for ext in (".folded", ".pb.gz", ".speedscope.json")}
+    for out in outs.values():
+        res = run_profile(log, "-o", out)
+        expect(res.returncode == 0, "profile -o %s failed: %s" % (out, res.stderr))
+    folded = read_folded(outs[".folded"])
+    pp, text = pprof_stacks(protoc_decode(outs[".pb.gz"]))
+    expect({k: v[0] for k, v in pp.items()} == folded,
+           "pprof's stacks differ from the folded file's: %r vs %r" % (pp, folded))
+    period = int(re.search(r"^period: (\d+)", text, re.M).group(1))
+    expect(all(cpu == n * period for n, cpu in pp.values()),
+           "cpu values are not samples x period %d: %r" % (period, pp))
+    expect(re.search(r'string_table: "cpu"', text) and re.search(r'string_table: "samples"', text),
+           "sample types samples/cpu missing")
+    with open(outs[".speedscope.json"]) as f:
+        doc = json.load(f)
+    frames = [fr["name"] for fr in doc["shared"]["frames"]]
+    weight = sum(sum(p["weights"]) for p in doc["profiles"])
+    total = sum(folded.values())
+    expect(abs(weight - total * period / 1e9) < 1e-6,
+           "speedscope's weights add up to %g s, the samples to %g s"
+           % (weight, total * period / 1e9))
+    speed = {}
+    for prof in doc["profiles"]:
+        expect(prof["type"] == "sampled" and len(prof["samples"]) == len(prof["weights"]),
+               "not a sampled profile: %r" % {k: prof[k] for k in ("type", "name")})
+        for st, w in zip(prof["samples"], prof["weights"]):
+            key = tuple(frames[i] for i in st)
+            speed[key] = speed.get(key, 0) + round(w * 1e9 / period)
+    expect(speed == folded, "speedscope's stacks differ: %r vs %r" % (speed, folded))
+    note("%d stacks, %d samples, period %d ns, %d frames" % (len(folded), total, period,
+                                                           len(frames)))
+
+
+@test(timeout=180)
+def profile_refuses_what_it_cannot_write(s):
+    """A name without a format's ending, a recording without samples, and a
+    recording of a program without profiling: each says why and what to do;
+    no file is left behind."""
+    res = run_profile(s.path("x.eventlog"), "-o", s.path("out.svg"))
+    expect(res.returncode == 2 and ".folded" in res.stderr and ".pb.gz" in res.stderr,
+           "an unknown ending: %d %r" % (res.returncode, res.stderr))
+    log, _ = run_with_rts_files(s, ["-l"], rounds=2)  # profiled, not profiling
+    out = s.path("none.folded")
+    res = run_profile(log, "-o", out)
+    expect(res.returncode == 1 and "was not running" in res.stderr and "+RTS -p" in res.stderr,
+           "no samples: %d %r" % (res.returncode, res.stderr))
+    expect(not os.path.exists(out), "a file was written without samples")
+    for fixture in ("ghc-9.0.2", "ghc-9.6.6", "ghc-9.10.3"):
+        res = run_profile(os.path.join(harness.ROOT, "tests/fixtures", fixture + ".eventlog"),
+                          "-o", out)
+        expect(res.returncode == 1 and "not built with profiling" in res.stderr
+               and "-prof" in res.stderr, "%s: %d %r" % (fixture, res.returncode, res.stderr))
+        expect(not os.path.exists(out), "a file was written for %s" % fixture)
+
+
+def live_needs_flush():
+    if ghc_version() < (9, 2):
+        raise Skip("GHC 9.0 cannot flush: its samples arrive in 2 MiB steps and at exit")
+
+
+def live_profile(s, rts, duration=3):
+    """The profiled probe, busy, with a recording client from the start;
+    `profile` run against it for `duration` s between markers A and B, then
+    1.5 s more to C. Returns the profile's result, its folded stacks, the
+    recording's summary and the markers' times."""
+    exe = profiled_probe(s)
+    p, connect = serve(s, "live", ["--busy"], rts=rts, exe=exe)
+    c = connect()
+    sock = s.path("live.sock")
+    time.sleep(0.5)
+    p.cmd("marker A")
+    out = s.path("live.folded")
+    res = run_profile(sock, "-o", out, "--duration", str(duration), timeout=60)
+    p.cmd("marker B")
+    time.sleep(1.5)
+    p.cmd("marker C")
+    p.cmd("quit")
+    p.finish()
+    summ = check_stream(s, c.wait_eof(), "live")
+    stacks = read_folded(out) if os.path.exists(out) else {}
+    t = {m: summ.marker_time(m) for m in "ABC"}
+    return res, stacks, summ, t
+
+
+@test(timeout=180)
+def profile_live_starts_and_stops_profiling(s):
+    """A profiled program running without -p: `profile ADDR --duration 3`
+    starts cost-centre profiling, writes about three seconds of samples,
+    and stops it again: no samples before it ran, none after."""
+    live_needs_flush()
+    res, stacks, summ, t = live_profile(s, [])
+    note(res.stderr.strip())
+    expect(res.returncode == 0, "profile failed (%d): %s" % (res.returncode, res.stderr))
+    expect("started" in res.stderr, "profile did not say it started profiling: %r" % res.stderr)
+    before = summ.cc_samples_between(0, t["A"])
+    during = summ.cc_samples_between(t["A"], t["B"])
+    after = summ.cc_samples_between(t["B"] + 300000000, t["C"])
+    n = sum(stacks.values())
+    note("samples: before=%d during=%d after=%d; the profile holds %d" % (before, during, after, n))
+    expect(before == 0, "samples before profile ran: %d" % before)
+    expect(after == 0, "profiling still running after profile returned: %d samples" % after)
+    expect(0 < n <= during, "the profile holds %d samples, the stream %d while it ran"
+           % (n, during))
+    m = re.search(r"from program time ([\d.]+) s to ([\d.]+) s", res.stderr)
+    expect(m and float(m.group(2)) - float(m.group(1)) <= 3.0 + 0.01,
+           "samples from more than the 3 s asked for: %r" % res.stderr)
+
+
+@test(timeout=180)
+def profile_live_leaves_running_profiling_running(s):
+    """The same program run with +RTS -p: profile only collects, and the
+    samples go on after it returned."""
+    live_needs_flush()
+    res, stacks, summ, t = live_profile(s, ["-p"], duration=2)
+    expect(res.returncode == 0, "profile failed (%d): %s" % (res.returncode, res.stderr))
+    expect("is running" in res.stderr, "profile did not say profiling was running: %r"
+           % res.stderr)
+    after = summ.cc_samples_between(t["B"] + 300000000, t["C"])
+    note("samples after profile returned: %d; the profile holds %d"
+         % (after, sum(stacks.values())))
+    expect(after > 0, "profile stopped the profiling it found running")
+    expect(sum(stacks.values()) > 0, "no samples in the profile")
+
+
+@test(timeout=120)
+def profile_live_refuses_a_program_without_profiling(s):
+    """A program not built with profiling: profile says so and how to build
+    it, and writes nothing."""
+    live_needs_flush()
+    p, connect = serve(s, "plain", ["--busy"], rts=[])
+    out = s.path("plain.folded")
+    res = run_profile(s.path("plain.sock"), "-o", out, "--duration", "1", timeout=60)
+    p.cmd("quit")
+    p.finish()
+    expect(res.returncode == 2 and "not built with profiling" in res.stderr
+           and "-prof" in res.stderr, "%d %r" % (res.returncode, res.stderr))
+    expect(not os.path.exists(out), "a file was written")

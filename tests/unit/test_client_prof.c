@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The time profile `profile` builds (client/profile/prof.c): cost centres
+ * named as GHC prints them, stacks interned once and turned root first,
+ * runs per capability, the time filter, --since's trim, and events cut
+ * short or hostile counted and left out. */
+#include "format/es_event_types.h"
+#include "profile/prof.h"
+#include "unit.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static size_t put32(uint8_t *p, uint32_t v) {
+    p[0] = (uint8_t)(v >> 24);
+    p[1] = (uint8_t)(v >> 16);
+    p[2] = (uint8_t)(v >> 8);
+    p[3] = (uint8_t)v;
+    return 4;
+}
+
+static size_t put64(uint8_t *p, uint64_t v) {
+    put32(p, (uint32_t)(v >> 32));
+    return 4 + put32(p + 4, (uint32_t)v);
+}
+
+static void feed(struct es_prof *p, uint16_t type, uint64_t t, const uint8_t *payload, size_t n) {
+    struct es_event ev = {.type = type, .time = t, .payload = payload, .payload_len = n};
+    es_prof_event(p, &ev);
+}
+
+static void cost_centre(struct es_prof *p, uint32_t id, const char *label, const char *module,
+                        const char *srcloc) {
+    uint8_t b[512];
+    size_t n = put32(b, id);
+    for (const char *s[] = {label, module, srcloc}, **q = s; q < s + 3; q++) {
+        memcpy(b + n, *q, strlen(*q) + 1);
+        n += strlen(*q) + 1;
+    }
+    b[n++] = 0;
+    feed(p, ES_EVENT_HEAP_PROF_COST_CENTRE, 1, b, n);
+}
+
+/* A sample on `cap` at `t` of the stack `ids` (innermost first, as the RTS
+ * posts it), `depth` of them. */
+static void sample(struct es_prof *p, uint32_t cap, uint64_t t, const uint32_t *ids,
+                   unsigned depth) {
+    uint8_t b[13 + 4 * 256];
+    size_t n = put32(b, cap);
+    n += put64(b + n, 7);
+    b[n++] = (uint8_t)depth;
+    for (unsigned i = 0; i < depth; i++)
+        n += put32(b + n, ids[i]);
+    feed(p, ES_EVENT_PROF_SAMPLE_COST_CENTRE, t, b, n);
+}
+
+static void begin(struct es_prof *p, uint64_t tick) {
+    uint8_t b[8];
+    put64(b, tick);
+    feed(p, ES_EVENT_PROF_BEGIN, 0, b, 8);
+}
+
+UNIT_CASE(client_prof_names) {
+    struct es_prof p;
+    es_prof_init(&p);
+    cost_centre(&p, 3, "heavy", "Main", "Main.hs:6:1-64");
+    cost_centre(&p, 4, "GC", "GC", "<built-in>");
+    cost_centre(&p, 5, "main.\\", "Main", "src/Main.hs:(15,16)-(18,24)");
+    char buf[128], file[64];
+    int64_t line;
+    ok(strcmp(es_prof_name(&p, 3, buf, sizeof buf), "Main.heavy") == 0, "MODULE.LABEL: %s", buf);
+    ok(strcmp(es_prof_name(&p, 4, buf, sizeof buf), "GC") == 0, "the RTS's own by label: %s", buf);
+    ok(es_prof_builtin(&p, 4) && !es_prof_builtin(&p, 3), "GC is the RTS's own, heavy is not");
+    ok(strcmp(es_prof_name(&p, 9, buf, sizeof buf), "cost centre 9") == 0, "never defined: %s",
+       buf);
+    ok(es_prof_file(&p, 3, file, sizeof file, &line) && strcmp(file, "Main.hs") == 0 && line == 6,
+       "file and line of Main.hs:6:1-64: %s %lld", file, (long long)line);
+    ok(es_prof_file(&p, 5, file, sizeof file, &line) && strcmp(file, "src/Main.hs") == 0 &&
+           line == 15,
+       "file and line of a span: %s %lld", file, (long long)line);
+    ok(es_prof_file(&p, 4, file, sizeof file, &line) == NULL && line == 0, "<built-in>: no file");
+    es_prof_destroy(&p);
+}
+
+UNIT_CASE(client_prof_stacks_and_runs) {
+    struct es_prof p;
+    es_prof_init(&p);
+    begin(&p, 1); /* a tick of 1 ns, as the samples' times below */
+    const uint32_t a[] = {3, 2, 1}, b[] = {4, 2, 1};
+    sample(&p, 0, 10, a, 3);
+    sample(&p, 0, 11, a, 3);
+    sample(&p, 1, 11, b, 3);
+    sample(&p, 0, 12, b, 3);
+    sample(&p, 0, 13, NULL, 0); /* MAIN itself */
+    ok(p.samples == 5 && p.nstacks == 3, "5 samples of 3 stacks: %llu, %u",
+       (unsigned long long)p.samples, (unsigned)p.nstacks);
+    uint32_t depth;
+    const uint32_t *ids = es_prof_frames(&p, 0, &depth);
+    ok(depth == 3 && ids[0] == 1 && ids[1] == 2 && ids[2] == 3, "root first");
+    ok(p.stacks[0].samples == 2 && p.stacks[1].samples == 2, "counted per stack");
+    ok(p.ncaps == 2 && p.caps[0].n == 3 && p.caps[0].runs[0].ticks == 2 && p.caps[1].n == 1,
+       "capability 0: runs a x2, b, MAIN; capability 1: b");
+    ok(p.first == 10 && p.last == 13 && p.tick_ns == 1, "times and the tick");
+    es_prof_since(&p, 12);
+    ok(p.samples == 2 && p.stacks[0].samples == 0 && p.caps[0].n == 2 && p.outside == 3,
+       "since 12: b and MAIN on capability 0 (%llu samples, %llu left out)",
+       (unsigned long long)p.samples, (unsigned long long)p.outside);
+    es_prof_destroy(&p);
+}
+
+UNIT_CASE(client_prof_since_trims_a_run_by_ticks) {
+    struct es_prof p;
+    es_prof_init(&p);
+    begin(&p, 10);
+    const uint32_t a[] = {1};
+    for (uint64_t t = 100; t < 200; t += 10)
+        sample(&p, 0, t, a, 1); /* one run of 10 ticks, 100..190 */
+    ok(p.caps[0].n == 1 && p.caps[0].runs[0].ticks == 10, "one run");
+    es_prof_since(&p, 155);
+    ok(p.samples == 4 && p.caps[0].runs[0].time == 160, "from 155: 160..190 (%llu, at %llu)",
+       (unsigned long long)p.samples, (unsigned long long)p.caps[0].runs[0].time);
+    es_prof_destroy(&p);
+}
+
+UNIT_CASE(client_prof_window) {
+    struct es_prof p;
+    es_prof_init(&p);
+    p.from = 100;
+    p.to = 200;
+    const uint32_t a[] = {1};
+    sample(&p, 0, 99, a, 1);
+    sample(&p, 0, 100, a, 1);
+    sample(&p, 0, 199, a, 1);
+    sample(&p, 0, 200, a, 1);
+    ok(p.samples == 2 && p.outside == 2, "[from, to): 2 in, 2 out");
+    es_prof_destroy(&p);
+}
+
+UNIT_CASE(client_prof_hostile_events) {
+    struct es_prof p;
+    es_prof_init(&p);
+    uint8_t b[64] = {0};
+    feed(&p, ES_EVENT_PROF_SAMPLE_COST_CENTRE, 1, b, 5); /* no tick, no depth */
+    size_t n = put32(b, 0);
+    n += put64(b + n, 1);
+    b[n++] = 9; /* depth 9, one id */
+    n += put32(b + n, 1);
+    feed(&p, ES_EVENT_PROF_SAMPLE_COST_CENTRE, 1, b, n);
+    const uint32_t huge[] = {ES_PROF_MAX_CC};
+    sample(&p, 0, 1, huge, 1);
+    feed(&p, ES_EVENT_HEAP_PROF_COST_CENTRE, 1, (const uint8_t *)"\0\0\0\1abc", 7); /* no NUL */
+    uint8_t cc[16];
+    put32(cc, ES_PROF_MAX_CC + 5);
+    memcpy(cc + 4, "x\0y\0z\0", 7);
+    feed(&p, ES_EVENT_HEAP_PROF_COST_CENTRE, 1, cc, 11);
+    feed(&p, ES_EVENT_PROF_BEGIN, 1, b, 3);
+    ok(p.bad == 6 && p.samples == 0 && p.ncc == 0 && p.tick_ns == 0,
+       "six bad events counted, nothing kept (bad %llu)", (unsigned long long)p.bad);
+    const uint32_t a[] = {2};
+    sample(&p, 5000, 1, a, 1); /* a capability past the last kept apart */
+    ok(p.ncaps == ES_PROF_MAX_CAPS && p.caps[ES_PROF_MAX_CAPS - 1].n == 1,
+       "folded into the last capability");
+    es_prof_destroy(&p);
+}
+
+UNIT_CASE(client_prof_interns_many_stacks) {
+    struct es_prof p;
+    es_prof_init(&p);
+    uint32_t ids[3];
+    for (uint32_t round = 0; round < 3; round++)
+        for (uint32_t i = 0; i < 5000; i++) {
+            ids[0] = i;
+            ids[1] = i % 7;
+            ids[2] = 1;
+            sample(&p, i % 4, (uint64_t)round * 5000 + i, ids, 3);
+        }
+    ok(p.nstacks == 5000 && p.samples == 15000, "5000 stacks once each: %u",
+       (unsigned)p.nstacks);
+    bool all3 = true;
+    for (uint32_t s = 0; s < p.nstacks; s++)
+        all3 = all3 && p.stacks[s].samples == 3;
+    ok(all3, "every stack counted three times");
+    es_prof_destroy(&p);
+}
