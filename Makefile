@@ -195,12 +195,12 @@ SLOWSEND := $(BUILD)/slowsend.so
 # The eventlog-socket command (client/): C on libuv and the library's own
 # stream reader. CLIENT_LIB_SRC is what unit tests and fuzz targets link.
 CLIENT := $(BUILD)/eventlog-socket
-CLIENT_DIRS := source model http web prom top tables flight
+CLIENT_DIRS := source model http web prom top tables flight profile
 CLIENT_SRC := $(wildcard client/*.c $(CLIENT_DIRS:%=client/%/*.c))
 CLIENT_H := $(wildcard client/*.h $(CLIENT_DIRS:%=client/%/*.h))
 # client/flight/'s parts but its subcommand (watch.c, which needs opts.c).
 CLIENT_LIB_SRC := $(wildcard client/source/*.c) $(filter-out client/flight/watch.c,$(wildcard client/flight/*.c)) \
-                  client/tables/csv.c client/tables/rows.c client/prom/scan.c
+                  client/tables/csv.c client/tables/rows.c client/prom/scan.c client/profile/prof.c
 # The manual pages, from docs/man/*.scd.
 MAN_SRC := $(wildcard docs/man/*.scd)
 MAN_PAGES := $(MAN_SRC:docs/man/%.scd=$(BUILD)/man/%)
@@ -350,6 +350,9 @@ NCURSES_LIBS = $(shell pkg-config --libs ncursesw)
 # (client/web/ and Debian's dygraphs) are embedded at build time.
 MHD_CFLAGS = $(shell pkg-config --cflags libmicrohttpd)
 MHD_LIBS = $(shell pkg-config --libs libmicrohttpd)
+# `profile` gzips pprof's files with zlib.
+ZLIB_CFLAGS = $(shell pkg-config --cflags zlib)
+ZLIB_LIBS = $(shell pkg-config --libs zlib)
 DYGRAPHS_DIR ?= /usr/share/javascript/dygraphs
 # The page's script: one file, valid on its own (make check runs node
 # --check on every .js file).
@@ -383,8 +386,8 @@ $(CLIENT): $(CLIENT_SRC) $(CLIENT_H) $(CLIENT_CBITS) $(CBITS_H) $(WEB_GEN) $(HEL
            ghc-eventlog-socket.cabal
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(CFLAGS) -Iinclude -Icbits -Iclient $(UV_CFLAGS) \
-	    -DES_VERSION='"$(VERSION)"' $(NCURSES_CFLAGS) $(MHD_CFLAGS) -o $@ $(CLIENT_SRC) $(WEB_GEN) $(HELP_GEN) \
-	    $(CLIENT_CBITS) $(UV_LIBS) $(NCURSES_LIBS) $(MHD_LIBS) -lpthread -lm
+	    -DES_VERSION='"$(VERSION)"' $(NCURSES_CFLAGS) $(MHD_CFLAGS) $(ZLIB_CFLAGS) -o $@ $(CLIENT_SRC) $(WEB_GEN) \
+	    $(HELP_GEN) $(CLIENT_CBITS) $(UV_LIBS) $(NCURSES_LIBS) $(MHD_LIBS) $(ZLIB_LIBS) -lpthread -lm
 
 $(CHECKER): tests/programs/checker/Main.hs
 	@mkdir -p $(dir $@)
@@ -619,8 +622,8 @@ $(SAN)/eventlog-socket: $(CLIENT_SRC) $(CLIENT_H) $(CLIENT_CBITS) $(CBITS_H) \
                         $(WEB_GEN) $(HELP_GEN)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(SAN_FLAGS) -Iinclude -Icbits -Iclient $(UV_CFLAGS) \
-	    -DES_VERSION='"$(VERSION)"' $(NCURSES_CFLAGS) $(MHD_CFLAGS) -o $@ $(CLIENT_SRC) $(WEB_GEN) $(HELP_GEN) \
-	    $(CLIENT_CBITS) $(UV_LIBS) $(NCURSES_LIBS) $(MHD_LIBS) -lpthread -lm
+	    -DES_VERSION='"$(VERSION)"' $(NCURSES_CFLAGS) $(MHD_CFLAGS) $(ZLIB_CFLAGS) -o $@ $(CLIENT_SRC) $(WEB_GEN) \
+	    $(HELP_GEN) $(CLIENT_CBITS) $(UV_LIBS) $(NCURSES_LIBS) $(MHD_LIBS) $(ZLIB_LIBS) -lpthread -lm
 
 # The checker and the C clients are the test's, not under test.
 $(SAN)/eventlog-check: $(CHECKER)

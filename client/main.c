@@ -22,7 +22,7 @@ static const struct subcommand {
     {"record", es_record_main}, {"control", es_control_main}, {"heap", es_heap_main},
     {"top", es_top_main},       {"serve", es_serve_main},     {"report", es_report_main},
     {"table", es_table_main},   {"compare", es_compare_main}, {"metrics", es_metrics_main},
-    {"watch", es_watch_main},
+    {"watch", es_watch_main},   {"profile", es_profile_main},
 };
 #define NSUB (sizeof subcommands / sizeof *subcommands)
 

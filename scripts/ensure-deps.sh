@@ -26,8 +26,9 @@ target=${1:?usage: ensure-deps.sh [--dry-run | --list] TARGET}
 
 # The packages of each group, in install order.
 # build: the library, the example, and the eventlog-socket command (top's
-# ncurses; serve's libmicrohttpd and dygraphs, embedded at build time).
-build_pkgs=(ghc gcc binutils pkg-config libuv1-dev libncurses-dev libmicrohttpd-dev libjs-dygraphs)
+# ncurses; serve's libmicrohttpd and dygraphs, embedded at build time;
+# profile's zlib).
+build_pkgs=(ghc gcc binutils pkg-config libuv1-dev libncurses-dev libmicrohttpd-dev libjs-dygraphs zlib1g-dev)
 # demo: the library and fibber-c-main, a client (nc) and ghc-events to show
 # what arrived.
 demo_pkgs=(ghc gcc binutils pkg-config libuv1-dev netcat-openbsd libghc-ghc-events-dev)
@@ -41,6 +42,9 @@ cabal_pkgs=(ghc gcc pkg-config libuv1-dev cabal-install)
 # manual pages' lint; the pages are built with awk).
 test_pkgs=(cabal-install python3 libghc-ghc-events-dev netcat-openbsd tmux chromium prometheus curl
     python3-pandas clang-format ghc-prof groff-base mandoc man-db)
+# integration: protoc with pprof's profile.proto (profile's .pb.gz, decoded
+# by a decoder we did not write).
+integration_pkgs=(protobuf-compiler golang-github-google-pprof-dev)
 # check-loaded: the CPU hog beside the tests.
 loaded_pkgs=(stress-ng)
 # fuzz: clang with libFuzzer (Debian keeps its runtime in libclang-rt-dev,
@@ -61,12 +65,15 @@ case $target in
 all | lib | install | symbols) want=("${build_pkgs[@]}") ;;
 demo) want=("${demo_pkgs[@]}") ;;
 cabal-build) want=("${cabal_pkgs[@]}") ;;
-unit-test | integration-test | cabal-test | install-test | fixtures | bench | bench-programs | format | \
-    format-check | soak)
+unit-test | cabal-test | install-test | fixtures | bench | bench-programs | format | format-check | soak)
     want=("${build_pkgs[@]}" "${test_pkgs[@]}") ;;
-check) want=("${build_pkgs[@]}" "${test_pkgs[@]}" "${check_fuzz_pkgs[@]}" "${check_lint_pkgs[@]}") ;;
+integration-test) want=("${build_pkgs[@]}" "${test_pkgs[@]}" "${integration_pkgs[@]}") ;;
+check)
+    want=("${build_pkgs[@]}" "${test_pkgs[@]}" "${integration_pkgs[@]}" "${check_fuzz_pkgs[@]}"
+        "${check_lint_pkgs[@]}") ;;
 check-loaded)
-    want=("${build_pkgs[@]}" "${test_pkgs[@]}" "${check_fuzz_pkgs[@]}" "${check_lint_pkgs[@]}" "${loaded_pkgs[@]}") ;;
+    want=("${build_pkgs[@]}" "${test_pkgs[@]}" "${integration_pkgs[@]}" "${check_fuzz_pkgs[@]}"
+        "${check_lint_pkgs[@]}" "${loaded_pkgs[@]}") ;;
 lint | analyze | cppcheck | flake8 | shellcheck) want=("${build_pkgs[@]}" "${lint_pkgs[@]}") ;;
 fuzz) want=("${build_pkgs[@]}" "${test_pkgs[@]}" "${fuzz_pkgs[@]}") ;;
 *)
@@ -87,6 +94,9 @@ present() {
     libncurses-dev) pkg-config --exists ncursesw ;;
     libmicrohttpd-dev) pkg-config --exists libmicrohttpd ;;
     libjs-dygraphs) [ -e /usr/share/javascript/dygraphs/dygraph.min.js ] ;;
+    zlib1g-dev) pkg-config --exists zlib ;;
+    protobuf-compiler) command -v protoc ;;
+    golang-github-google-pprof-dev) [ -e /usr/share/gocode/src/github.com/google/pprof/proto/profile.proto ] ;;
     netcat-openbsd) command -v nc ;;
     libghc-ghc-events-dev)
         command -v ghc-events && ghc-pkg --global list --simple-output ghc-events | grep -q ghc-events ;;

@@ -39,7 +39,7 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 cache=${ES_CHROOT_CACHE:-/var/cache/eventlog-socket}
 root=$cache/ghc-$suite
 stamp=$root/.eventlog-socket-complete
-packages="ghc ghc-prof cabal-install libuv1-dev libghc-ghc-events-dev netcat-openbsd pkg-config python3 make gcc binutils libncurses-dev tmux libmicrohttpd-dev libjs-dygraphs chromium valgrind prometheus curl python3-pandas"
+packages="ghc ghc-prof cabal-install libuv1-dev libghc-ghc-events-dev netcat-openbsd pkg-config python3 make gcc binutils libncurses-dev tmux libmicrohttpd-dev libjs-dygraphs chromium valgrind prometheus curl python3-pandas zlib1g-dev protobuf-compiler golang-github-google-pprof-dev"
 max_age_days=14
 
 log() { echo "ghc-chroot[$version]: $*"; }

@@ -68,18 +68,18 @@ struct es_prof {
     struct es_prof_stack *stacks;
     uint32_t nstacks, stacks_cap;
     struct es_prof_cap caps[ES_PROF_MAX_CAPS];
-    uint32_t ncaps;      /* 1 + the highest capability seen */
-    uint64_t tick_ns;    /* PROF_BEGIN's interval (0: not seen) */
-    bool began;          /* PROF_BEGIN seen */
-    uint64_t samples;    /* taken within [from, to) */
-    uint64_t outside;    /* samples before `from` or from `to` on */
+    uint32_t ncaps;       /* 1 + the highest capability seen */
+    uint64_t tick_ns;     /* PROF_BEGIN's interval (0: not seen) */
+    bool began;           /* PROF_BEGIN seen */
+    uint64_t samples;     /* taken within [from, to) */
+    uint64_t outside;     /* samples before `from` or from `to` on */
     uint64_t first, last; /* the times of the first and last sample taken */
-    uint64_t bad;        /* events too short or otherwise unreadable */
+    uint64_t bad;         /* events too short or otherwise unreadable */
     /* WALL_CLOCK_TIME: the wall clock (ns since the epoch) at program time
      * `wall_at` (have_wall false until one is seen). */
     bool have_wall;
     uint64_t wall_ns, wall_at;
-    bool oom;            /* an allocation failed: the profile is incomplete */
+    bool oom; /* an allocation failed: the profile is incomplete */
 
     /* Set by the caller: the program times whose samples are taken. */
     uint64_t from, to;

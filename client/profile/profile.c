@@ -54,14 +54,14 @@ struct profile {
     uv_timer_t timer;
     bool timer_init;
     bool live;
-    bool no_flush;        /* GHC 9.0's header: nothing arrives before 2 MiB */
-    bool seen_sample;     /* a cost-centre sample arrived (any time) */
-    bool started;         /* profile sent the start command */
-    bool stop_sent;       /* and the stop */
-    bool dash_p;          /* the program's RTS options start profiling (-p) */
-    bool cost_centres;    /* HEAP_PROF_COST_CENTRE came: a profiled program */
-    uint64_t latest;      /* the latest program time seen */
-    const char *why;      /* how the collection ended, for the last line */
+    bool no_flush;     /* GHC 9.0's header: nothing arrives before 2 MiB */
+    bool seen_sample;  /* a cost-centre sample arrived (any time) */
+    bool started;      /* profile sent the start command */
+    bool stop_sent;    /* and the stop */
+    bool dash_p;       /* the program's RTS options start profiling (-p) */
+    bool cost_centres; /* HEAP_PROF_COST_CENTRE came: a profiled program */
+    uint64_t latest;   /* the latest program time seen */
+    const char *why;   /* how the collection ended, for the last line */
     int status;
 };
 
@@ -145,13 +145,11 @@ static void write_out(struct profile *pr) {
     fprintf(stderr,
             "eventlog-socket: %s: %llu samples (%u stacks%s%.3g s of CPU) from program time "
             "%.3f s to %.3f s to %s%s%s\n",
-            c->name, (unsigned long long)p->samples, (unsigned)p->nstacks,
-            p->tick_ns ? ", " : "", p->tick_ns ? (double)p->samples * tick : 0,
-            (double)p->first / 1e9, (double)p->last / 1e9, pr->out, pr->why ? ": " : "",
-            pr->why ? pr->why : "");
+            c->name, (unsigned long long)p->samples, (unsigned)p->nstacks, p->tick_ns ? ", " : "",
+            p->tick_ns ? (double)p->samples * tick : 0, (double)p->first / 1e9,
+            (double)p->last / 1e9, pr->out, pr->why ? ": " : "", pr->why ? pr->why : "");
     if (p->oom)
-        fprintf(stderr, "eventlog-socket: %s: out of memory: the profile is incomplete\n",
-                c->name);
+        fprintf(stderr, "eventlog-socket: %s: out of memory: the profile is incomplete\n", c->name);
 }
 
 static void finish(struct profile *pr, const char *why) {
@@ -292,9 +290,8 @@ static void note_options(struct profile *pr, const struct es_event *ev) {
     const char *strs = (const char *)es_payload_rest(&r, &n);
     if (!es_payload_ok(&r))
         return;
-    if (ev->type == ES_EVENT_PROGRAM_ARGS
-            ? es_heapmode_opt_in_args(ES_HEAPMODE_TIME, strs, n)
-            : es_heapmode_opt_in_env(ES_HEAPMODE_TIME, strs, n))
+    if (ev->type == ES_EVENT_PROGRAM_ARGS ? es_heapmode_opt_in_args(ES_HEAPMODE_TIME, strs, n)
+                                          : es_heapmode_opt_in_env(ES_HEAPMODE_TIME, strs, n))
         pr->dash_p = true;
 }
 
@@ -379,7 +376,7 @@ int es_profile_main(int argc, char **argv) {
     es_prof_init(&pr->prof);
     const char *src = NULL;
     const struct es_opt opts[] = {
-        {"-o", "--output", ES_OPT_VALUE, &pr->out, 0, "-o needs a file name", NULL, false},
+        {"-o", "--output", ES_OPT_VALUE, &pr->out, 0, "-o needs a file name", NULL, true},
         {"--duration", NULL, ES_OPT_SECONDS, &pr->duration, 1e7,
          "--duration needs a duration (" ES_UNITS_GRAMMAR ")",
          "%s %s: not a duration above 0 (" ES_UNITS_GRAMMAR ")", false},
@@ -398,11 +395,6 @@ int es_profile_main(int argc, char **argv) {
     int status = es_opts_parse(&spec, argc, argv);
     if (status >= 0)
         return status;
-    if (pr->out == NULL) {
-        fprintf(stderr, "eventlog-socket profile: -o OUT is needed (OUT.folded, "
-                        "OUT.speedscope.json or OUT.pb.gz)\n");
-        return 2;
-    }
     pr->fmt = es_profwrite_format_of(pr->out);
     if (pr->fmt == ES_PROFWRITE_NONE)
         return usage_format(pr->out);
@@ -415,9 +407,10 @@ int es_profile_main(int argc, char **argv) {
     }
     struct stat st;
     if (pr->since && (stat(src, &st) != 0 || !S_ISREG(st.st_mode))) {
-        fprintf(stderr, "eventlog-socket profile: --since is for a recording (%s is none); for "
-                        "the past of a live program, take its window first (record ADDR "
-                        "--snapshot --since D -o W.eventlog) and profile W.eventlog\n",
+        fprintf(stderr,
+                "eventlog-socket profile: --since is for a recording (%s is none); for "
+                "the past of a live program, take its window first (record ADDR "
+                "--snapshot --since D -o W.eventlog) and profile W.eventlog\n",
                 src);
         return 2;
     }

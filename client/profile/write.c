@@ -101,18 +101,18 @@ static int write_folded(FILE *f, const struct es_prof *p) {
 /* Each cost centre that a stack holds gets an index from 0, in the order
  * first met; MAIN (the empty stack) gets one too. */
 struct frames {
-    uint32_t *of;  /* cost-centre id -> index + 1 (0: not used); [main]: MAIN's */
+    uint32_t *of;  /* cost-centre id -> index + 1 (0: not used); [main_slot]: MAIN's */
     uint32_t *ids; /* index -> cost-centre id (UINT32_MAX: MAIN) */
-    uint32_t n, main;
+    uint32_t n, main_slot;
 };
 
 static bool frames_make(struct frames *fr, const struct es_prof *p) {
-    fr->main = 0; /* above every id in a stack */
+    fr->main_slot = 0; /* above every id in a stack */
     for (size_t i = 0; i < p->nframes; i++)
-        if (p->frames[i] >= fr->main)
-            fr->main = p->frames[i] + 1;
-    fr->of = calloc((size_t)fr->main + 1, sizeof *fr->of);
-    fr->ids = malloc(((size_t)fr->main + 1) * sizeof *fr->ids);
+        if (p->frames[i] >= fr->main_slot)
+            fr->main_slot = p->frames[i] + 1;
+    fr->of = calloc((size_t)fr->main_slot + 1, sizeof *fr->of);
+    fr->ids = malloc(((size_t)fr->main_slot + 1) * sizeof *fr->ids);
     fr->n = 0;
     if (fr->of == NULL || fr->ids == NULL)
         return false;
@@ -120,7 +120,7 @@ static bool frames_make(struct frames *fr, const struct es_prof *p) {
         uint32_t depth;
         const uint32_t *ids = es_prof_frames(p, s, &depth);
         for (uint32_t i = 0; i < (depth ? depth : 1); i++) {
-            uint32_t slot = depth == 0 ? fr->main : ids[i];
+            uint32_t slot = depth == 0 ? fr->main_slot : ids[i];
             if (fr->of[slot] == 0) {
                 fr->ids[fr->n] = depth == 0 ? UINT32_MAX : ids[i];
                 fr->of[slot] = ++fr->n;
@@ -138,7 +138,7 @@ static void frames_free(struct frames *fr) {
 /* The frame index of stack frame `i`. */
 static uint32_t frame_index(const struct frames *fr, const uint32_t *ids, uint32_t depth,
                             uint32_t i) {
-    return fr->of[depth == 0 ? fr->main : ids[i]] - 1;
+    return fr->of[depth == 0 ? fr->main_slot : ids[i]] - 1;
 }
 
 static const char *index_name(const struct es_prof *p, const struct frames *fr, uint32_t k,
@@ -224,7 +224,8 @@ static int write_speedscope(FILE *f, const struct es_prof *p, const char *name) 
     char title[600];
     snprintf(title, sizeof title, "%s%stime profile", name, name[0] ? ": " : "");
     es_httpbuf_json_str(&b, title);
-    ES_HTTPBUF_ADD(&b, ",\"activeProfileIndex\":0,\"exporter\":\"eventlog-socket " ES_VERSION "\"}\n");
+    ES_HTTPBUF_ADD(&b,
+                   ",\"activeProfileIndex\":0,\"exporter\":\"eventlog-socket " ES_VERSION "\"}\n");
     frames_free(&fr);
     int err = b.oom ? ENOMEM : 0;
     if (err == 0 && fwrite(b.p, 1, b.len, f) != b.len)
@@ -376,8 +377,8 @@ static int gzip_to(FILE *f, const void *data, size_t n) {
     if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
         return ENOMEM;
     z.next_in = (Bytef *)(uintptr_t)data;
-    z.avail_in = (uInt)n; /* a profile is far below 4 GiB: checked by the caller */
-    unsigned char out[1 << 16];
+    z.avail_in = (uInt)n;              /* a profile is far below 4 GiB: checked by the caller */
+    static unsigned char out[1 << 16]; /* profile's one thread */
     int err = 0, r;
     do {
         z.next_out = out;
@@ -409,8 +410,7 @@ static int write_pprof(FILE *f, const struct es_prof *p) {
     return err;
 }
 
-int es_profwrite(FILE *f, enum es_profwrite_format fmt, const struct es_prof *p,
-                 const char *name) {
+int es_profwrite(FILE *f, enum es_profwrite_format fmt, const struct es_prof *p, const char *name) {
     switch (fmt) {
     case ES_PROFWRITE_FOLDED:
         return write_folded(f, p);

@@ -29,7 +29,6 @@ enum es_profwrite_format {
 enum es_profwrite_format es_profwrite_format_of(const char *path);
 
 /* `name`: the program's name, for the profile's title ("" if unknown). */
-int es_profwrite(FILE *f, enum es_profwrite_format fmt, const struct es_prof *p,
-                 const char *name);
+int es_profwrite(FILE *f, enum es_profwrite_format fmt, const struct es_prof *p, const char *name);
 
 #endif

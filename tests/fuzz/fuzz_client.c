@@ -3,7 +3,8 @@
  * command receives, through the command's own stream handling: the
  * connection's parsing half (client/source/conn.c: header check, events with
  * their offsets, program name and pid, drop notices) and record's
- * whole-block writer (client/source/blocks.c) writing to a real file.
+ * whole-block writer (client/source/blocks.c) writing to a real file, and
+ * `profile`'s time profile (client/profile/prof.c), whose counts must agree.
  *
  * Input: the stream's bytes, fed in pieces whose sizes follow from the
  * input's length (so one input always splits the same way), then ended as
@@ -11,6 +12,7 @@
  * that parses to its end marker (the stream's own, or one added after the
  * last whole block), or empty when no whole header arrived. Build and run
  * with `make fuzz`; `make check` replays the starting inputs. */
+#include "profile/prof.h"
 #include "source/blocks.h"
 #include "source/conn.h"
 #include "fuzz_check.h"
@@ -22,6 +24,7 @@
 
 struct rec {
     struct es_blocks blocks;
+    struct es_prof prof;
     uint64_t last_offset; /* events come in stream order */
     bool header;
 };
@@ -37,6 +40,7 @@ static void on_event(struct es_conn *c, const struct es_event *ev, uint64_t offs
     CHECK(offset >= r->last_offset && offset >= c->stream.header.len);
     r->last_offset = offset + ev->len;
     es_blocks_event(&r->blocks, ev, offset);
+    es_prof_event(&r->prof, ev);
 }
 
 static void on_bytes(struct es_conn *c, const uint8_t *data, size_t n, void *ctx) {
@@ -44,6 +48,26 @@ static void on_bytes(struct es_conn *c, const uint8_t *data, size_t n, void *ctx
     if (c->stream.state == ES_STREAM_END)
         es_blocks_end_marker(&r->blocks, c->stream.offset);
     CHECK(es_blocks_append(&r->blocks, data, n) == 0);
+}
+
+/* The profile's counts: per stack, per capability's runs and in all alike;
+ * every frame an id it keeps. */
+static void check_prof(const struct es_prof *p) {
+    uint64_t stacks = 0, runs = 0;
+    for (uint32_t s = 0; s < p->nstacks; s++) {
+        uint32_t depth;
+        const uint32_t *ids = es_prof_frames(p, s, &depth);
+        CHECK(depth <= 255);
+        for (uint32_t i = 0; i < depth; i++)
+            CHECK(ids[i] < ES_PROF_MAX_CC);
+        stacks += p->stacks[s].samples;
+    }
+    for (uint32_t c = 0; c < p->ncaps; c++)
+        for (size_t i = 0; i < p->caps[c].n; i++) {
+            CHECK(p->caps[c].runs[i].stack < p->nstacks && p->caps[c].runs[i].ticks > 0);
+            runs += p->caps[c].runs[i].ticks;
+        }
+    CHECK(p->oom || (stacks == p->samples && runs == p->samples));
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -63,6 +87,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     struct es_conn_callbacks cb = {
         .on_header = on_header, .on_event = on_event, .on_bytes = on_bytes, .ctx = &r};
     es_blocks_init(&r.blocks);
+    es_prof_init(&r.prof);
     es_conn_init_parser(&c, &cb);
     CHECK(es_blocks_set_fd(&r.blocks, fd) == 0);
     size_t pos = 0, step = size % 251 + 1;
@@ -105,6 +130,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         CHECK(es_stream_feed(&s, out, (size_t)len, NULL) == 0 && es_stream_finish(&s) == 0);
         es_stream_destroy(&s);
     }
+    check_prof(&r.prof);
+    es_prof_destroy(&r.prof);
     es_conn_destroy_parser(&c);
     es_blocks_destroy(&r.blocks);
     return 0;

@@ -71,7 +71,7 @@ FLOOD = 120000
 # The programs built with (or running) the GHC under test: a test that
 # starts one is not ghc_free.
 GHC_PROGRAMS = {"probe", "probe-late", "probe-prof", "fibber-c-main", "hsstart", "sparker",
-                "threads", "heapmodes", "ghc", "cabal", "runghc"}
+                "threads", "heapmodes", "profiled", "ghc", "cabal", "runghc"}
 
 TESTS = []  # every test, in registration (and report) order
 

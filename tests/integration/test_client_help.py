@@ -18,7 +18,7 @@ from harness import ROOT, Skip, expect, note, test
 
 # Every subcommand the command has (client/main.c's table).
 SUBCOMMANDS = {"record", "control", "heap", "top", "serve", "report", "compare", "table",
-               "metrics", "watch"}
+               "metrics", "watch", "profile"}
 
 FIXTURE = os.path.join(ROOT, "tests", "fixtures", "ghc-9.6.6.eventlog")
 PAGES = ("eventlog-socket.1", "eventlog-socket.7")
@@ -179,6 +179,8 @@ def client_usage_error_names_what_is_missing(s):
         (["record"], "record: ADDR is required"),
         (["control", s.path("x.sock")], "control: start|stop|census is required"),
         (["heap", FIXTURE], "heap: --hp OUT.hp or --csv OUT.csv is required"),
+        (["profile"], "profile: ADDR|FILE is required"),
+        (["profile", FIXTURE], "profile: -o OUT is required"),
         (["top"], "top: ADDR is required"),
         (["serve"], "serve: ADDR is required"),
         (["report"], "report: FILE|ADDR is required"),

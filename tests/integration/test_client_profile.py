@@ -150,8 +150,9 @@ def check_against_prof(s, rts, threaded=False):
     events = ghc_events_samples(log)
     note("%d samples (%d the RTS's own); ghc-events counts %d; the .prof file %s ticks"
          % (sum(stacks.values()), sum(stacks.values()) - total, events, ticks))
-    expect(sum(stacks.values()) == events,
-           "the folded file holds %d samples, ghc-events counts %d" % (sum(stacks.values()), events))
+    held = sum(stacks.values())
+    expect(held == events, "the folded file holds %d samples, ghc-events counts %d"
+           % (held, events))
     expect(total == ticks, "%d samples outside the RTS's own cost centres, the .prof file "
            "counts %s ticks" % (total, ticks))
     checked = 0
@@ -253,8 +254,8 @@ def profile_files_read_by_their_tools(s):
             key = tuple(frames[i] for i in st)
             speed[key] = speed.get(key, 0) + round(w * 1e9 / period)
     expect(speed == folded, "speedscope's stacks differ: %r vs %r" % (speed, folded))
-    note("%d stacks, %d samples, period %d ns, %d frames" % (len(folded), total, period,
-                                                           len(frames)))
+    note("%d stacks, %d samples, period %d ns, %d frames"
+         % (len(folded), total, period, len(frames)))
 
 
 @test(timeout=180)

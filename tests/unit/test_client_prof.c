@@ -173,8 +173,7 @@ UNIT_CASE(client_prof_interns_many_stacks) {
             ids[2] = 1;
             sample(&p, i % 4, (uint64_t)round * 5000 + i, ids, 3);
         }
-    ok(p.nstacks == 5000 && p.samples == 15000, "5000 stacks once each: %u",
-       (unsigned)p.nstacks);
+    ok(p.nstacks == 5000 && p.samples == 15000, "5000 stacks once each: %u", (unsigned)p.nstacks);
     bool all3 = true;
     for (uint32_t s = 0; s < p.nstacks; s++)
         all3 = all3 && p.stacks[s].samples == 3;
