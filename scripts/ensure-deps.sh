@@ -43,8 +43,9 @@ cabal_pkgs=(ghc gcc pkg-config libuv1-dev cabal-install)
 test_pkgs=(cabal-install python3 libghc-ghc-events-dev netcat-openbsd tmux chromium prometheus curl
     python3-pandas clang-format ghc-prof groff-base mandoc man-db)
 # integration: protoc with pprof's profile.proto (profile's .pb.gz, decoded
-# by a decoder we did not write).
-integration_pkgs=(protobuf-compiler golang-github-google-pprof-dev)
+# by a decoder we did not write), and npm, which fetches speedscope's viewer
+# to open profile's .speedscope.json in (scripts/npm-fetch.sh).
+integration_pkgs=(protobuf-compiler golang-github-google-pprof-dev npm)
 # check-loaded: the CPU hog beside the tests.
 loaded_pkgs=(stress-ng)
 # fuzz: clang with libFuzzer (Debian keeps its runtime in libclang-rt-dev,
@@ -96,6 +97,7 @@ present() {
     libjs-dygraphs) [ -e /usr/share/javascript/dygraphs/dygraph.min.js ] ;;
     zlib1g-dev) pkg-config --exists zlib ;;
     protobuf-compiler) command -v protoc ;;
+    npm) command -v npm ;;
     golang-github-google-pprof-dev) [ -e /usr/share/gocode/src/github.com/google/pprof/proto/profile.proto ] ;;
     netcat-openbsd) command -v nc ;;
     libghc-ghc-events-dev)

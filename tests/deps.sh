@@ -27,7 +27,7 @@ ok() { # ok STATUS DESCRIPTION
 list() { timeout 30 "$deps" --list "$1" 2>&1 | tr '\n' ' ' | sed 's/ $//'; }
 # The packages only tests use; none may come with building or installing.
 test_only="cabal-install python3 tmux chromium prometheus curl python3-pandas clang-format ghc-prof clang
-protobuf-compiler golang-github-google-pprof-dev
+protobuf-compiler golang-github-google-pprof-dev npm
 libclang-rt-dev cppcheck flake8 shellcheck"
 has_none() { # has_none LIST WORDS: LIST shares no word with WORDS
     local w

@@ -157,28 +157,33 @@ static void add_run(struct es_prof *p, uint32_t capno, uint32_t stack, uint64_t 
     c->runs[c->n++] = (struct es_prof_run){t, stack, 1};
 }
 
-static void on_sample(struct es_prof *p, const struct es_event *ev) {
+bool es_prof_read_sample(const struct es_event *ev, uint32_t *cap, uint32_t *ids, uint32_t *depth) {
     struct es_payload r = es_payload_of(ev);
-    uint32_t capno = es_payload_u32(&r);
+    *cap = es_payload_u32(&r);
     (void)es_payload_u64(&r); /* the tick count */
-    uint32_t depth = es_payload_u8(&r);
-    const uint8_t *at = es_payload_bytes(&r, (size_t)depth * 4);
-    if (!es_payload_ok(&r)) {
+    uint32_t n = es_payload_u8(&r);
+    const uint8_t *at = es_payload_bytes(&r, (size_t)n * 4);
+    if (!es_payload_ok(&r))
+        return false;
+    for (uint32_t i = 0; i < n; i++) { /* innermost first: reversed */
+        const uint8_t *b = at + 4 * (n - 1 - i);
+        ids[i] = (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
+        if (ids[i] >= ES_PROF_MAX_CC)
+            return false;
+    }
+    *depth = n;
+    return true;
+}
+
+static void on_sample(struct es_prof *p, const struct es_event *ev) {
+    uint32_t capno, depth, ids[256];
+    if (!es_prof_read_sample(ev, &capno, ids, &depth)) {
         p->bad++;
         return;
     }
     if (ev->time < p->from || ev->time >= p->to) {
         p->outside++;
         return;
-    }
-    uint32_t ids[256];
-    for (uint32_t i = 0; i < depth; i++) { /* innermost first: reversed */
-        const uint8_t *b = at + 4 * (depth - 1 - i);
-        ids[i] = (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
-        if (ids[i] >= ES_PROF_MAX_CC) {
-            p->bad++;
-            return;
-        }
     }
     uint32_t s = intern(p, ids, depth);
     if (s == UINT32_MAX) {

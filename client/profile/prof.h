@@ -96,6 +96,11 @@ void es_prof_destroy(struct es_prof *p);
  * WALL_CLOCK_TIME; others are ignored. */
 void es_prof_event(struct es_prof *p, const struct es_event *ev);
 
+/* Read a PROF_SAMPLE_COST_CENTRE event: its capability and its stack's
+ * ids root first (`ids` room for 255), their number in *depth. False for
+ * an event cut short, or an id of ES_PROF_MAX_CC or more. */
+bool es_prof_read_sample(const struct es_event *ev, uint32_t *cap, uint32_t *ids, uint32_t *depth);
+
 /* Keep only the samples from program time `from` on (runs that begin
  * before it lose the ticks before it, at one tick each): for a recording's
  * last D seconds. */

@@ -201,6 +201,20 @@ static void speedscope_cap(struct es_httpbuf *b, const struct es_prof *p, const 
     ES_HTTPBUF_ADD(b, "]}");
 }
 
+/* Capability `c`'s ticks not spent idle (in the RTS's IDLE alone). */
+static uint64_t busy_ticks(const struct es_prof *p, uint32_t c) {
+    uint64_t n = 0;
+    char name[64];
+    for (size_t i = 0; i < p->caps[c].n; i++) {
+        uint32_t depth;
+        const uint32_t *ids = es_prof_frames(p, p->caps[c].runs[i].stack, &depth);
+        bool idle = depth == 1 && es_prof_builtin(p, ids[0]) &&
+                    strcmp(es_prof_name(p, ids[0], name, sizeof name), "IDLE") == 0;
+        n += idle ? 0 : p->caps[c].runs[i].ticks;
+    }
+    return n;
+}
+
 static int write_speedscope(FILE *f, const struct es_prof *p, const char *name) {
     struct frames fr;
     if (!frames_make(&fr, p)) {
@@ -211,21 +225,28 @@ static int write_speedscope(FILE *f, const struct es_prof *p, const char *name) 
     ES_HTTPBUF_ADD(&b, "{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",");
     speedscope_frames(&b, p, &fr);
     ES_HTTPBUF_ADD(&b, ",\"profiles\":[");
-    bool first = true;
+    uint32_t shown = 0, busiest = 0;
+    uint64_t most = 0;
     for (uint32_t c = 0; c < p->ncaps; c++) {
         if (p->caps[c].n == 0)
             continue;
-        if (!first)
+        if (shown > 0)
             ES_HTTPBUF_ADD(&b, ",");
-        first = false;
+        uint64_t work = busy_ticks(p, c);
+        if (work > most) {
+            most = work;
+            busiest = shown;
+        }
+        shown++;
         speedscope_cap(&b, p, &fr, c);
     }
     ES_HTTPBUF_ADD(&b, "],\"name\":");
     char title[600];
     snprintf(title, sizeof title, "%s%stime profile", name, name[0] ? ": " : "");
     es_httpbuf_json_str(&b, title);
-    ES_HTTPBUF_ADD(&b,
-                   ",\"activeProfileIndex\":0,\"exporter\":\"eventlog-socket " ES_VERSION "\"}\n");
+    /* speedscope opens on the capability that did the most. */
+    es_httpbuf_printf(&b, ",\"activeProfileIndex\":%u", (unsigned)busiest);
+    ES_HTTPBUF_ADD(&b, ",\"exporter\":\"eventlog-socket " ES_VERSION "\"}\n");
     frames_free(&fr);
     int err = b.oom ? ENOMEM : 0;
     if (err == 0 && fwrite(b.p, 1, b.len, f) != b.len)

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "rows.h"
 
+#include "profile/prof.h"
+
 #include "csv.h"
 #include "format/es_event_names.h"
 #include "format/es_event_types.h"
@@ -52,6 +54,10 @@ static const struct {
                          "time_s,capability,thread,event,status,blocked_on,other_capability,"
                          "label",
                          "the RTS posts thread events with +RTS -l (scheduler class s)"},
+    [ES_ROWS_PROFILE] = {"profile", "time_s,capability,stack",
+                         "cost-centre samples come from a program built with ghc -prof "
+                         "-fprof-auto, run with +RTS -p -l (or profiled while it runs: "
+                         "eventlog-socket profile ADDR)"},
 };
 
 int es_rows_kind(const char *name) {
@@ -79,6 +85,11 @@ int es_rows_init(struct es_rows *t, enum es_rows_kind k, FILE *out) {
     t->out = out;
     if (k == ES_ROWS_GC && (t->gc = calloc(ES_ROWS_MAX_CAPS, sizeof *t->gc)) == NULL)
         return -1;
+    if (k == ES_ROWS_PROFILE) {
+        if ((t->prof = malloc(sizeof *t->prof)) == NULL)
+            return -1;
+        es_prof_init(t->prof);
+    }
     fprintf(out, "%s\n", kinds[k].columns);
     return 0;
 }
@@ -86,6 +97,10 @@ int es_rows_init(struct es_rows *t, enum es_rows_kind k, FILE *out) {
 void es_rows_destroy(struct es_rows *t) {
     free(t->gc);
     t->gc = NULL;
+    if (t->prof)
+        es_prof_destroy(t->prof);
+    free(t->prof);
+    t->prof = NULL;
 }
 
 /* The start of a row: time and capability (empty for none). */
@@ -319,6 +334,35 @@ static void thread_row(struct es_rows *t, const struct es_event *ev, int cap) {
     fputc('\n', t->out);
 }
 
+/* ---- profile */
+
+/* A cost-centre sample: its own capability, its stack root first as the
+ * .folded file has it; the names from the definitions before it. */
+static void profile_row(struct es_rows *t, const struct es_event *ev) {
+    if (ev->type == ES_EVENT_HEAP_PROF_COST_CENTRE) {
+        es_prof_event(t->prof, ev);
+        return;
+    }
+    if (ev->type != ES_EVENT_PROF_SAMPLE_COST_CENTRE)
+        return;
+    uint32_t capno, depth, ids[256];
+    if (!es_prof_read_sample(ev, &capno, ids, &depth)) {
+        t->garbled++;
+        return;
+    }
+    row_start(t, ev->time, capno > INT32_MAX ? ES_ROWS_NO_CAP : (int)capno);
+    char stack[8192], name[1024];
+    size_t n = 0;
+    for (uint32_t i = 0; i < (depth ? depth : 1) && n < sizeof stack - 1; i++) {
+        const char *f = depth ? es_prof_name(t->prof, ids[i], name, sizeof name) : "MAIN";
+        int w = snprintf(stack + n, sizeof stack - n, "%s%s", i ? ";" : "", f);
+        n = w < 0 ? n : n + (size_t)w < sizeof stack ? n + (size_t)w : sizeof stack - 1;
+    }
+    fputc(',', t->out);
+    es_csv_text(t->out, stack, n);
+    fputc('\n', t->out);
+}
+
 void es_rows_event(struct es_rows *t, const struct es_event *ev, int cap) {
     switch (t->kind) {
     case ES_ROWS_GC:
@@ -335,6 +379,9 @@ void es_rows_event(struct es_rows *t, const struct es_event *ev, int cap) {
         break;
     case ES_ROWS_THREADS:
         thread_row(t, ev, cap);
+        break;
+    case ES_ROWS_PROFILE:
+        profile_row(t, ev);
         break;
     case ES_ROWS_CENSUS:
     case ES_ROWS_KINDS:

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The rows of `eventlog-socket table` (client/tables/table.c) for the kinds read
  * straight from the events, one row per event: gc, heap, markers, sparks,
- * threads (census comes from the model's censuses, in table.c). Each kind
+ * threads, profile (census comes from the model's censuses, in table.c). Each kind
  * has a header row and a writer that is given every event with the
- * capability of its block; it writes a row for the events of its kind and
+ * capability of its block (profile: of the sample's own field); it writes a
+ * row for the events of its kind and
  * ignores the rest. Payloads are read field by field against their length:
  * a short or garbled event is skipped and counted, never over-read.
  *
@@ -25,6 +26,7 @@ enum es_rows_kind {
     ES_ROWS_MARKERS,
     ES_ROWS_SPARKS,
     ES_ROWS_THREADS,
+    ES_ROWS_PROFILE,
     ES_ROWS_KINDS
 };
 
@@ -32,6 +34,7 @@ enum es_rows_kind {
 #define ES_ROWS_NO_CAP (-1)
 
 struct es_rows_gc_cap; /* rows.c: a capability's GC intervals */
+struct es_prof;        /* client/profile/prof.h: the cost centres' names */
 
 struct es_rows {
     enum es_rows_kind kind;
@@ -39,6 +42,7 @@ struct es_rows {
     uint64_t rows;             /* rows written, the header not counted */
     uint64_t garbled;          /* events of the kind too short to read */
     struct es_rows_gc_cap *gc; /* by capability, ES_ROWS_MAX_CAPS (gc only) */
+    struct es_prof *prof;      /* profile only */
 };
 
 /* The kind named `name` ("gc", ...), or -1. */

@@ -225,10 +225,14 @@ static int parse(struct table *t, int argc, char **argv, const char **src, int *
         return status;
     *kind = es_rows_kind(pos[0]);
     if (*kind < 0) {
-        fprintf(stderr,
-                "eventlog-socket table: no kind %s: gc, heap, census, markers, sparks or "
-                "threads\n",
-                pos[0]);
+        fprintf(stderr, "eventlog-socket table: no kind %s:", pos[0]);
+        for (int k = 0; k < ES_ROWS_KINDS; k++)
+            fprintf(stderr, "%s %s",
+                    k == 0                  ? ""
+                    : k + 1 < ES_ROWS_KINDS ? ","
+                                            : " or",
+                    es_rows_kind_name((enum es_rows_kind)k));
+        fputc('\n', stderr);
         return 2;
     }
     *src = pos[1];

@@ -345,7 +345,8 @@ def man_table_columns_are_the_csv_header(s):
             desc.append(d.strip())
         head = re.split(r"\.\s|:", " ".join(desc), 1)[0]
         kinds[term] = [c.strip() for c in head.split(",")]
-    expect(sorted(kinds) == sorted(["gc", "heap", "census", "markers", "sparks", "threads"]),
+    expect(sorted(kinds) == sorted(["gc", "heap", "census", "markers", "sparks", "threads",
+                                    "profile"]),
            "the manual's kinds: %s" % sorted(kinds))
     for kind, columns in kinds.items():
         rc, out, err = run(s, ["table", kind, FIXTURE, "--csv", "-"])

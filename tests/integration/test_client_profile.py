@@ -10,17 +10,23 @@ import gzip
 import json
 import os
 import re
+import shutil
 import subprocess
 import time
 
 import harness
+from cdp import Browser
 from harness import Skip, check_stream, expect, ghc_version, note, serve, test
+from test_client_table import pandas_run
 from test_control import profiled_probe
 
 # The RTS's own cost centres, which a .prof file's %time leaves out (MAIN
 # stays: it has time of its own).
 BUILTIN = {"GC", "IDLE", "SYSTEM", "OVERHEAD_of", "DONT_CARE", "PINNED"}
 PROTO = "/usr/share/gocode/src/github.com/google/pprof/proto/profile.proto"
+# speedscope's own viewer (its built files, from npm), to open our files in.
+SPEEDSCOPE = ("speedscope", "1.25.0",
+              "2831f1e0d26df914b477e522d78b8485511495a6af81a0b88158f8b48f9e0d03")
 
 
 def client_path():
@@ -258,6 +264,106 @@ def profile_files_read_by_their_tools(s):
          % (len(folded), total, period, len(frames)))
 
 
+def speedscope_dir():
+    """speedscope's built viewer (scripts/npm-fetch.sh); skip without npm."""
+    res = subprocess.run([os.path.join(harness.ROOT, "scripts", "npm-fetch.sh"), *SPEEDSCOPE],
+                         capture_output=True, text=True, timeout=300)
+    if res.returncode == 3:
+        raise Skip("npm is not installed here: speedscope cannot be fetched")
+    expect(res.returncode == 0, "fetching speedscope failed: %s" % res.stderr)
+    return os.path.join(res.stdout.strip(), "dist", "release")
+
+
+def sandwich_rows(b):
+    """speedscope's Sandwich view as {symbol: (total ms, self ms)}."""
+    b.js("Array.from(document.querySelectorAll('div')).filter(d => d.children.length <= 1 &&"
+         " d.textContent.endsWith('Sandwich')).pop().click()")
+    text = b.wait_js("document.body.innerText.indexOf('Symbol Name') >= 0 ? "
+                     "document.body.innerText : ''", what="the Sandwich view")
+    rows = re.findall(r"([\d.]+)ms \([^)]*\)\s+([\d.]+)ms \([^)]*\)\s+(\S+)", text)
+    return {name: (float(total), float(own)) for total, own, name in rows}
+
+
+@test(timeout=300)
+def profile_speedscope_shows_it(s):
+    """The .speedscope.json opened in speedscope itself (its built viewer
+    from npm, served locally to headless Chromium): it opens on the
+    capability that did the work, and its Sandwich view gives each cost
+    centre the time `table profile` counts on that capability, a tick
+    each. Screenshots of the time order and the sandwich stay in the test's
+    directory."""
+    viewer = speedscope_dir()
+    log, _ = run_with_rts_files(s, ["-p", "-l", "-N2"], threaded=True)
+    web = s.path("web")
+    shutil.copytree(viewer, web)
+    res = run_profile(log, "-o", os.path.join(web, "t.speedscope.json"))
+    expect(res.returncode == 0, "profile failed: %s" % res.stderr)
+    csv_out = s.path("t.csv")
+    subprocess.run([client_path(), "table", "profile", log, "--csv", csv_out], check=True,
+                   capture_output=True, timeout=120)
+    per_cap = {}
+    with open(csv_out) as f:
+        next(f)
+        for line in f:
+            _, cap, stack = line.rstrip("\n").split(",", 2)
+            counts = per_cap.setdefault(int(cap), {})
+            for frame in set(stack.split(";")):
+                counts[frame] = counts.get(frame, 0) + 1
+    busiest = max(per_cap, key=lambda c: sum(n for f, n in per_cap[c].items() if f != "IDLE"))
+    http = s.spawn(["python3", "-m", "http.server", "--bind", "127.0.0.1", "0"], cwd=web,
+                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    port = re.search(r"port (\d+)", http.stdout.readline()).group(1)
+    b = Browser(s, width=1280, height=800)
+    base = "http://127.0.0.1:%s/" % port
+    b.goto(base + "index.html#profileURL=" + base + "t.speedscope.json")
+    shown = b.wait_js("(document.body.innerText.match(/capability \\d+ \\(\\d+\\/\\d+\\)/)"
+                      " || [''])[0]", what="a capability's profile")
+    expect(shown.startswith("capability %d " % busiest),
+           "speedscope opened on %r, the busiest is capability %d" % (shown, busiest))
+    time.sleep(1)
+    b.screenshot(s.path("speedscope-time-order.png"))
+    rows = sandwich_rows(b)
+    b.screenshot(s.path("speedscope-sandwich.png"))
+    expect(not b.errors(), "speedscope's errors: %r" % b.errors())
+    want = per_cap[busiest]
+    for frame in ("Main.heavy", "Main.light", "Main.main"):
+        expect(frame in rows and abs(rows[frame][0] - want[frame]) < 0.5,
+               "%s: speedscope shows %r ms in all, the samples on capability %d are %d"
+               % (frame, rows.get(frame), busiest, want.get(frame, 0)))
+    note("speedscope on %s: %s" % (shown, ", ".join(
+        "%s %.0f ms" % (f, rows[f][0]) for f in ("Main.main", "Main.heavy", "Main.light"))))
+
+
+@test(timeout=300)
+def profile_table_rows_are_the_samples(s):
+    """`table profile`: a row per sample, read by pandas in one call; its
+    stacks counted are the folded file's, its capabilities those of a -N2
+    run, its times within the run."""
+    log, _ = run_with_rts_files(s, ["-p", "-l", "-N2"], threaded=True)
+    folded, csv_out = s.path("t.folded"), s.path("t.csv")
+    res = run_profile(log, "-o", folded)
+    expect(res.returncode == 0, "profile failed: %s" % res.stderr)
+    res = subprocess.run([client_path(), "table", "profile", log, "--csv", csv_out],
+                         capture_output=True, text=True, timeout=120)
+    expect(res.returncode == 0, "table profile failed (%d): %s" % (res.returncode, res.stderr))
+    out = pandas_run(
+        "import json, pandas as pd\n"
+        "d = pd.read_csv(%r)\n"
+        "print(json.dumps({'columns': list(d.columns), 'caps': sorted(d.capability.unique()"
+        ".tolist()), 'min': float(d.time_s.min()),"
+        " 'stacks': d['stack'].value_counts().to_dict()}))" % csv_out)
+    if out is None:
+        raise Skip("Debian's python3 has no pandas")
+    got = json.loads(out)
+    stacks = {tuple(k.split(";")): n for k, n in got["stacks"].items()}
+    expect(got["columns"] == ["time_s", "capability", "stack"], "columns %r" % got["columns"])
+    expect(stacks == read_folded(folded), "the table's stacks differ from the folded file's: %r"
+           % sorted(stacks.items())[:4])
+    expect(got["caps"] == [0, 1] and got["min"] > 0,
+           "capabilities %r, first time %r" % (got["caps"], got["min"]))
+    note("%d rows, capabilities %r" % (sum(stacks.values()), got["caps"]))
+
+
 @test(timeout=180)
 def profile_refuses_what_it_cannot_write(s):
     """A name without a format's ending, a recording without samples, and a
@@ -328,6 +434,8 @@ def profile_live_starts_and_stops_profiling(s):
     expect(after == 0, "profiling still running after profile returned: %d samples" % after)
     expect(0 < n <= during, "the profile holds %d samples, the stream %d while it ran"
            % (n, during))
+    unnamed = [k for k in stacks if any(f.startswith("cost centre ") for f in k)]
+    expect(not unnamed, "a late joiner's profile has unnamed frames: %r" % unnamed[:3])
     m = re.search(r"from program time ([\d.]+) s to ([\d.]+) s", res.stderr)
     expect(m and float(m.group(2)) - float(m.group(1)) <= 3.0 + 0.01,
            "samples from more than the 3 s asked for: %r" % res.stderr)
