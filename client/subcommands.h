@@ -17,7 +17,7 @@ int es_report_main(int argc, char **argv);  /* client/web/report.c */
 int es_metrics_main(int argc, char **argv); /* client/prom/metrics.c */
 int es_table_main(int argc, char **argv);   /* client/tables/table.c */
 int es_compare_main(int argc, char **argv); /* client/tables/compare.c */
-int es_profile_main(int argc, char **argv); /* client/profile/profile.c */
+int es_profile_main(int argc, char **argv); /* client/tables/profile.c */
 /* `watch` (client/flight/watch.c), which `record --trigger ...` is:
  * whether record's arguments ask for it. */
 int es_watch_main(int argc, char **argv);

@@ -48,6 +48,7 @@ LEVELS = [
     ("client/model/", 21),
     ("client/http/", 21),
     ("client/source/", 22),
+    ("client/profile/", 22),
     ("client/opts", 23, "client/ (the command line)"),
     ("client/help", 23, "client/ (the command line)"),
     ("client/subcommands", 23, "client/ (the command line)"),

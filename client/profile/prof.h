@@ -3,8 +3,9 @@
  * cost-centre profiling runs (PROF_SAMPLE_COST_CENTRE, 167: one per tick
  * per capability, the running cost-centre stack innermost first, MAIN left
  * out), with the cost centres' names (HEAP_PROF_COST_CENTRE, 161) and the
- * tick interval (PROF_BEGIN, 168). `profile` (profile.c) feeds it and
- * write.c writes it out.
+ * tick interval (PROF_BEGIN, 168). `profile` (client/tables/profile.c)
+ * feeds it and write.c writes it out; `table profile` names its rows' frames
+ * with it (client/tables/rows.c).
  *
  * Memory stays bounded by what the program is, not by how long it runs:
  * each distinct stack is kept once (interned, with its sample count), and

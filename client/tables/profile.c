@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* `eventlog-socket profile ADDR|FILE -o OUT [--duration D] [--since D]`:
  * a time profile, where the program spends its time, out of the
- * cost-centre samples the RTS streams (prof.h), written as folded stacks,
- * speedscope's format or pprof's (write.h; OUT's ending picks).
+ * cost-centre samples the RTS streams (client/profile/prof.h), written as
+ * folded stacks, speedscope's format or pprof's (client/profile/write.h;
+ * OUT's ending picks).
  *
  * From a file: every sample (--since D: those of its last D seconds).
  * From a live program, like Go's net/http/pprof: it looks for a second
@@ -10,8 +11,8 @@
  * (upstream's command 1), collects D (30 s by default) of program time
  * and stops it again (command 2), so the program is left as it was found;
  * if they are, it only collects. Runs on one thread, the libuv loop's. */
-#include "prof.h"
-#include "write.h"
+#include "profile/prof.h"
+#include "profile/write.h"
 
 #define EVENTLOG_SOCKET_NO_RTS
 #include "eventlog_socket.h"
