@@ -514,7 +514,7 @@ $(BUILD)/unit-asan/%: tests/unit/%.c tests/unit/unit.h tests/unit/control_ref.h 
 
 # The client's model (MODEL_SRC) is pure C like cbits/: unit-tested the
 # same way, linked with its sources.
-MODEL_UNITS := test_model test_model_census test_model_sparks test_model_threads test_model_pauses \
+MODEL_UNITS := test_model test_model_census test_model_costs test_model_sparks test_model_threads test_model_pauses \
                test_model_text
 $(MODEL_UNITS:%=$(BUILD)/unit/%): \
 $(BUILD)/unit/%: tests/unit/%.c tests/unit/unit.h tests/unit/model_events.h $(MODEL_H) \

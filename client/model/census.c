@@ -316,6 +316,10 @@ void es_model_on_cost_centre(struct es_model *m, struct es_model_ev *e) {
     const uint8_t *module = es_payload_str(r, &mlen);
     if (!es_payload_ok(r) || id >= ES_MODEL_MAX_LABELS)
         return;
+    size_t slen;
+    const uint8_t *srcloc = es_payload_str(r, &slen);
+    es_model_costs_define(m, id, label, llen, module, mlen,
+                          es_payload_ok(r) && slen == 10 && memcmp(srcloc, "<built-in>", 10) == 0);
     if (id >= m->ncc) {
         size_t n = id + 1 > m->ncc * 2 ? id + 1 : m->ncc * 2;
         char **nc = realloc(m->cc_label, n * sizeof *nc);

@@ -49,6 +49,8 @@ static es_model_handler *const handlers[HANDLED_TYPES] = {
     [ES_EVENT_HEAP_PROF_SAMPLE_COST_CENTRE] = es_model_on_sample_cost_centre,
     [ES_EVENT_HEAP_PROF_SAMPLE_END] = es_model_on_sample_end,
     [ES_EVENT_IPE] = es_model_on_ipe,
+    /* costs.c */
+    [ES_EVENT_PROF_SAMPLE_COST_CENTRE] = es_model_on_prof_sample,
     /* sparks.c */
     [ES_EVENT_SPARK_COUNTERS] = es_model_on_spark_counters,
     [ES_EVENT_SPARK_CREATE] = es_model_on_spark_create,
@@ -194,6 +196,7 @@ void es_model_figures_only(struct es_model *m) {
 
 void es_model_destroy(struct es_model *m) {
     es_model_census_free(m);
+    es_model_costs_free(m);
     es_model_ipe_free(m);
     es_model_threads_free(m);
     es_model_history_free(&m->h);

@@ -94,6 +94,14 @@ es_model_handler es_model_on_heap_prof_begin, es_model_on_cost_centre, es_model_
 uint32_t es_model_intern(struct es_model *m, const char *s);
 void es_model_census_free(struct es_model *m);
 
+/* costs.c */
+es_model_handler es_model_on_prof_sample;
+/* HEAP_PROF_COST_CENTRE, as census.c reads it: the time profile's name of
+ * cost centre `id` (`builtin`: one of the RTS's own, named by its label). */
+void es_model_costs_define(struct es_model *m, uint32_t id, const uint8_t *label, size_t llen,
+                           const uint8_t *module, size_t mlen, bool builtin);
+void es_model_costs_free(struct es_model *m);
+
 /* ipe.c */
 es_model_handler es_model_on_ipe;
 void es_model_ipe_free(struct es_model *m);

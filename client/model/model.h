@@ -137,6 +137,18 @@ struct es_model {
     char **cc_label;   /* cost centre labels by id (HEAP_PROF_COST_CENTRE); a CAF's is M.CAF */
     bool *cc_caf;      /* by id: the cost centre is a CAF's (no '/' after it in a stack) */
     size_t ncc;
+    /* Time profile (client/model/costs.c): cost-centre samples counted by
+     * their innermost cost centre (by id, `n` of them; an empty stack is
+     * MAIN's, counted in `main` until MAIN's id is known), and those of an
+     * id past the bound. */
+    struct es_model_costs {
+        char **frame;    /* by id: MODULE.LABEL, the RTS's own by label; NULL: undefined */
+        uint64_t *ticks; /* by id: samples with it innermost */
+        size_t n;
+        uint64_t samples, main, unknown;
+        uint32_t main_id; /* MAIN's id, once defined (have_main) */
+        bool have_main;
+    } costs;
     /* IPE events (GHC >= 9.2, -finfo-table-map): each info table's name for
      * people, by address; open addressing, addr 0 = empty. */
     struct es_model_ipe *ipe;
@@ -308,6 +320,13 @@ int64_t es_model_prev_bytes(const struct es_model *m, uint32_t i);
 /* Indices of `cur`'s entries by bytes, largest first: fills up to `n` of
  * `out`, returns how many. */
 size_t es_model_top_entries(const struct es_model *m, size_t *out, size_t n);
+
+/* Time profile: the ids of the (at most) `n` cost centres with the most
+ * samples as the innermost, most first, into `out`; how many. */
+size_t es_model_top_costs(const struct es_model *m, uint32_t *out, size_t n);
+/* Cost centre `id`'s name ("Main.heavy", "GC"), or "cost centre N" in
+ * `buf` when it was never defined. */
+const char *es_model_cost_name(const struct es_model *m, uint32_t id, char *buf, size_t size);
 
 /* Pause percentiles (0 < p <= 1), in ns, from the histograms: over the
  * last `window_ns` of stream time in whole seconds, at most

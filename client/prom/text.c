@@ -247,6 +247,34 @@ static void f_census(struct ctx *c) {
         sample_l(c, "ghc_heap_profile_bytes", "label", REST_LABEL, (double)(m->cur.total - shown));
 }
 
+/* ---- The time profile: samples by innermost cost centre, the `top` with
+ * the most, and all samples (the rest is the difference: an "other"
+ * series would drop whenever a cost centre joined the top, and a counter
+ * must not). */
+
+static void f_costs(struct ctx *c) {
+    const struct es_model *m = c->m;
+    if (m->costs.samples == 0 || c->top == 0)
+        return;
+    uint32_t *ids = malloc(c->top * sizeof *ids);
+    if (ids == NULL) {
+        c->b->oom = true;
+        return;
+    }
+    size_t k = es_model_top_costs(m, ids, c->top);
+    for (size_t i = 0; i < k; i++) {
+        char buf[32];
+        sample_l(c, "ghc_cost_centre_samples_total", "cost_centre",
+                 es_model_cost_name(m, ids[i], buf, sizeof buf), (double)m->costs.ticks[ids[i]]);
+    }
+    free(ids);
+}
+
+static void f_profile_samples(struct ctx *c) {
+    if (c->m->costs.samples > 0)
+        sample_u(c, "ghc_time_profile_samples_total", c->m->costs.samples);
+}
+
 /* ---- The families, in the order written. */
 
 static const struct family {
@@ -295,6 +323,15 @@ static const struct family {
     {"ghc_heap_profile_bytes", "gauge",
      "Bytes by label in the latest heap census: the largest labels, the rest as other.", true,
      f_census},
+    {"ghc_time_profile_samples_total", "counter",
+     "Cost-centre samples: one per tick per capability while cost-centre profiling runs in a "
+     "program built with -prof.",
+     true, f_profile_samples},
+    {"ghc_cost_centre_samples_total", "counter",
+     "Cost-centre samples by their innermost cost centre (MODULE.LABEL; the RTS's own, such as "
+     "GC and IDLE, by label): the cost centres with the most; the rest is "
+     "ghc_time_profile_samples_total less their sum.",
+     true, f_costs},
 };
 
 /* The common labels of target `t`. */

@@ -16,7 +16,8 @@ import time
 
 import harness
 from cdp import Browser
-from harness import Skip, check_stream, expect, ghc_version, note, serve, test
+from harness import Skip, check_stream, expect, ghc_version, note, serve, test, upstream
+from test_client_metrics import prom_query, scrape, start_metrics, start_prometheus, value, wait_for
 from test_client_table import pandas_run
 from test_control import profiled_probe
 
@@ -470,3 +471,75 @@ def profile_live_refuses_a_program_without_profiling(s):
     expect(res.returncode == 2 and "not built with profiling" in res.stderr
            and "-prof" in res.stderr, "%d %r" % (res.returncode, res.stderr))
     expect(not os.path.exists(out), "a file was written")
+
+
+def ghc_events_innermost(path):
+    """ghc-events' reading of a recording: every sample's innermost cost
+    centre by name (MODULE.LABEL, the RTS's own by label; an empty stack is
+    MAIN's), and the number of samples."""
+    out = subprocess.run(["ghc-events", "show", path], capture_output=True, text=True,
+                         timeout=120).stdout
+    names = {}
+    for cid, label, module, src in re.findall(r"cost centre (\d+) (\S+) in (\S+) at (\S+)", out):
+        names[int(cid)] = label if src == "<built-in>" else "%s.%s" % (module, label)
+    counts, total = {}, 0
+    for stack in re.findall(r"prof sample \d+, cost centre stack ?(.*)$", out, re.M):
+        ids = [int(x) for x in stack.replace(",", " ").split()]
+        name = names.get(ids[0], "cost centre %d" % ids[0]) if ids else "MAIN"
+        counts[name] = counts.get(name, 0) + 1
+        total += 1
+    return total, counts
+
+
+@test(timeout=240)
+def profile_metrics_reach_prometheus(s):
+    """`metrics` exports a profiled program's samples: in all, and by
+    innermost cost centre for the --top-labels with the most, each equal
+    to ghc-events' count in a recording of the same stream; a real
+    Prometheus scrapes them and answers the fleet's query for them."""
+    live_needs_flush()
+    exe = profiled_probe(s)
+    p, connect = serve(s, "m", ["--busy"], rts=[], exe=exe)
+    rec = connect()  # the recording (it releases the program)
+    sock = s.path("m.sock")
+    _, port = start_metrics(s, "unix:" + sock, extra=["--top-labels", "3"])
+    wait_for(port, "the connection", lambda sm: value(sm, "eventlog_socket_connected") == 1)
+    prom = start_prometheus(s, port)
+    expect(prom is not None, "prometheus is not installed")
+    rec.send(upstream(1))  # start cost-centre profiling, then stop it 3 s later
+    time.sleep(3)
+    rec.send(upstream(2))
+    time.sleep(1.5)
+    p.cmd("quit")
+    p.finish()
+    check_stream(s, rec.wait_eof(), "m")
+    total, truth = ghc_events_innermost(s.path("m.eventlog"))
+    expect(total > 100, "only %d samples in the recording" % total)
+    _, sm = wait_for(port, "all %d samples" % total,
+                     lambda sm: value(sm, "ghc_time_profile_samples_total") == total, timeout=30)
+    exported = {dict(labels)["cost_centre"]: v for (n, labels), v in sm.items()
+                if n == "ghc_cost_centre_samples_total"}
+    note("%d samples; ghc-events: %s; exported: %s" % (
+        total, sorted(truth.items(), key=lambda kv: -kv[1])[:5], exported))
+    expect(len(exported) == min(3, len(truth)), "%d series for --top-labels 3" % len(exported))
+    for name, v in exported.items():
+        expect(truth.get(name) == v, "%s: exported %s, ghc-events counts %s"
+               % (name, v, truth.get(name)))
+    rest = [v for k, v in truth.items() if k not in exported]
+    expect(not rest or min(exported.values()) >= max(rest),
+           "not the top: exported %r, a left-out one has %d" % (exported, max(rest)))
+    deadline = time.monotonic() + 60
+    while True:
+        got = prom_query(prom, "ghc_time_profile_samples_total")
+        top = prom_query(prom, 'topk(1, ghc_cost_centre_samples_total{cost_centre!="IDLE"})')
+        if got and top and float(got[0]["value"][1]) == total:
+            break
+        expect(time.monotonic() < deadline,
+               "Prometheus never had the %d samples: %r" % (total, got))
+        time.sleep(0.5)
+    hottest = top[0]["metric"]["cost_centre"]
+    best = max((v, k) for k, v in truth.items() if k != "IDLE")[1]
+    expect(truth[hottest] == truth[best], "Prometheus's hottest is %s (%d), ghc-events' %s (%d)"
+           % (hottest, truth[hottest], best, truth[best]))
+    text = scrape(port)
+    expect("# TYPE ghc_cost_centre_samples_total counter" in text, "no TYPE line")

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The model's time profile (client/model/costs.c), what `metrics` exports:
+ * each cost-centre sample counted for its innermost cost centre, named
+ * MODULE.LABEL (the RTS's own by label), MAIN's own time from an empty
+ * stack, the top by count; samples cut short left out. */
+#include "format/es_event_types.h"
+#include "model_events.h"
+#include "unit.h"
+
+#include <stdlib.h>
+
+static void define(struct es_model *m, uint32_t id, const char *label, const char *module,
+                   const char *src) {
+    struct ev b;
+    mk(&b, ES_EVENT_HEAP_PROF_COST_CENTRE, 1);
+    u(&b, id, 4);
+    str(&b, label, true);
+    str(&b, module, true);
+    str(&b, src, true);
+    u(&b, 0, 1);
+    put(m, &b);
+}
+
+/* A sample of the stack `ids`, innermost first (as the RTS posts it). */
+static void sample(struct es_model *m, uint64_t t, const uint32_t *ids, unsigned depth) {
+    struct ev b;
+    mk(&b, ES_EVENT_PROF_SAMPLE_COST_CENTRE, t);
+    u(&b, 0, 4);
+    u(&b, t, 8);
+    u(&b, depth, 1);
+    for (unsigned i = 0; i < depth; i++)
+        u(&b, ids[i], 4);
+    put(m, &b);
+}
+
+UNIT_CASE(model_costs_by_innermost) {
+    struct es_model *m = malloc(sizeof *m);
+    es_model_init(m);
+    sample(m, 5, NULL, 0); /* MAIN's, before MAIN is defined */
+    define(m, 1, "main", "Main", "Main.hs:3:1-20");
+    define(m, 2, "heavy", "Main", "Main.hs:6:1-64");
+    define(m, 3, "GC", "GC", "<built-in>");
+    define(m, 9, "MAIN", "MAIN", "<built-in>");
+    const uint32_t heavy[] = {2, 1}, gc[] = {3}, main_[] = {1};
+    for (int i = 0; i < 5; i++)
+        sample(m, 10 + i, heavy, 2);
+    sample(m, 20, gc, 1);
+    sample(m, 21, main_, 1);
+    sample(m, 22, NULL, 0);
+    sample(m, 23, (const uint32_t[]){77}, 1); /* never defined */
+    ok(m->costs.samples == 10, "10 samples: %llu", (unsigned long long)m->costs.samples);
+    uint32_t top[4];
+    size_t k = es_model_top_costs(m, top, 4);
+    char buf[32];
+    ok(k == 4 && top[0] == 2 && m->costs.ticks[2] == 5, "Main.heavy first, 5 samples");
+    ok(strcmp(es_model_cost_name(m, 2, buf, sizeof buf), "Main.heavy") == 0 &&
+           strcmp(es_model_cost_name(m, 3, buf, sizeof buf), "GC") == 0 &&
+           strcmp(es_model_cost_name(m, 77, buf, sizeof buf), "cost centre 77") == 0,
+       "MODULE.LABEL, the RTS's own by label, an undefined id by number");
+    ok(m->costs.ticks[9] == 2 && m->costs.main == 0,
+       "MAIN's own: the empty stacks before and after its definition (%llu)",
+       (unsigned long long)m->costs.ticks[9]);
+    ok(m->costs.ticks[1] == 1 && m->costs.ticks[3] == 1, "Main.main and GC once each");
+    struct ev b;
+    mk(&b, ES_EVENT_PROF_SAMPLE_COST_CENTRE, 30);
+    u(&b, 0, 4);
+    u(&b, 1, 8);
+    u(&b, 3, 1); /* three ids promised, none there */
+    put(m, &b);
+    ok(m->costs.samples == 10, "a sample cut short is left out");
+    es_model_destroy(m);
+    free(m);
+}
