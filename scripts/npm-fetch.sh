@@ -24,7 +24,12 @@ command -v npm >/dev/null 2>&1 || { echo "npm-fetch.sh: npm is not installed" >&
 mkdir -p "$cache"
 tmp=$(mktemp -d "$cache/.fetch.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-(cd "$tmp" && npm pack --silent --cache "$tmp/npm-cache" "$name@$version" >/dev/null)
+if ! (cd "$tmp" && npm pack --loglevel=error --cache "$tmp/npm-cache" "$name@$version" \
+    >/dev/null 2>"$tmp/npm.err"); then
+    echo "npm-fetch.sh: npm pack $name@$version failed:" >&2
+    grep -v '^npm ERR! *$' "$tmp/npm.err" | head -n 5 >&2
+    exit 1
+fi
 tarball=$(find "$tmp" -maxdepth 1 -name '*.tgz' | head -n 1)
 [ -n "$tarball" ] || { echo "npm-fetch.sh: npm pack $name@$version gave no tarball" >&2; exit 1; }
 got=$(sha256sum "$tarball" | cut -d' ' -f1)

@@ -19,13 +19,17 @@ static bool reserve(struct es_model *m, uint32_t id) {
     if (nf)
         k->frame = nf;
     uint64_t *nt = nf ? realloc(k->ticks, n * sizeof *nt) : NULL;
-    if (nt == NULL) {
+    if (nt)
+        k->ticks = nt;
+    bool *nb = nt ? realloc(k->builtin, n * sizeof *nb) : NULL;
+    if (nb == NULL) {
         m->oom = true;
         return false;
     }
     memset(nf + k->n, 0, (n - k->n) * sizeof *nf);
     memset(nt + k->n, 0, (n - k->n) * sizeof *nt);
-    k->ticks = nt;
+    memset(nb + k->n, 0, (n - k->n) * sizeof *nb);
+    k->builtin = nb;
     k->n = n;
     return true;
 }
@@ -48,10 +52,27 @@ void es_model_costs_define(struct es_model *m, uint32_t id, const uint8_t *label
         m->costs.ticks[id] += m->costs.main;
         m->costs.main = 0;
     }
+    m->costs.builtin[id] = builtin;
     free(m->costs.frame[id]);
     m->costs.frame[id] = strdup(out);
     if (m->costs.frame[id] == NULL)
         m->oom = true;
+}
+
+/* The latest samples, for es_model_recent_costs. */
+static void remember(struct es_model *m, uint64_t t, uint32_t id) {
+    struct es_model_costs *k = &m->costs;
+    if (m->figures_only)
+        return;
+    if (k->recent == NULL &&
+        (k->recent = malloc(ES_MODEL_RECENT_COSTS * sizeof *k->recent)) == NULL) {
+        m->oom = true;
+        return;
+    }
+    k->recent[k->recent_next] = (struct es_model_recent_cost){t, id};
+    k->recent_next = (k->recent_next + 1) % ES_MODEL_RECENT_COSTS;
+    if (k->recent_n < ES_MODEL_RECENT_COSTS)
+        k->recent_n++;
 }
 
 void es_model_on_prof_sample(struct es_model *m, struct es_model_ev *e) {
@@ -63,14 +84,62 @@ void es_model_on_prof_sample(struct es_model *m, struct es_model_ev *e) {
         return;
     struct es_model_costs *k = &m->costs;
     k->samples++;
-    if (depth == 0 && k->have_main)
-        k->ticks[k->main_id]++;
-    else if (depth == 0)
+    if (depth == 0)
+        inner = k->have_main ? k->main_id : UINT32_MAX;
+    if (inner == UINT32_MAX)
         k->main++;
     else if (inner < ES_MODEL_MAX_LABELS && reserve(m, inner))
         k->ticks[inner]++;
-    else
+    else {
         k->unknown++;
+        return;
+    }
+    remember(m, e->t, inner);
+}
+
+/* Whether `id` is the RTS's IDLE. */
+static bool is_idle(const struct es_model *m, uint32_t id) {
+    return id < m->costs.n && m->costs.frame[id] != NULL &&
+           strcmp(m->costs.frame[id], "IDLE") == 0 && m->costs.builtin != NULL &&
+           m->costs.builtin[id];
+}
+
+size_t es_model_recent_costs(const struct es_model *m, uint64_t window_ns, uint32_t *ids,
+                             uint64_t *counts, size_t n, uint64_t *all, uint64_t *idle) {
+    const struct es_model_costs *k = &m->costs;
+    *all = *idle = 0;
+    /* Counted by id; MAIN before its id is known in the last slot. */
+    uint64_t *by = calloc(k->n + 1, sizeof *by);
+    if (by == NULL || k->recent == NULL) {
+        free(by);
+        return 0;
+    }
+    uint64_t from = m->now > window_ns ? m->now - window_ns : 0;
+    for (size_t i = 0; i < k->recent_n; i++) {
+        const struct es_model_recent_cost *c =
+            &k->recent[(k->recent_next + ES_MODEL_RECENT_COSTS - 1 - i) % ES_MODEL_RECENT_COSTS];
+        if (c->t < from)
+            continue;
+        (*all)++;
+        if (is_idle(m, c->id))
+            (*idle)++;
+        else
+            by[c->id < k->n ? c->id : k->n]++;
+    }
+    size_t shown = 0;
+    for (size_t j = 0; j < n; j++) { /* n is a handful: pick the largest n times */
+        size_t best = SIZE_MAX;
+        for (size_t i = 0; i <= k->n; i++)
+            if (by[i] > 0 && (best == SIZE_MAX || by[i] > by[best]))
+                best = i;
+        if (best == SIZE_MAX)
+            break;
+        ids[shown] = best < k->n ? (uint32_t)best : UINT32_MAX;
+        counts[shown++] = by[best];
+        by[best] = 0;
+    }
+    free(by);
+    return shown;
 }
 
 void es_model_costs_free(struct es_model *m) {
@@ -78,6 +147,8 @@ void es_model_costs_free(struct es_model *m) {
         free(m->costs.frame[i]);
     free(m->costs.frame);
     free(m->costs.ticks);
+    free(m->costs.builtin);
+    free(m->costs.recent);
     memset(&m->costs, 0, sizeof m->costs);
 }
 
@@ -113,6 +184,8 @@ size_t es_model_top_costs(const struct es_model *m, uint32_t *out, size_t n) {
 }
 
 const char *es_model_cost_name(const struct es_model *m, uint32_t id, char *buf, size_t size) {
+    if (id == UINT32_MAX)
+        return "MAIN";
     if (id < m->costs.n && m->costs.frame[id] != NULL)
         return m->costs.frame[id];
     snprintf(buf, size, "cost centre %u", (unsigned)id);

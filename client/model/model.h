@@ -144,10 +144,19 @@ struct es_model {
     struct es_model_costs {
         char **frame;    /* by id: MODULE.LABEL, the RTS's own by label; NULL: undefined */
         uint64_t *ticks; /* by id: samples with it innermost */
+        bool *builtin;   /* by id: one of the RTS's own */
         size_t n;
         uint64_t samples, main, unknown;
         uint32_t main_id; /* MAIN's id, once defined (have_main) */
         bool have_main;
+        /* The latest samples (their time and innermost id; UINT32_MAX:
+         * MAIN before its id is known), a ring of ES_MODEL_RECENT_COSTS,
+         * for `top`'s last seconds; not kept by es_model_figures_only. */
+        struct es_model_recent_cost {
+            uint64_t t;
+            uint32_t id;
+        } * recent;
+        size_t recent_next, recent_n;
     } costs;
     /* IPE events (GHC >= 9.2, -finfo-table-map): each info table's name for
      * people, by address; open addressing, addr 0 = empty. */
@@ -324,8 +333,15 @@ size_t es_model_top_entries(const struct es_model *m, size_t *out, size_t n);
 /* Time profile: the ids of the (at most) `n` cost centres with the most
  * samples as the innermost, most first, into `out`; how many. */
 size_t es_model_top_costs(const struct es_model *m, uint32_t *out, size_t n);
+/* The samples of the last `window_ns` of stream time (at most the
+ * ES_MODEL_RECENT_COSTS latest): into `ids` and `counts` the (at most) `n`
+ * cost centres most often innermost, most first, the RTS's IDLE left out;
+ * how many. `*all` gets the samples counted, `*idle` IDLE's among them. */
+size_t es_model_recent_costs(const struct es_model *m, uint64_t window_ns, uint32_t *ids,
+                             uint64_t *counts, size_t n, uint64_t *all, uint64_t *idle);
+#define ES_MODEL_RECENT_COSTS 65536
 /* Cost centre `id`'s name ("Main.heavy", "GC"), or "cost centre N" in
- * `buf` when it was never defined. */
+ * `buf` when it was never defined (MAIN for UINT32_MAX). */
 const char *es_model_cost_name(const struct es_model *m, uint32_t id, char *buf, size_t size);
 
 /* Pause percentiles (0 < p <= 1), in ns, from the histograms: over the

@@ -300,6 +300,44 @@ static int draw_threads(const struct es_top_view *v, int y) {
     return n > 0 ? y + 1 : y;
 }
 
+/* The time profile's line, for a program that streams cost-centre samples
+ * (client/model/costs.c): the cost centres most often running in the last
+ * 10 s, by their share of the samples not idle. */
+#define TIME_WINDOW_NS 10000000000ull
+#define TOP_COSTS      4
+
+static int draw_time(const struct es_top_view *v, int y) {
+    const struct es_model *m = v->model;
+    if (m->costs.samples == 0)
+        return y;
+    uint32_t ids[TOP_COSTS];
+    uint64_t counts[TOP_COSTS], all, idle;
+    size_t n = es_model_recent_costs(m, TIME_WINDOW_NS, ids, counts, TOP_COSTS, &all, &idle);
+    char line[1024];
+    size_t len = 0;
+    uint64_t busy = all - idle;
+    for (size_t i = 0; i < n && len < sizeof line; i++) {
+        char buf[32];
+        int k = snprintf(line + len, sizeof line - len, "%s%s %.0f%%", i ? "  " : "",
+                         es_model_cost_name(m, ids[i], buf, sizeof buf),
+                         100.0 * (double)counts[i] / (double)busy);
+        if (k < 0)
+            break;
+        len += (size_t)k;
+    }
+    if (len < sizeof line)
+        snprintf(line + len, sizeof line - len, "%s(last 10 s: %llu samples, %.0f%% idle)",
+                 n ? "  " : "", (unsigned long long)all,
+                 all ? 100.0 * (double)idle / (double)all : 0);
+    put(y, 0, A_BOLD, "Time");
+    if (all == 0)
+        put(y, 6, A_DIM, "no cost-centre sample in the last 10 s (%llu in all)",
+            (unsigned long long)m->costs.samples);
+    else if (COLS > 6)
+        mvaddnstr(y, 6, line, COLS - 6);
+    return y + 1;
+}
+
 static int draw_census(const struct es_top_view *v, int y, int rows) {
     const struct es_model *m = v->model;
     char tot[32], when[32];
@@ -484,6 +522,7 @@ void es_top_draw(const struct es_top_view *v) {
     y = draw_caps(v, y);
     y = es_top_sparks_draw(v->model, y, LINES >= 36 ? ES_TOP_SPARK_LINES : LINES >= 26 ? 3 : 1);
     y = draw_threads(v, y);
+    y = draw_time(v, y);
     /* What is left: the census gets two thirds, markers the rest. */
     int footer = 4;
     int left = LINES - y - 1 - footer;

@@ -19,6 +19,7 @@ from cdp import Browser
 from harness import Skip, check_stream, expect, ghc_version, note, serve, test, upstream
 from test_client_metrics import prom_query, scrape, start_metrics, start_prometheus, value, wait_for
 from test_client_table import pandas_run
+from test_client_top import Tmux, top_command
 from test_control import profiled_probe
 
 # The RTS's own cost centres, which a .prof file's %time leaves out (MAIN
@@ -527,7 +528,7 @@ def profile_metrics_reach_prometheus(s):
                % (name, v, truth.get(name)))
     rest = [v for k, v in truth.items() if k not in exported]
     expect(not rest or min(exported.values()) >= max(rest),
-           "not the top: exported %r, a left-out one has %d" % (exported, max(rest)))
+           "not the top: exported %r, a left-out one has %d" % (exported, max(rest or [0])))
     deadline = time.monotonic() + 60
     while True:
         got = prom_query(prom, "ghc_time_profile_samples_total")
@@ -543,3 +544,33 @@ def profile_metrics_reach_prometheus(s):
            % (hottest, truth[hottest], best, truth[best]))
     text = scrape(port)
     expect("# TYPE ghc_cost_centre_samples_total counter" in text, "no TYPE line")
+
+
+@test(timeout=180)
+def profile_top_shows_where_the_time_goes(s):
+    """`top` on a profiled program run with +RTS -p: a Time line with the
+    cost centres most often running in the last 10 s; the first is the one
+    ghc-events finds most often innermost in a recording of the same run
+    (the program does one thing all along), with about its share."""
+    live_needs_flush()
+    exe = profiled_probe(s)
+    p, connect = serve(s, "tt", ["--busy"], rts=["-p"], exe=exe)
+    rec = connect()
+    t = Tmux(s, top_command(s.path("tt.sock")))
+    m = t.wait(r"^Time\s+(\S+) (\d+)%.*\(last 10 s: (\d+) samples", timeout=30,
+               what="the Time line")
+    time.sleep(2)
+    m = t.wait(r"^Time\s+(\S+) (\d+)%.*\(last 10 s: (\d+) samples", what="the Time line")
+    first, share = m.group(1), int(m.group(2))
+    p.cmd("quit")
+    p.finish()
+    check_stream(s, rec.wait_eof(), "tt")
+    total, truth = ghc_events_innermost(s.path("tt.eventlog"))
+    busy = {k: v for k, v in truth.items() if k != "IDLE"}
+    best = max(busy, key=busy.get)
+    want = 100.0 * busy[best] / sum(busy.values())
+    note("top: %s %d%%; ghc-events over the run: %s %.0f%% of %d samples"
+         % (first, share, best, want, total))
+    expect(first == best, "top's first cost centre is %s, ghc-events' %s" % (first, best))
+    expect(abs(share - want) <= 20, "top says %d%%, the run %.0f%%" % (share, want))
+    t.keys("q")

@@ -71,3 +71,26 @@ UNIT_CASE(model_costs_by_innermost) {
     es_model_destroy(m);
     free(m);
 }
+
+UNIT_CASE(model_costs_recent_window) {
+    struct es_model *m = malloc(sizeof *m);
+    es_model_init(m);
+    define(m, 1, "old", "Main", "Main.hs:1:1");
+    define(m, 2, "new", "Main", "Main.hs:2:1");
+    define(m, 3, "IDLE", "IDLE", "<built-in>");
+    const uint32_t old[] = {1}, new[] = {2}, idle[] = {3};
+    for (uint64_t t = 0; t < 50; t++)
+        sample(m, t * 100000000ull, old, 1); /* 0 to 4.9 s */
+    for (uint64_t t = 50; t < 200; t++)
+        sample(m, t * 100000000ull, t % 3 ? new : idle, 1); /* 5 s to 19.9 s */
+    uint32_t ids[4];
+    uint64_t counts[4], all, idle_n;
+    size_t k = es_model_recent_costs(m, 10000000000ull, ids, counts, 4, &all, &idle_n);
+    /* The last 10 s: 9.9 s to 19.9 s, samples 99..199. */
+    ok(all == 101, "101 samples in the last 10 s: %llu", (unsigned long long)all);
+    ok(idle_n == 34 && k == 1 && ids[0] == 2 && counts[0] == 67,
+       "IDLE apart (%llu), new alone (%zu: %llu)", (unsigned long long)idle_n, k,
+       (unsigned long long)(k ? counts[0] : 0));
+    es_model_destroy(m);
+    free(m);
+}
