@@ -145,9 +145,16 @@ static void add_run(struct es_prof *p, uint32_t capno, uint32_t stack, uint64_t 
         capno = ES_PROF_MAX_CAPS - 1;
     if (capno >= p->ncaps)
         p->ncaps = capno + 1;
+    if (!p->keep_runs)
+        return;
     struct es_prof_cap *c = &p->caps[capno];
-    if (c->n > 0 && c->runs[c->n - 1].stack == stack && c->runs[c->n - 1].ticks < UINT32_MAX) {
+    if (c->n > 0 && c->runs[c->n - 1].stack == stack && c->runs[c->n - 1].ticks < UINT32_MAX &&
+        p->runs_dropped == 0) {
         c->runs[c->n - 1].ticks++;
+        return;
+    }
+    if (p->nruns >= ES_PROF_MAX_RUNS) {
+        p->runs_dropped++;
         return;
     }
     if (!grow((void **)&c->runs, &c->cap, c->n + 1, sizeof *c->runs)) {
@@ -155,6 +162,7 @@ static void add_run(struct es_prof *p, uint32_t capno, uint32_t stack, uint64_t 
         return;
     }
     c->runs[c->n++] = (struct es_prof_run){t, stack, 1};
+    p->nruns++;
 }
 
 bool es_prof_read_sample(const struct es_event *ev, uint32_t *cap, uint32_t *ids, uint32_t *depth) {

@@ -8,9 +8,11 @@
  * with it (client/tables/rows.c).
  *
  * Memory stays bounded by what the program is, not by how long it runs:
- * each distinct stack is kept once (interned, with its sample count), and
- * each capability's samples as runs of one stack (a stack, its first
- * time, how many ticks in a row), which is what a time-ordered view needs.
+ * each distinct stack is kept once (interned, with its sample count).
+ * Only a time-ordered view (speedscope's, and --since's trim) needs more:
+ * with keep_runs, each capability's samples as runs of one stack (a
+ * stack, its first time, how many ticks in a row), at most
+ * ES_PROF_MAX_RUNS of them.
  * A hostile or garbled event is counted in `bad` and left out.
  *
  * Pure, single-threaded (the reader's loop thread). */
@@ -28,6 +30,9 @@
 #define ES_PROF_MAX_CC (1u << 20)
 /* The capabilities kept apart (more are folded into the last). */
 #define ES_PROF_MAX_CAPS 1024
+/* The runs kept for a time-ordered view, in all (16 bytes each): past it
+ * the counts go on, the time order stops (runs_dropped counts them). */
+#define ES_PROF_MAX_RUNS (4u << 20)
 
 struct es_prof_cc {
     char *label;  /* "heavy", "GC", "CAF" */
@@ -82,8 +87,12 @@ struct es_prof {
     uint64_t wall_ns, wall_at;
     bool oom; /* an allocation failed: the profile is incomplete */
 
-    /* Set by the caller: the program times whose samples are taken. */
+    /* Set by the caller: the program times whose samples are taken, and
+     * whether to keep the runs. */
     uint64_t from, to;
+    bool keep_runs;
+    uint64_t nruns;        /* runs kept, in all */
+    uint64_t runs_dropped; /* samples not in a run: past ES_PROF_MAX_RUNS */
 
     /* Private: the stacks' hash table (2^k buckets, each a stack + 1). */
     uint32_t *buckets;
@@ -104,7 +113,7 @@ bool es_prof_read_sample(const struct es_event *ev, uint32_t *cap, uint32_t *ids
 
 /* Keep only the samples from program time `from` on (runs that begin
  * before it lose the ticks before it, at one tick each): for a recording's
- * last D seconds. */
+ * last D seconds. Needs keep_runs. */
 void es_prof_since(struct es_prof *p, uint64_t from);
 
 /* The frame name of cost centre `id` as GHC prints it, "Main.heavy"; the

@@ -417,6 +417,8 @@ int es_profile_main(int argc, char **argv) {
     }
     if (!es_outfile_check("profile", NULL, pr->out))
         return 2;
+    /* The runs only for a time-ordered view, and --since's trim. */
+    pr->prof.keep_runs = pr->fmt == ES_PROFWRITE_SPEEDSCOPE || pr->since_ns > 0;
     struct es_conn_callbacks cb = {.on_header = on_header,
                                    .on_event = on_event,
                                    .on_end = on_end,

@@ -67,7 +67,7 @@ static void check_prof(const struct es_prof *p) {
             CHECK(p->caps[c].runs[i].stack < p->nstacks && p->caps[c].runs[i].ticks > 0);
             runs += p->caps[c].runs[i].ticks;
         }
-    CHECK(p->oom || (stacks == p->samples && runs == p->samples));
+    CHECK(p->oom || (stacks == p->samples && runs + p->runs_dropped == p->samples));
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -88,6 +88,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         .on_header = on_header, .on_event = on_event, .on_bytes = on_bytes, .ctx = &r};
     es_blocks_init(&r.blocks);
     es_prof_init(&r.prof);
+    r.prof.keep_runs = true;
     es_conn_init_parser(&c, &cb);
     CHECK(es_blocks_set_fd(&r.blocks, fd) == 0);
     size_t pos = 0, step = size % 251 + 1;

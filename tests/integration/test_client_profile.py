@@ -13,11 +13,13 @@ import re
 import shutil
 import subprocess
 import time
+import urllib.request
 
 import harness
 from cdp import Browser
 from harness import Skip, check_stream, expect, ghc_version, note, serve, test, upstream
-from test_client_metrics import prom_query, scrape, start_metrics, start_prometheus, value, wait_for
+from test_client_metrics import (free_port, prom_query, scrape, start_metrics, start_prometheus,
+                                 value, wait_for)
 from test_client_table import pandas_run
 from test_client_top import Tmux, top_command
 from test_control import profiled_probe
@@ -276,14 +278,33 @@ def speedscope_dir():
     return os.path.join(res.stdout.strip(), "dist", "release")
 
 
+def serve_files(s, web):
+    """`web` served on loopback by Python's http.server; its base URL once
+    it answers."""
+    port = free_port()
+    s.spawn(["python3", "-m", "http.server", "--bind", "127.0.0.1", str(port)], cwd=web,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = "http://127.0.0.1:%d/" % port
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            with urllib.request.urlopen(base + "index.html", timeout=5):
+                return base
+        except OSError:
+            expect(time.monotonic() < deadline, "http.server did not answer on %s" % base)
+            time.sleep(0.2)
+
+
 def sandwich_rows(b):
     """speedscope's Sandwich view as {symbol: (total ms, self ms)}."""
     b.js("Array.from(document.querySelectorAll('div')).filter(d => d.children.length <= 1 &&"
          " d.textContent.endsWith('Sandwich')).pop().click()")
     text = b.wait_js("document.body.innerText.indexOf('Symbol Name') >= 0 ? "
                      "document.body.innerText : ''", what="the Sandwich view")
-    rows = re.findall(r"([\d.]+)ms \([^)]*\)\s+([\d.]+)ms \([^)]*\)\s+(\S+)", text)
-    return {name: (float(total), float(own)) for total, own, name in rows}
+    unit = {"ns": 1e-6, "\u00b5s": 1e-3, "us": 1e-3, "ms": 1.0, "s": 1e3, "min": 6e4}
+    rows = re.findall(r"([\d.]+)(ns|\u00b5s|us|ms|s|min) \([^)]*\)\s+"
+                      r"([\d.]+)(ns|\u00b5s|us|ms|s|min) \([^)]*\)\s+(\S+)", text)
+    return {name: (float(t) * unit[tu], float(o) * unit[ou]) for t, tu, o, ou, name in rows}
 
 
 @test(timeout=300)
@@ -312,11 +333,8 @@ def profile_speedscope_shows_it(s):
             for frame in set(stack.split(";")):
                 counts[frame] = counts.get(frame, 0) + 1
     busiest = max(per_cap, key=lambda c: sum(n for f, n in per_cap[c].items() if f != "IDLE"))
-    http = s.spawn(["python3", "-m", "http.server", "--bind", "127.0.0.1", "0"], cwd=web,
-                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    port = re.search(r"port (\d+)", http.stdout.readline()).group(1)
+    base = serve_files(s, web)
     b = Browser(s, width=1280, height=800)
-    base = "http://127.0.0.1:%s/" % port
     b.goto(base + "index.html#profileURL=" + base + "t.speedscope.json")
     shown = b.wait_js("(document.body.innerText.match(/capability \\d+ \\(\\d+\\/\\d+\\)/)"
                       " || [''])[0]", what="a capability's profile")
@@ -328,6 +346,7 @@ def profile_speedscope_shows_it(s):
     b.screenshot(s.path("speedscope-sandwich.png"))
     expect(not b.errors(), "speedscope's errors: %r" % b.errors())
     want = per_cap[busiest]
+    note("Sandwich: %r" % rows)
     for frame in ("Main.heavy", "Main.light", "Main.main"):
         expect(frame in rows and abs(rows[frame][0] - want[frame]) < 0.5,
                "%s: speedscope shows %r ms in all, the samples on capability %d are %d"
@@ -364,6 +383,39 @@ def profile_table_rows_are_the_samples(s):
     expect(got["caps"] == [0, 1] and got["min"] > 0,
            "capabilities %r, first time %r" % (got["caps"], got["min"]))
     note("%d rows, capabilities %r" % (sum(stacks.values()), got["caps"]))
+
+
+@test(timeout=300)
+def profile_since_takes_the_end_of_a_recording(s):
+    """`profile FILE --since 100ms`: the samples of the recording's last
+    100 ms, as many as `table profile` has from then on (to a tick), in all
+    three formats alike."""
+    log, _ = run_with_rts_files(s, ["-p", "-l"])
+    csv_out = s.path("t.csv")
+    subprocess.run([client_path(), "table", "profile", log, "--csv", csv_out], check=True,
+                   capture_output=True, timeout=120)
+    with open(csv_out) as f:
+        next(f)
+        times = [float(line.split(",", 1)[0]) for line in f]
+    last = max(times)
+    want = sum(1 for t in times if t >= last - 0.1)
+    counts = {}
+    for ext in (".folded", ".pb.gz", ".speedscope.json"):
+        out = s.path("since" + ext)
+        res = run_profile(log, "-o", out, "--since", "100ms")
+        expect(res.returncode == 0, "profile --since failed: %s" % res.stderr)
+        m = re.search(r"(\d+) samples .* from program time ([\d.]+) s to ([\d.]+) s", res.stderr)
+        expect(m and float(m.group(3)) - float(m.group(2)) <= 0.1 + 1e-9,
+               "%s: not the last 100 ms: %r" % (ext, res.stderr))
+        counts[ext] = int(m.group(1))
+    folded = sum(read_folded(s.path("since.folded")).values())
+    note("%d samples in the last 100 ms (table: %d of %d); %r" % (folded, want, len(times), counts))
+    expect(abs(folded - want) <= 1 and len(set(counts.values())) == 1
+           and folded == counts[".folded"],
+           "the last 100 ms: profile %r, table %d" % (counts, want))
+    res = run_profile(log, "-o", s.path("x.folded"), "--since", "10m")
+    expect(res.returncode == 0 and sum(read_folded(s.path("x.folded")).values()) == len(times),
+           "--since longer than the run: every sample (%s)" % res.stderr)
 
 
 @test(timeout=180)

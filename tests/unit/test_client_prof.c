@@ -84,6 +84,7 @@ UNIT_CASE(client_prof_names) {
 UNIT_CASE(client_prof_stacks_and_runs) {
     struct es_prof p;
     es_prof_init(&p);
+    p.keep_runs = true;
     begin(&p, 1); /* a tick of 1 ns, as the samples' times below */
     const uint32_t a[] = {3, 2, 1}, b[] = {4, 2, 1};
     sample(&p, 0, 10, a, 3);
@@ -110,6 +111,7 @@ UNIT_CASE(client_prof_stacks_and_runs) {
 UNIT_CASE(client_prof_since_trims_a_run_by_ticks) {
     struct es_prof p;
     es_prof_init(&p);
+    p.keep_runs = true;
     begin(&p, 10);
     const uint32_t a[] = {1};
     for (uint64_t t = 100; t < 200; t += 10)
@@ -156,6 +158,7 @@ UNIT_CASE(client_prof_hostile_events) {
     ok(p.bad == 6 && p.samples == 0 && p.ncc == 0 && p.tick_ns == 0,
        "six bad events counted, nothing kept (bad %llu)", (unsigned long long)p.bad);
     const uint32_t a[] = {2};
+    p.keep_runs = true;
     sample(&p, 5000, 1, a, 1); /* a capability past the last kept apart */
     ok(p.ncaps == ES_PROF_MAX_CAPS && p.caps[ES_PROF_MAX_CAPS - 1].n == 1,
        "folded into the last capability");
@@ -178,5 +181,17 @@ UNIT_CASE(client_prof_interns_many_stacks) {
     for (uint32_t s = 0; s < p.nstacks; s++)
         all3 = all3 && p.stacks[s].samples == 3;
     ok(all3, "every stack counted three times");
+    es_prof_destroy(&p);
+}
+
+UNIT_CASE(client_prof_runs_only_when_asked) {
+    struct es_prof p;
+    es_prof_init(&p);
+    const uint32_t a[] = {1}, b[] = {2};
+    for (uint64_t t = 0; t < 1000; t++)
+        sample(&p, (uint32_t)(t % 4), t, t % 8 < 4 ? a : b, 1);
+    ok(p.samples == 1000 && p.nstacks == 2 && p.nruns == 0 && p.caps[0].n == 0,
+       "without keep_runs: the counts, no runs (%llu runs)", (unsigned long long)p.nruns);
+    ok(p.ncaps == 4, "the capabilities still counted");
     es_prof_destroy(&p);
 }
