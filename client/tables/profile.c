@@ -62,6 +62,7 @@ struct profile {
     bool dash_p;       /* the program's RTS options start profiling (-p) */
     bool cost_centres; /* HEAP_PROF_COST_CENTRE came: a profiled program */
     uint64_t latest;   /* the latest program time seen */
+    bool window;       /* --since on a live program: its window, not the live stream */
     const char *why;   /* how the collection ended, for the last line */
     int status;
 };
@@ -251,6 +252,15 @@ static void on_timer(uv_timer_t *t) {
         decide(pr);
         break;
     case COLLECT:
+        if (pr->window) {
+            fprintf(stderr,
+                    "eventlog-socket: %s: the program did not answer the window request in "
+                    "time (is it running eventlog-socket 0.3 or later?)\n",
+                    pr->ses.conn->name);
+            pr->status = 2;
+            finish(pr, NULL);
+            break;
+        }
         end_collection(pr, "the duration is over");
         break;
     case STOPPING:
@@ -278,6 +288,12 @@ static void on_header(struct es_conn *c, void *ctx) {
     pr->no_flush = es_model_header_no_flush(&c->stream.header);
     if (!pr->live)
         return;
+    if (pr->window) { /* the answer to the window request, within the connect timeout */
+        pr->phase = COLLECT;
+        uv_timer_start(&pr->timer, on_timer,
+                       (uint64_t)(pr->ses.opt.connect_timeout * 1000) + GRACE_MS, 0);
+        return;
+    }
     /* The probe's samples are not the profile's: none is taken yet. */
     pr->prof.from = UINT64_MAX;
     uv_timer_start(&pr->timer, on_timer, pr->no_flush ? 0 : PROBE_MS, 0);
@@ -296,9 +312,36 @@ static void note_options(struct profile *pr, const struct es_event *ev) {
         pr->dash_p = true;
 }
 
+/* --since on a live program: the window's samples of its last D, then
+ * stop at its end. False when the event is past it (or the window was
+ * refused): the profile is complete. */
+static bool window_event(struct profile *pr, struct es_conn *c, const struct es_event *ev,
+                         uint64_t offset) {
+    const struct es_conn_info *in = &c->info;
+    if (in->window < 0) {
+        fprintf(stderr,
+                "eventlog-socket: %s: no window to profile: %s (run the program with "
+                "GHC_EVENTLOG_RETAIN=64M to keep one, or profile it from now on: profile ADDR "
+                "--duration D)\n",
+                c->name, in->window_why[0] ? in->window_why : "refused");
+        pr->status = 2;
+        finish(pr, NULL);
+        return false;
+    }
+    if (in->window == 0)
+        return true; /* the header's definitions, before the answer */
+    double to_ns = in->window_to_s * 1e9;
+    pr->prof.to = (uint64_t)to_ns + 1;
+    pr->prof.from = to_ns > (double)pr->since_ns ? (uint64_t)(to_ns - (double)pr->since_ns) : 0;
+    if (offset >= in->window_end) {
+        finish(pr, "the window's end");
+        return false;
+    }
+    (void)ev;
+    return true;
+}
+
 static void on_event(struct es_conn *c, const struct es_event *ev, uint64_t offset, void *ctx) {
-    (void)c;
-    (void)offset;
     struct profile *pr = ctx;
     if (pr->phase == DONE || pr->phase == STOPPING)
         return;
@@ -318,6 +361,8 @@ static void on_event(struct es_conn *c, const struct es_event *ev, uint64_t offs
     default:
         break;
     }
+    if (pr->window && !window_event(pr, c, ev, offset))
+        return;
     es_prof_event(&pr->prof, ev);
     /* Samples are posted in time order (the RTS's global buffer): one
      * from D's end on means D's samples are all in. */
@@ -406,19 +451,14 @@ int es_profile_main(int argc, char **argv) {
                 pr->since);
         return 2;
     }
+    /* --since on a live program: its window (the flight recorder's). */
     struct stat st;
-    if (pr->since && (stat(src, &st) != 0 || !S_ISREG(st.st_mode))) {
-        fprintf(stderr,
-                "eventlog-socket profile: --since is for a recording (%s is none); for "
-                "the past of a live program, take its window first (record ADDR "
-                "--snapshot --since D -o W.eventlog) and profile W.eventlog\n",
-                src);
-        return 2;
-    }
+    pr->window = pr->since && (stat(src, &st) != 0 || !S_ISREG(st.st_mode));
+    pr->ses.opt.window = pr->window;
     if (!es_outfile_check("profile", NULL, pr->out))
         return 2;
     /* The runs only for a time-ordered view, and --since's trim. */
-    pr->prof.keep_runs = pr->fmt == ES_PROFWRITE_SPEEDSCOPE || pr->since_ns > 0;
+    pr->prof.keep_runs = pr->fmt == ES_PROFWRITE_SPEEDSCOPE || (pr->since_ns > 0 && !pr->window);
     struct es_conn_callbacks cb = {.on_header = on_header,
                                    .on_event = on_event,
                                    .on_end = on_end,

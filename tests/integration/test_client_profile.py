@@ -17,7 +17,8 @@ import urllib.request
 
 import harness
 from cdp import Browser
-from harness import Skip, check_stream, expect, ghc_version, note, serve, test, upstream
+from harness import (Program, Skip, check_stream, expect, ghc_version, note, serve, test,
+                     upstream)
 from test_client_metrics import (free_port, prom_query, scrape, start_metrics, start_prometheus,
                                  value, wait_for)
 from test_client_table import pandas_run
@@ -626,3 +627,37 @@ def profile_top_shows_where_the_time_goes(s):
     expect(first == best, "top's first cost centre is %s, ghc-events' %s" % (first, best))
     expect(abs(share - want) <= 20, "top says %d%%, the run %.0f%%" % (share, want))
     t.keys("q")
+
+
+@test(timeout=180)
+def profile_live_since_takes_the_window(s):
+    """`profile ADDR --since 1s` of a program profiling with +RTS -p and
+    keeping a window (GHC_EVENTLOG_RETAIN): the window's last second, at
+    once, the stream's own samples of that second; a program keeping no
+    window is refused, saying how to keep one."""
+    live_needs_flush()
+    exe = profiled_probe(s)
+    sock = s.path("w.sock")
+    p = Program(s, exe, ["--busy"], unix=sock, rts=["-p"], env={"GHC_EVENTLOG_RETAIN": "64M"})
+    p.wait_socket(sock)
+    time.sleep(3)
+    out = s.path("w.folded")
+    res = run_profile(sock, "-o", out, "--since", "1s", timeout=60)
+    expect(res.returncode == 0, "profile --since failed (%d): %s" % (res.returncode, res.stderr))
+    m = re.search(r"(\d+) samples .* from program time ([\d.]+) s to ([\d.]+) s", res.stderr)
+    expect(m is not None and "window" in res.stderr, "no summary: %r" % res.stderr)
+    span = float(m.group(3)) - float(m.group(2))
+    held = sum(read_folded(out).values())
+    note("%s samples over %.3f s of program time: %s" % (held, span, res.stderr.strip()))
+    expect(span <= 1.0 + 1e-6 and held == int(m.group(1)) and held > 300,
+           "the last second of the window: %d samples over %.3f s" % (held, span))
+    p.cmd("quit")
+    p.finish()
+    q = Program(s, exe, ["--busy"], unix=s.path("n.sock"), rts=["-p"])
+    q.wait_socket(s.path("n.sock"))
+    res = run_profile(s.path("n.sock"), "-o", s.path("n.folded"), "--since", "1s", timeout=60)
+    expect(res.returncode == 2 and "GHC_EVENTLOG_RETAIN" in res.stderr
+           and not os.path.exists(s.path("n.folded")),
+           "no window: %d %r" % (res.returncode, res.stderr))
+    q.cmd("quit")
+    q.finish()
