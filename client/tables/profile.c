@@ -10,7 +10,9 @@
  * whether samples are coming; if not, it starts cost-centre profiling
  * (upstream's command 1), collects D (30 s by default) of program time
  * and stops it again (command 2), so the program is left as it was found;
- * if they are, it only collects. Runs on one thread, the libuv loop's. */
+ * if they are, it only collects. With --since D, the last D of the
+ * program's window instead (the flight recorder's: the past, at once).
+ * Runs on one thread, the libuv loop's. */
 #include "profile/prof.h"
 #include "profile/write.h"
 
@@ -96,6 +98,11 @@ static void say_none(struct profile *pr) {
                 "eventlog-socket: %s: no time profile: none of the %llu cost-centre samples "
                 "fell in the time asked for\n",
                 c->name, (unsigned long long)p->outside);
+    else if (pr->window)
+        fprintf(stderr,
+                "eventlog-socket: %s: no cost-centre sample in the window: was the program "
+                "profiling then (+RTS -p)?\n",
+                c->name);
     else if (pr->live && pr->no_flush)
         fprintf(stderr,
                 "eventlog-socket: %s: no cost-centre sample arrived (%s: the samples come when "
@@ -152,6 +159,12 @@ static void write_out(struct profile *pr) {
             (double)p->last / 1e9, pr->out, pr->why ? ": " : "", pr->why ? pr->why : "");
     if (p->oom)
         fprintf(stderr, "eventlog-socket: %s: out of memory: the profile is incomplete\n", c->name);
+    if (p->runs_dropped)
+        fprintf(stderr,
+                "eventlog-socket: %s: the time order holds the first %llu runs of samples; "
+                "%llu later samples are left out of it%s\n",
+                c->name, (unsigned long long)p->nruns, (unsigned long long)p->runs_dropped,
+                pr->since_ns ? " (and out of --since's count)" : "");
 }
 
 static void finish(struct profile *pr, const char *why) {
@@ -252,6 +265,10 @@ static void on_timer(uv_timer_t *t) {
         decide(pr);
         break;
     case COLLECT:
+        if (pr->window && pr->ses.conn->info.window != 0) {
+            uv_timer_start(&pr->timer, on_timer, 1000, 0); /* answered: its end will come */
+            break;
+        }
         if (pr->window) {
             fprintf(stderr,
                     "eventlog-socket: %s: the program did not answer the window request in "
