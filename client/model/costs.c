@@ -49,8 +49,8 @@ void es_model_costs_define(struct es_model *m, uint32_t id, const uint8_t *label
     if (builtin && llen == 4 && memcmp(label, "MAIN", 4) == 0) {
         m->costs.main_id = id;
         m->costs.have_main = true;
-        m->costs.ticks[id] += m->costs.main;
-        m->costs.main = 0;
+        m->costs.ticks[id] += m->costs.main_early;
+        m->costs.main_early = 0;
     }
     m->costs.builtin[id] = builtin;
     free(m->costs.frame[id]);
@@ -87,7 +87,7 @@ void es_model_on_prof_sample(struct es_model *m, struct es_model_ev *e) {
     if (depth == 0)
         inner = k->have_main ? k->main_id : UINT32_MAX;
     if (inner == UINT32_MAX)
-        k->main++;
+        k->main_early++;
     else if (inner < ES_MODEL_MAX_LABELS && reserve(m, inner))
         k->ticks[inner]++;
     else {

@@ -139,14 +139,14 @@ struct es_model {
     size_t ncc;
     /* Time profile (client/model/costs.c): cost-centre samples counted by
      * their innermost cost centre (by id, `n` of them; an empty stack is
-     * MAIN's, counted in `main` until MAIN's id is known), and those of an
+     * MAIN's, counted in `main_early` until MAIN's id is known), and those of an
      * id past the bound. */
     struct es_model_costs {
         char **frame;    /* by id: MODULE.LABEL, the RTS's own by label; NULL: undefined */
         uint64_t *ticks; /* by id: samples with it innermost */
         bool *builtin;   /* by id: one of the RTS's own */
         size_t n;
-        uint64_t samples, main, unknown;
+        uint64_t samples, main_early, unknown;
         uint32_t main_id; /* MAIN's id, once defined (have_main) */
         bool have_main;
         /* The latest samples (their time and innermost id; UINT32_MAX:

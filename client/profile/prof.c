@@ -25,6 +25,7 @@ void es_prof_destroy(struct es_prof *p) {
     free(p->frames);
     free(p->stacks);
     free(p->buckets);
+    free(p->tail);
     for (uint32_t i = 0; i < p->ncaps; i++)
         free(p->caps[i].runs);
     memset(p, 0, sizeof *p);
@@ -165,6 +166,8 @@ static void add_run(struct es_prof *p, uint32_t capno, uint32_t stack, uint64_t 
     p->nruns++;
 }
 
+static void tail_sample(struct es_prof *p, uint64_t t, uint32_t cap, uint32_t stack);
+
 bool es_prof_read_sample(const struct es_event *ev, uint32_t *cap, uint32_t *ids, uint32_t *depth) {
     struct es_payload r = es_payload_of(ev);
     *cap = es_payload_u32(&r);
@@ -196,6 +199,10 @@ static void on_sample(struct es_prof *p, const struct es_event *ev) {
     uint32_t s = intern(p, ids, depth);
     if (s == UINT32_MAX) {
         p->oom = true;
+        return;
+    }
+    if (p->tail_ns) {
+        tail_sample(p, ev->time, capno, s);
         return;
     }
     p->stacks[s].samples++;
@@ -243,46 +250,62 @@ void es_prof_event(struct es_prof *p, const struct es_event *ev) {
     }
 }
 
-/* Ticks of run `r` from `from` on: a run's samples are a tick apart. */
-static uint32_t ticks_from(const struct es_prof *p, const struct es_prof_run *r, uint64_t from) {
-    if (r->time >= from)
-        return r->ticks;
-    if (p->tick_ns == 0)
-        return 0;
-    uint64_t before = (from - r->time + p->tick_ns - 1) / p->tick_ns;
-    return before >= r->ticks ? 0 : r->ticks - (uint32_t)before;
+/* --- the tail: the samples of the last tail_ns, kept one by one --- */
+
+static struct es_prof_tail_sample *tail_at(const struct es_prof *p, size_t i) {
+    return &p->tail[(p->tail_head + i) % p->tail_cap];
 }
 
-void es_prof_since(struct es_prof *p, uint64_t from) {
-    uint64_t before = p->samples;
-    for (uint32_t s = 0; s < p->nstacks; s++)
-        p->stacks[s].samples = 0;
-    p->samples = 0;
-    p->first = UINT64_MAX;
-    for (uint32_t c = 0; c < p->ncaps; c++) {
-        struct es_prof_cap *cap = &p->caps[c];
-        size_t kept = 0;
-        for (size_t i = 0; i < cap->n; i++) {
-            struct es_prof_run r = cap->runs[i];
-            uint32_t t = ticks_from(p, &r, from);
-            if (t == 0)
-                continue;
-            if (t < r.ticks) {
-                r.time += (uint64_t)(r.ticks - t) * p->tick_ns;
-                r.ticks = t;
-            }
-            p->stacks[r.stack].samples += t;
-            p->samples += t;
-            if (r.time < p->first)
-                p->first = r.time;
-            cap->runs[kept++] = r;
-        }
-        cap->n = kept;
+/* Add a sample at the tail's end (growing it, in order). False when memory
+ * ran out. */
+static bool tail_push(struct es_prof *p, uint64_t t, uint32_t cap, uint32_t stack) {
+    if (p->tail_n == p->tail_cap) {
+        size_t n = p->tail_cap ? p->tail_cap * 2 : 4096;
+        struct es_prof_tail_sample *nt = malloc(n * sizeof *nt);
+        if (nt == NULL)
+            return false;
+        for (size_t i = 0; i < p->tail_n; i++)
+            nt[i] = *tail_at(p, i);
+        free(p->tail);
+        p->tail = nt;
+        p->tail_cap = n;
+        p->tail_head = 0;
     }
-    if (p->samples == 0)
-        p->first = 0;
-    p->outside += before - p->samples;
-    p->from = from;
+    *tail_at(p, p->tail_n++) = (struct es_prof_tail_sample){t, cap, stack};
+    return true;
+}
+
+/* A sample into the tail; those older than tail_ns before it leave it,
+ * and the counts with them. */
+static void tail_sample(struct es_prof *p, uint64_t t, uint32_t cap, uint32_t stack) {
+    if (!tail_push(p, t, cap, stack)) {
+        p->oom = true;
+        return;
+    }
+    p->stacks[stack].samples++;
+    p->samples++;
+    if (t > p->last)
+        p->last = t;
+    while (p->tail_n > 0 && tail_at(p, 0)->t + p->tail_ns < p->last) {
+        p->stacks[tail_at(p, 0)->stack].samples--;
+        p->samples--;
+        p->outside++;
+        p->tail_head = (p->tail_head + 1) % p->tail_cap;
+        p->tail_n--;
+    }
+}
+
+void es_prof_tail_end(struct es_prof *p) {
+    p->first = p->tail_n ? tail_at(p, 0)->t : 0;
+    for (size_t i = 0; i < p->tail_n; i++) {
+        const struct es_prof_tail_sample *x = tail_at(p, i);
+        if (x->t < p->first)
+            p->first = x->t;
+        add_run(p, x->cap, x->stack, x->t);
+    }
+    free(p->tail);
+    p->tail = NULL;
+    p->tail_n = p->tail_cap = p->tail_head = 0;
 }
 
 static const struct es_prof_cc *find_cc(const struct es_prof *p, uint32_t id) {

@@ -9,7 +9,7 @@
  *
  * Memory stays bounded by what the program is, not by how long it runs:
  * each distinct stack is kept once (interned, with its sample count).
- * Only a time-ordered view (speedscope's, and --since's trim) needs more:
+ * Only a time-ordered view (speedscope's) needs more:
  * with keep_runs, each capability's samples as runs of one stack (a
  * stack, its first time, how many ticks in a row), at most
  * ES_PROF_MAX_RUNS of them.
@@ -91,12 +91,19 @@ struct es_prof {
      * whether to keep the runs. */
     uint64_t from, to;
     bool keep_runs;
+    uint64_t tail_ns;      /* with es_prof_tail_end: only the last tail_ns of samples */
     uint64_t nruns;        /* runs kept, in all */
     uint64_t runs_dropped; /* samples not in a run: past ES_PROF_MAX_RUNS */
 
-    /* Private: the stacks' hash table (2^k buckets, each a stack + 1). */
+    /* Private: the stacks' hash table (2^k buckets, each a stack + 1), and
+     * the tail's samples, a ring of tail_cap from tail_head. */
     uint32_t *buckets;
     uint32_t nbuckets;
+    struct es_prof_tail_sample {
+        uint64_t t;
+        uint32_t cap, stack;
+    } * tail;
+    size_t tail_head, tail_n, tail_cap;
 };
 
 void es_prof_init(struct es_prof *p);
@@ -111,10 +118,11 @@ void es_prof_event(struct es_prof *p, const struct es_event *ev);
  * an event cut short, or an id of ES_PROF_MAX_CC or more. */
 bool es_prof_read_sample(const struct es_event *ev, uint32_t *cap, uint32_t *ids, uint32_t *depth);
 
-/* Keep only the samples from program time `from` on (runs that begin
- * before it lose the ticks before it, at one tick each): for a recording's
- * last D seconds. Needs keep_runs. */
-void es_prof_since(struct es_prof *p, uint64_t from);
+/* With tail_ns set (--since on a recording): after the last event, the
+ * profile is of the samples of the last tail_ns before the latest one,
+ * exactly (each kept until it falls out of that time); the runs, if kept,
+ * are made now. */
+void es_prof_tail_end(struct es_prof *p);
 
 /* The frame name of cost centre `id` as GHC prints it, "Main.heavy"; the
  * RTS's own (source "<built-in>") by their label alone ("GC", "IDLE");

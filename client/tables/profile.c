@@ -122,19 +122,11 @@ static void say_none(struct profile *pr) {
                 c->name);
 }
 
-/* --since on a file: only the samples of the last `since_ns`. */
-static void keep_since(struct profile *pr) {
-    struct es_prof *p = &pr->prof;
-    if (pr->since_ns == 0 || p->samples == 0 || p->last < pr->since_ns)
-        return;
-    es_prof_since(p, p->last - pr->since_ns);
-}
-
 static void write_out(struct profile *pr) {
     struct es_prof *p = &pr->prof;
     const struct es_conn *c = pr->ses.conn;
-    if (!pr->live)
-        keep_since(pr);
+    if (pr->prof.tail_ns)
+        es_prof_tail_end(p);
     if (p->samples == 0) {
         say_none(pr);
         if (pr->status == 0)
@@ -163,8 +155,7 @@ static void write_out(struct profile *pr) {
         fprintf(stderr,
                 "eventlog-socket: %s: the time order holds the first %llu runs of samples; "
                 "%llu later samples are left out of it%s\n",
-                c->name, (unsigned long long)p->nruns, (unsigned long long)p->runs_dropped,
-                pr->since_ns ? " (and out of --since's count)" : "");
+                c->name, (unsigned long long)p->nruns, (unsigned long long)p->runs_dropped, "");
 }
 
 static void finish(struct profile *pr, const char *why) {
@@ -475,7 +466,9 @@ int es_profile_main(int argc, char **argv) {
     if (!es_outfile_check("profile", NULL, pr->out))
         return 2;
     /* The runs only for a time-ordered view, and --since's trim. */
-    pr->prof.keep_runs = pr->fmt == ES_PROFWRITE_SPEEDSCOPE || (pr->since_ns > 0 && !pr->window);
+    pr->prof.keep_runs = pr->fmt == ES_PROFWRITE_SPEEDSCOPE;
+    /* --since on a recording: its last D, each sample kept until it is older. */
+    pr->prof.tail_ns = pr->window ? 0 : pr->since_ns;
     struct es_conn_callbacks cb = {.on_header = on_header,
                                    .on_event = on_event,
                                    .on_end = on_end,

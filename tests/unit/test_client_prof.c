@@ -101,25 +101,28 @@ UNIT_CASE(client_prof_stacks_and_runs) {
     ok(p.ncaps == 2 && p.caps[0].n == 3 && p.caps[0].runs[0].ticks == 2 && p.caps[1].n == 1,
        "capability 0: runs a x2, b, MAIN; capability 1: b");
     ok(p.first == 10 && p.last == 13 && p.tick_ns == 1, "times and the tick");
-    es_prof_since(&p, 12);
-    ok(p.samples == 2 && p.stacks[0].samples == 0 && p.caps[0].n == 2 && p.outside == 3,
-       "since 12: b and MAIN on capability 0 (%llu samples, %llu left out)",
-       (unsigned long long)p.samples, (unsigned long long)p.outside);
     es_prof_destroy(&p);
 }
 
-UNIT_CASE(client_prof_since_trims_a_run_by_ticks) {
+UNIT_CASE(client_prof_tail_is_exact) {
     struct es_prof p;
     es_prof_init(&p);
     p.keep_runs = true;
+    p.tail_ns = 50;
     begin(&p, 10);
-    const uint32_t a[] = {1};
-    for (uint64_t t = 100; t < 200; t += 10)
-        sample(&p, 0, t, a, 1); /* one run of 10 ticks, 100..190 */
-    ok(p.caps[0].n == 1 && p.caps[0].runs[0].ticks == 10, "one run");
-    es_prof_since(&p, 155);
-    ok(p.samples == 4 && p.caps[0].runs[0].time == 160, "from 155: 160..190 (%llu, at %llu)",
-       (unsigned long long)p.samples, (unsigned long long)p.caps[0].runs[0].time);
+    const uint32_t a[] = {1}, b[] = {2};
+    /* Unevenly spaced, as ticks on a loaded machine: 0, 13, 26, ... 195. */
+    for (uint64_t i = 0; i < 16; i++)
+        sample(&p, (uint32_t)(i % 2), i * 13, i < 12 ? a : b, 1);
+    es_prof_tail_end(&p);
+    /* The last 50 before 195: 145 on, i.e. 156, 169, 182, 195 (i 12..15). */
+    ok(p.samples == 4 && p.outside == 12 && p.first == 156 && p.last == 195,
+       "the last 50: 4 samples from 156 to 195 (%llu, %llu left out, %llu..%llu)",
+       (unsigned long long)p.samples, (unsigned long long)p.outside, (unsigned long long)p.first,
+       (unsigned long long)p.last);
+    ok(p.stacks[0].samples == 0 && p.stacks[1].samples == 4, "all of stack b, none of a");
+    ok(p.caps[0].n == 1 && p.caps[0].runs[0].ticks == 2 && p.caps[1].n == 1 && p.nruns == 2,
+       "the runs made from the tail: one per capability");
     es_prof_destroy(&p);
 }
 

@@ -57,7 +57,7 @@ UNIT_CASE(model_costs_by_innermost) {
            strcmp(es_model_cost_name(m, 3, buf, sizeof buf), "GC") == 0 &&
            strcmp(es_model_cost_name(m, 77, buf, sizeof buf), "cost centre 77") == 0,
        "MODULE.LABEL, the RTS's own by label, an undefined id by number");
-    ok(m->costs.ticks[9] == 2 && m->costs.main == 0,
+    ok(m->costs.ticks[9] == 2 && m->costs.main_early == 0,
        "MAIN's own: the empty stacks before and after its definition (%llu)",
        (unsigned long long)m->costs.ticks[9]);
     ok(m->costs.ticks[1] == 1 && m->costs.ticks[3] == 1, "Main.main and GC once each");
