@@ -465,7 +465,7 @@ int es_profile_main(int argc, char **argv) {
     pr->ses.opt.window = pr->window;
     if (!es_outfile_check("profile", NULL, pr->out))
         return 2;
-    /* The runs only for a time-ordered view, and --since's trim. */
+    /* The runs only for a time-ordered view. */
     pr->prof.keep_runs = pr->fmt == ES_PROFWRITE_SPEEDSCOPE;
     /* --since on a recording: its last D, each sample kept until it is older. */
     pr->prof.tail_ns = pr->window ? 0 : pr->since_ns;
