@@ -36,6 +36,13 @@ struct es_model_ipe {
     char *name; /* "LABEL (FILE:SPAN)", es_model_label_name */
 };
 
+/* A recent cost-centre sample (es_model.costs.recent): its time and
+ * innermost id (UINT32_MAX: MAIN before its id is known). */
+struct es_model_recent_cost {
+    uint64_t t;
+    uint32_t id;
+};
+
 struct es_model {
     /* Who the program is (empty until the events arrive). */
     char program[256];     /* program name: basename of argv[0] */
@@ -152,10 +159,7 @@ struct es_model {
         /* The latest samples (their time and innermost id; UINT32_MAX:
          * MAIN before its id is known), a ring of ES_MODEL_RECENT_COSTS,
          * for `top`'s last seconds; not kept by es_model_figures_only. */
-        struct es_model_recent_cost {
-            uint64_t t;
-            uint32_t id;
-        } * recent;
+        struct es_model_recent_cost *recent;
         size_t recent_next, recent_n;
     } costs;
     /* IPE events (GHC >= 9.2, -finfo-table-map): each info table's name for

@@ -65,6 +65,12 @@ struct es_prof_cap {
     size_t n, cap;
 };
 
+/* A sample kept in the tail (--since on a recording). */
+struct es_prof_tail_sample {
+    uint64_t t;
+    uint32_t cap, stack;
+};
+
 struct es_prof {
     /* Read by the writers; set by es_prof_event. */
     struct es_prof_cc *cc; /* by id, `ncc` of them */
@@ -99,10 +105,7 @@ struct es_prof {
      * the tail's samples, a ring of tail_cap from tail_head. */
     uint32_t *buckets;
     uint32_t nbuckets;
-    struct es_prof_tail_sample {
-        uint64_t t;
-        uint32_t cap, stack;
-    } * tail;
+    struct es_prof_tail_sample *tail;
     size_t tail_head, tail_n, tail_cap;
 };
 
