@@ -39,9 +39,12 @@ void es_model_costs_define(struct es_model *m, uint32_t id, const uint8_t *label
     if (id >= ES_MODEL_MAX_LABELS || !reserve(m, id))
         return;
     char raw[2 * ES_MODEL_LABEL_MAX + 2], out[ES_MODEL_LABEL_MAX + 1];
-    int n = builtin ? snprintf(raw, sizeof raw, "%.*s", (int)(llen % 2048), (const char *)label)
-                    : snprintf(raw, sizeof raw, "%.*s.%.*s", (int)(mlen % 2048),
-                               (const char *)module, (int)(llen % 2048), (const char *)label);
+    /* Each part at most a label's length: the name is cut as a label is. */
+    int ll = (int)(llen < ES_MODEL_LABEL_MAX ? llen : ES_MODEL_LABEL_MAX);
+    int ml = (int)(mlen < ES_MODEL_LABEL_MAX ? mlen : ES_MODEL_LABEL_MAX);
+    int n = builtin ? snprintf(raw, sizeof raw, "%.*s", ll, (const char *)label)
+                    : snprintf(raw, sizeof raw, "%.*s.%.*s", ml, (const char *)module, ll,
+                               (const char *)label);
     size_t len = n < 0 ? 0 : (size_t)n < sizeof raw ? (size_t)n : sizeof raw - 1;
     es_model_label_clean(out, (const uint8_t *)raw, len);
     /* The RTS's MAIN is the root no sample's stack names: a stack of none
