@@ -247,6 +247,10 @@ bool es_model_late_start(const struct es_model *m);
  * `over`: the run is over (the stream ended, a file, the program exited).
  * Its breakdown's name when one came. */
 const char *es_model_profile_kind(const struct es_model *m, bool over);
+
+/* Whether RTS_IDENTIFIER `rts_id` ("GHC-9.6.6 rts_thr_p") names a profiling
+ * RTS: its way, after the version, has a "_p" part. */
+bool es_model_rts_profiled(const char *rts_id);
 /* " (and N begun before the stream)" when the stream told of threads that
  * began before it (a late joiner, a start from Haskell), else "". */
 void es_model_threads_before_note(const struct es_model *m, char *buf, size_t size);

@@ -85,6 +85,14 @@ void es_model_on_wall_clock(struct es_model *m, struct es_model_ev *e) {
 
 /* ---- What the views say (model.h). */
 
+bool es_model_rts_profiled(const char *rts_id) {
+    const char *way = strchr(rts_id, ' ');
+    for (const char *p = way ? strstr(way, "_p") : NULL; p != NULL; p = strstr(p + 2, "_p"))
+        if (p[2] == '\0' || p[2] == '_')
+            return true;
+    return false;
+}
+
 const char *es_model_profile_kind(const struct es_model *m, bool over) {
     if (m->heap_prof)
         return es_model_breakdown_name(m->breakdown);

@@ -20,16 +20,6 @@ static void hp_text(char *s) {
             *s = ' ';
 }
 
-/* Whether the RTS is a profiling one: its way, after the version in
- * RTS_IDENTIFIER ("GHC-9.6.6 rts_thr_p"), has a "_p" part. */
-static bool profiled_rts(const char *rts_id) {
-    const char *way = strchr(rts_id, ' ');
-    for (const char *p = way ? strstr(way, "_p") : NULL; p != NULL; p = strstr(p + 2, "_p"))
-        if (p[2] == '\0' || p[2] == '_')
-            return true;
-    return false;
-}
-
 /* JOB as the RTS writes it: the program's name alone, and in a profiling
  * RTS its arguments, then " +RTS" and its RTS options (those it got from
  * GHCRTS or -with-rtsopts are not in the stream's arguments). */
@@ -37,7 +27,7 @@ static void hp_job(const struct es_model *m, char *job, size_t size) {
     /* A stream without the program's name (a start from Haskell on GHC
      * 9.0 loses it) says so rather than naming it "program". */
     snprintf(job, size, "%s", m->program[0] ? m->program : "(program not named in the eventlog)");
-    if (!profiled_rts(m->rts_id))
+    if (!es_model_rts_profiled(m->rts_id))
         return;
     char rts[1100] = "";
     size_t jl = strlen(job), rl = 0;

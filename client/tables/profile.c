@@ -69,16 +69,10 @@ struct profile {
     int status;
 };
 
-static bool profiled_way(const struct es_conn *c) {
-    /* RTS_IDENTIFIER: "GHC-9.6.6 rts_thr_p"; a profiling RTS's way ends in _p. */
-    const char *way = strchr(c->info.rts_ident, ' ');
-    size_t n = way ? strlen(way) : 0;
-    return n >= 2 && strcmp(way + n - 2, "_p") == 0;
-}
-
 static bool know_unprofiled(const struct profile *pr) {
     const struct es_conn *c = pr->ses.conn;
-    return c->info.rts_ident[0] != '\0' && !profiled_way(c) && !pr->cost_centres;
+    return c->info.rts_ident[0] != '\0' && !es_model_rts_profiled(c->info.rts_ident) &&
+           !pr->cost_centres;
 }
 
 #define BUILD_HINT                                                                                 \

@@ -94,3 +94,13 @@ UNIT_CASE(model_costs_recent_window) {
     es_model_destroy(m);
     free(m);
 }
+
+UNIT_CASE(model_costs_profiling_rts) {
+    ok(es_model_rts_profiled("GHC-9.6.6 rts_thr_p") && es_model_rts_profiled("GHC-9.0.2 rts_p") &&
+           es_model_rts_profiled("GHC-9.10.3 rts_thr_p_dyn"),
+       "a way with a _p part is a profiling RTS's");
+    ok(!es_model_rts_profiled("GHC-9.6.6 rts_thr") &&
+           !es_model_rts_profiled("GHC-9.6.6 rts_pdyn") && !es_model_rts_profiled("rts_thr_p") &&
+           !es_model_rts_profiled(""),
+       "no _p part (or no way after a version): not one");
+}
