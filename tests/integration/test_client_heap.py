@@ -22,9 +22,13 @@ def run_heap(*args, timeout=60):
                           timeout=timeout)
 
 
-def parse_hp(path):
+def parse_hp(path, ordered=True):
     """The samples of a .hp file: a list of {label: bytes}, empty ones
-    included, after checking the header lines hp2ps needs."""
+    included, after checking the header lines hp2ps needs and, if
+    `ordered` (a file this project writes), that sample times never go
+    back. The RTS stamps its own samples with mutator CPU time (process
+    CPU less GC CPU), which on a loaded machine once stepped back: its
+    files are read with ordered=False."""
     with open(path) as f:
         lines = f.read().splitlines()
     for i, key in enumerate(["JOB", "DATE", "SAMPLE_UNIT", "VALUE_UNIT"]):
@@ -47,7 +51,8 @@ def parse_hp(path):
             label, value = line.rsplit("\t", 1)
             cur[label] = int(value)
     expect(cur is None, "%s ends inside a sample" % path)
-    expect(times == sorted(times), "%s: sample times go backwards" % path)
+    expect(not ordered or times == sorted(times), "%s: sample times go backwards: %s"
+           % (path, [t for t, u in zip(times, times[1:]) if u < t][:3]))
     return samples
 
 
@@ -91,7 +96,7 @@ def heap_hp_equals_ghc(s):
     ours = s.path("ours.hp")
     res = run_heap(log, "--hp", ours)
     expect(res.returncode == 0, "heap exited %d: %s" % (res.returncode, res.stderr))
-    theirs, mine = parse_hp(ghc_hp), parse_hp(ours)
+    theirs, mine = parse_hp(ghc_hp, ordered=False), parse_hp(ours)
     real = [x for x in theirs if x]
     note("GHC's .hp: %d samples (%d with data); ours: %d" % (len(theirs), len(real), len(mine)))
     expect(len(real) >= 5, "the run gave only %d censuses" % len(real))

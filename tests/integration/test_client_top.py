@@ -369,13 +369,22 @@ def top_joining_late_counts_since_it_joined(s):
     # On GHC 9.0 a flood may be spread over the capabilities' buffers
     # (the command thread moves between them on a loaded machine), none
     # of them full: flood again until one is handed over.
+    # The GC events are in the busy thread's capability's buffer, which a
+    # loaded machine (the busy thread starved) may not fill while the test
+    # waits: then the program's exit hands it over, and top counts the
+    # same way from what arrives at the end.
     gc_since = r"^GC\s+[1-9]\d* collections since ([\d.]+) s:"
+    quit_sent = False
     for _ in range(3):
         p.cmd("flood %d joined" % harness.FLOOD)
         m, _ = TmuxPane.wait(t, gc_since, 20)
         if m is not None:
             break
     else:
+        if ghc_version() < (9, 2):
+            note("no buffer handed over while it ran: the exit's")
+            p.cmd("quit")
+            quit_sent = True
         m = t.wait(gc_since, timeout=20, what="collections counted since top joined")
     note(m.group(0))
     expect(float(m.group(1)) >= 1.0, "counted since %s s" % m.group(1))
@@ -384,5 +393,6 @@ def top_joining_late_counts_since_it_joined(s):
                                                      screen),
            "the pauses are said to count since the start:\n" + screen)
     first.close()
-    p.cmd("quit")
+    if not quit_sent:
+        p.cmd("quit")
     p.finish()

@@ -301,12 +301,15 @@ def web_streaming_cost(s):
     b.wait_js("!document.getElementById('cost-fact').hidden && "
               "/per GiB/.test(document.getElementById('cost').textContent)", timeout=30,
               what="the cost figure on the page")
-    text = b.js("document.getElementById('cost-fact').textContent")
+    # The text and its data attribute are read in one evaluation: the page
+    # updates both with each cost notice, and one may land between two reads.
+    text, exact = b.js("[document.getElementById('cost-fact').textContent, "
+                       "document.getElementById('cost').dataset.msPerS]")
+    exact = float(exact)
     note(text)
     m = re.search(r"streaming costs the program ([\d.]+) ms CPU/s \(([\d.]+) s per GiB\): "
                   r"RTS ([\d.]+), walker ([\d.]+), loop ([\d.]+)", text)
     expect(m and float(m.group(2)) > 0, "the cost shown as %r" % text)
-    exact = float(b.js("document.getElementById('cost').dataset.msPerS"))
     expect(abs(exact - float(m.group(1))) <= 0.051,
            "the figure and its data attribute differ: %r" % text)
     errors = b.errors()
