@@ -200,7 +200,8 @@ CLIENT_SRC := $(wildcard client/*.c $(CLIENT_DIRS:%=client/%/*.c))
 CLIENT_H := $(wildcard client/*.h $(CLIENT_DIRS:%=client/%/*.h))
 # client/flight/'s parts but its subcommand (watch.c, which needs opts.c).
 CLIENT_LIB_SRC := $(wildcard client/source/*.c) $(filter-out client/flight/watch.c,$(wildcard client/flight/*.c)) \
-                  client/tables/csv.c client/tables/rows.c client/prom/scan.c client/profile/prof.c
+                  client/tables/csv.c client/tables/rows.c client/prom/scan.c client/profile/prof.c \
+                  client/profile/write.c client/http/buf.c
 # The manual pages, from docs/man/*.scd.
 MAN_SRC := $(wildcard docs/man/*.scd)
 MAN_PAGES := $(MAN_SRC:docs/man/%.scd=$(BUILD)/man/%)
@@ -347,7 +348,8 @@ $(SLOWSEND): tests/programs/slowsend/slowsend.c
 NCURSES_CFLAGS = $(shell pkg-config --cflags ncursesw)
 NCURSES_LIBS = $(shell pkg-config --libs ncursesw)
 # `serve` and `report`: libmicrohttpd serves the page, whose files
-# (client/web/ and Debian's dygraphs) are embedded at build time.
+# (client/web/, Debian's dygraphs, and d3-flame-graph from npm, vendored in
+# client/web/vendor/) are embedded at build time.
 MHD_CFLAGS = $(shell pkg-config --cflags libmicrohttpd)
 MHD_LIBS = $(shell pkg-config --libs libmicrohttpd)
 # `profile` gzips pprof's files with zlib.
@@ -363,9 +365,12 @@ WEB_ASSETS := page.html=client/web/page.html=text/html \
               compare.html=client/web/compare.html=text/html \
               compare.js=client/web/compare.js=text/javascript \
               dygraph.js=$(DYGRAPHS_DIR)/dygraph.min.js=text/javascript \
-              dygraph.css=$(DYGRAPHS_DIR)/dygraph.min.css=text/css
+              dygraph.css=$(DYGRAPHS_DIR)/dygraph.min.css=text/css \
+              flamegraph.js=client/web/vendor/d3-flamegraph.min.js=text/javascript \
+              flamegraph.css=client/web/vendor/d3-flamegraph.css=text/css
 WEB_GEN := $(BUILD)/gen/web_assets.c
 $(WEB_GEN): scripts/embed-web.sh $(wildcard client/web/*.html client/web/*.css client/web/*.js) \
+            $(wildcard client/web/vendor/*) \
             $(DYGRAPHS_DIR)/dygraph.min.js $(DYGRAPHS_DIR)/dygraph.min.css
 	@mkdir -p $(dir $@)
 	scripts/embed-web.sh $@ $(WEB_ASSETS)
@@ -535,27 +540,28 @@ $(BUILD)/unit/test_client_%: tests/unit/test_client_%.c tests/unit/unit.h \
                              $(CLIENT_H) $(UNIT_RUNNER_plain) $(CLIENT_PARTS_LIB_plain) $(CBITS_LIB_plain)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(FLAVOUR_CFLAGS_plain) -Iinclude -Icbits -Iclient $(UV_CFLAGS) \
-	    -o $@ $< $(UNIT_RUNNER_plain) $(CLIENT_PARTS_LIB_plain) $(CBITS_LIB_plain) $(UV_LIBS)
+	    -o $@ $< $(UNIT_RUNNER_plain) $(CLIENT_PARTS_LIB_plain) $(CBITS_LIB_plain) $(UV_LIBS) \
+	    $(ZLIB_LIBS)
 
 $(BUILD)/unit-asan/test_client_%: tests/unit/test_client_%.c tests/unit/unit.h \
                                   $(CLIENT_H) $(UNIT_RUNNER_asan) $(CLIENT_PARTS_LIB_asan) $(CBITS_LIB_asan)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(SAN_FLAGS) -Iinclude -Icbits -Iclient $(UV_CFLAGS) -o $@ $< \
-	    $(UNIT_RUNNER_asan) $(CLIENT_PARTS_LIB_asan) $(CBITS_LIB_asan) $(UV_LIBS)
+	    $(UNIT_RUNNER_asan) $(CLIENT_PARTS_LIB_asan) $(CBITS_LIB_asan) $(UV_LIBS) $(ZLIB_LIBS)
 
 # The client's fuzz target links the command's parts as well.
 $(BUILD)/unit-asan/fuzz_client: tests/fuzz/fuzz_client.c tests/fuzz/fuzz_check.h tests/fuzz/replay.c \
                                 $(CLIENT_H) $(CLIENT_PARTS_LIB_asan) $(CBITS_LIB_asan)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(SAN_FLAGS) -Iinclude -Icbits -Iclient $(UV_CFLAGS) -o $@ $< \
-	    tests/fuzz/replay.c $(CLIENT_PARTS_LIB_asan) $(CBITS_LIB_asan) $(UV_LIBS)
+	    tests/fuzz/replay.c $(CLIENT_PARTS_LIB_asan) $(CBITS_LIB_asan) $(UV_LIBS) $(ZLIB_LIBS)
 
 $(BUILD)/fuzz/fuzz_client: tests/fuzz/fuzz_client.c tests/fuzz/fuzz_check.h $(CLIENT_LIB_SRC) \
                            $(CLIENT_H) $(CLIENT_CBITS)
 	@mkdir -p $(dir $@)
 	clang $(WARN) -D_DEFAULT_SOURCE -O1 -g -fsanitize=fuzzer,address,undefined \
 	    -fno-sanitize-recover=all -Iinclude -Icbits -Iclient $(UV_CFLAGS) -o $@ $< $(CLIENT_LIB_SRC) \
-	    $(CLIENT_CBITS) $(UV_LIBS)
+	    $(CLIENT_CBITS) $(UV_LIBS) $(ZLIB_LIBS)
 
 # The model's fuzz target links the model (MODEL_SRC) as well.
 $(BUILD)/unit-asan/fuzz_model: tests/fuzz/fuzz_model.c tests/fuzz/fuzz_check.h tests/fuzz/replay.c \

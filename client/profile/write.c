@@ -431,6 +431,100 @@ static int write_pprof(FILE *f, const struct es_prof *p) {
     return err;
 }
 
+/* --- the tree of the page's flame graph --- */
+
+/* A node of the stacks' tree: a cost centre under its parent, with the
+ * samples of every stack through it. */
+struct tree_node {
+    uint32_t id, child, sibling; /* child, sibling: node index + 1 (0: none) */
+    uint64_t value;
+};
+
+struct tree {
+    struct tree_node *n;
+    size_t len, cap;
+    bool oom;
+};
+
+/* The child of node `at` for cost centre `id`, made if new; SIZE_MAX when
+ * memory ran out. */
+static size_t tree_child(struct tree *t, size_t at, uint32_t id) {
+    uint32_t *link = &t->n[at].child;
+    while (*link != 0) {
+        if (t->n[*link - 1].id == id)
+            return *link - 1;
+        link = &t->n[*link - 1].sibling;
+    }
+    if (t->len == t->cap) {
+        size_t cap = t->cap * 2;
+        struct tree_node *nn = cap > UINT32_MAX ? NULL : realloc(t->n, cap * sizeof *nn);
+        if (nn == NULL) {
+            t->oom = true;
+            return SIZE_MAX;
+        }
+        t->n = nn;
+        t->cap = cap;
+        link = NULL; /* moved with the array: found again below */
+    }
+    t->n[t->len] = (struct tree_node){id, 0, 0, 0};
+    if (link == NULL) {
+        link = &t->n[at].child;
+        while (*link != 0)
+            link = &t->n[*link - 1].sibling;
+    }
+    *link = (uint32_t)++t->len;
+    return t->len - 1;
+}
+
+static void tree_json(struct es_httpbuf *b, const struct es_prof *p, const struct tree *t,
+                      size_t at, uint64_t least) {
+    const struct tree_node *n = &t->n[at];
+    char buf[600];
+    ES_HTTPBUF_ADD(b, "{\"name\":");
+    es_httpbuf_json_str(b, at == 0 ? "MAIN" : es_prof_name(p, n->id, buf, sizeof buf));
+    es_httpbuf_printf(b, ",\"value\":%llu", (unsigned long long)n->value);
+    bool first = true;
+    for (uint32_t c = n->child; c != 0; c = t->n[c - 1].sibling) {
+        if (t->n[c - 1].value < least)
+            continue;
+        if (first)
+            ES_HTTPBUF_ADD(b, ",\"children\":[");
+        else
+            ES_HTTPBUF_ADD(b, ",");
+        first = false;
+        tree_json(b, p, t, c - 1, least);
+    }
+    if (!first)
+        ES_HTTPBUF_ADD(b, "]");
+    ES_HTTPBUF_ADD(b, "}");
+}
+
+int es_profwrite_tree(struct es_httpbuf *b, const struct es_prof *p, uint64_t least) {
+    struct tree t = {.n = malloc(1024 * sizeof *t.n), .cap = 1024};
+    if (t.n == NULL)
+        return ENOMEM;
+    t.n[0] = (struct tree_node){UINT32_MAX, 0, 0, 0};
+    t.len = 1;
+    for (uint32_t s = 0; s < p->nstacks && !t.oom; s++) {
+        uint64_t v = p->stacks[s].samples;
+        if (v == 0)
+            continue;
+        uint32_t depth;
+        const uint32_t *ids = es_prof_frames(p, s, &depth);
+        size_t at = 0;
+        t.n[0].value += v;
+        for (uint32_t i = 0; i < depth && at != SIZE_MAX; i++) {
+            at = tree_child(&t, at, ids[i]);
+            if (at != SIZE_MAX)
+                t.n[at].value += v;
+        }
+    }
+    if (!t.oom)
+        tree_json(b, p, &t, 0, least ? least : 1);
+    free(t.n);
+    return t.oom || b->oom ? ENOMEM : 0;
+}
+
 int es_profwrite(FILE *f, enum es_profwrite_format fmt, const struct es_prof *p, const char *name) {
     switch (fmt) {
     case ES_PROFWRITE_FOLDED:

@@ -51,6 +51,7 @@
       S = {tl: [], caps: [], labels: [], label_ids: [], census: [], pauses: [], marks: [], drops: [], liveTl: []};
     S.info = d.info;
     if (d.sparks) S.sparks = d.sparks;  // whole when changed (client/web/sparks.h)
+    if (d.flame) S.flame = d.flame;  // whole when changed (client/web/flame.h)
     S.tl.length = Math.min(S.tl.length, d.tl_from);
     Array.prototype.push.apply(S.tl, d.tl);
     for (var c = 0; c < d.caps.length; c++) {
@@ -796,8 +797,115 @@
     else if (cutFile)
       text('lost', 'The eventlog was cut: ' + I.error);
     var live = !document.body.classList.contains('report');
-    ['btn-census', 'btn-start', 'btn-stop'].forEach(function (id) { $(id).disabled = !I.control; });
+    ['btn-census', 'btn-start', 'btn-stop', 'btn-profile-start', 'btn-profile-stop'].forEach(function (id) { $(id).disabled = !I.control; });
     $('download').hidden = !(live && I.recording);
+  }
+
+  // ---- Time profile (S.flame, client/web/flame.h): the cost-centre
+  // samples as a flame graph drawn by d3-flame-graph (client/web/vendor/),
+  // the whole run's or the last seconds'. The library draws into a d3
+  // selection; it reads and sets the element's datum (__data__, as d3
+  // keeps it) through the few calls below, all it makes of the selection.
+  var flame = {chart: null, width: 0, range: 'all', version: null, zoom: []};
+
+  function oneSelection(el) {
+    return {
+      each: function (f) { f.call(el, el.__data__, 0, [el]); return this; },
+      datum: function (v) {
+        if (!arguments.length) return el.__data__;
+        el.__data__ = typeof v === 'function' ? v.call(el, el.__data__, 0, [el]) : v;
+        return this;
+      },
+      selectAll: function (q) {
+        var found = Array.prototype.slice.call(el.querySelectorAll(q));
+        return {remove: function () { found.forEach(function (n) { n.remove(); }); }};
+      }
+    };
+  }
+
+  function flameLabel(d) {
+    var F = S.flame, all = F[flame.range].value || 1;
+    return d.data.name + ': ' + (100 * d.value / all).toFixed(1) + ' % of the samples (' +
+      d.value + ' of ' + all + (F.tick_ms > 0 ? ', ' + (d.value * F.tick_ms / 1000).toFixed(2) +
+      ' s of CPU' : '') + ')';
+  }
+
+  // The names from the root to `d`: the zoom kept across updates.
+  function namePath(d) {
+    var names = [];
+    for (; d && d.parent; d = d.parent) names.unshift(d.data.name);
+    return names;
+  }
+
+  function findPath(root, names) {
+    var d = root;
+    for (var i = 0; i < names.length && d; i++)
+      d = (d.children || []).filter(function (c) { return c.data.name === names[i]; })[0];
+    return d;
+  }
+
+  function makeFlame(el, width) {
+    el.textContent = '';
+    el.__data__ = undefined;
+    var c = window.flamegraph().width(width).cellHeight(18).minFrameSize(1).sort(true)
+      .transitionDuration(0).label(flameLabel).setDetailsElement($('flame-details'))
+      .onClick(function (d) { flame.zoom = namePath(d); });
+    flame.chart = c;
+    flame.width = width;
+    flame.version = null;
+    return c;
+  }
+
+  function drawTime() {
+    var F = S.flame, el = $('flame');
+    $('time-body').hidden = !F;
+    $('time-note').hidden = !!F;
+    $('time-note').setAttribute('data-state', F ? 'samples' : 'none');
+    if (!F || typeof window.flamegraph !== 'function') return;
+    var tree = F[flame.range];
+    text('flame-recent-s', String(F.recent_s));
+    text('flame-count', (flame.range === 'all' ? F.samples : F.recent_samples) + ' samples' +
+         (F.tick_ms > 0 ? ' (one per ' + F.tick_ms + ' ms per capability)' : '') +
+         (F.oom ? '; out of memory: the profile is incomplete' : ''));
+    var width = Math.max(300, Math.floor(el.parentNode.clientWidth || 800));
+    var chart = flame.chart && flame.width === width ? flame.chart : makeFlame(el, width);
+    var version = flame.range + ':' + (flame.range === 'all' ? F.samples : F.recent_samples) +
+      ':' + tree.value + ':' + width;
+    if (version === flame.version) return;
+    flame.version = version;
+    // A copy: the library turns what it is given into its tree in place.
+    var data = JSON.parse(JSON.stringify(tree));
+    if (el.__data__ === undefined) chart(oneSelection(el).datum(data));
+    else chart.update(data);
+    var term = $('flame-search').value;
+    if (term) chart.search(term);
+    if (flame.zoom.length) {
+      var d = findPath(el.__data__, flame.zoom);
+      if (d) chart.zoomTo(d); else flame.zoom = [];
+    }
+    el.setAttribute('data-drawn', String(+el.getAttribute('data-drawn') + 1));
+  }
+
+  function flameControls() {
+    var redraw = function () { flame.version = null; if (S && S.flame) drawTime(); };
+    Array.prototype.forEach.call(document.querySelectorAll('input[name=flame-range]'), function (r) {
+      r.addEventListener('change', function () { flame.range = r.value; flame.zoom = []; redraw(); });
+    });
+    $('flame-search').addEventListener('input', function (ev) {
+      if (!flame.chart || !S || !S.flame) return;
+      if (ev.target.value) flame.chart.search(ev.target.value); else flame.chart.clear();
+    });
+    $('flame-reset').addEventListener('click', function () {
+      flame.zoom = [];
+      if (flame.chart && S && S.flame) flame.chart.resetZoom();
+    });
+    // A new width draws anew, once the window has settled (a screenshot
+    // may resize the page for a moment: nothing then).
+    var resized = null;
+    window.addEventListener('resize', function () {
+      clearTimeout(resized);
+      resized = setTimeout(function () { if (S && S.flame) drawTime(); }, 500);
+    });
   }
 
   function draw() {
@@ -806,6 +914,7 @@
     drawHeap();
     drawGc();
     drawCaps();
+    drawTime();
     drawSparks();
     drawThreads();
     drawNotes();
@@ -832,6 +941,7 @@
 
   function start() {
     $('marks-filter').addEventListener('input', function () { if (S) drawNotes(); });
+    flameControls();
     $('show-marks').addEventListener('change', function (ev) {
       showMarks = ev.target.checked;
       Object.keys(charts).forEach(function (id) { charts[id].g.updateOptions({}); });
@@ -842,7 +952,7 @@
       apply(JSON.parse(data.textContent));
       return;
     }
-    ['btn-census', 'btn-start', 'btn-stop'].forEach(function (id) {
+    ['btn-census', 'btn-start', 'btn-stop', 'btn-profile-start', 'btn-profile-stop'].forEach(function (id) {
       $(id).addEventListener('click', control);
     });
     $('download').setAttribute('href', withToken('recording.eventlog'));

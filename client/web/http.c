@@ -187,6 +187,10 @@ static enum MHD_Result serve_control(struct es_webhttp *h, struct MHD_Connection
         cmd = EVENTLOG_SOCKET_CMD_START_HEAP_PROFILING;
     else if (strcmp(what, "stop") == 0)
         cmd = EVENTLOG_SOCKET_CMD_STOP_HEAP_PROFILING;
+    else if (strcmp(what, "profile-start") == 0)
+        cmd = EVENTLOG_SOCKET_CMD_START_COST_CENTRE_PROFILING;
+    else if (strcmp(what, "profile-stop") == 0)
+        cmd = EVENTLOG_SOCKET_CMD_STOP_COST_CENTRE_PROFILING;
     else
         return es_httpresp_text(c, MHD_HTTP_NOT_FOUND, "no such command\n");
     switch (es_webshare_command(h->sh, cmd)) {
@@ -215,7 +219,8 @@ static enum MHD_Result on_get(struct es_webhttp *h, struct MHD_Connection *c, co
         return serve_recording(h, c);
     if (strcmp(url, "/metrics") == 0)
         return serve_metrics(h, c);
-    static const char *files[] = {"app.js", "style.css", "dygraph.js", "dygraph.css"};
+    static const char *files[] = {"app.js",      "style.css",     "dygraph.js",
+                                  "dygraph.css", "flamegraph.js", "flamegraph.css"};
     for (size_t i = 0; i < sizeof files / sizeof *files; i++)
         if (url[0] == '/' && strcmp(url + 1, files[i]) == 0)
             return serve_asset(c, files[i]);

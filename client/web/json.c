@@ -339,6 +339,7 @@ void es_webjson_state(struct es_httpbuf *out, const struct es_model *m,
     notes_json(out, m, cur);
     ES_HTTPBUF_ADD(out, "]");
     es_websparks_json(out, m, full, &cur->sparks_sig);
+    es_webflame_json(out, st->flame, full, &cur->flame_version);
     threads_json(out, m, from);
     ES_HTTPBUF_ADD(out, "}");
 }

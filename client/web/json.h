@@ -4,8 +4,9 @@
  * that `eventlog-socket report` inlines into a file. A cursor remembers
  * what was already written, so `serve` sends a browser the whole state once
  * and then only what changed (a "delta"): new censuses, pauses, markers,
- * drop notices and labels, and the last buckets of the timeline, which may
- * still change. When the model downsampled its history the cursor starts
+ * drop notices and labels, the last buckets of the timeline, which may
+ * still change, and the sparks and the flame graph's trees (flame.h) when
+ * they changed. When the model downsampled its history the cursor starts
  * over with a whole state. The page (client/web/app.js) reads both forms.
  *
  * Strings are escaped so that the JSON can sit inside an HTML <script>
@@ -17,6 +18,7 @@
 
 #include "model/model.h"
 #include "http/buf.h"
+#include "flame.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -43,6 +45,8 @@ struct es_webjson_status {
     uint32_t pid;
     unsigned run; /* serve --retry: the run shown, 1 for the first (0: none yet) */
     bool retry;   /* serve --retry: a next run will be shown when it starts */
+    /* The time profile's trees (client/web/flame.h), NULL: none kept. */
+    const struct es_webflame *flame;
 };
 
 struct es_webjson_cursor {
@@ -58,6 +62,7 @@ struct es_webjson_cursor {
     /* The sparks as last written (client/web/sparks.h): written again only
      * when they changed. */
     uint64_t sparks_sig;
+    uint64_t flame_version; /* the flame graph's trees as last written */
 };
 
 /* Append the state to `out`: everything when `cur` is NULL, has not

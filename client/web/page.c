@@ -38,13 +38,15 @@ static void emit_linked(struct es_httpbuf *out, int which, const void *ctx) {
     if (which == 0)
         es_httpbuf_printf(out,
                           "<link rel=\"stylesheet\" href=\"dygraph.css%s\">"
+                          "<link rel=\"stylesheet\" href=\"flamegraph.css%s\">"
                           "<link rel=\"stylesheet\" href=\"style.css%s\">",
-                          q, q);
+                          q, q, q);
     else
         es_httpbuf_printf(out,
                           "<script src=\"dygraph.js%s\"></script>"
+                          "<script src=\"flamegraph.js%s\"></script>"
                           "<script src=\"app.js%s\"></script>",
-                          q, q);
+                          q, q, q);
 }
 
 static void add_asset(struct es_httpbuf *out, const char *name) {
@@ -56,6 +58,7 @@ static void add_asset(struct es_httpbuf *out, const char *name) {
 struct inline_ctx {
     const struct es_httpbuf *json;
     const char *script;
+    bool flame; /* d3-flame-graph too (the page's time profile) */
 };
 
 /* Everything inline, the data as JSON in a non-executed script. */
@@ -65,11 +68,17 @@ static void emit_inline(struct es_httpbuf *out, int which, const void *ctx) {
     if (which == 0) {
         ES_HTTPBUF_ADD(out, "<style>\n");
         add_asset(out, "dygraph.css");
+        if (in->flame)
+            add_asset(out, "flamegraph.css");
         add_asset(out, "style.css");
         ES_HTTPBUF_ADD(out, "</style>");
     } else {
         ES_HTTPBUF_ADD(out, "<script>\n");
         add_asset(out, "dygraph.js");
+        if (in->flame) {
+            ES_HTTPBUF_ADD(out, "\n</script>\n<script>\n");
+            add_asset(out, "flamegraph.js");
+        }
         es_httpbuf_printf(out, "\n</script>\n<script id=\"es-data\" type=\"application/json\">");
         es_httpbuf_add(out, json->p, json->len);
         ES_HTTPBUF_ADD(out, "</script>\n<script>\n");
@@ -79,7 +88,7 @@ static void emit_inline(struct es_httpbuf *out, int which, const void *ctx) {
 }
 
 void es_webpage_inline(struct es_httpbuf *out, const struct es_httpbuf *json) {
-    struct inline_ctx in = {json, "app.js"};
+    struct inline_ctx in = {json, "app.js", true};
     page(out, "page.html", emit_inline, &in);
 }
 
@@ -88,6 +97,6 @@ void es_webpage_linked(struct es_httpbuf *out, const char *query) {
 }
 
 void es_webpage_compare(struct es_httpbuf *out, const struct es_httpbuf *json) {
-    struct inline_ctx in = {json, "compare.js"};
+    struct inline_ctx in = {json, "compare.js", false};
     page(out, "compare.html", emit_inline, &in);
 }

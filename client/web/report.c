@@ -11,6 +11,7 @@
 #include "subcommands.h"
 #include "page.h"
 #include "json.h"
+#include "flame.h"
 #include "source/outfile.h"
 
 #include <errno.h>
@@ -20,6 +21,8 @@
 
 struct report {
     struct es_model *model;
+    struct es_webflame flame;
+    bool want[ES_MAX_EVENT_TYPES]; /* the model's, and the profile's start */
     struct es_session ses;
     enum es_conn_end how;
     bool header;
@@ -34,7 +37,9 @@ static void rep_header(struct es_conn *c, void *ctx) {
 static void rep_event(struct es_conn *c, const struct es_event *ev, uint64_t offset, void *ctx) {
     (void)c;
     (void)offset;
-    es_model_event(((struct report *)ctx)->model, ev);
+    struct report *r = ctx;
+    es_model_event(r->model, ev);
+    es_webflame_event(&r->flame, ev);
 }
 
 static void rep_skip(struct es_conn *c, const struct es_stream_skip *run, void *ctx) {
@@ -52,11 +57,13 @@ static void rep_end(struct es_conn *c, enum es_conn_end how, void *ctx) {
 
 /* Read the whole stream into the model. Returns 0, or 2 after a message. */
 static int read_all(struct report *r, const char *in) {
+    memcpy(r->want, r->model->want, sizeof r->want);
+    r->want[ES_EVENT_PROF_BEGIN] = true; /* the flame graph's tick */
     struct es_conn_callbacks cb = {.on_header = rep_header,
                                    .on_event = rep_event,
                                    .on_end = rep_end,
                                    .ctx = r,
-                                   .want = r->model->want,
+                                   .want = r->want,
                                    .window = r->model->window,
                                    .on_skip = rep_skip};
     int status = 0;
@@ -90,6 +97,7 @@ static int write_page(struct report *r, const char *out) {
                  : r->model->cut ? cut
                                  : c->error,
         .bytes = c->info.bytes,
+        .flame = &r->flame,
     };
     struct es_httpbuf json = {0}, html = {0};
     es_model_extend_to_now(r->model);
@@ -147,9 +155,11 @@ int es_report_main(int argc, char **argv) {
         return 2;
     }
     es_model_init(r->model);
+    es_webflame_init(&r->flame);
     status = read_all(r, in[0]);
     if (status == 0)
         status = write_page(r, out);
+    es_webflame_destroy(&r->flame);
     es_model_destroy(r->model);
     free(r->model);
     return status;

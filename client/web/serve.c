@@ -40,6 +40,9 @@
 #include <unistd.h>
 
 #define TICK_MS 500
+/* The flame graph's trees go to the page this often at most, in ticks
+ * (client/web/flame.h). */
+#define FLAME_TICKS 4
 /* --retry: the pause before connecting again after a run ended. */
 #define RECONNECT_MS 500
 
@@ -55,6 +58,8 @@ struct serve {
     bool ignoring;   /* this session reached the exited run's program again */
     bool said_retry; /* a session without a header was reported on stderr */
     struct es_model *model;
+    struct es_webflame flame;
+    unsigned ticks;
     struct es_blocks blocks;
     struct es_webjson_cursor cursor;
     const char *source;
@@ -99,6 +104,7 @@ static void status_of(struct serve *s, struct es_webjson_status *st) {
     st->can_control = !s->ended && s->header;
     st->run = s->run;
     st->retry = s->ses.opt.retry;
+    st->flame = &s->flame;
 }
 
 /* Write what changed as the next message to the page's tabs (or a whole
@@ -171,6 +177,8 @@ static void name_recording(struct serve *s) {
 static void on_tick(uv_timer_t *t) {
     struct serve *s = t->data;
     es_webhttp_cut_late(s->http_server);
+    if (++s->ticks % FLAME_TICKS == 0)
+        es_webflame_refresh(&s->flame);
     publish(s, false);
     publish_metrics(s);
 }
@@ -257,6 +265,8 @@ static void new_run(struct serve *s) {
     s->rec_fd = -1;
     open_recording(s); /* on failure the download link says so; the page goes on */
     es_model_reset(s->model);
+    es_webflame_destroy(&s->flame);
+    es_webflame_init(&s->flame);
     s->cursor.started = false;
     s->error[0] = '\0';
     s->peer_program[0] = '\0';
@@ -294,6 +304,7 @@ static void on_event(struct es_conn *c, const struct es_event *ev, uint64_t offs
     if (s->ignoring)
         return;
     es_model_event(s->model, ev);
+    es_webflame_event(&s->flame, ev);
     es_blocks_event(&s->blocks, ev, offset);
 }
 
@@ -364,6 +375,7 @@ static void run_ended(struct serve *s, struct es_conn *c, enum es_conn_end how) 
     if (e == 0 && s->rec_fd >= 0 && fstat(s->rec_fd, &sb) == 0)
         es_webshare_recording_ended(s->sh, (uint64_t)sb.st_size);
     name_recording(s);
+    es_webflame_refresh(&s->flame);
     publish(s, true);
     char ended[400];
     snprintf(ended, sizeof ended, "%s",
@@ -503,6 +515,7 @@ int es_serve_main(int argc, char **argv) {
         return 2;
     }
     es_model_init(s->model);
+    es_webflame_init(&s->flame);
     es_blocks_init(&s->blocks);
     s->blocks.skip_cost_notices = true;
     s->state = "connecting";
@@ -534,6 +547,7 @@ int es_serve_main(int argc, char **argv) {
     }
     es_blocks_destroy(&s->blocks);
     es_model_destroy(s->model);
+    es_webflame_destroy(&s->flame);
     free(s->model);
     return s->status;
 }

@@ -4,7 +4,9 @@
  * connection's parsing half (client/source/conn.c: header check, events with
  * their offsets, program name and pid, drop notices) and record's
  * whole-block writer (client/source/blocks.c) writing to a real file, and
- * `profile`'s time profile (client/profile/prof.c), whose counts must agree.
+ * `profile`'s time profile (client/profile/prof.c), whose counts must agree,
+ * and the web page's tree of it (client/profile/write.c), whose root holds
+ * them all.
  *
  * Input: the stream's bytes, fed in pieces whose sizes follow from the
  * input's length (so one input always splits the same way), then ended as
@@ -13,6 +15,7 @@
  * last whole block), or empty when no whole header arrived. Build and run
  * with `make fuzz`; `make check` replays the starting inputs. */
 #include "profile/prof.h"
+#include "profile/write.h"
 #include "source/blocks.h"
 #include "source/conn.h"
 #include "fuzz_check.h"
@@ -68,6 +71,15 @@ static void check_prof(const struct es_prof *p) {
             runs += p->caps[c].runs[i].ticks;
         }
     CHECK(p->oom || (stacks == p->samples && runs + p->runs_dropped == p->samples));
+    /* The web page's tree: its root holds every sample. */
+    struct es_httpbuf b = {0};
+    if (es_profwrite_tree(&b, p, 0) == 0 && !p->oom) {
+        char root[80];
+        int n = snprintf(root, sizeof root, "{\"name\":\"MAIN\",\"value\":%llu",
+                         (unsigned long long)p->samples);
+        CHECK(b.p != NULL && strncmp(b.p, root, (size_t)n) == 0);
+    }
+    es_httpbuf_free(&b);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -2,9 +2,11 @@
 /* The time profile `profile` builds (client/profile/prof.c): cost centres
  * named as GHC prints them, stacks interned once and turned root first,
  * runs per capability, the time filter, --since's trim, and events cut
- * short or hostile counted and left out. */
+ * short or hostile counted and left out; and the web page's tree of it
+ * (client/profile/write.c). */
 #include "format/es_event_types.h"
 #include "profile/prof.h"
+#include "profile/write.h"
 #include "unit.h"
 
 #include <stdlib.h>
@@ -196,5 +198,57 @@ UNIT_CASE(client_prof_runs_only_when_asked) {
     ok(p.samples == 1000 && p.nstacks == 2 && p.nruns == 0 && p.caps[0].n == 0,
        "without keep_runs: the counts, no runs (%llu runs)", (unsigned long long)p.nruns);
     ok(p.ncaps == 4, "the capabilities still counted");
+    es_prof_destroy(&p);
+}
+
+UNIT_CASE(client_prof_tree) {
+    struct es_prof p;
+    es_prof_init(&p);
+    cost_centre(&p, 1, "main", "Main", "Main.hs:1:1");
+    cost_centre(&p, 2, "go", "Main", "Main.hs:2:1");
+    cost_centre(&p, 3, "<heavy>", "Main", "Main.hs:3:1");
+    cost_centre(&p, 4, "light", "Main", "Main.hs:4:1");
+    const uint32_t a[] = {3, 2, 1}, b[] = {4, 2, 1}, c[] = {2, 1};
+    for (int i = 0; i < 6; i++)
+        sample(&p, 0, (uint64_t)i, a, 3);
+    sample(&p, 0, 6, b, 3);
+    sample(&p, 0, 7, c, 2);
+    sample(&p, 0, 8, NULL, 0); /* MAIN's own */
+    struct es_httpbuf out = {0};
+    ok(es_profwrite_tree(&out, &p, 0) == 0, "written");
+    const char *want = "{\"name\":\"MAIN\",\"value\":9,\"children\":[{\"name\":\"Main.main\","
+                       "\"value\":8,\"children\":[{\"name\":\"Main.go\",\"value\":8,\"children\":"
+                       "[{\"name\":\"Main.\\u003cheavy\\u003e\",\"value\":6},{\"name\":"
+                       "\"Main.light\",\"value\":1}]}]}]}";
+    ok(out.p && strcmp(out.p, want) == 0, "the tree, values inclusive, '<' escaped: %s",
+       out.p ? out.p : "(none)");
+    es_httpbuf_free(&out);
+    struct es_httpbuf pruned = {0};
+    es_profwrite_tree(&pruned, &p, 2);
+    ok(pruned.p && strstr(pruned.p, "light") == NULL && strstr(pruned.p, "heavy") != NULL &&
+           strstr(pruned.p, "\"value\":8") != NULL,
+       "nodes under 2 samples left out, their time in their caller's: %s",
+       pruned.p ? pruned.p : "(none)");
+    es_httpbuf_free(&pruned);
+    es_prof_destroy(&p);
+}
+
+UNIT_CASE(client_prof_tree_grows) {
+    struct es_prof p;
+    es_prof_init(&p);
+    uint32_t ids[2];
+    for (uint32_t i = 0; i < 3000; i++) {
+        ids[0] = i + 10; /* 3000 callees of one caller: past the first 1024 nodes */
+        ids[1] = 1;
+        sample(&p, 0, i, ids, 2);
+    }
+    struct es_httpbuf out = {0};
+    ok(es_profwrite_tree(&out, &p, 0) == 0, "written");
+    size_t names = 0;
+    for (const char *q = out.p; q && (q = strstr(q, "\"name\"")) != NULL; q++)
+        names++;
+    ok(names == 3002 && strncmp(out.p, "{\"name\":\"MAIN\",\"value\":3000,", 28) == 0,
+       "MAIN, its callee and 3000 under it: %zu names", names);
+    es_httpbuf_free(&out);
     es_prof_destroy(&p);
 }
