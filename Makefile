@@ -367,6 +367,7 @@ WEB_ASSETS := page.html=client/web/page.html=text/html \
               dygraph.js=$(DYGRAPHS_DIR)/dygraph.min.js=text/javascript \
               dygraph.css=$(DYGRAPHS_DIR)/dygraph.min.css=text/css \
               flamegraph.js=client/web/vendor/d3-flamegraph.min.js=text/javascript \
+              esflame.js=client/web/flame.js=text/javascript \
               flamegraph.css=client/web/vendor/d3-flamegraph.css=text/css
 WEB_GEN := $(BUILD)/gen/web_assets.c
 $(WEB_GEN): scripts/embed-web.sh $(wildcard client/web/*.html client/web/*.css client/web/*.js) \

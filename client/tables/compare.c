@@ -8,7 +8,11 @@
  * census without the label counting 0. Both runs are read at once on one
  * loop (two sessions, each a recording or a live program to its end), each
  * into its own model; the censuses are summed as they complete. A readable
- * table on stdout, or CSV with --csv. Runs on one thread, the loop's. */
+ * table on stdout, or CSV with --csv. When both runs streamed cost-centre
+ * samples, the table starts with their time profiles side by side: each
+ * cost centre's share of the samples, self and total, in A and in B, the
+ * largest change first (--time: only those, and --time --csv all of them as
+ * CSV). Runs on one thread, the loop's. */
 #include "join.h"
 #include "csv.h"
 #include "opts.h"
@@ -50,8 +54,54 @@ static void human(char *out, size_t size, double v, bool sign) {
 
 #define LABEL_WIDTH 44
 
-static void write_text(FILE *f, const struct es_join *cmp, const struct es_join_row *rows,
-                       size_t n) {
+/* --- the time profiles --- */
+
+#define TIME_ROWS 20 /* the text's table; CSV has them all */
+
+static void write_time_csv(FILE *f, const struct es_join *cmp, const struct es_join_cost *costs,
+                           size_t n) {
+    fprintf(f, "cost_centre,self_a_samples,self_b_samples,self_a_pct,self_b_pct,self_diff_pct,"
+               "total_a_pct,total_b_pct,total_diff_pct,note\n");
+    for (size_t i = 0; i < n; i++) {
+        const struct es_join_cost *c = &costs[i];
+        double pct[4];
+        es_join_cost_pcts(cmp, c, pct);
+        double sa = pct[0], sb = pct[1], ta = pct[2], tb = pct[3];
+        es_csv_str(f, c->name);
+        fprintf(f, ",%llu,%llu,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%s\n", (unsigned long long)c->self[0],
+                (unsigned long long)c->self[1], sa, sb, sb - sa, ta, tb, tb - ta,
+                es_join_cost_note(c));
+    }
+}
+
+static void write_time_text(FILE *f, const struct es_join *cmp, const struct es_join_cost *costs,
+                            size_t n) {
+    fprintf(f,
+            "\nTime profile: %llu samples in A, %llu in B; shares of each run's samples, the "
+            "largest changes of self time first\n",
+            (unsigned long long)cmp->run[0].prof->samples,
+            (unsigned long long)cmp->run[1].prof->samples);
+    fprintf(f, "%-*s %8s %8s %9s %8s %8s %9s  %s\n", LABEL_WIDTH, "cost centre", "self A", "self B",
+            "self B-A", "total A", "total B", "total B-A", "note");
+    for (size_t i = 0; i < n && i < TIME_ROWS; i++) {
+        const struct es_join_cost *c = &costs[i];
+        char name[LABEL_WIDTH + 1];
+        snprintf(name, sizeof name, "%s", c->name);
+        if (strlen(c->name) > LABEL_WIDTH)
+            strcpy(name + es_utf8_cut(name, LABEL_WIDTH - 3), "...");
+        double pct[4];
+        es_join_cost_pcts(cmp, c, pct);
+        double sa = pct[0], sb = pct[1], ta = pct[2], tb = pct[3];
+        const char *note = es_join_cost_note(c);
+        fprintf(f, "%-*s %7.1f%% %7.1f%% %+8.1f%% %7.1f%% %7.1f%% %+8.1f%%%s%s\n", LABEL_WIDTH,
+                name, sa, sb, sb - sa, ta, tb, tb - ta, note[0] ? "  " : "", note);
+    }
+    if (n > TIME_ROWS)
+        fprintf(f, "(%zu more cost centres: --time --csv - lists them all)\n", n - TIME_ROWS);
+}
+
+static void write_text(FILE *f, const struct es_join *cmp, const struct es_join_row *rows, size_t n,
+                       const struct es_join_cost *costs, size_t ncosts) {
     for (int i = 0; i < 2; i++) {
         const struct es_join_run *r = &cmp->run[i];
         const struct es_model *m = r->model;
@@ -63,6 +113,10 @@ static void write_text(FILE *f, const struct es_join *cmp, const struct es_join_
                                          : "program not named in the eventlog",
                 (unsigned long long)m->censuses, (double)m->now / 1e9);
     }
+    if (costs != NULL)
+        write_time_text(f, cmp, costs, ncosts);
+    if (rows == NULL)
+        return;
     fprintf(f, "\n%-*s %10s %10s %11s %10s %10s %11s  %s\n", LABEL_WIDTH, "label", "peak A",
             "peak B", "peak B-A", "mean A", "mean B", "mean B-A", "note");
     for (size_t i = 0; i < n; i++) {
@@ -87,30 +141,38 @@ static void write_text(FILE *f, const struct es_join *cmp, const struct es_join_
 }
 
 /* Write the comparison; the exit status. */
-static int output(const struct es_join *cmp, const char *csv) {
-    int status = es_join_check(cmp);
+static int output(struct es_join *cmp, const char *csv, bool time_only) {
+    int status = es_join_check(cmp, time_only ? ES_JOIN_TIME : csv ? ES_JOIN_HEAP : ES_JOIN_EITHER);
     if (status != 0)
         return status;
-    size_t n = 0;
-    struct es_join_row *rows = es_join_rows(cmp, &n);
-    if (rows == NULL) {
+    size_t n = 0, ncosts = 0;
+    struct es_join_row *rows = cmp->have_heap && !time_only ? es_join_rows(cmp, &n) : NULL;
+    bool time = cmp->have_time && (time_only || csv == NULL);
+    struct es_join_cost *costs = time ? es_join_costs(cmp, &ncosts) : NULL;
+    if ((rows == NULL && cmp->have_heap && !time_only) || (costs == NULL && time)) {
         fprintf(stderr, "eventlog-socket compare: out of memory\n");
+        free(rows);
+        es_join_costs_free(costs, ncosts);
         return 2;
     }
     FILE *f = csv == NULL || strcmp(csv, "-") == 0 ? stdout : es_outfile_fopen(csv, "w");
     if (f == NULL) {
         fprintf(stderr, "eventlog-socket compare: cannot create %s: %s\n", csv, strerror(errno));
         free(rows);
+        es_join_costs_free(costs, ncosts);
         return 2;
     }
-    if (csv)
+    if (csv && time_only)
+        write_time_csv(f, cmp, costs, ncosts);
+    else if (csv)
         write_csv(f, rows, n);
     else
-        write_text(f, cmp, rows, n);
+        write_text(f, cmp, rows, n, costs, ncosts);
     int werr = fflush(f) != 0 || ferror(f) ? (errno ? errno : EIO) : 0;
     if (f != stdout && fclose(f) != 0 && werr == 0)
         werr = errno;
     free(rows);
+    es_join_costs_free(costs, ncosts);
     if (werr) {
         fprintf(stderr, "eventlog-socket compare: cannot write %s: %s\n", csv ? csv : "stdout",
                 strerror(werr));
@@ -118,8 +180,8 @@ static int output(const struct es_join *cmp, const char *csv) {
     }
     status = es_join_warn_partial(cmp, "the comparison");
     if (csv)
-        fprintf(stderr, "eventlog-socket compare: %zu labels to %s\n", n,
-                strcmp(csv, "-") == 0 ? "stdout" : csv);
+        fprintf(stderr, "eventlog-socket compare: %zu %s to %s\n", time_only ? ncosts : n,
+                time_only ? "cost centres" : "labels", strcmp(csv, "-") == 0 ? "stdout" : csv);
     es_join_say_gaps(cmp);
     return status;
 }
@@ -129,8 +191,10 @@ int es_compare_main(int argc, char **argv) {
     struct es_join *cmp = &compare;
     es_join_init(cmp, "compare");
     const char *src[2] = {NULL, NULL}, *csv = NULL;
+    bool time_only = false;
     const struct es_opt opts[] = {{"--csv", NULL, ES_OPT_VALUE, &csv, 0,
                                    "%s needs a file name (or - for stdout)", NULL, false},
+                                  {"--time", NULL, ES_OPT_FLAG, &time_only, 0, NULL, NULL, false},
                                   {0}};
     const struct es_opts_spec spec = {.cmd = "compare",
                                       .opts = opts,
@@ -150,7 +214,7 @@ int es_compare_main(int argc, char **argv) {
     else
         status = es_join_read(cmp, src);
     if (status < 0)
-        status = output(cmp, csv);
+        status = output(cmp, csv, time_only);
     es_join_free(cmp);
     return status;
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Two runs read side by side and joined label by label
- * (client/tables/join.h). Runs on one thread, the loop's. */
+/* Two runs read side by side and joined label by label, and cost centre by
+ * cost centre (client/tables/join.h). Runs on one thread, the loop's. */
 #include "join.h"
 
 #include <assert.h>
@@ -63,6 +63,7 @@ static void on_event(struct es_conn *c, const struct es_event *ev, uint64_t offs
     struct es_join_run *r = ctx;
     uint64_t before = r->model->censuses;
     es_model_event(r->model, ev);
+    es_prof_event(r->prof, ev);
     if (r->model->censuses != before)
         add_census(r);
 }
@@ -172,8 +173,8 @@ const char *es_join_note(const struct es_join_row *w) {
     return w->in[0] && w->in[1] ? "" : w->in[0] ? "only in A" : "only in B";
 }
 
-/* Why the comparison cannot be made (a message printed), or 0. */
-int es_join_check(const struct es_join *cmp) {
+/* A read error or memory run out in either run: 2 after a message, or 0. */
+static int read_errors(const struct es_join *cmp) {
     int status = 0;
     for (int i = 0; i < 2; i++) {
         const struct es_join_run *r = &cmp->run[i];
@@ -184,38 +185,222 @@ int es_join_check(const struct es_join *cmp) {
         } else if (r->status == 2 || !r->header) {
             fprintf(stderr, "eventlog-socket: %s: %s\n", name, r->why[0] ? r->why : "no eventlog");
             status = 2;
-        } else if (r->oom || r->model->oom) {
+        } else if (r->oom || r->model->oom || r->prof->oom) {
             fprintf(stderr, "eventlog-socket %s: %s: out of memory\n", cmp->cmd, name);
             status = 2;
-        } else if (r->model->censuses == 0 && r->model->no_flush && !r->model->ended) {
-            /* GHC 9.0 sends its heap samples at exit: -hT may well be on. */
+        }
+    }
+    return status;
+}
+
+/* Whether run `r` has a heap profile to compare (an empty one counts);
+ * with `say`, why not, on stderr. */
+static bool heap_ok(const struct es_join_run *r, bool say) {
+    const struct es_model *m = r->model;
+    const char *name = r->ses.conn->name;
+    if (m->censuses > 0)
+        return true;
+    if (m->no_flush && !m->ended) {
+        /* GHC 9.0 sends its heap samples at exit: -hT may well be on. */
+        if (say)
             fprintf(stderr,
                     "eventlog-socket: %s: no heap profile in the stream (%s): %s, and the "
                     "stream ends before the program's exit\n",
                     name, r->why, ES_MODEL_GHC90_NOTE);
-            if (status == 0)
-                status = 1;
-        } else if (r->model->censuses == 0 && r->model->heap_prof) {
-            /* Profiling was on, the run ended before its first census: an
-             * empty profile, compared as one. */
-            const struct es_model *m = r->model;
+        return false;
+    }
+    if (m->heap_prof) {
+        /* Profiling was on, the run ended before its first census: an
+         * empty profile, compared as one. */
+        if (say)
             fprintf(stderr,
                     "eventlog-socket: %s: heap profiling started (by %s, a census every %.3g s) "
                     "but no census reached the stream (%s) in its %.3g s: compared as an empty "
                     "profile\n",
                     name, es_model_breakdown_name(m->breakdown), (double)m->heap_interval_ns / 1e9,
                     r->why, (double)m->now / 1e9);
-        } else if (r->model->censuses == 0) {
-            fprintf(stderr,
-                    "eventlog-socket: %s: no heap profile in the stream (%s): run the program "
-                    "with +RTS -hT (or another -h mode)\n",
-                    name, r->why);
-            if (status == 0)
-                status = 1;
-        }
+        return true;
     }
+    if (say)
+        fprintf(stderr,
+                "eventlog-socket: %s: no heap profile in the stream (%s): run the program "
+                "with +RTS -hT (or another -h mode)\n",
+                name, r->why);
+    return false;
+}
+
+int es_join_check(struct es_join *cmp, enum es_join_want want) {
+    int status = read_errors(cmp);
+    if (status != 0)
+        return status;
+    cmp->have_time = cmp->run[0].prof->samples > 0 && cmp->run[1].prof->samples > 0;
+    cmp->have_heap = heap_ok(&cmp->run[0], false) && heap_ok(&cmp->run[1], false);
+    if (want == ES_JOIN_TIME && !cmp->have_time) {
+        for (int i = 0; i < 2; i++)
+            if (cmp->run[i].prof->samples == 0)
+                fprintf(stderr,
+                        "eventlog-socket: %s: no cost-centre samples in the stream (%s): build "
+                        "the program with -prof and run it with +RTS -p (or start profiling "
+                        "with eventlog-socket profile ADDR)\n",
+                        cmp->run[i].ses.conn->name, cmp->run[i].why);
+        return 1;
+    }
+    /* The heap's messages: asked for the heap, or for either and neither
+     * is there (an empty profile's note is said in any case). */
+    bool heap_wanted = want == ES_JOIN_HEAP || (want == ES_JOIN_EITHER && !cmp->have_time);
+    for (int i = 0; i < 2 && (heap_wanted || cmp->have_heap); i++)
+        if (!heap_ok(&cmp->run[i], true))
+            status = 1;
+    if (status != 0 && want == ES_JOIN_HEAP && cmp->have_time)
+        fprintf(stderr,
+                "eventlog-socket %s: both runs have cost-centre samples: --time compares "
+                "their time profiles\n",
+                cmp->cmd);
+    if (want == ES_JOIN_EITHER && !cmp->have_heap && cmp->have_time)
+        status = 0;
     return status;
 }
+
+/* ---- The time profiles, cost centre by cost centre. */
+
+/* Each cost centre's self and total samples in `p`, by id, in *slots
+ * counters (MAIN's, the empty stack's, the last). False when memory ran
+ * out. */
+static bool cost_counts(const struct es_prof *p, uint64_t **self, uint64_t **total, size_t *slots) {
+    size_t n = (size_t)p->ncc + 1;
+    for (size_t i = 0; i < p->nframes; i++)
+        if (p->frames[i] >= n - 1)
+            n = (size_t)p->frames[i] + 2;
+    *slots = n;
+    *self = calloc(n, sizeof **self);
+    *total = calloc(n, sizeof **total);
+    if (*self == NULL || *total == NULL)
+        return false;
+    size_t main_slot = n - 1;
+    for (uint32_t s = 0; s < p->nstacks; s++) {
+        uint64_t c = p->stacks[s].samples;
+        uint32_t depth;
+        const uint32_t *ids = es_prof_frames(p, s, &depth);
+        if (c == 0)
+            continue;
+        (*self)[depth ? ids[depth - 1] : main_slot] += c;
+        (*total)[main_slot] += c; /* MAIN is under every stack */
+        for (uint32_t i = 0; i < depth; i++) {
+            bool again = false; /* a recursive frame counts once */
+            for (uint32_t k = 0; k < i && !again; k++)
+                again = ids[k] == ids[i];
+            if (!again)
+                (*total)[ids[i]] += c;
+        }
+    }
+    return true;
+}
+
+static int cost_by_name(const void *a, const void *b) {
+    return strcmp(((const struct es_join_cost *)a)->name, ((const struct es_join_cost *)b)->name);
+}
+
+static const struct es_join *sort_cmp; /* es_join_costs' sort: one thread */
+
+static double self_change(const struct es_join_cost *c) {
+    double d = es_join_share(sort_cmp, c->self[1], 1) - es_join_share(sort_cmp, c->self[0], 0);
+    return d < 0 ? -d : d;
+}
+
+static int cost_by_change(const void *pa, const void *pb) {
+    const struct es_join_cost *a = pa, *b = pb;
+    double da = self_change(a), db = self_change(b);
+    if (da != db)
+        return da < db ? 1 : -1;
+    return strcmp(a->name, b->name);
+}
+
+const char *es_join_cost_note(const struct es_join_cost *c) {
+    return c->total[0] && c->total[1] ? "" : c->total[0] ? "only in A" : "only in B";
+}
+
+void es_join_cost_pcts(const struct es_join *cmp, const struct es_join_cost *c, double pct[4]) {
+    for (int i = 0; i < 2; i++) {
+        pct[i] = 100 * es_join_share(cmp, c->self[i], i);
+        pct[2 + i] = 100 * es_join_share(cmp, c->total[i], i);
+    }
+}
+
+double es_join_share(const struct es_join *cmp, uint64_t samples, int i) {
+    uint64_t all = cmp->run[i].prof->samples;
+    return all ? (double)samples / (double)all : 0;
+}
+
+/* Run `i`'s cost centres into the rows (`*n` so far, the first `na` of
+ * them run A's, sorted by name). False when memory ran out. */
+static bool add_costs(const struct es_join *cmp, int i, struct es_join_cost *rows, size_t *n,
+                      size_t na) {
+    const struct es_prof *p = cmp->run[i].prof;
+    uint64_t *self, *total;
+    size_t slots;
+    bool ok = cost_counts(p, &self, &total, &slots);
+    char buf[600];
+    for (size_t id = 0; ok && id < slots; id++) {
+        if (total[id] == 0 && self[id] == 0)
+            continue;
+        const char *name =
+            id == slots - 1 ? "MAIN" : es_prof_name(p, (uint32_t)id, buf, sizeof buf);
+        struct es_join_cost key = {.name = (char *)name};
+        struct es_join_cost *to =
+            i == 0 ? NULL : bsearch(&key, rows, na, sizeof *rows, cost_by_name);
+        if (to == NULL) {
+            to = &rows[(*n)++];
+            to->name = strdup(name);
+            ok = to->name != NULL;
+        }
+        to->self[i] += self[id];
+        to->total[i] += total[id];
+    }
+    free(self);
+    free(total);
+    return ok;
+}
+
+struct es_join_cost *es_join_costs(const struct es_join *cmp, size_t *ncosts) {
+    size_t cap = 2;
+    for (int i = 0; i < 2; i++)
+        cap += (size_t)cmp->run[i].prof->ncc + cmp->run[i].prof->nframes + 1;
+    struct es_join_cost *rows = calloc(cap, sizeof *rows);
+    if (rows == NULL)
+        return NULL;
+    size_t n = 0;
+    bool ok = add_costs(cmp, 0, rows, &n, 0);
+    /* Run A's names once each (one name may stand for two ids only in a
+     * hostile stream: their counts are summed). */
+    qsort(rows, n, sizeof *rows, cost_by_name);
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (kept > 0 && strcmp(rows[kept - 1].name, rows[i].name) == 0) {
+            rows[kept - 1].self[0] += rows[i].self[0];
+            rows[kept - 1].total[0] += rows[i].total[0];
+            free(rows[i].name);
+            continue;
+        }
+        rows[kept++] = rows[i];
+    }
+    n = kept;
+    ok = ok && add_costs(cmp, 1, rows, &n, kept);
+    if (!ok) {
+        es_join_costs_free(rows, n);
+        return NULL;
+    }
+    sort_cmp = cmp;
+    qsort(rows, n, sizeof *rows, cost_by_change);
+    *ncosts = n;
+    return rows;
+}
+
+void es_join_costs_free(struct es_join_cost *costs, size_t n) {
+    for (size_t i = 0; costs && i < n; i++)
+        free(costs[i].name);
+    free(costs);
+}
+
 /* ---- The runs. */
 
 void es_join_init(struct es_join *cmp, const char *cmd) {
@@ -235,12 +420,18 @@ int es_join_read(struct es_join *cmp, const char *src[2]) {
     for (int i = 0; i < 2 && status < 0; i++) {
         struct es_join_run *r = &cmp->run[i];
         r->model = malloc(sizeof *r->model);
-        if (r->model == NULL) {
+        r->prof = malloc(sizeof *r->prof);
+        if (r->model == NULL || r->prof == NULL) {
+            free(r->model);
+            free(r->prof);
+            r->model = NULL;
+            r->prof = NULL;
             fprintf(stderr, "eventlog-socket %s: out of memory\n", cmp->cmd);
             status = 2;
             break;
         }
         es_model_init(r->model);
+        es_prof_init(r->prof);
         struct es_conn_callbacks cb = {
             .on_header = on_header, .on_event = on_event, .on_end = on_end, .ctx = r};
         if (es_session_open(&r->ses, src[i], &cb) != 0) {
@@ -291,6 +482,11 @@ void es_join_free(struct es_join *cmp) {
             es_model_destroy(r->model);
             free(r->model);
             r->model = NULL;
+        }
+        if (r->prof) {
+            es_prof_destroy(r->prof);
+            free(r->prof);
+            r->prof = NULL;
         }
         free(r->peak);
         free(r->sum);

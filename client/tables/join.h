@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Two runs' heap profiles read side by side and joined label by label, for
+/* Two runs' heap profiles read side by side and joined label by label, and
+ * their time profiles cost centre by cost centre, for
  * `compare` (client/tables/compare.c, text and CSV) and `report RUN_A RUN_B`
  * (client/web/report_two.c, an HTML page). Both runs are read at once on one
  * loop (two sessions, each a recording or a live program to its end), each
@@ -12,6 +13,7 @@
 #define ES_JOIN_H
 
 #include "model/model.h"
+#include "profile/prof.h"
 #include "source/session.h"
 
 #include <stdbool.h>
@@ -21,6 +23,7 @@
 struct es_join_run {
     struct es_session ses;
     struct es_model *model;
+    struct es_prof *prof; /* the run's cost-centre samples */
     uint64_t *peak, *sum; /* by the model's label index */
     uint8_t *seen;
     size_t n; /* labels the arrays hold */
@@ -34,6 +37,23 @@ struct es_join {
     const char *cmd; /* "compare" or "report", for messages */
     struct es_join_run run[2];
     bool stopped;
+    /* Set by es_join_check: what both runs have to compare. */
+    bool have_heap, have_time;
+};
+
+/* What es_join_check is asked for. */
+enum es_join_want {
+    ES_JOIN_HEAP,   /* the heap profiles (an error without them) */
+    ES_JOIN_TIME,   /* the time profiles (an error without them) */
+    ES_JOIN_EITHER, /* whichever both runs have (an error without either) */
+};
+
+/* A cost centre of either run's time profile: its samples as the innermost
+ * frame (self) and anywhere on the stack (total, once per sample), by the
+ * name `profile` gives the frame. */
+struct es_join_cost {
+    char *name;
+    uint64_t self[2], total[2];
 };
 
 /* A row of the joined table. */
@@ -51,8 +71,19 @@ void es_join_init(struct es_join *cmp, const char *cmd);
  * Returns -1 when both were read, else 2 after a message. */
 int es_join_read(struct es_join *cmp, const char *src[2]);
 /* Why the comparison cannot be made (a message printed: 2 for an error, 1
- * for a run without a heap profile), or 0. */
-int es_join_check(const struct es_join *cmp);
+ * for a run without what `want` asks), or 0; sets have_heap and have_time. */
+int es_join_check(struct es_join *cmp, enum es_join_want want);
+/* The cost centres of both runs' time profiles, joined by name and sorted
+ * by the change in their share of self samples, largest first; NULL when
+ * memory ran out. Freed with es_join_costs_free. */
+struct es_join_cost *es_join_costs(const struct es_join *cmp, size_t *ncosts);
+void es_join_costs_free(struct es_join_cost *costs, size_t n);
+/* "", "only in A" or "only in B". */
+const char *es_join_cost_note(const struct es_join_cost *c);
+/* A cost's share (0 to 1) of run `i`'s samples, self or total. */
+double es_join_share(const struct es_join *cmp, uint64_t samples, int i);
+/* Its shares in per cent: self in A, self in B, total in A, total in B. */
+void es_join_cost_pcts(const struct es_join *cmp, const struct es_join_cost *c, double pct[4]);
 /* The rows of both runs, joined by label and sorted; NULL when memory ran
  * out. */
 struct es_join_row *es_join_rows(const struct es_join *cmp, size_t *nrows);

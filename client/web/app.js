@@ -803,25 +803,9 @@
 
   // ---- Time profile (S.flame, client/web/flame.h): the cost-centre
   // samples as a flame graph drawn by d3-flame-graph (client/web/vendor/),
-  // the whole run's or the last seconds'. The library draws into a d3
-  // selection; it reads and sets the element's datum (__data__, as d3
-  // keeps it) through the few calls below, all it makes of the selection.
+  // the whole run's or the last seconds' (client/web/flame.js: the
+  // selection it draws into, the zoom's path kept across updates).
   var flame = {chart: null, width: 0, range: 'all', version: null, zoom: []};
-
-  function oneSelection(el) {
-    return {
-      each: function (f) { f.call(el, el.__data__, 0, [el]); return this; },
-      datum: function (v) {
-        if (!arguments.length) return el.__data__;
-        el.__data__ = typeof v === 'function' ? v.call(el, el.__data__, 0, [el]) : v;
-        return this;
-      },
-      selectAll: function (q) {
-        var found = Array.prototype.slice.call(el.querySelectorAll(q));
-        return {remove: function () { found.forEach(function (n) { n.remove(); }); }};
-      }
-    };
-  }
 
   function flameLabel(d) {
     var F = S.flame, all = F[flame.range].value || 1;
@@ -830,26 +814,12 @@
       ' s of CPU' : '') + ')';
   }
 
-  // The names from the root to `d`: the zoom kept across updates.
-  function namePath(d) {
-    var names = [];
-    for (; d && d.parent; d = d.parent) names.unshift(d.data.name);
-    return names;
-  }
-
-  function findPath(root, names) {
-    var d = root;
-    for (var i = 0; i < names.length && d; i++)
-      d = (d.children || []).filter(function (c) { return c.data.name === names[i]; })[0];
-    return d;
-  }
-
   function makeFlame(el, width) {
     el.textContent = '';
     el.__data__ = undefined;
     var c = window.flamegraph().width(width).cellHeight(18).minFrameSize(1).sort(true)
       .transitionDuration(0).label(flameLabel).setDetailsElement($('flame-details'))
-      .onClick(function (d) { flame.zoom = namePath(d); });
+      .onClick(function (d) { flame.zoom = window.esFlame.namePath(d); });
     flame.chart = c;
     flame.width = width;
     flame.version = null;
@@ -875,12 +845,12 @@
     flame.version = version;
     // A copy: the library turns what it is given into its tree in place.
     var data = JSON.parse(JSON.stringify(tree));
-    if (el.__data__ === undefined) chart(oneSelection(el).datum(data));
+    if (el.__data__ === undefined) chart(window.esFlame.select(el).datum(data));
     else chart.update(data);
     var term = $('flame-search').value;
     if (term) chart.search(term);
     if (flame.zoom.length) {
-      var d = findPath(el.__data__, flame.zoom);
+      var d = window.esFlame.findPath(el.__data__, flame.zoom, function (n) { return n.children; });
       if (d) chart.zoomTo(d); else flame.zoom = [];
     }
     el.setAttribute('data-drawn', String(+el.getAttribute('data-drawn') + 1));

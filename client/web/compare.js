@@ -4,7 +4,8 @@
 // dygraphs: both runs' heap size and live bytes, and the residency of the
 // labels that differ most, on shared axes (x: seconds since each run's start,
 // 0 to the end of the longer run; y: one byte scale for both runs), and the
-// table of `compare`. Each chart says what it drew in data-* attributes
+// table of `compare`; with time profiles, their table and a differential
+// flame graph (d3-flame-graph, client/web/flame.js). Each chart says what it drew in data-* attributes
 // (range, yrange, area, series) for the tests; body's data-drawn counts the
 // charts drawn.
 (function () {
@@ -160,8 +161,87 @@
     }).join('');
   }
 
+  // ---- The time profiles (D.time, client/web/report_two.c): `compare
+  // --time`'s table, and a differential flame graph: B's stacks (their
+  // widths B's samples), each frame coloured by how its share of the
+  // samples changed from A (red: a larger share in B, blue: a smaller;
+  // pale: about the same), as Brendan Gregg's differential flame graphs do.
+  // A frame only A has is in the table, not in the graph.
+
+  // Each frame of B's tree gets `a`, A's samples on the same path.
+  function annotate(b, a) {
+    b.a = a ? a.value : 0;
+    (b.children || []).forEach(function (c) {
+      var match = a && (a.children || []).filter(function (x) { return x.name === c.name; })[0];
+      annotate(c, match);
+    });
+  }
+
+  function change(d) {
+    var T = D.time;
+    return d.value / (T.samples[1] || 1) - (d.data.a || 0) / (T.samples[0] || 1);
+  }
+
+  function drawTime() {
+    var T = D.time;
+    if (!T || typeof window.flamegraph !== 'function') return;
+    el('time').hidden = false;
+    el('time-note').textContent = T.samples[0] + ' samples in A, ' + T.samples[1] + ' in B; ' +
+      T.rows.length + ' cost centres as `eventlog-socket compare --time` gives them, the largest ' +
+      'change of self time first.';
+    var html = '';
+    T.rows.forEach(function (w) {
+      html += '<tr><td title="' + escape(w[0]) + '">' + escape(w[0]) + '</td>';
+      for (var k = 1; k <= 6; k++) {
+        var diff = k === 3 || k === 6;
+        var cls = 'v' + (diff && w[k] >= 0.05 ? ' grew' : diff && w[k] <= -0.05 ? ' shrank' : '');
+        // What rounds to nothing has no sign: "0.0 %", never "-0.0 %".
+        var shown = w[k].toFixed(1), sign = +shown === 0 ? '' : diff && w[k] > 0 ? '+' : '';
+        html += '<td class="' + cls + '" data-value="' + w[k] + '">' + sign +
+          (+shown === 0 ? '0.0' : shown) + ' %</td>';
+      }
+      html += '<td>' + escape(w[7]) + '</td></tr>';
+    });
+    el('time-table').tBodies[0].innerHTML = html;
+    var tree = JSON.parse(JSON.stringify(T.b));
+    annotate(tree, T.a);
+    var most = 0;
+    (function walk(n) {
+      var c = Math.abs(n.value / (T.samples[1] || 1) - n.a / (T.samples[0] || 1));
+      if (c > most) most = c;
+      (n.children || []).forEach(walk);
+    })(tree);
+    var box = el('flame');
+    var chart = window.flamegraph().width(Math.max(300, box.parentNode.clientWidth || 800))
+      .cellHeight(18).minFrameSize(1).sort(true).transitionDuration(0)
+      .setDetailsElement(el('flame-details'))
+      .label(function (d) {
+        var b = 100 * d.value / (T.samples[1] || 1), a = 100 * (d.data.a || 0) / (T.samples[0] || 1);
+        return d.data.name + ': ' + b.toFixed(1) + ' % of B\'s samples, ' + a.toFixed(1) +
+          ' % of A\'s (' + (b - a >= 0 ? '+' : '') + (b - a).toFixed(1) + ' points)';
+      })
+      .setColorMapper(function (d) {
+        if (d.highlight) return '#e600e6';
+        var c = change(d), k = most > 0 ? Math.min(1, Math.abs(c) / most) : 0;
+        var pale = Math.round(225 - 165 * k);
+        return Math.abs(c) < 0.0005 ? 'rgb(225, 225, 225)' :
+          c > 0 ? 'rgb(230, ' + pale + ', ' + pale + ')' : 'rgb(' + pale + ', ' + pale + ', 230)';
+      });
+    chart(window.esFlame.select(box).datum(tree));
+    el('flame-search').addEventListener('input', function (ev) {
+      if (ev.target.value) chart.search(ev.target.value); else chart.clear();
+    });
+    el('flame-reset').addEventListener('click', function () { chart.resetZoom(); });
+    box.setAttribute('data-drawn', '1');
+    return chart;
+  }
+
   header();
-  drawTable();
-  // For the tests (and the console): the two charts.
-  window.esCompare = {heap: drawHeap(), labels: drawLabels()};
+  var flame = drawTime();
+  // Without heap profiles (two time profiles compared) the heap's sections
+  // say so and draw nothing.
+  if (D.heap) drawTable();
+  ['heap', 'labels', 'table'].forEach(function (id) { el(id).hidden = !D.heap; });
+  // For the tests (and the console): the charts.
+  window.esCompare = D.heap ? {heap: drawHeap(), labels: drawLabels(), flame: flame} : {flame: flame};
 })();

@@ -219,8 +219,8 @@ static enum MHD_Result on_get(struct es_webhttp *h, struct MHD_Connection *c, co
         return serve_recording(h, c);
     if (strcmp(url, "/metrics") == 0)
         return serve_metrics(h, c);
-    static const char *files[] = {"app.js",      "style.css",     "dygraph.js",
-                                  "dygraph.css", "flamegraph.js", "flamegraph.css"};
+    static const char *files[] = {"app.js",        "style.css",      "dygraph.js", "dygraph.css",
+                                  "flamegraph.js", "flamegraph.css", "esflame.js"};
     for (size_t i = 0; i < sizeof files / sizeof *files; i++)
         if (url[0] == '/' && strcmp(url + 1, files[i]) == 0)
             return serve_asset(c, files[i]);

@@ -45,8 +45,9 @@ static void emit_linked(struct es_httpbuf *out, int which, const void *ctx) {
         es_httpbuf_printf(out,
                           "<script src=\"dygraph.js%s\"></script>"
                           "<script src=\"flamegraph.js%s\"></script>"
+                          "<script src=\"esflame.js%s\"></script>"
                           "<script src=\"app.js%s\"></script>",
-                          q, q, q);
+                          q, q, q, q);
 }
 
 static void add_asset(struct es_httpbuf *out, const char *name) {
@@ -58,7 +59,7 @@ static void add_asset(struct es_httpbuf *out, const char *name) {
 struct inline_ctx {
     const struct es_httpbuf *json;
     const char *script;
-    bool flame; /* d3-flame-graph too (the page's time profile) */
+    bool flame; /* d3-flame-graph and flame.js too (the pages' time profile) */
 };
 
 /* Everything inline, the data as JSON in a non-executed script. */
@@ -78,6 +79,8 @@ static void emit_inline(struct es_httpbuf *out, int which, const void *ctx) {
         if (in->flame) {
             ES_HTTPBUF_ADD(out, "\n</script>\n<script>\n");
             add_asset(out, "flamegraph.js");
+            ES_HTTPBUF_ADD(out, "\n</script>\n<script>\n");
+            add_asset(out, "esflame.js");
         }
         es_httpbuf_printf(out, "\n</script>\n<script id=\"es-data\" type=\"application/json\">");
         es_httpbuf_add(out, json->p, json->len);
@@ -97,6 +100,6 @@ void es_webpage_linked(struct es_httpbuf *out, const char *query) {
 }
 
 void es_webpage_compare(struct es_httpbuf *out, const struct es_httpbuf *json) {
-    struct inline_ctx in = {json, "compare.js", false};
+    struct inline_ctx in = {json, "compare.js", true};
     page(out, "compare.html", emit_inline, &in);
 }

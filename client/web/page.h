@@ -15,7 +15,8 @@
 
 struct es_webpage_asset {
     const char *name; /* "page.html", "app.js", "style.css", "dygraph.js", "dygraph.css",
-                       * "flamegraph.js", "flamegraph.css", "compare.html", "compare.js" */
+                       * "flamegraph.js", "flamegraph.css", "esflame.js" (flame.js),
+                       * "compare.html", "compare.js" */
     const char *type; /* its Content-Type */
     const unsigned char *data;
     size_t len;

@@ -10,6 +10,7 @@
 #include "subcommands.h"
 #include "page.h"
 #include "http/buf.h"
+#include "profile/write.h"
 #include "source/outfile.h"
 
 #include <errno.h>
@@ -99,8 +100,40 @@ static void rows_json(struct es_httpbuf *b, const struct es_join_row *rows, size
     }
 }
 
+/* Both runs' time profiles: "time":{"samples":[A, B], "rows":[[cost
+ * centre, self A %, self B %, self B-A, total A %, total B %, total B-A,
+ * note], ...] (compare --time --csv's), "a": TREE, "b": TREE}, the trees as
+ * the page's flame graph reads them (client/profile/write.h). */
+static void time_json(struct es_httpbuf *b, const struct es_join *cmp,
+                      const struct es_join_cost *costs, size_t n) {
+    es_httpbuf_printf(b, ",\"time\":{\"samples\":[%llu,%llu],\"rows\":[",
+                      (unsigned long long)cmp->run[0].prof->samples,
+                      (unsigned long long)cmp->run[1].prof->samples);
+    for (size_t i = 0; i < n; i++) {
+        const struct es_join_cost *c = &costs[i];
+        double pct[4];
+        es_join_cost_pcts(cmp, c, pct);
+        double sa = pct[0], sb = pct[1], ta = pct[2], tb = pct[3];
+        ES_HTTPBUF_ADD(b, "[");
+        es_httpbuf_json_str(b, c->name);
+        es_httpbuf_printf(b, ",%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,", sa, sb, sb - sa, ta, tb, tb - ta);
+        es_httpbuf_json_str(b, es_join_cost_note(c));
+        ES_HTTPBUF_ADD(b, "]");
+        if (i + 1 < n)
+            ES_HTTPBUF_ADD(b, ",");
+    }
+    ES_HTTPBUF_ADD(b, "],\"a\":");
+    if (es_profwrite_tree(b, cmp->run[0].prof, 0) != 0)
+        b->oom = true;
+    ES_HTTPBUF_ADD(b, ",\"b\":");
+    if (es_profwrite_tree(b, cmp->run[1].prof, 0) != 0)
+        b->oom = true;
+    ES_HTTPBUF_ADD(b, "}");
+}
+
 static void page_json(struct es_httpbuf *b, const struct es_join *cmp,
-                      const struct es_join_row *rows, size_t n) {
+                      const struct es_join_row *rows, size_t n, const struct es_join_cost *costs,
+                      size_t ncosts) {
     ES_HTTPBUF_ADD(b, "{\"runs\":[");
     for (int i = 0; i < 2; i++) {
         if (i)
@@ -121,24 +154,31 @@ static void page_json(struct es_httpbuf *b, const struct es_join *cmp,
         }
         ES_HTTPBUF_ADD(b, "}");
     }
-    ES_HTTPBUF_ADD(b, "]}");
+    ES_HTTPBUF_ADD(b, "]");
+    es_httpbuf_printf(b, ",\"heap\":%s", cmp->have_heap ? "true" : "false");
+    if (costs != NULL)
+        time_json(b, cmp, costs, ncosts);
+    ES_HTTPBUF_ADD(b, "}");
 }
 
 /* Write the page; the exit status. */
-static int write_two(const struct es_join *cmp, const char *out) {
-    int status = es_join_check(cmp);
+static int write_two(struct es_join *cmp, const char *out) {
+    int status = es_join_check(cmp, ES_JOIN_EITHER);
     if (status != 0)
         return status;
     for (int i = 0; i < 2; i++)
         es_model_extend_to_now(cmp->run[i].model);
-    size_t n = 0;
-    struct es_join_row *rows = es_join_rows(cmp, &n);
+    size_t n = 0, ncosts = 0;
+    /* Without heap profiles the heap's rows are none (the page says so). */
+    struct es_join_row *rows = cmp->have_heap ? es_join_rows(cmp, &n) : calloc(1, sizeof *rows);
+    struct es_join_cost *costs = cmp->have_time ? es_join_costs(cmp, &ncosts) : NULL;
     struct es_httpbuf json = {0}, html = {0};
-    if (rows != NULL) {
-        page_json(&json, cmp, rows, n);
+    bool oom = rows == NULL || (cmp->have_time && costs == NULL);
+    if (!oom) {
+        page_json(&json, cmp, rows, n, costs, ncosts);
         es_webpage_compare(&html, &json);
     }
-    bool oom = rows == NULL || json.oom || html.oom;
+    oom = oom || json.oom || html.oom;
     FILE *f = oom ? NULL : es_outfile_fopen(out, "wb");
     bool wrote = f != NULL && fwrite(html.p, 1, html.len, f) == html.len;
     if (f != NULL && fclose(f) != 0)
@@ -149,11 +189,12 @@ static int write_two(const struct es_join *cmp, const char *out) {
         status = 2;
     } else {
         status = es_join_warn_partial(cmp, "the report");
-        fprintf(stderr, "eventlog-socket report: %s vs %s: %zu labels -> %s\n",
-                cmp->run[0].ses.conn->name, cmp->run[1].ses.conn->name, n, out);
+        fprintf(stderr, "eventlog-socket report: %s vs %s: %zu labels, %zu cost centres -> %s\n",
+                cmp->run[0].ses.conn->name, cmp->run[1].ses.conn->name, n, ncosts, out);
         es_join_say_gaps(cmp);
     }
     free(rows);
+    es_join_costs_free(costs, ncosts);
     es_httpbuf_free(&json);
     es_httpbuf_free(&html);
     return status;

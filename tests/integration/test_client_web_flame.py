@@ -6,6 +6,8 @@ against the folded file of the same recording (itself judged against the
 RTS's .prof and ghc-events), hover, click to zoom, search, the last
 seconds; live, the page's own buttons start and stop profiling."""
 
+import csv
+import io
 import os
 import re
 import shutil
@@ -16,7 +18,7 @@ import harness
 from cdp import Browser
 from harness import Skip, expect, note, serve, test
 from test_client_profile import (check_against_prof, client_path, ghc_events_samples,
-                                 live_needs_flush)
+                                 live_needs_flush, profiled_program, read_folded)
 from test_client_web import need_chromium, start_serve
 from test_client_web_charts import shot
 from test_control import profiled_probe
@@ -75,6 +77,16 @@ def open_report(s, log):
     b = Browser(s, width=1280, height=1400)
     b.goto("file://" + out)
     return b
+
+
+def section_shot(b, name):
+    """A screenshot of the page's Time profile section (420 px at most)
+    into BUILD/name, for the docs."""
+    r = b.js("(function () { var r = document.getElementById('time').getBoundingClientRect();"
+             " return [r.left + scrollX, r.top + scrollY, r.width, Math.min(r.height, 420)];"
+             " })()")
+    shot(b, os.path.join(harness.BUILD, name),
+         {"x": r[0], "y": r[1], "width": r[2], "height": r[3], "scale": 1})
 
 
 def settle(b):
@@ -146,10 +158,7 @@ def report_flame_graph_is_the_profile(s):
     b.screenshot(os.path.join(harness.BUILD, "web-flame-search.png"))
     # The section alone, for docs/profiling.md (last: a capture may resize
     # the page, which draws the graph anew at its new width).
-    r = b.js("(function () { var r = document.getElementById('time').getBoundingClientRect();"
-             " return [r.left + scrollX, r.top + scrollY, r.width, r.height]; })()")
-    shot(b, os.path.join(harness.BUILD, "web-flame-section.png"),
-         {"x": r[0], "y": r[1], "width": r[2], "height": r[3], "scale": 1})
+    section_shot(b, "web-flame-section.png")
     expect(not b.errors(), "console errors: %r" % b.errors()[:5])
 
 
@@ -238,3 +247,115 @@ def web_vendored_flame_graph_is_npm_s(s):
     note("%s@%s: 3 files equal" % VENDOR[:2])
     expect(re.search(r"d3-flame-graph.*4\.1\.3", open(os.path.join(vendor, "README.md")).read()),
            "client/web/vendor/README.md does not name the version")
+
+
+def profiled_run(s, name, args):
+    """The profiled program run with +RTS -p -l and `args`; its eventlog,
+    renamed NAME.eventlog, and its folded stacks (`profile -o`)."""
+    exe = profiled_program()
+    p = s.spawn([exe, *args, "+RTS", "-p", "-l", "-RTS"], cwd=s.dir, stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE)
+    _, err = p.communicate(timeout=120)
+    expect(p.returncode == 0, "the profiled program failed: %r" % err)
+    log = s.path(name + ".eventlog")
+    os.rename(s.path(os.path.basename(exe) + ".eventlog"), log)
+    folded = s.path(name + ".folded")
+    res = subprocess.run([client_path(), "profile", log, "-o", folded], capture_output=True,
+                         text=True, timeout=120)
+    expect(res.returncode == 0, "profile failed: %s" % res.stderr)
+    return log, read_folded(folded)
+
+
+def cost_shares(stacks):
+    """{cost centre: (self samples, total samples)} of folded stacks, a
+    frame counted once per stack however often it recurs; MAIN under all."""
+    out = {"MAIN": [0, sum(stacks.values())]}
+    for key, n in stacks.items():
+        frames = () if key == ("MAIN",) else key
+        out.setdefault(frames[-1] if frames else "MAIN", [0, 0])[0] += n
+        for f in set(frames):
+            out.setdefault(f, [0, 0])[1] += n
+    return out
+
+
+@test(timeout=300)
+def compare_and_report_two_time_profiles(s):
+    """Two runs of a profiled program whose time goes the other way in
+    the second (heavy and light swapped): `compare --time --csv` gives each
+    cost centre's self samples and shares as the folded files count them;
+    `compare` (no heap profiles) prints the time table, the largest change
+    first; `report A B` shows that table and a differential flame graph of
+    B whose frames hold B's samples, Main.light red (a larger share) and
+    Main.heavy blue, with both runs' shares on hover."""
+    need_chromium()
+    a, fa = profiled_run(s, "a", ["20", "3000000", "1000000"])
+    b, fb = profiled_run(s, "b", ["20", "1000000", "3000000"])
+    ca, cb = cost_shares(fa), cost_shares(fb)
+    ta, tb = sum(fa.values()), sum(fb.values())
+    res = subprocess.run([client_path(), "compare", "--time", "--csv", "-", a, b],
+                         capture_output=True, text=True, timeout=120)
+    expect(res.returncode == 0, "compare --time failed: %s" % res.stderr)
+    rows = list(csv.DictReader(io.StringIO(res.stdout)))
+    note("compare --time: %s" % ", ".join("%s %s->%s" % (r["cost_centre"], r["self_a_pct"],
+                                                         r["self_b_pct"]) for r in rows))
+    for r in rows:
+        name = r["cost_centre"]
+        sa, sb = ca.get(name, (0, 0)), cb.get(name, (0, 0))
+        expect((int(r["self_a_samples"]), int(r["self_b_samples"])) == (sa[0], sb[0]),
+               "%s: self samples %s, %s; the folded files %d, %d"
+               % (name, r["self_a_samples"], r["self_b_samples"], sa[0], sb[0]))
+        for col, want in (("self_a_pct", 100.0 * sa[0] / ta), ("self_b_pct", 100.0 * sb[0] / tb),
+                          ("total_a_pct", 100.0 * sa[1] / ta),
+                          ("total_b_pct", 100.0 * sb[1] / tb)):
+            expect(abs(float(r[col]) - want) < 0.001, "%s: %s %s, want %.3f"
+                   % (name, col, r[col], want))
+    expect({r["cost_centre"] for r in rows} == set(ca) | set(cb),
+           "cost centres %s, the folded files' %s" % (sorted(r["cost_centre"] for r in rows),
+                                                      sorted(set(ca) | set(cb))))
+    expect(rows[0]["cost_centre"] in ("Main.heavy", "Main.light")
+           and abs(float(rows[0]["self_diff_pct"])) > 30,
+           "the largest change first: %r" % rows[0])
+    text = subprocess.run([client_path(), "compare", a, b], capture_output=True, text=True,
+                          timeout=120)
+    expect(text.returncode == 0 and "Time profile: %d samples in A, %d in B" % (ta, tb)
+           in text.stdout and "peak A" not in text.stdout,
+           "compare without heap profiles: %d %r %r" % (text.returncode, text.stdout[:600],
+                                                        text.stderr))
+    out = s.path("two.html")
+    res = subprocess.run([client_path(), "report", a, b, "-o", out], capture_output=True,
+                         text=True, timeout=120)
+    expect(res.returncode == 0, "report A B failed: %s" % res.stderr)
+    br = Browser(s, width=1280, height=1400)
+    br.goto("file://" + out)
+    br.wait_js("+document.getElementById('flame').dataset.drawn >= 1", what="the flame graph")
+    settle(br)
+    hidden = br.js("['time', 'heap', 'labels', 'table'].map(function (id) { "
+                   "return document.getElementById(id).hidden; })")
+    expect(hidden == [False, True, True, True], "sections hidden (time, heap, labels, table): %r"
+           % hidden)
+    cells = br.js("Array.from(document.querySelectorAll('#time-table tbody tr')).map(function "
+                  "(tr) { return [tr.cells[0].textContent].concat([1, 2, 3, 4, 5, 6].map("
+                  "function (k) { return +tr.cells[k].dataset.value; })); })")
+    want = [[r["cost_centre"]] + [float(r[k]) for k in ("self_a_pct", "self_b_pct",
+                                                        "self_diff_pct", "total_a_pct",
+                                                        "total_b_pct", "total_diff_pct")]
+            for r in rows]
+    expect(cells == want, "the page's table is not compare --time's: %r / %r"
+           % (cells[:2], want[:2]))
+    got = frames(br)
+    diff = {k: (got.get(k, (None,))[0], v) for k, v in tree_of_folded(fb).items()
+            if got.get(k, (None,))[0] != v}
+    expect(not diff, "B's frames differ from its folded file: %r" % sorted(diff.items())[:4])
+    heavy, light = "MAIN;Main.main;Main.heavy", "MAIN;Main.main;Main.light"
+    rgb = {k: tuple(int(x) for x in re.findall(r"\d+", got[k][2])[:3]) for k in (heavy, light)}
+    note("fills: heavy %s, light %s" % (rgb[heavy], rgb[light]))
+    expect(rgb[light][0] > rgb[light][2] + 60 and rgb[heavy][2] > rgb[heavy][0] + 60,
+           "Main.light should be red (grew), Main.heavy blue (shrank): %r" % rgb)
+    frame_event(br, light, "mouseover")
+    details = br.js("document.getElementById('flame-details').textContent")
+    note("hover: %r" % details)
+    expect(re.match(r"Main\.light: [\d.]+ % of B's samples, [\d.]+ % of A's \(\+[\d.]+ points\)",
+                    details), "hover says %r" % details)
+    br.screenshot(os.path.join(harness.BUILD, "report-two-time.png"))
+    section_shot(br, "report-two-time-section.png")
+    expect(not br.errors(), "console errors: %r" % br.errors()[:5])
