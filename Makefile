@@ -112,6 +112,10 @@ screenshots:
 fuzz:
 	@scripts/ensure-deps.sh fuzz
 	@$(MAKE) --no-print-directory -j$(shell nproc 2>/dev/null || echo 2) ES_DEPS_CHECKED=1 $@
+.PHONY: bench-profile-live
+bench-profile-live:
+	@scripts/ensure-deps.sh bench
+	@$(MAKE) --no-print-directory -j$(shell nproc 2>/dev/null || echo 2) ES_DEPS_CHECKED=1 $@
 else
 
 HC_PKG ?= ghc-pkg
@@ -449,6 +453,12 @@ bench-programs: $(BENCH_PROGRAMS) $(CLIENT) $(PROBE) $(CHECKER) $(MANY_CLIENTS)
 bench: bench-programs
 	@HC=$(HC) python3 bench/run.py --build $(BUILD) $(if $(BENCH_ONLY),--only $(BENCH_ONLY)) \
 	    $(if $(BENCH_REPS),--reps $(BENCH_REPS)) $(if $(BENCH_SAME_SESSION),--same-session)
+
+# A long live time profile of a -N4 program (bench/bench_profile_live.py):
+# the memory of `profile` and `serve` over BENCH_SECONDS (600). Needs a GHC
+# that flushes while the program runs: scripts/ghc-chroot.sh 9.10 bench-profile-live.
+bench-profile-live: all
+	@HC=$(HC) python3 bench/bench_profile_live.py --build $(BUILD) --seconds $(or $(BENCH_SECONDS),600)
 
 # Unit tests link the cbits sources (no GHC, no RTS), compiled once per
 # flavour into an archive: plain, ASan/UBSan, TSan.

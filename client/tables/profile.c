@@ -136,13 +136,17 @@ static void write_out(struct profile *pr) {
         pr->status = 2;
         return;
     }
-    double tick = (double)p->tick_ns / 1e9;
+    /* The CPU time only with the tick (a profile started by a command
+     * brings no PROF_BEGIN on some GHCs). */
+    char cpu[64] = "";
+    if (p->tick_ns)
+        snprintf(cpu, sizeof cpu, ", %.3g s of CPU", (double)p->samples * (double)p->tick_ns / 1e9);
     fprintf(stderr,
-            "eventlog-socket: %s: %llu samples (%u stacks%s%.3g s of CPU) from program time "
-            "%.3f s to %.3f s to %s%s%s\n",
-            c->name, (unsigned long long)p->samples, (unsigned)p->nstacks, p->tick_ns ? ", " : "",
-            p->tick_ns ? (double)p->samples * tick : 0, (double)p->first / 1e9,
-            (double)p->last / 1e9, pr->out, pr->why ? ": " : "", pr->why ? pr->why : "");
+            "eventlog-socket: %s: %llu samples (%u stacks%s) from program time %.3f s to %.3f s "
+            "to %s%s%s\n",
+            c->name, (unsigned long long)p->samples, (unsigned)p->nstacks, cpu,
+            (double)p->first / 1e9, (double)p->last / 1e9, pr->out, pr->why ? ": " : "",
+            pr->why ? pr->why : "");
     if (p->oom)
         fprintf(stderr, "eventlog-socket: %s: out of memory: the profile is incomplete\n", c->name);
     if (p->runs_dropped)
