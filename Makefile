@@ -199,13 +199,13 @@ SLOWSEND := $(BUILD)/slowsend.so
 # The eventlog-socket command (client/): C on libuv and the library's own
 # stream reader. CLIENT_LIB_SRC is what unit tests and fuzz targets link.
 CLIENT := $(BUILD)/eventlog-socket
-CLIENT_DIRS := source model http web prom top tables flight profile
+CLIENT_DIRS := source model http web prom top tables flight profile spans
 CLIENT_SRC := $(wildcard client/*.c $(CLIENT_DIRS:%=client/%/*.c))
 CLIENT_H := $(wildcard client/*.h $(CLIENT_DIRS:%=client/%/*.h))
 # client/flight/'s parts but its subcommand (watch.c, which needs opts.c).
 CLIENT_LIB_SRC := $(wildcard client/source/*.c) $(filter-out client/flight/watch.c,$(wildcard client/flight/*.c)) \
                   client/tables/csv.c client/tables/rows.c client/prom/scan.c client/profile/prof.c \
-                  client/profile/write.c client/http/buf.c
+                  client/profile/write.c client/http/buf.c client/spans/spans.c
 # The manual pages, from docs/man/*.scd.
 MAN_SRC := $(wildcard docs/man/*.scd)
 MAN_PAGES := $(MAN_SRC:docs/man/%.scd=$(BUILD)/man/%)

@@ -2,6 +2,7 @@
 #include "rows.h"
 
 #include "profile/prof.h"
+#include "spans/spans.h"
 
 #include "csv.h"
 #include "format/es_event_names.h"
@@ -58,7 +59,13 @@ static const struct {
                          "cost-centre samples come from a program built with ghc -prof "
                          "-fprof-auto, run with +RTS -p -l (or profiled while it runs: "
                          "eventlog-socket profile ADDR)"},
+    [ES_ROWS_SPANS] = {"spans", "label,thread,capability,start_s,duration_s,parent,failed",
+                       "the program marks a span with traceEventIO \"START label\" and "
+                       "\"STOP label\" (or traceMarkerIO) in one thread; +RTS -l's scheduler "
+                       "events tell the threads apart"},
 };
+
+static void span_row(const struct es_span *s, void *ctx);
 
 int es_rows_kind(const char *name) {
     for (int k = 0; k < ES_ROWS_KINDS; k++)
@@ -90,6 +97,11 @@ int es_rows_init(struct es_rows *t, enum es_rows_kind k, FILE *out) {
             return -1;
         es_prof_init(t->prof);
     }
+    if (k == ES_ROWS_SPANS) {
+        if ((t->spans = malloc(sizeof *t->spans)) == NULL)
+            return -1;
+        es_spans_init(t->spans, span_row, t);
+    }
     fprintf(out, "%s\n", kinds[k].columns);
     return 0;
 }
@@ -101,6 +113,10 @@ void es_rows_destroy(struct es_rows *t) {
         es_prof_destroy(t->prof);
     free(t->prof);
     t->prof = NULL;
+    if (t->spans)
+        es_spans_destroy(t->spans);
+    free(t->spans);
+    t->spans = NULL;
 }
 
 /* The start of a row: time and capability (empty for none). */
@@ -363,6 +379,26 @@ static void profile_row(struct es_rows *t, const struct es_event *ev) {
     fputc('\n', t->out);
 }
 
+/* ---- spans: a row when a span ends (spans.h matches them). */
+
+static void span_row(const struct es_span *s, void *ctx) {
+    struct es_rows *t = ctx;
+    es_csv_str(t->out, s->label);
+    u64_cell(t->out, s->thread, s->thread != 0);
+    if (s->cap >= 0)
+        fprintf(t->out, ",%d", s->cap);
+    else
+        fputc(',', t->out);
+    fputc(',', t->out);
+    es_csv_time(t->out, s->start);
+    fputc(',', t->out);
+    es_csv_time(t->out, s->end - s->start);
+    fputc(',', t->out);
+    es_csv_str(t->out, s->parent);
+    fprintf(t->out, ",%s\n", s->failed ? "true" : "false");
+    t->rows++;
+}
+
 void es_rows_event(struct es_rows *t, const struct es_event *ev, int cap) {
     switch (t->kind) {
     case ES_ROWS_GC:
@@ -382,6 +418,9 @@ void es_rows_event(struct es_rows *t, const struct es_event *ev, int cap) {
         break;
     case ES_ROWS_PROFILE:
         profile_row(t, ev);
+        break;
+    case ES_ROWS_SPANS:
+        es_spans_event(t->spans, ev, cap);
         break;
     case ES_ROWS_CENSUS:
     case ES_ROWS_KINDS:

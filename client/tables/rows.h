@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The rows of `eventlog-socket table` (client/tables/table.c) for the kinds read
  * straight from the events, one row per event: gc, heap, markers, sparks,
- * threads, profile (census comes from the model's censuses, in table.c). Each kind
+ * threads, profile, spans (census comes from the model's censuses, in table.c). Each kind
  * has a header row and a writer that is given every event with the
  * capability of its block (profile: of the sample's own field); it writes a
  * row for the events of its kind and
@@ -27,6 +27,7 @@ enum es_rows_kind {
     ES_ROWS_SPARKS,
     ES_ROWS_THREADS,
     ES_ROWS_PROFILE,
+    ES_ROWS_SPANS,
     ES_ROWS_KINDS
 };
 
@@ -35,6 +36,7 @@ enum es_rows_kind {
 
 struct es_rows_gc_cap; /* rows.c: a capability's GC intervals */
 struct es_prof;        /* client/profile/prof.h: the cost centres' names */
+struct es_spans;       /* client/spans/spans.h: START/STOP matched per thread */
 
 struct es_rows {
     enum es_rows_kind kind;
@@ -43,6 +45,7 @@ struct es_rows {
     uint64_t garbled;          /* events of the kind too short to read */
     struct es_rows_gc_cap *gc; /* by capability, ES_ROWS_MAX_CAPS (gc only) */
     struct es_prof *prof;      /* profile only */
+    struct es_spans *spans;    /* spans only: a row at each span's STOP */
 };
 
 /* The kind named `name` ("gc", ...), or -1. */

@@ -6,7 +6,7 @@
  * whole-block writer (client/source/blocks.c) writing to a real file, and
  * `profile`'s time profile (client/profile/prof.c), whose counts must agree,
  * and the web page's tree of it (client/profile/write.c), whose root holds
- * them all.
+ * them all; and the spans' matcher (client/spans/spans.c).
  *
  * Input: the stream's bytes, fed in pieces whose sizes follow from the
  * input's length (so one input always splits the same way), then ended as
@@ -16,6 +16,7 @@
  * with `make fuzz`; `make check` replays the starting inputs. */
 #include "profile/prof.h"
 #include "profile/write.h"
+#include "spans/spans.h"
 #include "source/blocks.h"
 #include "source/conn.h"
 #include "fuzz_check.h"
@@ -28,6 +29,7 @@
 struct rec {
     struct es_blocks blocks;
     struct es_prof prof;
+    struct es_spans spans;
     uint64_t last_offset; /* events come in stream order */
     bool header;
 };
@@ -44,6 +46,8 @@ static void on_event(struct es_conn *c, const struct es_event *ev, uint64_t offs
     r->last_offset = offset + ev->len;
     es_blocks_event(&r->blocks, ev, offset);
     es_prof_event(&r->prof, ev);
+    /* Capabilities from the event's time: a hostile stream's any. */
+    es_spans_event(&r->spans, ev, (int)(ev->time % 5) - 1);
 }
 
 static void on_bytes(struct es_conn *c, const uint8_t *data, size_t n, void *ctx) {
@@ -101,6 +105,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     es_blocks_init(&r.blocks);
     es_prof_init(&r.prof);
     r.prof.keep_runs = true;
+    es_spans_init(&r.spans, NULL, NULL);
     es_conn_init_parser(&c, &cb);
     CHECK(es_blocks_set_fd(&r.blocks, fd) == 0);
     size_t pos = 0, step = size % 251 + 1;
@@ -145,6 +150,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     check_prof(&r.prof);
     es_prof_destroy(&r.prof);
+    CHECK(r.spans.used <= ES_SPANS_MAX_THREADS);
+    es_spans_destroy(&r.spans);
     es_conn_destroy_parser(&c);
     es_blocks_destroy(&r.blocks);
     return 0;

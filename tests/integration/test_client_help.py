@@ -346,7 +346,7 @@ def man_table_columns_are_the_csv_header(s):
         head = re.split(r"\.\s|:", " ".join(desc), 1)[0]
         kinds[term] = [c.strip() for c in head.split(",")]
     expect(sorted(kinds) == sorted(["gc", "heap", "census", "markers", "sparks", "threads",
-                                    "profile"]),
+                                    "profile", "spans"]),
            "the manual's kinds: %s" % sorted(kinds))
     for kind, columns in kinds.items():
         rc, out, err = run(s, ["table", kind, FIXTURE, "--csv", "-"])

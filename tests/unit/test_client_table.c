@@ -75,9 +75,13 @@ UNIT_CASE(client_table_kinds) {
        "kinds by name");
     ok(es_rows_kind("bogus") == -1 && es_rows_kind("") == -1 && es_rows_kind("GC") == -1,
        "unknown kinds refused");
+    /* A row per event starts with its time; a span's row is the span's
+     * (its label first, its start and duration after). */
     for (int k = 0; k < ES_ROWS_KINDS; k++)
-        ok(strncmp(es_rows_columns(k), "time_s,", 7) == 0 && *es_rows_hint(k),
-           "%s: columns start with time_s, a hint", es_rows_kind_name(k));
+        ok(strncmp(es_rows_columns(k), k == ES_ROWS_SPANS ? "label," : "time_s,",
+                   k == ES_ROWS_SPANS ? 6 : 7) == 0 &&
+               *es_rows_hint(k),
+           "%s: columns start with time_s (spans: label), a hint", es_rows_kind_name(k));
 }
 
 /* Every event type a kind reads, with its payload's full length. */

@@ -8,13 +8,18 @@
 --   flood N TAG          post N user messages "TAG i", i = 1..N; "ok"
 --   flood-for S TAG [K]  post user messages "TAG i" for S seconds, K
 --                        (default 1000) every 10 ms; "ok N", the number
+--   spans N MS LABEL     in N threads at once, a span LABEL of about MS ms
+--                        (traceEventIO "START LABEL" ... "STOP LABEL")
+--                        with LABEL.inner, half of it, inside; "ok" when
+--                        all have ended
 --   fail N               exit with status N (exitWith (ExitFailure N))
 --   throw TEXT           end by an uncaught exception (error TEXT): status 1
 --
 -- A program adds its own (quit among them) in front of these.
 module Commands (reply, replyWith, floodFor, commandLoop) where
 
-import Control.Concurrent (threadDelay)
+import Control.Concurrent (forkIO, threadDelay)
+import Control.Concurrent.MVar (MVar, newEmptyMVar, putMVar, takeMVar)
 import Control.Monad (forM_)
 import Debug.Trace (traceEventIO, traceMarkerIO)
 import GHC.Clock (getMonotonicTime)
@@ -41,6 +46,21 @@ floodFor seconds per tag = do
         if now - start < seconds then go (i + per) else pure (i + per - 1)
   go 1
 
+-- | A thread that marks a span `label` of `ms` ms with `label.inner`, its
+-- second half, nested in it; the MVar is filled when it has ended.
+spanThread :: Int -> String -> IO (MVar ())
+spanThread ms label = do
+  done <- newEmptyMVar
+  _ <- forkIO $ do
+    traceEventIO ("START " ++ label)
+    threadDelay (ms * 500)
+    traceEventIO ("START " ++ label ++ ".inner")
+    threadDelay (ms * 500)
+    traceEventIO ("STOP " ++ label ++ ".inner")
+    traceEventIO ("STOP " ++ label)
+    putMVar done ()
+  pure done
+
 -- | The shared commands; Nothing for any other.
 shared :: [String] -> Maybe (IO ())
 shared ("marker" : rest) = Just (traceMarkerIO (unwords rest) >> reply)
@@ -49,6 +69,10 @@ shared ["flood", n, tag] =
 shared ("flood-for" : secs : tag : per) = Just $ do
   n <- floodFor (read secs) (case per of [k] -> read k; _ -> 1000) tag
   replyWith ("ok " ++ show n)
+shared ["spans", n, ms, label] = Just $ do
+  dones <- mapM (const (spanThread (read ms) label)) [1 .. read n :: Int]
+  mapM_ takeMVar dones
+  reply
 shared ["fail", n] = Just (exitWith (ExitFailure (read n)))
 shared ("throw" : rest) = Just (error (unwords rest))
 shared _ = Nothing

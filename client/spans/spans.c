@@ -1,0 +1,255 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Spans from START/STOP markers, matched per thread (spans.h). */
+#include "spans.h"
+
+#include "format/es_payload.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* GHC's StopThread status for a thread that finished. */
+#define THREAD_FINISHED 5
+
+struct open_span {
+    char label[ES_SPANS_LABEL_MAX + 1];
+    uint64_t start;
+    int cap;
+};
+
+/* A thread with open spans (key 0: a free slot). */
+struct es_spans_open {
+    uint64_t key;
+    uint32_t n, cap;
+    struct open_span *items;
+};
+
+void es_spans_init(struct es_spans *sp, es_spans_done *done, void *ctx) {
+    memset(sp, 0, sizeof *sp);
+    sp->done = done;
+    sp->ctx = ctx;
+}
+
+void es_spans_destroy(struct es_spans *sp) {
+    for (size_t i = 0; i < sp->slots; i++)
+        free(sp->threads[i].items);
+    free(sp->threads);
+    sp->threads = NULL;
+    sp->slots = sp->used = 0;
+}
+
+bool es_spans_parse(const uint8_t *text, size_t n, bool *start, const uint8_t **label,
+                    size_t *len) {
+    if (n > 6 && memcmp(text, "START ", 6) == 0)
+        *start = true;
+    else if (n > 5 && memcmp(text, "STOP ", 5) == 0)
+        *start = false;
+    else
+        return false;
+    size_t skip = *start ? 6 : 5;
+    *label = text + skip;
+    *len = n - skip;
+    /* A C string posted with its NUL: the label ends there. */
+    const uint8_t *nul = memchr(*label, 0, *len);
+    if (nul)
+        *len = (size_t)(nul - *label);
+    return *len > 0;
+}
+
+/* ---- The threads' table: open addressing, linear probing, entries moved
+ * back on removal (no tombstones). */
+
+static size_t slot_of(const struct es_spans *sp, uint64_t key) {
+    uint64_t h = key * 0x9e3779b97f4a7c15u;
+    return (size_t)(h >> 20) & (sp->slots - 1);
+}
+
+static struct es_spans_open *find(const struct es_spans *sp, uint64_t key) {
+    if (sp->slots == 0)
+        return NULL;
+    for (size_t i = slot_of(sp, key);; i = (i + 1) & (sp->slots - 1)) {
+        if (sp->threads[i].key == key)
+            return &sp->threads[i];
+        if (sp->threads[i].key == 0)
+            return NULL;
+    }
+}
+
+static bool grow(struct es_spans *sp) {
+    size_t slots = sp->slots ? sp->slots * 2 : 64;
+    struct es_spans_open *t = calloc(slots, sizeof *t);
+    if (t == NULL)
+        return false;
+    struct es_spans_open *old = sp->threads;
+    size_t old_slots = sp->slots;
+    sp->threads = t;
+    sp->slots = slots;
+    for (size_t i = 0; i < old_slots; i++) {
+        if (old[i].key == 0)
+            continue;
+        size_t j = slot_of(sp, old[i].key);
+        while (t[j].key != 0)
+            j = (j + 1) & (slots - 1);
+        t[j] = old[i];
+    }
+    free(old);
+    return true;
+}
+
+/* The entry for `key`, made if new; NULL when the table is full or memory
+ * ran out. */
+static struct es_spans_open *enter(struct es_spans *sp, uint64_t key) {
+    struct es_spans_open *o = find(sp, key);
+    if (o != NULL)
+        return o;
+    if (sp->used >= ES_SPANS_MAX_THREADS)
+        return NULL;
+    if ((sp->used + 1) * 2 > sp->slots && !grow(sp)) {
+        sp->oom = true;
+        return NULL;
+    }
+    size_t i = slot_of(sp, key);
+    while (sp->threads[i].key != 0)
+        i = (i + 1) & (sp->slots - 1);
+    sp->threads[i] = (struct es_spans_open){.key = key};
+    sp->used++;
+    return &sp->threads[i];
+}
+
+/* Remove entry `o` (its spans freed), moving back the entries after it
+ * that its slot had pushed along. */
+static void leave(struct es_spans *sp, struct es_spans_open *o) {
+    size_t i = (size_t)(o - sp->threads), mask = sp->slots - 1;
+    free(o->items);
+    sp->threads[i] = (struct es_spans_open){0};
+    sp->used--;
+    for (size_t j = (i + 1) & mask; sp->threads[j].key != 0; j = (j + 1) & mask) {
+        size_t home = slot_of(sp, sp->threads[j].key);
+        /* Entry j may move to the hole at i if its home is not within (i, j]. */
+        bool stays = i <= j ? (home > i && home <= j) : (home > i || home <= j);
+        if (stays)
+            continue;
+        sp->threads[i] = sp->threads[j];
+        sp->threads[j] = (struct es_spans_open){0};
+        i = j;
+    }
+}
+
+/* ---- The events. */
+
+/* The key of the thread an event on `cap` belongs to (the high half tells
+ * an unknown thread's capability). */
+static uint64_t key_of(const struct es_spans *sp, int cap, uint32_t *thread) {
+    *thread = cap >= 0 && cap < ES_SPANS_MAX_CAPS ? sp->running[cap] : 0;
+    return *thread ? *thread : (uint64_t)(cap + 2) << 32;
+}
+
+static void begin(struct es_spans *sp, uint64_t key, const uint8_t *label, size_t len, uint64_t t,
+                  int cap) {
+    struct es_spans_open *o = enter(sp, key);
+    if (o == NULL || o->n >= ES_SPANS_MAX_OPEN) {
+        sp->dropped++;
+        return;
+    }
+    if (o->n == o->cap) {
+        uint32_t n = o->cap ? o->cap * 2 : 2;
+        struct open_span *items = realloc(o->items, n * sizeof *items);
+        if (items == NULL) {
+            sp->oom = true;
+            sp->dropped++;
+            return;
+        }
+        o->items = items;
+        o->cap = n;
+    }
+    struct open_span *s = &o->items[o->n++];
+    len = len < ES_SPANS_LABEL_MAX ? len : ES_SPANS_LABEL_MAX;
+    memcpy(s->label, label, len);
+    s->label[len] = '\0';
+    s->start = t;
+    s->cap = cap;
+}
+
+static void end(struct es_spans *sp, uint64_t key, uint32_t thread, const uint8_t *label,
+                size_t len, uint64_t t) {
+    struct es_spans_open *o = find(sp, key);
+    len = len < ES_SPANS_LABEL_MAX ? len : ES_SPANS_LABEL_MAX;
+    uint32_t k = o ? o->n : 0;
+    while (k > 0 && !(strlen(o->items[k - 1].label) == len &&
+                      memcmp(o->items[k - 1].label, label, len) == 0))
+        k--;
+    if (k == 0) {
+        sp->unmatched++;
+        return;
+    }
+    struct open_span *s = &o->items[k - 1];
+    struct es_span done = {.label = s->label,
+                           .parent = k >= 2 ? o->items[k - 2].label : "",
+                           .thread = thread,
+                           .cap = s->cap,
+                           .start = s->start,
+                           .end = t >= s->start ? t : s->start,
+                           .depth = k - 1};
+    sp->spans++;
+    if (sp->done)
+        sp->done(&done, sp->ctx);
+    /* Out of the stack; those opened after it stay open, their parent
+     * now the one below. */
+    memmove(s, s + 1, (o->n - k) * sizeof *s);
+    if (--o->n == 0)
+        leave(sp, o);
+}
+
+static void user_text(struct es_spans *sp, const struct es_event *ev, int cap) {
+    bool start;
+    const uint8_t *label;
+    size_t len;
+    if (!es_spans_parse(ev->payload, ev->payload_len, &start, &label, &len))
+        return;
+    uint32_t thread;
+    uint64_t key = key_of(sp, cap, &thread);
+    if (start)
+        begin(sp, key, label, len, ev->time, cap);
+    else
+        end(sp, key, thread, label, len, ev->time);
+}
+
+static void thread_event(struct es_spans *sp, const struct es_event *ev, int cap) {
+    struct es_payload r = es_payload_of(ev);
+    uint32_t id = es_payload_u32(&r);
+    uint16_t status = ev->type == ES_EVENT_STOP_THREAD ? es_payload_u16(&r) : 0;
+    if (!es_payload_ok(&r)) {
+        sp->garbled++;
+        return;
+    }
+    bool on_cap = cap >= 0 && cap < ES_SPANS_MAX_CAPS;
+    if (ev->type == ES_EVENT_RUN_THREAD) {
+        if (on_cap)
+            sp->running[cap] = id;
+        return;
+    }
+    if (on_cap && sp->running[cap] == id)
+        sp->running[cap] = 0;
+    if (status == THREAD_FINISHED && id != 0) {
+        struct es_spans_open *o = find(sp, id);
+        if (o != NULL) {
+            sp->abandoned += o->n;
+            leave(sp, o);
+        }
+    }
+}
+
+void es_spans_event(struct es_spans *sp, const struct es_event *ev, int cap) {
+    switch (ev->type) {
+    case ES_EVENT_USER_MSG:
+    case ES_EVENT_USER_MARKER:
+        user_text(sp, ev, cap);
+        break;
+    case ES_EVENT_RUN_THREAD:
+    case ES_EVENT_STOP_THREAD:
+        thread_event(sp, ev, cap);
+        break;
+    default:
+        break;
+    }
+}

@@ -1,0 +1,83 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Spans: the program's own intervals, from its "START label" / "STOP
+label" messages (ghc-events-analyse's convention), matched within their
+Haskell thread. `table spans` is judged against ghc-events' reading of the
+same recording (the running thread of each capability, the messages and
+their timestamps), paired here independently of the client's code, and
+against the sleeps the program made (threadDelay: a lower bound)."""
+
+import csv
+import re
+import subprocess
+
+from harness import expect, note, test
+from test_client_table import record, run_client
+
+
+def ghc_events_spans(path):
+    """The spans ghc-events' reading gives: [(label, thread, cap, start ns,
+    end ns, parent)], each START paired with the next STOP of its label in
+    the thread running on the message's capability."""
+    out = subprocess.run(["ghc-events", "show", path], capture_output=True, text=True,
+                         timeout=120).stdout
+    running, open_spans, spans = {}, {}, []
+    for line in out.splitlines():
+        m = re.match(r"\s*(\d+): cap (\d+): (.*)$", line)
+        if not m:
+            continue
+        t, cap, what = int(m.group(1)), int(m.group(2)), m.group(3)
+        r = re.match(r"running thread (\d+)$", what)
+        if r:
+            running[cap] = int(r.group(1))
+            continue
+        r = re.match(r"stopping thread (\d+) ", what)
+        if r and running.get(cap) == int(r.group(1)):
+            running[cap] = None
+            continue
+        r = re.match(r"(?:marker: )?(START|STOP) (.+)$", what)
+        if not r:
+            continue
+        thread = running.get(cap)
+        stack = open_spans.setdefault(thread, [])
+        if r.group(1) == "START":
+            stack.append((r.group(2), t, cap))
+            continue
+        for i in range(len(stack) - 1, -1, -1):
+            if stack[i][0] == r.group(2):
+                label, start, scap = stack.pop(i)
+                parent = stack[i - 1][0] if i > 0 else ""
+                spans.append((label, thread, scap, start, t, parent))
+                break
+    return spans
+
+
+@test
+def table_spans_are_the_programs_intervals(s):
+    """Four threads at once each mark a span "req" of 40 ms with
+    "req.inner", its second half, inside: `table spans` gives eight rows,
+    each the span ghc-events' reading pairs (label, thread, capability,
+    start and duration to the nanosecond, parent), four threads apart, each
+    "req" at least 40 ms and each inner span at least 20 ms."""
+    log, _ = record(s, "spans", ["spans 4 40 req"], rts=(), busy=False)
+    out = s.path("spans.csv")
+    res = run_client("table", "spans", log, "--csv", out)
+    expect(res.returncode == 0, "table spans exited %d: %s" % (res.returncode, res.stderr))
+    with open(out, newline="") as f:
+        rows = list(csv.DictReader(f))
+    want = ghc_events_spans(log)
+    note("%d rows; ghc-events pairs %d; %s" % (len(rows), len(want), ", ".join(
+        "%s %.1f ms" % (r["label"], 1000 * float(r["duration_s"])) for r in rows[:4])))
+    got = sorted((r["label"], int(r["thread"]), int(r["capability"]),
+                  round(float(r["start_s"]) * 1e9),
+                  round((float(r["start_s"]) + float(r["duration_s"])) * 1e9), r["parent"])
+                 for r in rows)
+    expect(len(rows) == 8 and all(r["failed"] == "false" for r in rows),
+           "eight spans, none failed: %r" % rows[:3])
+    expect(got == sorted(want), "the rows are not ghc-events' spans: %r / %r"
+           % (got[:2], sorted(want)[:2]))
+    reqs = [r for r in rows if r["label"] == "req"]
+    inner = [r for r in rows if r["label"] == "req.inner"]
+    expect(len({r["thread"] for r in reqs}) == 4, "four threads: %r" % [r["thread"] for r in reqs])
+    expect(all(float(r["duration_s"]) >= 0.040 for r in reqs)
+           and all(float(r["duration_s"]) >= 0.020 and r["parent"] == "req" for r in inner),
+           "durations under the sleeps: %r" % [(r["label"], r["duration_s"]) for r in rows])

@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Spans from START/STOP markers (client/spans/spans.c): matched within
+ * their thread, nested, interleaved threads with one label, a thread that
+ * moves between capabilities, STOPs without a START, a finished thread's
+ * open spans, the bound on open spans, and the threads' table emptied and
+ * reused. */
+#include "format/es_event_types.h"
+#include "spans/spans.h"
+#include "unit.h"
+
+#include <stdio.h>
+#include <string.h>
+
+struct seen {
+    struct es_span s[64];
+    char label[64][ES_SPANS_LABEL_MAX + 1], parent[64][ES_SPANS_LABEL_MAX + 1];
+    size_t n;
+};
+
+static void done(const struct es_span *s, void *ctx) {
+    struct seen *w = ctx;
+    if (w->n < 64) {
+        w->s[w->n] = *s;
+        snprintf(w->label[w->n], sizeof w->label[0], "%s", s->label);
+        snprintf(w->parent[w->n], sizeof w->parent[0], "%s", s->parent);
+    }
+    w->n++;
+}
+
+static void msg(struct es_spans *sp, int cap, uint64_t t, const char *text) {
+    struct es_event ev = {.type = ES_EVENT_USER_MSG,
+                          .time = t,
+                          .payload = (const uint8_t *)text,
+                          .payload_len = strlen(text)};
+    es_spans_event(sp, &ev, cap);
+}
+
+static void sched(struct es_spans *sp, int cap, uint64_t t, uint16_t type, uint32_t thread,
+                  uint16_t status) {
+    uint8_t b[10] = {(uint8_t)(thread >> 24), (uint8_t)(thread >> 16), (uint8_t)(thread >> 8),
+                     (uint8_t)thread,         (uint8_t)(status >> 8),  (uint8_t)status};
+    struct es_event ev = {.type = type,
+                          .time = t,
+                          .payload = b,
+                          .payload_len = type == ES_EVENT_STOP_THREAD ? 10 : 4};
+    es_spans_event(sp, &ev, cap);
+}
+
+UNIT_CASE(client_spans_nested_and_interleaved) {
+    struct seen w = {0};
+    struct es_spans sp;
+    es_spans_init(&sp, done, &w);
+    sched(&sp, 0, 1, ES_EVENT_RUN_THREAD, 7, 0);
+    msg(&sp, 0, 10, "START req");
+    msg(&sp, 0, 20, "START db");
+    sched(&sp, 0, 25, ES_EVENT_STOP_THREAD, 7, 3);
+    sched(&sp, 0, 26, ES_EVENT_RUN_THREAD, 8, 0);
+    msg(&sp, 0, 30, "START req"); /* thread 8, same label */
+    sched(&sp, 0, 35, ES_EVENT_STOP_THREAD, 8, 3);
+    sched(&sp, 1, 36, ES_EVENT_RUN_THREAD, 7, 0); /* 7 moved to capability 1 */
+    msg(&sp, 1, 40, "STOP db");
+    msg(&sp, 1, 50, "STOP req");
+    sched(&sp, 1, 55, ES_EVENT_STOP_THREAD, 7, 3);
+    sched(&sp, 0, 56, ES_EVENT_RUN_THREAD, 8, 0);
+    msg(&sp, 0, 90, "STOP req");
+    ok(w.n == 3, "three spans: %zu", w.n);
+    ok(strcmp(w.label[0], "db") == 0 && strcmp(w.parent[0], "req") == 0 && w.s[0].thread == 7 &&
+           w.s[0].start == 20 && w.s[0].end == 40 && w.s[0].cap == 0 && w.s[0].depth == 1,
+       "db in req, thread 7, 20..40 from capability 0");
+    ok(strcmp(w.label[1], "req") == 0 && w.s[1].thread == 7 && w.s[1].start == 10 &&
+           w.s[1].end == 50 && w.parent[1][0] == '\0',
+       "thread 7's req: 10..50 (%llu..%llu)", (unsigned long long)w.s[1].start,
+       (unsigned long long)w.s[1].end);
+    ok(strcmp(w.label[2], "req") == 0 && w.s[2].thread == 8 && w.s[2].start == 30 &&
+           w.s[2].end == 90,
+       "thread 8's req: 30..90, never paired with thread 7's");
+    ok(sp.unmatched == 0 && sp.used == 0, "nothing unmatched, no thread left open");
+    es_spans_destroy(&sp);
+}
+
+UNIT_CASE(client_spans_unmatched_and_finished) {
+    struct seen w = {0};
+    struct es_spans sp;
+    es_spans_init(&sp, done, &w);
+    sched(&sp, 0, 1, ES_EVENT_RUN_THREAD, 3, 0);
+    msg(&sp, 0, 5, "STOP x"); /* no START */
+    msg(&sp, 0, 6, "START y");
+    sched(&sp, 0, 7, ES_EVENT_STOP_THREAD, 3, 3);
+    sched(&sp, 0, 8, ES_EVENT_RUN_THREAD, 4, 0);
+    msg(&sp, 0, 9, "STOP y"); /* thread 4 opened no y */
+    sched(&sp, 0, 10, ES_EVENT_STOP_THREAD, 4, 3);
+    sched(&sp, 0, 11, ES_EVENT_RUN_THREAD, 3, 0);
+    sched(&sp, 0, 12, ES_EVENT_STOP_THREAD, 3, 5); /* 3 finished with y open */
+    msg(&sp, 0, 13, "not a span");
+    msg(&sp, 0, 14, "START ");
+    ok(w.n == 0 && sp.unmatched == 2 && sp.abandoned == 1 && sp.used == 0,
+       "no span; 2 STOPs unmatched, y abandoned at thread 3's end (%llu, %llu)",
+       (unsigned long long)sp.unmatched, (unsigned long long)sp.abandoned);
+    es_spans_destroy(&sp);
+}
+
+UNIT_CASE(client_spans_bounded) {
+    struct seen w = {0};
+    struct es_spans sp;
+    es_spans_init(&sp, done, &w);
+    char text[300];
+    for (int i = 0; i < ES_SPANS_MAX_OPEN + 10; i++) {
+        snprintf(text, sizeof text, "START s%d", i);
+        msg(&sp, -1, (uint64_t)i, text); /* no thread known: per capability */
+    }
+    ok(sp.dropped == 10, "past %d open spans, STARTs dropped: %llu", ES_SPANS_MAX_OPEN,
+       (unsigned long long)sp.dropped);
+    /* Many threads, each one span: the table grows, empties, is reused. */
+    for (uint32_t th = 1; th <= 5000; th++) {
+        sched(&sp, 1, th, ES_EVENT_RUN_THREAD, th, 0);
+        msg(&sp, 1, th, "START t");
+        sched(&sp, 1, th, ES_EVENT_STOP_THREAD, th, 3);
+    }
+    for (uint32_t th = 5000; th >= 1; th--) {
+        sched(&sp, 1, 10000 + th, ES_EVENT_RUN_THREAD, th, 0);
+        msg(&sp, 1, 10000 + th, "STOP t");
+        sched(&sp, 1, 10000 + th, ES_EVENT_STOP_THREAD, th, 3);
+    }
+    ok(sp.spans == 5000 && sp.unmatched == 0 && sp.used == 1,
+       "5000 threads' spans matched; only the capability-less opens left (%llu, %zu)",
+       (unsigned long long)sp.spans, sp.used);
+    memset(text, 'a', sizeof text);
+    memcpy(text, "START ", 6);
+    text[sizeof text - 1] = '\0';
+    memset(&w, 0, sizeof w);
+    sched(&sp, 2, 1, ES_EVENT_RUN_THREAD, 9, 0);
+    msg(&sp, 2, 1, text);
+    msg(&sp, 2, 2, text + 1); /* "TART aaa...": no span */
+    memcpy(text + 1, "STOP ", 5);
+    msg(&sp, 2, 3, text + 1); /* "STOP aaa...", as long */
+    ok(w.n == 1 && strlen(w.label[0]) == ES_SPANS_LABEL_MAX, "a long label cut at %d bytes",
+       ES_SPANS_LABEL_MAX);
+    es_spans_destroy(&sp);
+}
