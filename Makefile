@@ -211,7 +211,7 @@ MAN_SRC := $(wildcard docs/man/*.scd)
 MAN_PAGES := $(MAN_SRC:docs/man/%.scd=$(BUILD)/man/%)
 # The model of the program (client/model/): pure C, linked by its unit
 # test and fuzz target.
-MODEL_SRC := $(wildcard client/model/*.c)
+MODEL_SRC := $(wildcard client/model/*.c) client/spans/spans.c
 MODEL_H := $(wildcard client/model/*.h)
 CLIENT_CBITS := $(FORMAT_SRC) $(wildcard cbits/base/*.c)
 

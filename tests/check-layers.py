@@ -49,7 +49,7 @@ LEVELS = [
     ("client/http/", 21),
     ("client/source/", 22),
     ("client/profile/", 22),
-    ("client/spans/", 22),
+    ("client/spans/", 20),
     ("client/opts", 23, "client/ (the command line)"),
     ("client/help", 23, "client/ (the command line)"),
     ("client/subcommands", 23, "client/ (the command line)"),

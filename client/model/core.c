@@ -134,6 +134,16 @@ void es_model_event(struct es_model *m, const struct es_event *ev) {
         return;
     }
     e.cap = block_cap(m, ev);
+    switch (ev->type) {
+    case ES_EVENT_RUN_THREAD:
+    case ES_EVENT_STOP_THREAD:
+    case ES_EVENT_USER_MSG:
+    case ES_EVENT_USER_MARKER:
+        es_model_spans_event(m, ev, m->block_cap == ES_GLOBAL_CAP ? -1 : (int)m->block_cap);
+        break;
+    default:
+        break;
+    }
     es_model_handler *h = ev->type < HANDLED_TYPES ? handlers[ev->type] : NULL;
     if (h != NULL)
         h(m, &e);
@@ -176,13 +186,15 @@ void es_model_init(struct es_model *m) {
         m->want[t] = handlers[t] != NULL;
     m->want[ES_EVENT_BLOCK_MARKER] = true;
     set_window(m);
+    es_model_spans_init(m);
 }
 
 void es_model_figures_only(struct es_model *m) {
     assert(m->events == 0);
     m->figures_only = true;
-    /* Markers go only to the history's list (the notices are messages). */
-    m->want[ES_EVENT_USER_MARKER] = false;
+    /* Markers go only to the history's list (the notices are messages)
+     * and to the spans (spans.c), which a marker may begin or end: still
+     * read. */
     /* Info tables' names are for people: the exposition's labels are the
      * addresses (es_model_on_ipe keeps none of them). */
     m->want[ES_EVENT_IPE] = false;
@@ -197,6 +209,7 @@ void es_model_figures_only(struct es_model *m) {
 void es_model_destroy(struct es_model *m) {
     es_model_census_free(m);
     es_model_costs_free(m);
+    es_model_spans_free(m);
     es_model_ipe_free(m);
     es_model_threads_free(m);
     es_model_history_free(&m->h);

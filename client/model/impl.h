@@ -101,6 +101,11 @@ es_model_handler es_model_on_prof_sample;
 void es_model_costs_define(struct es_model *m, uint32_t id, const uint8_t *label, size_t llen,
                            const uint8_t *module, size_t mlen, bool builtin);
 void es_model_costs_free(struct es_model *m);
+/* Spans (spans.c): the matcher made, fed a scheduler event or a message
+ * of capability `cap` (-1: none), freed. */
+void es_model_spans_init(struct es_model *m);
+void es_model_spans_event(struct es_model *m, const struct es_event *ev, int cap);
+void es_model_spans_free(struct es_model *m);
 
 /* ipe.c */
 es_model_handler es_model_on_ipe;

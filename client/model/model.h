@@ -22,6 +22,7 @@
 #include "format/es_events.h"
 #include "format/es_header.h"
 #include "format/es_stream.h"
+#include "spans/spans.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -41,6 +42,18 @@ struct es_model_ipe {
 struct es_model_recent_cost {
     uint64_t t;
     uint32_t id;
+};
+
+/* Spans' histograms (client/model/spans.c). */
+#define ES_MODEL_SPAN_LABELS  64
+#define ES_MODEL_SPAN_BUCKETS 16
+/* The buckets' upper bounds in seconds (the last is +Inf). */
+extern const double es_model_span_bounds[ES_MODEL_SPAN_BUCKETS - 1];
+struct es_model_span_label {
+    char label[ES_SPANS_LABEL_MAX + 1];
+    uint64_t count;
+    double sum_s;
+    uint64_t buckets[ES_MODEL_SPAN_BUCKETS]; /* each its own, not cumulative */
 };
 
 struct es_model {
@@ -162,6 +175,17 @@ struct es_model {
         struct es_model_recent_cost *recent;
         size_t recent_next, recent_n;
     } costs;
+    /* Spans (client/model/spans.c): START/STOP markers matched per thread
+     * (client/spans/spans.h), each label's durations as a histogram of
+     * ES_MODEL_SPAN_BUCKETS; the first ES_MODEL_SPAN_LABELS labels seen
+     * have their own, later ones share `other` (counters never move from
+     * one series to another). */
+    struct es_model_spans {
+        struct es_spans *match; /* NULL until the first START or STOP */
+        struct es_model_span_label *labels;
+        size_t n;
+        struct es_model_span_label *other; /* with `labels`, after them */
+    } spans;
     /* IPE events (GHC >= 9.2, -finfo-table-map): each info table's name for
      * people, by address; open addressing, addr 0 = empty. */
     struct es_model_ipe *ipe;

@@ -72,6 +72,8 @@ double es_model_cost_s_per_gib(const struct es_model *m) {
 }
 
 void es_model_on_user_marker(struct es_model *m, struct es_model_ev *e) {
+    if (m->figures_only) /* read for the spans alone (spans.c) */
+        return;
     note(m, ES_NOTE_MARKER, e->t, &e->r);
 }
 

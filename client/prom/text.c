@@ -275,6 +275,40 @@ static void f_profile_samples(struct ctx *c) {
         sample_u(c, "ghc_time_profile_samples_total", c->m->costs.samples);
 }
 
+/* ---- Spans: each label's durations (the model's first
+ * ES_MODEL_SPAN_LABELS labels, later ones as "other"; a program's own
+ * label "other" renamed, as a census label is). */
+
+static void span_series(struct ctx *c, const struct es_model_span_label *l, const char *label) {
+    uint64_t cum = 0;
+    for (unsigned b = 0; b < ES_MODEL_SPAN_BUCKETS; b++) {
+        cum += l->buckets[b];
+        es_httpbuf_printf(c->b, "ghc_span_duration_seconds_bucket{%s,label=\"", c->lab);
+        add_escaped(c->b, label);
+        if (b + 1 < ES_MODEL_SPAN_BUCKETS)
+            es_httpbuf_printf(c->b, "\",le=\"%.9g\"} %" PRIu64 "\n", es_model_span_bounds[b], cum);
+        else
+            es_httpbuf_printf(c->b, "\",le=\"+Inf\"} %" PRIu64 "\n", cum);
+    }
+    sample_l(c, "ghc_span_duration_seconds_sum", "label", label, l->sum_s);
+    sample_l(c, "ghc_span_duration_seconds_count", "label", label, (double)l->count);
+}
+
+static void f_spans(struct ctx *c) {
+    const struct es_model_spans *sp = &c->m->spans;
+    for (size_t i = 0; i < sp->n; i++) {
+        const char *label = sp->labels[i].label;
+        char renamed[sizeof REST_LABEL + ES_MODEL_LABEL_SUFFIX_LEN];
+        if (strcmp(label, REST_LABEL) == 0) {
+            es_model_label_rename(renamed, sizeof renamed, label, label);
+            label = renamed;
+        }
+        span_series(c, &sp->labels[i], label);
+    }
+    if (sp->other != NULL && sp->other->count > 0)
+        span_series(c, sp->other, REST_LABEL);
+}
+
 /* ---- The families, in the order written. */
 
 static const struct family {
@@ -332,6 +366,10 @@ static const struct family {
      "GC and IDLE, by label): the cost centres with the most; the rest is "
      "ghc_time_profile_samples_total less their sum.",
      true, f_costs},
+    {"ghc_span_duration_seconds", "histogram",
+     "Durations of the program's spans (\"START label\" ... \"STOP label\" in one thread), by "
+     "label: the first 64 labels, later ones as other.",
+     true, f_spans},
 };
 
 /* The common labels of target `t`. */

@@ -9,8 +9,11 @@ against the sleeps the program made (threadDelay: a lower bound)."""
 import csv
 import re
 import subprocess
+import time
 
-from harness import expect, note, test
+from harness import check_stream, expect, note, serve, test
+from test_client_metrics import prom_query, start_metrics, start_prometheus, value, wait_for
+from test_client_profile import live_needs_flush
 from test_client_table import record, run_client
 
 
@@ -81,3 +84,62 @@ def table_spans_are_the_programs_intervals(s):
     expect(all(float(r["duration_s"]) >= 0.040 for r in reqs)
            and all(float(r["duration_s"]) >= 0.020 and r["parent"] == "req" for r in inner),
            "durations under the sleeps: %r" % [(r["label"], r["duration_s"]) for r in rows])
+
+
+@test(timeout=240)
+def metrics_span_histograms_reach_prometheus(s):
+    """`metrics` exports a histogram of each label's span durations whose
+    buckets, sum and count are what ghc-events' reading of a recording of
+    the same stream gives; a real Prometheus scrapes it and answers
+    histogram_quantile(0.99, ...) within the bucket of the true p99."""
+    live_needs_flush()
+    p, connect = serve(s, "sp", [])
+    rec = connect()  # the recording (it releases the program)
+    sock = s.path("sp.sock")
+    _, port = start_metrics(s, "unix:" + sock)
+    wait_for(port, "the connection", lambda sm: value(sm, "eventlog_socket_connected") == 1)
+    prom = start_prometheus(s, port)
+    expect(prom is not None, "prometheus is not installed")
+    for _ in range(3):
+        p.cmd("spans 4 40 req")
+    p.cmd("quit")
+    p.finish()
+    check_stream(s, rec.wait_eof(), "sp")
+    spans = ghc_events_spans(s.path("sp.eventlog"))
+    durations = {}
+    for label, _, _, start, end, _ in spans:
+        durations.setdefault(label, []).append((end - start) / 1e9)
+    expect(sorted(durations) == ["req", "req.inner"] and len(durations["req"]) == 12,
+           "ghc-events pairs %r" % {k: len(v) for k, v in durations.items()})
+    _, sm = wait_for(port, "12 spans of req",
+                     lambda sm: value(sm, "ghc_span_duration_seconds_count", label="req") == 12,
+                     timeout=30)
+    for label, ds in durations.items():
+        buckets = {dict(lab)["le"]: v for (n, lab), v in sm.items()
+                   if n == "ghc_span_duration_seconds_bucket" and dict(lab)["label"] == label}
+        for le, got in buckets.items():
+            want = len(ds) if le == "+Inf" else sum(1 for d in ds if d <= float(le))
+            expect(got == want, "%s le=%s: %s exported, ghc-events' spans give %d"
+                   % (label, le, got, want))
+        total = value(sm, "ghc_span_duration_seconds_sum", label=label)
+        expect(abs(total - sum(ds)) < 1e-6, "%s: sum %s, ghc-events %f" % (label, total, sum(ds)))
+        note("%s: %d spans, %d buckets, sum %.4f s" % (label, len(ds), len(buckets), total))
+    bounds = sorted(float(dict(lab)["le"]) for (n, lab), _ in sm.items()
+                    if n == "ghc_span_duration_seconds_bucket" and dict(lab)["label"] == "req"
+                    and dict(lab)["le"] != "+Inf")
+    ds = sorted(durations["req"])
+    p99 = ds[min(len(ds) - 1, int(0.99 * len(ds)))]
+    upper = next(b for b in bounds if p99 <= b)
+    lower = max([b for b in bounds if b < upper] or [0])
+    query = 'histogram_quantile(0.99, sum by (le) (ghc_span_duration_seconds_bucket{label="req"}))'
+    deadline = time.monotonic() + 60
+    while True:
+        got = prom_query(prom, query)
+        if got and got[0]["value"][1] not in ("NaN",):
+            break
+        expect(time.monotonic() < deadline, "Prometheus never answered %s: %r" % (query, got))
+        time.sleep(0.5)
+    q = float(got[0]["value"][1])
+    note("p99 of req: %.4f s; Prometheus says %.4f (bucket %g..%g)" % (p99, q, lower, upper))
+    expect(lower <= q <= upper, "Prometheus's p99 %.4f is not in the bucket (%g, %g] of %.4f"
+           % (q, lower, upper, p99))
