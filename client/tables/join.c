@@ -256,8 +256,14 @@ int es_join_check(struct es_join *cmp, enum es_join_want want) {
                 "eventlog-socket %s: both runs have cost-centre samples: --time compares "
                 "their time profiles\n",
                 cmp->cmd);
-    if (want == ES_JOIN_EITHER && !cmp->have_heap && cmp->have_time)
+    if (want == ES_JOIN_EITHER && !cmp->have_heap && cmp->have_time) {
+        /* Time profiles alone; one run with a heap profile and one
+         * without is told (the other was likely meant to have one). */
+        bool h0 = heap_ok(&cmp->run[0], false), h1 = heap_ok(&cmp->run[1], false);
+        for (int i = 0; i < 2 && h0 != h1; i++)
+            heap_ok(&cmp->run[i], true);
         status = 0;
+    }
     return status;
 }
 
