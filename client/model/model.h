@@ -49,12 +49,23 @@ struct es_model_recent_cost {
 #define ES_MODEL_SPAN_BUCKETS 16
 /* The buckets' upper bounds in seconds (the last is +Inf). */
 extern const double es_model_span_bounds[ES_MODEL_SPAN_BUCKETS - 1];
+/* The fine histogram's buckets: exact below 64 ns, then 64 to an octave
+ * (each at most 1/64 of its value wide) up to 2^48 ns (78 hours). */
+#define ES_MODEL_SPAN_FINE (64 + 42 * 64)
 struct es_model_span_label {
     char label[ES_SPANS_LABEL_MAX + 1];
     uint64_t count;
     double sum_s;
+    uint64_t max_ns;
     uint64_t buckets[ES_MODEL_SPAN_BUCKETS]; /* each its own, not cumulative */
+    /* For the percentiles the views show (not kept by a figures-only
+     * model): NULL until the label's first span, or memory ran out. */
+    uint32_t *fine;
 };
+/* The `q` quantile (0 to 1) of a label's durations in seconds, within
+ * 1/128 of its value (the middle of its fine bucket, within the label's
+ * largest); -1 without a fine histogram or spans. */
+double es_model_span_quantile(const struct es_model_span_label *l, double q);
 
 struct es_model {
     /* Who the program is (empty until the events arrive). */

@@ -33,12 +33,53 @@ static struct es_model_span_label *label_of(struct es_model *m, const char *labe
     return l;
 }
 
+/* The fine bucket of `ns` (model.h). */
+static unsigned fine_of(uint64_t ns) {
+    if (ns < 64)
+        return (unsigned)ns;
+    unsigned e = 63 - (unsigned)__builtin_clzll(ns); /* 2^e <= ns */
+    if (e > 47)
+        return ES_MODEL_SPAN_FINE - 1;
+    return 64 + (e - 6) * 64 + (unsigned)((ns >> (e - 6)) & 63);
+}
+
+/* The middle of fine bucket `b`, in ns. */
+static double fine_middle(unsigned b) {
+    if (b < 64)
+        return b;
+    unsigned e = (b - 64) / 64 + 6, sub = (b - 64) % 64;
+    return ((double)(64 + sub) + 0.5) * (double)(1ull << (e - 6));
+}
+
+double es_model_span_quantile(const struct es_model_span_label *l, double q) {
+    if (l->fine == NULL || l->count == 0)
+        return -1;
+    uint64_t rank = (uint64_t)(q * (double)l->count + 0.999999), seen = 0;
+    if (rank == 0)
+        rank = 1;
+    for (unsigned b = 0; b < ES_MODEL_SPAN_FINE; b++) {
+        seen += l->fine[b];
+        if (seen >= rank) {
+            double mid = fine_middle(b);
+            return (mid < (double)l->max_ns ? mid : (double)l->max_ns) / 1e9;
+        }
+    }
+    return (double)l->max_ns / 1e9;
+}
+
 static void span_done(const struct es_span *s, void *ctx) {
     struct es_model *m = ctx;
     struct es_model_span_label *l = label_of(m, s->label);
     if (l == NULL)
         return;
-    double d = (double)(s->end - s->start) / 1e9;
+    uint64_t ns = s->end - s->start;
+    if (ns > l->max_ns)
+        l->max_ns = ns;
+    if (l->fine == NULL && !m->figures_only)
+        l->fine = calloc(ES_MODEL_SPAN_FINE, sizeof *l->fine);
+    if (l->fine != NULL && l->fine[fine_of(ns)] < UINT32_MAX)
+        l->fine[fine_of(ns)]++;
+    double d = (double)ns / 1e9;
     unsigned b = 0;
     while (b < ES_MODEL_SPAN_BUCKETS - 1 && d > es_model_span_bounds[b])
         b++;
@@ -62,6 +103,8 @@ void es_model_spans_free(struct es_model *m) {
     if (m->spans.match != NULL)
         es_spans_destroy(m->spans.match);
     free(m->spans.match);
+    for (size_t i = 0; m->spans.labels && i <= ES_MODEL_SPAN_LABELS; i++)
+        free(m->spans.labels[i].fine);
     free(m->spans.labels);
     memset(&m->spans, 0, sizeof m->spans);
 }

@@ -52,6 +52,7 @@
     S.info = d.info;
     if (d.sparks) S.sparks = d.sparks;  // whole when changed (client/web/sparks.h)
     if (d.flame) S.flame = d.flame;  // whole when changed (client/web/flame.h)
+    if (d.spans) S.spans = d.spans;  // whole when changed (client/web/json.c)
     S.tl.length = Math.min(S.tl.length, d.tl_from);
     Array.prototype.push.apply(S.tl, d.tl);
     for (var c = 0; c < d.caps.length; c++) {
@@ -878,6 +879,29 @@
     });
   }
 
+  // ---- Spans (S.spans, client/web/json.c): per label, how many ended, their
+  // total and mean, p50/p90/p99 (within 1/128 of the value) and max.
+  function drawSpans() {
+    var P = S.spans;
+    $('spans-table').hidden = !P;
+    $('spans-note').setAttribute('data-state', P ? 'spans' : 'none');
+    if (!P) return;
+    text('spans-note', P.ended + (P.ended === 1 ? ' span' : ' spans') + ' ended' +
+         (P.unmatched ? '; ' + P.unmatched + ' STOP without a START in its thread' : '') +
+         (P.dropped ? '; ' + P.dropped + ' left out (too many open, or their thread finished)' : '') +
+         '. Percentiles within 1 %.');
+    var html = '';
+    P.labels.forEach(function (l) {
+      html += '<tr><td title="' + esc(l[0]) + '">' + esc(l[0]) + '</td><td class="v" data-value="' +
+        l[1] + '">' + l[1] + '</td>';
+      for (var k = 2; k <= 7; k++)
+        html += '<td class="v" data-value="' + l[k] + '">' + (l[k] < 0 ? '' : duration(Math.round(l[k] * 1e9))) + '</td>';
+      html += '</tr>';
+    });
+    var body = $('spans-table').tBodies[0];
+    if (body.innerHTML !== html) body.innerHTML = html;
+  }
+
   function draw() {
     if (!S) return;
     drawInfo();
@@ -885,6 +909,7 @@
     drawGc();
     drawCaps();
     drawTime();
+    drawSpans();
     drawSparks();
     drawThreads();
     drawNotes();

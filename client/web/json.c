@@ -319,6 +319,41 @@ static void threads_json(struct es_httpbuf *out, const struct es_model *m, unsig
     ES_HTTPBUF_ADD(out, "]}");
 }
 
+/* The spans' summary per label (model.h, "Spans"), when `whole` or when
+ * spans ended since *sig: ,"spans":{"ended", "unmatched", "dropped",
+ * "labels":[[label, count, total_s, mean_s, p50_s, p90_s, p99_s, max_s],
+ * ...]}, the labels as the model keeps them (later ones as "other"). */
+static void spans_json(struct es_httpbuf *out, const struct es_model *m, bool whole,
+                       uint64_t *sig) {
+    const struct es_model_spans *sp = &m->spans;
+    const struct es_spans *x = sp->match;
+    uint64_t ended = x ? x->spans : 0, unmatched = x ? x->unmatched : 0;
+    if (ended + unmatched == 0 || (!whole && *sig == ended + unmatched))
+        return;
+    *sig = ended + unmatched;
+    es_httpbuf_printf(out,
+                      ",\"spans\":{\"ended\":%llu,\"unmatched\":%llu,\"dropped\":%llu,"
+                      "\"labels\":[",
+                      (unsigned long long)ended, (unsigned long long)unmatched,
+                      (unsigned long long)(x->dropped + x->abandoned));
+    bool first = true;
+    for (size_t i = 0; sp->labels && i <= sp->n; i++) {
+        const struct es_model_span_label *l = i < sp->n ? &sp->labels[i] : sp->other;
+        if (l == NULL || l->count == 0)
+            continue;
+        if (!first)
+            ES_HTTPBUF_ADD(out, ",");
+        first = false;
+        ES_HTTPBUF_ADD(out, "[");
+        es_httpbuf_json_str(out, l->label);
+        es_httpbuf_printf(out, ",%llu,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g]", (unsigned long long)l->count,
+                          l->sum_s, l->sum_s / (double)l->count, es_model_span_quantile(l, 0.5),
+                          es_model_span_quantile(l, 0.9), es_model_span_quantile(l, 0.99),
+                          (double)l->max_ns / 1e9);
+    }
+    ES_HTTPBUF_ADD(out, "]}");
+}
+
 void es_webjson_state(struct es_httpbuf *out, const struct es_model *m,
                       const struct es_webjson_status *st, struct es_webjson_cursor *cur) {
     const struct es_model_history *h = &m->h;
@@ -340,6 +375,7 @@ void es_webjson_state(struct es_httpbuf *out, const struct es_model *m,
     ES_HTTPBUF_ADD(out, "]");
     es_websparks_json(out, m, full, &cur->sparks_sig);
     es_webflame_json(out, st->flame, full, &cur->flame_version);
+    spans_json(out, m, full, &cur->spans_sig);
     threads_json(out, m, from);
     ES_HTTPBUF_ADD(out, "}");
 }

@@ -63,6 +63,7 @@ struct es_webjson_cursor {
      * when they changed. */
     uint64_t sparks_sig;
     uint64_t flame_version; /* the flame graph's trees as last written */
+    uint64_t spans_sig;     /* the spans' summary as last written (its spans) */
 };
 
 /* Append the state to `out`: everything when `cur` is NULL, has not

@@ -7,14 +7,18 @@ their timestamps), paired here independently of the client's code, and
 against the sleeps the program made (threadDelay: a lower bound)."""
 
 import csv
+import os
 import re
 import subprocess
 import time
 
+import harness
+from cdp import Browser
 from harness import check_stream, expect, note, serve, test
 from test_client_metrics import prom_query, start_metrics, start_prometheus, value, wait_for
 from test_client_profile import live_needs_flush
 from test_client_table import record, run_client
+from test_client_web import need_chromium
 
 
 def ghc_events_spans(path):
@@ -143,3 +147,47 @@ def metrics_span_histograms_reach_prometheus(s):
     note("p99 of req: %.4f s; Prometheus says %.4f (bucket %g..%g)" % (p99, q, lower, upper))
     expect(lower <= q <= upper, "Prometheus's p99 %.4f is not in the bucket (%g, %g] of %.4f"
            % (q, lower, upper, p99))
+
+
+def nearest_rank(values, q):
+    v = sorted(values)
+    return v[max(0, min(len(v) - 1, -(-int(q * len(v) * 1000000) // 1000000) - 1))]
+
+
+@test
+def report_shows_each_labels_spans(s):
+    """`report` of a run that marked spans: the page's Spans table gives
+    each label's count, total, mean and max as ghc-events' reading of the
+    recording pairs them, and p50, p90 and p99 within 1/128 of the true
+    (nearest-rank) quantiles."""
+    need_chromium()
+    log, _ = record(s, "spans", ["spans 4 40 req", "spans 4 10 req", "spans 4 80 req"],
+                    rts=(), busy=False)
+    durations = {}
+    for label, _, _, start, end, _ in ghc_events_spans(log):
+        durations.setdefault(label, []).append((end - start) / 1e9)
+    out = s.path("spans.html")
+    res = run_client("report", log, "-o", out)
+    expect(res.returncode == 0, "report failed: %s" % res.stderr)
+    b = Browser(s, width=1280, height=1400)
+    b.goto("file://" + out)
+    b.wait_js("!document.getElementById('spans-table').hidden", what="the spans table")
+    rows = b.js("Array.from(document.querySelectorAll('#spans-table tbody tr')).map(function "
+                "(tr) { return [tr.cells[0].textContent].concat([1, 2, 3, 4, 5, 6, 7].map("
+                "function (k) { return +tr.cells[k].dataset.value; })); })")
+    note("page: %r" % rows)
+    expect(sorted(r[0] for r in rows) == sorted(durations), "labels %r, ghc-events %r"
+           % ([r[0] for r in rows], sorted(durations)))
+    for label, count, total, mean, p50, p90, p99, mx in rows:
+        ds = durations[label]
+        expect(count == len(ds) and abs(total - sum(ds)) < 1e-6 and abs(mean - sum(ds) / len(ds))
+               < 1e-6 and abs(mx - max(ds)) < 1e-9,
+               "%s: count %d total %f mean %f max %f; ghc-events %d %f %f %f"
+               % (label, count, total, mean, mx, len(ds), sum(ds), sum(ds) / len(ds), max(ds)))
+        for q, got in ((0.5, p50), (0.9, p90), (0.99, p99)):
+            want = nearest_rank(ds, q)
+            expect(abs(got - want) <= want / 128 + 1e-9, "%s: p%d %f, the true one %f"
+                   % (label, round(100 * q), got, want))
+    b.js("document.getElementById('spans').scrollIntoView()")
+    b.screenshot(os.path.join(harness.BUILD, "web-spans-report.png"))
+    expect(not b.errors(), "console errors: %r" % b.errors()[:5])
