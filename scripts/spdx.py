@@ -9,7 +9,8 @@ A source file's licence line is `SPDX-License-Identifier: BSD-3-Clause` in
 the file's own comment syntax, on its first line, or on its second after a
 line that must come first (`#!`, `<!DOCTYPE html>`, `cabal-version:`).
 Files that are data or documents, not source, carry none: their kinds are
-listed in SKIP with the reason.
+listed in SKIP with the reason; nor do other projects' files vendored
+unchanged (VENDORED), which carry their own licence.
 """
 import os
 import subprocess
@@ -31,11 +32,16 @@ COMMENT = {
 # fixtures compared byte for byte), images, and documents (md, scd: the
 # man pages' source, whose first line is the page's title by scdoc's rule).
 SKIP = {".json", ".eventlog", ".expect", ".png", ".md", ".scd", ".gitignore"}
+# Other projects' files kept unchanged under their own licence (each folder
+# has a README.md naming the source, the version and the licence).
+VENDORED = ("client/web/vendor/",)
 # Lines that must stay first in their file.
 FIRST = ("#!", "<!DOCTYPE", "<!doctype", "cabal-version:")
 
 
 def kind(path):
+    if path.startswith(VENDORED):
+        return None
     base = os.path.basename(path)
     if base in COMMENT:
         return base
