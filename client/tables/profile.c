@@ -371,9 +371,12 @@ static void on_event(struct es_conn *c, const struct es_event *ev, uint64_t offs
         return;
     es_prof_event(&pr->prof, ev);
     /* Samples are posted in time order (the RTS's global buffer): one
-     * from D's end on means D's samples are all in. */
-    if (pr->live && pr->phase == COLLECT && ev->type == ES_EVENT_PROF_SAMPLE_COST_CENTRE &&
-        ev->time >= pr->prof.to)
+     * from D's end on means D's samples are all in. Not so of a window,
+     * whose end is its last byte (window_event): its end time comes
+     * rounded in the answer, and a sample of its last instant may lie
+     * past it. */
+    if (pr->live && !pr->window && pr->phase == COLLECT &&
+        ev->type == ES_EVENT_PROF_SAMPLE_COST_CENTRE && ev->time >= pr->prof.to)
         end_collection(pr, "the duration is over");
 }
 
