@@ -38,8 +38,21 @@ FRAMES_JS = """Array.from(document.querySelectorAll('#flame svg g')).filter(func
 })"""
 
 
+# Every frame of the graph's tree, drawn or not: d3-flame-graph leaves out
+# of the picture a frame narrower than its minFrameSize (1 px).
+TREE_JS = """document.getElementById('flame').__data__.descendants().map(function (d) {
+  var names = [];
+  for (var n = d; n; n = n.parent) names.unshift(n.data.name);
+  return [names.join(';'), d.value];
+})"""
+
+
 def frames(b):
     return {path: (value, width, fill) for path, value, width, fill in b.js(FRAMES_JS)}
+
+
+def tree_values(b):
+    return {path: value for path, value in b.js(TREE_JS)}
 
 
 def tree_of_folded(stacks):
@@ -107,17 +120,19 @@ def report_flame_graph_is_the_profile(s):
     b.wait_js("+document.getElementById('flame').dataset.drawn >= 1", what="the flame graph")
     b.js("document.getElementById('time').scrollIntoView()")
     settle(b)
-    got, want = frames(b), tree_of_folded(stacks)
+    got, tree, want = frames(b), tree_values(b), tree_of_folded(stacks)
     total = ghc_events_samples(log)
-    note("%d frames drawn; MAIN %s; ghc-events counts %d samples"
-         % (len(got), got.get("MAIN"), total))
-    expect(got.get("MAIN", (0,))[0] == total, "the graph's root holds %s samples, ghc-events "
-           "counts %d" % (got.get("MAIN"), total))
-    diff = {k: (got.get(k, (None,))[0], want.get(k)) for k in set(got) | set(want)
-            if got.get(k, (None,))[0] != want.get(k)}
+    note("%d frames in the tree, %d drawn; MAIN %s; ghc-events counts %d samples"
+         % (len(tree), len(got), got.get("MAIN"), total))
+    expect(tree.get("MAIN") == total, "the graph's root holds %s samples, ghc-events "
+           "counts %d" % (tree.get("MAIN"), total))
+    diff = {k: (tree.get(k), want.get(k)) for k in set(tree) | set(want)
+            if tree.get(k) != want.get(k)}
     expect(not diff, "frames whose samples differ from the folded file's (page, file): %r"
            % sorted(diff.items())[:5])
     full = svg_width(b)
+    hidden = [k for k, v in want.items() if full * v / total >= 1.5 and k not in got]
+    expect(not hidden, "frames of 1.5 px or more not drawn: %r" % hidden[:5])
     for path, (value, width, _) in got.items():
         expect(abs(width - full * value / total) <= 1.5,
                "%s: %.1f px wide for %d of %d samples in %d px" % (path, width, value, total,
@@ -342,9 +357,8 @@ def compare_and_report_two_time_profiles(s):
             for r in rows]
     expect(cells == want, "the page's table is not compare --time's: %r / %r"
            % (cells[:2], want[:2]))
-    got = frames(br)
-    diff = {k: (got.get(k, (None,))[0], v) for k, v in tree_of_folded(fb).items()
-            if got.get(k, (None,))[0] != v}
+    got, tree = frames(br), tree_values(br)
+    diff = {k: (tree.get(k), v) for k, v in tree_of_folded(fb).items() if tree.get(k) != v}
     expect(not diff, "B's frames differ from its folded file: %r" % sorted(diff.items())[:4])
     heavy, light = "MAIN;Main.main;Main.heavy", "MAIN;Main.main;Main.light"
     rgb = {k: tuple(int(x) for x in re.findall(r"\d+", got[k][2])[:3]) for k in (heavy, light)}
