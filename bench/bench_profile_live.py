@@ -23,7 +23,6 @@ bench-profile-live).
 """
 import argparse
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -32,6 +31,8 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_metrics import cpu_times, rss_kib  # noqa: E402
 
 
 def probe_prof(build):
@@ -41,17 +42,6 @@ def probe_prof(build):
     import test_control
     exe = os.path.abspath(os.path.join(build, "probe-prof"))
     return test_control.build_profiled_probe(ROOT, exe)
-
-
-def rss_kib(pid):
-    with open("/proc/%d/status" % pid) as f:
-        return int(re.search(r"VmRSS:\s+(\d+)", f.read()).group(1))
-
-
-def cpu_s(pid):
-    with open("/proc/%d/stat" % pid) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def main():
@@ -87,7 +77,7 @@ def main():
             time.sleep(10)
             if prof.poll() is None:
                 points.append((time.monotonic() - start, rss_kib(srv.pid), rss_kib(prof.pid)))
-        serve_cpu = cpu_s(srv.pid)
+        serve_cpu = sum(cpu_times(srv.pid))
         err = prof.stderr.read()
         with open(out) as f:
             samples = sum(int(line.rsplit(" ", 1)[1]) for line in f)
