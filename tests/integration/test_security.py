@@ -247,8 +247,11 @@ def lossless_client_that_stalls_is_demoted(s):
     p.finish()
     data = c.wait_eof()
     found = lossless_notices(data)
-    expect(found and b"ended" in found[0], "no notice in the client's stream")
     summ = check_stream(s, data, "stall")
+    told = [m for _, m in summ.messages if m.startswith("eventlog-socket: ")]
+    expect(found and b"ended" in found[0],
+           "no notice in the client's stream (%d bytes); its notices: %r"
+           % (len(data), [m[:120] for m in told[:8]]))
     drops = [m for _, m in summ.messages if m.startswith("eventlog-socket: dropped")]
     expect(drops, "no drop notice after the demotion")
     later = check_stream(s, other.wait_eof(), "stall-other")
