@@ -7,6 +7,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const struct {
@@ -20,8 +21,8 @@ static const struct {
 };
 
 #define CONDITIONS                                                                                 \
-    "gc-pause>DURATION, heap-size>SIZE, live>SIZE, marker~PATTERN, message~PATTERN or "            \
-    "exit-failure"
+    "gc-pause>DURATION, heap-size>SIZE, live>SIZE, marker~PATTERN, message~PATTERN, "              \
+    "span:LABEL>DURATION or exit-failure"
 
 /* The condition's value after its operator, into `t`. */
 static int value(struct es_trigger *t, const char *v, char *err, size_t size) {
@@ -49,6 +50,36 @@ static int value(struct es_trigger *t, const char *v, char *err, size_t size) {
     return -1;
 }
 
+static void span_done(const struct es_span *s, void *ctx);
+
+/* span:LABEL>DURATION, the label up to the last '>' (a label may hold
+ * one), into `t`; the matcher made with the first. */
+static int span_condition(struct es_triggers *ts, struct es_trigger *t, char *err, size_t size) {
+    const char *label = t->text + 5, *gt = strrchr(label, '>');
+    if (gt == NULL || gt == label || (size_t)(gt - label) > ES_SPANS_LABEL_MAX) {
+        snprintf(err, size,
+                 "%s: not span:LABEL>DURATION (a label of 1 to %d bytes, span:request>1s)", t->text,
+                 ES_SPANS_LABEL_MAX);
+        return -1;
+    }
+    if (!es_units_duration(gt + 1, &t->threshold) || t->threshold == 0) {
+        snprintf(err, size, "%s: not a duration (100ms, 1.5s)", t->text);
+        return -1;
+    }
+    t->kind = ES_TRIGGER_SPAN;
+    t->label = label;
+    t->label_len = (size_t)(gt - label);
+    if (ts->spans == NULL) {
+        ts->spans = malloc(sizeof *ts->spans);
+        if (ts->spans == NULL) {
+            snprintf(err, size, "%s: out of memory", t->text);
+            return -1;
+        }
+        es_spans_init(ts->spans, span_done, ts);
+    }
+    return 0;
+}
+
 int es_triggers_add(struct es_triggers *ts, const char *text, char *err, size_t size) {
     if (ts->n >= ES_TRIGGERS_MAX) {
         snprintf(err, size, "at most %d conditions", ES_TRIGGERS_MAX);
@@ -59,6 +90,12 @@ int es_triggers_add(struct es_triggers *ts, const char *text, char *err, size_t 
     t->text = text;
     if (strcmp(text, "exit-failure") == 0) {
         t->kind = ES_TRIGGER_EXIT_FAILURE;
+        ts->n++;
+        return 0;
+    }
+    if (strncmp(text, "span:", 5) == 0) {
+        if (span_condition(ts, t, err, size) != 0)
+            return -1;
         ts->n++;
         return 0;
     }
@@ -81,6 +118,10 @@ void es_triggers_free(struct es_triggers *ts) {
         if (ts->t[i].kind == ES_TRIGGER_MARKER || ts->t[i].kind == ES_TRIGGER_MESSAGE)
             regfree(&ts->t[i].re);
     ts->n = 0;
+    if (ts->spans != NULL)
+        es_spans_destroy(ts->spans);
+    free(ts->spans);
+    ts->spans = NULL;
 }
 
 void es_triggers_want(const struct es_triggers *ts, bool *want) {
@@ -99,6 +140,10 @@ void es_triggers_want(const struct es_triggers *ts, bool *want) {
         case ES_TRIGGER_MARKER:
             want[ES_EVENT_USER_MARKER] = true;
             break;
+        case ES_TRIGGER_SPAN:
+            want[ES_EVENT_USER_MARKER] = true;
+            want[ES_EVENT_RUN_THREAD] = want[ES_EVENT_STOP_THREAD] = true;
+            break;
         default:
             break;
         }
@@ -116,7 +161,7 @@ static bool matches(const struct es_trigger *t, const struct es_event *ev) {
 __attribute__((format(printf, 4, 5))) static bool
 fire(const struct es_trigger *t, uint64_t time, struct es_firing *out, const char *fmt, ...) {
     out->by = t;
-    out->time = time;
+    out->time = out->from = time;
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(out->what, sizeof out->what, fmt, ap);
@@ -139,6 +184,29 @@ static bool gc_event(struct es_triggers *ts, const struct es_trigger *t, const s
     if (ev->time - start <= t->threshold)
         return false;
     return fire(t, ev->time, out, "a GC pause of %.1f ms", (double)(ev->time - start) / 1e6);
+}
+
+/* A span ended (the matcher's callback, within es_triggers_event): the
+ * first span condition it breaks fires, once per event. */
+static void span_done(const struct es_span *s, void *ctx) {
+    struct es_triggers *ts = ctx;
+    if (ts->span_firing)
+        return;
+    uint64_t ns = s->end - s->start;
+    for (unsigned i = 0; i < ts->n; i++) {
+        const struct es_trigger *t = &ts->t[i];
+        if (t->kind != ES_TRIGGER_SPAN || ns <= t->threshold || strlen(s->label) != t->label_len ||
+            memcmp(s->label, t->label, t->label_len) != 0)
+            continue;
+        char thread[32] = "";
+        if (s->thread != 0)
+            snprintf(thread, sizeof thread, ", thread %u", (unsigned)s->thread);
+        ts->span_firing =
+            fire(t, s->end, &ts->span_fired, "a span \"%s\" of %.1f ms (from %.3f s%s%s)", s->label,
+                 (double)ns / 1e6, (double)s->start / 1e9, thread, s->failed ? ", failed" : "");
+        ts->span_fired.from = s->start;
+        return;
+    }
 }
 
 /* One condition against one event. */
@@ -170,6 +238,8 @@ static bool holds(struct es_triggers *ts, const struct es_trigger *t, const stru
     }
     case ES_TRIGGER_EXIT_FAILURE:
         return notice && ts->error_seen && fire(t, ev->time, out, "the RTS reported an error");
+    case ES_TRIGGER_SPAN:
+        return false; /* judged by the matcher: es_triggers_event */
     }
     return false;
 }
@@ -190,10 +260,38 @@ bool es_triggers_event(struct es_triggers *ts, const struct es_event *ev, uint16
             return false;
         }
     }
+    /* The matcher sees every event it reads (one firing per event: a
+     * span's STOP that is also a matching marker fires as the span). */
+    if (ts->spans != NULL && !notice) {
+        ts->span_firing = false;
+        es_spans_event(ts->spans, ev, cap == 0xffff ? -1 : (int)cap);
+        if (ts->span_firing) {
+            *out = ts->span_fired;
+            return true;
+        }
+    }
     for (unsigned i = 0; i < ts->n; i++)
         if (holds(ts, &ts->t[i], ev, cap, notice, out))
             return true;
     return false;
+}
+
+uint64_t es_triggers_keep_from(struct es_triggers *ts, uint64_t from, uint64_t every) {
+    if (ts->spans == NULL)
+        return from;
+    if (ts->open_at == 0 || from < ts->open_at || from - ts->open_at >= every) {
+        ts->open_at = from;
+        ts->open_oldest = UINT64_MAX;
+        for (unsigned i = 0; i < ts->n; i++) {
+            const struct es_trigger *t = &ts->t[i];
+            if (t->kind != ES_TRIGGER_SPAN)
+                continue;
+            uint64_t o = es_spans_oldest_open(ts->spans, t->label, t->label_len);
+            if (o < ts->open_oldest)
+                ts->open_oldest = o;
+        }
+    }
+    return ts->open_oldest < from ? ts->open_oldest : from;
 }
 
 bool es_triggers_end(struct es_triggers *ts, bool cut, uint64_t time, bool fired_at_error,

@@ -8,6 +8,8 @@
  *   live>SIZE           live bytes after a major GC past it (HEAP_LIVE)
  *   marker~PATTERN      a marker (traceMarker) matches the extended regex
  *   message~PATTERN     a message of the program's (traceEvent) matches
+ *   span:LABEL>DURATION a span LABEL (client/spans/spans.h: START/STOP
+ *                       in one thread) took longer, judged at its STOP
  *   exit-failure        the RTS reported an error (the library's error
  *                       notice: an uncaught exception, an exhausted heap)
  *                       or the stream ended without its end marker
@@ -17,6 +19,7 @@
 #define ES_TRIGGER_H
 
 #include "format/es_events.h"
+#include "spans/spans.h"
 
 #include <regex.h>
 #include <stdbool.h>
@@ -34,6 +37,7 @@ enum es_trigger_kind {
     ES_TRIGGER_MARKER,
     ES_TRIGGER_MESSAGE,
     ES_TRIGGER_EXIT_FAILURE,
+    ES_TRIGGER_SPAN,
 };
 
 struct es_trigger {
@@ -41,6 +45,17 @@ struct es_trigger {
     const char *text;   /* as written */
     uint64_t threshold; /* ns or bytes */
     regex_t re;         /* MARKER, MESSAGE */
+    const char *label;  /* SPAN: within text, `label_len` bytes */
+    size_t label_len;
+};
+
+/* What fired: which condition, at what program time (and from when, for
+ * a condition that spans a time: its file should begin there if it can),
+ * and a sentence. */
+struct es_firing {
+    const struct es_trigger *by;
+    uint64_t time, from;
+    char what[300];
 };
 
 struct es_triggers {
@@ -48,17 +63,14 @@ struct es_triggers {
     unsigned n;
     uint64_t gc_start[ES_TRIGGER_CAPS]; /* per capability: its GC's start, 0: none */
     bool error_seen;                    /* the library's error notice came */
-};
-
-/* What fired: which condition, at what program time, and a sentence. */
-struct es_firing {
-    const struct es_trigger *by;
-    uint64_t time;
-    char what[300];
+    struct es_spans *spans;             /* with a span condition: the matcher */
+    struct es_firing span_fired;        /* what the matcher's last span fired */
+    bool span_firing;
+    uint64_t open_at, open_oldest; /* es_triggers_keep_from's last look */
 };
 
 /* Add the condition `text` (kept, not copied). Returns 0, or -1 with a
- * message for the user in `err`. */
+ * message for the user in `err` (also when out of memory). */
 int es_triggers_add(struct es_triggers *ts, const char *text, char *err, size_t size);
 void es_triggers_free(struct es_triggers *ts);
 
@@ -71,6 +83,13 @@ void es_triggers_want(const struct es_triggers *ts, bool *want);
  * true with *out filled when a condition holds. */
 bool es_triggers_event(struct es_triggers *ts, const struct es_event *ev, uint16_t cap,
                        struct es_firing *out);
+
+/* What the watcher keeps: from program time `from` (--before before the
+ * latest event), or from the start of the earliest open span a span
+ * condition watches, if earlier, so that a slow span's file can begin at
+ * its start. Looks at the open spans at most every `every` ns of program
+ * time: a span opened since began after the last look. */
+uint64_t es_triggers_keep_from(struct es_triggers *ts, uint64_t from, uint64_t every);
 
 /* The stream ended (`cut`: without its end marker) at program time
  * `time`: true with *out filled when exit-failure holds and has not fired

@@ -95,7 +95,10 @@ static void start_shot(struct watch *w, const struct es_firing *f) {
     char stem[600], path[700];
     w->firing = *f;
     w->next_allowed = f->time + w->holdoff;
-    es_ring_trim(&w->ring, f->time > w->before ? f->time - w->before : 0);
+    /* From --before before the moment, or from the span's start when that
+     * is earlier and still kept. */
+    uint64_t from = f->time > w->before ? f->time - w->before : 0;
+    es_ring_trim(&w->ring, f->from < from ? f->from : from);
     int n = snprintf(stem, sizeof stem, "%s/", w->dir);
     es_naming_stem(w->ses.conn, true, stem + n, sizeof stem - (size_t)n);
     int fd = es_naming_create(stem, path, sizeof path);
@@ -185,9 +188,13 @@ static void on_bytes(struct es_conn *c, const uint8_t *data, size_t n, void *ctx
         start_shot(w, &w->next);
     }
     uint64_t now = c->info.latest_time;
-    /* The time before the latest event is kept, and no more. */
-    if (!w->shot.open)
-        es_ring_trim(&w->ring, now > w->before ? now - w->before : 0);
+    /* The time before the latest event is kept, and no more (but for a
+     * watched span still open: from its start, within --memory). */
+    if (!w->shot.open) {
+        uint64_t every = w->before < 10000000 ? w->before : 10000000;
+        uint64_t from = now > w->before ? now - w->before : 0;
+        es_ring_trim(&w->ring, es_triggers_keep_from(&w->ts, from, every ? every : 1));
+    }
 }
 
 static void stop(struct watch *w, int status, const char *why) {

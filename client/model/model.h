@@ -55,6 +55,7 @@ extern const double es_model_span_bounds[ES_MODEL_SPAN_BUCKETS - 1];
 struct es_model_span_label {
     char label[ES_SPANS_LABEL_MAX + 1];
     uint64_t count;
+    uint64_t failed; /* of them, ended by an exception (FAIL) */
     double sum_s;
     uint64_t max_ns;
     uint64_t buckets[ES_MODEL_SPAN_BUCKETS]; /* each its own, not cumulative */

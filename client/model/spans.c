@@ -85,6 +85,7 @@ static void span_done(const struct es_span *s, void *ctx) {
         b++;
     l->buckets[b]++;
     l->count++;
+    l->failed += s->failed;
     l->sum_s += d;
 }
 

@@ -294,7 +294,11 @@ static void span_series(struct ctx *c, const struct es_model_span_label *l, cons
     sample_l(c, "ghc_span_duration_seconds_count", "label", label, (double)l->count);
 }
 
-static void f_spans(struct ctx *c) {
+/* `fn` for each label the spans' families export: the model's first
+ * labels (a program's own "other" renamed), then "other". */
+static void each_span_label(struct ctx *c,
+                            void (*fn)(struct ctx *c, const struct es_model_span_label *l,
+                                       const char *label)) {
     const struct es_model_spans *sp = &c->m->spans;
     for (size_t i = 0; i < sp->n; i++) {
         const char *label = sp->labels[i].label;
@@ -303,10 +307,22 @@ static void f_spans(struct ctx *c) {
             es_model_label_rename(renamed, sizeof renamed, label, label);
             label = renamed;
         }
-        span_series(c, &sp->labels[i], label);
+        fn(c, &sp->labels[i], label);
     }
     if (sp->other != NULL && sp->other->count > 0)
-        span_series(c, sp->other, REST_LABEL);
+        fn(c, sp->other, REST_LABEL);
+}
+
+static void failed_series(struct ctx *c, const struct es_model_span_label *l, const char *label) {
+    sample_l(c, "ghc_span_failures_total", "label", label, (double)l->failed);
+}
+
+static void f_spans(struct ctx *c) {
+    each_span_label(c, span_series);
+}
+
+static void f_span_failures(struct ctx *c) {
+    each_span_label(c, failed_series);
 }
 
 /* ---- The families, in the order written. */
@@ -370,6 +386,10 @@ static const struct family {
      "Durations of the program's spans (\"START label\" ... \"STOP label\" in one thread), by "
      "label: the first 64 labels, later ones as other.",
      true, f_spans},
+    {"ghc_span_failures_total", "counter",
+     "Spans ended by an exception (withSpan's \"FAIL label\" before its STOP), by label: the "
+     "labels of ghc_span_duration_seconds.",
+     true, f_span_failures},
 };
 
 /* The common labels of target `t`. */

@@ -15,6 +15,7 @@ struct open_span {
     char label[ES_SPANS_LABEL_MAX + 1];
     uint64_t start;
     int cap;
+    bool failed; /* a FAIL came for it */
 };
 
 /* A thread with open spans (key 0: a free slot). */
@@ -38,22 +39,25 @@ void es_spans_destroy(struct es_spans *sp) {
     sp->slots = sp->used = 0;
 }
 
-bool es_spans_parse(const uint8_t *text, size_t n, bool *start, const uint8_t **label,
-                    size_t *len) {
-    if (n > 6 && memcmp(text, "START ", 6) == 0)
-        *start = true;
-    else if (n > 5 && memcmp(text, "STOP ", 5) == 0)
-        *start = false;
-    else
-        return false;
-    size_t skip = *start ? 6 : 5;
-    *label = text + skip;
-    *len = n - skip;
-    /* A C string posted with its NUL: the label ends there. */
-    const uint8_t *nul = memchr(*label, 0, *len);
-    if (nul)
-        *len = (size_t)(nul - *label);
-    return *len > 0;
+enum es_spans_kind es_spans_parse(const uint8_t *text, size_t n, const uint8_t **label,
+                                  size_t *len) {
+    static const struct {
+        const char *word;
+        enum es_spans_kind kind;
+    } words[] = {{"START ", ES_SPANS_START}, {"STOP ", ES_SPANS_STOP}, {"FAIL ", ES_SPANS_FAIL}};
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
+        size_t skip = strlen(words[i].word);
+        if (n <= skip || memcmp(text, words[i].word, skip) != 0)
+            continue;
+        *label = text + skip;
+        *len = n - skip;
+        /* A C string posted with its NUL: the label ends there. */
+        const uint8_t *nul = memchr(*label, 0, *len);
+        if (nul)
+            *len = (size_t)(nul - *label);
+        return *len > 0 ? words[i].kind : ES_SPANS_NONE;
+    }
+    return ES_SPANS_NONE;
 }
 
 /* ---- The threads' table: open addressing, linear probing, entries moved
@@ -168,16 +172,34 @@ static void begin(struct es_spans *sp, uint64_t key, const uint8_t *label, size_
     s->label[len] = '\0';
     s->start = t;
     s->cap = cap;
+    s->failed = false;
 }
 
-static void end(struct es_spans *sp, uint64_t key, uint32_t thread, const uint8_t *label,
-                size_t len, uint64_t t) {
-    struct es_spans_open *o = find(sp, key);
+/* The innermost open span of `label` in `o` (1-based; 0 for none). */
+static uint32_t innermost(const struct es_spans_open *o, const uint8_t *label, size_t len) {
     len = len < ES_SPANS_LABEL_MAX ? len : ES_SPANS_LABEL_MAX;
     uint32_t k = o ? o->n : 0;
     while (k > 0 && !(strlen(o->items[k - 1].label) == len &&
                       memcmp(o->items[k - 1].label, label, len) == 0))
         k--;
+    return k;
+}
+
+/* FAIL: the innermost open span of the label in its thread failed; its
+ * STOP ends it. A FAIL with no such span is counted as a STOP would be. */
+static void fail(struct es_spans *sp, uint64_t key, const uint8_t *label, size_t len) {
+    struct es_spans_open *o = find(sp, key);
+    uint32_t k = innermost(o, label, len);
+    if (k == 0)
+        sp->unmatched++;
+    else
+        o->items[k - 1].failed = true;
+}
+
+static void end(struct es_spans *sp, uint64_t key, uint32_t thread, const uint8_t *label,
+                size_t len, uint64_t t) {
+    struct es_spans_open *o = find(sp, key);
+    uint32_t k = innermost(o, label, len);
     if (k == 0) {
         sp->unmatched++;
         return;
@@ -189,7 +211,8 @@ static void end(struct es_spans *sp, uint64_t key, uint32_t thread, const uint8_
                            .cap = s->cap,
                            .start = s->start,
                            .end = t >= s->start ? t : s->start,
-                           .depth = k - 1};
+                           .depth = k - 1,
+                           .failed = s->failed};
     sp->spans++;
     if (sp->done)
         sp->done(&done, sp->ctx);
@@ -201,15 +224,17 @@ static void end(struct es_spans *sp, uint64_t key, uint32_t thread, const uint8_
 }
 
 static void user_text(struct es_spans *sp, const struct es_event *ev, int cap) {
-    bool start;
     const uint8_t *label;
     size_t len;
-    if (!es_spans_parse(ev->payload, ev->payload_len, &start, &label, &len))
+    enum es_spans_kind kind = es_spans_parse(ev->payload, ev->payload_len, &label, &len);
+    if (kind == ES_SPANS_NONE)
         return;
     uint32_t thread;
     uint64_t key = key_of(sp, cap, &thread);
-    if (start)
+    if (kind == ES_SPANS_START)
         begin(sp, key, label, len, ev->time, cap);
+    else if (kind == ES_SPANS_FAIL)
+        fail(sp, key, label, len);
     else
         end(sp, key, thread, label, len, ev->time);
 }
@@ -237,6 +262,17 @@ static void thread_event(struct es_spans *sp, const struct es_event *ev, int cap
             leave(sp, o);
         }
     }
+}
+
+uint64_t es_spans_oldest_open(const struct es_spans *sp, const char *label, size_t len) {
+    uint64_t oldest = UINT64_MAX;
+    for (size_t i = 0; sp->used > 0 && i < sp->slots; i++)
+        for (uint32_t k = 0; k < sp->threads[i].n; k++) {
+            const struct open_span *s = &sp->threads[i].items[k];
+            if (s->start < oldest && strlen(s->label) == len && memcmp(s->label, label, len) == 0)
+                oldest = s->start;
+        }
+    return oldest;
 }
 
 void es_spans_event(struct es_spans *sp, const struct es_event *ev, int cap) {

@@ -2,7 +2,9 @@
 /* Spans: the program's own intervals, from the markers it posts. A span
  * begins with a user message or marker "START label" and ends with "STOP
  * label" (ghc-events-analyse's convention: traceEventIO or traceMarkerIO),
- * both posted by one Haskell thread: the thread an event belongs to is the
+ * both posted by one Haskell thread; a "FAIL label" before its STOP marks
+ * it failed (what withSpan posts when an exception ends it; protocol.md,
+ * "Spans"): the thread an event belongs to is the
  * one its capability runs then (RUN_THREAD and STOP_THREAD, the scheduler
  * class of +RTS -l). A STOP ends the innermost open span of its label in
  * its thread; the spans open in a thread when it begins one are its
@@ -54,7 +56,7 @@ struct es_spans {
     size_t slots, used;
     /* Counts, for what the views say. */
     uint64_t spans;     /* completed */
-    uint64_t unmatched; /* STOPs with no START open in their thread */
+    uint64_t unmatched; /* STOPs and FAILs with no START open in their thread */
     uint64_t dropped;   /* STARTs left out: too many open */
     uint64_t abandoned; /* open spans of threads that finished */
     uint64_t garbled;   /* scheduler events too short to read */
@@ -65,7 +67,15 @@ void es_spans_init(struct es_spans *sp, es_spans_done *done, void *ctx);
 void es_spans_destroy(struct es_spans *sp);
 /* An event on capability `cap` (-1: none, as the global block's). */
 void es_spans_event(struct es_spans *sp, const struct es_event *ev, int cap);
-/* Whether the text is a span's START or STOP: its label in *label, *len. */
-bool es_spans_parse(const uint8_t *text, size_t n, bool *start, const uint8_t **label, size_t *len);
+/* The earliest start of the open spans labelled `label` (`len` bytes),
+ * UINT64_MAX for none: what a watcher keeps for a span still running. */
+uint64_t es_spans_oldest_open(const struct es_spans *sp, const char *label, size_t len);
+
+enum es_spans_kind { ES_SPANS_NONE, ES_SPANS_START, ES_SPANS_STOP, ES_SPANS_FAIL };
+
+/* Whether the text is a span's START, STOP or FAIL: its label in *label,
+ * *len (a label ends at a NUL; an empty one is none). */
+enum es_spans_kind es_spans_parse(const uint8_t *text, size_t n, const uint8_t **label,
+                                  size_t *len);
 
 #endif

@@ -880,7 +880,8 @@
   }
 
   // ---- Spans (S.spans, client/web/json.c): per label, how many ended, their
-  // total and mean, p50/p90/p99 (within 1/128 of the value) and max.
+  // total and mean, p50/p90/p99 (within 1/128 of the value), max, and how
+  // many failed (an exception ended them: withSpan's FAIL).
   function drawSpans() {
     var P = S.spans;
     $('spans-table').hidden = !P;
@@ -896,7 +897,7 @@
         l[1] + '">' + l[1] + '</td>';
       for (var k = 2; k <= 7; k++)
         html += '<td class="v" data-value="' + l[k] + '">' + (l[k] < 0 ? '' : duration(Math.round(l[k] * 1e9))) + '</td>';
-      html += '</tr>';
+      html += '<td class="v" data-value="' + l[8] + '">' + (l[8] ? l[8] : '') + '</td></tr>';
     });
     var body = $('spans-table').tBodies[0];
     if (body.innerHTML !== html) body.innerHTML = html;

@@ -7,6 +7,7 @@ their timestamps), paired here independently of the client's code, and
 against the sleeps the program made (threadDelay: a lower bound)."""
 
 import csv
+import json
 import os
 import re
 import subprocess
@@ -21,10 +22,12 @@ from test_client_table import record, run_client
 from test_client_web import need_chromium
 
 
-def ghc_events_spans(path):
+def ghc_events_spans(path, failed=None):
     """The spans ghc-events' reading gives: [(label, thread, cap, start ns,
     end ns, parent)], each START paired with the next STOP of its label in
-    the thread running on the message's capability."""
+    the thread running on the message's capability. With a set `failed`,
+    the (thread, start ns) of each span a FAIL of its thread marked goes
+    into it."""
     out = subprocess.run(["ghc-events", "show", path], capture_output=True, text=True,
                          timeout=120).stdout
     running, open_spans, spans = {}, {}, []
@@ -41,13 +44,18 @@ def ghc_events_spans(path):
         if r and running.get(cap) == int(r.group(1)):
             running[cap] = None
             continue
-        r = re.match(r"(?:marker: )?(START|STOP) (.+)$", what)
+        r = re.match(r"(?:marker: )?(START|STOP|FAIL) (.+)$", what)
         if not r:
             continue
         thread = running.get(cap)
         stack = open_spans.setdefault(thread, [])
         if r.group(1) == "START":
             stack.append((r.group(2), t, cap))
+            continue
+        if r.group(1) == "FAIL":
+            mine = [x for x in stack if x[0] == r.group(2)]
+            if mine and failed is not None:
+                failed.add((thread, mine[-1][1]))
             continue
         for i in range(len(stack) - 1, -1, -1):
             if stack[i][0] == r.group(2):
@@ -147,6 +155,64 @@ def metrics_span_histograms_reach_prometheus(s):
     note("p99 of req: %.4f s; Prometheus says %.4f (bucket %g..%g)" % (p99, q, lower, upper))
     expect(lower <= q <= upper, "Prometheus's p99 %.4f is not in the bucket (%g, %g] of %.4f"
            % (q, lower, upper, p99))
+
+
+@test(timeout=180)
+def with_span_marks_failures(s):
+    """A program started from Haskell runs GHC.Eventlog.Socket.withSpan in
+    six threads at once, each around a 40 ms sleep, every third action
+    throwing: `table spans` gives the six spans ghc-events' reading pairs,
+    each at least 40 ms, exactly those two marked failed whose thread
+    posted FAIL (withSpan's exception path); the report's Spans row and
+    `metrics`' ghc_span_failures_total count two failures of six."""
+    sock = s.path("ws.sock")
+    p = harness.Program(s, "hsstart", ["env"], unix=sock, env={"GHC_EVENTLOG_WAIT": "1"})
+    p.wait_socket(sock)
+    c = harness.Client(s, unix=sock)  # releases the start
+    expect(p.readline(timeout=30) == "started", "hsstart did not start: %s" % p.stderr())
+    _, port = start_metrics(s, "unix:" + sock)
+    wait_for(port, "the exporter's connection",
+             lambda sm: value(sm, "eventlog_socket_connected") == 1)
+    answer = p.query("withspan 6 40 req 3")
+    expect(answer == "ok", "withspan answered %r" % answer)
+    p.finish()  # its stdin closed: main returns
+    log = s.path("ws.eventlog")
+    with open(log, "wb") as f:
+        f.write(c.wait_eof())
+    failed = set()
+    want = ghc_events_spans(log, failed)
+    out = s.path("ws.csv")
+    res = run_client("table", "spans", log, "--csv", out)
+    expect(res.returncode == 0, "table spans exited %d: %s" % (res.returncode, res.stderr))
+    with open(out, newline="") as f:
+        rows = list(csv.DictReader(f))
+    got = sorted((r["label"], int(r["thread"]), int(r["capability"]),
+                  round(float(r["start_s"]) * 1e9),
+                  round((float(r["start_s"]) + float(r["duration_s"])) * 1e9), r["parent"])
+                 for r in rows)
+    note("%d spans, failed: %s" % (len(rows), ", ".join(
+        "thread %s %.1f ms" % (r["thread"], 1000 * float(r["duration_s"]))
+        for r in rows if r["failed"] == "true")))
+    expect(len(rows) == 6 and got == sorted(want), "the rows are not ghc-events' spans: %r / %r"
+           % (got[:2], sorted(want)[:2]))
+    expect(all(float(r["duration_s"]) >= 0.040 for r in rows),
+           "a span shorter than its sleep: %r" % [r["duration_s"] for r in rows])
+    marked = {(int(r["thread"]), round(float(r["start_s"]) * 1e9)) for r in rows
+              if r["failed"] == "true"}
+    expect(len(failed) == 2 and marked == failed,
+           "failed rows %r; ghc-events' FAILs mark %r" % (sorted(marked), sorted(failed)))
+    html = s.path("ws.html")
+    res = run_client("report", log, "-o", html)
+    expect(res.returncode == 0, "report failed: %s" % res.stderr)
+    with open(html) as f:
+        m = re.search(r'<script[^>]*id="es-data"[^>]*>(.*?)</script>', f.read(), re.S)
+    labels = json.loads(m.group(1))["spans"]["labels"]
+    expect(len(labels) == 1 and labels[0][0] == "req" and labels[0][1] == 6 and labels[0][8] == 2,
+           "the report's spans: %r" % labels)
+    _, sm = wait_for(port, "two failures of req",
+                     lambda sm: value(sm, "ghc_span_failures_total", label="req") == 2
+                     and value(sm, "ghc_span_duration_seconds_count", label="req") == 6,
+                     timeout=30)
 
 
 def nearest_rank(values, q):

@@ -116,6 +116,46 @@ UNIT_CASE(client_flight_triggers) {
     es_triggers_free(&t2);
 }
 
+static bool msg_fires(struct es_triggers *ts, uint64_t t, const char *text, struct es_firing *f) {
+    struct es_event e = event(ES_EVENT_USER_MSG, t, (const uint8_t *)text, strlen(text));
+    return es_triggers_event(ts, &e, 0, f);
+}
+
+UNIT_CASE(client_flight_trigger_span) {
+    struct es_triggers ts;
+    memset(&ts, 0, sizeof ts);
+    char err[400];
+    ok(es_triggers_add(&ts, "span:a>b>100ms", err, sizeof err) == 0 && ts.t[0].label_len == 3 &&
+           ts.t[0].threshold == 100000000,
+       "a label may hold '>': the last one ends it");
+    ok(es_triggers_add(&ts, "span:>1s", err, sizeof err) != 0 && strstr(err, "LABEL"),
+       "no label: %s", err);
+    ok(es_triggers_add(&ts, "span:req>x", err, sizeof err) != 0 && strstr(err, "duration"),
+       "no duration: %s", err);
+    ok(es_triggers_add(&ts, "span:req", err, sizeof err) != 0, "no threshold");
+    bool want[ES_MAX_EVENT_TYPES] = {false};
+    es_triggers_want(&ts, want);
+    ok(want[ES_EVENT_USER_MSG] && want[ES_EVENT_USER_MARKER] && want[ES_EVENT_RUN_THREAD] &&
+           want[ES_EVENT_STOP_THREAD],
+       "a span condition reads messages, markers and the scheduler");
+    struct es_firing f;
+    bool fired = msg_fires(&ts, 1000, "START a>b", &f);
+    fired = fired || msg_fires(&ts, 2000, "START other", &f);
+    fired = fired || msg_fires(&ts, 50001000, "STOP a>b", &f); /* 50 ms */
+    fired = fired || msg_fires(&ts, 300000000, "STOP other", &f);
+    ok(!fired, "a 50 ms span, and another label's long one, do not fire");
+    msg_fires(&ts, 400000000, "START a>b", &f);
+    ok(es_triggers_keep_from(&ts, 450000000, 1) == 400000000 &&
+           es_triggers_keep_from(&ts, 300000000, 1) == 300000000,
+       "the watcher keeps from the open span's start, when earlier");
+    msg_fires(&ts, 500000000, "FAIL a>b", &f);
+    ok(msg_fires(&ts, 612500000, "STOP a>b", &f) && f.time == 612500000 && f.from == 400000000 &&
+           strcmp(f.what, "a span \"a>b\" of 212.5 ms (from 0.400 s, failed)") == 0,
+       "a 212.5 ms span fires at its end, from its start: %s", f.what);
+    ok(es_triggers_keep_from(&ts, 700000000, 1) == 700000000, "nothing open: --before alone");
+    es_triggers_free(&ts);
+}
+
 /* A header with a few types (from the recorded fixture), and blocks of
  * capability 0: USER_MSG "blk N", plus a THREAD_LABEL definition in some. */
 static unsigned char *hdr_bytes;

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Spans from START/STOP markers (client/spans/spans.c): matched within
  * their thread, nested, interleaved threads with one label, a thread that
- * moves between capabilities, STOPs without a START, a finished thread's
- * open spans, the bound on open spans, and the threads' table emptied and
- * reused. */
+ * moves between capabilities, STOPs without a START, FAIL marking the
+ * innermost span of its label, a finished thread's open spans, the bound
+ * on open spans, and the threads' table emptied and reused. */
 #include "format/es_event_types.h"
 #include "spans/spans.h"
 #include "unit.h"
@@ -96,6 +96,35 @@ UNIT_CASE(client_spans_unmatched_and_finished) {
     ok(w.n == 0 && sp.unmatched == 2 && sp.abandoned == 1 && sp.used == 0,
        "no span; 2 STOPs unmatched, y abandoned at thread 3's end (%llu, %llu)",
        (unsigned long long)sp.unmatched, (unsigned long long)sp.abandoned);
+    es_spans_destroy(&sp);
+}
+
+UNIT_CASE(client_spans_failed) {
+    struct seen w = {0};
+    struct es_spans sp;
+    es_spans_init(&sp, done, &w);
+    sched(&sp, 0, 1, ES_EVENT_RUN_THREAD, 5, 0);
+    msg(&sp, 0, 10, "START req");
+    msg(&sp, 0, 11, "START req"); /* nested, same label */
+    msg(&sp, 0, 12, "FAIL req");  /* the inner one failed */
+    msg(&sp, 0, 13, "STOP req");
+    msg(&sp, 0, 14, "FAIL other"); /* no such span open: counted */
+    msg(&sp, 0, 20, "STOP req");
+    sched(&sp, 0, 21, ES_EVENT_STOP_THREAD, 5, 3);
+    sched(&sp, 1, 22, ES_EVENT_RUN_THREAD, 6, 0);
+    msg(&sp, 1, 23, "FAIL req"); /* thread 6 has none open: never thread 5's */
+    ok(w.n == 2 && w.s[0].failed && w.s[0].start == 11 && w.s[0].end == 13,
+       "the inner span failed, ended by its STOP");
+    ok(w.n == 2 && !w.s[1].failed && w.s[1].start == 10 && w.s[1].end == 20,
+       "the outer one did not");
+    ok(sp.unmatched == 2, "FAILs with no span of theirs counted: %llu",
+       (unsigned long long)sp.unmatched);
+    const uint8_t *label;
+    size_t len;
+    ok(es_spans_parse((const uint8_t *)"FAIL x", 6, &label, &len) == ES_SPANS_FAIL && len == 1 &&
+           es_spans_parse((const uint8_t *)"FAIL ", 5, &label, &len) == ES_SPANS_NONE &&
+           es_spans_parse((const uint8_t *)"FAILx", 5, &label, &len) == ES_SPANS_NONE,
+       "FAIL's words: a label after one space, never empty");
     es_spans_destroy(&sp);
 }
 

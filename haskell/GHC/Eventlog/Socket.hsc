@@ -76,6 +76,9 @@ module GHC.Eventlog.Socket
     registerCommand,
     EventlogSocketControlError (..),
 
+    -- * Spans
+    withSpan,
+
     -- * Hooks
     Hook (HookPostStartEventLogging, HookPreEndEventLogging),
     HookHandler,
@@ -98,7 +101,9 @@ where
 -- the environment), Internal.Control (custom commands and hooks),
 -- Internal.Foreign (every foreign import, and C errors as exceptions).
 
+import Control.Exception (mask, onException)
 import Data.Foldable (traverse_)
+import Debug.Trace (traceEventIO)
 import Data.Word (Word64)
 import Foreign.C.String (withCString)
 import Foreign.Marshal.Alloc (allocaBytes)
@@ -245,3 +250,21 @@ start path = startWith (EventlogSocketUnixAddr path) defaultEventlogSocketOpts
 -- started or has stopped.
 wait :: IO ()
 wait = check =<< c_wait
+
+-- | Run the action as a span named by the label: the program posts
+-- @START label@ before it and @STOP label@ after it (user messages, as
+-- 'traceEventIO' posts them: ghc-events-analyse's convention), and when
+-- an exception ends it, synchronous or asynchronous, @FAIL label@ then
+-- @STOP label@ before the exception goes on. @eventlog-socket table
+-- spans@, @serve@, @report@ and @metrics@ measure them per thread and per
+-- label, and mark the failed ones (protocol.md, \"Spans\"). Spans nest;
+-- a label is its text up to its first NUL, at most 200 bytes of it, and
+-- an empty one makes no span. The program needs @+RTS -l@ with user
+-- events (the default classes), as 'traceEventIO' does; without it the
+-- action runs alone.
+withSpan :: String -> IO a -> IO a
+withSpan label act = mask $ \restore -> do
+  traceEventIO ("START " ++ label)
+  r <- restore act `onException` (traceEventIO ("FAIL " ++ label) >> traceEventIO ("STOP " ++ label))
+  traceEventIO ("STOP " ++ label)
+  pure r

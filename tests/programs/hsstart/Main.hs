@@ -13,12 +13,20 @@
 -- the commands every test program takes (tests/programs/common/Commands.hs: marker,
 -- flood, flood-for, fail, throw), and
 --
+--   withspan N MS LABEL F  in N threads at once, Eventlog.withSpan LABEL
+--                     around a threadDelay of MS ms; every F-th thread's
+--                     action then throws (caught outside the span; F 0:
+--                     none); answers "ok" when all have ended
 --   quit              exit normally (exitSuccess)
 --
 -- At the end of its input, main returns.
 module Main (main) where
 
 import Commands (commandLoop, replyWith)
+import Control.Concurrent (forkIO, threadDelay)
+import Control.Concurrent.MVar (newEmptyMVar, putMVar, takeMVar)
+import Control.Exception (ErrorCall (..), throwIO, try)
+import Control.Monad (forM, forM_, when)
 import qualified GHC.Eventlog.Socket as Eventlog
 import System.Environment (getArgs)
 import System.Exit (ExitCode (ExitFailure), exitSuccess, exitWith)
@@ -43,4 +51,19 @@ main = do
   commandLoop "hsstart" own
   where
     own ["quit"] = Just exitSuccess
+    own ["withspan", n, ms, label, f] = Just (withSpans (read n) (read ms) label (read f) >> pure True)
     own _ = Nothing
+
+-- | N threads each in a span of about MS ms; every F-th one fails.
+withSpans :: Int -> Int -> String -> Int -> IO ()
+withSpans n ms label f = do
+  dones <- forM [1 .. n] $ \i -> do
+    done <- newEmptyMVar
+    _ <- forkIO $ do
+      r <- try $ Eventlog.withSpan label $ do
+        threadDelay (ms * 1000)
+        when (f > 0 && i `mod` f == 0) (throwIO (ErrorCall "failed on purpose"))
+      putMVar done (either (\(ErrorCall _) -> ()) id r)
+    pure done
+  forM_ dones takeMVar
+  replyWith "ok"
