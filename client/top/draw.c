@@ -338,6 +338,58 @@ static int draw_time(const struct es_top_view *v, int y) {
     return y + 1;
 }
 
+/* The spans' line (client/model/spans.c): the labels with the most spans
+ * ended, each with its count, p50, p99 and max, and how many failed. */
+#define TOP_SPANS 3
+
+static void fmt_span(char *out, size_t size, const struct es_model_span_label *l) {
+    char p50[16] = "-", p99[16] = "-", mx[16], failed[32] = "";
+    double q50 = es_model_span_quantile(l, 0.5), q99 = es_model_span_quantile(l, 0.99);
+    if (q50 >= 0) /* -1: no fine histogram (out of memory) */
+        fmt_ns(p50, sizeof p50, (uint64_t)(q50 * 1e9));
+    if (q99 >= 0)
+        fmt_ns(p99, sizeof p99, (uint64_t)(q99 * 1e9));
+    fmt_ns(mx, sizeof mx, l->max_ns);
+    if (l->failed > 0)
+        snprintf(failed, sizeof failed, " %llu failed", (unsigned long long)l->failed);
+    snprintf(out, size, "%.40s %llu p50 %s p99 %s max %s%s", l->label, (unsigned long long)l->count,
+             p50, p99, mx, failed);
+}
+
+static int draw_spans(const struct es_top_view *v, int y) {
+    const struct es_model_spans *sp = &v->model->spans;
+    if (sp->labels == NULL)
+        return y;
+    const struct es_model_span_label *top[TOP_SPANS] = {NULL};
+    for (size_t i = 0; i <= sp->n; i++) {
+        const struct es_model_span_label *l = i < sp->n ? &sp->labels[i] : sp->other;
+        if (l == NULL || l->count == 0)
+            continue;
+        for (size_t k = 0; k < TOP_SPANS; k++)
+            if (top[k] == NULL || l->count > top[k]->count) {
+                memmove(&top[k + 1], &top[k], (TOP_SPANS - 1 - k) * sizeof top[0]);
+                top[k] = l;
+                break;
+            }
+    }
+    if (top[0] == NULL)
+        return y;
+    char line[1024];
+    size_t len = 0;
+    for (size_t k = 0; k < TOP_SPANS && top[k] != NULL && len < sizeof line; k++) {
+        char one[200];
+        fmt_span(one, sizeof one, top[k]);
+        int w = snprintf(line + len, sizeof line - len, "%s%s", k ? "   " : "", one);
+        if (w < 0)
+            break;
+        len += (size_t)w;
+    }
+    put(y, 0, A_BOLD, "Spans");
+    if (COLS > 6)
+        mvaddnstr(y, 6, line, COLS - 6);
+    return y + 1;
+}
+
 static int draw_census(const struct es_top_view *v, int y, int rows) {
     const struct es_model *m = v->model;
     char tot[32], when[32];
@@ -523,6 +575,7 @@ void es_top_draw(const struct es_top_view *v) {
     y = es_top_sparks_draw(v->model, y, LINES >= 36 ? ES_TOP_SPARK_LINES : LINES >= 26 ? 3 : 1);
     y = draw_threads(v, y);
     y = draw_time(v, y);
+    y = draw_spans(v, y);
     /* What is left: the census gets two thirds, markers the rest. */
     int footer = 4;
     int left = LINES - y - 1 - footer;

@@ -14,7 +14,7 @@ import threading
 import time
 
 import harness
-from harness import Skip, expect, ghc_version, note, serve, test
+from harness import Skip, check_stream, expect, ghc_version, note, serve, test
 from tmuxpane import TmuxPane
 
 
@@ -415,6 +415,35 @@ def top_says_what_the_page_says_of_a_haskell_start(s):
     expect(since.startswith("since ") and since in pause
            and (since == "since start" or since in gc),
            "the counts are not said to run %r: %r / %r" % (since, gc, pause))
+
+
+@test(timeout=180)
+def top_shows_spans(s):
+    """top's Spans line: the labels with the most spans, each with its
+    count, p50, p99 and max, as ghc-events' reading of a recording of the
+    same run gives them (the count exact, the max to the 0.1 ms shown)."""
+    from test_client_spans import ghc_events_spans
+    p, connect = serve(s, "sp", [])
+    sock = s.path("sp.sock")
+    t = Tmux(s, top_command(sock))
+    t.wait(r"^ probe \(pid \d+\)", what="the program's name")
+    rec = connect()
+    for _ in range(3):
+        expect(p.query("spans 4 40 req") == "ok", "the probe's spans")
+    p.cmd("quit")
+    p.finish()
+    check_stream(s, rec.wait_eof(), "sp")
+    line = t.wait(r"^Spans\s+(.*)$", timeout=60, what="the spans line")
+    got = {m.group(1): (int(m.group(2)), float(m.group(3))) for m in re.finditer(
+        r"(\S+) (\d+) p50 \S+ p99 \S+ max ([\d.]+)ms", line.group(1))}
+    want = {}
+    for label, _, _, start, end, _ in ghc_events_spans(s.path("sp.eventlog")):
+        n, mx = want.get(label, (0, 0))
+        want[label] = (n + 1, max(mx, (end - start) / 1e6))
+    note(line.group(0))
+    expect(sorted(got) == sorted(want) and all(
+        got[k][0] == want[k][0] and abs(got[k][1] - want[k][1]) <= 0.051 for k in want),
+        "top says %r; ghc-events' spans %r" % (got, want))
 
 
 @test(timeout=240)
