@@ -12,7 +12,10 @@
  * samples, the table starts with their time profiles side by side: each
  * cost centre's share of the samples, self and total, in A and in B, the
  * largest change first (--time: only those, and --time --csv all of them as
- * CSV). Runs on one thread, the loop's. */
+ * CSV). When both runs have spans, their labels follow: each label's count,
+ * p50, p99 and how many failed in A and in B, the largest change of p99
+ * first (--spans: only those, and --spans --csv all of them as CSV). Runs
+ * on one thread, the loop's. */
 #include "join.h"
 #include "csv.h"
 #include "opts.h"
@@ -100,8 +103,97 @@ static void write_time_text(FILE *f, const struct es_join *cmp, const struct es_
         fprintf(f, "(%zu more cost centres: --time --csv - lists them all)\n", n - TIME_ROWS);
 }
 
-static void write_text(FILE *f, const struct es_join *cmp, const struct es_join_row *rows, size_t n,
-                       const struct es_join_cost *costs, size_t ncosts) {
+/* --- the spans --- */
+
+#define SPAN_ROWS 20
+
+static double q_of(const struct es_model_span_label *l, double q) {
+    return l != NULL ? es_model_span_quantile(l, q) : -1;
+}
+
+static const char *span_note(const struct es_join_span *s) {
+    return s->in[0] == NULL ? "only in B" : s->in[1] == NULL ? "only in A" : "";
+}
+
+static void write_spans_csv(FILE *f, const struct es_join_span *sp, size_t n) {
+    fprintf(f, "label,count_a,count_b,p50_a_s,p50_b_s,p99_a_s,p99_b_s,max_a_s,max_b_s,failed_a,"
+               "failed_b,note\n");
+    for (size_t i = 0; i < n; i++) {
+        const struct es_join_span *s = &sp[i];
+        es_csv_str(f, s->label);
+        for (int k = 0; k < 2; k++)
+            fprintf(f, ",%llu", (unsigned long long)(s->in[k] ? s->in[k]->count : 0));
+        /* Empty where a run has no such span (or no percentile). */
+        for (int q = 0; q < 3; q++)
+            for (int k = 0; k < 2; k++) {
+                double v = q == 0     ? q_of(s->in[k], 0.5)
+                           : q == 1   ? q_of(s->in[k], 0.99)
+                           : s->in[k] ? (double)s->in[k]->max_ns / 1e9
+                                      : -1;
+                if (v >= 0)
+                    fprintf(f, ",%.9f", v);
+                else
+                    fputs(",", f);
+            }
+        for (int k = 0; k < 2; k++)
+            fprintf(f, ",%llu", (unsigned long long)(s->in[k] ? s->in[k]->failed : 0));
+        fprintf(f, ",%s\n", span_note(s));
+    }
+}
+
+/* A duration for people ("-" for none): 812us, 41.3ms, 2.50s. */
+static void span_ms(char *out, size_t size, double s) {
+    if (s < 0)
+        snprintf(out, size, "-");
+    else if (s < 0.001)
+        snprintf(out, size, "%.0fus", s * 1e6);
+    else if (s < 10)
+        snprintf(out, size, "%.1fms", s * 1e3);
+    else
+        snprintf(out, size, "%.2fs", s);
+}
+
+static void write_spans_text(FILE *f, const struct es_join *cmp, const struct es_join_span *sp,
+                             size_t n) {
+    fprintf(f, "\nSpans: %llu in A, %llu in B; per label, the largest change of p99 first\n",
+            (unsigned long long)cmp->run[0].model->spans.match->spans,
+            (unsigned long long)cmp->run[1].model->spans.match->spans);
+    fprintf(f, "%-*s %8s %8s %9s %9s %9s %9s %8s %8s  %s\n", LABEL_WIDTH, "label", "count A",
+            "count B", "p50 A", "p50 B", "p99 A", "p99 B", "failed A", "failed B", "note");
+    for (size_t i = 0; i < n && i < SPAN_ROWS; i++) {
+        const struct es_join_span *s = &sp[i];
+        char label[LABEL_WIDTH + 1], d[4][16];
+        snprintf(label, sizeof label, "%s", s->label);
+        if (strlen(s->label) > LABEL_WIDTH)
+            strcpy(label + es_utf8_cut(label, LABEL_WIDTH - 3), "...");
+        for (char *p = label; *p; p++)
+            if ((unsigned char)*p < 0x20)
+                *p = ' ';
+        for (int k = 0; k < 2; k++) {
+            span_ms(d[k], sizeof d[k], q_of(s->in[k], 0.5));
+            span_ms(d[2 + k], sizeof d[2 + k], q_of(s->in[k], 0.99));
+        }
+        const char *note = span_note(s);
+        fprintf(f, "%-*s %8llu %8llu %9s %9s %9s %9s %8llu %8llu%s%s\n", LABEL_WIDTH, label,
+                (unsigned long long)(s->in[0] ? s->in[0]->count : 0),
+                (unsigned long long)(s->in[1] ? s->in[1]->count : 0), d[0], d[1], d[2], d[3],
+                (unsigned long long)(s->in[0] ? s->in[0]->failed : 0),
+                (unsigned long long)(s->in[1] ? s->in[1]->failed : 0), note[0] ? "  " : "", note);
+    }
+    if (n > SPAN_ROWS)
+        fprintf(f, "(%zu more labels: --spans --csv - lists them all)\n", n - SPAN_ROWS);
+}
+
+/* What one comparison holds: the heap's rows, the time profiles' cost
+ * centres, the spans' labels (each NULL when not shown). */
+struct tables {
+    struct es_join_row *rows;
+    struct es_join_cost *costs;
+    struct es_join_span *spans;
+    size_t n, ncosts, nspans;
+};
+
+static void write_text(FILE *f, const struct es_join *cmp, const struct tables *t) {
     for (int i = 0; i < 2; i++) {
         const struct es_join_run *r = &cmp->run[i];
         const struct es_model *m = r->model;
@@ -113,14 +205,16 @@ static void write_text(FILE *f, const struct es_join *cmp, const struct es_join_
                                          : "program not named in the eventlog",
                 (unsigned long long)m->censuses, (double)m->now / 1e9);
     }
-    if (costs != NULL)
-        write_time_text(f, cmp, costs, ncosts);
-    if (rows == NULL)
+    if (t->costs != NULL)
+        write_time_text(f, cmp, t->costs, t->ncosts);
+    if (t->spans != NULL)
+        write_spans_text(f, cmp, t->spans, t->nspans);
+    if (t->rows == NULL)
         return;
     fprintf(f, "\n%-*s %10s %10s %11s %10s %10s %11s  %s\n", LABEL_WIDTH, "label", "peak A",
             "peak B", "peak B-A", "mean A", "mean B", "mean B-A", "note");
-    for (size_t i = 0; i < n; i++) {
-        const struct es_join_row *w = &rows[i];
+    for (size_t i = 0; i < t->n; i++) {
+        const struct es_join_row *w = &t->rows[i];
         char label[LABEL_WIDTH + 1], c[6][32];
         snprintf(label, sizeof label, "%s", w->label);
         if (strlen(w->label) > LABEL_WIDTH)
@@ -140,39 +234,58 @@ static void write_text(FILE *f, const struct es_join *cmp, const struct es_join_
     }
 }
 
-/* Write the comparison; the exit status. */
-static int output(struct es_join *cmp, const char *csv, bool time_only) {
-    int status = es_join_check(cmp, time_only ? ES_JOIN_TIME : csv ? ES_JOIN_HEAP : ES_JOIN_EITHER);
-    if (status != 0)
-        return status;
-    size_t n = 0, ncosts = 0;
-    struct es_join_row *rows = cmp->have_heap && !time_only ? es_join_rows(cmp, &n) : NULL;
-    bool time = cmp->have_time && (time_only || csv == NULL);
-    struct es_join_cost *costs = time ? es_join_costs(cmp, &ncosts) : NULL;
-    if ((rows == NULL && cmp->have_heap && !time_only) || (costs == NULL && time)) {
+static void tables_free(struct tables *t) {
+    free(t->rows);
+    es_join_costs_free(t->costs, t->ncosts);
+    free(t->spans);
+}
+
+/* What --time, --spans or neither asks for; 0, or 2 after a message. */
+static int tables_make(struct tables *t, const struct es_join *cmp, enum es_join_want want,
+                       bool csv) {
+    bool heap = cmp->have_heap && want != ES_JOIN_TIME && want != ES_JOIN_SPANS;
+    bool time = cmp->have_time && (want == ES_JOIN_TIME || (!csv && want != ES_JOIN_SPANS));
+    bool spans = cmp->have_spans && (want == ES_JOIN_SPANS || (!csv && want != ES_JOIN_TIME));
+    if (heap)
+        t->rows = es_join_rows(cmp, &t->n);
+    if (time)
+        t->costs = es_join_costs(cmp, &t->ncosts);
+    if (spans)
+        t->spans = es_join_spans(cmp, &t->nspans);
+    if ((heap && t->rows == NULL) || (time && t->costs == NULL) || (spans && t->spans == NULL)) {
         fprintf(stderr, "eventlog-socket compare: out of memory\n");
-        free(rows);
-        es_join_costs_free(costs, ncosts);
+        tables_free(t);
         return 2;
     }
+    return 0;
+}
+
+/* Write the comparison; the exit status. */
+static int output(struct es_join *cmp, const char *csv, enum es_join_want want) {
+    int status = es_join_check(cmp, want == ES_JOIN_EITHER && csv ? ES_JOIN_HEAP : want);
+    if (status != 0)
+        return status;
+    struct tables t = {0};
+    if (tables_make(&t, cmp, want, csv != NULL) != 0)
+        return 2;
     FILE *f = csv == NULL || strcmp(csv, "-") == 0 ? stdout : es_outfile_fopen(csv, "w");
     if (f == NULL) {
         fprintf(stderr, "eventlog-socket compare: cannot create %s: %s\n", csv, strerror(errno));
-        free(rows);
-        es_join_costs_free(costs, ncosts);
+        tables_free(&t);
         return 2;
     }
-    if (csv && time_only)
-        write_time_csv(f, cmp, costs, ncosts);
+    if (csv && want == ES_JOIN_TIME)
+        write_time_csv(f, cmp, t.costs, t.ncosts);
+    else if (csv && want == ES_JOIN_SPANS)
+        write_spans_csv(f, t.spans, t.nspans);
     else if (csv)
-        write_csv(f, rows, n);
+        write_csv(f, t.rows, t.n);
     else
-        write_text(f, cmp, rows, n, costs, ncosts);
+        write_text(f, cmp, &t);
     int werr = fflush(f) != 0 || ferror(f) ? (errno ? errno : EIO) : 0;
     if (f != stdout && fclose(f) != 0 && werr == 0)
         werr = errno;
-    free(rows);
-    es_join_costs_free(costs, ncosts);
+    tables_free(&t);
     if (werr) {
         fprintf(stderr, "eventlog-socket compare: cannot write %s: %s\n", csv ? csv : "stdout",
                 strerror(werr));
@@ -180,8 +293,14 @@ static int output(struct es_join *cmp, const char *csv, bool time_only) {
     }
     status = es_join_warn_partial(cmp, "the comparison");
     if (csv)
-        fprintf(stderr, "eventlog-socket compare: %zu %s to %s\n", time_only ? ncosts : n,
-                time_only ? "cost centres" : "labels", strcmp(csv, "-") == 0 ? "stdout" : csv);
+        fprintf(stderr, "eventlog-socket compare: %zu %s to %s\n",
+                want == ES_JOIN_TIME    ? t.ncosts
+                : want == ES_JOIN_SPANS ? t.nspans
+                                        : t.n,
+                want == ES_JOIN_TIME    ? "cost centres"
+                : want == ES_JOIN_SPANS ? "span labels"
+                                        : "labels",
+                strcmp(csv, "-") == 0 ? "stdout" : csv);
     es_join_say_gaps(cmp);
     return status;
 }
@@ -191,10 +310,11 @@ int es_compare_main(int argc, char **argv) {
     struct es_join *cmp = &compare;
     es_join_init(cmp, "compare");
     const char *src[2] = {NULL, NULL}, *csv = NULL;
-    bool time_only = false;
+    bool time_only = false, spans_only = false;
     const struct es_opt opts[] = {{"--csv", NULL, ES_OPT_VALUE, &csv, 0,
                                    "%s needs a file name (or - for stdout)", NULL, false},
                                   {"--time", NULL, ES_OPT_FLAG, &time_only, 0, NULL, NULL, false},
+                                  {"--spans", NULL, ES_OPT_FLAG, &spans_only, 0, NULL, NULL, false},
                                   {0}};
     const struct es_opts_spec spec = {.cmd = "compare",
                                       .opts = opts,
@@ -209,12 +329,18 @@ int es_compare_main(int argc, char **argv) {
         return status;
     /* The output is checked before the runs are read (a live one to its
      * exit), and written only once both are. */
-    if (csv != NULL && !es_outfile_check("compare", NULL, csv))
+    if (time_only && spans_only) {
+        fprintf(stderr, "eventlog-socket compare: --time or --spans, not both\n");
+        status = 2;
+    } else if (csv != NULL && !es_outfile_check("compare", NULL, csv))
         status = 2;
     else
         status = es_join_read(cmp, src);
     if (status < 0)
-        status = output(cmp, csv, time_only);
+        status = output(cmp, csv,
+                        time_only    ? ES_JOIN_TIME
+                        : spans_only ? ES_JOIN_SPANS
+                                     : ES_JOIN_EITHER);
     es_join_free(cmp);
     return status;
 }

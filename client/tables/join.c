@@ -229,12 +229,31 @@ static bool heap_ok(const struct es_join_run *r, bool say) {
     return false;
 }
 
+/* How many spans run `r` ended. */
+static uint64_t spans_of(const struct es_join_run *r) {
+    const struct es_spans *x = r->model->spans.match;
+    return x != NULL ? x->spans : 0;
+}
+
 int es_join_check(struct es_join *cmp, enum es_join_want want) {
     int status = read_errors(cmp);
     if (status != 0)
         return status;
     cmp->have_time = cmp->run[0].prof->samples > 0 && cmp->run[1].prof->samples > 0;
     cmp->have_heap = heap_ok(&cmp->run[0], false) && heap_ok(&cmp->run[1], false);
+    cmp->have_spans = spans_of(&cmp->run[0]) > 0 && spans_of(&cmp->run[1]) > 0;
+    if (want == ES_JOIN_SPANS && !cmp->have_spans) {
+        for (int i = 0; i < 2; i++)
+            if (spans_of(&cmp->run[i]) == 0)
+                fprintf(stderr,
+                        "eventlog-socket: %s: no spans in the stream (%s): mark them with "
+                        "withSpan (GHC.Eventlog.Socket) or traceEventIO \"START label\" ... "
+                        "\"STOP label\" in one thread (docs/spans.md)\n",
+                        cmp->run[i].ses.conn->name, cmp->run[i].why);
+        return 1;
+    }
+    if (want == ES_JOIN_SPANS)
+        return 0;
     if (want == ES_JOIN_TIME && !cmp->have_time) {
         for (int i = 0; i < 2; i++)
             if (cmp->run[i].prof->samples == 0)
@@ -247,7 +266,8 @@ int es_join_check(struct es_join *cmp, enum es_join_want want) {
     }
     /* The heap's messages: asked for the heap, or for either and neither
      * is there (an empty profile's note is said in any case). */
-    bool heap_wanted = want == ES_JOIN_HEAP || (want == ES_JOIN_EITHER && !cmp->have_time);
+    bool other = cmp->have_time || cmp->have_spans;
+    bool heap_wanted = want == ES_JOIN_HEAP || (want == ES_JOIN_EITHER && !other);
     for (int i = 0; i < 2 && (heap_wanted || cmp->have_heap); i++)
         if (!heap_ok(&cmp->run[i], true))
             status = 1;
@@ -256,9 +276,9 @@ int es_join_check(struct es_join *cmp, enum es_join_want want) {
                 "eventlog-socket %s: both runs have cost-centre samples: --time compares "
                 "their time profiles\n",
                 cmp->cmd);
-    if (want == ES_JOIN_EITHER && !cmp->have_heap && cmp->have_time) {
-        /* Time profiles alone; one run with a heap profile and one
-         * without is told (the other was likely meant to have one). */
+    if (want == ES_JOIN_EITHER && !cmp->have_heap && other) {
+        /* Time profiles or spans alone; one run with a heap profile and
+         * one without is told (the other was likely meant to have one). */
         bool h0 = heap_ok(&cmp->run[0], false), h1 = heap_ok(&cmp->run[1], false);
         for (int i = 0; i < 2 && h0 != h1; i++)
             heap_ok(&cmp->run[i], true);
@@ -500,4 +520,59 @@ void es_join_free(struct es_join *cmp) {
         r->peak = r->sum = NULL;
         r->seen = NULL;
     }
+}
+
+/* ---- The spans, label by label. */
+
+static const struct es_model_span_label *span_label(const struct es_model *m, size_t i) {
+    const struct es_model_spans *sp = &m->spans;
+    return i < sp->n ? &sp->labels[i] : sp->other;
+}
+
+static const struct es_model_span_label *find_span(const struct es_model *m, const char *label) {
+    for (size_t i = 0; m->spans.labels != NULL && i <= m->spans.n; i++) {
+        const struct es_model_span_label *l = span_label(m, i);
+        if (l != NULL && l->count > 0 && strcmp(l->label, label) == 0)
+            return l;
+    }
+    return NULL;
+}
+
+/* The change of a label's p99 from A to B, in seconds; -1 for a label of
+ * one run (sorted last). */
+static double p99_change(const struct es_join_span *s) {
+    if (s->in[0] == NULL || s->in[1] == NULL)
+        return -1;
+    double d = es_model_span_quantile(s->in[1], 0.99) - es_model_span_quantile(s->in[0], 0.99);
+    return d < 0 ? -d : d;
+}
+
+static int by_change(const void *a, const void *b) {
+    double x = p99_change(a), y = p99_change(b);
+    if (x != y)
+        return x > y ? -1 : 1;
+    return strcmp(((const struct es_join_span *)a)->label, ((const struct es_join_span *)b)->label);
+}
+
+struct es_join_span *es_join_spans(const struct es_join *cmp, size_t *n) {
+    const struct es_model *m[2] = {cmp->run[0].model, cmp->run[1].model};
+    size_t cap = 0;
+    for (int i = 0; i < 2; i++)
+        cap += m[i]->spans.labels != NULL ? m[i]->spans.n + 1 : 0;
+    *n = 0;
+    struct es_join_span *out = cap ? calloc(cap, sizeof *out) : NULL;
+    if (out == NULL)
+        return NULL;
+    for (int i = 0; i < 2; i++)
+        for (size_t k = 0; m[i]->spans.labels != NULL && k <= m[i]->spans.n; k++) {
+            const struct es_model_span_label *l = span_label(m[i], k);
+            if (l == NULL || l->count == 0 || (i == 1 && find_span(m[0], l->label) != NULL))
+                continue;
+            out[*n].label = l->label;
+            out[*n].in[i] = l;
+            out[*n].in[1 - i] = find_span(m[1 - i], l->label);
+            (*n)++;
+        }
+    qsort(out, *n, sizeof *out, by_change);
+    return out;
 }

@@ -8,7 +8,8 @@
  * as the censuses complete. The join gives one row per label of either run
  * (0 for the run that lacks it: the RTS leaves a label with no live bytes
  * out of a census), the mean over the run's censuses, sorted by the size of
- * the peak's difference, largest first. Runs on one thread, the loop's. */
+ * the peak's difference, largest first; the spans label by label (each
+ * model's summary). Runs on one thread, the loop's. */
 #ifndef ES_JOIN_H
 #define ES_JOIN_H
 
@@ -38,14 +39,22 @@ struct es_join {
     struct es_join_run run[2];
     bool stopped;
     /* Set by es_join_check: what both runs have to compare. */
-    bool have_heap, have_time;
+    bool have_heap, have_time, have_spans;
 };
 
 /* What es_join_check is asked for. */
 enum es_join_want {
     ES_JOIN_HEAP,   /* the heap profiles (an error without them) */
     ES_JOIN_TIME,   /* the time profiles (an error without them) */
-    ES_JOIN_EITHER, /* whichever both runs have (an error without either) */
+    ES_JOIN_SPANS,  /* the spans (an error without them) */
+    ES_JOIN_EITHER, /* whichever both runs have (an error without any) */
+};
+
+/* A span label of either run: its summary in each (NULL for the run
+ * without it; the model's, valid while the runs are). */
+struct es_join_span {
+    const char *label;
+    const struct es_model_span_label *in[2];
 };
 
 /* A cost centre of either run's time profile: its samples as the innermost
@@ -84,6 +93,10 @@ const char *es_join_cost_note(const struct es_join_cost *c);
 double es_join_share(const struct es_join *cmp, uint64_t samples, int i);
 /* Its shares in per cent: self in A, self in B, total in A, total in B. */
 void es_join_cost_pcts(const struct es_join *cmp, const struct es_join_cost *c, double pct[4]);
+/* The span labels of both runs, joined by label and sorted by the change
+ * of their p99, largest first, those of one run last; NULL when memory
+ * ran out or neither has spans. */
+struct es_join_span *es_join_spans(const struct es_join *cmp, size_t *n);
 /* The rows of both runs, joined by label and sorted; NULL when memory ran
  * out. */
 struct es_join_row *es_join_rows(const struct es_join *cmp, size_t *nrows);

@@ -215,6 +215,58 @@ def with_span_marks_failures(s):
                      timeout=30)
 
 
+@test(timeout=180)
+def compare_spans_per_label(s):
+    """`compare A B --spans --csv`: each label's count, p50, p99 and max in
+    both runs as ghc-events' reading of each recording gives them (counts
+    and maxima exact, percentiles within 1/128), a label of one run with
+    its note; the text table without flags has the same section; a run
+    without spans is refused with --spans, saying how to mark them."""
+    a, _ = record(s, "a", ["spans 4 20 req", "spans 4 20 req"], rts=(), busy=False)
+    b, _ = record(s, "b", ["spans 4 60 req", "spans 4 60 req", "spans 2 10 extra"], rts=(),
+                  busy=False)
+    truth = []
+    for log in (a, b):
+        d = {}
+        for label, _, _, start, end, _ in ghc_events_spans(log):
+            d.setdefault(label, []).append((end - start) / 1e9)
+        truth.append(d)
+    out = s.path("cmp.csv")
+    res = run_client("compare", a, b, "--spans", "--csv", out)
+    expect(res.returncode == 0, "compare --spans: %d %s" % (res.returncode, res.stderr))
+    with open(out, newline="") as f:
+        rows = {r["label"]: r for r in csv.DictReader(f)}
+    expect(sorted(rows) == sorted(set(truth[0]) | set(truth[1])),
+           "labels %r, ghc-events %r" % (sorted(rows), [sorted(t) for t in truth]))
+    for label, r in rows.items():
+        for k, run in ((0, "a"), (1, "b")):
+            ds = truth[k].get(label, [])
+            expect(int(r["count_" + run]) == len(ds), "%s: count_%s %s, ghc-events %d"
+                   % (label, run, r["count_" + run], len(ds)))
+            if not ds:
+                other = "B" if run == "a" else "A"
+                expect(r["p99_%s_s" % run] == "" and r["note"] == "only in " + other,
+                       "%s: not in %s, yet %r" % (label, run, r))
+                continue
+            expect(abs(float(r["max_%s_s" % run]) - max(ds)) < 1e-9, "%s: max" % label)
+            for q in (50, 99):
+                want = nearest_rank(ds, q / 100)
+                got = float(r["p%d_%s_s" % (q, run)])
+                expect(abs(got - want) <= want / 128 + 1e-9, "%s: p%d_%s %f, true %f"
+                       % (label, q, run, got, want))
+    note("req p99 %s s -> %s s; extra: %s"
+         % (rows["req"]["p99_a_s"], rows["req"]["p99_b_s"], rows["extra"]["note"]))
+    res = run_client("compare", a, b)
+    expect(res.returncode == 0 and "Spans: 16 in A, 20 in B" in res.stdout
+           and re.search(r"^req\s+8\s+8\s", res.stdout, re.M),
+           "compare's text: %d %s %s" % (res.returncode, res.stdout, res.stderr))
+    plain, _ = record(s, "plain", ["marker nothing"], rts=(), busy=False)
+    res = run_client("compare", a, plain, "--spans")
+    expect(res.returncode == 1 and "no spans in the stream" in res.stderr
+           and "withSpan" in res.stderr,
+           "a run without spans: %d %s" % (res.returncode, res.stderr))
+
+
 def nearest_rank(values, q):
     v = sorted(values)
     return v[max(0, min(len(v) - 1, -(-int(q * len(v) * 1000000) // 1000000) - 1))]
