@@ -141,7 +141,7 @@ void es_triggers_want(const struct es_triggers *ts, bool *want) {
             want[ES_EVENT_USER_MARKER] = true;
             break;
         case ES_TRIGGER_SPAN:
-            want[ES_EVENT_USER_MARKER] = true;
+            want[ES_EVENT_USER_MARKER] = want[ES_EVENT_USER_BINARY_MSG] = true;
             want[ES_EVENT_RUN_THREAD] = want[ES_EVENT_STOP_THREAD] = true;
             break;
         default:

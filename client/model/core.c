@@ -139,6 +139,7 @@ void es_model_event(struct es_model *m, const struct es_event *ev) {
     case ES_EVENT_STOP_THREAD:
     case ES_EVENT_USER_MSG:
     case ES_EVENT_USER_MARKER:
+    case ES_EVENT_USER_BINARY_MSG:
         es_model_spans_event(m, ev, m->block_cap == ES_GLOBAL_CAP ? -1 : (int)m->block_cap);
         break;
     default:
@@ -185,6 +186,7 @@ void es_model_init(struct es_model *m) {
     for (unsigned t = 0; t < HANDLED_TYPES && t < ES_MAX_EVENT_TYPES; t++)
         m->want[t] = handlers[t] != NULL;
     m->want[ES_EVENT_BLOCK_MARKER] = true;
+    m->want[ES_EVENT_USER_BINARY_MSG] = true; /* opentelemetry-haskell's spans */
     set_window(m);
     es_model_spans_init(m);
 }

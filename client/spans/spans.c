@@ -14,8 +14,10 @@
 struct open_span {
     char label[ES_SPANS_LABEL_MAX + 1];
     uint64_t start;
+    uint64_t serial; /* opentelemetry-haskell's span serial (otel) */
     int cap;
-    bool failed; /* a FAIL came for it */
+    bool failed; /* a FAIL came for it (an error tag, for otel) */
+    bool otel;   /* begun by opentelemetry-haskell, ended by its serial */
 };
 
 /* A thread with open spans (key 0: a free slot). */
@@ -172,15 +174,16 @@ static void begin(struct es_spans *sp, uint64_t key, const uint8_t *label, size_
     s->label[len] = '\0';
     s->start = t;
     s->cap = cap;
-    s->failed = false;
+    s->failed = s->otel = false;
+    s->serial = 0;
 }
 
-/* The innermost open span of `label` in `o` (1-based; 0 for none). */
+/* The innermost open START span of `label` in `o` (1-based; 0 for none). */
 static uint32_t innermost(const struct es_spans_open *o, const uint8_t *label, size_t len) {
     len = len < ES_SPANS_LABEL_MAX ? len : ES_SPANS_LABEL_MAX;
     uint32_t k = o ? o->n : 0;
-    while (k > 0 && !(strlen(o->items[k - 1].label) == len &&
-                      memcmp(o->items[k - 1].label, label, len) == 0))
+    while (k > 0 && (o->items[k - 1].otel || !(strlen(o->items[k - 1].label) == len &&
+                                               memcmp(o->items[k - 1].label, label, len) == 0)))
         k--;
     return k;
 }
@@ -196,15 +199,10 @@ static void fail(struct es_spans *sp, uint64_t key, const uint8_t *label, size_t
         o->items[k - 1].failed = true;
 }
 
-static void end(struct es_spans *sp, uint64_t key, uint32_t thread, const uint8_t *label,
-                size_t len, uint64_t t) {
-    struct es_spans_open *o = find(sp, key);
-    uint32_t k = innermost(o, label, len);
-    if (k == 0) {
-        sp->unmatched++;
-        return;
-    }
+/* The open span k (1-based) of thread entry `o` ends at `t`. */
+static void finish(struct es_spans *sp, struct es_spans_open *o, uint32_t k, uint64_t t) {
     struct open_span *s = &o->items[k - 1];
+    uint32_t thread = o->key <= UINT32_MAX ? (uint32_t)o->key : 0;
     struct es_span done = {.label = s->label,
                            .parent = k >= 2 ? o->items[k - 2].label : "",
                            .thread = thread,
@@ -223,6 +221,142 @@ static void end(struct es_spans *sp, uint64_t key, uint32_t thread, const uint8_
         leave(sp, o);
 }
 
+static void end(struct es_spans *sp, uint64_t key, const uint8_t *label, size_t len, uint64_t t) {
+    struct es_spans_open *o = find(sp, key);
+    uint32_t k = innermost(o, label, len);
+    if (k == 0)
+        sp->unmatched++;
+    else
+        finish(sp, o, k, t);
+}
+
+/* ---- opentelemetry-haskell's spans: a serial per span, begun and ended
+ * by it (on any thread), an "error" tag "true" for a failure. Binary user
+ * messages (its default since 0.5) or "ot2" text (GHC 8.6 builds). */
+
+enum otel_op { OTEL_NONE, OTEL_BEGIN, OTEL_END, OTEL_ERROR };
+
+struct otel {
+    enum otel_op op;
+    uint64_t serial;
+    const uint8_t *name;
+    size_t len;
+};
+
+static uint64_t le64(const uint8_t *p) {
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+static uint32_t le32(const uint8_t *p) {
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* "OT" 3 TYPE, then the serial (u64, little-endian) and the rest. */
+static struct otel otel_binary(const uint8_t *p, size_t n) {
+    struct otel o = {OTEL_NONE, 0, NULL, 0};
+    if (n < 12 || memcmp(p, "OT\3", 3) != 0)
+        return o;
+    o.serial = le64(p + 4);
+    if (p[3] == 1) {
+        o = (struct otel){OTEL_BEGIN, o.serial, p + 12, n - 12};
+    } else if (p[3] == 2) {
+        o.op = OTEL_END;
+    } else if (p[3] == 3 && n >= 20) { /* a tag: key and value lengths, key, value */
+        uint64_t k = le32(p + 12), v = le32(p + 16);
+        if (k == 5 && v == 4 && n >= 29 && memcmp(p + 20, "error", 5) == 0 &&
+            memcmp(p + 25, "true", 4) == 0)
+            o.op = OTEL_ERROR;
+    }
+    return o;
+}
+
+/* The decimal serial at *p (advanced past it and one space). */
+static bool serial_at(const uint8_t **p, const uint8_t *end, uint64_t *v) {
+    const uint8_t *q = *p;
+    *v = 0;
+    while (q < end && *q >= '0' && *q <= '9' && q - *p < 20)
+        *v = *v * 10 + (uint64_t)(*q++ - '0');
+    if (q == *p || (q < end && *q != ' '))
+        return false;
+    *p = q < end ? q + 1 : q;
+    return true;
+}
+
+static bool word(const uint8_t **p, const uint8_t *end, const char *w) {
+    size_t n = strlen(w);
+    if ((size_t)(end - *p) < n || memcmp(*p, w, n) != 0)
+        return false;
+    *p += n;
+    return true;
+}
+
+/* "ot2 begin span SERIAL NAME", "ot2 end span SERIAL", "ot2 set tag
+ * SERIAL error true". */
+static struct otel otel_text(const uint8_t *p, size_t n) {
+    struct otel o = {OTEL_NONE, 0, NULL, 0};
+    const uint8_t *end = p + n;
+    if (!word(&p, end, "ot2 "))
+        return o;
+    if (word(&p, end, "begin span ") && serial_at(&p, end, &o.serial) && p < end)
+        return (struct otel){OTEL_BEGIN, o.serial, p, (size_t)(end - p)};
+    if (word(&p, end, "end span ") && serial_at(&p, end, &o.serial) && p == end)
+        o.op = OTEL_END;
+    else if (word(&p, end, "set tag ") && serial_at(&p, end, &o.serial) &&
+             word(&p, end, "error true") && p == end)
+        o.op = OTEL_ERROR;
+    return o;
+}
+
+/* The open span with `serial`: in the thread of `key` first, else in any
+ * (a span may end on another thread). */
+static struct es_spans_open *by_serial(const struct es_spans *sp, uint64_t key, uint64_t serial,
+                                       uint32_t *k) {
+    struct es_spans_open *o = find(sp, key);
+    for (uint32_t i = o ? o->n : 0; i > 0; i--)
+        if (o->items[i - 1].otel && o->items[i - 1].serial == serial) {
+            *k = i;
+            return o;
+        }
+    for (size_t j = 0; sp->used > 0 && j < sp->slots; j++) {
+        o = &sp->threads[j];
+        for (uint32_t i = o->n; i > 0; i--)
+            if (o->items[i - 1].otel && o->items[i - 1].serial == serial) {
+                *k = i;
+                return o;
+            }
+    }
+    return NULL;
+}
+
+static void otel_event(struct es_spans *sp, const struct otel *x, uint64_t t, int cap) {
+    uint32_t thread, k = 0;
+    uint64_t key = key_of(sp, cap, &thread);
+    if (x->op == OTEL_BEGIN) {
+        const uint8_t *nul = memchr(x->name, 0, x->len);
+        size_t len = nul ? (size_t)(nul - x->name) : x->len;
+        if (len == 0)
+            return;
+        uint64_t before = sp->dropped;
+        begin(sp, key, x->name, len, t, cap);
+        struct es_spans_open *o = sp->dropped == before ? find(sp, key) : NULL;
+        if (o != NULL) {
+            o->items[o->n - 1].otel = true;
+            o->items[o->n - 1].serial = x->serial;
+        }
+        return;
+    }
+    struct es_spans_open *o = by_serial(sp, key, x->serial, &k);
+    if (o == NULL)
+        sp->unmatched++;
+    else if (x->op == OTEL_ERROR)
+        o->items[k - 1].failed = true;
+    else
+        finish(sp, o, k, t);
+}
+
 static void user_text(struct es_spans *sp, const struct es_event *ev, int cap) {
     const uint8_t *label;
     size_t len;
@@ -236,7 +370,7 @@ static void user_text(struct es_spans *sp, const struct es_event *ev, int cap) {
     else if (kind == ES_SPANS_FAIL)
         fail(sp, key, label, len);
     else
-        end(sp, key, thread, label, len, ev->time);
+        end(sp, key, label, len, ev->time);
 }
 
 static void thread_event(struct es_spans *sp, const struct es_event *ev, int cap) {
@@ -256,11 +390,17 @@ static void thread_event(struct es_spans *sp, const struct es_event *ev, int cap
     if (on_cap && sp->running[cap] == id)
         sp->running[cap] = 0;
     if (status == THREAD_FINISHED && id != 0) {
+        /* Its START spans end with it; opentelemetry-haskell's may still
+         * end, by their serial, on another thread. */
         struct es_spans_open *o = find(sp, id);
-        if (o != NULL) {
-            sp->abandoned += o->n;
+        uint32_t kept = 0;
+        for (uint32_t i = 0; o != NULL && i < o->n; i++)
+            if (o->items[i].otel)
+                o->items[kept++] = o->items[i];
+            else
+                sp->abandoned++;
+        if (o != NULL && (o->n = kept) == 0)
             leave(sp, o);
-        }
     }
 }
 
@@ -278,9 +418,23 @@ uint64_t es_spans_oldest_open(const struct es_spans *sp, const char *label, size
 void es_spans_event(struct es_spans *sp, const struct es_event *ev, int cap) {
     switch (ev->type) {
     case ES_EVENT_USER_MSG:
+        if (ev->payload_len > 4 && memcmp(ev->payload, "ot2 ", 4) == 0) {
+            struct otel x = otel_text(ev->payload, ev->payload_len);
+            if (x.op != OTEL_NONE)
+                otel_event(sp, &x, ev->time, cap);
+            break;
+        }
+        user_text(sp, ev, cap);
+        break;
     case ES_EVENT_USER_MARKER:
         user_text(sp, ev, cap);
         break;
+    case ES_EVENT_USER_BINARY_MSG: {
+        struct otel x = otel_binary(ev->payload, ev->payload_len);
+        if (x.op != OTEL_NONE)
+            otel_event(sp, &x, ev->time, cap);
+        break;
+    }
     case ES_EVENT_RUN_THREAD:
     case ES_EVENT_STOP_THREAD:
         thread_event(sp, ev, cap);

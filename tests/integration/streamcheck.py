@@ -18,6 +18,7 @@ class Summary:
         self.counts = {}
         self.markers = []
         self.messages = []
+        self.binary = []  # (time, payload bytes) of each binary user message
         self.samples = []
         self.cc_samples = []
         self.heap_live = []  # (time, bytes) of each HEAP_LIVE
@@ -34,6 +35,9 @@ class Summary:
                 self.markers.append((int(parts[1]), parts[2] if len(parts) > 2 else ""))
             elif parts[0] == "message":
                 self.messages.append((int(parts[1]), parts[2] if len(parts) > 2 else ""))
+            elif parts[0] == "binary":
+                self.binary.append((int(parts[1]),
+                                    bytes.fromhex(parts[2] if len(parts) > 2 else "")))
             elif parts[0] == "sample":
                 self.samples.append(int(parts[1]))
             elif parts[0] == "ccsample":

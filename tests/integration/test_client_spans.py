@@ -267,6 +267,53 @@ def compare_spans_per_label(s):
            "a run without spans: %d %s" % (res.returncode, res.stderr))
 
 
+def ghc_events_otel(s, path):
+    """opentelemetry-haskell's binary spans as ghc-events' reading gives
+    them (through the checker: `ghc-events show` cannot print a payload
+    that is not UTF-8): {serial: (label, start ns, end ns, failed)}, from
+    the payloads "OT" 3 TYPE with their serial (little-endian), paired by
+    serial."""
+    with open(path, "rb") as f:
+        summ = check_stream(s, f.read(), os.path.basename(path) + "-check")
+    spans = {}
+    for t, payload in summ.binary:
+        if payload[:3] != b"OT\x03":
+            continue
+        kind, serial = payload[3], int.from_bytes(payload[4:12], "little")
+        label, start, end, failed = spans.get(serial, ("", 0, 0, False))
+        if kind == 1:
+            spans[serial] = (payload[12:].decode(), t, end, failed)
+        elif kind == 2:
+            spans[serial] = (label, start, t, failed)
+        elif kind == 3 and payload[20:] == b"errortrue":
+            spans[serial] = (label, start, end, True)
+    return spans
+
+
+@test
+def opentelemetry_spans_are_read(s):
+    """A program posting spans as opentelemetry-haskell does (its binary
+    messages: begin and end by serial, the even ones ended from another
+    thread, an "error" tag "true" on every third): `table spans` gives
+    each span ghc-events' reading of the payloads pairs, its duration to
+    the nanosecond, the failed ones marked, and none unmatched."""
+    log, _ = record(s, "ot", ["otel-spans 6 30 handler 3"], rts=(), busy=False)
+    want = ghc_events_otel(s, log)
+    out = s.path("ot.csv")
+    res = run_client("table", "spans", log, "--csv", out)
+    expect(res.returncode == 0, "table spans exited %d: %s" % (res.returncode, res.stderr))
+    with open(out, newline="") as f:
+        rows = list(csv.DictReader(f))
+    got = sorted((r["label"], round(float(r["start_s"]) * 1e9),
+                  round((float(r["start_s"]) + float(r["duration_s"])) * 1e9),
+                  r["failed"] == "true") for r in rows)
+    note("%d spans; failed: %d; ghc-events pairs %d" % (
+        len(rows), sum(1 for r in rows if r["failed"] == "true"), len(want)))
+    expect(len(want) == 6 and got == sorted(want.values()),
+           "the rows are not the program's spans: %r / %r" % (got[:2], sorted(want.values())[:2]))
+    expect(all(float(r["duration_s"]) >= 0.030 for r in rows), "a span under its sleep")
+
+
 def nearest_rank(values, q):
     v = sorted(values)
     return v[max(0, min(len(v) - 1, -(-int(q * len(v) * 1000000) // 1000000) - 1))]

@@ -128,6 +128,76 @@ UNIT_CASE(client_spans_failed) {
     es_spans_destroy(&sp);
 }
 
+/* opentelemetry-haskell's binary message: "OT" 3 TYPE, serial (u64 LE),
+ * then the name (begin) or a tag (key and value lengths, u32 LE). */
+static void ot(struct es_spans *sp, int cap, uint64_t t, uint8_t type, uint64_t serial,
+               const char *a, const char *b) {
+    uint8_t m[256] = {'O', 'T', 3, type};
+    size_t n = 12;
+    for (int i = 0; i < 8; i++)
+        m[4 + i] = (uint8_t)(serial >> (8 * i));
+    if (type == 3) {
+        uint32_t k = (uint32_t)strlen(a), v = (uint32_t)strlen(b);
+        for (int i = 0; i < 4; i++) {
+            m[12 + i] = (uint8_t)(k >> (8 * i));
+            m[16 + i] = (uint8_t)(v >> (8 * i));
+        }
+        memcpy(m + 20, a, k);
+        memcpy(m + 20 + k, b, v);
+        n = 20 + k + v;
+    } else if (a != NULL) {
+        memcpy(m + 12, a, strlen(a));
+        n += strlen(a);
+    }
+    struct es_event ev = {
+        .type = ES_EVENT_USER_BINARY_MSG, .time = t, .payload = m, .payload_len = n};
+    es_spans_event(sp, &ev, cap);
+}
+
+UNIT_CASE(client_spans_opentelemetry) {
+    struct seen w = {0};
+    struct es_spans sp;
+    es_spans_init(&sp, done, &w);
+    sched(&sp, 0, 1, ES_EVENT_RUN_THREAD, 4, 0);
+    msg(&sp, 0, 5, "START outer");
+    ot(&sp, 0, 10, 1, 77, "handler", NULL);
+    ot(&sp, 0, 11, 1, 78, "db", NULL);
+    ot(&sp, 0, 12, 3, 78, "error", "true");
+    msg(&sp, 0, 13, "STOP db"); /* a START/STOP STOP never ends otel's db */
+    sched(&sp, 0, 14, ES_EVENT_STOP_THREAD, 4, 3);
+    sched(&sp, 1, 15, ES_EVENT_RUN_THREAD, 9, 0);
+    ot(&sp, 1, 20, 2, 78, NULL, NULL); /* ended on another thread: by its serial */
+    ot(&sp, 1, 21, 2, 99, NULL, NULL); /* no such span */
+    msg(&sp, 1, 22, "ot2 begin span 5 text span");
+    msg(&sp, 1, 23, "ot2 set tag 5 error true");
+    msg(&sp, 1, 30, "ot2 end span 5");
+    ot(&sp, 1, 40, 2, 77, NULL, NULL);
+    ok(w.n == 3 && strcmp(w.label[0], "db") == 0 && w.s[0].failed && w.s[0].thread == 4 &&
+           w.s[0].start == 11 && w.s[0].end == 20 && strcmp(w.parent[0], "handler") == 0,
+       "otel's db: thread 4's, ended by its serial elsewhere, failed by its error tag");
+    ok(w.n == 3 && strcmp(w.label[1], "text span") == 0 && w.s[1].failed && w.s[1].thread == 9 &&
+           w.s[1].end - w.s[1].start == 8,
+       "the ot2 text form: begin, error tag, end");
+    ok(w.n == 3 && strcmp(w.label[2], "handler") == 0 && !w.s[2].failed &&
+           strcmp(w.parent[2], "outer") == 0,
+       "handler nested in the START span of its thread");
+    ok(sp.unmatched == 2, "STOP db and serial 99 unmatched: %llu",
+       (unsigned long long)sp.unmatched);
+    sched(&sp, 1, 41, ES_EVENT_RUN_THREAD, 12, 0);
+    ot(&sp, 1, 42, 1, 300, "handed over", NULL);
+    msg(&sp, 1, 43, "START plain");
+    sched(&sp, 1, 44, ES_EVENT_STOP_THREAD, 12, 5); /* finished */
+    sched(&sp, 1, 45, ES_EVENT_RUN_THREAD, 13, 0);
+    ot(&sp, 1, 46, 2, 300, NULL, NULL);
+    ok(w.n == 4 && strcmp(w.label[3], "handed over") == 0 && w.s[3].thread == 12 &&
+           sp.abandoned == 1,
+       "a finished thread's otel span still ends by its serial; its START span is abandoned");
+    msg(&sp, 1, 50, "ot2 begin span x"); /* no serial */
+    msg(&sp, 1, 51, "ot2 end span 5 extra");
+    ok(w.n == 4 && sp.unmatched == 2, "garbled ot2 text ignored");
+    es_spans_destroy(&sp);
+}
+
 UNIT_CASE(client_spans_bounded) {
     struct seen w = {0};
     struct es_spans sp;

@@ -36,6 +36,8 @@
 --   count NAME N          events per constructor name, e.g. count UserMarker 3
 --   marker TIME TEXT      every traceMarker, with its timestamp (ns)
 --   message TIME TEXT     every traceEvent / user message
+--   binary TIME HEX       every binary user message (traceBinaryEvent), its
+--                         payload in hex
 --   sample TIME           every heap profile sample (HeapProfSampleBegin)
 --   ccsample TIME         every cost-centre profiling sample (ProfSampleCostCentre)
 --   ipe ADDR\tTABLE\tLABEL\tLOC  every info table's provenance (IPE, GHC >= 9.2), ADDR in hex
@@ -124,6 +126,7 @@ describe :: Event -> [String]
 describe ev = case evSpec ev of
   UserMarker m -> ["marker " ++ show (evTime ev) ++ " " ++ T.unpack m]
   UserMessage m -> ["message " ++ show (evTime ev) ++ " " ++ T.unpack m]
+  UserBinaryMessage b -> ["binary " ++ show (evTime ev) ++ " " ++ concatMap hex2 (B.unpack b)]
   HeapProfSampleBegin {} -> ["sample " ++ show (evTime ev)]
   ProfSampleCostCentre {} -> ["ccsample " ++ show (evTime ev)]
   HeapLive {liveBytes = b} -> ["heaplive " ++ show (evTime ev) ++ " " ++ show b]
@@ -145,6 +148,9 @@ threadLines ev = case evSpec ev of
   where
     at = show (evTime ev) ++ " " ++ show (maybe (-1) id (evCap ev))
     constructorStatus = takeWhile (/= ' ') . show
+
+hex2 :: (Integral a, Show a) => a -> String
+hex2 w = let h = showHex w "" in if length h < 2 then '0' : h else h
 
 failWith :: String -> IO a
 failWith problem = putStrLn ("parse-error " ++ problem) >> exitFailure

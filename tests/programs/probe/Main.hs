@@ -24,6 +24,11 @@
 --   work S MB          keep MB megabytes of live data and compute for S
 --                      seconds (allocating); answers "ok N" with the number
 --                      of rounds done, the program's speed
+--   otel-spans N MS LABEL F  N threads each a span LABEL of about MS ms
+--                      as opentelemetry-haskell posts them (binary user
+--                      messages "OT" 3 TYPE with a serial); every F-th
+--                      with its "error" tag "true" (F 0: none); the even
+--                      ones ended from another thread, by serial
 --   quit               exit normally (so does end of input)
 --
 -- With --custom, custom commands and hooks are registered through the C API
@@ -37,13 +42,17 @@
 -- With --busy a background thread allocates continuously, so the scheduler
 -- keeps running and heap profile samples keep coming.
 {-# LANGUAGE ForeignFunctionInterface #-}
+{-# LANGUAGE MagicHash #-}
+{-# LANGUAGE UnboxedTuples #-}
 
 module Main (main) where
 
 import Commands (commandLoop, reply, replyWith)
 import Control.Concurrent (forkIO, myThreadId, threadDelay, throwTo)
+import Control.Concurrent.MVar (newEmptyMVar, putMVar, takeMVar)
 import Control.Exception (IOException, evaluate, try)
-import Control.Monad (forM_, when)
+import Control.Monad (forM, forM_, when)
+import Data.Bits (shiftR)
 import Debug.Trace (traceEventIO, traceMarkerIO)
 import Foreign.C.String (CString, peekCString, withCString)
 import Data.Word (Word64, Word8)
@@ -51,7 +60,10 @@ import Foreign.C.Types (CBool (..), CInt (..), CUInt (..))
 import Foreign.Marshal.Alloc (allocaBytes)
 import Foreign.C.Types (CSize (..))
 import Foreign.Marshal.Alloc (alloca)
+import Foreign.Marshal.Array (withArrayLen)
 import Foreign.Ptr (FunPtr, Ptr, nullPtr)
+import GHC.Exts (Int (..), Ptr (..), traceBinaryEvent#)
+import GHC.IO (IO (..))
 import Foreign.Storable (peek)
 import Foreign.Storable (peekByteOff)
 import GHC.Clock (getMonotonicTime)
@@ -166,11 +178,40 @@ own cmd = case cmd of
   ["start-unix", path] -> Just (startUnix 0 path >> pure True)
   ["start-unix-wait", path] -> Just (startUnix 1 path >> pure True)
   ["work", secs, mb] -> Just (work (read secs) (read mb) >>= \n -> answer ("ok " ++ show n))
+  ["otel-spans", n, ms, label, f] -> Just (otelSpans (read n) (read ms) label (read f) >> ok)
   ["quit"] -> Just (reply >> pure False)
   _ -> Nothing
   where
     ok = reply >> pure True
     answer line = replyWith line >> pure True
+
+-- | Post a binary user message (traceBinaryEvent#, GHC 8.8+).
+traceBinary :: [Word8] -> IO ()
+traceBinary bytes = withArrayLen bytes $ \n (Ptr a) -> case n of
+  I# n# -> IO (\s -> (# traceBinaryEvent# a n# s, () #))
+
+-- | opentelemetry-haskell's binary span messages: "OT" 3 TYPE, the serial
+-- (64 bits, little-endian), then the rest.
+otelMsg :: Word8 -> Word64 -> [Word8] -> IO ()
+otelMsg ty serial rest = traceBinary ([79, 84, 3, ty] ++ le 8 serial ++ rest)
+  where
+    le k v = [fromIntegral (v `shiftR` (8 * i)) | i <- [0 .. k - 1]]
+
+otelSpans :: Int -> Int -> String -> Int -> IO ()
+otelSpans n ms label f = do
+  dones <- forM [1 .. n] $ \i -> do
+    done <- newEmptyMVar
+    let serial = fromIntegral (1000 + i) :: Word64
+    _ <- forkIO $ do
+      otelMsg 1 serial (map (fromIntegral . fromEnum) label)
+      threadDelay (ms * 1000)
+      when (f > 0 && i `mod` f == 0) $
+        otelMsg 3 serial ([5, 0, 0, 0, 4, 0, 0, 0] ++ map (fromIntegral . fromEnum) "errortrue")
+      if even i
+        then () <$ forkIO (otelMsg 2 serial [] >> putMVar done ())
+        else otelMsg 2 serial [] >> putMVar done ()
+    pure done
+  mapM_ takeMVar dones
 
 -- | Open /dev/null up to n times at once (stopping at the first failure),
 -- close them all, and return how many were open.
