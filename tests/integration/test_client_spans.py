@@ -15,19 +15,20 @@ import time
 
 import harness
 from cdp import Browser
-from harness import check_stream, expect, note, serve, test
+from harness import check_stream, expect, ghc_version, note, serve, test
 from test_client_metrics import prom_query, start_metrics, start_prometheus, value, wait_for
 from test_client_profile import live_needs_flush
 from test_client_table import record, run_client
 from test_client_web import need_chromium
 
 
-def ghc_events_spans(path, failed=None):
+def ghc_events_spans(path, failed=None, unmatched=None):
     """The spans ghc-events' reading gives: [(label, thread, cap, start ns,
     end ns, parent)], each START paired with the next STOP of its label in
     the thread running on the message's capability. With a set `failed`,
     the (thread, start ns) of each span a FAIL of its thread marked goes
-    into it."""
+    into it; with a list `unmatched`, each STOP no START of its thread
+    opened."""
     out = subprocess.run(["ghc-events", "show", path], capture_output=True, text=True,
                          timeout=120).stdout
     running, open_spans, spans = {}, {}, []
@@ -63,6 +64,9 @@ def ghc_events_spans(path, failed=None):
                 parent = stack[i - 1][0] if i > 0 else ""
                 spans.append((label, thread, scap, start, t, parent))
                 break
+        else:
+            if unmatched is not None:
+                unmatched.append((r.group(2), thread, t))
     return spans
 
 
@@ -265,6 +269,59 @@ def compare_spans_per_label(s):
     expect(res.returncode == 1 and "no spans in the stream" in res.stderr
            and "withSpan" in res.stderr,
            "a run without spans: %d %s" % (res.returncode, res.stderr))
+
+
+@test(timeout=180)
+def joined_mid_span(s):
+    """A client that joins while three threads' spans "req" (1.5 s) are
+    open: its table gives exactly the spans ghc-events pairs in its own
+    stream, each one of the program's spans as a client there from the
+    start saw it (never a STOP paired with another thread's START), and
+    its report counts the STOPs whose START it never saw. On GHC 9.2+
+    (streamed as they happen) the "req" STARTs came before it joined."""
+    p, connect = serve(s, "mid", [])
+    sock = s.path("mid.sock")
+    full = connect()
+    p.proc.stdin.write(b"spans 3 1500 req\n")
+    p.proc.stdin.flush()
+    time.sleep(0.4)
+    late = harness.Client(s, unix=sock)
+    expect(p.readline(timeout=60) == "ok", "the probe's spans")
+    p.cmd("quit")
+    p.finish()
+    paths = []
+    for name, c in (("full", full), ("late", late)):
+        paths.append(s.path(name + ".eventlog"))
+        with open(paths[-1], "wb") as f:
+            f.write(c.wait_eof())
+    everything = {(x[0], x[1], x[3], x[4]) for x in ghc_events_spans(paths[0])}
+    lost = []
+    want = ghc_events_spans(paths[1], unmatched=lost)
+    out = s.path("late.csv")
+    res = run_client("table", "spans", paths[1], "--csv", out)
+    expect(res.returncode == 0, "table spans exited %d: %s" % (res.returncode, res.stderr))
+    with open(out, newline="") as f:
+        rows = list(csv.DictReader(f))
+    got = sorted((r["label"], int(r["thread"]), int(r["capability"]),
+                  round(float(r["start_s"]) * 1e9),
+                  round((float(r["start_s"]) + float(r["duration_s"])) * 1e9), r["parent"])
+                 for r in rows)
+    note("the late client: %d spans, %d STOPs without their START; the first client: %d spans"
+         % (len(rows), len(lost), len(everything)))
+    expect(got == sorted(want), "the late client's rows are not ghc-events' pairs: %r / %r"
+           % (got, sorted(want)))
+    expect(all((x[0], x[1], x[3], x[4]) in everything for x in got),
+           "a span the program never had: %r" % got)
+    html = s.path("late.html")
+    res = run_client("report", paths[1], "-o", html)
+    expect(res.returncode == 0, "report failed: %s" % res.stderr)
+    with open(html) as f:
+        m = re.search(r'<script[^>]*id="es-data"[^>]*>(.*?)</script>', f.read(), re.S)
+    said = json.loads(m.group(1)).get("spans", {}).get("unmatched", 0)
+    expect(said == len(lost), "the report counts %d STOPs without a START; ghc-events %d"
+           % (said, len(lost)))
+    if ghc_version() >= (9, 2):
+        expect(any(x[0] == "req" for x in lost), "the late client saw every START: %r" % lost)
 
 
 def ghc_events_otel(s, path):
