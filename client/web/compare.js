@@ -236,8 +236,41 @@
     return chart;
   }
 
+  // ---- The spans (D.spans, client/web/report_two.c): `compare --spans`'s
+  // table, with p99's ratio B/A (red: slower in B by more than 5 %, blue:
+  // faster).
+  function ms(s) {
+    if (s < 0) return '';
+    return s < 0.001 ? (s * 1e6).toFixed(0) + 'us' : s < 10 ? (s * 1e3).toFixed(1) + 'ms' : s.toFixed(2) + 's';
+  }
+
+  function drawSpans() {
+    var S = D.spans;
+    if (!S) return;
+    el('spans').hidden = false;
+    el('spans-note').textContent = S.length + (S.length === 1 ? ' label' : ' labels') +
+      ' as `eventlog-socket compare --spans` gives them; p50 and p99 within 1 %. A label only ' +
+      'one run has is empty in the other.';
+    var html = '';
+    S.forEach(function (w) {
+      var ratio = w[5] > 0 && w[6] >= 0 ? w[6] / w[5] : -1;
+      var cls = 'v' + (ratio > 1.05 ? ' grew' : ratio >= 0 && ratio < 1 / 1.05 ? ' shrank' : '');
+      html += '<tr><td title="' + escape(w[0]) + '">' + escape(w[0]) + '</td>' +
+        '<td class="v" data-value="' + w[1] + '">' + w[1] + '</td>' +
+        '<td class="v" data-value="' + w[2] + '">' + w[2] + '</td>';
+      for (var k = 3; k <= 6; k++)
+        html += '<td class="v" data-value="' + w[k] + '">' + ms(w[k]) + '</td>';
+      html += '<td class="' + cls + '" data-value="' + ratio + '">' +
+        (ratio >= 0 ? '\u00d7' + ratio.toFixed(2) : '') + '</td>' +
+        '<td class="v" data-value="' + w[9] + '">' + w[9] + '</td>' +
+        '<td class="v" data-value="' + w[10] + '">' + w[10] + '</td></tr>';
+    });
+    el('spans-table').tBodies[0].innerHTML = html;
+  }
+
   header();
   var flame = drawTime();
+  drawSpans();
   // Without heap profiles (two time profiles compared) the heap's sections
   // say so and draw nothing.
   if (D.heap) drawTable();

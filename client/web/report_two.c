@@ -131,9 +131,39 @@ static void time_json(struct es_httpbuf *b, const struct es_join *cmp,
     ES_HTTPBUF_ADD(b, "}");
 }
 
+/* Both runs' spans: "spans":[[label, count A, count B, p50 A, p50 B, p99
+ * A, p99 B, max A, max B, failed A, failed B], ...] (compare --spans
+ * --csv's, in seconds; -1 where a run lacks the label), the largest
+ * change of p99 first. */
+static void spans_json(struct es_httpbuf *b, const struct es_join_span *sp, size_t n) {
+    ES_HTTPBUF_ADD(b, ",\"spans\":[");
+    for (size_t i = 0; i < n; i++) {
+        const struct es_join_span *s = &sp[i];
+        if (i)
+            ES_HTTPBUF_ADD(b, ",");
+        ES_HTTPBUF_ADD(b, "[");
+        es_httpbuf_json_str(b, s->label);
+        for (int k = 0; k < 2; k++)
+            es_httpbuf_printf(b, ",%llu", (unsigned long long)(s->in[k] ? s->in[k]->count : 0));
+        for (int q = 0; q < 3; q++)
+            for (int k = 0; k < 2; k++) {
+                const struct es_model_span_label *l = s->in[k];
+                double v = l == NULL ? -1
+                           : q == 0  ? es_model_span_quantile(l, 0.5)
+                           : q == 1  ? es_model_span_quantile(l, 0.99)
+                                     : (double)l->max_ns / 1e9;
+                es_httpbuf_printf(b, ",%.9g", v);
+            }
+        for (int k = 0; k < 2; k++)
+            es_httpbuf_printf(b, ",%llu", (unsigned long long)(s->in[k] ? s->in[k]->failed : 0));
+        ES_HTTPBUF_ADD(b, "]");
+    }
+    ES_HTTPBUF_ADD(b, "]");
+}
+
 static void page_json(struct es_httpbuf *b, const struct es_join *cmp,
                       const struct es_join_row *rows, size_t n, const struct es_join_cost *costs,
-                      size_t ncosts) {
+                      size_t ncosts, const struct es_join_span *spans, size_t nspans) {
     ES_HTTPBUF_ADD(b, "{\"runs\":[");
     for (int i = 0; i < 2; i++) {
         if (i)
@@ -158,6 +188,8 @@ static void page_json(struct es_httpbuf *b, const struct es_join *cmp,
     es_httpbuf_printf(b, ",\"heap\":%s", cmp->have_heap ? "true" : "false");
     if (costs != NULL)
         time_json(b, cmp, costs, ncosts);
+    if (spans != NULL)
+        spans_json(b, spans, nspans);
     ES_HTTPBUF_ADD(b, "}");
 }
 
@@ -168,14 +200,16 @@ static int write_two(struct es_join *cmp, const char *out) {
         return status;
     for (int i = 0; i < 2; i++)
         es_model_extend_to_now(cmp->run[i].model);
-    size_t n = 0, ncosts = 0;
+    size_t n = 0, ncosts = 0, nspans = 0;
     /* Without heap profiles the heap's rows are none (the page says so). */
     struct es_join_row *rows = cmp->have_heap ? es_join_rows(cmp, &n) : calloc(1, sizeof *rows);
     struct es_join_cost *costs = cmp->have_time ? es_join_costs(cmp, &ncosts) : NULL;
+    struct es_join_span *spans = cmp->have_spans ? es_join_spans(cmp, &nspans) : NULL;
     struct es_httpbuf json = {0}, html = {0};
-    bool oom = rows == NULL || (cmp->have_time && costs == NULL);
+    bool oom =
+        rows == NULL || (cmp->have_time && costs == NULL) || (cmp->have_spans && spans == NULL);
     if (!oom) {
-        page_json(&json, cmp, rows, n, costs, ncosts);
+        page_json(&json, cmp, rows, n, costs, ncosts, spans, nspans);
         es_webpage_compare(&html, &json);
     }
     oom = oom || json.oom || html.oom;
@@ -194,6 +228,7 @@ static int write_two(struct es_join *cmp, const char *out) {
         es_join_say_gaps(cmp);
     }
     free(rows);
+    free(spans);
     es_join_costs_free(costs, ncosts);
     es_httpbuf_free(&json);
     es_httpbuf_free(&html);

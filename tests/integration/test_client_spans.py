@@ -324,6 +324,46 @@ def joined_mid_span(s):
         expect(any(x[0] == "req" for x in lost), "the late client saw every START: %r" % lost)
 
 
+@test(timeout=180)
+def report_two_runs_spans(s):
+    """`report A B` of two runs with spans: its Spans table has
+    compare --spans --csv's labels, counts and p99s, p99's ratio B/A
+    in red where B is slower, and the page has no console
+    error (screenshot in the build directory)."""
+    need_chromium()
+    a, _ = record(s, "a", ["spans 4 20 req"], rts=(), busy=False)
+    b, _ = record(s, "b", ["spans 4 60 req"], rts=(), busy=False)
+    out = s.path("cmp.csv")
+    res = run_client("compare", a, b, "--spans", "--csv", out)
+    expect(res.returncode == 0, "compare --spans: %s" % res.stderr)
+    with open(out, newline="") as f:
+        want = {r["label"]: r for r in csv.DictReader(f)}
+    html = s.path("two.html")
+    res = run_client("report", a, b, "-o", html)
+    expect(res.returncode == 0, "report A B: %d %s" % (res.returncode, res.stderr))
+    br = Browser(s, width=1280, height=900)
+    br.goto("file://" + html)
+    br.wait_js("!document.getElementById('spans').hidden", what="the spans section")
+    rows = br.js("Array.from(document.querySelectorAll('#spans-table tbody tr')).map(function "
+                 "(tr) { return [tr.cells[0].textContent, +tr.cells[1].dataset.value, "
+                 "+tr.cells[2].dataset.value, +tr.cells[5].dataset.value, "
+                 "+tr.cells[6].dataset.value, +tr.cells[7].dataset.value, "
+                 "getComputedStyle(tr.cells[7]).color]; })")
+    note("page: %r" % rows)
+    expect(sorted(r[0] for r in rows) == sorted(want), "labels %r / %r" % (rows, sorted(want)))
+    for label, ca, cb, p99a, p99b, ratio, cls in rows:
+        w = want[label]
+        expect(ca == int(w["count_a"]) and cb == int(w["count_b"])
+               and abs(p99a - float(w["p99_a_s"])) < 1e-9
+               and abs(p99b - float(w["p99_b_s"])) < 1e-9,
+               "%s: the page %r, compare %r" % (label, (ca, cb, p99a, p99b), w))
+        expect(ratio > 2.5 and cls == "rgb(170, 51, 51)",
+               "%s: p99 B/A %.2f, not red (%s)" % (label, ratio, cls))
+    br.js("document.getElementById('spans').scrollIntoView()")
+    br.screenshot(os.path.join(harness.BUILD, "web-spans-two-runs.png"))
+    expect(not br.errors(), "console errors: %r" % br.errors()[:5])
+
+
 def ghc_events_otel(s, path):
     """opentelemetry-haskell's binary spans as ghc-events' reading gives
     them (through the checker: `ghc-events show` cannot print a payload
