@@ -67,6 +67,12 @@ struct es_model_span_label {
  * 1/128 of its value (the middle of its fine bucket, within the label's
  * largest); -1 without a fine histogram or spans. */
 double es_model_span_quantile(const struct es_model_span_label *l, double q);
+/* A label's durations as `n` bins of equal width on a log scale from the
+ * shortest to the longest (each span in the bin of its fine bucket's
+ * middle): *lo_s and *hi_s the ends, counts[n]. False without a fine
+ * histogram or spans. */
+bool es_model_span_bins(const struct es_model_span_label *l, unsigned n, double *lo_s, double *hi_s,
+                        uint64_t *counts);
 
 struct es_model {
     /* Who the program is (empty until the events arrive). */

@@ -5,6 +5,7 @@
  * and `other`, whatever the program posts. */
 #include "impl.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +66,33 @@ double es_model_span_quantile(const struct es_model_span_label *l, double q) {
         }
     }
     return (double)l->max_ns / 1e9;
+}
+
+bool es_model_span_bins(const struct es_model_span_label *l, unsigned n, double *lo_s, double *hi_s,
+                        uint64_t *counts) {
+    memset(counts, 0, n * sizeof *counts);
+    if (l->fine == NULL || l->count == 0 || n == 0)
+        return false;
+    unsigned first = ES_MODEL_SPAN_FINE, last = 0;
+    for (unsigned b = 0; b < ES_MODEL_SPAN_FINE; b++)
+        if (l->fine[b] > 0) {
+            first = b < first ? b : first;
+            last = b;
+        }
+    double lo = fine_middle(first), hi = fine_middle(last);
+    lo = lo < 1 ? 1 : lo;
+    hi = hi < lo ? lo : hi;
+    double span = log(hi / lo);
+    for (unsigned b = first; b <= last; b++) {
+        if (l->fine[b] == 0)
+            continue;
+        double mid = fine_middle(b) < lo ? lo : fine_middle(b);
+        unsigned k = span > 0 ? (unsigned)(log(mid / lo) / span * n) : 0;
+        counts[k < n ? k : n - 1] += l->fine[b];
+    }
+    *lo_s = lo / 1e9;
+    *hi_s = hi / 1e9;
+    return true;
 }
 
 static void span_done(const struct es_span *s, void *ctx) {

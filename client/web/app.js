@@ -882,6 +882,23 @@
   // ---- Spans (S.spans, client/web/json.c): per label, how many ended, their
   // total and mean, p50/p90/p99 (within 1/128 of the value), max, and how
   // many failed (an exception ended them: withSpan's FAIL).
+  // A label's durations (json.c: [lo_s, hi_s, counts]) as bars, each bin
+  // as tall as its share of the fullest, on a log scale from the shortest
+  // to the longest; hover for a bin's range and count.
+  function spanBins(h) {
+    if (!h) return '';
+    var lo = h[0], hi = h[1], c = h[2], most = Math.max.apply(null, c) || 1, n = c.length;
+    var edge = function (k) { return lo * Math.pow(hi / lo, k / n); };
+    var bars = c.map(function (v, k) {
+      var px = v ? Math.max(1, Math.round(22 * v / most)) : 0;
+      return '<span class="bin" style="height:' + px + 'px" data-count="' + v + '" title="' +
+        duration(Math.round(edge(k) * 1e9)) + ' to ' + duration(Math.round(edge(k + 1) * 1e9)) +
+        ': ' + v + (v === 1 ? ' span' : ' spans') + '"></span>';
+    }).join('');
+    return '<span class="bins" title="from ' + duration(Math.round(lo * 1e9)) + ' to ' +
+      duration(Math.round(hi * 1e9)) + ', log scale">' + bars + '</span>';
+  }
+
   function drawSpans() {
     var P = S.spans;
     $('spans-table').hidden = !P;
@@ -897,7 +914,8 @@
         l[1] + '">' + l[1] + '</td>';
       for (var k = 2; k <= 7; k++)
         html += '<td class="v" data-value="' + l[k] + '">' + (l[k] < 0 ? '' : duration(Math.round(l[k] * 1e9))) + '</td>';
-      html += '<td class="v" data-value="' + l[8] + '">' + (l[8] ? l[8] : '') + '</td></tr>';
+      html += '<td class="v" data-value="' + l[8] + '">' + (l[8] ? l[8] : '') + '</td>' +
+        '<td>' + spanBins(l[9]) + '</td></tr>';
     });
     var body = $('spans-table').tBodies[0];
     if (body.innerHTML !== html) body.innerHTML = html;

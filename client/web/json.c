@@ -322,7 +322,11 @@ static void threads_json(struct es_httpbuf *out, const struct es_model *m, unsig
 /* The spans' summary per label (model.h, "Spans"), when `whole` or when
  * spans ended since *sig: ,"spans":{"ended", "unmatched", "dropped",
  * "labels":[[label, count, total_s, mean_s, p50_s, p90_s, p99_s, max_s,
- * failed], ...]}, the labels as the model keeps them (later ones as "other"). */
+ * failed, [lo_s, hi_s, [SPAN_BINS counts]]], ...]} (the last: the
+ * durations' histogram, log-scale bins from the shortest to the longest;
+ * null without one), the labels as the model keeps them (later ones as "other"). */
+#define SPAN_BINS 24
+
 static void spans_json(struct es_httpbuf *out, const struct es_model *m, bool whole,
                        uint64_t *sig) {
     const struct es_model_spans *sp = &m->spans;
@@ -346,11 +350,21 @@ static void spans_json(struct es_httpbuf *out, const struct es_model *m, bool wh
         first = false;
         ES_HTTPBUF_ADD(out, "[");
         es_httpbuf_json_str(out, l->label);
-        es_httpbuf_printf(out, ",%llu,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%llu]",
+        es_httpbuf_printf(out, ",%llu,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%llu,",
                           (unsigned long long)l->count, l->sum_s, l->sum_s / (double)l->count,
                           es_model_span_quantile(l, 0.5), es_model_span_quantile(l, 0.9),
                           es_model_span_quantile(l, 0.99), (double)l->max_ns / 1e9,
                           (unsigned long long)l->failed);
+        uint64_t bins[SPAN_BINS];
+        double lo, hi;
+        if (es_model_span_bins(l, SPAN_BINS, &lo, &hi, bins)) {
+            es_httpbuf_printf(out, "[%.9g,%.9g,[", lo, hi);
+            for (unsigned k = 0; k < SPAN_BINS; k++)
+                es_httpbuf_printf(out, "%s%llu", k ? "," : "", (unsigned long long)bins[k]);
+            ES_HTTPBUF_ADD(out, "]]]");
+        } else {
+            ES_HTTPBUF_ADD(out, "null]");
+        }
     }
     ES_HTTPBUF_ADD(out, "]}");
 }

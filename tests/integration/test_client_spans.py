@@ -421,7 +421,8 @@ def report_shows_each_labels_spans(s):
     """`report` of a run that marked spans: the page's Spans table gives
     each label's count, total, mean and max as ghc-events' reading of the
     recording pairs them, and p50, p90 and p99 within 1/128 of the true
-    (nearest-rank) quantiles."""
+    (nearest-rank) quantiles; its histogram of durations draws every span,
+    the runs' three lengths apart."""
     need_chromium()
     log, _ = record(s, "spans", ["spans 4 40 req", "spans 4 10 req", "spans 4 80 req"],
                     rts=(), busy=False)
@@ -450,6 +451,18 @@ def report_shows_each_labels_spans(s):
             want = nearest_rank(ds, q)
             expect(abs(got - want) <= want / 128 + 1e-9, "%s: p%d %f, the true one %f"
                    % (label, round(100 * q), got, want))
+    # Each label's durations drawn: its bins hold every span, the shortest
+    # in the first and the longest in the last, as tall as their counts;
+    # the runs of 10, 40 and 80 ms (5, 20, 40 ms inner) fall apart.
+    bins = b.js("Array.from(document.querySelectorAll('#spans-table tbody tr')).map(function "
+                "(tr) { return Array.from(tr.querySelectorAll('.bin')).map(function (x) { "
+                "return [+x.dataset.count, x.getBoundingClientRect().height]; }); })")
+    for row, bars in zip(rows, bins):
+        most = max(c for c, _ in bars)
+        expect(sum(c for c, _ in bars) == row[1] and bars[0][0] == 4 and bars[-1][0] == 4
+               and sum(1 for c, _ in bars if c) >= 3
+               and all(abs(h - 22 * c / most) <= 1 for c, h in bars if c),
+               "%s: the durations' bars %r" % (row[0], bars))
     b.js("document.getElementById('spans').scrollIntoView()")
     b.screenshot(os.path.join(harness.BUILD, "web-spans-report.png"))
     expect(not b.errors(), "console errors: %r" % b.errors()[:5])
