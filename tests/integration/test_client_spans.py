@@ -70,6 +70,20 @@ def ghc_events_spans(path, failed=None, unmatched=None):
     return spans
 
 
+def table_spans(s, log, name):
+    """`table spans` of a recording: its rows, and each as ghc_events_spans
+    gives a span (label, thread, capability, start ns, end ns, parent)."""
+    out = s.path(name + ".csv")
+    res = run_client("table", "spans", log, "--csv", out)
+    expect(res.returncode == 0, "table spans exited %d: %s" % (res.returncode, res.stderr))
+    with open(out, newline="") as f:
+        rows = list(csv.DictReader(f))
+    return rows, sorted((r["label"], int(r["thread"]), int(r["capability"]),
+                         round(float(r["start_s"]) * 1e9),
+                         round((float(r["start_s"]) + float(r["duration_s"])) * 1e9), r["parent"])
+                        for r in rows)
+
+
 @test
 def table_spans_are_the_programs_intervals(s):
     """Four threads at once each mark a span "req" of 40 ms with
@@ -78,18 +92,10 @@ def table_spans_are_the_programs_intervals(s):
     start and duration to the nanosecond, parent), four threads apart, each
     "req" at least 40 ms and each inner span at least 20 ms."""
     log, _ = record(s, "spans", ["spans 4 40 req"], rts=(), busy=False)
-    out = s.path("spans.csv")
-    res = run_client("table", "spans", log, "--csv", out)
-    expect(res.returncode == 0, "table spans exited %d: %s" % (res.returncode, res.stderr))
-    with open(out, newline="") as f:
-        rows = list(csv.DictReader(f))
+    rows, got = table_spans(s, log, "spans")
     want = ghc_events_spans(log)
     note("%d rows; ghc-events pairs %d; %s" % (len(rows), len(want), ", ".join(
         "%s %.1f ms" % (r["label"], 1000 * float(r["duration_s"])) for r in rows[:4])))
-    got = sorted((r["label"], int(r["thread"]), int(r["capability"]),
-                  round(float(r["start_s"]) * 1e9),
-                  round((float(r["start_s"]) + float(r["duration_s"])) * 1e9), r["parent"])
-                 for r in rows)
     expect(len(rows) == 8 and all(r["failed"] == "false" for r in rows),
            "eight spans, none failed: %r" % rows[:3])
     expect(got == sorted(want), "the rows are not ghc-events' spans: %r / %r"
@@ -185,15 +191,7 @@ def with_span_marks_failures(s):
         f.write(c.wait_eof())
     failed = set()
     want = ghc_events_spans(log, failed)
-    out = s.path("ws.csv")
-    res = run_client("table", "spans", log, "--csv", out)
-    expect(res.returncode == 0, "table spans exited %d: %s" % (res.returncode, res.stderr))
-    with open(out, newline="") as f:
-        rows = list(csv.DictReader(f))
-    got = sorted((r["label"], int(r["thread"]), int(r["capability"]),
-                  round(float(r["start_s"]) * 1e9),
-                  round((float(r["start_s"]) + float(r["duration_s"])) * 1e9), r["parent"])
-                 for r in rows)
+    rows, got = table_spans(s, log, "ws")
     note("%d spans, failed: %s" % (len(rows), ", ".join(
         "thread %s %.1f ms" % (r["thread"], 1000 * float(r["duration_s"]))
         for r in rows if r["failed"] == "true")))
@@ -297,15 +295,7 @@ def joined_mid_span(s):
     everything = {(x[0], x[1], x[3], x[4]) for x in ghc_events_spans(paths[0])}
     lost = []
     want = ghc_events_spans(paths[1], unmatched=lost)
-    out = s.path("late.csv")
-    res = run_client("table", "spans", paths[1], "--csv", out)
-    expect(res.returncode == 0, "table spans exited %d: %s" % (res.returncode, res.stderr))
-    with open(out, newline="") as f:
-        rows = list(csv.DictReader(f))
-    got = sorted((r["label"], int(r["thread"]), int(r["capability"]),
-                  round(float(r["start_s"]) * 1e9),
-                  round((float(r["start_s"]) + float(r["duration_s"])) * 1e9), r["parent"])
-                 for r in rows)
+    rows, got = table_spans(s, paths[1], "late")
     note("the late client: %d spans, %d STOPs without their START; the first client: %d spans"
          % (len(rows), len(lost), len(everything)))
     expect(got == sorted(want), "the late client's rows are not ghc-events' pairs: %r / %r"
