@@ -193,7 +193,7 @@ static void on_bytes(struct es_conn *c, const uint8_t *data, size_t n, void *ctx
     if (!w->shot.open) {
         uint64_t every = w->before < 10000000 ? w->before : 10000000;
         uint64_t from = now > w->before ? now - w->before : 0;
-        es_ring_trim(&w->ring, es_triggers_keep_from(&w->ts, from, every ? every : 1));
+        es_ring_trim(&w->ring, es_triggers_keep_from(&w->ts, from, every));
     }
 }
 

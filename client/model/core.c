@@ -173,6 +173,8 @@ void es_model_header(struct es_model *m, const struct es_header *hdr) {
 }
 
 void es_model_end(struct es_model *m) {
+    if (m->spans.match != NULL)
+        es_spans_settle(m->spans.match);
     es_model_caps_end(m);
     es_model_threads_end(m);
     m->ended = true;

@@ -20,22 +20,36 @@ struct open_span {
     bool otel;   /* begun by opentelemetry-haskell, ended by its serial */
 };
 
-/* A thread with open spans (key 0: a free slot). */
+/* A STOP whose START has not come (yet): GHC 9.0 hands over each
+ * capability's buffer when it fills, so a thread that moved to another
+ * capability between its START and its STOP may have its STOP's block
+ * arrive first. */
+struct pending_stop {
+    char label[ES_SPANS_LABEL_MAX + 1];
+    uint64_t time;
+};
+
+/* A thread with open spans or pending STOPs (key 0: a free slot). */
 struct es_spans_open {
     uint64_t key;
     uint32_t n, cap;
     struct open_span *items;
+    uint32_t npend, cappend;   /* at most ES_SPANS_MAX_OPEN, the oldest let go */
+    struct pending_stop *pend; /* NULL until the first */
 };
 
 void es_spans_init(struct es_spans *sp, es_spans_done *done, void *ctx) {
     memset(sp, 0, sizeof *sp);
     sp->done = done;
     sp->ctx = ctx;
+    sp->block_cap = -2;
 }
 
 void es_spans_destroy(struct es_spans *sp) {
-    for (size_t i = 0; i < sp->slots; i++)
+    for (size_t i = 0; i < sp->slots; i++) {
         free(sp->threads[i].items);
+        free(sp->threads[i].pend);
+    }
     free(sp->threads);
     sp->threads = NULL;
     sp->slots = sp->used = 0;
@@ -127,6 +141,8 @@ static struct es_spans_open *enter(struct es_spans *sp, uint64_t key) {
 static void leave(struct es_spans *sp, struct es_spans_open *o) {
     size_t i = (size_t)(o - sp->threads), mask = sp->slots - 1;
     free(o->items);
+    free(o->pend);
+    sp->pending -= o->npend;
     sp->threads[i] = (struct es_spans_open){0};
     sp->used--;
     for (size_t j = (i + 1) & mask; sp->threads[j].key != 0; j = (j + 1) & mask) {
@@ -217,17 +233,101 @@ static void finish(struct es_spans *sp, struct es_spans_open *o, uint32_t k, uin
     /* Out of the stack; those opened after it stay open, their parent
      * now the one below. */
     memmove(s, s + 1, (o->n - k) * sizeof *s);
-    if (--o->n == 0)
+    if (--o->n == 0 && o->npend == 0)
         leave(sp, o);
+}
+
+/* Keep a STOP of thread `key` that found no START, for a START of an
+ * earlier time still to come (pending_stop). */
+static void remember(struct es_spans *sp, uint64_t key, const uint8_t *label, size_t len,
+                     uint64_t t) {
+    if (key > UINT32_MAX || sp->pending >= ES_SPANS_MAX_PENDING)
+        return;
+    struct es_spans_open *o = enter(sp, key);
+    if (o == NULL)
+        return;
+    if (o->npend == o->cappend && o->cappend < ES_SPANS_MAX_OPEN) {
+        uint32_t n = o->cappend ? o->cappend * 2 : 2;
+        struct pending_stop *p = realloc(o->pend, n * sizeof *p);
+        if (p == NULL) {
+            sp->oom = true;
+            if (o->n == 0 && o->npend == 0)
+                leave(sp, o);
+            return;
+        }
+        o->pend = p;
+        o->cappend = n;
+    }
+    if (o->npend == ES_SPANS_MAX_OPEN) {
+        memmove(o->pend, o->pend + 1, --o->npend * sizeof *o->pend);
+        sp->pending--;
+    }
+    sp->pending++;
+    struct pending_stop *p = &o->pend[o->npend++];
+    len = len < ES_SPANS_LABEL_MAX ? len : ES_SPANS_LABEL_MAX;
+    memcpy(p->label, label, len);
+    p->label[len] = '\0';
+    p->time = t;
+}
+
+/* Pair thread `o`'s pending STOPs, earliest first, each with the
+ * innermost START of its label open before it: at a block's end, once
+ * the STARTs and STOPs of that block's time have all been read. */
+static void settle_thread(struct es_spans *sp, struct es_spans_open *o) {
+    for (uint32_t i = 0; i < o->npend;) {
+        uint32_t best = i;
+        for (uint32_t j = i + 1; j < o->npend; j++)
+            if (o->pend[j].time < o->pend[best].time)
+                best = j;
+        struct pending_stop p = o->pend[best];
+        uint32_t k = o->n;
+        while (k > 0 && (o->items[k - 1].otel || o->items[k - 1].start > p.time ||
+                         strcmp(o->items[k - 1].label, p.label) != 0))
+            k--;
+        if (k == 0) {
+            /* Still none: the earliest stays, and so do the later. */
+            if (best != i) {
+                o->pend[best] = o->pend[i];
+                o->pend[i] = p;
+            }
+            i++;
+            continue;
+        }
+        memmove(&o->pend[best], &o->pend[best + 1], (o->npend - best - 1) * sizeof *o->pend);
+        o->npend--;
+        sp->pending--;
+        sp->unmatched--; /* counted when it came */
+        bool last = o->n == 1 && o->npend == 0;
+        finish(sp, o, k, p.time);
+        if (last)
+            return; /* `o` is gone */
+    }
+}
+
+void es_spans_settle(struct es_spans *sp) {
+    if (sp->ndirty > ES_SPANS_DIRTY) {
+        for (size_t i = 0; sp->pending > 0 && i < sp->slots; i++)
+            if (sp->threads[i].npend > 0 && sp->threads[i].n > 0)
+                settle_thread(sp, &sp->threads[i]);
+    } else {
+        for (unsigned d = 0; d < sp->ndirty; d++) {
+            struct es_spans_open *o = find(sp, sp->dirty[d]);
+            if (o != NULL && o->npend > 0 && o->n > 0)
+                settle_thread(sp, o);
+        }
+    }
+    sp->ndirty = 0;
 }
 
 static void end(struct es_spans *sp, uint64_t key, const uint8_t *label, size_t len, uint64_t t) {
     struct es_spans_open *o = find(sp, key);
     uint32_t k = innermost(o, label, len);
-    if (k == 0)
+    if (k == 0) {
         sp->unmatched++;
-    else
+        remember(sp, key, label, len, t);
+    } else {
         finish(sp, o, k, t);
+    }
 }
 
 /* ---- opentelemetry-haskell's spans: a serial per span, begun and ended
@@ -297,15 +397,15 @@ static bool word(const uint8_t **p, const uint8_t *end, const char *w) {
  * SERIAL error true". */
 static struct otel otel_text(const uint8_t *p, size_t n) {
     struct otel o = {OTEL_NONE, 0, NULL, 0};
-    const uint8_t *end = p + n;
-    if (!word(&p, end, "ot2 "))
+    const uint8_t *lim = p + n;
+    if (!word(&p, lim, "ot2 "))
         return o;
-    if (word(&p, end, "begin span ") && serial_at(&p, end, &o.serial) && p < end)
-        return (struct otel){OTEL_BEGIN, o.serial, p, (size_t)(end - p)};
-    if (word(&p, end, "end span ") && serial_at(&p, end, &o.serial) && p == end)
+    if (word(&p, lim, "begin span ") && serial_at(&p, lim, &o.serial) && p < lim)
+        return (struct otel){OTEL_BEGIN, o.serial, p, (size_t)(lim - p)};
+    if (word(&p, lim, "end span ") && serial_at(&p, lim, &o.serial) && p == lim)
         o.op = OTEL_END;
-    else if (word(&p, end, "set tag ") && serial_at(&p, end, &o.serial) &&
-             word(&p, end, "error true") && p == end)
+    else if (word(&p, lim, "set tag ") && serial_at(&p, lim, &o.serial) &&
+             word(&p, lim, "error true") && p == lim)
         o.op = OTEL_ERROR;
     return o;
 }
@@ -365,9 +465,18 @@ static void user_text(struct es_spans *sp, const struct es_event *ev, int cap) {
         return;
     uint32_t thread;
     uint64_t key = key_of(sp, cap, &thread);
-    if (kind == ES_SPANS_START)
+    if (kind == ES_SPANS_START) {
         begin(sp, key, label, len, ev->time, cap);
-    else if (kind == ES_SPANS_FAIL)
+        /* A thread with STOPs waiting is looked at when the block ends. */
+        const struct es_spans_open *o = sp->pending > 0 ? find(sp, key) : NULL;
+        bool listed =
+            sp->ndirty > 0 && sp->ndirty <= ES_SPANS_DIRTY && sp->dirty[sp->ndirty - 1] == key;
+        if (o != NULL && o->npend > 0 && !listed && sp->ndirty <= ES_SPANS_DIRTY) {
+            if (sp->ndirty < ES_SPANS_DIRTY)
+                sp->dirty[sp->ndirty] = key;
+            sp->ndirty++; /* ES_SPANS_DIRTY + 1: too many, all are looked at */
+        }
+    } else if (kind == ES_SPANS_FAIL)
         fail(sp, key, label, len);
     else
         end(sp, key, label, len, ev->time);
@@ -399,7 +508,7 @@ static void thread_event(struct es_spans *sp, const struct es_event *ev, int cap
                 o->items[kept++] = o->items[i];
             else
                 sp->abandoned++;
-        if (o != NULL && (o->n = kept) == 0)
+        if (o != NULL && (o->n = kept) == 0 && o->npend == 0)
             leave(sp, o);
     }
 }
@@ -416,6 +525,12 @@ uint64_t es_spans_oldest_open(const struct es_spans *sp, const char *label, size
 }
 
 void es_spans_event(struct es_spans *sp, const struct es_event *ev, int cap) {
+    /* Another capability's events: the block before has ended. */
+    if (cap != sp->block_cap) {
+        if (sp->ndirty > 0)
+            es_spans_settle(sp);
+        sp->block_cap = cap;
+    }
     switch (ev->type) {
     case ES_EVENT_USER_MSG:
         if (ev->payload_len > 4 && memcmp(ev->payload, "ot2 ", 4) == 0) {

@@ -12,10 +12,18 @@
  * thread is counted, never paired across threads. Without scheduler events
  * the thread is unknown and spans are matched per capability.
  *
+ * Events come in the stream's order, not time order: GHC 9.0 hands over a
+ * capability's buffer when it fills, so a STOP posted on one capability
+ * may come before its START from another. A STOP with no START open in
+ * its thread is counted as unmatched and kept; when the block of a START
+ * of its label with an earlier time ends (the next event is another
+ * capability's, or es_spans_settle), the innermost such START ends at it
+ * (and the count goes down).
+ *
  * Memory is bounded: ES_SPANS_MAX_OPEN open spans per thread and
  * ES_SPANS_MAX_THREADS threads with open spans; past them a START is
- * counted and left out. A thread that finishes drops its open spans
- * (counted). Labels are cut at ES_SPANS_LABEL_MAX bytes.
+ * counted and left out; ES_SPANS_MAX_PENDING STOPs kept in all. A thread that finishes drops its
+ * open spans (counted). Labels are cut at ES_SPANS_LABEL_MAX bytes.
  *
  * Pure, single-threaded (the reader's loop thread): each completed span is
  * handed to a callback at its STOP. */
@@ -32,6 +40,9 @@
 #define ES_SPANS_MAX_OPEN    64
 #define ES_SPANS_MAX_THREADS 65536
 #define ES_SPANS_MAX_CAPS    1024
+/* STOPs kept for a START still to come, in all threads (spans.c). */
+#define ES_SPANS_MAX_PENDING 4096
+#define ES_SPANS_DIRTY       64
 
 /* A completed span. */
 struct es_span {
@@ -60,6 +71,12 @@ struct es_spans {
     uint64_t dropped;   /* STARTs left out: too many open */
     uint64_t abandoned; /* open spans of threads that finished */
     uint64_t garbled;   /* scheduler events too short to read */
+    size_t pending;     /* STOPs kept for a START still to come */
+    int block_cap;      /* the capability of the events read last (-2: none) */
+    /* Threads that opened a START while STOPs of theirs wait: settled
+     * when the block ends (past ES_SPANS_DIRTY of them: all threads). */
+    uint64_t dirty[ES_SPANS_DIRTY];
+    unsigned ndirty;
     bool oom;
 };
 
@@ -72,6 +89,10 @@ void es_spans_event(struct es_spans *sp, const struct es_event *ev, int cap);
 uint64_t es_spans_oldest_open(const struct es_spans *sp, const char *label, size_t len);
 
 enum es_spans_kind { ES_SPANS_NONE, ES_SPANS_START, ES_SPANS_STOP, ES_SPANS_FAIL };
+
+/* Pair the waiting STOPs with the STARTs read since (at the stream's end:
+ * its last block has ended). */
+void es_spans_settle(struct es_spans *sp);
 
 /* Whether the text is a span's START, STOP or FAIL: its label in *label,
  * *len (a label ends at a NUL; an empty one is none). */

@@ -237,6 +237,8 @@ static void gc_row(struct es_rows *t, const struct es_event *ev, int cap) {
 void es_rows_finish(struct es_rows *t) {
     for (int c = 0; t->gc && c < ES_ROWS_MAX_CAPS; c++)
         release_stats(t, c);
+    if (t->spans)
+        es_spans_settle(t->spans); /* the last block's STARTs and waiting STOPs */
 }
 
 /* ---- heap */
