@@ -116,6 +116,10 @@ fuzz:
 bench-profile-live:
 	@scripts/ensure-deps.sh bench
 	@$(MAKE) --no-print-directory -j$(shell nproc 2>/dev/null || echo 2) ES_DEPS_CHECKED=1 $@
+.PHONY: bench-spans
+bench-spans:
+	@scripts/ensure-deps.sh bench
+	@$(MAKE) --no-print-directory -j$(shell nproc 2>/dev/null || echo 2) ES_DEPS_CHECKED=1 $@
 else
 
 HC_PKG ?= ghc-pkg
@@ -459,6 +463,12 @@ bench: bench-programs
 # that flushes while the program runs: scripts/ghc-chroot.sh 9.10 bench-profile-live.
 bench-profile-live: all
 	@HC=$(HC) python3 bench/bench_profile_live.py --build $(BUILD) --seconds $(or $(BENCH_SECONDS),600)
+
+# Spans at scale (bench/bench_spans.py): 10 000 spans a second from a -N4
+# program for BENCH_SECONDS (60) to record, table spans, metrics and serve
+# at once: spans seen, drops, CPU per GiB and memory of each.
+bench-spans: all $(PROBE)
+	@HC=$(HC) python3 bench/bench_spans.py --build $(BUILD) --seconds $(or $(BENCH_SECONDS),60)
 
 # Unit tests link the cbits sources (no GHC, no RTS), compiled once per
 # flavour into an archive: plain, ASan/UBSan, TSan.

@@ -12,6 +12,9 @@
 --                        (traceEventIO "START LABEL" ... "STOP LABEL")
 --                        with LABEL.inner, half of it, inside; "ok" when
 --                        all have ended
+--   span-flood S RATE T LABEL  in T threads (forkIO), spans LABEL ("START
+--                        LABEL", then at once "STOP LABEL"), about RATE a
+--                        second in all, for S seconds; "ok N", the number
 --   fail N               exit with status N (exitWith (ExitFailure N))
 --   throw TEXT           end by an uncaught exception (error TEXT): status 1
 --
@@ -61,6 +64,32 @@ spanThread ms label = do
     putMVar done ()
   pure done
 
+-- | Spans `label`, `rate` a second in all from `threads` threads, for
+-- `seconds` seconds; the number posted. Each thread wakes every 10 ms and
+-- posts the spans its share of the rate owes by then, so sleeping late
+-- does not lower the rate.
+spanFlood :: Double -> Double -> Int -> String -> IO Int
+spanFlood seconds rate threads label = do
+  start <- getMonotonicTime
+  let perThread = rate / fromIntegral threads
+      begin = "START " ++ label
+      end = "STOP " ++ label
+      go posted = do
+        now <- getMonotonicTime
+        let elapsed = min seconds (now - start)
+            due = floor (elapsed * perThread) :: Int
+        forM_ [posted + 1 .. due] $ \_ -> traceEventIO begin >> traceEventIO end
+        if elapsed >= seconds
+          then pure (max posted due)
+          else threadDelay 10000 >> go (max posted due)
+  dones <- mapM (const (fork (go 0))) [1 .. threads]
+  sum <$> mapM takeMVar dones
+  where
+    fork act = do
+      done <- newEmptyMVar
+      _ <- forkIO (act >>= putMVar done)
+      pure done
+
 -- | The shared commands; Nothing for any other.
 shared :: [String] -> Maybe (IO ())
 shared ("marker" : rest) = Just (traceMarkerIO (unwords rest) >> reply)
@@ -73,6 +102,9 @@ shared ["spans", n, ms, label] = Just $ do
   dones <- mapM (const (spanThread (read ms) label)) [1 .. read n :: Int]
   mapM_ takeMVar dones
   reply
+shared ["span-flood", secs, rate, threads, label] = Just $ do
+  n <- spanFlood (read secs) (read rate) (read threads) label
+  replyWith ("ok " ++ show n)
 shared ["fail", n] = Just (exitWith (ExitFailure (read n)))
 shared ("throw" : rest) = Just (error (unwords rest))
 shared _ = Nothing
