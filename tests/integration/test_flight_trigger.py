@@ -214,26 +214,26 @@ def trigger_in_the_headers_read(s):
 
 @test(timeout=180)
 def trigger_slow_span(s):
-    """span:req>150ms: of two threads' fast spans "req" (20 ms) and a slow
-    one (400 ms), with "req.inner" spans inside them (half as long), only
+    """span:req>400ms: of two threads' fast spans "req" (20 ms) and a slow
+    one (1 s), with "req.inner" spans inside them (half as long), only
     the slow "req" makes a file. The watcher names its duration; the file
     parses, and ghc-events' reading of it pairs the slow span whole, its
     start included (before --before's 100 ms)."""
     from test_client_spans import ghc_events_spans
-    args = ["--trigger", "span:req>150ms", "--before", "100ms", "--after", "200ms",
+    args = ["--trigger", "span:req>400ms", "--before", "100ms", "--after", "200ms",
             "--holdoff", "100ms"]
     p, w, d = watcher(s, "span", args)
-    for cmd in ("spans 2 20 req", "spans 1 400 req", "spans 2 20 req"):
+    for cmd in ("spans 2 20 req", "spans 1 1000 req", "spans 2 20 req"):
         expect(p.query(cmd, timeout=60) == "ok", "probe: %s" % cmd)
     p.cmd("quit")
     p.finish()
     rc, _, err = w.wait(60)
     files = shots(d)
-    fired = re.findall(r'span:req>150ms held at [\d.]+ s \(a span "req" of ([\d.]+) ms', err)
+    fired = re.findall(r'span:req>400ms held at [\d.]+ s \(a span "req" of ([\d.]+) ms', err)
     note("fired: %s ms; files: %d" % (", ".join(fired), len(files)))
-    expect(rc == 0 and len(files) == 1 and len(fired) == 1 and float(fired[0]) >= 400,
+    expect(rc == 0 and len(files) == 1 and len(fired) == 1 and float(fired[0]) >= 1000,
            "one file for the one slow span: %d, %s:\n%s" % (rc, files, err))
     check_stream(s, open(files[0], "rb").read(), "span-shot")
-    slow = [x for x in ghc_events_spans(files[0]) if x[0] == "req" and x[4] - x[3] >= 400e6]
+    slow = [x for x in ghc_events_spans(files[0]) if x[0] == "req" and x[4] - x[3] >= 1000e6]
     expect(len(slow) == 1 and abs((slow[0][4] - slow[0][3]) / 1e6 - float(fired[0])) < 0.1,
            "the file does not hold the slow span whole: %r" % slow)
