@@ -63,6 +63,17 @@ struct es_model_span_label {
      * model): NULL until the label's first span, or memory ran out. */
     uint32_t *fine;
 };
+/* A span of the latest: its label (index into the model's labels, or
+ * ES_MODEL_SPAN_LABELS for `other`), the capability of its START (-1:
+ * none), its times, whether it failed. */
+#define ES_MODEL_SPAN_RECENT 256
+struct es_model_span_recent {
+    uint64_t start, end;
+    uint16_t label;
+    int16_t cap;
+    bool failed;
+};
+
 /* The `q` quantile (0 to 1) of a label's durations in seconds, within
  * 1/128 of its value (the middle of its fine bucket, within the label's
  * largest); -1 without a fine histogram or spans. */
@@ -203,6 +214,10 @@ struct es_model {
         struct es_model_span_label *labels;
         size_t n;
         struct es_model_span_label *other; /* with `labels`, after them */
+        /* The latest ES_MODEL_SPAN_RECENT spans ended, a ring (for the
+         * page's timeline; not kept by a figures-only model). */
+        struct es_model_span_recent *recent;
+        size_t recent_next, recent_n;
     } spans;
     /* IPE events (GHC >= 9.2, -finfo-table-map): each info table's name for
      * people, by address; open addressing, addr 0 = empty. */

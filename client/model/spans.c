@@ -95,6 +95,28 @@ bool es_model_span_bins(const struct es_model_span_label *l, unsigned n, double 
     return true;
 }
 
+/* Keep `s` among the latest spans (the page's timeline). */
+static void recent(struct es_model *m, const struct es_model_span_label *l,
+                   const struct es_span *s) {
+    struct es_model_spans *sp = &m->spans;
+    if (m->figures_only)
+        return;
+    if (sp->recent == NULL &&
+        (sp->recent = calloc(ES_MODEL_SPAN_RECENT, sizeof *sp->recent)) == NULL) {
+        m->oom = true;
+        return;
+    }
+    sp->recent[sp->recent_next] = (struct es_model_span_recent){
+        .start = s->start,
+        .end = s->end,
+        .label = (uint16_t)(l - sp->labels),
+        .cap = (int16_t)(s->cap >= 0 && s->cap < INT16_MAX ? s->cap : -1),
+        .failed = s->failed};
+    sp->recent_next = (sp->recent_next + 1) % ES_MODEL_SPAN_RECENT;
+    if (sp->recent_n < ES_MODEL_SPAN_RECENT)
+        sp->recent_n++;
+}
+
 static void span_done(const struct es_span *s, void *ctx) {
     struct es_model *m = ctx;
     struct es_model_span_label *l = label_of(m, s->label);
@@ -115,6 +137,7 @@ static void span_done(const struct es_span *s, void *ctx) {
     l->count++;
     l->failed += s->failed;
     l->sum_s += d;
+    recent(m, l, s);
 }
 
 void es_model_spans_init(struct es_model *m) {
@@ -135,5 +158,6 @@ void es_model_spans_free(struct es_model *m) {
     for (size_t i = 0; m->spans.labels && i <= ES_MODEL_SPAN_LABELS; i++)
         free(m->spans.labels[i].fine);
     free(m->spans.labels);
+    free(m->spans.recent);
     memset(&m->spans, 0, sizeof m->spans);
 }

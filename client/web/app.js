@@ -569,6 +569,54 @@
     }
     var body = $('cap-legend').tBodies[0];
     if (body.innerHTML !== html) body.innerHTML = html;
+    drawSpanStrip(from, end);
+  }
+
+  // ---- The latest spans (S.spans.recent, client/web/json.c) on the
+  // capabilities' time axis (buckets `from` to `end`): a lane per label,
+  // the labels with the most of them first, six at most; each span a bar
+  // from its start to its end (failed: red), translucent so that
+  // overlapping ones darken.
+  var SPAN_COLOURS = ['58,122,184', '142,68,173', '22,160,133', '211,84,0', '44,62,80', '127,140,141'];
+  function drawSpanStrip(from, end) {
+    var list = (S.spans && S.spans.recent) || [];
+    $('span-row').hidden = $('span-row-note').hidden = !list.length;
+    if (!list.length) return;
+    var counts = {}, failed = {};
+    list.forEach(function (x) {
+      counts[x[0]] = (counts[x[0]] || 0) + 1;
+      failed[x[0]] = (failed[x[0]] || 0) + x[4];
+    });
+    var lanes = Object.keys(counts).sort(function (a, b) {
+      return counts[b] - counts[a] || (a < b ? -1 : 1);
+    }).slice(0, SPAN_COLOURS.length);
+    var cv = $('span-strip'), rowH = 14, width = $('cap-strip').width || 760;
+    if (cv.width !== width) cv.width = width;
+    if (cv.height !== lanes.length * rowH) cv.height = lanes.length * rowH;
+    var ctx = cv.getContext('2d'), w = S.info.width || 1;
+    ctx.fillStyle = '#f4f4f4';
+    ctx.fillRect(0, 0, cv.width, cv.height);
+    var perNs = width / ((end - from) * w), painted = 0;
+    list.forEach(function (x) {
+      var lane = lanes.indexOf(x[0]);
+      var x0 = (x[2] * 1e9 - from * w) * perNs, x1 = (x[3] * 1e9 - from * w) * perNs;
+      if (lane < 0 || x1 < 0 || x0 > width) return;
+      x0 = Math.max(0, Math.floor(x0));
+      x1 = Math.min(width, Math.max(Math.ceil(x1), x0 + 1));
+      ctx.fillStyle = x[4] ? 'rgba(200,40,40,0.7)' : 'rgba(' + SPAN_COLOURS[lane] + ',0.45)';
+      ctx.fillRect(x0, lane * rowH + 2, x1 - x0, rowH - 4);
+      painted++;
+    });
+    cv.setAttribute('data-painted', String(painted));
+    cv.setAttribute('data-lanes', JSON.stringify(lanes));
+    var html = '';
+    lanes.forEach(function (l, k) {
+      html += '<tr data-series="' + esc(l) + '"><td><span class="sw" style="background:rgb(' + SPAN_COLOURS[k] +
+        ')"></span> ' + esc(l) + '</td><td class="v">' + counts[l] + '</td><td class="v">' +
+        (failed[l] || '') + '</td></tr>';
+    });
+    var body = $('span-legend').tBodies[0];
+    if (body.innerHTML !== html) body.innerHTML = html;
   }
 
 

@@ -324,7 +324,9 @@ static void threads_json(struct es_httpbuf *out, const struct es_model *m, unsig
  * "labels":[[label, count, total_s, mean_s, p50_s, p90_s, p99_s, max_s,
  * failed, [lo_s, hi_s, [SPAN_BINS counts]]], ...]} (the last: the
  * durations' histogram, log-scale bins from the shortest to the longest;
- * null without one), the labels as the model keeps them (later ones as "other"). */
+ * null without one), "recent":[[label, cap, start_s, end_s, failed], ...]
+ * (the latest ES_MODEL_SPAN_RECENT spans ended, oldest first; cap -1: none), the labels as the
+ * model keeps them (later ones as "other"). */
 #define SPAN_BINS 24
 
 static void spans_json(struct es_httpbuf *out, const struct es_model *m, bool whole,
@@ -365,6 +367,19 @@ static void spans_json(struct es_httpbuf *out, const struct es_model *m, bool wh
         } else {
             ES_HTTPBUF_ADD(out, "null]");
         }
+    }
+    ES_HTTPBUF_ADD(out, "],\"recent\":[");
+    for (size_t r = 0; sp->recent != NULL && r < sp->recent_n; r++) {
+        size_t at =
+            (sp->recent_next + ES_MODEL_SPAN_RECENT - sp->recent_n + r) % ES_MODEL_SPAN_RECENT;
+        const struct es_model_span_recent *y = &sp->recent[at];
+        const struct es_model_span_label *l = y->label < sp->n ? &sp->labels[y->label] : sp->other;
+        if (r)
+            ES_HTTPBUF_ADD(out, ",");
+        ES_HTTPBUF_ADD(out, "[");
+        es_httpbuf_json_str(out, l ? l->label : "other");
+        es_httpbuf_printf(out, ",%d,%.9f,%.9f,%d]", y->cap, (double)y->start / 1e9,
+                          (double)y->end / 1e9, y->failed ? 1 : 0);
     }
     ES_HTTPBUF_ADD(out, "]}");
 }
