@@ -151,6 +151,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     check_prof(&r.prof);
     es_prof_destroy(&r.prof);
     CHECK(r.spans.used <= ES_SPANS_MAX_THREADS);
+    es_spans_settle(&r.spans); /* the last block's waiting STOPs */
+    CHECK(r.spans.pending <= ES_SPANS_MAX_PENDING && r.spans.used <= ES_SPANS_MAX_THREADS);
     es_spans_destroy(&r.spans);
     es_conn_destroy_parser(&c);
     es_blocks_destroy(&r.blocks);
