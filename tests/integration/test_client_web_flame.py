@@ -358,8 +358,13 @@ def compare_and_report_two_time_profiles(s):
     expect(cells == want, "the page's table is not compare --time's: %r / %r"
            % (cells[:2], want[:2]))
     got, tree = frames(br), tree_values(br)
-    diff = {k: (tree.get(k), v) for k, v in tree_of_folded(fb).items() if tree.get(k) != v}
-    expect(not diff, "B's frames differ from its folded file: %r" % sorted(diff.items())[:4])
+    want_tree = tree_of_folded(fb)
+    diff = {k: (tree.get(k), v) for k, v in want_tree.items() if tree.get(k) != v}
+    # Frames the page has and the folded file has not (seen once on 9.10:
+    # two 1-sample frames missing under MAIN; where did they go?).
+    extra = {k: v for k, v in tree.items() if k not in want_tree}
+    expect(not diff and not extra, "B's frames differ from its folded file: %r; the page's own: %r"
+           % (sorted(diff.items())[:4], sorted(extra.items())[:4]))
     heavy, light = "MAIN;Main.main;Main.heavy", "MAIN;Main.main;Main.light"
     rgb = {k: tuple(int(x) for x in re.findall(r"\d+", got[k][2])[:3]) for k in (heavy, light)}
     note("fills: heavy %s, light %s" % (rgb[heavy], rgb[light]))
