@@ -473,6 +473,12 @@ size_t es_model_marks_kept(const struct es_model *m);
 const struct es_model_mark *es_model_mark_at(const struct es_model *m, size_t i);
 size_t es_model_drops_kept(const struct es_model *m);
 const struct es_model_drop *es_model_drop_at(const struct es_model *m, size_t i);
+/* The model's span labels one by one, as every view walks them: its own
+ * labels in the order first seen (index 0 to spans.n - 1, each with a span
+ * at least), then `other` (index spans.n, once a span went there); NULL
+ * past them. Also a recent span's label by its index (a model's own, or
+ * ES_MODEL_SPAN_LABELS for `other`). */
+const struct es_model_span_label *es_model_span_label_at(const struct es_model *m, size_t i);
 
 /* Point `i` (0 = oldest) of a series. */
 double es_model_series_at(const struct es_model_series *s, unsigned i);

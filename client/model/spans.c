@@ -95,6 +95,15 @@ bool es_model_span_bins(const struct es_model_span_label *l, unsigned n, double 
     return true;
 }
 
+const struct es_model_span_label *es_model_span_label_at(const struct es_model *m, size_t i) {
+    const struct es_model_spans *sp = &m->spans;
+    if (i < sp->n)
+        return &sp->labels[i];
+    if (i == sp->n && sp->other != NULL && sp->other->count > 0)
+        return sp->other;
+    return NULL;
+}
+
 /* Keep `s` among the latest spans (the page's timeline). */
 static void recent(struct es_model *m, const struct es_model_span_label *l,
                    const struct es_span *s) {

@@ -299,18 +299,18 @@ static void span_series(struct ctx *c, const struct es_model_span_label *l, cons
 static void each_span_label(struct ctx *c,
                             void (*fn)(struct ctx *c, const struct es_model_span_label *l,
                                        const char *label)) {
-    const struct es_model_spans *sp = &c->m->spans;
-    for (size_t i = 0; i < sp->n; i++) {
-        const char *label = sp->labels[i].label;
+    const struct es_model_span_label *l;
+    for (size_t i = 0; (l = es_model_span_label_at(c->m, i)) != NULL; i++) {
+        const char *label = l->label;
         char renamed[sizeof REST_LABEL + ES_MODEL_LABEL_SUFFIX_LEN];
-        if (strcmp(label, REST_LABEL) == 0) {
+        if (l == c->m->spans.other)
+            label = REST_LABEL;
+        else if (strcmp(label, REST_LABEL) == 0) {
             es_model_label_rename(renamed, sizeof renamed, label, label);
             label = renamed;
         }
-        fn(c, &sp->labels[i], label);
+        fn(c, l, label);
     }
-    if (sp->other != NULL && sp->other->count > 0)
-        fn(c, sp->other, REST_LABEL);
 }
 
 static void failed_series(struct ctx *c, const struct es_model_span_label *l, const char *label) {

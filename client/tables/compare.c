@@ -57,6 +57,18 @@ static void human(char *out, size_t size, double v, bool sign) {
 
 #define LABEL_WIDTH 44
 
+/* `s` for a column of LABEL_WIDTH: cut with "..." when longer (between
+ * two characters), and with `blank` its control characters as spaces (the
+ * labels'; the cost centres' names are written as they are). */
+static void fit_label(char out[LABEL_WIDTH + 1], const char *s, bool blank) {
+    snprintf(out, LABEL_WIDTH + 1, "%s", s);
+    if (strlen(s) > LABEL_WIDTH)
+        strcpy(out + es_utf8_cut(out, LABEL_WIDTH - 3), "...");
+    for (char *p = out; blank && *p; p++)
+        if ((unsigned char)*p < 0x20)
+            *p = ' ';
+}
+
 /* --- the time profiles --- */
 
 #define TIME_ROWS 20 /* the text's table; CSV has them all */
@@ -89,9 +101,7 @@ static void write_time_text(FILE *f, const struct es_join *cmp, const struct es_
     for (size_t i = 0; i < n && i < TIME_ROWS; i++) {
         const struct es_join_cost *c = &costs[i];
         char name[LABEL_WIDTH + 1];
-        snprintf(name, sizeof name, "%s", c->name);
-        if (strlen(c->name) > LABEL_WIDTH)
-            strcpy(name + es_utf8_cut(name, LABEL_WIDTH - 3), "...");
+        fit_label(name, c->name, false);
         double pct[4];
         es_join_cost_pcts(cmp, c, pct);
         double sa = pct[0], sb = pct[1], ta = pct[2], tb = pct[3];
@@ -107,10 +117,6 @@ static void write_time_text(FILE *f, const struct es_join *cmp, const struct es_
 
 #define SPAN_ROWS 20
 
-static double q_of(const struct es_model_span_label *l, double q) {
-    return l != NULL ? es_model_span_quantile(l, q) : -1;
-}
-
 static const char *span_note(const struct es_join_span *s) {
     return s->in[0] == NULL ? "only in B" : s->in[1] == NULL ? "only in A" : "";
 }
@@ -124,17 +130,13 @@ static void write_spans_csv(FILE *f, const struct es_join_span *sp, size_t n) {
         for (int k = 0; k < 2; k++)
             fprintf(f, ",%llu", (unsigned long long)(s->in[k] ? s->in[k]->count : 0));
         /* Empty where a run has no such span (or no percentile). */
-        for (int q = 0; q < 3; q++)
-            for (int k = 0; k < 2; k++) {
-                double v = q == 0     ? q_of(s->in[k], 0.5)
-                           : q == 1   ? q_of(s->in[k], 0.99)
-                           : s->in[k] ? (double)s->in[k]->max_ns / 1e9
-                                      : -1;
-                if (v >= 0)
-                    fprintf(f, ",%.9f", v);
-                else
-                    fputs(",", f);
-            }
+        double t[6];
+        es_join_span_times(s, t);
+        for (int k = 0; k < 6; k++)
+            if (t[k] >= 0)
+                fprintf(f, ",%.9f", t[k]);
+            else
+                fputs(",", f);
         for (int k = 0; k < 2; k++)
             fprintf(f, ",%llu", (unsigned long long)(s->in[k] ? s->in[k]->failed : 0));
         fprintf(f, ",%s\n", span_note(s));
@@ -163,16 +165,11 @@ static void write_spans_text(FILE *f, const struct es_join *cmp, const struct es
     for (size_t i = 0; i < n && i < SPAN_ROWS; i++) {
         const struct es_join_span *s = &sp[i];
         char label[LABEL_WIDTH + 1], d[4][16];
-        snprintf(label, sizeof label, "%s", s->label);
-        if (strlen(s->label) > LABEL_WIDTH)
-            strcpy(label + es_utf8_cut(label, LABEL_WIDTH - 3), "...");
-        for (char *p = label; *p; p++)
-            if ((unsigned char)*p < 0x20)
-                *p = ' ';
-        for (int k = 0; k < 2; k++) {
-            span_ms(d[k], sizeof d[k], q_of(s->in[k], 0.5));
-            span_ms(d[2 + k], sizeof d[2 + k], q_of(s->in[k], 0.99));
-        }
+        fit_label(label, s->label, true);
+        double t[6];
+        es_join_span_times(s, t);
+        for (int k = 0; k < 4; k++)
+            span_ms(d[k], sizeof d[k], t[k]);
         const char *note = span_note(s);
         fprintf(f, "%-*s %8llu %8llu %9s %9s %9s %9s %8llu %8llu%s%s\n", LABEL_WIDTH, label,
                 (unsigned long long)(s->in[0] ? s->in[0]->count : 0),
@@ -216,12 +213,7 @@ static void write_text(FILE *f, const struct es_join *cmp, const struct tables *
     for (size_t i = 0; i < t->n; i++) {
         const struct es_join_row *w = &t->rows[i];
         char label[LABEL_WIDTH + 1], c[6][32];
-        snprintf(label, sizeof label, "%s", w->label);
-        if (strlen(w->label) > LABEL_WIDTH)
-            strcpy(label + es_utf8_cut(label, LABEL_WIDTH - 3), "...");
-        for (char *p = label; *p; p++)
-            if ((unsigned char)*p < 0x20)
-                *p = ' ';
+        fit_label(label, w->label, true);
         human(c[0], sizeof c[0], (double)w->peak[0], false);
         human(c[1], sizeof c[1], (double)w->peak[1], false);
         human(c[2], sizeof c[2], (double)w->peak[1] - (double)w->peak[0], true);

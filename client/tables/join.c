@@ -524,18 +524,21 @@ void es_join_free(struct es_join *cmp) {
 
 /* ---- The spans, label by label. */
 
-static const struct es_model_span_label *span_label(const struct es_model *m, size_t i) {
-    const struct es_model_spans *sp = &m->spans;
-    return i < sp->n ? &sp->labels[i] : sp->other;
+static const struct es_model_span_label *find_span(const struct es_model *m, const char *label) {
+    const struct es_model_span_label *l;
+    for (size_t i = 0; (l = es_model_span_label_at(m, i)) != NULL; i++)
+        if (strcmp(l->label, label) == 0)
+            return l;
+    return NULL;
 }
 
-static const struct es_model_span_label *find_span(const struct es_model *m, const char *label) {
-    for (size_t i = 0; m->spans.labels != NULL && i <= m->spans.n; i++) {
-        const struct es_model_span_label *l = span_label(m, i);
-        if (l != NULL && l->count > 0 && strcmp(l->label, label) == 0)
-            return l;
+void es_join_span_times(const struct es_join_span *s, double t[6]) {
+    for (int k = 0; k < 2; k++) {
+        const struct es_model_span_label *l = s->in[k];
+        t[k] = l ? es_model_span_quantile(l, 0.5) : -1;
+        t[2 + k] = l ? es_model_span_quantile(l, 0.99) : -1;
+        t[4 + k] = l ? (double)l->max_ns / 1e9 : -1;
     }
-    return NULL;
 }
 
 /* The change of a label's p99 from A to B, in seconds; -1 for a label of
@@ -563,10 +566,10 @@ struct es_join_span *es_join_spans(const struct es_join *cmp, size_t *n) {
     struct es_join_span *out = cap ? calloc(cap, sizeof *out) : NULL;
     if (out == NULL)
         return NULL;
+    const struct es_model_span_label *l;
     for (int i = 0; i < 2; i++)
-        for (size_t k = 0; m[i]->spans.labels != NULL && k <= m[i]->spans.n; k++) {
-            const struct es_model_span_label *l = span_label(m[i], k);
-            if (l == NULL || l->count == 0 || (i == 1 && find_span(m[0], l->label) != NULL))
+        for (size_t k = 0; (l = es_model_span_label_at(m[i], k)) != NULL; k++) {
+            if (i == 1 && find_span(m[0], l->label) != NULL)
                 continue;
             out[*n].label = l->label;
             out[*n].in[i] = l;

@@ -97,6 +97,10 @@ void es_join_cost_pcts(const struct es_join *cmp, const struct es_join_cost *c, 
  * of their p99, largest first, those of one run last; NULL when memory
  * ran out or neither has spans. */
 struct es_join_span *es_join_spans(const struct es_join *cmp, size_t *n);
+/* A joined label's durations in seconds, in the order compare --spans
+ * --csv and report's page give them: p50 in A, in B, p99 in A, in B, max
+ * in A, in B; -1 where a run lacks the label (or a percentile). */
+void es_join_span_times(const struct es_join_span *s, double t[6]);
 /* The rows of both runs, joined by label and sorted; NULL when memory ran
  * out. */
 struct es_join_row *es_join_rows(const struct es_join *cmp, size_t *nrows);

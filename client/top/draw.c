@@ -357,14 +357,8 @@ static void fmt_span(char *out, size_t size, const struct es_model_span_label *l
 }
 
 static int draw_spans(const struct es_top_view *v, int y) {
-    const struct es_model_spans *sp = &v->model->spans;
-    if (sp->labels == NULL)
-        return y;
-    const struct es_model_span_label *top[TOP_SPANS] = {NULL};
-    for (size_t i = 0; i <= sp->n; i++) {
-        const struct es_model_span_label *l = i < sp->n ? &sp->labels[i] : sp->other;
-        if (l == NULL || l->count == 0)
-            continue;
+    const struct es_model_span_label *top[TOP_SPANS] = {NULL}, *l;
+    for (size_t i = 0; (l = es_model_span_label_at(v->model, i)) != NULL; i++) {
         for (size_t k = 0; k < TOP_SPANS; k++)
             if (top[k] == NULL || l->count > top[k]->count) {
                 memmove(&top[k + 1], &top[k], (TOP_SPANS - 1 - k) * sizeof top[0]);

@@ -342,14 +342,10 @@ static void spans_json(struct es_httpbuf *out, const struct es_model *m, bool wh
                       "\"labels\":[",
                       (unsigned long long)ended, (unsigned long long)unmatched,
                       (unsigned long long)(x->dropped + x->abandoned));
-    bool first = true;
-    for (size_t i = 0; sp->labels && i <= sp->n; i++) {
-        const struct es_model_span_label *l = i < sp->n ? &sp->labels[i] : sp->other;
-        if (l == NULL || l->count == 0)
-            continue;
-        if (!first)
+    const struct es_model_span_label *l;
+    for (size_t i = 0; (l = es_model_span_label_at(m, i)) != NULL; i++) {
+        if (i)
             ES_HTTPBUF_ADD(out, ",");
-        first = false;
         ES_HTTPBUF_ADD(out, "[");
         es_httpbuf_json_str(out, l->label);
         es_httpbuf_printf(out, ",%llu,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%llu,",
@@ -373,7 +369,7 @@ static void spans_json(struct es_httpbuf *out, const struct es_model *m, bool wh
         size_t at =
             (sp->recent_next + ES_MODEL_SPAN_RECENT - sp->recent_n + r) % ES_MODEL_SPAN_RECENT;
         const struct es_model_span_recent *y = &sp->recent[at];
-        const struct es_model_span_label *l = y->label < sp->n ? &sp->labels[y->label] : sp->other;
+        l = es_model_span_label_at(m, y->label);
         if (r)
             ES_HTTPBUF_ADD(out, ",");
         ES_HTTPBUF_ADD(out, "[");

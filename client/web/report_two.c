@@ -145,15 +145,10 @@ static void spans_json(struct es_httpbuf *b, const struct es_join_span *sp, size
         es_httpbuf_json_str(b, s->label);
         for (int k = 0; k < 2; k++)
             es_httpbuf_printf(b, ",%llu", (unsigned long long)(s->in[k] ? s->in[k]->count : 0));
-        for (int q = 0; q < 3; q++)
-            for (int k = 0; k < 2; k++) {
-                const struct es_model_span_label *l = s->in[k];
-                double v = l == NULL ? -1
-                           : q == 0  ? es_model_span_quantile(l, 0.5)
-                           : q == 1  ? es_model_span_quantile(l, 0.99)
-                                     : (double)l->max_ns / 1e9;
-                es_httpbuf_printf(b, ",%.9g", v);
-            }
+        double t[6];
+        es_join_span_times(s, t);
+        for (int k = 0; k < 6; k++)
+            es_httpbuf_printf(b, ",%.9g", t[k]);
         for (int k = 0; k < 2; k++)
             es_httpbuf_printf(b, ",%llu", (unsigned long long)(s->in[k] ? s->in[k]->failed : 0));
         ES_HTTPBUF_ADD(b, "]");

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The client's model of a program (client/model/core.c and its families) on hand-made events:
  * censuses and their trends, GC pauses and their percentiles, markers and
- * drop, wait and cost notices, and the history of the whole run; memory
+ * drop, wait and cost notices, the span labels in the order the views
+ * walk them, and the history of the whole run; memory
  * stays bounded however many labels, pauses and threads come; garbled
  * payloads never crash it. (test_model reads the recorded fixtures.)
  * No argument. */
@@ -442,6 +443,48 @@ UNIT_CASE(model_census_history) {
            es_model_drop_at(m, 0)->time == 9000 && es_model_drop_at(m, 0)->mib == 1.0,
        "3000 markers: the newest %d kept in order; a drop notice with its time",
        ES_MODEL_HIST_MARKS);
+    es_model_destroy(m);
+    free(m);
+}
+
+/* The span labels as every view walks them (es_model_span_label_at): the
+ * model's own in the order first seen, a program's own "other" among
+ * them, then the shared `other` once a span went there; NULL past them. */
+static void span(struct es_model *m, uint64_t t, const char *label) {
+    struct ev b;
+    char text[64];
+    snprintf(text, sizeof text, "START %s", label);
+    put(m, str(mk(&b, ES_EVENT_USER_MSG, t), text, false));
+    snprintf(text, sizeof text, "STOP %s", label);
+    put(m, str(mk(&b, ES_EVENT_USER_MSG, t + 5), text, false));
+}
+
+UNIT_CASE(model_census_span_labels) {
+    struct es_model *m = malloc(sizeof *m);
+    es_model_init(m);
+    ok(es_model_span_label_at(m, 0) == NULL, "no spans: no labels");
+    span(m, 10, "req");
+    span(m, 20, "other");
+    span(m, 30, "req");
+    const struct es_model_span_label *a = es_model_span_label_at(m, 0),
+                                     *o = es_model_span_label_at(m, 1);
+    ok(a != NULL && strcmp(a->label, "req") == 0 && a->count == 2 && o != NULL &&
+           o != m->spans.other && strcmp(o->label, "other") == 0 && o->count == 1 &&
+           es_model_span_label_at(m, 2) == NULL,
+       "two labels in the order first seen, the program's own \"other\" one of them; the "
+       "shared one not while empty");
+    for (int i = 2; i < ES_MODEL_SPAN_LABELS + 2; i++) {
+        char label[16];
+        snprintf(label, sizeof label, "l%d", i);
+        span(m, 100 + 10 * (uint64_t)i, label);
+    }
+    const struct es_model_span_label *last = es_model_span_label_at(m, ES_MODEL_SPAN_LABELS - 1),
+                                     *rest = es_model_span_label_at(m, ES_MODEL_SPAN_LABELS);
+    ok(m->spans.n == ES_MODEL_SPAN_LABELS && last != NULL && strcmp(last->label, "l63") == 0 &&
+           rest == m->spans.other && rest->count == 2 &&
+           es_model_span_label_at(m, ES_MODEL_SPAN_LABELS + 1) == NULL,
+       "%d labels of their own, then the shared \"other\" with the 2 past them",
+       ES_MODEL_SPAN_LABELS);
     es_model_destroy(m);
     free(m);
 }
