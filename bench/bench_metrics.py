@@ -21,6 +21,7 @@ import argparse
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -41,6 +42,20 @@ def cpu_times(pid):
         fields = f.read().rsplit(")", 1)[1].split()
     tck = os.sysconf("SC_CLK_TCK")
     return int(fields[11]) / tck, int(fields[12]) / tck
+
+
+def stop_all(procs, timeout=30):
+    """SIGTERM each process still running, then wait up to `timeout` s for
+    each; one that is still there is killed (SIGKILL) and reaped."""
+    for p in procs:
+        if p.poll() is None:
+            p.send_signal(signal.SIGTERM)
+    for p in procs:
+        try:
+            p.wait(timeout)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
 
 
 def record(build, d):

@@ -23,7 +23,6 @@ bench-profile-live).
 """
 import argparse
 import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -32,7 +31,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_metrics import cpu_times, rss_kib  # noqa: E402
+from bench_metrics import cpu_times, rss_kib, stop_all  # noqa: E402
 
 
 def probe_prof(build):
@@ -82,14 +81,7 @@ def main():
         with open(out) as f:
             samples = sum(int(line.rsplit(" ", 1)[1]) for line in f)
     finally:
-        for p in procs:
-            if p.poll() is None:
-                p.send_signal(signal.SIGTERM)
-        for p in procs:
-            try:
-                p.wait(30)
-            except subprocess.TimeoutExpired:
-                p.kill()
+        stop_all(procs)
     first = [p for p in points if p[0] <= 65] or points[:1]
     print("live profile of a -N4 program, %d s, %s: %d samples (%.0f a second)"
           % (args.seconds, os.environ.get("HC", "ghc"), samples, samples / args.seconds))

@@ -54,7 +54,7 @@ import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_metrics import cpu_times, rss_kib  # noqa: E402
+from bench_metrics import cpu_times, rss_kib, stop_all  # noqa: E402
 
 LABEL = "flood"
 LIVE_BYTES = 256 * 1024
@@ -334,16 +334,7 @@ def main():
         errs["table spans FILE"] = off.proc.stderr.read().decode()
         seen["table spans FILE"] = csv_spans(out)
     finally:
-        procs = [c.proc for c in cl.values()] + ([prog.proc] if prog else [])
-        for p in procs:
-            if p.poll() is None:
-                p.send_signal(signal.SIGTERM)
-        for p in procs:
-            try:
-                p.wait(30)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
+        stop_all([c.proc for c in cl.values()] + ([prog.proc] if prog else []))
     gib = size / 2**30
     print("spans from a -N4 program: %d posted in %.1f s by %d threads (%.0f a second, asked %d), "
           "%s; the stream %.1f MiB (%.2f MB/s); peak RSS %s"
