@@ -2,9 +2,16 @@
 /* `eventlog-socket control ADDR start|stop|census [--wait] [--timeout S]`:
  * send one control frame (protocol.md section 2) and, with --wait, read the
  * stream until its effect shows: a heap sample after the request (census,
- * start), or heap samples no longer coming (stop). Runs on one thread, the
- * libuv loop's. */
+ * start), or heap samples no longer coming (stop).
+ * `control ADDR events [on|off CLASSES]`: ask which event classes are on
+ * (the answer is a notice in this connection's stream), and switch some:
+ * refused here when the program says it cannot switch them, done when the
+ * switch's notice says they are as asked. Runs on one thread, the libuv
+ * loop's. */
+#include "format/es_classes.h"
+#include "format/es_events.h"
 #include "format/es_header.h"
+#include "format/es_notice_text.h"
 #include "format/es_payload.h"
 
 #define EVENTLOG_SOCKET_NO_RTS
@@ -30,7 +37,7 @@
  * time after the request, or three sampling intervals if longer. */
 #define STOP_QUIET_NS 500000000ull
 
-enum what { CENSUS, START, STOP };
+enum what { CENSUS, START, STOP, EVENTS };
 
 struct control {
     struct es_session ses;
@@ -54,6 +61,12 @@ struct control {
     struct es_heapmode hm;
     bool no_flush;    /* GHC 9.0's header (es_model_header_no_flush) */
     uv_timer_t grace; /* without --wait: GRACE_MS to find out */
+    /* events: the classes to switch on and off (none: only ask), and
+     * whether the program's answer (its report) has come, and the switch
+     * gone out. */
+    unsigned ev_on, ev_off;
+    const char *ev_words; /* as the user wrote them */
+    bool reported, switched;
 };
 
 static enum es_heapmode_verdict heap_mode(const struct control *k) {
@@ -124,7 +137,7 @@ static void hint(struct control *k);
 
 /* Has the effect shown? Prints the line and finishes when it has. */
 static void judge(struct control *k) {
-    if (!k->sent || k->done)
+    if (!k->sent || k->done || k->what == EVENTS)
         return;
     if (!k->wait) {
         sent_line(k, false);
@@ -169,8 +182,101 @@ static void judge(struct control *k) {
     finish(k, 0);
 }
 
+/* ---- events: the event classes ------------------------------------------ */
+
+static void print_classes(const struct control *k, unsigned on, unsigned fixed, const char *text) {
+    char a[128], b[128];
+    es_classes_words(a, sizeof a, on);
+    es_classes_words(b, sizeof b, ES_CLASSES_ALL & ~on);
+    printf("event classes of %s:\n  on:  %s\n  off: %s\n", k->ses.conn->name, a, b);
+    if (fixed != 0) {
+        const char *why = strstr(text, " (");
+        es_classes_words(a, sizeof a, fixed);
+        printf("  cannot be switched here: %s%s\n", a, why != NULL ? why : "");
+    }
+}
+
+/* The program's report came (`n`, the notice's own `text`): print it, or
+ * refuse a switch it cannot make, or send the switch. */
+static void on_report(struct control *k, const struct es_classes_notice *n, const char *text) {
+    k->reported = true;
+    unsigned want = k->ev_on | k->ev_off;
+    if (want == 0) {
+        print_classes(k, n->on, n->fixed, text);
+        finish(k, 0);
+        return;
+    }
+    if ((want & n->fixed) != 0) {
+        char a[128];
+        const char *why = strstr(text, " (");
+        es_classes_words(a, sizeof a, want & n->fixed);
+        fprintf(stderr,
+                "eventlog-socket: %s: events %s %s: %s cannot be switched in this "
+                "program%s\n",
+                k->ses.conn->name, k->ev_on != 0 ? "on" : "off", k->ev_words, a,
+                why != NULL ? why : "");
+        finish(k, 1);
+        return;
+    }
+    /* "GCTL", the switch's byte, then the classes. */
+    const uint8_t frame[] = {'G',
+                             'C',
+                             'T',
+                             'L',
+                             k->ev_on != 0 ? EVENTLOG_SOCKET_CMD_EVENTS_ON
+                                           : EVENTLOG_SOCKET_CMD_EVENTS_OFF,
+                             (uint8_t)(k->ev_on != 0 ? k->ev_on : k->ev_off)};
+    int r = es_conn_send(k->ses.conn, frame, sizeof frame);
+    if (r < 0) {
+        fprintf(stderr, "eventlog-socket: %s: cannot send: %s\n", k->ses.conn->name,
+                uv_strerror(r));
+        finish(k, 2);
+        return;
+    }
+    k->switched = true;
+}
+
+/* A switch's notice: done when the classes are as asked. */
+static void on_switched(struct control *k, const struct es_classes_notice *n) {
+    if (!k->switched || (n->on & k->ev_on) != k->ev_on || (n->on & k->ev_off) != 0)
+        return;
+    char a[128];
+    es_classes_words(a, sizeof a, n->on);
+    printf("events %s %s: switched; on now: %s\n", k->ev_on != 0 ? "on" : "off", k->ev_words, a);
+    finish(k, 0);
+}
+
+/* A message in the stream: an event classes notice is this command's. */
+static void classes_message(struct control *k, const struct es_event *ev) {
+    struct es_payload r = es_payload_of(ev);
+    size_t len;
+    const uint8_t *s = es_payload_peek(&r, &len);
+    size_t k0 = sizeof ES_NOTICE_PREFIX - 1;
+    struct es_classes_notice n;
+    if (len <= k0 || memcmp(s, ES_NOTICE_PREFIX, k0) != 0 ||
+        !es_classes_read((const char *)s + k0, len - k0, &n))
+        return;
+    char text[512];
+    snprintf(text, sizeof text, "%.*s", (int)(len - k0), (const char *)s + k0);
+    if (!n.switched && !k->reported)
+        on_report(k, &n, text);
+    else if (n.switched)
+        on_switched(k, &n);
+}
+
 static void on_header(struct es_conn *c, void *ctx) {
     struct control *k = ctx;
+    if (k->what == EVENTS) {
+        /* First the program's answer: which classes it can switch. */
+        int r = es_conn_send_command(c, EVENTLOG_SOCKET_CMD_EVENT_CLASSES);
+        if (r < 0) {
+            fprintf(stderr, "eventlog-socket: %s: cannot send: %s\n", c->name, uv_strerror(r));
+            finish(k, 2);
+            return;
+        }
+        k->sent = true;
+        return;
+    }
     static const uint8_t command[] = {
         [CENSUS] = EVENTLOG_SOCKET_CMD_REQUEST_HEAP_CENSUS,
         [START] = EVENTLOG_SOCKET_CMD_START_HEAP_PROFILING,
@@ -199,6 +305,11 @@ static void on_event(struct es_conn *c, const struct es_event *ev, uint64_t offs
     (void)offset;
     (void)c;
     struct control *k = ctx;
+    if (k->what == EVENTS) {
+        if (ev->type == ES_EVENT_USER_MSG && !k->done)
+            classes_message(k, ev);
+        return;
+    }
     if (ev->type == ES_EVENT_WALL_CLOCK_TIME && !k->have_wall) {
         /* u32 capset, u64 seconds, u32 nanoseconds: the wall clock at the
          * event's program time. */
@@ -244,6 +355,10 @@ static void on_sent(struct es_conn *c, int status, void *ctx) {
     if (status < 0) {
         fprintf(stderr, "eventlog-socket: %s: cannot send: %s\n", c->name, uv_strerror(status));
         finish(k, 2);
+        return;
+    }
+    if (k->what == EVENTS) {
+        uv_timer_start(&k->timer, on_timeout, (uint64_t)(k->timeout * 1000 + 0.5), 0);
         return;
     }
     if (!k->wait) {
@@ -301,10 +416,29 @@ static void hint(struct control *k) {
     }
 }
 
+/* events: what did not come. */
+static void events_missing(struct control *k, const char *when) {
+    if (!k->reported)
+        fprintf(stderr,
+                "eventlog-socket: %s: events: the program did not say which event classes are "
+                "on %s (a program with eventlog-socket before 0.4 has no such command)\n",
+                k->ses.conn->name, when);
+    else
+        fprintf(stderr, "eventlog-socket: %s: events %s %s: the switch was not told %s\n",
+                k->ses.conn->name, k->ev_on != 0 ? "on" : "off", k->ev_words, when);
+    finish(k, 1);
+}
+
 static void on_timeout(uv_timer_t *t) {
     struct control *k = t->data;
     if (k->done)
         return;
+    if (k->what == EVENTS) {
+        char when[64];
+        snprintf(when, sizeof when, "within %g s", k->timeout);
+        events_missing(k, when);
+        return;
+    }
     fprintf(stderr, "eventlog-socket: %s: %s: %s within %g s\n", k->ses.conn->name, k->word,
             k->what == STOP ? "heap samples did not stop" : "no heap sample arrived", k->timeout);
     hint(k);
@@ -318,6 +452,10 @@ static void on_end(struct es_conn *c, enum es_conn_end how, void *ctx) {
     if (how == ES_CONN_FAILED) {
         fprintf(stderr, "eventlog-socket: %s: %s\n", c->name, c->error);
         finish(k, 2);
+        return;
+    }
+    if (k->what == EVENTS) {
+        events_missing(k, how == ES_CONN_COMPLETE ? "before it exited" : "before its stream ended");
         return;
     }
     if (k->sent && !k->wait) {
@@ -342,25 +480,57 @@ static void on_signal(void *ctx, int signum) {
     finish(k, 1);
 }
 
+/* The words after ADDR and the command: none but for events, which may
+ * say `on CLASSES` or `off CLASSES`. Returns 0, or 2 after saying why. */
+static int parse_events(struct control *k, const char *const *pos) {
+    if (k->what != EVENTS && pos[2] != NULL) {
+        fprintf(stderr, "eventlog-socket control: unexpected argument %s\n", pos[2]);
+        return 2;
+    }
+    if (k->what != EVENTS || pos[2] == NULL)
+        return 0;
+    bool on = strcmp(pos[2], "on") == 0;
+    if (!on && strcmp(pos[2], "off") != 0) {
+        fprintf(stderr, "eventlog-socket control: events %s: say on or off, then the classes\n",
+                pos[2]);
+        return 2;
+    }
+    char bad[64];
+    unsigned m;
+    if (pos[3] == NULL || es_classes_parse(pos[3], &m, bad, sizeof bad) != 0) {
+        fprintf(stderr,
+                "eventlog-socket control: events %s: %s%sname the classes: scheduler, gc, "
+                "nonmoving-gc, sparks-sampled, sparks-full, user, all, comma-separated (or "
+                "+RTS -l's letters s, g, n, p, f, u)\n",
+                pos[2], pos[3] != NULL ? bad : "", pos[3] != NULL ? " is no class; " : "");
+        return 2;
+    }
+    k->ev_on = on ? m : 0;
+    k->ev_off = on ? 0 : m;
+    k->ev_words = pos[3];
+    return 0;
+}
+
 int es_control_main(int argc, char **argv) {
     static struct control ctl;
     struct control *k = &ctl;
     es_session_init(&k->ses);
     k->timeout = 10;
-    const char *pos[2] = {NULL, NULL};
+    const char *pos[4] = {NULL, NULL, NULL, NULL};
     const struct es_opt opts[] = {{"--wait", NULL, ES_OPT_FLAG, &k->wait, 0, NULL, NULL, false},
                                   {"--timeout", NULL, ES_OPT_SECONDS, &k->timeout, 1e7,
                                    "--timeout needs a duration (" ES_UNITS_GRAMMAR ")",
                                    "%s %s: not a duration above 0 (" ES_UNITS_GRAMMAR ")", false},
                                   {0}};
-    const struct es_opts_spec spec = {.cmd = "control",
-                                      .opts = opts,
-                                      .conn = &k->ses.opt,
-                                      .pos = pos,
-                                      .npos = 2,
-                                      .required = 2,
-                                      .pos_names = (const char *[]){"ADDR", "start|stop|census"},
-                                      .too_many = "unexpected argument %s"};
+    const struct es_opts_spec spec = {
+        .cmd = "control",
+        .opts = opts,
+        .conn = &k->ses.opt,
+        .pos = pos,
+        .npos = 4,
+        .required = 2,
+        .pos_names = (const char *[]){"ADDR", "start|stop|census|events", "on|off", "CLASSES"},
+        .too_many = "unexpected argument %s"};
     int status = es_opts_parse(&spec, argc, argv);
     if (status >= 0)
         return status;
@@ -372,14 +542,18 @@ int es_control_main(int argc, char **argv) {
         k->what = START;
     else if (strcmp(k->word, "stop") == 0)
         k->what = STOP;
+    else if (strcmp(k->word, "events") == 0)
+        k->what = EVENTS;
     else {
-        static const char *const words[] = {"start", "stop", "census", NULL};
+        static const char *const words[] = {"start", "stop", "census", "events", NULL};
         const char *near = es_help_nearest_word(k->word, words);
-        fprintf(stderr, "eventlog-socket control: %s is not start, stop or census%s%s%s\n", k->word,
-                near ? "; did you mean " : "", near ? near : "", near ? "?" : "");
+        fprintf(stderr, "eventlog-socket control: %s is not start, stop, census or events%s%s%s\n",
+                k->word, near ? "; did you mean " : "", near ? near : "", near ? "?" : "");
         es_help_usage(stderr, es_help_page("control"));
         return 2;
     }
+    if (parse_events(k, pos) != 0)
+        return 2;
     struct es_conn_callbacks cb = {.on_header = on_header,
                                    .on_event = on_event,
                                    .on_bytes = on_bytes,

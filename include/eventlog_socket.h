@@ -124,6 +124,29 @@ extern "C" {
  * the live stream; otherwise, or when asked after its stream has begun, a
  * notice saying why not, and the live stream (protocol.md, section 2). */
 #define EVENTLOG_SOCKET_CMD_WINDOW 0x08
+/* The event classes (upstream id 9), for the connection that sends it: it
+ * alone gets a notice saying which classes are on, which off, and which
+ * cannot be switched in this program (protocol.md, section 1.3). */
+#define EVENTLOG_SOCKET_CMD_EVENT_CLASSES 0x09
+/* Switch event classes on or off: "GCTL", this byte, then one byte of
+ * EVENTLOG_SOCKET_EVENTS_* bits (the classes); in upstream's framing, id
+ * EVENTLOG_SOCKET_UPSTREAM_EVENTS_ON | classes (or _OFF | classes). Rate
+ * limited as the heap commands are; every client's stream gets a notice of
+ * the switch. See eventlog_socket_switch_event_classes. */
+#define EVENTLOG_SOCKET_CMD_EVENTS_ON       0x0a
+#define EVENTLOG_SOCKET_CMD_EVENTS_OFF      0x0b
+#define EVENTLOG_SOCKET_UPSTREAM_EVENTS_ON  0x40
+#define EVENTLOG_SOCKET_UPSTREAM_EVENTS_OFF 0x80
+
+/* The RTS's classes of events, as +RTS -l's letters choose them at start:
+ * s, g, n, p, f, u. */
+#define EVENTLOG_SOCKET_EVENTS_SCHEDULER      0x01u /* threads run, stop, migrate (-ls) */
+#define EVENTLOG_SOCKET_EVENTS_GC             0x02u /* collections, heap sizes (-lg) */
+#define EVENTLOG_SOCKET_EVENTS_NONMOVING_GC   0x04u /* the nonmoving heap's census (-ln) */
+#define EVENTLOG_SOCKET_EVENTS_SPARKS_SAMPLED 0x08u /* spark counters (-lp) */
+#define EVENTLOG_SOCKET_EVENTS_SPARKS_FULL    0x10u /* every spark event (-lf) */
+#define EVENTLOG_SOCKET_EVENTS_USER           0x20u /* traceEvent, traceMarker (-lu) */
+#define EVENTLOG_SOCKET_EVENTS_ALL            0x3fu
 
 /* ---- Upstream: the status its functions return ----------------------
  *
@@ -507,6 +530,26 @@ EVENTLOG_SOCKET_API void eventlog_socket_ready(void);
  * marked unsafe). (Before 0.3 this was eventlog_socket_wait, a name upstream
  * uses for a function that returns an EventlogSocketStatus.) */
 EVENTLOG_SOCKET_API int eventlog_socket_wait_for_client(void);
+
+/* The event classes on now (`*on`) and those this program can switch
+ * (`*switchable`), as EVENTLOG_SOCKET_EVENTS_* bits; either may be NULL.
+ * Returns 0, or EVENTLOG_SOCKET_ENOTSUP when none can be switched (a
+ * program linked with -dynamic, whose RTS keeps its switches to itself, or
+ * a GHC other than 9.0, 9.6 to 9.10, whose switches this library was not
+ * checked against). Thread-safe; after the RTS is initialised. */
+EVENTLOG_SOCKET_API int eventlog_socket_event_classes(unsigned *on, unsigned *switchable);
+
+/* Switch the classes `on` on and `off` off in the running program (no bit
+ * in both): the RTS posts their events from its next ones on (those already
+ * in its buffers are delivered). Every client's stream gets a notice of the
+ * switch, so that a gap is never taken for an idle program. Switching GC
+ * events on also makes the RTS collect the statistics their end needs
+ * (as +RTS -lg does at start). Returns 0; EVENTLOG_SOCKET_EINVAL for a bit
+ * outside EVENTLOG_SOCKET_EVENTS_ALL or in both; EVENTLOG_SOCKET_ENOTSUP,
+ * with a log line saying which class and why, when a class cannot be
+ * switched here (nothing is switched then); EVENTLOG_SOCKET_ENOTCONFIGURED
+ * before eventlog_socket_ready. Thread-safe. */
+EVENTLOG_SOCKET_API int eventlog_socket_switch_event_classes(unsigned on, unsigned off);
 
 /* The first error that happened asynchronously on the library's socket
  * thread (it is also logged to stderr once), or 0. Thread-safe. */

@@ -142,4 +142,5 @@ const struct es_instance_hooks es_instance_hooks = {
     .set_flush_interval_ms = eventlog_socket_set_flush_interval_ms,
     .set_graceful_sigterm = set_graceful_sigterm,
     .rts_can_log = rts_can_log,
+    .event_classes = es_rts_event_classes,
 };

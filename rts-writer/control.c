@@ -3,8 +3,9 @@
  * on the program (its row in cbits/format/es_commands.h) arrives here from
  * the server's loop thread (es_rts_on_command, the instance's on_command),
  * waits for eventlog_socket_ready if the program is not ready yet (the
- * last of each kind), and goes by its row's target to the heap profiler
- * or the cost-centre profiler. The two entry points (es_rts_on_command,
+ * last of each kind; switches of event classes composed), and goes by its
+ * row's target to the heap profiler, the cost-centre profiler or the
+ * event classes' switches (event_classes.c). The two entry points (es_rts_on_command,
  * es_rts_control_ready) take es_rts.control_lock; everything they call
  * here runs with it held. */
 
@@ -173,6 +174,12 @@ static void control(uint8_t cmd) {
     case ES_COMMANDS_TO_COST_CENTRE_PROFILER:
         cost_centre_control(cmd);
         break;
+    case ES_COMMANDS_TO_EVENT_CLASSES: {
+        unsigned m = cmd & row->arg_mask;
+        bool on = row->code == EVENTLOG_SOCKET_UPSTREAM_EVENTS_ON;
+        es_rts_switch_classes(on ? m : 0, on ? 0 : m, "a client");
+        break;
+    }
     default:
         assert(false && "a program's command with a connection's target");
         break;
@@ -185,7 +192,20 @@ static inline bool any_pending(void) {
     for (int k = 0; k < ES_COMMANDS_GATES; k++)
         if (es_rts.pending[k] != 0)
             return true;
-    return false;
+    return (es_rts.pending_on | es_rts.pending_off) != 0;
+}
+
+/* A switch of event classes before the program is ready: composed with
+ * those before it, so that they act as they would one after the other. */
+static void hold_classes(const struct es_commands_row *row, uint8_t cmd) {
+    uint8_t m = cmd & row->arg_mask;
+    if (row->code == EVENTLOG_SOCKET_UPSTREAM_EVENTS_ON) {
+        es_rts.pending_on |= m;
+        es_rts.pending_off &= (uint8_t)~m;
+    } else {
+        es_rts.pending_off |= m;
+        es_rts.pending_on &= (uint8_t)~m;
+    }
 }
 
 void es_rts_on_command(uint8_t cmd, void *ctx) {
@@ -198,6 +218,8 @@ void es_rts_on_command(uint8_t cmd, void *ctx) {
         /* What waited for readiness was applied then (eventlog_socket_ready). */
         assert(!any_pending());
         control(cmd);
+    } else if (row->target == ES_COMMANDS_TO_EVENT_CLASSES) {
+        hold_classes(row, cmd); /* switches compose */
     } else {
         es_rts.pending[row->gate] = cmd; /* the last of its kind wins */
     }
@@ -213,6 +235,9 @@ void es_rts_control_ready(void) {
                 control(es_rts.pending[k]);
             es_rts.pending[k] = 0;
         }
+        if ((es_rts.pending_on | es_rts.pending_off) != 0)
+            es_rts_switch_classes(es_rts.pending_on, es_rts.pending_off, "a client");
+        es_rts.pending_on = es_rts.pending_off = 0;
     }
     pthread_mutex_unlock(&es_rts.control_lock);
 }

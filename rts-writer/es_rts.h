@@ -34,6 +34,9 @@ struct es_rts {
     pthread_mutex_t control_lock;
     bool ready;
     uint8_t pending[ES_COMMANDS_GATES]; /* 0, or the last command of that kind */
+    /* The event classes' switches that came before, composed in order
+     * (the classes to switch on, and off; never one in both). */
+    uint8_t pending_on, pending_off;
 
     /* Periodic RTS flushes (GHC >= 9.2). flush_lock is held for the whole
      * of each flush, so clearing flush_allowed under it also waits for a
@@ -54,6 +57,17 @@ extern struct es_rts es_rts;
  * instance's on_command (control.c). Applied now, by its row's target,
  * when the program is ready; otherwise the last of its kind waits. */
 void es_rts_on_command(uint8_t cmd, void *ctx);
+
+/* The event classes on now, those this program can switch, and why the
+ * others cannot (event_classes.c; the instance's event_classes). Returns
+ * 0, or EVENTLOG_SOCKET_ENOTSUP when none can. Any thread. */
+int es_rts_event_classes(unsigned *on, unsigned *can, const char **why);
+
+/* Switch the classes `on` on and `off` off, and tell every client's stream
+ * so, naming who asked (`by`: "the program", "a client"): 0,
+ * EVENTLOG_SOCKET_EINVAL or EVENTLOG_SOCKET_ENOTSUP (logged; nothing
+ * switched). Any thread, once the RTS is up (event_classes.c). */
+int es_rts_switch_classes(unsigned on, unsigned off, const char *by);
 
 /* eventlog_socket_ready: the program is ready for commands; those that
  * waited are applied now, in the kinds' order (control.c). */

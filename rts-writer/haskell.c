@@ -20,6 +20,7 @@ int es_haskell_config_from_env(struct es_config *cfg, char *why, size_t size);
 int es_haskell_set_options(const struct eventlog_socket_options *opts, char *why, size_t size);
 int es_haskell_start_unix(const char *path, int wait, char *why, size_t size);
 int es_haskell_start_tcp(const char *host, const char *port, int wait, char *why, size_t size);
+int es_haskell_switch_event_classes(unsigned on, unsigned off, char *why, size_t size);
 
 static int told(int r) {
     es_log_capture(NULL, 0);
@@ -46,4 +47,9 @@ int es_haskell_start_unix(const char *path, int wait, char *why, size_t size) {
 int es_haskell_start_tcp(const char *host, const char *port, int wait, char *why, size_t size) {
     es_log_capture(why, size);
     return told(eventlog_socket_start_tcp(host, port, wait != 0));
+}
+
+int es_haskell_switch_event_classes(unsigned on, unsigned off, char *why, size_t size) {
+    es_log_capture(why, size);
+    return told(eventlog_socket_switch_event_classes(on, off));
 }

@@ -11,6 +11,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* The event classes on now and those this program can switch
+ * (EVENTLOG_SOCKET_EVENTS_* bits), and why some cannot (a sentence, or
+ * NULL): eventlog_socket_event_classes's answer. */
+typedef int (*es_classes_fn)(unsigned *on, unsigned *switchable, const char **why);
+
 struct eventlog_socket_options;
 
 /* The longest dump path accepted, in bytes with its NUL. */
@@ -54,6 +59,10 @@ struct es_config {
     size_t retain;
     unsigned retain_seconds;
     char dump_on_failure[ES_DUMP_PATH_MAX];
+    /* Not the user's: the RTS side's answer to a client that asks which
+     * event classes are on (es_instance_hooks.event_classes, set as the
+     * server starts); NULL where there is no RTS (unit tests). */
+    es_classes_fn event_classes;
 };
 
 /* The smallest buffer limit accepted. */

@@ -12,6 +12,7 @@
 #ifndef ES_COMMAND_H
 #define ES_COMMAND_H
 
+#include "base/es_config.h"
 #include "es_gate.h"
 #include "policy/es_lossless.h"
 #include "format/es_control.h"
@@ -25,15 +26,22 @@ struct es_command {
      * NULL: commands are ignored. */
     es_control_cb fn;
     void *ctx;
+    /* Which event classes are on (the RTS side's), or NULL: none known. */
+    es_classes_fn classes;
     struct es_gate gate;
     uv_loop_t *loop;
     struct es_lossless *lossless;
     uv_timer_t gate_timer; /* acts on what the gate held back, when due */
     bool open;
     bool stopped; /* the server stops: what the gate holds is moot */
+    /* The event classes' switches the gate holds back, folded into one:
+     * the classes to switch on, and off (never one in both). Switches
+     * compose, where the gate's other kinds keep the last command. */
+    uint8_t held_on, held_off;
 };
 
-void es_command_init(struct es_command *c, unsigned interval_ms, es_control_cb fn, void *ctx);
+void es_command_init(struct es_command *c, unsigned interval_ms, es_control_cb fn, void *ctx,
+                     es_classes_fn classes);
 void es_command_open(struct es_command *c, uv_loop_t *loop, struct es_lossless *lossless);
 void es_command_close(struct es_command *c, uv_close_cb cb);
 
@@ -41,6 +49,10 @@ void es_command_close(struct es_command *c, uv_close_cb cb);
  * scope is ES_COMMANDS_PROGRAM, format/es_commands.h): acted on now, or
  * when the gate lets it. */
 void es_command_offer(struct es_command *c, uint8_t cmd);
+
+/* The event classes notice for a client that asked
+ * (EVENTLOG_SOCKET_CMD_EVENT_CLASSES, protocol.md 1.3), into buf. */
+void es_command_classes_text(const struct es_command *c, char *buf, size_t size);
 
 /* Requests folded so far into one of the same kind still waiting. */
 static inline uint64_t es_command_folded(const struct es_command *c) {

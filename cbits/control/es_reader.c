@@ -2,10 +2,20 @@
 /* What clients write (es_reader.h). */
 #include "es_reader.h"
 
+#include "base/es_log.h"
+#include "base/es_peer.h"
 #include "es_registry.h"
+#include "format/es_classes.h"
 #include "format/es_commands.h"
 
+#define EVENTLOG_SOCKET_NO_RTS
+#include "eventlog_socket.h"
+
+#include <arpa/inet.h>
 #include <assert.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <sys/socket.h>
 
 /* The reader of `c` (es_reader_start set it). */
 static struct es_reader *reader_of(const struct es_client *c) {
@@ -25,10 +35,58 @@ static void for_connection(struct es_reader *r, struct es_client *c,
     case ES_COMMANDS_TO_LOSSLESS:
         es_lossless_request(r->lossless, c);
         break;
+    case ES_COMMANDS_TO_CLASSES_REPORT: {
+        char text[512];
+        es_command_classes_text(r->command, text, sizeof text);
+        es_fanout_tell(r->fan, c, text);
+        break;
+    }
     default:
         assert(false && "a connection's command with a program's target");
         break;
     }
+}
+
+/* Who `c` is, for a log line: its user where the kernel tells, and its
+ * address over TCP. */
+static void describe(struct es_client *c, char *buf, size_t size) {
+    int fd = es_client_fd(c);
+    struct sockaddr_storage peer, local;
+    socklen_t pl = sizeof peer, ll = sizeof local;
+    uid_t uid;
+    if (fd < 0 || getpeername(fd, (struct sockaddr *)&peer, &pl) != 0) {
+        snprintf(buf, size, "a client that has gone");
+    } else if (peer.ss_family == AF_UNIX) {
+        if (es_peer_unix_uid(fd, &uid) == 0)
+            snprintf(buf, size, "a client of the Unix socket (uid %u)", (unsigned)uid);
+        else
+            snprintf(buf, size, "a client of the Unix socket (user unknown)");
+    } else {
+        char host[INET6_ADDRSTRLEN] = "?";
+        const void *a = peer.ss_family == AF_INET6
+                            ? (const void *)&((struct sockaddr_in6 *)&peer)->sin6_addr
+                            : (const void *)&((struct sockaddr_in *)&peer)->sin_addr;
+        inet_ntop(peer.ss_family, a, host, sizeof host);
+        bool known =
+            getsockname(fd, (struct sockaddr *)&local, &ll) == 0 &&
+            es_peer_is_loopback((struct sockaddr *)&peer) &&
+            es_peer_uid(NULL, (struct sockaddr *)&peer, (struct sockaddr *)&local, &uid) == 0;
+        if (known)
+            snprintf(buf, size, "a TCP client from %s (uid %u)", host, (unsigned)uid);
+        else
+            snprintf(buf, size, "a TCP client from %s", host);
+    }
+}
+
+/* A switch of event classes changes what every client receives: the
+ * program says who asked for it (after it acted, or while it waits for
+ * the rate limit). */
+static void log_switch(struct es_client *c, uint8_t cmd) {
+    char who[160], classes[128];
+    describe(c, who, sizeof who);
+    es_classes_words(classes, sizeof classes, cmd & EVENTLOG_SOCKET_EVENTS_ALL);
+    es_log("%s asks to switch event classes %s: %s", who,
+           (cmd & EVENTLOG_SOCKET_UPSTREAM_EVENTS_ON) != 0 ? "on" : "off", classes);
 }
 
 /* One frame from `c`, to the module it is for. */
@@ -41,10 +99,16 @@ static void dispatch(struct es_reader *r, struct es_client *c, const struct es_c
     assert(f->kind == ES_CONTROL_COMMAND);
     const struct es_commands_row *row = es_commands_find(f->cmd);
     assert(row != NULL); /* the parser returns known commands only */
-    if (row->scope == ES_COMMANDS_CONNECTION)
+    if (row->scope == ES_COMMANDS_CONNECTION) {
         for_connection(r, c, row);
-    else
-        es_command_offer(r->command, f->cmd);
+        return;
+    }
+    uint64_t was = es_command_folded(r->command);
+    es_command_offer(r->command, f->cmd);
+    /* Once per switch that acts or waits, not per one folded into a
+     * waiting one (a flood of them is thousands a buffer). */
+    if (row->target == ES_COMMANDS_TO_EVENT_CLASSES && es_command_folded(r->command) == was)
+        log_switch(c, f->cmd);
 }
 
 /* Every frame in buf[0..len), in order, while the client is not closing

@@ -173,14 +173,20 @@ void es_fanout_leave(struct es_fanout *f, struct es_client *c) {
     atomic_store(&f->counters->clients_connected, es_fanout_nclients(f));
 }
 
+void es_fanout_tell(struct es_fanout *f, struct es_client *c, const char *text) {
+    if (!es_fanout_have_header(f))
+        return; /* nothing may come before the header */
+    struct es_chunk *n = es_notice_message(&f->header, es_store_last_time(&f->store), text);
+    if (n != NULL)
+        es_client_notice(c, n);
+    es_client_pump(c); /* now, even in a program that writes nothing meanwhile */
+}
+
 /* A notice for `c` alone saying why it gets no window. */
 static void refuse_window(struct es_fanout *f, struct es_client *c, const char *why) {
     char msg[300];
     es_notice_text_window_refused(msg, sizeof msg, why);
-    struct es_chunk *n = es_notice_message(&f->header, es_store_last_time(&f->store), msg);
-    if (n != NULL)
-        es_client_notice(c, n);
-    es_client_pump(c); /* now, even in a program that writes nothing meanwhile */
+    es_fanout_tell(f, c, msg);
 }
 
 /* The definitions from before the window, ending with the window notice. */

@@ -47,6 +47,11 @@ static inline bool es_fanout_has_window(const struct es_fanout *f) {
     return es_window_on(&f->window);
 }
 
+/* The notice `text` for `c` alone, sent now (even in a program that writes
+ * nothing meanwhile), stamped with the newest block's end; nothing before
+ * the program's header. */
+void es_fanout_tell(struct es_fanout *f, struct es_client *c, const char *text);
+
 /* A client asked for the window (EVENTLOG_SOCKET_CMD_WINDOW): a held one
  * (ES_CLIENT_HELD) is placed at the window's first chunk, after a block of
  * the definitions before it that ends with the window notice; otherwise

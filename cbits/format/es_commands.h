@@ -28,10 +28,11 @@ enum es_commands_scope {
  * interval, on its own; the RTS side keeps one command of each kind that
  * came before the program was ready. In the order they are applied then. */
 enum es_commands_gate {
-    ES_COMMANDS_GATE_NONE = -1,    /* the connection's own: never limited */
-    ES_COMMANDS_GATE_HEAP_PROFILE, /* start/stop heap profiling */
-    ES_COMMANDS_GATE_CENSUS,       /* request a heap census */
-    ES_COMMANDS_GATE_COST_CENTRE,  /* start/stop cost-centre profiling */
+    ES_COMMANDS_GATE_NONE = -1,     /* the connection's own: never limited */
+    ES_COMMANDS_GATE_HEAP_PROFILE,  /* start/stop heap profiling */
+    ES_COMMANDS_GATE_CENSUS,        /* request a heap census */
+    ES_COMMANDS_GATE_COST_CENTRE,   /* start/stop cost-centre profiling */
+    ES_COMMANDS_GATE_EVENT_CLASSES, /* switch event classes on or off */
     ES_COMMANDS_GATES,
 };
 
@@ -42,22 +43,42 @@ enum es_commands_target {
     ES_COMMANDS_TO_LOSSLESS,             /* policy/es_lossless.c */
     ES_COMMANDS_TO_COST_NOTICES,         /* delivery/es_client.c */
     ES_COMMANDS_TO_WINDOW,               /* delivery/es_fanout.c */
+    ES_COMMANDS_TO_EVENT_CLASSES,        /* rts-writer/event_classes.c */
+    ES_COMMANDS_TO_CLASSES_REPORT,       /* control/es_reader.c, asking rts-writer/ */
 };
 
 struct es_commands_row {
-    uint8_t code;        /* EVENTLOG_SOCKET_CMD_*: the byte after "GCTL" */
+    /* The command as the library passes it on (es_control_found.cmd, the
+     * instance's on_command): for a command without an argument, its
+     * EVENTLOG_SOCKET_CMD_* byte, the one after "GCTL". */
+    uint8_t code;
     uint8_t upstream_id; /* its id in upstream's framing, namespace
                           * ES_CONTROL_UPSTREAM_NAMESPACE */
-    const char *name;    /* in words, as protocol.md says it (tests) */
+    /* 0, or the bits that carry the command's argument (the event classes'
+     * switches): the row is every command `code | a`, upstream id
+     * `upstream_id | a`, with `a` a non-zero subset of them; after "GCTL"
+     * it is the byte `gctl`, then `a` as a byte of its own. */
+    uint8_t arg_mask;
+    uint8_t gctl;     /* the byte after "GCTL" (`code` when there is no argument) */
+    const char *name; /* in words, as protocol.md says it (tests) */
     enum es_commands_scope scope;
     enum es_commands_gate gate; /* ES_COMMANDS_GATE_NONE for the connection's own */
     enum es_commands_target target;
 };
 
-/* The row of the command whose byte is `code`, or NULL: not a command. */
+/* The row of the command whose byte is `code`, or NULL: not a command.
+ * Its argument is `code & row->arg_mask`. */
 const struct es_commands_row *es_commands_find(uint8_t code);
 
-/* The row of upstream's command id `id` in the built-in namespace, or NULL. */
+/* The row whose byte after "GCTL" is `b`, or NULL: not a command. With an
+ * argument, the next byte is its argument (es_commands_with_arg). */
+const struct es_commands_row *es_commands_gctl(uint8_t b);
+/* The command of a row with an argument, given the argument byte `a`, or
+ * 0 when `a` is not one (no bit, or a bit outside the row's). */
+uint8_t es_commands_with_arg(const struct es_commands_row *r, uint8_t a);
+
+/* The row of upstream's command id `id` in the built-in namespace, or
+ * NULL; the command's byte is then `row->code | (id & row->arg_mask)`. */
 const struct es_commands_row *es_commands_upstream(uint8_t id);
 
 /* Row i, 0 <= i < es_commands_count(): for tests and documents that list

@@ -10,6 +10,7 @@
 enum {
     SCAN,      /* between frames, looking for a magic */
     GCTL_CMD,  /* after "GCTL": the command byte */
+    GCTL_ARG,  /* after a command byte that takes one: its argument */
     U_VERSION, /* after the upstream magic: the version byte */
     U_NS_LEN,  /* the namespace length */
     U_NS,      /* the namespace bytes */
@@ -27,11 +28,13 @@ void es_control_init(struct es_control_parser *p) {
     p->matched = 0;
     p->ns_len = 0;
     p->ns_got = 0;
+    p->arg_of = 0;
     p->unknown = 0;
     p->custom = NULL;
 }
 
-static bool known_gctl(uint8_t cmd) {
+/* For the asserts only (inline: no warning without them). */
+static inline bool known_command(uint8_t cmd) {
     return es_commands_find(cmd) != NULL;
 }
 
@@ -40,7 +43,7 @@ uint8_t es_control_upstream_command(const uint8_t *ns, size_t ns_len, uint8_t id
     if (ns_len != sizeof name - 1 || memcmp(ns, name, ns_len) != 0)
         return 0; /* the whole name, not a prefix of it */
     const struct es_commands_row *r = es_commands_upstream(id);
-    return r != NULL ? r->code : 0;
+    return r != NULL ? (uint8_t)(r->code | (id & r->arg_mask)) : 0;
 }
 
 /* Advance the magic search by one byte. No byte occurs twice in the two
@@ -74,13 +77,28 @@ static bool search(struct es_control_parser *p, uint8_t b) {
 static enum es_control_kind step(struct es_control_parser *p, uint8_t b,
                                  struct es_control_found *out) {
     switch (p->state) {
-    case GCTL_CMD:
+    case GCTL_CMD: {
+        const struct es_commands_row *r = es_commands_gctl(b);
         p->state = SCAN;
-        if (!known_gctl(b)) {
+        if (r == NULL) {
             p->unknown++;
             return ES_CONTROL_NONE;
         }
-        out->cmd = b;
+        if (r->arg_mask != 0) {
+            p->state = GCTL_ARG; /* the next byte, whatever it is */
+            p->arg_of = b;
+            return ES_CONTROL_NONE;
+        }
+        out->cmd = r->code;
+        return ES_CONTROL_COMMAND;
+    }
+    case GCTL_ARG:
+        p->state = SCAN;
+        out->cmd = es_commands_with_arg(es_commands_gctl(p->arg_of), b);
+        if (out->cmd == 0) {
+            p->unknown++;
+            return ES_CONTROL_NONE;
+        }
         return ES_CONTROL_COMMAND;
     case U_VERSION:
         p->matched = 0;
@@ -117,7 +135,7 @@ static enum es_control_kind step(struct es_control_parser *p, uint8_t b,
         p->state = SCAN;
         assert(p->ns_got == p->ns_len);
         out->cmd = es_control_upstream_command(p->ns, p->ns_len, b);
-        assert(out->cmd == 0 || known_gctl(out->cmd));
+        assert(out->cmd == 0 || known_command(out->cmd));
         if (out->cmd != 0)
             return ES_CONTROL_COMMAND;
         out->ns = p->ns;

@@ -59,6 +59,8 @@ struct es_control_parser {
      * is fed again. */
     uint8_t ns_len;
     uint8_t ns_got;
+    /* A GCTL frame whose command takes an argument: its byte. */
+    uint8_t arg_of;
     uint8_t ns[255];
     /* Whole frames that were ignored: an unknown GCTL command byte, or an
      * upstream frame whose namespace or command id is not known (a custom

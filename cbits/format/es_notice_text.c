@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "es_notice_text.h"
 
+#include "es_classes.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -45,6 +47,32 @@ int es_notice_text_window(char *buf, size_t size, uint64_t blocks, uint64_t byte
 
 int es_notice_text_window_refused(char *buf, size_t size, const char *why) {
     return snprintf(buf, size, ES_NOTICE_PREFIX REFUSED_WORDS "%s" FOLLOWS, why);
+}
+
+int es_notice_text_classes_switched(char *buf, size_t size, unsigned was, unsigned now,
+                                    const char *by) {
+    char on[128], off[128], now_on[128], now_off[128];
+    es_classes_words(on, sizeof on, now & ~was);
+    es_classes_words(off, sizeof off, was & ~now);
+    es_classes_words(now_on, sizeof now_on, now);
+    es_classes_words(now_off, sizeof now_off, ES_CLASSES_ALL & ~now);
+    return snprintf(buf, size,
+                    ES_NOTICE_PREFIX ES_CLASSES_SWITCHED_WORDS
+                    "%s; switched off: %s; now on: %s; now off: %s (asked by %s)",
+                    on, off, now_on, now_off, by);
+}
+
+int es_notice_text_classes_report(char *buf, size_t size, unsigned on, unsigned fixed,
+                                  const char *why) {
+    char now_on[128], now_off[128], cannot[128];
+    es_classes_words(now_on, sizeof now_on, on);
+    es_classes_words(now_off, sizeof now_off, ES_CLASSES_ALL & ~on);
+    es_classes_words(cannot, sizeof cannot, fixed);
+    return snprintf(buf, size,
+                    ES_NOTICE_PREFIX ES_CLASSES_REPORT_WORDS
+                    "%s; now off: %s; cannot be switched here: %s%s%s%s",
+                    now_on, now_off, cannot, fixed != 0 && why != NULL ? " (" : "",
+                    fixed != 0 && why != NULL ? why : "", fixed != 0 && why != NULL ? ")" : "");
 }
 
 /* A text that starts with `words`: the rest (at most `size` - 1 bytes of
@@ -118,6 +146,14 @@ static enum es_notice_kind figures(const char *text, size_t len, struct es_notic
     }
     if (rest_of(text, len, REFUSED_WORDS, FOLLOWS, o->why, sizeof o->why))
         return ES_NOTICE_WINDOW_REFUSED;
+    struct es_classes_notice c;
+    if (es_classes_read(text, len, &c)) {
+        o->classes_switched = c.switched;
+        o->classes_on = c.on;
+        o->classes_switched_on = c.switched_on;
+        o->classes_switched_off = c.switched_off;
+        return ES_NOTICE_CLASSES;
+    }
     if (rest_of(text, len, ES_NOTICE_ERROR_WORDS, "", o->why, sizeof o->why))
         return ES_NOTICE_ERROR;
     if (rest_of(text, len, ES_NOTICE_CUT_WORDS, "", o->why, sizeof o->why))

@@ -55,6 +55,15 @@ int es_notice_text_window(char *buf, size_t size, uint64_t blocks, uint64_t byte
     "the program has events, but GHC 9.0's RTS hands them over only in 2 MiB buffers and at "      \
     "exit, and none has come yet"
 int es_notice_text_window_refused(char *buf, size_t size, const char *why);
+/* The event classes notices (es_classes.h reads them back): "eventlog-
+ * socket: event classes switched on: L; switched off: L; now on: L; now
+ * off: L (asked by BY)" from the classes on before and after a switch;
+ * "eventlog-socket: event classes now on: L; now off: L; cannot be switched
+ * here: L" then, when some cannot, " (WHY)". */
+int es_notice_text_classes_switched(char *buf, size_t size, unsigned was, unsigned now,
+                                    const char *by);
+int es_notice_text_classes_report(char *buf, size_t size, unsigned on, unsigned fixed,
+                                  const char *why);
 /* "eventlog-socket: recording cut: WHY". */
 int es_notice_text_cut(char *buf, size_t size, const char *why);
 /* The format functions return snprintf's count (the message is cut to
@@ -69,6 +78,7 @@ enum es_notice_kind {
     ES_NOTICE_WINDOW,         /* the window follows */
     ES_NOTICE_WINDOW_REFUSED, /* a window was asked for and none follows */
     ES_NOTICE_ERROR,          /* the RTS reported an error (the program is failing) */
+    ES_NOTICE_CLASSES,        /* event classes switched, or reported (es_classes.h) */
     ES_NOTICE_OTHER /* the prefix, but none of the above (a lossless notice, a malformed one) */
 };
 
@@ -83,6 +93,10 @@ struct es_notice_read {
     uint64_t bytes;                    /* window: its bytes */
     double from_s, to_s;               /* window: the program time it covers */
     char why[256]; /* cut, window refused: why; error: the message (cut to fit) */
+    /* event classes: a switch (else a report), the classes on after it,
+     * those it switched on and off */
+    bool classes_switched;
+    unsigned classes_on, classes_switched_on, classes_switched_off;
 };
 
 /* What the message `text` (`len` bytes, not NUL-terminated) says. A notice

@@ -112,6 +112,7 @@ static int check_start(void) {
         return EVENTLOG_SOCKET_ENOEVENTLOG;
     const char *dump = config()->dump_on_failure;
     int r = dump[0] != '\0' ? es_dump_check(dump) : 0;
+    config()->event_classes = es_instance_hooks.event_classes;
     return r < 0 ? install(r, NULL) : 0;
 }
 

@@ -27,6 +27,9 @@ struct es_instance_hooks {
      * program was linked with -eventlog); asked before a server starts, so
      * that a program that could never stream creates no socket. NULL: yes. */
     bool (*rts_can_log)(void);
+    /* Which event classes are on, which can be switched
+     * (eventlog_socket_event_classes); NULL: none known. */
+    es_classes_fn event_classes;
 };
 
 /* Defined by rts-writer/api.c (or a test). */

@@ -411,7 +411,7 @@ static struct es_server *alloc_server(const struct es_config *cfg, bool is_unix,
     s->admit = (struct es_admit_rules){.max_clients = s->cfg.max_clients,
                                        .allow_other_users = s->cfg.allow_other_users,
                                        .is_unix = is_unix};
-    es_command_init(&s->command, s->cfg.control_interval_ms, fn, ctx);
+    es_command_init(&s->command, s->cfg.control_interval_ms, fn, ctx, s->cfg.event_classes);
     es_registry_set_interval(s->cfg.control_interval_ms); /* custom commands alike */
     es_fanout_init(&s->fan, &s->counters, s->cfg.max_buffer, s->cfg.defs_limit);
     es_fanout_keep_window(&s->fan, s->cfg.retain, (uint64_t)s->cfg.retain_seconds * 1000000000u);
@@ -558,9 +558,13 @@ void es_server_submit(struct es_server *s, const void *buf, size_t len) {
 }
 
 void es_server_post_text(struct es_server *s, const char *text) {
+    es_server_post_text_at(s, es_walker_program_time(&s->walker), text);
+}
+
+void es_server_post_text_at(struct es_server *s, uint64_t time, const char *text) {
     /* GHC always declares USER_MSG of variable size (es_notice.h). */
     static struct es_header hdr = {.size[ES_EVENT_USER_MSG] = ES_SIZE_VARIABLE};
-    struct es_chunk *n = es_notice_message(&hdr, es_walker_program_time(&s->walker), text);
+    struct es_chunk *n = es_notice_message(&hdr, time, text);
     if (n == NULL)
         return;
     es_server_submit(s, n->data, n->len);

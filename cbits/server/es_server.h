@@ -60,6 +60,8 @@ int es_server_stop(struct es_server *s);
  * chunks: the RTS's error messages (rts-writer/failure.c). Any thread, as
  * es_server_submit. */
 void es_server_post_text(struct es_server *s, const char *text);
+/* The same, stamped `time` (the RTS's clock, when the caller can read it). */
+void es_server_post_text_at(struct es_server *s, uint64_t time, const char *text);
 
 /* Write the flight recorder's window (header, definitions, blocks; an end
  * marker if the program's own is not among them) to `fd`, once

@@ -27,6 +27,18 @@ static void run_ends(struct es_model *m, struct es_model_cap *cp, uint64_t t) {
     cp->running_since = 0;
 }
 
+void es_model_caps_classes_switched(struct es_model *m, uint64_t t, bool runs, bool gcs) {
+    for (unsigned c = 0; c < ES_MODEL_MAX_CAPS; c++) {
+        struct es_model_cap *cp = &m->caps[c];
+        if (runs)
+            run_ends(m, cp, t);
+        if (gcs) {
+            cp->gc_since = 0;
+            cp->gc_stats = false;
+        }
+    }
+}
+
 void es_model_caps_end(struct es_model *m) {
     /* Threads still running at the end ran until the last event. */
     for (unsigned c = 0; c < m->ncaps; c++)

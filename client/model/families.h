@@ -30,6 +30,10 @@
 #define ES_MODEL_NOTE_LEN 160
 /* Distinct census labels (closure types, cost-centre stacks...) kept; more
  * are summed under "(other labels)". */
+/* The event classes (ES_CLASSES_COUNT, cbits/format/es_classes.h), and the
+ * gaps of them that have ended, kept newest last. */
+#define ES_MODEL_CLASSES    6
+#define ES_MODEL_CLASS_GAPS 16
 /* The cut notice's reason, kept at most (bytes, NUL included). */
 #define ES_MODEL_CUT_WHY    240
 #define ES_MODEL_MAX_LABELS 65536

@@ -81,6 +81,11 @@ void es_model_see_cap(struct es_model *m, unsigned c);
 void es_model_snapshot(struct es_model *m);
 /* The end of the stream: runs still open end at the last event. */
 void es_model_caps_end(struct es_model *m);
+/* Scheduler events (`runs`) or GC events (`gcs`) were switched on or off
+ * at `t` (an event classes notice): a run still open ends there, a GC
+ * still open is forgotten, so that an end the RTS did not post is not
+ * taken for a long run or a long pause. */
+void es_model_caps_classes_switched(struct es_model *m, uint64_t t, bool runs, bool gcs);
 
 /* census.c */
 es_model_handler es_model_on_heap_prof_begin, es_model_on_cost_centre, es_model_on_sample_begin,

@@ -261,6 +261,21 @@ struct es_model {
     double cost_ms_per_s, cost_rts_ms_per_s, cost_walker_ms_per_s, cost_loop_ms_per_s;
     double cost_total_ms, cost_total_mib;
 
+    /* The event classes (their notices, protocol.md 1.3): once a switch
+     * has been told, which classes are on, since when each one off has
+     * been off (0: on), and the latest gaps that have ended, so that a
+     * view tells a gap in the record from an idle program. A class off
+     * before the first switch was off from the start (0 ns). */
+    bool classes_known;
+    unsigned classes_on;
+    uint64_t class_off_since[ES_MODEL_CLASSES];
+    bool class_off[ES_MODEL_CLASSES];
+    struct es_model_class_gap {
+        unsigned classes; /* EVENTLOG_SOCKET_EVENTS_* bits */
+        uint64_t from, to;
+    } class_gaps[ES_MODEL_CLASS_GAPS];
+    uint64_t class_gaps_n; /* gaps ever ended */
+
     /* The whole run, downsampled. */
     struct es_model_history h;
 
@@ -319,6 +334,16 @@ uint64_t es_model_counted_from(const struct es_model *m);
 /* The same in words: "since start", or "since 12.3 s" (the stream's
  * start). */
 void es_model_counted_since(const struct es_model *m, char *buf, size_t size);
+
+/* The event classes switched off, in words for every view: "scheduler, gc
+ * events off since 12.3 s" for those switched off now, then "; scheduler
+ * events were off from 3.0 s to 7.5 s" (or "from the start") for the
+ * latest gap that ended (and how many more). Returns false (and "") when
+ * no class was ever switched. */
+bool es_model_classes_words(const struct es_model *m, char *buf, size_t size);
+/* Whether the class bit `bit` was off at program time `t` as far as the
+ * switches told so far say. */
+bool es_model_class_off_at(const struct es_model *m, unsigned bit, uint64_t t);
 
 /* CPU seconds that streaming cost per GiB sent, over every cost notice so
  * far; negative when nothing was sent yet. */

@@ -8,7 +8,11 @@
 #include "impl.h"
 #include "history.h"
 
+#include "format/es_classes.h"
 #include "format/es_notice_text.h"
+
+#define EVENTLOG_SOCKET_NO_RTS
+#include "eventlog_socket.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -26,6 +30,101 @@ static void note(struct es_model *m, enum es_model_note_kind kind, uint64_t t,
     m->notes_n++;
     if (kind == ES_NOTE_MARKER)
         es_model_hist_mark(m, t, n->text);
+}
+
+/* Class `i` (bit `bit`) off at `t`, or on again (a gap that ended). */
+static void class_switch(struct es_model *m, unsigned i, unsigned bit, bool off, uint64_t t) {
+    if (off == m->class_off[i])
+        return;
+    m->class_off[i] = off;
+    if (off) {
+        m->class_off_since[i] = t;
+        return;
+    }
+    /* The classes switched together end together: one gap for them. */
+    struct es_model_class_gap *last =
+        m->class_gaps_n > 0 ? &m->class_gaps[(m->class_gaps_n - 1) % ES_MODEL_CLASS_GAPS] : NULL;
+    if (last != NULL && last->from == m->class_off_since[i] && last->to == t) {
+        last->classes |= bit;
+        return;
+    }
+    m->class_gaps[m->class_gaps_n++ % ES_MODEL_CLASS_GAPS] =
+        (struct es_model_class_gap){.classes = bit, .from = m->class_off_since[i], .to = t};
+}
+
+/* An event classes switch at `t`: the classes off before the first one
+ * were off from the start; runs and GCs open across it are closed. */
+static void classes_switched(struct es_model *m, uint64_t t, const struct es_notice_read *n) {
+    unsigned now = n->classes_on;
+    unsigned was = (now & ~n->classes_switched_on) | n->classes_switched_off;
+    for (unsigned i = 0; i < ES_MODEL_CLASSES; i++) {
+        unsigned bit = 1u << i;
+        if (!m->classes_known && (was & bit) == 0)
+            class_switch(m, i, bit, true, 0);
+        class_switch(m, i, bit, (now & bit) == 0, t);
+    }
+    m->classes_known = true;
+    m->classes_on = now;
+    unsigned changed = n->classes_switched_on | n->classes_switched_off;
+    es_model_caps_classes_switched(m, t, (changed & EVENTLOG_SOCKET_EVENTS_SCHEDULER) != 0,
+                                   (changed & EVENTLOG_SOCKET_EVENTS_GC) != 0);
+}
+
+static void when_words(char *buf, size_t size, uint64_t t) {
+    if (t == 0)
+        snprintf(buf, size, "the start");
+    else
+        snprintf(buf, size, "%.1f s", (double)t / 1e9);
+}
+
+bool es_model_classes_words(const struct es_model *m, char *buf, size_t size) {
+    buf[0] = '\0';
+    size_t k = 0;
+    /* Those switched off now, grouped by when they went off (those off
+     * from the start and never switched, as -l's defaults leave sparks-full
+     * and nonmoving-gc, are how the program was started, not news). */
+    unsigned done = 0;
+    for (unsigned i = 0; i < ES_MODEL_CLASSES; i++) {
+        if (!m->class_off[i] || m->class_off_since[i] == 0 || (done & (1u << i)) != 0)
+            continue;
+        unsigned group = 0;
+        for (unsigned j = i; j < ES_MODEL_CLASSES; j++)
+            if (m->class_off[j] && m->class_off_since[j] == m->class_off_since[i])
+                group |= 1u << j;
+        done |= group;
+        char names[128], when[32];
+        es_classes_words(names, sizeof names, group);
+        when_words(when, sizeof when, m->class_off_since[i]);
+        k += (size_t)snprintf(buf + k, k < size ? size - k : 0, "%s%s events off since %s",
+                              k > 0 ? "; " : "", names, when);
+    }
+    if (m->class_gaps_n > 0) {
+        const struct es_model_class_gap *g =
+            &m->class_gaps[(m->class_gaps_n - 1) % ES_MODEL_CLASS_GAPS];
+        char names[128], from[32], to[32], more[48] = "";
+        es_classes_words(names, sizeof names, g->classes);
+        when_words(from, sizeof from, g->from);
+        when_words(to, sizeof to, g->to);
+        if (m->class_gaps_n > 1)
+            snprintf(more, sizeof more, " (and %llu gaps before)",
+                     (unsigned long long)(m->class_gaps_n - 1));
+        k += (size_t)snprintf(buf + k, k < size ? size - k : 0,
+                              "%s%s events were off from %s to %s%s", k > 0 ? "; " : "", names,
+                              from, to, more);
+    }
+    return k > 0;
+}
+
+bool es_model_class_off_at(const struct es_model *m, unsigned bit, uint64_t t) {
+    for (unsigned i = 0; i < ES_MODEL_CLASSES; i++)
+        if ((1u << i) == bit && m->class_off[i] && m->class_off_since[i] <= t)
+            return true;
+    for (uint64_t k = 0; k < m->class_gaps_n && k < ES_MODEL_CLASS_GAPS; k++) {
+        const struct es_model_class_gap *g = &m->class_gaps[k];
+        if ((g->classes & bit) != 0 && g->from <= t && t < g->to)
+            return true;
+    }
+    return false;
 }
 
 /* The library's notice `n` (es_notice_text.h) summed into the model;
@@ -50,6 +149,10 @@ static bool count_notice(struct es_model *m, uint64_t t, const struct es_notice_
         m->lossless_waits += n->times;
         m->lossless_wait_ms += n->ms;
         m->last_wait_time = t;
+        return true;
+    case ES_NOTICE_CLASSES:
+        if (n->classes_switched)
+            classes_switched(m, t, n);
         return true;
     case ES_NOTICE_COST:
         m->cost_notices++;

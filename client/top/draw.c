@@ -465,6 +465,14 @@ static int draw_notes(const struct es_top_view *v, int y, int rows) {
         if (rows > 0)
             rows--;
     }
+    /* Classes of events switched off (their notices): a gap in the record,
+     * not an idle program. */
+    char classes[400];
+    if (es_model_classes_words(m, classes, sizeof classes)) {
+        put(y++, 2, A_BOLD, "%s", classes);
+        if (rows > 0)
+            rows--;
+    }
     /* What streaming costs the program in CPU time, from the cost notices
      * this connection asked for (protocol.md 1.3). */
     if (m->cost_notices) {

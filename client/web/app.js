@@ -807,6 +807,10 @@
                    lost: 'connection lost', file: 'recording'}[I.state] || I.state);
     text('source', I.source);
     text('pid', I.pid ? String(I.pid) : I.late_start || over ? 'not in the stream' : '?');
+    // Classes of events switched off: a gap in the record, not an idle
+    // program (es_model_classes_words, as `top` says it).
+    $('classes-off').hidden = !I.classes_off;
+    if (I.classes_off) text('classes-off', 'Event classes switched: ' + I.classes_off + '.');
     $('late-start').hidden = !I.late_start;
     text('late-start', 'Started from Haskell: the events the program wrote before it switched its ' +
          'eventlog to eventlog-socket were not streamed (its start-up' +

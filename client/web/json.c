@@ -16,6 +16,19 @@ static void num_or_null(struct es_httpbuf *b, double v) {
         es_httpbuf_printf(b, "%.0f", v);
 }
 
+/* Since when the figures count, and the event classes switched off ("" when
+ * none ever was), in the words `top` uses too. */
+static void counted_words(struct es_httpbuf *b, const struct es_model *m) {
+    char counted[64];
+    es_model_counted_since(m, counted, sizeof counted);
+    ES_HTTPBUF_ADD(b, ",\"counted_since\":");
+    es_httpbuf_json_str(b, counted);
+    char classes[400];
+    es_model_classes_words(m, classes, sizeof classes);
+    ES_HTTPBUF_ADD(b, ",\"classes_off\":");
+    es_httpbuf_json_str(b, classes);
+}
+
 static void info(struct es_httpbuf *b, const struct es_model *m,
                  const struct es_webjson_status *st) {
     ES_HTTPBUF_ADD(b, "\"info\":{\"program\":");
@@ -47,10 +60,7 @@ static void info(struct es_httpbuf *b, const struct es_model *m,
     bool over = m->ended || strcmp(st->state, "file") == 0 || strcmp(st->state, "exited") == 0;
     ES_HTTPBUF_ADD(b, ",\"profile_kind\":");
     es_httpbuf_json_str(b, es_model_profile_kind(m, over));
-    char counted[64];
-    es_model_counted_since(m, counted, sizeof counted);
-    ES_HTTPBUF_ADD(b, ",\"counted_since\":");
-    es_httpbuf_json_str(b, counted);
+    counted_words(b, m);
     es_httpbuf_printf(
         b,
         ",\"pid\":%u,\"wall_start\":%llu,\"first\":%llu,\"now\":%llu,\"ended\":%s,"

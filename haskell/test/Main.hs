@@ -8,7 +8,8 @@
 -- inside 'startWith'; a client of the Unix socket (client.c) that gets a
 -- stream opening with the eventlog header and carrying the program's
 -- markers; a custom command sent by that client runs its handler; the
--- counters see the client. Prints TAP and a closing "N passed, N failed".
+-- counters see the client; the event classes read and switched. Prints TAP
+-- and a closing "N passed, N failed".
 module Main (main) where
 
 import Control.Concurrent (forkIO, threadDelay)
@@ -16,7 +17,7 @@ import Control.Concurrent.MVar (newEmptyMVar, tryPutMVar, tryTakeMVar)
 import Control.Exception (SomeException, try)
 import Control.Monad (forM_, unless, void)
 import Data.IORef (IORef, atomicModifyIORef', modifyIORef', newIORef, readIORef)
-import Data.List (isPrefixOf)
+import Data.List (isInfixOf, isPrefixOf)
 import Debug.Trace (traceMarkerIO)
 import Foreign.C.String (CString, castCCharToChar, castCharToCChar, withCString)
 import Foreign.C.Types (CChar, CInt (..), CLong (..))
@@ -134,6 +135,25 @@ main = do
     (maybe False (\s -> statsCpuNanosWriter s > 0 && statsChunksLost s == 0 && statsBytesLost s == 0) after)
   c_close fd
   removeDirectoryRecursive dir
+
+  -- Event classes: the test-suite runs with +RTS -l (s, g, p and u on).
+  atStart <- eventClassesOn
+  ok ("eventClassesOn under +RTS -l: " ++ show atStart) (atStart == [Scheduler, GC, SparksSampled, User])
+  can <- switchableEventClasses
+  if can == [minBound .. maxBound]
+    then do
+      switchEventClasses [SparksFull] [Scheduler]
+      switched <- eventClassesOn
+      ok ("switchEventClasses [SparksFull] [Scheduler]: " ++ show switched)
+        (switched == [GC, SparksSampled, SparksFull, User])
+      switchEventClasses [Scheduler] [SparksFull]
+      back <- eventClassesOn
+      ok ("and back: " ++ show back) (back == atStart)
+    else do
+      -- A program linked with -dynamic: its RTS keeps its switches.
+      refused <- thrown (switchEventClasses [] [Scheduler])
+      ok ("no class switchable (" ++ show can ++ "), and a switch says why: " ++ refused)
+        (null can && "-dynamic" `isInfixOf` refused)
 
   (passed, failed) <- readIORef counts
   putStrLn ("1.." ++ show (passed + failed))

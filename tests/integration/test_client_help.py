@@ -177,7 +177,7 @@ def client_usage_error_names_what_is_missing(s):
     of stderr, then the usage; exit 2, no connection tried, no file."""
     cases = [
         (["record"], "record: ADDR is required"),
-        (["control", s.path("x.sock")], "control: start|stop|census is required"),
+        (["control", s.path("x.sock")], "control: start|stop|census|events is required"),
         (["heap", FIXTURE], "heap: --hp OUT.hp or --csv OUT.csv is required"),
         (["profile"], "profile: ADDR|FILE is required"),
         (["profile", FIXTURE], "profile: -o OUT is required"),
@@ -228,7 +228,8 @@ def client_usage_error_suggests_nearest(s):
         (["table", "gc", FIXTURE, "--connect"], "did you mean --connect-timeout?"),
         (["serve", sock, "--http=127.0.0.1:0"], "write --http VALUE, with a space"),
         # control's command words as well as its flags.
-        (["control", sock, "censsu"], "censsu is not start, stop or census; did you mean census?"),
+        (["control", sock, "censsu"],
+         "censsu is not start, stop, census or events; did you mean census?"),
         (["control", sock, "stpo", "--wait"], "did you mean stop?"),
         (["control", sock, "star"], "did you mean start?"),
     ]

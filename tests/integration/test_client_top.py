@@ -374,7 +374,7 @@ def report_words(s, rec):
     expect(m is not None, "no state in the report")
     state = json.loads(m.group(1))
     return (state["info"]["profile_kind"], state["threads"]["before_note"],
-            state["info"]["counted_since"])
+            state["info"]["counted_since"], state["info"]["classes_off"])
 
 
 @test(timeout=240)
@@ -399,7 +399,7 @@ def top_says_what_the_page_says_of_a_haskell_start(s):
     t.wait(r"program exited\s+ran", timeout=60, what="the final summary")
     screen = t.wait(r"^Census\s+#\d+", timeout=30, what="a census").string
     expect(len(tee.stream()) > 0, "top was sent nothing")
-    kind, before, since = report_words(s, s.path("top.eventlog"))
+    kind, before, since, _ = report_words(s, s.path("top.eventlog"))
     note("the page's words: %r, %r, %r" % (kind, before, since))
     flat = re.sub(r"\s+", " ", screen)
     expect("by unknown" not in flat and kind in flat and "started from Haskell" in kind,

@@ -5,6 +5,7 @@
 #ifndef CONTROL_REF_H
 #define CONTROL_REF_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -37,12 +38,20 @@ static inline int control_ref_magic(const uint8_t *buf, size_t len, size_t i) {
     return 0;
 }
 
+/* Whether `b` is one of the event classes' switches: 0x40 or 0x80 with
+ * one or more of the six class bits. */
+static inline bool control_ref_switch(uint8_t b) {
+    return (b & 0xc0) != 0 && (b & 0xc0) != 0xc0 && (b & 0x3f) != 0;
+}
+
 /* protocol.md section 2, literally:
- * - a GCTL magic and the byte after it are a frame; commands 1 to 7 are
- *   known;
+ * - a GCTL magic and the byte after it are a frame; commands 1 to 9 are
+ *   known; 0x0a and 0x0b take the byte after them too, whatever it is, and
+ *   are known with one of 1 to 0x3f there, as 0x40 or 0x80 with its bits;
  * - an upstream magic, version 0, a length n > 0, n namespace bytes and an
- *   id are a frame; in namespace "eventlog-socket" ids 1 to 7 are known
- *   and mean 4, 5, 1, 2, 3, 6, 7; a wrong version or a zero length ends the
+ *   id are a frame; in namespace "eventlog-socket" ids 1 to 9 are known
+ *   and mean 4, 5, 1, 2, 3, 6, 7, 8, 9, and ids 0x41 to 0x7f and 0x81 to
+ *   0xbf mean themselves; a wrong version or a zero length ends the
  *   attempt and the search goes on at that byte;
  * - the first magic that lies wholly within an upstream frame's length byte
  *   and namespace ends the attempt, and the search goes on at that magic;
@@ -52,7 +61,7 @@ static inline int control_ref_magic(const uint8_t *buf, size_t len, size_t i) {
  * `*unknown` unless it is NULL. */
 static inline size_t control_reference(const uint8_t *buf, size_t len, uint8_t *out,
                                        uint64_t *unknown) {
-    static const uint8_t upstream_meaning[9] = {0, 4, 5, 1, 2, 3, 6, 7, 8};
+    static const uint8_t upstream_meaning[10] = {0, 4, 5, 1, 2, 3, 6, 7, 8, 9};
     size_t n = 0, i = 0;
     while (i < len) {
         int kind = control_ref_magic(buf, len, i);
@@ -65,8 +74,15 @@ static inline size_t control_reference(const uint8_t *buf, size_t len, uint8_t *
         if (j >= len)
             break;
         if (kind == 1) {
-            cmd = buf[j] >= 1 && buf[j] <= 8 ? buf[j] : 0;
+            cmd = buf[j] >= 1 && buf[j] <= 9 ? buf[j] : 0;
             i = j + 1;
+            if (buf[j] == 0x0a || buf[j] == 0x0b) {
+                if (j + 1 >= len)
+                    break;
+                uint8_t a = buf[j + 1];
+                cmd = a >= 1 && a <= 0x3f ? (uint8_t)((buf[j] == 0x0a ? 0x40 : 0x80) | a) : 0;
+                i = j + 2;
+            }
         } else {
             if (buf[j] != 0) {
                 i = j; /* wrong version */
@@ -90,10 +106,11 @@ static inline size_t control_reference(const uint8_t *buf, size_t len, uint8_t *
             if (id_at >= len)
                 break;
             uint8_t id = buf[id_at];
-            cmd = ns_len == 15 && memcmp(buf + j + 2, "eventlog-socket", 15) == 0 && id >= 1 &&
-                          id <= 8
-                      ? upstream_meaning[id]
-                      : 0;
+            bool ours = ns_len == 15 && memcmp(buf + j + 2, "eventlog-socket", 15) == 0;
+            cmd = !ours                    ? 0
+                  : id >= 1 && id <= 9     ? upstream_meaning[id]
+                  : control_ref_switch(id) ? id
+                                           : 0;
             i = id_at + 1;
         }
         if (cmd != 0)

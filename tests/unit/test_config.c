@@ -19,7 +19,7 @@ static int no_flush(unsigned ms) {
 static void no_sigterm(bool on) {
     (void)on;
 }
-const struct es_instance_hooks es_instance_hooks = {NULL, no_flush, no_sigterm, NULL};
+const struct es_instance_hooks es_instance_hooks = {NULL, no_flush, no_sigterm, NULL, NULL};
 
 /* A socket path in the case's own directory: the path is checked against
  * the file system, so nothing already there may disturb the test. */

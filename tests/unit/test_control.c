@@ -157,7 +157,12 @@ UNIT_CASE(control_gctl_frames) {
     ok(same(feed("GCTGCTL\x03", 8, 1), "\x03", 1), "partial magic then a frame, byte by byte");
     ok(same(feed("GGGCTL\x02", 7, 0), "\x02", 1), "repeated G then a frame");
     ok(same(feed("hello GCTL\x01 world", 17, 2), "\x01", 1), "frame inside garbage");
-    ok(same(feed("GCTL\x09GCTL\x02", 10, 0), "\x02", 1), "unknown command ignored");
+    ok(same(feed("GCTL\x0cGCTL\x02", 10, 0), "\x02", 1), "unknown command ignored");
+    ok(same(feed("GCTL\x0b\x01GCTL\x02", 11, 0), "\x81\x02", 2) &&
+           same(feed("GCTL\x0b\x01GCTL\x02", 11, 1), "\x81\x02", 2),
+       "GCTL 0x0b and a class: a switch off (0x81)");
+    ok(same(feed("GCTL\x0aGCTL\x02", 10, 0), "", 0),
+       "the byte after a switch is its argument, even a G (no class: unknown)");
     ok(same(feed("GCTL\x08", 5, 0), "\x08", 1) && same(feed("GCTL\x08", 5, 1), "\x08", 1),
        "GCTL 0x08 asks for the window");
     ok(same(feed("GCTL\x07", 5, 0), "\x07", 1) && same(feed("GCTL\x07", 5, 1), "\x07", 1),
@@ -179,7 +184,7 @@ UNIT_CASE(control_unknown_counted) {
     struct es_control_parser p;
     struct control_got g = {.n = 0};
     es_control_init(&p);
-    es_control_feed(&p, (const uint8_t *)"GCTL\x09", 5, control_collect, &g);
+    es_control_feed(&p, (const uint8_t *)"GCTL\x0c", 5, control_collect, &g);
     ok(p.unknown == 1 && g.n == 0, "unknown commands are counted");
 }
 
@@ -198,7 +203,11 @@ UNIT_CASE(control_upstream_commands) {
                EVENTLOG_SOCKET_CMD_COST_NOTICES &&
            es_control_upstream_command((const uint8_t *)"eventlog-socket", 15, 8) ==
                EVENTLOG_SOCKET_CMD_WINDOW &&
-           es_control_upstream_command((const uint8_t *)"eventlog-socket", 15, 9) == 0 &&
+           es_control_upstream_command((const uint8_t *)"eventlog-socket", 15, 9) ==
+               EVENTLOG_SOCKET_CMD_EVENT_CLASSES &&
+           es_control_upstream_command((const uint8_t *)"eventlog-socket", 15, 0x43) == 0x43 &&
+           es_control_upstream_command((const uint8_t *)"eventlog-socket", 15, 0x80) == 0 &&
+           es_control_upstream_command((const uint8_t *)"eventlog-socket", 15, 10) == 0 &&
            es_control_upstream_command((const uint8_t *)"eventlog", 8, 5) == 0,
        "the upstream mapping, and nothing outside it");
     CUTS(BUILTIN("\x07") "GCTL\x07", "\x07\x07", 0,
@@ -223,7 +232,8 @@ UNIT_CASE(control_interleaved) {
          "a GCTL magic filling the namespace wins over the frame");
     CUTS(UP("\x02", "xG") "CTL\x01", "", 1,
          "a magic completed by the id byte does not count: the id is taken");
-    CUTS(BUILTIN("G") "CTL\x01", "", 1, "the byte after the namespace is the id, even a G");
+    CUTS(BUILTIN("G") "CTL\x01", "G", 0,
+         "the byte after the namespace is the id, even a G (a switch on: 0x40 | 7)");
 }
 
 /* Wrong versions and lengths. */
@@ -257,7 +267,7 @@ UNIT_CASE(control_unknown_namespaces) {
     CUTS(UP("\x08", "eventlog") "\x05", "", 1, "a prefix of the namespace is not the namespace");
     CUTS(UP("\x10", "eventlog-socketX") "\x05", "", 1, "nor is a longer name");
     CUTS(UP("\x0f", "EVENTLOG-SOCKET") "\x05", "", 1, "names are compared byte for byte");
-    CUTS(BUILTIN("\x00") BUILTIN("\x09") BUILTIN("\xff") BUILTIN("\x05"), CENSUS, 3,
+    CUTS(BUILTIN("\x00") BUILTIN("\x0a") BUILTIN("\xff") BUILTIN("\x05"), CENSUS, 3,
          "unknown ids in the built-in namespace are ignored");
 }
 
@@ -331,31 +341,56 @@ UNIT_CASE(control_commands_table) {
     ok(n >= 8, "%zu commands (upstream's five and ours)", n);
     bool upstream_seen[256] = {false};
     char why[128];
+    size_t plain = 0;
+    uint8_t past_gctl = 0;
     for (size_t i = 0; i < n; i++) {
         const struct es_commands_row *r = es_commands_row(i);
-        const char gctl[] = {'G', 'C', 'T', 'L', (char)r->code};
-        char up[] = BUILTIN("?"), want[] = {(char)r->code};
-        up[sizeof up - 2] = (char)r->upstream_id;
-        ok(every_cut(gctl, sizeof gctl, want, 1, 0, why, sizeof why) == 0, "%s: GCTL 0x%02x (%s)",
-           r->name, r->code, why);
+        /* A row with an argument: its byte with the argument's lowest bit,
+         * and with all of them. */
+        uint8_t low = (uint8_t)(r->arg_mask & -r->arg_mask);
+        uint8_t code = (uint8_t)(r->code | low), id = (uint8_t)(r->upstream_id | low);
+        plain += r->arg_mask == 0;
+        if (r->gctl > past_gctl)
+            past_gctl = r->gctl;
+        /* "GCTL", the row's byte, then its argument when it takes one. */
+        const char gctl[] = {'G', 'C', 'T', 'L', (char)r->gctl, (char)low};
+        char up[] = BUILTIN("?"), want[] = {(char)code};
+        up[sizeof up - 2] = (char)id;
+        ok(every_cut(gctl, sizeof gctl - (r->arg_mask == 0), want, 1, 0, why, sizeof why) == 0,
+           "%s: GCTL 0x%02x (%s)", r->name, r->gctl, why);
         ok(every_cut(up, sizeof up - 1, want, 1, 0, why, sizeof why) == 0,
            "%s: upstream id %u (%s)", r->name, r->upstream_id, why);
-        ok(es_commands_find(r->code) == r && es_commands_upstream(r->upstream_id) == r &&
-               !upstream_seen[r->upstream_id],
+        ok(es_commands_find(code) == r && es_commands_upstream(id) == r && !upstream_seen[id],
            "%s: found by its byte and by its upstream id, which no other row has", r->name);
-        upstream_seen[r->upstream_id] = true;
+        upstream_seen[id] = true;
+        if (r->arg_mask != 0) {
+            uint8_t all = (uint8_t)(r->code | r->arg_mask);
+            const char none[] = {'G', 'C', 'T', 'L', (char)r->gctl, 0};
+            const char outside[] = {'G', 'C', 'T', 'L', (char)r->gctl, (char)~r->arg_mask};
+            ok(every_cut(none, sizeof none, "", 0, 1, why, sizeof why) == 0 &&
+                   every_cut(outside, sizeof outside, "", 0, 1, why, sizeof why) == 0,
+               "%s: GCTL 0x%02x with no class, or with a bit that is none: unknown (%s)", r->name,
+               r->gctl, why);
+            ok(es_commands_find(all) == r && es_commands_find(r->code) == NULL &&
+                   es_control_upstream_command((const uint8_t *)ES_CONTROL_UPSTREAM_NAMESPACE,
+                                               sizeof ES_CONTROL_UPSTREAM_NAMESPACE - 1,
+                                               (uint8_t)(r->upstream_id | r->arg_mask)) == all,
+               "%s: every argument's byte (0x%02x to 0x%02x), none without one", r->name, code,
+               all);
+        }
         ok((r->scope == ES_COMMANDS_PROGRAM) == (r->gate != ES_COMMANDS_GATE_NONE) &&
                (int)r->gate < ES_COMMANDS_GATES,
            "%s: %s, %s", r->name,
            r->scope == ES_COMMANDS_PROGRAM ? "acts on the program" : "on its connection",
            r->gate == ES_COMMANDS_GATE_NONE ? "never rate limited" : "rate limited");
     }
-    const char past[] = {'G', 'C', 'T', 'L', (char)(n + 1)};
+    const char past[] = {'G', 'C', 'T', 'L', (char)(past_gctl + 1)};
     char up_past[] = BUILTIN("?");
-    up_past[sizeof up_past - 2] = (char)(n + 1);
+    up_past[sizeof up_past - 2] = (char)(plain + 1);
     ok(every_cut(past, sizeof past, "", 0, 1, why, sizeof why) == 0 &&
            every_cut(up_past, sizeof up_past - 1, "", 0, 1, why, sizeof why) == 0,
-       "GCTL 0x%02zx and upstream id %zu: no command, counted as unknown (%s)", n + 1, n + 1, why);
+       "GCTL 0x%02x and upstream id %zu: no command, counted as unknown (%s)", past_gctl + 1,
+       plain + 1, why);
     ok(es_commands_find(0) == NULL && es_commands_upstream(0) == NULL,
        "no row for 0 in either framing");
 }
@@ -373,10 +408,14 @@ UNIT_CASE(control_commands_in_protocol) {
     while (fgets(line, sizeof line, f) != NULL) {
         unsigned code, id;
         int at = 0;
-        if (sscanf(line, "| `0x%2x` | %u | %n", &code, &id, &at) != 2 || at == 0)
+        /* "| `0x40`+classes | 64+classes | ..." for a row with an argument. */
+        if (sscanf(line, "| `0x%2x`%*[^|]| %u%*[^|]| %n", &code, &id, &at) != 2 || at == 0)
             continue;
         listed++;
-        const struct es_commands_row *r = es_commands_find((uint8_t)code);
+        const struct es_commands_row *r = NULL;
+        for (size_t i = 0; i < es_commands_count(); i++)
+            if (es_commands_row(i)->gctl == code)
+                r = es_commands_row(i);
         const char *acts = r == NULL                         ? "?"
                            : r->scope == ES_COMMANDS_PROGRAM ? "the program"
                                                              : "this connection";
@@ -388,7 +427,7 @@ UNIT_CASE(control_commands_in_protocol) {
     fclose(f);
     size_t rows_found = 0;
     for (size_t i = 0; i < es_commands_count(); i++)
-        rows_found += found[es_commands_row(i)->code];
+        rows_found += found[es_commands_row(i)->gctl];
     ok(listed == es_commands_count() && rows_found == listed,
        "protocol.md lists the %zu commands, each once (%zu lines)", es_commands_count(), listed);
 }

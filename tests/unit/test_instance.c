@@ -29,7 +29,7 @@ static int set_flush(unsigned ms) {
 static void set_sigterm(bool on) {
     atomic_store(&sigterm, on);
 }
-const struct es_instance_hooks es_instance_hooks = {on_command, set_flush, set_sigterm, NULL};
+const struct es_instance_hooks es_instance_hooks = {on_command, set_flush, set_sigterm, NULL, NULL};
 
 static void *waiter(void *arg) {
     *(int *)arg = eventlog_socket_wait_for_client();

@@ -3,9 +3,11 @@
  * library writes (es_notice_drop, es_notice_wait, es_notice_cost, which
  * the server sends) reads back, figure for figure, as the command reads
  * it; the cut notice `record` writes; the program's own messages and
- * malformed or cut notices are not counted. Runs under ASan. */
+ * malformed or cut notices are not counted; the event classes notices. Runs
+ * under ASan. */
 #include "format/es_events.h"
 #include "delivery/es_notice.h"
+#include "format/es_classes.h"
 #include "format/es_notice_text.h"
 #include "delivery/es_pool.h"
 #include "unit.h"
@@ -143,4 +145,58 @@ UNIT_CASE(notice_text_other_messages) {
     int n2 = es_notice_text_cost(small, sizeof small, 1, 2, 3, 4, 5);
     ok(n2 > (int)sizeof small && strlen(small) == sizeof small - 1,
        "a buffer too small holds the start of the notice (%d wanted)", n2);
+}
+
+/* The event classes: words read as classes (names, letters, "all"; a word
+ * that is none is named back), written back in the classes' order, and
+ * both notices read back class for class; cut or altered ones do not. */
+UNIT_CASE(notice_text_event_classes) {
+    unsigned m = 0;
+    char bad[32];
+    ok(es_classes_parse("scheduler,gc", &m, bad, sizeof bad) == 0 && m == 0x03, "scheduler,gc: %#x",
+       m);
+    ok(es_classes_parse("sgu", &m, bad, sizeof bad) == 0 && m == 0x23, "sgu: %#x", m);
+    ok(es_classes_parse("all", &m, bad, sizeof bad) == 0 && m == ES_CLASSES_ALL, "all: %#x", m);
+    ok(es_classes_parse("nonmoving-gc,f", &m, bad, sizeof bad) == 0 && m == 0x14,
+       "nonmoving-gc,f: %#x", m);
+    ok(es_classes_parse("gc,bogus", &m, bad, sizeof bad) == -1 && strcmp(bad, "bogus") == 0,
+       "gc,bogus: the word that is no class (%s)", bad);
+    ok(es_classes_parse("gc,", &m, bad, sizeof bad) == -1 && bad[0] == '\0',
+       "an empty word is no class");
+    char w[128];
+    es_classes_words(w, sizeof w, 0x2b);
+    ok(strcmp(w, "scheduler, gc, sparks-sampled, user") == 0, "0x2b: %s", w);
+    es_classes_words(w, sizeof w, 0);
+    ok(strcmp(w, "none") == 0, "no class: %s", w);
+
+    char text[512];
+    struct es_classes_notice n;
+    size_t k = sizeof ES_NOTICE_PREFIX - 1;
+    for (unsigned was = 0; was <= ES_CLASSES_ALL; was += 7) {
+        for (unsigned now = 0; now <= ES_CLASSES_ALL; now += 5) {
+            int len = es_notice_text_classes_switched(text, sizeof text, was, now, "a client");
+            bool read = es_classes_read(text + k, (size_t)len - k, &n);
+            if (!read || !n.switched || n.on != now || n.switched_on != (now & ~was) ||
+                n.switched_off != (was & ~now)) {
+                ok(false, "switched %#x -> %#x: %s", was, now, text);
+                return;
+            }
+        }
+    }
+    ok(true, "switch notices read back, every 7th state to every 5th");
+    int len = es_notice_text_classes_report(text, sizeof text, 0x2b, 0x14, "the reason (a, b)");
+    ok(es_classes_read(text + k, (size_t)len - k, &n) && !n.switched && n.on == 0x2b &&
+           n.fixed == 0x14,
+       "a report reads back: %s", text);
+    len = es_notice_text_classes_report(text, sizeof text, 0x21, 0, NULL);
+    ok(es_classes_read(text + k, (size_t)len - k, &n) && n.on == 0x21 && n.fixed == 0 &&
+           strstr(text, "cannot be switched here: none") != NULL,
+       "a report with every class switchable: %s", text);
+    int cut = 0;
+    for (int i = 0; i < len - (int)k; i++)
+        cut += es_classes_read(text + k, (size_t)i, &n);
+    ok(cut == 0, "a report cut short reads as none (%d did)", cut);
+    const char *odd = "event classes now on: scheduler, bogus; now off: gc; cannot be switched "
+                      "here: none";
+    ok(!es_classes_read(odd, strlen(odd), &n), "a report with a word that is no class");
 }

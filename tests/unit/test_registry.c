@@ -231,7 +231,7 @@ UNIT_CASE(registry_rts_start) {
     register_app();
     register_hooks();
     ok(feed("app", 1) == 1 && feed("nope", 1) == 0 && feed("app", 0) == 0 &&
-           feed("eventlog-socket", 99) == 0,
+           feed("eventlog-socket", 200) == 0,
        "frames for registered commands are known, others not");
     sleep_ms(100);
     ok(atomic_load(&ran[0][1]) == 0 && atomic_load(&hooks_post) == 0,

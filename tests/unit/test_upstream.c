@@ -36,7 +36,7 @@ static int set_flush(unsigned ms) {
 static void set_sigterm(bool on) {
     (void)on;
 }
-const struct es_instance_hooks es_instance_hooks = {on_command, set_flush, set_sigterm, NULL};
+const struct es_instance_hooks es_instance_hooks = {on_command, set_flush, set_sigterm, NULL, NULL};
 
 /* The socket's path, in the case's own directory. */
 static const char *sock_path(void) {

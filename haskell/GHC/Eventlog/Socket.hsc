@@ -79,6 +79,12 @@ module GHC.Eventlog.Socket
     -- * Spans
     withSpan,
 
+    -- * Event classes
+    EventClass (..),
+    eventClassesOn,
+    switchableEventClasses,
+    switchEventClasses,
+
     -- * Hooks
     Hook (HookPostStartEventLogging, HookPreEndEventLogging),
     HookHandler,
@@ -104,10 +110,13 @@ where
 import Control.Exception (mask, onException)
 import Data.Foldable (traverse_)
 import Debug.Trace (traceEventIO)
+import Data.Bits (shiftL, (.&.), (.|.))
 import Data.Word (Word64)
 import Foreign.C.String (withCString)
-import Foreign.Marshal.Alloc (allocaBytes)
-import Foreign.Storable (peekByteOff)
+import Foreign.C.Types (CUInt)
+import Foreign.Marshal.Alloc (alloca, allocaBytes)
+import Foreign.Ptr (nullPtr)
+import Foreign.Storable (peek, peekByteOff)
 import GHC.Eventlog.Socket.Internal.Config
 import GHC.Eventlog.Socket.Internal.Control
 import GHC.Eventlog.Socket.Internal.Foreign
@@ -268,3 +277,50 @@ withSpan label act = mask $ \restore -> do
   r <- restore act `onException` (traceEventIO ("FAIL " ++ label) >> traceEventIO ("STOP " ++ label))
   traceEventIO ("STOP " ++ label)
   pure r
+
+-- | A class of the RTS's events, as @+RTS -l@'s letters choose them at
+-- start: 'Scheduler' (@s@: threads run, stop, migrate), 'GC' (@g@:
+-- collections, heap sizes), 'NonmovingGC' (@n@: the nonmoving heap's
+-- census), 'SparksSampled' (@p@: spark counters), 'SparksFull' (@f@: every
+-- spark event), 'User' (@u@: 'Debug.Trace.traceEventIO', markers, and so
+-- 'withSpan').
+data EventClass = Scheduler | GC | NonmovingGC | SparksSampled | SparksFull | User
+  deriving (Eq, Ord, Show, Read, Enum, Bounded)
+
+classBit :: EventClass -> CUInt
+classBit c = 1 `shiftL` fromEnum c
+
+classMask :: [EventClass] -> CUInt
+classMask = foldr ((.|.) . classBit) 0
+
+classesOf :: CUInt -> [EventClass]
+classesOf m = [c | c <- [minBound .. maxBound], m .&. classBit c /= 0]
+
+-- | The event classes on now.
+eventClassesOn :: IO [EventClass]
+eventClassesOn = alloca $ \on -> do
+  _ <- c_event_classes on nullPtr
+  classesOf <$> peek on
+
+-- | The event classes this program can switch: all of them in a program
+-- linked statically with GHC 9.0, 9.6 to 9.10; none in one linked with
+-- @-dynamic@ (its RTS keeps its switches to itself).
+switchableEventClasses :: IO [EventClass]
+switchableEventClasses = alloca $ \can -> do
+  _ <- c_event_classes nullPtr can
+  classesOf <$> peek can
+
+-- | @switchEventClasses on off@: switch the classes @on@ on and @off@ off
+-- while the program runs (a class in both is switched off). The RTS posts
+-- their events from its next ones on; every client's stream gets a notice
+-- of the switch, so that no view takes the gap for an idle program. Throws
+-- an 'IOError' saying which class and why when one cannot be switched in
+-- this program (nothing is switched then), or before the library started.
+switchEventClasses :: [EventClass] -> [EventClass] -> IO ()
+switchEventClasses on off = do
+  let offMask = classMask off
+      onMask = classMask on .&. complementMask offMask
+  (r, why) <- refusable (c_switch_event_classes onMask offMask)
+  checkWith why r
+  where
+    complementMask m = 63 - (m .&. 63)

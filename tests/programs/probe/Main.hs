@@ -29,6 +29,12 @@
 --                      messages "OT" 3 TYPE with a serial); every F-th
 --                      with its "error" tag "true" (F 0: none); the even
 --                      ones ended from another thread, by serial
+--   classes            answer "classes R ON CAN": eventlog_socket_event_classes'
+--                      result, the classes on and those switchable (bits)
+--   classes-switch ON OFF  eventlog_socket_switch_event_classes(ON, OFF)
+--                      (decimal bits); "ok R" with its result
+--   churn N            N threads at once, each yielding ten times and
+--                      ending (scheduler events); "ok" when all have ended
 --   quit               exit normally (so does end of input)
 --
 -- With --custom, custom commands and hooks are registered through the C API
@@ -48,7 +54,7 @@
 module Main (main) where
 
 import Commands (commandLoop, reply, replyWith)
-import Control.Concurrent (forkIO, myThreadId, threadDelay, throwTo)
+import Control.Concurrent (forkIO, myThreadId, threadDelay, throwTo, yield)
 import Control.Concurrent.MVar (newEmptyMVar, putMVar, takeMVar)
 import Control.Exception (IOException, evaluate, try)
 import Control.Monad (forM, forM_, when)
@@ -95,6 +101,30 @@ startUnix waitFlag path = do
 
 foreign import ccall unsafe "eventlog_socket_stats"
   c_stats :: Ptr () -> IO CInt
+
+foreign import ccall unsafe "eventlog_socket_event_classes"
+  c_event_classes :: Ptr CUInt -> Ptr CUInt -> IO CInt
+
+foreign import ccall safe "eventlog_socket_switch_event_classes"
+  c_switch_classes :: CUInt -> CUInt -> IO CInt
+
+-- | "classes R ON CAN": eventlog_socket_event_classes' result and masks.
+classes :: IO String
+classes = alloca $ \on -> alloca $ \can -> do
+  r <- c_event_classes on can
+  a <- peek on
+  b <- peek can
+  pure (unwords ["classes", show r, show a, show b])
+
+-- | N threads at once, each of which yields ten times and ends: scheduler
+-- events (create, run, stop) by the hundred.
+churn :: Int -> IO ()
+churn n = do
+  dones <- forM [1 .. n] $ \_ -> do
+    done <- newEmptyMVar
+    _ <- forkIO (forM_ [1 .. 10 :: Int] (const yield) >> putMVar done ())
+    pure done
+  mapM_ takeMVar dones
 
 -- | The twenty-three uint64_t counters of struct eventlog_socket_stats.
 stats :: IO [Word64]
@@ -179,6 +209,10 @@ own cmd = case cmd of
   ["start-unix-wait", path] -> Just (startUnix 1 path >> pure True)
   ["work", secs, mb] -> Just (work (read secs) (read mb) >>= \n -> answer ("ok " ++ show n))
   ["otel-spans", n, ms, label, f] -> Just (otelSpans (read n) (read ms) label (read f) >> ok)
+  ["classes"] -> Just (classes >>= answer)
+  ["classes-switch", on, off] ->
+    Just (c_switch_classes (read on) (read off) >>= \r -> answer ("ok " ++ show r))
+  ["churn", n] -> Just (churn (read n) >> ok)
   ["quit"] -> Just (reply >> pure False)
   _ -> Nothing
   where

@@ -44,6 +44,8 @@ module GHC.Eventlog.Socket.Internal.Foreign
     c_last_error,
     c_config_defaults,
     c_config_from_env,
+    c_event_classes,
+    c_switch_event_classes,
   )
 where
 
@@ -163,3 +165,9 @@ foreign import ccall unsafe "es_config_defaults"
 
 foreign import ccall safe "es_haskell_config_from_env"
   c_config_from_env :: Ptr EnvConfig -> Ptr CChar -> CSize -> IO CInt
+
+foreign import ccall unsafe "eventlog_socket_event_classes"
+  c_event_classes :: Ptr CUInt -> Ptr CUInt -> IO CInt
+
+foreign import ccall safe "es_haskell_switch_event_classes"
+  c_switch_event_classes :: CUInt -> CUInt -> Ptr CChar -> CSize -> IO CInt

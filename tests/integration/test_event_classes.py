@@ -1,0 +1,263 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Event classes switched while the program runs: by the program
+(eventlog_socket_switch_event_classes), by a client in both framings, and
+with `eventlog-socket control ADDR events`. Judged by ghc-events' reading of
+the recording (no scheduler or GC event between a switch off and the
+switch back on, then both again, with the GC statistics a GC's end needs)
+and by the notices in the stream; a flood of switches is rate limited and
+ends as its last frame says."""
+
+import re
+import subprocess
+import time
+
+from client_cmd import Cmd
+from harness import GCTL, Program, check_stream, expect, note, serve, test, upstream
+
+SCHED, GC, NONMOVING, SAMPLED, FULL, USER = 1, 2, 4, 8, 16, 32
+DEFAULTS = SCHED | GC | SAMPLED | USER  # what a bare +RTS -l switches on
+ON, OFF, REPORT = b"\x0a", b"\x0b", b"\x09"  # GCTL's bytes; ON and OFF take the classes
+UP_ON, UP_OFF = 0x40, 0x80  # upstream's ids, the classes in their low bits
+
+
+def shown(path):
+    """ghc-events' reading of a recording: [(time ns, text)] of every event
+    line."""
+    out = subprocess.run(["ghc-events", "show", path], capture_output=True, text=True,
+                         timeout=120).stdout
+    return [(int(m.group(1)), m.group(2)) for m in
+            (re.match(r"\s*(\d+): (.*)$", line) for line in out.splitlines()) if m]
+
+
+def count(lines, pattern, a, b):
+    """Event lines matching `pattern` stamped in (a, b)."""
+    return sum(1 for t, text in lines if a < t < b and re.search(pattern, text))
+
+
+def classes(p):
+    """The probe's eventlog_socket_event_classes: (result, on, switchable)."""
+    words = p.query("classes").split()
+    return int(words[1]), int(words[2]), int(words[3])
+
+
+def record_run(s, name, steps, rts=("-l",)):
+    """The probe with a client from the start: `steps` (probe commands, or
+    callables given the program) played in order, then quit; returns the
+    recording's path and ghc-events' lines."""
+    p, connect = serve(s, name, rts=list(rts))
+    c = connect()
+    for step in steps:
+        if callable(step):
+            step(p)
+        else:
+            p.cmd(step)
+    p.finish()
+    data = c.wait_eof()
+    check_stream(s, data, name)  # parses from byte 0
+    path = s.path(name + ".eventlog")
+    return path, shown(path), p
+
+
+def switch(on, off):
+    def step(p):
+        answer = p.query("classes-switch %d %d" % (on, off))
+        expect(answer == "ok 0", "eventlog_socket_switch_event_classes(%d, %d): %s"
+               % (on, off, answer))
+    return step
+
+
+def marker_time(lines, name):
+    for t, text in lines:
+        if re.search(r"marker: %s$" % name, text):
+            return t
+    raise AssertionError("marker %s not in the recording" % name)
+
+
+@test(timeout=180)
+def event_classes_switched_by_the_program(s):
+    """A program run with +RTS -l switches scheduler and GC events off, then
+    on again: between the two switches no thread runs and no GC starts in
+    the recording, though 30 threads ran and a GC was forced; before and
+    after, both are there, GC ends included; each switch has its notice,
+    stamped between the markers around it."""
+    seen = {}
+
+    def ask(key):
+        def step(p):
+            seen[key] = classes(p)
+        return step
+    path, lines, _ = record_run(s, "classes", [
+        ask("start"), "marker A", "churn 30", "gc", switch(0, SCHED | GC), "marker B",
+        "churn 30", "gc", "marker C", ask("off"), switch(SCHED | GC, 0), "marker D", "churn 30",
+        "gc", "marker E", ask("end")])
+    expect(seen["start"] == (0, DEFAULTS, 63), "at start: %s (want on %d, all switchable)"
+           % (seen["start"], DEFAULTS))
+    expect(seen["off"][1] == DEFAULTS & ~(SCHED | GC), "after the switch off: %s" % (seen["off"],))
+    expect(seen["end"][1] == DEFAULTS, "after the switch on: %s" % (seen["end"],))
+    t = {m: marker_time(lines, m) for m in "ABCDE"}
+    runs = [count(lines, r"running thread", t[a], t[b]) for a, b in ("AB", "BC", "DE")]
+    gcs = [count(lines, r"starting GC", t[a], t[b]) for a, b in ("AB", "BC", "DE")]
+    ends = [count(lines, r"finished GC", t[a], t[b]) for a, b in ("AB", "BC", "DE")]
+    note("threads run A-B %d, B-C %d, D-E %d; GCs %s, ended %s" % (*runs, gcs, ends))
+    expect(runs[0] >= 30 and runs[2] >= 30, "threads ran %s times while switched on" % runs)
+    # A capability that loaded the switch just before the store may post
+    # one more event; nothing beyond that.
+    expect(runs[1] <= 2, "threads ran %d times while scheduler events were off" % runs[1])
+    expect(gcs[1] == 0, "%d GCs started while GC events were off" % gcs[1])
+    expect(gcs[0] >= 1 and gcs[2] >= 1 and ends[2] >= 1, "GCs while on: %s, ended %s"
+           % (gcs, ends))
+    notices = [(tt, text) for tt, text in lines if "event classes switched" in text]
+    expect(len(notices) == 2, "switch notices: %s" % notices)
+    off, on = notices
+    expect("switched off: scheduler, gc; now on: sparks-sampled, user" in off[1] and
+           "asked by the program" in off[1], "the first notice: %s" % off[1])
+    expect("switched on: scheduler, gc; switched off: none" in on[1], "the second: %s" % on[1])
+    expect(t["A"] < off[0] < t["B"] and t["C"] < on[0] < t["D"],
+           "the notices at %d and %d, the markers at %s" % (off[0], on[0], t))
+
+
+@test(timeout=180)
+def event_classes_gc_on_from_a_start_without_them(s):
+    """A program started without GC events (+RTS -l-g) switches them on:
+    its GCs from then on start, end and carry their statistics (the RTS
+    posts a GC's end only with statistics collected, which +RTS -lg would
+    have switched on at start)."""
+    path, lines, p = record_run(s, "gcon", [
+        "marker A", "gc", switch(GC, 0), "marker B", "gc", "gc", "marker C"], rts=("-l-g",))
+    t = {m: marker_time(lines, m) for m in "ABC"}
+    before = count(lines, r"starting GC", -1, t["B"])
+    started = count(lines, r"starting GC", t["B"], t["C"])
+    ended = count(lines, r"finished GC", t["B"], t["C"])
+    stats = count(lines, r"GC stats for heap capset", t["B"], t["C"])
+    note("GCs before the switch %d; after: %d started, %d ended, %d with statistics"
+         % (before, started, ended, stats))
+    expect(before == 0, "%d GCs posted before GC events were on" % before)
+    expect(started >= 2 and ended >= 2 and stats >= 2,
+           "after the switch: %d started, %d ended, %d statistics (want 2 of each)"
+           % (started, ended, stats))
+
+
+def wait_received(c, needle, timeout=30.0):
+    deadline = time.monotonic() + timeout
+    while needle not in c.received():
+        expect(time.monotonic() < deadline, "%r not in the stream within %.0f s"
+               % (needle, timeout))
+        time.sleep(0.05)
+
+
+def wait_classes(p, on, timeout=30.0):
+    deadline = time.monotonic() + timeout
+    while True:
+        got = classes(p)
+        if got[1] == on:
+            return
+        expect(time.monotonic() < deadline, "classes on %d, want %d" % (got[1], on))
+        time.sleep(0.1)
+
+
+@test(timeout=180)
+def event_classes_from_a_client(s):
+    """A client asks which classes are on (GCTL 0x09: a notice for it
+    alone), switches scheduler events off in our framing and GC events off
+    in upstream's (id 0x82), and the program says who asked; then
+    `eventlog-socket control ADDR events` prints them, switches all on,
+    refuses a word that is no class."""
+    p, connect = serve(s, "client", rts=["-l"])
+    sock = s.path("client.sock")
+    c = connect()
+    c.wait_header()
+    c.send(GCTL + REPORT)
+    wait_received(c, b"event classes now on: scheduler, gc, sparks-sampled, user; now off: "
+                     b"nonmoving-gc, sparks-full; cannot be switched here: none")
+    other = connect()
+    other.wait_header()
+    c.send(GCTL + OFF + bytes([SCHED]))
+    wait_classes(p, DEFAULTS & ~SCHED)
+    c.send(upstream(UP_OFF | GC))
+    wait_classes(p, DEFAULTS & ~(SCHED | GC))
+    err = p.wait_stderr(r"a client of the Unix socket \(uid \d+\) asks to switch event classes "
+                        r"off: gc").group(0)
+    note(err)
+    expect("asks to switch event classes off: scheduler" in p.stderr(), p.stderr())
+    wait_received(other, b"now on: sparks-sampled, user; now off: scheduler, gc, nonmoving-gc, "
+                         b"sparks-full (asked by a client)")
+    expect(b"event classes now on" not in other.received(),
+           "the report went to a client that did not ask")
+    rc, out, err = Cmd(s, ["control", "unix:" + sock, "events"]).wait(30)
+    expect(rc == 0 and "  on:  sparks-sampled, user\n  off: scheduler, gc, nonmoving-gc, "
+           "sparks-full" in out, "control events: status %d, %r %r" % (rc, out, err))
+    rc, out, err = Cmd(s, ["control", "unix:" + sock, "events", "on", "all"]).wait(30)
+    expect(rc == 0 and "on now: scheduler, gc, nonmoving-gc, sparks-sampled, sparks-full, user"
+           in out, "control events on all: status %d, %r %r" % (rc, out, err))
+    wait_classes(p, 63)
+    rc, out, err = Cmd(s, ["control", "unix:" + sock, "events", "off", "scheduler,bogus"]).wait(30)
+    expect(rc == 2 and "bogus is no class" in err,
+           "a word that is no class: status %d, %r" % (rc, err))
+    p.finish()
+    check_stream(s, c.wait_eof(), "client")
+
+
+@test(timeout=180)
+def event_classes_flood_is_rate_limited(s):
+    """A client sends 20 000 switches of scheduler events (on, off, ...,
+    ending with off) at once: the program stays responsive, the stream gets
+    a handful of switch notices, the program's log a handful of lines, and
+    the switches end as the last one said."""
+    p, connect = serve(s, "flood", rts=["-l"])
+    c = connect()
+    c.wait_header()
+    frames = b"".join(GCTL + (ON if i % 2 == 0 else OFF) + bytes([SCHED]) for i in range(20000))
+    c.send(frames)
+    t0 = time.monotonic()
+    p.cmd("marker alive")
+    answered = time.monotonic() - t0
+    c.wait_consumed()
+    wait_classes(p, DEFAULTS & ~SCHED)
+    time.sleep(1.5)  # what the gate held has acted; not an assertion
+    p.finish()
+    data = c.wait_eof()
+    summ = check_stream(s, data, "flood")
+    notices = [m for _, m in summ.messages if "event classes switched" in m]
+    logged = p.stderr().count("asks to switch event classes")
+    note("the program answered in %.1f s; %d notices, %d log lines for 20000 switches"
+         % (answered, len(notices), logged))
+    expect(1 <= len(notices) <= 20, "%d switch notices for a flood" % len(notices))
+    expect(1 <= logged <= 20, "%d log lines for a flood" % logged)
+    expect("now off: scheduler" in notices[-1], "the last notice: %s" % notices[-1])
+
+
+@test(timeout=180)
+def event_classes_gap_in_top_and_report(s):
+    """`top` watching a program whose scheduler and GC events are switched
+    off says since when, then from when to when they were off once they
+    are back; the report of a recording of the same run says the same, at
+    the times of the switch notices."""
+    from test_client_top import Tmux, report_words, top_command
+    sock = s.path("gap.sock")
+    p = Program(s, "probe", unix=sock, wait=True, rts=["-l"])
+    p.wait_socket(sock)
+    t = Tmux(s, top_command(sock))
+    t.wait(r"^ probe \(pid \d+\)", what="the program's name")
+    rec = s.path("gap.eventlog")
+    recorder = Cmd(s, ["record", "unix:" + sock, "-o", rec])
+    p.wait_clients(2)
+    switch(0, SCHED | GC)(p)
+    off = t.wait(r"scheduler, gc events off since ([\d.]+) s", what="the classes off")
+    switch(SCHED | GC, 0)(p)
+    gap = t.wait(r"scheduler, gc events were off from ([\d.]+) s to ([\d.]+) s",
+                 what="the gap once they are back")
+    note(gap.group(0))
+    expect(off.group(1) == gap.group(1), "off since %s, the gap from %s"
+           % (off.group(1), gap.group(1)))
+    p.cmd("churn 10")
+    p.finish()
+    rc, _, err = recorder.wait(60)
+    expect(rc == 0, "record: %d %s" % (rc, err))
+    lines = shown(rec)
+    notices = [tt for tt, text in lines if "event classes switched" in text]
+    expect(len(notices) == 2, "switch notices in the recording: %d" % len(notices))
+    words = report_words(s, rec)
+    state = words[3]
+    want = "scheduler, gc events were off from %.1f s to %.1f s" % (notices[0] / 1e9,
+                                                                    notices[1] / 1e9)
+    expect(want in state, "the report says %r, want %r" % (state, want))
