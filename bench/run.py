@@ -9,7 +9,8 @@ with it so that drift on a shared machine hits both alike.
                          [--same-session]
 
 SECTIONS is a comma-separated list of overhead, instructions, control,
-throughput, memory, latency, walk, record, top, serve, lossless, trust and flight
+throughput, memory, latency, walk, record, top, serve, lossless, trust, flight
+and classes
 (default: all), each measured by bench/bench_<section>.py (what they share is in
 bench/benchlib.py). Prints a table and writes DIR/bench/results.json, or
 results-SECTIONS.json when --only picks some.
@@ -31,6 +32,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib  # noqa: E402
+import bench_classes  # noqa: E402
 import bench_control  # noqa: E402
 import bench_flight  # noqa: E402
 import bench_instructions  # noqa: E402
@@ -48,7 +50,7 @@ import bench_walk  # noqa: E402
 # In the order they run and are reported.
 SECTIONS = [bench_overhead, bench_instructions, bench_control, bench_throughput, bench_memory,
             bench_latency, bench_walk, bench_record, bench_top, bench_serve, bench_lossless,
-            bench_trust, bench_flight]
+            bench_trust, bench_flight, bench_classes]
 NAMES = [s.NAME for s in SECTIONS]
 
 

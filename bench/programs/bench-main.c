@@ -29,6 +29,21 @@ static void write_stats(void) {
     fclose(f);
 }
 
+/* For make bench (bench/bench_classes.py): BENCH_CLASSES="ON,OFF" (decimal
+ * EVENTLOG_SOCKET_EVENTS_* bits) switches those classes on and off as the
+ * program starts, the way a client's command would. */
+static void switch_classes(void *data) {
+    (void)data;
+    unsigned on, off;
+    const char *spec = getenv("BENCH_CLASSES");
+    if (spec == NULL || sscanf(spec, "%u,%u", &on, &off) != 2)
+        return;
+    int err = eventlog_socket_switch_event_classes(on, off);
+    if (err < 0)
+        fprintf(stderr, "workload: BENCH_CLASSES=%s: %s\n", spec,
+                eventlog_socket_error_message(err));
+}
+
 int main(int argc, char *argv[]) {
     RtsConfig conf = defaultRtsConfig;
     conf.rts_opts_enabled = RtsOptsAll;
@@ -41,6 +56,8 @@ int main(int argc, char *argv[]) {
         }
         conf.eventlog_writer = &SocketEventLogWriter;
         atexit(write_stats);
+        eventlog_socket_add_hook(EVENTLOG_SOCKET_HOOK_POST_START_EVENT_LOGGING, switch_classes,
+                                 NULL);
     }
     return eventlog_socket_hs_main(argc, argv, conf, &ZCMain_main_closure);
 }

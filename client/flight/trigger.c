@@ -2,8 +2,12 @@
 #include "trigger.h"
 
 #include "base/es_size.h"
+#include "format/es_classes.h"
 #include "format/es_notice_text.h"
 #include "source/units.h"
+
+#define EVENTLOG_SOCKET_NO_RTS
+#include "eventlog_socket.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -244,6 +248,40 @@ static bool holds(struct es_triggers *ts, const struct es_trigger *t, const stru
     return false;
 }
 
+/* The class of events (EVENTLOG_SOCKET_EVENTS_*) a condition reads, or 0. */
+static unsigned class_of(const struct es_trigger *t) {
+    switch (t->kind) {
+    case ES_TRIGGER_GC_PAUSE:
+    case ES_TRIGGER_HEAP_SIZE:
+    case ES_TRIGGER_LIVE:
+        return EVENTLOG_SOCKET_EVENTS_GC;
+    case ES_TRIGGER_MARKER:
+    case ES_TRIGGER_MESSAGE:
+    case ES_TRIGGER_SPAN:
+        return EVENTLOG_SOCKET_EVENTS_USER;
+    default:
+        return 0;
+    }
+}
+
+/* An event classes switch at `t`: each condition whose class went off
+ * cannot fire until it is back, and the user is told so (and when it is
+ * back), rather than left watching for what the program no longer posts. */
+static void classes_switched(const struct es_triggers *ts, uint64_t t,
+                             const struct es_notice_read *r) {
+    for (unsigned i = 0; i < ts->n; i++) {
+        unsigned c = class_of(&ts->t[i]);
+        if ((c & r->classes_switched_off) != 0)
+            fprintf(stderr,
+                    "eventlog-socket: %s cannot hold from %.3f s: the program's %s events were "
+                    "switched off (eventlog-socket control ADDR events on %s)\n",
+                    ts->t[i].text, (double)t / 1e9, es_classes_name(c), es_classes_name(c));
+        else if ((c & r->classes_switched_on) != 0)
+            fprintf(stderr, "eventlog-socket: %s is watched again from %.3f s: %s events are on\n",
+                    ts->t[i].text, (double)t / 1e9, es_classes_name(c));
+    }
+}
+
 bool es_triggers_event(struct es_triggers *ts, const struct es_event *ev, uint16_t cap,
                        struct es_firing *out) {
     /* The library's notices are not the program's messages; its first
@@ -256,6 +294,10 @@ bool es_triggers_event(struct es_triggers *ts, const struct es_event *ev, uint16
             if (ts->error_seen)
                 return false;
             ts->error_seen = notice = true;
+        } else if (r.kind == ES_NOTICE_CLASSES) {
+            if (r.classes_switched)
+                classes_switched(ts, ev->time, &r);
+            return false;
         } else if (r.kind != ES_NOTICE_NOT) {
             return false;
         }

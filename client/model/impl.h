@@ -171,6 +171,10 @@ void es_model_thread_ended(struct es_model *m, const struct es_model_thread *th)
 void es_model_thread_rekey(struct es_model *m, const struct es_model_thread *th);
 /* Threads that began before the stream. */
 uint64_t es_model_threads_before(const struct es_model *m);
+/* Threads followed that began while scheduler events were off: seen, never
+ * created, younger than a thread the stream saw created; 0 when scheduler
+ * events were never switched off. */
+uint64_t es_model_threads_in_gaps(const struct es_model *m);
 
 /* threads.c */
 es_model_handler es_model_on_thread_create, es_model_on_thread_run, es_model_on_thread_stop,

@@ -324,7 +324,9 @@ const char *es_model_profile_kind(const struct es_model *m, bool over);
  * RTS: its way, after the version, has a "_p" part. */
 bool es_model_rts_profiled(const char *rts_id);
 /* " (and N begun before the stream)" when the stream told of threads that
- * began before it (a late joiner, a start from Haskell), else "". */
+ * began before it (a late joiner, a start from Haskell), then " (and N
+ * begun while scheduler events were off)" for threads first seen after a
+ * gap in scheduler events, else "". */
 void es_model_threads_before_note(const struct es_model *m, char *buf, size_t size);
 /* The program time the stream's counts (GCs, pauses, threads) run from:
  * 0 when the stream holds the program's start, else the earliest start of

@@ -109,11 +109,15 @@ const char *es_model_profile_kind(const struct es_model *m, bool over) {
 }
 
 void es_model_threads_before_note(const struct es_model *m, char *buf, size_t size) {
-    uint64_t before = es_model_threads_before(m);
-    if (before > 0)
-        snprintf(buf, size, " (and %llu begun before the stream)", (unsigned long long)before);
-    else if (size > 0)
+    uint64_t before = es_model_threads_before(m), gaps = es_model_threads_in_gaps(m);
+    if (size > 0)
         buf[0] = '\0';
+    int k = 0;
+    if (before > 0)
+        k = snprintf(buf, size, " (and %llu begun before the stream)", (unsigned long long)before);
+    if (gaps > 0 && k >= 0 && (size_t)k < size)
+        snprintf(buf + k, size - (size_t)k, " (and %llu begun while scheduler events were off)",
+                 (unsigned long long)gaps);
 }
 
 uint64_t es_model_counted_from(const struct es_model *m) {

@@ -210,6 +210,21 @@ uint64_t es_model_threads_before(const struct es_model *m) {
     return n;
 }
 
+uint64_t es_model_threads_in_gaps(const struct es_model *m) {
+    const struct es_model_thread_table *tb = m->thr.tb;
+    bool gap = m->class_off[0] && m->class_off_since[0] > 0;
+    for (uint64_t k = 0; k < m->class_gaps_n && k < ES_MODEL_CLASS_GAPS; k++)
+        gap |= (m->class_gaps[k].classes & 1u) != 0; /* scheduler events */
+    uint64_t n = 0;
+    for (size_t j = 0; gap && tb != NULL && j < ES_MODEL_THREAD_SLOTS; j++) {
+        const struct es_model_thread *th = tb->slot[j] ? &tb->t[tb->slot[j] - 1] : NULL;
+        if (th != NULL && th->created == 0 && m->thr.min_created != 0 &&
+            th->id > m->thr.min_created)
+            n++;
+    }
+    return n;
+}
+
 /* A thread's running time, its run in progress included. */
 uint64_t es_model_thread_run_ns(const struct es_model *m, const struct es_model_thread *th) {
     uint64_t ns = th->run_ns;

@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "text.h"
 
+#include "format/es_classes.h"
 #include "format/es_utf8.h"
+
+#define EVENTLOG_SOCKET_NO_RTS
+#include "eventlog_socket.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -115,8 +119,27 @@ static bool lacks_heap_profile(const struct ctx *c) {
     return true;
 }
 
+/* Whether the class `bit` (EVENTLOG_SOCKET_EVENTS_*) is switched off now:
+ * its gauges are absent, not stale or zero (an event classes notice). */
+static bool switched_off(const struct es_model *m, unsigned bit) {
+    for (unsigned i = 0; i < ES_MODEL_CLASSES; i++)
+        if ((1u << i) == bit)
+            return m->class_off[i] && m->class_off_since[i] > 0;
+    return false;
+}
+
 static void f_lacking(struct ctx *c) {
     const struct es_model *m = c->m;
+    /* A class switched off while the program runs: "scheduler_events". */
+    for (unsigned bit = 1; bit <= ES_CLASSES_ALL; bit <<= 1) {
+        if (!switched_off(m, bit))
+            continue;
+        char what[48];
+        snprintf(what, sizeof what, "%s_events", es_classes_name(bit));
+        for (char *p = what; *p; p++)
+            *p = *p == '-' ? '_' : *p;
+        sample_l(c, "ghc_eventlog_lacking_info", "lacks", what, 1);
+    }
     if (lacks_heap_profile(c))
         sample_l(c, "ghc_eventlog_lacking_info", "lacks", "heap_profile", 1);
     /* Known from the header, as top and control know it. */
@@ -129,12 +152,12 @@ static void f_lacking(struct ctx *c) {
 /* ---- Heap and GC. */
 
 static void f_heap_size(struct ctx *c) {
-    if (c->m->max_heap_size > 0)
+    if (c->m->max_heap_size > 0 && !switched_off(c->m, EVENTLOG_SOCKET_EVENTS_GC))
         sample_u(c, "ghc_heap_size_bytes", c->m->heap_size);
 }
 
 static void f_heap_live(struct ctx *c) {
-    if (c->m->max_heap_live > 0)
+    if (c->m->max_heap_live > 0 && !switched_off(c->m, EVENTLOG_SOCKET_EVENTS_GC))
         sample_u(c, "ghc_heap_live_bytes", c->m->heap_live);
 }
 
@@ -197,7 +220,8 @@ static void f_caps(struct ctx *c) {
 }
 
 static void f_threads(struct ctx *c) {
-    sample_u(c, "ghc_threads", es_model_threads(c->m));
+    if (!switched_off(c->m, EVENTLOG_SOCKET_EVENTS_SCHEDULER))
+        sample_u(c, "ghc_threads", es_model_threads(c->m));
 }
 
 static void f_sparks(struct ctx *c) {
@@ -351,7 +375,8 @@ static const struct family {
      "What the program's eventlog lacks, one series each: heap_profile (no heap profiling "
      "mode: run with +RTS -hT, or another -h), live (GHC before 9.2 cannot flush its eventlog: "
      "figures arrive in 2 MiB steps and at exit), sparks (GCs but no spark counters: +RTS -l "
-     "without p).",
+     "without p), scheduler_events, gc_events, ... (a class of events switched off while the "
+     "program runs: its gauges are absent until it is back).",
      true, f_lacking},
     {"ghc_heap_size_bytes", "gauge", "The heap's size at the latest GC.", true, f_heap_size},
     {"ghc_heap_live_bytes", "gauge", "Live bytes in the heap at the latest GC.", true, f_heap_live},

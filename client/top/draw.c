@@ -265,7 +265,7 @@ static int draw_caps(const struct es_top_view *v, int y) {
 static int draw_threads(const struct es_top_view *v, int y) {
     const struct es_model *m = v->model;
     uint64_t all = es_model_threads_run_ns(m);
-    char line[1024], live[48] = "", before[64];
+    char line[1024], live[48] = "", before[160];
     /* The page's words: threads begun before the stream are said apart,
      * and after the exit nothing is live (the RTS ends its last threads
      * without a "finished" stop). */

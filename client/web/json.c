@@ -307,7 +307,7 @@ static void threads_json(struct es_httpbuf *out, const struct es_model *m, unsig
     for (size_t i = 0; i < n; i++)
         thread_row(out, m, top[i], i > 0);
     ES_HTTPBUF_ADD(out, "],\"before_note\":");
-    char before[64];
+    char before[160];
     es_model_threads_before_note(m, before, sizeof before);
     es_httpbuf_json_str(out, before);
     /* Live threads per timeline bucket from `from` on, as "tl" (null: no

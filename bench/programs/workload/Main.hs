@@ -4,6 +4,9 @@
 --   workload gc THREADS ROUNDS   THREADS threads each build and drop ROUNDS
 --                                maps: many allocations, many GCs, full -l
 --   workload trace THREADS N     THREADS threads post N traceEvent messages each
+--   workload threads THREADS K   THREADS threads at once, each yielding K
+--                                times and posting one marker: scheduler
+--                                events by the thousand, little else
 --   workload trace-for SECONDS   one thread posts traceEvent messages for
 --                                SECONDS (paced: 1000 per millisecond)
 --   workload big-for SECONDS MB_PER_S SIZE
@@ -19,7 +22,7 @@
 {-# LANGUAGE MagicHash, UnboxedTuples #-}
 module Main (main) where
 
-import Control.Concurrent (forkIO, threadDelay)
+import Control.Concurrent (forkIO, threadDelay, yield)
 import Control.Concurrent.MVar (newEmptyMVar, putMVar, takeMVar)
 import Control.Exception (evaluate)
 import Control.Monad (forM, forM_)
@@ -52,6 +55,11 @@ traceWork :: Int -> Int -> IO ()
 traceWork threads n = inThreads threads $ \t ->
   forM_ [1 .. n] $ \i -> traceEventIO ("bench " ++ show t ++ " " ++ show i)
 
+threadsWork :: Int -> Int -> IO ()
+threadsWork threads k = inThreads threads $ \t -> do
+  forM_ [1 .. k] (const yield)
+  traceEventIO ("done " ++ show t)
+
 traceFor :: Double -> IO ()
 traceFor seconds = do
   start <- getMonotonicTime
@@ -82,7 +90,9 @@ main = do
   case args of
     ["gc", threads, rounds] -> gcWork (read threads) (read rounds)
     ["trace", threads, n] -> traceWork (read threads) (read n)
+    ["threads", threads, k] -> threadsWork (read threads) (read k)
     ["trace-for", secs] -> traceFor (read secs)
     ["big-for", secs, rate, size] -> bigFor (read secs) (read rate) (read size)
-    _ -> error ("usage: workload gc THREADS ROUNDS | trace THREADS N | trace-for SECONDS"
+    _ -> error ("usage: workload gc THREADS ROUNDS | trace THREADS N | threads THREADS K"
+                ++ " | trace-for SECONDS"
                 ++ " | big-for SECONDS MB_PER_S SIZE")

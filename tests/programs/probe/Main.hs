@@ -35,6 +35,7 @@
 --                      (decimal bits); "ok R" with its result
 --   churn N            N threads at once, each yielding ten times and
 --                      ending (scheduler events); "ok" when all have ended
+--   sleepers N MS      fork N threads that sleep MS ms and end; "ok" at once
 --   quit               exit normally (so does end of input)
 --
 -- With --custom, custom commands and hooks are registered through the C API
@@ -213,6 +214,8 @@ own cmd = case cmd of
   ["classes-switch", on, off] ->
     Just (c_switch_classes (read on) (read off) >>= \r -> answer ("ok " ++ show r))
   ["churn", n] -> Just (churn (read n) >> ok)
+  ["sleepers", n, ms] ->
+    Just (forM_ [1 .. read n :: Int] (const (forkIO (threadDelay (read ms * 1000)))) >> ok)
   ["quit"] -> Just (reply >> pure False)
   _ -> Nothing
   where
