@@ -172,9 +172,14 @@ void es_model_thread_rekey(struct es_model *m, const struct es_model_thread *th)
 /* Threads that began before the stream. */
 uint64_t es_model_threads_before(const struct es_model *m);
 /* Threads followed that began while scheduler events were off: seen, never
- * created, younger than a thread the stream saw created; 0 when scheduler
- * events were never switched off. */
+ * created, younger than every thread seen before they were first switched
+ * off; 0 when they never were. Such a thread is not one begun before the
+ * stream. */
 uint64_t es_model_threads_in_gaps(const struct es_model *m);
+bool es_model_thread_in_gap(const struct es_model *m, uint32_t id);
+/* Scheduler events were switched off (an event classes notice): threads
+ * first seen from now on with higher ids than any so far began in a gap. */
+void es_model_threads_sched_off(struct es_model *m);
 
 /* threads.c */
 es_model_handler es_model_on_thread_create, es_model_on_thread_run, es_model_on_thread_stop,

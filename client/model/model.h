@@ -164,6 +164,13 @@ struct es_model {
         uint64_t finished;                /* threads seen finishing (all, followed or not) */
         uint64_t evicted, evicted_ns;     /* finished threads no longer followed, their run time */
         uint32_t min_created;             /* the lowest id created in the stream (0: none) */
+        uint32_t max_seen;                /* the highest id seen */
+        /* Scheduler events were switched off (an event classes notice),
+         * the first time when threads up to id gap_after had been seen:
+         * a thread seen, never created, with a higher id began while
+         * they were off. */
+        bool sched_gap;
+        uint32_t gap_after;
         uint64_t evicted_before;          /* evicted threads that began before the stream */
         uint64_t untracked, untracked_ns; /* threads never followed (all kept were alive) */
         uint64_t run_ns;                  /* all threads' closed runs */
@@ -325,7 +332,7 @@ const char *es_model_profile_kind(const struct es_model *m, bool over);
 bool es_model_rts_profiled(const char *rts_id);
 /* " (and N begun before the stream)" when the stream told of threads that
  * began before it (a late joiner, a start from Haskell), then " (and N
- * begun while scheduler events were off)" for threads first seen after a
+ * first seen after scheduler events were off)" for threads first seen after a
  * gap in scheduler events, else "". */
 void es_model_threads_before_note(const struct es_model *m, char *buf, size_t size);
 /* The program time the stream's counts (GCs, pauses, threads) run from:

@@ -65,6 +65,8 @@ static void classes_switched(struct es_model *m, uint64_t t, const struct es_not
     }
     m->classes_known = true;
     m->classes_on = now;
+    if ((n->classes_switched_off & EVENTLOG_SOCKET_EVENTS_SCHEDULER) != 0)
+        es_model_threads_sched_off(m);
     unsigned changed = n->classes_switched_on | n->classes_switched_off;
     es_model_caps_classes_switched(m, t, (changed & EVENTLOG_SOCKET_EVENTS_SCHEDULER) != 0,
                                    (changed & EVENTLOG_SOCKET_EVENTS_GC) != 0);

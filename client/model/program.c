@@ -116,7 +116,8 @@ void es_model_threads_before_note(const struct es_model *m, char *buf, size_t si
     if (before > 0)
         k = snprintf(buf, size, " (and %llu begun before the stream)", (unsigned long long)before);
     if (gaps > 0 && k >= 0 && (size_t)k < size)
-        snprintf(buf + k, size - (size_t)k, " (and %llu begun while scheduler events were off)",
+        snprintf(buf + k, size - (size_t)k,
+                 " (and %llu first seen after scheduler events were off)",
                  (unsigned long long)gaps);
 }
 

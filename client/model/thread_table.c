@@ -139,7 +139,8 @@ static bool evict(struct es_model *m, struct es_model_thread_table *tb) {
     }
     m->thr.evicted++;
     m->thr.evicted_ns += tb->t[i].run_ns;
-    if (tb->t[i].created == 0 && tb->t[i].id < m->thr.min_created)
+    if (tb->t[i].created == 0 && tb->t[i].id < m->thr.min_created &&
+        !es_model_thread_in_gap(m, tb->t[i].id))
         m->thr.evicted_before++;
     tb->gone[tb->t[i].id % ES_MODEL_THREADS_KEPT] = tb->t[i].id;
     unslot(tb, find_slot(tb, tb->t[i].id));
@@ -167,6 +168,8 @@ struct es_model_thread *es_model_thread_get(struct es_model *m, uint32_t id, uin
     j = find_slot(tb, id); /* eviction may have moved the chain */
     uint32_t i = tb->free_idx[--tb->nfree];
     tb->t[i] = (struct es_model_thread){.id = id, .cap = ES_GLOBAL_CAP, .created = created};
+    if (id > m->thr.max_seen)
+        m->thr.max_seen = id;
     tb->slot[j] = i + 1;
     m->thr.kept++;
     assert(m->thr.kept <= ES_MODEL_THREADS_KEPT);
@@ -204,22 +207,30 @@ uint64_t es_model_threads_before(const struct es_model *m) {
     for (size_t j = 0; tb != NULL && j < ES_MODEL_THREAD_SLOTS; j++) {
         const struct es_model_thread *th = tb->slot[j] ? &tb->t[tb->slot[j] - 1] : NULL;
         if (th != NULL && th->created == 0 &&
-            (m->thr.min_created == 0 || th->id < m->thr.min_created))
+            (m->thr.min_created == 0 || th->id < m->thr.min_created) &&
+            !es_model_thread_in_gap(m, th->id))
             n++;
     }
     return n;
 }
 
+void es_model_threads_sched_off(struct es_model *m) {
+    if (!m->thr.sched_gap) {
+        m->thr.sched_gap = true;
+        m->thr.gap_after = m->thr.max_seen;
+    }
+}
+
+bool es_model_thread_in_gap(const struct es_model *m, uint32_t id) {
+    return m->thr.sched_gap && id > m->thr.gap_after;
+}
+
 uint64_t es_model_threads_in_gaps(const struct es_model *m) {
     const struct es_model_thread_table *tb = m->thr.tb;
-    bool gap = m->class_off[0] && m->class_off_since[0] > 0;
-    for (uint64_t k = 0; k < m->class_gaps_n && k < ES_MODEL_CLASS_GAPS; k++)
-        gap |= (m->class_gaps[k].classes & 1u) != 0; /* scheduler events */
     uint64_t n = 0;
-    for (size_t j = 0; gap && tb != NULL && j < ES_MODEL_THREAD_SLOTS; j++) {
+    for (size_t j = 0; m->thr.sched_gap && tb != NULL && j < ES_MODEL_THREAD_SLOTS; j++) {
         const struct es_model_thread *th = tb->slot[j] ? &tb->t[tb->slot[j] - 1] : NULL;
-        if (th != NULL && th->created == 0 && m->thr.min_created != 0 &&
-            th->id > m->thr.min_created)
+        if (th != NULL && th->created == 0 && es_model_thread_in_gap(m, th->id))
             n++;
     }
     return n;
