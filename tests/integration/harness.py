@@ -70,8 +70,8 @@ FLOOD = 120000
 
 # The programs built with (or running) the GHC under test: a test that
 # starts one is not ghc_free.
-GHC_PROGRAMS = {"probe", "probe-late", "probe-prof", "fibber-c-main", "hsstart", "sparker",
-                "threads", "heapmodes", "profiled", "ghc", "cabal", "runghc"}
+GHC_PROGRAMS = {"probe", "probe-late", "probe-prof", "probe-dyn", "fibber-c-main", "hsstart",
+                "sparker", "threads", "heapmodes", "profiled", "ghc", "cabal", "runghc"}
 
 TESTS = []  # every test, in registration (and report) order
 

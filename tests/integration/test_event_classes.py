@@ -12,7 +12,7 @@ import subprocess
 import time
 
 from client_cmd import Cmd
-from harness import GCTL, Program, check_stream, expect, note, serve, test, upstream
+from harness import GCTL, Program, Skip, check_stream, expect, note, serve, test, upstream
 
 SCHED, GC, NONMOVING, SAMPLED, FULL, USER = 1, 2, 4, 8, 16, 32
 DEFAULTS = SCHED | GC | SAMPLED | USER  # what a bare +RTS -l switches on
@@ -340,3 +340,66 @@ def event_classes_off_told_by_watch(s):
     expect(re.search(r"gc-pause>1s is watched again from [\d.]+ s: gc events are on", err),
            "watch did not say it watches again: %r" % err)
     expect("marker~never cannot" not in err, "the marker condition was said off: %r" % err)
+
+
+def build_dynamic_probe():
+    """The probe linked with -dynamic (GHC >= 9.4; on 9.0 the library's
+    heap control needs the static RTS's hidden symbols), built once."""
+    import fcntl
+    import os
+    import harness
+    major, minor = harness.ghc_version()
+    if (major, minor) < (9, 4):
+        raise Skip("GHC %d.%d: the library links statically only (its heap control reaches "
+                   "the RTS's hidden symbols)" % (major, minor))
+    root = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+    exe = os.path.abspath(os.path.join(harness.BUILD, "probe-dyn"))
+    lib = os.path.abspath(os.path.join(harness.BUILD, "libeventlog-socket.a"))
+    with open(exe + ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if os.path.exists(exe) and os.path.getmtime(exe) > os.path.getmtime(lib):
+            return exe
+        uv = subprocess.run(["pkg-config", "--libs", "libuv"], capture_output=True, text=True)
+        argv = ([harness.HC, "-dynamic", "-O", "-threaded", "-no-hs-main", "-Iinclude",
+                 "-itests/programs/common", "-outputdir",
+                 os.path.join(harness.BUILD, "hs", "probe-dyn"), "-o", exe + ".new",
+                 "tests/programs/probe/Main.hs", "examples/fibber-c-main/cbits/fibber-c-main.c",
+                 lib] + uv.stdout.split())
+        res = subprocess.run(argv, capture_output=True, text=True, timeout=300, cwd=root)
+        if res.returncode != 0:
+            out = res.stdout + res.stderr
+            if "dyn_hi" in out or "dynamic" in out and "not found" in out:
+                raise Skip("GHC %d.%d has no dynamic libraries here" % (major, minor))
+            raise harness.TestFailure("ghc -dynamic failed:\n" + out[-2000:])
+        os.rename(exe + ".new", exe)
+    return exe
+
+
+@test(timeout=400)
+def event_classes_refused_in_a_dynamic_program(s):
+    """A program linked with -dynamic, whose RTS exports none of its
+    switches but user events': it says no class can be switched and why,
+    the C call refuses with a log line naming the classes, `control ADDR
+    events` prints them as not switchable, and `events off scheduler` is
+    refused before anything is sent (exit 1); the program runs on."""
+    build_dynamic_probe()
+    sock = s.path("dyn.sock")
+    p = Program(s, "probe-dyn", unix=sock, rts=["-l"])
+    p.wait_socket(sock)
+    r, on, can = classes(p)
+    expect(r < 0 and can == 0 and on == DEFAULTS, "classes in a -dynamic program: %s"
+           % ((r, on, can),))
+    answer = p.query("classes-switch 0 %d" % SCHED)
+    expect(answer.startswith("ok -") and answer != "ok 0", "the switch: %s" % answer)
+    p.wait_stderr(r"event classes not switched \(asked by the program\): scheduler cannot be "
+                  r"switched here: the RTS keeps its switches to itself in a program linked with "
+                  r"-dynamic")
+    rc, out, err = Cmd(s, ["control", "unix:" + sock, "events"]).wait(30)
+    expect(rc == 0 and "cannot be switched here: scheduler, gc, nonmoving-gc, sparks-sampled, "
+           "sparks-full, user (the RTS keeps its switches to itself" in out,
+           "control events: %d %r %r" % (rc, out, err))
+    rc, out, err = Cmd(s, ["control", "unix:" + sock, "events", "off", "scheduler"]).wait(30)
+    expect(rc == 1 and "scheduler cannot be switched in this program" in err,
+           "control events off scheduler: %d %r" % (rc, err))
+    expect(classes(p)[1] == DEFAULTS, "the classes changed: %s" % (classes(p),))
+    p.finish()
