@@ -421,7 +421,7 @@ static void events_missing(struct control *k, const char *when) {
     if (!k->reported)
         fprintf(stderr,
                 "eventlog-socket: %s: events: the program did not say which event classes are "
-                "on %s (a program with eventlog-socket before 0.4 has no such command)\n",
+                "on %s (a program with an older eventlog-socket library has no such command)\n",
                 k->ses.conn->name, when);
     else
         fprintf(stderr, "eventlog-socket: %s: events %s %s: the switch was not told %s\n",
