@@ -77,6 +77,7 @@
  */
 #include "base/es_log.h"
 #include "es_rts.h"
+#include "format/es_classes.h"
 
 #include <Rts.h>
 #include <assert.h>
@@ -198,14 +199,9 @@ static inline bool any_pending(void) {
 /* A switch of event classes before the program is ready: composed with
  * those before it, so that they act as they would one after the other. */
 static void hold_classes(const struct es_commands_row *row, uint8_t cmd) {
-    uint8_t m = cmd & row->arg_mask;
-    if (row->code == EVENTLOG_SOCKET_UPSTREAM_EVENTS_ON) {
-        es_rts.pending_on |= m;
-        es_rts.pending_off &= (uint8_t)~m;
-    } else {
-        es_rts.pending_off |= m;
-        es_rts.pending_on &= (uint8_t)~m;
-    }
+    es_classes_compose(&es_rts.pending_on, &es_rts.pending_off,
+                       row->code == EVENTLOG_SOCKET_UPSTREAM_EVENTS_ON,
+                       (uint8_t)(cmd & row->arg_mask));
 }
 
 void es_rts_on_command(uint8_t cmd, void *ctx) {

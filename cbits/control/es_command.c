@@ -43,15 +43,8 @@ static void arm_gate(struct es_command *c) {
 /* A switch of event classes the gate holds back: folded into those held,
  * so that "on A, off B, on C" acts as they would one after the other. */
 static void hold_classes(struct es_command *c, uint8_t cmd) {
-    uint8_t m = cmd & EVENTLOG_SOCKET_EVENTS_ALL;
-    if ((cmd & EVENTLOG_SOCKET_UPSTREAM_EVENTS_ON) != 0) {
-        c->held_on |= m;
-        c->held_off &= (uint8_t)~m;
-    } else {
-        c->held_off |= m;
-        c->held_on &= (uint8_t)~m;
-    }
-    assert((c->held_on & c->held_off) == 0);
+    es_classes_compose(&c->held_on, &c->held_off, (cmd & EVENTLOG_SOCKET_UPSTREAM_EVENTS_ON) != 0,
+                       cmd & EVENTLOG_SOCKET_EVENTS_ALL);
 }
 
 /* The held switches of event classes act (the gate let their kind through). */

@@ -167,3 +167,10 @@ bool es_classes_read(const char *text, size_t len, struct es_classes_notice *out
     }
     return false;
 }
+
+void es_classes_compose(uint8_t *held_on, uint8_t *held_off, bool on, uint8_t switched) {
+    uint8_t *add = on ? held_on : held_off, *drop = on ? held_off : held_on;
+    *add |= switched;
+    *drop &= (uint8_t)~switched;
+    assert((*held_on & *held_off) == 0);
+}

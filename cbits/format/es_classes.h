@@ -31,6 +31,12 @@ int es_classes_parse(const char *words, unsigned *mask, char *bad, size_t size);
  * "none" for none. Returns snprintf's count. */
 int es_classes_words(char *buf, size_t size, unsigned mask);
 
+/* A switch of the classes `switched` on (`on`) or off folded into the switches held
+ * back so far (`*held_on`, `*held_off`, never sharing a bit), so that the
+ * held pair acts as the switches would one after the other: "on A, off B,
+ * on C" leaves A and C on and B off, "on A, off A" leaves A off. */
+void es_classes_compose(uint8_t *held_on, uint8_t *held_off, bool on, uint8_t switched);
+
 /* The words after the prefix that begin the notices: one that the classes
  * were switched (every client's stream), one that answers
  * EVENTLOG_SOCKET_CMD_EVENT_CLASSES (the asking connection's alone). */

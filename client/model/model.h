@@ -350,9 +350,10 @@ void es_model_counted_since(const struct es_model *m, char *buf, size_t size);
  * latest gap that ended (and how many more). Returns false (and "") when
  * no class was ever switched. */
 bool es_model_classes_words(const struct es_model *m, char *buf, size_t size);
-/* Whether the class bit `bit` was off at program time `t` as far as the
- * switches told so far say. */
-bool es_model_class_off_at(const struct es_model *m, unsigned bit, uint64_t t);
+/* Whether the class bit `bit` (EVENTLOG_SOCKET_EVENTS_*) is off now,
+ * switched off while the program ran (an event classes notice said so):
+ * the views' figures of that class are absent, not stale or zero. */
+bool es_model_class_switched_off(const struct es_model *m, unsigned bit);
 
 /* CPU seconds that streaming cost per GiB sent, over every cost notice so
  * far; negative when nothing was sent yet. */

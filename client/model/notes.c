@@ -117,15 +117,10 @@ bool es_model_classes_words(const struct es_model *m, char *buf, size_t size) {
     return k > 0;
 }
 
-bool es_model_class_off_at(const struct es_model *m, unsigned bit, uint64_t t) {
+bool es_model_class_switched_off(const struct es_model *m, unsigned bit) {
     for (unsigned i = 0; i < ES_MODEL_CLASSES; i++)
-        if ((1u << i) == bit && m->class_off[i] && m->class_off_since[i] <= t)
-            return true;
-    for (uint64_t k = 0; k < m->class_gaps_n && k < ES_MODEL_CLASS_GAPS; k++) {
-        const struct es_model_class_gap *g = &m->class_gaps[k];
-        if ((g->classes & bit) != 0 && g->from <= t && t < g->to)
-            return true;
-    }
+        if ((1u << i) == bit)
+            return m->class_off[i] && m->class_off_since[i] > 0;
     return false;
 }
 

@@ -119,20 +119,11 @@ static bool lacks_heap_profile(const struct ctx *c) {
     return true;
 }
 
-/* Whether the class `bit` (EVENTLOG_SOCKET_EVENTS_*) is switched off now:
- * its gauges are absent, not stale or zero (an event classes notice). */
-static bool switched_off(const struct es_model *m, unsigned bit) {
-    for (unsigned i = 0; i < ES_MODEL_CLASSES; i++)
-        if ((1u << i) == bit)
-            return m->class_off[i] && m->class_off_since[i] > 0;
-    return false;
-}
-
 static void f_lacking(struct ctx *c) {
     const struct es_model *m = c->m;
     /* A class switched off while the program runs: "scheduler_events". */
     for (unsigned bit = 1; bit <= ES_CLASSES_ALL; bit <<= 1) {
-        if (!switched_off(m, bit))
+        if (!es_model_class_switched_off(m, bit))
             continue;
         char what[48];
         snprintf(what, sizeof what, "%s_events", es_classes_name(bit));
@@ -152,12 +143,12 @@ static void f_lacking(struct ctx *c) {
 /* ---- Heap and GC. */
 
 static void f_heap_size(struct ctx *c) {
-    if (c->m->max_heap_size > 0 && !switched_off(c->m, EVENTLOG_SOCKET_EVENTS_GC))
+    if (c->m->max_heap_size > 0 && !es_model_class_switched_off(c->m, EVENTLOG_SOCKET_EVENTS_GC))
         sample_u(c, "ghc_heap_size_bytes", c->m->heap_size);
 }
 
 static void f_heap_live(struct ctx *c) {
-    if (c->m->max_heap_live > 0 && !switched_off(c->m, EVENTLOG_SOCKET_EVENTS_GC))
+    if (c->m->max_heap_live > 0 && !es_model_class_switched_off(c->m, EVENTLOG_SOCKET_EVENTS_GC))
         sample_u(c, "ghc_heap_live_bytes", c->m->heap_live);
 }
 
@@ -220,7 +211,7 @@ static void f_caps(struct ctx *c) {
 }
 
 static void f_threads(struct ctx *c) {
-    if (!switched_off(c->m, EVENTLOG_SOCKET_EVENTS_SCHEDULER))
+    if (!es_model_class_switched_off(c->m, EVENTLOG_SOCKET_EVENTS_SCHEDULER))
         sample_u(c, "ghc_threads", es_model_threads(c->m));
 }
 

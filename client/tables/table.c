@@ -28,7 +28,9 @@
 struct table {
     struct es_session ses;
     struct es_rows rows;
-    struct es_model *model; /* census only */
+    /* Every event of a census; the library's notices alone for the other
+     * kinds (the event classes switched off, said at the end). */
+    struct es_model *model;
     const char *out_path;
     FILE *out;
     uint16_t block_cap;  /* capability of the current block, ES_GLOBAL_CAP: none */
@@ -98,6 +100,12 @@ static void stop(struct table *t, int status, const char *why) {
     if (t->rows.garbled)
         fprintf(stderr, "eventlog-socket: %s: %llu %s events too short to read were left out\n",
                 c->name, (unsigned long long)t->rows.garbled, es_rows_kind_name(k));
+    char gaps[400];
+    if (es_model_classes_words(t->model, gaps, sizeof gaps))
+        fprintf(stderr,
+                "eventlog-socket: %s: %s (switched while it ran: rows of those classes are "
+                "missing there, the program was not idle)\n",
+                c->name, gaps);
     if (t->rows.rows == 0 && status == 0)
         fprintf(stderr, "eventlog-socket: hint: no %s events in the stream: %s\n",
                 es_rows_kind_name(k), es_rows_hint(k));
@@ -168,14 +176,17 @@ static void on_event(struct es_conn *c, const struct es_event *ev, uint64_t offs
     int cap = event_cap(t, ev);
     if (ev->type == ES_EVENT_USER_MSG)
         cut_notice(t, ev);
-    if (t->model) {
+    if (t->kind == ES_ROWS_CENSUS) {
         uint64_t before = t->model->censuses;
         es_model_event(t->model, ev);
         if (t->model->censuses != before)
             write_census(t);
-    } else if (ev->type != ES_EVENT_BLOCK_MARKER) {
-        es_rows_event(&t->rows, ev, cap);
+        return;
     }
+    if (ev->type == ES_EVENT_USER_MSG)
+        es_model_event(t->model, ev);
+    if (ev->type != ES_EVENT_BLOCK_MARKER)
+        es_rows_event(&t->rows, ev, cap);
 }
 
 static void on_bytes(struct es_conn *c, const uint8_t *data, size_t n, void *ctx) {
@@ -190,7 +201,7 @@ static void on_bytes(struct es_conn *c, const uint8_t *data, size_t n, void *ctx
 static void on_end(struct es_conn *c, enum es_conn_end how, void *ctx) {
     struct table *t = ctx;
     char why[1000];
-    if (how == ES_CONN_COMPLETE && t->model)
+    if (how == ES_CONN_COMPLETE && t->kind == ES_ROWS_CENSUS)
         es_model_end(t->model);
     /* A recording whose end marker record added after a cut
      * (client/source/blocks.h) says so in its cut notice. */
@@ -250,14 +261,12 @@ int es_table_main(int argc, char **argv) {
     int status = parse(t, argc, argv, &src, &kind);
     if (status >= 0)
         return status;
-    if (kind == ES_ROWS_CENSUS) {
-        t->model = malloc(sizeof *t->model);
-        if (t->model == NULL) {
-            fprintf(stderr, "eventlog-socket table: out of memory\n");
-            return 2;
-        }
-        es_model_init(t->model);
+    t->model = malloc(sizeof *t->model);
+    if (t->model == NULL) {
+        fprintf(stderr, "eventlog-socket table: out of memory\n");
+        return 2;
     }
+    es_model_init(t->model);
     t->kind = kind;
     if (!es_outfile_check("table", NULL, t->out_path)) {
         status = 2;
@@ -279,9 +288,7 @@ int es_table_main(int argc, char **argv) {
     es_session_finish(&t->ses);
     close_out(t);
     es_rows_destroy(&t->rows);
-    if (t->model) {
-        es_model_destroy(t->model);
-        free(t->model);
-    }
+    es_model_destroy(t->model);
+    free(t->model);
     return status;
 }

@@ -7,10 +7,12 @@ switch back on, then both again, with the GC statistics a GC's end needs)
 and by the notices in the stream; a flood of switches is rate limited and
 ends as its last frame says."""
 
+import os
 import re
 import subprocess
 import time
 
+import harness
 from client_cmd import Cmd
 from harness import GCTL, Program, Skip, check_stream, expect, note, serve, test, upstream
 
@@ -277,6 +279,28 @@ def event_classes_gap_in_top_and_report(s):
     expect(want in state, "the report says %r, want %r" % (state, want))
     expect("(and 5 first seen after scheduler events were off)" in words[1],
            "the report's threads: %r" % words[1])
+    # `table` says it beside its rows' count: a gap in the rows is not an
+    # idle program.
+    rc, _, err = Cmd(s, ["table", "threads", rec, "--csv", s.path("threads.csv")]).wait(60)
+    expect(rc == 0 and want in err and "missing there" in err, "table: %d %r" % (rc, err))
+    banner_seen(s, s.path("words.html"), want)
+
+
+def banner_seen(s, html, want):
+    """The report's banner as a person sees it in Chromium: shown, saying
+    `want`, above the charts; a screenshot in the build directory."""
+    from cdp import Browser
+    from test_client_web import need_chromium
+    need_chromium()
+    b = Browser(s, width=1280, height=700)
+    b.goto("file://" + html)
+    said = b.wait_js("(function () { var e = document.getElementById('classes-off');"
+                     " var r = e.getBoundingClientRect();"
+                     " return !e.hidden && r.height > 0 && r.top < 700 ? e.innerText : ''; })()",
+                     what="the event classes banner")
+    expect(want in said, "the banner says %r, want %r" % (said, want))
+    b.screenshot(os.path.join(harness.BUILD, "web-classes-off.png"))
+    expect(not b.errors(), "console errors: %r" % b.errors()[:5])
 
 
 @test(timeout=180)

@@ -169,6 +169,21 @@ UNIT_CASE(notice_text_event_classes) {
     es_classes_words(w, sizeof w, 0);
     ok(strcmp(w, "none") == 0, "no class: %s", w);
 
+    /* Switches held back and composed act as they would one by one. */
+    int differ = 0;
+    for (unsigned seed = 1; seed <= 4096; seed++) {
+        uint8_t on = 0, off = 0;
+        unsigned r = seed, start = seed % 64, direct = start;
+        for (int i = 0; i < 4; i++, r = r * 1103515245u + 12345u) {
+            bool up = (r >> 16) & 1;
+            uint8_t classes = (uint8_t)((r >> 20) & ES_CLASSES_ALL);
+            es_classes_compose(&on, &off, up, classes);
+            direct = up ? direct | classes : direct & ~(unsigned)classes;
+        }
+        differ += ((start | on) & ~(unsigned)off) != direct || (on & off) != 0;
+    }
+    ok(differ == 0, "4096 runs of four switches composed act as one by one (%d differ)", differ);
+
     char text[512];
     struct es_classes_notice n;
     size_t k = sizeof ES_NOTICE_PREFIX - 1;
