@@ -551,6 +551,26 @@ EVENTLOG_SOCKET_API int eventlog_socket_event_classes(unsigned *on, unsigned *sw
  * before eventlog_socket_ready. Thread-safe. */
 EVENTLOG_SOCKET_API int eventlog_socket_switch_event_classes(unsigned on, unsigned off);
 
+/* The longest label of a span of C code, in bytes. */
+#define EVENTLOG_SOCKET_SPAN_LABEL_MAX 200
+
+/* A span of C code: begin one labelled `label` in the calling OS thread;
+ * eventlog_socket_span_end with the same label ends the innermost one open
+ * in that thread (`failed`: it ended in failure). Spans nest; each thread
+ * pairs its own. Every view reads them as it reads Haskell's withSpan
+ * (docs/spans.md): each is a notice in the stream, stamped with the RTS's
+ * clock (protocol.md, section 3). Any thread, known to the RTS or not;
+ * no wait on clients, but a hand-off to the library's threads per call
+ * (7 to 9 us a call on this project's machines, BENCHMARKS.md section 15:
+ * mark requests, not inner loops). Returns 0; EVENTLOG_SOCKET_EINVAL
+ * for a label that is NULL, empty, longer than
+ * EVENTLOG_SOCKET_SPAN_LABEL_MAX or with a line break;
+ * EVENTLOG_SOCKET_ENOTCONFIGURED when no server was started;
+ * EVENTLOG_SOCKET_ENOTSUP in a program linked with -dynamic, whose RTS
+ * keeps its clock to itself. */
+EVENTLOG_SOCKET_API int eventlog_socket_span_begin(const char *label);
+EVENTLOG_SOCKET_API int eventlog_socket_span_end(const char *label, bool failed);
+
 /* The first error that happened asynchronously on the library's socket
  * thread (it is also logged to stderr once), or 0. Thread-safe. */
 EVENTLOG_SOCKET_API int eventlog_socket_last_error(void);

@@ -69,6 +69,11 @@ int es_rts_event_classes(unsigned *on, unsigned *can, const char **why);
  * switched). Any thread, once the RTS is up (event_classes.c). */
 int es_rts_switch_classes(unsigned on, unsigned off, const char *by);
 
+/* The RTS's clock, which stamps its events (ns since it began to start):
+ * false where this program's RTS keeps it to itself (-dynamic). Any
+ * thread (spans.c). */
+bool es_rts_now(uint64_t *ns);
+
 /* eventlog_socket_ready: the program is ready for commands; those that
  * waited are applied now, in the kinds' order (control.c). */
 void es_rts_control_ready(void);

@@ -89,11 +89,6 @@ static const struct {
     {EVENTLOG_SOCKET_EVENTS_USER, &RtsFlags.TraceFlags.user, SWITCH(TRACE_user)},
 };
 
-/* The clock the RTS stamps its events with (rts/Stats.c: the time since
- * the RTS began to start, in nanoseconds), hidden in the static RTS as the
- * switches are; NULL where it is not found (a -dynamic program). */
-extern Time stat_getElapsedTime(void) __attribute__((weak, visibility("default")));
-
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* The classes whose switch this program has, and why the others are not. */
@@ -183,8 +178,9 @@ int es_rts_switch_classes(unsigned on, unsigned off, const char *by) {
         es_notice_text_classes_switched(text, sizeof text, was, now, by);
         /* Stamped with the RTS's own clock where it can be read: on GHC
          * 9.0 the blocks so far may be seconds behind. */
-        if (&stat_getElapsedTime != NULL)
-            es_server_post_text_at(s, (uint64_t)stat_getElapsedTime(), text);
+        uint64_t at;
+        if (es_rts_now(&at))
+            es_server_post_text_at(s, at, text);
         else
             es_server_post_text(s, text);
     }

@@ -161,6 +161,31 @@ static enum es_notice_kind figures(const char *text, size_t len, struct es_notic
     return ES_NOTICE_OTHER;
 }
 
+int es_notice_text_span(char *buf, size_t size, uint32_t os_thread, const char *word,
+                        const char *label) {
+    return snprintf(buf, size, ES_NOTICE_PREFIX ES_NOTICE_SPAN_WORDS "%lu: %s %s",
+                    (unsigned long)os_thread, word, label);
+}
+
+bool es_notice_text_span_read(const uint8_t *text, size_t len, uint32_t *os_thread,
+                              const uint8_t **words, size_t *words_len) {
+    static const char head[] = ES_NOTICE_PREFIX ES_NOTICE_SPAN_WORDS;
+    size_t k = sizeof head - 1;
+    if (len <= k || memcmp(text, head, k) != 0)
+        return false;
+    uint64_t id = 0;
+    size_t digits = 0;
+    for (; k < len && text[k] >= '0' && text[k] <= '9' && digits < 10; k++, digits++)
+        id = id * 10 + (uint64_t)(text[k] - '0');
+    if (digits == 0 || id == 0 || id > UINT32_MAX || len - k < 2 || text[k] != ':' ||
+        text[k + 1] != ' ')
+        return false;
+    *os_thread = (uint32_t)id;
+    *words = text + k + 2;
+    *words_len = len - k - 2;
+    return true;
+}
+
 void es_notice_text_parse(const uint8_t *text, size_t len, struct es_notice_read *out) {
     size_t k = sizeof ES_NOTICE_PREFIX - 1;
     if (len < k || memcmp(text, ES_NOTICE_PREFIX, k) != 0) {

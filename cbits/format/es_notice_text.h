@@ -66,6 +66,18 @@ int es_notice_text_classes_report(char *buf, size_t size, unsigned on, unsigned 
                                   const char *why);
 /* "eventlog-socket: recording cut: WHY". */
 int es_notice_text_cut(char *buf, size_t size, const char *why);
+/* A span of C code (eventlog_socket_span_begin/_end, protocol.md 3):
+ * "eventlog-socket: span in OS thread T: WORD label", WORD being START,
+ * STOP or FAIL as in the program's own span messages; T is the calling OS
+ * thread's id, which pairs them. The label is cut to fit `size`. */
+#define ES_NOTICE_SPAN_WORDS "span in OS thread "
+int es_notice_text_span(char *buf, size_t size, uint32_t os_thread, const char *word,
+                        const char *label);
+/* A span notice's OS thread and the words after it ("START label"), from
+ * the message `text` (`len` bytes, the whole message with its prefix);
+ * false for any other message. */
+bool es_notice_text_span_read(const uint8_t *text, size_t len, uint32_t *os_thread,
+                              const uint8_t **words, size_t *words_len);
 /* The format functions return snprintf's count (the message is cut to
  * `size` - 1 bytes when longer). */
 

@@ -2,6 +2,7 @@
 /* Spans from START/STOP markers, matched per thread (spans.h). */
 #include "spans.h"
 
+#include "format/es_notice_text.h"
 #include "format/es_payload.h"
 
 #include <assert.h>
@@ -10,6 +11,10 @@
 
 /* GHC's StopThread status for a thread that finished. */
 #define THREAD_FINISHED 5
+/* The key of an OS thread's C spans: its id with this bit (above the
+ * Haskell threads' ids and the unknown threads' capability keys). */
+#define C_KEY (UINT64_C(1) << 62)
+static_assert(((uint64_t)ES_SPANS_MAX_CAPS + 2) << 32 < C_KEY, "keys of OS threads apart");
 
 struct open_span {
     char label[ES_SPANS_LABEL_MAX + 1];
@@ -219,9 +224,11 @@ static void fail(struct es_spans *sp, uint64_t key, const uint8_t *label, size_t
 static void finish(struct es_spans *sp, struct es_spans_open *o, uint32_t k, uint64_t t) {
     struct open_span *s = &o->items[k - 1];
     uint32_t thread = o->key <= UINT32_MAX ? (uint32_t)o->key : 0;
+    uint32_t os_thread = (o->key & C_KEY) != 0 ? (uint32_t)o->key : 0;
     struct es_span done = {.label = s->label,
                            .parent = k >= 2 ? o->items[k - 2].label : "",
                            .thread = thread,
+                           .os_thread = os_thread,
                            .cap = s->cap,
                            .start = s->start,
                            .end = t >= s->start ? t : s->start,
@@ -482,6 +489,22 @@ static void user_text(struct es_spans *sp, const struct es_event *ev, int cap) {
         end(sp, key, label, len, ev->time);
 }
 
+/* A span notice of C code (es_notice_text_span): matched in its OS
+ * thread, never pending (one thread's notices come in the order posted). */
+static void c_span(struct es_spans *sp, const uint8_t *words, size_t n, uint32_t os_thread,
+                   uint64_t t) {
+    const uint8_t *label;
+    size_t len;
+    enum es_spans_kind kind = es_spans_parse(words, n, &label, &len);
+    uint64_t key = C_KEY | os_thread;
+    if (kind == ES_SPANS_START)
+        begin(sp, key, label, len, t, -1);
+    else if (kind == ES_SPANS_FAIL)
+        fail(sp, key, label, len);
+    else if (kind == ES_SPANS_STOP)
+        end(sp, key, label, len, t);
+}
+
 static void thread_event(struct es_spans *sp, const struct es_event *ev, int cap) {
     struct es_payload r = es_payload_of(ev);
     uint32_t id = es_payload_u32(&r);
@@ -532,7 +555,14 @@ void es_spans_event(struct es_spans *sp, const struct es_event *ev, int cap) {
         sp->block_cap = cap;
     }
     switch (ev->type) {
-    case ES_EVENT_USER_MSG:
+    case ES_EVENT_USER_MSG: {
+        const uint8_t *words;
+        size_t n;
+        uint32_t os_thread;
+        if (es_notice_text_span_read(ev->payload, ev->payload_len, &os_thread, &words, &n)) {
+            c_span(sp, words, n, os_thread, ev->time);
+            break;
+        }
         if (ev->payload_len > 4 && memcmp(ev->payload, "ot2 ", 4) == 0) {
             struct otel x = otel_text(ev->payload, ev->payload_len);
             if (x.op != OTEL_NONE)
@@ -541,6 +571,7 @@ void es_spans_event(struct es_spans *sp, const struct es_event *ev, int cap) {
         }
         user_text(sp, ev, cap);
         break;
+    }
     case ES_EVENT_USER_MARKER:
         user_text(sp, ev, cap);
         break;

@@ -10,7 +10,10 @@
  * its thread; the spans open in a thread when it begins one are its
  * parents (the innermost is its parent). A STOP with no START in its
  * thread is counted, never paired across threads. Without scheduler events
- * the thread is unknown and spans are matched per capability.
+ * the thread is unknown and spans are matched per capability. A span of C
+ * code (eventlog_socket_span_begin/_end: the library's notice, in the
+ * global block, es_notice_text_span) is matched in its OS thread, whose
+ * notices come in the order it posted them.
  *
  * Events come in the stream's order, not time order: GHC 9.0 hands over a
  * capability's buffer when it fills, so a STOP posted on one capability
@@ -48,7 +51,8 @@
 struct es_span {
     const char *label;  /* NUL-terminated, at most ES_SPANS_LABEL_MAX bytes */
     const char *parent; /* the enclosing span's label, "" for none */
-    uint32_t thread;    /* 0: unknown (no scheduler events) */
+    uint32_t thread;    /* 0: unknown (no scheduler events), or a span of C code */
+    uint32_t os_thread; /* a span of C code: its OS thread's id; else 0 */
     int cap;            /* the capability of its START, -1 for none */
     uint64_t start, end;
     unsigned depth; /* 0 for a span with no parent */

@@ -59,7 +59,8 @@ static const struct {
                          "cost-centre samples come from a program built with ghc -prof "
                          "-fprof-auto, run with +RTS -p -l (or profiled while it runs: "
                          "eventlog-socket profile ADDR)"},
-    [ES_ROWS_SPANS] = {"spans", "label,thread,capability,start_s,duration_s,parent,failed",
+    [ES_ROWS_SPANS] = {"spans",
+                       "label,thread,capability,start_s,duration_s,parent,failed,os_thread",
                        "the program marks a span with traceEventIO \"START label\" and "
                        "\"STOP label\" (or traceMarkerIO) in one thread; +RTS -l's scheduler "
                        "events tell the threads apart"},
@@ -397,7 +398,9 @@ static void span_row(const struct es_span *s, void *ctx) {
     es_csv_time(t->out, s->end - s->start);
     fputc(',', t->out);
     es_csv_str(t->out, s->parent);
-    fprintf(t->out, ",%s\n", s->failed ? "true" : "false");
+    fprintf(t->out, ",%s", s->failed ? "true" : "false");
+    u64_cell(t->out, s->os_thread, s->os_thread != 0);
+    fputc('\n', t->out);
     t->rows++;
 }
 

@@ -108,6 +108,90 @@ def table_spans_are_the_programs_intervals(s):
            "durations under the sleeps: %r" % [(r["label"], r["duration_s"]) for r in rows])
 
 
+def ghc_events_c_spans(path):
+    """The spans of C code ghc-events' reading gives: [(label, OS thread,
+    start ns, end ns, parent, failed)], the library's notices "span in OS
+    thread T: START label" paired with the next STOP of the label in T."""
+    out = subprocess.run(["ghc-events", "show", path], capture_output=True, text=True,
+                         timeout=120).stdout
+    open_spans, spans = {}, []
+    for line in out.splitlines():
+        m = re.match(r"\s*(\d+): (?:cap \d+: )?eventlog-socket: span in OS thread (\d+): "
+                     r"(START|STOP|FAIL) (.+)$", line)
+        if not m:
+            continue
+        t, tid, word, label = int(m.group(1)), int(m.group(2)), m.group(3), m.group(4)
+        stack = open_spans.setdefault(tid, [])
+        if word == "START":
+            stack.append([label, t, False])
+            continue
+        k = max((i for i, x in enumerate(stack) if x[0] == label), default=None)
+        expect(k is not None, "a %s of %s with no START in OS thread %d" % (word, label, tid))
+        if word == "FAIL":
+            stack[k][2] = True
+            continue
+        label, start, failed = stack.pop(k)
+        spans.append((label, tid, start, t, stack[k - 1][0] if k > 0 else "", failed))
+    return spans
+
+
+@test(timeout=180)
+def c_spans_are_paired_in_their_os_thread(s):
+    """Four OS threads each mark a span of C code "creq" of 40 ms with
+    "creq.inner" in its second half (eventlog_socket_span_begin/_end), the
+    second and fourth failed: `table spans` gives the eight spans
+    ghc-events' reading of the library's notices pairs (to the nanosecond,
+    parent, failed, OS thread), four OS threads apart, as long as their
+    sleeps; the report counts them per label; a label that is empty, too
+    long or two lines is refused with EINVAL, one of 200 bytes is not."""
+    p, connect = serve(s, "cspans", [])
+    c = connect()
+    answer = p.query("c-spans 4 40 creq 2")
+    expect(answer == "ok", "c-spans: %s" % answer)
+    checks = {"-": -22, "x" * 201: -22, "a\\nb": -22, "y" * 200: 0}
+    for word, want in checks.items():
+        got = p.query("c-span-check " + word)
+        expect(got == "ok %d" % want, "label %r...: %s, want %d" % (word[:8], got, want))
+    p.cmd("quit")
+    p.finish()
+    log = s.path("cspans.eventlog")
+    with open(log, "wb") as f:
+        f.write(c.wait_eof())
+    want = sorted(x for x in ghc_events_c_spans(log) if x[0].startswith("creq"))
+    out = s.path("cspans.csv")
+    res = run_client("table", "spans", log, "--csv", out)
+    expect(res.returncode == 0, "table spans exited %d: %s" % (res.returncode, res.stderr))
+    with open(out, newline="") as f:
+        rows = [r for r in csv.DictReader(f) if r["label"].startswith("creq")]
+    got = sorted((r["label"], int(r["os_thread"]), round(float(r["start_s"]) * 1e9),
+                  round((float(r["start_s"]) + float(r["duration_s"])) * 1e9), r["parent"],
+                  r["failed"] == "true") for r in rows)
+    note("%d rows of C spans; ghc-events pairs %d; %s" % (len(rows), len(want), ", ".join(
+        "%s %.1f ms" % (r["label"], 1000 * float(r["duration_s"])) for r in rows[:4])))
+    expect(len(got) == 8 and got == want, "the rows are not ghc-events' pairs: %r / %r"
+           % (got[:2], want[:2]))
+    reqs = [r for r in rows if r["label"] == "creq"]
+    expect(len({r["os_thread"] for r in reqs}) == 4 and all(r["thread"] == "" for r in rows),
+           "four OS threads, no Haskell thread: %r" % [(r["thread"], r["os_thread"]) for r in rows])
+    expect(sum(r["failed"] == "true" for r in reqs) == 2
+           and all(r["failed"] == "false" for r in rows if r["label"] != "creq"),
+           "two failed: %r" % [(r["label"], r["failed"]) for r in rows])
+    expect(all(float(r["duration_s"]) >= 0.040 for r in reqs)
+           and all(float(r["duration_s"]) >= 0.020 and r["parent"] == "creq"
+                   for r in rows if r["label"] == "creq.inner"),
+           "durations under the sleeps: %r" % [(r["label"], r["duration_s"]) for r in rows])
+    html = s.path("cspans.html")
+    res = run_client("report", log, "-o", html)
+    expect(res.returncode == 0, "report failed: %s" % res.stderr)
+    with open(html) as f:
+        m = re.search(r'<script[^>]*id="es-data"[^>]*>(.*?)</script>', f.read(), re.S)
+    # [label, count, total_s, mean_s, p50_s, p90_s, p99_s, max_s, failed, ...]
+    labels = {x[0]: x for x in json.loads(m.group(1))["spans"]["labels"]}
+    expect(labels.get("creq", [0] * 9)[1] == 4 and labels["creq"][8] == 2
+           and labels.get("creq.inner", [0] * 9)[1] == 4,
+           "the report's spans: %r" % sorted(labels.items())[:2])
+
+
 @test(timeout=240)
 def metrics_span_histograms_reach_prometheus(s):
     """`metrics` exports a histogram of each label's span durations whose

@@ -7,6 +7,7 @@ switch back on, then both again, with the GC statistics a GC's end needs)
 and by the notices in the stream; a flood of switches is rate limited and
 ends as its last frame says."""
 
+import errno
 import os
 import re
 import subprocess
@@ -405,7 +406,8 @@ def event_classes_refused_in_a_dynamic_program(s):
     switches but user events': it says no class can be switched and why,
     the C call refuses with a log line naming the classes, `control ADDR
     events` prints them as not switchable, and `events off scheduler` is
-    refused before anything is sent (exit 1); the program runs on."""
+    refused before anything is sent (exit 1); a span of C code is refused
+    too (the RTS's clock is hidden as well); the program runs on."""
     build_dynamic_probe()
     sock = s.path("dyn.sock")
     p = Program(s, "probe-dyn", unix=sock, rts=["-l"])
@@ -426,4 +428,7 @@ def event_classes_refused_in_a_dynamic_program(s):
     expect(rc == 1 and "scheduler cannot be switched in this program" in err,
            "control events off scheduler: %d %r" % (rc, err))
     expect(classes(p)[1] == DEFAULTS, "the classes changed: %s" % (classes(p),))
+    # Nor can it stamp a span of C code with the RTS's clock: refused.
+    answer = p.query("c-span-check dyn")
+    expect(answer == "ok -%d" % errno.ENOTSUP, "a span of C code: %s" % answer)
     p.finish()

@@ -3,8 +3,10 @@
  * their thread, nested, interleaved threads with one label, a thread that
  * moves between capabilities, STOPs without a START, FAIL marking the
  * innermost span of its label, a finished thread's open spans, the bound
- * on open spans, and the threads' table emptied and reused. */
+ * on open spans, and the threads' table emptied and reused; spans of C
+ * code paired in their OS thread. */
 #include "format/es_event_types.h"
+#include "format/es_notice_text.h"
 #include "spans/spans.h"
 #include "unit.h"
 
@@ -164,6 +166,62 @@ UNIT_CASE(client_spans_failed) {
 
 /* opentelemetry-haskell's binary message: "OT" 3 TYPE, serial (u64 LE),
  * then the name (begin) or a tag (key and value lengths, u32 LE). */
+/* A span notice of C code, as the library writes it. */
+static void c_msg(struct es_spans *sp, uint64_t t, uint32_t os_thread, const char *word,
+                  const char *label) {
+    char text[300];
+    es_notice_text_span(text, sizeof text, os_thread, word, label);
+    msg(sp, -1, t, text);
+}
+
+/* Spans of C code: the library's notices from the global block, paired
+ * in their OS thread (two threads, one label, nested, failed), never with
+ * a Haskell thread's spans of the same label; a notice with no thread or
+ * a stray word is nobody's span; the text reads back. */
+UNIT_CASE(client_spans_of_c_code) {
+    struct seen w = {0};
+    struct es_spans sp;
+    es_spans_init(&sp, done, &w);
+    sched(&sp, 0, 1, ES_EVENT_RUN_THREAD, 7, 0);
+    msg(&sp, 0, 5, "START req"); /* Haskell thread 7 */
+    c_msg(&sp, 10, 4242, "START", "req");
+    c_msg(&sp, 12, 4243, "START", "req");
+    c_msg(&sp, 20, 4242, "START", "db");
+    c_msg(&sp, 30, 4243, "FAIL", "req");
+    c_msg(&sp, 31, 4243, "STOP", "req");
+    c_msg(&sp, 40, 4242, "STOP", "db");
+    c_msg(&sp, 50, 4242, "STOP", "req");
+    msg(&sp, 0, 60, "STOP req");
+    ok(w.n == 4, "four spans: %zu", w.n);
+    ok(w.n == 4 && w.s[0].os_thread == 4243 && w.s[0].failed && w.s[0].start == 12 &&
+           w.s[0].end == 31 && w.s[0].thread == 0 && w.s[0].cap == -1,
+       "OS thread 4243's req: 12..31, failed, no Haskell thread, no capability");
+    ok(w.n == 4 && strcmp(w.label[1], "db") == 0 && strcmp(w.parent[1], "req") == 0 &&
+           w.s[1].os_thread == 4242 && w.s[2].os_thread == 4242 && w.s[2].start == 10 &&
+           w.s[2].end == 50 && !w.s[2].failed,
+       "OS thread 4242: db in req, req 10..50");
+    ok(w.n == 4 && w.s[3].thread == 7 && w.s[3].os_thread == 0 && w.s[3].start == 5 &&
+           w.s[3].end == 60,
+       "Haskell thread 7's req: 5..60, apart from the C spans");
+    uint32_t tid;
+    const uint8_t *words;
+    size_t n;
+    const char *odd[] = {"eventlog-socket: span in OS thread : START x",
+                         "eventlog-socket: span in OS thread 0: START x",
+                         "eventlog-socket: span in OS thread 99999999999: START x",
+                         "eventlog-socket: span in OS thread 12 START x"};
+    int read = 0;
+    for (size_t i = 0; i < sizeof odd / sizeof odd[0]; i++)
+        read += es_notice_text_span_read((const uint8_t *)odd[i], strlen(odd[i]), &tid, &words, &n);
+    ok(read == 0, "a notice with no OS thread, or a bad one, is no span (%d read)", read);
+    c_msg(&sp, 70, 9, "BEGIN", "x");
+    c_msg(&sp, 71, 9, "STOP", "x");
+    ok(w.n == 4 && sp.unmatched == 1 && sp.used == 0,
+       "a stray word begins nothing; its STOP is unmatched (%llu), nothing left open",
+       (unsigned long long)sp.unmatched);
+    es_spans_destroy(&sp);
+}
+
 static void ot(struct es_spans *sp, int cap, uint64_t t, uint8_t type, uint64_t serial,
                const char *a, const char *b) {
     uint8_t m[256] = {'O', 'T', 3, type};

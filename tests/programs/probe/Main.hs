@@ -36,6 +36,16 @@
 --   churn N            N threads at once, each yielding ten times and
 --                      ending (scheduler events); "ok" when all have ended
 --   sleepers N MS      fork N threads that sleep MS ms and end; "ok" at once
+--   c-spans N MS LABEL F  N OS threads (forkOS) each a span of C code
+--                      LABEL of MS ms (eventlog_socket_span_begin/_end),
+--                      its second half a span LABEL.inner; every F-th
+--                      ended failed (F 0: none); "ok" when all have ended
+--   c-span-flood N     N spans of C code "flood" one after the other from
+--                      this thread; "ok NS" with the wall time per span
+--                      (its begin and end) in nanoseconds
+--   c-span-check LABEL  answer "ok R" with eventlog_socket_span_begin's
+--                      result for LABEL ("-" for the empty label, "\\n"
+--                      in it a line break; a begun span is ended)
 --   quit               exit normally (so does end of input)
 --
 -- With --custom, custom commands and hooks are registered through the C API
@@ -55,7 +65,7 @@
 module Main (main) where
 
 import Commands (commandLoop, reply, replyWith)
-import Control.Concurrent (forkIO, myThreadId, threadDelay, throwTo, yield)
+import Control.Concurrent (forkIO, forkOS, myThreadId, threadDelay, throwTo, yield)
 import Control.Concurrent.MVar (newEmptyMVar, putMVar, takeMVar)
 import Control.Exception (IOException, evaluate, try)
 import Control.Monad (forM, forM_, when)
@@ -108,6 +118,57 @@ foreign import ccall unsafe "eventlog_socket_event_classes"
 
 foreign import ccall safe "eventlog_socket_switch_event_classes"
   c_switch_classes :: CUInt -> CUInt -> IO CInt
+
+foreign import ccall safe "eventlog_socket_span_begin"
+  c_span_begin :: CString -> IO CInt
+
+foreign import ccall safe "eventlog_socket_span_end"
+  c_span_end :: CString -> CBool -> IO CInt
+
+-- | A span of C code from the calling OS thread: its result, or the first
+-- call's that failed.
+cSpan :: String -> Bool -> IO a -> IO CInt
+cSpan label failed act = withCString label $ \p -> do
+  r <- c_span_begin p
+  _ <- act
+  e <- c_span_end p (if failed then 1 else 0)
+  pure (if r /= 0 then r else e)
+
+-- | N bound threads (each its own OS thread), each a span of C code of
+-- ms milliseconds with an inner one in its second half.
+cSpans :: Int -> Int -> String -> Int -> IO ()
+cSpans n ms label f = do
+  dones <- forM [1 .. n] $ \i -> do
+    done <- newEmptyMVar
+    _ <- forkOS $ do
+      let failed = f > 0 && i `mod` f == 0
+      r <- cSpan label failed $ do
+        threadDelay (ms * 500)
+        cSpan (label ++ ".inner") False (threadDelay (ms * 500))
+      putMVar done r
+    pure done
+  rs <- mapM takeMVar dones
+  when (any (/= 0) rs) $ replyWith ("error " ++ show rs)
+
+-- | n spans of C code back to back; the wall time of one, in nanoseconds.
+cSpanFlood :: Int -> IO Int
+cSpanFlood n = withCString "flood" $ \p -> do
+  t0 <- getMonotonicTime
+  forM_ [1 .. n] $ \_ -> c_span_begin p >> c_span_end p 0
+  t1 <- getMonotonicTime
+  pure (round ((t1 - t0) * 1e9 / fromIntegral (max 1 n)))
+
+-- | eventlog_socket_span_begin's result for a label; a begun span ends.
+cSpanCheck :: String -> IO CInt
+cSpanCheck word = withCString (unescape word) $ \p -> do
+  r <- c_span_begin p
+  when (r == 0) (() <$ c_span_end p 0)
+  pure r
+  where
+    unescape "-" = ""
+    unescape ('\\' : 'n' : rest) = '\n' : unescape rest
+    unescape (c : rest) = c : unescape rest
+    unescape [] = []
 
 -- | "classes R ON CAN": eventlog_socket_event_classes' result and masks.
 classes :: IO String
@@ -214,6 +275,9 @@ own cmd = case cmd of
   ["classes-switch", on, off] ->
     Just (c_switch_classes (read on) (read off) >>= \r -> answer ("ok " ++ show r))
   ["churn", n] -> Just (churn (read n) >> ok)
+  ["c-spans", n, ms, label, f] -> Just (cSpans (read n) (read ms) label (read f) >> ok)
+  ["c-span-flood", n] -> Just (cSpanFlood (read n) >>= \ns -> answer ("ok " ++ show ns))
+  ["c-span-check", word] -> Just (cSpanCheck word >>= \r -> answer ("ok " ++ show r))
   ["sleepers", n, ms] ->
     Just (forM_ [1 .. read n :: Int] (const (forkIO (threadDelay (read ms * 1000)))) >> ok)
   ["quit"] -> Just (reply >> pure False)
