@@ -76,6 +76,20 @@ for id in $ids; do
         out+="not ok $n - $doc cites $id, which no file of $dirs defines or uses (renamed? fix $doc)"$'\n'; fail=1
     fi
 done
+# The Haskell package builds the library from its own list of C files:
+# each of the library's is there, and nothing else.
+cabal=ghc-eventlog-socket.cabal
+listed=$(sed -n 's/^[[:space:]]*\(cbits\/[^[:space:]]*\.c\|rts-writer\/[^[:space:]]*\.c\)$/\1/p' "$cabal" | sort)
+for f in $( (ls cbits/*/*.c rts-writer/*.c; printf '%s\n' "$listed") | sort -u); do
+    n=$((n + 1))
+    if [ ! -f "$f" ]; then
+        out+="not ok $n - $cabal lists $f, which does not exist"$'\n'; fail=1
+    elif printf '%s\n' "$listed" | grep -qxF "$f"; then
+        out+="ok $n - $f is in $cabal's c-sources"$'\n'
+    else
+        out+="not ok $n - $f is not in $cabal's c-sources (the Haskell package would not link)"$'\n'; fail=1
+    fi
+done
 echo "1..$n"
 printf '%s' "$out"
 exit $fail
