@@ -58,6 +58,11 @@
 -- SIGTERM kills.
 -- With --busy a background thread allocates continuously, so the scheduler
 -- keeps running and heap profile samples keep coming.
+-- With --heavy-light a background thread computes without end, about three
+-- quarters of its time in `heavy` and a quarter in `light`, each a cost
+-- centre of its own (Main.heavy, Main.light: SCC pragmas, so that the probe
+-- built with -prof, BUILD/probe-prof, has user cost centres without
+-- -fprof-auto), as tests/programs/profiled does in a run that ends.
 {-# LANGUAGE ForeignFunctionInterface #-}
 {-# LANGUAGE MagicHash #-}
 {-# LANGUAGE UnboxedTuples #-}
@@ -70,6 +75,7 @@ import Control.Concurrent.MVar (newEmptyMVar, putMVar, takeMVar)
 import Control.Exception (IOException, evaluate, try)
 import Control.Monad (forM, forM_, when)
 import Data.Bits (shiftR)
+import Data.List (foldl')
 import Debug.Trace (traceEventIO, traceMarkerIO)
 import Foreign.C.String (CString, peekCString, withCString)
 import Data.Word (Word64, Word8)
@@ -252,6 +258,20 @@ work seconds mb = do
   where
     force xs = sum xs `seq` xs
 
+heavy :: Int -> Int
+heavy n = {-# SCC "heavy" #-} foldl' (\a x -> (a * 31 + x) `mod` 1000003) 7 [1 .. n]
+
+light :: Int -> Int
+light n = {-# SCC "light" #-} foldl' (\a x -> (a * 17 + x) `mod` 999983) 3 [1 .. n]
+
+-- | Rounds of 300000 steps of heavy and 100000 of light (a few ms), the
+-- work depending on the round so that none is shared between rounds.
+heavyLight :: Int -> IO ()
+heavyLight i = do
+  _ <- evaluate (heavy (300000 + i `mod` 7))
+  _ <- evaluate (light (100000 + i `mod` 7))
+  heavyLight (i + 1)
+
 busy :: Integer -> IO ()
 busy n = do
   k <- evaluate (length (show (product [1 .. 200 + n `mod` 50])))
@@ -375,6 +395,7 @@ main :: IO ()
 main = do
   args <- getArgs
   when ("--busy" `elem` args) $ () <$ forkIO (busy 0)
+  when ("--heavy-light" `elem` args) $ () <$ forkIO (heavyLight 0)
   when ("--custom" `elem` args) registerCustom
   when ("--sigterm-handler" `elem` args) $ do
     main' <- myThreadId
