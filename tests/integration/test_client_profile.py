@@ -628,19 +628,21 @@ def profile_metrics_reach_prometheus(s):
 
 @test(timeout=180)
 def profile_top_shows_where_the_time_goes(s):
-    """`top` on a profiled program run with +RTS -p: a Time line with the
-    cost centres most often running in the last 10 s; the first is the one
-    ghc-events finds most often innermost in a recording of the same run
-    (the program does one thing all along), with about its share."""
+    """`top` on the profiled probe computing in Main.heavy and Main.light
+    (--heavy-light: three to one) with +RTS -p: a Time line with the cost
+    centres most often running in the last 10 s, the first Main.heavy, the
+    one ghc-events finds most often innermost in a recording of the same
+    run, with its share of the samples not idle within 10 points (the
+    program does the same all along), and Main.light on the line too."""
     live_needs_flush()
     exe = profiled_probe(s)
-    p, connect = serve(s, "tt", ["--busy"], rts=["-p"], exe=exe)
+    p, connect = serve(s, "tt", ["--heavy-light"], rts=["-p"], exe=exe)
     rec = connect()
     t = Tmux(s, top_command(s.path("tt.sock")))
-    m = t.wait(r"^Time\s+(\S+) (\d+)%.*\(last 10 s: (\d+) samples", timeout=30,
-               what="the Time line")
+    line = r"^Time\s+(\S+) (\d+)%.*\(last 10 s: (\d+) samples"
+    m = t.wait(line, timeout=30, what="the Time line")
     time.sleep(2)
-    m = t.wait(r"^Time\s+(\S+) (\d+)%.*\(last 10 s: (\d+) samples", what="the Time line")
+    m = t.wait(line, what="the Time line")
     first, share = m.group(1), int(m.group(2))
     p.cmd("quit")
     p.finish()
@@ -649,10 +651,12 @@ def profile_top_shows_where_the_time_goes(s):
     busy = {k: v for k, v in truth.items() if k != "IDLE"}
     best = max(busy, key=busy.get)
     want = 100.0 * busy[best] / sum(busy.values())
-    note("top: %s %d%%; ghc-events over the run: %s %.0f%% of %d samples"
-         % (first, share, best, want, total))
+    note("top: %r; ghc-events over the run: %s %.0f%% of %d samples"
+         % (m.group(0), best, want, total))
+    expect(best == "Main.heavy", "ghc-events' hottest is %s, not Main.heavy: %r" % (best, truth))
     expect(first == best, "top's first cost centre is %s, ghc-events' %s" % (first, best))
-    expect(abs(share - want) <= 20, "top says %d%%, the run %.0f%%" % (share, want))
+    expect(abs(share - want) <= 10, "top says %d%%, the run %.0f%%" % (share, want))
+    expect(re.search(r"\bMain\.light \d+%", m.group(0)), "no Main.light on %r" % m.group(0))
     t.keys("q")
 
 

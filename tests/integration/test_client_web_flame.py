@@ -16,9 +16,10 @@ import time
 
 import harness
 from cdp import Browser
-from harness import Skip, expect, note, serve, test
-from test_client_profile import (check_against_prof, client_path, ghc_events_samples,
-                                 live_needs_flush, profiled_program, read_folded)
+from harness import Skip, check_stream, expect, note, serve, test
+from test_client_profile import (check_against_prof, client_path, ghc_events_innermost,
+                                 ghc_events_samples, live_needs_flush, profiled_program,
+                                 read_folded, unnamed_frames)
 from test_client_web import need_chromium, start_serve
 from test_client_web_charts import shot
 from test_control import profiled_probe
@@ -198,14 +199,19 @@ def report_without_samples_says_how(s):
 
 @test(timeout=240)
 def serve_flame_graph_live(s):
-    """serve on a profiled program run without -p: the page's Start time
-    profiling button starts it, the flame graph appears and grows while
-    the program runs, the last 10 s of samples are at most the whole
-    run's; Stop time profiling stops it (no new samples after)."""
+    """serve on a profiled program run without -p, computing in Main.heavy
+    and Main.light (the probe's --heavy-light, three to one): the page's
+    Start time profiling button starts it, the flame graph appears and
+    grows while the program runs, the last 10 s of samples are at most the
+    whole run's; Stop time profiling stops it (no new samples after). Its
+    frames are the cost centres' names, Main.heavy the widest under MAIN,
+    with its share of a recording's samples as ghc-events counts them
+    (within 2 points)."""
     need_chromium()
     live_needs_flush()
     exe = profiled_probe(s)
-    p, _ = serve(s, "flame", ["--busy"], exe=exe)
+    p, connect = serve(s, "flame", ["--heavy-light"], exe=exe)
+    rec = connect()  # the recording (it releases the program)
     srv, url = start_serve(s, s.path("flame.sock"))
     b = Browser(s, width=1280, height=1400)
     b.goto(url)
@@ -233,8 +239,21 @@ def serve_flame_graph_live(s):
     expect(after == stopped, "samples still coming after Stop: %d, then %d" % (stopped, after))
     expect(0 < recent <= after, "the last 10 s hold %d samples, the run %d" % (recent, after))
     expect(not b.errors(), "console errors: %r" % b.errors()[:5])
+    tree = tree_values(b)
     p.cmd("quit")
     p.finish()
+    check_stream(s, rec.wait_eof(), "flame")
+    total, truth = ghc_events_innermost(s.path("flame.eventlog"))
+    under = {path.split(";")[1]: n for path, n in tree.items() if path.count(";") == 1}
+    note("under MAIN: %r of %d; ghc-events: %r of %d" % (under, tree["MAIN"], truth, total))
+    unnamed = unnamed_frames([tuple(path.split(";")) for path in tree])
+    expect(not unnamed, "frames without a name: %r" % unnamed)
+    expect(max(under, key=under.get) == "Main.heavy" and under.get("Main.light", 0) > 0,
+           "Main.heavy is not the widest under MAIN, or no Main.light: %r" % under)
+    share, want = (100.0 * under["Main.heavy"] / tree["MAIN"],
+                   100.0 * truth.get("Main.heavy", 0) / total)
+    expect(abs(share - want) <= 2, "Main.heavy has %.1f %% of the graph's samples, %.1f %% of "
+           "ghc-events'" % (share, want))
     srv.signal(15)
     srv.wait(30)
 
