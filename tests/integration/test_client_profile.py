@@ -574,16 +574,21 @@ def ghc_events_innermost(path):
 
 @test(timeout=240)
 def profile_metrics_reach_prometheus(s):
-    """`metrics` exports a profiled program's samples: in all, and by
-    innermost cost centre for the --top-labels with the most, each equal
-    to ghc-events' count in a recording of the same stream; a real
-    Prometheus scrapes them and answers the fleet's query for them."""
-    live_needs_flush()
+    """`metrics --top-labels 2` on a profiled program whose samples have
+    more innermost cost centres than that (the profiled probe run
+    --heavy-light --busy: Main.heavy, Main.light, the busy thread's MAIN,
+    GC, SYSTEM): exactly two series, the two with the most samples, each
+    equal to ghc-events' count in a recording of the same stream; the rest
+    in no series (no "other": client/prom/text.c, f_costs), so that all
+    samples less the two are the left-out ones' samples. A real Prometheus
+    scrapes them and answers the fleet's queries for them. On GHC 9.0 the
+    samples come at exit, and the exporter keeps the final figures."""
+    top = 2
     exe = profiled_probe(s)
-    p, connect = serve(s, "m", ["--busy"], rts=[], exe=exe)
+    p, connect = serve(s, "m", ["--heavy-light", "--busy"], rts=[], exe=exe)
     rec = connect()  # the recording (it releases the program)
     sock = s.path("m.sock")
-    _, port = start_metrics(s, "unix:" + sock, extra=["--top-labels", "3"])
+    _, port = start_metrics(s, "unix:" + sock, extra=["--top-labels", str(top)])
     wait_for(port, "the connection", lambda sm: value(sm, "eventlog_socket_connected") == 1)
     prom = start_prometheus(s, port)
     expect(prom is not None, "prometheus is not installed")
@@ -596,34 +601,80 @@ def profile_metrics_reach_prometheus(s):
     check_stream(s, rec.wait_eof(), "m")
     total, truth = ghc_events_innermost(s.path("m.eventlog"))
     expect(total > 100, "only %d samples in the recording" % total)
+    expect(len(truth) > top, "only %d cost centres innermost, not more than the cap %d: %r"
+           % (len(truth), top, truth))
     _, sm = wait_for(port, "all %d samples" % total,
-                     lambda sm: value(sm, "ghc_time_profile_samples_total") == total, timeout=30)
+                     lambda sm: value(sm, "ghc_time_profile_samples_total") == total, timeout=60)
     exported = {dict(labels)["cost_centre"]: v for (n, labels), v in sm.items()
                 if n == "ghc_cost_centre_samples_total"}
     note("%d samples; ghc-events: %s; exported: %s" % (
-        total, sorted(truth.items(), key=lambda kv: -kv[1])[:5], exported))
-    expect(len(exported) == min(3, len(truth)), "%d series for --top-labels 3" % len(exported))
+        total, sorted(truth.items(), key=lambda kv: -kv[1]), exported))
+    expect(len(exported) == top, "%d series for --top-labels %d: %r"
+           % (len(exported), top, sorted(exported)))
     for name, v in exported.items():
         expect(truth.get(name) == v, "%s: exported %s, ghc-events counts %s"
                % (name, v, truth.get(name)))
-    rest = [v for k, v in truth.items() if k not in exported]
-    expect(not rest or min(exported.values()) >= max(rest),
-           "not the top: exported %r, a left-out one has %d" % (exported, max(rest or [0])))
+    rest = {k: v for k, v in truth.items() if k not in exported}
+    expect(min(exported.values()) >= max(rest.values()),
+           "not the top: exported %r, left out %r" % (exported, rest))
+    expect(total - sum(exported.values()) == sum(rest.values()) > 0,
+           "all samples less the exported ones: %d, the left-out ones' %d"
+           % (total - sum(exported.values()), sum(rest.values())))
+    queries = {"all": "sum(ghc_time_profile_samples_total)",
+               "series": "count(ghc_cost_centre_samples_total)",
+               "rest": "sum(ghc_time_profile_samples_total) - "
+                       "sum(ghc_cost_centre_samples_total)",
+               "top": 'topk(1, ghc_cost_centre_samples_total{cost_centre!="IDLE"})'}
     deadline = time.monotonic() + 60
     while True:
-        got = prom_query(prom, "ghc_time_profile_samples_total")
-        top = prom_query(prom, 'topk(1, ghc_cost_centre_samples_total{cost_centre!="IDLE"})')
-        if got and top and float(got[0]["value"][1]) == total:
+        got = {k: prom_query(prom, q) for k, q in queries.items()}
+        if all(got.values()) and float(got["all"][0]["value"][1]) == total:
             break
         expect(time.monotonic() < deadline,
                "Prometheus never had the %d samples: %r" % (total, got))
         time.sleep(0.5)
-    hottest = top[0]["metric"]["cost_centre"]
+    answers = {k: float(v[0]["value"][1]) for k, v in got.items()}
+    note("Prometheus: %r" % answers)
+    expect(answers["series"] == top, "Prometheus holds %g cost-centre series, the cap is %d"
+           % (answers["series"], top))
+    expect(answers["rest"] == sum(rest.values()),
+           "Prometheus: all samples less the series' %g, ghc-events' left-out ones %d"
+           % (answers["rest"], sum(rest.values())))
+    hottest = got["top"][0]["metric"]["cost_centre"]
     best = max((v, k) for k, v in truth.items() if k != "IDLE")[1]
     expect(truth[hottest] == truth[best], "Prometheus's hottest is %s (%d), ghc-events' %s (%d)"
            % (hottest, truth[hottest], best, truth[best]))
     text = scrape(port)
     expect("# TYPE ghc_cost_centre_samples_total counter" in text, "no TYPE line")
+
+
+@test(timeout=180)
+def metrics_without_samples_export_no_cost_centres(s):
+    """`metrics` on two programs that stream no cost-centre sample, the
+    probe built without profiling and the profiled probe not profiling (its
+    cost centres defined, none sampled): their final figures are exported,
+    but no series of the time profile, nor its HELP or TYPE lines."""
+    exe = profiled_probe(s)
+    plain, _ = serve(s, "plain", ["--busy"])
+    prof, _ = serve(s, "prof", ["--heavy-light"], exe=exe)
+    srcs = {"plain": "unix:" + s.path("plain.sock"), "prof": "unix:" + s.path("prof.sock")}
+    _, port = start_metrics(s, *srcs.values())
+    for name, src in srcs.items():
+        wait_for(port, "the connection to " + name,
+                 lambda sm: value(sm, "eventlog_socket_connected", source=src) == 1)
+    time.sleep(2)
+    for p in (plain, prof):
+        p.cmd("quit")
+        p.finish()
+    for name, src in srcs.items():
+        text, _ = wait_for(port, "the final figures of " + name,
+                           lambda sm: value(sm, "eventlog_socket_connected", source=src) == 0
+                           and value(sm, "ghc_allocated_bytes_total", source=src) is not None)
+    profile = [line for line in text.splitlines()
+               if "ghc_time_profile_samples_total" in line
+               or "ghc_cost_centre_samples_total" in line]
+    note("%d lines exported, %d of the time profile" % (len(text.splitlines()), len(profile)))
+    expect(not profile, "the time profile of programs without samples: %r" % profile[:4])
 
 
 @test(timeout=180)
