@@ -335,8 +335,8 @@ def profile_speedscope_shows_it(s):
     from npm, served locally to headless Chromium): it opens on the
     capability that did the work, and its Sandwich view gives each cost
     centre the time `table profile` counts on that capability, a tick
-    each. Screenshots of the time order and the sandwich stay in the test's
-    directory."""
+    each. Screenshots of the time order and the sandwich go to
+    BUILD/speedscope-time-order.png and BUILD/speedscope-sandwich.png."""
     viewer = speedscope_dir()
     log, _ = run_with_rts_files(s, ["-p", "-l", "-N2"], threaded=True)
     web = s.path("web")
@@ -363,9 +363,9 @@ def profile_speedscope_shows_it(s):
     expect(shown.startswith("capability %d " % busiest),
            "speedscope opened on %r, the busiest is capability %d" % (shown, busiest))
     time.sleep(1)
-    b.screenshot(s.path("speedscope-time-order.png"))
+    b.screenshot(os.path.join(harness.BUILD, "speedscope-time-order.png"))
     rows = sandwich_rows(b)
-    b.screenshot(s.path("speedscope-sandwich.png"))
+    b.screenshot(os.path.join(harness.BUILD, "speedscope-sandwich.png"))
     expect(not b.errors(), "speedscope's errors: %r" % b.errors())
     want = per_cap[busiest]
     note("Sandwich: %r" % rows)
