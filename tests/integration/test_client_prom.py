@@ -254,10 +254,13 @@ def metrics_restart_and_heap(s):
         p.wait_socket(sock)
         rec = s.path("run%d.eventlog" % run)
         recorder = Cmd(s, ["record", src, "-o", rec])
-        p.proc.stdin.write(b"sleep 4\n")
+        # 7 s: time for the exporter to find the new run (it retries with
+        # a backoff) and scrape a census of it, at load 17 too (3.5 s were
+        # not enough there).
+        p.proc.stdin.write(b"sleep 7\n")
         p.proc.stdin.flush()
         seen, last_text = None, ""
-        deadline = time.monotonic() + 3.5
+        deadline = time.monotonic() + 6.5
         while ghc_version() >= (9, 2) and seen is None and time.monotonic() < deadline:
             last_text = scrape(port)
             census, other = census_of(samples(last_text), p.proc.pid)
