@@ -4,8 +4,23 @@
 #include <assert.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+/* Stores that bypass the cache: x86-64's, outside the sanitizers' builds
+ * (which check a copy as one range when it is memcpy's). */
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
+#define ES_POOL_SANITIZED 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#define ES_POOL_SANITIZED 1
+#endif
+#if defined(__x86_64__) && defined(__SSE2__) && !defined(ES_POOL_SANITIZED)
+#define ES_POOL_STREAM 1
+#include <emmintrin.h>
+#endif
 
 /* Recently freed large buffers, shared by the RTS threads that allocate
  * chunks and the loop thread that frees them, in `free` through their
@@ -184,6 +199,37 @@ struct es_chunk *es_pool_chunk_new(const void *data, size_t len) {
     return c != NULL ? es_pool_chunk_fill(c, data, len) : NULL;
 }
 
+/* A large chunk's bytes copied in with stores that bypass the cache, where
+ * the machine has them: the buffer was most likely freed by the loop
+ * thread just after another core read it, and plain stores would first
+ * fetch each of its lines back from that core (several times the copy
+ * itself, BENCHMARKS.md section 1). The walker reads the bytes next, on its
+ * own core, from memory either way. The fence orders these stores before
+ * the chunk is handed over (es_inbox's lock). */
+static void copy_in(uint8_t *dst, const uint8_t *src, size_t len) {
+#ifdef ES_POOL_STREAM
+    if (len >= ES_POOL_MIN) {
+        size_t head = (16 - ((uintptr_t)dst & 15)) & 15;
+        memcpy(dst, src, head);
+        size_t i = head;
+        for (; i + 64 <= len; i += 64) {
+            __m128i a = _mm_loadu_si128((const __m128i *)(src + i));
+            __m128i b = _mm_loadu_si128((const __m128i *)(src + i + 16));
+            __m128i c = _mm_loadu_si128((const __m128i *)(src + i + 32));
+            __m128i d = _mm_loadu_si128((const __m128i *)(src + i + 48));
+            _mm_stream_si128((__m128i *)(dst + i), a);
+            _mm_stream_si128((__m128i *)(dst + i + 16), b);
+            _mm_stream_si128((__m128i *)(dst + i + 32), c);
+            _mm_stream_si128((__m128i *)(dst + i + 48), d);
+        }
+        memcpy(dst + i, src + i, len - i);
+        _mm_sfence();
+        return;
+    }
+#endif
+    memcpy(dst, src, len);
+}
+
 struct es_chunk *es_pool_chunk_fill(struct es_chunk *c, const void *data, size_t len) {
     assert(!es_queue_linked(&c->link) && len <= c->cap);
     c->refs = 1;
@@ -197,7 +243,7 @@ struct es_chunk *es_pool_chunk_fill(struct es_chunk *c, const void *data, size_t
     c->gap_oom_chunks = c->gap_oom_bytes = 0;
     c->len = len;
     if (data != NULL && len > 0)
-        memcpy(c->data, data, len);
+        copy_in(c->data, data, len);
     return c;
 }
 
