@@ -203,7 +203,7 @@ struct es_chunk *es_pool_chunk_new(const void *data, size_t len) {
  * the machine has them: the buffer was most likely freed by the loop
  * thread just after another core read it, and plain stores would first
  * fetch each of its lines back from that core (several times the copy
- * itself, BENCHMARKS.md section 1). The walker reads the bytes next, on its
+ * itself, BENCHMARKS.md section 2). The walker reads the bytes next, on its
  * own core, from memory either way. The fence orders these stores before
  * the chunk is handed over (es_inbox's lock). */
 static void copy_in(uint8_t *dst, const uint8_t *src, size_t len) {
