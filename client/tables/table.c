@@ -14,9 +14,7 @@
 #include "subcommands.h"
 #include "rows.h"
 
-#include "format/es_notice_text.h"
 #include "format/es_payload.h"
-#include "format/es_utf8.h"
 #include "csv.h"
 #include "source/outfile.h"
 
@@ -29,16 +27,15 @@ struct table {
     struct es_session ses;
     struct es_rows rows;
     /* Every event of a census; the library's notices alone for the other
-     * kinds (the event classes switched off, said at the end). */
+     * kinds (a cut notice, the event classes switched off: said at the
+     * end). */
     struct es_model *model;
     const char *out_path;
     FILE *out;
     uint16_t block_cap;  /* capability of the current block, ES_GLOBAL_CAP: none */
     uint64_t block_left; /* its bytes not yet read */
-    bool cut;            /* the cut notice `record` ends a cut recording with */
-    char cut_why[240];
-    int kind;        /* enum es_rows_kind */
-    bool out_failed; /* the output could not be opened at the header */
+    int kind;            /* enum es_rows_kind */
+    bool out_failed;     /* the output could not be opened at the header */
     bool stopped;
     int status;
 };
@@ -157,16 +154,6 @@ static int event_cap(struct table *t, const struct es_event *ev) {
     return t->block_cap == ES_GLOBAL_CAP ? ES_ROWS_NO_CAP : t->block_cap;
 }
 
-/* "eventlog-socket: recording cut: WHY" (es_notice_text.h). */
-static void cut_notice(struct table *t, const struct es_event *ev) {
-    struct es_notice_read n;
-    es_notice_text_parse(ev->payload, ev->payload_len, &n);
-    if (n.kind != ES_NOTICE_CUT)
-        return;
-    t->cut = true;
-    es_utf8_copy(t->cut_why, sizeof t->cut_why, (const uint8_t *)n.why, strlen(n.why));
-}
-
 static void on_event(struct es_conn *c, const struct es_event *ev, uint64_t offset, void *ctx) {
     (void)c;
     (void)offset;
@@ -174,8 +161,6 @@ static void on_event(struct es_conn *c, const struct es_event *ev, uint64_t offs
     if (t->out == NULL)
         return;
     int cap = event_cap(t, ev);
-    if (ev->type == ES_EVENT_USER_MSG)
-        cut_notice(t, ev);
     if (t->kind == ES_ROWS_CENSUS) {
         uint64_t before = t->model->censuses;
         es_model_event(t->model, ev);
@@ -205,7 +190,7 @@ static void on_end(struct es_conn *c, enum es_conn_end how, void *ctx) {
         es_model_end(t->model);
     /* A recording whose end marker record added after a cut
      * (client/source/blocks.h) says so in its cut notice. */
-    const char *cut = how == ES_CONN_COMPLETE && t->cut ? t->cut_why : NULL;
+    const char *cut = how == ES_CONN_COMPLETE && t->model->cut ? t->model->cut_why : NULL;
     int status = es_conn_end_words(c, how, cut, why, sizeof why);
     stop(t, status, why);
 }

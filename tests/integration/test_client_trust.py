@@ -425,7 +425,7 @@ def serve_owner_never_locked_out(s):
 @test
 def killed_program_recording_says_cut_everywhere(s):
     """A program SIGKILLed mid-stream: record ends the file with its own end
-    marker after a cut notice, so that heap (exit 1, "cut") and report
+    marker after a cut notice, so that heap and table (exit 1, "cut") and report
     ("the eventlog was cut", and the page says so) tell it from a program
     that exited."""
     sock = s.path("kill.sock")
@@ -448,6 +448,10 @@ def killed_program_recording_says_cut_everywhere(s):
     rc, _, herr = Cmd(s, ["heap", out, "--csv", s.path("killed.csv")]).wait(60)
     expect(rc == 1 and "cut" in herr and "end marker arrived" not in herr,
            "heap of the killed recording: exit %d, %r" % (rc, herr))
+    for kind in ("markers", "census"):
+        rc, _, terr = Cmd(s, ["table", kind, out, "--csv", s.path(kind + ".csv")]).wait(60)
+        expect(rc == 1 and "cut" in terr and "end marker arrived" not in terr,
+               "table %s of the killed recording: exit %d, %r" % (kind, rc, terr))
     html = s.path("killed.html")
     rc, _, err = Cmd(s, ["report", out, "-o", html]).wait(60)
     expect(rc == 0 and "(the eventlog was cut)" in err, "report: exit %d, %r" % (rc, err))
