@@ -203,11 +203,11 @@ SLOWSEND := $(BUILD)/slowsend.so
 # The eventlog-socket command (client/): C on libuv and the library's own
 # stream reader. CLIENT_LIB_SRC is what unit tests and fuzz targets link.
 CLIENT := $(BUILD)/eventlog-socket
-CLIENT_DIRS := source model http web prom top tables flight profile spans
+CLIENT_DIRS := source model http web prom top tables flight control profile spans
 CLIENT_SRC := $(wildcard client/*.c $(CLIENT_DIRS:%=client/%/*.c))
 CLIENT_H := $(wildcard client/*.h $(CLIENT_DIRS:%=client/%/*.h))
-# client/flight/'s parts but its subcommand (watch.c, which needs opts.c).
-CLIENT_LIB_SRC := $(wildcard client/source/*.c) $(filter-out client/flight/watch.c,$(wildcard client/flight/*.c)) \
+# client/flight/'s parts but its subcommands (watch.c and record.c, which need opts.c).
+CLIENT_LIB_SRC := $(wildcard client/source/*.c) $(filter-out client/flight/watch.c client/flight/record.c,$(wildcard client/flight/*.c)) \
                   client/tables/csv.c client/tables/rows.c client/prom/scan.c client/profile/prof.c \
                   client/profile/write.c client/http/buf.c client/spans/spans.c
 # The manual pages, from docs/man/*.scd.
@@ -219,9 +219,20 @@ MODEL_SRC := $(wildcard client/model/*.c) client/spans/spans.c
 MODEL_H := $(wildcard client/model/*.h)
 CLIENT_CBITS := $(FORMAT_SRC) $(wildcard cbits/base/*.c)
 
-UNIT_SRC := $(wildcard tests/unit/test_*.c)
-UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/unit/%)
-UNIT_ASAN_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/unit-asan/%)
+# The unit tests: the library's (tests/unit/library/) and the command's
+# (tests/unit/client/; its model's, test_model*, link the model alone).
+# Their names are unique across both folders: one flat build/unit/.
+UNIT_LIBRARY_SRC := $(wildcard tests/unit/library/test_*.c)
+UNIT_CLIENT_SRC := $(wildcard tests/unit/client/test_*.c)
+LIBRARY_UNITS := $(notdir $(UNIT_LIBRARY_SRC:.c=))
+MODEL_UNITS := $(notdir $(basename $(wildcard tests/unit/client/test_model*.c)))
+CLIENT_UNITS := $(filter-out $(MODEL_UNITS),$(notdir $(UNIT_CLIENT_SRC:.c=)))
+UNIT_NAMES := $(LIBRARY_UNITS) $(MODEL_UNITS) $(CLIENT_UNITS)
+ifneq ($(words $(UNIT_NAMES)),$(words $(sort $(UNIT_NAMES))))
+$(error two unit tests share a name across tests/unit/library and tests/unit/client)
+endif
+UNIT_BIN := $(UNIT_NAMES:%=$(BUILD)/unit/%)
+UNIT_ASAN_BIN := $(UNIT_NAMES:%=$(BUILD)/unit-asan/%)
 SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 # Fuzz targets: built with a replay main for make check (ASan/UBSan, run
 # like the unit tests), and with libFuzzer for make fuzz.
@@ -526,45 +537,44 @@ $(UNIT_RUNNER_plain) $(UNIT_RUNNER_asan) $(UNIT_RUNNER_tsan): $(BUILD)/unit-runn
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(FLAVOUR_CFLAGS_$*) -c $< -o $@
 
-$(BUILD)/unit/%: tests/unit/%.c tests/unit/unit.h tests/unit/control_ref.h tests/unit/server_util.h $(CBITS_H) \
+LIBRARY_UNIT_H := tests/unit/unit.h tests/unit/library/control_ref.h tests/unit/library/server_util.h
+$(LIBRARY_UNITS:%=$(BUILD)/unit/%): $(BUILD)/unit/%: tests/unit/library/%.c $(LIBRARY_UNIT_H) $(CBITS_H) \
                  $(UNIT_RUNNER_plain) $(CBITS_LIB_plain)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(FLAVOUR_CFLAGS_plain) -Iinclude -Icbits $(UV_CFLAGS) -o $@ $< \
 	    $(UNIT_RUNNER_plain) $(CBITS_LIB_plain) $(UV_LIBS)
 
-$(BUILD)/unit-asan/%: tests/unit/%.c tests/unit/unit.h tests/unit/control_ref.h tests/unit/server_util.h $(CBITS_H) \
-                      $(UNIT_RUNNER_asan) $(CBITS_LIB_asan)
+$(LIBRARY_UNITS:%=$(BUILD)/unit-asan/%): $(BUILD)/unit-asan/%: tests/unit/library/%.c $(LIBRARY_UNIT_H) \
+                      $(CBITS_H) $(UNIT_RUNNER_asan) $(CBITS_LIB_asan)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(SAN_FLAGS) -Iinclude -Icbits $(UV_CFLAGS) -o $@ $< \
 	    $(UNIT_RUNNER_asan) $(CBITS_LIB_asan) $(UV_LIBS)
 
 # The client's model (MODEL_SRC) is pure C like cbits/: unit-tested the
 # same way, linked with its sources.
-MODEL_UNITS := test_model test_model_census test_model_costs test_model_sparks test_model_threads test_model_pauses \
-               test_model_text
 $(MODEL_UNITS:%=$(BUILD)/unit/%): \
-$(BUILD)/unit/%: tests/unit/%.c tests/unit/unit.h tests/unit/model_events.h $(MODEL_H) \
+$(BUILD)/unit/%: tests/unit/client/%.c tests/unit/unit.h tests/unit/client/model_events.h $(MODEL_H) \
                  $(UNIT_RUNNER_plain) $(MODEL_LIB_plain) $(CBITS_LIB_plain)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(FLAVOUR_CFLAGS_plain) -Iinclude -Icbits -Iclient -o $@ $< \
 	    $(UNIT_RUNNER_plain) $(MODEL_LIB_plain) $(CBITS_LIB_plain) -lm
 
-$(MODEL_UNITS:%=$(BUILD)/unit-asan/%): $(BUILD)/unit-asan/%: tests/unit/%.c tests/unit/unit.h \
-                                  tests/unit/model_events.h $(MODEL_H) $(UNIT_RUNNER_asan) \
+$(MODEL_UNITS:%=$(BUILD)/unit-asan/%): $(BUILD)/unit-asan/%: tests/unit/client/%.c tests/unit/unit.h \
+                                  tests/unit/client/model_events.h $(MODEL_H) $(UNIT_RUNNER_asan) \
                                   $(MODEL_LIB_asan) $(CBITS_LIB_asan)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(SAN_FLAGS) -Iinclude -Icbits -Iclient -o $@ $< $(UNIT_RUNNER_asan) \
 	    $(MODEL_LIB_asan) $(CBITS_LIB_asan) -lm
 
-# Unit tests of the command's parts (tests/unit/test_client_*.c) link them too.
-$(BUILD)/unit/test_client_%: tests/unit/test_client_%.c tests/unit/unit.h \
+# The other unit tests of the command's parts (tests/unit/client/) link them too.
+$(CLIENT_UNITS:%=$(BUILD)/unit/%): $(BUILD)/unit/%: tests/unit/client/%.c tests/unit/unit.h \
                              $(CLIENT_H) $(UNIT_RUNNER_plain) $(CLIENT_PARTS_LIB_plain) $(CBITS_LIB_plain)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(FLAVOUR_CFLAGS_plain) -Iinclude -Icbits -Iclient $(UV_CFLAGS) \
 	    -o $@ $< $(UNIT_RUNNER_plain) $(CLIENT_PARTS_LIB_plain) $(CBITS_LIB_plain) $(UV_LIBS) \
 	    $(ZLIB_LIBS)
 
-$(BUILD)/unit-asan/test_client_%: tests/unit/test_client_%.c tests/unit/unit.h \
+$(CLIENT_UNITS:%=$(BUILD)/unit-asan/%): $(BUILD)/unit-asan/%: tests/unit/client/%.c tests/unit/unit.h \
                                   $(CLIENT_H) $(UNIT_RUNNER_asan) $(CLIENT_PARTS_LIB_asan) $(CBITS_LIB_asan)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(SAN_FLAGS) -Iinclude -Icbits -Iclient $(UV_CFLAGS) -o $@ $< \
@@ -598,13 +608,13 @@ $(BUILD)/fuzz/fuzz_model: tests/fuzz/fuzz_model.c tests/fuzz/fuzz_check.h $(MODE
 	    -fno-sanitize-recover=all -Iinclude -Icbits -Iclient $(UV_CFLAGS) -o $@ $< $(MODEL_SRC) \
 	    $(CLIENT_CBITS) $(UV_LIBS) -lm
 
-$(BUILD)/unit-asan/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_check.h tests/unit/control_ref.h \
+$(BUILD)/unit-asan/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_check.h tests/unit/library/control_ref.h \
                            tests/fuzz/replay.c $(CBITS_LIB_asan)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(SAN_FLAGS) -Iinclude -Icbits $(UV_CFLAGS) -o $@ $< \
 	    tests/fuzz/replay.c $(CBITS_LIB_asan) $(UV_LIBS)
 
-$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_check.h tests/unit/control_ref.h $(CBITS_SRC)
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_check.h tests/unit/library/control_ref.h $(CBITS_SRC)
 	@mkdir -p $(dir $@)
 	clang $(WARN) -D_DEFAULT_SOURCE -O1 -g -fsanitize=fuzzer,address,undefined \
 	    -fno-sanitize-recover=all -Iinclude -Icbits $(UV_CFLAGS) -o $@ $< $(CBITS_NO_INSTANCE) $(UV_LIBS)
@@ -613,7 +623,7 @@ $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_check.h tests/unit/con
 fuzz: $(FUZZ_BIN) $(FUZZ_REPLAY_BIN)
 	@scripts/fuzz.sh $(BUILD) $(FUZZ_SECONDS)
 
-$(BUILD)/unit-tsan/%: tests/unit/%.c tests/unit/unit.h tests/unit/server_util.h $(UNIT_RUNNER_tsan) \
+$(BUILD)/unit-tsan/%: tests/unit/library/%.c tests/unit/unit.h tests/unit/library/server_util.h $(UNIT_RUNNER_tsan) \
                       $(CBITS_LIB_tsan)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE $(FLAVOUR_CFLAGS_tsan) -Iinclude -Icbits $(UV_CFLAGS) -o $@ $< \

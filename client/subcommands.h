@@ -8,8 +8,8 @@
 #ifndef ES_SUBCOMMANDS_H
 #define ES_SUBCOMMANDS_H
 
-int es_record_main(int argc, char **argv);  /* client/record.c */
-int es_control_main(int argc, char **argv); /* client/control.c */
+int es_record_main(int argc, char **argv);  /* client/flight/record.c */
+int es_control_main(int argc, char **argv); /* client/control/control.c */
 int es_heap_main(int argc, char **argv);    /* client/tables/heap.c */
 int es_top_main(int argc, char **argv);     /* client/top/top.c */
 int es_serve_main(int argc, char **argv);   /* client/web/serve.c */

@@ -13,7 +13,7 @@ reader). TAP:
 - docs/configuration.md's table lists exactly the GHC_EVENTLOG_* variables
   cbits/base/es_config.c reads, each with the default that eventlog-socket(7)
   (docs/man/eventlog-socket.7.scd, itself held to the code by
-  tests/unit/test_config_manual.c) gives.
+  tests/unit/library/test_config_manual.c) gives.
 
 Usage: tests/check-docs.py [REPO]"""
 

@@ -57,10 +57,9 @@ LEVELS = [
     ("client/top/", 24),
     ("client/prom/", 24),
     ("client/flight/", 24),
+    ("client/control/", 24),
     ("client/web/", 25),
-    ("client/main", 26, "client/ (the dispatch, record, control)"),
-    ("client/record", 26, "client/ (the dispatch, record, control)"),
-    ("client/control", 26, "client/ (the dispatch, record, control)"),
+    ("client/main", 26, "client/ (the dispatch)"),
 ]
 # The library may not use the command; the command uses only the
 # library's format and base (what the Makefile links it with).

@@ -140,7 +140,9 @@ def resolves(name, where, files, bases, suffixes):
                 return True
             continue
         folder = os.path.dirname(where)
-        for base in ("", folder, "cbits", "client", "tests", "tests/unit", "tests/integration"):
+        for base in ("", folder, "cbits", "client", "tests", "tests/unit", "tests/unit/library",
+                     "tests/unit/client", "tests/integration", "tests/integration/library",
+                     "tests/integration/client"):
             if os.path.normpath(os.path.join(base, n)) in files:
                 return True
         if n in suffixes:

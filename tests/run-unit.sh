@@ -44,7 +44,8 @@ bins=()
 for t in "$build"/unit/test_* "$build"/unit-asan/test_* "$build"/unit-tsan/test_* \
     "$build"/unit-asan/fuzz_*; do
     name=${t##*/}
-    [ -x "$t" ] && { [ -f "tests/unit/$name.c" ] || [ -f "tests/fuzz/$name.c" ]; } && bins+=("$t")
+    [ -x "$t" ] && { [ -f "tests/unit/library/$name.c" ] || [ -f "tests/unit/client/$name.c" ] ||
+        [ -f "tests/fuzz/$name.c" ]; } && bins+=("$t")
 done
 
 if [ ${#bins[@]} -eq 0 ]; then

@@ -2,7 +2,7 @@
 """A detached tmux session on a private server (-L) running one command in
 a terminal of a given size: read its screen (capture-pane), press keys
 (send-keys), find the command's pid, and kill the server and its socket
-file. Used by the `top` tests (tests/integration/test_client_top.py) and
+file. Used by the `top` tests (tests/integration/client/test_top.py) and
 its benchmark (bench/bench_top.py)."""
 
 import os

@@ -2,14 +2,14 @@
 /* libFuzzer target: the bytes a client writes, fed to the control-frame
  * parser in pieces as the socket delivers them, checked against the
  * reference reading of protocol.md's rules for both framings (GCTL and
- * upstream) over the whole input (tests/unit/control_ref.h): the pieces
+ * upstream) over the whole input (tests/unit/library/control_ref.h): the pieces
  * must not change which commands are found, nor how many frames are
  * ignored. The settings parsers get the same bytes as a string, since they
  * read what a user typed.
  *
  * Input: one byte that says where to cut the rest into pieces, then the
  * bytes. Build and run with `make fuzz`. */
-#include "../unit/control_ref.h"
+#include "../unit/library/control_ref.h"
 #include "base/es_config.h"
 #include "format/es_control.h"
 #include "fuzz_check.h"

@@ -4,7 +4,7 @@ and helpers that start the real programs (fibber-c-main, probe), connect
 real clients, and judge what they received with the ghc-events-based
 checker.
 
-A test module (tests/integration/test_*.py, imported by run.py) is written
+A test module (tests/integration/library/ or client/test_*.py, imported by run.py) is written
 
     from harness import test, Program, Client, Scope, expect, note, Skip, check_stream
 

@@ -6,12 +6,14 @@ is judged by the ghc-events-based checker.
 
     python3 tests/integration/run.py [--build DIR] [-j N] [--list] [TEST...]
 
-The tests live in tests/integration/test_*.py (one module per concern), the
-helpers they share in harness.py. Each test runs in its own process with a
-timeout; -j N runs N of them at a time (tests marked @test(serial=True) run
-alone, before the others); --skip-ghc-free skips those that start no
-program built with GHC (@test(ghc_free=True)): the chroots' runs, whose
-GHC they do not use. The output is TAP in registration order whatever -j is, ending with
+The tests live in tests/integration/library/test_*.py (the library in
+real programs) and tests/integration/client/test_*.py (the command), one
+module per concern; the helpers they share beside this file (harness.py).
+Each test runs in its own process with a timeout; -j N runs N of them at
+a time (tests marked @test(serial=True) run alone, before the others);
+--skip-ghc-free skips those that start no program built with GHC
+(@test(ghc_free=True)): the chroots' runs, whose GHC they do not use. The
+output is TAP in registration order whatever -j is, ending with
 "integration: N passed, N failed, N skipped"."""
 
 import argparse
@@ -25,16 +27,24 @@ import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
+# The tests of each part, in a folder of their own; their module names are
+# unique across the folders (one test module may import another's helpers).
+PARTS = ("library", "client")
+sys.path[0:0] = [HERE] + [os.path.join(HERE, part) for part in PARTS]
 import harness  # noqa: E402
 
 TIMEOUT = 120  # seconds per test
 
 
 def load_tests():
-    """Import every test module, in file name order; return the registry."""
-    for path in sorted(glob.glob(os.path.join(HERE, "test_*.py"))):
-        importlib.import_module(os.path.basename(path)[:-3])
+    """Import every test module, part by part, in file name order; return
+    the registry."""
+    names = [os.path.basename(path)[:-3]
+             for part in PARTS for path in sorted(glob.glob(os.path.join(HERE, part, "test_*.py")))]
+    if len(set(names)) != len(names):
+        sys.exit("two test modules share a name across %s: rename one" % ", ".join(PARTS))
+    for name in names:
+        importlib.import_module(name)
     return harness.TESTS
 
 

@@ -1,5 +1,5 @@
 -- SPDX-License-Identifier: BSD-3-Clause
--- The heap-modes test program (tests/integration/test_client_heapmodes.py):
+-- The heap-modes test program (tests/integration/client/test_heapmodes.py):
 -- a profiled program whose heap holds closures of several constructors,
 -- types, modules and cost-centre stacks for a second or so, so that each
 -- heap profile mode (-hc -hm -hd -hy -hi -hT) has several labels.

@@ -1,7 +1,7 @@
 -- SPDX-License-Identifier: BSD-3-Clause
 -- | threads: a Haskell program whose threads do known things, for the
 -- threads views of eventlog-socket's command (tests/integration/
--- test_client_threads.py). Base only. It labels itself "main" and forks
+-- client/test_threads.py). Base only. It labels itself "main" and forks
 -- four labelled threads:
 --
 --   light    one unit of work, then finishes
