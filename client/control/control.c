@@ -473,8 +473,9 @@ static void on_end(struct es_conn *c, enum es_conn_end how, void *ctx) {
     finish(k, 1);
 }
 
-static void on_signal(void *ctx, int signum) {
+static void on_signal(void *ctx, int signum, const char *why) {
     (void)signum;
+    (void)why;
     struct control *k = ctx;
     fprintf(stderr, "eventlog-socket: %s: %s: interrupted\n", k->ses.conn->name, k->word);
     finish(k, 1);
@@ -560,17 +561,13 @@ int es_control_main(int argc, char **argv) {
                                    .on_end = on_end,
                                    .on_sent = on_sent,
                                    .ctx = k};
-    if (es_session_open(&k->ses, addr, &cb) != 0) {
-        fprintf(stderr, "eventlog-socket: %s: %s\n", k->ses.conn->name, k->ses.conn->error);
+    /* SIGTERM ends the command as it ends any program. */
+    if (es_session_start(&k->ses, NULL, addr, &cb, false, on_signal) != 0)
         return 2;
-    }
     uv_timer_init(k->ses.loop, &k->timer);
     k->timer.data = k;
     uv_timer_init(k->ses.loop, &k->grace);
     k->grace.data = k;
-    /* SIGTERM ends the command as it ends any program. */
-    es_session_signals(&k->ses, false, on_signal, k);
-    uv_run(k->ses.loop, UV_RUN_DEFAULT);
-    es_session_finish(&k->ses);
+    es_session_run(&k->ses);
     return k->status;
 }

@@ -348,9 +348,10 @@ static void on_end(struct es_conn *c, enum es_conn_end how, void *ctx) {
     }
 }
 
-static void on_signal(void *ctx, int signum) {
-    struct record *r = ctx;
-    stop(r, 1, signum == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)");
+/* The gaps are said once, after the verdict (stop): the signal alone here. */
+static void on_signal(void *ctx, int signum, const char *why) {
+    (void)why;
+    stop(ctx, 1, signum == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)");
 }
 
 static void on_duration(uv_timer_t *t) {
@@ -428,11 +429,8 @@ int es_record_main(int argc, char **argv) {
                                    .on_bytes = on_bytes,
                                    .on_end = on_end,
                                    .ctx = r};
-    if (es_session_open(&r->ses, addr, &cb) != 0) {
-        fprintf(stderr, "eventlog-socket: %s: %s\n", r->ses.conn->name, r->ses.conn->error);
+    if (es_session_start(&r->ses, NULL, addr, &cb, true, on_signal) != 0)
         return 2;
-    }
-    es_session_signals(&r->ses, true, on_signal, r);
     uv_loop_t *loop = r->ses.loop;
     uv_timer_init(loop, &r->duration_timer);
     uv_timer_init(loop, &r->progress_timer);
@@ -444,8 +442,7 @@ int es_record_main(int argc, char **argv) {
     r->progress = isatty(2);
     if (r->progress)
         uv_timer_start(&r->progress_timer, on_progress, 250, 250);
-    uv_run(loop, UV_RUN_DEFAULT);
-    es_session_finish(&r->ses);
+    es_session_run(&r->ses);
     es_blocks_destroy(&r->blocks);
     return r->status;
 }

@@ -231,7 +231,8 @@ static void on_end(struct es_conn *c, enum es_conn_end how, void *ctx) {
         stop(w, 2, c->error);
 }
 
-static void on_signal(void *ctx, int signum) {
+static void on_signal(void *ctx, int signum, const char *why) {
+    (void)why; /* each file says its own gaps; the summary, the signal alone */
     stop(ctx, 1, signum == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)");
 }
 
@@ -303,16 +304,13 @@ int es_watch_main(int argc, char **argv) {
                                    .want = w->want,
                                    .on_skip = on_skip,
                                    .ctx = w};
-    if (es_session_open(&w->ses, addr, &cb) != 0) {
-        fprintf(stderr, "eventlog-socket: %s: %s\n", w->ses.conn->name, w->ses.conn->error);
+    if (es_session_start(&w->ses, NULL, addr, &cb, true, on_signal) != 0) {
         es_triggers_free(&w->ts);
         return 2;
     }
-    es_session_signals(&w->ses, true, on_signal, w);
     uv_timer_init(w->ses.loop, &w->after_timer);
     w->after_timer.data = w;
-    uv_run(w->ses.loop, UV_RUN_DEFAULT);
-    es_session_finish(&w->ses);
+    es_session_run(&w->ses);
     es_ring_destroy(&w->ring);
     es_triggers_free(&w->ts);
     return w->status;

@@ -23,7 +23,9 @@ int es_session_open(struct es_session *s, const char *source, const struct es_co
 
 static void on_signal(uv_signal_t *sig, int signum) {
     struct es_session *s = sig->data;
-    s->on_signal(s->signal_ctx, signum);
+    char why[300];
+    es_conn_signal_words(&s->conn->info, signum, why, sizeof why);
+    s->on_signal(s->signal_ctx, signum, why);
 }
 
 void es_session_signals(struct es_session *s, bool term, es_session_signal_fn *fn, void *ctx) {
@@ -39,6 +41,24 @@ void es_session_signals(struct es_session *s, bool term, es_session_signal_fn *f
         s->sigterm_init = true;
         uv_signal_start(&s->sigterm, on_signal, SIGTERM);
     }
+}
+
+int es_session_start(struct es_session *s, const char *cmd, const char *source,
+                     const struct es_conn_callbacks *cb, bool term, es_session_signal_fn *fn) {
+    if (es_session_open(s, source, cb) != 0) {
+        fprintf(stderr, "eventlog-socket%s%s: %s: %s\n", cmd ? " " : "", cmd ? cmd : "",
+                s->conn->name, s->conn->error);
+        es_session_finish(s);
+        return 2;
+    }
+    if (fn != NULL)
+        es_session_signals(s, term, fn, cb->ctx);
+    return 0;
+}
+
+void es_session_run(struct es_session *s) {
+    uv_run(s->loop, UV_RUN_DEFAULT);
+    es_session_finish(s);
 }
 
 static void on_reconnect(uv_timer_t *t) {

@@ -8,8 +8,11 @@
  * it late (GHC 9.0 writes PROGRAM_ARGS at exit).
  *
  * A subcommand: es_session_init, its options into `opt` (es_opts_parse),
- * es_session_open, es_session_signals, uv_run(loop), then, after closing
- * its own handles, es_session_finish. Runs on the loop's thread. */
+ * es_session_start (the source opened, or the reason it cannot be said;
+ * the signals caught), its own handles, es_session_run (the loop until
+ * every handle is closed: the subcommand's stop closes its own and
+ * es_session_close the session's), then its own results. Runs on the
+ * loop's thread. */
 #ifndef ES_SESSION_H
 #define ES_SESSION_H
 
@@ -22,8 +25,10 @@
 
 struct es_session;
 
-/* Told of a signal (`signum`: SIGINT or SIGTERM). */
-typedef void es_session_signal_fn(void *ctx, int signum);
+/* Told of a signal (`signum`: SIGINT or SIGTERM) with the words for it:
+ * "interrupted (SIGINT)" or "terminated (SIGTERM)", and the stream's gaps
+ * so far (es_conn_signal_words). */
+typedef void es_session_signal_fn(void *ctx, int signum, const char *why);
 /* Told whether a reconnection opened (r 0) or not (its error in
  * s->conn->error); `ctx` is the connection callbacks' ctx. */
 typedef void es_session_reopened_fn(void *ctx, int r);
@@ -58,6 +63,17 @@ int es_session_open(struct es_session *s, const char *source, const struct es_co
 
 /* Catch SIGINT, and SIGTERM too if `term`, with `fn`. */
 void es_session_signals(struct es_session *s, bool term, es_session_signal_fn *fn, void *ctx);
+
+/* Open `source` with `cb` and catch the signals with `fn` (cb->ctx its
+ * ctx; SIGTERM too if `term`; none if `fn` is NULL). Returns 0, or 2 when
+ * the source cannot be opened, said on stderr as "eventlog-socket CMD:
+ * SOURCE: WHY" (without CMD if NULL), the session finished: the
+ * subcommand returns it. */
+int es_session_start(struct es_session *s, const char *cmd, const char *source,
+                     const struct es_conn_callbacks *cb, bool term, es_session_signal_fn *fn);
+
+/* Run the loop until it is dry, then es_session_finish. */
+void es_session_run(struct es_session *s);
 
 /* Close the current connection and open the next one to the same source
  * after `ms`; `reopened` is told how that went. */

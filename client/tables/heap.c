@@ -225,11 +225,9 @@ static void on_end(struct es_conn *c, enum es_conn_end how, void *ctx) {
     stop(h, status, why);
 }
 
-static void on_signal(void *ctx, int signum) {
-    struct heap *h = ctx;
-    char why[300];
-    es_conn_signal_words(&h->ses.conn->info, signum, why, sizeof why);
-    stop(h, 1, why);
+static void on_signal(void *ctx, int signum, const char *why) {
+    (void)signum;
+    stop(ctx, 1, why);
 }
 
 static FILE *open_out(const char *path) {
@@ -288,13 +286,9 @@ int es_heap_main(int argc, char **argv) {
                                    .want = h->model->want,
                                    .window = h->model->window,
                                    .on_skip = on_skip};
-    if (es_session_open(&h->ses, src, &cb) != 0) {
-        fprintf(stderr, "eventlog-socket: %s: %s\n", h->ses.conn->name, h->ses.conn->error);
+    if (es_session_start(&h->ses, NULL, src, &cb, true, on_signal) != 0)
         return 2;
-    }
-    es_session_signals(&h->ses, true, on_signal, h);
-    uv_run(h->ses.loop, UV_RUN_DEFAULT);
-    es_session_finish(&h->ses);
+    es_session_run(&h->ses);
     es_model_destroy(h->model);
     free(h->model);
     return h->status;

@@ -402,9 +402,10 @@ static void on_end(struct es_conn *c, enum es_conn_end how, void *ctx) {
     finish(pr, words);
 }
 
-static void on_signal(void *ctx, int signum) {
+static void on_signal(void *ctx, int signum, const char *why) {
     struct profile *pr = ctx;
     (void)signum;
+    (void)why; /* the summary says "interrupted" where the collection stopped */
     pr->status = 1;
     if (pr->phase == PROBE) {
         pr->phase = COLLECT; /* nothing started: write nothing more than came */
@@ -475,17 +476,13 @@ int es_profile_main(int argc, char **argv) {
                                    .on_end = on_end,
                                    .on_sent = on_sent,
                                    .ctx = pr};
-    if (es_session_open(&pr->ses, src, &cb) != 0) {
-        fprintf(stderr, "eventlog-socket: %s: %s\n", pr->ses.conn->name, pr->ses.conn->error);
+    if (es_session_start(&pr->ses, NULL, src, &cb, true, on_signal) != 0)
         return 2;
-    }
     pr->live = !pr->ses.conn->is_file;
     uv_timer_init(pr->ses.loop, &pr->timer);
     pr->timer.data = pr;
     pr->timer_init = true;
-    es_session_signals(&pr->ses, true, on_signal, pr);
-    uv_run(pr->ses.loop, UV_RUN_DEFAULT);
-    es_session_finish(&pr->ses);
+    es_session_run(&pr->ses);
     es_prof_destroy(&pr->prof);
     return pr->status;
 }

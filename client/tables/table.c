@@ -195,11 +195,9 @@ static void on_end(struct es_conn *c, enum es_conn_end how, void *ctx) {
     stop(t, status, why);
 }
 
-static void on_signal(void *ctx, int signum) {
-    struct table *t = ctx;
-    char why[300];
-    es_conn_signal_words(&t->ses.conn->info, signum, why, sizeof why);
-    stop(t, 1, why);
+static void on_signal(void *ctx, int signum, const char *why) {
+    (void)signum;
+    stop(ctx, 1, why);
 }
 
 /* Parse the command line into `t`; -1 to go on, else the exit status. */
@@ -261,16 +259,12 @@ int es_table_main(int argc, char **argv) {
                                        .on_bytes = on_bytes,
                                        .on_end = on_end,
                                        .ctx = t};
-        if (es_session_open(&t->ses, src, &cb) != 0) {
-            fprintf(stderr, "eventlog-socket: %s: %s\n", t->ses.conn->name, t->ses.conn->error);
-            status = 2;
-        } else {
-            es_session_signals(&t->ses, true, on_signal, t);
-            uv_run(t->ses.loop, UV_RUN_DEFAULT);
+        status = es_session_start(&t->ses, NULL, src, &cb, true, on_signal);
+        if (status == 0) {
+            es_session_run(&t->ses);
             status = t->status;
         }
     }
-    es_session_finish(&t->ses);
     close_out(t);
     es_rows_destroy(&t->rows);
     es_model_destroy(t->model);

@@ -265,8 +265,9 @@ static void on_tick(uv_timer_t *timer) {
         draw_frame(t, ++t->ticks % (1000 / REFRESH_MS) == 0);
 }
 
-static void on_signal(void *ctx, int signum) {
+static void on_signal(void *ctx, int signum, const char *why) {
     (void)signum;
+    (void)why;
     quit(ctx);
 }
 
@@ -296,10 +297,8 @@ int es_top_main(int argc, char **argv) {
     t->ses.opt.quiet = true;
     struct es_conn_callbacks cb = {
         .on_header = on_header, .on_event = on_event, .on_end = on_end, .ctx = t};
-    if (es_session_open(&t->ses, t->addr, &cb) != 0) {
-        fprintf(stderr, "eventlog-socket: %s: %s\n", t->ses.conn->name, t->ses.conn->error);
+    if (es_session_start(&t->ses, NULL, t->addr, &cb, true, on_signal) != 0)
         return 2;
-    }
 
     setlocale(LC_ALL, "");
     t->utf8 = strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
@@ -318,7 +317,6 @@ int es_top_main(int argc, char **argv) {
     uv_poll_init(loop, &t->keys, 0);
     t->keys.data = t;
     uv_poll_start(&t->keys, UV_READABLE, on_keys);
-    es_session_signals(&t->ses, true, on_signal, t);
 
     uv_run(loop, UV_RUN_DEFAULT);
     endwin();

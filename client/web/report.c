@@ -66,19 +66,14 @@ static int read_all(struct report *r, const char *in) {
                                    .want = r->want,
                                    .window = r->model->window,
                                    .on_skip = rep_skip};
-    int status = 0;
-    if (es_session_open(&r->ses, in, &cb) != 0) {
-        fprintf(stderr, "eventlog-socket report: %s: %s\n", r->ses.conn->name, r->ses.conn->error);
-        status = 2;
-    } else {
-        uv_run(r->ses.loop, UV_RUN_DEFAULT);
-    }
-    es_session_finish(&r->ses);
-    if (status == 0 && !r->header) {
+    if (es_session_start(&r->ses, "report", in, &cb, false, NULL) != 0)
+        return 2;
+    es_session_run(&r->ses);
+    if (!r->header) {
         fprintf(stderr, "eventlog-socket: %s: %s\n", r->ses.conn->name, r->ses.conn->error);
-        status = 2;
+        return 2;
     }
-    return status;
+    return 0;
 }
 
 /* Write the page with the model's state to `out`. Returns 0, or 2 after a

@@ -411,8 +411,9 @@ static void on_end(struct es_conn *c, enum es_conn_end how, void *ctx) {
         retry_later(s);
 }
 
-static void on_signal(void *ctx, int signum) {
+static void on_signal(void *ctx, int signum, const char *why) {
     (void)signum;
+    (void)why;
     struct serve *s = ctx;
     uv_stop(s->ses.loop);
 }
