@@ -97,6 +97,19 @@ static void enter_block(struct es_model *m, uint16_t cap, uint64_t left) {
     m->block_rec = c < ES_MODEL_MAX_CAPS ? &m->caps[c] : NULL;
 }
 
+/* The stream holds every capability's events from the latest start of a
+ * capability's first block in it on (es_model_counted_from): a client
+ * that joined a running GHC 9.0 program gets, at its exit, an idle
+ * capability's buffer begun at the program's start beside a busy one's
+ * begun after the join. */
+static void first_block(struct es_model *m, uint32_t cap, uint64_t t) {
+    if (cap >= ES_MODEL_MAX_CAPS || m->caps[cap].first_block != 0)
+        return;
+    m->caps[cap].first_block = t;
+    if (t > m->cap_blocks_from)
+        m->cap_blocks_from = t;
+}
+
 /* A block marker: the events that follow, up to its size, are its
  * capability's (a marker too short to say is the global buffer's). */
 static void block_marker(struct es_model *m, const struct es_event *ev) {
@@ -105,8 +118,7 @@ static void block_marker(struct es_model *m, const struct es_event *ev) {
     enter_block(m, b.cap, b.size > ev->len ? b.size - ev->len : 0);
     if (whole && b.cap != ES_GLOBAL_CAP) {
         es_model_see_cap(m, b.cap);
-        if (m->cap_blocks_from == 0 || ev->time < m->cap_blocks_from)
-            m->cap_blocks_from = ev->time ? ev->time : 1;
+        first_block(m, b.cap, ev->time ? ev->time : 1);
     }
 }
 

@@ -229,8 +229,9 @@ struct es_model_cap {
     uint64_t allocated;        /* its last HEAP_ALLOCATED total */
     bool after_gap;            /* a drop notice came since that total */
     bool seen;
-    uint64_t sparks[ES_SPARK_KINDS];      /* its latest SPARK_COUNTERS (running totals) */
-    uint64_t spark_pool;                  /* and the sparks then in its pool */
+    uint64_t first_block;            /* the start of its first block in the stream (0: none yet) */
+    uint64_t sparks[ES_SPARK_KINDS]; /* its latest SPARK_COUNTERS (running totals) */
+    uint64_t spark_pool;             /* and the sparks then in its pool */
     uint64_t spark_ev[ES_SPARK_EV_KINDS]; /* spark events (-lf) on it */
 };
 

@@ -106,7 +106,7 @@ struct es_model {
 
     /* Stream time. */
     uint64_t first_time, now; /* first event's time and the latest time seen */
-    uint64_t cap_blocks_from; /* the earliest start of a capability's block (0: none yet) */
+    uint64_t cap_blocks_from; /* the latest start of a capability's first block (0: none yet) */
     uint64_t events;          /* events fed, block markers included */
     uint64_t next_second;     /* stream time at which the next second starts */
     bool ended;               /* the end-of-data marker arrived */
@@ -336,9 +336,10 @@ bool es_model_rts_profiled(const char *rts_id);
  * gap in scheduler events, else "". */
 void es_model_threads_before_note(const struct es_model *m, char *buf, size_t size);
 /* The program time the stream's counts (GCs, pauses, threads) run from:
- * 0 when the stream holds the program's start, else the earliest start of
- * a capability's block in it: a client that joined a running program, a
- * start from Haskell (threads began before the stream). */
+ * 0 when the stream holds the program's start, else the latest start of a
+ * capability's first block in it (from then on it holds every
+ * capability's events): a client that joined a running program, a start
+ * from Haskell (threads began before the stream). */
 uint64_t es_model_counted_from(const struct es_model *m);
 /* The same in words: "since start", or "since 12.3 s" (the stream's
  * start). */

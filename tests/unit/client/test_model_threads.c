@@ -181,6 +181,42 @@ static void check_threads_before_the_stream(struct es_model *m) {
        live[8], live[9]);
 }
 
+/* The events that follow are capability `cap`'s, in a block begun at `t`. */
+static void block_at(struct es_model *m, unsigned cap, uint64_t t) {
+    struct ev b;
+    mk(&b, ES_EVENT_BLOCK_MARKER, t);
+    put(m, u(u(u(&b, 0xffffffff, 4), t + MS, 8), cap, 2));
+}
+
+/* A client that joined a running program counts from the point its stream
+ * holds every capability's events: the latest start of a capability's
+ * first block. At a GHC 9.0 program's exit, an idle capability's buffer
+ * begun at the program's start comes beside a busy one's begun after the
+ * join: the counts are not "since start". */
+static void check_counted_since_the_join(struct es_model *m) {
+    es_model_reset(m);
+    block_at(m, 0, 3000 * MS); /* the busy capability, after the join */
+    run(m, 3001 * MS, 4);      /* thread 4 began before the stream */
+    stop(m, 3002 * MS, 4, 3);
+    block_at(m, 1, 10 * MS); /* the idle one, from the program's start */
+    run(m, 11 * MS, 5);
+    stop(m, 12 * MS, 5, 3);
+    char words[64];
+    es_model_counted_since(m, words, sizeof words);
+    ok(es_model_counted_from(m) == 3000 * MS && strcmp(words, "since 3.0 s") == 0,
+       "counted from the busy capability's first block: %s", words);
+    block_at(m, 1, 4000 * MS); /* a later block of a capability moves nothing */
+    ok(es_model_counted_from(m) == 3000 * MS, "still from 3.0 s after a later block");
+
+    es_model_reset(m);
+    block_at(m, 0, 20 * MS); /* a start from Haskell: every buffer from the start */
+    run(m, 21 * MS, 4);
+    block_at(m, 1, 30 * MS);
+    es_model_counted_since(m, words, sizeof words);
+    ok(strcmp(words, "since start") == 0, "blocks begun in the first tenth of a second: %s",
+       words);
+}
+
 /* Each STOP_THREAD status as the views name the state it leaves a thread
  * in: GHC's statuses (rts/include/rts/EventLogFormat.h and Constants.h),
  * `table`'s code for each in the comment. 4 (ThreadBlocked, which `table`
@@ -250,6 +286,10 @@ UNIT_CASE(model_threads_bounded) {
 
 UNIT_CASE(model_threads_before_the_stream) {
     with_model(check_threads_before_the_stream);
+}
+
+UNIT_CASE(model_threads_counted_since_the_join) {
+    with_model(check_counted_since_the_join);
 }
 
 UNIT_CASE(model_threads_every_status) {
