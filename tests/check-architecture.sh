@@ -39,6 +39,9 @@ named=$(awk '
 
 resolve() { # SECTION-DIR NAME -> the path, or nothing
     local d=$1 n=$2
+    # A file the build makes exists only after a build (a chroot's check
+    # runs in build/ghc-VERSION): it is the Makefile's to make.
+    case $n in build/*) grep -qF "\$(BUILD)/${n#build/}" Makefile && echo "$n"; return ;; esac
     case $n in */*) [ -f "$n" ] && echo "$n"; return ;; esac
     if [ "$d" != - ]; then [ -f "$d/$n" ] && echo "$d/$n"; return; fi
     find $dirs -type f -name "$n" | head -n 1
