@@ -406,7 +406,9 @@ struct eventlog_socket_stats {
      * role: the program's own threads inside writeEventLog (the copy), the
      * library's walker thread (reading each chunk once) and its loop thread
      * (the sockets). Divide by bytes_received for a cost per byte, or take
-     * two readings for CPU time per second. */
+     * two readings for CPU time per second. Chunks under 512 bytes (the
+     * library's notices, a C span's among them) are not timed: reading the
+     * clock would cost more than they do. */
     uint64_t cpu_ns_writer;
     uint64_t cpu_ns_walker;
     uint64_t cpu_ns_loop;

@@ -545,16 +545,24 @@ int es_server_wait_client(struct es_server *s) {
 
 /* ---- RTS threads ---------------------------------------------------------- */
 
+/* Chunks shorter than this are not timed: the thread's CPU clock is a
+ * system call, and two of them cost more than such a chunk's copy. They
+ * are the library's notices (a C span's, one per call) and the flushes of
+ * a program that wrote almost nothing. */
+#define SUBMIT_TIMED_MIN 512
+
 void es_server_submit(struct es_server *s, const void *buf, size_t len) {
     /* The thread's CPU clock around the copy: what the program pays on its
      * own threads (two clock reads per chunk, a chunk being up to 2 MiB). */
-    uint64_t a = es_time_thread_cpu_ns();
+    bool timed = len >= SUBMIT_TIMED_MIN;
+    uint64_t a = timed ? es_time_thread_cpu_ns() : 0;
     /* A lossless client without room makes this thread wait (es_wait.h);
      * while one is connected, nothing is dropped at the hand-off. */
     bool lossless = es_lossless_wait_for_room(&s->lossless, len);
     es_inbox_push(&s->inbox, buf, len, !lossless);
-    atomic_fetch_add_explicit(&s->counters.cpu_writer_ns, es_time_thread_cpu_ns() - a,
-                              memory_order_relaxed);
+    if (timed)
+        atomic_fetch_add_explicit(&s->counters.cpu_writer_ns, es_time_thread_cpu_ns() - a,
+                                  memory_order_relaxed);
 }
 
 void es_server_post_text(struct es_server *s, const char *text) {
