@@ -140,9 +140,17 @@ mount_into() { # mount_into ROOT
     mount --rbind /dev "$r/dev" && mount --make-rslave "$r/dev" && mounts+=("$r/dev")
 }
 
+# The host's certificate authorities, for the tools that fetch over TLS
+# in the chroot (npm, for the speedscope test): where the host reaches a
+# registry through a proxy of its own trust, the chroot's own bundle
+# lacks it. Copied in before each run (the host's may change).
+host_ca=/etc/ssl/certs/ca-certificates.crt
+chroot_ca=/etc/ssl/eventlog-socket-host-ca.crt
 in_chroot() { # in_chroot ROOT COMMAND
+    local ca=()
+    [ -f "$1$chroot_ca" ] && ca=(NODE_EXTRA_CA_CERTS="$chroot_ca" npm_config_cafile="$chroot_ca")
     chroot "$1" /usr/bin/env -i HOME=/root PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 \
-        DEBIAN_FRONTEND=noninteractive CI="${CI:-}" bash -c "$2"
+        DEBIAN_FRONTEND=noninteractive CI="${CI:-}" "${ca[@]}" bash -c "$2"
 }
 
 build_chroot() {
@@ -187,6 +195,9 @@ unmount_under "$root"
 mount_into "$root"
 mkdir -p "$root/src"
 mount --bind "$repo" "$root/src" && mounts+=("$root/src")
+if [ -f "$host_ca" ]; then
+    mkdir -p "$root/etc/ssl" && cp "$host_ca" "$root$chroot_ca"
+fi
 log "GHC $(in_chroot "$root" 'ghc --numeric-version'): make ${targets[*]}"
 set +e
 # Each target quoted for the chroot's shell: INTEGRATION_TESTS="a b" stays one word.
