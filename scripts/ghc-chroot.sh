@@ -5,6 +5,10 @@
 #
 #   scripts/ghc-chroot.sh 9.6  check     # Debian trixie: GHC 9.6.6
 #   scripts/ghc-chroot.sh 9.10 check     # Debian sid:    GHC 9.10.3
+#   STRESS_CPUS=8 scripts/ghc-chroot.sh 9.6 check-loaded
+#
+# The chroot's environment is emptied but for CI and STRESS_CPUS (the
+# hog's size for check-loaded, scripts/check-loaded.sh), which pass in.
 #
 # The chroot is made with `debootstrap --variant=minbase`, then the
 # toolchain is installed inside it with apt-get. It is cached under
@@ -150,7 +154,8 @@ in_chroot() { # in_chroot ROOT COMMAND
     local ca=()
     [ -f "$1$chroot_ca" ] && ca=(NODE_EXTRA_CA_CERTS="$chroot_ca" npm_config_cafile="$chroot_ca")
     chroot "$1" /usr/bin/env -i HOME=/root PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 \
-        DEBIAN_FRONTEND=noninteractive CI="${CI:-}" "${ca[@]}" bash -c "$2"
+        DEBIAN_FRONTEND=noninteractive CI="${CI:-}" STRESS_CPUS="${STRESS_CPUS:-}" "${ca[@]}" \
+        bash -c "$2"
 }
 
 build_chroot() {
