@@ -534,16 +534,29 @@ def report_shows_each_labels_spans(s):
                    % (label, round(100 * q), got, want))
     # Each label's durations drawn: its bins hold every span, the shortest
     # in the first and the longest in the last, as tall as their counts;
-    # the runs of 10, 40 and 80 ms (5, 20, 40 ms inner) fall apart.
+    # the runs of 10, 40 and 80 ms (5, 20, 40 ms inner) fall apart. How
+    # many share the first or last bin is the machine's: under load one
+    # of four 5 ms spans ran long enough for a bin of its own.
     bins = b.js("Array.from(document.querySelectorAll('#spans-table tbody tr')).map(function "
                 "(tr) { return Array.from(tr.querySelectorAll('.bin')).map(function (x) { "
                 "return [+x.dataset.count, x.getBoundingClientRect().height]; }); })")
     for row, bars in zip(rows, bins):
         most = max(c for c, _ in bars)
-        expect(sum(c for c, _ in bars) == row[1] and bars[0][0] == 4 and bars[-1][0] == 4
+        expect(sum(c for c, _ in bars) == row[1] and bars[0][0] >= 1 and bars[-1][0] >= 1
                and sum(1 for c, _ in bars if c) >= 3
                and all(abs(h - 22 * c / most) <= 1 for c, h in bars if c),
                "%s: the durations' bars %r" % (row[0], bars))
+        # The bins' halves on the log scale split at the geometric middle
+        # of the shortest and the longest: ghc-events' durations below it
+        # are the first half's (the page's ends are the model's, within
+        # 1/128: a duration that close to the middle is not judged).
+        ds = sorted(durations[row[0]])
+        mid = (ds[0] * ds[-1]) ** 0.5
+        below = sum(1 for d in ds if d < mid)
+        if not any(abs(d / mid - 1) < 0.02 for d in ds):
+            half = sum(c for c, _ in bars[:len(bars) // 2])
+            expect(half == below, "%s: %d spans drawn in the shorter half, ghc-events has %d "
+                   "below %.4f s: %r" % (row[0], half, below, mid, ds))
     # The spans on the capabilities' time axis: a lane per label, each of
     # the 24 spans painted where its start and end fall on the strip.
     strip = b.js("(function () { var cv = document.getElementById('span-strip'); "
