@@ -351,7 +351,7 @@ static void on_end(struct es_conn *c, enum es_conn_end how, void *ctx) {
 /* The gaps are said once, after the verdict (stop): the signal alone here. */
 static void on_signal(void *ctx, int signum, const char *why) {
     (void)why;
-    stop(ctx, 1, signum == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)");
+    stop(ctx, 1, es_conn_signal_name(signum));
 }
 
 static void on_duration(uv_timer_t *t) {

@@ -233,7 +233,7 @@ static void on_end(struct es_conn *c, enum es_conn_end how, void *ctx) {
 
 static void on_signal(void *ctx, int signum, const char *why) {
     (void)why; /* each file says its own gaps; the summary, the signal alone */
-    stop(ctx, 1, signum == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)");
+    stop(ctx, 1, es_conn_signal_name(signum));
 }
 
 /* The durations and sizes of the options, and the conditions. */

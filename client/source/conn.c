@@ -192,8 +192,12 @@ void es_conn_add_gaps(const struct es_conn_info *in, char *buf, size_t size) {
     snprintf(buf + n, size - n, "; %s", gaps);
 }
 
+const char *es_conn_signal_name(int signum) {
+    return signum == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)";
+}
+
 void es_conn_signal_words(const struct es_conn_info *in, int signum, char *buf, size_t size) {
-    snprintf(buf, size, "%s", signum == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)");
+    snprintf(buf, size, "%s", es_conn_signal_name(signum));
     es_conn_add_gaps(in, buf, size);
 }
 

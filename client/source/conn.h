@@ -176,8 +176,11 @@ void es_conn_complete_words(const struct es_conn_info *in, char *buf, size_t siz
 /* "; with gaps: ..." added to the text in `buf` (`size` bytes) after drop
  * notices, for a stream that was cut. */
 void es_conn_add_gaps(const struct es_conn_info *in, char *buf, size_t size);
-/* A stream a signal ended, as the last line says it: "interrupted
- * (SIGINT)" or "terminated (SIGTERM)", then its gaps (es_conn_add_gaps). */
+/* A signal, as a stopped command says it: "interrupted (SIGINT)" or
+ * "terminated (SIGTERM)". */
+const char *es_conn_signal_name(int signum);
+/* A stream a signal ended, as the last line says it: the signal's name
+ * (es_conn_signal_name), then its gaps (es_conn_add_gaps). */
 void es_conn_signal_words(const struct es_conn_info *in, int signum, char *buf, size_t size);
 /* How the stream's end ends a subcommand that reads it whole (`heap`,
  * `table`): its exit status, 0 complete, 1 cut (by the program, or in a

@@ -4,7 +4,6 @@
 #include "join.h"
 
 #include <assert.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,8 +103,7 @@ static void on_signal(void *ctx, int signum, const char *why) {
         if (!cmp->run[i].ended) {
             cmp->run[i].ended = true;
             cmp->run[i].status = 1;
-            snprintf(cmp->run[i].why, sizeof cmp->run[i].why, "%s",
-                     signum == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)");
+            snprintf(cmp->run[i].why, sizeof cmp->run[i].why, "%s", es_conn_signal_name(signum));
         }
     both_ended(cmp);
 }
