@@ -339,7 +339,9 @@ expect "a C main built by cabal streams a whole eventlog (rc $rc, $markers of 30
     "$tmp/c.check" bash -c "[ $rc -eq 0 ] && [ $crc -eq 0 ] && [ $markers -eq 300 ]"
 
 # Custom commands and hooks through the Haskell API (upstream's names): a
-# client sends tiny/2 (its handler throws) and tiny/1 in upstream framing.
+# client sends tiny/2 (its handler throws a long message of two lines),
+# tiny/3 (one whose message is itself an error) and tiny/1 in upstream
+# framing.
 usock=$tmp/custom.sock
 (cd "$tmp" && exec timeout "$step_timeout" "$tiny" custom "$usock" +RTS -l -RTS \
     >"$tmp/custom.out" 2>"$tmp/custom.err") &
@@ -347,7 +349,7 @@ prog=$!
 pids+=("$prog")
 client=
 if await_socket "$usock"; then
-    printf '\xf0\x9e\x97\x8c\x00\x04tiny\x02\xf0\x9e\x97\x8c\x00\x04tiny\x01' |
+    printf '\xf0\x9e\x97\x8c\x00\x04tiny\x02\xf0\x9e\x97\x8c\x00\x04tiny\x03\xf0\x9e\x97\x8c\x00\x04tiny\x01' |
         timeout "$step_timeout" nc -U "$usock" >"$tmp/custom.eventlog" 2>/dev/null &
     pids+=($!)
     client=$!
@@ -357,9 +359,9 @@ rc=$?
 [ -n "$client" ] && wait "$client"
 "$checker" "$tmp/custom.eventlog" >"$tmp/custom.check" 2>&1
 crc=$?
-expect "custom commands: a handler that throws is reported and the next command still runs; the program exits cleanly (rc $rc)" \
+expect "custom commands: a handler that throws is reported, its message whole, and the next command still runs; the program exits cleanly (rc $rc)" \
     "$tmp/custom.out" bash -c "grep -qx 'command 1 ran' '$tmp/custom.out' && [ $rc -eq 0 ] && [ $crc -eq 0 ] &&
-        grep -q 'command tiny/2 failed: user error (boom)' '$tmp/custom.err' &&
+        python3 '$repo/tests/cabal/told_whole.py' '$tmp/custom.err' &&
         grep -q 'marker [0-9]* tiny custom 1' '$tmp/custom.check' &&
         grep -q 'marker [0-9]* tiny hook' '$tmp/custom.check' &&
         grep -q 'marker [0-9]* tiny pre-end' '$tmp/custom.check'"

@@ -85,7 +85,8 @@ def one_run(harness, exe, entry, run):
         wrong = [] if rc == 0 else ["exit status %d; stderr: %s" % (rc, p.stderr()[-300:])]
         if (os.path.basename(exe) == "upstream-hs" and
                 "hook POST_START failed: user error (hook boom)" not in p.stderr()):
-            wrong.append("the hook that throws was not reported on stderr")
+            wrong.append("the hook that throws was not reported on stderr: %r"
+                         % p.stderr()[-400:])
         for client, name in ((a, "A"), (b, "B")):
             summary = harness.check_stream(s, client.wait_eof(60), "run%d-%s" % (run, name))
             wrong += judge(summary, name)

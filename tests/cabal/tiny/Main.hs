@@ -103,8 +103,11 @@ custom path = do
   name <- nsName ns
   putStrLn ("namespace " ++ name)
   regCmd ns (CommandId 1) (traceMarkerIO "tiny custom 1" >> putMVar done ())
-  regCmd ns (CommandId 2) (throwIO (userError "boom"))
-  mapM_ (\i -> regCmd ns (CommandId i) (pure ())) [3 .. 255]
+  -- Throws a message of two lines, the first longer than one line of the
+  -- library's log, in two-byte characters; then one whose message is an error.
+  regCmd ns (CommandId 2) (throwIO (userError ("boom\n" ++ replicate 300 '\233' ++ replicate 300 'x' ++ "\nthe end")))
+  regCmd ns (CommandId 3) (throwIO (userError (error "unshowable")))
+  mapM_ (\i -> regCmd ns (CommandId i) (pure ())) [4 .. 255]
   putStrLn "255 commands registered"
   regHook HookPostStartEventLogging (traceMarkerIO "tiny hook")
   -- This package's 0.2 names still work.

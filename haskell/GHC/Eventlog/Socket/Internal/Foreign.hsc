@@ -56,7 +56,9 @@ import Foreign.C.String (CString, peekCString)
 import Foreign.C.Types (CChar, CInt (..), CSize (..), CUInt (..))
 import Foreign.Marshal.Alloc (allocaBytes)
 import Foreign.Ptr (FunPtr, Ptr)
-import System.IO (hPutStrLn, stderr)
+import qualified GHC.Foreign
+import GHC.IO.Encoding.Failure (CodingFailureMode (TransliterateCodingFailure))
+import GHC.IO.Encoding.UTF8 (mkUTF8)
 
 #include "eventlog_socket.h"
 
@@ -92,11 +94,20 @@ data Stats
 data EnvConfig
 
 -- | A handler's exception must not escape into the library's thread (the
--- RTS would end the program): print it instead.
+-- RTS would end the program): log it instead, as one line of the library's
+-- (stderr's handle would write it a character at a time, cut into by any
+-- other thread's line).
+-- UTF-8 whatever the locale, a character it cannot carry (a lone
+-- surrogate) as "?": telling must not throw in its turn; nor may an
+-- exception whose message is itself an error.
 guarded :: String -> IO () -> IO ()
 guarded what act =
   act `catch` \e ->
-    hPutStrLn stderr ("eventlog-socket: " ++ what ++ " failed: " ++ show (e :: SomeException))
+    tell (what ++ " failed: " ++ show (e :: SomeException)) `catch` unshowable
+  where
+    tell text = GHC.Foreign.withCString (mkUTF8 TransliterateCodingFailure) text c_log
+    unshowable :: SomeException -> IO ()
+    unshowable _ = tell (what ++ " failed, with an exception whose message is itself an error")
 
 -- | Throw an 'IOError' with the library's message for the code, after @what@.
 throwError :: String -> CInt -> IO a
@@ -123,6 +134,11 @@ foreign import ccall safe "eventlog_socket_add_hook"
 
 foreign import ccall unsafe "eventlog_socket_namespace_name"
   c_namespace_name :: Ptr () -> IO CString
+
+-- The library's log (rts-writer/haskell.c): formats into its buffer and
+-- returns; its own thread writes the line out.
+foreign import ccall unsafe "es_haskell_log"
+  c_log :: CString -> IO ()
 
 foreign import ccall unsafe "eventlog_socket_error_message"
   c_strerror :: CInt -> IO CString
