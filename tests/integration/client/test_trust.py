@@ -62,6 +62,18 @@ def request(url, method="GET", headers=None, host=None):
         conn.close()
 
 
+def wait_connected(base, query=""):
+    """Until serve has the program's first blocks: it prints its URL before
+    it has connected, and a command sent before then is answered 409."""
+    deadline = time.monotonic() + 20
+    while True:
+        st, _, body = request(base + "recording.eventlog" + query)
+        if st == 200 and len(body) > 0:
+            return
+        expect(time.monotonic() < deadline, "the owner never got the recording: %d" % st)
+        time.sleep(0.1)
+
+
 def curl_as_nobody(url, *extra):
     """The HTTP status another user (uid 65534) gets."""
     out = subprocess.run(NOBODY + ["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}",
@@ -78,13 +90,7 @@ def serve_is_its_users_alone(s):
     need_other_user()
     p, _ = serve(s, "own", ["--busy"])
     srv, url = start(s, s.path("own.sock"), "127.0.0.1:0")
-    deadline = time.monotonic() + 20
-    while True:  # the recording's first blocks
-        st, _, body = request(url + "recording.eventlog")
-        if st == 200 and len(body) > 0:
-            break
-        expect(time.monotonic() < deadline, "the owner never got the recording: %d" % st)
-        time.sleep(0.1)
+    wait_connected(url)
     st, _, page = request(url)
     expect(st == 200 and b"<html" in page.lower(), "the owner got %d for the page" % st)
     for path, extra in [("", ()), ("recording.eventlog", ()), ("events", ("--max-time", "2")),
@@ -124,6 +130,7 @@ def serve_elsewhere_needs_the_token(s):
            "Referrer-Policy %r" % h.get("Referrer-Policy"))
     st, _, _ = request(base + "app.js?token=" + token)
     expect(st == 200, "the script with the token: %d" % st)
+    wait_connected(base, "?token=" + token)
     st, _, _ = request(base + "api/census?token=" + token, "POST", {"X-Eventlog-Socket": "1"})
     expect(st == 202, "a command with the token: %d (want 202)" % st)
     st, _, _ = request(base, headers={"Cookie": "es_token=" + token})
