@@ -314,11 +314,22 @@ def sandwich_rows(b):
     """speedscope's Sandwich view as {symbol: (total ms, self ms)}."""
     b.js("Array.from(document.querySelectorAll('div')).filter(d => d.children.length <= 1 &&"
          " d.textContent.endsWith('Sandwich')).pop().click()")
-    text = b.wait_js("document.body.innerText.indexOf('Symbol Name') >= 0 ? "
-                     "document.body.innerText : ''", what="the Sandwich view")
+    # The table's head comes a frame or more before its rows (a loaded
+    # machine showed "Symbol Name" over none): wait for rows, and for two
+    # readings a moment apart to agree.
+    row_re = re.compile(r"([\d.]+)(ns|\u00b5s|us|ms|s|min) \([^)]*\)\s+"
+                        r"([\d.]+)(ns|\u00b5s|us|ms|s|min) \([^)]*\)\s+(\S+)")
+    deadline, last = time.monotonic() + 30, None
+    while True:
+        text = b.wait_js("document.body.innerText.indexOf('Symbol Name') >= 0 ? "
+                         "document.body.innerText : ''", what="the Sandwich view")
+        rows = row_re.findall(text)
+        if rows and rows == last:
+            break
+        expect(time.monotonic() < deadline, "the Sandwich view shows no rows: %r" % text[-500:])
+        last = rows
+        time.sleep(0.3)
     unit = {"ns": 1e-6, "\u00b5s": 1e-3, "us": 1e-3, "ms": 1.0, "s": 1e3, "min": 6e4}
-    rows = re.findall(r"([\d.]+)(ns|\u00b5s|us|ms|s|min) \([^)]*\)\s+"
-                      r"([\d.]+)(ns|\u00b5s|us|ms|s|min) \([^)]*\)\s+(\S+)", text)
     return {name: (float(t) * unit[tu], float(o) * unit[ou], shown_step(t) * unit[tu])
             for t, tu, o, ou, name in rows}
 
