@@ -96,10 +96,9 @@ data EnvConfig
 -- | A handler's exception must not escape into the library's thread (the
 -- RTS would end the program): log it instead, as one line of the library's
 -- (stderr's handle would write it a character at a time, cut into by any
--- other thread's line).
--- UTF-8 whatever the locale, a character it cannot carry (a lone
--- surrogate) as "?": telling must not throw in its turn; nor may an
--- exception whose message is itself an error.
+-- other thread's line). The line is UTF-8 whatever the locale, with "?"
+-- for a character UTF-8 cannot carry (a lone surrogate): telling must not
+-- throw in its turn, nor may an exception whose message is itself an error.
 guarded :: String -> IO () -> IO ()
 guarded what act =
   act `catch` \e ->
