@@ -242,14 +242,19 @@
 
   function chart(id, data, opts) {
     var el = $(id);
-    el.setAttribute('data-rows', String(data.length));
-    // Rows that are gaps (every value NaN: a drop notice's time).
-    var gaps = 0;
+    // Rows that are gaps (every value NaN: a drop notice's time), and rows
+    // that only stretch the time axis (every value null: not counted).
+    var gaps = 0, ends = 0;
     for (var i = 0; i < data.length; i++) {
-      var all = data[i].length > 1;
-      for (var k = 1; k < data[i].length && all; k++) all = data[i][k] !== data[i][k];
+      var all = data[i].length > 1, none = data[i].length > 1;
+      for (var k = 1; k < data[i].length; k++) {
+        all = all && data[i][k] !== data[i][k];
+        none = none && data[i][k] === null;
+      }
       if (all) gaps++;
+      if (none) ends++;
     }
+    el.setAttribute('data-rows', String(data.length - ends));
     el.setAttribute('data-gaps', String(gaps));
     if (!data.length) return;
     opts.underlayCallback = underlay;
@@ -318,6 +323,18 @@
   // Time of bucket i's middle, in seconds.
   function bucketX(i) { return (i + 0.5) * S.info.width / 1e9; }
 
+  // Sorted `rows` of `n` series stretched to the timeline's first and last
+  // buckets by rows of nulls (chart() does not count them): the time axis
+  // of the allocation chart, where a chart's own rows span less (one
+  // sample alone made an axis of no width, its point off the chart).
+  function stretch(rows, n) {
+    if (!rows.length || !S.tl.length) return;
+    var ends = [bucketX(0), bucketX(S.tl.length - 1)];
+    var row = function (x) { return [x].concat(new Array(n).fill(null)); };
+    if (ends[0] < rows[0][0]) rows.unshift(row(ends[0]));
+    if (ends[1] > rows[rows.length - 1][0]) rows.push(row(ends[1]));
+  }
+
   // ---- The heap, GC and capability views.
 
   function drawHeap() {
@@ -378,6 +395,7 @@
       rows.push(gap);
     }
     rows.sort(function (a, b) { return a[0] - b[0]; });
+    stretch(rows, nstack + 2);
     // The chart library keys its series by name in plain objects, and a
     // label from the stream can be any string ('__proto__', 'constructor',
     // 'heap size'): the chart gets names of its own ('s0', 's1', ...; 'size'
@@ -479,9 +497,22 @@
     // writes it at exit). Unsorted, the chart's time axis came from the
     // first and last rows: a few milliseconds, the pauses off the chart.
     rows.sort(function (a, b) { return a[0] - b[0]; });
+    // Whole decades on the pause axis: left to itself, a single pause of
+    // 0.167 ms read 0.17, 0.17, 0.18, 0.18.
+    var lo = Infinity, hi = 0;
+    rows.forEach(function (r) {
+      for (var k = 1; k < 3; k++) if (r[k] !== null) { lo = Math.min(lo, r[k]); hi = Math.max(hi, r[k]); }
+    });
+    stretch(rows, 2);
+    var decades = null;
+    if (hi > 0) {
+      decades = [Math.pow(10, Math.floor(Math.log10(lo))), Math.pow(10, Math.ceil(Math.log10(hi)))];
+      if (decades[1] <= decades[0]) decades[1] = decades[0] * 10;
+    }
     chart('pause-chart', rows, {
       labels: ['time', 'minor GC pause (ms)', 'major GC pause (ms)'], drawPoints: true,
-      strokeWidth: 0, pointSize: 2, logscale: true, ylabel: 'pause (ms)', axes: {y: {axisLabelWidth: 60}}, colors: ['#4e79a7', '#e15759']
+      strokeWidth: 0, pointSize: 2, logscale: true, ylabel: 'pause (ms)',
+      axes: {y: {axisLabelWidth: 60, valueRange: decades}}, colors: ['#4e79a7', '#e15759']
     });
     var I = S.info;
     legend('gc-legend', [

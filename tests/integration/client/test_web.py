@@ -334,16 +334,18 @@ class SyntheticProgram:
         return out + b"hete" + b"hdre" + b"datb"
 
     def event(self, kind, ms, payload=b""):
-        head = struct.pack(">HQ", kind, ms * 1000000)
+        head = struct.pack(">HQ", kind, round(ms * 1000000))
         if self.SIZES[kind] < 0:
             head += struct.pack(">H", len(payload))
         return head + payload
 
     def block(self, cap, events):
-        """events: [(kind, ms, payload)] of one capability (None: global)."""
+        """events: [(kind, ms, payload)] of one capability (None: global);
+        ms may have a fraction (to the nanosecond)."""
         body = b"".join(self.event(*e) for e in events)
-        marker = struct.pack(">HQIQH", self.BLOCK, events[0][1] * 1000000, 24 + len(body),
-                             events[-1][1] * 1000000, 0xFFFF if cap is None else cap)
+        marker = struct.pack(">HQIQH", self.BLOCK, round(events[0][1] * 1000000),
+                             24 + len(body), round(events[-1][1] * 1000000),
+                             0xFFFF if cap is None else cap)
         return marker + body
 
     def send(self, data):

@@ -145,3 +145,45 @@ def web_alloc_chart_without_allocation(s):
            % labels)
     b.js("document.getElementById('alloc-chart').scrollIntoView(); 1")
     b.screenshot(os.path.join(harness.BUILD, "web-alloc-without-allocation.png"))
+
+
+@test
+def web_one_pause(s):
+    """A run with one collection of 0.167 ms, its stream 2.1 s long: the
+    pause chart's time axis is the allocation chart's, with the pause on
+    it, and its pause axis reads whole decades in labels that differ
+    (left to itself, one pause's axis of no width read 0.17, 0.17, 0.18,
+    0.18 and drew no point)."""
+    need_chromium()
+    sock = s.path("onepause.sock")
+    P = SyntheticProgram(s, sock)
+    srv, url = start_serve(s, sock)
+    P.send(P.block(0, P.gc(1000, 0.167)) + P.block(None, [(P.MARKER, 2100, b"the end")]))
+    b = Browser(s, height=1200)
+    b.goto(url)
+    b.wait_js("+document.getElementById('pause-chart').dataset.rows === 1 && "
+              "+document.getElementById('alloc-chart').dataset.rows > 0 && "
+              "!!document.getElementById('pause-chart').querySelector('.dygraph-axis-label-y')",
+              what="the pause chart")
+    got = b.js("""(function () {
+      var ax = function (id) {
+        return Array.from(document.querySelectorAll('#' + id + ' .dygraph-axis-label-y'))
+          .map(function (e) { return e.textContent; })
+          .filter(function (t) { return t !== ''; });
+      };
+      return {labels: ax('pause-chart'),
+              pause: document.getElementById('pause-chart').dataset.range,
+              alloc: document.getElementById('alloc-chart').dataset.range};
+    })()""")
+    note("pause axis %r; time axes: pauses %s, allocation %s" % (got["labels"], got["pause"],
+                                                                 got["alloc"]))
+    p0, p1 = map(float, got["pause"].split(","))
+    a0, a1 = map(float, got["alloc"].split(","))
+    expect(abs(p0 - a0) < 0.01 and abs(p1 - a1) < 0.01 and p0 < 1.0 < p1 and p1 - p0 > 1,
+           "the pause chart shows %s s, the allocation chart %s s" % (got["pause"], got["alloc"]))
+    values = [float(t) for t in got["labels"]]
+    expect(len(values) >= 2 and len(set(got["labels"])) == len(got["labels"])
+           and min(values) <= 0.167 <= 1.0 and min(values) == 0.1,
+           "the pause axis reads %r, not decades around 0.167 ms" % got["labels"])
+    b.js("document.getElementById('pause-chart').scrollIntoView(); 1")
+    b.screenshot(os.path.join(harness.BUILD, "web-one-pause.png"))
