@@ -153,7 +153,8 @@ def web_one_pause(s):
     pause chart's time axis is the allocation chart's, with the pause on
     it, and its pause axis reads whole decades in labels that differ
     (left to itself, one pause's axis of no width read 0.17, 0.17, 0.18,
-    0.18 and drew no point)."""
+    0.18 and drew no point). A program that marked no span gets no
+    spans' lane under the capabilities (an empty one was shown)."""
     need_chromium()
     sock = s.path("onepause.sock")
     P = SyntheticProgram(s, sock)
@@ -173,7 +174,9 @@ def web_one_pause(s):
       };
       return {labels: ax('pause-chart'),
               pause: document.getElementById('pause-chart').dataset.range,
-              alloc: document.getElementById('alloc-chart').dataset.range};
+              alloc: document.getElementById('alloc-chart').dataset.range,
+              lane: document.getElementById('span-row').getBoundingClientRect().height,
+              caps: document.getElementById('cap-strip').getBoundingClientRect().height};
     })()""")
     note("pause axis %r; time axes: pauses %s, allocation %s" % (got["labels"], got["pause"],
                                                                  got["alloc"]))
@@ -185,5 +188,8 @@ def web_one_pause(s):
     expect(len(values) >= 2 and len(set(got["labels"])) == len(got["labels"])
            and min(values) <= 0.167 <= 1.0 and min(values) == 0.1,
            "the pause axis reads %r, not decades around 0.167 ms" % got["labels"])
+    expect(got["lane"] == 0 and got["caps"] > 0,
+           "the spans' lane takes %s px without a span (the capabilities' strip %s)"
+           % (got["lane"], got["caps"]))
     b.js("document.getElementById('pause-chart').scrollIntoView(); 1")
     b.screenshot(os.path.join(harness.BUILD, "web-one-pause.png"))
