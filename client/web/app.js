@@ -512,7 +512,10 @@
     chart('pause-chart', rows, {
       labels: ['time', 'minor GC pause (ms)', 'major GC pause (ms)'], drawPoints: true,
       strokeWidth: 0, pointSize: 2, logscale: true, ylabel: 'pause (ms)',
-      axes: {y: {axisLabelWidth: 60, valueRange: decades}}, colors: ['#4e79a7', '#e15759']
+      axes: {y: {axisLabelWidth: 60, valueRange: decades,
+                 // 0.002, not the library's 2.00e-3.
+                 axisLabelFormatter: function (v) { return String(+v.toPrecision(3)); }}},
+      colors: ['#4e79a7', '#e15759']
     });
     var I = S.info;
     legend('gc-legend', [
