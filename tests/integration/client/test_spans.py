@@ -539,9 +539,9 @@ def report_shows_each_labels_spans(s):
     # and each of ghc-events' durations in the bin the page's own edges
     # (log scale from the page's shortest to its longest) put it in. The
     # model bins a duration by its value within 1/128: one that close to
-    # an edge between two bins is not judged. How many bins the runs of 10, 40 and 80 ms
-    # (5, 20, 40 ms inner) fill is the machine's: at load 20 a 5 ms sleep
-    # has taken 21 ms, and fallen in the 20 ms runs' bin.
+    # an edge between two bins is not judged. How many bins the runs of
+    # 10, 40 and 80 ms (5, 20, 40 ms inner) fill is the machine's: at load
+    # 20 a 5 ms sleep has taken 21 ms, and fallen in the 20 ms runs' bin.
     hists = b.js("JSON.parse(document.getElementById('es-data').textContent).spans.labels"
                  ".map(function (l) { return [l[0], l[9]]; })")
     hists = dict((label, h) for label, h in hists)
@@ -560,11 +560,12 @@ def report_shows_each_labels_spans(s):
         ds = sorted(durations[row[0]])
         judged, wrong = 0, []
         for d in ds:
-            # Within 1/128 of an edge between two bins: either is right.
-            if hi > lo and any(abs(math.log(d / lo) / math.log(hi / lo) * n - k)
-                               < 1 / 100 / math.log(hi / lo) * n for k in range(1, n)):
-                continue
+            # Where d falls on the bins' scale; within 1/100 of an edge
+            # between two bins (the model's 1/128, with room): either is right.
             x = math.log(d / lo) / math.log(hi / lo) * n if hi > lo else 0
+            edge = min(n - 1, max(1, round(x)))  # the nearest between two bins
+            if hi > lo and abs(x - edge) < n / 100 / math.log(hi / lo):
+                continue
             k = min(n - 1, max(0, int(math.floor(x))))
             judged += 1
             if counts[k] < 1:
