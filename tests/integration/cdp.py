@@ -98,6 +98,21 @@ class WebSocket:
             pass
 
 
+class DevToolsError(TestFailure):
+    """An error DevTools answered a call with."""
+
+    def __init__(self, method, error):
+        TestFailure.__init__(self, "DevTools %s: %s" % (method, error))
+        self.error = error
+
+
+# What Runtime.evaluate answers while the page it asked is being replaced
+# by another (a navigation under way): not a failure of the page, only a
+# question asked between two documents. wait_js asks again.
+BETWEEN_PAGES = ("Inspected target navigated or closed", "Execution context was destroyed",
+                 "Cannot find context with specified id")
+
+
 class Browser:
     """One headless Chromium with one page (tab) attached; more tabs with
     new_tab()."""
@@ -161,7 +176,7 @@ class Browser:
             reply = json.loads(self.ws.recv())
             if reply.get("id") == self.next_id:
                 if "error" in reply:
-                    raise TestFailure("DevTools %s: %s" % (method, reply["error"]))
+                    raise DevToolsError(method, reply["error"])
                 return reply.get("result", {})
             if "method" in reply:
                 self.events.append(reply)
@@ -188,10 +203,16 @@ class Browser:
         return res.get("result", {}).get("value")
 
     def wait_js(self, expr, timeout=30.0, session=None, what=None):
-        """Wait until `expr` is truthy in the page; return its value."""
+        """Wait until `expr` is truthy in the page; return its value. Asked
+        while the page navigates, the question is asked again."""
         deadline = time.monotonic() + timeout
         while True:
-            v = self.js(expr, session=session)
+            try:
+                v = self.js(expr, session=session)
+            except DevToolsError as e:
+                if not any(w in str(e.error) for w in BETWEEN_PAGES):
+                    raise
+                v = None
             if v:
                 return v
             if time.monotonic() > deadline:

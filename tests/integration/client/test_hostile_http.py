@@ -198,7 +198,9 @@ def serve_token_never_leaves_its_port(s):
     b.js("document.getElementById('btn-census').click()")
     b.wait_js("document.getElementById('control-result').textContent === 'census: sent'",
               what="the census sent (the command carries the token)")
-    b.js("location.href = 'http://127.0.0.1:%d/elsewhere'" % other.server_address[1])
+    # The page leaves after the evaluation has answered, not during it.
+    b.js("setTimeout(() => { location.href = 'http://127.0.0.1:%d/elsewhere'; }, 0), 1"
+         % other.server_address[1])
     b.wait_js("document.body && document.body.textContent === 'elsewhere'",
               what="the other server's page")
     b.goto("http://127.0.0.1:%d/typed" % other.server_address[1])
