@@ -16,6 +16,9 @@
  *                                           one client that never reads;
  *                                           writers paced to MB_PER_S in all
  *   throughput raw CLIENTS MIB              straight to the sockets
+ *   throughput direct MIB PAUSE_US [SNDBUF_KIB]
+ *                                           how much of each block a
+ *                                           non-blocking send takes
  *   throughput memcpy COUNT                 memcpy of a block
  *
  * In "socket" mode a writer waits while more than WINDOW_MIB (default 4,
@@ -394,6 +397,52 @@ static void run_raw(int nclients, size_t mib) {
            cpu / ((double)bytes / nclients / (1 << 30)));
 }
 
+/* What a writer that sent each block itself, without waiting, would have
+ * left to copy: one client reading as in "raw"; each block is offered
+ * once with MSG_DONTWAIT (what the socket takes then is what such a
+ * writer need not copy), the rest written blocking, as the loop thread
+ * would send it, then the writer pauses PAUSE_US, as an RTS fills its
+ * next buffer (2 MiB in 20 ms at 100 MB/s; the "socket" mode's writers
+ * at several GB/s pause far less). SNDBUF_KIB sets the socket's send
+ * buffer (the kernel caps it at net.core.wmem_max), else the default. */
+static void run_direct(size_t mib, long pause_us, int sndbuf_kib) {
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0) {
+        perror("direct socketpair");
+        exit(1);
+    }
+    int sndbuf = sndbuf_kib << 10;
+    socklen_t sl = sizeof sndbuf;
+    if (sndbuf_kib > 0)
+        setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf);
+    getsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &sndbuf, &sl);
+    struct client c = {.fd = sv[1]};
+    pthread_create(&c.thread, NULL, client_main, &c);
+    size_t chunks = mib * (1u << 20) / block_len, taken = 0, whole = 0;
+    for (size_t k = 0; k < chunks; k++) {
+        ssize_t n = send(sv[0], block, block_len, MSG_DONTWAIT);
+        size_t off = n > 0 ? (size_t)n : 0;
+        taken += off;
+        whole += off == block_len;
+        while (off < block_len) {
+            ssize_t w = write(sv[0], block + off, block_len - off);
+            if (w < 0 && errno != EINTR) {
+                perror("direct write");
+                exit(1);
+            }
+            off += w > 0 ? (size_t)w : 0;
+        }
+        if (pause_us > 0)
+            nanosleep(&(struct timespec){pause_us / 1000000, pause_us % 1000000 * 1000}, NULL);
+    }
+    close(sv[0]);
+    pthread_join(c.thread, NULL);
+    close(sv[1]);
+    printf("{\"mode\": \"direct\", \"pause_us\": %ld, \"sndbuf\": %d, \"blocks\": %zu, "
+           "\"taken_share\": %.4f, \"taken_whole\": %zu, \"bytes\": %llu}\n",
+           pause_us, sndbuf, chunks, (double)taken / ((double)chunks * block_len), whole, c.bytes);
+}
+
 static void run_memcpy(size_t count) {
     double *lat = calloc(count, sizeof(double));
     uint8_t *copy = malloc(block_len);
@@ -413,8 +462,8 @@ static void run_memcpy(size_t count) {
 int main(int argc, char **argv) {
     if (argc < 3) {
         fprintf(stderr, "usage: throughput socket CLIENTS MIB WRITERS [WINDOW_MIB] | cost MIB "
-                        "WRITERS | stalled MIB WRITERS [MB_PER_S] | raw CLIENTS MIB | memcpy "
-                        "COUNT\n");
+                        "WRITERS | stalled MIB WRITERS [MB_PER_S] | raw CLIENTS MIB | direct MIB "
+                        "PAUSE_US [SNDBUF_KIB] | memcpy COUNT\n");
         return 2;
     }
     snprintf(sock_path, sizeof sock_path, "/tmp/es-bench-%d.sock", (int)getpid());
@@ -432,6 +481,8 @@ int main(int argc, char **argv) {
         run_socket(1, (size_t)atol(argv[2]), atoi(argv[3]), true, true);
     } else if (strcmp(argv[1], "raw") == 0 && argc == 4)
         run_raw(atoi(argv[2]), (size_t)atol(argv[3]));
+    else if (strcmp(argv[1], "direct") == 0 && (argc == 4 || argc == 5))
+        run_direct((size_t)atol(argv[2]), atol(argv[3]), argc == 5 ? atoi(argv[4]) : 0);
     else if (strcmp(argv[1], "memcpy") == 0)
         run_memcpy((size_t)atol(argv[2]));
     else
