@@ -347,6 +347,18 @@ static void run_socket(int nclients, size_t mib, int nwriters, bool stall, bool 
     tp_report_socket(&r);
 }
 
+/* Write all `len` bytes to `fd`, blocking; on an error say `what` and exit. */
+static void write_all(int fd, const uint8_t *p, size_t len, const char *what) {
+    for (size_t off = 0; off < len;) {
+        ssize_t n = write(fd, p + off, len - off);
+        if (n < 0 && errno != EINTR) {
+            perror(what);
+            exit(1);
+        }
+        off += n > 0 ? (size_t)n : 0;
+    }
+}
+
 static void run_raw(int nclients, size_t mib) {
     struct sockaddr_un a = {.sun_family = AF_UNIX};
     strncpy(a.sun_path, sock_path, sizeof a.sun_path - 1);
@@ -368,14 +380,7 @@ static void run_raw(int nclients, size_t mib) {
         const uint8_t *p = k == 0 ? header : block;
         size_t len = k == 0 ? header_len : block_len;
         for (int i = 0; i < nclients; i++)
-            for (size_t off = 0; off < len;) {
-                ssize_t n = write(server_fds[i], p + off, len - off);
-                if (n < 0 && errno != EINTR) {
-                    perror("raw write");
-                    exit(1);
-                }
-                off += n > 0 ? (size_t)n : 0;
-            }
+            write_all(server_fds[i], p, len, "raw write");
     }
     for (int i = 0; i < nclients; i++)
         close(server_fds[i]);
@@ -424,14 +429,7 @@ static void run_direct(size_t mib, long pause_us, int sndbuf_kib) {
         size_t off = n > 0 ? (size_t)n : 0;
         taken += off;
         whole += off == block_len;
-        while (off < block_len) {
-            ssize_t w = write(sv[0], block + off, block_len - off);
-            if (w < 0 && errno != EINTR) {
-                perror("direct write");
-                exit(1);
-            }
-            off += w > 0 ? (size_t)w : 0;
-        }
+        write_all(sv[0], block + off, block_len - off, "direct write");
         if (pause_us > 0)
             nanosleep(&(struct timespec){pause_us / 1000000, pause_us % 1000000 * 1000}, NULL);
     }
