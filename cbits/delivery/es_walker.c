@@ -70,7 +70,7 @@ static int walk(struct es_walker *w, struct es_chunk *c) {
          * chunks after it pass on unwalked. */
         w->have_header = es_header_parse(c->data, c->len, &w->header) == 0;
         if (w->have_header) {
-            es_events_plan_init(&w->plan, &w->header, w->want);
+            es_events_plan_init(&w->plan, &w->header, w->want, false);
             hand_over_header(w, c);
         }
         return -1;

@@ -101,7 +101,7 @@ struct es_chunk_info {
     bool is_block;      /* starts with a block marker */
     uint16_t cap;       /* the block's capability, or ES_GLOBAL_CAP */
     uint32_t block_len; /* block size from the marker, marker included */
-    size_t events;      /* events in the chunk, block marker included */
+    size_t events;      /* events in the chunk, block marker included (0 unless counted) */
     bool has_end;       /* the end-of-data marker is in the chunk */
 };
 
@@ -109,10 +109,11 @@ struct es_chunk_info {
 typedef void (*es_event_fn)(const struct es_event *ev, void *ctx);
 
 /* Walk a whole chunk, calling `fn` for each event whose type is set in
- * `want` (an array of ES_MAX_EVENT_TYPES flags; NULL: none). Returns 0, or
- * -EINVAL when it does not walk cleanly to its last byte (events before the
- * fault have been reported). Builds a plan (below) for this one walk; a
- * thread that walks many chunks of one stream keeps a plan instead. */
+ * `want` (an array of ES_MAX_EVENT_TYPES flags; NULL: none), and count its
+ * events. Returns 0, -EINVAL when it does not walk cleanly to its last byte
+ * (events before the fault have been reported), or -ENOMEM when there is
+ * no memory for the plan (below) it builds for this one walk; a thread
+ * that walks many chunks of one stream keeps a plan instead. */
 int es_events_inspect(const struct es_header *hdr, const uint8_t *buf, size_t len,
                       struct es_chunk_info *info, const bool *want, es_event_fn fn, void *ctx);
 
@@ -122,16 +123,22 @@ int es_events_inspect(const struct es_header *hdr, const uint8_t *buf, size_t le
  * writes (BENCHMARKS.md, section 1c). `step` is the whole event's length
  * for a fixed size, ES_STEP_VARIABLE for a variable size, or 0 for a type
  * that needs the careful path (wanted, undeclared, or larger than a step
- * can say). The plan points at the header and the `want` table, which must
- * outlive it. */
+ * can say); it has a row for every type two bytes can name, 0 from
+ * ES_MAX_EVENT_TYPES on, so that no event's type is tested against a bound
+ * (128 KiB: a plan does not belong on a stack). The plan points at the
+ * header and the `want` table, which must outlive it. `count`: fill
+ * es_chunk_info.events, an instruction an event that the walker thread,
+ * which needs no count, does without. */
 #define ES_STEP_VARIABLE 0xffffu
 struct es_walk_plan {
     const struct es_header *hdr;
     const bool *want; /* NULL: none */
-    uint16_t step[ES_MAX_EVENT_TYPES];
+    bool count;       /* es_chunk_info.events wanted */
+    uint16_t step[UINT16_MAX + 1];
 };
 
-void es_events_plan_init(struct es_walk_plan *plan, const struct es_header *hdr, const bool *want);
+void es_events_plan_init(struct es_walk_plan *plan, const struct es_header *hdr, const bool *want,
+                         bool count);
 
 /* es_events_inspect with a plan made for the chunk's header and `want`. */
 int es_events_walk(const struct es_walk_plan *plan, const uint8_t *buf, size_t len,
