@@ -29,6 +29,8 @@ void es_walker_destroy(struct es_walker *w) {
     struct es_queue_node *n;
     while ((n = es_queue_pop_head(&w->walked)) != NULL)
         es_pool_chunk_free(es_chunk_of(n));
+    free(w->plan);
+    w->plan = NULL;
     uv_cond_destroy(&w->done);
     uv_mutex_destroy(&w->lock);
 }
@@ -68,17 +70,20 @@ static int walk(struct es_walker *w, struct es_chunk *c) {
         c->flags |= ES_CHUNK_HEADER;
         /* A header that does not parse is reported by the loop thread;
          * chunks after it pass on unwalked. */
-        w->have_header = es_header_parse(c->data, c->len, &w->header) == 0;
-        if (w->have_header) {
-            es_events_plan_init(&w->plan, &w->header, w->want, false);
+        bool parsed = es_header_parse(c->data, c->len, &w->header) == 0;
+        if (parsed && w->plan == NULL && (w->plan = calloc(1, sizeof *w->plan)) == NULL)
+            es_log("out of memory for the plan of the event walk; chunks pass on unwalked");
+        w->have_header = parsed && w->plan != NULL;
+        if (w->have_header)
+            es_events_plan_init(w->plan, &w->header, w->want, false);
+        if (parsed)
             hand_over_header(w, c);
-        }
         return -1;
     }
     if (!w->have_header)
         return -1;
     struct es_chunk_info info;
-    if (es_events_walk(&w->plan, c->data, c->len, &info, note_definition, c) != 0) {
+    if (es_events_walk(w->plan, c->data, c->len, &info, note_definition, c) != 0) {
         es_log_once(&w->bad_chunk_logged,
                     "a chunk from the RTS does not walk cleanly; passing it on unchanged");
         return -1;

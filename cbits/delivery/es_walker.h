@@ -44,9 +44,11 @@ struct es_walker {
     es_walker_wake_fn wake; /* tells the loop thread that chunks are ready */
     void *wake_ctx;
     uv_thread_t thread;
-    struct es_header header;  /* the newest parsed; walker thread only */
-    struct es_walk_plan plan; /* for header and want; walker thread only */
-    bool have_header;         /* a header parsed: chunks can be walked */
+    struct es_header header; /* the newest parsed; walker thread only */
+    /* For header and want, made with the first header (128 KiB); walker
+     * thread only. NULL: none, or no memory for one. */
+    struct es_walk_plan *plan;
+    bool have_header; /* a header parsed and a plan made: chunks can be walked */
     bool bad_chunk_logged;
     uv_mutex_t lock;        /* guards walked and pace */
     struct es_queue walked; /* walked, not yet taken; oldest first (es_chunk.link) */

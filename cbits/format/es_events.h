@@ -123,12 +123,14 @@ int es_events_inspect(const struct es_header *hdr, const uint8_t *buf, size_t le
  * writes (BENCHMARKS.md, section 1c). `step` is the whole event's length
  * for a fixed size, ES_STEP_VARIABLE for a variable size, or 0 for a type
  * that needs the careful path (wanted, undeclared, or larger than a step
- * can say); it has a row for every type two bytes can name, 0 from
- * ES_MAX_EVENT_TYPES on, so that no event's type is tested against a bound
- * (128 KiB: a plan does not belong on a stack). The plan points at the
- * header and the `want` table, which must outlive it. `count`: fill
- * es_chunk_info.events, an instruction an event that the walker thread,
- * which needs no count, does without. */
+ * can say); it has a row for every type two bytes can name, so that no
+ * event's type is tested against a bound. The rows from
+ * ES_MAX_EVENT_TYPES on are 0 and es_events_plan_init leaves them alone:
+ * a plan must start zeroed (calloc, or static), and 128 KiB does not
+ * belong on a stack; calloc's fresh pages are neither cleared nor
+ * resident. The plan points at the header and the `want` table, which
+ * must outlive it. `count`: fill es_chunk_info.events, an instruction an
+ * event that the walker thread, which needs no count, does without. */
 #define ES_STEP_VARIABLE 0xffffu
 struct es_walk_plan {
     const struct es_header *hdr;
@@ -137,6 +139,8 @@ struct es_walk_plan {
     uint16_t step[UINT16_MAX + 1];
 };
 
+/* Make `plan` (zeroed when first made, see above) for `hdr` and `want`;
+ * a plan may be made again for a later header. */
 void es_events_plan_init(struct es_walk_plan *plan, const struct es_header *hdr, const bool *want,
                          bool count);
 

@@ -191,7 +191,7 @@ UNIT_CASE(events_walk_steps_by_each_length) {
        "and the %zu markers at the iterator's offsets", got.n);
     /* As the walker thread walks: the markers, no count; then wanting
      * nothing, so that every event, markers too, goes through the step. */
-    struct es_walk_plan *plan = malloc(sizeof *plan);
+    struct es_walk_plan *plan = calloc(1, sizeof *plan);
     es_events_plan_init(plan, h, want, false);
     ok(es_events_walk(plan, buf, len, &info, note_offset, &uncounted) == 0 && info.events == 0 &&
            uncounted.n == ref.n &&
