@@ -84,8 +84,8 @@ int es_events_inspect(const struct es_header *hdr, const uint8_t *buf, size_t le
  * event. */
 #define ES_WALK_AHEAD 2048
 
-/* The skim's parts, inlined where their flags are constants. */
-#define ES_WALK_INLINE static inline __attribute__((always_inline))
+/* The skim's parts are inlined where their flags are constants. */
+#define ES_WALK_INLINE __attribute__((always_inline))
 
 /* Step over events from `pos` while each starts at or before `stop` and
  * its type is one the plan steps over; counts them in `*n` when `counting`
@@ -106,8 +106,9 @@ int es_events_inspect(const struct es_header *hdr, const uint8_t *buf, size_t le
  * workload's heap samples from 4.7 to 5.7, and one of the threads
  * workload, whose lengths alternate, is walked as fast as before, each in
  * no more instructions (bench/walk, BENCHMARKS.md section 6). */
-ES_WALK_INLINE size_t skim_part(const uint16_t *step, const uint8_t *buf, size_t pos, size_t stop,
-                                size_t *n, const bool ahead, const bool counting) {
+static inline ES_WALK_INLINE size_t skim_part(const uint16_t *step, const uint8_t *buf, size_t pos,
+                                              size_t stop, size_t *n, const bool ahead,
+                                              const bool counting) {
     size_t count = 0, last = 0; /* the length stepped by last; 0 before the first */
     while (pos <= stop) {
         const uint8_t *p = buf + pos;
@@ -140,8 +141,8 @@ ES_WALK_INLINE size_t skim_part(const uint16_t *step, const uint8_t *buf, size_t
  * registers: an event costs one table lookup and three compares (a
  * variable-size one a load more), and a prefetch until the last
  * ES_WALK_AHEAD bytes. */
-ES_WALK_INLINE size_t skim(const uint16_t *step, const uint8_t *buf, size_t pos, size_t len,
-                           size_t *events, const bool counting) {
+static inline ES_WALK_INLINE size_t skim(const uint16_t *step, const uint8_t *buf, size_t pos,
+                                         size_t len, size_t *events, const bool counting) {
     if (len - 12 > ES_WALK_AHEAD) {
         size_t stop = len - 12 - ES_WALK_AHEAD;
         pos = skim_part(step, buf, pos, stop, events, true, counting);
