@@ -111,6 +111,16 @@ def tcp_probe(s, env=None, host=None, rts=()):
     return p, port
 
 
+def stream_begun(s, port):
+    """Wait until the program's stream has begun: a client of the
+    program's own user, left reading, has its header. A request read
+    before the header has reached the library's loop thread is refused
+    with the log line only (a notice needs the header's event types), and
+    on a loaded machine the RTS may write its header after the library
+    says it listens."""
+    Client(s, tcp_port=port).wait_header()
+
+
 @test
 def lossless_refused_for_another_user(s):
     """Row 1: with GHC_EVENTLOG_ALLOW_OTHER_USERS=1 another user may read
@@ -119,6 +129,7 @@ def lossless_refused_for_another_user(s):
     flood finishes), the refusal is logged, and the client finds a notice
     saying so in its stream."""
     p, port = tcp_probe(s, {"GHC_EVENTLOG_ALLOW_OTHER_USERS": "1"})
+    stream_begun(s, port)
     k = staller(s, as_nobody([]), "127.0.0.1", port)
     p.wait_stderr(r"asked for lossless delivery; refused: only the program's own user may "
                   r"have it, and it belongs to uid 65534")
@@ -145,6 +156,7 @@ def lossless_refused_record_says_so(s):
     stderr and records the whole run under the drop policy: the recording
     parses and ends with the program's end marker (exit status 0)."""
     p, port = tcp_probe(s, {"GHC_EVENTLOG_ALLOW_OTHER_USERS": "1"})
+    stream_begun(s, port)
     rec = s.spawn(as_nobody([os.path.join(os.path.abspath(harness.BUILD), "eventlog-socket"),
                              "record", "127.0.0.1:%d" % port, "-o", "-", "--lossless"]),
                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd="/")
