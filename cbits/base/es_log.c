@@ -112,7 +112,10 @@ static void start_thread(void) {
     pthread_t t;
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    pthread_attr_setstacksize(&attr, 64 << 10);
+    /* The default stack size: glibc places the program's thread-local
+     * storage on each thread's stack, so a small fixed stack fails
+     * (EINVAL) in a program whose thread-locals are larger, and every
+     * line would be lost. Only the pages it touches are used. */
     lg.failed = pthread_create(&t, &attr, log_thread, NULL) != 0;
     pthread_attr_destroy(&attr);
     pthread_sigmask(SIG_SETMASK, &old, NULL);

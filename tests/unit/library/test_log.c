@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Logging never blocks on a stderr that nobody reads, loses lines rather
  * than wait (and says so once it can), and a repeating cause makes one
- * line a second plus a summary, however often it happens. */
+ * line a second plus a summary, however often it happens; its thread
+ * starts also in a program with large thread-locals. */
 #define _GNU_SOURCE
 #include "base/es_log.h"
 #include "../unit.h"
@@ -188,4 +189,23 @@ UNIT_CASE(log_once) {
            count(out, "data before the header") == 1,
        "the first occurrence of each, in full, once");
     dup2(saved, STDERR_FILENO);
+}
+
+/* Thread-local storage as large as a program may have (glibc places it
+ * on every thread's stack, the logging thread's too). */
+static _Thread_local char large_locals[256 << 10];
+
+/* In a program with that much thread-local storage the logging thread
+ * still starts, and lines reach stderr instead of being lost. */
+UNIT_CASE(log_with_large_thread_locals) {
+    memset(large_locals, 'x', sizeof large_locals);
+    int p[2];
+    int saved = stderr_to_pipe(p);
+    es_log("a line of a program with %zu KiB of thread-locals", sizeof large_locals >> 10);
+    bool drained = es_log_drain(5000);
+    char *out = drain_pipe(p[0]);
+    dup2(saved, STDERR_FILENO);
+    ok(drained && strstr(out, "a line of a program with 256 KiB of thread-locals") != NULL,
+       "the line was written");
+    ok(es_log_lost() == 0, "and none lost (%llu)", (unsigned long long)es_log_lost());
 }
