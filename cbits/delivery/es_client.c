@@ -63,6 +63,7 @@ static void on_client_closed(uv_handle_t *h) {
     es_store_release(st, c->notice);
     es_store_release(st, c->kept);
     c->next_chunk = c->defs = c->notice = c->kept = NULL;
+    free(c->owed);
     c->env->on_closed(c, c->env->ctx);
     free(c);
 }
@@ -487,6 +488,27 @@ void es_client_notice(struct es_client *c, struct es_chunk *n) {
     }
     es_store_release(st, c->notice);
     c->notice = n;
+}
+
+bool es_client_owe(struct es_client *c, const char *text) {
+    size_t n = strlen(text) + 1;
+    if (c->owed_len + n > ES_CLIENT_OWED_MAX)
+        return false;
+    char *more = realloc(c->owed, c->owed_len + n);
+    if (more == NULL)
+        return false;
+    memcpy(more + c->owed_len, text, n);
+    c->owed = more;
+    c->owed_len += n;
+    return true;
+}
+
+char *es_client_take_owed(struct es_client *c, size_t *len) {
+    char *owed = c->owed;
+    *len = c->owed_len;
+    c->owed = NULL;
+    c->owed_len = 0;
+    return owed;
 }
 
 void es_client_join(struct es_client *c, uint64_t id, struct es_chunk *first, uint64_t joined_at,

@@ -198,6 +198,10 @@ struct es_client {
      * answer can be made: es_fanout (its only writer) answers once the
      * header has. */
     bool window_early;
+    /* Texts of notices for it alone from before the header (es_client_owe):
+     * each ends with its NUL, one after another; malloc'd. */
+    char *owed;
+    size_t owed_len;
 
     /* Reading what it writes is es_reader.h's; the client keeps, for it
      * and through the functions below only: the reader (set once), the
@@ -270,6 +274,25 @@ static inline void es_client_set_window_early(struct es_client *c, bool on) {
     c->window_early = on;
 }
 
+/* A notice for this client alone that cannot be made yet: the stream has
+ * no header (a notice needs its event types). Its text is kept, after any
+ * kept before, until es_client_take_owed; at most ES_CLIENT_OWED_MAX bytes
+ * in all (a client that sends command after command before the header
+ * holds no more). Returns false when it was not kept (no room, out of
+ * memory). */
+#define ES_CLIENT_OWED_MAX 4096
+bool es_client_owe(struct es_client *c, const char *text);
+
+/* The texts kept by es_client_owe, oldest first, each ending with its
+ * NUL, `*len` bytes in all; the caller frees them. NULL when none. */
+char *es_client_take_owed(struct es_client *c, size_t *len);
+
+/* The notice for this client alone still to send (es_client_notice), or
+ * NULL: what a new one is to carry over. */
+static inline const struct es_chunk *es_client_unsent_notice(const struct es_client *c) {
+    return c->notice;
+}
+
 /* Set (`on`) or clear the bits `f`: the one place a client's state
  * changes; asserts that the transition is legal (enum es_client_flag). */
 void es_client_set_flags(struct es_client *c, unsigned f, bool on);
@@ -314,7 +337,8 @@ bool es_client_reads_due(const struct es_client *c, uint64_t now_ms);
 bool es_client_has_end(const struct es_client *c);
 
 /* Send the notice `n` (the caller's reference moves here) to this client
- * alone, before its next chunk; it replaces one still unsent. */
+ * alone, before its next chunk; it replaces one still unsent (whose
+ * events es_fanout_tell carries over into `n`). */
 void es_client_notice(struct es_client *c, struct es_chunk *n);
 
 /* Place a new client in the stream, once, before es_client_start; the

@@ -63,6 +63,8 @@ void es_fanout_append(struct es_fanout *f, struct es_chunk *c) {
     }
 }
 
+static void tell_owed(struct es_fanout *f, struct es_client *c);
+
 /* Keep only the header proper: GHC 9.0 may put a stale block marker before
  * it, which must never reach a client, and bytes after "datb" (none in
  * practice) are ordinary data. */
@@ -101,8 +103,11 @@ static void ingest_header(struct es_fanout *f, struct es_chunk *c) {
         if (notice != NULL)
             es_fanout_append(f, notice);
     }
-    /* Window requests read before the header are answered now. */
+    /* What clients were told, and window requests read, before the header
+     * are told and answered now. */
     es_fanout_each(f, cl, next) {
+        if (!es_client_is(cl, ES_CLIENT_CLOSING))
+            tell_owed(f, cl);
         if (es_client_window_early(cl) && !es_client_is(cl, ES_CLIENT_CLOSING)) {
             es_client_set_window_early(cl, false);
             es_fanout_window(f, cl);
@@ -174,12 +179,30 @@ void es_fanout_leave(struct es_fanout *f, struct es_client *c) {
 }
 
 void es_fanout_tell(struct es_fanout *f, struct es_client *c, const char *text) {
-    if (!es_fanout_have_header(f))
-        return; /* nothing may come before the header */
-    struct es_chunk *n = es_notice_message(&f->header, es_store_last_time(&f->store), text);
+    if (!es_fanout_have_header(f)) {
+        /* Nothing may come before the header: told when it comes. */
+        if (!es_client_owe(c, text))
+            es_log_once(&f->owed_full_logged,
+                        "a client's notices from before the eventlog header exceed %u bytes: "
+                        "the rest are not told",
+                        ES_CLIENT_OWED_MAX);
+        return;
+    }
+    /* After the one it has not been sent yet, if any, in one block. */
+    struct es_chunk *n = es_notice_append(&f->header, es_client_unsent_notice(c),
+                                          es_store_last_time(&f->store), text);
     if (n != NULL)
         es_client_notice(c, n);
     es_client_pump(c); /* now, even in a program that writes nothing meanwhile */
+}
+
+/* What clients were to be told before the header came, told now. */
+static void tell_owed(struct es_fanout *f, struct es_client *c) {
+    size_t len;
+    char *owed = es_client_take_owed(c, &len);
+    for (size_t at = 0; at < len; at += strlen(owed + at) + 1)
+        es_fanout_tell(f, c, owed + at);
+    free(owed);
 }
 
 /* A notice for `c` alone saying why it gets no window. */

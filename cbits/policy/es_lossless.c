@@ -71,12 +71,10 @@ static const char *refusal(struct es_lossless *l, struct es_client *c, char *why
     return why;
 }
 
-/* A notice for `c` alone, stamped with the newest block's end: "eventlog-
- * socket: lossless delivery WHAT: WHY; ..." and what the connection gets
- * from now on. */
+/* A notice for `c` alone: "eventlog-socket: lossless delivery WHAT: WHY;
+ * ..." and what the connection gets from now on (es_fanout_tell: before
+ * the header, once it has come). */
 static void tell(struct es_lossless *l, struct es_client *c, const char *what, const char *why) {
-    if (!es_fanout_have_header(l->fan))
-        return;
     char text[512];
     snprintf(text, sizeof text, "eventlog-socket: lossless delivery %s: %s; from here on %s", what,
              why,
@@ -84,10 +82,7 @@ static void tell(struct es_lossless *l, struct es_client *c, const char *what, c
                  ? "this connection is disconnected when it falls behind"
                  : "chunks are skipped for this connection when it falls behind, with a drop "
                    "notice");
-    struct es_chunk *n =
-        es_notice_message(es_fanout_header(l->fan), es_fanout_last_time(l->fan), text);
-    if (n != NULL)
-        es_client_notice(c, n);
+    es_fanout_tell(l->fan, c, text);
 }
 
 static void start_checks(struct es_lossless *l) {

@@ -8,8 +8,9 @@
  * by default the program's owner only, es_admit.h: over a Unix socket, or
  * loopback TCP whose peer's user is checked; `all`: any client that may
  * connect; `none`). A request that is refused is logged (rate-limited) and
- * the client told by a notice in its stream; the connection keeps the
- * program's policy for slow clients.
+ * the client told by a notice in its stream (one refused before the
+ * stream had a header, once the header has come: es_fanout_tell); the
+ * connection keeps the program's policy for slow clients.
  *
  * A lossless client is never skipped or disconnected for lag (es_bound.h);
  * RTS threads wait for it instead (es_wait.h, whose backlog is published

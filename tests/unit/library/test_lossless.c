@@ -3,7 +3,8 @@
  * lossless client that reads nothing holds a writing thread up until the
  * stall time is over, then is demoted, and finds a notice and a drop
  * notice in its stream; a refused request (lossless_clients = none) is
- * told in the stream; under the `wait` policy a client is lossless from
+ * told in the stream, also one refused before the program's header (once
+ * the header has come); under the `wait` policy a client is lossless from
  * the start; a SIGINT (counted as the chained handler does) releases a
  * wait for a client that stopped reading at once, and ends a wait for the
  * first client. Threaded: runs under TSan too. */
@@ -12,10 +13,14 @@
 #include "eventlog_socket.h"
 #include "server/es_server.h"
 #include "base/es_signal.h"
+#include "delivery/es_client.h"
+#include "format/es_classes.h"
+#include "format/es_notice_text.h"
 #include "format/es_stream.h"
 #include "server_util.h"
 #include "../unit.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -43,7 +48,8 @@ struct reader {
     atomic_int noticed;     /* set once it is there */
     atomic_int have_header; /* the stream's header has arrived */
     atomic_uint drops;
-    atomic_uint waited; /* wait notices ("the program waited ...") */
+    atomic_uint waited;  /* wait notices ("the program waited ...") */
+    atomic_uint classes; /* event classes reports (command 0x09) */
     pthread_t thread;
 };
 
@@ -61,6 +67,9 @@ static void on_event(const struct es_event *ev, const uint8_t *base, void *ctx) 
     }
     if (n > 25 && memcmp(ev->payload, "eventlog-socket: dropped ", 25) == 0)
         atomic_fetch_add(&r->drops, 1);
+    static const char classes[] = ES_NOTICE_PREFIX ES_CLASSES_REPORT_WORDS;
+    if (n > sizeof classes && memcmp(ev->payload, classes, sizeof classes - 1) == 0)
+        atomic_fetch_add(&r->classes, 1);
     static const char waited[] = "eventlog-socket: the program waited ";
     if (n > sizeof waited && memcmp(ev->payload, waited, sizeof waited - 1) == 0)
         atomic_fetch_add(&r->waited, 1);
@@ -98,6 +107,7 @@ static void reader_start(struct reader *r, const char *path, bool go) {
     atomic_init(&r->have_header, 0);
     atomic_init(&r->drops, 0);
     atomic_init(&r->waited, 0);
+    atomic_init(&r->classes, 0);
     pthread_create(&r->thread, NULL, read_thread, r);
 }
 
@@ -229,6 +239,19 @@ UNIT_CASE(lossless_stall) {
     ok(atomic_load(&r.drops) >= 1, "stall: and chunks were skipped for it, with a drop notice");
 }
 
+/* Blocks of the program until `r` has its lossless notice (a notice goes
+ * out with the client's next write; without blocks it would come at the
+ * stop), at most 10 s. */
+static void submit_until_noticed(struct es_server *s, struct reader *r) {
+    for (int i = 0; i < 1000 && !atomic_load(&r->noticed); i++) {
+        size_t blen;
+        unsigned char *b = make_block(1, 16, 1000 + (uint64_t)i * 10, &blen);
+        es_server_submit(s, b, blen);
+        free(b);
+        sleep_ms(10);
+    }
+}
+
 /* 2. A request refused by the setting. */
 UNIT_CASE(lossless_refused) {
     start();
@@ -240,24 +263,140 @@ UNIT_CASE(lossless_refused) {
     struct reader r;
     reader_start(&r, path, true);
     ok(s != NULL && es_server_wait_client(s) == 0, "none: a client connected");
-    /* A refusal before the program's header has been walked is not told
-     * (a notice needs the header's event types): ask once it has come. */
     WAIT_FOR(atomic_load(&r.have_header));
-    ok(write(r.fd, "GCTL\x06", 5) == 5, "none: it asks for lossless delivery");
-    /* The notice goes out with the client's next write: blocks come until
-     * it has (without them it would come at the stop). */
-    for (int i = 0; i < 1000 && !atomic_load(&r.noticed); i++) {
-        size_t blen;
-        unsigned char *b = make_block(1, 16, 1000 + (uint64_t)i * 10, &blen);
-        es_server_submit(s, b, blen);
-        free(b);
-        sleep_ms(10);
-    }
+    /* With the event classes report twice first, in one write: notices for
+     * this client made while its first is still being written, none
+     * replacing another. */
+    ok(write(r.fd, "GCTL\x09GCTL\x09GCTL\x06", 15) == 15,
+       "none: it asks for the event classes twice and lossless delivery");
+    submit_until_noticed(s, &r);
     ok(lossless_now(s) == 0, "none: it is not lossless");
     stop(s);
     reader_end(&r);
     ok(strstr(r.lossless, "lossless delivery refused: lossless delivery is off") != NULL,
        "none: its stream says why: \"%s\"", r.lossless);
+    ok(atomic_load(&r.classes) == 2, "none: and has both event classes reports (%u)",
+       atomic_load(&r.classes));
+}
+
+/* What the library logs from now on, from a pipe read without waiting
+ * (es_log writes from its own thread); the saved stderr. */
+static int log_to_pipe(int p[2]) {
+    fflush(stderr);
+    int saved = dup(STDERR_FILENO);
+    if (saved < 0 || pipe2(p, O_CLOEXEC | O_NONBLOCK) != 0 || dup2(p[1], STDERR_FILENO) < 0)
+        unit_bail("cannot read the library's log");
+    return saved;
+}
+
+/* Whether the log says `what` within 10 s; what it said is in `seen`. */
+static bool log_says(int fd, const char *what, char *seen, size_t size) {
+    size_t n = strlen(seen);
+    for (int i = 0; i < 1000 && strstr(seen, what) == NULL; i++) {
+        ssize_t got = read(fd, seen + n, size - 1 - n);
+        if (got > 0)
+            seen[n += (size_t)got] = '\0';
+        else
+            sleep_ms(10);
+    }
+    return strstr(seen, what) != NULL;
+}
+
+/* 3. A client refused before the program's header has come, asking
+ * (`ask`, with the event classes report asked for twice first) or at its
+ * connection under the `wait` policy: no notice can be made then (it
+ * needs the header's event types); each is told once the header has
+ * come, after it. */
+static void refused_before_header(const char *name, bool ask) {
+    struct es_config cfg;
+    es_config_defaults(&cfg);
+    cfg.lossless_clients = EVENTLOG_SOCKET_LOSSLESS_NONE;
+    if (!ask)
+        cfg.slow_client = EVENTLOG_SOCKET_SLOW_CLIENT_WAIT;
+    char path[256];
+    snprintf(path, sizeof path, "%s/early-%s.sock", unit_tmpdir(), name);
+    int p[2];
+    int saved = log_to_pipe(p);
+    struct es_server *s = NULL;
+    ok(es_server_start_unix(&s, path, &cfg, NULL, NULL) == 0, "%s: the server started", name);
+    struct reader r;
+    reader_start(&r, path, true);
+    ok(es_server_wait_client(s) == 0, "%s: a client connected before the header", name);
+    if (ask)
+        ok(write(r.fd, "GCTL\x09GCTL\x09GCTL\x06", 15) == 15,
+           "%s: it asks for the event classes twice and lossless delivery", name);
+    static char seen[1 << 16];
+    seen[0] = '\0';
+    bool refused = log_says(p[0], "asked for lossless delivery; refused", seen, sizeof seen);
+    es_log_drain(1000);
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    close(p[0]);
+    close(p[1]);
+    char shown[1024];
+    ok(refused, "%s: the program logs the refusal (it logged \"%s\")", name,
+       unit_shown(seen, shown, sizeof shown));
+    ok(!atomic_load(&r.have_header), "%s: while its stream has no header yet", name);
+    es_server_submit(s, header, header_len);
+    submit_until_noticed(s, &r);
+    ok(lossless_now(s) == 0, "%s: it is not lossless", name);
+    stop(s);
+    reader_end(&r);
+    ok(strstr(r.lossless, "lossless delivery refused: lossless delivery is off") != NULL,
+       "%s: once the header has come, its stream says why: \"%s\"", name, r.lossless);
+    if (ask)
+        ok(atomic_load(&r.classes) == 2, "%s: and has both event classes reports (%u)", name,
+           atomic_load(&r.classes));
+}
+
+/* 4. What a client is owed before the header is bounded: 100 reports
+ * asked for then (each some 200 bytes of text) keep at most
+ * ES_CLIENT_OWED_MAX bytes, said once in the log; the first are told. */
+UNIT_CASE(lossless_owed_before_header_bounded) {
+    start();
+    struct es_config cfg;
+    es_config_defaults(&cfg);
+    cfg.lossless_clients = EVENTLOG_SOCKET_LOSSLESS_NONE;
+    char path[256];
+    snprintf(path, sizeof path, "%s/owed.sock", unit_tmpdir());
+    int p[2];
+    int saved = log_to_pipe(p);
+    struct es_server *s = NULL;
+    ok(es_server_start_unix(&s, path, &cfg, NULL, NULL) == 0, "the server started");
+    struct reader r;
+    reader_start(&r, path, true);
+    ok(es_server_wait_client(s) == 0, "a client connected before the header");
+    char asks[101 * 5];
+    for (int i = 0; i < 100; i++)
+        memcpy(asks + 5 * i, "GCTL\x09", 5);
+    memcpy(asks + 500, "GCTL\x06", 5); /* refused: logged once all were read */
+    ok(write(r.fd, asks, sizeof asks) == (ssize_t)sizeof asks,
+       "it asks for the event classes 100 times, then for lossless delivery");
+    static char seen[1 << 16];
+    seen[0] = '\0';
+    bool refused = log_says(p[0], "asked for lossless delivery; refused", seen, sizeof seen);
+    es_log_drain(1000);
+    (void)log_says(p[0], "the rest are not told", seen, sizeof seen);
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    close(p[0]);
+    close(p[1]);
+    ok(refused, "the program read them all");
+    ok(strstr(seen, "notices from before the eventlog header exceed 4096 bytes") != NULL,
+       "and logs that it keeps no more than 4096 bytes of them");
+    es_server_submit(s, header, header_len);
+    WAIT_FOR(atomic_load(&r.classes) > 0);
+    stop(s); /* the client gets the rest, then the end */
+    reader_end(&r);
+    unsigned n = atomic_load(&r.classes);
+    ok(n >= 10 && n <= ES_CLIENT_OWED_MAX / 100,
+       "once the header came, the reports that fit were told (%u)", n);
+}
+
+UNIT_CASE(lossless_refused_before_header) {
+    start();
+    refused_before_header("ask", true);
+    refused_before_header("wait", false);
 }
 
 /* A server (client limit 1 MiB) with two clients: a plain one, the
