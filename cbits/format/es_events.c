@@ -102,10 +102,11 @@ int es_events_inspect(const struct es_header *hdr, const uint8_t *buf, size_t le
  * the compare is a branch the processor predicts, and the next position
  * no longer waits for this event's loads (the empty asm keeps the compiler
  * from adding the length just read instead). On a recording of the trace
- * workload the walk went from 7.6 to 18.7 GB/s, on one of the gc
- * workload's heap samples from 4.7 to 5.7, and one of the threads
- * workload, whose lengths alternate, is walked as fast as before, each in
- * no more instructions (bench/walk, BENCHMARKS.md section 6). */
+ * workload the walk went from 7.5 to 13.4 GB/s (×1.78, medians of 7 runs),
+ * on one of the gc workload's heap samples from 4.6 to 5.6 (×1.21), and
+ * one of the threads workload, whose lengths alternate, is walked as fast
+ * as before, each in no more instructions (bench/walk, BENCHMARKS.md
+ * section 6). */
 static inline ES_WALK_INLINE size_t skim_part(const uint16_t *step, const uint8_t *buf, size_t pos,
                                               size_t stop, size_t *n, const bool ahead,
                                               const bool counting) {
