@@ -223,7 +223,9 @@ static unsigned take_extras(struct es_client *c, bool with_header, struct es_chu
 
 void es_client_pump(struct es_client *c) {
     struct es_store *st = c->env->store;
-    if (c->flags & (ES_CLIENT_WRITING | ES_CLIENT_CLOSING | ES_CLIENT_FINISHING))
+    /* Nothing is written before the start (es_client_start pumps). */
+    if (!(c->flags & ES_CLIENT_STARTED) ||
+        (c->flags & (ES_CLIENT_WRITING | ES_CLIENT_CLOSING | ES_CLIENT_FINISHING)))
         return;
     /* No write in flight: none holds a chunk (on_write released them). */
     assert(c->write_first == NULL && c->write_last == NULL && c->write_extra[0] == NULL);

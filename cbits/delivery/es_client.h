@@ -56,6 +56,12 @@
  * notice. A wait notice is about 130 bytes, one a second at most. */
 #define ES_CLIENT_KEPT_MAX 16384
 
+/* Notices for one client that follow one still unsent share its block
+ * (es_fanout_tell) up to this many bytes; past it, while the client reads
+ * nothing, the next ones are not told (a client that asks for reports
+ * and never reads pins no more). */
+#define ES_CLIENT_NOTICE_MAX 16384
+
 struct es_client;
 
 /* A client's state: one word of named bits (struct es_client.flags),
@@ -364,7 +370,8 @@ void es_client_want_cost_notices(struct es_client *c);
 void es_client_on_append(struct es_client *c, struct es_chunk *chunk);
 
 /* Start the next write if the client is idle and has something to send;
- * while the server stops, a client that has everything is shut down. */
+ * while the server stops, a client that has everything is shut down.
+ * Nothing before es_client_start. */
 void es_client_pump(struct es_client *c);
 
 /* Bytes waiting for the client that are not yet in a write (it could skip

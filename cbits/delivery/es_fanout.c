@@ -188,9 +188,17 @@ void es_fanout_tell(struct es_fanout *f, struct es_client *c, const char *text) 
                         ES_CLIENT_OWED_MAX);
         return;
     }
-    /* After the one it has not been sent yet, if any, in one block. */
-    struct es_chunk *n = es_notice_append(&f->header, es_client_unsent_notice(c),
-                                          es_store_last_time(&f->store), text);
+    /* After the one it has not been sent yet, if any, in one block, up to
+     * a bound. */
+    const struct es_chunk *unsent = es_client_unsent_notice(c);
+    if (unsent != NULL && unsent->len + strlen(text) > ES_CLIENT_NOTICE_MAX) {
+        es_log_once(&f->notice_full_logged,
+                    "client %llu has %zu bytes of notices unsent (it reads nothing): later ones "
+                    "are not told to it",
+                    (unsigned long long)es_client_id(c), unsent->len);
+        return;
+    }
+    struct es_chunk *n = es_notice_append(&f->header, unsent, es_store_last_time(&f->store), text);
     if (n != NULL)
         es_client_notice(c, n);
     es_client_pump(c); /* now, even in a program that writes nothing meanwhile */

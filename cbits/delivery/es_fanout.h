@@ -31,7 +31,7 @@ struct es_fanout {
     struct es_queue clients; /* struct es_client, through fan_node; newest first */
     /* Problems that are logged once. */
     bool bad_header_logged, orphan_logged, retain_drop_logged, defs_full_logged, defs_oom_logged;
-    bool owed_full_logged;
+    bool owed_full_logged, notice_full_logged;
 };
 
 void es_fanout_init(struct es_fanout *f, struct es_counters *counters, size_t max_buffer,
@@ -50,9 +50,10 @@ static inline bool es_fanout_has_window(const struct es_fanout *f) {
 
 /* The notice `text` for `c` alone, sent now (even in a program that writes
  * nothing meanwhile), stamped with the newest block's end, after any
- * notice for it still unsent (in one block: none is lost). Before the
- * program's header it is kept (es_client_owe) and told once the header
- * has come. */
+ * notice for it still unsent (in one block, of at most
+ * ES_CLIENT_NOTICE_MAX bytes: past it the notice is not told, logged
+ * once). Before the program's header it is kept (es_client_owe) and told
+ * once the header has come. */
 void es_fanout_tell(struct es_fanout *f, struct es_client *c, const char *text);
 
 /* A client asked for the window (EVENTLOG_SOCKET_CMD_WINDOW): a held one

@@ -4,10 +4,13 @@
  * stall time is over, then is demoted, and finds a notice and a drop
  * notice in its stream; a refused request (lossless_clients = none) is
  * told in the stream, also one refused before the program's header (once
- * the header has come); under the `wait` policy a client is lossless from
- * the start; a SIGINT (counted as the chained handler does) releases a
- * wait for a client that stopped reading at once, and ends a wait for the
- * first client. Threaded: runs under TSan too. */
+ * the header has come) or at its connection in a program that keeps a
+ * window; under the `wait` policy a client is lossless from the start; a
+ * SIGINT (counted as the chained handler does) releases a wait for a
+ * client that stopped reading at once, and ends a wait for the first
+ * client. With them, the notices for one client that carry the refusals:
+ * none replaces another, and what waits for a client that reads nothing
+ * is bounded. Threaded: runs under TSan too. */
 #define _GNU_SOURCE
 #define EVENTLOG_SOCKET_NO_RTS
 #include "eventlog_socket.h"
@@ -16,6 +19,7 @@
 #include "delivery/es_client.h"
 #include "format/es_classes.h"
 #include "format/es_notice_text.h"
+#include "format/es_payload.h"
 #include "format/es_stream.h"
 #include "server_util.h"
 #include "../unit.h"
@@ -48,16 +52,24 @@ struct reader {
     atomic_int noticed;     /* set once it is there */
     atomic_int have_header; /* the stream's header has arrived */
     atomic_uint drops;
-    atomic_uint waited;  /* wait notices ("the program waited ...") */
-    atomic_uint classes; /* event classes reports (command 0x09) */
+    atomic_uint waited;   /* wait notices ("the program waited ...") */
+    atomic_uint classes;  /* event classes reports (command 0x09) */
+    atomic_uint messages; /* the program's own messages ("mmm...") */
+    atomic_uint largest;  /* the largest block's size */
     pthread_t thread;
 };
 
 static void on_event(const struct es_event *ev, const uint8_t *base, void *ctx) {
     (void)base;
     struct reader *r = ctx;
+    struct es_block_fields b;
+    if (ev->type == ES_EVENT_BLOCK_MARKER && es_payload_block(ev, &b) &&
+        b.size > atomic_load(&r->largest))
+        atomic_store(&r->largest, b.size);
     if (ev->type != ES_EVENT_USER_MSG)
         return;
+    if (ev->payload_len > 0 && ev->payload[0] == 'm')
+        atomic_fetch_add(&r->messages, 1);
     static const char lossless[] = "eventlog-socket: lossless delivery ";
     size_t n = ev->payload_len < 511 ? ev->payload_len : 511;
     if (n > sizeof lossless && memcmp(ev->payload, lossless, sizeof lossless - 1) == 0 &&
@@ -108,6 +120,8 @@ static void reader_start(struct reader *r, const char *path, bool go) {
     atomic_init(&r->drops, 0);
     atomic_init(&r->waited, 0);
     atomic_init(&r->classes, 0);
+    atomic_init(&r->messages, 0);
+    atomic_init(&r->largest, 0);
     pthread_create(&r->thread, NULL, read_thread, r);
 }
 
@@ -391,6 +405,89 @@ UNIT_CASE(lossless_owed_before_header_bounded) {
     unsigned n = atomic_load(&r.classes);
     ok(n >= 10 && n <= ES_CLIENT_OWED_MAX / 100,
        "once the header came, the reports that fit were told (%u)", n);
+}
+
+/* 5. A client that asks for report after report and reads nothing: what
+ * waits for it is bounded (ES_CLIENT_NOTICE_MAX; the loop copies no more
+ * than that a report), and another client is served meanwhile. */
+UNIT_CASE(lossless_notices_unread_bounded) {
+    start();
+    struct es_config cfg;
+    es_config_defaults(&cfg);
+    char path[256];
+    struct es_server *s = serve("flood", &cfg, path, sizeof path);
+    struct reader r;
+    reader_start(&r, path, false);
+    ok(s != NULL && es_server_wait_client(s) == 0, "a client connected");
+    static char asks[20000 * 5];
+    for (int i = 0; i < 20000; i++)
+        memcpy(asks + 5 * i, "GCTL\x09", 5);
+    /* 100 KB of commands, each answered by some 250 bytes it never reads:
+     * its socket fills, then its notices wait in the library. */
+    size_t sent = 0;
+    for (int i = 0; i < 1000 && sent < sizeof asks; i++) {
+        ssize_t n = send(r.fd, asks + sent, sizeof asks - sent, MSG_DONTWAIT);
+        if (n > 0)
+            sent += (size_t)n;
+        else
+            sleep_ms(10);
+    }
+    ok(sent == sizeof asks, "it asked for the event classes 20000 times (%zu bytes sent)", sent);
+    struct reader other;
+    reader_start(&other, path, true);
+    WAIT_FOR(atomic_load(&other.have_header));
+    ok(atomic_load(&other.have_header), "another client that connects meanwhile gets its stream");
+    atomic_store(&r.go, true);
+    WAIT_FOR(atomic_load(&r.classes) > 0);
+    stop(s);
+    reader_end(&r);
+    reader_end(&other);
+    ok(atomic_load(&r.classes) > 0 && atomic_load(&r.classes) < 20000,
+       "once it reads, it gets the reports that were kept (%u of 20000)", atomic_load(&r.classes));
+    ok(atomic_load(&r.largest) <= ES_CLIENT_NOTICE_MAX + 512,
+       "in blocks of at most %u bytes and a marker (the largest: %u)", ES_CLIENT_NOTICE_MAX,
+       atomic_load(&r.largest));
+}
+
+/* 6. Under the `wait` policy a client that may not have lossless delivery
+ * is refused as it connects, before it has started: the notice waits for
+ * its start, so a program that keeps a window still holds it there and
+ * sends it the window it asks for, each message once. */
+UNIT_CASE(lossless_refused_at_connection_with_a_window) {
+    start();
+    struct es_config cfg;
+    es_config_defaults(&cfg);
+    cfg.slow_client = EVENTLOG_SOCKET_SLOW_CLIENT_WAIT;
+    cfg.lossless_clients = EVENTLOG_SOCKET_LOSSLESS_NONE;
+    cfg.retain = (size_t)1 << 20;
+    char path[256];
+    struct es_server *s = serve("window", &cfg, path, sizeof path);
+    size_t blen;
+    unsigned char *b = make_block(4, 16, 1000, &blen);
+    es_server_submit(s, b, blen);
+    free(b);
+    /* The header has reached the loop once a first client has it. */
+    struct reader first, r;
+    reader_start(&first, path, true);
+    WAIT_FOR(atomic_load(&first.have_header));
+    ok(atomic_load(&first.have_header), "a first client has the header");
+    reader_start(&r, path, false);
+    WAIT_FOR(atomic_load(&es_server_counters(s)->clients_connected) == 2);
+    ok(atomic_load(&es_server_counters(s)->clients_connected) == 2, "a client connected");
+    ok(write(r.fd, "GCTL\x08", 5) == 5, "it asks for the window");
+    atomic_store(&r.go, true);
+    WAIT_FOR(atomic_load(&r.messages) >= 4);
+    b = make_block(4, 16, 2000, &blen);
+    es_server_submit(s, b, blen);
+    free(b);
+    WAIT_FOR(atomic_load(&r.messages) >= 8);
+    stop(s);
+    reader_end(&r);
+    reader_end(&first);
+    ok(atomic_load(&r.messages) == 8, "it got each of the program's 8 messages once (%u)",
+       atomic_load(&r.messages));
+    ok(strstr(r.lossless, "lossless delivery refused") != NULL, "and the refusal: \"%s\"",
+       r.lossless);
 }
 
 UNIT_CASE(lossless_refused_before_header) {
