@@ -6,6 +6,8 @@
 #include "es_time.h"
 
 #include <assert.h>
+#include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -28,9 +30,9 @@ static struct {
     char buf[ES_LOG_BUFFER];
     size_t len;
     bool writing;
-    bool started; /* the thread runs (or could not be started: `failed`) */
-    bool failed;
-    uint64_t lost; /* lines that found no room, not yet reported */
+    bool started;         /* the thread runs */
+    unsigned fail_starts; /* tests: starts still to fail */
+    uint64_t lost;        /* lines that found no room, not yet reported */
     atomic_uint_fast64_t lost_total;
 } lg = {
     .lock = PTHREAD_MUTEX_INITIALIZER,
@@ -41,6 +43,16 @@ static struct {
 static void write_all(const char *p, size_t n) {
     while (n > 0) {
         ssize_t w = write(STDERR_FILENO, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            /* A stderr its owner made non-blocking: wait until it takes
+             * more, as a blocking one would (this thread may wait). */
+            struct pollfd pf = {.fd = STDERR_FILENO, .events = POLLOUT};
+            if (poll(&pf, 1, -1) < 0 && errno != EINTR)
+                return;
+            continue;
+        }
         if (w <= 0)
             return; /* stderr closed or broken: nothing to be done */
         p += w;
@@ -83,7 +95,7 @@ static void after_fork_child(void) {
     pthread_mutex_init(&lg.lock, NULL);
     pthread_cond_init(&lg.more, NULL);
     pthread_cond_init(&lg.drained, NULL);
-    lg.started = lg.failed = lg.writing = false;
+    lg.started = lg.writing = false;
     lg.len = 0; /* the parent's thread writes those lines */
     lg.lost = 0;
 }
@@ -92,11 +104,13 @@ static void drain_at_exit(void) {
     es_log_drain(500);
 }
 
-/* With the lock held. */
+/* With the lock held: the thread runs, or is started now. A start that
+ * fails (no thread can be created for the moment: RLIMIT_NPROC, a
+ * container's limit on processes) is tried again at the next line;
+ * meanwhile lines wait in the buffer. */
 static void start_thread(void) {
     if (lg.started)
         return;
-    lg.started = true;
     static bool registered;
     if (!registered) {
         registered = true;
@@ -116,7 +130,10 @@ static void start_thread(void) {
      * storage on each thread's stack, so a small fixed stack fails
      * (EINVAL) in a program whose thread-locals are larger, and every
      * line would be lost. Only the pages it touches are used. */
-    lg.failed = pthread_create(&t, &attr, log_thread, NULL) != 0;
+    if (lg.fail_starts > 0)
+        lg.fail_starts--;
+    else
+        lg.started = pthread_create(&t, &attr, log_thread, NULL) == 0;
     pthread_attr_destroy(&attr);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
@@ -146,7 +163,7 @@ static void vlog(const char *fmt, va_list ap) {
     assert(len <= sizeof line);
     pthread_mutex_lock(&lg.lock);
     start_thread();
-    if (!lg.failed && lg.len + len <= sizeof lg.buf) {
+    if (lg.len + len <= sizeof lg.buf) {
         memcpy(lg.buf + lg.len, line, len);
         lg.len += len;
         assert(lg.buf[lg.len - 1] == '\n'); /* whole lines only */
@@ -176,15 +193,16 @@ bool es_log_once(bool *said, const char *fmt, ...) {
     return true;
 }
 
-/* Nothing left to write, or nothing that will be: under lg.lock. */
+/* Nothing left to write: under lg.lock. */
 static bool drained_locked(void) {
-    return lg.failed || !lg.started || (lg.len == 0 && lg.lost == 0 && !lg.writing);
+    return lg.len == 0 && lg.lost == 0 && !lg.writing;
 }
 
 bool es_log_drain(unsigned timeout_ms) {
     struct timespec until = es_time_realtime_in_ms(timeout_ms);
     pthread_mutex_lock(&lg.lock);
-    while (!drained_locked())
+    /* Without the thread, nothing is being written now. */
+    while (lg.started && !drained_locked())
         if (pthread_cond_timedwait(&lg.drained, &lg.lock, &until) != 0)
             break;
     bool done = drained_locked();
@@ -194,6 +212,12 @@ bool es_log_drain(unsigned timeout_ms) {
 
 uint64_t es_log_lost(void) {
     return atomic_load(&lg.lost_total);
+}
+
+void es_log_fail_thread_starts(unsigned n) {
+    pthread_mutex_lock(&lg.lock);
+    lg.fail_starts = n;
+    pthread_mutex_unlock(&lg.lock);
 }
 
 void es_log_limit_flush(struct es_log_limit *l, uint64_t now_ms, bool force) {

@@ -9,7 +9,9 @@
  * a logging thread of the library's own writes the buffer out, and it is
  * the only thread that can block on stderr. Lines that find the buffer full
  * are counted, and a line saying how many were lost follows once there is
- * room again.
+ * room again. When no thread can be created for the moment, lines wait in
+ * the buffer and the next line tries again; a stderr made non-blocking is
+ * waited for by the thread as a blocking one would be.
  *
  * Causes that can repeat per client (a slow client, one that stopped
  * reading) are logged through a limiter (es_log_limit): the first
@@ -48,6 +50,10 @@ void es_log_capture(char *buf, size_t size);
 
 /* Lines logged but lost because the buffer was full (tests). */
 uint64_t es_log_lost(void);
+
+/* Tests: the next `n` starts of the logging thread fail, as when no
+ * thread can be created for the moment. */
+void es_log_fail_thread_starts(unsigned n);
 
 /* One repeating cause. `what` names an occurrence in the plural for the
  * summary line ("clients too slow"). Zero-initialise, then set `what`.

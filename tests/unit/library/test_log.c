@@ -2,7 +2,8 @@
 /* Logging never blocks on a stderr that nobody reads, loses lines rather
  * than wait (and says so once it can), and a repeating cause makes one
  * line a second plus a summary, however often it happens; its thread
- * starts also in a program with large thread-locals. */
+ * starts also in a program with large thread-locals, is started again
+ * after a start that failed, and waits for a stderr made non-blocking. */
 #define _GNU_SOURCE
 #include "base/es_log.h"
 #include "../unit.h"
@@ -208,4 +209,67 @@ UNIT_CASE(log_with_large_thread_locals) {
     ok(drained && strstr(out, "a line of a program with 256 KiB of thread-locals") != NULL,
        "the line was written");
     ok(es_log_lost() == 0, "and none lost (%llu)", (unsigned long long)es_log_lost());
+}
+
+/* When the logging thread cannot be started (no thread can be created for
+ * the moment), lines wait and the next line tries again: nothing is lost
+ * to a failure that passes. */
+UNIT_CASE(log_thread_start_tried_again) {
+    int p[2];
+    int saved = stderr_to_pipe(p);
+    es_log_fail_thread_starts(2);
+    es_log("a line while no thread can start");
+    es_log("another");
+    es_log("a line once one can");
+    bool drained = es_log_drain(5000);
+    char *out = drain_pipe(p[0]);
+    dup2(saved, STDERR_FILENO);
+    ok(drained && strstr(out, "eventlog-socket: a line while no thread can start\n") != NULL &&
+           strstr(out, "eventlog-socket: another\n") != NULL &&
+           strstr(out, "eventlog-socket: a line once one can\n") != NULL,
+       "every line was written once the thread started");
+    ok(es_log_lost() == 0, "none lost (%llu)", (unsigned long long)es_log_lost());
+}
+
+static atomic_int nonblocking_read_fd;
+
+/* Reads what is logged after a while, until 200 lines have come (or 10 s). */
+static void *late_reader(void *arg) {
+    char *seen = arg;
+    size_t n = 0;
+    struct timespec ms200 = {0, 200 * 1000000L}, ms5 = {0, 5 * 1000000L};
+    nanosleep(&ms200, NULL);
+    for (int i = 0; i < 2000 && count(seen, "of 200 lines\n") < 200; i++) {
+        ssize_t r = read(atomic_load(&nonblocking_read_fd), seen + n, (1 << 16) - 1 - n);
+        if (r > 0)
+            seen[n += (size_t)r] = '\0';
+        else
+            nanosleep(&ms5, NULL);
+    }
+    return NULL;
+}
+
+/* A stderr its owner made non-blocking, which fills (nobody reads it for a
+ * while): the logging thread waits for it as for a blocking one, and no
+ * line is lost. */
+UNIT_CASE(log_nonblocking_stderr) {
+    int p[2];
+    int saved = dup(STDERR_FILENO);
+    if (pipe2(p, O_CLOEXEC | O_NONBLOCK) != 0)
+        unit_bail("pipe");
+    fcntl(p[1], F_SETPIPE_SZ, 4096);
+    dup2(p[1], STDERR_FILENO);
+    atomic_store(&nonblocking_read_fd, p[0]);
+    static char seen[1 << 16];
+    pthread_t t;
+    pthread_create(&t, NULL, late_reader, seen);
+    for (int i = 0; i < 200; i++)
+        es_log("line %03d of 200 lines", i);
+    bool drained = es_log_drain(10000);
+    pthread_join(t, NULL);
+    dup2(saved, STDERR_FILENO);
+    ok(drained, "everything was written");
+    ok(count(seen, "of 200 lines\n") == 200 && strstr(seen, "line 199 of 200 lines") != NULL,
+       "all 200 lines came out, in a pipe that held 4 KiB (%zu)", count(seen, "of 200 lines\n"));
+    ok(es_log_lost() == 0, "none lost (%llu)", (unsigned long long)es_log_lost());
 }
