@@ -3,6 +3,7 @@
 
 #define EVENTLOG_SOCKET_NO_RTS
 #include "eventlog_socket.h"
+#include "es_fd.h"
 #include "es_log.h"
 
 #include <arpa/inet.h>
@@ -20,7 +21,7 @@
 /* Whether a process is accepting connections on the socket file at `path`:
  * 1 live, 0 stale (nobody listening), or a negated errno. */
 static int unix_socket_is_live(const struct sockaddr_un *addr) {
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    int fd = es_fd_above_std(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
     if (fd < 0)
         return -errno;
     int r = connect(fd, (const struct sockaddr *)addr, sizeof *addr);
@@ -147,7 +148,7 @@ int es_listen_unix(const char *path, struct es_listen_result *out) {
         return -errno;
     }
 
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    int fd = es_fd_above_std(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
     if (fd < 0)
         return -errno;
     /* On Linux the socket file takes its mode from the socket's inode
@@ -261,8 +262,8 @@ int es_listen_tcp(const char *host, const char *port, struct es_listen_result *o
     }
     int err = EVENTLOG_SOCKET_ERESOLVE;
     for (struct addrinfo *ai = res; ai != NULL; ai = ai->ai_next) {
-        int fd =
-            socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol);
+        int fd = es_fd_above_std(
+            socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol));
         if (fd < 0) {
             err = -errno;
             continue;

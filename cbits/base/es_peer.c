@@ -3,6 +3,8 @@
 #define _GNU_SOURCE
 #include "es_peer.h"
 
+#include "es_fd.h"
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <linux/inet_diag.h>
@@ -84,7 +86,8 @@ void es_peer_finder_close(struct es_peer_finder *f) {
 static int diag_lookup(struct es_peer_finder *f, const struct endpoint *src,
                        const struct endpoint *dst, uid_t *uid) {
     if (f->diag_fd < 0) {
-        f->diag_fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+        f->diag_fd =
+            es_fd_above_std(socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG));
         if (f->diag_fd < 0)
             return -errno;
     }

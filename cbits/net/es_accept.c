@@ -3,6 +3,8 @@
 #define _GNU_SOURCE
 #include "es_accept.h"
 
+#include "base/es_fd.h"
+
 #include <assert.h>
 #include <errno.h>
 #include <string.h>
@@ -60,7 +62,7 @@ static void on_readable(uv_poll_t *h, int status, int events) {
             a->window_ns = start;
             a->window_spent_ns = 0;
         }
-        int fd = accept4(a->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        int fd = es_fd_above_std(accept4(a->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC));
         if (fd < 0) {
             int err = errno;
             if (err == EAGAIN || err == EWOULDBLOCK)

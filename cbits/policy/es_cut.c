@@ -267,7 +267,7 @@ void es_cut_client(struct es_client *c, const char *why) {
     if (!es_client_is(c, ES_CLIENT_FINISHING) && b.header && (b.tail != NULL || !b.ended) &&
         fd >= 0 && !es_client_stalled(c, uv_now(c->env->loop)))
         k = calloc(1, sizeof *k);
-    if (k != NULL && (k->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) < 0) {
+    if (k != NULL && (k->fd = fcntl(fd, F_DUPFD_CLOEXEC, 3)) < 0) {
         free(k);
         k = NULL;
     }

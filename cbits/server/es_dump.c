@@ -4,6 +4,7 @@
 #define EVENTLOG_SOCKET_NO_RTS
 #include "eventlog_socket.h"
 
+#include "base/es_fd.h"
 #include "base/es_log.h"
 
 #include <assert.h>
@@ -143,8 +144,15 @@ static int create_beside(int dirfd, const char *base, char *tmp, size_t size) {
         if ((size_t)snprintf(tmp, size, "%s%s", base, sfx) >= size)
             return -ENAMETOOLONG;
         int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-        if (fd >= 0)
+        if (fd >= 0) {
+            fd = es_fd_above_std(fd);
+            if (fd < 0) {
+                int err = errno;
+                unlinkat(dirfd, tmp, 0);
+                return -err;
+            }
             return fd;
+        }
         if (errno != EEXIST)
             return -errno;
     }

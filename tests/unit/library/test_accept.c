@@ -25,9 +25,11 @@ static struct es_counters counters;
 static atomic_uint served;       /* clients said to be connected (es_admit's view) */
 static atomic_uint admitted;     /* connections that reached on_client */
 static atomic_int admitted_last; /* the byte the last admitted client sent */
+static atomic_int admitted_fd;   /* its descriptor's number */
 
 static void on_client(int fd, void *ctx) {
     (void)ctx;
+    atomic_store(&admitted_fd, fd);
     char b = 0;
     /* Each of the test's clients writes one byte once it has connected. */
     for (int i = 0; i < 200 && read(fd, &b, 1) != 1; i++)
@@ -142,5 +144,35 @@ UNIT_CASE(accept_queued_behind_a_flood) {
     ok(atomic_load(&admitted_last) == 'o',
        "a client queued behind a paused flood is taken in (%llu refused, %u admitted)",
        (unsigned long long)refused(), atomic_load(&admitted));
+    finish();
+}
+
+/* A program that closed its stderr after the library started: the next
+ * client's socket does not take descriptor 2, where the program's output
+ * and the library's log lines would go into its stream; nor does the
+ * listening socket of a library started with stderr closed. */
+UNIT_CASE(accept_never_takes_a_standard_stream) {
+    start();
+    int saved = dup(STDERR_FILENO);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0); /* the test's own, before */
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    strncpy(a.sun_path, path, sizeof a.sun_path - 1);
+    close(STDERR_FILENO);
+    bool sent = connect(fd, (struct sockaddr *)&a, sizeof a) == 0 && write(fd, "s", 1) == 1;
+    WAIT_FOR(atomic_load(&admitted) == 1);
+    int got = atomic_load(&admitted_fd);
+    struct es_listen_result res;
+    char other[300];
+    snprintf(other, sizeof other, "%s/closed-stderr.sock", unit_tmpdir());
+    int listened = es_listen_unix(other, &res);
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    close(fd);
+    ok(sent && atomic_load(&admitted) == 1, "a client connected while stderr was closed");
+    ok(got > 2, "its socket is descriptor %d, not a standard stream's", got);
+    ok(listened == 0 && res.fd > 2, "a socket made while stderr was closed is descriptor %d",
+       listened == 0 ? res.fd : -1);
+    if (listened == 0)
+        close(res.fd);
     finish();
 }
