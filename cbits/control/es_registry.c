@@ -100,6 +100,7 @@ static struct {
     bool started;
     unsigned post_start_count; /* POST_START hooks registered */
     uint64_t run, dropped, folded;
+    unsigned fail_starts;          /* tests: thread starts still to fail */
     unsigned interval_ms;          /* the rate limit (es_registry_set_interval) */
     uint64_t (*collections)(void); /* es_registry_set_rts */
     unsigned (*capabilities)(void);
@@ -175,7 +176,8 @@ const char *eventlog_socket_namespace_name(const eventlog_socket_namespace *ns) 
     return ns ? ns->name : "";
 }
 
-static bool enqueue(struct worker *w, uint8_t item, void *(*run)(void *), void *arg);
+static int enqueue(struct worker *w, uint8_t item, void *(*run)(void *), void *arg);
+static void hooks_not_queued(int err);
 static void *hook_thread(void *arg);
 
 int es_registry_add_hook(int hook, eventlog_socket_hook_fn fn, EventlogSocketHookHandler *ufn,
@@ -203,7 +205,8 @@ int es_registry_add_hook(int hook, eventlog_socket_hook_fn fn, EventlogSocketHoo
          * typically): the start has passed, so this hook runs for it now,
          * alone, on the hook thread. */
         if (reg.started && index < 256 - HOOK_ONE)
-            enqueue(&reg.hook_worker, (uint8_t)(HOOK_ONE + index), hook_thread, NULL);
+            hooks_not_queued(
+                enqueue(&reg.hook_worker, (uint8_t)(HOOK_ONE + index), hook_thread, NULL));
     }
     pthread_mutex_unlock(&reg.lock);
     return 0;
@@ -332,11 +335,13 @@ static void *hook_thread(void *arg) {
 }
 
 /* With the lock held: queue `item` for `w`, starting its thread the first
- * time. Returns false (and counts a drop) when the queue is full. */
-static bool enqueue(struct worker *w, uint8_t item, void *(*run)(void *), void *arg) {
+ * time (and again at the next item when no thread could be created).
+ * Returns 0, or counts a drop and returns -ESHUTDOWN (quiesced), -ENOSPC
+ * (the queue is full) or pthread_create's error, negated. */
+static int enqueue(struct worker *w, uint8_t item, void *(*run)(void *), void *arg) {
     if (reg.quiesced || w->count == ES_REGISTRY_QUEUE) {
         reg.dropped++;
-        return false;
+        return reg.quiesced ? -ESHUTDOWN : -ENOSPC;
     }
     if (!w->started) {
         /* The library's threads never take the program's signals. */
@@ -346,19 +351,38 @@ static bool enqueue(struct worker *w, uint8_t item, void *(*run)(void *), void *
         pthread_attr_t attr;
         pthread_attr_init(&attr);
         pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-        int r = pthread_create(&w->thread, &attr, run, arg);
+        int r = reg.fail_starts > 0 ? (reg.fail_starts--, EAGAIN)
+                                    : pthread_create(&w->thread, &attr, run, arg);
         pthread_attr_destroy(&attr);
         pthread_sigmask(SIG_SETMASK, &old, NULL);
         if (r != 0) {
             reg.dropped++;
-            return false;
+            return -r;
         }
         w->started = true;
     }
     w->items[(w->head + w->count) % ES_REGISTRY_QUEUE] = item;
     w->count++;
     pthread_cond_signal(&w->cond);
-    return true;
+    return 0;
+}
+
+/* With the lock held: a run of hooks not queued (`err` from enqueue; 0:
+ * it was) is logged, but for the quiesce, which ends them on purpose. */
+static void hooks_not_queued(int err) {
+    static struct es_log_limit log = {.what = "runs of hooks not made"};
+    if (err == 0 || err == -ESHUTDOWN)
+        return;
+    if (err == -ENOSPC)
+        es_log_limited(&log, es_time_monotonic_ms(),
+                       "POST_START hooks not run for a client: %d runs are waiting for them "
+                       "already (a slow hook?)",
+                       ES_REGISTRY_QUEUE);
+    else
+        es_log_limited(&log, es_time_monotonic_ms(),
+                       "POST_START hooks not run for a client: no thread could be started for "
+                       "them (%s); the next client tries again",
+                       strerror(-err));
 }
 
 bool es_registry_dispatch(const uint8_t *ns, size_t ns_len, uint8_t id) {
@@ -366,26 +390,31 @@ bool es_registry_dispatch(const uint8_t *ns, size_t ns_len, uint8_t id) {
     pthread_mutex_lock(&reg.lock);
     eventlog_socket_namespace *n = find(ns, ns_len);
     bool known = n != NULL && (n->cmds[id].fn != NULL || n->cmds[id].ufn != NULL);
-    bool dropped = false;
+    int err = 0;
     if (known && n->limit.pending[id]) {
         reg.folded++; /* one run of it is queued already */
     } else if (known) {
-        dropped = !enqueue(&n->worker, id, namespace_thread, n) && !reg.quiesced;
-        n->limit.pending[id] = !dropped && !reg.quiesced;
+        err = enqueue(&n->worker, id, namespace_thread, n);
+        n->limit.pending[id] = err == 0;
     }
     pthread_mutex_unlock(&reg.lock);
     /* The loop thread is the only caller: the limiter needs no lock. */
-    if (dropped)
+    if (err == -ENOSPC)
         es_log_limited(&log_dropped, es_time_monotonic_ms(),
                        "command %u of namespace \"%s\" dropped: %d are waiting for its handler "
                        "already (a slow handler?)",
                        (unsigned)id, n->name, ES_REGISTRY_QUEUE);
+    else if (err != 0 && err != -ESHUTDOWN)
+        es_log_limited(&log_dropped, es_time_monotonic_ms(),
+                       "command %u of namespace \"%s\" dropped: no thread could be started "
+                       "for its handlers (%s); the next command tries again",
+                       (unsigned)id, n->name, strerror(-err));
     return known;
 }
 
 static void queue_hook(int hook) {
     if (reg.hooks[hook] != NULL)
-        enqueue(&reg.hook_worker, (uint8_t)hook, hook_thread, NULL);
+        hooks_not_queued(enqueue(&reg.hook_worker, (uint8_t)hook, hook_thread, NULL));
 }
 
 void es_registry_client_connected(void) {
@@ -475,6 +504,12 @@ void es_registry_counts(uint64_t *run, uint64_t *dropped) {
     pthread_mutex_lock(&reg.lock);
     *run = reg.run;
     *dropped = reg.dropped;
+    pthread_mutex_unlock(&reg.lock);
+}
+
+void es_registry_fail_thread_starts(unsigned n) {
+    pthread_mutex_lock(&reg.lock);
+    reg.fail_starts = n;
     pthread_mutex_unlock(&reg.lock);
 }
 

@@ -82,6 +82,10 @@ void es_registry_quiesce(unsigned timeout_ms);
 void es_registry_counts(uint64_t *run, uint64_t *dropped);
 uint64_t es_registry_folded(void);
 
+/* Tests: the next `n` starts of a handler thread fail, as when no thread
+ * can be created for the moment. */
+void es_registry_fail_thread_starts(unsigned n);
+
 /* A namespace runs one command per `ms` at most, and after a command that
  * cost d ms not again before ES_GATE_COST_FACTOR * d
  * (GHC_EVENTLOG_CONTROL_INTERVAL_MS; 0: no limit; default 1000). A request

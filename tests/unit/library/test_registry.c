@@ -6,12 +6,13 @@
  * interval, and fifty times a handler's CPU time, times the capabilities
  * when the RTS collected while it ran), hooks (POST_START on
  * the thread that declares the RTS ready, once; then per later client;
- * both handler types), and a quiesce
- * that runs PRE_END and stops all. */
+ * both handler types), a quiesce that runs PRE_END and stops all, and
+ * what happens when no thread can be started for handlers or hooks. */
 #define _GNU_SOURCE
 #define EVENTLOG_SOCKET_NO_RTS
 #include "eventlog_socket.h"
 #include "format/es_control.h"
+#include "base/es_log.h"
 #include "control/es_registry.h"
 #include "server_util.h"
 #include "../unit.h"
@@ -375,4 +376,39 @@ UNIT_CASE(registry_quiesce) {
     ok(feed("app", 1) == 1, "after it, a frame is still recognised");
     sleep_ms(100);
     ok(atomic_load(&ran[0][1]) == 1, "but no handler runs any more");
+}
+
+/* When no thread can be started for a namespace's handlers or for the
+ * hooks (RLIMIT_NPROC, a container's limit on processes), the command or
+ * the run of hooks is dropped with a line that says so, and the next one
+ * tries again and runs. */
+UNIT_CASE(registry_no_thread_for_handlers) {
+    register_app();
+    register_hooks();
+    es_registry_set_running(true);
+    es_registry_post_start();
+    char why[256];
+    es_log_capture(why, sizeof why);
+    es_registry_fail_thread_starts(1);
+    ok(feed("other", 1) == 1, "other/1 is known");
+    sleep_ms(100);
+    ok(atomic_load(&ran[1][1]) == 0 &&
+           strstr(why, "command 1 of namespace \"other\" dropped: no thread could be started") !=
+               NULL,
+       "with no thread for its handlers, it is dropped, and the log says why: %s", why);
+    ok(feed("other", 1) == 1 && wait_for(&ran[1][1], 1) == 1,
+       "the next request starts the thread, and runs");
+    es_log_capture(why, sizeof why);
+    es_registry_fail_thread_starts(1);
+    es_registry_client_connected();
+    sleep_ms(100);
+    ok(atomic_load(&hooks_post) == 1 &&
+           strstr(why, "POST_START hooks not run for a client: no thread could be started") != NULL,
+       "with no thread for the hooks, a later client's run is not made, and the log says why: "
+       "%s",
+       why);
+    es_registry_client_connected();
+    ok(wait_for(&hooks_post, 2) == 2, "the next client's run starts the thread, and runs");
+    es_log_capture(NULL, 0);
+    es_log_drain(1000);
 }
