@@ -11,6 +11,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -202,13 +204,34 @@ static void what_is_there(int dirfd, const char *base, char *out, size_t size) {
         snprintf(out, size, "%s", kind);
 }
 
+/* es_server_write_window with SIGXFSZ held on this thread: past a file
+ * size limit (RLIMIT_FSIZE, `ulimit -f`) write() then fails with EFBIG
+ * and the dump is given up with a line saying so, instead of the signal
+ * killing the program in the middle of its exit (its status lost, the
+ * file left). A SIGXFSZ the write raised is taken before the mask is
+ * restored; one pending before is left as it was. */
+static long long write_window_held(struct es_server *s, int fd) {
+    sigset_t xfsz, old, before, after;
+    sigemptyset(&xfsz);
+    sigaddset(&xfsz, SIGXFSZ);
+    pthread_sigmask(SIG_BLOCK, &xfsz, &old);
+    bool was_pending = sigpending(&before) == 0 && sigismember(&before, SIGXFSZ);
+    long long n = es_server_write_window(s, fd);
+    if (!was_pending && sigpending(&after) == 0 && sigismember(&after, SIGXFSZ)) {
+        struct timespec now = {0, 0};
+        (void)sigtimedwait(&xfsz, NULL, &now);
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return n;
+}
+
 /* The window into a new file in `dirfd` (as `base`'s neighbour), renamed
  * over `base`; says where it went. */
 static int write_beside(struct es_server *s, int dirfd, const char *path, const char *base,
                         int status) {
     char tmp[NAME_MAX + 1];
     int fd = create_beside(dirfd, base, tmp, sizeof tmp);
-    long long n = fd < 0 ? fd : es_server_write_window(s, fd);
+    long long n = fd < 0 ? fd : write_window_held(s, fd);
     if (fd >= 0 && close(fd) != 0 && n >= 0)
         n = -errno;
     if (n < 0) {

@@ -156,14 +156,26 @@ def unix_listening(path):
     return False
 
 
+def set_limits(nofile, fsize):
+    """In a child before exec: RLIMIT_NOFILE `nofile` (None: raised to the
+    hard limit), RLIMIT_FSIZE `fsize` (None: unchanged)."""
+    if nofile is None:
+        raise_nofile()
+    else:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
+    if fsize is not None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
+
+
 class Program:
     """A program built with the library, talking over stdin/stdout."""
 
     def __init__(self, scope, exe, args=(), env=None, rts=(), unix=None, tcp_port=None,
-                 wait=False, stdin=True, stderr_pipe=False, nofile=None, uid=None):
+                 wait=False, stdin=True, stderr_pipe=False, nofile=None, uid=None, fsize=None):
         """stderr_pipe: stderr is a pipe that nobody reads until the program
         has exited (stderr_pipe_output then reads it). nofile: the program's
-        RLIMIT_NOFILE (default: raised to the hard limit). uid: run it as
+        RLIMIT_NOFILE (default: raised to the hard limit). fsize: its
+        RLIMIT_FSIZE in bytes (`ulimit -f`; default: as the tests'). uid: run it as
         that user (and group), with setpriv (needs root; the scope's
         directory must let that user in, and it starts in it)."""
         self.scope = scope
@@ -185,9 +197,7 @@ class Program:
         self.proc = scope.spawn(argv, env=full_env, stdin=subprocess.PIPE if stdin else
                                 subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE if stderr_pipe else self.stderr_file,
-                                preexec_fn=raise_nofile if nofile is None else
-                                lambda: resource.setrlimit(resource.RLIMIT_NOFILE,
-                                                           (nofile, nofile)),
+                                preexec_fn=lambda: set_limits(nofile, fsize),
                                 cwd=scope.dir)  # -h writes PROGRAM.hp in the cwd
         self.out_buf = b""
         scope.procs.append(self)

@@ -15,16 +15,16 @@ import subprocess
 from harness import Program, Skip, check_stream, expect, note, test
 
 
-def run_to_exit(s, name, last, env_extra=None):
+def run_to_exit(s, name, last, env_extra=None, fsize=None):
     """The probe with a dump setting and nobody connected: a few markers
     and some messages, then `last`; returns the program and the dump
-    pattern's directory."""
+    pattern's directory. fsize: the program's RLIMIT_FSIZE."""
     d = s.path(name)
     os.mkdir(d)
     env = {"GHC_EVENTLOG_DUMP_ON_FAILURE": os.path.join(d, "crash-%p.eventlog")}
     env.update(env_extra or {})
     sock = s.path(name + ".sock")
-    p = Program(s, "probe", unix=sock, env=env)
+    p = Program(s, "probe", unix=sock, env=env, fsize=fsize)
     p.wait_socket(sock)
     for i in range(3):
         p.cmd("marker before-%d" % i)
@@ -80,6 +80,22 @@ def dump_on_failure_exit_status(s):
     q, d2, rc2 = run_to_exit(s, "clean", "quit")
     expect(rc2 == 0 and glob.glob(os.path.join(d2, "*")) == [],
            "a clean exit left %s" % os.listdir(d2))
+
+
+@test(timeout=120)
+def dump_past_a_file_size_limit(s):
+    """A program under a file-size limit (RLIMIT_FSIZE, `ulimit -f`) smaller
+    than its window, which fails: the dump is given up with a line that
+    says why, the partial file is removed, and the program exits with its
+    own status (3), not killed by SIGXFSZ in the middle of its exit."""
+    p, d, rc = run_to_exit(s, "fsize", "fail 3", {"GHC_EVENTLOG_RETAIN": "1M"}, fsize=64 << 10)
+    err = p.stderr()
+    expect(rc == 3, "the program exited %s (SIGXFSZ is 25; a shell says 153); stderr:\n%s"
+           % (rc, err))
+    expect("the program exits with status 3: cannot write its last events to" in err
+           and "File too large" in err, "stderr does not say why:\n%s" % err)
+    note([line for line in err.splitlines() if "cannot write" in line][0])
+    expect(os.listdir(d) == [], "the dump's directory holds %s" % os.listdir(d))
 
 
 # The same, for a program that starts the library from Haskell
