@@ -201,6 +201,10 @@ static bool drained_locked(void) {
 bool es_log_drain(unsigned timeout_ms) {
     struct timespec until = es_time_realtime_in_ms(timeout_ms);
     pthread_mutex_lock(&lg.lock);
+    /* Lines that wait for a thread that could not start (at exit, or
+     * after a start that failed for want of threads) try once more. */
+    if (!drained_locked())
+        start_thread();
     /* Without the thread, nothing is being written now. */
     while (lg.started && !drained_locked())
         if (pthread_cond_timedwait(&lg.drained, &lg.lock, &until) != 0)

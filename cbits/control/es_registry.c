@@ -177,7 +177,7 @@ const char *eventlog_socket_namespace_name(const eventlog_socket_namespace *ns) 
 }
 
 static int enqueue(struct worker *w, uint8_t item, void *(*run)(void *), void *arg);
-static void hooks_not_queued(int err);
+static void hooks_not_queued(int err, bool late);
 static void *hook_thread(void *arg);
 
 int es_registry_add_hook(int hook, eventlog_socket_hook_fn fn, EventlogSocketHookHandler *ufn,
@@ -206,7 +206,7 @@ int es_registry_add_hook(int hook, eventlog_socket_hook_fn fn, EventlogSocketHoo
          * alone, on the hook thread. */
         if (reg.started && index < 256 - HOOK_ONE)
             hooks_not_queued(
-                enqueue(&reg.hook_worker, (uint8_t)(HOOK_ONE + index), hook_thread, NULL));
+                enqueue(&reg.hook_worker, (uint8_t)(HOOK_ONE + index), hook_thread, NULL), true);
     }
     pthread_mutex_unlock(&reg.lock);
     return 0;
@@ -368,21 +368,24 @@ static int enqueue(struct worker *w, uint8_t item, void *(*run)(void *), void *a
 }
 
 /* With the lock held: a run of hooks not queued (`err` from enqueue; 0:
- * it was) is logged, but for the quiesce, which ends them on purpose. */
-static void hooks_not_queued(int err) {
+ * it was) is logged, but for the quiesce, which ends them on purpose:
+ * the run for a later client, or (`late`) a hook registered after the
+ * start, for the start. */
+static void hooks_not_queued(int err, bool late) {
     static struct es_log_limit log = {.what = "runs of hooks not made"};
     if (err == 0 || err == -ESHUTDOWN)
         return;
+    const char *what = late ? "a POST_START hook registered after the start was not run for it"
+                            : "POST_START hooks not run for a client";
     if (err == -ENOSPC)
         es_log_limited(&log, es_time_monotonic_ms(),
-                       "POST_START hooks not run for a client: %d runs are waiting for them "
-                       "already (a slow hook?)",
+                       "%s: %d runs are waiting for them already (a slow hook?)", what,
                        ES_REGISTRY_QUEUE);
     else
         es_log_limited(&log, es_time_monotonic_ms(),
-                       "POST_START hooks not run for a client: no thread could be started for "
-                       "them (%s); the next client tries again",
-                       strerror(-err));
+                       "%s: no thread could be started for %s (%s); %s", what, late ? "it" : "them",
+                       strerror(-err),
+                       late ? "it runs for the next client" : "the next client tries again");
 }
 
 bool es_registry_dispatch(const uint8_t *ns, size_t ns_len, uint8_t id) {
@@ -414,7 +417,7 @@ bool es_registry_dispatch(const uint8_t *ns, size_t ns_len, uint8_t id) {
 
 static void queue_hook(int hook) {
     if (reg.hooks[hook] != NULL)
-        hooks_not_queued(enqueue(&reg.hook_worker, (uint8_t)hook, hook_thread, NULL));
+        hooks_not_queued(enqueue(&reg.hook_worker, (uint8_t)hook, hook_thread, NULL), false);
 }
 
 void es_registry_client_connected(void) {

@@ -69,9 +69,10 @@ static void on_readable(uv_poll_t *h, int status, int events) {
                 return;
             if (err == EINTR || err == ECONNABORTED || err == EPROTO)
                 continue;
-            /* Out of descriptors or memory: the connection stays queued,
-             * and the socket stays readable; take a breath instead of
-             * spinning on it. */
+            /* Out of descriptors or memory: the connection stays queued
+             * (or, taken but not movable above the standard streams, is
+             * closed), and the socket stays readable; take a breath
+             * instead of spinning on it. */
             es_log_limited(&a->log_paused, uv_now(a->loop),
                            "cannot take a client in: %s; trying again in %d ms", strerror(err),
                            ES_ACCEPT_WINDOW_MS);

@@ -217,7 +217,7 @@ static long long write_window_held(struct es_server *s, int fd) {
     pthread_sigmask(SIG_BLOCK, &xfsz, &old);
     bool was_pending = sigpending(&before) == 0 && sigismember(&before, SIGXFSZ);
     long long n = es_server_write_window(s, fd);
-    if (!was_pending && sigpending(&after) == 0 && sigismember(&after, SIGXFSZ)) {
+    if (n == -EFBIG && !was_pending && sigpending(&after) == 0 && sigismember(&after, SIGXFSZ)) {
         struct timespec now = {0, 0};
         (void)sigtimedwait(&xfsz, NULL, &now);
     }

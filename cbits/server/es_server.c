@@ -15,6 +15,7 @@
 
 #include "base/es_config.h"
 #include "base/es_counters.h"
+#include "base/es_fd.h"
 #include "base/es_log.h"
 #include "base/es_signal.h"
 #include "base/es_time.h"
@@ -399,6 +400,7 @@ static struct es_server *alloc_server(const struct es_config *cfg, bool is_unix,
     *err = EVENTLOG_SOCKET_ENOMEM;
     if (s == NULL)
         return NULL;
+    es_fd_fill_std(); /* before the endpoint's and the loop's descriptors */
     if (cfg)
         s->cfg = *cfg;
     else

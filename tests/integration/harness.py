@@ -156,26 +156,31 @@ def unix_listening(path):
     return False
 
 
-def set_limits(nofile, fsize):
+def set_limits(nofile, fsize, closed=()):
     """In a child before exec: RLIMIT_NOFILE `nofile` (None: raised to the
-    hard limit), RLIMIT_FSIZE `fsize` (None: unchanged)."""
+    hard limit), RLIMIT_FSIZE `fsize` (None: unchanged), the descriptors
+    `closed` closed."""
     if nofile is None:
         raise_nofile()
     else:
         resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
     if fsize is not None:
         resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
+    for fd in closed:
+        os.close(fd)
 
 
 class Program:
     """A program built with the library, talking over stdin/stdout."""
 
     def __init__(self, scope, exe, args=(), env=None, rts=(), unix=None, tcp_port=None,
-                 wait=False, stdin=True, stderr_pipe=False, nofile=None, uid=None, fsize=None):
+                 wait=False, stdin=True, stderr_pipe=False, nofile=None, uid=None, fsize=None,
+                 closed=()):
         """stderr_pipe: stderr is a pipe that nobody reads until the program
         has exited (stderr_pipe_output then reads it). nofile: the program's
         RLIMIT_NOFILE (default: raised to the hard limit). fsize: its
-        RLIMIT_FSIZE in bytes (`ulimit -f`; default: as the tests'). uid: run it as
+        RLIMIT_FSIZE in bytes (`ulimit -f`; default: as the tests'). closed:
+        descriptors it starts with closed (1, 2: `>&- 2>&-`). uid: run it as
         that user (and group), with setpriv (needs root; the scope's
         directory must let that user in, and it starts in it)."""
         self.scope = scope
@@ -197,7 +202,7 @@ class Program:
         self.proc = scope.spawn(argv, env=full_env, stdin=subprocess.PIPE if stdin else
                                 subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE if stderr_pipe else self.stderr_file,
-                                preexec_fn=lambda: set_limits(nofile, fsize),
+                                preexec_fn=lambda: set_limits(nofile, fsize, closed),
                                 cwd=scope.dir)  # -h writes PROGRAM.hp in the cwd
         self.out_buf = b""
         scope.procs.append(self)

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""How a program ends: without clients, and on SIGTERM (the stream cut, a
-Haskell handler, GHC_EVENTLOG_GRACEFUL_SIGTERM)."""
+"""How a program ends: without clients, with its standard streams closed,
+and on SIGTERM (the stream cut, a Haskell handler,
+GHC_EVENTLOG_GRACEFUL_SIGTERM)."""
 
 import os
 import re
@@ -19,6 +20,27 @@ def no_client_at_all(s):
     out = p.finish()
     expect(p.proc.returncode == 0 and "fib 22 = 17711" in out, "program output %r" % out)
     expect(not os.path.exists(sock), "socket file left behind")
+
+
+@test
+def standard_streams_closed(s):
+    """A program started with stdout and stderr closed (`>&- 2>&-`, as a
+    daemon may be): a client gets the whole stream, the library's
+    descriptors took neither number (they are /dev/null while it runs),
+    and the program exits 0 (libuv, had its loop's descriptors taken them,
+    would stop it with SIGABRT at exit)."""
+    sock = s.path("closed.sock")
+    p = Program(s, "fibber-c-main", ["27"] * 20, unix=sock, wait=True, stdin=False,
+                closed=(1, 2))
+    p.wait_socket(sock)
+    c = Client(s, unix=sock)
+    fds = {fd: os.readlink("/proc/%d/fd/%d" % (p.proc.pid, fd)) for fd in (1, 2)}
+    c.wait_eof(timeout=60)
+    rc, _ = p.wait_rusage(timeout=60)
+    expect(fds == {1: "/dev/null", 2: "/dev/null"}, "descriptors 1 and 2 were %s" % fds)
+    expect(rc == 0, "the program exited %s (SIGABRT: -6)" % rc)
+    summ = check_stream(s, c.received(), "closed")
+    note("%d events; descriptors 1 and 2 while it ran: %s" % (summ.values["events"], fds))
 
 
 def sigterm_run(s, name, args=(), env=None):

@@ -273,3 +273,18 @@ UNIT_CASE(log_nonblocking_stderr) {
        "all 200 lines came out, in a pipe that held 4 KiB (%zu)", count(seen, "of 200 lines\n"));
     ok(es_log_lost() == 0, "none lost (%llu)", (unsigned long long)es_log_lost());
 }
+
+/* A line that waits for a thread that could not start, with no line after
+ * it (a start that failed for want of threads, and its reason): the drain
+ * at exit starts the thread and writes it. */
+UNIT_CASE(log_drain_starts_the_thread) {
+    int p[2];
+    int saved = stderr_to_pipe(p);
+    es_log_fail_thread_starts(1);
+    es_log("the only line");
+    bool drained = es_log_drain(5000);
+    char *out = drain_pipe(p[0]);
+    dup2(saved, STDERR_FILENO);
+    ok(drained && strstr(out, "eventlog-socket: the only line\n") != NULL,
+       "the drain wrote it (%s)", drained ? "drained" : "not drained");
+}
