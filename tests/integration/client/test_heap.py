@@ -159,7 +159,10 @@ def heap_live_hp(s):
             plain.send(GCTL + START)
             # -i0.1 asks for a census every 0.1 s of the program's time, but
             # each waits for a collection: on a loaded machine 1.5 s held 2.
-            # The program runs until the stream holds five.
+            # The program runs until the stream holds five; it is parsed as
+            # it grows once its header is in (a loaded machine may not have
+            # written a byte of it yet).
+            plain.wait_header()
             deadline = time.monotonic() + 60
             while len(check_stream(s, plain.received(), "heaplive-so-far",
                                    partial=True).samples) < 5:
